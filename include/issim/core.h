@@ -1,0 +1,79 @@
+/* issim core: status codes, error messages, logging, ids.
+ *
+ * Threading: every function here may be called from any thread. The log handler is
+ * process-global; installing one is not synchronised with concurrent logging, so install
+ * it before starting threads (tests do it in their setup).
+ */
+#ifndef ISSIM_CORE_H
+#define ISSIM_CORE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ISSIM_VERSION "0.1.0"
+
+/* ===== Status and errors ===== */
+
+typedef enum IssimStatus {
+    ISSIM_OK = 0,
+    ISSIM_ERR_INVALID,  /* malformed input: syntax, wrong type */
+    ISSIM_ERR_NOT_FOUND,
+    ISSIM_ERR_RANGE,    /* value outside the property's range */
+    ISSIM_ERR_READONLY, /* property fixed during a run, or derived */
+    ISSIM_ERR_IO,
+    ISSIM_ERR_NOMEM,
+    ISSIM_ERR_NUMERIC, /* integrator failure, NaN */
+    ISSIM_ERR_FULL,    /* a bounded queue is full */
+    ISSIM_ERR_STATE,   /* call not valid in the object's current state */
+} IssimStatus;
+
+/* Caller-owned error record. Every fallible call takes a Nullable IssimError *; on failure it
+ * fills status and a human-readable message naming the problem (file:line: for scenes). */
+typedef struct IssimError {
+    IssimStatus status;
+    char message[512];
+} IssimError;
+
+/* Fills err (if non-null) and returns status. */
+IssimStatus issim_error_set(IssimError *err, IssimStatus status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void issim_error_clear(IssimError *err);
+const char *issim_status_name(IssimStatus status);
+
+/* ===== Logging ===== */
+
+typedef enum IssimLogLevel {
+    ISSIM_LOG_DEBUG,
+    ISSIM_LOG_INFO,
+    ISSIM_LOG_WARN,
+    ISSIM_LOG_ERROR,
+} IssimLogLevel;
+
+/* A handler receives one complete message (no trailing newline). It may be called from any
+ * thread, concurrently; it must be thread-safe. */
+typedef void (*IssimLogHandler)(IssimLogLevel level, const char *message, void *user);
+
+/* Installs handler (NULL restores the default, which writes "issim: warning: ..." to stderr
+ * for WARN and above, and INFO when verbose). Returns the previous handler. */
+IssimLogHandler issim_log_set_handler(IssimLogHandler handler, void *user);
+void issim_log_set_verbose(bool verbose);
+void issim_log(IssimLogLevel level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void issim_logv(IssimLogLevel level, const char *fmt, va_list args);
+
+/* ===== Time ===== */
+
+/* Monotonic wall clock in seconds. Thread: any. */
+double issim_wall_time(void);
+
+/* ===== Utilities ===== */
+
+/* FNV-1a 64-bit over bytes; used to hash lock-step runs for determinism checks. */
+uint64_t issim_hash_bytes(uint64_t hash, const void *data, size_t size);
+#define ISSIM_HASH_INIT 1469598103934665603ull
+
+/* Copies at most size-1 bytes and always terminates. Returns strlen(src). */
+size_t issim_strlcpy(char *dst, const char *src, size_t size);
+
+#endif

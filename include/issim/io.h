@@ -1,0 +1,88 @@
+/* issim io: scene files (Lua 5.4, sandboxed) and the trajectory recorder (CSV).
+ *
+ * Scenes: a scene file is a Lua chunk returning a table (docs/scene-format.md). It runs in a
+ * sandbox: no os, io, require, load, dofile, debug, collectgarbage, string.dump; only the
+ * base functions that cannot reach the system, math, string, table and utf8; text chunks
+ * only (no bytecode); an instruction budget and a memory cap stop runaway scenes. Errors
+ * come back as "file:line: message" and nothing half-loaded escapes: on failure *out is NULL.
+ * Threading: scene functions are reentrant (no globals); call them from any one thread per
+ * database.
+ *
+ * Recorder: writes rows (t, values...) to a CSV file from its own thread, through a bounded
+ * buffer. Header: '#' metadata lines (program version, scene, options), then the column line
+ * "t,bar.pos.z,...", then a units line beginning with '#' ("# units: s,m,..."). Rows are
+ * written with whole-row write(2) calls, so a killed process leaves a file readable up to the
+ * last flush (no partial line). A write error (full disk, revoked path) is reported once with
+ * a message naming the file and errno; the recorder then stops writing and the simulation
+ * carries on.
+ */
+#ifndef ISSIM_IO_H
+#define ISSIM_IO_H
+
+#include "issim/core.h"
+#include "issim/thing.h"
+
+/* ===== Scenes ===== */
+
+typedef struct SceneLimits {
+    size_t max_memory;        /* bytes the scene's Lua state may allocate; default 64 MiB */
+    long max_instructions;    /* VM instructions before the scene is stopped; default 1e8 */
+} SceneLimits;
+
+SceneLimits scene_limits_default(void);
+
+/* Loads a scene file into a new thing database (Owned by the caller). On error returns the
+ * status, fills err with "path:line: message", and sets *out to NULL. limits is Nullable. */
+IssimStatus scene_load_file(const char *path, const SceneLimits *limits, ThingDb **out,
+                            IssimError *err);
+/* Same from memory; chunkname is used in messages ("scenes/x.lua"). */
+IssimStatus scene_load_string(const char *chunkname, const char *source, size_t size,
+                              const SceneLimits *limits, ThingDb **out, IssimError *err);
+/* Writes db as a scene file that loads back to the same database (every property of every
+ * thing, with units in comments). The file is written to path.tmp and renamed, so a failure
+ * never destroys an existing file. */
+IssimStatus scene_save_file(const ThingDb *db, const char *path, IssimError *err);
+/* Returns a malloc'd scene text (Owned by the caller), or NULL on out of memory. */
+char *scene_save_string(const ThingDb *db);
+
+/* ===== Recorder ===== */
+
+typedef struct RecorderDesc {
+    const char *path;
+    int column_count;             /* value columns, not counting t */
+    const char *const *columns;   /* column_count names: "bar.pos.z" */
+    const char *const *units;     /* column_count units: "m" (Nullable: no units line) */
+    const char *const *metadata;  /* metadata_count lines written as "# line" (Nullable) */
+    int metadata_count;
+    int buffer_rows;              /* bounded buffer capacity in rows; default 4096 */
+    double flush_interval;        /* seconds between forced flushes to the file; default 0.1 */
+} RecorderDesc;
+
+typedef struct RecorderStats {
+    uint64_t rows_pushed;
+    uint64_t rows_written;  /* rows handed to the kernel */
+    uint64_t rows_dropped;  /* refused because the buffer was full (non-blocking push) */
+    uint64_t bytes_written;
+    bool failed;
+} RecorderStats;
+
+typedef struct Recorder Recorder;
+
+RecorderDesc recorder_desc_default(void);
+/* Creates the file, writes the header and starts the writer thread. Returns NULL with err
+ * filled ("cannot open out.csv for writing: Permission denied") on failure. */
+Recorder *recorder_open(const RecorderDesc *desc, IssimError *err);
+/* Queues one row (column_count values). With block true the call waits while the buffer is
+ * full (headless runs: nothing is lost); with block false a full buffer drops the row and
+ * returns ISSIM_ERR_FULL (interactive runs: the engine never waits). Returns ISSIM_ERR_IO
+ * once the recorder has failed. Thread: one producer thread. */
+IssimStatus recorder_push(Recorder *rec, double t, const double *values, bool block);
+/* Snapshot of the counters. Thread: any. */
+RecorderStats recorder_stats(const Recorder *rec);
+/* true once a write failed; err (Nullable) receives the message. Thread: any. */
+bool recorder_failed(const Recorder *rec, IssimError *err);
+/* Writes what is buffered, stops the thread, closes the file and frees rec. Returns the first
+ * error seen (ISSIM_OK if none). Thread: the producer thread. */
+IssimStatus recorder_close(Recorder *rec, IssimError *err);
+
+#endif

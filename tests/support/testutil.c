@@ -1,0 +1,69 @@
+#include "testutil.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TESTLOG_MAX 256
+
+static pthread_mutex_t testlog_mutex = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    IssimLogLevel level;
+    char text[512];
+} testlog_entries[TESTLOG_MAX];
+static int testlog_n;
+
+static void testlog_handler(IssimLogLevel level, const char *message, void *user) {
+    (void)user;
+    pthread_mutex_lock(&testlog_mutex);
+    if (testlog_n < TESTLOG_MAX) {
+        testlog_entries[testlog_n].level = level;
+        snprintf(testlog_entries[testlog_n].text, sizeof testlog_entries[0].text, "%s", message);
+        testlog_n++;
+    }
+    pthread_mutex_unlock(&testlog_mutex);
+}
+
+void testlog_capture(void) {
+    testlog_clear();
+    issim_log_set_handler(testlog_handler, NULL);
+}
+
+void testlog_release(void) { issim_log_set_handler(NULL, NULL); }
+
+void testlog_clear(void) {
+    pthread_mutex_lock(&testlog_mutex);
+    testlog_n = 0;
+    pthread_mutex_unlock(&testlog_mutex);
+}
+
+int testlog_count(IssimLogLevel level, const char *needle) {
+    int count = 0;
+    pthread_mutex_lock(&testlog_mutex);
+    for (int i = 0; i < testlog_n; i++)
+        if (testlog_entries[i].level >= level &&
+            (!needle || strstr(testlog_entries[i].text, needle)))
+            count++;
+    pthread_mutex_unlock(&testlog_mutex);
+    return count;
+}
+
+const char *test_source_path(const char *relative) {
+    static char buffers[4][1024];
+    static int next;
+    char *buf = buffers[next++ % 4];
+    const char *root = getenv("ISSIM_SOURCE_DIR");
+    snprintf(buf, sizeof buffers[0], "%s/%s", root ? root : ".", relative);
+    return buf;
+}
+
+const char *test_temp_path(const char *suffix) {
+    static char buffers[4][256];
+    static int next, serial;
+    char *buf = buffers[next++ % 4];
+    snprintf(buf, sizeof buffers[0], "/tmp/issim-test-%d-%d%s", (int)getpid(), serial++, suffix);
+    return buf;
+}

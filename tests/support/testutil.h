@@ -1,0 +1,33 @@
+/* Shared test helpers: cmocka includes, a log capture, paths to the source tree. */
+#ifndef ISSIM_TESTUTIL_H
+#define ISSIM_TESTUTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "issim/core.h"
+
+/* Installs a handler that keeps the last messages (thread-safe) instead of printing. */
+void testlog_capture(void);
+void testlog_release(void);
+/* Number of captured messages at level >= level containing needle (NULL: any). */
+int testlog_count(IssimLogLevel level, const char *needle);
+void testlog_clear(void);
+
+/* Absolute path of a file in the source tree (ISSIM_SOURCE_DIR, or the working directory).
+ * Returns a static buffer per call slot (4 rotating buffers). */
+const char *test_source_path(const char *relative);
+/* Path of a fresh temporary file name under /tmp (not created). Rotating static buffers. */
+const char *test_temp_path(const char *suffix);
+
+#define assert_near(a, b, tol)                                                                 \
+    do {                                                                                       \
+        double a_ = (a), b_ = (b), t_ = (tol);                                                 \
+        if (!(fabs(a_ - b_) <= t_))                                                            \
+            fail_msg("%s = %.12g, expected %.12g within %.3g", #a, a_, b_, t_);                \
+    } while (0)
+
+#endif

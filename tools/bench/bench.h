@@ -1,0 +1,12 @@
+/* issim-bench: one executable, one subcommand per area. Each prints figures (not pass/fail). */
+#ifndef ISSIM_BENCH_H
+#define ISSIM_BENCH_H
+
+/* Each returns a process exit code. argv[0] is the subcommand name. */
+int bench_engine(int argc, char **argv);
+int bench_registry(int argc, char **argv);
+
+/* Sorts samples in place and returns the q-quantile (0..1) by nearest rank. */
+double bench_quantile(double *samples, int n, double q);
+
+#endif

@@ -1,0 +1,39 @@
+/* issim-bench: `issim-bench all | engine | registry`. Run by `make bench`. */
+#include "bench.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "issim/core.h"
+
+static int compare_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double bench_quantile(double *samples, int n, double q) {
+    if (n <= 0)
+        return 0.0;
+    qsort(samples, (size_t)n, sizeof *samples, compare_double);
+    int k = (int)(q * (double)n);
+    if (k >= n)
+        k = n - 1;
+    return samples[k];
+}
+
+int main(int argc, char **argv) {
+    setenv("OPENBLAS_NUM_THREADS", "1", 0);
+    const char *which = argc > 1 ? argv[1] : "all";
+    printf("# issim-bench %s\n", ISSIM_VERSION);
+    if (strcmp(which, "engine") == 0)
+        return bench_engine(argc - 1, argv + 1);
+    if (strcmp(which, "registry") == 0)
+        return bench_registry(argc - 1, argv + 1);
+    if (strcmp(which, "all") == 0) {
+        int rc = bench_engine(argc - 1, argv + 1);
+        return rc | bench_registry(argc - 1, argv + 1);
+    }
+    fprintf(stderr, "usage: issim-bench [all|engine|registry]\n");
+    return 2;
+}
