@@ -26,19 +26,16 @@
 #include "issim/math.h"
 #include "issim/thing.h"
 
-typedef enum ContactModelKind {
-    CONTACT_MODEL_SPRING_DAMPER,
-    CONTACT_MODEL_COUNT
-} ContactModelKind;
+typedef enum ContactModelKind { CONTACT_MODEL_SPRING_DAMPER, CONTACT_MODEL_COUNT } ContactModelKind;
 
 /* Parameters of every model (the union of the contact-pair properties). */
 typedef struct ContactParams {
     ContactModelKind model;
-    double stiffness;        /* k, N/m */
-    double damping;          /* b, N s/m (already derived from restitution when asked) */
-    double restitution;      /* r, target single-contact coefficient of restitution */
+    double stiffness;   /* k, N/m */
+    double damping;     /* b, N s/m (already derived from restitution when asked) */
+    double restitution; /* r, target single-contact coefficient of restitution */
     bool damping_from_restitution;
-    bool clamp_attraction;   /* never pull: f = max(0, f) */
+    bool clamp_attraction; /* never pull: f = max(0, f) */
 } ContactParams;
 
 /* The kinematics of one contact at one instant. Penetration depth > 0 when the bodies overlap
@@ -54,15 +51,15 @@ typedef struct ContactKinematics {
 
 /* Per-contact history: opaque to the engine, sized for every model. */
 typedef struct ContactHistory {
-    double t_begin;       /* onset time */
-    double depth_max;     /* greatest depth so far */
-    double x[6];          /* model-defined */
-    int phase;            /* model-defined (compression / restitution ...) */
+    double t_begin;   /* onset time */
+    double depth_max; /* greatest depth so far */
+    double x[6];      /* model-defined */
+    int phase;        /* model-defined (compression / restitution ...) */
 } ContactHistory;
 
 typedef struct ContactForce {
-    double normal;  /* N, along kinematics.normal, on body a (> 0 pushes apart) */
-    Vec3 tangent;   /* N, friction on body a, world */
+    double normal; /* N, along kinematics.normal, on body a (> 0 pushes apart) */
+    Vec3 tangent;  /* N, friction on body a, world */
 } ContactForce;
 
 enum {
@@ -72,9 +69,9 @@ enum {
 };
 
 typedef struct ContactModelClass {
-    const char *name;        /* enum name in scenes: "spring_damper" */
+    const char *name; /* enum name in scenes: "spring_damper" */
     const char *description;
-    const char *source;      /* seed section and equations */
+    const char *source; /* seed section and equations */
     ContactForce (*force)(const ContactParams *p, const ContactHistory *h,
                           const ContactKinematics *k);
     void (*begin)(const ContactParams *p, ContactHistory *h, const ContactKinematics *k);

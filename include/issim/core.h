@@ -18,7 +18,7 @@
 
 typedef enum IssimStatus {
     ISSIM_OK = 0,
-    ISSIM_ERR_INVALID,  /* malformed input: syntax, wrong type */
+    ISSIM_ERR_INVALID, /* malformed input: syntax, wrong type */
     ISSIM_ERR_NOT_FOUND,
     ISSIM_ERR_RANGE,    /* value outside the property's range */
     ISSIM_ERR_READONLY, /* property fixed during a run, or derived */

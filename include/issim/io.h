@@ -25,8 +25,8 @@
 /* ===== Scenes ===== */
 
 typedef struct SceneLimits {
-    size_t max_memory;        /* bytes the scene's Lua state may allocate; default 64 MiB */
-    long max_instructions;    /* VM instructions before the scene is stopped; default 1e8 */
+    size_t max_memory;     /* bytes the scene's Lua state may allocate; default 64 MiB */
+    long max_instructions; /* VM instructions before the scene is stopped; default 1e8 */
 } SceneLimits;
 
 SceneLimits scene_limits_default(void);
@@ -49,19 +49,19 @@ char *scene_save_string(const ThingDb *db);
 
 typedef struct RecorderDesc {
     const char *path;
-    int column_count;             /* value columns, not counting t */
-    const char *const *columns;   /* column_count names: "bar.pos.z" */
-    const char *const *units;     /* column_count units: "m" (Nullable: no units line) */
-    const char *const *metadata;  /* metadata_count lines written as "# line" (Nullable) */
+    int column_count;            /* value columns, not counting t */
+    const char *const *columns;  /* column_count names: "bar.pos.z" */
+    const char *const *units;    /* column_count units: "m" (Nullable: no units line) */
+    const char *const *metadata; /* metadata_count lines written as "# line" (Nullable) */
     int metadata_count;
-    int buffer_rows;              /* bounded buffer capacity in rows; default 4096 */
-    double flush_interval;        /* seconds between forced flushes to the file; default 0.1 */
+    int buffer_rows;       /* bounded buffer capacity in rows; default 4096 */
+    double flush_interval; /* seconds between forced flushes to the file; default 0.1 */
 } RecorderDesc;
 
 typedef struct RecorderStats {
     uint64_t rows_pushed;
-    uint64_t rows_written;  /* rows handed to the kernel */
-    uint64_t rows_dropped;  /* refused because the buffer was full (non-blocking push) */
+    uint64_t rows_written; /* rows handed to the kernel */
+    uint64_t rows_dropped; /* refused because the buffer was full (non-blocking push) */
     uint64_t bytes_written;
     bool failed;
 } RecorderStats;

@@ -25,26 +25,42 @@ typedef struct Mat3 {
 
 /* ===== Vec3 ===== */
 
-static inline Vec3 vec3(double x, double y, double z) { return (Vec3){x, y, z}; }
-static inline Vec3 vec3_add(Vec3 a, Vec3 b) { return (Vec3){a.x + b.x, a.y + b.y, a.z + b.z}; }
-static inline Vec3 vec3_sub(Vec3 a, Vec3 b) { return (Vec3){a.x - b.x, a.y - b.y, a.z - b.z}; }
-static inline Vec3 vec3_scale(Vec3 a, double s) { return (Vec3){a.x * s, a.y * s, a.z * s}; }
-static inline Vec3 vec3_neg(Vec3 a) { return (Vec3){-a.x, -a.y, -a.z}; }
+static inline Vec3 vec3(double x, double y, double z) {
+    return (Vec3){x, y, z};
+}
+static inline Vec3 vec3_add(Vec3 a, Vec3 b) {
+    return (Vec3){a.x + b.x, a.y + b.y, a.z + b.z};
+}
+static inline Vec3 vec3_sub(Vec3 a, Vec3 b) {
+    return (Vec3){a.x - b.x, a.y - b.y, a.z - b.z};
+}
+static inline Vec3 vec3_scale(Vec3 a, double s) {
+    return (Vec3){a.x * s, a.y * s, a.z * s};
+}
+static inline Vec3 vec3_neg(Vec3 a) {
+    return (Vec3){-a.x, -a.y, -a.z};
+}
 /* a + s b */
 static inline Vec3 vec3_mad(Vec3 a, double s, Vec3 b) {
     return (Vec3){a.x + s * b.x, a.y + s * b.y, a.z + s * b.z};
 }
-static inline double vec3_dot(Vec3 a, Vec3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+static inline double vec3_dot(Vec3 a, Vec3 b) {
+    return a.x * b.x + a.y * b.y + a.z * b.z;
+}
 static inline Vec3 vec3_cross(Vec3 a, Vec3 b) {
     return (Vec3){a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
 }
-static inline double vec3_norm(Vec3 a) { return sqrt(vec3_dot(a, a)); }
+static inline double vec3_norm(Vec3 a) {
+    return sqrt(vec3_dot(a, a));
+}
 /* Returns a unit vector, or the zero vector when |a| is zero. */
 static inline Vec3 vec3_normalize(Vec3 a) {
     double n = vec3_norm(a);
     return n > 0.0 ? vec3_scale(a, 1.0 / n) : (Vec3){0, 0, 0};
 }
-static inline Vec3 vec3_hadamard(Vec3 a, Vec3 b) { return (Vec3){a.x * b.x, a.y * b.y, a.z * b.z}; }
+static inline Vec3 vec3_hadamard(Vec3 a, Vec3 b) {
+    return (Vec3){a.x * b.x, a.y * b.y, a.z * b.z};
+}
 
 /* Builds an orthonormal tangent basis (t1, t2) for unit normal n, so that (t1, t2, n) is
  * right-handed. Continuous except near n = -z. */
@@ -52,15 +68,21 @@ void vec3_tangent_basis(Vec3 n, Vec3 *t1, Vec3 *t2);
 
 /* ===== Quat ===== */
 
-static inline Quat quat_identity(void) { return (Quat){1, 0, 0, 0}; }
+static inline Quat quat_identity(void) {
+    return (Quat){1, 0, 0, 0};
+}
 static inline Quat quat_mul(Quat a, Quat b) {
     return (Quat){a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z,
                   a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
                   a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x,
                   a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w};
 }
-static inline Quat quat_conj(Quat q) { return (Quat){q.w, -q.x, -q.y, -q.z}; }
-static inline double quat_norm(Quat q) { return sqrt(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z); }
+static inline Quat quat_conj(Quat q) {
+    return (Quat){q.w, -q.x, -q.y, -q.z};
+}
+static inline double quat_norm(Quat q) {
+    return sqrt(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z);
+}
 /* Returns q / |q|, or the identity when |q| is zero. */
 Quat quat_normalize(Quat q);
 /* Rotation of angle (rad) about axis (need not be unit; zero axis gives identity). */

@@ -116,11 +116,11 @@ void registry_slot_read(const Registry *reg, RegistrySlotId slot, RegistrySlot *
 
 /* Indices into REGISTRY_SLOT_ENGINE_STATS.v */
 enum {
-    ENGINE_STAT_STEPS,          /* integrator steps since start */
-    ENGINE_STAT_STEP_TIME_US,   /* mean wall time of a step over the last publication, us */
-    ENGINE_STAT_SIM_TIME,       /* engine (state) time, s */
+    ENGINE_STAT_STEPS,        /* integrator steps since start */
+    ENGINE_STAT_STEP_TIME_US, /* mean wall time of a step over the last publication, us */
+    ENGINE_STAT_SIM_TIME,     /* engine (state) time, s */
     ENGINE_STAT_REALTIME_FACTOR,
-    ENGINE_STAT_RESETS,         /* resets caused by edits */
+    ENGINE_STAT_RESETS, /* resets caused by edits */
     ENGINE_STAT_WARNINGS,
     ENGINE_STAT_ACTIVE_CONTACTS,
     ENGINE_STAT_COUNT
@@ -129,16 +129,16 @@ enum {
 /* ===== Contact reports ===== */
 
 typedef struct ContactReport {
-    uint32_t id;       /* persistent while the contact lasts */
-    int32_t body_a;    /* engine body index */
-    int32_t body_b;    /* engine body index, or -1 for a fixed obstacle */
-    int32_t obstacle;  /* obstacle index when body_b is -1 */
-    Vec3 point;        /* world */
-    Vec3 normal;       /* world, from b to a */
-    double depth;      /* penetration, m (> 0 when interpenetrating) */
-    double depth_rate; /* d(depth)/dt, m/s */
+    uint32_t id;         /* persistent while the contact lasts */
+    int32_t body_a;      /* engine body index */
+    int32_t body_b;      /* engine body index, or -1 for a fixed obstacle */
+    int32_t obstacle;    /* obstacle index when body_b is -1 */
+    Vec3 point;          /* world */
+    Vec3 normal;         /* world, from b to a */
+    double depth;        /* penetration, m (> 0 when interpenetrating) */
+    double depth_rate;   /* d(depth)/dt, m/s */
     double normal_force; /* N, on a along normal */
-    Vec3 force;        /* N, total contact force on a, world */
+    Vec3 force;          /* N, total contact force on a, world */
 } ContactReport;
 
 /* Publishes the contacts at time t (n <= max_contacts; extra are dropped and counted).
@@ -153,15 +153,15 @@ int registry_read_contacts(const Registry *reg, double *t, ContactReport *out, i
 #define REGISTRY_EDIT_VALUE_MAX 512
 
 typedef struct RegistryEdit {
-    uint64_t id;        /* > 0, unique per registry */
-    double wall_submit; /* issim_wall_time() at submission */
+    uint64_t id;                         /* > 0, unique per registry */
+    double wall_submit;                  /* issim_wall_time() at submission */
     char path[REGISTRY_EDIT_PATH_MAX];   /* "bar.mass" */
     char value[REGISTRY_EDIT_VALUE_MAX]; /* text, parsed by the thing database */
 } RegistryEdit;
 
 typedef enum RegistryEditState {
-    REGISTRY_EDIT_UNKNOWN,  /* id never issued, or its result was evicted */
-    REGISTRY_EDIT_PENDING,  /* queued, not yet applied */
+    REGISTRY_EDIT_UNKNOWN, /* id never issued, or its result was evicted */
+    REGISTRY_EDIT_PENDING, /* queued, not yet applied */
     REGISTRY_EDIT_ACCEPTED,
     REGISTRY_EDIT_REJECTED,
 } RegistryEditState;
@@ -176,8 +176,7 @@ typedef struct RegistryEditResult {
 
 /* Queues an edit. Returns its id (> 0), or 0 when the queue is full or the strings are too
  * long (err says which). Thread: any producer except the servo. Lock-free. */
-uint64_t registry_edit_submit(Registry *reg, const char *path, const char *value,
-                              IssimError *err);
+uint64_t registry_edit_submit(Registry *reg, const char *path, const char *value, IssimError *err);
 /* Pops the oldest edit. false when empty. Thread: engine (single consumer). */
 bool registry_edit_pop(Registry *reg, RegistryEdit *out);
 /* Records the outcome of an edit. Thread: engine. */
@@ -185,8 +184,7 @@ void registry_edit_resolve(Registry *reg, uint64_t id, bool accepted, double sim
                            const char *reason);
 /* Reads the outcome of an edit. Results of the last edit_capacity resolutions are kept.
  * Thread: any. */
-RegistryEditState registry_edit_result(const Registry *reg, uint64_t id,
-                                       RegistryEditResult *out);
+RegistryEditState registry_edit_result(const Registry *reg, uint64_t id, RegistryEditResult *out);
 /* Number of edits waiting. Thread: any (approximate while producers run). */
 int registry_edit_pending(const Registry *reg);
 

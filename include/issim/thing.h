@@ -30,8 +30,12 @@ typedef struct ThingId {
     uint32_t generation;
 } ThingId;
 
-static inline ThingId thing_id_null(void) { return (ThingId){0, 0}; }
-static inline bool thing_id_is_null(ThingId id) { return id.index == 0; }
+static inline ThingId thing_id_null(void) {
+    return (ThingId){0, 0};
+}
+static inline bool thing_id_is_null(ThingId id) {
+    return id.index == 0;
+}
 static inline bool thing_id_equal(ThingId a, ThingId b) {
     return a.index == b.index && a.generation == b.generation;
 }
@@ -74,19 +78,19 @@ typedef enum PropMutability {
 
 typedef struct PropValue {
     PropType type;
-    double real;            /* PROP_REAL */
-    int64_t integer;        /* PROP_INT, and PROP_ENUM's index */
-    bool boolean;           /* PROP_BOOL */
-    double vec[4];          /* PROP_VEC3 (x, y, z), PROP_QUAT (w, x, y, z) */
+    double real;                  /* PROP_REAL */
+    int64_t integer;              /* PROP_INT, and PROP_ENUM's index */
+    bool boolean;                 /* PROP_BOOL */
+    double vec[4];                /* PROP_VEC3 (x, y, z), PROP_QUAT (w, x, y, z) */
     char string[PROP_STRING_MAX]; /* PROP_STRING */
-    int point_count;        /* PROP_POINTS */
+    int point_count;              /* PROP_POINTS */
     Vec3 points[PROP_MAX_POINTS];
 } PropValue;
 
 /* Static description of a property. The database copies the struct; the strings it points to
  * must outlive the database (string literals in practice). */
 typedef struct PropDef {
-    const char *name;        /* "mass", "contact.model" */
+    const char *name; /* "mass", "contact.model" */
     PropType type;
     const char *unit;        /* SI: "kg", "m/s^2", "N/m", "" for dimensionless */
     const char *description; /* one line, shown in the property editor and scene docs */
@@ -132,8 +136,7 @@ ThingDb *thingdb_clone(const ThingDb *db);
 /* Adds a thing with the standard properties of its kind (see thing_kind_props), set to their
  * defaults. Names are [A-Za-z_][A-Za-z0-9_]*, unique among siblings. parent may be null (top
  * level). Returns the null id on error. */
-ThingId thingdb_add(ThingDb *db, const char *name, ThingKind kind, ThingId parent,
-                    IssimError *err);
+ThingId thingdb_add(ThingDb *db, const char *name, ThingKind kind, ThingId parent, IssimError *err);
 /* Adds an extra property to one thing (contact models add their parameters this way). The
  * value starts at def->default_value. Fails if the name exists on that thing. */
 IssimStatus thing_add_prop(ThingDb *db, ThingId id, const PropDef *def, IssimError *err);

@@ -26,16 +26,26 @@ void issim_error_clear(IssimError *err) {
 
 const char *issim_status_name(IssimStatus status) {
     switch (status) {
-    case ISSIM_OK: return "ok";
-    case ISSIM_ERR_INVALID: return "invalid input";
-    case ISSIM_ERR_NOT_FOUND: return "not found";
-    case ISSIM_ERR_RANGE: return "out of range";
-    case ISSIM_ERR_READONLY: return "read-only";
-    case ISSIM_ERR_IO: return "input/output error";
-    case ISSIM_ERR_NOMEM: return "out of memory";
-    case ISSIM_ERR_NUMERIC: return "numerical failure";
-    case ISSIM_ERR_FULL: return "full";
-    case ISSIM_ERR_STATE: return "invalid state";
+    case ISSIM_OK:
+        return "ok";
+    case ISSIM_ERR_INVALID:
+        return "invalid input";
+    case ISSIM_ERR_NOT_FOUND:
+        return "not found";
+    case ISSIM_ERR_RANGE:
+        return "out of range";
+    case ISSIM_ERR_READONLY:
+        return "read-only";
+    case ISSIM_ERR_IO:
+        return "input/output error";
+    case ISSIM_ERR_NOMEM:
+        return "out of memory";
+    case ISSIM_ERR_NUMERIC:
+        return "numerical failure";
+    case ISSIM_ERR_FULL:
+        return "full";
+    case ISSIM_ERR_STATE:
+        return "invalid state";
     }
     return "unknown";
 }
@@ -60,7 +70,9 @@ IssimLogHandler issim_log_set_handler(IssimLogHandler handler, void *user) {
     return old;
 }
 
-void issim_log_set_verbose(bool verbose) { atomic_store(&log_verbose, verbose); }
+void issim_log_set_verbose(bool verbose) {
+    atomic_store(&log_verbose, verbose);
+}
 
 void issim_logv(IssimLogLevel level, const char *fmt, va_list args) {
     char message[1024];

@@ -32,7 +32,9 @@ void testlog_capture(void) {
     issim_log_set_handler(testlog_handler, NULL);
 }
 
-void testlog_release(void) { issim_log_set_handler(NULL, NULL); }
+void testlog_release(void) {
+    issim_log_set_handler(NULL, NULL);
+}
 
 void testlog_clear(void) {
     pthread_mutex_lock(&testlog_mutex);

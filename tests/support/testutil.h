@@ -23,11 +23,11 @@ const char *test_source_path(const char *relative);
 /* Path of a fresh temporary file name under /tmp (not created). Rotating static buffers. */
 const char *test_temp_path(const char *suffix);
 
-#define assert_near(a, b, tol)                                                                 \
-    do {                                                                                       \
-        double a_ = (a), b_ = (b), t_ = (tol);                                                 \
-        if (!(fabs(a_ - b_) <= t_))                                                            \
-            fail_msg("%s = %.12g, expected %.12g within %.3g", #a, a_, b_, t_);                \
+#define assert_near(a, b, tol)                                                                     \
+    do {                                                                                           \
+        double a_ = (a), b_ = (b), t_ = (tol);                                                     \
+        if (!(fabs(a_ - b_) <= t_))                                                                \
+            fail_msg("%s = %.12g, expected %.12g within %.3g", #a, a_, b_, t_);                    \
     } while (0)
 
 #endif

@@ -1,0 +1,164 @@
+/* issim engine: the numerical core (000 App. B.4.4). It collects the equations of every thing
+ * in a thing database and integrates them: 3D rigid bodies (quaternion attitude, inertia
+ * tensor, gravity, external forces) or planar bodies (x-z plane, rotation about y), with
+ * per-contact force laws (contact.h), using SUNDIALS CVODE (BDF + dense direct solver for stiff
+ * contact, Adams for non-stiff) with root finding to land on contact onset and separation, or a
+ * fixed-step RK4 with event location.
+ *
+ * State layout: the state vector is a list of blocks, one per representation: a free body (13:
+ * position, attitude quaternion, linear velocity, world angular velocity), a planar body (6: x,
+ * z, theta, vx, vz, omega). Later kinds (a pair of smooth bodies in contact coordinates, 002)
+ * add block kinds; the engine rebuilds the layout and re-initialises the integrator when a
+ * pair changes representation. See docs/architecture.md.
+ *
+ * Threading: an Engine is used by one thread at a time (the engine thread in interactive runs,
+ * the caller in headless runs). It owns a private copy of the thing database; other threads
+ * change it only through edits (engine_apply_edit, fed from the registry's edit queue by the
+ * session). Nothing here takes a lock.
+ */
+#ifndef ISSIM_ENGINE_H
+#define ISSIM_ENGINE_H
+
+#include "issim/contact.h"
+#include "issim/core.h"
+#include "issim/math.h"
+#include "issim/registry.h"
+#include "issim/thing.h"
+
+typedef enum IntegratorKind {
+    INTEGRATOR_BDF,   /* CVODE BDF, Newton with SUNDIALS' dense direct solver: stiff contact */
+    INTEGRATOR_ADAMS, /* CVODE Adams-Moulton, fixed-point iteration: non-stiff */
+    INTEGRATOR_RK4,   /* classical fixed-step Runge-Kutta with event location */
+    INTEGRATOR_COUNT
+} IntegratorKind;
+
+const char *integrator_name(IntegratorKind kind);
+
+typedef struct EngineOptions {
+    int integrator; /* IntegratorKind, or -1: the universe's "integrator" property */
+    double dt;      /* output interval (CVODE) / step (RK4); <= 0: universe "dt" */
+    double rtol;    /* <= 0: universe "rtol" */
+    double atol;    /* <= 0: universe "atol" */
+} EngineOptions;
+
+EngineOptions engine_options_default(void);
+
+typedef struct Engine Engine;
+
+/* Builds the engine from db (copied: the engine owns its copy). Fails with a message naming the
+ * thing for invalid set-ups (no universe, zero normal, missing contact model...). */
+Engine *engine_create(const ThingDb *db, const EngineOptions *options, IssimError *err);
+void engine_destroy(Engine *engine);
+
+/* Borrowed: the engine's own database (edits applied). Thread: engine. */
+const ThingDb *engine_thingdb(const Engine *engine);
+IntegratorKind engine_integrator(const Engine *engine);
+double engine_time(const Engine *engine);
+double engine_dt(const Engine *engine);
+
+/* Integrates to t_target (> engine_time), stopping on the way at every contact onset and
+ * separation (root finding) to update the active set. On numerical failure the state is put
+ * back to what it was before the call and ISSIM_ERR_NUMERIC is returned with a message. */
+IssimStatus engine_advance(Engine *engine, double t_target, IssimError *err);
+/* engine_advance(engine, engine_time + engine_dt). */
+IssimStatus engine_step(Engine *engine, IssimError *err);
+
+/* ===== State variables (the registry's frame layout) ===== */
+
+/* Per body: <name>.pos.{x,y,z} m, .orient.{w,x,y,z}, .vel.{x,y,z} m/s, .angvel.{x,y,z} rad/s,
+ * then universe.energy.{kinetic,potential,elastic,total} J. */
+int engine_var_count(const Engine *engine);
+const char *engine_var_name(const Engine *engine, int var);
+const char *engine_var_unit(const Engine *engine, int var);
+/* -1 if absent. */
+int engine_var_find(const Engine *engine, const char *name);
+/* Declares every variable in the registry, in engine order (set-up only). */
+IssimStatus engine_register_vars(const Engine *engine, Registry *reg, IssimError *err);
+/* Writes the current values (engine_var_count doubles). */
+void engine_write_vars(const Engine *engine, double *values);
+/* Restores the bodies' state from a frame written by engine_write_vars at time t (reset to an
+ * earlier instant). Contact active sets are recomputed from the geometry; per-contact histories
+ * restart at t. */
+IssimStatus engine_restore_vars(Engine *engine, double t, const double *values, IssimError *err);
+
+/* ===== Edits ===== */
+
+/* Applies a property edit while running (fixed-during-run properties are refused). State
+ * properties (pos, orient, vel, angvel) set the body's current state; others rebuild the model
+ * parameters. The integrator restarts at the current time. On failure nothing changes. */
+IssimStatus engine_apply_edit(Engine *engine, const char *path, const char *value, IssimError *err);
+
+/* ===== Bodies, contacts, events ===== */
+
+typedef struct EngineBodyState {
+    Vec3 pos;
+    Quat orient;
+    Vec3 vel;
+    Vec3 angvel; /* world */
+} EngineBodyState;
+
+int engine_body_count(const Engine *engine);
+const char *engine_body_name(const Engine *engine, int body);
+ThingId engine_body_thing(const Engine *engine, int body);
+EngineBodyState engine_body_state(const Engine *engine, int body);
+double engine_body_mass(const Engine *engine, int body);
+
+/* Active contacts now. Returns the count written (<= max). */
+int engine_contact_reports(const Engine *engine, ContactReport *out, int max);
+int engine_active_contact_count(const Engine *engine);
+
+typedef enum EngineEventKind {
+    ENGINE_EVENT_CONTACT_BEGIN,
+    ENGINE_EVENT_CONTACT_END,
+    ENGINE_EVENT_EQUILIBRIUM,
+} EngineEventKind;
+
+typedef struct EngineEvent {
+    EngineEventKind kind;
+    double t;
+    int body;
+    int vertex;
+    int obstacle;
+    uint32_t contact_id;
+    double normal_velocity; /* relative normal velocity of the vertex, m/s (< 0 approaching) */
+    double duration;        /* CONTACT_END: time since the matching CONTACT_BEGIN, s */
+} EngineEvent;
+
+/* Transient: the event is valid during the call. Called on the engine thread. */
+typedef void (*EngineEventFn)(const EngineEvent *event, void *user);
+void engine_set_event_callback(Engine *engine, EngineEventFn fn, void *user);
+
+typedef struct EngineEnergy {
+    double kinetic, potential, elastic, total; /* J; elastic: stored in contact springs */
+} EngineEnergy;
+
+EngineEnergy engine_energy(const Engine *engine);
+
+typedef struct EngineStats {
+    uint64_t steps; /* integrator steps (CVODE internal or RK4) */
+    uint64_t rhs_evals;
+    uint64_t root_events;
+    uint64_t reinits;
+    uint64_t warnings;
+} EngineStats;
+
+EngineStats engine_stats(const Engine *engine);
+
+/* ===== System matrices (for joint solvers over islands: 001, 004 App. C) ===== */
+
+/* Dimension of the generalized velocity: 6 per free body (v, omega), 3 per planar body
+ * (vx, vz, omega). */
+int engine_velocity_dim(const Engine *engine);
+/* Offset of a body's generalized velocity. */
+int engine_body_velocity_offset(const Engine *engine, int body);
+/* Islands: bodies connected by active contacts (fixed obstacles never connect). Writes
+ * island_of_body[engine_body_count] and returns the number of islands. */
+int engine_islands(const Engine *engine, int *island_of_body);
+/* Assembled mass matrix M (velocity_dim^2, column-major, caller-owned). */
+void engine_mass_matrix(const Engine *engine, double *m);
+/* Normal-direction contact Jacobian of the active contacts: row i maps generalized velocity
+ * to the separation rate of contact i (-d(depth)/dt). J is rows x velocity_dim, column-major,
+ * caller-owned with room for max_rows rows. Returns the number of rows. */
+int engine_contact_jacobian(const Engine *engine, double *j, int max_rows);
+
+#endif

@@ -1,0 +1,104 @@
+/* issim sim: a simulation session, the one code path the CLI, the tests and (later) the GUI
+ * share. It loads a scene, applies --set overrides, builds the engine and the registry, and
+ * runs either headless (as fast as possible to a given time, deterministic) or interactive
+ * (an engine thread running ahead of the wall clock by a bounded horizon, resetting to the
+ * display time on every edit).
+ *
+ * Threading: sim_create/sim_run_headless/sim_destroy on one thread. In interactive mode the
+ * session owns the engine thread; other threads talk to it only through sim_registry()
+ * (snapshots, edit queue, transport slot) and sim_display_time().
+ */
+#ifndef ISSIM_SIM_H
+#define ISSIM_SIM_H
+
+#include <stdio.h>
+
+#include "issim/core.h"
+#include "issim/engine.h"
+#include "issim/registry.h"
+#include "issim/thing.h"
+
+typedef struct SimOptions {
+    double until;            /* headless: end time, s (default 2) */
+    double dt;               /* <= 0: the scene's universe.dt */
+    int integrator;          /* IntegratorKind, or -1: the scene's */
+    const char *record_path; /* Nullable: no recording */
+    const char *vars;        /* Nullable: comma-separated variables; default universe.record, or
+                                every variable when that is empty */
+    int every;               /* record every Nth output step (>= 1) */
+    bool lockstep;           /* deterministic single-thread stepping (bit-identical runs) */
+    const char *const *sets; /* "path=value" overrides applied after loading */
+    int set_count;
+    const char *command_line; /* Nullable: written into the recording's metadata */
+    bool quiet;               /* no progress on stderr */
+} SimOptions;
+
+SimOptions sim_options_default(void);
+
+/* One impact of a body: from the first of its contacts beginning to the last one ending. */
+typedef struct SimImpact {
+    int body;
+    double t_begin, t_end;
+    double v_in;        /* centre-of-mass normal velocity before (< 0), m/s */
+    double v_out;       /* after (> 0), m/s */
+    double restitution; /* -v_out / v_in */
+    double apex;  /* greatest height (along the contact normal) reached after this impact, m */
+    int contacts; /* most simultaneous contacts during the impact */
+} SimImpact;
+
+#define SIM_MAX_IMPACTS 256
+
+typedef struct SimSummary {
+    double t_end;
+    uint64_t output_steps;
+    EngineStats engine;
+    double wall_seconds;
+    double drop_height; /* starting height of the first body along the first obstacle normal */
+    int impact_count;
+    SimImpact impacts[SIM_MAX_IMPACTS];
+    uint64_t rows_recorded;
+    bool recording_failed;
+    char recording_error[512];
+    uint64_t state_hash; /* FNV-1a of every published frame: equal runs give equal hashes */
+} SimSummary;
+
+typedef struct Sim Sim;
+
+/* Loads scene_path and applies options->sets; builds everything. Errors name the file and
+ * line, or the --set path. */
+Sim *sim_create(const char *scene_path, const SimOptions *options, IssimError *err);
+/* Same from an already loaded database (copied). */
+Sim *sim_create_from_db(const ThingDb *db, const char *scene_path, const SimOptions *options,
+                        IssimError *err);
+void sim_destroy(Sim *sim);
+
+/* Runs to options->until, recording as asked. A recording failure is reported in the summary
+ * and on stderr; the simulation carries on. A numerical failure stops the run with the last
+ * good state kept and returns ISSIM_ERR_NUMERIC. */
+IssimStatus sim_run_headless(Sim *sim, SimSummary *summary, IssimError *err);
+
+/* Prints the summary a user reads after `issim run --headless`: impacts with restitution,
+ * contact durations and apex heights. */
+void sim_print_summary(const Sim *sim, const SimSummary *summary, FILE *out);
+
+Registry *sim_registry(Sim *sim);
+/* Borrowed. Thread: the caller of sim_run_headless, or (interactive) nobody but the engine
+ * thread while it runs. */
+Engine *sim_engine(Sim *sim);
+
+/* ===== Interactive mode ===== */
+
+/* Starts the engine thread: it keeps the engine between the display time and display time +
+ * universe.horizon, publishes every step to the registry, and applies edits from the
+ * registry's queue by resetting to the display time. */
+IssimStatus sim_start(Sim *sim, IssimError *err);
+/* Stops and joins the engine thread. Idempotent. */
+void sim_stop(Sim *sim);
+/* Simulated time shown now: (wall time since start) x speed, frozen while paused.
+ * Thread: any. */
+double sim_display_time(const Sim *sim);
+/* Transport. Thread: any (one controller at a time). */
+void sim_set_paused(Sim *sim, bool paused);
+void sim_set_speed(Sim *sim, double speed);
+
+#endif

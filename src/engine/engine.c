@@ -1,0 +1,587 @@
+/* Engine construction from the thing database, state variables, edits and the public
+ * accessors. The equations are in engine_dynamics.c, the integrators in engine_cvode.c and
+ * engine_rk4.c, the system matrices in engine_system.c. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_internal.h"
+
+static const char *const integrator_names[INTEGRATOR_COUNT] = {"bdf", "adams", "rk4"};
+
+const char *integrator_name(IntegratorKind kind) {
+    return (int)kind >= 0 && kind < INTEGRATOR_COUNT ? integrator_names[kind] : "?";
+}
+
+EngineOptions engine_options_default(void) {
+    return (EngineOptions){.integrator = -1, .dt = 0.0, .rtol = 0.0, .atol = 0.0};
+}
+
+void engine_emit(Engine *e, const EngineEvent *event) {
+    if (e->event_fn)
+        e->event_fn(event, e->event_user);
+}
+
+static int material_index(Engine *e, const char *name) {
+    for (int i = 0; i < e->material_count; i++)
+        if (strcmp(e->materials[i], name) == 0)
+            return i;
+    issim_strlcpy(e->materials[e->material_count], name, PROP_STRING_MAX);
+    return e->material_count++;
+}
+
+static int count_kind(const ThingDb *db, ThingKind kind) {
+    int n = 0;
+    for (int i = 0; i < thingdb_count(db); i++)
+        if (thing_kind(db, thingdb_at(db, i)) == kind)
+            n++;
+    return n;
+}
+
+static void read_universe(Engine *e, ThingId universe) {
+    const ThingDb *db = e->db;
+    e->gravity = thing_vec3(db, universe, "gravity");
+    e->planar = thing_bool(db, universe, "planar");
+    e->integrator_kind = e->options.integrator >= 0
+                             ? (IntegratorKind)e->options.integrator
+                             : (IntegratorKind)thing_enum(db, universe, "integrator");
+    e->dt = e->options.dt > 0 ? e->options.dt : thing_real(db, universe, "dt");
+    e->rtol = e->options.rtol > 0 ? e->options.rtol : thing_real(db, universe, "rtol");
+    e->atol = e->options.atol > 0 ? e->options.atol : thing_real(db, universe, "atol");
+    double max_step = thing_real(db, universe, "max_step");
+    e->max_step = max_step > 0 ? max_step : e->dt;
+    if (e->planar)
+        e->gravity.y = 0.0;
+}
+
+static void read_body(Engine *e, EngineBody *b) {
+    const ThingDb *db = e->db;
+    b->mass = thing_real(db, b->thing, "mass");
+    b->inertia = thing_vec3(db, b->thing, "inertia");
+    b->force = thing_vec3(db, b->thing, "force");
+    b->torque = thing_vec3(db, b->thing, "torque");
+    if (e->planar) {
+        b->force.y = 0.0;
+        b->torque = vec3(0.0, b->torque.y, 0.0);
+    }
+}
+
+static IssimStatus read_obstacle(Engine *e, EngineObstacle *o, IssimError *err) {
+    Vec3 n = thing_vec3(e->db, o->thing, "normal");
+    if (!(vec3_norm(n) > 1e-12))
+        return issim_error_set(err, ISSIM_ERR_INVALID, "%s.normal must not be zero",
+                               thing_name(e->db, o->thing));
+    o->normal = vec3_normalize(n);
+    o->offset = thing_real(e->db, o->thing, "offset");
+    return ISSIM_OK;
+}
+
+static IssimStatus build_things(Engine *e, IssimError *err) {
+    const ThingDb *db = e->db;
+    int things = thingdb_count(db);
+    e->body_count = count_kind(db, THING_RIGID_BODY);
+    e->obstacle_count = count_kind(db, THING_FIXED_OBSTACLE);
+    e->pair_count = count_kind(db, THING_CONTACT_PAIR);
+    e->bodies = calloc((size_t)e->body_count + 1, sizeof *e->bodies);
+    e->obstacles = calloc((size_t)e->obstacle_count + 1, sizeof *e->obstacles);
+    e->pairs = calloc((size_t)e->pair_count + 1, sizeof *e->pairs);
+    e->materials = calloc((size_t)(e->body_count + e->obstacle_count + 2 * e->pair_count + 1),
+                          sizeof *e->materials);
+    if (!e->bodies || !e->obstacles || !e->pairs || !e->materials)
+        return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory building the engine");
+    int nb = 0, no = 0, np = 0;
+    for (int i = 0; i < things; i++) {
+        ThingId id = thingdb_at(db, i);
+        switch (thing_kind(db, id)) {
+        case THING_RIGID_BODY: {
+            EngineBody *b = &e->bodies[nb++];
+            b->thing = id;
+            thing_path(db, id, b->name, sizeof b->name);
+            read_body(e, b);
+            b->material = material_index(e, thing_string(db, id, "material"));
+            const PropValue *v = thing_get(db, id, "vertices");
+            b->vertex_count = v->point_count;
+            memcpy(b->vertices, v->points, sizeof(Vec3) * (size_t)v->point_count);
+            b->radius = thing_real(db, id, "radius");
+            break;
+        }
+        case THING_FIXED_OBSTACLE: {
+            EngineObstacle *o = &e->obstacles[no++];
+            o->thing = id;
+            IssimStatus s = read_obstacle(e, o, err);
+            if (s != ISSIM_OK)
+                return s;
+            o->material = material_index(e, thing_string(db, id, "material"));
+            break;
+        }
+        case THING_CONTACT_PAIR: {
+            EnginePair *p = &e->pairs[np++];
+            p->thing = id;
+            p->material_a = material_index(e, thing_string(db, id, "material_a"));
+            p->material_b = material_index(e, thing_string(db, id, "material_b"));
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    return ISSIM_OK;
+}
+
+static int find_pair(const Engine *e, int ma, int mb) {
+    for (int i = 0; i < e->pair_count; i++) {
+        const EnginePair *p = &e->pairs[i];
+        if ((p->material_a == ma && p->material_b == mb) ||
+            (p->material_a == mb && p->material_b == ma))
+            return i;
+    }
+    return -1;
+}
+
+/* Contact parameters per contact: the damping derived from the restitution uses the body's
+ * mass (a body against a fixed obstacle: the reduced mass is the body's mass), as V1 states it
+ * for the bar. */
+static IssimStatus build_contact_params(Engine *e, IssimError *err) {
+    for (int i = 0; i < e->pair_count; i++) {
+        EnginePair *p = &e->pairs[i];
+        IssimStatus s = contact_params_from_thing(e->db, p->thing, 1.0, &p->params, err);
+        if (s != ISSIM_OK)
+            return s;
+        p->model = contact_model_class(p->params.model);
+    }
+    for (int ci = 0; ci < e->contact_count; ci++) {
+        EngineContact *c = &e->contacts[ci];
+        IssimStatus s = contact_params_from_thing(e->db, e->pairs[c->pair].thing,
+                                                  e->bodies[c->body].mass, &c->params, err);
+        if (s != ISSIM_OK)
+            return s;
+    }
+    return ISSIM_OK;
+}
+
+static IssimStatus build_contacts(Engine *e, IssimError *err) {
+    int n = 0;
+    for (int b = 0; b < e->body_count; b++)
+        n += e->bodies[b].vertex_count * e->obstacle_count;
+    e->contacts = calloc((size_t)n + 1, sizeof *e->contacts);
+    if (!e->contacts)
+        return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory building contacts");
+    for (int b = 0; b < e->body_count; b++) {
+        for (int o = 0; o < e->obstacle_count; o++) {
+            int pair = find_pair(e, e->bodies[b].material, e->obstacles[o].material);
+            if (pair < 0) {
+                issim_log(ISSIM_LOG_WARN,
+                          "no contact model between materials '%s' (%s) and '%s' (%s): they "
+                          "pass through each other",
+                          e->materials[e->bodies[b].material], e->bodies[b].name,
+                          e->materials[e->obstacles[o].material],
+                          thing_name(e->db, e->obstacles[o].thing));
+                e->stats.warnings++;
+                continue;
+            }
+            for (int v = 0; v < e->bodies[b].vertex_count; v++)
+                e->contacts[e->contact_count++] =
+                    (EngineContact){.body = b, .vertex = v, .obstacle = o, .pair = pair};
+        }
+    }
+    return build_contact_params(e, err);
+}
+
+static IssimStatus build_layout(Engine *e, IssimError *err) {
+    e->blocks = calloc((size_t)e->body_count + 1, sizeof *e->blocks);
+    if (!e->blocks)
+        return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
+    int offset = 0, voffset = 0;
+    for (int b = 0; b < e->body_count; b++) {
+        StateBlock *blk = &e->blocks[e->block_count];
+        blk->kind = e->planar ? BLOCK_PLANAR_BODY : BLOCK_FREE_BODY;
+        blk->size = e->planar ? PLANAR_BODY_SIZE : FREE_BODY_SIZE;
+        blk->offset = offset;
+        blk->body = b;
+        e->bodies[b].block = e->block_count++;
+        e->bodies[b].velocity_offset = voffset;
+        offset += blk->size;
+        voffset += e->planar ? 3 : 6;
+    }
+    e->state_size = offset;
+    e->velocity_dim = voffset;
+    size_t n = (size_t)offset + 1;
+    e->y = calloc(n, sizeof(double));
+    e->y_saved = calloc(n, sizeof(double));
+    e->scratch = calloc(6 * n + 6 * (size_t)e->body_count + 6, sizeof(double));
+    if (!e->y || !e->y_saved || !e->scratch)
+        return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
+    return ISSIM_OK;
+}
+
+static EngineBodyState body_state_from_thing(const ThingDb *db, ThingId id) {
+    return (EngineBodyState){.pos = thing_vec3(db, id, "pos"),
+                             .orient = thing_quat(db, id, "orient"),
+                             .vel = thing_vec3(db, id, "vel"),
+                             .angvel = thing_vec3(db, id, "angvel")};
+}
+
+static IssimStatus build_vars(Engine *e, IssimError *err) {
+    static const char *const body_vars[] = {
+        "pos.x", "pos.y", "pos.z", "orient.w", "orient.x", "orient.y", "orient.z",
+        "vel.x", "vel.y", "vel.z", "angvel.x", "angvel.y", "angvel.z"};
+    static const char *const body_units[] = {"m",   "m",   "m",   "",      "",      "",     "",
+                                             "m/s", "m/s", "m/s", "rad/s", "rad/s", "rad/s"};
+    static const char *const energy_vars[] = {"kinetic", "potential", "elastic", "total"};
+    e->var_count = 13 * e->body_count + 4;
+    e->var_names = calloc((size_t)e->var_count, sizeof *e->var_names);
+    e->var_units = calloc((size_t)e->var_count, sizeof *e->var_units);
+    if (!e->var_names || !e->var_units)
+        return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
+    int v = 0;
+    for (int b = 0; b < e->body_count; b++) {
+        for (int i = 0; i < 13; i++, v++) {
+            snprintf(e->var_names[v], sizeof e->var_names[v], "%s.%s", e->bodies[b].name,
+                     body_vars[i]);
+            e->var_units[v] = body_units[i];
+        }
+    }
+    for (int i = 0; i < 4; i++, v++) {
+        snprintf(e->var_names[v], sizeof e->var_names[v], "universe.energy.%s", energy_vars[i]);
+        e->var_units[v] = "J";
+    }
+    return ISSIM_OK;
+}
+
+/* Warns when a fixed step is too coarse for a contact's time scale sqrt(m/k): RK4 needs about
+ * ten steps per 1/omega to resolve a contact's half period (pi/omega) with a few percent
+ * error in the restitution. A model that needs a fixed step gets the RK4 path with its step. */
+static void check_time_scales(Engine *e) {
+    for (int i = 0; i < e->pair_count; i++) {
+        const EnginePair *p = &e->pairs[i];
+        double fixed = p->model->fixed_step(&p->params);
+        if (fixed > 0.0 && (e->integrator_kind != INTEGRATOR_RK4 || e->dt != fixed)) {
+            issim_log(ISSIM_LOG_INFO, "%s: model %s needs a fixed step of %g s: using RK4",
+                      thing_name(e->db, p->thing), p->model->name, fixed);
+            e->integrator_kind = INTEGRATOR_RK4;
+            e->dt = fixed;
+        }
+    }
+    if (e->integrator_kind != INTEGRATOR_RK4)
+        return;
+    for (int ci = 0; ci < e->contact_count; ci++) {
+        const EngineContact *c = &e->contacts[ci];
+        const EnginePair *p = &e->pairs[c->pair];
+        double tau = p->model->time_scale(&c->params, e->bodies[c->body].mass);
+        if (e->dt > 0.1 * tau) {
+            issim_log(ISSIM_LOG_WARN,
+                      "fixed step %g s is too coarse for contact %s on %s (time scale "
+                      "sqrt(m/k) = %.3g s): use dt <= %.2g s",
+                      e->dt, thing_name(e->db, p->thing), e->bodies[c->body].name, tau, 0.1 * tau);
+            e->stats.warnings++;
+            return; /* once per build */
+        }
+    }
+}
+
+static IssimStatus create_integrator(Engine *e, IssimError *err) {
+    if (e->integ) {
+        integrator_cvode_destroy(e->integ);
+        e->integ = NULL;
+    }
+    if (e->integrator_kind != INTEGRATOR_RK4) {
+        e->integ = integrator_cvode_create(e, err);
+        if (!e->integ)
+            return err ? err->status : ISSIM_ERR_NUMERIC;
+    }
+    e->integrator_dirty = true;
+    return ISSIM_OK;
+}
+
+Engine *engine_create(const ThingDb *db, const EngineOptions *options, IssimError *err) {
+    ThingId universe = thingdb_find_kind(db, THING_UNIVERSE);
+    if (thing_id_is_null(universe)) {
+        issim_error_set(err, ISSIM_ERR_INVALID, "the scene has no universe");
+        return NULL;
+    }
+    Engine *e = calloc(1, sizeof *e);
+    if (!e || !(e->db = thingdb_clone(db))) {
+        free(e);
+        issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory creating the engine");
+        return NULL;
+    }
+    e->options = options ? *options : engine_options_default();
+    read_universe(e, universe);
+    IssimStatus s = build_things(e, err);
+    s = s == ISSIM_OK ? build_contacts(e, err) : s;
+    s = s == ISSIM_OK ? build_layout(e, err) : s;
+    s = s == ISSIM_OK ? build_vars(e, err) : s;
+    if (s == ISSIM_OK) {
+        for (int b = 0; b < e->body_count; b++) {
+            EngineBodyState st = body_state_from_thing(e->db, e->bodies[b].thing);
+            engine_block_store(e, e->y, b, &st);
+        }
+        check_time_scales(e);
+        engine_update_active_set(e, 0.0, NULL);
+        s = create_integrator(e, err);
+    }
+    if (s != ISSIM_OK) {
+        engine_destroy(e);
+        return NULL;
+    }
+    return e;
+}
+
+void engine_destroy(Engine *e) {
+    if (!e)
+        return;
+    integrator_cvode_destroy(e->integ);
+    thingdb_destroy(e->db);
+    free(e->bodies);
+    free(e->obstacles);
+    free(e->pairs);
+    free(e->contacts);
+    free(e->materials);
+    free(e->blocks);
+    free(e->y);
+    free(e->y_saved);
+    free(e->scratch);
+    free(e->var_names);
+    free(e->var_units);
+    free(e);
+}
+
+const ThingDb *engine_thingdb(const Engine *e) {
+    return e->db;
+}
+IntegratorKind engine_integrator(const Engine *e) {
+    return e->integrator_kind;
+}
+double engine_time(const Engine *e) {
+    return e->t;
+}
+double engine_dt(const Engine *e) {
+    return e->dt;
+}
+EngineStats engine_stats(const Engine *e) {
+    return e->stats;
+}
+
+void engine_set_event_callback(Engine *e, EngineEventFn fn, void *user) {
+    e->event_fn = fn;
+    e->event_user = user;
+}
+
+static bool state_finite(const Engine *e) {
+    for (int i = 0; i < e->state_size; i++)
+        if (!isfinite(e->y[i]))
+            return false;
+    return true;
+}
+
+IssimStatus engine_advance(Engine *e, double t_target, IssimError *err) {
+    if (!(t_target > e->t))
+        return issim_error_set(err, ISSIM_ERR_STATE, "cannot advance from t = %g to t = %g", e->t,
+                               t_target);
+    double t_saved = e->t;
+    memcpy(e->y_saved, e->y, sizeof(double) * (size_t)e->state_size);
+    IssimStatus s = e->integrator_kind == INTEGRATOR_RK4
+                        ? integrator_rk4_advance(e, t_target, err)
+                        : integrator_cvode_advance(e, t_target, err);
+    if (s == ISSIM_OK && !state_finite(e))
+        s = issim_error_set(err, ISSIM_ERR_NUMERIC, "state became non-finite at t = %.9g s", e->t);
+    if (s != ISSIM_OK) {
+        /* Keep the last good state: the caller may edit and carry on. */
+        e->t = t_saved;
+        memcpy(e->y, e->y_saved, sizeof(double) * (size_t)e->state_size);
+        e->integrator_dirty = true;
+        e->stats.warnings++;
+    }
+    return s;
+}
+
+IssimStatus engine_step(Engine *e, IssimError *err) {
+    return engine_advance(e, e->t + e->dt, err);
+}
+
+/* ===== Variables ===== */
+
+int engine_var_count(const Engine *e) {
+    return e->var_count;
+}
+const char *engine_var_name(const Engine *e, int var) {
+    return e->var_names[var];
+}
+const char *engine_var_unit(const Engine *e, int var) {
+    return e->var_units[var];
+}
+
+int engine_var_find(const Engine *e, const char *name) {
+    for (int i = 0; i < e->var_count; i++)
+        if (strcmp(e->var_names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+IssimStatus engine_register_vars(const Engine *e, Registry *reg, IssimError *err) {
+    for (int i = 0; i < e->var_count; i++)
+        if (registry_add_var(reg, e->var_names[i], e->var_units[i], err) < 0)
+            return err ? err->status : ISSIM_ERR_INVALID;
+    return ISSIM_OK;
+}
+
+void engine_write_vars(const Engine *e, double *values) {
+    int v = 0;
+    for (int b = 0; b < e->body_count; b++) {
+        EngineBodyState st = engine_block_state(e, e->y, b);
+        double row[13] = {st.pos.x,    st.pos.y,    st.pos.z,   st.orient.w, st.orient.x,
+                          st.orient.y, st.orient.z, st.vel.x,   st.vel.y,    st.vel.z,
+                          st.angvel.x, st.angvel.y, st.angvel.z};
+        memcpy(values + v, row, sizeof row);
+        v += 13;
+    }
+    EngineEnergy en = engine_energy(e);
+    values[v++] = en.kinetic;
+    values[v++] = en.potential;
+    values[v++] = en.elastic;
+    values[v++] = en.total;
+}
+
+static void reset_active_set(Engine *e, double t) {
+    for (int ci = 0; ci < e->contact_count; ci++)
+        e->contacts[ci].active = false;
+    /* Silently: a reset is not a physical contact onset. */
+    EngineEventFn fn = e->event_fn;
+    e->event_fn = NULL;
+    engine_update_active_set(e, t, NULL);
+    e->event_fn = fn;
+}
+
+IssimStatus engine_restore_vars(Engine *e, double t, const double *values, IssimError *err) {
+    for (int i = 0; i < 13 * e->body_count; i++)
+        if (!isfinite(values[i]))
+            return issim_error_set(err, ISSIM_ERR_INVALID,
+                                   "cannot restore a frame with non-finite %s", e->var_names[i]);
+    for (int b = 0; b < e->body_count; b++) {
+        const double *s = values + 13 * b;
+        EngineBodyState st = {.pos = vec3(s[0], s[1], s[2]),
+                              .orient = (Quat){s[3], s[4], s[5], s[6]},
+                              .vel = vec3(s[7], s[8], s[9]),
+                              .angvel = vec3(s[10], s[11], s[12])};
+        engine_block_store(e, e->y, b, &st);
+    }
+    e->t = t;
+    reset_active_set(e, t);
+    e->integrator_dirty = true;
+    return ISSIM_OK;
+}
+
+/* ===== Edits ===== */
+
+static bool is_state_prop(const char *name) {
+    return strcmp(name, "pos") == 0 || strcmp(name, "orient") == 0 || strcmp(name, "vel") == 0 ||
+           strcmp(name, "angvel") == 0;
+}
+
+static int body_of_thing(const Engine *e, ThingId id) {
+    for (int b = 0; b < e->body_count; b++)
+        if (thing_id_equal(e->bodies[b].thing, id))
+            return b;
+    return -1;
+}
+
+/* Re-reads every parameter that may change while running. */
+static IssimStatus refresh_params(Engine *e, IssimError *err) {
+    read_universe(e, thingdb_find_kind(e->db, THING_UNIVERSE));
+    for (int b = 0; b < e->body_count; b++)
+        read_body(e, &e->bodies[b]);
+    for (int o = 0; o < e->obstacle_count; o++) {
+        IssimStatus s = read_obstacle(e, &e->obstacles[o], err);
+        if (s != ISSIM_OK)
+            return s;
+    }
+    return build_contact_params(e, err);
+}
+
+IssimStatus engine_apply_edit(Engine *e, const char *path, const char *value, IssimError *err) {
+    ThingId id;
+    int prop;
+    IssimStatus s = thingdb_resolve(e->db, path, &id, &prop, err);
+    if (s != ISSIM_OK)
+        return s;
+    PropValue old = *thing_prop_value(e->db, id, prop);
+    s = thingdb_set_text(e->db, path, value, true, err);
+    if (s != ISSIM_OK)
+        return s;
+    s = refresh_params(e, err);
+    if (s != ISSIM_OK) {
+        /* Cross-property validation failed (a zero normal): put the old value back. */
+        thing_set(e->db, id, prop, &old, false, NULL);
+        refresh_params(e, NULL);
+        return s;
+    }
+    const char *name = thing_prop_def(e->db, id, prop)->name;
+    int body = body_of_thing(e, id);
+    if (body >= 0 && is_state_prop(name)) {
+        EngineBodyState st = engine_block_state(e, e->y, body);
+        const PropValue *v = thing_prop_value(e->db, id, prop);
+        if (strcmp(name, "pos") == 0)
+            st.pos = vec3(v->vec[0], v->vec[1], v->vec[2]);
+        else if (strcmp(name, "vel") == 0)
+            st.vel = vec3(v->vec[0], v->vec[1], v->vec[2]);
+        else if (strcmp(name, "angvel") == 0)
+            st.angvel = vec3(v->vec[0], v->vec[1], v->vec[2]);
+        else
+            st.orient = (Quat){v->vec[0], v->vec[1], v->vec[2], v->vec[3]};
+        engine_block_store(e, e->y, body, &st);
+        reset_active_set(e, e->t);
+    }
+    e->integrator_dirty = true;
+    return ISSIM_OK;
+}
+
+/* ===== Bodies and contacts ===== */
+
+int engine_body_count(const Engine *e) {
+    return e->body_count;
+}
+const char *engine_body_name(const Engine *e, int body) {
+    return e->bodies[body].name;
+}
+ThingId engine_body_thing(const Engine *e, int body) {
+    return e->bodies[body].thing;
+}
+double engine_body_mass(const Engine *e, int body) {
+    return e->bodies[body].mass;
+}
+
+EngineBodyState engine_body_state(const Engine *e, int body) {
+    return engine_block_state(e, e->y, body);
+}
+
+int engine_active_contact_count(const Engine *e) {
+    int n = 0;
+    for (int ci = 0; ci < e->contact_count; ci++)
+        n += e->contacts[ci].active;
+    return n;
+}
+
+int engine_contact_reports(const Engine *e, ContactReport *out, int max) {
+    int n = 0;
+    for (int ci = 0; ci < e->contact_count && n < max; ci++) {
+        const EngineContact *c = &e->contacts[ci];
+        if (!c->active)
+            continue;
+        ContactKinematics k;
+        Vec3 point;
+        engine_contact_kinematics(e, e->y, c, e->t, &k, &point);
+        ContactForce f = e->pairs[c->pair].model->force(&c->params, &c->history, &k);
+        out[n++] = (ContactReport){.id = c->id,
+                                   .body_a = c->body,
+                                   .body_b = -1,
+                                   .obstacle = c->obstacle,
+                                   .point = point,
+                                   .normal = k.normal,
+                                   .depth = k.depth,
+                                   .depth_rate = k.depth_rate,
+                                   .normal_force = f.normal,
+                                   .force = vec3_mad(f.tangent, f.normal, k.normal)};
+    }
+    return n;
+}

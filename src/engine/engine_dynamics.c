@@ -1,0 +1,266 @@
+/* Equations of motion of the bodies and their contacts.
+ *
+ * Free bodies follow the Newton-Euler equations with the attitude as a unit quaternion
+ * (000 App. B eq. B.1-B.2 with no bilateral constraints: p' = v, q' = 0.5 (0, w) q,
+ * m v' = f, I_w w' = tau - w x I_w w). Planar bodies are the three-coordinate form of 004 4.2.2
+ * (eq. 4.47-4.51: orientation, centre of mass in the plane, and their rates); our plane is x-z
+ * with z up, so theta is a rotation about +y.
+ *
+ * Contact forces come from the per-contact laws (contact.h) for the contacts in the active
+ * set. The active set changes only at located events (root finding on the depth), never
+ * inside the right-hand side: that keeps the right-hand side smooth between events, which
+ * is what lets CVODE's error control and BDF's Newton iteration work (004 4.8 integrates the
+ * same bar drops with CVODE).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "engine_internal.h"
+
+static Quat planar_quat(double theta) {
+    return (Quat){cos(0.5 * theta), 0.0, sin(0.5 * theta), 0.0};
+}
+
+EngineBodyState engine_block_state(const Engine *e, const double *y, int body) {
+    const StateBlock *b = &e->blocks[e->bodies[body].block];
+    const double *s = y + b->offset;
+    EngineBodyState st;
+    if (b->kind == BLOCK_FREE_BODY) {
+        st.pos = vec3(s[0], s[1], s[2]);
+        st.orient = quat_normalize((Quat){s[3], s[4], s[5], s[6]});
+        st.vel = vec3(s[7], s[8], s[9]);
+        st.angvel = vec3(s[10], s[11], s[12]);
+    } else {
+        st.pos = vec3(s[0], 0.0, s[1]);
+        st.orient = planar_quat(s[2]);
+        st.vel = vec3(s[3], 0.0, s[4]);
+        st.angvel = vec3(0.0, s[5], 0.0);
+    }
+    return st;
+}
+
+void engine_block_store(const Engine *e, double *y, int body, const EngineBodyState *st) {
+    const StateBlock *b = &e->blocks[e->bodies[body].block];
+    double *s = y + b->offset;
+    if (b->kind == BLOCK_FREE_BODY) {
+        Quat q = quat_normalize(st->orient);
+        double v[FREE_BODY_SIZE] = {st->pos.x,    st->pos.y,    st->pos.z,   q.w,       q.x,
+                                    q.y,          q.z,          st->vel.x,   st->vel.y, st->vel.z,
+                                    st->angvel.x, st->angvel.y, st->angvel.z};
+        memcpy(s, v, sizeof v);
+    } else {
+        /* Out-of-plane components are dropped: the planar block has no room for them. */
+        s[0] = st->pos.x;
+        s[1] = st->pos.z;
+        s[2] = quat_planar_angle_y(st->orient);
+        s[3] = st->vel.x;
+        s[4] = st->vel.z;
+        s[5] = st->angvel.y;
+    }
+}
+
+void engine_contact_kinematics(const Engine *e, const double *y, const EngineContact *c, double t,
+                               ContactKinematics *k, Vec3 *point) {
+    const EngineBody *body = &e->bodies[c->body];
+    const EngineObstacle *ob = &e->obstacles[c->obstacle];
+    EngineBodyState st = engine_block_state(e, y, c->body);
+    Vec3 r = quat_rotate(st.orient, body->vertices[c->vertex]);
+    Vec3 centre = vec3_add(st.pos, r);
+    Vec3 n = ob->normal;
+    /* The vertex is the centre of a sphere of the body's radius; the contact point is the
+     * sphere's point nearest the plane. */
+    Vec3 r_point = vec3_mad(r, -body->radius, n);
+    Vec3 v_point = spatial_point_velocity(st.vel, st.angvel, r_point);
+    double vn = vec3_dot(v_point, n);
+    k->depth = ob->offset + body->radius - vec3_dot(centre, n);
+    k->depth_rate = -vn;
+    k->normal = n;
+    k->tangent_velocity = vec3_mad(v_point, -vn, n);
+    k->t = t;
+    Mat3 inv_inertia;
+    Vec3 inv_principal = vec3(1.0 / body->inertia.x, 1.0 / body->inertia.y, 1.0 / body->inertia.z);
+    if (e->planar) {
+        /* Only rotation about y exists in the plane. */
+        inv_principal = vec3(0.0, 1.0 / body->inertia.y, 0.0);
+    }
+    inv_inertia = mat3_world_inertia(st.orient, inv_principal);
+    k->effective_mass = spatial_effective_mass(body->mass, inv_inertia, r_point, n);
+    if (point)
+        *point = vec3_add(st.pos, r_point);
+}
+
+static void body_derivative(const Engine *e, int bi, const double *y, Vec3 force, Vec3 torque,
+                            double *ydot) {
+    const EngineBody *body = &e->bodies[bi];
+    const StateBlock *b = &e->blocks[body->block];
+    const double *s = y + b->offset;
+    double *d = ydot + b->offset;
+    if (b->kind == BLOCK_PLANAR_BODY) {
+        d[0] = s[3];
+        d[1] = s[4];
+        d[2] = s[5];
+        d[3] = force.x / body->mass;
+        d[4] = force.z / body->mass;
+        d[5] = torque.y / body->inertia.y;
+        return;
+    }
+    Quat q = quat_normalize((Quat){s[3], s[4], s[5], s[6]});
+    Vec3 w = vec3(s[10], s[11], s[12]);
+    Quat dq = quat_derivative(q, w);
+    Mat3 inertia = mat3_world_inertia(q, body->inertia);
+    Mat3 inv_inertia = mat3_world_inertia(
+        q, vec3(1.0 / body->inertia.x, 1.0 / body->inertia.y, 1.0 / body->inertia.z));
+    Vec3 gyro = vec3_cross(w, mat3_mul_vec(inertia, w));
+    Vec3 dw = mat3_mul_vec(inv_inertia, vec3_sub(torque, gyro));
+    d[0] = s[7];
+    d[1] = s[8];
+    d[2] = s[9];
+    d[3] = dq.w;
+    d[4] = dq.x;
+    d[5] = dq.y;
+    d[6] = dq.z;
+    d[7] = force.x / body->mass;
+    d[8] = force.y / body->mass;
+    d[9] = force.z / body->mass;
+    d[10] = dw.x;
+    d[11] = dw.y;
+    d[12] = dw.z;
+}
+
+/* Forces and torques are accumulated per body in the scratch area after the RK4 stages. */
+void engine_rhs(Engine *e, double t, const double *y, double *ydot) {
+    e->stats.rhs_evals++;
+    enum { MAX_STACK_BODIES = 64 };
+    Vec3 force_stack[MAX_STACK_BODIES], torque_stack[MAX_STACK_BODIES];
+    Vec3 *force = force_stack, *torque = torque_stack;
+    if (e->body_count > MAX_STACK_BODIES) {
+        force = (Vec3 *)(e->scratch + 6 * (size_t)e->state_size);
+        torque = force + e->body_count;
+    }
+    for (int i = 0; i < e->body_count; i++) {
+        const EngineBody *body = &e->bodies[i];
+        force[i] = vec3_mad(body->force, body->mass, e->gravity);
+        torque[i] = body->torque;
+    }
+    for (int ci = 0; ci < e->contact_count; ci++) {
+        const EngineContact *c = &e->contacts[ci];
+        if (!c->active)
+            continue;
+        ContactKinematics k;
+        Vec3 point;
+        engine_contact_kinematics(e, y, c, t, &k, &point);
+        ContactForce f = e->pairs[c->pair].model->force(&c->params, &c->history, &k);
+        Vec3 total = vec3_mad(f.tangent, f.normal, k.normal);
+        EngineBodyState st = engine_block_state(e, y, c->body);
+        force[c->body] = vec3_add(force[c->body], total);
+        torque[c->body] = vec3_add(torque[c->body], vec3_cross(vec3_sub(point, st.pos), total));
+    }
+    for (int i = 0; i < e->body_count; i++)
+        body_derivative(e, i, y, force[i], torque[i], ydot);
+}
+
+void engine_roots(const Engine *e, const double *y, double *g) {
+    for (int ci = 0; ci < e->contact_count; ci++) {
+        ContactKinematics k;
+        engine_contact_kinematics(e, y, &e->contacts[ci], e->t, &k, NULL);
+        g[ci] = k.depth;
+    }
+}
+
+/* directions (Nullable): the integrator's crossing direction per contact (+1 depth rising,
+ * -1 falling, 0 none). Without it, the sign of the depth decides. A contact begins when the
+ * depth rises through zero and ends when it falls through zero. */
+int engine_update_active_set(Engine *e, double t, const int *directions) {
+    int changes = 0;
+    for (int ci = 0; ci < e->contact_count; ci++) {
+        EngineContact *c = &e->contacts[ci];
+        ContactKinematics k;
+        engine_contact_kinematics(e, e->y, c, t, &k, NULL);
+        bool want;
+        if (directions)
+            want = directions[ci] > 0 ? true : directions[ci] < 0 ? false : c->active;
+        else
+            want = k.depth > 0.0;
+        if (want == c->active)
+            continue;
+        changes++;
+        EngineEvent ev = {.t = t,
+                          .body = c->body,
+                          .vertex = c->vertex,
+                          .obstacle = c->obstacle,
+                          .normal_velocity = -k.depth_rate};
+        if (want) {
+            c->active = true;
+            c->id = ++e->next_contact_id;
+            c->t_begin = t;
+            memset(&c->history, 0, sizeof c->history);
+            e->pairs[c->pair].model->begin(&c->params, &c->history, &k);
+            ev.kind = ENGINE_EVENT_CONTACT_BEGIN;
+            ev.contact_id = c->id;
+        } else {
+            c->active = false;
+            ev.kind = ENGINE_EVENT_CONTACT_END;
+            ev.contact_id = c->id;
+            ev.duration = t - c->t_begin;
+        }
+        engine_emit(e, &ev);
+    }
+    return changes;
+}
+
+void engine_commit_contacts(Engine *e, double t) {
+    for (int ci = 0; ci < e->contact_count; ci++) {
+        EngineContact *c = &e->contacts[ci];
+        if (!c->active)
+            continue;
+        ContactKinematics k;
+        engine_contact_kinematics(e, e->y, c, t, &k, NULL);
+        int events = e->pairs[c->pair].model->commit(&c->params, &c->history, &k);
+        if (events & CONTACT_EVENT_EQUILIBRIUM) {
+            EngineEvent ev = {.kind = ENGINE_EVENT_EQUILIBRIUM,
+                              .t = t,
+                              .body = c->body,
+                              .vertex = c->vertex,
+                              .obstacle = c->obstacle,
+                              .contact_id = c->id};
+            engine_emit(e, &ev);
+        }
+    }
+}
+
+void engine_normalize_state(Engine *e, double *y) {
+    for (int bi = 0; bi < e->block_count; bi++) {
+        const StateBlock *b = &e->blocks[bi];
+        if (b->kind != BLOCK_FREE_BODY)
+            continue;
+        double *s = y + b->offset;
+        Quat q = quat_normalize((Quat){s[3], s[4], s[5], s[6]});
+        s[3] = q.w;
+        s[4] = q.x;
+        s[5] = q.y;
+        s[6] = q.z;
+    }
+}
+
+EngineEnergy engine_energy(const Engine *e) {
+    EngineEnergy en = {0};
+    for (int i = 0; i < e->body_count; i++) {
+        const EngineBody *body = &e->bodies[i];
+        EngineBodyState st = engine_block_state(e, e->y, i);
+        Mat3 inertia = mat3_world_inertia(st.orient, body->inertia);
+        en.kinetic += 0.5 * body->mass * vec3_dot(st.vel, st.vel) +
+                      0.5 * vec3_dot(st.angvel, mat3_mul_vec(inertia, st.angvel));
+        en.potential -= body->mass * vec3_dot(e->gravity, st.pos);
+    }
+    for (int ci = 0; ci < e->contact_count; ci++) {
+        const EngineContact *c = &e->contacts[ci];
+        if (!c->active)
+            continue;
+        ContactKinematics k;
+        engine_contact_kinematics(e, e->y, c, e->t, &k, NULL);
+        if (k.depth > 0.0)
+            en.elastic += 0.5 * c->params.stiffness * k.depth * k.depth;
+    }
+    en.total = en.kinetic + en.potential + en.elastic;
+    return en;
+}

@@ -1,0 +1,370 @@
+/* Simulation sessions: scene -> engine + registry (+ recorder), headless runs and their summary.
+ * The interactive engine thread is in sim_thread.c. */
+#include "issim/sim.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "issim/io.h"
+#include "sim_internal.h"
+
+SimOptions sim_options_default(void) {
+    return (SimOptions){.until = 2.0, .dt = 0.0, .integrator = -1, .every = 1};
+}
+
+static IssimStatus apply_sets(ThingDb *db, const SimOptions *o, IssimError *err) {
+    for (int i = 0; i < o->set_count; i++) {
+        const char *eq = strchr(o->sets[i], '=');
+        if (!eq || eq == o->sets[i])
+            return issim_error_set(err, ISSIM_ERR_INVALID,
+                                   "--set %s: expected PATH=VALUE (for example bar.mass=2)",
+                                   o->sets[i]);
+        char path[256];
+        size_t len = (size_t)(eq - o->sets[i]);
+        if (len >= sizeof path)
+            return issim_error_set(err, ISSIM_ERR_INVALID, "--set: path too long");
+        memcpy(path, o->sets[i], len);
+        path[len] = '\0';
+        IssimError sub;
+        if (thingdb_set_text(db, path, eq + 1, false, &sub) != ISSIM_OK)
+            return issim_error_set(err, sub.status, "--set %s: %s", o->sets[i], sub.message);
+    }
+    return ISSIM_OK;
+}
+
+static void on_engine_event(const EngineEvent *ev, void *user);
+
+Sim *sim_create_from_db(const ThingDb *db_in, const char *scene_path, const SimOptions *options,
+                        IssimError *err) {
+    Sim *sim = calloc(1, sizeof *sim);
+    if (!sim) {
+        issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    sim->options = options ? *options : sim_options_default();
+    if (sim->options.every < 1)
+        sim->options.every = 1;
+    issim_strlcpy(sim->scene_path, scene_path ? scene_path : "", sizeof sim->scene_path);
+    pthread_mutex_init(&sim->clock_mutex, NULL);
+    sim->speed = 1.0;
+    ThingDb *db = thingdb_clone(db_in);
+    if (!db) {
+        issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
+        sim_destroy(sim);
+        return NULL;
+    }
+    IssimStatus s = apply_sets(db, &sim->options, err);
+    if (s == ISSIM_OK) {
+        EngineOptions eo = engine_options_default();
+        eo.dt = sim->options.dt;
+        eo.integrator = sim->options.integrator;
+        sim->engine = engine_create(db, &eo, err);
+        s = sim->engine ? ISSIM_OK : (err ? err->status : ISSIM_ERR_INVALID);
+    }
+    thingdb_destroy(db);
+    if (s == ISSIM_OK) {
+        ThingId universe = thingdb_find_kind(engine_thingdb(sim->engine), THING_UNIVERSE);
+        double history = thing_real(engine_thingdb(sim->engine), universe, "history");
+        RegistryDesc rd = registry_desc_default();
+        double frames = ceil(history / engine_dt(sim->engine)) + 2;
+        rd.history_frames = frames > 1 << 20 ? 1 << 20 : (int)frames;
+        sim->registry = registry_create(&rd, err);
+        s = sim->registry ? engine_register_vars(sim->engine, sim->registry, err) : ISSIM_ERR_NOMEM;
+    }
+    if (s != ISSIM_OK) {
+        sim_destroy(sim);
+        return NULL;
+    }
+    sim->values = calloc((size_t)engine_var_count(sim->engine), sizeof(double));
+    engine_set_event_callback(sim->engine, on_engine_event, sim);
+    return sim;
+}
+
+Sim *sim_create(const char *scene_path, const SimOptions *options, IssimError *err) {
+    ThingDb *db = NULL;
+    if (scene_load_file(scene_path, NULL, &db, err) != ISSIM_OK)
+        return NULL;
+    Sim *sim = sim_create_from_db(db, scene_path, options, err);
+    thingdb_destroy(db);
+    return sim;
+}
+
+void sim_destroy(Sim *sim) {
+    if (!sim)
+        return;
+    sim_stop(sim);
+    engine_destroy(sim->engine);
+    registry_destroy(sim->registry);
+    free(sim->values);
+    free(sim->record_vars);
+    pthread_mutex_destroy(&sim->clock_mutex);
+    free(sim);
+}
+
+Registry *sim_registry(Sim *sim) {
+    return sim->registry;
+}
+Engine *sim_engine(Sim *sim) {
+    return sim->engine;
+}
+
+/* ===== Impacts from contact events ===== */
+
+static double normal_velocity(const Sim *sim, int body, Vec3 normal) {
+    return vec3_dot(engine_body_state(sim->engine, body).vel, normal);
+}
+
+static Vec3 obstacle_normal(const Sim *sim, int obstacle) {
+    const ThingDb *db = engine_thingdb(sim->engine);
+    int seen = 0;
+    for (int i = 0; i < thingdb_count(db); i++) {
+        ThingId id = thingdb_at(db, i);
+        if (thing_kind(db, id) == THING_FIXED_OBSTACLE && seen++ == obstacle)
+            return vec3_normalize(thing_vec3(db, id, "normal"));
+    }
+    return vec3(0, 0, 1);
+}
+
+static void on_engine_event(const EngineEvent *ev, void *user) {
+    Sim *sim = user;
+    SimSummary *sum = sim->summary;
+    if (!sum || ev->body >= SIM_MAX_BODIES)
+        return;
+    SimBodyTrack *track = &sim->tracks[ev->body];
+    Vec3 n = obstacle_normal(sim, ev->obstacle);
+    if (ev->kind == ENGINE_EVENT_CONTACT_BEGIN) {
+        if (track->active_contacts++ == 0 && sum->impact_count < SIM_MAX_IMPACTS) {
+            track->impact = sum->impact_count++;
+            SimImpact *im = &sum->impacts[track->impact];
+            *im = (SimImpact){.body = ev->body,
+                              .t_begin = ev->t,
+                              .v_in = normal_velocity(sim, ev->body, n),
+                              .apex = -INFINITY};
+            track->normal = n;
+        }
+        if (track->impact >= 0 && track->active_contacts > sum->impacts[track->impact].contacts)
+            sum->impacts[track->impact].contacts = track->active_contacts;
+    } else if (ev->kind == ENGINE_EVENT_CONTACT_END && track->active_contacts > 0) {
+        if (--track->active_contacts == 0 && track->impact >= 0) {
+            SimImpact *im = &sum->impacts[track->impact];
+            im->t_end = ev->t;
+            im->v_out = normal_velocity(sim, ev->body, track->normal);
+            im->restitution = im->v_in < 0 ? -im->v_out / im->v_in : NAN;
+            track->in_flight = true;
+        }
+    }
+}
+
+static void track_apexes(Sim *sim) {
+    SimSummary *sum = sim->summary;
+    int bodies = engine_body_count(sim->engine);
+    for (int b = 0; b < bodies && b < SIM_MAX_BODIES; b++) {
+        SimBodyTrack *track = &sim->tracks[b];
+        if (!track->in_flight || track->impact < 0)
+            continue;
+        double h = vec3_dot(engine_body_state(sim->engine, b).pos, track->normal);
+        SimImpact *im = &sum->impacts[track->impact];
+        if (h > im->apex)
+            im->apex = h;
+        if (track->active_contacts > 0)
+            track->in_flight = false;
+    }
+}
+
+/* ===== Recording ===== */
+
+static IssimStatus choose_record_vars(Sim *sim, IssimError *err) {
+    const Engine *e = sim->engine;
+    char list[1024] = "";
+    if (sim->options.vars) {
+        issim_strlcpy(list, sim->options.vars, sizeof list);
+    } else {
+        ThingId universe = thingdb_find_kind(engine_thingdb(e), THING_UNIVERSE);
+        issim_strlcpy(list, thing_string(engine_thingdb(e), universe, "record"), sizeof list);
+    }
+    sim->record_vars = calloc((size_t)engine_var_count(e), sizeof(int));
+    if (!sim->record_vars)
+        return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
+    sim->record_count = 0;
+    if (list[0] == '\0') {
+        for (int i = 0; i < engine_var_count(e); i++)
+            sim->record_vars[sim->record_count++] = i;
+        return ISSIM_OK;
+    }
+    for (char *save = NULL, *tok = strtok_r(list, ", ", &save); tok;
+         tok = strtok_r(NULL, ", ", &save)) {
+        int v = engine_var_find(e, tok);
+        if (v < 0)
+            return issim_error_set(err, ISSIM_ERR_NOT_FOUND,
+                                   "unknown variable '%s' to record (variables look like %s)", tok,
+                                   engine_var_count(e) > 2 ? engine_var_name(e, 2) : "?");
+        if (sim->record_count < engine_var_count(e))
+            sim->record_vars[sim->record_count++] = v;
+    }
+    return ISSIM_OK;
+}
+
+static Recorder *open_recorder(Sim *sim, IssimError *err) {
+    const Engine *e = sim->engine;
+    const char **names = calloc((size_t)sim->record_count + 1, sizeof *names);
+    const char **units = calloc((size_t)sim->record_count + 1, sizeof *units);
+    char meta[4][600];
+    const char *metadata[4] = {meta[0], meta[1], meta[2], meta[3]};
+    if (!names || !units) {
+        free(names);
+        free(units);
+        issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    for (int i = 0; i < sim->record_count; i++) {
+        names[i] = engine_var_name(e, sim->record_vars[i]);
+        units[i] = engine_var_unit(e, sim->record_vars[i]);
+    }
+    snprintf(meta[0], sizeof meta[0], "issim %s", ISSIM_VERSION);
+    snprintf(meta[1], sizeof meta[1], "scene: %s", sim->scene_path);
+    snprintf(meta[2], sizeof meta[2], "options: integrator=%s dt=%.9g every=%d lockstep=%s",
+             integrator_name(engine_integrator(e)), engine_dt(e), sim->options.every,
+             sim->options.lockstep ? "yes" : "no");
+    snprintf(meta[3], sizeof meta[3], "command: %s",
+             sim->options.command_line ? sim->options.command_line : "(library)");
+    RecorderDesc rd = recorder_desc_default();
+    rd.path = sim->options.record_path;
+    rd.column_count = sim->record_count;
+    rd.columns = names;
+    rd.units = units;
+    rd.metadata = metadata;
+    rd.metadata_count = 4;
+    Recorder *rec = recorder_open(&rd, err);
+    free(names);
+    free(units);
+    return rec;
+}
+
+static void record_row(Sim *sim, Recorder *rec) {
+    double row[1024];
+    int n = sim->record_count < 1024 ? sim->record_count : 1024;
+    for (int i = 0; i < n; i++)
+        row[i] = sim->values[sim->record_vars[i]];
+    recorder_push(rec, engine_time(sim->engine), row, true);
+}
+
+/* ===== Headless runs ===== */
+
+static void publish(Sim *sim, SimSummary *sum) {
+    Engine *e = sim->engine;
+    double t = engine_time(e);
+    engine_write_vars(e, sim->values);
+    registry_publish(sim->registry, t, sim->values);
+    if (sum) {
+        sum->state_hash = issim_hash_bytes(sum->state_hash, &t, sizeof t);
+        sum->state_hash = issim_hash_bytes(sum->state_hash, sim->values,
+                                           sizeof(double) * (size_t)engine_var_count(e));
+    }
+}
+
+static void progress(const Sim *sim, double t, double wall_start) {
+    if (sim->options.quiet)
+        return;
+    fprintf(stderr, "\rissim: t = %.3f / %.3f s (%3.0f%%), %.1f s wall", t, sim->options.until,
+            100.0 * t / sim->options.until, issim_wall_time() - wall_start);
+}
+
+IssimStatus sim_run_headless(Sim *sim, SimSummary *sum, IssimError *err) {
+    Engine *e = sim->engine;
+    memset(sum, 0, sizeof *sum);
+    sum->state_hash = ISSIM_HASH_INIT;
+    sim->summary = sum;
+    for (int b = 0; b < SIM_MAX_BODIES; b++)
+        sim->tracks[b] = (SimBodyTrack){.impact = -1};
+    if (engine_body_count(e) > 0) {
+        sum->drop_height = vec3_dot(engine_body_state(e, 0).pos, obstacle_normal(sim, 0));
+    }
+    Recorder *rec = NULL;
+    if (sim->options.record_path) {
+        IssimStatus s = choose_record_vars(sim, err);
+        if (s != ISSIM_OK)
+            return s;
+        rec = open_recorder(sim, err);
+        if (!rec)
+            return err ? err->status : ISSIM_ERR_IO;
+    }
+    double wall_start = issim_wall_time(), last_progress = wall_start;
+    publish(sim, sum);
+    if (rec)
+        record_row(sim, rec);
+    IssimStatus status = ISSIM_OK;
+    bool reported_failure = false;
+    /* Output instants are k dt, computed from k rather than accumulated, so a run to T has
+     * exactly ceil(T / dt) output steps and ends on T. */
+    const double until = sim->options.until, dt = engine_dt(e), t0 = engine_time(e);
+    const uint64_t step_count = (uint64_t)ceil((until - t0) / dt - 1e-9);
+    for (uint64_t k = 1; k <= step_count; k++) {
+        double target = k == step_count ? until : t0 + (double)k * dt;
+        status = engine_advance(e, target, err);
+        if (status != ISSIM_OK)
+            break;
+        sum->output_steps++;
+        publish(sim, sum);
+        track_apexes(sim);
+        if (rec && sum->output_steps % (uint64_t)sim->options.every == 0)
+            record_row(sim, rec);
+        if (rec && !reported_failure && recorder_failed(rec, NULL))
+            reported_failure = true; /* the recorder logged it; keep simulating */
+        double now = issim_wall_time();
+        if (now - last_progress > 0.5) {
+            progress(sim, engine_time(e), wall_start);
+            last_progress = now;
+        }
+    }
+    if (!sim->options.quiet && last_progress != wall_start)
+        fputc('\n', stderr);
+    sum->t_end = engine_time(e);
+    sum->engine = engine_stats(e);
+    sum->wall_seconds = issim_wall_time() - wall_start;
+    if (rec) {
+        IssimError rerr = {0};
+        RecorderStats rs = recorder_stats(rec);
+        if (recorder_close(rec, &rerr) != ISSIM_OK) {
+            sum->recording_failed = true;
+            issim_strlcpy(sum->recording_error, rerr.message, sizeof sum->recording_error);
+        }
+        sum->rows_recorded = rs.rows_pushed; /* blocking pushes: none dropped */
+    }
+    sim->summary = NULL;
+    return status;
+}
+
+void sim_print_summary(const Sim *sim, const SimSummary *sum, FILE *out) {
+    const Engine *e = sim->engine;
+    fprintf(out, "scene      %s\n", sim->scene_path);
+    fprintf(out,
+            "simulated  %.6g s with %s, dt %.3g s: %llu integrator steps, %llu contact "
+            "events, %.3f s wall (%.0fx real time)\n",
+            sum->t_end, integrator_name(engine_integrator(e)), engine_dt(e),
+            (unsigned long long)sum->engine.steps, (unsigned long long)sum->engine.root_events,
+            sum->wall_seconds, sum->wall_seconds > 0 ? sum->t_end / sum->wall_seconds : 0.0);
+    fprintf(out, "drop       height %.6g m\n", sum->drop_height);
+    if (sum->impact_count == 0)
+        fprintf(out, "impacts    none\n");
+    for (int i = 0; i < sum->impact_count; i++) {
+        const SimImpact *im = &sum->impacts[i];
+        if (im->t_end > 0)
+            fprintf(out,
+                    "impact %2d  %s t = %.6f s: v_in %+.6f m/s, v_out %+.6f m/s, restitution "
+                    "%.6f, contact %.3f ms (%d vertices), apex %.6g m\n",
+                    i + 1, engine_body_name(e, im->body), im->t_begin, im->v_in, im->v_out,
+                    im->restitution, 1e3 * (im->t_end - im->t_begin), im->contacts,
+                    isfinite(im->apex) ? im->apex : NAN);
+        else
+            fprintf(out, "impact %2d  %s t = %.6f s: v_in %+.6f m/s, still in contact\n", i + 1,
+                    engine_body_name(e, im->body), im->t_begin, im->v_in);
+    }
+    if (sim->options.record_path)
+        fprintf(out, "recorded   %llu rows to %s\n", (unsigned long long)sum->rows_recorded,
+                sim->options.record_path);
+    if (sum->recording_failed)
+        fprintf(out, "recording  FAILED: %s (rows before the failure are readable)\n",
+                sum->recording_error);
+}

@@ -1,0 +1,41 @@
+/* Private session state shared by sim.c (headless) and sim_thread.c (interactive). */
+#ifndef ISSIM_SIM_INTERNAL_H
+#define ISSIM_SIM_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "issim/sim.h"
+
+#define SIM_MAX_BODIES 256
+
+typedef struct SimBodyTrack {
+    int active_contacts;
+    int impact; /* index into summary->impacts, or -1 */
+    bool in_flight;
+    Vec3 normal;
+} SimBodyTrack;
+
+struct Sim {
+    SimOptions options;
+    char scene_path[512];
+    Engine *engine;
+    Registry *registry;
+    double *values; /* engine_var_count: the frame being published */
+    int *record_vars;
+    int record_count;
+    SimSummary *summary; /* non-null during a headless run */
+    SimBodyTrack tracks[SIM_MAX_BODIES];
+
+    /* Display clock, shared by the display/controller and the engine thread: guarded by
+     * clock_mutex (never taken by the servo, which reads only the registry). */
+    pthread_mutex_t clock_mutex;
+    double clock_wall_origin, clock_sim_origin, speed;
+    bool paused;
+
+    pthread_t thread;
+    bool thread_running;
+    atomic_bool stop_requested;
+};
+
+#endif

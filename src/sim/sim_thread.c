@@ -1,0 +1,169 @@
+/* The interactive engine thread (000 App. B.4.4: "the engine should run far ahead of the users,
+ * predicting the states for a significant future time ... when users perform some action ...
+ * the engine must reset to that event and continue").
+ *
+ * The thread keeps the engine time in [display time, display time + horizon]: it steps while
+ * behind the horizon and sleeps otherwise. Every step is published to the registry, so frames
+ * ahead of the display time are the future states. An edit from the registry's queue is first
+ * tried on a copy of the database (a refused edit costs nothing); an acceptable edit rewinds
+ * the registry and the engine to the newest frame at or before the display time, is applied
+ * there, and integration continues from that instant: the displayed past never changes, the
+ * speculative future is recomputed.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sim_internal.h"
+
+static double clock_value_locked(const Sim *sim, double wall) {
+    if (sim->paused)
+        return sim->clock_sim_origin;
+    return sim->clock_sim_origin + (wall - sim->clock_wall_origin) * sim->speed;
+}
+
+double sim_display_time(const Sim *sim) {
+    Sim *s = (Sim *)sim; /* the mutex is the only non-const part */
+    pthread_mutex_lock(&s->clock_mutex);
+    double t = clock_value_locked(s, issim_wall_time());
+    pthread_mutex_unlock(&s->clock_mutex);
+    return t;
+}
+
+static void rebase_clock_locked(Sim *sim) {
+    double wall = issim_wall_time();
+    sim->clock_sim_origin = clock_value_locked(sim, wall);
+    sim->clock_wall_origin = wall;
+}
+
+void sim_set_paused(Sim *sim, bool paused) {
+    pthread_mutex_lock(&sim->clock_mutex);
+    rebase_clock_locked(sim);
+    sim->paused = paused;
+    pthread_mutex_unlock(&sim->clock_mutex);
+}
+
+void sim_set_speed(Sim *sim, double speed) {
+    if (!(speed > 0.0) || !isfinite(speed))
+        return;
+    pthread_mutex_lock(&sim->clock_mutex);
+    rebase_clock_locked(sim);
+    sim->speed = speed;
+    pthread_mutex_unlock(&sim->clock_mutex);
+}
+
+static double horizon(const Sim *sim) {
+    const ThingDb *db = engine_thingdb(sim->engine);
+    return thing_real(db, thingdb_find_kind(db, THING_UNIVERSE), "horizon");
+}
+
+static void publish_frame(Sim *sim, double step_wall, uint64_t resets) {
+    Engine *e = sim->engine;
+    engine_write_vars(e, sim->values);
+    registry_publish(sim->registry, engine_time(e), sim->values);
+    ContactReport reports[64];
+    int n = engine_contact_reports(e, reports, 64);
+    registry_publish_contacts(sim->registry, engine_time(e), reports, n);
+    EngineStats st = engine_stats(e);
+    double stats[ENGINE_STAT_COUNT] = {
+        [ENGINE_STAT_STEPS] = (double)st.steps,
+        [ENGINE_STAT_STEP_TIME_US] = 1e6 * step_wall,
+        [ENGINE_STAT_SIM_TIME] = engine_time(e),
+        [ENGINE_STAT_REALTIME_FACTOR] = step_wall > 0 ? engine_dt(e) / step_wall : 0.0,
+        [ENGINE_STAT_RESETS] = (double)resets,
+        [ENGINE_STAT_WARNINGS] = (double)st.warnings,
+        [ENGINE_STAT_ACTIVE_CONTACTS] = engine_active_contact_count(e),
+    };
+    registry_slot_write(sim->registry, REGISTRY_SLOT_ENGINE_STATS, issim_wall_time(), stats,
+                        ENGINE_STAT_COUNT);
+}
+
+/* Rewinds engine and registry to the newest frame at or before the display time. */
+static void reset_to_display_time(Sim *sim, double *frame_values) {
+    double t_reset = fmin(sim_display_time(sim), engine_time(sim->engine));
+    RegistryFrame frame = {.values = frame_values};
+    if (!registry_read_at(sim->registry, t_reset, &frame))
+        return;
+    if (frame.t >= engine_time(sim->engine))
+        return;
+    IssimError err;
+    if (engine_restore_vars(sim->engine, frame.t, frame.values, &err) == ISSIM_OK)
+        registry_rewind(sim->registry, frame.t);
+    else
+        issim_log(ISSIM_LOG_WARN, "reset to t = %g failed: %s", frame.t, err.message);
+}
+
+static bool handle_edits(Sim *sim, double *frame_values) {
+    RegistryEdit edit;
+    bool any = false;
+    while (registry_edit_pop(sim->registry, &edit)) {
+        IssimError err = {0};
+        ThingDb *probe = thingdb_clone(engine_thingdb(sim->engine));
+        IssimStatus s = probe ? thingdb_set_text(probe, edit.path, edit.value, true, &err)
+                              : issim_error_set(&err, ISSIM_ERR_NOMEM, "out of memory");
+        thingdb_destroy(probe);
+        if (s == ISSIM_OK) {
+            reset_to_display_time(sim, frame_values);
+            s = engine_apply_edit(sim->engine, edit.path, edit.value, &err);
+        }
+        registry_edit_resolve(sim->registry, edit.id, s == ISSIM_OK, engine_time(sim->engine),
+                              s == ISSIM_OK ? "" : err.message);
+        any = any || s == ISSIM_OK;
+    }
+    return any;
+}
+
+static void *engine_thread(void *arg) {
+    Sim *sim = arg;
+    Engine *e = sim->engine;
+    double *frame_values = calloc((size_t)engine_var_count(e), sizeof(double));
+    uint64_t resets = 0;
+    bool failed = false;
+    publish_frame(sim, 0.0, resets);
+    while (frame_values && !atomic_load(&sim->stop_requested)) {
+        if (handle_edits(sim, frame_values)) {
+            resets++;
+            failed = false;
+            publish_frame(sim, 0.0, resets);
+        }
+        if (!failed && engine_time(e) < sim_display_time(sim) + horizon(sim)) {
+            double w0 = issim_wall_time();
+            IssimError err;
+            if (engine_step(e, &err) != ISSIM_OK) {
+                /* The last good state stays published; an edit may repair the scene. */
+                issim_log(ISSIM_LOG_ERROR, "%s", err.message);
+                failed = true;
+                continue;
+            }
+            publish_frame(sim, issim_wall_time() - w0, resets);
+        } else {
+            struct timespec nap = {0, 1000000};
+            nanosleep(&nap, NULL);
+        }
+    }
+    free(frame_values);
+    return NULL;
+}
+
+IssimStatus sim_start(Sim *sim, IssimError *err) {
+    if (sim->thread_running)
+        return issim_error_set(err, ISSIM_ERR_STATE, "the engine thread is already running");
+    pthread_mutex_lock(&sim->clock_mutex);
+    sim->clock_wall_origin = issim_wall_time();
+    sim->clock_sim_origin = engine_time(sim->engine);
+    pthread_mutex_unlock(&sim->clock_mutex);
+    atomic_store(&sim->stop_requested, false);
+    if (pthread_create(&sim->thread, NULL, engine_thread, sim) != 0)
+        return issim_error_set(err, ISSIM_ERR_STATE, "cannot start the engine thread");
+    sim->thread_running = true;
+    return ISSIM_OK;
+}
+
+void sim_stop(Sim *sim) {
+    if (!sim->thread_running)
+        return;
+    atomic_store(&sim->stop_requested, true);
+    pthread_join(sim->thread, NULL);
+    sim->thread_running = false;
+}

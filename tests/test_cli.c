@@ -1,0 +1,174 @@
+/* The issim executable as a user runs it: exit codes, usage, recording, --set, validate. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "testutil.h"
+
+static char output[65536];
+
+/* Runs `issim ARGS` (stdout and stderr captured together); returns the exit status. */
+static int issim(const char *args) {
+    const char *bin = getenv("ISSIM_BINARY");
+    if (!bin)
+        bin = "build/issim";
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s 2>&1", test_source_path(""), bin, args);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(output, 1, sizeof output - 1, p);
+    output[n] = '\0';
+    int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void test_help_and_usage(void **state) {
+    assert_int_equal(issim("--help"), 0);
+    assert_non_null(strstr(output, "usage: issim run SCENE"));
+    assert_int_equal(issim(""), 2);
+    assert_int_equal(issim("frobnicate"), 2);
+    assert_non_null(strstr(output, "unknown command"));
+    assert_int_equal(issim("run"), 2);
+    assert_non_null(strstr(output, "needs a SCENE"));
+    assert_int_equal(issim("run scenes/point_drop.lua --until -1"), 2);
+    assert_non_null(strstr(output, "--until"));
+    assert_int_equal(issim("run scenes/point_drop.lua --bogus"), 2);
+    assert_int_equal(issim("run scenes/point_drop.lua --set nonsense"), 2);
+    assert_int_equal(issim("run scenes/point_drop.lua --every 0"), 2);
+}
+
+/* The command of the issue: a trajectory file with t first, named columns, units, metadata. */
+static void test_run_records_trajectory(void **state) {
+    const char *csv = test_temp_path(".csv");
+    char args[512];
+    snprintf(args, sizeof args, "run scenes/point_drop.lua --headless --until 2 --record %s", csv);
+    assert_int_equal(issim(args), 0);
+    assert_non_null(strstr(output, "restitution 0.799"));
+    FILE *f = fopen(csv, "r");
+    assert_non_null(f);
+    char line[4096];
+    int rows = 0, metadata = 0;
+    bool header = false, units = false;
+    double t_last = -1;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "# units:", 8) == 0) {
+            units = true;
+            assert_non_null(strstr(line, "s,m,m/s,J"));
+        } else if (line[0] == '#') {
+            metadata++;
+        } else if (!header) {
+            header = true;
+            assert_string_equal(line, "t,bar.pos.z,bar.vel.z,universe.energy.total\n");
+        } else {
+            double t, z, v, en;
+            assert_int_equal(sscanf(line, "%lf,%lf,%lf,%lf", &t, &z, &v, &en), 4);
+            assert_true(t > t_last);
+            t_last = t;
+            rows++;
+        }
+    }
+    fclose(f);
+    assert_true(header && units);
+    assert_true(metadata >= 3);
+    assert_int_equal(rows, 2001); /* t = 0, 0.001, ..., 2 */
+    assert_near(t_last, 2.0, 1e-12);
+    /* --every and --vars */
+    snprintf(args, sizeof args,
+             "run scenes/point_drop.lua --headless --until 1 --every 10 --vars bar.pos.x,bar.pos.z "
+             "--record %s --quiet",
+             csv);
+    assert_int_equal(issim(args), 0);
+    f = fopen(csv, "r");
+    rows = 0;
+    while (fgets(line, sizeof line, f))
+        if (line[0] != '#' && line[0] != 't')
+            rows++;
+    fclose(f);
+    assert_int_equal(rows, 101);
+    remove(csv);
+}
+
+static void test_set_overrides_and_errors(void **state) {
+    assert_int_equal(issim("run scenes/point_drop.lua --headless --until 0.5 --quiet --set "
+                           "universe.gravity='0 0 -1.62'"),
+                     0);
+    /* On the Moon the bar has not landed after 0.5 s (it needs 0.79 s). */
+    assert_non_null(strstr(output, "impacts    none"));
+    assert_int_equal(issim("run scenes/point_drop.lua --headless --set bar.mass=-1"), 1);
+    assert_non_null(strstr(output, "bar.mass"));
+    assert_int_equal(issim("run scenes/point_drop.lua --headless --set nobody.mass=1"), 1);
+    assert_non_null(strstr(output, "nobody"));
+    assert_int_equal(issim("run scenes/no_such_scene.lua --headless"), 1);
+    assert_non_null(strstr(output, "no_such_scene.lua"));
+    assert_int_equal(issim("run scenes/point_drop.lua --headless --vars bar.nothing --record "
+                           "/tmp/x.csv"),
+                     1);
+    assert_non_null(strstr(output, "bar.nothing"));
+}
+
+/* A full disk at the start is a clear error; a disk filling up during the run (a 16 KiB file
+ * size limit) stops the recording with a message while the simulation completes, and the rows
+ * written so far stay readable. */
+static void test_full_disk(void **state) {
+    int rc = issim("run scenes/point_drop.lua --headless --until 1 --record /dev/full --quiet");
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(output, "No space left on device"));
+    rc = issim("run scenes/point_drop.lua --headless --record /nonexistent/dir/out.csv");
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(output, "/nonexistent/dir/out.csv"));
+
+    const char *csv = test_temp_path(".csv");
+    const char *bin = getenv("ISSIM_BINARY");
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && (ulimit -f 16; exec '%s' run scenes/point_drop.lua --headless --until 2 "
+             "--quiet --record %s) 2>&1",
+             test_source_path(""), bin ? bin : "build/issim", csv);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(output, 1, sizeof output - 1, p);
+    output[n] = '\0';
+    int status = pclose(p);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 1);
+    assert_non_null(strstr(output, "File too large"));
+    assert_non_null(strstr(output, "impact  5")); /* the simulation carried on to t = 2 */
+    FILE *f = fopen(csv, "r");
+    assert_non_null(f);
+    char line[4096];
+    int rows = 0;
+    long size = 0;
+    while (fgets(line, sizeof line, f)) {
+        size_t len = strlen(line);
+        size += (long)len;
+        assert_int_equal(line[len - 1], '\n'); /* no partial row */
+        if (line[0] != '#' && line[0] != 't') {
+            double t, z, v, en;
+            assert_int_equal(sscanf(line, "%lf,%lf,%lf,%lf", &t, &z, &v, &en), 4);
+            rows++;
+        }
+    }
+    fclose(f);
+    assert_true(size <= 16 * 1024);
+    assert_true(rows > 50);
+    remove(csv);
+}
+
+static void test_validate(void **state) {
+    assert_int_equal(issim("validate scenes/point_drop.lua"), 0);
+    assert_non_null(strstr(output, "ok"));
+    assert_int_equal(issim("validate scenes/bar_drop_horizontal.lua"), 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_help_and_usage),
+        cmocka_unit_test(test_run_records_trajectory),
+        cmocka_unit_test(test_set_overrides_and_errors),
+        cmocka_unit_test(test_full_disk),
+        cmocka_unit_test(test_validate),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
