@@ -570,7 +570,7 @@ int engine_contact_reports(const Engine *e, ContactReport *out, int max) {
             continue;
         ContactKinematics k;
         Vec3 point;
-        engine_contact_kinematics(e, e->y, c, e->t, &k, &point);
+        engine_contact_kinematics(e, e->y, c, e->t, &k, &point, NULL);
         ContactForce f = e->pairs[c->pair].model->force(&c->params, &c->history, &k);
         out[n++] = (ContactReport){.id = c->id,
                                    .body_a = c->body,

@@ -60,11 +60,26 @@ void engine_block_store(const Engine *e, double *y, int body, const EngineBodySt
 }
 
 void engine_contact_kinematics(const Engine *e, const double *y, const EngineContact *c, double t,
-                               ContactKinematics *k, Vec3 *point) {
+                               ContactKinematics *k, Vec3 *point, Vec3 *arm) {
     const EngineBody *body = &e->bodies[c->body];
     const EngineObstacle *ob = &e->obstacles[c->obstacle];
-    EngineBodyState st = engine_block_state(e, y, c->body);
-    Vec3 r = quat_rotate(st.orient, body->vertices[c->vertex]);
+    const StateBlock *blk = &e->blocks[body->block];
+    EngineBodyState st;
+    Vec3 r, v = body->vertices[c->vertex];
+    if (blk->kind == BLOCK_PLANAR_BODY) {
+        /* Rotation about y by theta, without going through a quaternion: this is the hot
+         * path of every planar right-hand side. */
+        const double *s = y + blk->offset;
+        double sn = sin(s[2]), cs = cos(s[2]);
+        st.pos = vec3(s[0], 0.0, s[1]);
+        st.vel = vec3(s[3], 0.0, s[4]);
+        st.angvel = vec3(0.0, s[5], 0.0);
+        st.orient = quat_identity(); /* unused on this path */
+        r = vec3(cs * v.x + sn * v.z, v.y, -sn * v.x + cs * v.z);
+    } else {
+        st = engine_block_state(e, y, c->body);
+        r = quat_rotate(st.orient, v);
+    }
     Vec3 centre = vec3_add(st.pos, r);
     Vec3 n = ob->normal;
     /* The vertex is the centre of a sphere of the body's radius; the contact point is the
@@ -77,16 +92,22 @@ void engine_contact_kinematics(const Engine *e, const double *y, const EngineCon
     k->normal = n;
     k->tangent_velocity = vec3_mad(v_point, -vn, n);
     k->t = t;
-    Mat3 inv_inertia;
-    Vec3 inv_principal = vec3(1.0 / body->inertia.x, 1.0 / body->inertia.y, 1.0 / body->inertia.z);
+    /* 1/m_eff = 1/m + (r x n)^T I_w^-1 (r x n), evaluated in the body frame where I is
+     * diagonal: no world inertia matrix is formed on this hot path. */
+    Vec3 rxn = vec3_cross(r_point, n);
+    double angular;
     if (e->planar) {
-        /* Only rotation about y exists in the plane. */
-        inv_principal = vec3(0.0, 1.0 / body->inertia.y, 0.0);
+        angular = rxn.y * rxn.y / body->inertia.y; /* only rotation about y exists */
+    } else {
+        Vec3 u = quat_rotate_inv(st.orient, rxn);
+        angular = u.x * u.x / body->inertia.x + u.y * u.y / body->inertia.y +
+                  u.z * u.z / body->inertia.z;
     }
-    inv_inertia = mat3_world_inertia(st.orient, inv_principal);
-    k->effective_mass = spatial_effective_mass(body->mass, inv_inertia, r_point, n);
+    k->effective_mass = 1.0 / (1.0 / body->mass + angular);
     if (point)
         *point = vec3_add(st.pos, r_point);
+    if (arm)
+        *arm = r_point;
 }
 
 static void body_derivative(const Engine *e, int bi, const double *y, Vec3 force, Vec3 torque,
@@ -147,13 +168,12 @@ void engine_rhs(Engine *e, double t, const double *y, double *ydot) {
         if (!c->active)
             continue;
         ContactKinematics k;
-        Vec3 point;
-        engine_contact_kinematics(e, y, c, t, &k, &point);
+        Vec3 arm;
+        engine_contact_kinematics(e, y, c, t, &k, NULL, &arm);
         ContactForce f = e->pairs[c->pair].model->force(&c->params, &c->history, &k);
         Vec3 total = vec3_mad(f.tangent, f.normal, k.normal);
-        EngineBodyState st = engine_block_state(e, y, c->body);
         force[c->body] = vec3_add(force[c->body], total);
-        torque[c->body] = vec3_add(torque[c->body], vec3_cross(vec3_sub(point, st.pos), total));
+        torque[c->body] = vec3_add(torque[c->body], vec3_cross(arm, total));
     }
     for (int i = 0; i < e->body_count; i++)
         body_derivative(e, i, y, force[i], torque[i], ydot);
@@ -162,7 +182,7 @@ void engine_rhs(Engine *e, double t, const double *y, double *ydot) {
 void engine_roots(const Engine *e, const double *y, double *g) {
     for (int ci = 0; ci < e->contact_count; ci++) {
         ContactKinematics k;
-        engine_contact_kinematics(e, y, &e->contacts[ci], e->t, &k, NULL);
+        engine_contact_kinematics(e, y, &e->contacts[ci], e->t, &k, NULL, NULL);
         g[ci] = k.depth;
     }
 }
@@ -175,7 +195,7 @@ int engine_update_active_set(Engine *e, double t, const int *directions) {
     for (int ci = 0; ci < e->contact_count; ci++) {
         EngineContact *c = &e->contacts[ci];
         ContactKinematics k;
-        engine_contact_kinematics(e, e->y, c, t, &k, NULL);
+        engine_contact_kinematics(e, e->y, c, t, &k, NULL, NULL);
         bool want;
         if (directions)
             want = directions[ci] > 0 ? true : directions[ci] < 0 ? false : c->active;
@@ -214,7 +234,7 @@ void engine_commit_contacts(Engine *e, double t) {
         if (!c->active)
             continue;
         ContactKinematics k;
-        engine_contact_kinematics(e, e->y, c, t, &k, NULL);
+        engine_contact_kinematics(e, e->y, c, t, &k, NULL, NULL);
         int events = e->pairs[c->pair].model->commit(&c->params, &c->history, &k);
         if (events & CONTACT_EVENT_EQUILIBRIUM) {
             EngineEvent ev = {.kind = ENGINE_EVENT_EQUILIBRIUM,
@@ -257,7 +277,7 @@ EngineEnergy engine_energy(const Engine *e) {
         if (!c->active)
             continue;
         ContactKinematics k;
-        engine_contact_kinematics(e, e->y, c, e->t, &k, NULL);
+        engine_contact_kinematics(e, e->y, c, e->t, &k, NULL, NULL);
         if (k.depth > 0.0)
             en.elastic += 0.5 * c->params.stiffness * k.depth * k.depth;
     }

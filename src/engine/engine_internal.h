@@ -106,9 +106,10 @@ struct Engine {
 /* engine_dynamics.c */
 EngineBodyState engine_block_state(const Engine *e, const double *y, int body);
 void engine_block_store(const Engine *e, double *y, int body, const EngineBodyState *s);
-/* depth of contact c in state y (positive when penetrating), and its rate. */
+/* Kinematics of contact c in state y; point (Nullable) receives the world contact point, arm
+ * (Nullable) its offset from the centre of mass. */
 void engine_contact_kinematics(const Engine *e, const double *y, const EngineContact *c, double t,
-                               ContactKinematics *k, Vec3 *point);
+                               ContactKinematics *k, Vec3 *point, Vec3 *arm);
 /* dy/dt at (t, y) with the current active set. */
 void engine_rhs(Engine *e, double t, const double *y, double *ydot);
 /* Root functions: depth of every contact candidate. */

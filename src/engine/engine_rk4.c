@@ -33,7 +33,7 @@ static void rk4_step(Engine *e, double t, const double *y, double h, double *y_o
 /* Signed event function of contact c: > 0 once its event has happened. */
 static double event_value(const Engine *e, const EngineContact *c, const double *y) {
     ContactKinematics k;
-    engine_contact_kinematics(e, y, c, e->t, &k, NULL);
+    engine_contact_kinematics(e, y, c, e->t, &k, NULL, NULL);
     return c->active ? -k.depth : k.depth;
 }
 

@@ -87,7 +87,7 @@ int engine_contact_jacobian(const Engine *e, double *j, int max_rows) {
             continue;
         ContactKinematics k;
         Vec3 point;
-        engine_contact_kinematics(e, e->y, c, e->t, &k, &point);
+        engine_contact_kinematics(e, e->y, c, e->t, &k, &point, NULL);
         EngineBodyState st = engine_block_state(e, e->y, c->body);
         Vec3 r = vec3_sub(point, st.pos);
         Vec3 rxn = vec3_cross(r, k.normal);

@@ -1,0 +1,90 @@
+/* Rotations: quaternions (w, x, y, z) mapping body to world, and the contact tangent basis.
+ *
+ * Quaternion products follow Hamilton's convention (quat_mul in math.h), so for a unit q the
+ * rotation is v_w = q (0, v) q*. The vector rotation below uses the expanded form
+ * v' = v + w t + u x t with u = (x, y, z), t = 2 u x v (Rodrigues), which costs 15 multiplies
+ * instead of the 32 of two quaternion products and agrees with quat_to_mat3 to rounding.
+ */
+#include "issim/math.h"
+
+Quat quat_normalize(Quat q) {
+    double n = quat_norm(q);
+    if (!(n > 0.0) || !isfinite(n))
+        return quat_identity();
+    double s = 1.0 / n;
+    return (Quat){q.w * s, q.x * s, q.y * s, q.z * s};
+}
+
+Quat quat_from_axis_angle(Vec3 axis, double angle) {
+    Vec3 u = vec3_normalize(axis);
+    if (u.x == 0.0 && u.y == 0.0 && u.z == 0.0)
+        return quat_identity();
+    double s = sin(0.5 * angle);
+    return (Quat){cos(0.5 * angle), u.x * s, u.y * s, u.z * s};
+}
+
+Vec3 quat_rotate(Quat q, Vec3 v) {
+    Vec3 u = {q.x, q.y, q.z};
+    Vec3 t = vec3_scale(vec3_cross(u, v), 2.0);
+    return vec3_add(vec3_mad(v, q.w, t), vec3_cross(u, t));
+}
+
+Vec3 quat_rotate_inv(Quat q, Vec3 v) {
+    return quat_rotate(quat_conj(q), v);
+}
+
+Mat3 quat_to_mat3(Quat q) {
+    double xx = q.x * q.x, yy = q.y * q.y, zz = q.z * q.z;
+    double xy = q.x * q.y, xz = q.x * q.z, yz = q.y * q.z;
+    double wx = q.w * q.x, wy = q.w * q.y, wz = q.w * q.z;
+    return (Mat3){{
+        {1.0 - 2.0 * (yy + zz), 2.0 * (xy - wz), 2.0 * (xz + wy)},
+        {2.0 * (xy + wz), 1.0 - 2.0 * (xx + zz), 2.0 * (yz - wx)},
+        {2.0 * (xz - wy), 2.0 * (yz + wx), 1.0 - 2.0 * (xx + yy)},
+    }};
+}
+
+/* q(t) maps body to world and w is expressed in the world frame, so the world-side product
+ * applies: dq/dt = 0.5 (0, w) q. */
+Quat quat_derivative(Quat q, Vec3 w_world) {
+    Quat d = quat_mul((Quat){0.0, w_world.x, w_world.y, w_world.z}, q);
+    return (Quat){0.5 * d.w, 0.5 * d.x, 0.5 * d.y, 0.5 * d.z};
+}
+
+/* The angle theta with q = (cos theta/2, 0, sin theta/2, 0), so theta lies in (-2 pi, 2 pi]:
+ * q and -q give angles 2 pi apart (the same rotation). Components x and z, zero for a planar
+ * attitude, are ignored. */
+double quat_planar_angle_y(Quat q) {
+    return 2.0 * atan2(q.y, q.w);
+}
+
+/* The basis is the image of (x, y) under the shortest-arc rotation taking z to n (Frisvad
+ * 2012, "Building an orthonormal basis from a 3D unit vector without normalization"):
+ *   t1 = (1 - x^2 / (1 + z), -x y / (1 + z), -x),  t2 = (-x y / (1 + z), 1 - y^2 / (1 + z), -y).
+ * Frisvad's form divides by 1 + z, which loses every digit near n = -z (Nelson Max 2017: the
+ * basis stops being orthonormal well before the singular point). Duff et al. 2017 ("Building
+ * an orthonormal basis, revisited") fix that by flipping the construction at z = 0, which makes
+ * the basis jump across the whole equator. Here we keep Frisvad's (continuous) basis and
+ * evaluate it robustly instead: with r = |(x, y)|, c = x / r, s = y / r and a unit n,
+ * x^2 / (1 + z) = c^2 (1 - z) and x y / (1 + z) = c s (1 - z), neither of which cancels. The
+ * result is orthogonal to n for any n and unit to rounding when n is unit, continuous except
+ * at n = -z itself (where the shortest arc is not unique), and right-handed (t1 x t2 = n) since
+ * it is a rotation of (x, y, z). For n = -z exactly we take the limit along +x:
+ * t1 = (-1, 0, 0), t2 = (0, 1, 0). */
+void vec3_tangent_basis(Vec3 n, Vec3 *t1, Vec3 *t2) {
+    double r2 = n.x * n.x + n.y * n.y;
+    double c = 1.0, s = 0.0;
+    if (r2 > 1e-280) {
+        double inv = 1.0 / sqrt(r2);
+        c = n.x * inv;
+        s = n.y * inv;
+    } else if (n.x != 0.0 || n.y != 0.0) {
+        double r = hypot(n.x, n.y); /* squares underflow: scale-safe path */
+        c = n.x / r;
+        s = n.y / r;
+    }
+    double k = 1.0 - n.z;
+    double cs = -c * s * k;
+    *t1 = (Vec3){1.0 - c * c * k, cs, -n.x};
+    *t2 = (Vec3){cs, 1.0 - s * s * k, -n.y};
+}
