@@ -12,7 +12,8 @@
  * buffer. Header: '#' metadata lines (program version, scene, options), then the column line
  * "t,bar.pos.z,...", then a units line beginning with '#' ("# units: s,m,..."). Rows are
  * written with whole-row write(2) calls, so a killed process leaves a file readable up to the
- * last flush (no partial line). A write error (full disk, revoked path) is reported once with
+ * last flush (at most an unterminated last line, when a kill lands inside a multi-page write;
+ * readers skip it). A write error (full disk, revoked path) is reported once with
  * a message naming the file and errno; the recorder then stops writing and the simulation
  * carries on.
  */

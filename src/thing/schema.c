@@ -1,0 +1,374 @@
+/* The standard property schema of each thing kind (docs/scene-format.md lists the same tables).
+ *
+ * Mutability follows 000 B.3.3: the laws of physics and everything the engine compiles into its
+ * model at (re)start (integrator, tolerances, planar mode, geometry, materials) are fixed during
+ * a run; state (positions, velocities), loads, masses and display settings are live.
+ */
+#include "thing_internal.h"
+
+#include <string.h>
+
+static const char *const kind_names[THING_KIND_COUNT] = {
+    [THING_GROUP] = "group",     [THING_UNIVERSE] = "universe",
+    [THING_RIGID_BODY] = "body", [THING_FIXED_OBSTACLE] = "obstacle",
+    [THING_USER] = "user",       [THING_CONTACT_PAIR] = "contact",
+};
+
+const char *thing_kind_name(ThingKind kind) {
+    return (unsigned)kind < THING_KIND_COUNT ? kind_names[kind] : "unknown";
+}
+
+bool thing_kind_parse(const char *text, ThingKind *out) {
+    for (int k = 0; k < THING_KIND_COUNT; k++) {
+        if (text && strcmp(text, kind_names[k]) == 0) {
+            *out = (ThingKind)k;
+            return true;
+        }
+    }
+    return false;
+}
+
+#define REAL(x)                                                                                    \
+    { .type = PROP_REAL, .real = (x) }
+#define BOOLV(b)                                                                                   \
+    { .type = PROP_BOOL, .boolean = (b) }
+#define ENUMV(i)                                                                                   \
+    { .type = PROP_ENUM, .integer = (i) }
+#define STR(s)                                                                                     \
+    { .type = PROP_STRING, .string = s }
+#define VEC(x, y, z)                                                                               \
+    {                                                                                              \
+        .type = PROP_VEC3, .vec = {(x), (y), (z) }                                                 \
+    }
+
+static const char *const integrator_names[] = {"bdf", "adams", "rk4"};
+static const char *const shape_names[] = {"plane"};
+
+static const PropDef universe_props[] = {
+    {.name = "gravity",
+     .type = PROP_VEC3,
+     .unit = "m/s^2",
+     .description = "gravitational acceleration, world frame",
+     .min = -1e4,
+     .max = 1e4,
+     .mutability = PROP_LIVE,
+     .default_value = VEC(0, 0, -9.81)},
+    {.name = "planar",
+     .type = PROP_BOOL,
+     .unit = "",
+     .description = "constrain every body to the x-z plane: translation in x and z, rotation "
+                    "about y",
+     .mutability = PROP_FIXED_DURING_RUN,
+     .default_value = BOOLV(false)},
+    {.name = "integrator",
+     .type = PROP_ENUM,
+     .unit = "",
+     .description = "time integrator: CVODE BDF (stiff), CVODE Adams (non-stiff) or fixed-step "
+                    "RK4",
+     .mutability = PROP_FIXED_DURING_RUN,
+     .enum_names = integrator_names,
+     .enum_count = 3,
+     .default_value = ENUMV(0)},
+    {.name = "dt",
+     .type = PROP_REAL,
+     .unit = "s",
+     .description = "output interval for CVODE, step for RK4",
+     .min = 0,
+     .max = 1,
+     .min_exclusive = true,
+     .mutability = PROP_FIXED_DURING_RUN,
+     .default_value = REAL(1e-3)},
+    {.name = "rtol",
+     .type = PROP_REAL,
+     .unit = "",
+     .description = "CVODE relative tolerance",
+     .min = 0,
+     .max = 1e-2,
+     .min_exclusive = true,
+     .mutability = PROP_FIXED_DURING_RUN,
+     .default_value = REAL(1e-8)},
+    {.name = "atol",
+     .type = PROP_REAL,
+     .unit = "",
+     .description = "CVODE absolute tolerance on every state component",
+     .min = 0,
+     .max = 1,
+     .min_exclusive = true,
+     .mutability = PROP_FIXED_DURING_RUN,
+     .default_value = REAL(1e-10)},
+    {.name = "max_step",
+     .type = PROP_REAL,
+     .unit = "s",
+     .description = "CVODE maximum internal step; 0 = dt",
+     .min = 0,
+     .max = 1,
+     .mutability = PROP_FIXED_DURING_RUN,
+     .default_value = REAL(0)},
+    {.name = "horizon",
+     .type = PROP_REAL,
+     .unit = "s",
+     .description = "how far the interactive engine runs ahead of wall time",
+     .min = 0,
+     .max = 10,
+     .mutability = PROP_LIVE,
+     .default_value = REAL(0.25)},
+    {.name = "history",
+     .type = PROP_REAL,
+     .unit = "s",
+     .description = "length of the trajectory history kept in the registry",
+     .min = 0,
+     .max = 3600,
+     .min_exclusive = true,
+     .mutability = PROP_FIXED_DURING_RUN,
+     .default_value = REAL(20)},
+    {.name = "record",
+     .type = PROP_STRING,
+     .unit = "",
+     .description = "comma-separated variables recorded by default, e.g. bar.pos.z,bar.vel.z",
+     .mutability = PROP_FIXED_DURING_RUN,
+     .default_value = STR("")},
+    {.name = "camera_eye",
+     .type = PROP_VEC3,
+     .unit = "m",
+     .description = "initial camera position, world frame",
+     .min = -1e6,
+     .max = 1e6,
+     .mutability = PROP_LIVE,
+     .default_value = VEC(1.5, -2.5, 1.2)},
+    {.name = "camera_target",
+     .type = PROP_VEC3,
+     .unit = "m",
+     .description = "point the initial camera looks at, world frame",
+     .min = -1e6,
+     .max = 1e6,
+     .mutability = PROP_LIVE,
+     .default_value = VEC(0, 0, 0.2)},
+    {.name = "camera_fov",
+     .type = PROP_REAL,
+     .unit = "deg",
+     .description = "vertical field of view of the camera",
+     .min = 5,
+     .max = 170,
+     .mutability = PROP_LIVE,
+     .default_value = REAL(45)},
+    {.name = "scene_name",
+     .type = PROP_STRING,
+     .unit = "",
+     .description = "name of the scene (the scene file's top-level name)",
+     .mutability = PROP_FIXED_DURING_RUN,
+     .default_value = STR("")},
+    {.name = "description",
+     .type = PROP_STRING,
+     .unit = "",
+     .description = "one-paragraph description of the scene (top-level description)",
+     .mutability = PROP_FIXED_DURING_RUN,
+     .default_value = STR("")},
+};
+
+static const PropDef body_props[] = {
+    {.name = "mass",
+     .type = PROP_REAL,
+     .unit = "kg",
+     .description = "mass of the body",
+     .min = 0,
+     .max = 1e9,
+     .min_exclusive = true,
+     .mutability = PROP_LIVE,
+     .default_value = REAL(1)},
+    {.name = "inertia",
+     .type = PROP_VEC3,
+     .unit = "kg m^2",
+     .description = "principal moments of inertia about the centre of mass, body frame",
+     .min = 0,
+     .max = 1e9,
+     .min_exclusive = true,
+     .mutability = PROP_LIVE,
+     .default_value = VEC(0.01, 0.01, 0.01)},
+    {.name = "pos",
+     .type = PROP_VEC3,
+     .unit = "m",
+     .description = "position of the centre of mass, world frame",
+     .min = -1e6,
+     .max = 1e6,
+     .mutability = PROP_LIVE,
+     .default_value = VEC(0, 0, 0)},
+    {.name = "orient",
+     .type = PROP_QUAT,
+     .unit = "",
+     .description = "orientation quaternion {w, x, y, z} mapping body to world; normalised",
+     .mutability = PROP_LIVE,
+     .default_value = {.type = PROP_QUAT, .vec = {1, 0, 0, 0}}},
+    {.name = "vel",
+     .type = PROP_VEC3,
+     .unit = "m/s",
+     .description = "velocity of the centre of mass, world frame",
+     .min = -1e6,
+     .max = 1e6,
+     .mutability = PROP_LIVE,
+     .default_value = VEC(0, 0, 0)},
+    {.name = "angvel",
+     .type = PROP_VEC3,
+     .unit = "rad/s",
+     .description = "angular velocity, world frame",
+     .min = -1e6,
+     .max = 1e6,
+     .mutability = PROP_LIVE,
+     .default_value = VEC(0, 0, 0)},
+    {.name = "material",
+     .type = PROP_STRING,
+     .unit = "",
+     .description = "material name; contact pairs choose the contact model by material",
+     .mutability = PROP_FIXED_DURING_RUN,
+     .default_value = STR("default")},
+    {.name = "vertices",
+     .type = PROP_POINTS,
+     .unit = "m",
+     .description = "contact vertices in the body frame; each is a sphere centre of radius "
+                    "`radius`",
+     .min = -1e3,
+     .max = 1e3,
+     .mutability = PROP_FIXED_DURING_RUN,
+     .default_value = {.type = PROP_POINTS, .point_count = 1, .points = {{0, 0, 0}}}},
+    {.name = "radius",
+     .type = PROP_REAL,
+     .unit = "m",
+     .description = "radius of the sphere around every contact vertex (0: points)",
+     .min = 0,
+     .max = 1e3,
+     .mutability = PROP_FIXED_DURING_RUN,
+     .default_value = REAL(0)},
+    {.name = "color",
+     .type = PROP_VEC3,
+     .unit = "",
+     .description = "display colour {r, g, b}",
+     .min = 0,
+     .max = 1,
+     .mutability = PROP_LIVE,
+     .default_value = VEC(0.85, 0.55, 0.25)},
+    {.name = "force",
+     .type = PROP_VEC3,
+     .unit = "N",
+     .description = "external force applied at the centre of mass, world frame",
+     .min = -1e9,
+     .max = 1e9,
+     .mutability = PROP_LIVE,
+     .default_value = VEC(0, 0, 0)},
+    {.name = "torque",
+     .type = PROP_VEC3,
+     .unit = "N m",
+     .description = "external torque about the centre of mass, world frame",
+     .min = -1e9,
+     .max = 1e9,
+     .mutability = PROP_LIVE,
+     .default_value = VEC(0, 0, 0)},
+};
+
+static const PropDef obstacle_props[] = {
+    {.name = "shape",
+     .type = PROP_ENUM,
+     .unit = "",
+     .description = "geometry of the obstacle",
+     .mutability = PROP_FIXED_DURING_RUN,
+     .enum_names = shape_names,
+     .enum_count = 1,
+     .default_value = ENUMV(0)},
+    {.name = "normal",
+     .type = PROP_VEC3,
+     .unit = "",
+     .description = "outward normal of the plane (normalised by the engine; not zero)",
+     .min = -1e3,
+     .max = 1e3,
+     .mutability = PROP_LIVE,
+     .default_value = VEC(0, 0, 1)},
+    {.name = "offset",
+     .type = PROP_REAL,
+     .unit = "m",
+     .description = "plane offset along the normal: points x with n.x = offset lie on it",
+     .min = -1e6,
+     .max = 1e6,
+     .mutability = PROP_LIVE,
+     .default_value = REAL(0)},
+    {.name = "material",
+     .type = PROP_STRING,
+     .unit = "",
+     .description = "material name; contact pairs choose the contact model by material",
+     .mutability = PROP_FIXED_DURING_RUN,
+     .default_value = STR("default")},
+    {.name = "color",
+     .type = PROP_VEC3,
+     .unit = "",
+     .description = "display colour {r, g, b}",
+     .min = 0,
+     .max = 1,
+     .mutability = PROP_LIVE,
+     .default_value = VEC(0.6, 0.6, 0.6)},
+};
+
+static const PropDef user_props[] = {
+    {.name = "pos",
+     .type = PROP_VEC3,
+     .unit = "m",
+     .description = "position of the user's handle, world frame",
+     .min = -1e6,
+     .max = 1e6,
+     .mutability = PROP_LIVE,
+     .default_value = VEC(0, 0, 0)},
+    {.name = "vel",
+     .type = PROP_VEC3,
+     .unit = "m/s",
+     .description = "velocity of the user's handle, world frame",
+     .min = -1e6,
+     .max = 1e6,
+     .mutability = PROP_LIVE,
+     .default_value = VEC(0, 0, 0)},
+    {.name = "force",
+     .type = PROP_VEC3,
+     .unit = "N",
+     .description = "force the user applies through the handle, world frame",
+     .min = -1e6,
+     .max = 1e6,
+     .mutability = PROP_LIVE,
+     .default_value = VEC(0, 0, 0)},
+};
+
+static const PropDef contact_pair_props[] = {
+    {.name = "material_a",
+     .type = PROP_STRING,
+     .unit = "",
+     .description = "first material of the pair",
+     .mutability = PROP_FIXED_DURING_RUN,
+     .default_value = STR("default")},
+    {.name = "material_b",
+     .type = PROP_STRING,
+     .unit = "",
+     .description = "second material of the pair (may equal the first)",
+     .mutability = PROP_FIXED_DURING_RUN,
+     .default_value = STR("default")},
+};
+
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+const PropDef *thing_kind_props(ThingKind kind, int *count) {
+    switch (kind) {
+    case THING_UNIVERSE:
+        *count = COUNT(universe_props);
+        return universe_props;
+    case THING_RIGID_BODY:
+        *count = COUNT(body_props);
+        return body_props;
+    case THING_FIXED_OBSTACLE:
+        *count = COUNT(obstacle_props);
+        return obstacle_props;
+    case THING_USER:
+        *count = COUNT(user_props);
+        return user_props;
+    case THING_CONTACT_PAIR:
+        *count = COUNT(contact_pair_props);
+        return contact_pair_props;
+    case THING_GROUP:
+    case THING_KIND_COUNT:
+        break;
+    }
+    *count = 0;
+    return NULL;
+}

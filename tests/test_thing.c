@@ -1,0 +1,477 @@
+/* Thing database: ids and generations, paths, property parsing/formatting/validation, the
+ * fixed-during-run rule (000 B.3.3), clones. */
+#include "testutil.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "issim/thing.h"
+
+#define assert_contains(haystack, needle)                                                          \
+    do {                                                                                           \
+        const char *h_ = (haystack), *n_ = (needle);                                               \
+        if (!strstr(h_, n_))                                                                       \
+            fail_msg("\"%s\" does not contain \"%s\"", h_, n_);                                    \
+    } while (0)
+
+static ThingId add(ThingDb *db, const char *name, ThingKind kind, ThingId parent) {
+    IssimError err;
+    ThingId id = thingdb_add(db, name, kind, parent, &err);
+    if (thing_id_is_null(id))
+        fail_msg("thingdb_add(%s): %s", name, err.message);
+    return id;
+}
+
+static void test_kind_names(void **state) {
+    (void)state;
+    for (int k = 0; k < THING_KIND_COUNT; k++) {
+        ThingKind parsed;
+        assert_true(thing_kind_parse(thing_kind_name((ThingKind)k), &parsed));
+        assert_int_equal(parsed, k);
+    }
+    ThingKind parsed;
+    assert_false(thing_kind_parse("bdy", &parsed));
+    assert_string_equal(thing_kind_name(THING_RIGID_BODY), "body");
+}
+
+static void test_defaults_validate(void **state) {
+    (void)state;
+    for (int k = 0; k < THING_KIND_COUNT; k++) {
+        int count;
+        const PropDef *defs = thing_kind_props((ThingKind)k, &count);
+        for (int i = 0; i < count; i++) {
+            IssimError err;
+            if (prop_validate(&defs[i], &defs[i].default_value, &err) != ISSIM_OK)
+                fail_msg("%s.%s: %s", thing_kind_name((ThingKind)k), defs[i].name, err.message);
+            assert_non_null(defs[i].description);
+            assert_true(strlen(defs[i].description) > 5);
+            assert_non_null(defs[i].unit);
+        }
+    }
+    int count;
+    thing_kind_props(THING_GROUP, &count);
+    assert_int_equal(count, 0);
+}
+
+static void test_add_find_remove_generations(void **state) {
+    (void)state;
+    ThingDb *db = thingdb_create();
+    IssimError err;
+    ThingId universe = add(db, "universe", THING_UNIVERSE, thing_id_null());
+    ThingId bar = add(db, "bar", THING_RIGID_BODY, thing_id_null());
+    ThingId floor_ = add(db, "floor", THING_FIXED_OBSTACLE, thing_id_null());
+    assert_int_equal(thingdb_count(db), 3);
+    assert_true(thing_id_equal(thingdb_at(db, 1), bar));
+    assert_true(thing_id_is_null(thingdb_at(db, 3)));
+    assert_true(thing_id_equal(thingdb_find(db, "floor"), floor_));
+    assert_true(thing_id_equal(thingdb_find_kind(db, THING_UNIVERSE), universe));
+    assert_string_equal(thing_name(db, bar), "bar");
+    assert_int_equal(thing_kind(db, bar), THING_RIGID_BODY);
+
+    /* Names: syntax, uniqueness among siblings, one universe. */
+    assert_true(thing_id_is_null(thingdb_add(db, "bar", THING_USER, thing_id_null(), &err)));
+    assert_contains(err.message, "duplicate name 'bar'");
+    assert_true(thing_id_is_null(thingdb_add(db, "2bar", THING_USER, thing_id_null(), &err)));
+    assert_contains(err.message, "invalid thing name '2bar'");
+    assert_true(thing_id_is_null(thingdb_add(db, "a.b", THING_USER, thing_id_null(), &err)));
+    assert_true(thing_id_is_null(thingdb_add(db, "", THING_USER, thing_id_null(), &err)));
+    assert_true(thing_id_is_null(thingdb_add(db, "universe", THING_UNIVERSE, bar, &err)));
+    assert_int_equal(thingdb_count(db), 3);
+
+    /* Remove: the id goes stale, the slot is reused with a new generation. */
+    assert_int_equal(thingdb_remove(db, bar, &err), ISSIM_OK);
+    assert_false(thingdb_valid(db, bar));
+    assert_null(thing_name(db, bar));
+    assert_int_equal(thing_prop_count(db, bar), 0);
+    assert_int_equal(thingdb_remove(db, bar, &err), ISSIM_ERR_NOT_FOUND);
+    assert_int_equal(thing_set(db, bar, 0, &(PropValue){.type = PROP_REAL, .real = 1}, false, &err),
+                     ISSIM_ERR_NOT_FOUND);
+    ThingId again = add(db, "bar", THING_RIGID_BODY, thing_id_null());
+    assert_int_equal(again.index, bar.index);
+    assert_int_not_equal(again.generation, bar.generation);
+    assert_false(thingdb_valid(db, bar));
+    assert_true(thingdb_valid(db, again));
+    /* Insertion order: the re-added bar is last. */
+    assert_true(thing_id_equal(thingdb_at(db, 0), universe));
+    assert_true(thing_id_equal(thingdb_at(db, 1), floor_));
+    assert_true(thing_id_equal(thingdb_at(db, 2), again));
+    assert_false(thingdb_valid(db, thing_id_null()));
+    assert_false(thingdb_valid(db, (ThingId){99, 1}));
+    thingdb_destroy(db);
+}
+
+static void test_groups_and_paths(void **state) {
+    (void)state;
+    ThingDb *db = thingdb_create();
+    IssimError err;
+    ThingId arm = add(db, "arm", THING_GROUP, thing_id_null());
+    ThingId link1 = add(db, "link1", THING_RIGID_BODY, arm);
+    ThingId link2 = add(db, "link2", THING_RIGID_BODY, arm);
+    ThingId other =
+        add(db, "link1", THING_RIGID_BODY, thing_id_null()); /* same name, other parent */
+    ThingId pair = add(db, "bar_floor", THING_CONTACT_PAIR, thing_id_null());
+    assert_true(thing_id_equal(thingdb_find(db, "arm.link1"), link1));
+    assert_true(thing_id_equal(thingdb_find(db, "link1"), other));
+    assert_true(thing_id_is_null(thingdb_find(db, "arm.link3")));
+    assert_true(thing_id_is_null(thingdb_find(db, "arm.")));
+    assert_true(thing_id_equal(thing_parent(db, link2), arm));
+    char path[64];
+    assert_string_equal(thing_path(db, link2, path, sizeof path), "arm.link2");
+    assert_int_equal(thing_prop_count(db, arm), 0);
+
+    ThingId id;
+    int prop;
+    assert_int_equal(thingdb_resolve(db, "arm.link1.mass", &id, &prop, &err), ISSIM_OK);
+    assert_true(thing_id_equal(id, link1));
+    assert_string_equal(thing_prop_def(db, id, prop)->name, "mass");
+    assert_int_equal(thingdb_resolve(db, "link1.pos", &id, &prop, &err), ISSIM_OK);
+    assert_true(thing_id_equal(id, other));
+
+    /* Dotted property names (contact models add "contact.model"-style names). */
+    PropDef dotted = {.name = "contact.model",
+                      .type = PROP_REAL,
+                      .unit = "N/m",
+                      .description = "a dotted name",
+                      .min = 0,
+                      .max = 10,
+                      .mutability = PROP_LIVE,
+                      .default_value = {.type = PROP_REAL, .real = 1}};
+    assert_int_equal(thing_add_prop(db, pair, &dotted, &err), ISSIM_OK);
+    assert_int_equal(thing_add_prop(db, pair, &dotted, &err), ISSIM_ERR_INVALID);
+    assert_contains(err.message, "already has a property 'contact.model'");
+    assert_int_equal(thingdb_resolve(db, "bar_floor.contact.model", &id, &prop, &err), ISSIM_OK);
+    assert_true(thing_id_equal(id, pair));
+    assert_string_equal(thing_prop_def(db, id, prop)->name, "contact.model");
+    assert_int_equal(thingdb_set_text(db, "bar_floor.contact.model", "2.5", true, &err), ISSIM_OK);
+    assert_near(thing_real(db, pair, "contact.model"), 2.5, 0);
+
+    /* Errors name the path and list the known properties. */
+    assert_int_equal(thingdb_resolve(db, "arm.link1.mas", &id, &prop, &err), ISSIM_ERR_NOT_FOUND);
+    assert_contains(err.message,
+                    "unknown property 'mas' of body 'arm.link1'; known: mass, inertia");
+    assert_int_equal(thingdb_resolve(db, "nothing.mass", &id, &prop, &err), ISSIM_ERR_NOT_FOUND);
+    assert_contains(err.message, "no thing named 'nothing'");
+    assert_int_equal(thingdb_resolve(db, "arm", &id, &prop, &err), ISSIM_ERR_NOT_FOUND);
+
+    /* Removing a group removes its children. */
+    assert_int_equal(thingdb_remove(db, arm, &err), ISSIM_OK);
+    assert_false(thingdb_valid(db, link1));
+    assert_false(thingdb_valid(db, link2));
+    assert_true(thingdb_valid(db, other));
+    assert_int_equal(thingdb_count(db), 2);
+    thingdb_destroy(db);
+}
+
+static const PropDef *def_of(ThingKind kind, const char *name) {
+    int count;
+    const PropDef *defs = thing_kind_props(kind, &count);
+    for (int i = 0; i < count; i++)
+        if (strcmp(defs[i].name, name) == 0)
+            return &defs[i];
+    fail_msg("no property %s", name);
+    return NULL;
+}
+
+/* Parses text, formats it both ways, parses the formats back: equal each time. */
+static void round_trip(const PropDef *def, const char *text) {
+    IssimError err;
+    PropValue v, back;
+    char buf[4096];
+    if (prop_parse(def, text, &v, &err) != ISSIM_OK)
+        fail_msg("parse %s '%s': %s", def->name, text, err.message);
+    /* Strings are read verbatim, so only their plain format reads back. */
+    for (int lua = 0; lua < (def->type == PROP_STRING ? 1 : 2); lua++) {
+        prop_format(def, &v, lua, buf, sizeof buf);
+        if (prop_parse(def, buf, &back, &err) != ISSIM_OK)
+            fail_msg("re-parse %s '%s': %s", def->name, buf, err.message);
+        if (!prop_value_equal(&v, &back))
+            fail_msg("%s: '%s' -> '%s' is not the same value", def->name, text, buf);
+    }
+}
+
+static void test_parse_format_round_trip(void **state) {
+    (void)state;
+    PropDef int_def = {.name = "count",
+                       .type = PROP_INT,
+                       .unit = "",
+                       .description = "n",
+                       .min = -5,
+                       .max = 1000,
+                       .default_value = {.type = PROP_INT}};
+    round_trip(def_of(THING_RIGID_BODY, "mass"), "2.5");
+    round_trip(def_of(THING_RIGID_BODY, "mass"), "0.1");
+    round_trip(def_of(THING_RIGID_BODY, "mass"), "1e-300");
+    round_trip(def_of(THING_UNIVERSE, "dt"), "0.30000000000000004");
+    round_trip(&int_def, "-3");
+    round_trip(def_of(THING_UNIVERSE, "planar"), "true");
+    round_trip(def_of(THING_UNIVERSE, "planar"), "off");
+    round_trip(def_of(THING_UNIVERSE, "integrator"), "rk4");
+    round_trip(def_of(THING_RIGID_BODY, "material"), "steel \"quoted\"\\");
+    round_trip(def_of(THING_RIGID_BODY, "material"), "");
+    round_trip(def_of(THING_UNIVERSE, "gravity"), "0 0 -1.62");
+    round_trip(def_of(THING_UNIVERSE, "gravity"), "{0, 0.1, -9.81}");
+    round_trip(def_of(THING_RIGID_BODY, "orient"), "{1, 2, 3, 4}");
+    round_trip(def_of(THING_RIGID_BODY, "vertices"), "{{0,0,0.1},{0,0,-0.1}}");
+    round_trip(def_of(THING_RIGID_BODY, "vertices"), "0 0 1; 1 2 3");
+    round_trip(def_of(THING_RIGID_BODY, "vertices"), "{}");
+
+    IssimError err;
+    PropValue v;
+    char buf[256];
+    const PropDef *gravity = def_of(THING_UNIVERSE, "gravity");
+    assert_int_equal(prop_parse(gravity, "{0, 0, -9.81}", &v, &err), ISSIM_OK);
+    assert_near(v.vec[2], -9.81, 0);
+    prop_format(gravity, &v, true, buf, sizeof buf);
+    assert_string_equal(buf, "{0, 0, -9.81}");
+    const PropDef *integrator = def_of(THING_UNIVERSE, "integrator");
+    assert_int_equal(prop_parse(integrator, "adams", &v, &err), ISSIM_OK);
+    assert_int_equal(v.integer, 1);
+    prop_format(integrator, &v, true, buf, sizeof buf);
+    assert_string_equal(buf, "\"adams\"");
+    prop_format(integrator, &v, false, buf, sizeof buf);
+    assert_string_equal(buf, "adams");
+    const PropDef *mass = def_of(THING_RIGID_BODY, "mass");
+    assert_int_equal(prop_parse(mass, "0.1", &v, &err), ISSIM_OK);
+    prop_format(mass, &v, true, buf, sizeof buf);
+    assert_string_equal(buf, "0.1");
+
+    /* Quaternions are normalised, and normalising is idempotent. */
+    const PropDef *orient = def_of(THING_RIGID_BODY, "orient");
+    assert_int_equal(prop_parse(orient, "2 0 0 0", &v, &err), ISSIM_OK);
+    assert_near(v.vec[0], 1, 0);
+    assert_int_equal(prop_parse(orient, "1 1 1 1", &v, &err), ISSIM_OK);
+    assert_near(v.vec[3], 0.5, 1e-16);
+
+    /* Malformed texts. */
+    assert_int_equal(prop_parse(mass, "heavy", &v, &err), ISSIM_ERR_INVALID);
+    assert_contains(err.message, "mass: cannot read 'heavy' as a number (kg)");
+    assert_int_equal(prop_parse(gravity, "1 2", &v, &err), ISSIM_ERR_INVALID);
+    assert_int_equal(prop_parse(gravity, "1 2 3 4", &v, &err), ISSIM_ERR_INVALID);
+    assert_int_equal(prop_parse(gravity, "{1 2 3", &v, &err), ISSIM_ERR_INVALID);
+    assert_int_equal(prop_parse(gravity, "1 2 3x", &v, &err), ISSIM_ERR_INVALID);
+    assert_int_equal(prop_parse(def_of(THING_UNIVERSE, "planar"), "maybe", &v, &err),
+                     ISSIM_ERR_INVALID);
+    assert_int_equal(prop_parse(&int_def, "1.5", &v, &err), ISSIM_ERR_INVALID);
+    assert_int_equal(prop_parse(integrator, "euler", &v, &err), ISSIM_ERR_INVALID);
+    assert_contains(err.message, "unknown choice 'euler'; one of: bdf, adams, rk4");
+    assert_int_equal(prop_parse(def_of(THING_RIGID_BODY, "vertices"), "{{0,0}}", &v, &err),
+                     ISSIM_ERR_INVALID);
+}
+
+static void test_validation_messages(void **state) {
+    (void)state;
+    IssimError err;
+    const PropDef *mass = def_of(THING_RIGID_BODY, "mass");
+    PropValue v = prop_real(-1);
+    assert_int_equal(prop_validate(mass, &v, &err), ISSIM_ERR_RANGE);
+    assert_string_equal(err.message, "mass = -1 kg is out of range: must be > 0");
+    v = prop_real(0); /* exclusive minimum */
+    assert_int_equal(prop_validate(mass, &v, &err), ISSIM_ERR_RANGE);
+    assert_contains(err.message, "must be > 0");
+    v = prop_real(2e9);
+    assert_int_equal(prop_validate(mass, &v, &err), ISSIM_ERR_RANGE);
+    assert_contains(err.message, "must be <= 1e+09");
+    v = prop_real(1e9); /* inclusive maximum */
+    assert_int_equal(prop_validate(mass, &v, &err), ISSIM_OK);
+    v = prop_real(NAN);
+    assert_int_equal(prop_validate(mass, &v, &err), ISSIM_ERR_RANGE);
+    assert_contains(err.message, "is not a finite number");
+    v = prop_real(INFINITY);
+    assert_int_equal(prop_validate(mass, &v, &err), ISSIM_ERR_RANGE);
+    v = prop_vec3(vec3(0, 0, 1));
+    assert_int_equal(prop_validate(mass, &v, &err), ISSIM_ERR_INVALID);
+    assert_contains(err.message, "wrong type");
+
+    const PropDef *radius = def_of(THING_RIGID_BODY, "radius"); /* inclusive minimum 0 */
+    v = prop_real(0);
+    assert_int_equal(prop_validate(radius, &v, &err), ISSIM_OK);
+    v = prop_real(-1e-9);
+    assert_int_equal(prop_validate(radius, &v, &err), ISSIM_ERR_RANGE);
+    assert_contains(err.message, "must be >= 0");
+
+    const PropDef *inertia = def_of(THING_RIGID_BODY, "inertia");
+    v = prop_vec3(vec3(0.1, 0, 0.1));
+    assert_int_equal(prop_validate(inertia, &v, &err), ISSIM_ERR_RANGE);
+    assert_contains(err.message, "{0.1, 0, 0.1} kg m^2 is out of range: y must be > 0");
+    v = prop_vec3(vec3(0.1, NAN, 0.1));
+    assert_int_equal(prop_validate(inertia, &v, &err), ISSIM_ERR_RANGE);
+    assert_contains(err.message, "not finite");
+
+    const PropDef *integrator = def_of(THING_UNIVERSE, "integrator");
+    v = prop_enum(3);
+    assert_int_equal(prop_validate(integrator, &v, &err), ISSIM_ERR_RANGE);
+    assert_contains(err.message, "must be one of bdf, adams, rk4");
+    v = prop_enum(-1);
+    assert_int_equal(prop_validate(integrator, &v, &err), ISSIM_ERR_RANGE);
+
+    const PropDef *normal = def_of(THING_FIXED_OBSTACLE, "normal");
+    v = prop_vec3(vec3(0, 0, 0));
+    assert_int_equal(prop_validate(normal, &v, &err), ISSIM_ERR_RANGE);
+    assert_contains(err.message, "zero vector");
+    v = prop_vec3(vec3(0, 0, 5)); /* not unit: the engine normalises */
+    assert_int_equal(prop_validate(normal, &v, &err), ISSIM_OK);
+
+    const PropDef *orient = def_of(THING_RIGID_BODY, "orient");
+    v = prop_quat((Quat){0, 0, 0, 0});
+    assert_int_equal(prop_validate(orient, &v, &err), ISSIM_ERR_RANGE);
+    assert_contains(err.message, "zero quaternion");
+
+    const PropDef *vertices = def_of(THING_RIGID_BODY, "vertices");
+    Vec3 pts[2] = {{0, 0, 0}, {0, 0, 2000}};
+    v = prop_points(pts, 2);
+    assert_int_equal(prop_validate(vertices, &v, &err), ISSIM_ERR_RANGE);
+    assert_contains(err.message, "point 2 {0, 0, 2000} m is out of range: z must be <= 1000");
+
+    /* Through the database: messages name the path. */
+    ThingDb *db = thingdb_create();
+    ThingId bar = add(db, "bar", THING_RIGID_BODY, thing_id_null());
+    add(db, "floor", THING_FIXED_OBSTACLE, thing_id_null());
+    assert_int_equal(thingdb_set_text(db, "bar.mass", "-1", false, &err), ISSIM_ERR_RANGE);
+    assert_string_equal(err.message, "bar.mass: -1 kg is out of range: must be > 0");
+    assert_near(thing_real(db, bar, "mass"), 1, 0); /* old value kept */
+    assert_int_equal(thingdb_set_text(db, "bar.mass", "nan", false, &err), ISSIM_ERR_RANGE);
+    assert_contains(err.message, "bar.mass: nan kg is not a finite number");
+    assert_int_equal(thingdb_set_text(db, "bar.mass", "inf", false, &err), ISSIM_ERR_RANGE);
+    assert_int_equal(thingdb_set_text(db, "floor.normal", "0 0 0", false, &err), ISSIM_ERR_RANGE);
+    assert_contains(err.message, "floor.normal: {0, 0, 0} is a zero vector");
+    assert_int_equal(thingdb_set_text(db, "bar.orient", "0 0 0 0", false, &err), ISSIM_ERR_RANGE);
+    assert_int_equal(thingdb_set_text(db, "bar.mass", "x", false, &err), ISSIM_ERR_INVALID);
+    assert_contains(err.message, "bar.mass: cannot read 'x' as a number");
+    assert_int_equal(thingdb_set_text(db, "bar.orient", "0 0 0 3", false, &err), ISSIM_OK);
+    Quat q = thing_quat(db, bar, "orient");
+    assert_near(q.z, 1, 0);
+    assert_near(q.w, 0, 0);
+    thingdb_destroy(db);
+}
+
+static void test_fixed_during_run(void **state) {
+    (void)state;
+    ThingDb *db = thingdb_create();
+    IssimError err;
+    ThingId universe = add(db, "universe", THING_UNIVERSE, thing_id_null());
+    ThingId bar = add(db, "bar", THING_RIGID_BODY, thing_id_null());
+    assert_int_equal(thingdb_set_text(db, "bar.material", "steel", true, &err), ISSIM_ERR_READONLY);
+    assert_string_equal(err.message,
+                        "bar.material is fixed during a run; stop the simulation to change it");
+    assert_string_equal(thing_string(db, bar, "material"), "default");
+    int prop = thing_prop_find(db, bar, "material");
+    PropValue v = prop_string("steel");
+    assert_int_equal(thing_set(db, bar, prop, &v, true, &err), ISSIM_ERR_READONLY);
+    assert_contains(err.message, "bar.material is fixed during a run");
+    assert_int_equal(thingdb_set_text(db, "universe.integrator", "rk4", true, &err),
+                     ISSIM_ERR_READONLY);
+    assert_int_equal(thingdb_set_text(db, "universe.dt", "1e-4", true, &err), ISSIM_ERR_READONLY);
+
+    /* Live properties change while running; fixed ones when stopped. */
+    assert_int_equal(thingdb_set_text(db, "bar.mass", "2", true, &err), ISSIM_OK);
+    assert_int_equal(thingdb_set_text(db, "universe.gravity", "0 0 -1.62", true, &err), ISSIM_OK);
+    assert_near(thing_vec3(db, universe, "gravity").z, -1.62, 0);
+    assert_int_equal(thing_set(db, bar, prop, &v, false, &err), ISSIM_OK);
+    assert_string_equal(thing_string(db, bar, "material"), "steel");
+    assert_int_equal(thingdb_set_text(db, "universe.integrator", "rk4", false, &err), ISSIM_OK);
+    assert_int_equal(thing_enum(db, universe, "integrator"), 2);
+    assert_string_equal(thing_enum_name(db, universe, "integrator"), "rk4");
+    assert_int_equal(thingdb_set_text(db, "universe.planar", "true", false, &err), ISSIM_OK);
+    assert_true(thing_bool(db, universe, "planar"));
+    thingdb_destroy(db);
+}
+
+static void test_typed_getters_and_defaults(void **state) {
+    (void)state;
+    ThingDb *db = thingdb_create();
+    ThingId universe = add(db, "universe", THING_UNIVERSE, thing_id_null());
+    ThingId bar = add(db, "bar", THING_RIGID_BODY, thing_id_null());
+    ThingId floor_ = add(db, "floor", THING_FIXED_OBSTACLE, thing_id_null());
+    ThingId user = add(db, "hand", THING_USER, thing_id_null());
+    ThingId pair = add(db, "pair", THING_CONTACT_PAIR, thing_id_null());
+    assert_near(thing_vec3(db, universe, "gravity").z, -9.81, 0);
+    assert_string_equal(thing_enum_name(db, universe, "integrator"), "bdf");
+    assert_near(thing_real(db, universe, "dt"), 1e-3, 0);
+    assert_near(thing_real(db, universe, "horizon"), 0.25, 0);
+    assert_near(thing_real(db, universe, "camera_fov"), 45, 0);
+    assert_string_equal(thing_string(db, universe, "record"), "");
+    assert_near(thing_real(db, bar, "mass"), 1, 0);
+    assert_near(thing_vec3(db, bar, "inertia").y, 0.01, 0);
+    assert_near(thing_quat(db, bar, "orient").w, 1, 0);
+    assert_int_equal(thing_get(db, bar, "vertices")->point_count, 1);
+    assert_string_equal(thing_string(db, bar, "material"), "default");
+    assert_near(thing_vec3(db, floor_, "normal").z, 1, 0);
+    assert_string_equal(thing_enum_name(db, floor_, "shape"), "plane");
+    assert_near(thing_vec3(db, user, "force").x, 0, 0);
+    assert_string_equal(thing_string(db, pair, "material_b"), "default");
+    const PropDef *def = thing_prop_def(db, bar, thing_prop_find(db, bar, "material"));
+    assert_int_equal(def->mutability, PROP_FIXED_DURING_RUN);
+    def = thing_prop_def(db, bar, thing_prop_find(db, bar, "pos"));
+    assert_int_equal(def->mutability, PROP_LIVE);
+    assert_string_equal(def->unit, "m");
+    assert_int_equal(thing_prop_find(db, bar, "nope"), -1);
+    assert_null(thing_prop_def(db, bar, 99));
+    thingdb_destroy(db);
+}
+
+static void test_clone_independent(void **state) {
+    (void)state;
+    ThingDb *db = thingdb_create();
+    IssimError err;
+    add(db, "universe", THING_UNIVERSE, thing_id_null());
+    ThingId arm = add(db, "arm", THING_GROUP, thing_id_null());
+    ThingId link = add(db, "link", THING_RIGID_BODY, arm);
+    ThingId gone = add(db, "gone", THING_USER, thing_id_null());
+    assert_int_equal(thingdb_remove(db, gone, &err), ISSIM_OK);
+    assert_int_equal(thingdb_set_text(db, "arm.link.mass", "3", false, &err), ISSIM_OK);
+
+    ThingDb *copy = thingdb_clone(db);
+    assert_non_null(copy);
+    assert_int_equal(thingdb_count(copy), 3);
+    assert_true(thingdb_valid(copy, link)); /* ids preserved */
+    assert_false(thingdb_valid(copy, gone));
+    assert_near(thing_real(copy, link, "mass"), 3, 0);
+    /* The freed slot is reused identically in both. */
+    ThingId a = add(db, "new", THING_USER, thing_id_null());
+    ThingId b = add(copy, "new", THING_USER, thing_id_null());
+    assert_int_equal(a.index, gone.index);
+    assert_true(thing_id_equal(a, b));
+    assert_int_equal(thingdb_set_text(copy, "arm.link.mass", "5", false, &err), ISSIM_OK);
+    assert_near(thing_real(db, link, "mass"), 3, 0);
+    assert_int_equal(thingdb_remove(db, arm, &err), ISSIM_OK);
+    assert_true(thingdb_valid(copy, link));
+    assert_near(thing_real(copy, link, "mass"), 5, 0);
+    assert_int_equal(thingdb_count(copy), 4);
+    thingdb_destroy(db);
+    thingdb_destroy(copy);
+}
+
+static void test_add_prop_validates_default(void **state) {
+    (void)state;
+    ThingDb *db = thingdb_create();
+    IssimError err;
+    ThingId pair = add(db, "pair", THING_CONTACT_PAIR, thing_id_null());
+    PropDef bad = {.name = "stiffness",
+                   .type = PROP_REAL,
+                   .unit = "N/m",
+                   .description = "k",
+                   .min = 0,
+                   .max = 1,
+                   .min_exclusive = true,
+                   .default_value = {.type = PROP_REAL, .real = 0}};
+    assert_int_equal(thing_add_prop(db, pair, &bad, &err), ISSIM_ERR_RANGE);
+    assert_contains(err.message, "pair.stiffness: invalid default");
+    assert_int_equal(thing_prop_count(db, pair), 2);
+    thingdb_destroy(db);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kind_names),
+        cmocka_unit_test(test_defaults_validate),
+        cmocka_unit_test(test_add_find_remove_generations),
+        cmocka_unit_test(test_groups_and_paths),
+        cmocka_unit_test(test_parse_format_round_trip),
+        cmocka_unit_test(test_validation_messages),
+        cmocka_unit_test(test_fixed_during_run),
+        cmocka_unit_test(test_typed_getters_and_defaults),
+        cmocka_unit_test(test_clone_independent),
+        cmocka_unit_test(test_add_prop_validates_default),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
