@@ -514,7 +514,8 @@ static void test_edit_queue_producers_consumer(void **state) {
     }
     assert_int_equal(registry_edit_result(et->reg, EQ_TOTAL - EQ_CAPACITY, &r),
                      REGISTRY_EDIT_UNKNOWN);
-    assert_true(atomic_load(&et->polled_resolved) > 0);
+    /* How many results the poller happened to catch depends on scheduling (on 2 loaded cores it
+     * can be none), so it is printed above, not asserted; what it saw is checked in the poller. */
     registry_destroy(et->reg);
     free(et);
 }

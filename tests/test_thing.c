@@ -3,6 +3,8 @@
 #include "testutil.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "issim/thing.h"
@@ -460,6 +462,72 @@ static void test_add_prop_validates_default(void **state) {
     thingdb_destroy(db);
 }
 
+/* "%g" without the exponent's plus sign and leading zero: 1e+09 -> 1e9. */
+static const char *doc_number(double x, char *buf, size_t size) {
+    snprintf(buf, size, "%g", x);
+    char *e = strchr(buf, 'e');
+    if (e && e[1] == '+')
+        memmove(e + 1, e + 2, strlen(e + 2) + 1);
+    if (e && e[1] == '-' && e[2] == '0')
+        memmove(e + 2, e + 3, strlen(e + 3) + 1);
+    else if (e && e[1] == '0')
+        memmove(e + 1, e + 2, strlen(e + 2) + 1);
+    return buf;
+}
+
+/* The row of docs/scene-format.md's property tables for def. */
+static void doc_row(const PropDef *d, char *row, size_t size) {
+    static const char *const types[] = {"real",   "int",  "bool", "enum",
+                                        "string", "vec3", "quat", "points"};
+    char type[192], range[128], def[512], lo[32], hi[32];
+    if (d->type == PROP_ENUM) {
+        size_t used = (size_t)snprintf(type, sizeof type, "enum: ");
+        for (int k = 0; k < d->enum_count; k++)
+            used += (size_t)snprintf(type + used, sizeof type - used, "%s`%s`", k ? ", " : "",
+                                     d->enum_names[k]);
+    } else {
+        snprintf(type, sizeof type, "%s", types[d->type]);
+    }
+    if (d->min < d->max)
+        snprintf(range, sizeof range, "%s%s%s, %s]",
+                 d->type == PROP_VEC3 || d->type == PROP_POINTS ? "each " : "",
+                 d->min_exclusive ? "(" : "[", doc_number(d->min, lo, sizeof lo),
+                 doc_number(d->max, hi, sizeof hi));
+    else
+        snprintf(range, sizeof range, "%s", d->type == PROP_QUAT ? "non-zero; normalised" : "—");
+    if (strcmp(d->name, "normal") == 0)
+        strcat(range, "; not zero");
+    if (d->type == PROP_POINTS)
+        strcat(range, "; at most 32 points");
+    prop_format(d, &d->default_value, true, def, sizeof def);
+    snprintf(row, size, "| `%s` | %s | %s | %s | `%s` | %s | %s |", d->name, type,
+             d->unit[0] ? d->unit : "—", range, def, d->mutability == PROP_LIVE ? "live" : "fixed",
+             d->description);
+}
+
+static void test_docs_match_schema(void **state) {
+    (void)state;
+    const char *path = test_source_path("docs/scene-format.md");
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        fail_msg("cannot open %s", path);
+    static char text[1 << 17];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    for (int k = 0; k < THING_KIND_COUNT; k++) {
+        int count;
+        const PropDef *defs = thing_kind_props((ThingKind)k, &count);
+        for (int i = 0; i < count; i++) {
+            char row[1024];
+            doc_row(&defs[i], row, sizeof row);
+            if (!strstr(text, row))
+                fail_msg("docs/scene-format.md lacks the row of %s.%s; expected:\n%s",
+                         thing_kind_name((ThingKind)k), defs[i].name, row);
+        }
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kind_names),
@@ -472,6 +540,7 @@ int main(void) {
         cmocka_unit_test(test_typed_getters_and_defaults),
         cmocka_unit_test(test_clone_independent),
         cmocka_unit_test(test_add_prop_validates_default),
+        cmocka_unit_test(test_docs_match_schema),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
