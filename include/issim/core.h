@@ -62,6 +62,17 @@ void issim_log_set_verbose(bool verbose);
 void issim_log(IssimLogLevel level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void issim_logv(IssimLogLevel level, const char *fmt, va_list args);
 
+/* ===== Programming errors ===== */
+
+/* Called on a programming error (a broken invariant, a wrong property name in engine code),
+ * never on user input. The default logs at ERROR and the process aborts. A handler may longjmp
+ * away (tests do); if it returns, the process aborts. Install before starting threads. */
+typedef void (*IssimFatalHandler)(const char *message);
+IssimFatalHandler issim_set_fatal_handler(IssimFatalHandler handler);
+_Noreturn void issim_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define ISSIM_ASSERT(cond)                                                                         \
+    ((cond) ? (void)0 : issim_fatal("%s:%d: assertion failed: %s", __FILE__, __LINE__, #cond))
+
 /* ===== Time ===== */
 
 /* Monotonic wall clock in seconds. Thread: any. */

@@ -42,8 +42,9 @@ typedef struct SimImpact {
     double v_in;        /* centre-of-mass normal velocity before (< 0), m/s */
     double v_out;       /* after (> 0), m/s */
     double restitution; /* -v_out / v_in */
-    double apex;  /* greatest height (along the contact normal) reached after this impact, m */
-    int contacts; /* most simultaneous contacts during the impact */
+    double apex;        /* height of the centre of mass along the contact normal at the top of the
+                           ballistic flight that follows this impact, m (NaN without gravity) */
+    int contacts;       /* most simultaneous contacts during the impact */
 } SimImpact;
 
 #define SIM_MAX_IMPACTS 256

@@ -3,6 +3,7 @@
 
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -85,6 +86,26 @@ void issim_log(IssimLogLevel level, const char *fmt, ...) {
     va_start(args, fmt);
     issim_logv(level, fmt, args);
     va_end(args);
+}
+
+static IssimFatalHandler fatal_handler;
+
+IssimFatalHandler issim_set_fatal_handler(IssimFatalHandler handler) {
+    IssimFatalHandler old = fatal_handler;
+    fatal_handler = handler;
+    return old;
+}
+
+_Noreturn void issim_fatal(const char *fmt, ...) {
+    char message[1024];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(message, sizeof message, fmt, args);
+    va_end(args);
+    issim_log(ISSIM_LOG_ERROR, "%s", message);
+    if (fatal_handler)
+        fatal_handler(message);
+    abort();
 }
 
 double issim_wall_time(void) {

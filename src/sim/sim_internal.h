@@ -12,7 +12,6 @@
 typedef struct SimBodyTrack {
     int active_contacts;
     int impact; /* index into summary->impacts, or -1 */
-    bool in_flight;
     Vec3 normal;
 } SimBodyTrack;
 

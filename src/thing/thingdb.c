@@ -37,18 +37,9 @@ struct ThingDb {
     int count, order_cap;
 };
 
-/* Programming errors (wrong property name or type in engine code) stop the program: there is
- * no sensible value to return. */
-static void thing_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void thing_fatal(const char *fmt, ...) {
-    char message[512];
-    va_list args;
-    va_start(args, fmt);
-    vsnprintf(message, sizeof message, fmt, args);
-    va_end(args);
-    issim_log(ISSIM_LOG_ERROR, "thing database: %s", message);
-    abort();
-}
+/* Programming errors (wrong property name or type in engine code) stop the program through
+ * the overridable fatal handler: there is no sensible value to return. */
+#define thing_fatal(...) issim_fatal("thing database: " __VA_ARGS__)
 
 static Thing *slot_of(const ThingDb *db, ThingId id) {
     if (!db || id.index == 0 || id.index > db->slot_count)
