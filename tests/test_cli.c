@@ -168,6 +168,22 @@ static void test_validate(void **state) {
     assert_int_equal(issim("validate scenes/point_drop.lua"), 0);
     assert_non_null(strstr(output, "ok"));
     assert_int_equal(issim("validate scenes/bar_drop_horizontal.lua"), 0);
+    /* --save writes the scene with its overrides; the saved scene runs with them. */
+    const char *saved = test_temp_path(".lua");
+    char args[512];
+    snprintf(args, sizeof args,
+             "validate scenes/point_drop.lua --set bar_floor.restitution=0.5 --save %s", saved);
+    assert_int_equal(issim(args), 0);
+    snprintf(args, sizeof args, "run %s --headless --until 0.5 --quiet", saved);
+    assert_int_equal(issim(args), 0);
+    const char *first = strstr(output, "    1  bar");
+    assert_non_null(first);
+    double t, v_in, v_out, r;
+    assert_int_equal(sscanf(first, " 1 bar %lf %lf %lf %lf", &t, &v_in, &v_out, &r), 4);
+    assert_near(r, 0.5, 1e-3);
+    remove(saved);
+    assert_int_equal(issim("validate scenes/point_drop.lua --save /nonexistent/x.lua"), 1);
+    assert_non_null(strstr(output, "/nonexistent/x.lua"));
 }
 
 int main(void) {

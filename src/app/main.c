@@ -17,11 +17,12 @@ static void usage(FILE *out) {
     fputs("usage: issim run SCENE [--headless] [--until T] [--dt DT] [--integrator bdf|adams|rk4]\n"
           "                 [--record FILE] [--vars LIST] [--every N] [--set PATH=VALUE ...]\n"
           "                 [--lockstep] [--quiet]\n"
-          "       issim validate SCENE [--set PATH=VALUE ...]\n"
+          "       issim validate SCENE [--set PATH=VALUE ...] [--save FILE]\n"
           "       issim --help | --version\n"
           "\n"
           "  run       simulate SCENE (a Lua scene file, see docs/scene-format.md)\n"
-          "  validate  load SCENE and build its engine; report problems, simulate nothing\n"
+          "  validate  load SCENE and build its engine; report problems, simulate nothing;\n"
+          "            --save FILE writes the scene with the --set overrides applied\n"
           "\n"
           "  --headless        no window: run to --until as fast as possible, print a summary\n"
           "  --until T         simulated end time in seconds (default 2)\n"
@@ -64,6 +65,7 @@ typedef struct CliArgs {
     bool headless;
     SimOptions options;
     const char *sets[256];
+    const char *save_path; /* validate --save */
 } CliArgs;
 
 static int parse_args(int argc, char **argv, CliArgs *a) {
@@ -75,7 +77,7 @@ static int parse_args(int argc, char **argv, CliArgs *a) {
         bool takes_value = strcmp(arg, "--until") == 0 || strcmp(arg, "--dt") == 0 ||
                            strcmp(arg, "--record") == 0 || strcmp(arg, "--vars") == 0 ||
                            strcmp(arg, "--every") == 0 || strcmp(arg, "--set") == 0 ||
-                           strcmp(arg, "--integrator") == 0;
+                           strcmp(arg, "--integrator") == 0 || strcmp(arg, "--save") == 0;
         if (takes_value && !value)
             return bad_usage("%s needs a value", arg);
         double d;
@@ -111,6 +113,9 @@ static int parse_args(int argc, char **argv, CliArgs *a) {
             i++;
         } else if (strcmp(arg, "--record") == 0) {
             a->options.record_path = value;
+            i++;
+        } else if (strcmp(arg, "--save") == 0) {
+            a->save_path = value;
             i++;
         } else if (strcmp(arg, "--vars") == 0) {
             a->options.vars = value;
@@ -154,8 +159,17 @@ static int cmd_validate(CliArgs *a) {
     printf("%s: ok (%d bodies, %d state variables, integrator %s, dt %g s)\n", a->scene,
            engine_body_count(e), engine_var_count(e), integrator_name(engine_integrator(e)),
            engine_dt(e));
+    int rc = 0;
+    if (a->save_path) {
+        if (scene_save_file(engine_thingdb(e), a->save_path, &err) == ISSIM_OK) {
+            printf("saved %s\n", a->save_path);
+        } else {
+            fprintf(stderr, "issim: %s\n", err.message);
+            rc = 1;
+        }
+    }
     sim_destroy(sim);
-    return 0;
+    return rc;
 }
 
 static int cmd_run(CliArgs *a, int argc, char **argv) {

@@ -68,8 +68,12 @@ Sim *sim_create_from_db(const ThingDb *db_in, const char *scene_path, const SimO
         ThingId universe = thingdb_find_kind(engine_thingdb(sim->engine), THING_UNIVERSE);
         double history = thing_real(engine_thingdb(sim->engine), universe, "history");
         RegistryDesc rd = registry_desc_default();
+        /* universe.history is honoured up to a memory budget, so a tiny step (RK4 at 1e-5 s)
+         * does not turn 20 s of history into hundreds of megabytes. */
         double frames = ceil(history / engine_dt(sim->engine)) + 2;
-        rd.history_frames = frames > 1 << 20 ? 1 << 20 : (int)frames;
+        double budget = SIM_HISTORY_BUDGET_BYTES / (8.0 * engine_var_count(sim->engine));
+        frames = fmin(frames, fmax(budget, 1024.0));
+        rd.history_frames = (int)frames;
         sim->registry = registry_create(&rd, err);
         s = sim->registry ? engine_register_vars(sim->engine, sim->registry, err) : ISSIM_ERR_NOMEM;
     }

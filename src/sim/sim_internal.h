@@ -8,6 +8,7 @@
 #include "issim/sim.h"
 
 #define SIM_MAX_BODIES 256
+#define SIM_HISTORY_BUDGET_BYTES (32.0 * 1024 * 1024)
 
 typedef struct SimBodyTrack {
     int active_contacts;
