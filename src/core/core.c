@@ -123,6 +123,17 @@ uint64_t issim_hash_bytes(uint64_t hash, const void *data, size_t size) {
     return hash;
 }
 
+uint64_t issim_hash_doubles(uint64_t hash, const double *values, size_t count) {
+    for (size_t i = 0; i < count; i++) {
+        uint64_t word;
+        memcpy(&word, &values[i], sizeof word);
+        hash ^= word;
+        hash *= 1099511628211ull;
+        hash ^= hash >> 29; /* fold the high bits down: a word-wise multiply alone mixes upward */
+    }
+    return hash;
+}
+
 size_t issim_strlcpy(char *dst, const char *src, size_t size) {
     size_t len = strlen(src);
     if (size > 0) {
