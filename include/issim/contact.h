@@ -64,7 +64,8 @@ typedef struct ContactForce {
 
 enum {
     CONTACT_EVENT_NONE = 0,
-    CONTACT_EVENT_SEPARATION = 1 << 0,  /* the model says the contact is over */
+    CONTACT_EVENT_SEPARATION = 1 << 0,  /* the model ends the contact although the depth is still
+                                           positive (it begins again at the next onset) */
     CONTACT_EVENT_EQUILIBRIUM = 1 << 1, /* the body may sleep (004 4.8.5) */
 };
 
@@ -81,6 +82,10 @@ typedef struct ContactModelClass {
     /* Shortest time scale of the contact for effective mass m (s); used to warn when a fixed
      * step is too coarse. */
     double (*time_scale)(const ContactParams *p, double effective_mass);
+    /* Energy stored in the contact's conservative part at this depth (J): the engine's
+     * elastic energy, and the reference the no-energy-gain tests compare against. */
+    double (*potential)(const ContactParams *p, const ContactHistory *h,
+                        const ContactKinematics *k);
 } ContactModelClass;
 
 /* Borrowed static table entry. */

@@ -48,6 +48,12 @@ static double spring_damper_time_scale(const ContactParams *p, double effective_
     return sqrt(effective_mass / p->stiffness);
 }
 
+static double spring_damper_potential(const ContactParams *p, const ContactHistory *h,
+                                      const ContactKinematics *k) {
+    (void)h;
+    return k->depth > 0.0 ? 0.5 * p->stiffness * k->depth * k->depth : 0.0;
+}
+
 const ContactModelClass contact_spring_damper_class = {
     .name = "spring_damper",
     .description = "linear spring/damper f = k g + b dg/dt while penetrating",
@@ -57,4 +63,5 @@ const ContactModelClass contact_spring_damper_class = {
     .commit = spring_damper_commit,
     .fixed_step = spring_damper_fixed_step,
     .time_scale = spring_damper_time_scale,
+    .potential = spring_damper_potential,
 };

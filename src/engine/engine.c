@@ -39,9 +39,17 @@ static int count_kind(const ThingDb *db, ThingKind kind) {
     return n;
 }
 
+/* Universe properties that may change while running. */
+static void read_universe_live(Engine *e, ThingId universe) {
+    e->gravity = thing_vec3(e->db, universe, "gravity");
+    if (e->planar)
+        e->gravity.y = 0.0;
+}
+
+/* Universe properties fixed during a run (they shape the state layout and the integrator):
+ * read once at build, so an edit can never swap the integrator under a running engine. */
 static void read_universe(Engine *e, ThingId universe) {
     const ThingDb *db = e->db;
-    e->gravity = thing_vec3(db, universe, "gravity");
     e->planar = thing_bool(db, universe, "planar");
     e->integrator_kind = e->options.integrator >= 0
                              ? (IntegratorKind)e->options.integrator
@@ -51,8 +59,7 @@ static void read_universe(Engine *e, ThingId universe) {
     e->atol = e->options.atol > 0 ? e->options.atol : thing_real(db, universe, "atol");
     double max_step = thing_real(db, universe, "max_step");
     e->max_step = max_step > 0 ? max_step : e->dt;
-    if (e->planar)
-        e->gravity.y = 0.0;
+    read_universe_live(e, universe);
 }
 
 static void read_body(Engine *e, EngineBody *b) {
@@ -488,7 +495,7 @@ static int body_of_thing(const Engine *e, ThingId id) {
 
 /* Re-reads every parameter that may change while running. */
 static IssimStatus refresh_params(Engine *e, IssimError *err) {
-    read_universe(e, thingdb_find_kind(e->db, THING_UNIVERSE));
+    read_universe_live(e, thingdb_find_kind(e->db, THING_UNIVERSE));
     for (int b = 0; b < e->body_count; b++)
         read_body(e, &e->bodies[b]);
     for (int o = 0; o < e->obstacle_count; o++) {

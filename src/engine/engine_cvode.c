@@ -169,12 +169,15 @@ IssimStatus integrator_cvode_advance(Engine *e, double t_target, IssimError *err
             e->stats.root_events++;
             CVodeGetRootInfo(integ->mem, integ->roots_found);
             engine_update_active_set(e, e->t, integ->roots_found);
+            e->integrator_dirty = true;
+        } else {
+            engine_commit_contacts(e, e->t); /* may end a contact: dirty again */
+        }
+        if (e->integrator_dirty && e->t < t_target) {
             IssimStatus s = reinit(e, err);
             if (s != ISSIM_OK)
                 return s;
             CVodeSetStopTime(integ->mem, t_target);
-        } else {
-            engine_commit_contacts(e, e->t);
         }
     }
     return ISSIM_OK;

@@ -100,8 +100,8 @@ void engine_contact_kinematics(const Engine *e, const double *y, const EngineCon
         angular = rxn.y * rxn.y / body->inertia.y; /* only rotation about y exists */
     } else {
         Vec3 u = quat_rotate_inv(st.orient, rxn);
-        angular = u.x * u.x / body->inertia.x + u.y * u.y / body->inertia.y +
-                  u.z * u.z / body->inertia.z;
+        angular =
+            u.x * u.x / body->inertia.x + u.y * u.y / body->inertia.y + u.z * u.z / body->inertia.z;
     }
     k->effective_mass = 1.0 / (1.0 / body->mass + angular);
     if (point)
@@ -236,14 +236,25 @@ void engine_commit_contacts(Engine *e, double t) {
         ContactKinematics k;
         engine_contact_kinematics(e, e->y, c, t, &k, NULL, NULL);
         int events = e->pairs[c->pair].model->commit(&c->params, &c->history, &k);
+        EngineEvent ev = {.t = t,
+                          .body = c->body,
+                          .vertex = c->vertex,
+                          .obstacle = c->obstacle,
+                          .contact_id = c->id,
+                          .normal_velocity = -k.depth_rate};
         if (events & CONTACT_EVENT_EQUILIBRIUM) {
-            EngineEvent ev = {.kind = ENGINE_EVENT_EQUILIBRIUM,
-                              .t = t,
-                              .body = c->body,
-                              .vertex = c->vertex,
-                              .obstacle = c->obstacle,
-                              .contact_id = c->id};
+            ev.kind = ENGINE_EVENT_EQUILIBRIUM;
             engine_emit(e, &ev);
+        }
+        if (events & CONTACT_EVENT_SEPARATION) {
+            /* The model ended the contact with the depth still positive: the force law
+             * changes, so the integrator restarts here; the root direction of an inactive
+             * contact is "rising", so it begins again only at the next onset. */
+            c->active = false;
+            ev.kind = ENGINE_EVENT_CONTACT_END;
+            ev.duration = t - c->t_begin;
+            engine_emit(e, &ev);
+            e->integrator_dirty = true;
         }
     }
 }
@@ -278,8 +289,7 @@ EngineEnergy engine_energy(const Engine *e) {
             continue;
         ContactKinematics k;
         engine_contact_kinematics(e, e->y, c, e->t, &k, NULL, NULL);
-        if (k.depth > 0.0)
-            en.elastic += 0.5 * c->params.stiffness * k.depth * k.depth;
+        en.elastic += e->pairs[c->pair].model->potential(&c->params, &c->history, &k);
     }
     en.total = en.kinetic + en.potential + en.elastic;
     return en;

@@ -1,0 +1,107 @@
+/* Contact models: the spring/damper force law, its clamp option, its potential, the restitution
+ * relations of 004 eqs. 4.89-4.93, the model table and the contact-pair properties. */
+#include <math.h>
+#include <string.h>
+
+#include "issim/contact.h"
+#include "testutil.h"
+
+static ContactParams spring(double k, double b, bool clamp) {
+    return (ContactParams){.model = CONTACT_MODEL_SPRING_DAMPER,
+                           .stiffness = k,
+                           .damping = b,
+                           .clamp_attraction = clamp};
+}
+
+static void test_spring_damper_force(void **state) {
+    const ContactModelClass *m = contact_model_class(CONTACT_MODEL_SPRING_DAMPER);
+    assert_non_null(m);
+    assert_string_equal(m->name, "spring_damper");
+    ContactParams p = spring(1e5, 40.0, false);
+    ContactHistory h = {0};
+    ContactKinematics k = {.depth = 1e-3, .depth_rate = 0.5, .normal = {0, 0, 1}};
+    assert_near(m->force(&p, &h, &k).normal, 1e5 * 1e-3 + 40.0 * 0.5, 1e-12);
+    /* Leaving fast near the surface: the damper pulls (V1 applies it unclamped)... */
+    k.depth = 1e-5;
+    k.depth_rate = -2.0;
+    assert_near(m->force(&p, &h, &k).normal, 1.0 - 80.0, 1e-12);
+    /* ...and the clamp makes it zero instead. */
+    p.clamp_attraction = true;
+    assert_near(m->force(&p, &h, &k).normal, 0.0, 0.0);
+    assert_near(m->potential(&p, &h, &k), 0.5 * 1e5 * 1e-10, 1e-20);
+    assert_near(m->fixed_step(&p), 0.0, 0.0);
+    assert_near(m->time_scale(&p, 4.0), sqrt(4.0 / 1e5), 1e-15);
+}
+
+/* b(r) and r(b) are inverse, and the closed forms match eq. 4.93 for n in parallel. */
+static void test_restitution_relations(void **state) {
+    for (double r = 0.05; r < 1.0; r += 0.05) {
+        double b = contact_damping_for_restitution(1e6, 2.5, r);
+        assert_true(b > 0);
+        assert_near(contact_restitution_of(1e6, b, 2.5), r, 1e-12);
+    }
+    assert_near(contact_damping_for_restitution(1e6, 1.0, 1.0), 0.0, 0.0);
+    double b = contact_damping_for_restitution(1e5, 1.0, 0.8);
+    /* VALIDATION.md V2: two in parallel give 0.729 */
+    assert_near(contact_restitution_of(2e5, 2 * b, 1.0), 0.7288, 1e-4);
+    /* Undamped: half a period pi sqrt(m/k) */
+    assert_near(contact_duration_of(1e4, 0.0, 1.0), M_PI / 100.0, 1e-15);
+    /* Over-damped: no rebound, no finite half period */
+    assert_near(contact_restitution_of(1e4, 1e3, 1.0), 0.0, 0.0);
+    assert_true(isinf(contact_duration_of(1e4, 1e3, 1.0)));
+}
+
+static void test_model_table(void **state) {
+    int count = 0;
+    const char *const *names = contact_model_names(&count);
+    assert_int_equal(count, CONTACT_MODEL_COUNT);
+    for (int i = 0; i < count; i++) {
+        ContactModelKind kind;
+        assert_true(contact_model_parse(names[i], &kind));
+        assert_int_equal(kind, i);
+        const ContactModelClass *m = contact_model_class(kind);
+        assert_non_null(m->force);
+        assert_non_null(m->begin);
+        assert_non_null(m->commit);
+        assert_non_null(m->fixed_step);
+        assert_non_null(m->time_scale);
+        assert_non_null(m->potential);
+        assert_non_null(strstr(m->source, "004")); /* every model cites its seed */
+    }
+    ContactModelKind kind;
+    assert_false(contact_model_parse("hertzz", &kind));
+    assert_null(contact_model_class(CONTACT_MODEL_COUNT));
+}
+
+static void test_pair_properties(void **state) {
+    ThingDb *db = thingdb_create();
+    IssimError err = {0};
+    ThingId pair = thingdb_add(db, "bar_floor", THING_CONTACT_PAIR, thing_id_null(), &err);
+    assert_int_equal(contact_pair_add_props(db, pair, &err), ISSIM_OK);
+    assert_int_equal(thingdb_set_text(db, "bar_floor.stiffness", "2e5", false, &err), ISSIM_OK);
+    assert_int_not_equal(thingdb_set_text(db, "bar_floor.stiffness", "-1", false, &err), ISSIM_OK);
+    assert_non_null(strstr(err.message, "N/m"));
+    assert_int_not_equal(thingdb_set_text(db, "bar_floor.model", "hertzz", false, &err), ISSIM_OK);
+    ContactParams p;
+    assert_int_equal(contact_params_from_thing(db, pair, 2.0, &p, &err), ISSIM_OK);
+    assert_near(p.stiffness, 2e5, 0.0);
+    assert_near(p.damping, contact_damping_for_restitution(2e5, 2.0, 0.8), 1e-12);
+    assert_int_equal(thingdb_set_text(db, "bar_floor.damping_from", "value", false, &err),
+                     ISSIM_OK);
+    assert_int_equal(thingdb_set_text(db, "bar_floor.damping", "12.5", false, &err), ISSIM_OK);
+    assert_int_equal(contact_params_from_thing(db, pair, 2.0, &p, &err), ISSIM_OK);
+    assert_near(p.damping, 12.5, 0.0);
+    /* Adding the properties twice is refused (names are unique on a thing). */
+    assert_int_not_equal(contact_pair_add_props(db, pair, &err), ISSIM_OK);
+    thingdb_destroy(db);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_spring_damper_force),
+        cmocka_unit_test(test_restitution_relations),
+        cmocka_unit_test(test_model_table),
+        cmocka_unit_test(test_pair_properties),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
