@@ -115,7 +115,8 @@ static const PropDef universe_props[] = {
     {.name = "history",
      .type = PROP_REAL,
      .unit = "s",
-     .description = "length of the trajectory history kept in the registry (at most 32 MiB of frames)",
+     .description =
+         "length of the trajectory history kept in the registry (at most 32 MiB of frames)",
      .min = 0,
      .max = 3600,
      .min_exclusive = true,
