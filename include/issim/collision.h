@@ -1,0 +1,237 @@
+/* issim collision: shapes, broad and narrow phase, the signed minimum translation distance,
+ * contact manifolds with persistent identity (000 3.6 and App. B.4.3; 004 4.2.2).
+ *
+ * Conventions. A shape lives in its body's frame; a Pose (p, q) maps body to world. For a pair
+ * (A, B) every contact normal points from B to A: the direction in which A must move to
+ * separate. The signed minimum translation distance (MTD, 000 3.6 Definition 1) is positive
+ * while the shapes are apart (their Euclidean distance) and negative while they overlap (minus
+ * the penetration depth: the shortest translation that makes them just touch).
+ *
+ * Geometry kinds: sphere, capsule (the seeds' rounded bar is a capsule: shape_bar), box,
+ * half-space (plane), convex hull (from points or an .obj), planar convex polygon (2D scenes:
+ * a polygon in the body's x-z plane, colliding in that plane), static triangle mesh
+ * (environments). Analytic routines handle the pairs that have them; GJK + EPA handle the other
+ * convex pairs; meshes are tested triangle by triangle below a bounding-volume tree.
+ *
+ * Threading: shapes, hulls and meshes are immutable after creation and may be read from any
+ * thread. A CollisionWorld is used by one thread at a time (the collision-manager thread, or
+ * the engine in lock-step mode).
+ */
+#ifndef ISSIM_COLLISION_H
+#define ISSIM_COLLISION_H
+
+#include "issim/core.h"
+#include "issim/math.h"
+
+typedef struct Pose {
+    Vec3 p;
+    Quat q;
+} Pose;
+
+static inline Pose pose_identity(void) { return (Pose){{0, 0, 0}, {1, 0, 0, 0}}; }
+static inline Vec3 pose_apply(Pose pose, Vec3 v) { return vec3_add(pose.p, quat_rotate(pose.q, v)); }
+static inline Vec3 pose_apply_inv(Pose pose, Vec3 v) {
+    return quat_rotate_inv(pose.q, vec3_sub(v, pose.p));
+}
+
+typedef struct Aabb {
+    Vec3 min, max;
+} Aabb;
+
+/* ===== Convex hulls and triangle meshes (Owned by their creator, immutable) ===== */
+
+typedef struct HullFace {
+    Vec3 normal;   /* outward, unit */
+    double offset; /* normal . x = offset on the face plane */
+    int first;     /* index into face_vertices */
+    int count;     /* vertices of the face, counter-clockwise seen from outside */
+} HullFace;
+
+typedef struct Hull {
+    int vertex_count;
+    Vec3 *vertices;
+    int face_count;
+    HullFace *faces;
+    int *face_vertices;
+    Vec3 centroid;
+} Hull;
+
+/* Convex hull of points (quickhull; coplanar faces merged). NULL with err for fewer than 4
+ * non-coplanar points. */
+Hull *hull_create(const Vec3 *points, int count, IssimError *err);
+/* Hull of the vertices of a Wavefront .obj file ("v x y z" lines; faces ignored). */
+Hull *hull_load_obj(const char *path, IssimError *err);
+void hull_destroy(Hull *hull);
+
+typedef struct TriMesh TriMesh;
+
+/* A static triangle mesh with its bounding-volume tree. Triangles are counter-clockwise seen
+ * from the side the normal points to. */
+TriMesh *trimesh_create(const Vec3 *vertices, int vertex_count, const int (*triangles)[3],
+                        int triangle_count, IssimError *err);
+/* Vertices and faces of an .obj file (polygons are fanned into triangles). */
+TriMesh *trimesh_load_obj(const char *path, IssimError *err);
+void trimesh_destroy(TriMesh *mesh);
+int trimesh_triangle_count(const TriMesh *mesh);
+/* The three corners of triangle i (mesh frame). */
+void trimesh_triangle(const TriMesh *mesh, int i, Vec3 corners[3]);
+/* Indices of triangles whose bounds overlap box (body frame); returns the total count, writes
+ * up to max. */
+int trimesh_query(const TriMesh *mesh, Aabb box, int *out, int max);
+
+/* ===== Shapes ===== */
+
+typedef enum ShapeKind {
+    SHAPE_SPHERE,
+    SHAPE_CAPSULE, /* segment along local z from -half_length to +half_length, radius */
+    SHAPE_BOX,
+    SHAPE_PLANE,   /* half-space normal . x <= offset (local frame); static only */
+    SHAPE_HULL,
+    SHAPE_POLYGON, /* convex polygon in the local x-z plane (planar scenes) */
+    SHAPE_MESH,    /* static only */
+    SHAPE_KIND_COUNT
+} ShapeKind;
+
+#define SHAPE_POLYGON_MAX 16
+
+typedef struct Shape {
+    ShapeKind kind;
+    double radius;      /* sphere, capsule */
+    double half_length; /* capsule */
+    Vec3 half_extents;  /* box */
+    Vec3 normal;        /* plane: unit outward normal (local) */
+    double offset;      /* plane: n . x = offset on the surface */
+    const Hull *hull;   /* Borrowed: must outlive every use of the shape */
+    int polygon_count;  /* polygon: vertices in the local x-z plane (see shape_polygon) */
+    Vec3 polygon[SHAPE_POLYGON_MAX];
+    const TriMesh *mesh; /* Borrowed */
+} Shape;
+
+const char *shape_kind_name(ShapeKind kind);
+Shape shape_sphere(double radius);
+Shape shape_capsule(double radius, double half_length);
+/* The rounded bar of the seeds' experiments: total length (tip to tip) and diameter; the
+ * axis is local z. shape_bar(0.2, 0.0125) is the steel bar of 000 Table 4.2. */
+Shape shape_bar(double length, double diameter);
+Shape shape_box(Vec3 half_extents);
+Shape shape_plane(Vec3 normal, double offset);
+Shape shape_hull(const Hull *hull);
+/* Convex polygon in the local x-z plane (y of the points is ignored); points in order, either
+ * orientation (stored counter-clockwise about +y). Polygons collide in the x-z plane only (2D):
+ * with polygons, planes, spheres (as circles) and capsules whose axis lies in the plane; other
+ * pairs with a polygon give no contact. */
+Shape shape_polygon(const Vec3 *points, int count);
+Shape shape_mesh(const TriMesh *mesh);
+
+bool shape_is_convex(const Shape *s);
+/* World bounds. Planes get huge (1e30) bounds. */
+Aabb shape_aabb(const Shape *s, Pose pose);
+/* Farthest point of a convex shape in world direction d (need not be unit). */
+Vec3 shape_support(const Shape *s, Pose pose, Vec3 d);
+/* Mass and principal inertia about the centre of mass for a uniform density (planes and meshes:
+ * zero). The centre of mass of boxes, spheres, capsules and polygons is the local origin; a
+ * hull's is hull->centroid. */
+void shape_mass_properties(const Shape *s, double density, double *mass, Vec3 *inertia);
+
+/* ===== Narrow phase ===== */
+
+#define MANIFOLD_MAX_POINTS 4
+
+typedef struct ContactPoint {
+    Vec3 point_a;      /* world, on A's surface */
+    Vec3 point_b;      /* world, on B's surface */
+    double distance;   /* signed MTD along the normal at this point: < 0 overlapping */
+    uint32_t feature;  /* identifies the pair of features (vertex/edge/face of A and of B)
+                          producing the point; stable while those features stay in contact */
+} ContactPoint;
+
+typedef struct Manifold {
+    Vec3 normal; /* world, unit, from B to A */
+    int count;   /* 0 .. MANIFOLD_MAX_POINTS */
+    ContactPoint points[MANIFOLD_MAX_POINTS];
+} Manifold;
+
+/* Contacts between two shapes whose signed distance is below margin (margin >= 0 reports
+ * near-contacts too, so the engine sees them coming). Face contact gives up to four points (a
+ * box resting flat has four). Returns the count (also in out->count). Any kind pair is
+ * accepted; pairs of two static kinds (plane, mesh) give 0. */
+int collide_shapes(const Shape *a, Pose pa, const Shape *b, Pose pb, double margin, Manifold *out);
+/* Signed minimum translation distance between two shapes (at least one convex, or a convex
+ * against a plane or mesh), with the closest points (apart) or the deepest points (overlapping)
+ * and the unit normal from B to A. */
+double shape_distance(const Shape *a, Pose pa, const Shape *b, Pose pb, Vec3 *point_a,
+                      Vec3 *point_b, Vec3 *normal);
+
+/* GJK distance and EPA penetration for two convex shapes, exposed for tests and for pairs
+ * without an analytic routine. Same contract as shape_distance. */
+double gjk_epa_distance(const Shape *a, Pose pa, const Shape *b, Pose pb, Vec3 *point_a,
+                        Vec3 *point_b, Vec3 *normal);
+
+/* ===== Broad phase: dynamic AABB tree with fattened boxes ===== */
+
+typedef struct BroadPhase BroadPhase;
+
+/* fat_margin: how much each stored box is enlarged, so small motions do not touch the tree. */
+BroadPhase *broadphase_create(double fat_margin, IssimError *err);
+void broadphase_destroy(BroadPhase *bp);
+/* Returns a proxy id (>= 0). user is returned in pairs. */
+int broadphase_add(BroadPhase *bp, Aabb box, int user);
+void broadphase_remove(BroadPhase *bp, int proxy);
+/* Updates a proxy's box; the tree changes only when box leaves the proxy's fat box. Returns
+ * true when the proxy moved in the tree. */
+bool broadphase_move(BroadPhase *bp, int proxy, Aabb box);
+/* Calls fn(user_a, user_b, ctx) once for every pair of proxies whose fat boxes overlap, with
+ * user_a < user_b. Cost: proportional to the number of proxies times the log of their count
+ * plus the number of pairs. */
+void broadphase_pairs(BroadPhase *bp, void (*fn)(int user_a, int user_b, void *ctx), void *ctx);
+int broadphase_proxy_count(const BroadPhase *bp);
+/* Height of the tree (balance check). */
+int broadphase_height(const BroadPhase *bp);
+
+/* ===== Collision world: persistent contacts ===== */
+
+typedef struct CollisionContact {
+    int body_a, body_b;  /* body_a < body_b */
+    Vec3 normal;         /* from B to A */
+    ContactPoint point;
+    uint32_t id;         /* persistent while the contact lasts; never reused */
+    uint32_t age;        /* updates this contact has existed (0 = new in this update) */
+} CollisionContact;
+
+typedef struct CollisionDesc {
+    double margin;      /* report contacts closer than this (m); default 1e-3 */
+    double fat_margin;  /* broad-phase box enlargement (m); default 0.05 */
+} CollisionDesc;
+
+typedef struct CollisionStats {
+    int bodies;
+    int broad_pairs;     /* pairs whose fat boxes overlap */
+    int touching_pairs;  /* pairs with at least one contact */
+    int contacts;
+    int began, ended;    /* contacts created and removed by the last update */
+    double broad_seconds, narrow_seconds;
+} CollisionStats;
+
+typedef struct CollisionWorld CollisionWorld;
+
+CollisionDesc collision_desc_default(void);
+CollisionWorld *collision_world_create(const CollisionDesc *desc, IssimError *err);
+void collision_world_destroy(CollisionWorld *world);
+/* Adds a body with its shape (copied; a hull or mesh it points to is Borrowed). Static bodies
+ * never move and never collide with each other. Returns the body index (dense, from 0). */
+int collision_world_add(CollisionWorld *world, const Shape *shape, Pose pose, bool is_static);
+int collision_world_body_count(const CollisionWorld *world);
+const Shape *collision_world_shape(const CollisionWorld *world, int body);
+Pose collision_world_pose(const CollisionWorld *world, int body);
+void collision_world_set_pose(CollisionWorld *world, int body, Pose pose);
+/* Broad phase, narrow phase and contact matching. A contact keeps its id while the same
+ * feature pair of the same body pair stays within the margin; a new feature pair gets a new id.
+ * Deterministic: the same poses in the same order give the same contacts, ids and order. */
+void collision_world_update(CollisionWorld *world);
+/* Transient: valid until the next update. Sorted by (body_a, body_b, id). */
+const CollisionContact *collision_world_contacts(const CollisionWorld *world, int *count);
+/* Ids of the contacts that ended in the last update. Transient. */
+const uint32_t *collision_world_ended(const CollisionWorld *world, int *count);
+CollisionStats collision_world_stats(const CollisionWorld *world);
+
+#endif
