@@ -28,8 +28,12 @@ typedef struct Pose {
     Quat q;
 } Pose;
 
-static inline Pose pose_identity(void) { return (Pose){{0, 0, 0}, {1, 0, 0, 0}}; }
-static inline Vec3 pose_apply(Pose pose, Vec3 v) { return vec3_add(pose.p, quat_rotate(pose.q, v)); }
+static inline Pose pose_identity(void) {
+    return (Pose){{0, 0, 0}, {1, 0, 0, 0}};
+}
+static inline Vec3 pose_apply(Pose pose, Vec3 v) {
+    return vec3_add(pose.p, quat_rotate(pose.q, v));
+}
 static inline Vec3 pose_apply_inv(Pose pose, Vec3 v) {
     return quat_rotate_inv(pose.q, vec3_sub(v, pose.p));
 }
@@ -85,7 +89,7 @@ typedef enum ShapeKind {
     SHAPE_SPHERE,
     SHAPE_CAPSULE, /* segment along local z from -half_length to +half_length, radius */
     SHAPE_BOX,
-    SHAPE_PLANE,   /* half-space normal . x <= offset (local frame); static only */
+    SHAPE_PLANE, /* half-space normal . x <= offset (local frame); static only */
     SHAPE_HULL,
     SHAPE_POLYGON, /* convex polygon in the local x-z plane (planar scenes) */
     SHAPE_MESH,    /* static only */
@@ -138,11 +142,11 @@ void shape_mass_properties(const Shape *s, double density, double *mass, Vec3 *i
 #define MANIFOLD_MAX_POINTS 4
 
 typedef struct ContactPoint {
-    Vec3 point_a;      /* world, on A's surface */
-    Vec3 point_b;      /* world, on B's surface */
-    double distance;   /* signed MTD along the normal at this point: < 0 overlapping */
-    uint32_t feature;  /* identifies the pair of features (vertex/edge/face of A and of B)
-                          producing the point; stable while those features stay in contact */
+    Vec3 point_a;     /* world, on A's surface */
+    Vec3 point_b;     /* world, on B's surface */
+    double distance;  /* signed MTD along the normal at this point: < 0 overlapping */
+    uint32_t feature; /* identifies the pair of features (vertex/edge/face of A and of B)
+                         producing the point; stable while those features stay in contact */
 } ContactPoint;
 
 typedef struct Manifold {
@@ -191,24 +195,24 @@ int broadphase_height(const BroadPhase *bp);
 /* ===== Collision world: persistent contacts ===== */
 
 typedef struct CollisionContact {
-    int body_a, body_b;  /* body_a < body_b */
-    Vec3 normal;         /* from B to A */
+    int body_a, body_b; /* body_a < body_b */
+    Vec3 normal;        /* from B to A */
     ContactPoint point;
-    uint32_t id;         /* persistent while the contact lasts; never reused */
-    uint32_t age;        /* updates this contact has existed (0 = new in this update) */
+    uint32_t id;  /* persistent while the contact lasts; never reused */
+    uint32_t age; /* updates this contact has existed (0 = new in this update) */
 } CollisionContact;
 
 typedef struct CollisionDesc {
-    double margin;      /* report contacts closer than this (m); default 1e-3 */
-    double fat_margin;  /* broad-phase box enlargement (m); default 0.05 */
+    double margin;     /* report contacts closer than this (m); default 1e-3 */
+    double fat_margin; /* broad-phase box enlargement (m); default 0.05 */
 } CollisionDesc;
 
 typedef struct CollisionStats {
     int bodies;
-    int broad_pairs;     /* pairs whose fat boxes overlap */
-    int touching_pairs;  /* pairs with at least one contact */
+    int broad_pairs;    /* pairs whose fat boxes overlap */
+    int touching_pairs; /* pairs with at least one contact */
     int contacts;
-    int began, ended;    /* contacts created and removed by the last update */
+    int began, ended; /* contacts created and removed by the last update */
     double broad_seconds, narrow_seconds;
 } CollisionStats;
 
@@ -233,5 +237,44 @@ const CollisionContact *collision_world_contacts(const CollisionWorld *world, in
 /* Ids of the contacts that ended in the last update. Transient. */
 const uint32_t *collision_world_ended(const CollisionWorld *world, int *count);
 CollisionStats collision_world_stats(const CollisionWorld *world);
+
+/* ===== Collision manager thread (000 App. B.4.3: a relationship manager) ===== */
+
+/* Fills the poses of the world's bodies (only dynamic ones need to be written) with the newest
+ * state and its time. Returns false when no new state exists since *t. Called on the manager
+ * thread (threaded) or the caller's thread (synchronous); it must not block (read the
+ * registry's snapshot functions). */
+typedef bool (*CollisionPoseSource)(void *ctx, double *t, Pose *poses, int body_count);
+
+/* One published result of the manager. Transient: valid until the consumer's next take. */
+typedef struct CollisionReport {
+    double t;          /* time of the state the contacts were computed from */
+    uint64_t sequence; /* increases by one per published report */
+    int body_count;
+    const Pose *poses; /* the poses used (body_count) */
+    int contact_count;
+    const CollisionContact *contacts; /* as collision_world_contacts */
+    double update_seconds;            /* wall time of the update */
+} CollisionReport;
+
+typedef struct CollisionManager CollisionManager;
+
+/* Takes ownership of world (destroyed with the manager). */
+CollisionManager *collision_manager_create(CollisionWorld *world, CollisionPoseSource source,
+                                           void *ctx, IssimError *err);
+void collision_manager_destroy(CollisionManager *manager);
+/* Starts the manager thread: it updates whenever the source has a newer state and publishes
+ * each result through a lock-free triple buffer. */
+IssimStatus collision_manager_start(CollisionManager *manager, IssimError *err);
+/* Stops and joins the thread. Idempotent. */
+void collision_manager_stop(CollisionManager *manager);
+/* Lock-step: one update on the caller's thread, published as the thread would. Returns false
+ * when the source had no new state. Not while the thread runs. */
+bool collision_manager_step(CollisionManager *manager);
+/* Newest report not taken yet. Returns false when there is none. Thread: the single consumer
+ * (the engine); never blocks. */
+bool collision_manager_take(CollisionManager *manager, CollisionReport *out);
+/* Reports published so far. Thread: any. */
+uint64_t collision_manager_published(const CollisionManager *manager);
 
 #endif

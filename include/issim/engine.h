@@ -35,10 +35,12 @@ typedef enum IntegratorKind {
 const char *integrator_name(IntegratorKind kind);
 
 typedef struct EngineOptions {
-    int integrator; /* IntegratorKind, or -1: the universe's "integrator" property */
-    double dt;      /* output interval (CVODE) / step (RK4); <= 0: universe "dt" */
-    double rtol;    /* <= 0: universe "rtol" */
-    double atol;    /* <= 0: universe "atol" */
+    int integrator;        /* IntegratorKind, or -1: the universe's "integrator" property */
+    double dt;             /* output interval (CVODE) / step (RK4); <= 0: universe "dt" */
+    double rtol;           /* <= 0: universe "rtol" */
+    double atol;           /* <= 0: universe "atol" */
+    const char *asset_dir; /* Nullable: the scene's folder, for relative hull and mesh files
+                              (Borrowed during engine_create) */
 } EngineOptions;
 
 EngineOptions engine_options_default(void);
@@ -117,8 +119,9 @@ typedef struct EngineEvent {
     EngineEventKind kind;
     double t;
     int body;
-    int vertex;
-    int obstacle;
+    int body_b;   /* the other body of a body-body contact, or -1 */
+    int vertex;   /* contact vertex of a "points" body, or -1 */
+    int obstacle; /* obstacle of a body-obstacle contact, or -1 */
     uint32_t contact_id;
     double normal_velocity; /* relative normal velocity of the vertex, m/s (< 0 approaching) */
     double duration;        /* CONTACT_END: time since the matching CONTACT_BEGIN, s */
@@ -143,6 +146,17 @@ typedef struct EngineStats {
 } EngineStats;
 
 EngineStats engine_stats(const Engine *engine);
+
+/* ===== Collision manager thread ===== */
+
+/* Moves the collision world of the shaped bodies to its own thread (000 App. B.4.3): the thread
+ * reads poses from reg's newest frame (the frames this engine publishes) and publishes
+ * contacts; engine_advance then uses the newest report instead of updating the world itself.
+ * Without it (headless, lock-step) the engine runs the world before every step, synchronously.
+ * No-op without shaped bodies. Timing contract: docs/architecture.md. */
+IssimStatus engine_start_collision_thread(Engine *engine, Registry *reg, IssimError *err);
+/* Stops the thread and returns to synchronous updates. Idempotent. */
+void engine_stop_collision_thread(Engine *engine);
 
 /* ===== System matrices (for joint solvers over islands: 001, 004 App. C) ===== */
 

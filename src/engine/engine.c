@@ -75,6 +75,8 @@ static void read_body(Engine *e, EngineBody *b) {
 }
 
 static IssimStatus read_obstacle(Engine *e, EngineObstacle *o, IssimError *err) {
+    if (thing_enum(e->db, o->thing, "shape") != 0)
+        return ISSIM_OK; /* boxes and meshes: engine_build_shapes */
     Vec3 n = thing_vec3(e->db, o->thing, "normal");
     if (!(vec3_norm(n) > 1e-12))
         return issim_error_set(err, ISSIM_ERR_INVALID, "%s.normal must not be zero",
@@ -136,7 +138,7 @@ static IssimStatus build_things(Engine *e, IssimError *err) {
     return ISSIM_OK;
 }
 
-static int find_pair(const Engine *e, int ma, int mb) {
+int engine_find_pair(const Engine *e, int ma, int mb) {
     for (int i = 0; i < e->pair_count; i++) {
         const EnginePair *p = &e->pairs[i];
         if ((p->material_a == ma && p->material_b == mb) ||
@@ -146,9 +148,17 @@ static int find_pair(const Engine *e, int ma, int mb) {
     return -1;
 }
 
-/* Contact parameters per contact: the damping derived from the restitution uses the body's
- * mass (a body against a fixed obstacle: the reduced mass is the body's mass), as V1 states it
- * for the bar. */
+/* The parameters of one contact: the damping derived from the restitution uses the pair's
+ * reduced mass (a body against a fixed obstacle: the body's mass, as V1 states it for the bar). */
+IssimStatus engine_contact_params(const Engine *e, EngineContact *c, IssimError *err) {
+    double m = e->bodies[c->body].mass;
+    if (c->kind == CONTACT_MANIFOLD && c->body_b >= 0) {
+        double mb = e->bodies[c->body_b].mass;
+        m = m * mb / (m + mb);
+    }
+    return contact_params_from_thing(e->db, e->pairs[c->pair].thing, m, &c->params, err);
+}
+
 static IssimStatus build_contact_params(Engine *e, IssimError *err) {
     for (int i = 0; i < e->pair_count; i++) {
         EnginePair *p = &e->pairs[i];
@@ -158,9 +168,7 @@ static IssimStatus build_contact_params(Engine *e, IssimError *err) {
         p->model = contact_model_class(p->params.model);
     }
     for (int ci = 0; ci < e->contact_count; ci++) {
-        EngineContact *c = &e->contacts[ci];
-        IssimStatus s = contact_params_from_thing(e->db, e->pairs[c->pair].thing,
-                                                  e->bodies[c->body].mass, &c->params, err);
+        IssimStatus s = engine_contact_params(e, &e->contacts[ci], err);
         if (s != ISSIM_OK)
             return s;
     }
@@ -171,12 +179,17 @@ static IssimStatus build_contacts(Engine *e, IssimError *err) {
     int n = 0;
     for (int b = 0; b < e->body_count; b++)
         n += e->bodies[b].vertex_count * e->obstacle_count;
-    e->contacts = calloc((size_t)n + 1, sizeof *e->contacts);
+    e->contact_capacity = n + 16;
+    e->contacts = calloc((size_t)e->contact_capacity, sizeof *e->contacts);
     if (!e->contacts)
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory building contacts");
     for (int b = 0; b < e->body_count; b++) {
+        if (e->bodies[b].shaped)
+            continue;
         for (int o = 0; o < e->obstacle_count; o++) {
-            int pair = find_pair(e, e->bodies[b].material, e->obstacles[o].material);
+            if (e->obstacles[o].shape.kind != SHAPE_PLANE)
+                continue; /* contact vertices meet planes only */
+            int pair = engine_find_pair(e, e->bodies[b].material, e->obstacles[o].material);
             if (pair < 0) {
                 issim_log(ISSIM_LOG_WARN,
                           "no contact model between materials '%s' (%s) and '%s' (%s): they "
@@ -188,10 +201,15 @@ static IssimStatus build_contacts(Engine *e, IssimError *err) {
                 continue;
             }
             for (int v = 0; v < e->bodies[b].vertex_count; v++)
-                e->contacts[e->contact_count++] =
-                    (EngineContact){.body = b, .vertex = v, .obstacle = o, .pair = pair};
+                e->contacts[e->contact_count++] = (EngineContact){.kind = CONTACT_VERTEX_PLANE,
+                                                                  .body = b,
+                                                                  .vertex = v,
+                                                                  .obstacle = o,
+                                                                  .pair = pair,
+                                                                  .body_b = -1};
         }
     }
+    e->vertex_contact_count = e->contact_count;
     return build_contact_params(e, err);
 }
 
@@ -316,6 +334,7 @@ Engine *engine_create(const ThingDb *db, const EngineOptions *options, IssimErro
     e->options = options ? *options : engine_options_default();
     read_universe(e, universe);
     IssimStatus s = build_things(e, err);
+    s = s == ISSIM_OK ? engine_build_shapes(e, err) : s;
     s = s == ISSIM_OK ? build_contacts(e, err) : s;
     s = s == ISSIM_OK ? build_layout(e, err) : s;
     s = s == ISSIM_OK ? build_vars(e, err) : s;
@@ -326,6 +345,7 @@ Engine *engine_create(const ThingDb *db, const EngineOptions *options, IssimErro
         }
         check_time_scales(e);
         engine_update_active_set(e, 0.0, NULL);
+        engine_collide(e);
         s = create_integrator(e, err);
     }
     if (s != ISSIM_OK) {
@@ -339,11 +359,16 @@ void engine_destroy(Engine *e) {
     if (!e)
         return;
     integrator_cvode_destroy(e->integ);
+    engine_destroy_shapes(e);
     thingdb_destroy(e->db);
     free(e->bodies);
     free(e->obstacles);
     free(e->pairs);
     free(e->contacts);
+    free(e->previous);
+    free(e->previous_kept);
+    free(e->previous_index);
+    free(e->event_dirs);
     free(e->materials);
     free(e->blocks);
     free(e->y);
@@ -386,6 +411,9 @@ IssimStatus engine_advance(Engine *e, double t_target, IssimError *err) {
     if (!(t_target > e->t))
         return issim_error_set(err, ISSIM_ERR_STATE, "cannot advance from t = %g to t = %g", e->t,
                                t_target);
+    /* Lock-step: the collision manager runs here, before every step; threaded: the newest
+     * report is taken. */
+    engine_collide(e);
     double t_saved = e->t;
     memcpy(e->y_saved, e->y, sizeof(double) * (size_t)e->state_size);
     IssimStatus s = e->integrator_kind == INTEGRATOR_RK4
@@ -450,13 +478,16 @@ void engine_write_vars(const Engine *e, double *values) {
     values[v++] = en.total;
 }
 
+/* After the state jumped (a reset to an earlier frame, an edited position): contacts are found
+ * again from the geometry, silently, because a reset is not a physical contact onset. */
 static void reset_active_set(Engine *e, double t) {
+    e->contact_count = e->vertex_contact_count;
     for (int ci = 0; ci < e->contact_count; ci++)
         e->contacts[ci].active = false;
-    /* Silently: a reset is not a physical contact onset. */
     EngineEventFn fn = e->event_fn;
     e->event_fn = NULL;
     engine_update_active_set(e, t, NULL);
+    engine_collide_now(e);
     e->event_fn = fn;
 }
 
@@ -581,7 +612,7 @@ int engine_contact_reports(const Engine *e, ContactReport *out, int max) {
         ContactForce f = e->pairs[c->pair].model->force(&c->params, &c->history, &k);
         out[n++] = (ContactReport){.id = c->id,
                                    .body_a = c->body,
-                                   .body_b = -1,
+                                   .body_b = c->body_b,
                                    .obstacle = c->obstacle,
                                    .point = point,
                                    .normal = k.normal,

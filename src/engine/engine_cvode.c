@@ -26,7 +26,7 @@ struct Integrator {
     SUNMatrix a;
     SUNLinearSolver ls;
     SUNNonlinearSolver nls;
-    int root_count;
+    int root_count, root_capacity;
     int *roots_found;
     int *root_dirs;
     char error[256];
@@ -103,18 +103,45 @@ Integrator *integrator_cvode_create(Engine *e, IssimError *err) {
         ok = ok && CVodeSetNonlinearSolver(integ->mem, integ->nls) == CV_SUCCESS;
     }
     integ->root_count = e->contact_count;
-    if (ok && integ->root_count > 0) {
-        integ->roots_found = calloc((size_t)integ->root_count, sizeof(int));
-        integ->root_dirs = calloc((size_t)integ->root_count, sizeof(int));
-        ok = integ->roots_found && integ->root_dirs &&
-             CVodeRootInit(integ->mem, integ->root_count, cvode_roots) == CV_SUCCESS;
+    integ->root_capacity = integ->root_count + 16;
+    if (ok) {
+        integ->roots_found = calloc((size_t)integ->root_capacity, sizeof(int));
+        integ->root_dirs = calloc((size_t)integ->root_capacity, sizeof(int));
+        ok = integ->roots_found && integ->root_dirs;
     }
+    if (ok && integ->root_count > 0)
+        ok = CVodeRootInit(integ->mem, integ->root_count, cvode_roots) == CV_SUCCESS;
     if (!ok) {
         issim_error_set(err, ISSIM_ERR_NUMERIC, "cannot set up CVODE (%d equations)", n);
         integrator_cvode_destroy(integ);
         return NULL;
     }
     return integ;
+}
+
+/* The collision world adds and removes contacts, and every contact is a root function: the
+ * root count follows the contact count at each re-initialisation. */
+static IssimStatus resize_roots(Engine *e, IssimError *err) {
+    Integrator *integ = e->integ;
+    int n = e->contact_count;
+    if (n == integ->root_count)
+        return ISSIM_OK;
+    if (n > integ->root_capacity) {
+        int cap = n > 2 * integ->root_capacity ? n : 2 * integ->root_capacity;
+        int *found = realloc(integ->roots_found, sizeof(int) * (size_t)cap);
+        if (found)
+            integ->roots_found = found;
+        int *dirs = realloc(integ->root_dirs, sizeof(int) * (size_t)cap);
+        if (dirs)
+            integ->root_dirs = dirs;
+        if (!found || !dirs)
+            return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for %d root functions", n);
+        integ->root_capacity = cap;
+    }
+    if (CVodeRootInit(integ->mem, n, n > 0 ? cvode_roots : NULL) != CV_SUCCESS)
+        return issim_error_set(err, ISSIM_ERR_NUMERIC, "CVODE root set-up failed (%d roots)", n);
+    integ->root_count = n;
+    return ISSIM_OK;
 }
 
 static void set_root_directions(Engine *e) {
@@ -136,6 +163,9 @@ static IssimStatus reinit(Engine *e, IssimError *err) {
     if (CVodeReInit(integ->mem, e->t, integ->y) != CV_SUCCESS)
         return issim_error_set(err, ISSIM_ERR_NUMERIC, "CVODE re-initialisation failed at t = %g",
                                e->t);
+    IssimStatus rs = resize_roots(e, err);
+    if (rs != ISSIM_OK)
+        return rs;
     set_root_directions(e);
     e->stats.reinits++;
     e->integrator_dirty = false;

@@ -59,8 +59,63 @@ void engine_block_store(const Engine *e, double *y, int body, const EngineBodySt
     }
 }
 
+/* Kinematics of a manifold contact: the points found by the last collision update ride on
+ * their bodies; depth = (p_b - p_a) . n with n fixed in B's frame (000 3.6: minus the signed
+ * MTD). arm_b (Nullable) receives the offset of the point on B from B's centre of mass. */
+void engine_manifold_kinematics(const Engine *e, const double *y, const EngineContact *c, double t,
+                                ContactKinematics *k, Vec3 *point, Vec3 *arm_a, Vec3 *arm_b) {
+    EngineBodyState a = engine_block_state(e, y, c->body);
+    Vec3 ra = quat_rotate(a.orient, c->local_a);
+    Vec3 pa = vec3_add(a.pos, ra);
+    Vec3 va = spatial_point_velocity(a.vel, a.angvel, ra);
+    Vec3 pb = c->local_b, vb = {0, 0, 0}, n = c->normal_b, rb = {0, 0, 0};
+    Vec3 wb = {0, 0, 0};
+    double inv_mass = 1.0 / e->bodies[c->body].mass;
+    if (c->body_b >= 0) {
+        EngineBodyState b = engine_block_state(e, y, c->body_b);
+        rb = quat_rotate(b.orient, c->local_b);
+        pb = vec3_add(b.pos, rb);
+        vb = spatial_point_velocity(b.vel, b.angvel, rb);
+        n = quat_rotate(b.orient, c->normal_b);
+        wb = b.angvel;
+        inv_mass += 1.0 / e->bodies[c->body_b].mass;
+    }
+    Vec3 gap = vec3_sub(pb, pa);
+    Vec3 rel = vec3_sub(va, vb); /* velocity of A's point relative to B's */
+    k->depth = vec3_dot(gap, n);
+    /* d/dt [(p_b - p_a) . n] with n turning with B */
+    k->depth_rate = -vec3_dot(rel, n) + vec3_dot(gap, vec3_cross(wb, n));
+    k->normal = n;
+    double vn = vec3_dot(rel, n);
+    k->tangent_velocity = vec3_mad(rel, -vn, n);
+    k->t = t;
+    double angular = 0.0;
+    const EngineBody *ba = &e->bodies[c->body];
+    Vec3 ua = quat_rotate_inv(a.orient, vec3_cross(ra, n));
+    angular +=
+        ua.x * ua.x / ba->inertia.x + ua.y * ua.y / ba->inertia.y + ua.z * ua.z / ba->inertia.z;
+    if (c->body_b >= 0) {
+        const EngineBody *bb = &e->bodies[c->body_b];
+        EngineBodyState b = engine_block_state(e, y, c->body_b);
+        Vec3 ub = quat_rotate_inv(b.orient, vec3_cross(rb, n));
+        angular +=
+            ub.x * ub.x / bb->inertia.x + ub.y * ub.y / bb->inertia.y + ub.z * ub.z / bb->inertia.z;
+    }
+    k->effective_mass = 1.0 / (inv_mass + angular);
+    if (point)
+        *point = vec3_scale(vec3_add(pa, pb), 0.5);
+    if (arm_a)
+        *arm_a = ra;
+    if (arm_b)
+        *arm_b = rb;
+}
+
 void engine_contact_kinematics(const Engine *e, const double *y, const EngineContact *c, double t,
                                ContactKinematics *k, Vec3 *point, Vec3 *arm) {
+    if (c->kind == CONTACT_MANIFOLD) {
+        engine_manifold_kinematics(e, y, c, t, k, point, arm, NULL);
+        return;
+    }
     const EngineBody *body = &e->bodies[c->body];
     const EngineObstacle *ob = &e->obstacles[c->obstacle];
     const StateBlock *blk = &e->blocks[body->block];
@@ -168,12 +223,19 @@ void engine_rhs(Engine *e, double t, const double *y, double *ydot) {
         if (!c->active)
             continue;
         ContactKinematics k;
-        Vec3 arm;
-        engine_contact_kinematics(e, y, c, t, &k, NULL, &arm);
+        Vec3 arm, arm_b;
+        if (c->kind == CONTACT_MANIFOLD)
+            engine_manifold_kinematics(e, y, c, t, &k, NULL, &arm, &arm_b);
+        else
+            engine_contact_kinematics(e, y, c, t, &k, NULL, &arm);
         ContactForce f = e->pairs[c->pair].model->force(&c->params, &c->history, &k);
         Vec3 total = vec3_mad(f.tangent, f.normal, k.normal);
         force[c->body] = vec3_add(force[c->body], total);
         torque[c->body] = vec3_add(torque[c->body], vec3_cross(arm, total));
+        if (c->kind == CONTACT_MANIFOLD && c->body_b >= 0) {
+            force[c->body_b] = vec3_sub(force[c->body_b], total);
+            torque[c->body_b] = vec3_sub(torque[c->body_b], vec3_cross(arm_b, total));
+        }
     }
     for (int i = 0; i < e->body_count; i++)
         body_derivative(e, i, y, force[i], torque[i], ydot);
@@ -187,9 +249,18 @@ void engine_roots(const Engine *e, const double *y, double *g) {
     }
 }
 
-/* directions (Nullable): the integrator's crossing direction per contact (+1 depth rising,
- * -1 falling, 0 none). Without it, the sign of the depth decides. A contact begins when the
- * depth rises through zero and ends when it falls through zero. */
+/* A contact is active when the bodies overlap, or touch to within round-off while approaching:
+ * the integrator's root finding cannot report a crossing that starts exactly at a restart
+ * (CVODE ignores a root function that is zero at the initial time until it has moved away, and
+ * then sees no sign change), so a contact found touching at a restart must start active. */
+bool engine_contact_should_be_active(const ContactKinematics *k) {
+    return k->depth > 0.0 || (k->depth > -ENGINE_TOUCH_TOLERANCE && k->depth_rate > 0.0);
+}
+
+/* directions (Nullable): the integrator's located crossing per contact (+1 depth rising: begin,
+ * -1 falling: end, 0 none). A contact without a located crossing is brought in line with its
+ * depth (engine_contact_should_be_active), so a crossing the integrator did not single out is
+ * never lost. */
 int engine_update_active_set(Engine *e, double t, const int *directions) {
     int changes = 0;
     for (int ci = 0; ci < e->contact_count; ci++) {
@@ -197,15 +268,16 @@ int engine_update_active_set(Engine *e, double t, const int *directions) {
         ContactKinematics k;
         engine_contact_kinematics(e, e->y, c, t, &k, NULL, NULL);
         bool want;
-        if (directions)
-            want = directions[ci] > 0 ? true : directions[ci] < 0 ? false : c->active;
+        if (directions && directions[ci] != 0)
+            want = directions[ci] > 0;
         else
-            want = k.depth > 0.0;
+            want = engine_contact_should_be_active(&k);
         if (want == c->active)
             continue;
         changes++;
         EngineEvent ev = {.t = t,
                           .body = c->body,
+                          .body_b = c->body_b,
                           .vertex = c->vertex,
                           .obstacle = c->obstacle,
                           .normal_velocity = -k.depth_rate};
@@ -238,6 +310,7 @@ void engine_commit_contacts(Engine *e, double t) {
         int events = e->pairs[c->pair].model->commit(&c->params, &c->history, &k);
         EngineEvent ev = {.t = t,
                           .body = c->body,
+                          .body_b = c->body_b,
                           .vertex = c->vertex,
                           .obstacle = c->obstacle,
                           .contact_id = c->id,

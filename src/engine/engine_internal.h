@@ -3,6 +3,7 @@
 #ifndef ISSIM_ENGINE_INTERNAL_H
 #define ISSIM_ENGINE_INTERNAL_H
 
+#include "issim/collision.h"
 #include "issim/engine.h"
 
 typedef enum BlockKind {
@@ -31,13 +32,21 @@ typedef struct EngineBody {
     double radius;
     int block;
     int velocity_offset;
+    bool shaped;     /* has a collision shape (else: contact vertices against planes) */
+    Shape shape;     /* body frame, centre of mass at the origin */
+    Hull *hull;      /* owned, for shape = hull */
+    int world_index; /* in the collision world, or -1 */
 } EngineBody;
 
 typedef struct EngineObstacle {
     ThingId thing;
-    Vec3 normal; /* unit */
+    Vec3 normal; /* unit (planes) */
     double offset;
     int material;
+    Shape shape; /* plane, box or mesh, in the obstacle's frame */
+    Pose pose;
+    TriMesh *mesh;   /* owned, for shape = mesh */
+    int world_index; /* in the collision world, or -1 */
 } EngineObstacle;
 
 typedef struct EnginePair {
@@ -47,10 +56,27 @@ typedef struct EnginePair {
     const ContactModelClass *model;
 } EnginePair;
 
-/* One potential contact: a body vertex against an obstacle plane. Its depth is a root
- * function, so onset and separation are located by the integrator. */
+typedef enum EngineContactKind {
+    CONTACT_VERTEX_PLANE, /* a body vertex (sphere centre) against an obstacle plane */
+    CONTACT_MANIFOLD,     /* a manifold point from the collision world */
+} EngineContactKind;
+
+/* One potential contact. Vertex-plane contacts exist for the whole run (every vertex of every
+ * "points" body against every plane); manifold contacts come and go with the collision
+ * world's updates. Either way the depth is a smooth function of the state between updates and
+ * a root function, so onset and separation inside a step are located by the integrator.
+ *
+ * A manifold contact keeps its two surface points in the bodies' frames and the normal in B's
+ * frame (world for a static B), as found by the last collision update; between updates the
+ * depth follows the bodies' motion: depth = (p_b - p_a) . n. */
 typedef struct EngineContact {
+    EngineContactKind kind;
     int body, vertex, obstacle, pair;
+    int body_b;            /* manifold: the second body, or -1 when B is static (obstacle) */
+    Vec3 local_a;          /* manifold: point on A, A's frame */
+    Vec3 local_b;          /* manifold: point on B, B's frame (world when static) */
+    Vec3 normal_b;         /* manifold: normal from B to A, B's frame (world when static) */
+    uint32_t collision_id; /* manifold: the collision world's contact id */
     bool active;
     uint32_t id; /* issued at onset, persistent while active */
     double t_begin;
@@ -75,8 +101,22 @@ struct Engine {
     EngineObstacle *obstacles;
     int pair_count;
     EnginePair *pairs;
-    int contact_count;
+    int contact_count; /* vertex-plane contacts first, then manifold contacts */
+    int vertex_contact_count;
+    int contact_capacity;
     EngineContact *contacts;
+    CollisionWorld *collision;    /* NULL when no body has a shape; owned by `manager` */
+    CollisionManager *manager;    /* runs the world: synchronously, or on its own thread */
+    Registry *collision_registry; /* non-NULL while the manager thread runs: its pose source */
+    double *collision_frame;      /* registry frame buffer of the manager thread */
+    uint64_t reports_used, reports_stale;
+    int *event_dirs; /* RK4: located crossing per contact, all zero between events */
+    int event_dirs_capacity;
+    int *world_owner;        /* world index -> body index (>= 0) or -(obstacle + 1) */
+    EngineContact *previous; /* scratch for matching manifold contacts across updates */
+    bool *previous_kept;
+    int *previous_index; /* open addressing by collision id, previous_slots entries */
+    int previous_capacity, previous_slots;
     char (*materials)[PROP_STRING_MAX];
     int material_count;
 
@@ -110,6 +150,11 @@ void engine_block_store(const Engine *e, double *y, int body, const EngineBodySt
  * (Nullable) its offset from the centre of mass. */
 void engine_contact_kinematics(const Engine *e, const double *y, const EngineContact *c, double t,
                                ContactKinematics *k, Vec3 *point, Vec3 *arm);
+void engine_manifold_kinematics(const Engine *e, const double *y, const EngineContact *c, double t,
+                                ContactKinematics *k, Vec3 *point, Vec3 *arm_a, Vec3 *arm_b);
+/* Depth (m) within which a contact counts as touching at a restart. */
+#define ENGINE_TOUCH_TOLERANCE 1e-12
+bool engine_contact_should_be_active(const ContactKinematics *k);
 /* dy/dt at (t, y) with the current active set. */
 void engine_rhs(Engine *e, double t, const double *y, double *ydot);
 /* Root functions: depth of every contact candidate. */
@@ -128,5 +173,19 @@ IssimStatus integrator_rk4_advance(Engine *e, double t_target, IssimError *err);
 
 /* engine.c */
 void engine_emit(Engine *e, const EngineEvent *event);
+int engine_find_pair(const Engine *e, int material_a, int material_b);
+IssimStatus engine_contact_params(const Engine *e, EngineContact *c, IssimError *err);
+
+/* engine_collide.c: shapes and the collision world */
+IssimStatus engine_build_shapes(Engine *e, IssimError *err);
+void engine_destroy_shapes(Engine *e);
+/* Runs the collision world on the current state and replaces the manifold contacts, keeping
+ * the activity and history of contacts that persist. */
+void engine_collide(Engine *e);
+/* engine_collide on this thread even while the manager thread runs (resets). */
+void engine_collide_now(Engine *e);
+/* Replaces the manifold contacts by world contacts computed with poses (Nullable: the current
+ * state's), keeping what persists. */
+void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, const Pose *poses);
 
 #endif

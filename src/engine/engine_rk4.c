@@ -8,6 +8,7 @@
  * continues from the event with the new active set.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine_internal.h"
@@ -86,6 +87,20 @@ static double locate_event(Engine *e, int ci, double h, double *y_trial) {
     return b;
 }
 
+/* Zeroed per-contact direction buffer, grown with the contacts. */
+static int *event_directions(Engine *e) {
+    if (e->event_dirs_capacity < e->contact_count) {
+        int cap = 2 * e->contact_count + 16;
+        int *d = realloc(e->event_dirs, sizeof(int) * (size_t)cap);
+        if (!d)
+            return NULL;
+        memset(d, 0, sizeof(int) * (size_t)cap);
+        e->event_dirs = d;
+        e->event_dirs_capacity = cap;
+    }
+    return e->event_dirs;
+}
+
 IssimStatus integrator_rk4_advance(Engine *e, double t_target, IssimError *err) {
     int n = e->state_size;
     double *y_next = e->scratch + 5 * (size_t)n;
@@ -113,12 +128,15 @@ IssimStatus integrator_rk4_advance(Engine *e, double t_target, IssimError *err) 
         e->t = (h == t_target - e->t) ? t_target : e->t + h;
         e->stats.steps++;
         if (ci >= 0) {
+            /* The located event, and any other contact whose crossing happened earlier in the
+             * step than the located one (the proxy picked the deepest, not the earliest): all
+             * are brought in line with their depth here, none is lost. */
             e->stats.root_events++;
-            int dirs_stack[64] = {0};
-            int *dirs = e->contact_count <= 64 ? dirs_stack : NULL;
+            int *dirs = event_directions(e);
             if (dirs) {
                 dirs[ci] = e->contacts[ci].active ? -1 : 1;
                 engine_update_active_set(e, e->t, dirs);
+                dirs[ci] = 0;
             } else {
                 engine_update_active_set(e, e->t, NULL);
             }

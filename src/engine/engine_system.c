@@ -32,8 +32,15 @@ int engine_islands(const Engine *e, int *island_of_body) {
     for (int i = 0; i < n; i++)
         parent[i] = i;
     /* Only body-body contacts join islands; fixed obstacles never do (004 App. E: obstacles
-     * do not propagate). This issue's contacts are all body-obstacle, so each body is its own
-     * island until the collision manager adds body-body contacts. */
+     * do not propagate). */
+    for (int ci = 0; ci < e->contact_count; ci++) {
+        const EngineContact *c = &e->contacts[ci];
+        if (!c->active || c->body_b < 0)
+            continue;
+        int ra = find_root(parent, c->body), rb = find_root(parent, c->body_b);
+        if (ra != rb)
+            parent[ra > rb ? ra : rb] = ra < rb ? ra : rb;
+    }
     int label_count = 0;
     int *labels = (int *)e->scratch; /* scratch is at least 6 * (state_size + 1) doubles */
     for (int i = 0; i < n; i++)
@@ -70,6 +77,21 @@ void engine_mass_matrix(const Engine *e, double *m) {
     }
 }
 
+static void add_jacobian_row(const Engine *e, double *j, int rows, int row, int body, Vec3 n,
+                             Vec3 arm, double sign) {
+    Vec3 rxn = vec3_cross(arm, n);
+    int o = e->bodies[body].velocity_offset;
+    if (e->planar) {
+        j[row + rows * o] += sign * n.x;
+        j[row + rows * (o + 1)] += sign * n.z;
+        j[row + rows * (o + 2)] += sign * rxn.y;
+        return;
+    }
+    double coeffs[6] = {n.x, n.y, n.z, rxn.x, rxn.y, rxn.z};
+    for (int i = 0; i < 6; i++)
+        j[row + rows * (o + i)] += sign * coeffs[i];
+}
+
 int engine_contact_jacobian(const Engine *e, double *j, int max_rows) {
     int n = e->velocity_dim;
     int rows = 0;
@@ -86,22 +108,16 @@ int engine_contact_jacobian(const Engine *e, double *j, int max_rows) {
         if (!c->active)
             continue;
         ContactKinematics k;
-        Vec3 point;
-        engine_contact_kinematics(e, e->y, c, e->t, &k, &point, NULL);
-        EngineBodyState st = engine_block_state(e, e->y, c->body);
-        Vec3 r = vec3_sub(point, st.pos);
-        Vec3 rxn = vec3_cross(r, k.normal);
-        int o = e->bodies[c->body].velocity_offset;
-        /* separation rate = n . (v + w x r) = n . v + (r x n) . w */
-        if (e->planar) {
-            j[row + rows * o] = k.normal.x;
-            j[row + rows * (o + 1)] = k.normal.z;
-            j[row + rows * (o + 2)] = rxn.y;
-        } else {
-            double coeffs[6] = {k.normal.x, k.normal.y, k.normal.z, rxn.x, rxn.y, rxn.z};
-            for (int i = 0; i < 6; i++)
-                j[row + rows * (o + i)] = coeffs[i];
-        }
+        Vec3 arm_a, arm_b = {0, 0, 0};
+        if (c->kind == CONTACT_MANIFOLD)
+            engine_manifold_kinematics(e, e->y, c, e->t, &k, NULL, &arm_a, &arm_b);
+        else
+            engine_contact_kinematics(e, e->y, c, e->t, &k, NULL, &arm_a);
+        /* separation rate = n . (v_a + w_a x r_a) - n . (v_b + w_b x r_b)
+         *                 = n . v_a + (r_a x n) . w_a - n . v_b - (r_b x n) . w_b */
+        add_jacobian_row(e, j, rows, row, c->body, k.normal, arm_a, 1.0);
+        if (c->kind == CONTACT_MANIFOLD && c->body_b >= 0)
+            add_jacobian_row(e, j, rows, row, c->body_b, k.normal, arm_b, -1.0);
         row++;
     }
     return rows;

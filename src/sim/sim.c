@@ -60,6 +60,14 @@ Sim *sim_create_from_db(const ThingDb *db_in, const char *scene_path, const SimO
         EngineOptions eo = engine_options_default();
         eo.dt = sim->options.dt;
         eo.integrator = sim->options.integrator;
+        char scene_dir[512];
+        issim_strlcpy(scene_dir, sim->scene_path[0] ? sim->scene_path : ".", sizeof scene_dir);
+        char *slash = strrchr(scene_dir, '/');
+        if (slash)
+            *slash = '\0';
+        else
+            issim_strlcpy(scene_dir, ".", sizeof scene_dir);
+        eo.asset_dir = scene_dir;
         sim->engine = engine_create(db, &eo, err);
         s = sim->engine ? ISSIM_OK : (err ? err->status : ISSIM_ERR_INVALID);
     }

@@ -154,8 +154,14 @@ IssimStatus sim_start(Sim *sim, IssimError *err) {
     sim->clock_sim_origin = engine_time(sim->engine);
     pthread_mutex_unlock(&sim->clock_mutex);
     atomic_store(&sim->stop_requested, false);
-    if (pthread_create(&sim->thread, NULL, engine_thread, sim) != 0)
+    /* The collision manager gets its own thread beside the engine's (000 App. B.4.3). */
+    IssimStatus s = engine_start_collision_thread(sim->engine, sim->registry, err);
+    if (s != ISSIM_OK)
+        return s;
+    if (pthread_create(&sim->thread, NULL, engine_thread, sim) != 0) {
+        engine_stop_collision_thread(sim->engine);
         return issim_error_set(err, ISSIM_ERR_STATE, "cannot start the engine thread");
+    }
     sim->thread_running = true;
     return ISSIM_OK;
 }
@@ -165,5 +171,6 @@ void sim_stop(Sim *sim) {
         return;
     atomic_store(&sim->stop_requested, true);
     pthread_join(sim->thread, NULL);
+    engine_stop_collision_thread(sim->engine);
     sim->thread_running = false;
 }

@@ -1,4 +1,4 @@
-/* issim-bench: `issim-bench all | engine | registry`. Run by `make bench`. */
+/* issim-bench: `issim-bench all | engine | registry | collision`. Run by `make bench`. */
 #include "bench.h"
 
 #include <stdio.h>
@@ -30,10 +30,13 @@ int main(int argc, char **argv) {
         return bench_engine(argc - 1, argv + 1);
     if (strcmp(which, "registry") == 0)
         return bench_registry(argc - 1, argv + 1);
+    if (strcmp(which, "collision") == 0)
+        return bench_collision(argc - 1, argv + 1);
     if (strcmp(which, "all") == 0) {
         int rc = bench_engine(argc - 1, argv + 1);
-        return rc | bench_registry(argc - 1, argv + 1);
+        rc |= bench_registry(argc - 1, argv + 1);
+        return rc | bench_collision(argc - 1, argv + 1);
     }
-    fprintf(stderr, "usage: issim-bench [all|engine|registry]\n");
+    fprintf(stderr, "usage: issim-bench [all|engine|registry|collision]\n");
     return 2;
 }

@@ -1,0 +1,186 @@
+/* The collision manager: the relationship manager of 000 App. B.4.3, on its own thread. It
+ * watches the state (through a pose source that reads the registry's snapshots), runs the
+ * collision world on the newest state, and publishes each result through a triple buffer.
+ *
+ * Threading contract. The manager thread is the only writer of the back slot and of `world`;
+ * the consumer (the engine thread) is the only reader, and owns the front slot between two
+ * takes. The middle slot changes hands by an atomic exchange of slot indices: the writer
+ * exchanges back and middle and sets the "fresh" bit; the reader, when the bit is set,
+ * exchanges front and middle. Neither side ever waits for the other, the writer never
+ * overwrites what the reader holds, and the reader always gets the newest complete report
+ * (older unread ones are skipped: the engine matches contacts by id, so a skipped report
+ * loses nothing but latency).
+ *
+ * Timing contract (docs/architecture.md): a report describes the state at report.t, which is
+ * at most one collision update behind the engine's newest published state. The engine turns
+ * the report's points into body-frame points with report.poses, and evaluates every depth from
+ * its own current state, so staleness never delays a contact's force once the contact is known;
+ * it only delays the discovery of new contacts, which the margin covers for bodies that move
+ * less than the margin during one update.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "issim/collision.h"
+
+typedef struct ReportSlot {
+    CollisionReport report;
+    Pose *poses;
+    CollisionContact *contacts;
+    int contact_capacity;
+} ReportSlot;
+
+enum { FRESH_BIT = 4 };
+
+struct CollisionManager {
+    CollisionWorld *world;
+    CollisionPoseSource source;
+    void *ctx;
+    int body_count;
+    Pose *poses; /* source scratch, manager thread */
+    double last_t;
+    uint64_t sequence;
+    ReportSlot slots[3];
+    int back, front;   /* owned by the writer / the reader */
+    atomic_int middle; /* slot index | FRESH_BIT when unread */
+    atomic_ullong published;
+    pthread_t thread;
+    bool running;
+    atomic_bool stop;
+};
+
+CollisionManager *collision_manager_create(CollisionWorld *world, CollisionPoseSource source,
+                                           void *ctx, IssimError *err) {
+    CollisionManager *m = calloc(1, sizeof *m);
+    if (!m) {
+        issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory creating the collision manager");
+        return NULL;
+    }
+    m->world = world;
+    m->source = source;
+    m->ctx = ctx;
+    m->body_count = collision_world_body_count(world);
+    m->last_t = -INFINITY;
+    m->poses = calloc((size_t)m->body_count + 1, sizeof(Pose));
+    bool ok = m->poses != NULL;
+    for (int i = 0; i < 3 && ok; i++) {
+        m->slots[i].poses = calloc((size_t)m->body_count + 1, sizeof(Pose));
+        ok = m->slots[i].poses != NULL;
+    }
+    if (!ok) {
+        collision_manager_destroy(m);
+        issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory creating the collision manager");
+        return NULL;
+    }
+    for (int b = 0; b < m->body_count; b++)
+        m->poses[b] = collision_world_pose(world, b);
+    m->back = 0;
+    atomic_store(&m->middle, 1);
+    m->front = 2;
+    return m;
+}
+
+void collision_manager_destroy(CollisionManager *m) {
+    if (!m)
+        return;
+    collision_manager_stop(m);
+    collision_world_destroy(m->world);
+    for (int i = 0; i < 3; i++) {
+        free(m->slots[i].poses);
+        free(m->slots[i].contacts);
+    }
+    free(m->poses);
+    free(m);
+}
+
+/* One update from the source into the back slot, then publish it. */
+bool collision_manager_step(CollisionManager *m) {
+    double t = m->last_t;
+    if (!m->source(m->ctx, &t, m->poses, m->body_count))
+        return false;
+    m->last_t = t;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int b = 0; b < m->body_count; b++)
+        collision_world_set_pose(m->world, b, m->poses[b]);
+    collision_world_update(m->world);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    int count = 0;
+    const CollisionContact *contacts = collision_world_contacts(m->world, &count);
+    ReportSlot *slot = &m->slots[m->back];
+    if (count > slot->contact_capacity) {
+        int cap = count > 2 * slot->contact_capacity ? count : 2 * slot->contact_capacity;
+        CollisionContact *grown = realloc(slot->contacts, sizeof *grown * (size_t)cap);
+        if (!grown) {
+            issim_log(ISSIM_LOG_ERROR, "collision manager: out of memory for %d contacts", count);
+            return false;
+        }
+        slot->contacts = grown;
+        slot->contact_capacity = cap;
+    }
+    if (count > 0)
+        memcpy(slot->contacts, contacts, sizeof *contacts * (size_t)count);
+    memcpy(slot->poses, m->poses, sizeof(Pose) * (size_t)m->body_count);
+    slot->report = (CollisionReport){
+        .t = t,
+        .sequence = ++m->sequence,
+        .body_count = m->body_count,
+        .poses = slot->poses,
+        .contact_count = count,
+        .contacts = slot->contacts,
+        .update_seconds =
+            (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec),
+    };
+    /* Release: the reader that sees the fresh bit sees the slot's contents. */
+    int old = atomic_exchange_explicit(&m->middle, m->back | FRESH_BIT, memory_order_acq_rel);
+    m->back = old & ~FRESH_BIT;
+    atomic_fetch_add_explicit(&m->published, 1, memory_order_relaxed);
+    return true;
+}
+
+bool collision_manager_take(CollisionManager *m, CollisionReport *out) {
+    if (!(atomic_load_explicit(&m->middle, memory_order_acquire) & FRESH_BIT))
+        return false;
+    int old = atomic_exchange_explicit(&m->middle, m->front, memory_order_acq_rel);
+    m->front = old & ~FRESH_BIT;
+    *out = m->slots[m->front].report;
+    return true;
+}
+
+uint64_t collision_manager_published(const CollisionManager *m) {
+    return atomic_load_explicit(&((CollisionManager *)m)->published, memory_order_relaxed);
+}
+
+static void *manager_thread(void *arg) {
+    CollisionManager *m = arg;
+    while (!atomic_load(&m->stop)) {
+        if (!collision_manager_step(m)) {
+            /* No new state: wait a little rather than spin; the engine publishes at its own
+             * rate and a quarter millisecond is well below an output step. */
+            struct timespec nap = {0, 250000};
+            nanosleep(&nap, NULL);
+        }
+    }
+    return NULL;
+}
+
+IssimStatus collision_manager_start(CollisionManager *m, IssimError *err) {
+    if (m->running)
+        return issim_error_set(err, ISSIM_ERR_STATE, "the collision manager is already running");
+    atomic_store(&m->stop, false);
+    if (pthread_create(&m->thread, NULL, manager_thread, m) != 0)
+        return issim_error_set(err, ISSIM_ERR_STATE, "cannot start the collision manager thread");
+    m->running = true;
+    return ISSIM_OK;
+}
+
+void collision_manager_stop(CollisionManager *m) {
+    if (!m->running)
+        return;
+    atomic_store(&m->stop, true);
+    pthread_join(m->thread, NULL);
+    m->running = false;
+}

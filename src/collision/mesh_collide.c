@@ -1,0 +1,419 @@
+/* Contacts between a static triangle mesh (A) and a convex shape (B: sphere, capsule, box,
+ * hull, or a planar polygon for shape_distance). Normals point from B to A as everywhere in the
+ * API, so here from the body towards the mesh (the reverse of the mesh's outward normal).
+ *
+ * Method. The body's bounds in the mesh frame, grown by the margin, select triangles from the
+ * tree (trimesh.c). Each triangle is a flat convex core of three points for GJK/EPA (gjk.c), so
+ * sphere and capsule distances are exact (the closest point on a triangle, as Ericson 5.1.5) and
+ * box and hull penetrations are EPA's. A triangle's contacts then come from face clipping as in
+ * gjk_manifold.c: the triangle is the reference when the normal is its own (the body's face or
+ * segment is clipped to the triangle), a body face is the reference when the normal is that
+ * face's (the triangle is clipped to it), and otherwise the single GJK/EPA point is the contact.
+ * All triangles' contacts are pooled; the deepest point's normal becomes the manifold normal,
+ * points whose own normal is more than 30 degrees from it are dropped, duplicates (the same
+ * body point seen by two triangles) merged, and at most four kept (contact_points_reduce);
+ * each point's distance is then measured along the manifold normal.
+ *
+ * One-sided triangles and internal edges (the "ghost collision" problem: a box sliding on a
+ * flat floor made of triangles must not catch on the floor's internal edges). A triangle is
+ * ignored when the body's centre lies behind its plane (the triangle is the surface of a solid
+ * behind it). When GJK/EPA's normal points behind the triangle, or the contact is on an edge
+ * that is flat (coplanar neighbour) or concave, or on a corner whose two edges in this triangle
+ * are, the normal is replaced by the triangle's face normal and the contact clipped to the
+ * triangle: a neighbour reports the part beyond (Bullet's internal-edge utility and the smooth
+ * chain shapes of Box2D solve the same problem with per-edge normal cones). Clipped points that
+ * lie on a flat internal edge are dropped: they are interior to the coplanar region and would
+ * otherwise crowd out its real corners (a box resting on a square of two triangles gets its four
+ * corners, nothing on the diagonal).
+ *
+ * Limits, honestly. Only edges that are exactly flat (within 0.08 degrees) or concave are
+ * smoothed: a body sliding over a slightly convex tessellated surface (a coarse sphere or
+ * cylinder) still sees the convex edges as sharp, and may get a normal tilted towards the edge
+ * while crossing it. A body deeper than its centre behind a triangle loses that triangle's
+ * contact (tunnelling through thin walls is the time step's problem). One manifold has one
+ * normal: a body touching two faces at a large angle (a box in a corner) gets the contacts of
+ * the deepest face only. The pooled candidates are capped at MESH_CANDIDATES (deepest kept).
+ * A planar polygon (shape_distance passes them) is treated as a flat convex in 3D: one point per
+ * triangle, its support point, never clipped.
+ *
+ * Thread: any (reads the immutable mesh; no state). Allocation: none unless the body overlaps
+ * more than MESH_QUERY_STACK triangles' bounds. */
+#include "issim/collision.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collision_internal.h"
+
+#define MESH_QUERY_STACK 512
+#define MESH_CANDIDATES 128
+/* As in gjk_manifold.c: faces within about 1.1 degrees of the normal are clipped. */
+#define FACE_ALIGN_COS 0.9998
+/* Points whose normal is within 30 degrees of the deepest one's share its manifold. */
+#define MESH_NORMAL_COS 0.8660254037844386
+/* Barycentric weights below this are zero: the point is on an edge or a corner. */
+#define MESH_FEATURE_TOL 1e-9
+
+typedef struct MeshCandidate {
+    ContactPoint c; /* mesh frame */
+    Vec3 m;         /* unit normal from the triangle to the body (mesh frame) */
+} MeshCandidate;
+
+typedef struct MeshCtx {
+    const TriMesh *mesh;
+    const Shape *body;
+    Pose rel; /* body in the mesh frame */
+    ConvexCore core;
+    bool poly;
+    PolytopeView view;
+    Vec3 centre; /* body centre (mesh frame) */
+    double margin;
+    double dedupe; /* distance under which two body points are the same */
+    int count;
+    MeshCandidate cand[MESH_CANDIDATES];
+} MeshCtx;
+
+static void add_candidate(MeshCtx *c, Vec3 on_mesh, Vec3 on_body, double distance, Vec3 m,
+                          uint16_t mesh_feature, uint16_t body_feature) {
+    if (!(distance < c->margin))
+        return;
+    MeshCandidate k = {{.point_a = on_mesh,
+                        .point_b = on_body,
+                        .distance = distance,
+                        .feature = feature_pair(mesh_feature, body_feature)},
+                       m};
+    if (c->count < MESH_CANDIDATES) {
+        c->cand[c->count++] = k;
+        return;
+    }
+    int worst = 0; /* full: replace the shallowest if this one is deeper */
+    for (int i = 1; i < c->count; i++)
+        if (c->cand[i].c.distance > c->cand[worst].c.distance)
+            worst = i;
+    if (distance < c->cand[worst].c.distance)
+        c->cand[worst] = k;
+}
+
+/* Vertex of a planar polygon farthest along local direction d. */
+static int polygon_support(const Shape *s, Vec3 d) {
+    int best = 0;
+    for (int i = 1; i < s->polygon_count; i++)
+        if (vec3_dot(s->polygon[i], d) > vec3_dot(s->polygon[best], d))
+            best = i;
+    return best;
+}
+
+/* Body feature at a single contact point on_body, seen along dir (from body to mesh). */
+static uint16_t body_feature(const MeshCtx *c, Vec3 on_body, Vec3 dir) {
+    if (c->body->kind == SHAPE_POLYGON)
+        return feature_half(FEATURE_VERTEX,
+                            polygon_support(c->body, quat_rotate_inv(c->rel.q, dir)));
+    if (c->poly)
+        return polytope_support_feature(&c->view, quat_rotate_inv(c->rel.q, dir), 1e-9);
+    if (c->body->kind == SHAPE_CAPSULE && c->body->half_length > 0.0) {
+        Vec3 core = vec3_mad(on_body, -c->body->radius, dir);
+        double z = quat_rotate_inv(c->rel.q, vec3_sub(core, c->rel.p)).z;
+        double h = c->body->half_length;
+        if (z <= -h * (1.0 - 1e-9))
+            return feature_half(FEATURE_VERTEX, 0);
+        if (z >= h * (1.0 - 1e-9))
+            return feature_half(FEATURE_VERTEX, 1);
+        return feature_half(FEATURE_EDGE, 0);
+    }
+    return feature_half(FEATURE_VERTEX, 0);
+}
+
+typedef struct Tri {
+    int t;
+    Vec3 p[3];
+    int v[3];
+    unsigned flags;
+    Vec3 n;
+} Tri;
+
+static bool edge_smooth(const Tri *tri, int j) {
+    return trimesh_edge_class(tri->flags, j) != 0;
+}
+
+static bool edge_flat(const Tri *tri, int j) {
+    return trimesh_edge_class(tri->flags, j) == TRIMESH_EDGE_FLAT;
+}
+
+/* Feature of the triangle at point q (on it): face, edge j (3 t + j) or corner (vertex index);
+ * *smooth tells whether that feature may not push sideways. */
+static uint16_t triangle_feature(const Tri *tri, Vec3 q, bool *smooth) {
+    double w[3], sum = 0.0;
+    for (int k = 0; k < 3; k++) {
+        Vec3 a = tri->p[(k + 1) % 3], b = tri->p[(k + 2) % 3];
+        w[k] = fmax(vec3_dot(vec3_cross(vec3_sub(a, q), vec3_sub(b, q)), tri->n), 0.0);
+        sum += w[k];
+    }
+    int zero[3], nz = 0;
+    for (int k = 0; k < 3; k++)
+        if (!(sum > 0.0) || w[k] <= MESH_FEATURE_TOL * sum)
+            zero[nz++] = k;
+    if (nz == 0) {
+        *smooth = true;
+        return feature_half(FEATURE_FACE, tri->t);
+    }
+    if (nz == 1) { /* on the edge opposite corner zero[0]: from corner k+1 to k+2 */
+        int j = (zero[0] + 1) % 3;
+        *smooth = edge_smooth(tri, j);
+        return feature_half(FEATURE_EDGE, 3 * tri->t + j);
+    }
+    int corner = nz == 2 ? 3 - zero[0] - zero[1] : 0;
+    *smooth = edge_smooth(tri, corner) && edge_smooth(tri, (corner + 2) % 3);
+    return feature_half(FEATURE_VERTEX, tri->v[corner]);
+}
+
+/* Clipped points on flat edges are interior to a coplanar region. */
+static bool on_flat_edge(const Tri *tri, int side0, int side1) {
+    if (side0 < 0)
+        return false;
+    return edge_flat(tri, side0) && (side1 < 0 || edge_flat(tri, side1));
+}
+
+/* The triangle as reference: the body's incident face or segment (or centre) clipped to it.
+ * Returns the number of candidates added. */
+static int triangle_reference(MeshCtx *c, const Tri *tri) {
+    Vec3 n = tri->n;
+    uint16_t ref_edge[3], ref_vertex[3];
+    for (int k = 0; k < 3; k++) {
+        ref_edge[k] = feature_half(FEATURE_EDGE, 3 * tri->t + k);
+        ref_vertex[k] = feature_half(FEATURE_VERTEX, tri->v[k]);
+    }
+    uint16_t ref_face = feature_half(FEATURE_FACE, tri->t);
+    int before = c->count;
+    if (c->poly) {
+        int f = polytope_incident_face(&c->view, quat_rotate_inv(c->rel.q, vec3_neg(n)));
+        const HullFace *face = &c->view.faces[f];
+        if (face->count > CLIP_MAX - 3)
+            return 0;
+        ClipVertex poly[CLIP_MAX];
+        for (int k = 0; k < face->count; k++) {
+            int v = c->view.face_vertices[face->first + k];
+            poly[k] = (ClipVertex){
+                .p = pose_apply(c->rel, c->view.vertices[v]),
+                .inc = feature_half(FEATURE_VERTEX, v),
+                .ref = ref_face,
+                .side0 = -1,
+                .side1 = -1,
+                .out_kind = 0,
+                .out_id = feature_half(FEATURE_EDGE, polytope_edge_feature(&c->view, f, k))};
+        }
+        int count = clip_polygon(poly, face->count, tri->p, 3, n, ref_edge, ref_vertex,
+                                 feature_half(FEATURE_FACE, f));
+        for (int k = 0; k < count; k++) {
+            if (on_flat_edge(tri, poly[k].side0, poly[k].side1))
+                continue;
+            double s = vec3_dot(n, vec3_sub(poly[k].p, tri->p[0]));
+            add_candidate(c, vec3_mad(poly[k].p, -s, n), poly[k].p, s, n, poly[k].ref, poly[k].inc);
+        }
+        return c->count - before;
+    }
+    if (c->body->kind == SHAPE_POLYGON) { /* its support point, if over the triangle */
+        Vec3 sp = convex_core_support(&c->core, vec3_neg(n));
+        for (int k = 0; k < 3; k++) {
+            Vec3 side = vec3_cross(vec3_sub(tri->p[(k + 1) % 3], tri->p[k]), n);
+            if (vec3_dot(vec3_sub(sp, tri->p[k]), side) > 0.0)
+                return 0;
+        }
+        double s = vec3_dot(n, vec3_sub(sp, tri->p[0]));
+        add_candidate(c, vec3_mad(sp, -s, n), sp, s, n, ref_face, body_feature(c, sp, vec3_neg(n)));
+        return c->count - before;
+    }
+    /* Sphere (a one-point segment) or capsule: clip the core segment to the triangle's prism. */
+    Vec3 p0 = c->core.points[0], p1 = c->core.points[c->core.point_count - 1];
+    double t0 = 0.0, t1 = 1.0;
+    int side0 = -1, side1 = -1;
+    for (int k = 0; k < 3; k++) {
+        Vec3 o = tri->p[k];
+        Vec3 side = vec3_cross(vec3_sub(tri->p[(k + 1) % 3], o), n);
+        double d0 = vec3_dot(vec3_sub(p0, o), side), d1 = vec3_dot(vec3_sub(p1, o), side);
+        if (d0 > 0.0 && d1 > 0.0)
+            return 0;
+        if (d0 > 0.0 && d1 <= 0.0) {
+            double t = d0 / (d0 - d1);
+            if (t > t0) {
+                t0 = t;
+                side0 = k;
+            }
+        } else if (d1 > 0.0 && d0 <= 0.0) {
+            double t = d0 / (d0 - d1);
+            if (t < t1) {
+                t1 = t;
+                side1 = k;
+            }
+        }
+    }
+    if (t0 > t1)
+        return 0;
+    bool capsule = c->core.point_count == 2;
+    Vec3 seg = vec3_sub(p1, p0), axis = vec3_normalize(seg);
+    for (int e = 0; e < (capsule && t1 > t0 ? 2 : 1); e++) {
+        double t = e ? t1 : t0;
+        int side = e ? side1 : side0;
+        if (side >= 0 && edge_flat(tri, side))
+            continue;
+        Vec3 core = vec3_mad(p0, t, seg);
+        Vec3 dir = capsule ? segment_cone_direction(axis, t, vec3_neg(n)) : vec3_neg(n);
+        Vec3 on_body = vec3_mad(core, c->core.radius, dir);
+        double s = vec3_dot(n, vec3_sub(on_body, tri->p[0]));
+        Vec3 on_mesh = vec3_mad(core, -vec3_dot(n, vec3_sub(core, tri->p[0])), n);
+        uint16_t bf = !capsule    ? feature_half(FEATURE_VERTEX, 0)
+                      : side >= 0 ? feature_half(FEATURE_EDGE, 0)
+                                  : feature_half(FEATURE_VERTEX, e);
+        add_candidate(c, on_mesh, on_body, s, n, side >= 0 ? ref_edge[side] : ref_face, bf);
+    }
+    return c->count - before;
+}
+
+/* A body face as reference: the triangle clipped to it. */
+static int body_reference(MeshCtx *c, const Tri *tri, int f) {
+    const HullFace *face = &c->view.faces[f];
+    if (face->count > CLIP_MAX / 2)
+        return 0;
+    Vec3 corners[CLIP_MAX];
+    uint16_t ref_edge[CLIP_MAX], ref_vertex[CLIP_MAX];
+    for (int k = 0; k < face->count; k++) {
+        int v = c->view.face_vertices[face->first + k];
+        corners[k] = pose_apply(c->rel, c->view.vertices[v]);
+        ref_vertex[k] = feature_half(FEATURE_VERTEX, v);
+        ref_edge[k] = feature_half(FEATURE_EDGE, polytope_edge_feature(&c->view, f, k));
+    }
+    Vec3 fn = quat_rotate(c->rel.q, face->normal);
+    ClipVertex poly[CLIP_MAX];
+    for (int k = 0; k < 3; k++)
+        poly[k] = (ClipVertex){.p = tri->p[k],
+                               .inc = feature_half(FEATURE_VERTEX, tri->v[k]),
+                               .ref = feature_half(FEATURE_FACE, f),
+                               .side0 = -1,
+                               .side1 = -1,
+                               .out_kind = 0,
+                               .out_id = feature_half(FEATURE_EDGE, 3 * tri->t + k)};
+    int count = clip_polygon(poly, 3, corners, face->count, fn, ref_edge, ref_vertex,
+                             feature_half(FEATURE_FACE, tri->t));
+    int before = c->count;
+    for (int k = 0; k < count; k++) {
+        double s = vec3_dot(fn, vec3_sub(poly[k].p, corners[0]));
+        add_candidate(c, poly[k].p, vec3_mad(poly[k].p, -s, fn), s, vec3_neg(fn), poly[k].inc,
+                      poly[k].ref);
+    }
+    return c->count - before;
+}
+
+static void triangle_contacts(MeshCtx *c, int t) {
+    Tri tri;
+    tri.t = t;
+    trimesh_triangle(c->mesh, t, tri.p);
+    trimesh_triangle_indices(c->mesh, t, tri.v);
+    tri.flags = trimesh_edge_flags(c->mesh, t);
+    Vec3 e1 = vec3_sub(tri.p[1], tri.p[0]), e2 = vec3_sub(tri.p[2], tri.p[0]);
+    Vec3 n = vec3_cross(e1, e2);
+    double len = vec3_norm(n);
+    if (!(len > 1e-12 * vec3_norm(e1) * vec3_norm(e2)))
+        return; /* degenerate */
+    tri.n = vec3_scale(n, 1.0 / len);
+    if (vec3_dot(tri.n, vec3_sub(c->centre, tri.p[0])) < 0.0)
+        return; /* the body's centre is behind: one-sided */
+    ConvexCore core = {.shape = NULL, .point_count = 3, .radius = 0.0};
+    for (int k = 0; k < 3; k++)
+        core.points[k] = tri.p[k];
+    Vec3 qa, qb, nrm;
+    double d = gjk_epa_core(&core, &c->core, &qa, &qb, &nrm);
+    if (!(d < c->margin))
+        return;
+    Vec3 m = vec3_neg(nrm); /* triangle to body */
+    bool smooth;
+    uint16_t tf = triangle_feature(&tri, qa, &smooth);
+    double along = vec3_dot(m, tri.n);
+    bool snapped = false;
+    if (along < 0.0 || (smooth && along < FACE_ALIGN_COS)) {
+        m = tri.n;
+        along = 1.0;
+        snapped = true;
+    }
+    if (along >= FACE_ALIGN_COS) {
+        if (triangle_reference(c, &tri) > 0 || snapped)
+            return;
+    } else if (c->poly) {
+        int f = polytope_best_face(&c->view, quat_rotate_inv(c->rel.q, vec3_neg(m)));
+        Vec3 fn = quat_rotate(c->rel.q, c->view.faces[f].normal);
+        if (-vec3_dot(fn, m) >= FACE_ALIGN_COS && body_reference(c, &tri, f) > 0)
+            return;
+    }
+    add_candidate(c, qa, qb, d, m, tf, body_feature(c, qb, vec3_neg(m)));
+}
+
+int collide_mesh(const Shape *mesh, Pose pm, const Shape *other, Pose po, double margin,
+                 Manifold *out) {
+    out->count = 0;
+    out->normal = vec3(0, 0, 1);
+    if (mesh->kind != SHAPE_MESH || !mesh->mesh)
+        return 0;
+    if (other->kind != SHAPE_SPHERE && other->kind != SHAPE_CAPSULE && other->kind != SHAPE_BOX &&
+        other->kind != SHAPE_HULL && other->kind != SHAPE_POLYGON)
+        return 0;
+    MeshCtx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    MeshCtx *c = &ctx;
+    c->mesh = mesh->mesh;
+    c->body = other;
+    c->rel = (Pose){quat_rotate_inv(pm.q, vec3_sub(po.p, pm.p)), quat_mul(quat_conj(pm.q), po.q)};
+    c->core = convex_core(other, c->rel);
+    c->poly = polytope_view(other, &c->view);
+    c->centre = other->kind == SHAPE_HULL ? pose_apply(c->rel, other->hull->centroid) : c->rel.p;
+    c->margin = margin;
+    Aabb box = shape_aabb(other, c->rel);
+    c->dedupe = 1e-9 * (1.0 + vec3_norm(vec3_sub(box.max, box.min)));
+    double grow = margin > 0.0 ? margin : 0.0;
+    box.min = vec3_sub(box.min, vec3(grow, grow, grow));
+    box.max = vec3_add(box.max, vec3(grow, grow, grow));
+    int local[MESH_QUERY_STACK];
+    int *tris = local;
+    int total = trimesh_query(c->mesh, box, local, MESH_QUERY_STACK);
+    if (total > MESH_QUERY_STACK) {
+        tris = malloc((size_t)total * sizeof *tris);
+        if (!tris)
+            return 0;
+        trimesh_query(c->mesh, box, tris, total);
+    }
+    for (int i = 0; i < total; i++)
+        triangle_contacts(c, tris[i]);
+    if (tris != local)
+        free(tris);
+    if (c->count == 0)
+        return 0;
+    /* One normal: the deepest point's. */
+    int deepest = 0;
+    for (int i = 1; i < c->count; i++)
+        if (c->cand[i].c.distance < c->cand[deepest].c.distance)
+            deepest = i;
+    Vec3 m = c->cand[deepest].m;
+    Vec3 normal = quat_rotate(pm.q, vec3_neg(m));
+    ContactPoint pts[MESH_CANDIDATES];
+    int kept = 0;
+    pts[kept] = c->cand[deepest].c;
+    kept++;
+    for (int i = 0; i < c->count; i++) {
+        const MeshCandidate *k = &c->cand[i];
+        if (i == deepest || vec3_dot(k->m, m) < MESH_NORMAL_COS)
+            continue;
+        bool dup = false;
+        for (int j = 0; j < kept && !dup; j++)
+            dup = vec3_norm(vec3_sub(pts[j].point_b, k->c.point_b)) <= c->dedupe;
+        if (!dup)
+            pts[kept++] = k->c;
+    }
+    for (int i = 0; i < kept; i++) {
+        pts[i].point_a = pose_apply(pm, pts[i].point_a);
+        pts[i].point_b = pose_apply(pm, pts[i].point_b);
+        pts[i].distance = vec3_dot(vec3_sub(pts[i].point_a, pts[i].point_b), normal);
+    }
+    kept = contact_points_reduce(pts, kept, normal, MANIFOLD_MAX_POINTS);
+    out->normal = normal;
+    out->count = kept;
+    memcpy(out->points, pts, (size_t)kept * sizeof pts[0]);
+    return kept;
+}

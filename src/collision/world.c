@@ -1,0 +1,338 @@
+/* Collision world: the collision manager's two modes (000 App. B.4.3: "wide mode", which pairs
+ * to check, and "narrow mode", the distances of those pairs) and the persistent identity of
+ * contacts across updates, after the contact manager of Box2D (Catto, "Contact Manifolds",
+ * GDC 2007: a point is matched to the previous step's by its feature pair).
+ *
+ * Bodies keep a copy of their shape, a pose, a static flag and a broad-phase proxy (dynamic AABB
+ * tree, broadphase.c). An update refreshes the proxies of the bodies whose pose was set since
+ * the last update (a static body's only when it is explicitly set; normally at add), takes the
+ * broad-phase pairs in (body_a, body_b) order, drops static-static pairs, and runs
+ * collide_shapes(A, B) on the rest, so normals point from B to A as the API promises. A body's
+ * box is its shape bounds grown by the contact margin: two bodies closer than the margin have
+ * overlapping boxes, so no near-contact is lost. The broad phase reports fat-box overlaps (in a
+ * dense pile of small bodies the fat margin reaches the neighbours' neighbours), so each pair's
+ * current boxes are compared first and the narrow phase sees only pairs that can touch.
+ *
+ * Identity. A new point takes the id of the previous update's contact of the same body pair with
+ * the same feature id (age + 1); otherwise it gets the next value of a 32-bit counter that only
+ * increases (ids are not reused before it wraps, after 2^32 - 1 contacts; 0 is never an id).
+ * Previous contacts left unmatched end, and their ids are listed once. The previous contacts are
+ * sorted by (body_a, body_b, id) and the pairs arrive sorted by (body_a, body_b), so a pair's
+ * previous contacts are found by one cursor walking the previous array in step with the pairs (a
+ * merge join): no hashing, linear time, and every ended contact is met in sorted order. The contact
+ * arrays are double-buffered and swapped each update; all buffers only grow, so once capacities
+ * settle an update allocates nothing. Everything is in a fixed order, so the same poses give the
+ * same contacts, ids and order.
+ *
+ * Threading: one thread at a time (the collision manager, or the engine in lock-step mode). */
+#include "issim/collision.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct WorldPair {
+    int a, b;
+} WorldPair;
+
+struct CollisionWorld {
+    CollisionDesc desc;
+    BroadPhase *bp;
+    int body_count, body_cap;
+    Shape *shapes;    /* body_count */
+    Pose *poses;      /* body_count */
+    int *proxies;     /* body_count */
+    bool *statics;    /* body_count */
+    bool *moved;      /* body_count: pose set since the last update */
+    Aabb *boxes;      /* body_count: shape bounds grown by the margin, at the current pose */
+    WorldPair *pairs; /* pair_count: the pairs for the narrow phase */
+    int pair_count, pair_cap;
+    int fat_pairs;              /* broad pairs this update, static-static dropped */
+    CollisionContact *contacts; /* contact_count, sorted by (body_a, body_b, id) */
+    int contact_count, contact_cap;
+    CollisionContact *previous; /* previous_count: the last update's, same order */
+    int previous_count, previous_cap;
+    uint32_t *ended; /* ended_count */
+    int ended_count, ended_cap;
+    uint32_t next_id;
+    CollisionStats stats;
+};
+
+/* Grows *array (of item bytes each) to hold at least need items, doubling. */
+static bool grow(void **array, int *cap, int need, size_t item) {
+    if (need <= *cap)
+        return true;
+    int next = *cap > 0 ? *cap : 16;
+    while (next < need)
+        next *= 2;
+    void *p = realloc(*array, (size_t)next * item);
+    if (!p)
+        return false;
+    *array = p;
+    *cap = next;
+    return true;
+}
+
+/* Update-time growth has no error path (the API's update cannot fail), and an incomplete
+ * contact set would be silently wrong physics, so running out of memory there is fatal. */
+static void grow_or_die(void **array, int *cap, int need, size_t item) {
+    if (!grow(array, cap, need, item))
+        issim_fatal("collision world: out of memory (%d items of %zu bytes)", need, item);
+}
+
+CollisionDesc collision_desc_default(void) {
+    return (CollisionDesc){.margin = 1e-3, .fat_margin = 0.05};
+}
+
+CollisionWorld *collision_world_create(const CollisionDesc *desc, IssimError *err) {
+    CollisionDesc d = desc ? *desc : collision_desc_default();
+    if (!(d.margin >= 0.0) || !isfinite(d.margin)) {
+        issim_error_set(err, ISSIM_ERR_RANGE, "collision world: margin %g must be finite and >= 0",
+                        d.margin);
+        return NULL;
+    }
+    CollisionWorld *w = calloc(1, sizeof *w);
+    if (!w) {
+        issim_error_set(err, ISSIM_ERR_NOMEM, "collision world: out of memory");
+        return NULL;
+    }
+    w->desc = d;
+    w->bp = broadphase_create(d.fat_margin, err);
+    if (!w->bp) {
+        free(w);
+        return NULL;
+    }
+    w->next_id = 1;
+    return w;
+}
+
+void collision_world_destroy(CollisionWorld *w) {
+    if (!w)
+        return;
+    broadphase_destroy(w->bp);
+    free(w->shapes);
+    free(w->poses);
+    free(w->proxies);
+    free(w->statics);
+    free(w->moved);
+    free(w->boxes);
+    free(w->pairs);
+    free(w->contacts);
+    free(w->previous);
+    free(w->ended);
+    free(w);
+}
+
+static Aabb proxy_box(const CollisionWorld *w, int body) {
+    Aabb box = shape_aabb(&w->shapes[body], w->poses[body]);
+    double m = w->desc.margin;
+    return (Aabb){{box.min.x - m, box.min.y - m, box.min.z - m},
+                  {box.max.x + m, box.max.y + m, box.max.z + m}};
+}
+
+/* Returns -1 when out of memory (the world is unchanged). */
+int collision_world_add(CollisionWorld *w, const Shape *shape, Pose pose, bool is_static) {
+    int n = w->body_count;
+    int cap = w->body_cap;
+    /* Every array grows to the same capacity; body_cap is committed only when all did. */
+    if (!grow((void **)&w->shapes, &cap, n + 1, sizeof *w->shapes))
+        return -1;
+    cap = w->body_cap;
+    if (!grow((void **)&w->poses, &cap, n + 1, sizeof *w->poses))
+        return -1;
+    cap = w->body_cap;
+    if (!grow((void **)&w->proxies, &cap, n + 1, sizeof *w->proxies))
+        return -1;
+    cap = w->body_cap;
+    if (!grow((void **)&w->statics, &cap, n + 1, sizeof *w->statics))
+        return -1;
+    cap = w->body_cap;
+    if (!grow((void **)&w->moved, &cap, n + 1, sizeof *w->moved))
+        return -1;
+    cap = w->body_cap;
+    if (!grow((void **)&w->boxes, &cap, n + 1, sizeof *w->boxes))
+        return -1;
+    w->shapes[n] = *shape;
+    w->poses[n] = pose;
+    w->statics[n] = is_static;
+    w->moved[n] = false;
+    w->boxes[n] = proxy_box(w, n);
+    int proxy = broadphase_add(w->bp, w->boxes[n], n);
+    if (proxy < 0)
+        return -1;
+    w->proxies[n] = proxy;
+    w->body_cap = cap;
+    w->body_count = n + 1;
+    return n;
+}
+
+int collision_world_body_count(const CollisionWorld *w) {
+    return w->body_count;
+}
+
+const Shape *collision_world_shape(const CollisionWorld *w, int body) {
+    ISSIM_ASSERT(body >= 0 && body < w->body_count);
+    return &w->shapes[body];
+}
+
+Pose collision_world_pose(const CollisionWorld *w, int body) {
+    ISSIM_ASSERT(body >= 0 && body < w->body_count);
+    return w->poses[body];
+}
+
+void collision_world_set_pose(CollisionWorld *w, int body, Pose pose) {
+    ISSIM_ASSERT(body >= 0 && body < w->body_count);
+    w->poses[body] = pose;
+    w->moved[body] = true;
+}
+
+static inline bool boxes_overlap(Aabb a, Aabb b) {
+    return a.min.x <= b.max.x && b.min.x <= a.max.x && a.min.y <= b.max.y && b.min.y <= a.max.y &&
+           a.min.z <= b.max.z && b.min.z <= a.max.z;
+}
+
+static void collect_pair(int a, int b, void *ctx) {
+    CollisionWorld *w = ctx;
+    if (w->statics[a] && w->statics[b])
+        return;
+    w->fat_pairs++;
+    if (!boxes_overlap(w->boxes[a], w->boxes[b]))
+        return; /* fat boxes overlap, the bodies' own do not: no contact possible */
+    grow_or_die((void **)&w->pairs, &w->pair_cap, w->pair_count + 1, sizeof *w->pairs);
+    w->pairs[w->pair_count++] = (WorldPair){a, b};
+}
+
+static inline uint64_t pair_key(int a, int b) {
+    return (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
+}
+
+static void end_contact(CollisionWorld *w, uint32_t id) {
+    grow_or_die((void **)&w->ended, &w->ended_cap, w->ended_count + 1, sizeof *w->ended);
+    w->ended[w->ended_count++] = id;
+}
+
+/* Appends pair (a, b)'s contacts from manifold m, matched against prev[0..prev_count). */
+static void match_pair(CollisionWorld *w, int a, int b, const Manifold *m,
+                       const CollisionContact *prev, int prev_count) {
+    ISSIM_ASSERT(prev_count <= MANIFOLD_MAX_POINTS && m->count <= MANIFOLD_MAX_POINTS);
+    bool taken[MANIFOLD_MAX_POINTS] = {false};
+    CollisionContact *out = m->count > 0 ? &w->contacts[w->contact_count] : NULL;
+    for (int k = 0; k < m->count; k++) {
+        CollisionContact *c = &out[k];
+        /* Field by field over zeroed bytes, so the padding is zero too and contact arrays of
+         * two runs compare equal bytewise. */
+        memset(c, 0, sizeof *c);
+        c->body_a = a;
+        c->body_b = b;
+        c->normal = m->normal;
+        c->point.point_a = m->points[k].point_a;
+        c->point.point_b = m->points[k].point_b;
+        c->point.distance = m->points[k].distance;
+        c->point.feature = m->points[k].feature;
+        int j = 0;
+        while (j < prev_count && (taken[j] || prev[j].point.feature != m->points[k].feature))
+            j++;
+        if (j < prev_count) {
+            taken[j] = true;
+            c->id = prev[j].id;
+            c->age = prev[j].age + 1;
+        } else {
+            c->id = w->next_id++;
+            if (w->next_id == 0) /* after 2^32 - 1 contacts; 0 is never an id */
+                w->next_id = 1;
+            c->age = 0;
+            w->stats.began++;
+        }
+    }
+    for (int k = 1; k < m->count; k++) { /* by id: at most four */
+        CollisionContact x = out[k];
+        int j = k - 1;
+        while (j >= 0 && out[j].id > x.id) {
+            out[j + 1] = out[j];
+            j--;
+        }
+        out[j + 1] = x;
+    }
+    w->contact_count += m->count;
+    for (int j = 0; j < prev_count; j++) {
+        if (!taken[j])
+            end_contact(w, prev[j].id);
+    }
+}
+
+void collision_world_update(CollisionWorld *w) {
+    double t0 = issim_wall_time();
+    for (int i = 0; i < w->body_count; i++) {
+        if (w->moved[i]) {
+            w->boxes[i] = proxy_box(w, i);
+            broadphase_move(w->bp, w->proxies[i], w->boxes[i]);
+            w->moved[i] = false;
+        }
+    }
+    w->pair_count = 0;
+    w->fat_pairs = 0;
+    broadphase_pairs(w->bp, collect_pair, w);
+    double t1 = issim_wall_time();
+
+    /* The last update's contacts become the previous ones; the other buffer is refilled. */
+    CollisionContact *tmp = w->previous;
+    int tmp_cap = w->previous_cap;
+    w->previous = w->contacts;
+    w->previous_cap = w->contact_cap;
+    w->previous_count = w->contact_count;
+    w->contacts = tmp;
+    w->contact_cap = tmp_cap;
+    w->contact_count = 0;
+    w->ended_count = 0;
+    w->stats.began = 0;
+    int touching = 0;
+    const CollisionContact *prev = w->previous;
+    int np = w->previous_count, cursor = 0;
+    for (int i = 0; i < w->pair_count; i++) {
+        int a = w->pairs[i].a, b = w->pairs[i].b;
+        uint64_t key = pair_key(a, b);
+        /* Previous contacts of pairs before this one: their pair has left the broad phase. */
+        while (cursor < np && pair_key(prev[cursor].body_a, prev[cursor].body_b) < key)
+            end_contact(w, prev[cursor++].id);
+        int first = cursor;
+        while (cursor < np && pair_key(prev[cursor].body_a, prev[cursor].body_b) == key)
+            cursor++;
+        Manifold m;
+        int n = collide_shapes(&w->shapes[a], w->poses[a], &w->shapes[b], w->poses[b],
+                               w->desc.margin, &m);
+        if (n <= 0) {
+            m.count = 0;
+        } else {
+            touching++;
+            grow_or_die((void **)&w->contacts, &w->contact_cap, w->contact_count + n,
+                        sizeof *w->contacts);
+        }
+        match_pair(w, a, b, &m, cursor > first ? &prev[first] : NULL, cursor - first);
+    }
+    while (cursor < np)
+        end_contact(w, prev[cursor++].id);
+    double t2 = issim_wall_time();
+
+    w->stats.bodies = w->body_count;
+    w->stats.broad_pairs = w->fat_pairs;
+    w->stats.touching_pairs = touching;
+    w->stats.contacts = w->contact_count;
+    w->stats.ended = w->ended_count;
+    w->stats.broad_seconds = t1 - t0;
+    w->stats.narrow_seconds = t2 - t1;
+}
+
+const CollisionContact *collision_world_contacts(const CollisionWorld *w, int *count) {
+    *count = w->contact_count;
+    return w->contacts;
+}
+
+const uint32_t *collision_world_ended(const CollisionWorld *w, int *count) {
+    *count = w->ended_count;
+    return w->ended;
+}
+
+CollisionStats collision_world_stats(const CollisionWorld *w) {
+    CollisionStats s = w->stats;
+    s.bodies = w->body_count;
+    return s;
+}

@@ -1,0 +1,452 @@
+/* Bodies with collision shapes: building the shapes from the thing database and running the
+ * collision world (the collision manager of 000 App. B.4.3) synchronously, as lock-step mode
+ * does.
+ *
+ * After each update the manifold contacts are replaced by the world's contacts. A contact the
+ * world still reports (same id: same body pair, same feature pair) keeps its engine id, activity
+ * and model history, with its points and normal refreshed; a new one starts active if it already
+ * overlaps (its onset happened between two updates; the margin keeps that rare for bodies
+ * approaching slower than margin / dt) and otherwise waits for its depth to cross zero, which
+ * the integrator locates; a vanished active one ends. The integrator restarts after any update
+ * that changed the contact set or moved a contact's geometry, because the right-hand side
+ * changed there.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine_internal.h"
+
+enum {
+    BODY_SHAPE_POINTS,
+    BODY_SHAPE_SPHERE,
+    BODY_SHAPE_CAPSULE,
+    BODY_SHAPE_BOX,
+    BODY_SHAPE_HULL,
+    BODY_SHAPE_POLYGON
+};
+enum { OBSTACLE_SHAPE_PLANE, OBSTACLE_SHAPE_BOX, OBSTACLE_SHAPE_MESH };
+
+/* A relative asset path is tried against the working directory, then the scene's folder, then
+ * its parent (so "assets/x.obj" in scenes/y.lua works from anywhere). Returns the first that
+ * exists, or the path as given (the loader then names it in its error). */
+static const char *engine_asset_path(const Engine *e, const char *path, char *buf, size_t size) {
+    if (path[0] == '/' || access(path, R_OK) == 0 || !e->options.asset_dir)
+        return path;
+    const char *prefixes[] = {"", "/.."};
+    for (int i = 0; i < 2; i++) {
+        snprintf(buf, size, "%s%s/%s", e->options.asset_dir, prefixes[i], path);
+        if (access(buf, R_OK) == 0)
+            return buf;
+    }
+    return path;
+}
+
+static IssimStatus body_shape(Engine *e, EngineBody *b, IssimError *err) {
+    const ThingDb *db = e->db;
+    int kind = thing_enum(db, b->thing, "shape");
+    double radius = thing_real(db, b->thing, "radius");
+    b->shaped = kind != BODY_SHAPE_POINTS;
+    switch (kind) {
+    case BODY_SHAPE_POINTS:
+        return ISSIM_OK;
+    case BODY_SHAPE_SPHERE:
+    case BODY_SHAPE_CAPSULE:
+        if (!(radius > 0))
+            return issim_error_set(err, ISSIM_ERR_INVALID, "%s: a %s needs radius > 0", b->name,
+                                   kind == BODY_SHAPE_SPHERE ? "sphere" : "capsule");
+        b->shape = kind == BODY_SHAPE_SPHERE
+                       ? shape_sphere(radius)
+                       : shape_capsule(radius, thing_real(db, b->thing, "half_length"));
+        return ISSIM_OK;
+    case BODY_SHAPE_BOX:
+        b->shape = shape_box(thing_vec3(db, b->thing, "half_extents"));
+        return ISSIM_OK;
+    case BODY_SHAPE_HULL: {
+        const char *path = thing_string(db, b->thing, "hull_file");
+        IssimError sub = {0};
+        char resolved[1024];
+        b->hull = hull_load_obj(engine_asset_path(e, path, resolved, sizeof resolved), &sub);
+        if (!b->hull)
+            return issim_error_set(err, ISSIM_ERR_INVALID, "%s.hull_file: %s", b->name,
+                                   sub.message);
+        b->shape = shape_hull(b->hull);
+        return ISSIM_OK;
+    }
+    case BODY_SHAPE_POLYGON: {
+        const PropValue *v = thing_get(db, b->thing, "polygon");
+        if (v->point_count < 3 || v->point_count > SHAPE_POLYGON_MAX)
+            return issim_error_set(err, ISSIM_ERR_INVALID,
+                                   "%s.polygon needs 3 to %d points, not %d", b->name,
+                                   SHAPE_POLYGON_MAX, v->point_count);
+        b->shape = shape_polygon(v->points, v->point_count);
+        return ISSIM_OK;
+    }
+    }
+    return issim_error_set(err, ISSIM_ERR_INVALID, "%s: unknown shape", b->name);
+}
+
+static IssimStatus obstacle_shape(Engine *e, EngineObstacle *o, IssimError *err) {
+    const ThingDb *db = e->db;
+    const char *name = thing_name(db, o->thing);
+    int kind = thing_enum(db, o->thing, "shape");
+    o->pose = pose_identity();
+    if (kind == OBSTACLE_SHAPE_PLANE) {
+        o->shape = shape_plane(o->normal, o->offset);
+        return ISSIM_OK;
+    }
+    o->pose = (Pose){thing_vec3(db, o->thing, "pos"), thing_quat(db, o->thing, "orient")};
+    if (kind == OBSTACLE_SHAPE_BOX) {
+        o->shape = shape_box(thing_vec3(db, o->thing, "half_extents"));
+        return ISSIM_OK;
+    }
+    IssimError sub = {0};
+    char resolved[1024];
+    o->mesh = trimesh_load_obj(
+        engine_asset_path(e, thing_string(db, o->thing, "mesh_file"), resolved, sizeof resolved),
+        &sub);
+    if (!o->mesh)
+        return issim_error_set(err, ISSIM_ERR_INVALID, "%s.mesh_file: %s", name, sub.message);
+    o->shape = shape_mesh(o->mesh);
+    return ISSIM_OK;
+}
+
+static bool engine_pose_source(void *ctx, double *t, Pose *poses, int count);
+
+static Pose body_pose(const Engine *e, int body) {
+    EngineBodyState st = engine_block_state(e, e->y, body);
+    return (Pose){st.pos, st.orient};
+}
+
+IssimStatus engine_build_shapes(Engine *e, IssimError *err) {
+    int shaped = 0;
+    for (int b = 0; b < e->body_count; b++) {
+        e->bodies[b].world_index = -1;
+        IssimStatus s = body_shape(e, &e->bodies[b], err);
+        if (s != ISSIM_OK)
+            return s;
+        shaped += e->bodies[b].shaped;
+    }
+    for (int o = 0; o < e->obstacle_count; o++) {
+        e->obstacles[o].world_index = -1;
+        IssimStatus s = obstacle_shape(e, &e->obstacles[o], err);
+        if (s != ISSIM_OK)
+            return s;
+    }
+    if (shaped == 0)
+        return ISSIM_OK;
+    CollisionDesc desc = collision_desc_default();
+    e->collision = collision_world_create(&desc, err);
+    e->world_owner = calloc((size_t)(e->body_count + e->obstacle_count), sizeof(int));
+    if (!e->collision || !e->world_owner)
+        return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory creating the collision world");
+
+    /* Dynamic bodies first, so a static one is always body B of a pair (body_a < body_b). */
+    for (int b = 0; b < e->body_count; b++) {
+        if (!e->bodies[b].shaped)
+            continue;
+        int w = collision_world_add(e->collision, &e->bodies[b].shape, pose_identity(), false);
+        e->bodies[b].world_index = w;
+        e->world_owner[w] = b;
+    }
+    for (int o = 0; o < e->obstacle_count; o++) {
+        EngineObstacle *ob = &e->obstacles[o];
+        int w = collision_world_add(e->collision, &ob->shape, ob->pose, true);
+        ob->world_index = w;
+        e->world_owner[w] = -(o + 1);
+    }
+    /* The manager sizes its buffers from the world: create it once every body is in. */
+    e->manager = collision_manager_create(e->collision, engine_pose_source, e, err);
+    if (!e->manager) {
+        collision_world_destroy(e->collision);
+        e->collision = NULL;
+        return err ? err->status : ISSIM_ERR_NOMEM;
+    }
+    return ISSIM_OK;
+}
+
+void engine_destroy_shapes(Engine *e) {
+    collision_manager_destroy(e->manager); /* stops its thread, destroys the world */
+    e->manager = NULL;
+    e->collision = NULL;
+    free(e->collision_frame);
+    e->collision_frame = NULL;
+    for (int b = 0; b < e->body_count; b++) {
+        hull_destroy(e->bodies[b].hull);
+        e->bodies[b].hull = NULL;
+    }
+    for (int o = 0; o < e->obstacle_count; o++) {
+        trimesh_destroy(e->obstacles[o].mesh);
+        e->obstacles[o].mesh = NULL;
+    }
+    free(e->world_owner);
+    e->world_owner = NULL;
+}
+
+static bool reserve_contacts(Engine *e, int count) {
+    if (count <= e->contact_capacity)
+        return true;
+    int cap = e->contact_capacity * 2 > count ? e->contact_capacity * 2 : count;
+    EngineContact *c = realloc(e->contacts, sizeof *c * (size_t)cap);
+    if (!c)
+        return false;
+    e->contacts = c;
+    e->contact_capacity = cap;
+    return true;
+}
+
+/* The previous update's manifold contacts, with an open-addressing index by collision id so
+ * matching costs O(contacts) per update, not O(contacts^2). */
+static bool reserve_previous(Engine *e, int count) {
+    if (count <= e->previous_capacity)
+        return true;
+    int slots = 16;
+    while (slots < 2 * count)
+        slots *= 2;
+    EngineContact *c = realloc(e->previous, sizeof *c * (size_t)count);
+    bool *kept = realloc(e->previous_kept, sizeof *kept * (size_t)count);
+    int *index = realloc(e->previous_index, sizeof *index * (size_t)slots);
+    if (c)
+        e->previous = c;
+    if (kept)
+        e->previous_kept = kept;
+    if (index)
+        e->previous_index = index;
+    if (!c || !kept || !index)
+        return false;
+    e->previous_capacity = count;
+    e->previous_slots = slots;
+    return true;
+}
+
+static uint32_t slot_of_id(uint32_t id, int slots) {
+    return (id * 2654435761u) & (uint32_t)(slots - 1);
+}
+
+static void build_previous_index(Engine *e, int count) {
+    for (int i = 0; i < e->previous_slots; i++)
+        e->previous_index[i] = -1;
+    for (int j = 0; j < count; j++) {
+        e->previous_kept[j] = false;
+        uint32_t s = slot_of_id(e->previous[j].collision_id, e->previous_slots);
+        while (e->previous_index[s] >= 0)
+            s = (s + 1) & (uint32_t)(e->previous_slots - 1);
+        e->previous_index[s] = j;
+    }
+}
+
+static int find_previous(const Engine *e, uint32_t id) {
+    if (e->previous_slots == 0)
+        return -1;
+    uint32_t s = slot_of_id(id, e->previous_slots);
+    while (e->previous_index[s] >= 0) {
+        if (e->previous[e->previous_index[s]].collision_id == id)
+            return e->previous_index[s];
+        s = (s + 1) & (uint32_t)(e->previous_slots - 1);
+    }
+    return -1;
+}
+
+/* The engine contact for a world contact: geometry in the bodies' frames, using the poses the
+ * contact was computed with (a collision report may be older than the engine's state). */
+static bool contact_from_world(Engine *e, const CollisionContact *wc, const Pose *poses,
+                               EngineContact *c) {
+    int a = e->world_owner[wc->body_a], b = e->world_owner[wc->body_b];
+    if (a < 0)
+        return false; /* static-static never happens; a static A would mean a bad ordering */
+    int material_b = b >= 0 ? e->bodies[b].material : e->obstacles[-b - 1].material;
+    int pair = engine_find_pair(e, e->bodies[a].material, material_b);
+    if (pair < 0)
+        return false; /* no contact model between these materials: they pass through */
+    Pose pa = poses ? poses[wc->body_a] : body_pose(e, a);
+    *c = (EngineContact){.kind = CONTACT_MANIFOLD,
+                         .body = a,
+                         .vertex = -1,
+                         .obstacle = b >= 0 ? -1 : -b - 1,
+                         .pair = pair,
+                         .body_b = b >= 0 ? b : -1,
+                         .local_a = pose_apply_inv(pa, wc->point.point_a),
+                         .local_b = wc->point.point_b,
+                         .normal_b = wc->normal,
+                         .collision_id = wc->id};
+    if (b >= 0) {
+        Pose pb = poses ? poses[wc->body_b] : body_pose(e, b);
+        c->local_b = pose_apply_inv(pb, wc->point.point_b);
+        c->normal_b = quat_rotate_inv(pb.q, wc->normal);
+    }
+    return true;
+}
+
+static void emit_manifold(Engine *e, const EngineContact *c, EngineEventKind kind,
+                          double depth_rate) {
+    EngineEvent ev = {.kind = kind,
+                      .t = e->t,
+                      .body = c->body,
+                      .body_b = c->body_b,
+                      .vertex = -1,
+                      .obstacle = c->obstacle,
+                      .contact_id = c->id,
+                      .normal_velocity = -depth_rate,
+                      .duration = kind == ENGINE_EVENT_CONTACT_END ? e->t - c->t_begin : 0.0};
+    engine_emit(e, &ev);
+}
+
+/* The manager's pose source. Synchronously (lock-step, resets) it reads the engine's own state;
+ * while the manager thread runs it reads only the registry's newest frame, because the engine
+ * state belongs to the engine thread. */
+static bool engine_pose_source(void *ctx, double *t, Pose *poses, int count) {
+    Engine *e = ctx;
+    if (!e->collision_registry) {
+        for (int b = 0; b < e->body_count; b++)
+            if (e->bodies[b].shaped)
+                poses[e->bodies[b].world_index] = body_pose(e, b);
+        *t = e->t;
+        return true;
+    }
+    RegistryFrame frame = {.values = e->collision_frame};
+    if (!registry_read_latest(e->collision_registry, &frame) || !(frame.t > *t))
+        return false;
+    for (int b = 0; b < e->body_count; b++) {
+        if (!e->bodies[b].shaped)
+            continue;
+        const double *v = frame.values + 13 * b; /* engine_write_vars layout */
+        poses[e->bodies[b].world_index] =
+            (Pose){vec3(v[0], v[1], v[2]), quat_normalize((Quat){v[3], v[4], v[5], v[6]})};
+    }
+    *t = frame.t;
+    (void)count;
+    return true;
+}
+
+void engine_collide(Engine *e) {
+    if (!e->manager)
+        return;
+    CollisionReport report;
+    if (e->collision_registry) {
+        /* Threaded: the newest report, if any arrived since the last step. */
+        if (!collision_manager_take(e->manager, &report))
+            return;
+        e->reports_used++;
+        if (report.t < e->t - 2 * e->dt)
+            e->reports_stale++;
+    } else {
+        collision_manager_step(e->manager);
+        if (!collision_manager_take(e->manager, &report))
+            return;
+    }
+    engine_merge_contacts(e, report.contacts, report.contact_count, report.poses);
+}
+
+IssimStatus engine_start_collision_thread(Engine *e, Registry *reg, IssimError *err) {
+    if (!e->manager || e->collision_registry)
+        return ISSIM_OK;
+    if (registry_var_count(reg) < engine_var_count(e) ||
+        registry_var_find(reg, engine_var_name(e, 0)) != 0)
+        return issim_error_set(err, ISSIM_ERR_INVALID,
+                               "the registry does not hold this engine's variables");
+    free(e->collision_frame);
+    e->collision_frame = calloc((size_t)registry_var_count(reg), sizeof(double));
+    if (!e->collision_frame)
+        return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
+    e->collision_registry = reg;
+    IssimStatus s = collision_manager_start(e->manager, err);
+    if (s != ISSIM_OK)
+        e->collision_registry = NULL;
+    return s;
+}
+
+void engine_stop_collision_thread(Engine *e) {
+    if (!e->manager || !e->collision_registry)
+        return;
+    collision_manager_stop(e->manager);
+    e->collision_registry = NULL;
+}
+
+/* A reset while the thread runs: stop it, recompute the contacts of the new state on this
+ * thread, start it again, so no report from the discarded future is ever used. */
+void engine_collide_now(Engine *e) {
+    if (!e->manager)
+        return;
+    Registry *reg = e->collision_registry;
+    if (reg)
+        engine_stop_collision_thread(e);
+    engine_collide(e);
+    if (reg) {
+        IssimError err;
+        if (engine_start_collision_thread(e, reg, &err) != ISSIM_OK)
+            issim_log(ISSIM_LOG_ERROR, "collision manager: %s", err.message);
+    }
+}
+
+void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, const Pose *poses) {
+    /* Previous manifold contacts, sorted by collision id (the world issues increasing ids). */
+    int old_count = e->contact_count - e->vertex_contact_count;
+    if (!reserve_previous(e, old_count + 1) ||
+        !reserve_contacts(e, e->vertex_contact_count + count + 1)) {
+        issim_log(ISSIM_LOG_ERROR, "out of memory for %d contacts: contacts dropped", count);
+        e->stats.warnings++;
+        return;
+    }
+    memcpy(e->previous, e->contacts + e->vertex_contact_count,
+           sizeof *e->previous * (size_t)old_count);
+    bool changed = old_count != count;
+    bool any_active = false;
+    build_previous_index(e, old_count);
+    int n = e->vertex_contact_count;
+    for (int i = 0; i < count; i++) {
+        EngineContact c;
+        if (!contact_from_world(e, &world[i], poses, &c))
+            continue;
+        IssimError err;
+        if (engine_contact_params(e, &c, &err) != ISSIM_OK)
+            continue;
+        int j = find_previous(e, c.collision_id);
+        ContactKinematics k;
+        engine_manifold_kinematics(e, e->y, &c, e->t, &k, NULL, NULL, NULL);
+        if (j >= 0) {
+            /* Persisting: keep identity and history; the refreshed geometry decides activity,
+             * since a refresh can move the depth across zero without any root to report it. */
+            const EngineContact *old = &e->previous[j];
+            e->previous_kept[j] = true;
+            c.id = old->id;
+            c.t_begin = old->t_begin;
+            c.history = old->history;
+            c.active = engine_contact_should_be_active(&k);
+            if (c.active && !old->active) {
+                c.id = ++e->next_contact_id;
+                c.t_begin = e->t;
+                memset(&c.history, 0, sizeof c.history);
+                e->pairs[c.pair].model->begin(&c.params, &c.history, &k);
+                emit_manifold(e, &c, ENGINE_EVENT_CONTACT_BEGIN, k.depth_rate);
+                changed = true;
+            } else if (!c.active && old->active) {
+                emit_manifold(e, old, ENGINE_EVENT_CONTACT_END, k.depth_rate);
+                changed = true;
+            }
+        } else {
+            changed = true;
+            c.active = engine_contact_should_be_active(&k);
+            if (c.active) {
+                c.id = ++e->next_contact_id;
+                c.t_begin = e->t;
+                e->pairs[c.pair].model->begin(&c.params, &c.history, &k);
+                emit_manifold(e, &c, ENGINE_EVENT_CONTACT_BEGIN, k.depth_rate);
+            }
+        }
+        any_active = any_active || c.active;
+        e->contacts[n++] = c;
+    }
+    e->contact_count = n;
+    /* Active contacts the world no longer reports have ended. */
+    for (int j = 0; j < old_count; j++) {
+        if (e->previous_kept[j])
+            continue;
+        changed = true;
+        if (e->previous[j].active)
+            emit_manifold(e, &e->previous[j], ENGINE_EVENT_CONTACT_END, 0.0);
+    }
+    if (changed || any_active)
+        e->integrator_dirty = true;
+}

@@ -1,0 +1,174 @@
+/* The collision manager on its own thread (000 App. B.4.3), under ThreadSanitizer:
+ * - a producer publishes moving sphere poses through a real registry, the manager thread reads
+ *   them and publishes reports, a consumer takes reports: every report is internally consistent
+ *   (its contacts are what collide_shapes gives for its own poses), sequences increase, no
+ *   report is torn;
+ * - the interactive session runs box_on_plane with the engine and the collision manager on
+ *   separate threads: the box comes to rest on four contacts at the height a spring stack gives. */
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "issim/collision.h"
+#include "issim/registry.h"
+#include "issim/sim.h"
+#include "testutil.h"
+
+enum { SPHERES = 24, FRAMES = 3000 };
+
+typedef struct Shared {
+    Registry *reg;
+    atomic_bool done;
+} Shared;
+
+static void nap_us(long us) {
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+    nanosleep(&ts, NULL);
+}
+
+static Vec3 sphere_position(int i, double t) {
+    double a = 0.7 * i + 3.0 * t;
+    return vec3(0.09 * (i % 6) + 0.01 * sin(a), 0.09 * (i / 6) + 0.01 * cos(a), 0.0);
+}
+
+static void *producer(void *arg) {
+    Shared *sh = arg;
+    double values[SPHERES * 3];
+    for (int f = 1; f <= FRAMES; f++) {
+        double t = 1e-3 * f;
+        for (int i = 0; i < SPHERES; i++) {
+            Vec3 p = sphere_position(i, t);
+            values[3 * i] = p.x;
+            values[3 * i + 1] = p.y;
+            values[3 * i + 2] = p.z;
+        }
+        registry_publish(sh->reg, t, values);
+        if (f % 16 == 0)
+            nap_us(50);
+    }
+    atomic_store(&sh->done, true);
+    return NULL;
+}
+
+typedef struct SourceCtx {
+    Registry *reg;
+    double values[SPHERES * 3];
+} SourceCtx;
+
+static bool registry_source(void *ctx, double *t, Pose *poses, int count) {
+    SourceCtx *sc = ctx;
+    RegistryFrame frame = {.values = sc->values};
+    if (!registry_read_latest(sc->reg, &frame) || !(frame.t > *t))
+        return false;
+    for (int i = 0; i < count && i < SPHERES; i++)
+        poses[i] =
+            (Pose){vec3(frame.values[3 * i], frame.values[3 * i + 1], frame.values[3 * i + 2]),
+                   quat_identity()};
+    *t = frame.t;
+    return true;
+}
+
+static void test_manager_thread_reports_are_consistent(void **state) {
+    IssimError err = {0};
+    Registry *reg = registry_create(NULL, &err);
+    assert_non_null(reg);
+    char name[32];
+    for (int i = 0; i < SPHERES; i++)
+        for (int c = 0; c < 3; c++) {
+            snprintf(name, sizeof name, "s%d.pos.%c", i, "xyz"[c]);
+            assert_true(registry_add_var(reg, name, "m", &err) >= 0);
+        }
+    CollisionWorld *world = collision_world_create(NULL, &err);
+    assert_non_null(world);
+    Shape sphere = shape_sphere(0.05); /* neighbours 0.09 apart: they overlap by about 1 cm */
+    for (int i = 0; i < SPHERES; i++)
+        collision_world_add(world, &sphere, (Pose){sphere_position(i, 0), quat_identity()}, false);
+    SourceCtx *sc = calloc(1, sizeof *sc);
+    sc->reg = reg;
+    CollisionManager *m = collision_manager_create(world, registry_source, sc, &err);
+    assert_non_null(m);
+    Shared sh = {.reg = reg};
+    assert_int_equal(collision_manager_start(m, &err), ISSIM_OK);
+    pthread_t prod;
+    pthread_create(&prod, NULL, producer, &sh);
+    uint64_t last_sequence = 0;
+    double last_t = -1;
+    int taken = 0, checked_contacts = 0;
+    while (!atomic_load(&sh.done) || taken == 0) {
+        CollisionReport r;
+        if (!collision_manager_take(m, &r)) {
+            nap_us(100);
+            continue;
+        }
+        taken++;
+        assert_true(r.sequence > last_sequence);
+        assert_true(r.t >= last_t);
+        last_sequence = r.sequence;
+        last_t = r.t;
+        for (int i = 0; i < r.body_count; i++)
+            assert_near(r.poses[i].p.x, sphere_position(i, r.t).x, 1e-12);
+        for (int c = 0; c < r.contact_count; c++) {
+            const CollisionContact *cc = &r.contacts[c];
+            Manifold mf;
+            int n = collide_shapes(&sphere, r.poses[cc->body_a], &sphere, r.poses[cc->body_b], 1e-3,
+                                   &mf);
+            assert_int_equal(n, 1);
+            assert_near(cc->point.distance, mf.points[0].distance, 1e-12);
+            checked_contacts++;
+        }
+    }
+    pthread_join(prod, NULL);
+    collision_manager_stop(m);
+    print_message("reports taken %d of %llu published, %d contacts checked\n", taken,
+                  (unsigned long long)collision_manager_published(m), checked_contacts);
+    assert_true(taken > 10);
+    assert_true(checked_contacts > 100);
+    collision_manager_destroy(m);
+    free(sc);
+    registry_destroy(reg);
+}
+
+static void nap_ms(int ms) {
+    nap_us(1000L * ms);
+}
+
+static void test_interactive_box_rests_on_four_contacts(void **state) {
+    SimOptions o = sim_options_default();
+    o.quiet = true;
+    const char *sets[] = {"universe.horizon=0.1"};
+    o.sets = sets;
+    o.set_count = 1;
+    IssimError err = {0};
+    Sim *sim = sim_create(test_source_path("scenes/box_on_plane.lua"), &o, &err);
+    if (!sim)
+        fail_msg("%s", err.message);
+    sim_set_speed(sim, 4.0);
+    assert_int_equal(sim_start(sim, &err), ISSIM_OK);
+    for (int i = 0; i < 10000 && sim_display_time(sim) < 1.5; i++)
+        nap_ms(1);
+    Registry *reg = sim_registry(sim);
+    ContactReport reports[16];
+    double t;
+    int n = registry_read_contacts(reg, &t, reports, 16);
+    RegistryFrame frame = {.values = calloc((size_t)registry_var_count(reg), sizeof(double))};
+    assert_true(registry_read_latest(reg, &frame));
+    double z = frame.values[registry_var_find(reg, "box.pos.z")];
+    sim_stop(sim);
+    /* At rest: four springs of 1e5 N/m carry m g = 9.81 N: each sinks m g / (4 k). */
+    assert_int_equal(n, 4);
+    assert_near(z, 0.05 - 9.81 / 4e5, 2e-5);
+    free(frame.values);
+    sim_destroy(sim);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_manager_thread_reports_are_consistent),
+        cmocka_unit_test(test_interactive_box_rests_on_four_contacts),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
