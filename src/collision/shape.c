@@ -224,7 +224,23 @@ Aabb shape_aabb(const Shape *s, Pose pose) {
         }
         return box;
     }
-    case SHAPE_PLANE:
+    case SHAPE_PLANE: {
+        /* The half-space n.x <= offset is unbounded, except along an axis the normal is
+         * parallel to: there it ends at the surface. A floor's box then stops at the floor, so
+         * the broad phase pairs it only with bodies near the floor, not with every body. */
+        Aabb box = {{-1e30, -1e30, -1e30}, {1e30, 1e30, 1e30}};
+        Vec3 n = quat_rotate(pose.q, s->normal);
+        double offset = s->offset + vec3_dot(n, pose.p);
+        double *lo = &box.min.x, *hi = &box.max.x;
+        const double nk[3] = {n.x, n.y, n.z};
+        for (int k = 0; k < 3; k++) {
+            if (nk[k] > 1.0 - 1e-12)
+                hi[k] = offset;
+            else if (nk[k] < -1.0 + 1e-12)
+                lo[k] = -offset;
+        }
+        return box;
+    }
     default:
         return (Aabb){{-1e30, -1e30, -1e30}, {1e30, 1e30, 1e30}};
     }
