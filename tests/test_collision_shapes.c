@@ -171,9 +171,19 @@ static void test_aabb(void **state) {
     b = shape_aabb(&x, (Pose){vec3(0, 0, 1), quat_from_axis_angle(vec3(0, 0, 1), M_PI / 4)});
     assert_vec_near(b.max, vec3(1.5 / sqrt(2.0), 1.5 / sqrt(2.0), 1.25), 1e-15);
     assert_vec_near(b.min, vec3(-1.5 / sqrt(2.0), -1.5 / sqrt(2.0), 0.75), 1e-15);
-    Shape pl = shape_plane(vec3(0, 0, 1), 0);
-    b = shape_aabb(&pl, p);
-    assert_true(b.min.x <= -1e30 && b.max.z >= 1e30);
+    /* A half-space is unbounded, except that an axis-aligned one ends at its surface. */
+    Shape pl = shape_plane(vec3(0, 0, 1), 0.25);
+    b = shape_aabb(&pl, (Pose){vec3(0, 0, 0.5), quat_identity()});
+    assert_true(b.min.x <= -1e30 && b.max.x >= 1e30 && b.min.y <= -1e30 && b.max.y >= 1e30);
+    assert_true(b.min.z <= -1e30);
+    assert_near(b.max.z, 0.75, 1e-15);
+    Shape wall = shape_plane(vec3(-1, 0, 0), -0.2); /* x >= 0.2 is solid */
+    b = shape_aabb(&wall, pose_identity());
+    assert_near(b.min.x, 0.2, 1e-15);
+    assert_true(b.max.x >= 1e30);
+    Shape tilted = shape_plane(vec3(0, 1, 1), 0);
+    b = shape_aabb(&tilted, pose_identity());
+    assert_true(b.min.z <= -1e30 && b.max.z >= 1e30 && b.min.y <= -1e30 && b.max.y >= 1e30);
     Vec3 tri[3] = {{0, 0, 0}, {1, 0, 0}, {0, 0, 1}};
     Shape poly = shape_polygon(tri, 3);
     b = shape_aabb(&poly, (Pose){vec3(0, 1, 0), quat_from_axis_angle(vec3(0, 1, 0), M_PI / 2)});
