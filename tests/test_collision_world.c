@@ -76,6 +76,11 @@ static void test_sphere_pair(void **state) {
     assert_near(c[0].normal.x, 1.0, 1e-15); /* from B (x = 1.2) to A (x = 2.0) */
     assert_near(c[0].normal.y, 0.0, 1e-15);
     assert_near(c[0].point.distance, -0.2, 1e-12);
+    /* The contact frame is orthonormal and right-handed: t1 x t2 = n. */
+    Vec3 frame = vec3_cross(c[0].tangent1, c[0].tangent2);
+    assert_near(vec3_norm(vec3_sub(frame, c[0].normal)), 0.0, 1e-12);
+    assert_near(vec3_dot(c[0].tangent1, c[0].normal), 0.0, 1e-12);
+    assert_near(vec3_norm(c[0].tangent1), 1.0, 1e-12);
     assert_near(c[0].point.point_a.x, 1.5, 1e-12);
     assert_near(c[0].point.point_b.x, 1.7, 1e-12);
     assert_int_equal(c[0].age, 0);

@@ -195,8 +195,9 @@ int broadphase_height(const BroadPhase *bp);
 /* ===== Collision world: persistent contacts ===== */
 
 typedef struct CollisionContact {
-    int body_a, body_b; /* body_a < body_b */
-    Vec3 normal;        /* from B to A */
+    int body_a, body_b;      /* body_a < body_b */
+    Vec3 normal;             /* from B to A */
+    Vec3 tangent1, tangent2; /* contact frame: (tangent1, tangent2, normal) right-handed */
     ContactPoint point;
     uint32_t id;  /* persistent while the contact lasts; never reused */
     uint32_t age; /* updates this contact has existed (0 = new in this update) */

@@ -259,6 +259,7 @@ static void match_pair(CollisionWorld *w, int a, int b, const Manifold *m,
         c->body_a = a;
         c->body_b = b;
         c->normal = m->normal;
+        vec3_tangent_basis(m->normal, &c->tangent1, &c->tangent2);
         c->point.point_a = m->points[k].point_a;
         c->point.point_b = m->points[k].point_b;
         c->point.distance = m->points[k].distance;
