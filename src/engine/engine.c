@@ -156,7 +156,17 @@ IssimStatus engine_contact_params(const Engine *e, EngineContact *c, IssimError 
         double mb = e->bodies[c->body_b].mass;
         m = m * mb / (m + mb);
     }
-    return contact_params_from_thing(e->db, e->pairs[c->pair].thing, m, &c->params, err);
+    /* From the pair's parameters (read from the database once per build or edit), not from the
+     * database: the collision manager creates contacts every step in a crowded scene. */
+    c->params = e->pairs[c->pair].params;
+    if (c->params.damping_from_restitution) {
+        if (!(m > 0.0) || !isfinite(m))
+            return issim_error_set(err, ISSIM_ERR_INVALID,
+                                   "cannot derive damping from restitution without a mass");
+        c->params.damping =
+            contact_damping_for_restitution(c->params.stiffness, m, c->params.restitution);
+    }
+    return ISSIM_OK;
 }
 
 static IssimStatus build_contact_params(Engine *e, IssimError *err) {

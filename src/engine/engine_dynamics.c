@@ -70,9 +70,11 @@ void engine_manifold_kinematics(const Engine *e, const double *y, const EngineCo
     Vec3 va = spatial_point_velocity(a.vel, a.angvel, ra);
     Vec3 pb = c->local_b, vb = {0, 0, 0}, n = c->normal_b, rb = {0, 0, 0};
     Vec3 wb = {0, 0, 0};
+    Quat qb = quat_identity();
     double inv_mass = 1.0 / e->bodies[c->body].mass;
     if (c->body_b >= 0) {
         EngineBodyState b = engine_block_state(e, y, c->body_b);
+        qb = b.orient;
         rb = quat_rotate(b.orient, c->local_b);
         pb = vec3_add(b.pos, rb);
         vb = spatial_point_velocity(b.vel, b.angvel, rb);
@@ -96,8 +98,7 @@ void engine_manifold_kinematics(const Engine *e, const double *y, const EngineCo
         ua.x * ua.x / ba->inertia.x + ua.y * ua.y / ba->inertia.y + ua.z * ua.z / ba->inertia.z;
     if (c->body_b >= 0) {
         const EngineBody *bb = &e->bodies[c->body_b];
-        EngineBodyState b = engine_block_state(e, y, c->body_b);
-        Vec3 ub = quat_rotate_inv(b.orient, vec3_cross(rb, n));
+        Vec3 ub = quat_rotate_inv(qb, vec3_cross(rb, n));
         angular +=
             ub.x * ub.x / bb->inertia.x + ub.y * ub.y / bb->inertia.y + ub.z * ub.z / bb->inertia.z;
     }
@@ -183,11 +184,15 @@ static void body_derivative(const Engine *e, int bi, const double *y, Vec3 force
     Quat q = quat_normalize((Quat){s[3], s[4], s[5], s[6]});
     Vec3 w = vec3(s[10], s[11], s[12]);
     Quat dq = quat_derivative(q, w);
-    Mat3 inertia = mat3_world_inertia(q, body->inertia);
-    Mat3 inv_inertia = mat3_world_inertia(
-        q, vec3(1.0 / body->inertia.x, 1.0 / body->inertia.y, 1.0 / body->inertia.z));
-    Vec3 gyro = vec3_cross(w, mat3_mul_vec(inertia, w));
-    Vec3 dw = mat3_mul_vec(inv_inertia, vec3_sub(torque, gyro));
+    /* Euler's equations in the body frame, where the inertia is diagonal:
+     * I dw_b = tau_b - w_b x (I w_b), then back to the world. */
+    Vec3 w_b = quat_rotate_inv(q, w);
+    Vec3 tau_b = quat_rotate_inv(q, torque);
+    Vec3 l_b = vec3_hadamard(body->inertia, w_b);
+    Vec3 rhs_b = vec3_sub(tau_b, vec3_cross(w_b, l_b));
+    Vec3 dw = quat_rotate(
+        q, vec3(rhs_b.x / body->inertia.x, rhs_b.y / body->inertia.y, rhs_b.z / body->inertia.z));
+
     d[0] = s[7];
     d[1] = s[8];
     d[2] = s[9];

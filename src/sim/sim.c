@@ -82,6 +82,7 @@ Sim *sim_create_from_db(const ThingDb *db_in, const char *scene_path, const SimO
         double budget = SIM_HISTORY_BUDGET_BYTES / (8.0 * engine_var_count(sim->engine));
         frames = fmin(frames, fmax(budget, 1024.0));
         rd.history_frames = (int)frames;
+        rd.max_vars = engine_var_count(sim->engine);
         sim->registry = registry_create(&rd, err);
         s = sim->registry ? engine_register_vars(sim->engine, sim->registry, err) : ISSIM_ERR_NOMEM;
     }
