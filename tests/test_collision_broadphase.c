@@ -16,21 +16,6 @@
 #include "issim/collision.h"
 #include "testutil.h"
 
-typedef struct Rng {
-    uint64_t s;
-} Rng;
-
-static double rng_uniform(Rng *r) { /* xorshift64*, [0, 1) */
-    r->s ^= r->s >> 12;
-    r->s ^= r->s << 25;
-    r->s ^= r->s >> 27;
-    return (double)((r->s * 2685821657736338717ull) >> 11) * 0x1.0p-53;
-}
-
-static double rng_range(Rng *r, double lo, double hi) {
-    return lo + (hi - lo) * rng_uniform(r);
-}
-
 typedef struct PairList {
     int (*v)[2];
     int count, cap;
@@ -57,10 +42,11 @@ static Aabb grow_box(Aabb a, double r) {
     return (Aabb){{a.min.x - r, a.min.y - r, a.min.z - r}, {a.max.x + r, a.max.y + r, a.max.z + r}};
 }
 
-static Aabb random_box(Rng *r, double extent, double size_lo, double size_hi) {
-    Vec3 c = {rng_range(r, 0, extent), rng_range(r, 0, extent), rng_range(r, 0, extent)};
-    Vec3 h = {rng_range(r, size_lo, size_hi), rng_range(r, size_lo, size_hi),
-              rng_range(r, size_lo, size_hi)};
+static Aabb random_box(TestRng *r, double extent, double size_lo, double size_hi) {
+    Vec3 c = {test_rng_range(r, 0, extent), test_rng_range(r, 0, extent),
+              test_rng_range(r, 0, extent)};
+    Vec3 h = {test_rng_range(r, size_lo, size_hi), test_rng_range(r, size_lo, size_hi),
+              test_rng_range(r, size_lo, size_hi)};
     return (Aabb){vec3_sub(c, h), vec3_add(c, h)};
 }
 
@@ -199,7 +185,7 @@ static void check_round(BroadPhase *bp, const Slot *slots, PairList *l, PairList
 }
 
 static void test_random_against_brute_force(void **state) {
-    Rng rng = {0x9e3779b97f4a7c15ull};
+    TestRng rng = {0x9e3779b97f4a7c15ull};
     BroadPhase *bp = broadphase_create(RB_FAT, NULL);
     assert_non_null(bp);
     Slot *slots = calloc(RB_SLOTS, sizeof *slots);
@@ -207,7 +193,7 @@ static void test_random_against_brute_force(void **state) {
     /* Users are slot indices, so proxy ids and users differ. Start with most slots filled, a few
      * unbounded (half-space-like) proxies among them. */
     for (int i = 0; i < RB_SLOTS; i++) {
-        if (rng_uniform(&rng) < 0.85)
+        if (test_rng_uniform(&rng) < 0.85)
             slot_add(bp, &slots[i], i, random_box(&rng, RB_EXTENT, 0.02, 0.3));
     }
     for (int i = 17; i < RB_SLOTS; i += 997) {
@@ -224,7 +210,7 @@ static void test_random_against_brute_force(void **state) {
         double activity = round % 3 == 0 ? 1.0 : round % 3 == 1 ? 0.01 : 0.2;
         for (int i = 0; i < RB_SLOTS; i++) {
             Slot *s = &slots[i];
-            double u = rng_uniform(&rng) / activity;
+            double u = test_rng_uniform(&rng) / activity;
             if (!s->alive) {
                 if (u < 0.1)
                     slot_add(bp, s, i, random_box(&rng, RB_EXTENT, 0.02, 0.3));
@@ -237,8 +223,8 @@ static void test_random_against_brute_force(void **state) {
                 slot_move(bp, s, random_box(&rng, RB_EXTENT, 0.02, 0.5));
                 reinserted++;
             } else if (u < 0.70) { /* small: a jiggle, mostly inside the fat box */
-                Vec3 d = {rng_range(&rng, -0.06, 0.06), rng_range(&rng, -0.06, 0.06),
-                          rng_range(&rng, -0.06, 0.06)};
+                Vec3 d = {test_rng_range(&rng, -0.06, 0.06), test_rng_range(&rng, -0.06, 0.06),
+                          test_rng_range(&rng, -0.06, 0.06)};
                 if (s->box.max.x - s->box.min.x < 1e3) {
                     slot_move(bp, s, (Aabb){vec3_add(s->box.min, d), vec3_add(s->box.max, d)});
                     small_moves++;
@@ -248,7 +234,7 @@ static void test_random_against_brute_force(void **state) {
         /* Now and then a proxy becomes unbounded (leaves the tree for the side list); large
          * moves bring such proxies back. */
         if (round % 4 == 1) {
-            int i = (int)(rng_uniform(&rng) * RB_SLOTS);
+            int i = (int)(test_rng_uniform(&rng) * RB_SLOTS);
             if (slots[i].alive)
                 slot_move(bp, &slots[i], (Aabb){{-1e30, -1e30, -1e30}, {1e30, 1e30, 2.0}});
         }

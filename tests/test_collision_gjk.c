@@ -18,31 +18,8 @@
 
 #include "../src/collision/collision_internal.h"
 
-/* ===== Random numbers ===== */
-
-typedef struct Rng {
-    uint64_t s;
-} Rng;
-
-static double rng_uniform(Rng *r) { /* xorshift64*, [0, 1) */
-    r->s ^= r->s >> 12;
-    r->s ^= r->s << 25;
-    r->s ^= r->s >> 27;
-    return (double)((r->s * 2685821657736338717ull) >> 11) * 0x1.0p-53;
-}
-
-static double rng_range(Rng *r, double lo, double hi) {
-    return lo + (hi - lo) * rng_uniform(r);
-}
-
-static Quat rng_rotation(Rng *r) { /* Shoemake: uniform on SO(3) */
-    double u1 = rng_uniform(r), u2 = 2 * M_PI * rng_uniform(r), u3 = 2 * M_PI * rng_uniform(r);
-    return (Quat){sqrt(u1) * cos(u3), sqrt(1 - u1) * sin(u2), sqrt(1 - u1) * cos(u2),
-                  sqrt(u1) * sin(u3)};
-}
-
-static Vec3 rng_vec(Rng *r, double h) {
-    return vec3(rng_range(r, -h, h), rng_range(r, -h, h), rng_range(r, -h, h));
+static Vec3 rng_vec(TestRng *r, double h) {
+    return vec3(test_rng_range(r, -h, h), test_rng_range(r, -h, h), test_rng_range(r, -h, h));
 }
 
 /* ===== Reference polytopes (world frame) ===== */
@@ -264,9 +241,10 @@ static void poly_translate(Poly *p, Vec3 t) {
         p->fo[f] += vec3_dot(p->fn[f], t);
 }
 
-static Hull *random_hull(Rng *r, int n, double size) {
+static Hull *random_hull(TestRng *r, int n, double size) {
     Vec3 pts[64];
-    Vec3 axes = vec3(rng_range(r, 0.3, 1.0), rng_range(r, 0.3, 1.0), rng_range(r, 0.3, 1.0));
+    Vec3 axes =
+        vec3(test_rng_range(r, 0.3, 1.0), test_rng_range(r, 0.3, 1.0), test_rng_range(r, 0.3, 1.0));
     for (int i = 0; i < n; i++)
         pts[i] = vec3_hadamard(rng_vec(r, size), axes);
     IssimError err;
@@ -331,15 +309,16 @@ static void print_stats(const char *what, int n, const ErrStats *st) {
 /* ===== GJK / EPA ===== */
 
 static void test_box_hull_random(void **state) {
-    Rng r = {0x9E3779B97F4A7C15ull};
+    TestRng r = {0x9E3779B97F4A7C15ull};
     ErrStats st = {0};
     int poses = 2000;
     for (int i = 0; i < poses; i++) {
-        Vec3 h = vec3(rng_range(&r, 0.05, 0.5), rng_range(&r, 0.05, 0.5), rng_range(&r, 0.05, 0.5));
+        Vec3 h = vec3(test_rng_range(&r, 0.05, 0.5), test_rng_range(&r, 0.05, 0.5),
+                      test_rng_range(&r, 0.05, 0.5));
         Hull *hull = random_hull(&r, 6 + i % 10, 0.5);
         Shape box = shape_box(h), hs = shape_hull(hull);
-        Pose pa = {rng_vec(&r, 0.6), rng_rotation(&r)};
-        Pose pb = {rng_vec(&r, 0.6), rng_rotation(&r)};
+        Pose pa = {rng_vec(&r, 0.6), test_rng_rotation(&r)};
+        Pose pb = {rng_vec(&r, 0.6), test_rng_rotation(&r)};
         Poly a, b;
         poly_box(&a, h, pa);
         poly_hull(&b, hull, pb);
@@ -352,7 +331,7 @@ static void test_box_hull_random(void **state) {
 }
 
 static void test_hull_hull_random(void **state) {
-    Rng r = {12345};
+    TestRng r = {12345};
     ErrStats st = {0};
     int poses = 2000;
     for (int i = 0; i < poses; i++) {
@@ -360,8 +339,8 @@ static void test_hull_hull_random(void **state) {
         Shape sa = shape_hull(ha), sb = shape_hull(hb);
         /* Far and near: a range of scales. */
         double spread = i % 4 == 0 ? 3.0 : 0.3;
-        Pose pa = {rng_vec(&r, spread), rng_rotation(&r)};
-        Pose pb = {rng_vec(&r, spread), rng_rotation(&r)};
+        Pose pa = {rng_vec(&r, spread), test_rng_rotation(&r)};
+        Pose pb = {rng_vec(&r, spread), test_rng_rotation(&r)};
         Poly a, b;
         poly_hull(&a, ha, pa);
         poly_hull(&b, hb, pb);
@@ -375,16 +354,16 @@ static void test_hull_hull_random(void **state) {
 }
 
 static void test_sphere_hull_random(void **state) {
-    Rng r = {777};
+    TestRng r = {777};
     double worst_apart = 0, worst_in = 0;
     int apart = 0, overlap = 0, poses = 4000;
     for (int i = 0; i < poses; i++) {
         Hull *hull = random_hull(&r, 6 + i % 12, 0.5);
         Shape hs = shape_hull(hull);
-        double radius = rng_range(&r, 0.01, 0.4);
+        double radius = test_rng_range(&r, 0.01, 0.4);
         Shape sp = shape_sphere(radius);
-        Pose ph = {rng_vec(&r, 0.3), rng_rotation(&r)};
-        Pose ps = {rng_vec(&r, 0.6), rng_rotation(&r)};
+        Pose ph = {rng_vec(&r, 0.3), test_rng_rotation(&r)};
+        Pose ps = {rng_vec(&r, 0.6), test_rng_rotation(&r)};
         Poly p;
         poly_hull(&p, hull, ph);
         double ref = point_poly_signed(&p, ps.p) - radius;
@@ -463,15 +442,16 @@ static double capsule_box_exact(Vec3 p0, Vec3 p1, double radius, Vec3 h) {
 }
 
 static void test_capsule_box_random(void **state) {
-    Rng r = {4242};
+    TestRng r = {4242};
     double worst_apart = 0, worst_in = 0;
     int apart = 0, overlap = 0, poses = 4000;
     for (int i = 0; i < poses; i++) {
-        Vec3 h = vec3(rng_range(&r, 0.05, 0.5), rng_range(&r, 0.05, 0.5), rng_range(&r, 0.05, 0.5));
-        double radius = rng_range(&r, 0.01, 0.2), half = rng_range(&r, 0.0, 0.5);
+        Vec3 h = vec3(test_rng_range(&r, 0.05, 0.5), test_rng_range(&r, 0.05, 0.5),
+                      test_rng_range(&r, 0.05, 0.5));
+        double radius = test_rng_range(&r, 0.01, 0.2), half = test_rng_range(&r, 0.0, 0.5);
         Shape box = shape_box(h), cap = shape_capsule(radius, half);
-        Pose pb = {rng_vec(&r, 0.5), rng_rotation(&r)};
-        Pose pc = {rng_vec(&r, 0.6), rng_rotation(&r)};
+        Pose pb = {rng_vec(&r, 0.5), test_rng_rotation(&r)};
+        Pose pc = {rng_vec(&r, 0.6), test_rng_rotation(&r)};
         Vec3 axis = quat_rotate(pc.q, vec3(0, 0, half));
         Vec3 p0 = pose_apply_inv(pb, vec3_sub(pc.p, axis)),
              p1 = pose_apply_inv(pb, vec3_add(pc.p, axis));
@@ -598,27 +578,28 @@ static void poly_polygon(Poly *p, const Shape *s, Pose pose) {
 
 /* Polygons are allowed for distances: against boxes (brute force) and spheres (exact). */
 static void test_polygon_distance(void **state) {
-    Rng r = {606};
+    TestRng r = {606};
     ErrStats st = {0};
     int poses = 1500;
     for (int i = 0; i < poses; i++) {
         Vec3 pts[8];
         int n = 3 + i % 6;
         for (int k = 0; k < n; k++) { /* a convex polygon: points on an ellipse in order */
-            double a = 2 * M_PI * (k + rng_range(&r, 0.0, 0.8)) / n;
+            double a = 2 * M_PI * (k + test_rng_range(&r, 0.0, 0.8)) / n;
             pts[k] = vec3(0.4 * cos(a), 0, 0.25 * sin(a));
         }
         Shape poly = shape_polygon(pts, n);
-        Vec3 h = vec3(rng_range(&r, 0.05, 0.3), rng_range(&r, 0.05, 0.3), rng_range(&r, 0.05, 0.3));
+        Vec3 h = vec3(test_rng_range(&r, 0.05, 0.3), test_rng_range(&r, 0.05, 0.3),
+                      test_rng_range(&r, 0.05, 0.3));
         Shape box = shape_box(h);
-        Pose pp = {rng_vec(&r, 0.4), rng_rotation(&r)};
-        Pose pb = {rng_vec(&r, 0.4), rng_rotation(&r)};
+        Pose pp = {rng_vec(&r, 0.4), test_rng_rotation(&r)};
+        Pose pb = {rng_vec(&r, 0.4), test_rng_rotation(&r)};
         Poly a, b;
         poly_polygon(&a, &poly, pp);
         poly_box(&b, h, pb);
         check_pair(&poly, pp, &a, &box, pb, &b, &st, 1e-6);
         /* A sphere: the exact distance to the flat polygon. */
-        Shape sp = shape_sphere(rng_range(&r, 0.01, 0.2));
+        Shape sp = shape_sphere(test_rng_range(&r, 0.01, 0.2));
         Pose ps = {rng_vec(&r, 0.5), quat_identity()};
         double exact = INFINITY;
         for (int f = 0; f < 2; f++)
@@ -676,7 +657,7 @@ static double large_sat_depth(const Hull *hull, Pose ph, const Vec3 *hv, const P
 
 /* Hulls with hundreds of vertices: EPA expands far more faces. */
 static void test_large_hull(void **state) {
-    Rng r = {1001};
+    TestRng r = {1001};
     Vec3 pts[150];
     for (int i = 0; i < 150; i++) {
         Vec3 u = vec3_normalize(rng_vec(&r, 1.0));
@@ -692,10 +673,11 @@ static void test_large_hull(void **state) {
     int poses = 40, apart = 0, overlap = 0;
     double worst_depth = 0, worst_touch = 0;
     for (int i = 0; i < poses; i++) {
-        Vec3 h = vec3(rng_range(&r, 0.05, 0.3), rng_range(&r, 0.05, 0.3), rng_range(&r, 0.05, 0.3));
+        Vec3 h = vec3(test_rng_range(&r, 0.05, 0.3), test_rng_range(&r, 0.05, 0.3),
+                      test_rng_range(&r, 0.05, 0.3));
         Shape box = shape_box(h);
-        Pose ph = {rng_vec(&r, 0.2), rng_rotation(&r)};
-        Pose pb = {rng_vec(&r, 0.6), rng_rotation(&r)};
+        Pose ph = {rng_vec(&r, 0.2), test_rng_rotation(&r)};
+        Pose pb = {rng_vec(&r, 0.6), test_rng_rotation(&r)};
         Poly b;
         poly_box(&b, h, pb);
         Vec3 hv[150];
@@ -812,18 +794,19 @@ static void test_manifold_resting_box(void **state) {
 /* Random convex pairs: every point on both surfaces, no duplicates, nothing missed, and the
  * deepest point's distance equal to the brute-force MTD. */
 static void test_manifold_random(void **state) {
-    Rng r = {99};
+    TestRng r = {99};
     int poses = 2000, contacts = 0, multi = 0, exact = 0;
     double worst = 0;
     double margin = 0.02;
     for (int i = 0; i < poses; i++) {
         Hull *ha = random_hull(&r, 5 + i % 9, 0.4);
-        Vec3 h = vec3(rng_range(&r, 0.05, 0.4), rng_range(&r, 0.05, 0.4), rng_range(&r, 0.05, 0.4));
+        Vec3 h = vec3(test_rng_range(&r, 0.05, 0.4), test_rng_range(&r, 0.05, 0.4),
+                      test_rng_range(&r, 0.05, 0.4));
         Shape sa = i % 2 ? shape_hull(ha) : shape_box(h);
         Hull *hb = random_hull(&r, 5 + i % 7, 0.4);
         Shape sb = shape_hull(hb);
-        Pose pa = {rng_vec(&r, 0.45), rng_rotation(&r)};
-        Pose pb = {rng_vec(&r, 0.45), rng_rotation(&r)};
+        Pose pa = {rng_vec(&r, 0.45), test_rng_rotation(&r)};
+        Pose pb = {rng_vec(&r, 0.45), test_rng_rotation(&r)};
         Poly a, b;
         if (i % 2)
             poly_hull(&a, ha, pa);
@@ -864,18 +847,18 @@ static void test_manifold_random(void **state) {
 }
 
 static void test_manifold_sphere_capsule_hull(void **state) {
-    Rng r = {5150};
+    TestRng r = {5150};
     int poses = 2000, contacts = 0;
     double margin = 0.01, worst = 0;
     for (int i = 0; i < poses; i++) {
         Hull *hull = random_hull(&r, 6 + i % 10, 0.5);
         Shape hs = shape_hull(hull);
-        Pose ph = {rng_vec(&r, 0.2), rng_rotation(&r)};
+        Pose ph = {rng_vec(&r, 0.2), test_rng_rotation(&r)};
         Poly p;
         poly_hull(&p, hull, ph);
-        double radius = rng_range(&r, 0.02, 0.2), half = rng_range(&r, 0.05, 0.3);
+        double radius = test_rng_range(&r, 0.02, 0.2), half = test_rng_range(&r, 0.05, 0.3);
         Shape s = i % 2 ? shape_sphere(radius) : shape_capsule(radius, half);
-        Pose ps = {rng_vec(&r, 0.5), rng_rotation(&r)};
+        Pose ps = {rng_vec(&r, 0.5), test_rng_rotation(&r)};
         Vec3 ax = quat_rotate(ps.q, vec3(0, 0, s.kind == SHAPE_CAPSULE ? half : 0));
         /* Reference: exact distance of the core (a point, or a segment by golden section) */
         Vec3 c0 = vec3_sub(ps.p, ax), c1 = vec3_add(ps.p, ax);
@@ -987,14 +970,14 @@ static void check_hull(const Hull *h, const Vec3 *pts, int n, double *worst_out,
 }
 
 static void test_hull_cube_and_interior(void **state) {
-    Rng r = {31337};
+    TestRng r = {31337};
     Vec3 pts[300];
     int n = 0;
     for (int i = 0; i < 8; i++)
         pts[n++] = vec3(i & 1 ? 1 : -1, i & 2 ? 2 : -2, i & 4 ? 0.5 : -0.5);
     for (int i = 0; i < 200; i++)
-        pts[n++] = vec3(rng_range(&r, -0.999, 0.999), rng_range(&r, -1.999, 1.999),
-                        rng_range(&r, -0.499, 0.499));
+        pts[n++] = vec3(test_rng_range(&r, -0.999, 0.999), test_rng_range(&r, -1.999, 1.999),
+                        test_rng_range(&r, -0.499, 0.499));
     /* Points on faces and edges are not corners. */
     pts[n++] = vec3(1, 0.3, 0.1);
     pts[n++] = vec3(0, 2, 0.5);
@@ -1035,12 +1018,12 @@ static void test_hull_cube_and_interior(void **state) {
 }
 
 static void test_hull_random_clouds(void **state) {
-    Rng r = {2718};
+    TestRng r = {2718};
     double out = 0, planar = 0;
     int clouds = 500;
     for (int c = 0; c < clouds; c++) {
         Vec3 pts[200];
-        int n = 4 + (int)(rng_uniform(&r) * 150);
+        int n = 4 + (int)(test_rng_uniform(&r) * 150);
         int kind = c % 5;
         for (int i = 0; i < n; i++) {
             if (kind == 0) /* uniform in a box */
@@ -1048,12 +1031,12 @@ static void test_hull_random_clouds(void **state) {
             else if (kind == 1) /* on a sphere: every point a vertex */
                 pts[i] = vec3_normalize(rng_vec(&r, 1.0));
             else if (kind == 2) /* clustered near a plane, far from the origin */
-                pts[i] =
-                    vec3_add(vec3(100, -50, 20), vec3(rng_range(&r, -1, 1), rng_range(&r, -1, 1),
-                                                      rng_range(&r, -0.01, 0.01)));
+                pts[i] = vec3_add(vec3(100, -50, 20),
+                                  vec3(test_rng_range(&r, -1, 1), test_rng_range(&r, -1, 1),
+                                       test_rng_range(&r, -0.01, 0.01)));
             else if (kind == 3) /* on a grid: many coplanar and collinear points */
-                pts[i] = vec3(floor(rng_range(&r, 0, 4)), floor(rng_range(&r, 0, 3)),
-                              floor(rng_range(&r, 0, 3)));
+                pts[i] = vec3(floor(test_rng_range(&r, 0, 4)), floor(test_rng_range(&r, 0, 3)),
+                              floor(test_rng_range(&r, 0, 3)));
             else /* on a sphere a million radii from the origin */
                 pts[i] = vec3_add(vec3(1e6, 1e6, 1e6), vec3_normalize(rng_vec(&r, 1.0)));
         }

@@ -12,27 +12,6 @@
 
 #include "../src/collision/collision_internal.h"
 
-typedef struct Rng {
-    uint64_t s;
-} Rng;
-
-static double rng_uniform(Rng *r) { /* xorshift64*, [0, 1) */
-    r->s ^= r->s >> 12;
-    r->s ^= r->s << 25;
-    r->s ^= r->s >> 27;
-    return (double)((r->s * 2685821657736338717ull) >> 11) * 0x1.0p-53;
-}
-
-static double rng_range(Rng *r, double lo, double hi) {
-    return lo + (hi - lo) * rng_uniform(r);
-}
-
-static Quat rng_rotation(Rng *r) {
-    double u1 = rng_uniform(r), u2 = 2 * M_PI * rng_uniform(r), u3 = 2 * M_PI * rng_uniform(r);
-    return (Quat){sqrt(u1) * cos(u3), sqrt(1 - u1) * sin(u2), sqrt(1 - u1) * cos(u2),
-                  sqrt(u1) * sin(u3)};
-}
-
 static Pose at(double x, double y, double z) {
     return (Pose){{x, y, z}, {1, 0, 0, 0}};
 }
@@ -108,16 +87,17 @@ static void check_consistent(const Manifold *m) {
 /* ===== Tree and loading ===== */
 
 static void test_query_brute_force(void **state) {
-    Rng r = {2024};
+    TestRng r = {2024};
     int nt = 600, nv = 3 * nt;
     Vec3 *v = malloc((size_t)nv * sizeof *v);
     int(*t)[3] = malloc((size_t)nt * sizeof *t);
     for (int i = 0; i < nt; i++) { /* a soup of triangles of mixed sizes */
-        Vec3 c = vec3(rng_range(&r, -5, 5), rng_range(&r, -5, 5), rng_range(&r, -1, 1));
+        Vec3 c =
+            vec3(test_rng_range(&r, -5, 5), test_rng_range(&r, -5, 5), test_rng_range(&r, -1, 1));
         double s = i % 10 == 0 ? 2.0 : 0.2;
         for (int k = 0; k < 3; k++) {
-            v[3 * i + k] =
-                vec3_add(c, vec3(rng_range(&r, -s, s), rng_range(&r, -s, s), rng_range(&r, -s, s)));
+            v[3 * i + k] = vec3_add(c, vec3(test_rng_range(&r, -s, s), test_rng_range(&r, -s, s),
+                                            test_rng_range(&r, -s, s)));
             t[i][k] = 3 * i + k;
         }
     }
@@ -130,8 +110,9 @@ static void test_query_brute_force(void **state) {
     int out[600];
     long matched = 0;
     for (int q = 0; q < 500; q++) {
-        Vec3 c = vec3(rng_range(&r, -6, 6), rng_range(&r, -6, 6), rng_range(&r, -1.5, 1.5));
-        Vec3 h = vec3(rng_range(&r, 0, 2), rng_range(&r, 0, 2), rng_range(&r, 0, 1));
+        Vec3 c = vec3(test_rng_range(&r, -6, 6), test_rng_range(&r, -6, 6),
+                      test_rng_range(&r, -1.5, 1.5));
+        Vec3 h = vec3(test_rng_range(&r, 0, 2), test_rng_range(&r, 0, 2), test_rng_range(&r, 0, 1));
         Aabb box = {vec3_sub(c, h), vec3_add(c, h)};
         int n = trimesh_query(m, box, out, nt);
         int expect = 0;
@@ -345,30 +326,30 @@ static void test_box_on_square_no_ghosts(void **state) {
 static void test_grid_floor_random(void **state) {
     TriMesh *mesh = grid_mesh(8, 2.0);
     Shape ms = shape_mesh(mesh);
-    Rng r = {81};
+    TestRng r = {81};
     Manifold m;
     int contacts = 0, poses = 1500, multi = 0;
     double worst = 0;
     for (int i = 0; i < poses; i++) {
-        Quat q = rng_rotation(&r);
-        Vec3 c = vec3(rng_range(&r, -1.5, 1.5), rng_range(&r, -1.5, 1.5), 0);
+        Quat q = test_rng_rotation(&r);
+        Vec3 c = vec3(test_rng_range(&r, -1.5, 1.5), test_rng_range(&r, -1.5, 1.5), 0);
         Shape s;
         double low; /* lowest point's height relative to c.z */
         if (i % 3 == 0) {
-            Vec3 h =
-                vec3(rng_range(&r, 0.05, 0.3), rng_range(&r, 0.05, 0.3), rng_range(&r, 0.05, 0.3));
+            Vec3 h = vec3(test_rng_range(&r, 0.05, 0.3), test_rng_range(&r, 0.05, 0.3),
+                          test_rng_range(&r, 0.05, 0.3));
             s = shape_box(h);
             Vec3 down = quat_rotate_inv(q, vec3(0, 0, -1));
             low = -(fabs(down.x) * h.x + fabs(down.y) * h.y + fabs(down.z) * h.z);
         } else if (i % 3 == 1) {
-            double rad = rng_range(&r, 0.02, 0.2), half = rng_range(&r, 0.01, 0.4);
+            double rad = test_rng_range(&r, 0.02, 0.2), half = test_rng_range(&r, 0.01, 0.4);
             s = shape_capsule(rad, half);
             low = -rad - fabs(quat_rotate(q, vec3(0, 0, half)).z);
         } else {
-            s = shape_sphere(rng_range(&r, 0.02, 0.3));
+            s = shape_sphere(test_rng_range(&r, 0.02, 0.3));
             low = -s.radius;
         }
-        double gap = rng_range(&r, -0.01, 0.004);
+        double gap = test_rng_range(&r, -0.01, 0.004);
         c.z = gap - low;
         Pose p = {c, q};
         int n = collide_mesh(&ms, pose_identity(), &s, p, 2e-3, &m);

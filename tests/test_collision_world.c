@@ -9,21 +9,6 @@
 #include "issim/collision.h"
 #include "testutil.h"
 
-typedef struct Rng {
-    uint64_t s;
-} Rng;
-
-static double rng_uniform(Rng *r) { /* xorshift64*, [0, 1) */
-    r->s ^= r->s >> 12;
-    r->s ^= r->s << 25;
-    r->s ^= r->s >> 27;
-    return (double)((r->s * 2685821657736338717ull) >> 11) * 0x1.0p-53;
-}
-
-static double rng_range(Rng *r, double lo, double hi) {
-    return lo + (hi - lo) * rng_uniform(r);
-}
-
 static Pose at(double x, double y, double z) {
     return (Pose){{x, y, z}, {1, 0, 0, 0}};
 }
@@ -145,10 +130,10 @@ static void test_persistent_ids(void **state) {
     assert_int_equal(n, 1);
     uint32_t id = c[0].id;
     assert_true(id != 0);
-    Rng rng = {12345};
+    TestRng rng = {12345};
     for (int k = 1; k <= 100; k++) {
-        Vec3 j = {rng_range(&rng, -1e-5, 1e-5), rng_range(&rng, -1e-5, 1e-5),
-                  rng_range(&rng, -1e-5, 1e-5)};
+        Vec3 j = {test_rng_range(&rng, -1e-5, 1e-5), test_rng_range(&rng, -1e-5, 1e-5),
+                  test_rng_range(&rng, -1e-5, 1e-5)};
         collision_world_set_pose(w, 1, at(j.x, j.y, 0.15 - 1e-4 + j.z));
         collision_world_update(w);
         c = collision_world_contacts(w, &n);
@@ -234,16 +219,17 @@ static int compare_expected(const void *pa, const void *pb) {
     return (x->distance > y->distance) - (x->distance < y->distance);
 }
 
-static void random_step(Rng *rng, CollisionWorld *w, int first_dynamic, int count) {
+static void random_step(TestRng *rng, CollisionWorld *w, int first_dynamic, int count) {
     for (int i = first_dynamic; i < count; i++) {
         Pose p = collision_world_pose(w, i);
-        double u = rng_uniform(rng);
+        double u = test_rng_uniform(rng);
         if (u < 0.05) { /* teleport */
-            p.p = vec3(rng_range(rng, 0, RS_EXTENT), rng_range(rng, 0, RS_EXTENT),
-                       rng_range(rng, -0.1, RS_EXTENT));
+            p.p = vec3(test_rng_range(rng, 0, RS_EXTENT), test_rng_range(rng, 0, RS_EXTENT),
+                       test_rng_range(rng, -0.1, RS_EXTENT));
         } else if (u < 0.8) { /* drift */
-            p.p = vec3_add(p.p, vec3(rng_range(rng, -0.02, 0.02), rng_range(rng, -0.02, 0.02),
-                                     rng_range(rng, -0.02, 0.02)));
+            p.p = vec3_add(p.p,
+                           vec3(test_rng_range(rng, -0.02, 0.02), test_rng_range(rng, -0.02, 0.02),
+                                test_rng_range(rng, -0.02, 0.02)));
         } else {
             continue; /* not set this update */
         }
@@ -252,16 +238,16 @@ static void random_step(Rng *rng, CollisionWorld *w, int first_dynamic, int coun
 }
 
 static void test_random_against_brute_force(void **state) {
-    Rng rng = {0xdeadbeefcafef00dull};
+    TestRng rng = {0xdeadbeefcafef00dull};
     CollisionWorld *w = world(2e-3, 0.05);
     CollisionWorld *twin = world(2e-3, 0.05);
     Shape floor = shape_plane(vec3(0, 0, 1), 0.0);
     collision_world_add(w, &floor, pose_identity(), true);
     collision_world_add(twin, &floor, pose_identity(), true);
     for (int i = 1; i < RS_BODIES; i++) {
-        Shape s = shape_sphere(rng_range(&rng, 0.03, 0.12));
-        Pose p = at(rng_range(&rng, 0, RS_EXTENT), rng_range(&rng, 0, RS_EXTENT),
-                    rng_range(&rng, -0.1, RS_EXTENT));
+        Shape s = shape_sphere(test_rng_range(&rng, 0.03, 0.12));
+        Pose p = at(test_rng_range(&rng, 0, RS_EXTENT), test_rng_range(&rng, 0, RS_EXTENT),
+                    test_rng_range(&rng, -0.1, RS_EXTENT));
         bool is_static = i < RS_STATIC; /* some of these overlap each other and the floor */
         assert_int_equal(collision_world_add(w, &s, p, is_static), i);
         assert_int_equal(collision_world_add(twin, &s, p, is_static), i);
@@ -354,7 +340,7 @@ static void test_random_against_brute_force(void **state) {
             assert_memory_equal(c2, c, (size_t)n * sizeof *c);
         if (ne > 0)
             assert_memory_equal(ended2, ended, (size_t)ne * sizeof *ended);
-        Rng twin_rng = rng;
+        TestRng twin_rng = rng;
         random_step(&rng, w, RS_STATIC, RS_BODIES);
         random_step(&twin_rng, twin, RS_STATIC, RS_BODIES);
     }

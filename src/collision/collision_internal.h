@@ -239,4 +239,9 @@ void trimesh_triangle_indices(const TriMesh *mesh, int i, int indices[3]);
 /* Edge classes of triangle i, two bits per edge as above. */
 unsigned trimesh_edge_flags(const TriMesh *mesh, int i);
 
+/* ===== Shared clipping (gjk_manifold.c) ===== */
+
+bool clip_segment_to_polygon(const Vec3 *corners, int count, Vec3 n, Vec3 p0, Vec3 p1, double *t0,
+                             double *t1, int *side0, int *side1);
+
 #endif

@@ -27,6 +27,36 @@
 
 #include "collision_internal.h"
 
+/* Clips the segment p0 + t (p1 - p0), t in [*t0, *t1], to the prism over the convex polygon
+ * corners (counter-clockwise about n). Returns false when nothing is left; *side0 / *side1
+ * receive the polygon side that cut each end (-1: not cut). Shared by the face clipping here and
+ * the triangle clipping of mesh contacts. */
+bool clip_segment_to_polygon(const Vec3 *corners, int count, Vec3 n, Vec3 p0, Vec3 p1, double *t0,
+                             double *t1, int *side0, int *side1) {
+    for (int k = 0; k < count; k++) {
+        Vec3 o = corners[k];
+        Vec3 side = vec3_cross(vec3_sub(corners[(k + 1) % count], o), n);
+        double d0 = vec3_dot(vec3_sub(p0, o), side), d1 = vec3_dot(vec3_sub(p1, o), side);
+        if (d0 > 0.0 && d1 > 0.0)
+            return false;
+        if (d0 > 0.0 && d1 <= 0.0) {
+            double t = d0 / (d0 - d1);
+            if (t > *t0) {
+                *t0 = t;
+                *side0 = k;
+            }
+        } else if (d1 > 0.0 && d0 <= 0.0) {
+            double t = d0 / (d0 - d1);
+            if (t < *t1) {
+                *t1 = t;
+                *side1 = k;
+            }
+        }
+    }
+    return *t0 <= *t1;
+}
+
+
 /* A face takes part in clipping when its normal is within about 1.1 degrees of the contact
  * normal. GJK and EPA return exact face normals for face contacts, so this only decides how
  * far from a face contact (an edge crossing a face almost parallel) clipping still applies. */
@@ -358,27 +388,7 @@ static int clip_manifold(const Side *r, const Side *i, bool ref_is_a, double mar
         Vec3 p0 = core.points[0], p1 = core.points[1];
         double t0 = 0.0, t1 = 1.0;
         int side0 = -1, side1 = -1;
-        for (int k = 0; k < ref_count; k++) {
-            Vec3 o = corners[k];
-            Vec3 side = vec3_cross(vec3_sub(corners[(k + 1) % ref_count], o), nr);
-            double d0 = vec3_dot(vec3_sub(p0, o), side), d1 = vec3_dot(vec3_sub(p1, o), side);
-            if (d0 > 0.0 && d1 > 0.0)
-                return 0;
-            if (d0 > 0.0 && d1 <= 0.0) {
-                double t = d0 / (d0 - d1);
-                if (t > t0) {
-                    t0 = t;
-                    side0 = k;
-                }
-            } else if (d1 > 0.0 && d0 <= 0.0) {
-                double t = d0 / (d0 - d1);
-                if (t < t1) {
-                    t1 = t;
-                    side1 = k;
-                }
-            }
-        }
-        if (t0 > t1)
+        if (!clip_segment_to_polygon(corners, ref_count, nr, p0, p1, &t0, &t1, &side0, &side1))
             return 0;
         Vec3 seg = vec3_sub(p1, p0), axis = vec3_normalize(seg);
         uint16_t edge = feature_half(FEATURE_EDGE, 0);

@@ -227,27 +227,7 @@ static int triangle_reference(MeshCtx *c, const Tri *tri) {
     Vec3 p0 = c->core.points[0], p1 = c->core.points[c->core.point_count - 1];
     double t0 = 0.0, t1 = 1.0;
     int side0 = -1, side1 = -1;
-    for (int k = 0; k < 3; k++) {
-        Vec3 o = tri->p[k];
-        Vec3 side = vec3_cross(vec3_sub(tri->p[(k + 1) % 3], o), n);
-        double d0 = vec3_dot(vec3_sub(p0, o), side), d1 = vec3_dot(vec3_sub(p1, o), side);
-        if (d0 > 0.0 && d1 > 0.0)
-            return 0;
-        if (d0 > 0.0 && d1 <= 0.0) {
-            double t = d0 / (d0 - d1);
-            if (t > t0) {
-                t0 = t;
-                side0 = k;
-            }
-        } else if (d1 > 0.0 && d0 <= 0.0) {
-            double t = d0 / (d0 - d1);
-            if (t < t1) {
-                t1 = t;
-                side1 = k;
-            }
-        }
-    }
-    if (t0 > t1)
+    if (!clip_segment_to_polygon(tri->p, 3, n, p0, p1, &t0, &t1, &side0, &side1))
         return 0;
     bool capsule = c->core.point_count == 2;
     Vec3 seg = vec3_sub(p1, p0), axis = vec3_normalize(seg);

@@ -69,3 +69,21 @@ const char *test_temp_path(const char *suffix) {
     snprintf(buf, sizeof buffers[0], "/tmp/issim-test-%d-%d%s", (int)getpid(), serial++, suffix);
     return buf;
 }
+
+double test_rng_uniform(TestRng *r) {
+    r->s ^= r->s >> 12;
+    r->s ^= r->s << 25;
+    r->s ^= r->s >> 27;
+    return (double)((r->s * 2685821657736338717ull) >> 11) * 0x1.0p-53;
+}
+
+double test_rng_range(TestRng *r, double lo, double hi) {
+    return lo + (hi - lo) * test_rng_uniform(r);
+}
+
+Quat test_rng_rotation(TestRng *r) {
+    double u1 = test_rng_uniform(r), u2 = 2 * M_PI * test_rng_uniform(r);
+    double u3 = 2 * M_PI * test_rng_uniform(r);
+    return (Quat){sqrt(u1) * cos(u3), sqrt(1 - u1) * sin(u2), sqrt(1 - u1) * cos(u2),
+                  sqrt(u1) * sin(u3)};
+}

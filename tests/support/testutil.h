@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "issim/core.h"
+#include "issim/math.h"
 
 /* Installs a handler that keeps the last messages (thread-safe) instead of printing. */
 void testlog_capture(void);
@@ -22,6 +23,14 @@ void testlog_clear(void);
 const char *test_source_path(const char *relative);
 /* Path of a fresh temporary file name under /tmp (not created). Rotating static buffers. */
 const char *test_temp_path(const char *suffix);
+
+/* Seeded xorshift64* generator: deterministic random tests. Seed with a non-zero value. */
+typedef struct TestRng {
+    uint64_t s;
+} TestRng;
+double test_rng_uniform(TestRng *r);                     /* [0, 1) */
+double test_rng_range(TestRng *r, double lo, double hi); /* [lo, hi) */
+Quat test_rng_rotation(TestRng *r);                      /* uniform on SO(3) (Shoemake) */
 
 #define assert_near(a, b, tol)                                                                     \
     do {                                                                                           \
