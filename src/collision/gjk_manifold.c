@@ -56,7 +56,6 @@ bool clip_segment_to_polygon(const Vec3 *corners, int count, Vec3 n, Vec3 p0, Ve
     return *t0 <= *t1;
 }
 
-
 /* A face takes part in clipping when its normal is within about 1.1 degrees of the contact
  * normal. GJK and EPA return exact face normals for face contacts, so this only decides how
  * far from a face contact (an edge crossing a face almost parallel) clipping still applies. */
