@@ -249,6 +249,10 @@ static int find_previous(const Engine *e, uint32_t id) {
     return -1;
 }
 
+static double round_radius(const Shape *s) {
+    return s->kind == SHAPE_SPHERE || s->kind == SHAPE_CAPSULE ? s->radius : 0.0;
+}
+
 /* The engine contact for a world contact: geometry in the bodies' frames, using the poses the
  * contact was computed with (a collision report may be older than the engine's state). */
 static bool contact_from_world(Engine *e, const CollisionContact *wc, const Pose *poses,
@@ -261,19 +265,29 @@ static bool contact_from_world(Engine *e, const CollisionContact *wc, const Pose
     if (pair < 0)
         return false; /* no contact model between these materials: they pass through */
     Pose pa = poses ? poses[wc->body_a] : body_pose(e, a);
+    /* A sphere or capsule is round: its contact point must not ride on the body as it spins
+     * (that would put a lever arm on a force through the axis and pump energy into the spin),
+     * so the body-fixed anchor is the core point, and the surface point is the radius away from
+     * it along the current normal. */
+    double ra = round_radius(&e->bodies[a].shape);
+    double rb = b >= 0 ? round_radius(&e->bodies[b].shape) : 0.0;
+    Vec3 point_a = vec3_mad(wc->point.point_a, ra, wc->normal);
+    Vec3 point_b = vec3_mad(wc->point.point_b, -rb, wc->normal);
     *c = (EngineContact){.kind = CONTACT_MANIFOLD,
                          .body = a,
                          .vertex = -1,
                          .obstacle = b >= 0 ? -1 : -b - 1,
                          .pair = pair,
                          .body_b = b >= 0 ? b : -1,
-                         .local_a = pose_apply_inv(pa, wc->point.point_a),
-                         .local_b = wc->point.point_b,
+                         .local_a = pose_apply_inv(pa, point_a),
+                         .radius_a = ra,
+                         .radius_b = rb,
+                         .local_b = point_b,
                          .normal_b = wc->normal,
                          .collision_id = wc->id};
     if (b >= 0) {
         Pose pb = poses ? poses[wc->body_b] : body_pose(e, b);
-        c->local_b = pose_apply_inv(pb, wc->point.point_b);
+        c->local_b = pose_apply_inv(pb, point_b);
         c->normal_b = quat_rotate_inv(pb.q, wc->normal);
     }
     return true;

@@ -65,9 +65,6 @@ void engine_block_store(const Engine *e, double *y, int body, const EngineBodySt
 void engine_manifold_kinematics(const Engine *e, const double *y, const EngineContact *c, double t,
                                 ContactKinematics *k, Vec3 *point, Vec3 *arm_a, Vec3 *arm_b) {
     EngineBodyState a = engine_block_state(e, y, c->body);
-    Vec3 ra = quat_rotate(a.orient, c->local_a);
-    Vec3 pa = vec3_add(a.pos, ra);
-    Vec3 va = spatial_point_velocity(a.vel, a.angvel, ra);
     Vec3 pb = c->local_b, vb = {0, 0, 0}, n = c->normal_b, rb = {0, 0, 0};
     Vec3 wb = {0, 0, 0};
     Quat qb = quat_identity();
@@ -75,13 +72,18 @@ void engine_manifold_kinematics(const Engine *e, const double *y, const EngineCo
     if (c->body_b >= 0) {
         EngineBodyState b = engine_block_state(e, y, c->body_b);
         qb = b.orient;
-        rb = quat_rotate(b.orient, c->local_b);
+        n = quat_rotate(b.orient, c->normal_b);
+        rb = vec3_mad(quat_rotate(b.orient, c->local_b), c->radius_b, n);
         pb = vec3_add(b.pos, rb);
         vb = spatial_point_velocity(b.vel, b.angvel, rb);
-        n = quat_rotate(b.orient, c->normal_b);
         wb = b.angvel;
         inv_mass += 1.0 / e->bodies[c->body_b].mass;
     }
+    /* Round shapes: the anchor is the core point, the surface point the radius away from it
+     * along the normal (see EngineContact). */
+    Vec3 ra = vec3_mad(quat_rotate(a.orient, c->local_a), -c->radius_a, n);
+    Vec3 pa = vec3_add(a.pos, ra);
+    Vec3 va = spatial_point_velocity(a.vel, a.angvel, ra);
     Vec3 gap = vec3_sub(pb, pa);
     Vec3 rel = vec3_sub(va, vb); /* velocity of A's point relative to B's */
     k->depth = vec3_dot(gap, n);

@@ -72,11 +72,13 @@ typedef enum EngineContactKind {
 typedef struct EngineContact {
     EngineContactKind kind;
     int body, vertex, obstacle, pair;
-    int body_b;            /* manifold: the second body, or -1 when B is static (obstacle) */
-    Vec3 local_a;          /* manifold: point on A, A's frame */
-    Vec3 local_b;          /* manifold: point on B, B's frame (world when static) */
-    Vec3 normal_b;         /* manifold: normal from B to A, B's frame (world when static) */
-    uint32_t collision_id; /* manifold: the collision world's contact id */
+    int body_b;                /* manifold: the second body, or -1 when B is static (obstacle) */
+    Vec3 local_a;              /* manifold: point on A, A's frame */
+    Vec3 local_b;              /* manifold: point on B, B's frame (world when static) */
+    Vec3 normal_b;             /* manifold: normal from B to A, B's frame (world when static) */
+    double radius_a, radius_b; /* manifold: round shapes (spheres, capsules) anchor their point
+                                  at the core (centre or axis) and reach out by the radius */
+    uint32_t collision_id;     /* manifold: the collision world's contact id */
     bool active;
     uint32_t id; /* issued at onset, persistent while active */
     double t_begin;
