@@ -247,9 +247,11 @@ static int face_contact(const BoxW *ref, int ref_face, const BoxW *inc, int w, b
     box_face_vertices(inc_face, iv);
     BoxClip buf[2][BOX_CLIP_MAX];
     int n = 4;
+    Vec3 inc_corner[4];
     for (int i = 0; i < 4; i++) {
+        inc_corner[i] = box_vertex(inc, iv[i]);
         buf[0][i] =
-            (BoxClip){.p = box_vertex(inc, iv[i]),
+            (BoxClip){.p = inc_corner[i],
                       .inc = feature_half(FEATURE_VERTEX, iv[i]),
                       .ref = feature_half(FEATURE_FACE, ref_face),
                       .carrier = feature_half(FEATURE_EDGE, box_edge_index(iv[i], iv[(i + 1) % 4])),
@@ -280,7 +282,7 @@ static int face_contact(const BoxW *ref, int ref_face, const BoxW *inc, int w, b
         /* Corners 0-3: the incident face's vertices; 4-7: the reference face's corners (their
          * lateral distance counts: the clipped point lies on the incident face). */
         bool incident = j < 4;
-        Vec3 corner = incident ? box_vertex(inc, iv[j]) : box_vertex(ref, rv[j - 4]);
+        Vec3 corner = incident ? inc_corner[j] : box_vertex(ref, rv[j - 4]);
         int near = -1, count = 0;
         for (int i = 0; i < n; i++) {
             Vec3 d = vec3_sub(buf[cur][i].p, corner);

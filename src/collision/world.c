@@ -251,6 +251,9 @@ static void match_pair(CollisionWorld *w, int a, int b, const Manifold *m,
     ISSIM_ASSERT(prev_count <= MANIFOLD_MAX_POINTS && m->count <= MANIFOLD_MAX_POINTS);
     bool taken[MANIFOLD_MAX_POINTS] = {false};
     CollisionContact *out = m->count > 0 ? &w->contacts[w->contact_count] : NULL;
+    Vec3 t1 = {0, 0, 0}, t2 = {0, 0, 0};
+    if (m->count > 0)
+        vec3_tangent_basis(m->normal, &t1, &t2); /* one frame per manifold */
     for (int k = 0; k < m->count; k++) {
         CollisionContact *c = &out[k];
         /* Field by field over zeroed bytes, so the padding is zero too and contact arrays of
@@ -259,7 +262,8 @@ static void match_pair(CollisionWorld *w, int a, int b, const Manifold *m,
         c->body_a = a;
         c->body_b = b;
         c->normal = m->normal;
-        vec3_tangent_basis(m->normal, &c->tangent1, &c->tangent2);
+        c->tangent1 = t1;
+        c->tangent2 = t2;
         c->point.point_a = m->points[k].point_a;
         c->point.point_b = m->points[k].point_b;
         c->point.distance = m->points[k].distance;
