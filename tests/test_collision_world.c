@@ -354,6 +354,63 @@ static void test_random_against_brute_force(void **state) {
     collision_world_destroy(twin);
 }
 
+/* rest_tolerance: a box resting on a box, trembling by 1e-5 m, has its contacts carried over
+ * (no narrow phase), with the same ids and distances within the tolerance; a move beyond the
+ * tolerance tests the pair again; with the tolerance 0 nothing is carried. */
+static void test_rest_tolerance(void **state) {
+    IssimError err = {0};
+    CollisionDesc d = collision_desc_default();
+    d.rest_tolerance = 1e-4;
+    CollisionWorld *w = collision_world_create(&d, &err);
+    assert_non_null(w);
+    Shape box = shape_box(vec3(0.05, 0.05, 0.05));
+    Pose low = {vec3(0, 0, 0), quat_identity()}, high = {vec3(0, 0, 0.0999), quat_identity()};
+    collision_world_add(w, &box, low, false);
+    collision_world_add(w, &box, high, false);
+    collision_world_update(w);
+    int n = 0;
+    const CollisionContact *c = collision_world_contacts(w, &n);
+    assert_int_equal(n, 4);
+    uint32_t ids[4];
+    for (int k = 0; k < 4; k++)
+        ids[k] = c[k].id;
+    TestRng rng = {77};
+    for (int step = 0; step < 20; step++) {
+        Pose p = high;
+        p.p.x += test_rng_range(&rng, -1e-5, 1e-5);
+        p.p.z += test_rng_range(&rng, -1e-5, 1e-5);
+        collision_world_set_pose(w, 1, p);
+        collision_world_update(w);
+        c = collision_world_contacts(w, &n);
+        assert_int_equal(n, 4);
+        assert_int_equal(collision_world_stats(w).carried_pairs, 1);
+        Manifold m;
+        collide_shapes(&box, low, &box, p, 1e-3, &m);
+        for (int k = 0; k < 4; k++) {
+            assert_true(c[k].id == ids[k]);
+            assert_near(c[k].point.distance, m.points[0].distance, 2 * d.rest_tolerance);
+        }
+    }
+    /* A move beyond the tolerance: tested again, distances exact. */
+    Pose moved = high;
+    moved.p.z -= 5e-4;
+    collision_world_set_pose(w, 1, moved);
+    collision_world_update(w);
+    c = collision_world_contacts(w, &n);
+    assert_int_equal(collision_world_stats(w).carried_pairs, 0);
+    assert_near(c[0].point.distance, -1e-4 - 5e-4, 1e-12);
+    collision_world_destroy(w);
+
+    /* Default: every pair tested every update. */
+    w = collision_world_create(NULL, &err);
+    collision_world_add(w, &box, low, false);
+    collision_world_add(w, &box, high, false);
+    collision_world_update(w);
+    collision_world_update(w);
+    assert_int_equal(collision_world_stats(w).carried_pairs, 0);
+    collision_world_destroy(w);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults_and_errors),
@@ -362,6 +419,7 @@ int main(void) {
         cmocka_unit_test(test_persistent_ids),
         cmocka_unit_test(test_static_pairs_never_reported),
         cmocka_unit_test(test_random_against_brute_force),
+        cmocka_unit_test(test_rest_tolerance),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

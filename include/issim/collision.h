@@ -206,12 +206,18 @@ typedef struct CollisionContact {
 typedef struct CollisionDesc {
     double margin;     /* report contacts closer than this (m); default 1e-3 */
     double fat_margin; /* broad-phase box enlargement (m); default 0.05 */
+    /* Contacts of a pair whose two bodies both stayed within this distance (m, any point of
+     * the body) of the poses the pair was last tested at are carried over without a narrow
+     * phase: a resting pile costs only its broad phase. Carried points and distances are then
+     * stale by at most about twice this. Default 0: every pair is tested every update. */
+    double rest_tolerance;
 } CollisionDesc;
 
 typedef struct CollisionStats {
     int bodies;
     int broad_pairs;    /* pairs whose fat boxes overlap */
     int touching_pairs; /* pairs with at least one contact */
+    int carried_pairs;  /* pairs carried over at rest (rest_tolerance) */
     int contacts;
     int began, ended; /* contacts created and removed by the last update */
     double broad_seconds, narrow_seconds;

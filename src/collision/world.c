@@ -27,6 +27,7 @@
  * Threading: one thread at a time (the collision manager, or the engine in lock-step mode). */
 #include "issim/collision.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,7 +48,12 @@ struct CollisionWorld {
     double *radii;    /* body_count: bounding-sphere radius about the shape origin */
     WorldPair *pairs; /* pair_count: the pairs for the narrow phase */
     int pair_count, pair_cap;
-    int fat_pairs;              /* broad pairs this update, static-static dropped */
+    WorldPair *tested; /* tested_count: last update's narrow-phase pairs, same order */
+    int tested_count, tested_cap;
+    Pose *rest_poses; /* body_count: pose at the body's last narrow test (rest_tolerance) */
+    bool *rest_valid; /* body_count */
+    bool *restless;   /* body_count: moved beyond rest_tolerance since rest_poses */
+    int fat_pairs;    /* broad pairs this update, static-static dropped */
     CollisionContact *contacts; /* contact_count, sorted by (body_a, body_b, id) */
     int contact_count, contact_cap;
     CollisionContact *previous; /* previous_count: the last update's, same order */
@@ -81,7 +87,7 @@ static void grow_or_die(void **array, int *cap, int need, size_t item) {
 }
 
 CollisionDesc collision_desc_default(void) {
-    return (CollisionDesc){.margin = 1e-3, .fat_margin = 0.05};
+    return (CollisionDesc){.margin = 1e-3, .fat_margin = 0.05, .rest_tolerance = 0.0};
 }
 
 CollisionWorld *collision_world_create(const CollisionDesc *desc, IssimError *err) {
@@ -117,6 +123,10 @@ void collision_world_destroy(CollisionWorld *w) {
     free(w->moved);
     free(w->boxes);
     free(w->radii);
+    free(w->rest_poses);
+    free(w->rest_valid);
+    free(w->restless);
+    free(w->tested);
     free(w->pairs);
     free(w->contacts);
     free(w->previous);
@@ -179,12 +189,23 @@ int collision_world_add(CollisionWorld *w, const Shape *shape, Pose pose, bool i
     cap = w->body_cap;
     if (!grow((void **)&w->radii, &cap, n + 1, sizeof *w->radii))
         return -1;
+    cap = w->body_cap;
+    if (!grow((void **)&w->rest_poses, &cap, n + 1, sizeof *w->rest_poses))
+        return -1;
+    cap = w->body_cap;
+    if (!grow((void **)&w->rest_valid, &cap, n + 1, sizeof *w->rest_valid))
+        return -1;
+    cap = w->body_cap;
+    if (!grow((void **)&w->restless, &cap, n + 1, sizeof *w->restless))
+        return -1;
     w->shapes[n] = *shape;
     w->poses[n] = pose;
     w->statics[n] = is_static;
     w->moved[n] = false;
     w->boxes[n] = proxy_box(w, n);
     w->radii[n] = bounding_radius(shape);
+    w->rest_valid[n] = false;
+    w->restless[n] = true;
     int proxy = broadphase_add(w->bp, w->boxes[n], n);
     if (proxy < 0)
         return -1;
@@ -299,6 +320,39 @@ static void match_pair(CollisionWorld *w, int a, int b, const Manifold *m,
     }
 }
 
+/* A body is restless when it moved farther than rest_tolerance (any of its points) from the pose
+ * its contacts were last computed at; with rest_tolerance 0 every body always is. */
+static void mark_restless(CollisionWorld *w) {
+    double tol = w->desc.rest_tolerance;
+    for (int i = 0; i < w->body_count; i++) {
+        if (!(tol > 0.0) || !w->rest_valid[i]) {
+            w->restless[i] = true;
+            continue;
+        }
+        Pose now = w->poses[i], rest = w->rest_poses[i];
+        double shift = vec3_norm(vec3_sub(now.p, rest.p));
+        double dot =
+            fabs(now.q.w * rest.q.w + now.q.x * rest.q.x + now.q.y * rest.q.y + now.q.z * rest.q.z);
+        double angle = 2.0 * acos(fmin(1.0, dot));
+        if (angle > 0.0)
+            shift += angle * w->radii[i]; /* infinite radius: any turn of a plane counts */
+        w->restless[i] = !(shift <= tol);
+    }
+}
+
+/* Appends a pair's previous contacts unchanged but one update older. */
+static void carry_pair(CollisionWorld *w, const CollisionContact *prev, int count) {
+    if (count == 0)
+        return;
+    grow_or_die((void **)&w->contacts, &w->contact_cap, w->contact_count + count,
+                sizeof *w->contacts);
+    for (int k = 0; k < count; k++) {
+        w->contacts[w->contact_count] = prev[k];
+        w->contacts[w->contact_count].age++;
+        w->contact_count++;
+    }
+}
+
 void collision_world_update(CollisionWorld *w) {
     double t0 = issim_wall_time();
     for (int i = 0; i < w->body_count; i++) {
@@ -326,7 +380,8 @@ void collision_world_update(CollisionWorld *w) {
     w->stats.began = 0;
     int touching = 0;
     const CollisionContact *prev = w->previous;
-    int np = w->previous_count, cursor = 0;
+    int np = w->previous_count, cursor = 0, tested_cursor = 0, carried = 0;
+    mark_restless(w);
     for (int i = 0; i < w->pair_count; i++) {
         int a = w->pairs[i].a, b = w->pairs[i].b;
         uint64_t key = pair_key(a, b);
@@ -336,6 +391,19 @@ void collision_world_update(CollisionWorld *w) {
         int first = cursor;
         while (cursor < np && pair_key(prev[cursor].body_a, prev[cursor].body_b) == key)
             cursor++;
+        while (tested_cursor < w->tested_count &&
+               pair_key(w->tested[tested_cursor].a, w->tested[tested_cursor].b) < key)
+            tested_cursor++;
+        bool was_tested = tested_cursor < w->tested_count &&
+                          pair_key(w->tested[tested_cursor].a, w->tested[tested_cursor].b) == key;
+        if (was_tested && !w->restless[a] && !w->restless[b]) {
+            /* Both bodies within rest_tolerance of the poses their contacts were computed at:
+             * the contacts carry over unchanged (a resting pile costs no narrow phase). */
+            carry_pair(w, &prev[first], cursor - first);
+            touching += cursor > first;
+            carried++;
+            continue;
+        }
         Manifold m;
         int n = collide_shapes(&w->shapes[a], w->poses[a], &w->shapes[b], w->poses[b],
                                w->desc.margin, &m);
@@ -350,6 +418,19 @@ void collision_world_update(CollisionWorld *w) {
     }
     while (cursor < np)
         end_contact(w, prev[cursor++].id);
+    /* The pairs tested now (or carried) are the reference for the next update; bodies that
+     * moved get new rest poses. */
+    grow_or_die((void **)&w->tested, &w->tested_cap, w->pair_count + 1, sizeof *w->tested);
+    if (w->pair_count > 0)
+        memcpy(w->tested, w->pairs, sizeof *w->pairs * (size_t)w->pair_count);
+    w->tested_count = w->pair_count;
+    for (int i = 0; i < w->body_count; i++) {
+        if (w->restless[i]) {
+            w->rest_poses[i] = w->poses[i];
+            w->rest_valid[i] = true;
+        }
+    }
+    w->stats.carried_pairs = carried;
     double t2 = issim_wall_time();
 
     w->stats.bodies = w->body_count;

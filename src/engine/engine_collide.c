@@ -138,6 +138,10 @@ IssimStatus engine_build_shapes(Engine *e, IssimError *err) {
     if (shaped == 0)
         return ISSIM_OK;
     CollisionDesc desc = collision_desc_default();
+    /* Bodies at rest (moved less than 10 um since their contacts were computed) keep their
+     * contacts without a narrow phase: the engine evaluates depths from body-fixed points
+     * anyway, so this changes nothing but the cost of a resting pile. */
+    desc.rest_tolerance = ENGINE_REST_TOLERANCE;
     e->collision = collision_world_create(&desc, err);
     e->world_owner = calloc((size_t)(e->body_count + e->obstacle_count), sizeof(int));
     if (!e->collision || !e->world_owner)
@@ -282,6 +286,7 @@ static bool contact_from_world(Engine *e, const CollisionContact *wc, const Pose
                          .local_a = pose_apply_inv(pa, point_a),
                          .radius_a = ra,
                          .radius_b = rb,
+                         .source_point = wc->point.point_a,
                          .local_b = point_b,
                          .normal_b = wc->normal,
                          .collision_id = wc->id};
@@ -424,6 +429,14 @@ void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, 
              * since a refresh can move the depth across zero without any root to report it. */
             const EngineContact *old = &e->previous[j];
             e->previous_kept[j] = true;
+            if (memcmp(&old->source_point, &c.source_point, sizeof c.source_point) == 0) {
+                /* Carried over by the world (bodies at rest): the same geometry, so the anchors
+                 * stay where they are on the bodies instead of being re-made from stale poses. */
+                c.local_a = old->local_a;
+                c.local_b = old->local_b;
+                c.normal_b = old->normal_b;
+                engine_manifold_kinematics(e, e->y, &c, e->t, &k, NULL, NULL, NULL);
+            }
             c.id = old->id;
             c.t_begin = old->t_begin;
             c.history = old->history;

@@ -76,6 +76,7 @@ typedef struct EngineContact {
     Vec3 local_a;              /* manifold: point on A, A's frame */
     Vec3 local_b;              /* manifold: point on B, B's frame (world when static) */
     Vec3 normal_b;             /* manifold: normal from B to A, B's frame (world when static) */
+    Vec3 source_point;         /* manifold: the world point_a the anchors were made from */
     double radius_a, radius_b; /* manifold: round shapes (spheres, capsules) anchor their point
                                   at the core (centre or axis) and reach out by the radius */
     uint32_t collision_id;     /* manifold: the collision world's contact id */
@@ -156,6 +157,8 @@ void engine_manifold_kinematics(const Engine *e, const double *y, const EngineCo
                                 ContactKinematics *k, Vec3 *point, Vec3 *arm_a, Vec3 *arm_b);
 /* Depth (m) within which a contact counts as touching at a restart. */
 #define ENGINE_TOUCH_TOLERANCE 1e-12
+/* Collision-world rest tolerance (m) used by the engine (CollisionDesc.rest_tolerance). */
+#define ENGINE_REST_TOLERANCE 1e-5
 bool engine_contact_should_be_active(const ContactKinematics *k);
 /* dy/dt at (t, y) with the current active set. */
 void engine_rhs(Engine *e, double t, const double *y, double *ydot);
