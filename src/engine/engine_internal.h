@@ -157,8 +157,9 @@ void engine_manifold_kinematics(const Engine *e, const double *y, const EngineCo
                                 ContactKinematics *k, Vec3 *point, Vec3 *arm_a, Vec3 *arm_b);
 /* Depth (m) within which a contact counts as touching at a restart. */
 #define ENGINE_TOUCH_TOLERANCE 1e-12
-/* Collision-world rest tolerance (m) used by the engine (CollisionDesc.rest_tolerance). */
-#define ENGINE_REST_TOLERANCE 1e-5
+/* Collision-world rest tolerance (m) used by the engine (CollisionDesc.rest_tolerance): 0, every
+ * pair tested every update (see engine_build_shapes). */
+#define ENGINE_REST_TOLERANCE 0.0
 bool engine_contact_should_be_active(const ContactKinematics *k);
 /* dy/dt at (t, y) with the current active set. */
 void engine_rhs(Engine *e, double t, const double *y, double *ydot);
