@@ -411,6 +411,54 @@ static void test_rest_tolerance(void **state) {
     collision_world_destroy(w);
 }
 
+/* Contact ids stay put under small motions (a resting pile's tremble of 1e-5 m) for the pairs a
+ * pile is made of, including equal boxes stacked corner on corner. */
+static void test_ids_stable_under_tremble(void **state) {
+    Shape sphere = shape_sphere(0.05), box = shape_box(vec3(0.05, 0.05, 0.05));
+    Shape plane = shape_plane(vec3(0, 0, 1), 0.0);
+    struct {
+        const char *name;
+        const Shape *a, *b;
+        Vec3 pa, pb;
+        int contacts;
+    } cases[] = {
+        {"sphere on sphere", &sphere, &sphere, {0, 0, 0.0999}, {0, 0, 0}, 1},
+        {"sphere on box", &sphere, &box, {0, 0, 0.0999}, {0, 0, 0}, 1},
+        {"box on box", &box, &box, {0, 0, 0.0999}, {0, 0, 0}, 4},
+        {"box beside box", &box, &box, {0.0999, 0, 0}, {0, 0, 0}, 4},
+        {"box on offset box", &box, &box, {0.05, 0.05, 0.0999}, {0, 0, 0}, 4},
+        {"box on plane", &box, &plane, {0, 0, 0.0499}, {0, 0, 0}, 4},
+    };
+    TestRng rng = {4242};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        IssimError err;
+        CollisionWorld *w = collision_world_create(NULL, &err);
+        bool b_static = cases[i].b == &plane;
+        collision_world_add(w, cases[i].a, (Pose){cases[i].pa, quat_identity()}, false);
+        collision_world_add(w, cases[i].b, (Pose){cases[i].pb, quat_identity()}, b_static);
+        int began = 0, n = 0;
+        for (int step = 0; step < 50; step++) {
+            Vec3 ja = {test_rng_range(&rng, -1e-5, 1e-5), test_rng_range(&rng, -1e-5, 1e-5),
+                       test_rng_range(&rng, -1e-5, 1e-5)};
+            collision_world_set_pose(w, 0, (Pose){vec3_add(cases[i].pa, ja), quat_identity()});
+            if (!b_static) {
+                Vec3 jb = {test_rng_range(&rng, -1e-5, 1e-5), test_rng_range(&rng, -1e-5, 1e-5),
+                           test_rng_range(&rng, -1e-5, 1e-5)};
+                collision_world_set_pose(w, 1, (Pose){vec3_add(cases[i].pb, jb), quat_identity()});
+            }
+            collision_world_update(w);
+            if (step > 0)
+                began += collision_world_stats(w).began;
+            collision_world_contacts(w, &n);
+        }
+        print_message("%-18s %d contacts, %d begun over 49 trembling updates\n", cases[i].name, n,
+                      began);
+        assert_int_equal(n, cases[i].contacts);
+        assert_int_equal(began, 0);
+        collision_world_destroy(w);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults_and_errors),
@@ -420,6 +468,7 @@ int main(void) {
         cmocka_unit_test(test_static_pairs_never_reported),
         cmocka_unit_test(test_random_against_brute_force),
         cmocka_unit_test(test_rest_tolerance),
+        cmocka_unit_test(test_ids_stable_under_tremble),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
