@@ -24,6 +24,15 @@ static int issim(const char *args) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/* Restitution of impact 1 in the summary table of the last run's output. */
+static double first_restitution(void) {
+    const char *first = strstr(output, "    1  bar");
+    assert_non_null(first);
+    double t, v_in, v_out, r;
+    assert_int_equal(sscanf(first, " 1 bar %lf %lf %lf %lf", &t, &v_in, &v_out, &r), 4);
+    return r;
+}
+
 static void test_help_and_usage(void **state) {
     assert_int_equal(issim("--help"), 0);
     assert_non_null(strstr(output, "usage: issim run SCENE"));
@@ -46,11 +55,7 @@ static void test_run_records_trajectory(void **state) {
     snprintf(args, sizeof args, "run scenes/point_drop.lua --headless --until 2 --record %s", csv);
     assert_int_equal(issim(args), 0);
     /* The summary's first impact: restitution 0.7999.. of the r = 0.8 spring/damper. */
-    const char *first = strstr(output, "    1  bar");
-    assert_non_null(first);
-    double t_impact, v_in, v_out, r;
-    assert_int_equal(sscanf(first, " 1 bar %lf %lf %lf %lf", &t_impact, &v_in, &v_out, &r), 4);
-    assert_near(r, 0.8, 1e-3);
+    assert_near(first_restitution(), 0.8, 1e-3);
     FILE *f = fopen(csv, "r");
     assert_non_null(f);
     char line[4096];
@@ -176,11 +181,7 @@ static void test_validate(void **state) {
     assert_int_equal(issim(args), 0);
     snprintf(args, sizeof args, "run %s --headless --until 0.5 --quiet", saved);
     assert_int_equal(issim(args), 0);
-    const char *first = strstr(output, "    1  bar");
-    assert_non_null(first);
-    double t, v_in, v_out, r;
-    assert_int_equal(sscanf(first, " 1 bar %lf %lf %lf %lf", &t, &v_in, &v_out, &r), 4);
-    assert_near(r, 0.5, 1e-3);
+    assert_near(first_restitution(), 0.5, 1e-3);
     remove(saved);
     assert_int_equal(issim("validate scenes/point_drop.lua --save /nonexistent/x.lua"), 1);
     assert_non_null(strstr(output, "/nonexistent/x.lua"));

@@ -565,32 +565,9 @@ static void test_planes(void **state) {
     assert_near(manifold_min(&m), -(0.5 + 0.2) / sqrt(2.0), 1e-14);
 }
 
-/* An octahedron |x| + |y| + |z| <= s as a Hull (no hull_create needed). */
-typedef struct OctaHull {
-    Hull hull;
-    Vec3 v[6];
-    HullFace f[8];
-    int fv[24];
-} OctaHull;
-
-static void octa_init(OctaHull *o, double s) {
-    Vec3 v[6] = {{s, 0, 0}, {-s, 0, 0}, {0, s, 0}, {0, -s, 0}, {0, 0, s}, {0, 0, -s}};
-    memcpy(o->v, v, sizeof v);
-    for (int f = 0; f < 8; f++) {
-        int sx = f & 1 ? -1 : 1, sy = f & 2 ? -1 : 1, sz = f & 4 ? -1 : 1;
-        int a = sx > 0 ? 0 : 1, b = sy > 0 ? 2 : 3, c = sz > 0 ? 4 : 5;
-        bool ccw = sx * sy * sz > 0;
-        o->fv[3 * f] = a;
-        o->fv[3 * f + 1] = ccw ? b : c;
-        o->fv[3 * f + 2] = ccw ? c : b;
-        o->f[f] = (HullFace){vec3_normalize(vec3(sx, sy, sz)), s / sqrt(3.0), 3 * f, 3};
-    }
-    o->hull = (Hull){6, o->v, 8, o->f, o->fv, {0, 0, 0}};
-}
-
 static void test_hull_plane(void **state) {
-    OctaHull o;
-    octa_init(&o, 1.0);
+    TestOctahedron o;
+    test_octahedron(&o, 1.0);
     Shape h = shape_hull(&o.hull), ground = shape_plane(vec3(0, 0, 1), 0.0);
     Manifold m;
     /* On its bottom vertex, 1 mm deep. */
@@ -799,8 +776,8 @@ static void test_random_sphere_box_planes(void **state) {
     Rng r = {2};
     Stats sb = {0}, sp = {0}, cp = {0}, bp = {0}, hp = {0};
     double margin = 0.05;
-    OctaHull o;
-    octa_init(&o, 0.6);
+    TestOctahedron o;
+    test_octahedron(&o, 0.6);
     for (int i = 0; i < 3000; i++) {
         Shape a = shape_sphere(rng_uniform(&r, 0.05, 0.5));
         Shape b = shape_box(

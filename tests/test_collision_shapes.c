@@ -132,29 +132,6 @@ static void test_polygon_storage(void **state) {
 
 /* ===== Bounds and support ===== */
 
-typedef struct OctaHull {
-    Hull hull;
-    Vec3 v[6];
-    HullFace f[8];
-    int fv[24];
-} OctaHull;
-
-/* |x| + |y| + |z| <= s */
-static void octa_init(OctaHull *o, double s) {
-    Vec3 v[6] = {{s, 0, 0}, {-s, 0, 0}, {0, s, 0}, {0, -s, 0}, {0, 0, s}, {0, 0, -s}};
-    memcpy(o->v, v, sizeof v);
-    for (int f = 0; f < 8; f++) {
-        int sx = f & 1 ? -1 : 1, sy = f & 2 ? -1 : 1, sz = f & 4 ? -1 : 1;
-        int a = sx > 0 ? 0 : 1, b = sy > 0 ? 2 : 3, c = sz > 0 ? 4 : 5;
-        bool ccw = sx * sy * sz > 0;
-        o->fv[3 * f] = a;
-        o->fv[3 * f + 1] = ccw ? b : c;
-        o->fv[3 * f + 2] = ccw ? c : b;
-        o->f[f] = (HullFace){vec3_normalize(vec3(sx, sy, sz)), s / sqrt(3.0), 3 * f, 3};
-    }
-    o->hull = (Hull){6, o->v, 8, o->f, o->fv, {0, 0, 0}};
-}
-
 static void test_aabb(void **state) {
     Pose p = {vec3(1, 2, 3), quat_identity()};
     Shape s = shape_sphere(0.5);
@@ -206,8 +183,8 @@ static void test_aabb(void **state) {
     trimesh_destroy(mesh);
 
     /* Every convex kind: the bounds are the supports along the six axis directions. */
-    OctaHull o;
-    octa_init(&o, 0.7);
+    TestOctahedron o;
+    test_octahedron(&o, 0.7);
     Shape shapes[] = {shape_sphere(0.4), shape_capsule(0.2, 0.6), shape_box(vec3(0.3, 0.5, 0.7)),
                       shape_hull(&o.hull), poly};
     for (int k = 0; k < 5; k++) {
@@ -237,8 +214,8 @@ static void test_support(void **state) {
     assert_vec_near(shape_support(&b, p, vec3(1, -1, 1)), vec3(1.3, -0.2, 0.1), 1e-15);
     /* Random directions: the support is at least as far as every vertex or sampled surface
      * point, and it is one of them (for polytopes). */
-    OctaHull o;
-    octa_init(&o, 0.7);
+    TestOctahedron o;
+    test_octahedron(&o, 0.7);
     Shape h = shape_hull(&o.hull);
     for (int i = 0; i < 500; i++) {
         Pose q = {vec3(uniform(-2, 2), uniform(-2, 2), uniform(-2, 2)), random_quat()};
@@ -345,8 +322,8 @@ static void test_mass_properties(void **state) {
     hull_destroy(made);
 
     /* Octahedron |x|+|y|+|z| <= s: volume 4 s^3 / 3, I = m s^2 / 5 about every axis. */
-    OctaHull o;
-    octa_init(&o, 0.5);
+    TestOctahedron o;
+    test_octahedron(&o, 0.5);
     Shape ho = shape_hull(&o.hull);
     shape_mass_properties(&ho, 1000.0, &m, &inertia);
     assert_near(m, 1000.0 * 4.0 / 3.0 * 0.125, 1e-11);

@@ -58,7 +58,9 @@ const char *test_source_path(const char *relative) {
     static int next;
     char *buf = buffers[next++ % 4];
     const char *root = getenv("ISSIM_SOURCE_DIR");
-    snprintf(buf, sizeof buffers[0], "%s/%s", root ? root : ".", relative);
+    int n = snprintf(buf, sizeof buffers[0], "%s/%s", root ? root : ".", relative);
+    if (n < 0 || (size_t)n >= sizeof buffers[0])
+        fail_msg("source path too long: %s/%s", root ? root : ".", relative);
     return buf;
 }
 
@@ -66,7 +68,10 @@ const char *test_temp_path(const char *suffix) {
     static char buffers[4][256];
     static int next, serial;
     char *buf = buffers[next++ % 4];
-    snprintf(buf, sizeof buffers[0], "/tmp/issim-test-%d-%d%s", (int)getpid(), serial++, suffix);
+    int n = snprintf(buf, sizeof buffers[0], "/tmp/issim-test-%d-%d%s", (int)getpid(), serial++,
+                     suffix);
+    if (n < 0 || (size_t)n >= sizeof buffers[0])
+        fail_msg("temporary path too long for suffix '%s'", suffix);
     return buf;
 }
 
@@ -86,4 +91,19 @@ Quat test_rng_rotation(TestRng *r) {
     double u3 = 2 * M_PI * test_rng_uniform(r);
     return (Quat){sqrt(u1) * cos(u3), sqrt(1 - u1) * sin(u2), sqrt(1 - u1) * cos(u2),
                   sqrt(u1) * sin(u3)};
+}
+
+void test_octahedron(TestOctahedron *o, double s) {
+    Vec3 v[6] = {{s, 0, 0}, {-s, 0, 0}, {0, s, 0}, {0, -s, 0}, {0, 0, s}, {0, 0, -s}};
+    memcpy(o->v, v, sizeof v);
+    for (int f = 0; f < 8; f++) {
+        int sx = f & 1 ? -1 : 1, sy = f & 2 ? -1 : 1, sz = f & 4 ? -1 : 1;
+        int a = sx > 0 ? 0 : 1, b = sy > 0 ? 2 : 3, c = sz > 0 ? 4 : 5;
+        bool ccw = sx * sy * sz > 0;
+        o->fv[3 * f] = a;
+        o->fv[3 * f + 1] = ccw ? b : c;
+        o->fv[3 * f + 2] = ccw ? c : b;
+        o->f[f] = (HullFace){vec3_normalize(vec3(sx, sy, sz)), s / sqrt(3.0), 3 * f, 3};
+    }
+    o->hull = (Hull){6, o->v, 8, o->f, o->fv, {0, 0, 0}};
 }

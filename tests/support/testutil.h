@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "issim/core.h"
+#include "issim/collision.h"
 #include "issim/math.h"
 
 /* Installs a handler that keeps the last messages (thread-safe) instead of printing. */
@@ -31,6 +32,15 @@ typedef struct TestRng {
 double test_rng_uniform(TestRng *r);                     /* [0, 1) */
 double test_rng_range(TestRng *r, double lo, double hi); /* [lo, hi) */
 Quat test_rng_rotation(TestRng *r);                      /* uniform on SO(3) (Shoemake) */
+
+/* The octahedron |x| + |y| + |z| <= s as a Hull built by hand (no hull_create needed). */
+typedef struct TestOctahedron {
+    Hull hull;
+    Vec3 v[6];
+    HullFace f[8];
+    int fv[24];
+} TestOctahedron;
+void test_octahedron(TestOctahedron *o, double s);
 
 #define assert_near(a, b, tol)                                                                     \
     do {                                                                                           \
