@@ -188,6 +188,30 @@ static void test_edits(void **state) {
     engine_destroy(e);
 }
 
+/* The transient wrench (GUI drag, haptic coupling) adds to gravity from the instant it is set,
+ * turns the body about its centre of mass, and is refused when not finite. */
+static void test_applied_wrench(void **state) {
+    Engine *e = engine_from(make_drop("bdf", false, 1e5, 10.0));
+    IssimError err = {0};
+    assert_int_equal(engine_advance(e, 0.5, &err), ISSIM_OK);
+    /* 19.62 N up on 1 kg cancels gravity and adds +9.81 m/s^2; 0.0033333 kg m^2 about x. */
+    assert_int_equal(
+        engine_set_applied_wrench(e, 0, vec3(0, 0, 2 * 9.81), vec3(0.0033333, 0, 0), &err),
+        ISSIM_OK);
+    assert_int_equal(engine_advance(e, 1.5, &err), ISSIM_OK);
+    EngineBodyState s = engine_body_state(e, 0);
+    assert_near(s.vel.z, -9.81 * 0.5 + 9.81 * 1.0, 1e-6);
+    assert_near(s.angvel.x, 1.0, 1e-6);
+    Vec3 nan3 = vec3(NAN, 0, 0);
+    assert_int_equal(engine_set_applied_wrench(e, 0, nan3, vec3(0, 0, 0), &err), ISSIM_ERR_RANGE);
+    assert_int_equal(engine_set_applied_wrench(e, 7, vec3(0, 0, 0), vec3(0, 0, 0), &err),
+                     ISSIM_ERR_RANGE);
+    assert_int_equal(engine_set_applied_wrench(e, 0, vec3(0, 0, 0), vec3(0, 0, 0), &err), ISSIM_OK);
+    assert_int_equal(engine_advance(e, 2.5, &err), ISSIM_OK);
+    assert_near(engine_body_state(e, 0).vel.z, 4.905 - 9.81, 1e-6);
+    engine_destroy(e);
+}
+
 /* A diverging fixed step (a spin far too fast for RK4's step) reports the failure and keeps the
  * last good state. */
 static void test_failure_keeps_last_good_state(void **state) {
@@ -286,6 +310,7 @@ int main(void) {
         cmocka_unit_test(test_onset_located_rk4),
         cmocka_unit_test(test_coarse_step_warning),
         cmocka_unit_test(test_edits),
+        cmocka_unit_test(test_applied_wrench),
         cmocka_unit_test(test_failure_keeps_last_good_state),
         cmocka_unit_test(test_system_matrices),
         cmocka_unit_test(test_restore_vars),

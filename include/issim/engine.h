@@ -104,6 +104,13 @@ const char *engine_body_name(const Engine *engine, int body);
 ThingId engine_body_thing(const Engine *engine, int body);
 EngineBodyState engine_body_state(const Engine *engine, int body);
 double engine_body_mass(const Engine *engine, int body);
+/* Sets a transient wrench on a body (world frame, N and N m about its centre of mass), added to
+ * its force/torque properties until set again; not part of the thing database or saved scenes.
+ * For interaction: the GUI's drag spring, the haptic proxy's virtual coupling. A changed value
+ * restarts the integrator at the current time (the force is piecewise constant per advance).
+ * Engine thread only. ISSIM_ERR_RANGE for a bad body index or a non-finite value. */
+IssimStatus engine_set_applied_wrench(Engine *engine, int body, Vec3 force, Vec3 torque,
+                                      IssimError *err);
 
 /* Active contacts now. Returns the count written (<= max). */
 int engine_contact_reports(const Engine *engine, ContactReport *out, int max);

@@ -599,6 +599,35 @@ double engine_body_mass(const Engine *e, int body) {
     return e->bodies[body].mass;
 }
 
+static bool vec3_same(Vec3 a, Vec3 b) {
+    return a.x == b.x && a.y == b.y && a.z == b.z;
+}
+
+static bool vec3_is_finite(Vec3 v) {
+    return isfinite(v.x) && isfinite(v.y) && isfinite(v.z);
+}
+
+IssimStatus engine_set_applied_wrench(Engine *e, int body, Vec3 force, Vec3 torque,
+                                      IssimError *err) {
+    if (body < 0 || body >= e->body_count)
+        return issim_error_set(err, ISSIM_ERR_RANGE, "no body %d (the scene has %d)", body,
+                               e->body_count);
+    if (!vec3_is_finite(force) || !vec3_is_finite(torque))
+        return issim_error_set(err, ISSIM_ERR_RANGE, "applied wrench on %s is not finite",
+                               e->bodies[body].name);
+    if (e->planar) { /* the planar block moves in x-z and turns about y only */
+        force.y = 0.0;
+        torque = vec3(0.0, torque.y, 0.0);
+    }
+    EngineBody *b = &e->bodies[body];
+    if (vec3_same(b->applied_force, force) && vec3_same(b->applied_torque, torque))
+        return ISSIM_OK;
+    b->applied_force = force;
+    b->applied_torque = torque;
+    e->integrator_dirty = true; /* a jump in the right-hand side: restart the multistep history */
+    return ISSIM_OK;
+}
+
 EngineBodyState engine_body_state(const Engine *e, int body) {
     return engine_block_state(e, e->y, body);
 }

@@ -222,8 +222,8 @@ void engine_rhs(Engine *e, double t, const double *y, double *ydot) {
     }
     for (int i = 0; i < e->body_count; i++) {
         const EngineBody *body = &e->bodies[i];
-        force[i] = vec3_mad(body->force, body->mass, e->gravity);
-        torque[i] = body->torque;
+        force[i] = vec3_add(vec3_mad(body->force, body->mass, e->gravity), body->applied_force);
+        torque[i] = vec3_add(body->torque, body->applied_torque);
     }
     for (int ci = 0; ci < e->contact_count; ci++) {
         const EngineContact *c = &e->contacts[ci];

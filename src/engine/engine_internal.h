@@ -25,7 +25,10 @@ typedef struct EngineBody {
     char name[64];
     double mass;
     Vec3 inertia;       /* principal moments, body frame */
-    Vec3 force, torque; /* external, world */
+    Vec3 force, torque; /* external, world (the body's properties) */
+    /* Transient wrench from outside the thing database (GUI drag spring, haptic coupling):
+     * world frame, torque about the centre of mass; not saved with the scene. */
+    Vec3 applied_force, applied_torque;
     int material;
     int vertex_count;
     Vec3 vertices[PROP_MAX_POINTS];
