@@ -41,7 +41,15 @@ typedef struct EngineOptions {
     double atol;           /* <= 0: universe "atol" */
     const char *asset_dir; /* Nullable: the scene's folder, for relative hull and mesh files
                               (Borrowed during engine_create) */
+    /* Sleeping (004 4.8.5, App. E): a body whose contacts all report equilibrium is put to sleep
+     * only if its speed (linear, and angular times its reach: the farthest vertex or shape
+     * point) is below this, m/s; <= 0: ENGINE_SLEEP_SPEED_DEFAULT. The contact models judge the
+     * normal direction; this catches a body sliding or spinning on contacts at rest. */
+    double sleep_speed;
+    bool sleep_disabled; /* never put a body to sleep (for comparisons and benchmarks) */
 } EngineOptions;
+
+#define ENGINE_SLEEP_SPEED_DEFAULT 1e-3
 
 EngineOptions engine_options_default(void);
 
@@ -119,7 +127,10 @@ int engine_active_contact_count(const Engine *engine);
 typedef enum EngineEventKind {
     ENGINE_EVENT_CONTACT_BEGIN,
     ENGINE_EVENT_CONTACT_END,
-    ENGINE_EVENT_EQUILIBRIUM,
+    ENGINE_EVENT_EQUILIBRIUM, /* a contact's model reported equilibrium (every step it holds) */
+    ENGINE_EVENT_SLEEP,       /* body entered equilibrium: frozen, no longer integrated */
+    ENGINE_EVENT_WAKE,        /* body left equilibrium: integrated again (body_b: the body that
+                                 woke it, or -1 for an edit, a reset or a force change) */
 } EngineEventKind;
 
 typedef struct EngineEvent {
@@ -150,9 +161,40 @@ typedef struct EngineStats {
     uint64_t root_events;
     uint64_t reinits;
     uint64_t warnings;
+    int awake_bodies; /* bodies integrated now (the rest sleep) */
+    uint64_t sleeps;  /* ENGINE_EVENT_SLEEP so far */
+    uint64_t wakes;   /* ENGINE_EVENT_WAKE so far */
 } EngineStats;
 
 EngineStats engine_stats(const Engine *engine);
+
+/* ===== Equilibrium and sleeping (004 4.8.5, App. C end, App. E) =====
+ *
+ * A body enters equilibrium at the end of an accepted step when it touches something, every one
+ * of its active contacts reported CONTACT_EVENT_EQUILIBRIUM from its model's commit() at that
+ * step (the per-vertex test of 004 Fig. 4.15: slow and inside the equilibrium penetration band),
+ * its own speed is below EngineOptions.sleep_speed, and the same holds for every awake body it
+ * touches (they sleep together: a sleeping body touching a moving one would be woken at once).
+ * Its velocities are set to zero (App. C: "set all of its derivatives to zero") and it leaves
+ * the integrated system: no right-hand side, no state in the integrator, no contact evaluation
+ * between sleeping bodies and obstacles. A model that never reports equilibrium (spring/damper)
+ * never lets a body sleep.
+ *
+ * Its equilibrium list is the bodies it shares constraint forces with (active contacts) when it
+ * enters equilibrium; fixed obstacles are never on a list and never propagate (App. E.3.2). A
+ * sleeping body wakes, with every body reachable through equilibrium lists, when
+ *   - an awake body touches it (a new contact, or an existing one with a body that moves),
+ *   - an edit changes it (any property, its applied wrench) or the universe or a contact pair,
+ *   - the state is restored (engine_restore_vars).
+ * Sleep and wake are reported as events and counted in EngineStats. */
+
+bool engine_body_asleep(const Engine *engine, int body);
+/* Time the body entered equilibrium, or -1 when awake. */
+double engine_body_sleep_time(const Engine *engine, int body);
+/* The bodies on a sleeping body's equilibrium list (empty while awake), ascending. Writes at most
+ * max and returns the full count. */
+int engine_body_equilibrium_list(const Engine *engine, int body, int *out, int max);
+int engine_awake_body_count(const Engine *engine);
 
 /* ===== Collision manager thread ===== */
 

@@ -348,6 +348,7 @@ Engine *engine_create(const ThingDb *db, const EngineOptions *options, IssimErro
     s = s == ISSIM_OK ? build_contacts(e, err) : s;
     s = s == ISSIM_OK ? build_layout(e, err) : s;
     s = s == ISSIM_OK ? build_vars(e, err) : s;
+    s = s == ISSIM_OK ? engine_sleep_init(e, err) : s;
     if (s == ISSIM_OK) {
         for (int b = 0; b < e->body_count; b++) {
             EngineBodyState st = body_state_from_thing(e->db, e->bodies[b].thing);
@@ -356,6 +357,7 @@ Engine *engine_create(const ThingDb *db, const EngineOptions *options, IssimErro
         check_time_scales(e);
         engine_update_active_set(e, 0.0, NULL);
         engine_collide(e);
+        engine_refresh_awake(e);
         s = create_integrator(e, err);
     }
     if (s != ISSIM_OK) {
@@ -386,6 +388,7 @@ void engine_destroy(Engine *e) {
     free(e->scratch);
     free(e->var_names);
     free(e->var_units);
+    engine_sleep_free(e);
     free(e);
 }
 
@@ -424,6 +427,12 @@ IssimStatus engine_advance(Engine *e, double t_target, IssimError *err) {
     /* Lock-step: the collision manager runs here, before every step; threaded: the newest
      * report is taken. */
     engine_collide(e);
+    engine_refresh_awake(e);
+    if (e->awake_count == 0) {
+        /* Everything is in equilibrium: nothing moves until an edit wakes a body. */
+        e->t = t_target;
+        return ISSIM_OK;
+    }
     double t_saved = e->t;
     memcpy(e->y_saved, e->y, sizeof(double) * (size_t)e->state_size);
     IssimStatus s = e->integrator_kind == INTEGRATOR_RK4
@@ -491,13 +500,15 @@ void engine_write_vars(const Engine *e, double *values) {
 /* After the state jumped (a reset to an earlier frame, an edited position): contacts are found
  * again from the geometry, silently, because a reset is not a physical contact onset. */
 static void reset_active_set(Engine *e, double t) {
+    EngineEventFn fn = e->event_fn;
+    e->event_fn = NULL;
+    engine_wake_all(e, t); /* equilibrium is a property of a trajectory, not of a frame */
     e->contact_count = e->vertex_contact_count;
     for (int ci = 0; ci < e->contact_count; ci++)
         e->contacts[ci].active = false;
-    EngineEventFn fn = e->event_fn;
-    e->event_fn = NULL;
     engine_update_active_set(e, t, NULL);
     engine_collide_now(e);
+    engine_refresh_awake(e);
     e->event_fn = fn;
 }
 
@@ -566,6 +577,14 @@ IssimStatus engine_apply_edit(Engine *e, const char *path, const char *value, Is
     }
     const char *name = thing_prop_def(e->db, id, prop)->name;
     int body = body_of_thing(e, id);
+    /* An edit is an interaction (App. E.3.1): the edited body wakes with its equilibrium list;
+     * an edit of the universe (gravity), an obstacle or a contact pair may change every
+     * equilibrium, so every body wakes. */
+    if (body >= 0)
+        engine_wake_body(e, body, -1, e->t);
+    else
+        engine_wake_all(e, e->t);
+    engine_refresh_awake(e);
     if (body >= 0 && is_state_prop(name)) {
         EngineBodyState st = engine_block_state(e, e->y, body);
         const PropValue *v = thing_prop_value(e->db, id, prop);
@@ -624,6 +643,8 @@ IssimStatus engine_set_applied_wrench(Engine *e, int body, Vec3 force, Vec3 torq
         return ISSIM_OK;
     b->applied_force = force;
     b->applied_torque = torque;
+    engine_wake_body(e, body, -1, e->t); /* a change in its force field (004 4.8.5) */
+    engine_refresh_awake(e);
     e->integrator_dirty = true; /* a jump in the right-hand side: restart the multistep history */
     return ISSIM_OK;
 }

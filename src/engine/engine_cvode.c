@@ -20,6 +20,7 @@
 #include "engine_internal.h"
 
 struct Integrator {
+    int size; /* equations: the awake blocks, packed (engine_sleep.c) */
     SUNContext ctx;
     void *mem;
     N_Vector y;
@@ -32,10 +33,46 @@ struct Integrator {
     char error[256];
 };
 
+/* CVODE's vector holds the awake blocks only, packed in block order. With every body awake it
+ * is the state vector itself; otherwise the awake ranges are copied into a full-size work
+ * vector whose sleeping blocks hold their frozen state (scratch[0, n)), and the derivative is
+ * gathered back from scratch[n, 2n). */
+static bool packed(const Engine *e) {
+    return e->awake_state_size != e->state_size;
+}
+
+static void unpack(const Engine *e, const double *p, double *full) {
+    for (int r = 0, k = 0; r < e->awake_range_count; r++) {
+        int off = e->awake_ranges[2 * r], len = e->awake_ranges[2 * r + 1];
+        memcpy(full + off, p + k, sizeof(double) * (size_t)len);
+        k += len;
+    }
+}
+
+static void pack(const Engine *e, const double *full, double *p) {
+    for (int r = 0, k = 0; r < e->awake_range_count; r++) {
+        int off = e->awake_ranges[2 * r], len = e->awake_ranges[2 * r + 1];
+        memcpy(p + k, full + off, sizeof(double) * (size_t)len);
+        k += len;
+    }
+}
+
+/* The full state for a packed CVODE vector (the vector itself when nothing sleeps). */
+static const double *full_state(Engine *e, N_Vector y) {
+    if (!packed(e))
+        return N_VGetArrayPointer(y);
+    unpack(e, N_VGetArrayPointer(y), e->scratch);
+    return e->scratch;
+}
+
 static int cvode_rhs(sunrealtype t, N_Vector y, N_Vector ydot, void *user) {
     Engine *e = user;
-    engine_rhs(e, t, N_VGetArrayPointer(y), N_VGetArrayPointer(ydot));
-    for (int i = 0; i < e->state_size; i++)
+    const double *full = full_state(e, y);
+    double *d = packed(e) ? e->scratch + e->state_size : N_VGetArrayPointer(ydot);
+    engine_rhs(e, t, full, d);
+    if (packed(e))
+        pack(e, d, N_VGetArrayPointer(ydot));
+    for (int i = 0; i < e->awake_state_size; i++)
         if (!isfinite(N_VGetArrayPointer(ydot)[i]))
             return 1; /* recoverable: CVODE retries with a smaller step */
     return 0;
@@ -43,7 +80,8 @@ static int cvode_rhs(sunrealtype t, N_Vector y, N_Vector ydot, void *user) {
 
 static int cvode_roots(sunrealtype t, N_Vector y, sunrealtype *g, void *user) {
     (void)t;
-    engine_roots(user, N_VGetArrayPointer(y), g);
+    Engine *e = user;
+    engine_roots(e, full_state(e, y), g);
     return 0;
 }
 
@@ -81,13 +119,16 @@ Integrator *integrator_cvode_create(Engine *e, IssimError *err) {
         issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory creating the integrator");
         return NULL;
     }
-    int n = e->state_size;
+    int n = e->awake_state_size;
+    integ->size = n;
     bool ok = SUNContext_Create(NULL, &integ->ctx) == 0;
     ok = ok && (integ->y = N_VNew_Serial(n, integ->ctx)) != NULL;
     ok = ok && (integ->mem = CVodeCreate(e->integrator_kind == INTEGRATOR_BDF ? CV_BDF : CV_ADAMS,
                                          integ->ctx)) != NULL;
-    if (ok)
-        memcpy(N_VGetArrayPointer(integ->y), e->y, sizeof(double) * (size_t)n);
+    if (ok) {
+        memcpy(e->scratch, e->y, sizeof(double) * (size_t)e->state_size);
+        pack(e, e->y, N_VGetArrayPointer(integ->y));
+    }
     ok = ok && CVodeInit(integ->mem, cvode_rhs, e->t, integ->y) == CV_SUCCESS;
     ok = ok && CVodeSetUserData(integ->mem, e) == CV_SUCCESS;
     ok = ok && CVodeSetErrHandlerFn(integ->mem, cvode_error_handler, e) == CV_SUCCESS;
@@ -159,7 +200,17 @@ static IssimStatus reinit(Engine *e, IssimError *err) {
     CVodeGetNumSteps(integ->mem, &steps);
     e->cvode_steps_base += (uint64_t)steps;
     engine_normalize_state(e, e->y);
-    memcpy(N_VGetArrayPointer(integ->y), e->y, sizeof(double) * (size_t)e->state_size);
+    if (integ->size != e->awake_state_size) {
+        /* Bodies fell asleep or woke: a vector of another length, so a new CVODE (allocation on
+         * a layout change only, as docs/architecture.md allows). */
+        integrator_cvode_destroy(integ);
+        e->integ = integrator_cvode_create(e, err);
+        if (!e->integ)
+            return err ? err->status : ISSIM_ERR_NUMERIC;
+        integ = e->integ;
+    }
+    memcpy(e->scratch, e->y, sizeof(double) * (size_t)e->state_size);
+    pack(e, e->y, N_VGetArrayPointer(integ->y));
     if (CVodeReInit(integ->mem, e->t, integ->y) != CV_SUCCESS)
         return issim_error_set(err, ISSIM_ERR_NUMERIC, "CVODE re-initialisation failed at t = %g",
                                e->t);
@@ -173,12 +224,12 @@ static IssimStatus reinit(Engine *e, IssimError *err) {
 }
 
 IssimStatus integrator_cvode_advance(Engine *e, double t_target, IssimError *err) {
-    Integrator *integ = e->integ;
     if (e->integrator_dirty) {
         IssimStatus s = reinit(e, err);
         if (s != ISSIM_OK)
             return s;
     }
+    Integrator *integ = e->integ;
     /* One internal step per call, so models with per-contact history are committed after
      * every accepted step; the stop time keeps CVODE from stepping past the output time. */
     CVodeSetStopTime(integ->mem, t_target);
@@ -190,7 +241,7 @@ IssimStatus integrator_cvode_advance(Engine *e, double t_target, IssimError *err
             return issim_error_set(err, ISSIM_ERR_NUMERIC,
                                    "integration failed at t = %.9g s (CVODE flag %d)%s%s", e->t,
                                    flag, integ->error[0] ? ": " : "", integ->error);
-        memcpy(e->y, N_VGetArrayPointer(integ->y), sizeof(double) * (size_t)e->state_size);
+        unpack(e, N_VGetArrayPointer(integ->y), e->y);
         e->t = flag == CV_TSTOP_RETURN ? t_target : t_reached;
         long steps = 0;
         CVodeGetNumSteps(integ->mem, &steps);
@@ -203,10 +254,15 @@ IssimStatus integrator_cvode_advance(Engine *e, double t_target, IssimError *err
         } else {
             engine_commit_contacts(e, e->t); /* may end a contact: dirty again */
         }
+        if (e->awake_count == 0) { /* everything fell asleep: nothing left to integrate */
+            e->t = t_target;
+            break;
+        }
         if (e->integrator_dirty && e->t < t_target) {
             IssimStatus s = reinit(e, err);
             if (s != ISSIM_OK)
                 return s;
+            integ = e->integ;
             CVodeSetStopTime(integ->mem, t_target);
         }
     }

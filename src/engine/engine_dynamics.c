@@ -210,7 +210,9 @@ static void body_derivative(const Engine *e, int bi, const double *y, Vec3 force
     d[12] = dw.z;
 }
 
-/* Forces and torques are accumulated per body in the scratch area after the RK4 stages. */
+/* Forces and torques are accumulated per body in the scratch area after the RK4 stages. Only
+ * awake bodies and live contacts (engine_sleep.c) are evaluated: a sleeping body's derivative
+ * is not written, its block is not integrated. */
 void engine_rhs(Engine *e, double t, const double *y, double *ydot) {
     e->stats.rhs_evals++;
     enum { MAX_STACK_BODIES = 64 };
@@ -220,13 +222,14 @@ void engine_rhs(Engine *e, double t, const double *y, double *ydot) {
         force = (Vec3 *)(e->scratch + 6 * (size_t)e->state_size);
         torque = force + e->body_count;
     }
-    for (int i = 0; i < e->body_count; i++) {
-        const EngineBody *body = &e->bodies[i];
-        force[i] = vec3_add(vec3_mad(body->force, body->mass, e->gravity), body->applied_force);
-        torque[i] = vec3_add(body->torque, body->applied_torque);
+    for (int i = 0; i < e->awake_count; i++) {
+        int b = e->awake_bodies[i];
+        const EngineBody *body = &e->bodies[b];
+        force[b] = vec3_add(vec3_mad(body->force, body->mass, e->gravity), body->applied_force);
+        torque[b] = vec3_add(body->torque, body->applied_torque);
     }
-    for (int ci = 0; ci < e->contact_count; ci++) {
-        const EngineContact *c = &e->contacts[ci];
+    for (int li = 0; li < e->live_contact_count; li++) {
+        const EngineContact *c = &e->contacts[e->live_contacts[li]];
         if (!c->active)
             continue;
         ContactKinematics k;
@@ -237,15 +240,21 @@ void engine_rhs(Engine *e, double t, const double *y, double *ydot) {
             engine_contact_kinematics(e, y, c, t, &k, NULL, &arm);
         ContactForce f = e->pairs[c->pair].model->force(&c->params, &c->history, &k);
         Vec3 total = vec3_mad(f.tangent, f.normal, k.normal);
-        force[c->body] = vec3_add(force[c->body], total);
-        torque[c->body] = vec3_add(torque[c->body], vec3_cross(arm, total));
-        if (c->kind == CONTACT_MANIFOLD && c->body_b >= 0) {
+        /* A sleeping side is woken at the next commit (engine_update_sleep); until then it is
+         * held, like an obstacle. */
+        if (!e->bodies[c->body].asleep) {
+            force[c->body] = vec3_add(force[c->body], total);
+            torque[c->body] = vec3_add(torque[c->body], vec3_cross(arm, total));
+        }
+        if (c->kind == CONTACT_MANIFOLD && c->body_b >= 0 && !e->bodies[c->body_b].asleep) {
             force[c->body_b] = vec3_sub(force[c->body_b], total);
             torque[c->body_b] = vec3_sub(torque[c->body_b], vec3_cross(arm_b, total));
         }
     }
-    for (int i = 0; i < e->body_count; i++)
-        body_derivative(e, i, y, force[i], torque[i], ydot);
+    for (int i = 0; i < e->awake_count; i++) {
+        int b = e->awake_bodies[i];
+        body_derivative(e, b, y, force[b], torque[b], ydot);
+    }
 }
 
 void engine_roots(const Engine *e, const double *y, double *g) {
@@ -272,6 +281,8 @@ int engine_update_active_set(Engine *e, double t, const int *directions) {
     int changes = 0;
     for (int ci = 0; ci < e->contact_count; ci++) {
         EngineContact *c = &e->contacts[ci];
+        if (engine_contact_frozen(e, c))
+            continue; /* nothing of it moves */
         ContactKinematics k;
         engine_contact_kinematics(e, e->y, c, t, &k, NULL, NULL);
         bool want;
@@ -296,6 +307,7 @@ int engine_update_active_set(Engine *e, double t, const int *directions) {
             e->pairs[c->pair].model->begin(&c->params, &c->history, &k);
             ev.kind = ENGINE_EVENT_CONTACT_BEGIN;
             ev.contact_id = c->id;
+            c->equilibrium = false;
         } else {
             c->active = false;
             ev.kind = ENGINE_EVENT_CONTACT_END;
@@ -303,18 +315,23 @@ int engine_update_active_set(Engine *e, double t, const int *directions) {
             ev.duration = t - c->t_begin;
         }
         engine_emit(e, &ev);
+        if (want && c->body_b >= 0) { /* an interactive collision wakes a sleeping body */
+            engine_wake_body(e, c->body, c->body_b, t);
+            engine_wake_body(e, c->body_b, c->body, t);
+        }
     }
     return changes;
 }
 
 void engine_commit_contacts(Engine *e, double t) {
-    for (int ci = 0; ci < e->contact_count; ci++) {
-        EngineContact *c = &e->contacts[ci];
+    for (int li = 0; li < e->live_contact_count; li++) {
+        EngineContact *c = &e->contacts[e->live_contacts[li]];
         if (!c->active)
             continue;
         ContactKinematics k;
         engine_contact_kinematics(e, e->y, c, t, &k, NULL, NULL);
         int events = e->pairs[c->pair].model->commit(&c->params, &c->history, &k);
+        c->equilibrium = (events & CONTACT_EVENT_EQUILIBRIUM) != 0;
         EngineEvent ev = {.t = t,
                           .body = c->body,
                           .body_b = c->body_b,
@@ -331,17 +348,19 @@ void engine_commit_contacts(Engine *e, double t) {
              * changes, so the integrator restarts here; the root direction of an inactive
              * contact is "rising", so it begins again only at the next onset. */
             c->active = false;
+            c->equilibrium = false;
             ev.kind = ENGINE_EVENT_CONTACT_END;
             ev.duration = t - c->t_begin;
             engine_emit(e, &ev);
             e->integrator_dirty = true;
         }
     }
+    engine_update_sleep(e, t);
 }
 
 void engine_normalize_state(Engine *e, double *y) {
-    for (int bi = 0; bi < e->block_count; bi++) {
-        const StateBlock *b = &e->blocks[bi];
+    for (int i = 0; i < e->awake_count; i++) { /* sleeping blocks do not change */
+        const StateBlock *b = &e->blocks[e->bodies[e->awake_bodies[i]].block];
         if (b->kind != BLOCK_FREE_BODY)
             continue;
         double *s = y + b->offset;

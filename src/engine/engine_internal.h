@@ -39,6 +39,9 @@ typedef struct EngineBody {
     Shape shape;     /* body frame, centre of mass at the origin */
     Hull *hull;      /* owned, for shape = hull */
     int world_index; /* in the collision world, or -1 */
+    double reach;    /* farthest vertex or shape point from the centre of mass, m (sleep test) */
+    bool asleep;     /* in equilibrium: frozen, not integrated (engine_sleep.c) */
+    double sleep_t;  /* when it entered equilibrium */
 } EngineBody;
 
 typedef struct EngineObstacle {
@@ -84,7 +87,8 @@ typedef struct EngineContact {
                                   at the core (centre or axis) and reach out by the radius */
     uint32_t collision_id;     /* manifold: the collision world's contact id */
     bool active;
-    uint32_t id; /* issued at onset, persistent while active */
+    bool equilibrium; /* the model reported equilibrium at the last commit */
+    uint32_t id;      /* issued at onset, persistent while active */
     double t_begin;
     ContactHistory history;
     /* The pair's parameters for this contact (damping derived with this body's mass). */
@@ -130,6 +134,22 @@ struct Engine {
     StateBlock *blocks;
     int state_size;
     int velocity_dim;
+    /* Sleeping (engine_sleep.c). awake_bodies lists the integrated bodies; live_contacts the
+     * contacts that touch an awake body (the only ones whose depth or force can change);
+     * awake_ranges the state-vector spans of the awake blocks, merged, as (offset, size) pairs.
+     * Rebuilt by engine_refresh_awake whenever sleep_dirty is set. */
+    double sleep_speed;
+    bool sleep_disabled;
+    bool sleep_dirty;
+    int awake_count;
+    int *awake_bodies;
+    int live_contact_count, live_contact_capacity;
+    int *live_contacts;
+    int awake_range_count;
+    int *awake_ranges;
+    int awake_state_size; /* sum of the awake ranges */
+    int *sleep_scratch;   /* 3 * body_count: candidates, island stack, island members */
+
     double t;
     double *y;       /* state at t */
     double *y_saved; /* state before the current advance (restored on failure) */
@@ -160,9 +180,10 @@ void engine_manifold_kinematics(const Engine *e, const double *y, const EngineCo
                                 ContactKinematics *k, Vec3 *point, Vec3 *arm_a, Vec3 *arm_b);
 /* Depth (m) within which a contact counts as touching at a restart. */
 #define ENGINE_TOUCH_TOLERANCE 1e-12
-/* Collision-world rest tolerance (m) used by the engine (CollisionDesc.rest_tolerance): 0, every
- * pair tested every update (see engine_build_shapes). */
-#define ENGINE_REST_TOLERANCE 0.0
+/* Collision-world rest tolerance (m) used by the engine (CollisionDesc.rest_tolerance): far below
+ * any motion of an awake body in a step, so only the pairs of sleeping bodies (poses exactly
+ * unchanged) skip the narrow phase (see engine_build_shapes). */
+#define ENGINE_REST_TOLERANCE 1e-12
 bool engine_contact_should_be_active(const ContactKinematics *k);
 /* dy/dt at (t, y) with the current active set. */
 void engine_rhs(Engine *e, double t, const double *y, double *ydot);
@@ -173,6 +194,22 @@ void engine_roots(const Engine *e, const double *y, double *g);
 int engine_update_active_set(Engine *e, double t, const int *directions);
 void engine_commit_contacts(Engine *e, double t);
 void engine_normalize_state(Engine *e, double *y);
+
+/* engine_sleep.c: equilibrium and sleeping (004 4.8.5, App. E) */
+IssimStatus engine_sleep_init(Engine *e, IssimError *err);
+void engine_sleep_free(Engine *e);
+/* Rebuilds the awake lists and ranges if sleep_dirty (and the live contacts always: the
+ * contact array changes with every collision update). */
+void engine_refresh_awake(Engine *e);
+/* After the commit of an accepted step: puts to sleep every island of awake bodies that is in
+ * equilibrium, and wakes sleeping bodies an awake one touches. */
+void engine_update_sleep(Engine *e, double t);
+/* Wakes a body and every sleeping body reachable through equilibrium lists. by: the waking
+ * body or -1. */
+void engine_wake_body(Engine *e, int body, int by, double t);
+void engine_wake_all(Engine *e, double t);
+/* A contact whose bodies are all asleep (or asleep and fixed) cannot change. */
+bool engine_contact_frozen(const Engine *e, const EngineContact *c);
 
 /* engine_cvode.c / engine_rk4.c: integrator back-ends */
 Integrator *integrator_cvode_create(Engine *e, IssimError *err);

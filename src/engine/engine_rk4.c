@@ -14,22 +14,25 @@
 
 #include "engine_internal.h"
 
-/* y_out = y + h * RK4 increment. Uses scratch stages k1..k4 and a temporary. */
+/* y_out = y + h * RK4 increment over the awake blocks (engine_sleep.c: a sleeping block is
+ * neither evaluated nor written, so y_out keeps whatever it held there; the caller copies only
+ * the awake ranges back). Uses scratch stages k1..k4 and a temporary. */
+#define FOR_AWAKE(e, i)                                                                            \
+    for (int r_ = 0; r_ < (e)->awake_range_count; r_++)                                            \
+        for (int i = (e)->awake_ranges[2 * r_], end_ = i + (e)->awake_ranges[2 * r_ + 1];          \
+             i < end_; i++)
+
 static void rk4_step(Engine *e, double t, const double *y, double h, double *y_out) {
     int n = e->state_size;
     double *k1 = e->scratch, *k2 = k1 + n, *k3 = k2 + n, *k4 = k3 + n, *tmp = k4 + n;
     engine_rhs(e, t, y, k1);
-    for (int i = 0; i < n; i++)
-        tmp[i] = y[i] + 0.5 * h * k1[i];
+    FOR_AWAKE(e, i) tmp[i] = y[i] + 0.5 * h * k1[i];
     engine_rhs(e, t + 0.5 * h, tmp, k2);
-    for (int i = 0; i < n; i++)
-        tmp[i] = y[i] + 0.5 * h * k2[i];
+    FOR_AWAKE(e, i) tmp[i] = y[i] + 0.5 * h * k2[i];
     engine_rhs(e, t + 0.5 * h, tmp, k3);
-    for (int i = 0; i < n; i++)
-        tmp[i] = y[i] + h * k3[i];
+    FOR_AWAKE(e, i) tmp[i] = y[i] + h * k3[i];
     engine_rhs(e, t + h, tmp, k4);
-    for (int i = 0; i < n; i++)
-        y_out[i] = y[i] + h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
+    FOR_AWAKE(e, i) y_out[i] = y[i] + h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
 }
 
 /* Signed event function of contact c: > 0 once its event has happened. */
@@ -42,7 +45,8 @@ static double event_value(const Engine *e, const EngineContact *c, const double 
 /* The earliest contact whose event happens within (0, h], or -1. */
 static int first_event(Engine *e, const double *y_end, double *value_end) {
     int found = -1;
-    for (int ci = 0; ci < e->contact_count; ci++) {
+    for (int li = 0; li < e->live_contact_count; li++) {
+        int ci = e->live_contacts[li];
         double v = event_value(e, &e->contacts[ci], y_end);
         double v0 = event_value(e, &e->contacts[ci], e->y);
         if (v > 0.0 && v0 <= 0.0 && (found < 0 || v > value_end[0])) {
@@ -114,7 +118,15 @@ IssimStatus integrator_rk4_advance(Engine *e, double t_target, IssimError *err) 
         engine_normalize_state(e, e->y);
         e->integrator_dirty = false;
     }
+    /* The sleeping blocks of y_next must hold the frozen state: the event tests read all of it. */
+    memcpy(y_next, e->y, sizeof(double) * (size_t)n);
     while (e->t < t_target) {
+        if (e->sleep_dirty)
+            engine_refresh_awake(e);
+        if (e->awake_count == 0) { /* all asleep in this step: nothing left to integrate */
+            e->t = t_target;
+            break;
+        }
         double h = fmin(e->dt, t_target - e->t);
         if (t_target - (e->t + h) < 1e-12 * e->dt)
             h = t_target - e->t;
@@ -129,13 +141,14 @@ IssimStatus integrator_rk4_advance(Engine *e, double t_target, IssimError *err) 
              * step penalty methods do it; the error per event is O(step). */
             ci = -2;
         }
-        for (int i = 0; i < n; i++)
+        FOR_AWAKE(e, i) {
             if (!isfinite(y_next[i]))
                 return issim_error_set(err, ISSIM_ERR_NUMERIC,
                                        "RK4 step of %g s diverged at t = %.9g s: the step is "
                                        "too coarse for the contact stiffness",
                                        h, e->t);
-        memcpy(e->y, y_next, sizeof(double) * (size_t)n);
+            e->y[i] = y_next[i];
+        }
         e->t = (h == t_target - e->t) ? t_target : e->t + h;
         e->stats.steps++;
         if (ci == -2) {

@@ -1,0 +1,308 @@
+/* Equilibrium and sleeping bodies: seed 004, section 4.8.5 (the internal-friction model gives
+ * the instant a body enters equilibrium, Fig. 4.14-4.15 and eq. 4.91), the end of Appendix C
+ * (in equilibrium "set all of its derivatives to zero") and Appendix E.3 (equilibrium lists;
+ * fixed obstacles never propagate, E.3.2).
+ *
+ * Invariant: a sleeping body's block of the state vector is not integrated and does not change;
+ * its velocities are zero. A contact between sleeping bodies, or between a sleeping body and a
+ * fixed obstacle, is frozen: it is neither evaluated in the right-hand side nor tested for
+ * events nor committed, so its history and activity stay as they were when the bodies fell
+ * asleep. A sleeping body touching an awake body is woken at once (at the contact's onset, or at
+ * the first commit that sees them touching), so an active contact never joins an awake body to a
+ * sleeping one for longer than one step. The equilibrium list of a sleeping body is therefore
+ * exactly its active body-body contacts, which are frozen: it is read from them rather than
+ * stored twice.
+ *
+ * Work per step scales with the awake bodies: the right-hand side, RK4 stages and the event
+ * tests iterate awake_bodies, awake_ranges and live_contacts; CVODE integrates the awake blocks
+ * packed into a vector of their own (engine_cvode.c). What remains per step with every body
+ * asleep is the collision world's broad phase (its narrow phase carries pairs at rest,
+ * ENGINE_REST_TOLERANCE) and the merge of its contacts.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_internal.h"
+
+static double body_reach(const EngineBody *b) {
+    double reach = 0.0;
+    for (int v = 0; v < b->vertex_count; v++)
+        reach = fmax(reach, vec3_norm(b->vertices[v]) + b->radius);
+    if (b->shaped) {
+        Aabb box = shape_aabb(&b->shape, pose_identity());
+        Vec3 far =
+            vec3(fmax(fabs(box.min.x), fabs(box.max.x)), fmax(fabs(box.min.y), fabs(box.max.y)),
+                 fmax(fabs(box.min.z), fabs(box.max.z)));
+        reach = fmax(reach, vec3_norm(far));
+    }
+    return reach;
+}
+
+IssimStatus engine_sleep_init(Engine *e, IssimError *err) {
+    size_t n = (size_t)e->body_count + 1;
+    e->awake_bodies = calloc(n, sizeof(int));
+    e->awake_ranges = calloc(2 * n, sizeof(int));
+    e->sleep_scratch = calloc(3 * n, sizeof(int));
+    if (!e->awake_bodies || !e->awake_ranges || !e->sleep_scratch)
+        return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for the sleeping lists");
+    for (int b = 0; b < e->body_count; b++) {
+        e->bodies[b].reach = body_reach(&e->bodies[b]);
+        e->bodies[b].sleep_t = -1.0;
+    }
+    e->sleep_speed =
+        e->options.sleep_speed > 0.0 ? e->options.sleep_speed : ENGINE_SLEEP_SPEED_DEFAULT;
+    e->sleep_disabled = e->options.sleep_disabled;
+    e->sleep_dirty = true;
+    engine_refresh_awake(e);
+    return ISSIM_OK;
+}
+
+void engine_sleep_free(Engine *e) {
+    free(e->awake_bodies);
+    free(e->awake_ranges);
+    free(e->sleep_scratch);
+    free(e->live_contacts);
+}
+
+bool engine_contact_frozen(const Engine *e, const EngineContact *c) {
+    return e->bodies[c->body].asleep && (c->body_b < 0 || e->bodies[c->body_b].asleep);
+}
+
+static void rebuild_awake(Engine *e) {
+    e->awake_count = 0;
+    e->awake_range_count = 0;
+    e->awake_state_size = 0;
+    for (int b = 0; b < e->body_count; b++) {
+        if (e->bodies[b].asleep)
+            continue;
+        e->awake_bodies[e->awake_count++] = b;
+        const StateBlock *blk = &e->blocks[e->bodies[b].block];
+        int *last = e->awake_ranges + 2 * (e->awake_range_count - 1);
+        if (e->awake_range_count > 0 && last[0] + last[1] == blk->offset) {
+            last[1] += blk->size;
+        } else {
+            e->awake_ranges[2 * e->awake_range_count] = blk->offset;
+            e->awake_ranges[2 * e->awake_range_count + 1] = blk->size;
+            e->awake_range_count++;
+        }
+        e->awake_state_size += blk->size;
+    }
+    e->stats.awake_bodies = e->awake_count;
+    e->sleep_dirty = false;
+}
+
+static void rebuild_live_contacts(Engine *e) {
+    if (e->live_contact_capacity < e->contact_count) {
+        int cap = 2 * e->contact_count + 16;
+        int *live = realloc(e->live_contacts, sizeof(int) * (size_t)cap);
+        if (!live) {
+            /* Cannot shrink the work: fall back to waking everything, which needs no list. */
+            issim_log(ISSIM_LOG_ERROR, "out of memory for %d live contacts", e->contact_count);
+            e->stats.warnings++;
+            e->live_contact_count = 0;
+            return;
+        }
+        e->live_contacts = live;
+        e->live_contact_capacity = cap;
+    }
+    int n = 0;
+    for (int ci = 0; ci < e->contact_count; ci++)
+        if (!engine_contact_frozen(e, &e->contacts[ci]))
+            e->live_contacts[n++] = ci;
+    e->live_contact_count = n;
+}
+
+void engine_refresh_awake(Engine *e) {
+    if (e->sleep_dirty)
+        rebuild_awake(e);
+    rebuild_live_contacts(e);
+}
+
+static void emit_body_event(Engine *e, EngineEventKind kind, int body, int by, double t) {
+    EngineEvent ev = {.kind = kind,
+                      .t = t,
+                      .body = body,
+                      .body_b = by,
+                      .vertex = -1,
+                      .obstacle = -1,
+                      .normal_velocity = 0.0};
+    engine_emit(e, &ev);
+}
+
+void engine_wake_body(Engine *e, int body, int by, double t) {
+    if (body < 0 || !e->bodies[body].asleep)
+        return;
+    /* Depth-first through equilibrium lists (active body-body contacts of sleeping bodies);
+     * a fixed obstacle is never a list entry, so it never propagates (App. E.3.2). */
+    int *stack = e->sleep_scratch + 2 * ((size_t)e->body_count + 1);
+    int *waker = e->sleep_scratch + ((size_t)e->body_count + 1);
+    int top = 0;
+    e->bodies[body].asleep = false;
+    waker[top] = by;
+    stack[top++] = body;
+    while (top > 0) {
+        int b = stack[--top];
+        int from = waker[top];
+        e->bodies[b].sleep_t = -1.0;
+        e->stats.wakes++;
+        e->sleep_dirty = true;
+        e->integrator_dirty = true;
+        emit_body_event(e, ENGINE_EVENT_WAKE, b, from, t);
+        for (int ci = 0; ci < e->contact_count; ci++) {
+            const EngineContact *c = &e->contacts[ci];
+            if (!c->active || c->body_b < 0 || (c->body != b && c->body_b != b))
+                continue;
+            int other = c->body == b ? c->body_b : c->body;
+            if (!e->bodies[other].asleep)
+                continue;
+            e->bodies[other].asleep = false; /* marked now so it is pushed once */
+            waker[top] = b;
+            stack[top++] = other;
+        }
+    }
+}
+
+void engine_wake_all(Engine *e, double t) {
+    for (int b = 0; b < e->body_count; b++)
+        engine_wake_body(e, b, -1, t);
+}
+
+static double body_speed(const Engine *e, int b) {
+    EngineBodyState st = engine_block_state(e, e->y, b);
+    return vec3_norm(st.vel) + vec3_norm(st.angvel) * e->bodies[b].reach;
+}
+
+static void put_to_sleep(Engine *e, int b, double t) {
+    EngineBody *body = &e->bodies[b];
+    EngineBodyState st = engine_block_state(e, e->y, b);
+    st.vel = vec3(0.0, 0.0, 0.0);
+    st.angvel = vec3(0.0, 0.0, 0.0);
+    engine_block_store(e, e->y, b, &st);
+    body->asleep = true;
+    body->sleep_t = t;
+    e->stats.sleeps++;
+    e->sleep_dirty = true;
+    e->integrator_dirty = true;
+    emit_body_event(e, ENGINE_EVENT_SLEEP, b, -1, t);
+}
+
+/* Sleeping bodies touched by awake ones wake (an interactive collision, or a body they share
+ * constraint forces with moves: App. E.3.1). */
+static void wake_touched(Engine *e, double t) {
+    for (int i = 0; i < e->live_contact_count; i++) {
+        const EngineContact *c = &e->contacts[e->live_contacts[i]];
+        if (!c->active || c->body_b < 0)
+            continue;
+        bool sa = e->bodies[c->body].asleep, sb = e->bodies[c->body_b].asleep;
+        if (sa && !sb)
+            engine_wake_body(e, c->body, c->body_b, t);
+        else if (sb && !sa)
+            engine_wake_body(e, c->body_b, c->body, t);
+    }
+}
+
+static int find_root(int *parent, int i) {
+    while (parent[i] != i) {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
+    }
+    return i;
+}
+
+enum { SLEEP_NO_CONTACT = 0, SLEEP_CANDIDATE = 1, SLEEP_REFUSED = 2 };
+
+/* Islands of awake bodies joined by active contacts sleep together, when every member touches
+ * something, every active contact of every member reports equilibrium, and every member is
+ * slow. An island with one member still moving stays awake as a whole. */
+static void sleep_islands(Engine *e, double t) {
+    int *parent = e->sleep_scratch;
+    int *verdict = e->sleep_scratch + ((size_t)e->body_count + 1);
+    for (int i = 0; i < e->awake_count; i++) {
+        int b = e->awake_bodies[i];
+        parent[b] = b;
+        verdict[b] = SLEEP_NO_CONTACT;
+    }
+    for (int i = 0; i < e->live_contact_count; i++) {
+        const EngineContact *c = &e->contacts[e->live_contacts[i]];
+        if (!c->active)
+            continue;
+        int sides[2] = {c->body, c->body_b};
+        for (int s = 0; s < 2; s++) {
+            int b = sides[s];
+            if (b < 0)
+                continue;
+            if (!c->equilibrium)
+                verdict[b] = SLEEP_REFUSED;
+            else if (verdict[b] == SLEEP_NO_CONTACT)
+                verdict[b] = SLEEP_CANDIDATE;
+        }
+        if (c->body_b >= 0) {
+            int ra = find_root(parent, c->body), rb = find_root(parent, c->body_b);
+            if (ra != rb)
+                parent[ra > rb ? ra : rb] = ra < rb ? ra : rb;
+        }
+    }
+    for (int i = 0; i < e->awake_count; i++) {
+        int b = e->awake_bodies[i];
+        if (verdict[b] == SLEEP_CANDIDATE && body_speed(e, b) >= e->sleep_speed)
+            verdict[b] = SLEEP_REFUSED;
+    }
+    /* An island sleeps only if no member is refused or without contact: the root collects. */
+    for (int i = 0; i < e->awake_count; i++) {
+        int b = e->awake_bodies[i];
+        int r = find_root(parent, b);
+        if (verdict[b] != SLEEP_CANDIDATE)
+            verdict[r] = SLEEP_REFUSED;
+    }
+    for (int i = 0; i < e->awake_count; i++) {
+        int b = e->awake_bodies[i];
+        if (verdict[find_root(parent, b)] == SLEEP_CANDIDATE)
+            put_to_sleep(e, b, t);
+    }
+}
+
+void engine_update_sleep(Engine *e, double t) {
+    wake_touched(e, t);
+    if (!e->sleep_disabled && !e->sleep_dirty)
+        sleep_islands(e, t);
+    if (e->sleep_dirty)
+        engine_refresh_awake(e);
+}
+
+/* ===== Public accessors ===== */
+
+bool engine_body_asleep(const Engine *e, int body) {
+    return body >= 0 && body < e->body_count && e->bodies[body].asleep;
+}
+
+double engine_body_sleep_time(const Engine *e, int body) {
+    return engine_body_asleep(e, body) ? e->bodies[body].sleep_t : -1.0;
+}
+
+int engine_body_equilibrium_list(const Engine *e, int body, int *out, int max) {
+    if (!engine_body_asleep(e, body))
+        return 0;
+    int n = 0;
+    for (int other = 0; other < e->body_count; other++) {
+        if (other == body)
+            continue;
+        bool shared = false;
+        for (int ci = e->vertex_contact_count; ci < e->contact_count && !shared; ci++) {
+            const EngineContact *c = &e->contacts[ci];
+            shared = c->active && c->body_b >= 0 &&
+                     ((c->body == body && c->body_b == other) ||
+                      (c->body == other && c->body_b == body));
+        }
+        if (!shared)
+            continue;
+        if (n < max)
+            out[n] = other;
+        n++;
+    }
+    return n;
+}
+
+int engine_awake_body_count(const Engine *e) {
+    return e->awake_count;
+}
