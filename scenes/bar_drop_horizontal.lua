@@ -5,7 +5,12 @@
 -- with a contact about sqrt(2) shorter.
 --
 -- Properties a sweep usually changes with --set:
---   bar_floor.model, bar_floor.stiffness, bar_floor.restitution, bar.pos, universe.integrator
+--   bar_floor.model        THE CONTACT MODEL: spring_damper (default, r = 0.729, V2) or
+--                          internal_friction (r = 0.8 with two vertices too, V3); also
+--                          hunt_crossley, hertz, bilinear, bilinear_origin, internal_friction_c0
+--                          (docs/contact-models.md), e.g.
+--                          issim run scenes/bar_drop_horizontal.lua --set bar_floor.model=internal_friction
+--   bar_floor.stiffness, bar_floor.restitution, bar.pos, universe.integrator
 return {
   name = "bar_drop_horizontal",
   description = "Horizontal bar (two contact vertices) dropped on a plane, spring/damper",

@@ -4,7 +4,10 @@
 -- contact (VALIDATION.md V1).
 --
 -- Properties a sweep usually changes with --set:
---   bar_floor.model        contact model (spring_damper)
+--   bar_floor.model        THE CONTACT MODEL: spring_damper (default, V1) or internal_friction
+--                          (V3); also hunt_crossley, hertz, bilinear, bilinear_origin,
+--                          internal_friction_c0 (docs/contact-models.md), e.g.
+--                          issim run scenes/point_drop.lua --set bar_floor.model=internal_friction
 --   bar_floor.stiffness    k, N/m
 --   bar_floor.restitution  r the damping is chosen for
 --   bar.pos                drop position, m (the lower tip is 0.1 m below it)

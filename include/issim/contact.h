@@ -26,16 +26,43 @@
 #include "issim/math.h"
 #include "issim/thing.h"
 
-typedef enum ContactModelKind { CONTACT_MODEL_SPRING_DAMPER, CONTACT_MODEL_COUNT } ContactModelKind;
+typedef enum ContactModelKind {
+    CONTACT_MODEL_SPRING_DAMPER,
+    CONTACT_MODEL_HUNT_CROSSLEY,
+    CONTACT_MODEL_HERTZ,
+    CONTACT_MODEL_BILINEAR,
+    CONTACT_MODEL_BILINEAR_ORIGIN,
+    CONTACT_MODEL_INTERNAL_FRICTION,
+    CONTACT_MODEL_INTERNAL_FRICTION_C0,
+    CONTACT_MODEL_COUNT
+} ContactModelKind;
 
-/* Parameters of every model (the union of the contact-pair properties). */
+/* Parameters of every model (the union of the contact-pair properties). Derived values (the
+ * last group) are computed by contact_params_derive() from the others. */
 typedef struct ContactParams {
     ContactModelKind model;
-    double stiffness;   /* k, N/m */
+    double stiffness;   /* k, N/m (N/m^n for exponent n != 1); bilinear: loading k1 */
     double damping;     /* b, N s/m (already derived from restitution when asked) */
     double restitution; /* r, target single-contact coefficient of restitution */
     bool damping_from_restitution;
     bool clamp_attraction; /* never pull: f = max(0, f) */
+    double exponent;       /* n of F(g) = k g^n (internal friction, Hunt-Crossley m = n) */
+    double hc_alpha;       /* alpha of Hunt-Crossley's e = 1 - alpha v, s/m */
+    /* Hertz: the two materials' Young's moduli (Pa), Poisson ratios and radii of curvature
+     * at the contact (m; 0 = flat). */
+    double youngs_a, poisson_a, radius_a;
+    double youngs_b, poisson_b, radius_b;
+    double tilt;               /* h of the C0 internal-friction variant (004 App. D) */
+    double velocity_tolerance; /* m/s: equilibrium test of internal friction (004 4.8.5) */
+    double friction_static;    /* mu_s (0: no friction) */
+    double friction_kinetic;   /* mu_k <= mu_s */
+    double tangent_stiffness;  /* N/m: Goyal's tangential penalty spring (000 eq. 5.19) */
+    double tangent_damping;    /* N s/m: its viscous part */
+    /* Derived */
+    double if_factor;   /* internal friction dissipation factor f (004 eq. 4.83 / D.170) */
+    double hc_lambda;   /* Hunt-Crossley lambda = 3/2 alpha k (000 eq. 2.17) */
+    double hertz_coeff; /* 4/3 E* R^(1/2), N/m^(3/2) (000 2.1.1) */
+    double restitution_stiffness; /* bilinear k2 = k1 / e^2, or k1 e^2 through the origin */
 } ContactParams;
 
 /* The kinematics of one contact at one instant. Penetration depth > 0 when the bodies overlap
@@ -47,6 +74,10 @@ typedef struct ContactKinematics {
     Vec3 tangent_velocity; /* m/s, relative sliding velocity of a on b in the tangent plane */
     double effective_mass; /* kg, along the normal (1 / n^T M^-1 n at the point) */
     double t;              /* s */
+    /* N: the share of the external (non-contact) load pressing body a into this contact,
+     * f_ext / n_v of 004 4.8.1 (n_v: the body's contacts that share it). 0 when the engine
+     * does not know it; the internal-friction equilibrium test then never fires. */
+    double load;
 } ContactKinematics;
 
 /* Per-contact history: opaque to the engine, sized for every model. */
@@ -55,6 +86,12 @@ typedef struct ContactHistory {
     double depth_max; /* greatest depth so far */
     double x[6];      /* model-defined */
     int phase;        /* model-defined (compression / restitution ...) */
+    /* Coulomb friction (contact_friction.c, shared by every model): the tangential penalty
+     * spring's extension (world, m) as of friction_t, and whether the contact sticks. */
+    Vec3 friction_spring;
+    double friction_t;
+    bool sliding;
+    bool in_equilibrium; /* internal friction: reported, not reported again until it moves */
 } ContactHistory;
 
 typedef struct ContactForce {
@@ -113,5 +150,40 @@ double contact_damping_for_restitution(double k, double m, double r);
 double contact_restitution_of(double k, double b, double m);
 /* Contact duration pi / omega_d of the linear spring/damper (no gravity). */
 double contact_duration_of(double k, double b, double m);
+
+/* Chatterjee's approximation of the restitution of the harmonic penalty (linear spring/damper)
+ * model, e = 1 / (1 + 2.5 beta + 4 beta^2), beta = c / (2 sqrt(k m)) (000 eq. 2.14; maximum
+ * relative error about 0.06 against the exact contact_restitution_of). */
+double contact_harmonic_restitution(double beta);
+
+/* Fills the derived members of p (internal-friction factor, Hunt-Crossley lambda, Hertz
+ * coefficient, bilinear restitution stiffness). ISSIM_ERR_INVALID with a message naming the
+ * parameter when the combination has no meaning (tilt h >= r^2, mu_k > mu_s, ...). */
+IssimStatus contact_params_derive(ContactParams *p, IssimError *err);
+
+/* Internal friction dissipation factor f = (1 - r^2) / (1 + r^2) (004 eq. 4.83), and the C0
+ * variant's f = (1 - r^2) / (1 + r^2 - 2h) (004 eq. D.170). */
+double contact_internal_friction_factor(double r);
+double contact_internal_friction_c0_factor(double r, double h);
+
+/* Hertz: effective modulus E* from 1/E* = (1 - nu_a^2)/E_a + (1 - nu_b^2)/E_b, effective
+ * radius from 1/R = 1/R_a + 1/R_b (radius 0: flat), and the duration of an elastic impact of
+ * mass m at speed v: 2.9432 (15 m / (16 E* sqrt(R)))^(2/5) v^(-1/5) (000 2.1.1; Johnson,
+ * Contact Mechanics, 11.2). */
+double contact_hertz_modulus(double ea, double nua, double eb, double nub);
+double contact_hertz_radius(double ra, double rb);
+double contact_hertz_duration(double coeff, double m, double v);
+
+/* Coulomb friction with static and kinetic coefficients by Goyal's algorithm (000 5.7,
+ * eqs. 5.19-5.26), shared by every model: the tangential force on body a for the normal force
+ * `normal` (N), from the history's spring state and the kinematics. Pure. */
+Vec3 contact_friction_force(const ContactParams *p, const ContactHistory *h,
+                            const ContactKinematics *k, double normal);
+/* Starts the friction state at the contact's onset (every model's begin() calls it). */
+void contact_friction_begin(ContactHistory *h, const ContactKinematics *k);
+/* Advances the friction state to k->t after an accepted step (stick: the spring keeps its
+ * anchor; slip: the anchor follows with the positive root lambda*). */
+void contact_friction_commit(const ContactParams *p, ContactHistory *h, const ContactKinematics *k,
+                             double normal);
 
 #endif

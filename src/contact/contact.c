@@ -1,5 +1,7 @@
-/* Contact-model registry, contact-pair properties and the restitution relations of the linear
- * spring/damper (004 eqs. 4.89-4.93; VALIDATION.md V1-V2). */
+/* Contact-model registry, contact-pair properties, the derived parameters, and the closed forms
+ * the models and their tests share: restitution relations of the linear spring/damper (004 eqs.
+ * 4.89-4.93; VALIDATION.md V1-V2), the internal friction factors (004 eq. 4.83, D.170) and
+ * Hertz's effective modulus, radius and impact duration (000 2.1.1). */
 #include "issim/contact.h"
 
 #include <math.h>
@@ -9,6 +11,12 @@
 
 static const ContactModelClass *const model_classes[CONTACT_MODEL_COUNT] = {
     [CONTACT_MODEL_SPRING_DAMPER] = &contact_spring_damper_class,
+    [CONTACT_MODEL_HUNT_CROSSLEY] = &contact_hunt_crossley_class,
+    [CONTACT_MODEL_HERTZ] = &contact_hertz_class,
+    [CONTACT_MODEL_BILINEAR] = &contact_bilinear_class,
+    [CONTACT_MODEL_BILINEAR_ORIGIN] = &contact_bilinear_origin_class,
+    [CONTACT_MODEL_INTERNAL_FRICTION] = &contact_internal_friction_class,
+    [CONTACT_MODEL_INTERNAL_FRICTION_C0] = &contact_internal_friction_c0_class,
 };
 
 static const char *model_names[CONTACT_MODEL_COUNT];
@@ -40,6 +48,13 @@ const char *const *contact_model_names(int *count) {
 }
 
 static const char *const damping_from_names[] = {"restitution", "value"};
+
+#define REAL_PROP(NAME, UNIT, DESC, MIN, MAX, MIN_EXCL, DEFAULT)                                   \
+    {                                                                                              \
+        .name = NAME, .type = PROP_REAL, .unit = UNIT, .description = DESC, .min = MIN,            \
+        .max = MAX, .min_exclusive = MIN_EXCL, .mutability = PROP_LIVE,                            \
+        .default_value = prop_real(DEFAULT)                                                        \
+    }
 
 IssimStatus contact_pair_add_props(ThingDb *db, ThingId pair, IssimError *err) {
     int model_count = 0;
@@ -93,6 +108,35 @@ IssimStatus contact_pair_add_props(ThingDb *db, ThingId pair, IssimError *err) {
          .description = "never let the contact pull the bodies together: f = max(0, k g + b dg/dt)",
          .mutability = PROP_LIVE,
          .default_value = prop_bool(false)},
+        REAL_PROP("exponent", "", "exponent n of F(g) = k g^n (internal friction, Hunt-Crossley)",
+                  0.5, 3.0, false, 1.0),
+        REAL_PROP("alpha", "s/m", "Hunt-Crossley alpha of e = 1 - alpha v (lambda = 3/2 alpha k)",
+                  0.0, 100.0, false, 0.2),
+        REAL_PROP("youngs_modulus_a", "Pa", "Hertz: Young's modulus of the first material", 0.0,
+                  1e13, true, 2e11),
+        REAL_PROP("poisson_ratio_a", "", "Hertz: Poisson's ratio of the first material", 0.0, 0.5,
+                  false, 0.3),
+        REAL_PROP("radius_a", "m", "Hertz: radius of curvature of the first body (0: flat)", 0.0,
+                  1e3, false, 0.01),
+        REAL_PROP("youngs_modulus_b", "Pa", "Hertz: Young's modulus of the second material", 0.0,
+                  1e13, true, 2e11),
+        REAL_PROP("poisson_ratio_b", "", "Hertz: Poisson's ratio of the second material", 0.0, 0.5,
+                  false, 0.3),
+        REAL_PROP("radius_b", "m", "Hertz: radius of curvature of the second body (0: flat)", 0.0,
+                  1e3, false, 0.0),
+        REAL_PROP("tilt", "", "internal_friction_c0: width h of the tilted line, in g_max (< r^2)",
+                  0.0, 1.0, false, 0.1),
+        REAL_PROP("velocity_tolerance", "m/s",
+                  "internal friction: |dg/dt| below which a held contact is in equilibrium", 0.0,
+                  1e3, true, 1e-3),
+        REAL_PROP("friction_static", "", "Coulomb static coefficient mu_s (0: frictionless)", 0.0,
+                  10.0, false, 0.0),
+        REAL_PROP("friction_kinetic", "", "Coulomb kinetic coefficient mu_k (<= mu_s)", 0.0, 10.0,
+                  false, 0.0),
+        REAL_PROP("tangent_stiffness", "N/m", "friction: tangential penalty spring kt (Goyal)", 0.0,
+                  1e13, true, 1e5),
+        REAL_PROP("tangent_damping", "N s/m", "friction: tangential penalty damper ct (Goyal)", 0.0,
+                  1e13, false, 0.0),
     };
     for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++) {
         IssimStatus s = thing_add_prop(db, pair, &defs[i], err);
@@ -110,6 +154,24 @@ IssimStatus contact_params_from_thing(const ThingDb *db, ThingId pair, double re
     out->restitution = thing_real(db, pair, "restitution");
     out->damping_from_restitution = thing_enum(db, pair, "damping_from") == 0;
     out->clamp_attraction = thing_bool(db, pair, "clamp_attraction");
+    out->exponent = thing_real(db, pair, "exponent");
+    out->hc_alpha = thing_real(db, pair, "alpha");
+    out->youngs_a = thing_real(db, pair, "youngs_modulus_a");
+    out->poisson_a = thing_real(db, pair, "poisson_ratio_a");
+    out->radius_a = thing_real(db, pair, "radius_a");
+    out->youngs_b = thing_real(db, pair, "youngs_modulus_b");
+    out->poisson_b = thing_real(db, pair, "poisson_ratio_b");
+    out->radius_b = thing_real(db, pair, "radius_b");
+    out->tilt = thing_real(db, pair, "tilt");
+    out->velocity_tolerance = thing_real(db, pair, "velocity_tolerance");
+    out->friction_static = thing_real(db, pair, "friction_static");
+    out->friction_kinetic = thing_real(db, pair, "friction_kinetic");
+    out->tangent_stiffness = thing_real(db, pair, "tangent_stiffness");
+    out->tangent_damping = thing_real(db, pair, "tangent_damping");
+    IssimError why = {0};
+    IssimStatus derived = contact_params_derive(out, &why);
+    if (derived != ISSIM_OK)
+        return issim_error_set(err, derived, "%s: %s", thing_name(db, pair), why.message);
     if (out->damping_from_restitution) {
         if (!(reduced_mass > 0.0) || !isfinite(reduced_mass))
             return issim_error_set(err, ISSIM_ERR_INVALID,
@@ -142,4 +204,58 @@ double contact_duration_of(double k, double b, double m) {
     if (zeta >= 1.0)
         return INFINITY;
     return M_PI / (omega_n * sqrt(1.0 - zeta * zeta));
+}
+
+double contact_internal_friction_factor(double r) {
+    return (1.0 - r * r) / (1.0 + r * r);
+}
+
+double contact_internal_friction_c0_factor(double r, double h) {
+    return (1.0 - r * r) / (1.0 + r * r - 2.0 * h);
+}
+
+double contact_hertz_modulus(double ea, double nua, double eb, double nub) {
+    return 1.0 / ((1.0 - nua * nua) / ea + (1.0 - nub * nub) / eb);
+}
+
+double contact_hertz_radius(double ra, double rb) {
+    double inv = (ra > 0.0 ? 1.0 / ra : 0.0) + (rb > 0.0 ? 1.0 / rb : 0.0);
+    return inv > 0.0 ? 1.0 / inv : INFINITY;
+}
+
+/* m x'' = -c x^(3/2): delta_max = (5 m v^2 / (4 c))^(2/5), and the duration is
+ * 2 (delta_max / v) int_0^1 dx / sqrt(1 - x^(5/2)) = 2.9432 delta_max / v. With c = 4/3 E* R^(1/2)
+ * this is the (15 m / (16 E* sqrt R))^(2/5) form of the header. */
+double contact_hertz_duration(double coeff, double m, double v) {
+    double delta_max = pow(1.25 * m * v * v / coeff, 0.4);
+    return 2.9432 * delta_max / v;
+}
+
+IssimStatus contact_params_derive(ContactParams *p, IssimError *err) {
+    if (p->friction_kinetic > p->friction_static)
+        return issim_error_set(err, ISSIM_ERR_INVALID,
+                               "friction_kinetic %g exceeds friction_static %g",
+                               p->friction_kinetic, p->friction_static);
+    double r = p->restitution;
+    if (p->model == CONTACT_MODEL_INTERNAL_FRICTION_C0) {
+        if (!(p->tilt < r * r))
+            return issim_error_set(err, ISSIM_ERR_INVALID,
+                                   "tilt %g must be below restitution^2 = %g (004 eq. D.170)",
+                                   p->tilt, r * r);
+        p->if_factor = contact_internal_friction_c0_factor(r, p->tilt);
+    } else {
+        p->if_factor = contact_internal_friction_factor(r);
+    }
+    p->hc_lambda = 1.5 * p->hc_alpha * p->stiffness;
+    double radius = contact_hertz_radius(p->radius_a, p->radius_b);
+    if (p->model == CONTACT_MODEL_HERTZ && !isfinite(radius))
+        return issim_error_set(err, ISSIM_ERR_INVALID,
+                               "Hertz needs a curved body: radius_a and radius_b are both 0");
+    double modulus = contact_hertz_modulus(p->youngs_a, p->poisson_a, p->youngs_b, p->poisson_b);
+    p->hertz_coeff = isfinite(radius) ? 4.0 / 3.0 * modulus * sqrt(radius) : 0.0;
+    if (p->model == CONTACT_MODEL_BILINEAR_ORIGIN)
+        p->restitution_stiffness = p->stiffness * r * r;
+    else
+        p->restitution_stiffness = p->stiffness / (r * r);
+    return ISSIM_OK;
 }

@@ -1,9 +1,54 @@
-/* Private: the model classes, one source file each. */
+/* Private: the model classes, one source file each, and what they share. */
 #ifndef ISSIM_CONTACT_INTERNAL_H
 #define ISSIM_CONTACT_INTERNAL_H
+
+#include <math.h>
 
 #include "issim/contact.h"
 
 extern const ContactModelClass contact_spring_damper_class;
+extern const ContactModelClass contact_hunt_crossley_class;
+extern const ContactModelClass contact_hertz_class;
+extern const ContactModelClass contact_bilinear_class;
+extern const ContactModelClass contact_bilinear_origin_class;
+extern const ContactModelClass contact_internal_friction_class;
+extern const ContactModelClass contact_internal_friction_c0_class;
+
+/* The normal force fn with the Coulomb friction of the pair added (none when mu_s = 0 or the
+ * contact does not press). */
+static inline ContactForce contact_force_with_friction(const ContactParams *p,
+                                                       const ContactHistory *h,
+                                                       const ContactKinematics *k, double fn) {
+    ContactForce f = {.normal = fn, .tangent = {0, 0, 0}};
+    if (p->friction_static > 0.0)
+        f.tangent = contact_friction_force(p, h, k, fn);
+    return f;
+}
+
+/* Onset bookkeeping every model shares: onset time, depth so far, friction anchor. */
+static inline void contact_begin_common(ContactHistory *h, const ContactKinematics *k) {
+    h->t_begin = k->t;
+    h->depth_max = k->depth > 0.0 ? k->depth : 0.0;
+    contact_friction_begin(h, k);
+}
+
+/* F(g) = k g^n, the conservative part of internal friction (004 eqs. 4.86-4.87), and its
+ * integral k g^(n+1) / (n+1). n = 1 takes the multiplication path. */
+static inline double contact_power_force(double k, double n, double g) {
+    if (g <= 0.0)
+        return 0.0;
+    return n == 1.0 ? k * g : k * pow(g, n);
+}
+
+static inline double contact_power_energy(double k, double n, double g) {
+    if (g <= 0.0)
+        return 0.0;
+    return n == 1.0 ? 0.5 * k * g * g : k * pow(g, n + 1.0) / (n + 1.0);
+}
+
+static inline double contact_no_fixed_step(const ContactParams *p) {
+    (void)p;
+    return 0.0;
+}
 
 #endif

@@ -8,39 +8,39 @@
  * clamp_attraction option sets f = max(0, f) instead, which is physically nicer (no sticky
  * pull) but changes the restitution away from the closed form.
  *
- * The model is memoryless: history is untouched.
+ * The model is memoryless apart from the deepest point and the friction state.
+ *
+ * Also the restitution helper of the harmonic penalty model (000 2.4.3, the same law):
+ * Chatterjee's e = 1 / (1 + 2.5 beta + 4 beta^2), beta = c / (2 sqrt(k m)) (000 eq. 2.14).
  */
 #include <math.h>
 
 #include "contact_internal.h"
 
-static ContactForce spring_damper_force(const ContactParams *p, const ContactHistory *h,
-                                        const ContactKinematics *k) {
-    (void)h;
+static double spring_damper_normal(const ContactParams *p, const ContactKinematics *k) {
     double f = p->stiffness * k->depth + p->damping * k->depth_rate;
     if (p->clamp_attraction && f < 0.0)
         f = 0.0;
-    return (ContactForce){.normal = f, .tangent = {0, 0, 0}};
+    return f;
+}
+
+static ContactForce spring_damper_force(const ContactParams *p, const ContactHistory *h,
+                                        const ContactKinematics *k) {
+    return contact_force_with_friction(p, h, k, spring_damper_normal(p, k));
 }
 
 static void spring_damper_begin(const ContactParams *p, ContactHistory *h,
                                 const ContactKinematics *k) {
     (void)p;
-    h->t_begin = k->t;
-    h->depth_max = k->depth;
+    contact_begin_common(h, k);
 }
 
 static int spring_damper_commit(const ContactParams *p, ContactHistory *h,
                                 const ContactKinematics *k) {
-    (void)p;
     if (k->depth > h->depth_max)
         h->depth_max = k->depth;
+    contact_friction_commit(p, h, k, spring_damper_normal(p, k));
     return CONTACT_EVENT_NONE;
-}
-
-static double spring_damper_fixed_step(const ContactParams *p) {
-    (void)p;
-    return 0.0;
 }
 
 /* The shortest time scale is the undamped period fraction 1/omega_n = sqrt(m/k). */
@@ -61,7 +61,11 @@ const ContactModelClass contact_spring_damper_class = {
     .force = spring_damper_force,
     .begin = spring_damper_begin,
     .commit = spring_damper_commit,
-    .fixed_step = spring_damper_fixed_step,
+    .fixed_step = contact_no_fixed_step,
     .time_scale = spring_damper_time_scale,
     .potential = spring_damper_potential,
 };
+
+double contact_harmonic_restitution(double beta) {
+    return 1.0 / (1.0 + 2.5 * beta + 4.0 * beta * beta);
+}

@@ -13,6 +13,7 @@
  * same bar drops with CVODE).
  */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "engine_internal.h"
@@ -105,12 +106,33 @@ void engine_manifold_kinematics(const Engine *e, const double *y, const EngineCo
             ub.x * ub.x / bb->inertia.x + ub.y * ub.y / bb->inertia.y + ub.z * ub.z / bb->inertia.z;
     }
     k->effective_mass = 1.0 / (inv_mass + angular);
+    k->load = 0.0; /* not known for manifold contacts: no equilibrium test (contact.h) */
     if (point)
         *point = vec3_scale(vec3_add(pa, pb), 0.5);
     if (arm_a)
         *arm_a = ra;
     if (arm_b)
         *arm_b = rb;
+}
+
+/* The share f_ext / n_v of the external load (gravity, the body's force, the applied force)
+ * that presses a body into a plane, n_v its active vertex contacts on that plane (004 4.8.1),
+ * for the internal-friction equilibrium test. A body's vertex contacts with one plane are
+ * consecutive in e->contacts (build_contacts), vertex v at v places after the first. */
+static double vertex_load_share(const Engine *e, const EngineContact *c, Vec3 n) {
+    const EngineBody *body = &e->bodies[c->body];
+    Vec3 f = vec3_add(vec3_mad(body->force, body->mass, e->gravity), body->applied_force);
+    double press = -vec3_dot(f, n);
+    if (!(press > 0.0))
+        return 0.0;
+    uintptr_t at = (uintptr_t)c, first = (uintptr_t)e->contacts;
+    if (at < first || at >= (uintptr_t)(e->contacts + e->vertex_contact_count))
+        return press; /* a copy: no neighbours to count */
+    const EngineContact *first_vertex = c - c->vertex;
+    int sharing = 0;
+    for (int v = 0; v < body->vertex_count; v++)
+        sharing += first_vertex[v].active;
+    return sharing > 1 ? press / sharing : press;
 }
 
 void engine_contact_kinematics(const Engine *e, const double *y, const EngineContact *c, double t,
@@ -162,6 +184,7 @@ void engine_contact_kinematics(const Engine *e, const double *y, const EngineCon
             u.x * u.x / body->inertia.x + u.y * u.y / body->inertia.y + u.z * u.z / body->inertia.z;
     }
     k->effective_mass = 1.0 / (1.0 / body->mass + angular);
+    k->load = vertex_load_share(e, c, n);
     if (point)
         *point = vec3_add(st.pos, r_point);
     if (arm)

@@ -1,0 +1,90 @@
+/* Siira's internal friction contact model (seed 004, 4.6, eqs. 4.75-4.87; equilibrium 4.8.1
+ * eq. 4.91, Fig. 4.15, and 4.8.5).
+ *
+ * The conservative part F(g) = k g^n (eqs. 4.86-4.87) is scaled by (1 + f) while the contact
+ * compresses (dg/dt > 0 in our sign, penetration positive) and by (1 - f) while it restores
+ * (eqs. 4.77-4.78, 4.84-4.85). With f = (1 - r^2)/(1 + r^2) (eq. 4.83) the energies of the two
+ * phases are in the ratio r^2 whatever the impact speed and whatever the number of vertices
+ * that touch: each vertex uses the same factor f (4.8.3), which is what the spring/damper
+ * cannot do (VALIDATION.md V2-V3).
+ *
+ * The phase is read from the sign of dg/dt at the instant, so force() stays a pure function of
+ * the kinematics: the force has a jump at the turning point (the cusp of Fig. 4.11), which the
+ * variable-step integrators resolve by shortening the step. A turning point at dg/dt = 0 is
+ * restitution, as in Fig. 4.15.
+ *
+ * Equilibrium (4.8.1, 4.8.5): a contact whose share W of the external load lies between the
+ * restitution and the compression forces, (1 - f) F(g) <= W <= (1 + f) F(g), can hold the body
+ * still in either phase: for F = k g this is eq. 4.91, W / (k (1 + f)) <= g <= W / (k (1 - f)).
+ * commit() reports CONTACT_EVENT_EQUILIBRIUM at the first accepted step where that holds and
+ * |dg/dt| is below the velocity tolerance, and not again until the contact leaves that state.
+ */
+#include <math.h>
+
+#include "contact_internal.h"
+
+static double internal_friction_normal(const ContactParams *p, const ContactKinematics *k) {
+    double F = contact_power_force(p->stiffness, p->exponent, k->depth);
+    double scale = k->depth_rate > 0.0 ? 1.0 + p->if_factor : 1.0 - p->if_factor;
+    return scale * F;
+}
+
+static ContactForce internal_friction_force(const ContactParams *p, const ContactHistory *h,
+                                            const ContactKinematics *k) {
+    return contact_force_with_friction(p, h, k, internal_friction_normal(p, k));
+}
+
+static void internal_friction_begin(const ContactParams *p, ContactHistory *h,
+                                    const ContactKinematics *k) {
+    (void)p;
+    contact_begin_common(h, k);
+    h->in_equilibrium = false;
+}
+
+/* Eq. 4.91 in force form, so that it holds for F = k g^n as well as for k g. */
+static bool internal_friction_holds_load(const ContactParams *p, const ContactKinematics *k) {
+    if (!(k->load > 0.0) || k->depth <= 0.0)
+        return false;
+    if (fabs(k->depth_rate) >= p->velocity_tolerance)
+        return false;
+    double F = contact_power_force(p->stiffness, p->exponent, k->depth);
+    return (1.0 - p->if_factor) * F <= k->load && k->load <= (1.0 + p->if_factor) * F;
+}
+
+static int internal_friction_commit(const ContactParams *p, ContactHistory *h,
+                                    const ContactKinematics *k) {
+    if (k->depth > h->depth_max)
+        h->depth_max = k->depth;
+    contact_friction_commit(p, h, k, internal_friction_normal(p, k));
+    bool holds = internal_friction_holds_load(p, k);
+    int events = CONTACT_EVENT_NONE;
+    if (holds && !h->in_equilibrium)
+        events |= CONTACT_EVENT_EQUILIBRIUM;
+    h->in_equilibrium = holds;
+    return events;
+}
+
+/* 1 / omega of the stiffer (compression) spring; for n != 1 the linear k stands in for the
+ * local stiffness, which is what the coarse-step warning needs. */
+static double internal_friction_time_scale(const ContactParams *p, double effective_mass) {
+    return sqrt(effective_mass / ((1.0 + p->if_factor) * p->stiffness));
+}
+
+static double internal_friction_potential(const ContactParams *p, const ContactHistory *h,
+                                          const ContactKinematics *k) {
+    (void)h;
+    return contact_power_energy(p->stiffness, p->exponent, k->depth);
+}
+
+const ContactModelClass contact_internal_friction_class = {
+    .name = "internal_friction",
+    .description = "Siira internal friction: (1+f) F(g) compressing, (1-f) F(g) restoring, "
+                   "F = k g^n, f = (1-r^2)/(1+r^2)",
+    .source = "004 4.6 eqs. 4.75-4.87, 4.8.1 eq. 4.91, 4.8.5",
+    .force = internal_friction_force,
+    .begin = internal_friction_begin,
+    .commit = internal_friction_commit,
+    .fixed_step = contact_no_fixed_step,
+    .time_scale = internal_friction_time_scale,
+    .potential = internal_friction_potential,
+};
