@@ -457,6 +457,8 @@ void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, 
             c.id = old->id;
             c.t_begin = old->t_begin;
             c.history = old->history;
+            c.equilibrium = old->equilibrium;
+            c.load = old->load;
             c.active = engine_contact_should_be_active(&k);
             if (c.active && !old->active) {
                 c.id = ++e->next_contact_id;
@@ -464,6 +466,7 @@ void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, 
                 memset(&c.history, 0, sizeof c.history);
                 e->pairs[c.pair].model->begin(&c.params, &c.history, &k);
                 c.equilibrium = false;
+                c.load = 0.0;
                 emit_manifold(e, &c, ENGINE_EVENT_CONTACT_BEGIN, k.depth_rate);
                 wake_touched_by(e, &c);
                 changed = true;

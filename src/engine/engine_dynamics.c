@@ -106,7 +106,9 @@ void engine_manifold_kinematics(const Engine *e, const double *y, const EngineCo
             ub.x * ub.x / bb->inertia.x + ub.y * ub.y / bb->inertia.y + ub.z * ub.z / bb->inertia.z;
     }
     k->effective_mass = 1.0 / (inv_mass + angular);
-    k->load = 0.0; /* not known for manifold contacts: no equilibrium test (contact.h) */
+    /* The constraint force that would hold this contact still (004 App. C's lambda*), solved
+     * by engine_equilibrium_loads at each commit; 0 until then (no equilibrium test). */
+    k->load = c->load;
     if (point)
         *point = vec3_scale(vec3_add(pa, pb), 0.5);
     if (arm_a)
@@ -331,6 +333,7 @@ int engine_update_active_set(Engine *e, double t, const int *directions) {
             ev.kind = ENGINE_EVENT_CONTACT_BEGIN;
             ev.contact_id = c->id;
             c->equilibrium = false;
+            c->load = 0.0;
         } else {
             c->active = false;
             ev.kind = ENGINE_EVENT_CONTACT_END;
@@ -347,6 +350,7 @@ int engine_update_active_set(Engine *e, double t, const int *directions) {
 }
 
 void engine_commit_contacts(Engine *e, double t) {
+    engine_equilibrium_loads(e);
     for (int li = 0; li < e->live_contact_count; li++) {
         EngineContact *c = &e->contacts[e->live_contacts[li]];
         if (!c->active)
@@ -354,7 +358,10 @@ void engine_commit_contacts(Engine *e, double t) {
         ContactKinematics k;
         engine_contact_kinematics(e, e->y, c, t, &k, NULL, NULL);
         int events = e->pairs[c->pair].model->commit(&c->params, &c->history, &k);
-        c->equilibrium = (events & CONTACT_EVENT_EQUILIBRIUM) != 0;
+        /* A model reports the instant equilibrium begins (internal friction: once, then keeps
+         * history.in_equilibrium while it holds); the flag lasts while either says so. */
+        c->equilibrium = (events & CONTACT_EVENT_EQUILIBRIUM) != 0 ||
+                         (c->equilibrium && c->history.in_equilibrium);
         EngineEvent ev = {.t = t,
                           .body = c->body,
                           .body_b = c->body_b,

@@ -87,7 +87,8 @@ typedef struct EngineContact {
                                   at the core (centre or axis) and reach out by the radius */
     uint32_t collision_id;     /* manifold: the collision world's contact id */
     bool active;
-    bool equilibrium; /* the model reported equilibrium at the last commit */
+    bool equilibrium; /* the model reported equilibrium and it still holds */
+    double load;      /* manifold: App. C constraint force holding it still, N (engine_sleep.c) */
     uint32_t id;      /* issued at onset, persistent while active */
     double t_begin;
     ContactHistory history;
@@ -148,7 +149,8 @@ struct Engine {
     int awake_range_count;
     int *awake_ranges;
     int awake_state_size; /* sum of the awake ranges */
-    int *sleep_scratch;   /* 3 * body_count: candidates, island stack, island members */
+    int *sleep_scratch;   /* 3 * (body_count + 1): union-find, verdicts / wakers, wake stack */
+    Vec3 *load_acc;       /* 2 * body_count: accelerations of the App. C load solve */
 
     double t;
     double *y;       /* state at t */
@@ -208,6 +210,11 @@ void engine_update_sleep(Engine *e, double t);
  * body or -1. */
 void engine_wake_body(Engine *e, int body, int by, double t);
 void engine_wake_all(Engine *e, double t);
+/* One projected Gauss-Seidel sweep (warm-started) of 004 App. C's lambda* = the normal forces
+ * that hold every live active manifold contact still under the external loads; the result is
+ * each contact's `load`, which internal friction's equilibrium test compares with its
+ * compression and restitution forces. */
+void engine_equilibrium_loads(Engine *e);
 /* A contact whose bodies are all asleep (or asleep and fixed) cannot change. */
 bool engine_contact_frozen(const Engine *e, const EngineContact *c);
 

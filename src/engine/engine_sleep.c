@@ -44,7 +44,8 @@ IssimStatus engine_sleep_init(Engine *e, IssimError *err) {
     e->awake_bodies = calloc(n, sizeof(int));
     e->awake_ranges = calloc(2 * n, sizeof(int));
     e->sleep_scratch = calloc(3 * n, sizeof(int));
-    if (!e->awake_bodies || !e->awake_ranges || !e->sleep_scratch)
+    e->load_acc = calloc(2 * n, sizeof(Vec3));
+    if (!e->awake_bodies || !e->awake_ranges || !e->sleep_scratch || !e->load_acc)
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for the sleeping lists");
     for (int b = 0; b < e->body_count; b++) {
         e->bodies[b].reach = body_reach(&e->bodies[b]);
@@ -62,6 +63,7 @@ void engine_sleep_free(Engine *e) {
     free(e->awake_bodies);
     free(e->awake_ranges);
     free(e->sleep_scratch);
+    free(e->load_acc);
     free(e->live_contacts);
 }
 
@@ -268,6 +270,85 @@ void engine_update_sleep(Engine *e, double t) {
         sleep_islands(e, t);
     if (e->sleep_dirty)
         engine_refresh_awake(e);
+}
+
+/* ===== App. C: the constraint forces that hold the contacts still =====
+ *
+ * 004 App. C: lambda* = (G M^-1 G^T)^-1 (G M^-1 f + h) are the constraint forces that keep every
+ * penetration where it is; the body is in equilibrium when each lies between its contact's
+ * restitution and compression forces. For one body on a plane it is f_ext / n_v (4.8.1), which
+ * the vertex kinematics give directly; for bodies resting on bodies (piles, App. E's A, B, C) it
+ * is a coupled problem, solved here by projected Gauss-Seidel on the normal forces (lambda >= 0,
+ * zero relative normal acceleration), one sweep per accepted step, warm-started from the
+ * previous step's loads. The velocity-product term h is left out: the test only matters for
+ * bodies that are nearly at rest. A redundant support (a box on four corners) has many
+ * solutions; the sweep finds one of them, which is what the band test then judges. */
+
+static Vec3 apply_inv_inertia(const Engine *e, int b, Vec3 torque) {
+    const EngineBody *body = &e->bodies[b];
+    if (e->planar)
+        return vec3(0.0, torque.y / body->inertia.y, 0.0);
+    Quat q = engine_block_state(e, e->y, b).orient;
+    Vec3 tb = quat_rotate_inv(q, torque);
+    return quat_rotate(
+        q, vec3(tb.x / body->inertia.x, tb.y / body->inertia.y, tb.z / body->inertia.z));
+}
+
+/* Adds the acceleration of a normal force lambda n at arm r to body b's accumulators. */
+static void push_load(const Engine *e, int b, Vec3 n, Vec3 r, double lambda) {
+    if (b < 0 || e->bodies[b].asleep || lambda == 0.0)
+        return;
+    Vec3 *acc = e->load_acc + 2 * b;
+    acc[0] = vec3_mad(acc[0], lambda / e->bodies[b].mass, n);
+    acc[1] = vec3_add(acc[1], apply_inv_inertia(e, b, vec3_scale(vec3_cross(r, n), lambda)));
+}
+
+static double point_normal_acc(const Engine *e, int b, Vec3 n, Vec3 r) {
+    if (b < 0 || e->bodies[b].asleep)
+        return 0.0;
+    const Vec3 *acc = e->load_acc + 2 * b;
+    return vec3_dot(n, vec3_add(acc[0], vec3_cross(acc[1], r)));
+}
+
+void engine_equilibrium_loads(Engine *e) {
+    if (e->sleep_disabled)
+        return;
+    for (int i = 0; i < e->awake_count; i++) {
+        int b = e->awake_bodies[i];
+        const EngineBody *body = &e->bodies[b];
+        Vec3 f = vec3_add(vec3_mad(body->force, body->mass, e->gravity), body->applied_force);
+        e->load_acc[2 * b] = vec3_scale(f, 1.0 / body->mass);
+        e->load_acc[2 * b + 1] =
+            apply_inv_inertia(e, b, vec3_add(body->torque, body->applied_torque));
+    }
+    /* The previous loads (the warm start)... */
+    for (int li = 0; li < e->live_contact_count; li++) {
+        const EngineContact *c = &e->contacts[e->live_contacts[li]];
+        if (!c->active || c->kind != CONTACT_MANIFOLD || c->load == 0.0)
+            continue;
+        ContactKinematics k;
+        Vec3 ra, rb;
+        engine_manifold_kinematics(e, e->y, c, e->t, &k, NULL, &ra, &rb);
+        push_load(e, c->body, k.normal, ra, c->load);
+        push_load(e, c->body_b, k.normal, rb, -c->load);
+    }
+    /* ...then one sweep: each contact's force set so that its relative normal acceleration
+     * vanishes, given the others. */
+    for (int li = 0; li < e->live_contact_count; li++) {
+        EngineContact *c = &e->contacts[e->live_contacts[li]];
+        if (!c->active || c->kind != CONTACT_MANIFOLD)
+            continue;
+        ContactKinematics k;
+        Vec3 ra, rb;
+        engine_manifold_kinematics(e, e->y, c, e->t, &k, NULL, &ra, &rb);
+        double acc = point_normal_acc(e, c->body, k.normal, ra) -
+                     point_normal_acc(e, c->body_b, k.normal, rb);
+        double lambda = fmax(0.0, c->load - acc * k.effective_mass);
+        double delta = lambda - c->load;
+        c->load = lambda;
+        push_load(e, c->body, k.normal, ra, delta);
+        push_load(e, c->body_b, k.normal, rb, -delta);
+    }
 }
 
 /* ===== Public accessors ===== */
