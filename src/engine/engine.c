@@ -502,11 +502,17 @@ void engine_write_vars(const Engine *e, double *values) {
 static void reset_active_set(Engine *e, double t) {
     EngineEventFn fn = e->event_fn;
     e->event_fn = NULL;
-    engine_wake_all(e, t); /* equilibrium is a property of a trajectory, not of a frame */
-    e->contact_count = e->vertex_contact_count;
-    for (int ci = 0; ci < e->contact_count; ci++)
-        e->contacts[ci].active = false;
+    /* Frozen contacts (between sleeping bodies and obstacles) keep their activity and history:
+     * nothing of them moved. The others are found again. */
+    for (int ci = 0; ci < e->vertex_contact_count; ci++)
+        if (!engine_contact_frozen(e, &e->contacts[ci]))
+            e->contacts[ci].active = false;
     engine_update_active_set(e, t, NULL);
+    int kept = e->vertex_contact_count;
+    for (int ci = e->vertex_contact_count; ci < e->contact_count; ci++)
+        if (engine_contact_frozen(e, &e->contacts[ci]))
+            e->contacts[kept++] = e->contacts[ci];
+    e->contact_count = kept;
     engine_collide_now(e);
     engine_refresh_awake(e);
     e->event_fn = fn;
@@ -526,6 +532,12 @@ IssimStatus engine_restore_vars(Engine *e, double t, const double *values, Issim
         engine_block_store(e, e->y, b, &st);
     }
     e->t = t;
+    /* Equilibrium belongs to a trajectory, not to a frame: every body is integrated again from
+     * the restored state (silently, like the contacts: a reset is not a physical event). */
+    EngineEventFn fn = e->event_fn;
+    e->event_fn = NULL;
+    engine_wake_all(e, t);
+    e->event_fn = fn;
     reset_active_set(e, t);
     e->integrator_dirty = true;
     return ISSIM_OK;
