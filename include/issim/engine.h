@@ -42,14 +42,13 @@ typedef struct EngineOptions {
     const char *asset_dir; /* Nullable: the scene's folder, for relative hull and mesh files
                               (Borrowed during engine_create) */
     /* Sleeping (004 4.8.5, App. E): a body whose contacts all report equilibrium is put to sleep
-     * only if its speed (linear, and angular times its reach: the farthest vertex or shape
-     * point) is below this, m/s; <= 0: ENGINE_SLEEP_SPEED_DEFAULT. The contact models judge the
-     * normal direction; this catches a body sliding or spinning on contacts at rest. */
+     * only if its speed (linear, plus angular times its reach: the farthest vertex or shape
+     * point) is below this, m/s; <= 0: the smallest velocity_tolerance of its contact pairs.
+     * The contact models judge the normal direction; this catches a body sliding or spinning
+     * on contacts that are at rest. */
     double sleep_speed;
     bool sleep_disabled; /* never put a body to sleep (for comparisons and benchmarks) */
 } EngineOptions;
-
-#define ENGINE_SLEEP_SPEED_DEFAULT 1e-3
 
 EngineOptions engine_options_default(void);
 
@@ -173,12 +172,12 @@ EngineStats engine_stats(const Engine *engine);
  * A body enters equilibrium at the end of an accepted step when it touches something, every one
  * of its active contacts reported CONTACT_EVENT_EQUILIBRIUM from its model's commit() at that
  * step (the per-vertex test of 004 Fig. 4.15: slow and inside the equilibrium penetration band),
- * its own speed is below EngineOptions.sleep_speed, and the same holds for every awake body it
- * touches (they sleep together: a sleeping body touching a moving one would be woken at once).
- * Its velocities are set to zero (App. C: "set all of its derivatives to zero") and it leaves
- * the integrated system: no right-hand side, no state in the integrator, no contact evaluation
- * between sleeping bodies and obstacles. A model that never reports equilibrium (spring/damper)
- * never lets a body sleep.
+ * its own speed is below EngineOptions.sleep_speed (default: its contacts' velocity tolerance), and
+ * the same holds for every awake body it touches (they sleep together: a sleeping body touching a
+ * moving one would be woken at once). Its velocities are set to zero (App. C: "set all of its
+ * derivatives to zero") and it leaves the integrated system: no right-hand side, no state in the
+ * integrator, no contact evaluation between sleeping bodies and obstacles. A model that never
+ * reports equilibrium (spring/damper) never lets a body sleep.
  *
  * Its equilibrium list is the bodies it shares constraint forces with (active contacts) when it
  * enters equilibrium; fixed obstacles are never on a list and never propagate (App. E.3.2). A

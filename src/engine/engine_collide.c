@@ -400,14 +400,6 @@ void engine_collide_now(Engine *e) {
     }
 }
 
-/* A contact that begins between a sleeping and an awake body wakes the sleeping one (App. E). */
-static void wake_touched_by(Engine *e, const EngineContact *c) {
-    if (c->body_b < 0)
-        return;
-    engine_wake_body(e, c->body, c->body_b, e->t);
-    engine_wake_body(e, c->body_b, c->body, e->t);
-}
-
 void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, const Pose *poses) {
     /* Previous manifold contacts, sorted by collision id (the world issues increasing ids). */
     int old_count = e->contact_count - e->vertex_contact_count;
@@ -468,7 +460,7 @@ void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, 
                 c.equilibrium = false;
                 c.load = 0.0;
                 emit_manifold(e, &c, ENGINE_EVENT_CONTACT_BEGIN, k.depth_rate);
-                wake_touched_by(e, &c);
+                engine_wake_on_contact(e, &c, &k, e->t);
                 changed = true;
             } else if (!c.active && old->active) {
                 emit_manifold(e, old, ENGINE_EVENT_CONTACT_END, k.depth_rate);
@@ -482,7 +474,7 @@ void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, 
                 c.t_begin = e->t;
                 e->pairs[c.pair].model->begin(&c.params, &c.history, &k);
                 emit_manifold(e, &c, ENGINE_EVENT_CONTACT_BEGIN, k.depth_rate);
-                wake_touched_by(e, &c);
+                engine_wake_on_contact(e, &c, &k, e->t);
             }
         }
         any_active = any_active || (c.active && !engine_contact_frozen(e, &c));

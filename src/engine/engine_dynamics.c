@@ -341,10 +341,8 @@ int engine_update_active_set(Engine *e, double t, const int *directions) {
             ev.duration = t - c->t_begin;
         }
         engine_emit(e, &ev);
-        if (want && c->body_b >= 0) { /* an interactive collision wakes a sleeping body */
-            engine_wake_body(e, c->body, c->body_b, t);
-            engine_wake_body(e, c->body_b, c->body, t);
-        }
+        if (want)
+            engine_wake_on_contact(e, c, &k, t);
     }
     return changes;
 }

@@ -151,6 +151,7 @@ struct Engine {
     int awake_state_size; /* sum of the awake ranges */
     int *sleep_scratch;   /* 3 * (body_count + 1): union-find, verdicts / wakers, wake stack */
     Vec3 *load_acc;       /* 2 * body_count: accelerations of the App. C load solve */
+    double *sleep_speeds; /* body_count: speed under which each body counts as still */
 
     double t;
     double *y;       /* state at t */
@@ -206,9 +207,14 @@ void engine_refresh_awake(Engine *e);
 /* After the commit of an accepted step: puts to sleep every island of awake bodies that is in
  * equilibrium, and wakes sleeping bodies an awake one touches. */
 void engine_update_sleep(Engine *e, double t);
-/* Wakes a body and every sleeping body reachable through equilibrium lists. by: the waking
- * body or -1. */
+/* Wakes a body; by: the moving body that woke it, or -1 for an edit or a reset, which also wakes
+ * the bodies on its equilibrium list. */
 void engine_wake_body(Engine *e, int body, int by, double t);
+/* A contact that begins between a sleeping and an awake body wakes the sleeping one if they
+ * approach faster than the contact's velocity tolerance (an interactive collision, App. E.3.1);
+ * a resting touch does not. */
+void engine_wake_on_contact(Engine *e, const EngineContact *c, const ContactKinematics *k,
+                            double t);
 void engine_wake_all(Engine *e, double t);
 /* One projected Gauss-Seidel sweep (warm-started) of 004 App. C's lambda* = the normal forces
  * that hold every live active manifold contact still under the external loads; the result is

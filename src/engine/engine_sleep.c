@@ -45,14 +45,15 @@ IssimStatus engine_sleep_init(Engine *e, IssimError *err) {
     e->awake_ranges = calloc(2 * n, sizeof(int));
     e->sleep_scratch = calloc(3 * n, sizeof(int));
     e->load_acc = calloc(2 * n, sizeof(Vec3));
-    if (!e->awake_bodies || !e->awake_ranges || !e->sleep_scratch || !e->load_acc)
+    e->sleep_speeds = calloc(n, sizeof(double));
+    if (!e->awake_bodies || !e->awake_ranges || !e->sleep_scratch || !e->load_acc ||
+        !e->sleep_speeds)
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for the sleeping lists");
     for (int b = 0; b < e->body_count; b++) {
         e->bodies[b].reach = body_reach(&e->bodies[b]);
         e->bodies[b].sleep_t = -1.0;
     }
-    e->sleep_speed =
-        e->options.sleep_speed > 0.0 ? e->options.sleep_speed : ENGINE_SLEEP_SPEED_DEFAULT;
+    e->sleep_speed = e->options.sleep_speed > 0.0 ? e->options.sleep_speed : 0.0;
     e->sleep_disabled = e->options.sleep_disabled;
     e->sleep_dirty = true;
     engine_refresh_awake(e);
@@ -64,6 +65,7 @@ void engine_sleep_free(Engine *e) {
     free(e->awake_ranges);
     free(e->sleep_scratch);
     free(e->load_acc);
+    free(e->sleep_speeds);
     free(e->live_contacts);
 }
 
@@ -132,37 +134,53 @@ static void emit_body_event(Engine *e, EngineEventKind kind, int body, int by, d
     engine_emit(e, &ev);
 }
 
+/* The speed under which a body counts as still for one of its contacts: EngineOptions
+ * .sleep_speed if given, else the contact's velocity tolerance (the tolerance of 004 Fig. 4.15,
+ * which a fixed step's chatter in the equilibrium band has to stay under anyway). */
+static double still_speed(const Engine *e, const EngineContact *c) {
+    return e->sleep_speed > 0.0 ? e->sleep_speed : c->params.velocity_tolerance;
+}
+
+static void wake_one(Engine *e, int b, int by, double t) {
+    e->bodies[b].asleep = false;
+    e->bodies[b].sleep_t = -1.0;
+    e->stats.wakes++;
+    e->sleep_dirty = true;
+    e->integrator_dirty = true;
+    emit_body_event(e, ENGINE_EVENT_WAKE, b, by, t);
+}
+
+/* Woken by an edit or a reset (by < 0): the body and the sleeping bodies on its equilibrium
+ * list (App. E.3.1: "all items in C's equilibrium list are re-inserted"). Woken by a moving
+ * body (by >= 0): the body alone. Farther bodies wake only if these then move (wake_touched),
+ * so a re-inserted body that stays still propagates nothing, and a fixed obstacle, never on a
+ * list, never propagates (App. E.3.2). */
 void engine_wake_body(Engine *e, int body, int by, double t) {
     if (body < 0 || !e->bodies[body].asleep)
         return;
-    /* Depth-first through equilibrium lists (active body-body contacts of sleeping bodies);
-     * a fixed obstacle is never a list entry, so it never propagates (App. E.3.2). */
-    int *stack = e->sleep_scratch + 2 * ((size_t)e->body_count + 1);
-    int *waker = e->sleep_scratch + ((size_t)e->body_count + 1);
-    int top = 0;
-    e->bodies[body].asleep = false;
-    waker[top] = by;
-    stack[top++] = body;
-    while (top > 0) {
-        int b = stack[--top];
-        int from = waker[top];
-        e->bodies[b].sleep_t = -1.0;
-        e->stats.wakes++;
-        e->sleep_dirty = true;
-        e->integrator_dirty = true;
-        emit_body_event(e, ENGINE_EVENT_WAKE, b, from, t);
-        for (int ci = 0; ci < e->contact_count; ci++) {
-            const EngineContact *c = &e->contacts[ci];
-            if (!c->active || c->body_b < 0 || (c->body != b && c->body_b != b))
-                continue;
-            int other = c->body == b ? c->body_b : c->body;
-            if (!e->bodies[other].asleep)
-                continue;
-            e->bodies[other].asleep = false; /* marked now so it is pushed once */
-            waker[top] = b;
-            stack[top++] = other;
-        }
+    wake_one(e, body, by, t);
+    if (by >= 0)
+        return;
+    for (int ci = e->vertex_contact_count; ci < e->contact_count; ci++) {
+        const EngineContact *c = &e->contacts[ci];
+        if (!c->active || c->body_b < 0 || (c->body != body && c->body_b != body))
+            continue;
+        int other = c->body == body ? c->body_b : c->body;
+        if (e->bodies[other].asleep)
+            wake_one(e, other, body, t);
     }
+}
+
+void engine_wake_on_contact(Engine *e, const EngineContact *c, const ContactKinematics *k,
+                            double t) {
+    if (c->body_b < 0 || e->bodies[c->body].asleep == e->bodies[c->body_b].asleep)
+        return;
+    if (fabs(k->depth_rate) < still_speed(e, c))
+        return; /* a resting touch, not an interactive collision */
+    if (e->bodies[c->body].asleep)
+        engine_wake_body(e, c->body, c->body_b, t);
+    else
+        engine_wake_body(e, c->body_b, c->body, t);
 }
 
 void engine_wake_all(Engine *e, double t) {
@@ -189,41 +207,37 @@ static void put_to_sleep(Engine *e, int b, double t) {
     emit_body_event(e, ENGINE_EVENT_SLEEP, b, -1, t);
 }
 
-/* Sleeping bodies touched by awake ones wake (an interactive collision, or a body they share
- * constraint forces with moves: App. E.3.1). */
+/* A sleeping body touching an awake body that moves wakes (App. E.3.1: a body it shares
+ * constraint forces with leaves equilibrium). An awake neighbour that is still (its speed under
+ * the tolerance: settling, or chattering in its equilibrium band) does not wake it; a new
+ * contact always does (engine_update_active_set, engine_merge_contacts). */
 static void wake_touched(Engine *e, double t) {
     for (int i = 0; i < e->live_contact_count; i++) {
         const EngineContact *c = &e->contacts[e->live_contacts[i]];
         if (!c->active || c->body_b < 0)
             continue;
         bool sa = e->bodies[c->body].asleep, sb = e->bodies[c->body_b].asleep;
-        if (sa && !sb)
-            engine_wake_body(e, c->body, c->body_b, t);
-        else if (sb && !sa)
-            engine_wake_body(e, c->body_b, c->body, t);
+        if (sa == sb)
+            continue;
+        int sleeper = sa ? c->body : c->body_b, mover = sa ? c->body_b : c->body;
+        if (body_speed(e, mover) >= still_speed(e, c))
+            engine_wake_body(e, sleeper, mover, t);
     }
-}
-
-static int find_root(int *parent, int i) {
-    while (parent[i] != i) {
-        parent[i] = parent[parent[i]];
-        i = parent[i];
-    }
-    return i;
 }
 
 enum { SLEEP_NO_CONTACT = 0, SLEEP_CANDIDATE = 1, SLEEP_REFUSED = 2 };
 
-/* Islands of awake bodies joined by active contacts sleep together, when every member touches
- * something, every active contact of every member reports equilibrium, and every member is
- * slow. An island with one member still moving stays awake as a whole. */
-static void sleep_islands(Engine *e, double t) {
-    int *parent = e->sleep_scratch;
-    int *verdict = e->sleep_scratch + ((size_t)e->body_count + 1);
+/* An awake body enters equilibrium when it touches something, every one of its active contacts
+ * reports equilibrium, and it is still (under the smallest tolerance of its contacts). Each body
+ * is judged on its own: in a pile the bottom settles first, and a neighbour that is still
+ * chattering within its tolerance does not keep it awake. */
+static void sleep_bodies(Engine *e, double t) {
+    int *verdict = e->sleep_scratch;
+    double *still = e->sleep_speeds;
     for (int i = 0; i < e->awake_count; i++) {
         int b = e->awake_bodies[i];
-        parent[b] = b;
         verdict[b] = SLEEP_NO_CONTACT;
+        still[b] = INFINITY;
     }
     for (int i = 0; i < e->live_contact_count; i++) {
         const EngineContact *c = &e->contacts[e->live_contacts[i]];
@@ -232,42 +246,32 @@ static void sleep_islands(Engine *e, double t) {
         int sides[2] = {c->body, c->body_b};
         for (int s = 0; s < 2; s++) {
             int b = sides[s];
-            if (b < 0)
+            if (b < 0 || e->bodies[b].asleep)
                 continue;
+            still[b] = fmin(still[b], still_speed(e, c));
             if (!c->equilibrium)
                 verdict[b] = SLEEP_REFUSED;
             else if (verdict[b] == SLEEP_NO_CONTACT)
                 verdict[b] = SLEEP_CANDIDATE;
         }
-        if (c->body_b >= 0) {
-            int ra = find_root(parent, c->body), rb = find_root(parent, c->body_b);
-            if (ra != rb)
-                parent[ra > rb ? ra : rb] = ra < rb ? ra : rb;
-        }
     }
+    /* Decide first, then freeze: freezing one body must not change its neighbours' verdicts
+     * within the same step. */
+    int n = 0;
+    int *sleepers = e->sleep_scratch + ((size_t)e->body_count + 1);
     for (int i = 0; i < e->awake_count; i++) {
         int b = e->awake_bodies[i];
-        if (verdict[b] == SLEEP_CANDIDATE && body_speed(e, b) >= e->sleep_speed)
-            verdict[b] = SLEEP_REFUSED;
+        if (verdict[b] == SLEEP_CANDIDATE && body_speed(e, b) < still[b])
+            sleepers[n++] = b;
     }
-    /* An island sleeps only if no member is refused or without contact: the root collects. */
-    for (int i = 0; i < e->awake_count; i++) {
-        int b = e->awake_bodies[i];
-        int r = find_root(parent, b);
-        if (verdict[b] != SLEEP_CANDIDATE)
-            verdict[r] = SLEEP_REFUSED;
-    }
-    for (int i = 0; i < e->awake_count; i++) {
-        int b = e->awake_bodies[i];
-        if (verdict[find_root(parent, b)] == SLEEP_CANDIDATE)
-            put_to_sleep(e, b, t);
-    }
+    for (int i = 0; i < n; i++)
+        put_to_sleep(e, sleepers[i], t);
 }
 
 void engine_update_sleep(Engine *e, double t) {
     wake_touched(e, t);
     if (!e->sleep_disabled && !e->sleep_dirty)
-        sleep_islands(e, t);
+        sleep_bodies(e, t);
     if (e->sleep_dirty)
         engine_refresh_awake(e);
 }
