@@ -72,9 +72,9 @@ return {
   contacts = {
     { name = "pile_pile", materials = {"pile", "pile"}, model = "internal_friction",
       stiffness = 1e4, restitution = 0.3, friction_static = 0.5, friction_kinetic = 0.4,
-      tangent_stiffness = 1e4, tangent_damping = 40, velocity_tolerance = 0.03 },
+      tangent_stiffness = 1e4, tangent_damping = 40, velocity_tolerance = 0.05 },
     { name = "pile_wall", materials = {"pile", "wall"}, model = "internal_friction",
       stiffness = 1e4, restitution = 0.3, friction_static = 0.5, friction_kinetic = 0.4,
-      tangent_stiffness = 1e4, tangent_damping = 40, velocity_tolerance = 0.03 },
+      tangent_stiffness = 1e4, tangent_damping = 40, velocity_tolerance = 0.05 },
   },
 }

@@ -426,13 +426,19 @@ IssimStatus engine_advance(Engine *e, double t_target, IssimError *err) {
                                t_target);
     /* Lock-step: the collision manager runs here, before every step; threaded: the newest
      * report is taken. */
-    engine_collide(e);
+    /* With every body asleep and the world updated since the last motion, nothing can touch
+     * anything new: the collision update is skipped too. */
+    if (e->awake_count > 0 || e->collision_stale) {
+        engine_collide(e);
+        e->collision_stale = false;
+    }
     engine_refresh_awake(e);
     if (e->awake_count == 0) {
         /* Everything is in equilibrium: nothing moves until an edit wakes a body. */
         e->t = t_target;
         return ISSIM_OK;
     }
+    e->collision_stale = true; /* bodies move in this advance */
     double t_saved = e->t;
     memcpy(e->y_saved, e->y, sizeof(double) * (size_t)e->state_size);
     IssimStatus s = e->integrator_kind == INTEGRATOR_RK4

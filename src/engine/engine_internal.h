@@ -35,13 +35,14 @@ typedef struct EngineBody {
     double radius;
     int block;
     int velocity_offset;
-    bool shaped;     /* has a collision shape (else: contact vertices against planes) */
-    Shape shape;     /* body frame, centre of mass at the origin */
-    Hull *hull;      /* owned, for shape = hull */
-    int world_index; /* in the collision world, or -1 */
-    double reach;    /* farthest vertex or shape point from the centre of mass, m (sleep test) */
-    bool asleep;     /* in equilibrium: frozen, not integrated (engine_sleep.c) */
-    double sleep_t;  /* when it entered equilibrium */
+    bool shaped;        /* has a collision shape (else: contact vertices against planes) */
+    Shape shape;        /* body frame, centre of mass at the origin */
+    Hull *hull;         /* owned, for shape = hull */
+    int world_index;    /* in the collision world, or -1 */
+    double reach;       /* farthest vertex or shape point from the centre of mass, m (sleep test) */
+    bool asleep;        /* in equilibrium: frozen, not integrated (engine_sleep.c) */
+    double sleep_t;     /* when it entered equilibrium */
+    double still_since; /* since when it has been a sleep candidate, or -1 */
 } EngineBody;
 
 typedef struct EngineObstacle {
@@ -89,7 +90,8 @@ typedef struct EngineContact {
     bool active;
     bool equilibrium; /* the model reported equilibrium and it still holds */
     double load;      /* manifold: App. C constraint force holding it still, N (engine_sleep.c) */
-    uint32_t id;      /* issued at onset, persistent while active */
+    double load_lo, load_hi; /* manifold: the model's restitution and compression forces, N */
+    uint32_t id;             /* issued at onset, persistent while active */
     double t_begin;
     ContactHistory history;
     /* The pair's parameters for this contact (damping derived with this body's mass). */
@@ -149,6 +151,7 @@ struct Engine {
     int awake_range_count;
     int *awake_ranges;
     int awake_state_size; /* sum of the awake ranges */
+    bool collision_stale; /* bodies moved since the last collision update */
     int *sleep_scratch;   /* 3 * (body_count + 1): union-find, verdicts / wakers, wake stack */
     Vec3 *load_acc;       /* 2 * body_count: accelerations of the App. C load solve */
     double *sleep_speeds; /* body_count: speed under which each body counts as still */
@@ -183,10 +186,13 @@ void engine_manifold_kinematics(const Engine *e, const double *y, const EngineCo
                                 ContactKinematics *k, Vec3 *point, Vec3 *arm_a, Vec3 *arm_b);
 /* Depth (m) within which a contact counts as touching at a restart. */
 #define ENGINE_TOUCH_TOLERANCE 1e-12
-/* Collision-world rest tolerance (m) used by the engine (CollisionDesc.rest_tolerance): far below
- * any motion of an awake body in a step, so only the pairs of sleeping bodies (poses exactly
- * unchanged) skip the narrow phase (see engine_build_shapes). */
-#define ENGINE_REST_TOLERANCE 1e-12
+/* Collision-world rest tolerance (m) used by the engine (CollisionDesc.rest_tolerance): the
+ * pairs of bodies that moved less than this since their last narrow phase are carried over.
+ * Sleeping bodies do not move at all, but the world measures a turn through acos of a
+ * quaternion dot product, which reads about 2e-8 rad for an unchanged attitude, so a tolerance
+ * of 1e-12 m never carried anything; 0.1 um does, and is far below any contact depth a step
+ * resolves (see engine_build_shapes). */
+#define ENGINE_REST_TOLERANCE 1e-7
 bool engine_contact_should_be_active(const ContactKinematics *k);
 /* dy/dt at (t, y) with the current active set. */
 void engine_rhs(Engine *e, double t, const double *y, double *ydot);
@@ -223,6 +229,11 @@ void engine_wake_all(Engine *e, double t);
 void engine_equilibrium_loads(Engine *e);
 /* A contact whose bodies are all asleep (or asleep and fixed) cannot change. */
 bool engine_contact_frozen(const Engine *e, const EngineContact *c);
+
+/* The rate (m/s) at which a model's restitution and compression forces are read for the App. C
+ * band, and the time (s) a shaped body must stay a sleep candidate before it sleeps. */
+#define ENGINE_BAND_RATE 1e-9
+#define ENGINE_SETTLE_TIME 0.02
 
 /* engine_cvode.c / engine_rk4.c: integrator back-ends */
 Integrator *integrator_cvode_create(Engine *e, IssimError *err);

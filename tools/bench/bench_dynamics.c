@@ -109,6 +109,79 @@ static int bench_sweep(bool table) {
     return 0;
 }
 
+/* Mean wall time of `steps` engine steps, s. */
+static double time_steps(Engine *e, int steps) {
+    IssimError err;
+    double w0 = issim_wall_time();
+    for (int i = 0; i < steps; i++)
+        if (engine_step(e, &err) != ISSIM_OK) {
+            fprintf(stderr, "bench: %s\n", err.message);
+            return NAN;
+        }
+    return (issim_wall_time() - w0) / steps;
+}
+
+/* The pile settles until every body sleeps; then a step of the sleeping pile is timed against a
+ * step of the same pile, same state, with every body awake (a second engine with sleeping off,
+ * restored from the first one's frame). */
+static int bench_pile(void) {
+    ThingDb *db = load("pile_internal_friction.lua");
+    if (!db)
+        return 1;
+    IssimError err;
+    EngineOptions o = engine_options_default();
+    o.asset_dir = scene_path("");
+    Engine *e = engine_create(db, &o, &err);
+    o.sleep_disabled = true;
+    Engine *awake = e ? engine_create(db, &o, &err) : NULL;
+    thingdb_destroy(db);
+    if (!e || !awake) {
+        fprintf(stderr, "bench: %s\n", err.message);
+        engine_destroy(e);
+        return 1;
+    }
+    double w0 = issim_wall_time(), t_rest = -1.0;
+    while (engine_time(e) < 10.0) {
+        if (engine_step(e, &err) != ISSIM_OK) {
+            fprintf(stderr, "bench: %s\n", err.message);
+            break;
+        }
+        if (engine_awake_body_count(e) == 0 && t_rest < 0.0)
+            t_rest = engine_time(e);
+        if (engine_awake_body_count(e) > 0)
+            t_rest = -1.0;
+        if (t_rest >= 0.0 && engine_time(e) > t_rest + 0.2)
+            break; /* asleep and staying asleep */
+    }
+    double settle_wall = issim_wall_time() - w0;
+    EngineStats st = engine_stats(e);
+    int n = engine_body_count(e);
+    printf("dynamics  pile: %d bodies, internal friction; all asleep at t = %.3f s (%llu sleeps, "
+           "%llu wakes on the way), %.1f s wall to settle, %d active contacts\n",
+           n, t_rest, (unsigned long long)st.sleeps, (unsigned long long)st.wakes, settle_wall,
+           engine_active_contact_count(e));
+    if (t_rest < 0.0) {
+        printf("dynamics  pile: NOT all asleep by t = %.2f s (%d awake): no sleeping figure\n",
+               engine_time(e), engine_awake_body_count(e));
+        engine_destroy(e);
+        engine_destroy(awake);
+        return 1;
+    }
+    double asleep_step = time_steps(e, 2000);
+    double *frame = calloc((size_t)engine_var_count(e), sizeof(double));
+    engine_write_vars(e, frame);
+    engine_restore_vars(awake, engine_time(e), frame, &err);
+    free(frame);
+    double awake_step = time_steps(awake, 200);
+    printf("dynamics  pile step: %.1f us with every body asleep, %.1f us with every body awake "
+           "(same state, %d awake): %.2f%%  target < 5%%: %s\n",
+           1e6 * asleep_step, 1e6 * awake_step, engine_awake_body_count(awake),
+           100.0 * asleep_step / awake_step, asleep_step < 0.05 * awake_step ? "met" : "NOT met");
+    engine_destroy(e);
+    engine_destroy(awake);
+    return 0;
+}
+
 int bench_dynamics(int argc, char **argv) {
     const char *which = argc > 1 ? argv[1] : "all";
     int rc = 0;
@@ -116,5 +189,7 @@ int bench_dynamics(int argc, char **argv) {
         rc |= bench_sweep(false);
     if (strcmp(which, "table") == 0)
         rc |= bench_sweep(true);
+    if (strcmp(which, "all") == 0 || strcmp(which, "pile") == 0)
+        rc |= bench_pile();
     return rc;
 }
