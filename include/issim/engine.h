@@ -167,25 +167,29 @@ typedef struct EngineStats {
 
 EngineStats engine_stats(const Engine *engine);
 
-/* ===== Equilibrium and sleeping (004 4.8.5, App. C end, App. E) =====
+/* ===== Equilibrium and sleeping (004 4.8.5, App. C, App. E) =====
  *
  * A body enters equilibrium at the end of an accepted step when it touches something, every one
- * of its active contacts reported CONTACT_EVENT_EQUILIBRIUM from its model's commit() at that
- * step (the per-vertex test of 004 Fig. 4.15: slow and inside the equilibrium penetration band),
- * its own speed is below EngineOptions.sleep_speed (default: its contacts' velocity tolerance), and
- * the same holds for every awake body it touches (they sleep together: a sleeping body touching a
- * moving one would be woken at once). Its velocities are set to zero (App. C: "set all of its
- * derivatives to zero") and it leaves the integrated system: no right-hand side, no state in the
- * integrator, no contact evaluation between sleeping bodies and obstacles. A model that never
+ * of its active contacts is in equilibrium by its model (CONTACT_EVENT_EQUILIBRIUM from commit(),
+ * held while the model's history says so: 004 Fig. 4.15, slow and inside the band of eq. 4.91),
+ * and its own speed (linear, plus angular times its reach) is below EngineOptions.sleep_speed
+ * (default: the smallest velocity_tolerance of its contacts). A body with a collision shape must
+ * also have stayed so for ENGINE_SETTLE_TIME (0.02 s): its contacts' loads come from App. C's
+ * constraint forces kept in each contact's band, and only its staying still shows that they
+ * balance it. Its velocities are then set to zero (App. C: "set all of its derivatives to
+ * zero") and it leaves the integrated system: no right-hand side, no state in the integrator,
+ * no evaluation of its contacts with obstacles and other sleeping bodies. A model that never
  * reports equilibrium (spring/damper) never lets a body sleep.
  *
- * Its equilibrium list is the bodies it shares constraint forces with (active contacts) when it
- * enters equilibrium; fixed obstacles are never on a list and never propagate (App. E.3.2). A
- * sleeping body wakes, with every body reachable through equilibrium lists, when
- *   - an awake body touches it (a new contact, or an existing one with a body that moves),
- *   - an edit changes it (any property, its applied wrench) or the universe or a contact pair,
- *   - the state is restored (engine_restore_vars).
- * Sleep and wake are reported as events and counted in EngineStats. */
+ * Its equilibrium list is the bodies it shares constraint forces with (active contacts); fixed
+ * obstacles are never on a list and never propagate (App. E.3.2). A sleeping body wakes when
+ *   - a touching awake body moves faster than their contact's velocity tolerance, or a contact
+ *     begins at such a speed (an interactive collision): that body alone;
+ *   - an edit changes it (any property, its applied wrench): it and the bodies on its list;
+ *   - an edit changes the universe, an obstacle or a contact pair: every body;
+ *   - the state is restored (engine_restore_vars): every body.
+ * A woken body that then moves wakes its own neighbours the same way. Sleep and wake are
+ * reported as events (ENGINE_EVENT_SLEEP, ENGINE_EVENT_WAKE) and counted in EngineStats. */
 
 bool engine_body_asleep(const Engine *engine, int body);
 /* Time the body entered equilibrium, or -1 when awake. */

@@ -1,23 +1,28 @@
 /* Equilibrium and sleeping bodies: seed 004, section 4.8.5 (the internal-friction model gives
- * the instant a body enters equilibrium, Fig. 4.14-4.15 and eq. 4.91), the end of Appendix C
- * (in equilibrium "set all of its derivatives to zero") and Appendix E.3 (equilibrium lists;
- * fixed obstacles never propagate, E.3.2).
+ * the instant a body enters equilibrium, Fig. 4.14-4.15 and eq. 4.91), Appendix C (the
+ * constraint forces that hold resting contacts, eq. C.153-C.158, and in equilibrium "set all of
+ * its derivatives to zero") and Appendix E.3 (equilibrium lists; fixed obstacles never
+ * propagate, E.3.2).
  *
  * Invariant: a sleeping body's block of the state vector is not integrated and does not change;
  * its velocities are zero. A contact between sleeping bodies, or between a sleeping body and a
  * fixed obstacle, is frozen: it is neither evaluated in the right-hand side nor tested for
  * events nor committed, so its history and activity stay as they were when the bodies fell
- * asleep. A sleeping body touching an awake body is woken at once (at the contact's onset, or at
- * the first commit that sees them touching), so an active contact never joins an awake body to a
- * sleeping one for longer than one step. The equilibrium list of a sleeping body is therefore
- * exactly its active body-body contacts, which are frozen: it is read from them rather than
- * stored twice.
+ * asleep. A contact between a sleeping and an awake body is live: the awake body feels it (the
+ * sleeping one acts as fixed), and the sleeping one wakes as soon as the awake one moves faster
+ * than the contact's velocity tolerance (wake_touched), or at once if the contact begins at such
+ * a speed (engine_wake_on_contact). A slow neighbour (one settling, or trembling within the
+ * tolerance) does not wake it: that is what lets a pile go to sleep from the bottom up.
+ *
+ * The equilibrium list of a sleeping body is read from its active body-body contacts: the ones
+ * it entered equilibrium with (frozen since) plus any resting touch by a slow body since.
  *
  * Work per step scales with the awake bodies: the right-hand side, RK4 stages and the event
  * tests iterate awake_bodies, awake_ranges and live_contacts; CVODE integrates the awake blocks
- * packed into a vector of their own (engine_cvode.c). What remains per step with every body
- * asleep is the collision world's broad phase (its narrow phase carries pairs at rest,
- * ENGINE_REST_TOLERANCE) and the merge of its contacts.
+ * packed into a vector of their own (engine_cvode.c). With some bodies awake the collision
+ * world still runs its broad phase over every body (the narrow phase carries the pairs of
+ * bodies that did not move, ENGINE_REST_TOLERANCE); with every body asleep engine_advance skips
+ * the collision update as well.
  */
 #include <math.h>
 #include <stdlib.h>
