@@ -349,6 +349,8 @@ static void contact_band(const Engine *e, const EngineContact *c, const ContactK
 }
 
 void engine_equilibrium_loads(Engine *e) {
+    if (e->contact_count == e->vertex_contact_count)
+        return; /* vertex bodies only: their loads come with the kinematics */
     for (int i = 0; i < e->awake_count; i++) {
         int b = e->awake_bodies[i];
         const EngineBody *body = &e->bodies[b];
