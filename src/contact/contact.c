@@ -128,7 +128,7 @@ IssimStatus contact_pair_add_props(ThingDb *db, ThingId pair, IssimError *err) {
                   0.0, 1.0, false, 0.1),
         REAL_PROP("velocity_tolerance", "m/s",
                   "internal friction: |dg/dt| below which a held contact is in equilibrium", 0.0,
-                  1e3, true, 1e-3),
+                  1e3, true, 1e-5),
         REAL_PROP("friction_static", "", "Coulomb static coefficient mu_s (0: frictionless)", 0.0,
                   10.0, false, 0.0),
         REAL_PROP("friction_kinetic", "", "Coulomb kinetic coefficient mu_k (<= mu_s)", 0.0, 10.0,
