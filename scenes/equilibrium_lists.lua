@@ -50,9 +50,11 @@ return {
       pos = {0.8, 0, 6.0}, material = "body", color = {0.9, 0.8, 0.2} },
   },
   contacts = {
+    -- velocity_tolerance: the speed under which a contact (and a body) counts as still (004
+    -- Fig. 4.15); it must exceed RK4's tremble in the equilibrium band, 2 f g dt = 1.2 mm/s here
     { name = "contact", materials = {"body", "body"}, model = "internal_friction",
-      stiffness = 1e5, restitution = 0.5 },
+      stiffness = 1e5, restitution = 0.5, velocity_tolerance = 0.01 },
     { name = "floor_contact", materials = {"body", "floor"}, model = "internal_friction",
-      stiffness = 1e5, restitution = 0.5 },
+      stiffness = 1e5, restitution = 0.5, velocity_tolerance = 0.01 },
   },
 }

@@ -33,11 +33,16 @@ static inline void contact_begin_common(ContactHistory *h, const ContactKinemati
 }
 
 /* F(g) = k g^n, the conservative part of internal friction (004 eqs. 4.86-4.87), and its
- * integral k g^(n+1) / (n+1). n = 1 takes the multiplication path. */
+ * integral k g^(n+1) / (n+1). n = 1 and the Hertzian n = 3/2 avoid pow() (a third of the cost of
+ * a Hunt-Crossley evaluation with friction). */
 static inline double contact_power_force(double k, double n, double g) {
     if (g <= 0.0)
         return 0.0;
-    return n == 1.0 ? k * g : k * pow(g, n);
+    if (n == 1.0)
+        return k * g;
+    if (n == 1.5)
+        return k * g * sqrt(g);
+    return k * pow(g, n);
 }
 
 static inline double contact_power_energy(double k, double n, double g) {

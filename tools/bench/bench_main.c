@@ -1,5 +1,5 @@
-/* issim-bench: `issim-bench all | engine | registry | collision | dynamics`. Run by `make bench`.
- */
+/* issim-bench: `issim-bench all | engine | registry | collision | contact | dynamics`. Run by
+ * `make bench`. */
 #include "bench.h"
 
 #include <stdio.h>
@@ -35,12 +35,15 @@ int main(int argc, char **argv) {
         return bench_collision(argc - 1, argv + 1);
     if (strcmp(which, "dynamics") == 0)
         return bench_dynamics(argc - 1, argv + 1);
+    if (strcmp(which, "contact") == 0)
+        return bench_contact(argc - 1, argv + 1);
     if (strcmp(which, "all") == 0) {
         int rc = bench_engine(argc - 1, argv + 1);
         rc |= bench_registry(argc - 1, argv + 1);
         rc |= bench_collision(argc - 1, argv + 1);
+        rc |= bench_contact(argc - 1, argv + 1);
         return rc | bench_dynamics(argc - 1, argv + 1);
     }
-    fprintf(stderr, "usage: issim-bench [all|engine|registry|collision|dynamics]\n");
+    fprintf(stderr, "usage: issim-bench [all|engine|registry|collision|contact|dynamics]\n");
     return 2;
 }
