@@ -271,8 +271,9 @@ IssimStatus bar_drop_run(const BarDropParams *params, BarDropResult *out, IssimE
 IssimStatus bar_drop_critical_angle(const BarDropParams *params, double lo, double hi,
                                     double tolerance, double *angle, IssimError *err);
 /* Bar length, mass, inertia (inertia.y), impact angle (bar.orient about y) and speed (|bar.vel|)
- * from a scene with a planar body "bar" of two vertices (scenes/bar_drop_angle.lua); the
- * foundation keeps Table 6.1's values. */
+ * from a scene with a planar body "bar" of two vertices (scenes/bar_drop_angle.lua); K, B
+ * (lambda), mu_s and mu_k from its pair "bar_foundation" if it has one (it must then be
+ * hunt_crossley with exponent 1), else Table 6.1's. */
 IssimStatus bar_drop_params_from_scene(const ThingDb *db, BarDropParams *out, IssimError *err);
 
 #endif
