@@ -195,9 +195,13 @@ static bool reserve_contacts(Engine *e, int count) {
         return true;
     int cap = e->contact_capacity * 2 > count ? e->contact_capacity * 2 : count;
     EngineContact *c = realloc(e->contacts, sizeof *c * (size_t)cap);
-    if (!c)
+    if (c)
+        e->contacts = c;
+    int *live = realloc(e->live_contacts, sizeof *live * (size_t)cap); /* engine_sleep.c */
+    if (live)
+        e->live_contacts = live;
+    if (!c || !live)
         return false;
-    e->contacts = c;
     e->contact_capacity = cap;
     return true;
 }

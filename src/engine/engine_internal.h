@@ -146,7 +146,7 @@ struct Engine {
     bool sleep_dirty;
     int awake_count;
     int *awake_bodies;
-    int live_contact_count, live_contact_capacity;
+    int live_contact_count; /* live_contacts has room for contact_capacity */
     int *live_contacts;
     int awake_range_count;
     int *awake_ranges;

@@ -51,8 +51,9 @@ IssimStatus engine_sleep_init(Engine *e, IssimError *err) {
     e->sleep_scratch = calloc(3 * n, sizeof(int));
     e->load_acc = calloc(2 * n, sizeof(Vec3));
     e->sleep_speeds = calloc(n, sizeof(double));
+    e->live_contacts = calloc((size_t)e->contact_capacity + 1, sizeof(int));
     if (!e->awake_bodies || !e->awake_ranges || !e->sleep_scratch || !e->load_acc ||
-        !e->sleep_speeds)
+        !e->sleep_speeds || !e->live_contacts)
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for the sleeping lists");
     for (int b = 0; b < e->body_count; b++) {
         e->bodies[b].reach = body_reach(&e->bodies[b]);
@@ -102,20 +103,9 @@ static void rebuild_awake(Engine *e) {
     e->sleep_dirty = false;
 }
 
+/* live_contacts has room for contact_capacity entries: it grows with the contact array
+ * (engine_sleep_init, reserve_contacts in engine_collide.c). */
 static void rebuild_live_contacts(Engine *e) {
-    if (e->live_contact_capacity < e->contact_count) {
-        int cap = 2 * e->contact_count + 16;
-        int *live = realloc(e->live_contacts, sizeof(int) * (size_t)cap);
-        if (!live) {
-            /* Cannot shrink the work: fall back to waking everything, which needs no list. */
-            issim_log(ISSIM_LOG_ERROR, "out of memory for %d live contacts", e->contact_count);
-            e->stats.warnings++;
-            e->live_contact_count = 0;
-            return;
-        }
-        e->live_contacts = live;
-        e->live_contact_capacity = cap;
-    }
     int n = 0;
     for (int ci = 0; ci < e->contact_count; ci++)
         if (!engine_contact_frozen(e, &e->contacts[ci]))
