@@ -126,7 +126,7 @@ int engine_active_contact_count(const Engine *engine);
 typedef enum EngineEventKind {
     ENGINE_EVENT_CONTACT_BEGIN,
     ENGINE_EVENT_CONTACT_END,
-    ENGINE_EVENT_EQUILIBRIUM, /* a contact's model reported equilibrium (every step it holds) */
+    ENGINE_EVENT_EQUILIBRIUM, /* a contact entered equilibrium (its model reported it) */
     ENGINE_EVENT_SLEEP,       /* body entered equilibrium: frozen, no longer integrated */
     ENGINE_EVENT_WAKE,        /* body left equilibrium: integrated again (body_b: the body that
                                  woke it, or -1 for an edit, a reset or a force change) */
