@@ -205,11 +205,15 @@ typedef struct CollisionContact {
 
 typedef struct CollisionDesc {
     double margin;     /* report contacts closer than this (m); default 1e-3 */
-    double fat_margin; /* broad-phase box enlargement (m); default 0.05 */
+    double fat_margin; /* broad-phase box enlargement (m); default 0.01: a body moves 1 cm before
+                        * its leaf is reinserted, and a resting pile of 5 cm bodies replays 11 pairs
+                        * per body, not 43 as with 5 cm */
     /* Contacts of a pair whose two bodies both stayed within this distance (m, any point of
      * the body) of the poses the pair was last tested at are carried over without a narrow
      * phase: a resting pile costs only its broad phase. Carried points and distances are then
-     * stale by at most about twice this. Default 0: every pair is tested every update. */
+     * stale by at most about twice this. Default 0: only pairs of bodies whose poses are
+     * exactly unchanged (sleeping or fixed) are carried, which is exact; every other pair is
+     * tested every update. */
     double rest_tolerance;
 } CollisionDesc;
 
