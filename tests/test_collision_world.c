@@ -204,7 +204,7 @@ static void test_static_pairs_never_reported(void **state) {
 
 typedef struct Expected {
     int a, b;
-    uint32_t feature;
+    uint64_t feature;
     double distance;
 } Expected;
 

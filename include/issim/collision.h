@@ -145,8 +145,10 @@ typedef struct ContactPoint {
     Vec3 point_a;     /* world, on A's surface */
     Vec3 point_b;     /* world, on B's surface */
     double distance;  /* signed MTD along the normal at this point: < 0 overlapping */
-    uint32_t feature; /* identifies the pair of features (vertex/edge/face of A and of B)
-                         producing the point; stable while those features stay in contact */
+    uint64_t feature; /* identifies the pair of features (vertex/edge/face of A and of B)
+                         producing the point; stable while those features stay in contact. A's
+                         half in the high 32 bits, B's in the low: kind (0 vertex, 1 edge, 2
+                         face) in each half's top two bits, the index in the low 30 */
 } ContactPoint;
 
 typedef struct Manifold {

@@ -152,9 +152,9 @@ static double box_radius(const BoxW *b, Vec3 l) {
 
 typedef struct BoxClip {
     Vec3 p;
-    uint16_t inc, ref; /* features on the incident and the reference box */
-    uint16_t carrier;  /* feature holding the segment to the next vertex */
-    bool carrier_ref;  /* carrier is a reference-face edge (else an incident edge) */
+    FeatureHalf inc, ref; /* features on the incident and the reference box */
+    FeatureHalf carrier;  /* feature holding the segment to the next vertex */
+    bool carrier_ref;     /* carrier is a reference-face edge (else an incident edge) */
 } BoxClip;
 
 enum { BOX_CLIP_MAX = 16 };
@@ -172,8 +172,8 @@ static int shared_vertex(int e1, int e2) {
 }
 
 /* Clips poly against the plane m . x <= o of the reference edge side_edge. */
-static int clip_side(const BoxClip *in, int n, Vec3 m, double o, int side_edge, uint16_t inc_face,
-                     BoxClip *out) {
+static int clip_side(const BoxClip *in, int n, Vec3 m, double o, int side_edge,
+                     FeatureHalf inc_face, BoxClip *out) {
     int k = 0;
     for (int i = 0; i < n && k < BOX_CLIP_MAX; i++) {
         BoxClip p = in[i];
@@ -329,7 +329,7 @@ static int face_contact(const BoxW *ref, int ref_face, const BoxW *inc, int w, b
 /* ===== Box-box ===== */
 
 /* The feature of box b at parameter t of its edge e (ends are vertices). */
-static uint16_t edge_feature(int e, double t) {
+static FeatureHalf edge_feature(int e, double t) {
     int u, w;
     box_edge_vertices(e, &u, &w);
     if (t <= 0.0)
@@ -365,14 +365,14 @@ static int support_edge(const BoxW *b, int k, Vec3 d) {
 typedef struct Closest {
     double d;
     Vec3 pa, pb;
-    uint16_t fa, fb;
+    FeatureHalf fa, fb;
     int ref_face; /* face-like: the face (of B if ref_is_b, else of A) the vertex faces */
     bool ref_is_b;
     int vertex; /* face-like: the vertex of the other box */
 } Closest;
 
 /* Closest point of box b to x, with the feature it lies on and, for a face, the face. */
-static double box_closest(const BoxW *b, Vec3 x, Vec3 *q, uint16_t *feature, int *face) {
+static double box_closest(const BoxW *b, Vec3 x, Vec3 *q, FeatureHalf *feature, int *face) {
     Vec3 r = vec3_sub(x, b->c);
     double l[3], c[3];
     int clamped = 0, bits = 0, free_axis = 0, face_axis = 0;
@@ -419,7 +419,7 @@ static Closest box_box_closest(const BoxW *a, const BoxW *b, double tol) {
         for (int v = 0; v < 8; v++) {
             Closest c = {.ref_is_b = pass == 0, .vertex = v};
             Vec3 x = box_vertex(p, v), y;
-            uint16_t fq;
+            FeatureHalf fq;
             c.d = box_closest(q, x, &y, &fq, &c.ref_face);
             if (pass == 0) {
                 c.pa = x, c.pb = y, c.fa = feature_half(FEATURE_VERTEX, v), c.fb = fq;
