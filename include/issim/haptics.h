@@ -246,6 +246,25 @@ IssimStatus haptic_playback_write_circle(const char *path, const PantographConfi
                                          double radius, double period_s, double duration_s,
                                          IssimError *err);
 
+/* ===== The device simulator process (tools/pantosim) ===== */
+
+typedef struct HapticSimulator {
+    int pid;
+    int stdout_fd;
+    char pty[128];     /* open it as "serial:" + pty */
+    char summary[512]; /* its SUMMARY line after haptic_simulator_stop */
+} HapticSimulator;
+
+/* Starts issim-pantosim (found next to the running executable, or at exe when non-NULL) with
+ * the extra arguments (NULL-terminated list, Nullable) and waits up to 2 s for its "PTY" line.
+ * Thread: one thread at a time (fork). */
+IssimStatus haptic_simulator_spawn(HapticSimulator *sim, const char *exe, const char *const *args,
+                                   IssimError *err);
+/* SIGTERM, reads the SUMMARY line, reaps the process. Idempotent. */
+void haptic_simulator_stop(HapticSimulator *sim);
+/* Value of key=... in the summary, NAN if absent. */
+double haptic_simulator_summary_value(const HapticSimulator *sim, const char *key);
+
 /* ===== Force models (004 3.4, 3.5, 4.9, App. D) ===== */
 
 /* Siira's stochastic texture (004 eqs. 3.29-3.43): F_texture ~ u Normal(mu, Sigma) with u = 0
