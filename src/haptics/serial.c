@@ -116,7 +116,9 @@ HapticDevice *haptic_serial_open(const char *path, const PantographConfig *confi
     cfmakeraw(&tio);
     cfsetispeed(&tio, B921600);
     cfsetospeed(&tio, B921600);
-    tio.c_cc[VMIN] = 0;
+    /* VMIN = 1: with O_NONBLOCK an empty line gives EAGAIN, so a 0 return really is the end
+       of the file (VMIN = 0 would return 0 whenever nothing is waiting) */
+    tio.c_cc[VMIN] = 1;
     tio.c_cc[VTIME] = 0;
     tcsetattr(fd, TCSANOW, &tio);
     tcflush(fd, TCIOFLUSH);
