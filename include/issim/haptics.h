@@ -395,9 +395,11 @@ enum {
     HAPTIC_STAT_FIFO,        /* 1 when running SCHED_FIFO */
     HAPTIC_STAT_STALE_READS, /* periods without a new device frame */
     HAPTIC_STAT_DEVICE_ERRORS,
-    HAPTIC_STAT_STATE,         /* HapticServoState */
-    HAPTIC_STAT_ENGINE_STALLS, /* host watchdog trips */
-    HAPTIC_STAT_FORCE_LIMITED, /* periods with a force/torque/workspace limit active */
+    HAPTIC_STAT_STATE,            /* HapticServoState */
+    HAPTIC_STAT_ENGINE_STALLS,    /* host watchdog trips */
+    HAPTIC_STAT_FORCE_LIMITED,    /* periods with a force/torque/workspace limit active */
+    HAPTIC_STAT_MISSED_DEADLINES, /* deadlines skipped by overruns (periods + missed = elapsed
+                                     deadlines) */
     HAPTIC_STAT_COUNT
 };
 

@@ -58,7 +58,7 @@ struct HapticServo {
     bool motors_on;
     unsigned limits;
     /* statistics (servo thread only) */
-    uint64_t periods, overruns, stale_reads, device_errors, force_limited;
+    uint64_t periods, overruns, missed_deadlines, stale_reads, device_errors, force_limited;
     uint32_t lateness_hist[LATENESS_BINS];
     uint64_t lateness_samples;
     double lateness_max;
@@ -329,6 +329,7 @@ void haptic_servo_stats(const HapticServo *servo, double v[HAPTIC_STAT_COUNT]) {
     v[HAPTIC_STAT_STATE] = atomic_load(&servo->state);
     v[HAPTIC_STAT_ENGINE_STALLS] = (double)servo->coupling.stalls;
     v[HAPTIC_STAT_FORCE_LIMITED] = (double)servo->force_limited;
+    v[HAPTIC_STAT_MISSED_DEADLINES] = (double)servo->missed_deadlines;
 }
 
 static void record_lateness(HapticServo *servo, double lateness) {
@@ -382,8 +383,10 @@ static void *servo_thread(void *arg) {
         record_lateness(servo, late);
         if (late >= servo->period) {
             /* skip the missed deadlines instead of running them back to back */
+            long skipped = (long)floor(late / servo->period);
             servo->overruns++;
-            timespec_add(&deadline, (long)floor(late / servo->period) * period_ns);
+            servo->missed_deadlines += (uint64_t)skipped;
+            timespec_add(&deadline, skipped * period_ns);
         }
         if (!haptic_servo_period(servo, issim_wall_time()))
             break;

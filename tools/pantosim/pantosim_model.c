@@ -73,6 +73,7 @@ bool simpanto_init(SimPantograph *s, const PantographConfig *config, double mass
 
 void simpanto_command(SimPantograph *s, const HapticCommand *cmd, double t) {
     s->last_command_t = t;
+    s->last_command_seq = cmd->seq;
     s->watchdog_tripped = false;
     s->enabled = cmd->enable;
     int full = (1 << s->config.dac_bits) - 1;
@@ -154,5 +155,6 @@ HapticState simpanto_state(const SimPantograph *s, uint16_t seq, double t) {
                          .timestamp_us = (uint32_t)llround(t * 1e6),
                          .counts = {pantograph_angle_to_counts(&s->config, s->q.q1, false),
                                     pantograph_angle_to_counts(&s->config, s->q.q5, true)},
-                         .status = status};
+                         .status = status,
+                         .last_command_seq = s->last_command_seq};
 }

@@ -27,6 +27,7 @@ typedef struct SimPantograph {
     SimHand hand;
     double watchdog_s;
     double last_command_t;
+    uint16_t last_command_seq; /* echoed in every state frame (round-trip measurement) */
     bool enabled;
     bool watchdog_tripped;
     bool saturated;
