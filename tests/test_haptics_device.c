@@ -329,6 +329,31 @@ static void test_enable_and_emergency_stop(void **state) {
     remove(path);
 }
 
+/* The engine side of the coupling: the spring/damper of the slot's gains between the handle's
+ * world point and the proxy, in x and y; nothing from a stale slot, zero gains or no proxy. */
+static void test_engine_side_coupling(void **state) {
+    RegistrySlot h = {.t = 5.0, .count = 1};
+    h.v[HAPTIC_HANDLE_WORLD_X] = 0.3;
+    h.v[HAPTIC_HANDLE_WORLD_Y] = -0.1;
+    h.v[HAPTIC_HANDLE_WORLD_VX] = 0.5;
+    h.v[HAPTIC_HANDLE_PROXY_BODY] = 1;
+    h.v[HAPTIC_HANDLE_COUPLING_K] = 200;
+    h.v[HAPTIC_HANDLE_COUPLING_B] = 4;
+    Vec3 f;
+    assert_true(haptic_coupling_engine_force(&h, (Vec3){0.25, -0.1, 0.03}, (Vec3){0.1, 0.2, -1},
+                                             5.01, 0.1, &f));
+    assert_near(f.x, 200 * 0.05 + 4 * 0.4, 1e-12);
+    assert_near(f.y, 4 * -0.2, 1e-12);
+    assert_near(f.z, 0.0, 0.0); /* the table carries the proxy: no vertical coupling */
+    assert_false(haptic_coupling_engine_force(&h, (Vec3){0, 0, 0}, (Vec3){0, 0, 0}, 5.2, 0.1, &f));
+    assert_near(f.x, 0.0, 0.0);
+    h.v[HAPTIC_HANDLE_COUPLING_K] = h.v[HAPTIC_HANDLE_COUPLING_B] = 0; /* faded or disabled */
+    assert_false(haptic_coupling_engine_force(&h, (Vec3){0, 0, 0}, (Vec3){0, 0, 0}, 5.0, 0.1, &f));
+    h.v[HAPTIC_HANDLE_COUPLING_K] = 200;
+    h.v[HAPTIC_HANDLE_PROXY_BODY] = -1;
+    assert_false(haptic_coupling_engine_force(&h, (Vec3){0, 0, 0}, (Vec3){0, 0, 0}, 5.0, 0.1, &f));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_usb_without_a_device),
@@ -338,6 +363,7 @@ int main(void) {
         cmocka_unit_test(test_late_period_without_force_spike),
         cmocka_unit_test(test_engine_stall_fades_the_coupling),
         cmocka_unit_test(test_enable_and_emergency_stop),
+        cmocka_unit_test(test_engine_side_coupling),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -231,7 +231,7 @@ typedef struct HapticDevice HapticDevice;
 HapticDevice *haptic_device_open(const char *spec, const PantographConfig *config, IssimError *err);
 /* Newest state; waits at most timeout_s for a first new frame, otherwise returns the previous
  * one with fresh = false and HAPTIC_STATUS_HOST_STALE. ISSIM_ERR_IO with a message when the
- * link is gone (unplugged, the simulator exited) or silent for longer than 0.1 s. */
+ * link is gone (unplugged, the simulator exited) or silent for longer than 0.25 s. */
 IssimStatus haptic_device_read(HapticDevice *dev, double timeout_s, HapticSample *out,
                                IssimError *err);
 /* Sends a command (non-blocking; a full pipe drops the frame and counts it). */

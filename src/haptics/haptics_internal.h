@@ -10,8 +10,9 @@ typedef struct HapticDeviceOps {
     void (*close)(HapticDevice *dev);
 } HapticDeviceOps;
 
-/* A silent link for this long is an error (the device streams at its frame rate). */
-#define HAPTIC_DEVICE_SILENCE_S 0.1
+/* A silent link for this long is an error (the device streams at its frame rate; its own
+ * watchdog has zeroed the motors after 50 ms of silence from us anyway). */
+#define HAPTIC_DEVICE_SILENCE_S 0.25
 
 struct HapticDevice {
     const HapticDeviceOps *ops;

@@ -34,7 +34,7 @@
 
 #include "haptics_internal.h"
 
-#define LATENESS_BINS 5000 /* 1 us each; the last bin collects everything later */
+#define LATENESS_BINS 20000 /* 1 us each (20 ms); the last bin collects everything later */
 #define STATS_INTERVAL_S 0.05
 
 struct HapticServo {
@@ -240,6 +240,21 @@ static void publish_handle(HapticServo *servo, const HapticSample *sample, doubl
     registry_slot_write(servo->reg, REGISTRY_SLOT_HANDLE, now, v, HAPTIC_HANDLE_COUNT);
 }
 
+static void publish_stats(HapticServo *servo, double now) {
+    double v[HAPTIC_STAT_COUNT];
+    haptic_servo_stats(servo, v);
+    registry_slot_write(servo->reg, REGISTRY_SLOT_SERVO_STATS, now, v, HAPTIC_STAT_COUNT);
+    servo->last_stats = now;
+}
+
+/* The GUI learns of the safe state at once, not at the next statistics interval. */
+static void publish_safe_state(HapticServo *servo, double now) {
+    if (!servo->reg)
+        return;
+    publish_handle(servo, NULL, now);
+    publish_stats(servo, now);
+}
+
 bool haptic_servo_period(HapticServo *servo, double now) {
     if (atomic_load(&servo->state) != HAPTIC_SERVO_RUNNING)
         return false;
@@ -252,8 +267,7 @@ bool haptic_servo_period(HapticServo *servo, double now) {
     IssimError err;
     if (haptic_device_read(servo->dev, 0.0, &sample, &err) != ISSIM_OK) {
         go_safe(servo, err.message);
-        if (servo->reg)
-            publish_handle(servo, NULL, now);
+        publish_safe_state(servo, now);
         return false;
     }
     if (!sample.fresh)
@@ -281,6 +295,7 @@ bool haptic_servo_period(HapticServo *servo, double now) {
         servo->force_limited++;
     if (haptic_device_write(servo->dev, &cmd, &err) != ISSIM_OK) {
         go_safe(servo, err.message);
+        publish_safe_state(servo, now);
         return false;
     }
     double compute = issim_wall_time() - t0;
@@ -288,12 +303,8 @@ bool haptic_servo_period(HapticServo *servo, double now) {
     servo->compute_max = fmax(servo->compute_max, compute);
     if (servo->reg) {
         publish_handle(servo, &sample, now);
-        if (now - servo->last_stats >= STATS_INTERVAL_S) {
-            double v[HAPTIC_STAT_COUNT];
-            haptic_servo_stats(servo, v);
-            registry_slot_write(servo->reg, REGISTRY_SLOT_SERVO_STATS, now, v, HAPTIC_STAT_COUNT);
-            servo->last_stats = now;
-        }
+        if (now - servo->last_stats >= STATS_INTERVAL_S)
+            publish_stats(servo, now);
     }
     return true;
 }

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,6 +213,10 @@ int main(int argc, char **argv) {
         fprintf(stderr, "issim-pantosim: cannot create a pseudo-terminal: %s\n", strerror(errno));
         return 1;
     }
+    /* The simulator stands for the controller's own hardware: it should not stall because the
+       host is busy. SCHED_FIFO below the servo's priority when permitted, else as is. */
+    struct sched_param rt = {.sched_priority = 70};
+    sched_setscheduler(0, SCHED_FIFO, &rt);
     signal(SIGTERM, on_signal);
     signal(SIGINT, on_signal);
     signal(SIGPIPE, SIG_IGN);
