@@ -54,6 +54,41 @@ static void test_device_sim_pushes_the_proxy(void **state) {
     assert_true(commands > 0);
 }
 
+/* Record the handle under the scripted hand, then replay the recording as a playback device. */
+static void test_record_and_replay(void **state) {
+    const char *csv = test_temp_path(".csv");
+    char args[600];
+    snprintf(args, sizeof args,
+             "device sim scenes/pantograph_edge.lua --duration 0.6 --hand circle:0.03,0.5 "
+             "--record-handle %s",
+             csv);
+    assert_int_equal(issim(args), 0);
+    FILE *f = fopen(csv, "r");
+    assert_non_null(f);
+    char line[128];
+    int rows = 0, on_circle = 0;
+    double t, x, y, t_prev = -1;
+    assert_non_null(fgets(line, sizeof line, f)); /* header */
+    while (fgets(line, sizeof line, f)) {
+        assert_int_equal(sscanf(line, "%lf,%lf,%lf", &t, &x, &y), 3);
+        assert_true(t > t_prev);
+        t_prev = t;
+        rows++;
+        /* after the hand has pulled the handle onto its 3 cm circle about the centre */
+        if (t > 0.2 && fabs(hypot(x - 0.02, y - 0.155) - 0.03) < 0.01)
+            on_circle++;
+    }
+    fclose(f);
+    print_message("%d rows, %d on the circle after 0.2 s\n", rows, on_circle);
+    assert_true(rows > 100);
+    assert_true(on_circle > rows / 3);
+    snprintf(args, sizeof args, "device playback:%s:loop scenes/pantograph_edge.lua --duration 0.3",
+             csv);
+    assert_int_equal(issim(args), 0);
+    assert_non_null(strstr(output, "motors disabled")); /* playback without --enable */
+    remove(csv);
+}
+
 static void test_device_errors(void **state) {
     assert_int_equal(issim("device usb scenes/pantograph_edge.lua --duration 0.1"), 1);
     assert_non_null(strstr(output, "no P2 pantograph (USB 1209:7050) found"));
@@ -104,6 +139,7 @@ static void test_scene_tables(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_device_sim_pushes_the_proxy),
+        cmocka_unit_test(test_record_and_replay),
         cmocka_unit_test(test_device_errors),
         cmocka_unit_test(test_scene_tables),
     };

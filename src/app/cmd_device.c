@@ -4,6 +4,7 @@
  * or "playback:FILE". Uses public headers only. */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@ typedef struct DeviceArgs {
     double rate;
     bool enable;
     bool fifo;
+    const char *record_handle; /* Nullable: CSV t,x,y of the handle for playback */
     const char *sim_args[16];
     int sim_argc;
 } DeviceArgs;
@@ -40,6 +42,8 @@ static int device_usage(FILE *out) {
           "  --enable      enable the motors (always on for sim: nobody holds it)\n"
           "  --no-fifo     do not ask for SCHED_FIFO\n"
           "  --hand, --watchdog  passed to the simulated device (sim only)\n"
+          "  --record-handle FILE  write the handle trajectory (CSV t,x,y, sampled every\n"
+          "                millisecond) for playback:FILE\n"
           "\n"
           "Prints the servo statistics (rate, lateness percentiles, overruns, compute time).\n"
           "Exit status: 0 success, 1 device or scene error, 2 bad arguments.\n",
@@ -75,6 +79,12 @@ static int parse_device_args(int argc, char **argv, DeviceArgs *a) {
                 return 2;
             }
             i++;
+        } else if (strcmp(arg, "--record-handle") == 0) {
+            if (!value) {
+                fprintf(stderr, "issim: --record-handle needs a file\n");
+                return 2;
+            }
+            a->record_handle = argv[++i];
         } else if (strcmp(arg, "--hand") == 0 || strcmp(arg, "--watchdog") == 0) {
             if (!value || a->sim_argc > 12) {
                 fprintf(stderr, "issim: %s needs a value\n", arg);
@@ -153,10 +163,29 @@ static void print_stats(const HapticServo *servo, Sim *sim, const char *proxy) {
     }
 }
 
-static void wait_seconds(double s) {
-    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig) {
+    interrupted = sig;
+}
+
+/* Waits for the duration (or Ctrl-C), writing the handle slot's new samples to the recording. */
+static void watch(Sim *sim, double duration, FILE *record) {
+    double t0 = issim_wall_time();
+    uint64_t last_count = 0;
+    while (!interrupted && issim_wall_time() - t0 < duration) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+        if (!record)
+            continue;
+        RegistrySlot h;
+        registry_slot_read(sim_registry(sim), REGISTRY_SLOT_HANDLE, &h);
+        if (h.count != last_count && h.count > 0) {
+            fprintf(record, "%.6f,%.9f,%.9f\n", h.t - t0, h.v[HAPTIC_HANDLE_X],
+                    h.v[HAPTIC_HANDLE_Y]);
+            last_count = h.count;
+        }
+    }
 }
 
 static int run_device(const DeviceArgs *a, Sim *sim, HapticServoDesc *desc, const char *proxy) {
@@ -185,7 +214,14 @@ static int run_device(const DeviceArgs *a, Sim *sim, HapticServoDesc *desc, cons
     if (servo && sim_start(sim, &err) == ISSIM_OK) {
         if (haptic_servo_start(servo, &err) == ISSIM_OK) {
             haptic_servo_enable(servo, a->enable || simulated);
-            wait_seconds(a->duration);
+            FILE *record = a->record_handle ? fopen(a->record_handle, "w") : NULL;
+            if (a->record_handle && !record)
+                fprintf(stderr, "issim: cannot write %s: %s\n", a->record_handle, strerror(errno));
+            if (record)
+                fprintf(record, "t,x,y\n");
+            watch(sim, a->duration, record);
+            if (record && fclose(record) != 0)
+                fprintf(stderr, "issim: writing %s failed\n", a->record_handle);
             haptic_servo_stop(servo);
             rc = haptic_servo_state(servo) == HAPTIC_SERVO_SAFE ? 1 : 0;
             print_stats(servo, sim, proxy);
@@ -209,6 +245,9 @@ int cmd_device(int argc, char **argv) {
     int rc = parse_device_args(argc, argv, &a);
     if (rc)
         return rc < 0 ? 0 : rc;
+    /* Ctrl-C ends the run through the normal path: motors disabled, statistics printed */
+    signal(SIGINT, on_interrupt);
+    signal(SIGTERM, on_interrupt);
     HapticServoDesc desc = haptic_servo_desc_default();
     desc.rate_hz = a.rate;
     desc.realtime = a.fifo;
