@@ -112,6 +112,78 @@ static void test_forces_reach_the_simulated_motors(void **state) {
     haptic_servo_destroy(servo);
 }
 
+typedef struct WallRun {
+    double depth, sd, force, peak_force;
+} WallRun;
+
+/* Closed loop over the protocol: the scripted hand (200 N/m, 2 N s/m) pulls the handle 5 mm into
+ * a PD wall of stiffness k and 3 N s/m; statistics of the last 200 ms of 0.7 s. */
+static WallRun hold_against_wall(double k) {
+    PantographConfig c = pantograph_config_default();
+    IssimError err;
+    const char *args[] = {"--hand", "hold:0.02,0.145", "--start", "0.02,0.16", NULL};
+    assert_int_equal(haptic_simulator_spawn(&sim, NULL, args, &err), ISSIM_OK);
+    char spec[160];
+    snprintf(spec, sizeof spec, "serial:%s", sim.pty);
+    HapticDevice *dev = haptic_device_open(spec, &c, &err);
+    if (!dev)
+        fail_msg("%s", err.message);
+    HapticServoDesc desc = haptic_servo_desc_default();
+    desc.surface_count = 1;
+    desc.surfaces[0] = (HapticSurface){.kind = HAPTIC_SURFACE_WALL,
+                                       .point = {0.02, 0.15},
+                                       .normal = {0, 1},
+                                       .stiffness = k,
+                                       .damping = 3};
+    HapticServo *servo = haptic_servo_create(dev, &c, &desc, NULL, &err);
+    assert_non_null(servo);
+    haptic_servo_enable(servo, true);
+    run_periods(servo, 0.5);
+    double sum = 0, sum2 = 0, force = 0, peak = 0;
+    int n = 0;
+    for (int i = 0; i < 200; i++) {
+        run_periods(servo, 1e-3);
+        double y = haptic_servo_kinematics(servo)->pos.y, f = haptic_servo_force(servo).y;
+        sum += y;
+        sum2 += y * y;
+        force += f;
+        peak = fmax(peak, fabs(f));
+        n++;
+    }
+    assert_int_equal(haptic_servo_state(servo), HAPTIC_SERVO_RUNNING);
+    haptic_servo_destroy(servo);
+    haptic_simulator_stop(&sim);
+    double mean = sum / n;
+    return (WallRun){.depth = 0.15 - mean,
+                     .sd = sqrt(fmax(sum2 / n - mean * mean, 0.0)),
+                     .force = force / n,
+                     .peak_force = peak};
+}
+
+/* At the 1 kHz design point of docs/haptics.md (1500 N/m with 3 N s/m) the handle comes to rest
+ * at the static balance 1500 d = 200 (5 mm - d), d = 0.59 mm, without sustained oscillation. */
+static void test_wall_holds_the_hand(void **state) {
+    WallRun r = hold_against_wall(1500);
+    double expected = 200.0 * 0.005 / 1700.0;
+    print_message("1500 N/m: rest depth %.3f mm (static balance %.3f mm), sd %.3f mm, force %.3f "
+                  "N\n",
+                  1e3 * r.depth, 1e3 * expected, 1e3 * r.sd, r.force);
+    assert_near(r.depth, expected, 0.4e-3); /* about one encoder count */
+    assert_true(r.sd < 0.3e-3);             /* no sustained oscillation */
+    assert_near(r.force, 1500 * expected, 0.6);
+}
+
+/* Well past the limit (8000 N/m against K_max of about 2(b + B) / (3T) = 3,300 N/m with one
+ * period of delay) the same wall oscillates: the stability analysis predicts what the device
+ * does. The force limits keep the oscillation bounded and the servo running. */
+static void test_too_stiff_wall_oscillates(void **state) {
+    WallRun r = hold_against_wall(8000);
+    print_message("8000 N/m: mean depth %.3f mm, sd %.3f mm, peak force %.2f N\n", 1e3 * r.depth,
+                  1e3 * r.sd, r.peak_force);
+    assert_true(r.sd > 0.5e-3);
+    assert_true(r.peak_force <= pantograph_config_default().max_force + 1e-9);
+}
+
 /* The device watchdog: commands stop while enabled -> the simulator zeroes its motors within
  * its timeout and says so in the status flags. */
 static void test_device_watchdog(void **state) {
@@ -359,6 +431,8 @@ int main(void) {
         cmocka_unit_test(test_usb_without_a_device),
         cmocka_unit_test_teardown(test_forces_reach_the_simulated_motors, stop_simulator),
         cmocka_unit_test_teardown(test_device_watchdog, stop_simulator),
+        cmocka_unit_test_teardown(test_wall_holds_the_hand, stop_simulator),
+        cmocka_unit_test_teardown(test_too_stiff_wall_oscillates, stop_simulator),
         cmocka_unit_test(test_playback),
         cmocka_unit_test(test_late_period_without_force_spike),
         cmocka_unit_test(test_engine_stall_fades_the_coupling),
