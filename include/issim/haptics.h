@@ -430,8 +430,10 @@ HapticServoDesc haptic_servo_desc_default(void);
 
 typedef struct HapticServo HapticServo;
 
-/* Takes ownership of dev (closed by haptic_servo_destroy). reg is Nullable and Borrowed: the
- * servo then reads the proxy from its frames and writes the HANDLE and SERVO_STATS slots. */
+/* Takes ownership of dev (closed by haptic_servo_destroy, or at once when creation fails). A NULL
+ * dev returns NULL with err untouched, so haptic_servo_create(haptic_device_open(...), ...)
+ * reports the open's error. reg is Nullable and Borrowed: the servo then reads the proxy from
+ * its frames and writes the HANDLE and SERVO_STATS slots. */
 HapticServo *haptic_servo_create(HapticDevice *dev, const PantographConfig *config,
                                  const HapticServoDesc *desc, Registry *reg, IssimError *err);
 void haptic_servo_destroy(HapticServo *servo);

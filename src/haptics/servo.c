@@ -86,6 +86,8 @@ static void prepare_textures(HapticServoDesc *d, IssimError *err, IssimStatus *s
 
 HapticServo *haptic_servo_create(HapticDevice *dev, const PantographConfig *config,
                                  const HapticServoDesc *desc, Registry *reg, IssimError *err) {
+    if (!dev)
+        return NULL; /* the failed haptic_device_open already said why in err */
     IssimStatus s = pantograph_config_check(config, err);
     if (s == ISSIM_OK && (!(desc->rate_hz >= 100.0) || desc->rate_hz > 20000.0))
         s = issim_error_set(err, ISSIM_ERR_RANGE, "servo rate %g Hz outside 100..20000",
