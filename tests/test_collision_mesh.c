@@ -224,6 +224,31 @@ static void test_obj_loading(void **state) {
 
 /* ===== Floors ===== */
 
+/* Feature ids name the triangle in 30 bits: on a 20,000-triangle floor a sphere over triangle
+ * 4 and one over triangle 16,388 (= 4 + 2^14, which a 14-bit index would alias) get their own
+ * triangles in their ids. */
+static void test_large_mesh_feature_ids(void **state) {
+    int n = 100; /* 100 x 100 cells of 0.02 m, two triangles each */
+    TriMesh *mesh = grid_mesh(n, 1.0);
+    assert_int_equal(trimesh_triangle_count(mesh), 2 * n * n);
+    Shape ms = shape_mesh(mesh);
+    Shape s = shape_sphere(0.005);
+    int triangles[2] = {4, 4 + (1 << 14)};
+    for (int k = 0; k < 2; k++) {
+        int cell = triangles[k] / 2, i = cell % n, j = cell / n;
+        /* Triangle 2 cell is (a, b, c), even: below the cell's diagonal, x - x0 > y - y0. */
+        double x0 = -1.0 + 0.02 * i, y0 = -1.0 + 0.02 * j;
+        Manifold m;
+        assert_int_equal(collide_mesh(&ms, pose_identity(), &s,
+                                      at(x0 + 0.014, y0 + 0.006, 0.005 - 1e-5), 1e-3, &m),
+                         1);
+        uint32_t mesh_half = (uint32_t)(m.points[0].feature >> 32);
+        assert_int_equal(mesh_half >> 30, 2); /* a face */
+        assert_int_equal(mesh_half & 0x3FFFFFFFu, triangles[k]);
+    }
+    trimesh_destroy(mesh);
+}
+
 static void test_sphere_on_square(void **state) {
     TriMesh *mesh = grid_mesh(1, 1.0); /* two triangles, diagonal (-1,-1)-(1,1) */
     Shape ms = shape_mesh(mesh);
@@ -512,9 +537,10 @@ static void test_capsule_in_chamfered_hole(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_query_brute_force), cmocka_unit_test(test_obj_loading),
-        cmocka_unit_test(test_sphere_on_square),  cmocka_unit_test(test_box_on_square_no_ghosts),
-        cmocka_unit_test(test_grid_floor_random), cmocka_unit_test(test_capsule_in_chamfered_hole),
+        cmocka_unit_test(test_query_brute_force),         cmocka_unit_test(test_obj_loading),
+        cmocka_unit_test(test_large_mesh_feature_ids),    cmocka_unit_test(test_sphere_on_square),
+        cmocka_unit_test(test_box_on_square_no_ghosts),   cmocka_unit_test(test_grid_floor_random),
+        cmocka_unit_test(test_capsule_in_chamfered_hole),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -352,12 +352,14 @@ static void report(const char *name, const Stats *st) {
                   st->cases, st->touching, st->contacts, st->max_error);
 }
 
-static uint32_t fid(int ka, int ia, int kb, int ib) {
-    return ((uint32_t)((ka << 14) | ia) << 16) | (uint32_t)((kb << 14) | ib);
+/* Feature ids as collision.h documents them: two 32-bit halves, kind in the top two bits. */
+static uint64_t fid(int ka, int ia, int kb, int ib) {
+    return ((uint64_t)(((uint32_t)ka << 30) | (uint32_t)ia) << 32) |
+           (((uint32_t)kb << 30) | (uint32_t)ib);
 }
 enum { V = 0, E = 1, F = 2 };
-static int feature_kind_of(uint32_t half) {
-    return (int)(half >> 14) & 3;
+static int feature_kind_of(uint64_t half) {
+    return (int)(half >> 30) & 3;
 }
 
 static void assert_vec_near(Vec3 a, Vec3 b, double tol) {
@@ -479,7 +481,7 @@ static void test_sphere_box(void **state) {
         Vec3 local;   /* sphere centre in the box frame */
         double dist;  /* signed distance */
         Vec3 n_local; /* normal in the box frame */
-        uint32_t feature;
+        uint64_t feature;
     } cases[] = {
         {{1.2, 0.5, -1.0}, 0.2 - 0.25, {1, 0, 0}, fid(V, 0, F, 1)},     /* face +x */
         {{0.1, -2.1, 0.0}, 0.1 - 0.25, {0, -1, 0}, fid(V, 0, F, 2)},    /* face -y */
@@ -606,8 +608,8 @@ static void test_box_box(void **state) {
     for (int i = 0; i < 4; i++) {
         assert_near(m.points[i].distance, -1e-4, 1e-14);
         assert_near(m.points[i].point_b.z, 0.5, 1e-15);
-        assert_true(m.points[i].feature >> 16 < 4); /* A's vertices 0-3 */
-        assert_int_equal(m.points[i].feature & 0xFFFF, (F << 14) | 5);
+        assert_true(m.points[i].feature >> 32 < 4); /* A's vertices 0-3 */
+        assert_int_equal(m.points[i].feature & 0xFFFFFFFFu, ((uint32_t)F << 30) | 5);
     }
     check_manifold(&small, pa, &big, pose_identity(), 1e-3, &m, false, 1e-12);
     /* Hovering 2e-4 above: the same four points at +2e-4 inside the margin, none outside. */
@@ -650,8 +652,8 @@ static void test_box_box(void **state) {
     assert_int_equal(collide_shapes(&cube, pe, &cube, pose_at(vec3(0, 0, 0), ry), 0.0, &m), 1);
     assert_near(m.points[0].distance, -1e-3, 1e-14);
     assert_vec_near(m.normal, vec3(0, 0, 1), 1e-14);
-    assert_int_equal(feature_kind_of(m.points[0].feature >> 16), E);
-    assert_int_equal(feature_kind_of(m.points[0].feature & 0xFFFF), E);
+    assert_int_equal(feature_kind_of(m.points[0].feature >> 32), E);
+    assert_int_equal(feature_kind_of(m.points[0].feature & 0xFFFFFFFFu), E);
     assert_vec_near(m.points[0].point_a, vec3(0, -0.03, ridge - 1e-3), 1e-12);
     assert_vec_near(m.points[0].point_b, vec3(0, -0.03, ridge), 1e-12);
     /* Apart corner to corner along the diagonal by 0.01: one point at distance 0.01 (the face

@@ -145,8 +145,10 @@ typedef struct ContactPoint {
     Vec3 point_a;     /* world, on A's surface */
     Vec3 point_b;     /* world, on B's surface */
     double distance;  /* signed MTD along the normal at this point: < 0 overlapping */
-    uint32_t feature; /* identifies the pair of features (vertex/edge/face of A and of B)
-                         producing the point; stable while those features stay in contact */
+    uint64_t feature; /* identifies the pair of features (vertex/edge/face of A and of B)
+                         producing the point; stable while those features stay in contact. A's
+                         half in the high 32 bits, B's in the low: kind (0 vertex, 1 edge, 2
+                         face) in each half's top two bits, the index in the low 30 */
 } ContactPoint;
 
 typedef struct Manifold {
@@ -205,11 +207,15 @@ typedef struct CollisionContact {
 
 typedef struct CollisionDesc {
     double margin;     /* report contacts closer than this (m); default 1e-3 */
-    double fat_margin; /* broad-phase box enlargement (m); default 0.05 */
+    double fat_margin; /* broad-phase box enlargement (m); default 0.01: a body moves 1 cm before
+                        * its leaf is reinserted, and a resting pile of 5 cm bodies replays 11 pairs
+                        * per body, not 43 as with 5 cm */
     /* Contacts of a pair whose two bodies both stayed within this distance (m, any point of
      * the body) of the poses the pair was last tested at are carried over without a narrow
      * phase: a resting pile costs only its broad phase. Carried points and distances are then
-     * stale by at most about twice this. Default 0: every pair is tested every update. */
+     * stale by at most about twice this. Default 0: only pairs of bodies whose poses are
+     * exactly unchanged (sleeping or fixed) are carried, which is exact; every other pair is
+     * tested every update. */
     double rest_tolerance;
 } CollisionDesc;
 

@@ -201,6 +201,8 @@ static int cmd_run(CliArgs *a, int argc, char **argv) {
     return rc;
 }
 
+int cmd_device(int argc, char **argv);
+
 int main(int argc, char **argv) {
     setenv("OPENBLAS_NUM_THREADS", "1", 0);
     /* A file-size limit reached while recording must be an EFBIG write error the recorder
@@ -219,6 +221,8 @@ int main(int argc, char **argv) {
         printf("issim %s\n", ISSIM_VERSION);
         return 0;
     }
+    if (strcmp(argv[1], "device") == 0) /* src/app/cmd_device.c: the haptic servo */
+        return cmd_device(argc, argv);
     CliArgs a = {.command = argv[1]};
     if (strcmp(a.command, "run") != 0 && strcmp(a.command, "validate") != 0)
         return bad_usage("unknown command '%s'", argv[1]);

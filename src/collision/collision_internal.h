@@ -28,26 +28,30 @@ typedef enum FeatureKind {
     FEATURE_FACE = 2,
 } FeatureKind;
 
-#define FEATURE_INDEX_MASK 0x3FFFu
+/* One body's half of a feature id: the kind in the top two bits, the index (vertex, edge, face
+ * or mesh triangle) in the low 30, so meshes of up to 2^30 triangles never alias. */
+typedef uint32_t FeatureHalf;
 
-static inline uint16_t feature_half(FeatureKind kind, int index) {
-    return (uint16_t)(((unsigned)kind << 14) | ((unsigned)index & FEATURE_INDEX_MASK));
+#define FEATURE_INDEX_MASK 0x3FFFFFFFu
+
+static inline FeatureHalf feature_half(FeatureKind kind, int index) {
+    return ((FeatureHalf)kind << 30) | ((FeatureHalf)index & FEATURE_INDEX_MASK);
 }
-static inline uint32_t feature_pair(uint16_t a, uint16_t b) {
-    return ((uint32_t)a << 16) | b;
+static inline uint64_t feature_pair(FeatureHalf a, FeatureHalf b) {
+    return ((uint64_t)a << 32) | b;
 }
-static inline uint32_t feature_id(FeatureKind kind_a, int index_a, FeatureKind kind_b,
+static inline uint64_t feature_id(FeatureKind kind_a, int index_a, FeatureKind kind_b,
                                   int index_b) {
     return feature_pair(feature_half(kind_a, index_a), feature_half(kind_b, index_b));
 }
 /* The id of the same contact with A and B exchanged. */
-static inline uint32_t feature_swap(uint32_t f) {
-    return (f >> 16) | (f << 16);
+static inline uint64_t feature_swap(uint64_t f) {
+    return (f >> 32) | (f << 32);
 }
-static inline FeatureKind feature_half_kind(uint16_t h) {
-    return (FeatureKind)(h >> 14);
+static inline FeatureKind feature_half_kind(FeatureHalf h) {
+    return (FeatureKind)(h >> 30);
 }
-static inline int feature_half_index(uint16_t h) {
+static inline int feature_half_index(FeatureHalf h) {
     return (int)(h & FEATURE_INDEX_MASK);
 }
 
@@ -192,7 +196,7 @@ int polytope_incident_face(const PolytopeView *view, Vec3 d);
 /* Feature (half of a feature id) of the polytope supporting local direction d: a vertex, an
  * edge (two vertices within rel_tol times the polytope's radius of the maximum), or a face
  * (three or more). */
-uint16_t polytope_support_feature(const PolytopeView *view, Vec3 d, double rel_tol);
+FeatureHalf polytope_support_feature(const PolytopeView *view, Vec3 d, double rel_tol);
 /* Feature number of edge local_edge (vertex local_edge to local_edge + 1) of face `face`: the
  * half-edge for a hull, the box numbering above for a box. */
 int polytope_edge_feature(const PolytopeView *view, int face, int local_edge);
@@ -205,7 +209,7 @@ int polytope_edge_feature(const PolytopeView *view, int face, int local_edge);
  * whose feature half is out_id, 1 = lying on reference side out_id. */
 typedef struct ClipVertex {
     Vec3 p;
-    uint16_t inc, ref;
+    FeatureHalf inc, ref;
     int side0, side1;
     int out_kind, out_id;
 } ClipVertex;
@@ -218,7 +222,7 @@ typedef struct ClipVertex {
  * incident face's feature half (for points cut out of a reference corner). Returns the new
  * count (in poly). */
 int clip_polygon(ClipVertex *poly, int count, const Vec3 *ref, int ref_count, Vec3 n,
-                 const uint16_t *ref_edge, const uint16_t *ref_vertex, uint16_t inc_face);
+                 const FeatureHalf *ref_edge, const FeatureHalf *ref_vertex, FeatureHalf inc_face);
 
 /* ---- Triangle meshes (trimesh.c) ---- */
 

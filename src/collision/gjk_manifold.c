@@ -168,7 +168,7 @@ int polytope_edge_feature(const PolytopeView *view, int face, int local_edge) {
     return 4 * k + b1 + 2 * b2;
 }
 
-uint16_t polytope_support_feature(const PolytopeView *view, Vec3 d, double rel_tol) {
+FeatureHalf polytope_support_feature(const PolytopeView *view, Vec3 d, double rel_tol) {
     double best = -INFINITY, radius = 0.0;
     for (int i = 0; i < view->vertex_count; i++) {
         best = fmax(best, vec3_dot(view->vertices[i], d));
@@ -202,7 +202,7 @@ uint16_t polytope_support_feature(const PolytopeView *view, Vec3 d, double rel_t
 /* ===== Clipping ===== */
 
 int clip_polygon(ClipVertex *poly, int count, const Vec3 *ref, int ref_count, Vec3 n,
-                 const uint16_t *ref_edge, const uint16_t *ref_vertex, uint16_t inc_face) {
+                 const FeatureHalf *ref_edge, const FeatureHalf *ref_vertex, FeatureHalf inc_face) {
     ClipVertex scratch[CLIP_MAX];
     ClipVertex *in = poly, *out = scratch;
     for (int k = 0; k < ref_count && count > 0; k++) {
@@ -225,7 +225,7 @@ int clip_polygon(ClipVertex *poly, int count, const Vec3 *ref, int ref_count, Ve
                 ClipVertex x;
                 x.p = vec3_mad(cur->p, dc / (dc - dn), vec3_sub(next->p, cur->p));
                 if (cur->out_kind == 0) {
-                    x.inc = (uint16_t)cur->out_id;
+                    x.inc = (FeatureHalf)cur->out_id;
                     x.ref = ref_edge[k];
                     x.side0 = k;
                     x.side1 = -1;
@@ -287,7 +287,7 @@ static void side_init(Side *s, const Shape *shape, Pose pose, Vec3 dir) {
 
 /* Feature half of a shape at its single contact point: point (world, on the surface) taken
  * with dir, the direction from this shape towards the other. */
-static uint16_t single_feature(const Side *s, Vec3 point) {
+static FeatureHalf single_feature(const Side *s, Vec3 point) {
     if (s->poly)
         return polytope_support_feature(&s->view, quat_rotate_inv(s->pose.q, s->dir), FEATURE_TOL);
     if (s->shape->kind == SHAPE_CAPSULE && s->shape->half_length > 0.0) {
@@ -305,8 +305,8 @@ static uint16_t single_feature(const Side *s, Vec3 point) {
 
 /* The reference face of side r in world: corners, their features, side features. Returns the
  * corner count, or 0 when the face has too many corners to clip. */
-static int reference_face(const Side *r, Vec3 *corners, uint16_t *edge_features,
-                          uint16_t *vertex_features) {
+static int reference_face(const Side *r, Vec3 *corners, FeatureHalf *edge_features,
+                          FeatureHalf *vertex_features) {
     const HullFace *f = &r->view.faces[r->face];
     if (f->count > CLIP_MAX / 2)
         return 0;
@@ -324,8 +324,8 @@ static int reference_face(const Side *r, Vec3 *corners, uint16_t *edge_features,
  * segment (unit axis): the surface point is the one in the segment's normal cone nearest -nr
  * (an end cap faces away from the segment, the side only sideways). */
 static void add_point(ContactPoint *cands, int *count, bool ref_is_a, Vec3 nr, Vec3 o, Vec3 p,
-                      const Shape *capsule, Vec3 axis, double t, double margin, uint16_t inc,
-                      uint16_t ref) {
+                      const Shape *capsule, Vec3 axis, double t, double margin, FeatureHalf inc,
+                      FeatureHalf ref) {
     Vec3 on_inc = p;
     if (capsule)
         on_inc = vec3_mad(p, capsule->radius, segment_cone_direction(axis, t, vec3_neg(nr)));
@@ -352,12 +352,12 @@ static void add_point(ContactPoint *cands, int *count, bool ref_is_a, Vec3 nr, V
 static int clip_manifold(const Side *r, const Side *i, bool ref_is_a, double margin,
                          const ContactPoint *mtd, Manifold *out) {
     Vec3 corners[CLIP_MAX];
-    uint16_t edge_features[CLIP_MAX], vertex_features[CLIP_MAX];
+    FeatureHalf edge_features[CLIP_MAX], vertex_features[CLIP_MAX];
     int ref_count = reference_face(r, corners, edge_features, vertex_features);
     if (ref_count < 3)
         return 0;
     Vec3 nr = quat_rotate(r->pose.q, r->view.faces[r->face].normal);
-    uint16_t ref_face = feature_half(FEATURE_FACE, r->face);
+    FeatureHalf ref_face = feature_half(FEATURE_FACE, r->face);
     ContactPoint cands[CLIP_MAX];
     int count = 0;
     if (i->poly) {
@@ -390,7 +390,7 @@ static int clip_manifold(const Side *r, const Side *i, bool ref_is_a, double mar
         if (!clip_segment_to_polygon(corners, ref_count, nr, p0, p1, &t0, &t1, &side0, &side1))
             return 0;
         Vec3 seg = vec3_sub(p1, p0), axis = vec3_normalize(seg);
-        uint16_t edge = feature_half(FEATURE_EDGE, 0);
+        FeatureHalf edge = feature_half(FEATURE_EDGE, 0);
         add_point(cands, &count, ref_is_a, nr, corners[0], vec3_mad(p0, t0, seg), i->shape, axis,
                   t0, margin, side0 < 0 ? feature_half(FEATURE_VERTEX, 0) : edge,
                   side0 < 0 ? ref_face : edge_features[side0]);

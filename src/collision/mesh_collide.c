@@ -75,7 +75,7 @@ typedef struct MeshCtx {
 } MeshCtx;
 
 static void add_candidate(MeshCtx *c, Vec3 on_mesh, Vec3 on_body, double distance, Vec3 m,
-                          uint16_t mesh_feature, uint16_t body_feature) {
+                          FeatureHalf mesh_feature, FeatureHalf body_feature) {
     if (!(distance < c->margin))
         return;
     MeshCandidate k = {{.point_a = on_mesh,
@@ -105,7 +105,7 @@ static int polygon_support(const Shape *s, Vec3 d) {
 }
 
 /* Body feature at a single contact point on_body, seen along dir (from body to mesh). */
-static uint16_t body_feature(const MeshCtx *c, Vec3 on_body, Vec3 dir) {
+static FeatureHalf body_feature(const MeshCtx *c, Vec3 on_body, Vec3 dir) {
     if (c->body->kind == SHAPE_POLYGON)
         return feature_half(FEATURE_VERTEX,
                             polygon_support(c->body, quat_rotate_inv(c->rel.q, dir)));
@@ -142,7 +142,7 @@ static bool edge_flat(const Tri *tri, int j) {
 
 /* Feature of the triangle at point q (on it): face, edge j (3 t + j) or corner (vertex index);
  * *smooth tells whether that feature may not push sideways. */
-static uint16_t triangle_feature(const Tri *tri, Vec3 q, bool *smooth) {
+static FeatureHalf triangle_feature(const Tri *tri, Vec3 q, bool *smooth) {
     double w[3], sum = 0.0;
     for (int k = 0; k < 3; k++) {
         Vec3 a = tri->p[(k + 1) % 3], b = tri->p[(k + 2) % 3];
@@ -178,12 +178,12 @@ static bool on_flat_edge(const Tri *tri, int side0, int side1) {
  * Returns the number of candidates added. */
 static int triangle_reference(MeshCtx *c, const Tri *tri) {
     Vec3 n = tri->n;
-    uint16_t ref_edge[3], ref_vertex[3];
+    FeatureHalf ref_edge[3], ref_vertex[3];
     for (int k = 0; k < 3; k++) {
         ref_edge[k] = feature_half(FEATURE_EDGE, 3 * tri->t + k);
         ref_vertex[k] = feature_half(FEATURE_VERTEX, tri->v[k]);
     }
-    uint16_t ref_face = feature_half(FEATURE_FACE, tri->t);
+    FeatureHalf ref_face = feature_half(FEATURE_FACE, tri->t);
     int before = c->count;
     if (c->poly) {
         int f = polytope_incident_face(&c->view, quat_rotate_inv(c->rel.q, vec3_neg(n)));
@@ -241,9 +241,9 @@ static int triangle_reference(MeshCtx *c, const Tri *tri) {
         Vec3 on_body = vec3_mad(core, c->core.radius, dir);
         double s = vec3_dot(n, vec3_sub(on_body, tri->p[0]));
         Vec3 on_mesh = vec3_mad(core, -vec3_dot(n, vec3_sub(core, tri->p[0])), n);
-        uint16_t bf = !capsule    ? feature_half(FEATURE_VERTEX, 0)
-                      : side >= 0 ? feature_half(FEATURE_EDGE, 0)
-                                  : feature_half(FEATURE_VERTEX, e);
+        FeatureHalf bf = !capsule    ? feature_half(FEATURE_VERTEX, 0)
+                         : side >= 0 ? feature_half(FEATURE_EDGE, 0)
+                                     : feature_half(FEATURE_VERTEX, e);
         add_candidate(c, on_mesh, on_body, s, n, side >= 0 ? ref_edge[side] : ref_face, bf);
     }
     return c->count - before;
@@ -255,7 +255,7 @@ static int body_reference(MeshCtx *c, const Tri *tri, int f) {
     if (face->count > CLIP_MAX / 2)
         return 0;
     Vec3 corners[CLIP_MAX];
-    uint16_t ref_edge[CLIP_MAX], ref_vertex[CLIP_MAX];
+    FeatureHalf ref_edge[CLIP_MAX], ref_vertex[CLIP_MAX];
     for (int k = 0; k < face->count; k++) {
         int v = c->view.face_vertices[face->first + k];
         corners[k] = pose_apply(c->rel, c->view.vertices[v]);
@@ -306,7 +306,7 @@ static void triangle_contacts(MeshCtx *c, int t) {
         return;
     Vec3 m = vec3_neg(nrm); /* triangle to body */
     bool smooth;
-    uint16_t tf = triangle_feature(&tri, qa, &smooth);
+    FeatureHalf tf = triangle_feature(&tri, qa, &smooth);
     double along = vec3_dot(m, tri.n);
     bool snapped = false;
     if (along < 0.0 || (smooth && along < FACE_ALIGN_COS)) {

@@ -142,19 +142,13 @@ static void box_face_vertices(int f, int v[4]) {
         v[i] = (pos << k) | (ccw[pos][i][0] << k1) | (ccw[pos][i][1] << k2);
 }
 
-/* Half width of box b along unit direction l. */
-static double box_radius(const BoxW *b, Vec3 l) {
-    return b->h[0] * fabs(vec3_dot(b->ax[0], l)) + b->h[1] * fabs(vec3_dot(b->ax[1], l)) +
-           b->h[2] * fabs(vec3_dot(b->ax[2], l));
-}
-
 /* ===== Face clipping ===== */
 
 typedef struct BoxClip {
     Vec3 p;
-    uint16_t inc, ref; /* features on the incident and the reference box */
-    uint16_t carrier;  /* feature holding the segment to the next vertex */
-    bool carrier_ref;  /* carrier is a reference-face edge (else an incident edge) */
+    FeatureHalf inc, ref; /* features on the incident and the reference box */
+    FeatureHalf carrier;  /* feature holding the segment to the next vertex */
+    bool carrier_ref;     /* carrier is a reference-face edge (else an incident edge) */
 } BoxClip;
 
 enum { BOX_CLIP_MAX = 16 };
@@ -172,8 +166,8 @@ static int shared_vertex(int e1, int e2) {
 }
 
 /* Clips poly against the plane m . x <= o of the reference edge side_edge. */
-static int clip_side(const BoxClip *in, int n, Vec3 m, double o, int side_edge, uint16_t inc_face,
-                     BoxClip *out) {
+static int clip_side(const BoxClip *in, int n, Vec3 m, double o, int side_edge,
+                     FeatureHalf inc_face, BoxClip *out) {
     int k = 0;
     for (int i = 0; i < n && k < BOX_CLIP_MAX; i++) {
         BoxClip p = in[i];
@@ -329,7 +323,7 @@ static int face_contact(const BoxW *ref, int ref_face, const BoxW *inc, int w, b
 /* ===== Box-box ===== */
 
 /* The feature of box b at parameter t of its edge e (ends are vertices). */
-static uint16_t edge_feature(int e, double t) {
+static FeatureHalf edge_feature(int e, double t) {
     int u, w;
     box_edge_vertices(e, &u, &w);
     if (t <= 0.0)
@@ -365,14 +359,14 @@ static int support_edge(const BoxW *b, int k, Vec3 d) {
 typedef struct Closest {
     double d;
     Vec3 pa, pb;
-    uint16_t fa, fb;
+    FeatureHalf fa, fb;
     int ref_face; /* face-like: the face (of B if ref_is_b, else of A) the vertex faces */
     bool ref_is_b;
     int vertex; /* face-like: the vertex of the other box */
 } Closest;
 
 /* Closest point of box b to x, with the feature it lies on and, for a face, the face. */
-static double box_closest(const BoxW *b, Vec3 x, Vec3 *q, uint16_t *feature, int *face) {
+static double box_closest(const BoxW *b, Vec3 x, Vec3 *q, FeatureHalf *feature, int *face) {
     Vec3 r = vec3_sub(x, b->c);
     double l[3], c[3];
     int clamped = 0, bits = 0, free_axis = 0, face_axis = 0;
@@ -419,7 +413,7 @@ static Closest box_box_closest(const BoxW *a, const BoxW *b, double tol) {
         for (int v = 0; v < 8; v++) {
             Closest c = {.ref_is_b = pass == 0, .vertex = v};
             Vec3 x = box_vertex(p, v), y;
-            uint16_t fq;
+            FeatureHalf fq;
             c.d = box_closest(q, x, &y, &fq, &c.ref_face);
             if (pass == 0) {
                 c.pa = x, c.pb = y, c.fa = feature_half(FEATURE_VERTEX, v), c.fb = fq;
@@ -470,39 +464,67 @@ int collide_box_box(const Shape *sa, Pose pa, const Shape *sb, Pose pb, double m
     double scale = a.h[0] + a.h[1] + a.h[2] + b.h[0] + b.h[1] + b.h[2];
     double tol = BOX_TIE_REL * (scale + vec3_norm(t));
 
+    /* Separating axes (Gottschalk's OBB test, Ericson 4.4.1): with R = A^T B every projected
+     * radius is a sum of half extents times |R| entries, so no axis needs a box_radius call. */
+    double r[3][3], abs_r[3][3], ta[3], tb[3];
+    for (int i = 0; i < 3; i++) {
+        ta[i] = vec3_dot(t, a.ax[i]);
+        tb[i] = vec3_dot(t, b.ax[i]);
+        for (int j = 0; j < 3; j++) {
+            r[i][j] = vec3_dot(a.ax[i], b.ax[j]);
+            abs_r[i][j] = fabs(r[i][j]);
+        }
+    }
     /* Face axes: B's first, then A's (a tie keeps B's). */
     double face_sep = -INFINITY;
     int face = -1; /* 0..2: B's axis k; 3..5: A's axis k-3 */
-    Vec3 face_n = {0, 0, 0};
     for (int i = 0; i < 6; i++) {
-        Vec3 l = i < 3 ? b.ax[i] : a.ax[i - 3];
-        double tl = vec3_dot(t, l);
-        double sep = fabs(tl) - box_radius(&a, l) - box_radius(&b, l);
+        double tl, ra, rb;
+        if (i < 3) {
+            tl = tb[i];
+            ra = a.h[0] * abs_r[0][i] + a.h[1] * abs_r[1][i] + a.h[2] * abs_r[2][i];
+            rb = b.h[i];
+        } else {
+            int k = i - 3;
+            tl = ta[k];
+            ra = a.h[k];
+            rb = b.h[0] * abs_r[k][0] + b.h[1] * abs_r[k][1] + b.h[2] * abs_r[k][2];
+        }
+        double sep = fabs(tl) - ra - rb;
         if (sep > face_sep + (face >= 0 ? tol : 0.0)) {
             face_sep = sep;
             face = i;
-            face_n = tl >= 0.0 ? l : vec3_neg(l);
         }
     }
+    Vec3 face_n = face < 3 ? b.ax[face] : a.ax[face - 3];
+    if ((face < 3 ? tb[face] : ta[face - 3]) < 0.0)
+        face_n = vec3_neg(face_n);
     double edge_sep = -INFINITY;
     int edge_i = -1, edge_j = -1;
-    Vec3 edge_n = {0, 0, 0};
     for (int i = 0; i < 3; i++) {
+        int i1 = (i + 1) % 3, i2 = (i + 2) % 3;
         for (int j = 0; j < 3; j++) {
-            Vec3 l = vec3_cross(a.ax[i], b.ax[j]);
-            double len = vec3_norm(l);
+            int j1 = (j + 1) % 3, j2 = (j + 2) % 3;
+            double len = vec3_norm(vec3_cross(a.ax[i], b.ax[j]));
             if (len < 1e-12) /* parallel edges: the face axes cover them */
                 continue;
-            l = vec3_scale(l, 1.0 / len);
-            double tl = vec3_dot(t, l);
-            double sep = fabs(tl) - box_radius(&a, l) - box_radius(&b, l);
+            /* t . (a_i x b_j) and the radii along a_i x b_j, unnormalised. */
+            double tl = ta[i2] * r[i1][j] - ta[i1] * r[i2][j];
+            double ra = a.h[i1] * abs_r[i2][j] + a.h[i2] * abs_r[i1][j];
+            double rb = b.h[j1] * abs_r[i][j2] + b.h[j2] * abs_r[i][j1];
+            double sep = (fabs(tl) - ra - rb) / len;
             if (sep > edge_sep) {
                 edge_sep = sep;
                 edge_i = i;
                 edge_j = j;
-                edge_n = tl >= 0.0 ? l : vec3_neg(l);
             }
         }
+    }
+    Vec3 edge_n = {0, 0, 0};
+    if (edge_i >= 0) {
+        edge_n = vec3_normalize(vec3_cross(a.ax[edge_i], b.ax[edge_j]));
+        if (vec3_dot(t, edge_n) < 0.0)
+            edge_n = vec3_neg(edge_n);
     }
     double sep_max = fmax(face_sep, edge_sep);
     if (sep_max >= margin) /* every axis bounds the distance from below */

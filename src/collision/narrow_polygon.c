@@ -55,12 +55,12 @@ static V2 v2_neg(V2 a) {
 }
 
 typedef struct Round2 {
-    int count;                      /* 1: circle, 2: segment, >= 3: polygon (ccw) */
-    V2 v[SHAPE_POLYGON_MAX];        /* core vertices */
-    V2 n[SHAPE_POLYGON_MAX];        /* outward unit normal of edge i (v[i] to v[i+1]); 0
-                                       for a degenerate edge */
-    uint16_t vf[SHAPE_POLYGON_MAX]; /* feature of vertex i */
-    uint16_t ef[SHAPE_POLYGON_MAX]; /* feature of edge i */
+    int count;                         /* 1: circle, 2: segment, >= 3: polygon (ccw) */
+    V2 v[SHAPE_POLYGON_MAX];           /* core vertices */
+    V2 n[SHAPE_POLYGON_MAX];           /* outward unit normal of edge i (v[i] to v[i+1]); 0
+                                          for a degenerate edge */
+    FeatureHalf vf[SHAPE_POLYGON_MAX]; /* feature of vertex i */
+    FeatureHalf ef[SHAPE_POLYGON_MAX]; /* feature of edge i */
     double radius, y;
 } Round2;
 
@@ -178,7 +178,7 @@ static int incident_edge(const Round2 *s, V2 n, int w) {
 
 typedef struct Clip2 {
     V2 p;
-    uint16_t inc, ref;
+    FeatureHalf inc, ref;
 } Clip2;
 
 /* Clips the incident edge (or single vertex) of shape inc against reference edge ref_edge of
@@ -205,7 +205,7 @@ static int clip_round2(const Round2 *ref, int ref_edge, const Round2 *inc, int w
             V2 o = side == 0 ? r1 : r2;
             double d0 = sign * v2_dot(t, v2_sub(pts[0].p, o));
             double d1 = sign * v2_dot(t, v2_sub(pts[1].p, o));
-            uint16_t corner = ref->vf[side == 0 ? ref_edge : (ref_edge + 1) % ref->count];
+            FeatureHalf corner = ref->vf[side == 0 ? ref_edge : (ref_edge + 1) % ref->count];
             if (d0 > 0.0 && d1 > 0.0) {
                 count = 0;
             } else if (d0 > 0.0 || d1 > 0.0) {
@@ -242,7 +242,7 @@ static int clip_round2(const Round2 *ref, int ref_edge, const Round2 *inc, int w
 typedef struct Closest2 {
     double d;
     V2 ca, cb; /* core points */
-    uint16_t fa, fb;
+    FeatureHalf fa, fb;
     int ref_edge; /* face-like: the edge the vertex faces (>= 0), on B if ref_is_b */
     bool ref_is_b;
     int vertex; /* face-like: the facing vertex */
@@ -271,7 +271,7 @@ static Closest2 round2_closest(const Round2 *a, const Round2 *b, double tol) {
                 V2 y = v2_mad(q0, t, d);
                 Closest2 c = {
                     .d = v2_norm(v2_sub(x, y)), .ref_edge = -1, .ref_is_b = pass == 0, .vertex = i};
-                uint16_t fq;
+                FeatureHalf fq;
                 if (q->count == 1 || t <= 0.0)
                     fq = q->vf[e];
                 else if (t >= 1.0)

@@ -50,7 +50,7 @@ static Vec3 segment_point(const Segment *g, double t) {
 }
 
 /* Feature half of the capsule feature at parameter t: the ends are vertices 0 and 1. */
-static uint16_t capsule_feature(double t) {
+static FeatureHalf capsule_feature(double t) {
     if (t <= 0.0)
         return feature_half(FEATURE_VERTEX, 0);
     if (t >= 1.0)
@@ -70,7 +70,7 @@ static Vec3 any_perpendicular(Vec3 axis) {
     return t1;
 }
 
-static int emit(Manifold *out, int count, Vec3 pa, Vec3 pb, uint32_t feature) {
+static int emit(Manifold *out, int count, Vec3 pa, Vec3 pb, uint64_t feature) {
     ContactPoint *c = &out->points[count];
     c->point_a = pa;
     c->point_b = pb;
@@ -170,7 +170,7 @@ int collide_capsule_capsule(const Shape *a, Pose pa, const Shape *b, Pose pb, do
             Vec3 ca2 = segment_point(&ga, s2), cb2 = segment_point(&gb, t2);
             Vec3 v2 = vec3_sub(ca2, cb2);
             Vec3 side = vec3_mad(v2, -vec3_dot(v2, n), n);
-            uint32_t f2 = feature_pair(capsule_feature(s2), capsule_feature(t2));
+            uint64_t f2 = feature_pair(capsule_feature(s2), capsule_feature(t2));
             if (vec3_norm(side) <= CAPSULE_SECOND_OFFSET * radii && f2 != out->points[0].feature) {
                 Vec3 qa = vec3_mad(ca2, a->radius, capsule_direction(&ga, s2, vec3_neg(n)));
                 Vec3 qb = vec3_mad(cb2, b->radius, capsule_direction(&gb, t2, n));
@@ -205,7 +205,7 @@ int collide_sphere_box(const Shape *a, Pose pa, const Shape *b, Pose pb, double 
     }
     Vec3 nl;
     double core; /* signed distance from the centre to the box surface */
-    uint16_t fb;
+    FeatureHalf fb;
     if (clamped > 0) {
         Vec3 v = vec3(cv[0] - q[0], cv[1] - q[1], cv[2] - q[2]);
         core = vec3_norm(v);

@@ -87,7 +87,7 @@ static void grow_or_die(void **array, int *cap, int need, size_t item) {
 }
 
 CollisionDesc collision_desc_default(void) {
-    return (CollisionDesc){.margin = 1e-3, .fat_margin = 0.05, .rest_tolerance = 0.0};
+    return (CollisionDesc){.margin = 1e-3, .fat_margin = 0.01, .rest_tolerance = 0.0};
 }
 
 CollisionWorld *collision_world_create(const CollisionDesc *desc, IssimError *err) {
@@ -266,7 +266,32 @@ static void end_contact(CollisionWorld *w, uint32_t id) {
     w->ended[w->ended_count++] = id;
 }
 
-/* Appends pair (a, b)'s contacts from manifold m, matched against prev[0..prev_count). */
+/* The untaken previous contact of the same pair whose points both lie within reach of c's, the
+ * nearest; -1 if none. Feature ids name a contact while the same features touch, but where two
+ * choices tie (equal boxes edge on edge, whose reference face flips under a tremble of 1e-5 m)
+ * the features change while the touching region stays put: such a point keeps the identity of
+ * the previous contact at the same place, as Bullet's persistent manifold matches by distance,
+ * so models with memory keep their state. */
+static int nearest_previous(const CollisionContact *c, const CollisionContact *prev, int prev_count,
+                            const bool *taken, double reach) {
+    int best = -1;
+    double best_d2 = reach * reach;
+    for (int j = 0; j < prev_count; j++) {
+        if (taken[j])
+            continue;
+        Vec3 da = vec3_sub(c->point.point_a, prev[j].point.point_a);
+        Vec3 db = vec3_sub(c->point.point_b, prev[j].point.point_b);
+        double d2 = fmax(vec3_dot(da, da), vec3_dot(db, db));
+        if (d2 <= best_d2) {
+            best_d2 = d2;
+            best = j;
+        }
+    }
+    return best;
+}
+
+/* Appends pair (a, b)'s contacts from manifold m, matched against prev[0..prev_count): by feature
+ * first, then by position (nearest_previous). */
 static void match_pair(CollisionWorld *w, int a, int b, const Manifold *m,
                        const CollisionContact *prev, int prev_count) {
     ISSIM_ASSERT(prev_count <= MANIFOLD_MAX_POINTS && m->count <= MANIFOLD_MAX_POINTS);
@@ -297,6 +322,19 @@ static void match_pair(CollisionWorld *w, int a, int b, const Manifold *m,
             c->id = prev[j].id;
             c->age = prev[j].age + 1;
         } else {
+            c->id = 0; /* matched by position below, or new */
+        }
+    }
+    for (int k = 0; k < m->count; k++) {
+        CollisionContact *c = &out[k];
+        if (c->id != 0)
+            continue;
+        int j = nearest_previous(c, prev, prev_count, taken, w->desc.margin);
+        if (j >= 0) {
+            taken[j] = true;
+            c->id = prev[j].id;
+            c->age = prev[j].age + 1;
+        } else {
             c->id = w->next_id++;
             if (w->next_id == 0) /* after 2^32 - 1 contacts; 0 is never an id */
                 w->next_id = 1;
@@ -320,16 +358,26 @@ static void match_pair(CollisionWorld *w, int a, int b, const Manifold *m,
     }
 }
 
+static bool pose_unchanged(Pose a, Pose b) {
+    return a.p.x == b.p.x && a.p.y == b.p.y && a.p.z == b.p.z && a.q.w == b.q.w && a.q.x == b.q.x &&
+           a.q.y == b.q.y && a.q.z == b.q.z;
+}
+
 /* A body is restless when it moved farther than rest_tolerance (any of its points) from the pose
- * its contacts were last computed at; with rest_tolerance 0 every body always is. */
+ * its contacts were last computed at. With rest_tolerance 0 only a body whose pose is exactly
+ * the same is at rest (a sleeping body): carrying its pairs' contacts is then exact. */
 static void mark_restless(CollisionWorld *w) {
     double tol = w->desc.rest_tolerance;
     for (int i = 0; i < w->body_count; i++) {
-        if (!(tol > 0.0) || !w->rest_valid[i]) {
+        Pose now = w->poses[i], rest = w->rest_poses[i];
+        if (!w->rest_valid[i]) {
             w->restless[i] = true;
             continue;
         }
-        Pose now = w->poses[i], rest = w->rest_poses[i];
+        if (!(tol > 0.0)) {
+            w->restless[i] = !pose_unchanged(now, rest);
+            continue;
+        }
         double shift = vec3_norm(vec3_sub(now.p, rest.p));
         double dot =
             fabs(now.q.w * rest.q.w + now.q.x * rest.q.x + now.q.y * rest.q.y + now.q.z * rest.q.z);

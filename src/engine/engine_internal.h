@@ -186,13 +186,10 @@ void engine_manifold_kinematics(const Engine *e, const double *y, const EngineCo
                                 ContactKinematics *k, Vec3 *point, Vec3 *arm_a, Vec3 *arm_b);
 /* Depth (m) within which a contact counts as touching at a restart. */
 #define ENGINE_TOUCH_TOLERANCE 1e-12
-/* Collision-world rest tolerance (m) used by the engine (CollisionDesc.rest_tolerance): the
- * pairs of bodies that moved less than this since their last narrow phase are carried over.
- * Sleeping bodies do not move at all, but the world measures a turn through acos of a
- * quaternion dot product, which reads about 2e-8 rad for an unchanged attitude, so a tolerance
- * of 1e-12 m never carried anything; 0.1 um does, and is far below any contact depth a step
- * resolves (see engine_build_shapes). */
-#define ENGINE_REST_TOLERANCE 1e-7
+/* Collision-world rest tolerance (m) used by the engine (CollisionDesc.rest_tolerance): 0. The
+ * world carries the pairs of bodies whose pose did not change at all (sleeping bodies,
+ * engine_sleep.c) without it; a coarser tolerance would also carry awake bodies at rest. */
+#define ENGINE_REST_TOLERANCE 0.0
 bool engine_contact_should_be_active(const ContactKinematics *k);
 /* dy/dt at (t, y) with the current active set. */
 void engine_rhs(Engine *e, double t, const double *y, double *ydot);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "issim/haptics.h"
 #include "sim_internal.h"
 
 static double clock_value_locked(const Sim *sim, double wall) {
@@ -114,12 +115,40 @@ static bool handle_edits(Sim *sim, double *frame_values) {
     return any;
 }
 
+/* Haptic coupling hook (issue 6, docs/haptics.md). The servo publishes the handle's world
+ * point, the proxy body and the coupling gains in REGISTRY_SLOT_HANDLE; before each step the
+ * engine applies the spring/damper force of that slot to the proxy (the servo renders the
+ * opposite force on the handle). A slot older than 0.1 s of wall time (servo stopped), a
+ * proxy index out of range or zero gains (motors off, stall fade) remove the force. Returns the
+ * body that now carries a coupling force, or -1. The force is piecewise constant per step: the
+ * engine restarts its integrator when it changes (engine_set_applied_wrench). */
+static int apply_haptic_coupling(Sim *sim, int coupled_body) {
+    Engine *e = sim->engine;
+    RegistrySlot h;
+    registry_slot_read(sim->registry, REGISTRY_SLOT_HANDLE, &h);
+    int body = h.count > 0 ? (int)h.v[HAPTIC_HANDLE_PROXY_BODY] : -1;
+    Vec3 force = {0, 0, 0}, zero = {0, 0, 0};
+    if (body >= 0 && body < engine_body_count(e)) {
+        EngineBodyState s = engine_body_state(e, body);
+        if (!haptic_coupling_engine_force(&h, s.pos, s.vel, issim_wall_time(), 0.1, &force))
+            body = -1;
+    } else {
+        body = -1;
+    }
+    if (coupled_body >= 0 && coupled_body != body)
+        engine_set_applied_wrench(e, coupled_body, zero, zero, NULL);
+    if (body >= 0 && engine_set_applied_wrench(e, body, force, zero, NULL) != ISSIM_OK)
+        body = -1;
+    return body;
+}
+
 static void *engine_thread(void *arg) {
     Sim *sim = arg;
     Engine *e = sim->engine;
     double *frame_values = calloc((size_t)engine_var_count(e), sizeof(double));
     uint64_t resets = 0;
     bool failed = false;
+    int coupled_body = -1; /* the haptic proxy carrying a coupling force */
     publish_frame(sim, 0.0, resets);
     while (frame_values && !atomic_load(&sim->stop_requested)) {
         if (handle_edits(sim, frame_values)) {
@@ -130,6 +159,7 @@ static void *engine_thread(void *arg) {
         if (!failed && engine_time(e) < sim_display_time(sim) + horizon(sim)) {
             double w0 = issim_wall_time();
             IssimError err;
+            coupled_body = apply_haptic_coupling(sim, coupled_body);
             if (engine_step(e, &err) != ISSIM_OK) {
                 /* The last good state stays published; an edit may repair the scene. */
                 issim_log(ISSIM_LOG_ERROR, "%s", err.message);

@@ -7,14 +7,14 @@
  * walls, all half-spaces), layer on layer, every neighbour, the floor and the walls overlapping
  * by 1e-4 m, each body offset by a random jitter of up to 2e-5 m per axis. Between updates
  * every dynamic body is set to its rest pose plus a fresh jitter of up to 1e-5 m per axis, as
- * the bodies of a resting pile tremble. For N = 100, 1000 and 10000 it prints the median wall
- * time of an update (after a warm-up) with the medians of its broad and narrow phases, the
- * contacts and broad pairs (and the cost of the first update, when every contact begins and
- * the broad phase builds its pair list from scratch), then the growth of the median from 1000 to
- * 10000 bodies against n log n (x13.3) and the target of 1 ms for 1000 bodies on one core.
- * Usage: issim-bench collision [--updates K] [--fat-margin M] [--rest-tolerance R] (K >= 20,
- * default 30; M: the broad phase's fat margin in m, default collision_desc_default's; R: the
- * rest tolerance of the second run, default 5e-5 m). */
+ * the bodies of a resting pile tremble (or, asleep, to exactly its rest pose). For N = 100, 1000
+ * and 10000 it prints the median wall time of an update (after a warm-up) with the medians of its
+ * broad and narrow phases, the contacts and broad pairs (and the cost of the first update, when
+ * every contact begins and the broad phase builds its pair list from scratch), then the growth of
+ * the median from 1000 to 10000 bodies against n log n (x13.3) and the target of 1 ms for 1000
+ * bodies on one core. Usage: issim-bench collision [--updates K] [--fat-margin M] [--rest-tolerance
+ * R] (K >= 20, default 30; M: the broad phase's fat margin in m, default collision_desc_default's;
+ * R: the rest tolerance of the second run, default 5e-5 m). */
 #include "bench.h"
 
 #include <math.h>
@@ -111,18 +111,23 @@ static bool pile_build(Pile *pile, int n, bool boxes, const CollisionDesc *desc,
     return true;
 }
 
-static void pile_tremble(Pile *pile, BcRng *rng) {
+/* Sets every dynamic body's pose for the next update: its rest pose plus a fresh tremble, or
+ * exactly its rest pose (a sleeping pile; still set, as an engine would, so the broad phase's
+ * per-body work is counted). */
+static void pile_tremble(Pile *pile, BcRng *rng, bool still) {
     for (int i = pile->first_dynamic; i < pile->count; i++) {
         Pose p = pile->rest[i];
-        p.p.x += BC_TREMBLE * bc_uniform(rng);
-        p.p.y += BC_TREMBLE * bc_uniform(rng);
-        p.p.z += BC_TREMBLE * bc_uniform(rng);
+        if (!still) {
+            p.p.x += BC_TREMBLE * bc_uniform(rng);
+            p.p.y += BC_TREMBLE * bc_uniform(rng);
+            p.p.z += BC_TREMBLE * bc_uniform(rng);
+        }
         collision_world_set_pose(pile->world, i, p);
     }
 }
 
 /* Returns the median update time in ms, or a negative value on failure. */
-static double bench_pile(int n, bool boxes, const CollisionDesc *desc, int updates) {
+static double bench_pile(int n, bool boxes, bool still, const CollisionDesc *desc, int updates) {
     BcRng rng = {0x2545f4914f6cdd1dull ^ (uint64_t)n};
     Pile pile = {0};
     if (!pile_build(&pile, n, boxes, desc, &rng)) {
@@ -147,12 +152,12 @@ static double bench_pile(int n, bool boxes, const CollisionDesc *desc, int updat
     t_first = (now_s() - t_first) * 1e3;
     int first_contacts = collision_world_stats(pile.world).contacts;
     for (int k = 0; k < BC_WARMUP; k++) {
-        pile_tremble(&pile, &rng);
+        pile_tremble(&pile, &rng, still);
         collision_world_update(pile.world);
     }
     int began = 0, ended = 0;
     for (int k = 0; k < updates; k++) {
-        pile_tremble(&pile, &rng);
+        pile_tremble(&pile, &rng, still);
         double t0 = now_s();
         collision_world_update(pile.world);
         total[k] = (now_s() - t0) * 1e3;
@@ -178,7 +183,7 @@ static double bench_pile(int n, bool boxes, const CollisionDesc *desc, int updat
 }
 
 /* One configuration: the three pile sizes, growth and target verdicts. */
-static int bench_configuration(const char *label, bool boxes, const CollisionDesc *desc,
+static int bench_configuration(const char *label, bool boxes, bool still, const CollisionDesc *desc,
                                int updates) {
     printf("collision: %s: settled pile in a container (floor + 4 walls), %s, size %.2f m, "
            "overlaps %.0e m, tremble %.0e m; margin %.0e m, fat margin %.3g m, rest tolerance "
@@ -186,12 +191,12 @@ static int bench_configuration(const char *label, bool boxes, const CollisionDes
            label,
            boxes ? "spheres and boxes on a checkerboard"
                  : "spheres only (no box routines in the narrow phase yet)",
-           BC_SIZE, BC_OVERLAP, BC_TREMBLE, desc->margin, desc->fat_margin, desc->rest_tolerance,
-           updates, BC_WARMUP);
+           BC_SIZE, BC_OVERLAP, still ? 0.0 : BC_TREMBLE, desc->margin, desc->fat_margin,
+           desc->rest_tolerance, updates, BC_WARMUP);
     const int sizes[3] = {100, 1000, 10000};
     double ms[3];
     for (int i = 0; i < 3; i++) {
-        ms[i] = bench_pile(sizes[i], boxes, desc, updates);
+        ms[i] = bench_pile(sizes[i], boxes, still, desc, updates);
         if (ms[i] < 0.0)
             return 1;
     }
@@ -219,11 +224,15 @@ int bench_collision(int argc, char **argv) {
     if (updates < 20)
         updates = 20;
     bool boxes = boxes_available();
-    /* Every pair through the narrow phase every update, then the resting pile as the engine
-     * runs it (contacts of bodies at rest carried over). */
+    /* A trembling pile with every pair through the narrow phase every update (the engine's
+     * setting; spring/damper contacts never come to a standstill); the same pile asleep (poses
+     * exactly unchanged: the engine's sleeping bodies, carried exactly at the engine's rest
+     * tolerance 0); the trembling pile with the world's approximate rest mode. */
     desc.rest_tolerance = 0.0;
-    int rc = bench_configuration("every pair tested", boxes, &desc, updates);
+    int rc = bench_configuration("trembling, every pair tested", boxes, false, &desc, updates);
+    rc |= bench_configuration("asleep (poses unchanged), exact", boxes, true, &desc, updates);
     desc.rest_tolerance = rest;
-    rc |= bench_configuration("bodies at rest carried", boxes, &desc, updates);
+    rc |= bench_configuration("trembling, bodies within the rest tolerance carried", boxes, false,
+                              &desc, updates);
     return rc;
 }

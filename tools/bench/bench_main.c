@@ -1,5 +1,6 @@
-/* issim-bench: `issim-bench all | engine | registry | collision | contact | dynamics`. Run by
- * `make bench`. */
+/* issim-bench: `issim-bench all | engine | registry | collision | contact | dynamics | haptics`.
+ * Run by `make bench` (`all` leaves out haptics, which starts the device simulator and runs about
+ * 30 s). */
 #include "bench.h"
 
 #include <stdio.h>
@@ -37,6 +38,8 @@ int main(int argc, char **argv) {
         return bench_dynamics(argc - 1, argv + 1);
     if (strcmp(which, "contact") == 0)
         return bench_contact(argc - 1, argv + 1);
+    if (strcmp(which, "haptics") == 0)
+        return bench_haptics(argc - 1, argv + 1);
     if (strcmp(which, "all") == 0) {
         int rc = bench_engine(argc - 1, argv + 1);
         rc |= bench_registry(argc - 1, argv + 1);
@@ -44,6 +47,7 @@ int main(int argc, char **argv) {
         rc |= bench_contact(argc - 1, argv + 1);
         return rc | bench_dynamics(argc - 1, argv + 1);
     }
-    fprintf(stderr, "usage: issim-bench [all|engine|registry|collision|contact|dynamics]\n");
+    fprintf(stderr,
+            "usage: issim-bench [all|engine|registry|collision|contact|dynamics|haptics]\n");
     return 2;
 }

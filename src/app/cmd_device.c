@@ -1,0 +1,270 @@
+/* `issim device DEVICE SCENE ...`: runs a scene interactively (engine thread) with the haptic
+ * servo on a device, headless, and prints the servo statistics. DEVICE is "sim" (starts the
+ * simulated pantograph tools/pantosim on a pseudo-terminal), "usb[:VID:PID]", "serial:PATH"
+ * or "playback:FILE". Uses public headers only. */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "issim/core.h"
+#include "issim/engine.h"
+#include "issim/haptics.h"
+#include "issim/sim.h"
+
+int cmd_device(int argc, char **argv);
+
+typedef struct DeviceArgs {
+    const char *device;
+    const char *scene;
+    double duration;
+    double rate;
+    bool enable;
+    bool fifo;
+    const char *record_handle; /* Nullable: CSV t,x,y of the handle for playback */
+    const char *sim_args[16];
+    int sim_argc;
+} DeviceArgs;
+
+static int device_usage(FILE *out) {
+    fputs("usage: issim device DEVICE SCENE [--duration S] [--rate HZ] [--enable] [--no-fifo]\n"
+          "                   [--hand free|hold:X,Y|circle:R,T] [--watchdog S]\n"
+          "\n"
+          "  DEVICE   sim (the simulated P2 pantograph on a pseudo-terminal), usb[:VID:PID],\n"
+          "           serial:PATH or playback:FILE (CSV t,x,y of handle positions)\n"
+          "  SCENE    a scene; its optional `haptics` table sets surfaces, textures and the\n"
+          "           coupled proxy (scenes/pantograph_*.lua)\n"
+          "  --duration S  run for S seconds of wall time (default 5)\n"
+          "  --rate HZ     servo rate (default 1000; 4000 and more allowed)\n"
+          "  --enable      enable the motors (always on for sim: nobody holds it)\n"
+          "  --no-fifo     do not ask for SCHED_FIFO\n"
+          "  --hand, --watchdog  passed to the simulated device (sim only)\n"
+          "  --record-handle FILE  write the handle trajectory (CSV t,x,y, sampled every\n"
+          "                millisecond) for playback:FILE\n"
+          "\n"
+          "Prints the servo statistics (rate, lateness percentiles, overruns, compute time).\n"
+          "Exit status: 0 success, 1 device or scene error, 2 bad arguments.\n",
+          out);
+    return out == stderr ? 2 : 0;
+}
+
+static bool parse_number(const char *s, double *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(v))
+        return false;
+    *out = v;
+    return true;
+}
+
+static int parse_device_args(int argc, char **argv, DeviceArgs *a) {
+    *a = (DeviceArgs){.duration = 5.0, .rate = 1000.0, .fifo = true};
+    int positional = 0;
+    for (int i = 2; i < argc; i++) {
+        const char *arg = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(arg, "--help") == 0)
+            return device_usage(stdout) - 1;
+        if (strcmp(arg, "--enable") == 0) {
+            a->enable = true;
+        } else if (strcmp(arg, "--no-fifo") == 0) {
+            a->fifo = false;
+        } else if (strcmp(arg, "--duration") == 0 || strcmp(arg, "--rate") == 0) {
+            double *dst = arg[2] == 'd' ? &a->duration : &a->rate;
+            if (!value || !parse_number(value, dst) || *dst <= 0) {
+                fprintf(stderr, "issim: %s needs a positive number\n", arg);
+                return 2;
+            }
+            i++;
+        } else if (strcmp(arg, "--record-handle") == 0) {
+            if (!value) {
+                fprintf(stderr, "issim: --record-handle needs a file\n");
+                return 2;
+            }
+            a->record_handle = argv[++i];
+        } else if (strcmp(arg, "--hand") == 0 || strcmp(arg, "--watchdog") == 0) {
+            if (!value || a->sim_argc > 12) {
+                fprintf(stderr, "issim: %s needs a value\n", arg);
+                return 2;
+            }
+            a->sim_args[a->sim_argc++] = arg;
+            a->sim_args[a->sim_argc++] = value;
+            i++;
+        } else if (arg[0] == '-') {
+            fprintf(stderr, "issim: unknown option '%s'\n", arg);
+            return device_usage(stderr);
+        } else if (positional == 0) {
+            a->device = arg;
+            positional++;
+        } else if (positional == 1) {
+            a->scene = arg;
+            positional++;
+        } else {
+            fprintf(stderr, "issim: unexpected argument '%s'\n", arg);
+            return device_usage(stderr);
+        }
+    }
+    if (!a->device || !a->scene) {
+        fprintf(stderr, "issim: device needs DEVICE and SCENE\n");
+        return device_usage(stderr);
+    }
+    return 0;
+}
+
+/* Finds the proxy body named in the scene's haptics table. */
+static bool set_up_proxy(Sim *sim, const char *proxy, HapticServoDesc *desc) {
+    if (!proxy[0])
+        return true;
+    Engine *e = sim_engine(sim);
+    for (int b = 0; b < engine_body_count(e); b++)
+        if (strcmp(engine_body_name(e, b), proxy) == 0) {
+            char var[128];
+            snprintf(var, sizeof var, "%s.pos.x", proxy);
+            desc->coupling.proxy_body = b;
+            desc->coupling.proxy_var = registry_var_find(sim_registry(sim), var);
+            return desc->coupling.proxy_var >= 0;
+        }
+    fprintf(stderr, "issim: the haptic proxy '%s' is not a body of the scene\n", proxy);
+    return false;
+}
+
+static void print_stats(const HapticServo *servo, Sim *sim, const char *proxy) {
+    double v[HAPTIC_STAT_COUNT];
+    haptic_servo_stats(servo, v);
+    printf("servo: %.0f periods at %.1f Hz (configured %.0f Hz), %s scheduling\n",
+           v[HAPTIC_STAT_PERIODS], v[HAPTIC_STAT_MEASURED_HZ], v[HAPTIC_STAT_RATE_HZ],
+           v[HAPTIC_STAT_FIFO] ? "SCHED_FIFO" : "normal");
+    printf("lateness: p50 %.0f us, p99 %.0f us, p99.9 %.0f us, max %.0f us; %.0f overruns\n",
+           v[HAPTIC_STAT_LATENESS_P50_US], v[HAPTIC_STAT_LATENESS_P99_US],
+           v[HAPTIC_STAT_LATENESS_P999_US], v[HAPTIC_STAT_LATENESS_MAX_US],
+           v[HAPTIC_STAT_OVERRUNS]);
+    printf("compute per period: mean %.1f us, max %.1f us; stale device reads %.0f; "
+           "force-limited periods %.0f; engine stalls %.0f\n",
+           v[HAPTIC_STAT_COMPUTE_MEAN_US], v[HAPTIC_STAT_COMPUTE_MAX_US],
+           v[HAPTIC_STAT_STALE_READS], v[HAPTIC_STAT_FORCE_LIMITED], v[HAPTIC_STAT_ENGINE_STALLS]);
+    RegistrySlot h;
+    registry_slot_read(sim_registry(sim), REGISTRY_SLOT_HANDLE, &h);
+    printf("handle: (%.4f, %.4f) m, force (%.3f, %.3f) N, motors %s\n", h.v[HAPTIC_HANDLE_X],
+           h.v[HAPTIC_HANDLE_Y], h.v[HAPTIC_HANDLE_FX], h.v[HAPTIC_HANDLE_FY],
+           h.v[HAPTIC_HANDLE_ENABLED] ? "enabled" : "disabled");
+    if (proxy[0]) {
+        char var[128];
+        snprintf(var, sizeof var, "%s.pos.x", proxy);
+        int x = registry_var_find(sim_registry(sim), var);
+        double *values = calloc((size_t)registry_var_count(sim_registry(sim)), sizeof(double));
+        RegistryFrame f = {.values = values};
+        if (values && x >= 0 && registry_read_latest(sim_registry(sim), &f))
+            printf("proxy %s: (%.4f, %.4f, %.4f) m at t = %.3f s\n", proxy, values[x],
+                   values[x + 1], values[x + 2], f.t);
+        free(values);
+    }
+}
+
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig) {
+    interrupted = sig;
+}
+
+/* Waits for the duration (or Ctrl-C), writing the handle slot's new samples to the recording. */
+static void watch(Sim *sim, double duration, FILE *record) {
+    double t0 = issim_wall_time();
+    uint64_t last_count = 0;
+    while (!interrupted && issim_wall_time() - t0 < duration) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+        if (!record)
+            continue;
+        RegistrySlot h;
+        registry_slot_read(sim_registry(sim), REGISTRY_SLOT_HANDLE, &h);
+        if (h.count != last_count && h.count > 0) {
+            fprintf(record, "%.6f,%.9f,%.9f\n", h.t - t0, h.v[HAPTIC_HANDLE_X],
+                    h.v[HAPTIC_HANDLE_Y]);
+            last_count = h.count;
+        }
+    }
+}
+
+static int run_device(const DeviceArgs *a, Sim *sim, HapticServoDesc *desc, const char *proxy) {
+    PantographConfig config = pantograph_config_default();
+    HapticSimulator simulator = {.pid = -1, .stdout_fd = -1};
+    IssimError err;
+    char spec[300];
+    bool simulated = strcmp(a->device, "sim") == 0;
+    if (simulated) {
+        const char *args[17] = {0};
+        for (int i = 0; i < a->sim_argc; i++)
+            args[i] = a->sim_args[i];
+        if (haptic_simulator_spawn(&simulator, NULL, args, &err) != ISSIM_OK) {
+            fprintf(stderr, "issim: %s\n", err.message);
+            return 1;
+        }
+        snprintf(spec, sizeof spec, "serial:%s", simulator.pty);
+        printf("simulated pantograph on %s\n", simulator.pty);
+    } else {
+        issim_strlcpy(spec, a->device, sizeof spec);
+    }
+    int rc = 1;
+    HapticDevice *dev = haptic_device_open(spec, &config, &err);
+    HapticServo *servo =
+        dev ? haptic_servo_create(dev, &config, desc, sim_registry(sim), &err) : NULL;
+    if (servo && sim_start(sim, &err) == ISSIM_OK) {
+        if (haptic_servo_start(servo, &err) == ISSIM_OK) {
+            haptic_servo_enable(servo, a->enable || simulated);
+            FILE *record = a->record_handle ? fopen(a->record_handle, "w") : NULL;
+            if (a->record_handle && !record)
+                fprintf(stderr, "issim: cannot write %s: %s\n", a->record_handle, strerror(errno));
+            if (record)
+                fprintf(record, "t,x,y\n");
+            watch(sim, a->duration, record);
+            if (record && fclose(record) != 0)
+                fprintf(stderr, "issim: writing %s failed\n", a->record_handle);
+            haptic_servo_stop(servo);
+            rc = haptic_servo_state(servo) == HAPTIC_SERVO_SAFE ? 1 : 0;
+            print_stats(servo, sim, proxy);
+            if (rc)
+                fprintf(stderr, "issim: %s\n", haptic_servo_error(servo));
+        }
+        sim_stop(sim);
+    }
+    if (!servo || (rc && !haptic_servo_error(servo)[0]))
+        fprintf(stderr, "issim: %s\n", err.message);
+    haptic_servo_destroy(servo);
+    if (simulated) {
+        haptic_simulator_stop(&simulator);
+        printf("simulated device: %s\n", simulator.summary);
+    }
+    return rc;
+}
+
+int cmd_device(int argc, char **argv) {
+    DeviceArgs a;
+    int rc = parse_device_args(argc, argv, &a);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    /* Ctrl-C ends the run through the normal path: motors disabled, statistics printed */
+    signal(SIGINT, on_interrupt);
+    signal(SIGTERM, on_interrupt);
+    HapticServoDesc desc = haptic_servo_desc_default();
+    desc.rate_hz = a.rate;
+    desc.realtime = a.fifo;
+    char proxy[64];
+    IssimError err;
+    if (haptic_scene_load(a.scene, &desc, proxy, sizeof proxy, &err) != ISSIM_OK) {
+        fprintf(stderr, "issim: %s\n", err.message);
+        return 1;
+    }
+    SimOptions options = sim_options_default();
+    options.quiet = true;
+    Sim *sim = sim_create(a.scene, &options, &err);
+    if (!sim) {
+        fprintf(stderr, "issim: %s\n", err.message);
+        return 1;
+    }
+    rc = set_up_proxy(sim, proxy, &desc) ? run_device(&a, sim, &desc, proxy) : 1;
+    sim_destroy(sim);
+    return rc;
+}

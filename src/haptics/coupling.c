@@ -1,0 +1,98 @@
+/* The virtual coupling between the handle and a proxy body the engine simulates (the handle is
+ * a user thing; the proxy meets the scene through the engine's own contact models).
+ *
+ * A spring/damper joins the handle's point mapped into the world (origin + scale (x - centre),
+ * z = origin.z) to the proxy's centre, in world x and y. Each side evaluates it from its own
+ * newest data without waiting for the other: the servo at its rate from the newest frame in the
+ * registry (registry_read_latest, lock-free), the engine before each step from the newest
+ * HANDLE slot (sim_thread.c). Their forces are equal and opposite up to the age of that data
+ * (about one engine step); docs/haptics.md gives the stability limits this sets on K and B.
+ *
+ * Host watchdog: when the engine publishes no new frame for stall_timeout_s (an engine or
+ * display stall), the servo fades the coupling gains linearly to zero over fade_s and publishes
+ * the faded gains, so both sides let go together; a new frame restores them at once.
+ */
+#include <math.h>
+
+#include "haptics_internal.h"
+
+HapticCoupling haptic_coupling_default(void) {
+    return (HapticCoupling){
+        .proxy_body = -1,
+        .proxy_var = -1,
+        .origin = {0, 0, 0},
+        .position_scale = 5.0,
+        .force_scale = 5.0,
+        .stiffness = 2000.0,
+        .damping = 20.0,
+        .stall_timeout_s = 0.02,
+        .fade_s = 0.02,
+    };
+}
+
+static void update_watchdog(const HapticCoupling *c, CouplingState *cs, const Registry *reg,
+                            double now) {
+    RegistryFrame frame = {.values = cs->frame_values};
+    bool have = registry_read_latest(reg, &frame);
+    if (have && (!cs->have_frame || frame.index != cs->last_index)) {
+        cs->last_index = frame.index;
+        cs->last_change_wall = now;
+        cs->have_frame = true;
+        cs->stalled = false;
+    }
+    double silent = now - cs->last_change_wall;
+    if (!cs->have_frame) {
+        cs->fade = 0.0;
+        return;
+    }
+    if (silent > c->stall_timeout_s && !cs->stalled) {
+        cs->stalled = true;
+        cs->stalls++;
+        issim_log(ISSIM_LOG_WARN, "haptics: no engine frame for %.0f ms: fading the coupling",
+                  1e3 * silent);
+    }
+    double over = silent - c->stall_timeout_s;
+    cs->fade = over <= 0.0 ? 1.0 : c->fade_s > 0.0 ? fmax(1.0 - over / c->fade_s, 0.0) : 0.0;
+}
+
+void haptic_coupling_servo_force(const HapticCoupling *c, CouplingState *cs, const Registry *reg,
+                                 const HapticKinematics *k, double now, double force[2]) {
+    HapticVec2 centre = pantograph_workspace_centre(&k->config);
+    cs->handle_world = (Vec3){c->origin.x + c->position_scale * (k->pos.x - centre.x),
+                              c->origin.y + c->position_scale * (k->pos.y - centre.y), c->origin.z};
+    cs->handle_world_vel = (Vec3){c->position_scale * k->vel.x, c->position_scale * k->vel.y, 0.0};
+    if (c->proxy_body < 0 || c->proxy_var < 0 || !reg || !cs->frame_values) {
+        cs->fade = 0.0;
+        return;
+    }
+    update_watchdog(c, cs, reg, now);
+    if (cs->fade <= 0.0)
+        return;
+    const double *p = cs->frame_values + c->proxy_var;
+    const double *v = p + 7; /* pos(3), orient(4), vel(3): engine.h's variable order */
+    double fx =
+        c->stiffness * (cs->handle_world.x - p[0]) + c->damping * (cs->handle_world_vel.x - v[0]);
+    double fy =
+        c->stiffness * (cs->handle_world.y - p[1]) + c->damping * (cs->handle_world_vel.y - v[1]);
+    /* the proxy pulls the handle back: minus the force on the proxy, scaled to the device */
+    force[0] -= cs->fade * fx / c->force_scale;
+    force[1] -= cs->fade * fy / c->force_scale;
+}
+
+bool haptic_coupling_engine_force(const RegistrySlot *h, Vec3 proxy_pos, Vec3 proxy_vel,
+                                  double now_wall, double max_age_s, Vec3 *force) {
+    *force = (Vec3){0, 0, 0};
+    if (h->count == 0 || now_wall - h->t > max_age_s || h->v[HAPTIC_HANDLE_PROXY_BODY] < 0.0)
+        return false;
+    double k = h->v[HAPTIC_HANDLE_COUPLING_K], b = h->v[HAPTIC_HANDLE_COUPLING_B];
+    if (!(k > 0.0 || b > 0.0) || !isfinite(k) || !isfinite(b))
+        return false;
+    double fx = k * (h->v[HAPTIC_HANDLE_WORLD_X] - proxy_pos.x) +
+                b * (h->v[HAPTIC_HANDLE_WORLD_VX] - proxy_vel.x);
+    double fy = k * (h->v[HAPTIC_HANDLE_WORLD_Y] - proxy_pos.y) +
+                b * (h->v[HAPTIC_HANDLE_WORLD_VY] - proxy_vel.y);
+    if (!isfinite(fx) || !isfinite(fy))
+        return false;
+    *force = (Vec3){fx, fy, 0.0};
+    return true;
+}

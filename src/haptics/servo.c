@@ -1,0 +1,461 @@
+/* The haptic servo (seed 000 B.4.1 and B.7: haptic rendering at 300-1000 Hz; 004 ch. 2-3).
+ *
+ * The thread wakes at absolute deadlines (clock_nanosleep, TIMER_ABSTIME, CLOCK_MONOTONIC), so
+ * a late wake-up never shifts the following ones; under SCHED_FIFO when the system permits
+ * (a warning otherwise, and a 1 us timer slack instead of the default 50 us). Each period:
+ * read the newest device frame -> kinematics -> force (constant + local surfaces + coupling)
+ * -> safety chain -> J^T -> torques (+ joint-space texture) -> D/A -> write.
+ *
+ * Safety chain, in this order, the last step before the D/A being the torque limit:
+ *  1. NaN guard on the force (replaced by zero, flagged);
+ *  2. workspace and singularity fade (HapticKinematics.force_scale);
+ *  3. handle force limit |f| <= max_force;
+ *  4. slew limit |f - f_prev| <= max_force_step per period: a late period (the handle moved
+ *     further than usual meanwhile) or a wall onset cannot produce a force spike;
+ *  5. joint torque limit and NaN guard on the torques; then the D/A saturates anyway.
+ * The motors stay disabled (enable flag off, zero D/A) until haptic_servo_enable, and after an
+ * emergency stop until enabled again. A device error (unplugged, simulator gone, silent link)
+ * sends the servo to its safe state: zero force, motors disabled, the message kept; the
+ * device's own watchdog zeroes the motors if even the disable command cannot get through.
+ *
+ * Late periods: a wake-up later than one whole period is an overrun; the missed deadlines are
+ * skipped (not replayed in a burst) and counted. Lateness goes into a 1 us histogram, so the
+ * percentiles the registry shows cost O(bins) to compute and nothing to record.
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+
+#include "haptics_internal.h"
+
+#define LATENESS_BINS 20000 /* 1 us each (20 ms); the last bin collects everything later */
+#define STATS_INTERVAL_S 0.05
+
+struct HapticServo {
+    HapticDevice *dev;
+    PantographConfig config;
+    HapticServoDesc desc;
+    Registry *reg;
+    HapticKinematics kin;
+    HapticRng rng;
+    CouplingState coupling;
+    double period;
+    pthread_t thread;
+    bool thread_running;
+    atomic_bool stop_requested;
+    atomic_bool enable_requested;
+    atomic_bool estop;
+    atomic_int state;
+    char error[512];
+    double force[2]; /* rendered last period, after every limit */
+    uint16_t seq;
+    bool motors_on;
+    unsigned limits;
+    /* statistics (servo thread only) */
+    uint64_t periods, overruns, missed_deadlines, stale_reads, device_errors, force_limited;
+    uint32_t lateness_hist[LATENESS_BINS];
+    uint64_t lateness_samples;
+    double lateness_max;
+    double compute_sum, compute_max;
+    double t_first, t_last, last_stats;
+    bool fifo;
+};
+
+HapticServoDesc haptic_servo_desc_default(void) {
+    return (HapticServoDesc){
+        .rate_hz = 1000.0,
+        .realtime = true,
+        .fifo_priority = 80,
+        .max_force_step = 1.0,
+        .seed = 0x5eed,
+        .coupling = haptic_coupling_default(),
+    };
+}
+
+static void prepare_textures(HapticServoDesc *d, IssimError *err, IssimStatus *s) {
+    for (int i = 0; i < d->surface_count && *s == ISSIM_OK; i++)
+        if (d->surfaces[i].has_texture)
+            *s = haptic_texture_prepare(&d->surfaces[i].texture, err);
+}
+
+HapticServo *haptic_servo_create(HapticDevice *dev, const PantographConfig *config,
+                                 const HapticServoDesc *desc, Registry *reg, IssimError *err) {
+    if (!dev)
+        return NULL; /* the failed haptic_device_open already said why in err */
+    IssimStatus s = pantograph_config_check(config, err);
+    if (s == ISSIM_OK && (!(desc->rate_hz >= 100.0) || desc->rate_hz > 20000.0))
+        s = issim_error_set(err, ISSIM_ERR_RANGE, "servo rate %g Hz outside 100..20000",
+                            desc->rate_hz);
+    if (s == ISSIM_OK && (desc->surface_count < 0 || desc->surface_count > HAPTIC_MAX_SURFACES))
+        s = issim_error_set(err, ISSIM_ERR_RANGE, "%d surfaces (at most %d)", desc->surface_count,
+                            HAPTIC_MAX_SURFACES);
+    HapticServo *servo = s == ISSIM_OK ? calloc(1, sizeof *servo) : NULL;
+    if (s == ISSIM_OK && !servo)
+        s = issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
+    if (s == ISSIM_OK) {
+        servo->desc = *desc;
+        prepare_textures(&servo->desc, err, &s);
+    }
+    if (s == ISSIM_OK && reg && desc->coupling.proxy_var >= 0) {
+        servo->coupling.frame_values = calloc((size_t)registry_var_count(reg) + 1, sizeof(double));
+        if (desc->coupling.proxy_var + 10 > registry_var_count(reg))
+            s = issim_error_set(err, ISSIM_ERR_RANGE, "proxy variable %d outside the registry",
+                                desc->coupling.proxy_var);
+    }
+    if (s != ISSIM_OK) {
+        if (servo)
+            free(servo->coupling.frame_values);
+        free(servo);
+        haptic_device_close(dev);
+        return NULL;
+    }
+    servo->dev = dev;
+    servo->config = *config;
+    servo->reg = reg;
+    servo->period = 1.0 / desc->rate_hz;
+    haptic_kinematics_init(&servo->kin, config);
+    haptic_rng_seed(&servo->rng, desc->seed);
+    atomic_init(&servo->state, HAPTIC_SERVO_RUNNING);
+    atomic_init(&servo->stop_requested, false);
+    atomic_init(&servo->enable_requested, false);
+    atomic_init(&servo->estop, false);
+    return servo;
+}
+
+void haptic_servo_destroy(HapticServo *servo) {
+    if (!servo)
+        return;
+    haptic_servo_stop(servo);
+    haptic_device_close(servo->dev);
+    free(servo->coupling.frame_values);
+    free(servo);
+}
+
+static void go_safe(HapticServo *servo, const char *message) {
+    if (atomic_load(&servo->state) == HAPTIC_SERVO_SAFE)
+        return;
+    issim_strlcpy(servo->error, message, sizeof servo->error);
+    atomic_store(&servo->state, HAPTIC_SERVO_SAFE);
+    servo->device_errors++;
+    servo->force[0] = servo->force[1] = 0.0;
+    servo->motors_on = false;
+    uint16_t mid = (uint16_t)(1u << (servo->config.dac_bits - 1));
+    HapticCommand off = {.seq = ++servo->seq, .dac = {mid, mid}, .enable = false};
+    haptic_device_write(servo->dev, &off, NULL);
+    issim_log(ISSIM_LOG_ERROR, "haptics: %s; motors disabled, force zero", message);
+}
+
+static double vec_norm(const double v[2]) {
+    return hypot(v[0], v[1]);
+}
+
+/* Steps 1-4 of the safety chain on the handle force. */
+static void limit_force(HapticServo *servo, double f[2]) {
+    if (!isfinite(f[0]) || !isfinite(f[1])) {
+        f[0] = f[1] = 0.0;
+        servo->limits |= HAPTIC_LIMIT_NONFINITE;
+    }
+    f[0] *= servo->kin.force_scale;
+    f[1] *= servo->kin.force_scale;
+    double n = vec_norm(f);
+    if (n > servo->config.max_force) {
+        f[0] *= servo->config.max_force / n;
+        f[1] *= servo->config.max_force / n;
+        servo->limits |= HAPTIC_LIMIT_FORCE;
+    }
+    double d[2] = {f[0] - servo->force[0], f[1] - servo->force[1]};
+    double step = vec_norm(d);
+    if (step > servo->desc.max_force_step) {
+        double s = servo->desc.max_force_step / step;
+        f[0] = servo->force[0] + s * d[0];
+        f[1] = servo->force[1] + s * d[1];
+    }
+}
+
+static void compute_force(HapticServo *servo, double now, double f[2], double tau_texture[2]) {
+    f[0] = servo->desc.constant_force.x;
+    f[1] = servo->desc.constant_force.y;
+    tau_texture[0] = tau_texture[1] = 0.0;
+    for (int i = 0; i < servo->desc.surface_count; i++)
+        haptic_surface_force(&servo->desc.surfaces[i], &servo->kin, &servo->rng, f, tau_texture);
+    haptic_coupling_servo_force(&servo->desc.coupling, &servo->coupling, servo->reg, &servo->kin,
+                                now, f);
+}
+
+/* Step 5 and the D/A. */
+static HapticCommand to_command(HapticServo *servo, const double f[2], const double tex[2],
+                                bool enable) {
+    const double *j = servo->kin.jacobian;
+    double s = servo->kin.force_scale;
+    double tau[2] = {j[0] * f[0] + j[2] * f[1] + s * tex[0],
+                     j[1] * f[0] + j[3] * f[1] + s * tex[1]};
+    uint16_t mid = (uint16_t)(1u << (servo->config.dac_bits - 1));
+    HapticCommand cmd = {.seq = ++servo->seq, .dac = {mid, mid}, .enable = enable};
+    for (int i = 0; i < 2; i++) {
+        if (!isfinite(tau[i])) {
+            tau[i] = 0.0;
+            servo->limits |= HAPTIC_LIMIT_NONFINITE;
+        }
+        if (fabs(tau[i]) > servo->config.max_joint_torque) {
+            tau[i] = copysign(servo->config.max_joint_torque, tau[i]);
+            servo->limits |= HAPTIC_LIMIT_TORQUE;
+        }
+        if (enable)
+            cmd.dac[i] = pantograph_torque_to_dac(&servo->config, tau[i], NULL);
+    }
+    return cmd;
+}
+
+static void publish_handle(HapticServo *servo, const HapticSample *sample, double now) {
+    const HapticKinematics *k = &servo->kin;
+    const HapticCoupling *c = &servo->desc.coupling;
+    double fade = servo->coupling.fade;
+    double v[HAPTIC_HANDLE_COUNT] = {
+        [HAPTIC_HANDLE_X] = k->pos.x,
+        [HAPTIC_HANDLE_Y] = k->pos.y,
+        [HAPTIC_HANDLE_VX] = k->vel.x,
+        [HAPTIC_HANDLE_VY] = k->vel.y,
+        [HAPTIC_HANDLE_FX] = servo->force[0],
+        [HAPTIC_HANDLE_FY] = servo->force[1],
+        [HAPTIC_HANDLE_WORLD_X] = servo->coupling.handle_world.x,
+        [HAPTIC_HANDLE_WORLD_Y] = servo->coupling.handle_world.y,
+        [HAPTIC_HANDLE_WORLD_Z] = servo->coupling.handle_world.z,
+        [HAPTIC_HANDLE_WORLD_VX] = servo->coupling.handle_world_vel.x,
+        [HAPTIC_HANDLE_WORLD_VY] = servo->coupling.handle_world_vel.y,
+        [HAPTIC_HANDLE_PROXY_BODY] = c->proxy_body,
+        /* the engine applies exactly the gains the servo renders (faded after a stall, zero
+           while the motors are off: the handle is not held then) */
+        [HAPTIC_HANDLE_COUPLING_K] = servo->motors_on ? fade * c->stiffness : 0.0,
+        [HAPTIC_HANDLE_COUPLING_B] = servo->motors_on ? fade * c->damping : 0.0,
+        [HAPTIC_HANDLE_ENABLED] = servo->motors_on,
+        [HAPTIC_HANDLE_LIMITS] = servo->limits,
+        [HAPTIC_HANDLE_DEVICE_STATUS] = sample ? sample->state.status : 0,
+        [HAPTIC_HANDLE_Q1] = k->joints.q1,
+        [HAPTIC_HANDLE_Q5] = k->joints.q5,
+    };
+    registry_slot_write(servo->reg, REGISTRY_SLOT_HANDLE, now, v, HAPTIC_HANDLE_COUNT);
+}
+
+static void publish_stats(HapticServo *servo, double now) {
+    double v[HAPTIC_STAT_COUNT];
+    haptic_servo_stats(servo, v);
+    registry_slot_write(servo->reg, REGISTRY_SLOT_SERVO_STATS, now, v, HAPTIC_STAT_COUNT);
+    servo->last_stats = now;
+}
+
+/* The GUI learns of the safe state at once, not at the next statistics interval. */
+static void publish_safe_state(HapticServo *servo, double now) {
+    if (!servo->reg)
+        return;
+    publish_handle(servo, NULL, now);
+    publish_stats(servo, now);
+}
+
+bool haptic_servo_period(HapticServo *servo, double now) {
+    if (atomic_load(&servo->state) != HAPTIC_SERVO_RUNNING)
+        return false;
+    double t0 = issim_wall_time();
+    if (servo->periods == 0)
+        servo->t_first = now;
+    servo->t_last = now;
+    servo->periods++;
+    HapticSample sample;
+    IssimError err;
+    if (haptic_device_read(servo->dev, 0.0, &sample, &err) != ISSIM_OK) {
+        go_safe(servo, err.message);
+        publish_safe_state(servo, now);
+        return false;
+    }
+    if (!sample.fresh)
+        servo->stale_reads++;
+    servo->limits = 0;
+    bool solved = haptic_kinematics_update(&servo->kin, sample.state.counts[0],
+                                           sample.state.counts[1], sample.t);
+    servo->limits |= servo->kin.flags;
+    double f[2] = {0, 0}, tex[2] = {0, 0};
+    if (solved)
+        compute_force(servo, now, f, tex);
+    bool enable = solved && atomic_load(&servo->enable_requested) && !atomic_load(&servo->estop) &&
+                  !(sample.state.status & HAPTIC_STATUS_FAULT);
+    if (!enable)
+        f[0] = f[1] = tex[0] = tex[1] = 0.0;
+    limit_force(servo, f);
+    if (!enable) /* off means off: no slew tail */
+        f[0] = f[1] = 0.0;
+    HapticCommand cmd = to_command(servo, f, tex, enable);
+    servo->force[0] = f[0];
+    servo->force[1] = f[1];
+    servo->motors_on = enable;
+    if (servo->limits &
+        (HAPTIC_LIMIT_FORCE | HAPTIC_LIMIT_TORQUE | HAPTIC_LIMIT_WORKSPACE | HAPTIC_LIMIT_SINGULAR))
+        servo->force_limited++;
+    if (haptic_device_write(servo->dev, &cmd, &err) != ISSIM_OK) {
+        go_safe(servo, err.message);
+        publish_safe_state(servo, now);
+        return false;
+    }
+    double compute = issim_wall_time() - t0;
+    servo->compute_sum += compute;
+    servo->compute_max = fmax(servo->compute_max, compute);
+    if (servo->reg) {
+        publish_handle(servo, &sample, now);
+        if (now - servo->last_stats >= STATS_INTERVAL_S)
+            publish_stats(servo, now);
+    }
+    return true;
+}
+
+static double hist_quantile(const HapticServo *servo, double q) {
+    if (servo->lateness_samples == 0)
+        return 0.0;
+    uint64_t rank = (uint64_t)ceil(q * (double)servo->lateness_samples), seen = 0;
+    for (int i = 0; i < LATENESS_BINS; i++) {
+        seen += servo->lateness_hist[i];
+        if (seen >= rank && seen > 0)
+            return i + 0.5;
+    }
+    return LATENESS_BINS;
+}
+
+void haptic_servo_stats(const HapticServo *servo, double v[HAPTIC_STAT_COUNT]) {
+    double span = servo->t_last - servo->t_first;
+    v[HAPTIC_STAT_RATE_HZ] = servo->desc.rate_hz;
+    v[HAPTIC_STAT_MEASURED_HZ] = span > 0 ? (double)(servo->periods - 1) / span : 0.0;
+    v[HAPTIC_STAT_PERIODS] = (double)servo->periods;
+    v[HAPTIC_STAT_LATENESS_P50_US] = hist_quantile(servo, 0.5);
+    v[HAPTIC_STAT_LATENESS_P99_US] = hist_quantile(servo, 0.99);
+    v[HAPTIC_STAT_LATENESS_P999_US] = hist_quantile(servo, 0.999);
+    v[HAPTIC_STAT_LATENESS_MAX_US] = 1e6 * servo->lateness_max;
+    v[HAPTIC_STAT_OVERRUNS] = (double)servo->overruns;
+    v[HAPTIC_STAT_COMPUTE_MEAN_US] =
+        servo->periods ? 1e6 * servo->compute_sum / (double)servo->periods : 0.0;
+    v[HAPTIC_STAT_COMPUTE_MAX_US] = 1e6 * servo->compute_max;
+    v[HAPTIC_STAT_FIFO] = servo->fifo;
+    v[HAPTIC_STAT_STALE_READS] = (double)servo->stale_reads;
+    v[HAPTIC_STAT_DEVICE_ERRORS] = (double)servo->device_errors;
+    v[HAPTIC_STAT_STATE] = atomic_load(&servo->state);
+    v[HAPTIC_STAT_ENGINE_STALLS] = (double)servo->coupling.stalls;
+    v[HAPTIC_STAT_FORCE_LIMITED] = (double)servo->force_limited;
+    v[HAPTIC_STAT_MISSED_DEADLINES] = (double)servo->missed_deadlines;
+}
+
+static void record_lateness(HapticServo *servo, double lateness) {
+    int bin = (int)(lateness * 1e6);
+    bin = bin < 0 ? 0 : bin >= LATENESS_BINS ? LATENESS_BINS - 1 : bin;
+    servo->lateness_hist[bin]++;
+    servo->lateness_samples++;
+    servo->lateness_max = fmax(servo->lateness_max, lateness);
+}
+
+static void timespec_add(struct timespec *t, long ns) {
+    t->tv_nsec += ns;
+    while (t->tv_nsec >= 1000000000L) {
+        t->tv_nsec -= 1000000000L;
+        t->tv_sec++;
+    }
+}
+
+static double timespec_diff(const struct timespec *a, const struct timespec *b) {
+    return (double)(a->tv_sec - b->tv_sec) + 1e-9 * (double)(a->tv_nsec - b->tv_nsec);
+}
+
+static void try_realtime(HapticServo *servo) {
+    if (servo->desc.realtime) {
+        struct sched_param p = {.sched_priority = servo->desc.fifo_priority};
+        int rc = pthread_setschedparam(pthread_self(), SCHED_FIFO, &p);
+        if (rc == 0) {
+            servo->fifo = true;
+            return;
+        }
+        issim_log(ISSIM_LOG_WARN,
+                  "haptics: SCHED_FIFO refused (%s): the servo runs with normal scheduling and "
+                  "will be late more often",
+                  strerror(rc));
+    }
+    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+}
+
+static void *servo_thread(void *arg) {
+    HapticServo *servo = arg;
+    try_realtime(servo);
+    long period_ns = (long)llround(servo->period * 1e9);
+    struct timespec deadline, now;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    while (!atomic_load(&servo->stop_requested)) {
+        timespec_add(&deadline, period_ns);
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, NULL) == EINTR)
+            ;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double late = timespec_diff(&now, &deadline);
+        record_lateness(servo, late);
+        if (late >= servo->period) {
+            /* skip the missed deadlines instead of running them back to back */
+            long skipped = (long)floor(late / servo->period);
+            servo->overruns++;
+            servo->missed_deadlines += (uint64_t)skipped;
+            timespec_add(&deadline, skipped * period_ns);
+        }
+        if (!haptic_servo_period(servo, issim_wall_time()))
+            break;
+    }
+    /* leave the motors off whatever happened */
+    uint16_t mid = (uint16_t)(1u << (servo->config.dac_bits - 1));
+    HapticCommand off = {.seq = ++servo->seq, .dac = {mid, mid}, .enable = false};
+    if (atomic_load(&servo->state) == HAPTIC_SERVO_RUNNING)
+        haptic_device_write(servo->dev, &off, NULL);
+    return NULL;
+}
+
+IssimStatus haptic_servo_start(HapticServo *servo, IssimError *err) {
+    if (servo->thread_running)
+        return issim_error_set(err, ISSIM_ERR_STATE, "the servo is already running");
+    if (atomic_load(&servo->state) != HAPTIC_SERVO_RUNNING)
+        return issim_error_set(err, ISSIM_ERR_STATE, "the servo is in its safe state: %s",
+                               servo->error);
+    atomic_store(&servo->stop_requested, false);
+    if (pthread_create(&servo->thread, NULL, servo_thread, servo) != 0)
+        return issim_error_set(err, ISSIM_ERR_STATE, "cannot start the servo thread");
+    servo->thread_running = true;
+    return ISSIM_OK;
+}
+
+void haptic_servo_stop(HapticServo *servo) {
+    if (!servo->thread_running)
+        return;
+    atomic_store(&servo->stop_requested, true);
+    pthread_join(servo->thread, NULL);
+    servo->thread_running = false;
+}
+
+void haptic_servo_enable(HapticServo *servo, bool enable) {
+    if (enable)
+        atomic_store(&servo->estop, false);
+    atomic_store(&servo->enable_requested, enable);
+}
+
+void haptic_servo_emergency_stop(HapticServo *servo) {
+    atomic_store(&servo->estop, true);
+    atomic_store(&servo->enable_requested, false);
+}
+
+HapticServoState haptic_servo_state(const HapticServo *servo) {
+    return (HapticServoState)atomic_load(&((HapticServo *)servo)->state);
+}
+
+const HapticKinematics *haptic_servo_kinematics(const HapticServo *servo) {
+    return &servo->kin;
+}
+
+const char *haptic_servo_error(const HapticServo *servo) {
+    return servo->error;
+}
+
+HapticVec2 haptic_servo_force(const HapticServo *servo) {
+    return (HapticVec2){servo->force[0], servo->force[1]};
+}

@@ -1,0 +1,443 @@
+/* Device layer end to end (no threads: the test paces haptic_servo_period itself at the servo
+ * rate, as the thread would): libusb bring-up without a device, the serial back-end against
+ * the device simulator over a pseudo-terminal (commanded forces reach the simulated motors and
+ * move the handle; motors off until enabled; closing the link gives zero force and a clear
+ * error; the device watchdog), playback, late periods without force spikes, and the host
+ * watchdog fading the coupling after an engine stall. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "issim/haptics.h"
+#include "testutil.h"
+
+/* The simulator of the running test: stopped by the teardown even when an assertion fails. */
+static HapticSimulator sim;
+
+static int stop_simulator(void **state) {
+    haptic_simulator_stop(&sim);
+    return 0;
+}
+
+/* Runs periods at 1 kHz for duration seconds (absolute deadlines, like the thread). */
+static int run_periods(HapticServo *servo, double duration) {
+    struct timespec next;
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    int n = 0;
+    for (double t = 0; t < duration; t += 1e-3) {
+        next.tv_nsec += 1000000;
+        if (next.tv_nsec >= 1000000000L) {
+            next.tv_nsec -= 1000000000L;
+            next.tv_sec++;
+        }
+        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+        if (!haptic_servo_period(servo, issim_wall_time()))
+            break;
+        n++;
+    }
+    return n;
+}
+
+static void test_usb_without_a_device(void **state) {
+    PantographConfig c = pantograph_config_default();
+    IssimError err;
+    HapticDevice *dev = haptic_device_open("usb", &c, &err);
+    assert_null(dev);
+    print_message("%s\n", err.message);
+    assert_non_null(strstr(err.message, "no P2 pantograph (USB 1209:7050) found"));
+    assert_non_null(strstr(err.message, "USB devices enumerated"));
+    assert_null(haptic_device_open("usb:zz", &c, &err));
+    assert_non_null(strstr(err.message, "bad USB ids"));
+    assert_null(haptic_device_open("serial:/nonexistent/tty", &c, &err));
+    assert_non_null(strstr(err.message, "cannot open serial device /nonexistent/tty"));
+    assert_null(haptic_device_open("serial:/dev/null", &c, &err));
+    assert_non_null(strstr(err.message, "not a serial line"));
+    assert_null(haptic_device_open("carrier-pigeon", &c, &err));
+    assert_non_null(strstr(err.message, "unknown device"));
+}
+
+/* A constant +x force through the real protocol: nothing moves while the motors are disabled,
+ * then the handle accelerates along +x once enabled, and the simulated motors report the
+ * torques J^T f. Killing the simulator gives a clear error, zero force and the safe state. */
+static void test_forces_reach_the_simulated_motors(void **state) {
+    PantographConfig c = pantograph_config_default();
+    IssimError err;
+    assert_int_equal(haptic_simulator_spawn(&sim, NULL, NULL, &err), ISSIM_OK);
+    char spec[160];
+    snprintf(spec, sizeof spec, "serial:%s", sim.pty);
+    HapticDevice *dev = haptic_device_open(spec, &c, &err);
+    if (!dev)
+        fail_msg("%s", err.message);
+    assert_true(haptic_device_caps(dev).has_watchdog);
+    HapticServoDesc desc = haptic_servo_desc_default();
+    desc.constant_force = (HapticVec2){0.3, 0.0};
+    HapticServo *servo = haptic_servo_create(dev, &c, &desc, NULL, &err);
+    assert_non_null(servo);
+    run_periods(servo, 0.1);
+    HapticVec2 start = haptic_servo_kinematics(servo)->pos;
+    assert_near(haptic_servo_force(servo).x, 0.0, 0.0); /* disabled: no force */
+    run_periods(servo, 0.1);
+    HapticVec2 still = haptic_servo_kinematics(servo)->pos;
+    assert_near(still.x, start.x, 1e-3);
+    haptic_servo_enable(servo, true);
+    run_periods(servo, 0.12);
+    const HapticKinematics *k = haptic_servo_kinematics(servo);
+    print_message("handle moved %.2f mm along x, %.2f mm along y, v = (%.3f, %.3f) m/s\n",
+                  1e3 * (k->pos.x - still.x), 1e3 * (k->pos.y - still.y), k->vel.x, k->vel.y);
+    /* 0.3 N on 120-260 g for 0.12 s: 8-18 mm along x */
+    assert_true(k->pos.x - still.x > 4e-3);
+    assert_true(fabs(k->pos.y - still.y) < 0.5 * (k->pos.x - still.x));
+    assert_near(haptic_servo_force(servo).x, 0.3, 1e-9);
+    double j[4];
+    memcpy(j, k->jacobian, sizeof j);
+    /* the link goes away */
+    haptic_simulator_stop(&sim);
+    print_message("simulator: %s\n", sim.summary);
+    double tau1 = haptic_simulator_summary_value(&sim, "max_torque1");
+    assert_true(haptic_simulator_summary_value(&sim, "commands") > 250);
+    assert_near(tau1, fabs(j[0] * 0.3), 0.1 * fabs(j[0] * 0.3) + 5e-4);
+    assert_true(haptic_simulator_summary_value(&sim, "enabled_s") > 0.1);
+    testlog_capture();
+    int n = run_periods(servo, 0.3);
+    assert_true(n < 300);
+    assert_int_equal(haptic_servo_state(servo), HAPTIC_SERVO_SAFE);
+    print_message("servo error: %s\n", haptic_servo_error(servo));
+    assert_non_null(strstr(haptic_servo_error(servo), sim.pty));
+    assert_true(strstr(haptic_servo_error(servo), "closed the link") ||
+                strstr(haptic_servo_error(servo), "link lost"));
+    assert_near(haptic_servo_force(servo).x, 0.0, 0.0);
+    assert_int_equal(testlog_count(ISSIM_LOG_ERROR, "motors disabled"), 1);
+    testlog_release();
+    haptic_servo_destroy(servo);
+}
+
+typedef struct WallRun {
+    double depth, sd, force, peak_force;
+} WallRun;
+
+/* Closed loop over the protocol: the scripted hand (200 N/m, 2 N s/m) pulls the handle 5 mm into
+ * a PD wall of stiffness k and 3 N s/m; statistics of the last 200 ms of 0.7 s. */
+static WallRun hold_against_wall(double k) {
+    PantographConfig c = pantograph_config_default();
+    IssimError err;
+    const char *args[] = {"--hand", "hold:0.02,0.145", "--start", "0.02,0.16", NULL};
+    assert_int_equal(haptic_simulator_spawn(&sim, NULL, args, &err), ISSIM_OK);
+    char spec[160];
+    snprintf(spec, sizeof spec, "serial:%s", sim.pty);
+    HapticDevice *dev = haptic_device_open(spec, &c, &err);
+    if (!dev)
+        fail_msg("%s", err.message);
+    HapticServoDesc desc = haptic_servo_desc_default();
+    desc.surface_count = 1;
+    desc.surfaces[0] = (HapticSurface){.kind = HAPTIC_SURFACE_WALL,
+                                       .point = {0.02, 0.15},
+                                       .normal = {0, 1},
+                                       .stiffness = k,
+                                       .damping = 3};
+    HapticServo *servo = haptic_servo_create(dev, &c, &desc, NULL, &err);
+    assert_non_null(servo);
+    haptic_servo_enable(servo, true);
+    run_periods(servo, 0.5);
+    double sum = 0, sum2 = 0, force = 0, peak = 0;
+    int n = 0;
+    for (int i = 0; i < 200; i++) {
+        run_periods(servo, 1e-3);
+        double y = haptic_servo_kinematics(servo)->pos.y, f = haptic_servo_force(servo).y;
+        sum += y;
+        sum2 += y * y;
+        force += f;
+        peak = fmax(peak, fabs(f));
+        n++;
+    }
+    assert_int_equal(haptic_servo_state(servo), HAPTIC_SERVO_RUNNING);
+    haptic_servo_destroy(servo);
+    haptic_simulator_stop(&sim);
+    double mean = sum / n;
+    return (WallRun){.depth = 0.15 - mean,
+                     .sd = sqrt(fmax(sum2 / n - mean * mean, 0.0)),
+                     .force = force / n,
+                     .peak_force = peak};
+}
+
+/* At the 1 kHz design point of docs/haptics.md (1500 N/m with 3 N s/m) the handle comes to rest
+ * at the static balance 1500 d = 200 (5 mm - d), d = 0.59 mm, without sustained oscillation. */
+static void test_wall_holds_the_hand(void **state) {
+    WallRun r = hold_against_wall(1500);
+    double expected = 200.0 * 0.005 / 1700.0;
+    print_message("1500 N/m: rest depth %.3f mm (static balance %.3f mm), sd %.3f mm, force %.3f "
+                  "N\n",
+                  1e3 * r.depth, 1e3 * expected, 1e3 * r.sd, r.force);
+    assert_near(r.depth, expected, 0.4e-3); /* about one encoder count */
+    assert_true(r.sd < 0.3e-3);             /* no sustained oscillation */
+    assert_near(r.force, 1500 * expected, 0.6);
+}
+
+/* Well past the limit (8000 N/m against K_max of about 2(b + B) / (3T) = 3,300 N/m with one
+ * period of delay) the same wall oscillates: the stability analysis predicts what the device
+ * does. The force limits keep the oscillation bounded and the servo running. */
+static void test_too_stiff_wall_oscillates(void **state) {
+    WallRun r = hold_against_wall(8000);
+    print_message("8000 N/m: mean depth %.3f mm, sd %.3f mm, peak force %.2f N\n", 1e3 * r.depth,
+                  1e3 * r.sd, r.peak_force);
+    assert_true(r.sd > 0.5e-3);
+    assert_true(r.peak_force <= pantograph_config_default().max_force + 1e-9);
+}
+
+/* The device watchdog: commands stop while enabled -> the simulator zeroes its motors within
+ * its timeout and says so in the status flags. */
+static void test_device_watchdog(void **state) {
+    PantographConfig c = pantograph_config_default();
+    IssimError err;
+    const char *args[] = {"--watchdog", "0.03", NULL};
+    assert_int_equal(haptic_simulator_spawn(&sim, NULL, args, &err), ISSIM_OK);
+    char spec[160];
+    snprintf(spec, sizeof spec, "serial:%s", sim.pty);
+    HapticDevice *dev = haptic_device_open(spec, &c, &err);
+    if (!dev)
+        fail_msg("%s", err.message);
+    HapticCommand on = {.seq = 1, .dac = {2100, 2000}, .enable = true};
+    HapticSample s;
+    for (int i = 0; i < 20; i++) {
+        assert_int_equal(haptic_device_write(dev, &on, &err), ISSIM_OK);
+        assert_int_equal(haptic_device_read(dev, 0.002, &s, &err), ISSIM_OK);
+    }
+    assert_true(s.state.status & HAPTIC_STATUS_ENABLED);
+    assert_false(s.state.status & HAPTIC_STATUS_WATCHDOG);
+    /* silence: keep reading, send nothing */
+    double t_last_command = issim_wall_time(), t_tripped = NAN;
+    while (issim_wall_time() - t_last_command < 0.2) {
+        assert_int_equal(haptic_device_read(dev, 0.002, &s, &err), ISSIM_OK);
+        if (s.fresh && (s.state.status & HAPTIC_STATUS_WATCHDOG)) {
+            t_tripped = s.host_t;
+            break;
+        }
+    }
+    assert_false(isnan(t_tripped));
+    assert_false(s.state.status & HAPTIC_STATUS_ENABLED);
+    print_message("device watchdog reported %.1f ms after the last command (timeout 30 ms)\n",
+                  1e3 * (t_tripped - t_last_command));
+    assert_true(t_tripped - t_last_command >= 0.03 - 2e-3);
+    haptic_device_close(dev);
+    haptic_simulator_stop(&sim);
+    assert_true(haptic_simulator_summary_value(&sim, "watchdog_trips") >= 1);
+}
+
+/* Playback replays a recorded circle through the inverse kinematics and the encoders; the
+ * servo's kinematics recover it within the encoder resolution. */
+static void test_playback(void **state) {
+    PantographConfig c = pantograph_config_default();
+    const char *path = test_temp_path(".csv");
+    IssimError err;
+    assert_int_equal(haptic_playback_write_circle(path, &c, 0.03, 0.5, 0.6, &err), ISSIM_OK);
+    char spec[300];
+    snprintf(spec, sizeof spec, "playback:%s", path);
+    HapticDevice *dev = haptic_device_open(spec, &c, &err);
+    if (!dev)
+        fail_msg("%s", err.message);
+    assert_false(haptic_device_caps(dev).can_actuate);
+    HapticServoDesc desc = haptic_servo_desc_default();
+    HapticServo *servo = haptic_servo_create(dev, &c, &desc, NULL, &err);
+    assert_non_null(servo);
+    HapticVec2 centre = pantograph_workspace_centre(&c);
+    double worst = 0.0;
+    for (int i = 0; i < 600; i++) {
+        assert_true(haptic_servo_period(servo, i * 1e-3));
+        double t = i * 1e-3;
+        const HapticKinematics *k = haptic_servo_kinematics(servo);
+        double ex = k->pos.x - (centre.x + 0.03 * cos(2 * M_PI * t / 0.5));
+        double ey = k->pos.y - (centre.y + 0.03 * sin(2 * M_PI * t / 0.5));
+        worst = fmax(worst, hypot(ex, ey));
+    }
+    print_message("playback tracking error %.3f mm\n", 1e3 * worst);
+    assert_true(worst < 0.7e-3); /* two encoder counts at most */
+    testlog_capture();
+    for (int i = 0; i < 10; i++)
+        haptic_servo_period(servo, 0.6 + i * 1e-3);
+    assert_int_equal(haptic_servo_state(servo), HAPTIC_SERVO_SAFE);
+    assert_non_null(strstr(haptic_servo_error(servo), "playback ended"));
+    testlog_release();
+    haptic_servo_destroy(servo);
+    remove(path);
+}
+
+/* A late period: the recorded handle jumps 6 mm into a stiff wall between two frames (what a
+ * 6 ms stall at 1 m/s looks like). The force rises to its limit in steps of at most
+ * max_force_step, never in one jump. */
+static void test_late_period_without_force_spike(void **state) {
+    PantographConfig c = pantograph_config_default();
+    HapticVec2 centre = pantograph_workspace_centre(&c);
+    const char *path = test_temp_path(".csv");
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "t,x,y\n0,%g,%g\n0.02,%g,%g\n0.021,%g,%g\n0.2,%g,%g\n", centre.x, centre.y, centre.x,
+            centre.y, centre.x, centre.y - 0.006, centre.x, centre.y - 0.006);
+    fclose(f);
+    char spec[300];
+    snprintf(spec, sizeof spec, "playback:%s", path);
+    IssimError err;
+    HapticServoDesc desc = haptic_servo_desc_default();
+    desc.surface_count = 1;
+    desc.surfaces[0] = (HapticSurface){.kind = HAPTIC_SURFACE_WALL,
+                                       .point = {centre.x, centre.y - 0.0005},
+                                       .normal = {0, 1},
+                                       .stiffness = 3000,
+                                       .damping = 0};
+    HapticServo *servo =
+        haptic_servo_create(haptic_device_open(spec, &c, &err), &c, &desc, NULL, &err);
+    assert_non_null(servo);
+    haptic_servo_enable(servo, true);
+    double prev = 0.0, biggest_step = 0.0, peak = 0.0;
+    for (int i = 0; i < 150; i++) {
+        assert_true(haptic_servo_period(servo, i * 1e-3));
+        double fy = haptic_servo_force(servo).y;
+        biggest_step = fmax(biggest_step, fabs(fy - prev));
+        peak = fmax(peak, fy);
+        prev = fy;
+    }
+    print_message("force reached %.2f N in steps of at most %.2f N\n", peak, biggest_step);
+    assert_true(biggest_step <= desc.max_force_step + 1e-9);
+    assert_near(peak, fmin(3000 * 0.0055, c.max_force), 0.3); /* encoder-quantised depth */
+    haptic_servo_destroy(servo);
+    remove(path);
+}
+
+/* Host watchdog (servo side, deterministic clock): the "engine" publishes proxy frames, then
+ * stops. The coupling force fades to zero, reaching it less than 50 ms after the last frame,
+ * without a jump larger than one fade step. */
+static void test_engine_stall_fades_the_coupling(void **state) {
+    PantographConfig c = pantograph_config_default();
+    RegistryDesc rd = registry_desc_default();
+    rd.history_frames = 64;
+    Registry *reg = registry_create(&rd, NULL);
+    const char *names[10] = {"proxy.pos.x",    "proxy.pos.y",    "proxy.pos.z",    "proxy.orient.w",
+                             "proxy.orient.x", "proxy.orient.y", "proxy.orient.z", "proxy.vel.x",
+                             "proxy.vel.y",    "proxy.vel.z"};
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(registry_add_var(reg, names[i], "", NULL), i);
+    const char *path = test_temp_path(".csv");
+    HapticVec2 centre = pantograph_workspace_centre(&c);
+    FILE *f = fopen(path, "w");
+    fprintf(f, "0,%g,%g\n1,%g,%g\n", centre.x, centre.y, centre.x, centre.y);
+    fclose(f);
+    char spec[300];
+    snprintf(spec, sizeof spec, "playback:%s", path);
+    IssimError err;
+    HapticServoDesc desc = haptic_servo_desc_default();
+    desc.coupling.proxy_body = 0;
+    desc.coupling.proxy_var = 0;
+    desc.coupling.stiffness = 400; /* world N/m; the proxy sits 2 cm off in world x */
+    desc.max_force_step = 100;     /* isolate the fade from the slew limit */
+    HapticServo *servo =
+        haptic_servo_create(haptic_device_open(spec, &c, &err), &c, &desc, reg, &err);
+    assert_non_null(servo);
+    haptic_servo_enable(servo, true);
+    testlog_capture();
+    double proxy[10] = {0.02, 0, 0, 1, 0, 0, 0, 0, 0, 0};
+    double t_last_frame = 0.0, t_zero = NAN, prev = 0.0, biggest_step = 0.0;
+    for (int i = 0; i < 200; i++) {
+        double now = 10.0 + i * 1e-3;
+        if (i < 100) {
+            registry_publish(reg, i * 1e-3, proxy);
+            t_last_frame = now;
+        }
+        assert_true(haptic_servo_period(servo, now));
+        RegistrySlot h;
+        registry_slot_read(reg, REGISTRY_SLOT_HANDLE, &h);
+        double fx = haptic_servo_force(servo).x;
+        if (i > 5)
+            biggest_step = fmax(biggest_step, fabs(fx - prev));
+        prev = fx;
+        if (i < 100)
+            assert_near(fx, 400 * 0.02 / desc.coupling.force_scale, 1e-9);
+        if (i >= 100 && fx == 0.0 && isnan(t_zero)) {
+            t_zero = now;
+            assert_near(h.v[HAPTIC_HANDLE_COUPLING_K], 0.0, 0.0); /* the engine lets go too */
+        }
+    }
+    print_message("stall to zero coupling force: %.1f ms (largest step %.3f N)\n",
+                  1e3 * (t_zero - t_last_frame), biggest_step);
+    assert_false(isnan(t_zero));
+    assert_true(t_zero - t_last_frame < 0.05);
+    assert_true(biggest_step < 0.1 * 400 * 0.02 / desc.coupling.force_scale);
+    assert_int_equal(testlog_count(ISSIM_LOG_WARN, "no engine frame"), 1);
+    testlog_release();
+    double v[HAPTIC_STAT_COUNT];
+    haptic_servo_stats(servo, v);
+    assert_near(v[HAPTIC_STAT_ENGINE_STALLS], 1.0, 0.0);
+    haptic_servo_destroy(servo);
+    registry_destroy(reg);
+    remove(path);
+}
+
+/* Motors stay off until enabled, and an emergency stop turns them off until re-enabled. */
+static void test_enable_and_emergency_stop(void **state) {
+    PantographConfig c = pantograph_config_default();
+    const char *path = test_temp_path(".csv");
+    IssimError err;
+    assert_int_equal(haptic_playback_write_circle(path, &c, 0.01, 1.0, 1.0, &err), ISSIM_OK);
+    char spec[300];
+    snprintf(spec, sizeof spec, "playback:%s", path);
+    HapticServoDesc desc = haptic_servo_desc_default();
+    desc.constant_force = (HapticVec2){0.5, 0.5};
+    HapticServo *servo =
+        haptic_servo_create(haptic_device_open(spec, &c, &err), &c, &desc, NULL, &err);
+    assert_non_null(servo);
+    int i = 0;
+    for (; i < 10; i++)
+        haptic_servo_period(servo, i * 1e-3);
+    assert_near(haptic_servo_force(servo).x, 0.0, 0.0);
+    haptic_servo_enable(servo, true);
+    for (; i < 20; i++)
+        haptic_servo_period(servo, i * 1e-3);
+    assert_near(haptic_servo_force(servo).x, 0.5, 1e-12);
+    haptic_servo_emergency_stop(servo);
+    haptic_servo_period(servo, i++ * 1e-3);
+    assert_near(haptic_servo_force(servo).x, 0.0, 0.0); /* at once, no slew tail */
+    haptic_servo_enable(servo, true);
+    haptic_servo_period(servo, i++ * 1e-3);
+    assert_true(haptic_servo_force(servo).x > 0.0);
+    haptic_servo_destroy(servo);
+    remove(path);
+}
+
+/* The engine side of the coupling: the spring/damper of the slot's gains between the handle's
+ * world point and the proxy, in x and y; nothing from a stale slot, zero gains or no proxy. */
+static void test_engine_side_coupling(void **state) {
+    RegistrySlot h = {.t = 5.0, .count = 1};
+    h.v[HAPTIC_HANDLE_WORLD_X] = 0.3;
+    h.v[HAPTIC_HANDLE_WORLD_Y] = -0.1;
+    h.v[HAPTIC_HANDLE_WORLD_VX] = 0.5;
+    h.v[HAPTIC_HANDLE_PROXY_BODY] = 1;
+    h.v[HAPTIC_HANDLE_COUPLING_K] = 200;
+    h.v[HAPTIC_HANDLE_COUPLING_B] = 4;
+    Vec3 f;
+    assert_true(haptic_coupling_engine_force(&h, (Vec3){0.25, -0.1, 0.03}, (Vec3){0.1, 0.2, -1},
+                                             5.01, 0.1, &f));
+    assert_near(f.x, 200 * 0.05 + 4 * 0.4, 1e-12);
+    assert_near(f.y, 4 * -0.2, 1e-12);
+    assert_near(f.z, 0.0, 0.0); /* the table carries the proxy: no vertical coupling */
+    assert_false(haptic_coupling_engine_force(&h, (Vec3){0, 0, 0}, (Vec3){0, 0, 0}, 5.2, 0.1, &f));
+    assert_near(f.x, 0.0, 0.0);
+    h.v[HAPTIC_HANDLE_COUPLING_K] = h.v[HAPTIC_HANDLE_COUPLING_B] = 0; /* faded or disabled */
+    assert_false(haptic_coupling_engine_force(&h, (Vec3){0, 0, 0}, (Vec3){0, 0, 0}, 5.0, 0.1, &f));
+    h.v[HAPTIC_HANDLE_COUPLING_K] = 200;
+    h.v[HAPTIC_HANDLE_PROXY_BODY] = -1;
+    assert_false(haptic_coupling_engine_force(&h, (Vec3){0, 0, 0}, (Vec3){0, 0, 0}, 5.0, 0.1, &f));
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_usb_without_a_device),
+        cmocka_unit_test_teardown(test_forces_reach_the_simulated_motors, stop_simulator),
+        cmocka_unit_test_teardown(test_device_watchdog, stop_simulator),
+        cmocka_unit_test_teardown(test_wall_holds_the_hand, stop_simulator),
+        cmocka_unit_test_teardown(test_too_stiff_wall_oscillates, stop_simulator),
+        cmocka_unit_test(test_playback),
+        cmocka_unit_test(test_late_period_without_force_spike),
+        cmocka_unit_test(test_engine_stall_fades_the_coupling),
+        cmocka_unit_test(test_enable_and_emergency_stop),
+        cmocka_unit_test(test_engine_side_coupling),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,324 @@
+/* issim-bench haptics: the haptic servo's figures (issue 6 targets).
+ *
+ *  1. computation per servo period (device read from a playback file, kinematics, a PD wall with
+ *     friction and correlated texture, the coupling read from the registry, limits, D/A):
+ *     target < 20 us;
+ *  2. servo wake-up lateness at 1 kHz and 4 kHz, with and without SCHED_FIFO, while the engine
+ *     thread runs pantograph_push.lua interactively, a display-like thread burns 10 ms of CPU
+ *     every 16 ms, and the simulated pantograph (its own process) streams over a pty: target
+ *     p99 < 150 us at 1 kHz with FIFO;
+ *  3. round trip through the simulated device: command written -> a state frame echoing its
+ *     sequence number read back;
+ *  4. engine stall -> zero coupling force at the handle (what the servo writes to the D/A):
+ *     target < 50 ms.
+ * Usage: issim-bench haptics [--seconds S] (per lateness configuration, default 5). */
+#include "bench.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "issim/haptics.h"
+#include "issim/sim.h"
+
+static void nap(double s) {
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+static Registry *proxy_registry(void) {
+    RegistryDesc rd = registry_desc_default();
+    rd.history_frames = 256;
+    Registry *reg = registry_create(&rd, NULL);
+    const char *names[10] = {"p.pos.x",    "p.pos.y",    "p.pos.z", "p.orient.w", "p.orient.x",
+                             "p.orient.y", "p.orient.z", "p.vel.x", "p.vel.y",    "p.vel.z"};
+    for (int i = 0; i < 10; i++)
+        registry_add_var(reg, names[i], "", NULL);
+    return reg;
+}
+
+static HapticServoDesc edge_desc(const PantographConfig *c) {
+    HapticServoDesc d = haptic_servo_desc_default();
+    HapticVec2 centre = pantograph_workspace_centre(c);
+    d.surface_count = 1;
+    d.surfaces[0] =
+        (HapticSurface){.kind = HAPTIC_SURFACE_WALL,
+                        .point = {centre.x, centre.y + 0.01},
+                        .normal = {0, 1},
+                        .stiffness = 1500,
+                        .damping = 3,
+                        .friction = 0.3,
+                        .friction_speed = 0.01,
+                        .has_texture = true,
+                        .texture = {.cov = {0.0625, 0.012, 0.012, 0.0144}, .epsilon = 0.005}};
+    d.coupling.proxy_body = 0;
+    d.coupling.proxy_var = 0;
+    return d;
+}
+
+static int bench_compute(void) {
+    PantographConfig c = pantograph_config_default();
+    const char *path = "/tmp/issim-bench-haptics.csv";
+    IssimError err;
+    if (haptic_playback_write_circle(path, &c, 0.03, 0.5, 30.0, &err) != ISSIM_OK) {
+        fprintf(stderr, "%s\n", err.message);
+        return 1;
+    }
+    Registry *reg = proxy_registry();
+    double proxy[10] = {0.01, 0, 0, 1, 0, 0, 0, 0, 0, 0};
+    HapticServoDesc d = edge_desc(&c);
+    HapticServo *servo = haptic_servo_create(
+        haptic_device_open("playback:/tmp/issim-bench-haptics.csv", &c, &err), &c, &d, reg, &err);
+    if (!servo) {
+        fprintf(stderr, "%s\n", err.message);
+        return 1;
+    }
+    haptic_servo_enable(servo, true);
+    enum { N = 20000 };
+    static double us[N];
+    double sum = 0.0;
+    for (int i = 0; i < N; i++) {
+        registry_publish(reg, i * 1e-3, proxy);
+        double t0 = issim_wall_time();
+        haptic_servo_period(servo, 100.0 + i * 1e-3);
+        us[i] = 1e6 * (issim_wall_time() - t0);
+        sum += us[i];
+    }
+    printf("haptics.compute_us: mean %.2f p50 %.2f p99 %.2f max %.2f (target < 20; %d periods: "
+           "playback read, kinematics, wall + friction + correlated texture, coupling, limits)\n",
+           sum / N, bench_quantile(us, N, 0.5), bench_quantile(us, N, 0.99),
+           bench_quantile(us, N, 1.0), N);
+    haptic_servo_destroy(servo);
+    registry_destroy(reg);
+    remove(path);
+    return 0;
+}
+
+typedef struct Busy {
+    atomic_bool stop;
+} Busy;
+
+/* A display-like load: 10 ms of arithmetic every 16 ms. */
+static void *display_load(void *arg) {
+    Busy *b = arg;
+    volatile double x = 0.0;
+    while (!atomic_load(&b->stop)) {
+        double t0 = issim_wall_time();
+        while (issim_wall_time() - t0 < 0.010)
+            for (int i = 0; i < 1000; i++)
+                x += sin((double)i) * 1e-9;
+        nap(0.006);
+    }
+    return NULL;
+}
+
+static int bench_lateness(double rate, bool fifo, double seconds) {
+    PantographConfig c = pantograph_config_default();
+    HapticSimulator simulator;
+    IssimError err;
+    const char *args[] = {"--hand", "circle:0.04,2", NULL};
+    if (haptic_simulator_spawn(&simulator, NULL, args, &err) != ISSIM_OK) {
+        fprintf(stderr, "%s\n", err.message);
+        return 1;
+    }
+    SimOptions o = sim_options_default();
+    o.quiet = true;
+    Sim *sim = sim_create("scenes/pantograph_push.lua", &o, &err);
+    if (!sim) {
+        fprintf(stderr, "%s (run from the source folder)\n", err.message);
+        haptic_simulator_stop(&simulator);
+        return 1;
+    }
+    HapticServoDesc d = haptic_servo_desc_default();
+    char proxy[64];
+    haptic_scene_load("scenes/pantograph_push.lua", &d, proxy, sizeof proxy, &err);
+    d.coupling.proxy_body = 0;
+    d.coupling.proxy_var = registry_var_find(sim_registry(sim), "proxy.pos.x");
+    d.rate_hz = rate;
+    d.realtime = fifo;
+    char spec[200];
+    snprintf(spec, sizeof spec, "serial:%s", simulator.pty);
+    HapticServo *servo =
+        haptic_servo_create(haptic_device_open(spec, &c, &err), &c, &d, sim_registry(sim), &err);
+    Busy busy;
+    atomic_init(&busy.stop, false);
+    pthread_t display;
+    int rc = 1;
+    if (servo && sim_start(sim, &err) == ISSIM_OK) {
+        pthread_create(&display, NULL, display_load, &busy);
+        if (haptic_servo_start(servo, &err) == ISSIM_OK) {
+            haptic_servo_enable(servo, true);
+            nap(seconds);
+            haptic_servo_stop(servo);
+            double v[HAPTIC_STAT_COUNT];
+            haptic_servo_stats(servo, v);
+            printf("haptics.lateness_%.0fhz_%s_us: p50 %.0f p99 %.0f p99.9 %.0f max %.0f; overruns "
+                   "%.0f of %.0f periods; measured %.1f Hz; compute mean %.1f max %.1f us; stale "
+                   "reads %.0f; %s\n",
+                   rate, fifo ? "fifo" : "normal", v[HAPTIC_STAT_LATENESS_P50_US],
+                   v[HAPTIC_STAT_LATENESS_P99_US], v[HAPTIC_STAT_LATENESS_P999_US],
+                   v[HAPTIC_STAT_LATENESS_MAX_US], v[HAPTIC_STAT_OVERRUNS], v[HAPTIC_STAT_PERIODS],
+                   v[HAPTIC_STAT_MEASURED_HZ], v[HAPTIC_STAT_COMPUTE_MEAN_US],
+                   v[HAPTIC_STAT_COMPUTE_MAX_US], v[HAPTIC_STAT_STALE_READS],
+                   haptic_servo_state(servo) == HAPTIC_SERVO_RUNNING ? "ok" : "SAFE STATE");
+            rc = 0;
+        }
+        atomic_store(&busy.stop, true);
+        pthread_join(display, NULL);
+        sim_stop(sim);
+    }
+    if (rc)
+        fprintf(stderr, "%s\n", err.message);
+    haptic_servo_destroy(servo);
+    sim_destroy(sim);
+    haptic_simulator_stop(&simulator);
+    return rc;
+}
+
+static int bench_round_trip(void) {
+    PantographConfig c = pantograph_config_default();
+    HapticSimulator simulator;
+    IssimError err;
+    if (haptic_simulator_spawn(&simulator, NULL, NULL, &err) != ISSIM_OK) {
+        fprintf(stderr, "%s\n", err.message);
+        return 1;
+    }
+    char spec[200];
+    snprintf(spec, sizeof spec, "serial:%s", simulator.pty);
+    HapticDevice *dev = haptic_device_open(spec, &c, &err);
+    if (!dev) {
+        fprintf(stderr, "%s\n", err.message);
+        haptic_simulator_stop(&simulator);
+        return 1;
+    }
+    enum { N = 2000 };
+    static double us[N];
+    int n = 0, lost = 0;
+    for (int i = 1; i <= N; i++) {
+        HapticCommand cmd = {.seq = (uint16_t)i, .dac = {2048, 2048}, .enable = false};
+        double t0 = issim_wall_time();
+        haptic_device_write(dev, &cmd, &err);
+        HapticSample s = {0};
+        while (issim_wall_time() - t0 < 0.02) {
+            if (haptic_device_read(dev, 0.005, &s, &err) != ISSIM_OK)
+                break;
+            if (s.fresh && s.state.last_command_seq == cmd.seq)
+                break;
+        }
+        if (s.state.last_command_seq == cmd.seq)
+            us[n++] = 1e6 * (s.host_t - t0);
+        else
+            lost++;
+    }
+    printf("haptics.round_trip_us: p50 %.0f p99 %.0f max %.0f (%d exchanges, %d lost; the "
+           "simulated device applies commands at its 1 kHz frame tick)\n",
+           bench_quantile(us, n, 0.5), bench_quantile(us, n, 0.99), bench_quantile(us, n, 1.0), n,
+           lost);
+    haptic_device_close(dev);
+    haptic_simulator_stop(&simulator);
+    return 0;
+}
+
+typedef struct StallRun {
+    Registry *reg;
+    atomic_bool stop;
+    atomic_bool stall;
+    _Atomic double last_publish; /* wall time of the engine's last frame */
+} StallRun;
+
+static void *fake_engine(void *arg) {
+    StallRun *r = arg;
+    double t = 0.0, proxy[10] = {0.02, 0, 0, 1, 0, 0, 0, 0, 0, 0};
+    while (!atomic_load(&r->stop)) {
+        if (!atomic_load(&r->stall)) {
+            t += 1e-3;
+            registry_publish(r->reg, t, proxy);
+            atomic_store(&r->last_publish, issim_wall_time());
+        }
+        nap(1e-3);
+    }
+    return NULL;
+}
+
+static int bench_stall(void) {
+    PantographConfig c = pantograph_config_default();
+    HapticSimulator simulator;
+    IssimError err;
+    if (haptic_simulator_spawn(&simulator, NULL, NULL, &err) != ISSIM_OK) {
+        fprintf(stderr, "%s\n", err.message);
+        return 1;
+    }
+    char spec[200];
+    snprintf(spec, sizeof spec, "serial:%s", simulator.pty);
+    enum { RUNS = 10 };
+    double ms[RUNS];
+    int n = 0;
+    for (int run = 0; run < RUNS; run++) {
+        Registry *reg = proxy_registry();
+        HapticServoDesc d = haptic_servo_desc_default();
+        d.coupling.proxy_body = 0;
+        d.coupling.proxy_var = 0;
+        d.coupling.stiffness = 100;
+        HapticServo *servo =
+            haptic_servo_create(haptic_device_open(spec, &c, &err), &c, &d, reg, &err);
+        if (!servo)
+            break;
+        StallRun r = {.reg = reg};
+        atomic_init(&r.last_publish, 0.0);
+        atomic_init(&r.stop, false);
+        atomic_init(&r.stall, false);
+        pthread_t engine;
+        pthread_create(&engine, NULL, fake_engine, &r);
+        haptic_servo_start(servo, &err);
+        haptic_servo_enable(servo, true);
+        nap(0.2);
+        atomic_store(&r.stall, true);
+        nap(0.002); /* let the engine thread see it; last_publish is final after this */
+        double stalled_at = atomic_load(&r.last_publish), zero_at = NAN;
+        while (issim_wall_time() - stalled_at < 0.3) {
+            RegistrySlot h;
+            registry_slot_read(reg, REGISTRY_SLOT_HANDLE, &h);
+            if (h.v[HAPTIC_HANDLE_FX] == 0.0 && h.v[HAPTIC_HANDLE_FY] == 0.0) {
+                zero_at = h.t;
+                break;
+            }
+            nap(2e-4);
+        }
+        haptic_servo_stop(servo);
+        atomic_store(&r.stop, true);
+        pthread_join(engine, NULL);
+        if (!isnan(zero_at))
+            ms[n++] = 1e3 * (zero_at - stalled_at);
+        haptic_servo_destroy(servo);
+        registry_destroy(reg);
+    }
+    haptic_simulator_stop(&simulator);
+    if (n == 0) {
+        fprintf(stderr, "stall benchmark failed: %s\n", err.message);
+        return 1;
+    }
+    double worst = bench_quantile(ms, n, 1.0);
+    printf("haptics.stall_to_zero_force_ms: median %.1f max %.1f over %d stalls (target < 50; "
+           "stall timeout 20 ms + fade 20 ms)\n",
+           bench_quantile(ms, n, 0.5), worst, n);
+    return 0;
+}
+
+int bench_haptics(int argc, char **argv) {
+    double seconds = 5.0;
+    for (int i = 1; i + 1 < argc; i++)
+        if (strcmp(argv[i], "--seconds") == 0)
+            seconds = atof(argv[++i]);
+    int rc = bench_compute();
+    rc |= bench_round_trip();
+    rc |= bench_stall();
+    const double rates[2] = {1000.0, 4000.0};
+    for (int r = 0; r < 2; r++)
+        for (int fifo = 1; fifo >= 0; fifo--)
+            rc |= bench_lateness(rates[r], fifo, seconds);
+    return rc;
+}

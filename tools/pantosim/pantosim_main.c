@@ -1,0 +1,238 @@
+/* issim-pantosim: a simulated P2 pantograph controller on a pseudo-terminal.
+ *
+ * It speaks docs/pantograph-protocol.md exactly as a CDC-ACM controller would: a state frame
+ * every 1/rate s (encoder counts, device clock, status), command frames applied as they
+ * arrive, the device watchdog. The physics is pantosim_model.c. The first line on stdout is
+ * "PTY <path>" (the host opens it as serial:<path>); on exit (SIGTERM, SIGINT, --duration) a
+ * "SUMMARY key=value ..." line reports what the motors did, so tests can check that commanded
+ * forces reached them.
+ *
+ * usage: issim-pantosim [--rate HZ] [--watchdog S] [--mass-min KG] [--mass-max KG]
+ *                       [--start X,Y] [--hand free|hold:X,Y|circle:R,T] [--hand-stiffness K]
+ *                       [--hand-damping B] [--duration S] [--describe]
+ */
+#define _XOPEN_SOURCE 700 /* posix_openpt, grantpt, unlockpt, ptsname */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pantosim_model.h"
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig) {
+    stop_signal = sig;
+}
+
+typedef struct Options {
+    double rate, watchdog, mass_min, mass_max, duration;
+    HapticVec2 start;
+    SimHand hand;
+    bool describe;
+} Options;
+
+static int usage(void) {
+    fputs("usage: issim-pantosim [--rate HZ] [--watchdog S] [--mass-min KG] [--mass-max KG]\n"
+          "         [--start X,Y] [--hand free|hold:X,Y|circle:R,T] [--hand-stiffness K]\n"
+          "         [--hand-damping B] [--duration S] [--describe]\n",
+          stderr);
+    return 2;
+}
+
+static bool parse_hand(const char *s, SimHand *h, HapticVec2 centre) {
+    if (strcmp(s, "free") == 0) {
+        h->kind = HAND_FREE;
+        return true;
+    }
+    if (strncmp(s, "hold:", 5) == 0 && sscanf(s + 5, "%lf,%lf", &h->point.x, &h->point.y) == 2) {
+        h->kind = HAND_HOLD;
+        return true;
+    }
+    if (strncmp(s, "circle:", 7) == 0 && sscanf(s + 7, "%lf,%lf", &h->radius, &h->period) == 2 &&
+        h->period > 0) {
+        h->kind = HAND_CIRCLE;
+        h->point = centre;
+        return true;
+    }
+    return false;
+}
+
+static bool parse(int argc, char **argv, Options *o, HapticVec2 centre) {
+    *o = (Options){.rate = 1000,
+                   .watchdog = 0.05,
+                   .mass_min = 0.12,
+                   .mass_max = 0.26,
+                   .start = centre,
+                   .hand = {.kind = HAND_FREE, .stiffness = 200, .damping = 2}};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--describe") == 0) {
+            o->describe = true;
+            continue;
+        }
+        if (!v)
+            return false;
+        i++;
+        bool ok = true;
+        if (strcmp(a, "--rate") == 0)
+            o->rate = atof(v);
+        else if (strcmp(a, "--watchdog") == 0)
+            o->watchdog = atof(v);
+        else if (strcmp(a, "--mass-min") == 0)
+            o->mass_min = atof(v);
+        else if (strcmp(a, "--mass-max") == 0)
+            o->mass_max = atof(v);
+        else if (strcmp(a, "--duration") == 0)
+            o->duration = atof(v);
+        else if (strcmp(a, "--hand-stiffness") == 0)
+            o->hand.stiffness = atof(v);
+        else if (strcmp(a, "--hand-damping") == 0)
+            o->hand.damping = atof(v);
+        else if (strcmp(a, "--start") == 0)
+            ok = sscanf(v, "%lf,%lf", &o->start.x, &o->start.y) == 2;
+        else if (strcmp(a, "--hand") == 0)
+            ok = parse_hand(v, &o->hand, centre);
+        else
+            ok = false;
+        if (!ok)
+            return false;
+    }
+    return o->rate >= 100 && o->rate <= 20000 && o->watchdog > 0 && o->mass_min > 0 &&
+           o->mass_max > o->mass_min;
+}
+
+/* Opens a pty whose slave is raw (no echo, no line editing) and stays open here, so the
+ * settings hold while the host opens and closes its side. */
+static int open_pty(char *slave_path, size_t size, int *slave_fd) {
+    int master = posix_openpt(O_RDWR | O_NOCTTY);
+    if (master < 0 || grantpt(master) != 0 || unlockpt(master) != 0)
+        return -1;
+    const char *name = ptsname(master);
+    if (!name)
+        return -1;
+    snprintf(slave_path, size, "%s", name);
+    *slave_fd = open(slave_path, O_RDWR | O_NOCTTY);
+    struct termios tio;
+    if (*slave_fd < 0 || tcgetattr(*slave_fd, &tio) != 0)
+        return -1;
+    cfmakeraw(&tio);
+    tcsetattr(*slave_fd, TCSANOW, &tio);
+    fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK);
+    return master;
+}
+
+typedef struct Counters {
+    uint64_t frames, commands, dropped_frames;
+    double enabled_time;
+} Counters;
+
+static void read_commands(int master, HapticDecoder *dec, SimPantograph *sim, double t,
+                          Counters *c) {
+    uint8_t buf[512];
+    ssize_t n;
+    while ((n = read(master, buf, sizeof buf)) > 0) {
+        size_t off = 0;
+        while (off < (size_t)n) {
+            HapticFrame f;
+            off += haptic_decoder_feed(dec, buf + off, (size_t)n - off, &f);
+            if (f.kind == HAPTIC_DECODED_COMMAND) {
+                simpanto_command(sim, &f.command, t);
+                c->commands++;
+            }
+        }
+    }
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void run(int master, SimPantograph *sim, const Options *o, Counters *c, HapticDecoder *dec) {
+    double t0 = now_s(), t_prev = 0.0;
+    long period_ns = (long)llround(1e9 / o->rate);
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    uint16_t seq = 0;
+    while (!stop_signal && (o->duration <= 0 || t_prev < o->duration)) {
+        deadline.tv_nsec += period_ns;
+        while (deadline.tv_nsec >= 1000000000L) {
+            deadline.tv_nsec -= 1000000000L;
+            deadline.tv_sec++;
+        }
+        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, NULL);
+        double t = now_s() - t0;
+        read_commands(master, dec, sim, t, c);
+        if (sim->enabled)
+            c->enabled_time += t - t_prev;
+        simpanto_advance(sim, t, t - t_prev);
+        t_prev = t;
+        HapticState s = simpanto_state(sim, seq++, t);
+        s.status |= dec->crc_errors ? HAPTIC_STATUS_BAD_COMMAND : 0;
+        uint8_t frame[HAPTIC_FRAME_MAX];
+        size_t len = haptic_encode_state(&s, frame);
+        if (write(master, frame, len) == (ssize_t)len)
+            c->frames++;
+        else
+            c->dropped_frames++; /* nobody reading: the pty buffer is full */
+    }
+}
+
+int main(int argc, char **argv) {
+    PantographConfig config = pantograph_config_default();
+    Options o;
+    if (!parse(argc, argv, &o, pantograph_workspace_centre(&config)))
+        return usage();
+    SimPantograph sim;
+    if (!simpanto_init(&sim, &config, o.mass_min, o.mass_max, o.start)) {
+        fprintf(stderr, "issim-pantosim: start point or mass range impossible for the linkage\n");
+        return 1;
+    }
+    sim.hand = o.hand;
+    sim.watchdog_s = o.watchdog;
+    if (o.describe) {
+        double lo, hi;
+        simpanto_effective_mass(&sim, &lo, &hi);
+        printf("effective_mass_min=%.4f effective_mass_max=%.4f rotor_inertia=%.6g "
+               "handle_mass=%.4f\n",
+               lo, hi, sim.rotor_inertia, sim.handle_mass);
+        return 0;
+    }
+    char path[128];
+    int slave = -1, master = open_pty(path, sizeof path, &slave);
+    if (master < 0) {
+        fprintf(stderr, "issim-pantosim: cannot create a pseudo-terminal: %s\n", strerror(errno));
+        return 1;
+    }
+    /* The simulator stands for the controller's own hardware: it should not stall because the
+       host is busy. SCHED_FIFO below the servo's priority when permitted, else as is. */
+    struct sched_param rt = {.sched_priority = 70};
+    sched_setscheduler(0, SCHED_FIFO, &rt);
+    signal(SIGTERM, on_signal);
+    signal(SIGINT, on_signal);
+    signal(SIGPIPE, SIG_IGN);
+    printf("PTY %s\n", path);
+    fflush(stdout);
+    Counters c = {0};
+    HapticDecoder dec;
+    haptic_decoder_init(&dec);
+    run(master, &sim, &o, &c, &dec);
+    printf("SUMMARY frames=%llu commands=%llu bad_commands=%llu watchdog_trips=%llu "
+           "max_torque1=%.6f max_torque5=%.6f enabled_s=%.4f x=%.6f y=%.6f\n",
+           (unsigned long long)c.frames, (unsigned long long)c.commands,
+           (unsigned long long)dec.crc_errors, (unsigned long long)sim.watchdog_trips,
+           sim.max_torque[0], sim.max_torque[1], c.enabled_time, sim.handle.x, sim.handle.y);
+    fflush(stdout);
+    close(slave);
+    close(master);
+    return 0;
+}
