@@ -21,7 +21,7 @@
  * tests iterate awake_bodies, awake_ranges and live_contacts; CVODE integrates the awake blocks
  * packed into a vector of their own (engine_cvode.c). With some bodies awake the collision
  * world still runs its broad phase over every body (the narrow phase carries the pairs of
- * bodies that did not move, ENGINE_REST_TOLERANCE); with every body asleep engine_advance skips
+ * bodies whose poses did not change at all); with every body asleep engine_advance skips
  * the collision update as well.
  */
 #include <math.h>
