@@ -216,6 +216,9 @@ static void *engine_thread(void *arg) {
         if (edited || pointer_changed) {
             resets++;
             failed = false;
+            /* The state at the reset instant is the edited one: it replaces the frame held
+             * for that instant (publishing needs a strictly later time otherwise). */
+            registry_rewind(sim->registry, nextafter(engine_time(e), -INFINITY));
             publish_frame(sim, 0.0, resets);
         }
         if (!failed && engine_time(e) < sim_display_time(sim) + horizon(sim)) {
