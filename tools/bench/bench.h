@@ -6,6 +6,7 @@
 int bench_engine(int argc, char **argv);
 int bench_registry(int argc, char **argv);
 int bench_collision(int argc, char **argv);
+int bench_display(int argc, char **argv);
 
 /* Sorts samples in place and returns the q-quantile (0..1) by nearest rank. */
 double bench_quantile(double *samples, int n, double q);

@@ -1,4 +1,4 @@
-/* issim-bench: `issim-bench all | engine | registry | collision`. Run by `make bench`. */
+/* issim-bench: `issim-bench all | engine | registry | collision | display`. Run by `make bench`. */
 #include "bench.h"
 
 #include <stdio.h>
@@ -32,11 +32,14 @@ int main(int argc, char **argv) {
         return bench_registry(argc - 1, argv + 1);
     if (strcmp(which, "collision") == 0)
         return bench_collision(argc - 1, argv + 1);
+    if (strcmp(which, "display") == 0)
+        return bench_display(argc - 1, argv + 1);
     if (strcmp(which, "all") == 0) {
         int rc = bench_engine(argc - 1, argv + 1);
         rc |= bench_registry(argc - 1, argv + 1);
-        return rc | bench_collision(argc - 1, argv + 1);
+        rc |= bench_collision(argc - 1, argv + 1);
+        return rc | bench_display(argc - 1, argv + 1);
     }
-    fprintf(stderr, "usage: issim-bench [all|engine|registry|collision]\n");
+    fprintf(stderr, "usage: issim-bench [all|engine|registry|collision|display]\n");
     return 2;
 }
