@@ -31,6 +31,8 @@ typedef struct DisplayOptions {
     bool bench_no_render;        /* with bench_seconds: run the session without drawing (the
                                     engine-throughput baseline) */
     double bench_speed;          /* with bench_seconds: display clock speed factor (default 1) */
+    bool bench_paused;           /* with bench_seconds: measure with the clock paused (the
+                                    engine idles once a horizon ahead: the renderer's own rate) */
 } DisplayOptions;
 
 DisplayOptions display_options_default(void);

@@ -19,7 +19,9 @@ static void usage(FILE *out) {
           "                 [--record FILE] [--vars LIST] [--every N] [--set PATH=VALUE ...]\n"
           "                 [--lockstep] [--quiet]\n"
           "                 [--script FILE] [--screenshot FILE] [--no-gui] [--size WxH]\n"
-          "                 [--bench SECONDS [--bench-no-render] [--bench-speed X]] [--no-vsync]\n"
+          "                 [--bench SECONDS [--bench-no-render] [--bench-speed X] "
+          "[--bench-paused]]\n"
+          "                 [--no-vsync]\n"
           "       issim validate SCENE [--set PATH=VALUE ...] [--save FILE]\n"
           "       issim --help | --version\n"
           "\n"
@@ -48,7 +50,8 @@ static void usage(FILE *out) {
           "  --size WxH        window size in pixels (default 1280x720)\n"
           "  --bench SECONDS   print frames per second and engine throughput, then quit;\n"
           "                    --bench-no-render: no window (the engine-only baseline);\n"
-          "                    --bench-speed X: display clock speed factor\n"
+          "                    --bench-speed X: display clock speed factor;\n"
+          "                    --bench-paused: the clock paused (the renderer's own rate)\n"
           "  --no-vsync        do not wait for the display's refresh\n"
           "\n"
           "Exit status: 0 success, 1 simulation or scene error, 2 bad arguments.\n",
@@ -156,6 +159,8 @@ static int parse_args(int argc, char **argv, CliArgs *a) {
             a->display.show_gui = false;
         } else if (strcmp(arg, "--no-vsync") == 0) {
             a->display.vsync = false;
+        } else if (strcmp(arg, "--bench-paused") == 0) {
+            a->display.bench_paused = true;
         } else if (strcmp(arg, "--bench-no-render") == 0) {
             a->display.bench_no_render = true;
         } else if (strcmp(arg, "--size") == 0) {

@@ -236,10 +236,16 @@ void app_step(App *app) {
 
 static void push_trails(App *app) {
     Session *s = &app->session;
+    if (!app->toggles.trails) {
+        app->trail_last_t = NAN; /* trails start when they are switched on */
+        for (int b = 0; b < s->view->body_count; b++)
+            app->trails[b].count = app->render_trails[b].count = 0;
+        return;
+    }
     double t = s->frame_time;
     if (isfinite(app->trail_last_t) && t < app->trail_last_t) {
-        for (int b = 0; b < s->view->body_count; b++)
-            app->trails[b].count = 0; /* went back in time: the old trails are another past */
+        for (int b = 0; b < s->view->body_count; b++) /* back in time: another past */
+            app->trails[b].count = app->render_trails[b].count = 0;
     }
     if (isfinite(app->trail_last_t) && t <= app->trail_last_t)
         return;

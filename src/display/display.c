@@ -318,6 +318,8 @@ static void run_bench(App *app) {
         else
             nanosleep(&(struct timespec){0, 5000000}, NULL);
     }
+    if (app->options.bench_paused)
+        sim_set_paused(s->sim, true);
     double w0 = issim_wall_time(), st0 = registry_state_time(s->reg), steps0 = engine_steps(app);
     int frames = 0;
     while (issim_wall_time() - w0 < app->options.bench_seconds && !app->quit) {
@@ -330,11 +332,11 @@ static void run_bench(App *app) {
     }
     double wall = issim_wall_time() - w0;
     double sim_seconds = registry_state_time(s->reg) - st0;
-    printf("bench bodies=%d render=%d frames=%d wall=%.3f fps=%.1f engine_steps=%.0f "
+    printf("bench paused=%d bodies=%d render=%d frames=%d wall=%.3f fps=%.1f engine_steps=%.0f "
            "engine_steps_per_s=%.1f sim_seconds_per_s=%.4f width=%d height=%d\n",
-           s->view ? s->view->body_count : 0, app->window != NULL, frames, wall, frames / wall,
-           engine_steps(app) - steps0, (engine_steps(app) - steps0) / wall, sim_seconds / wall,
-           app->width, app->height);
+           app->options.bench_paused, s->view ? s->view->body_count : 0, app->window != NULL,
+           frames, wall, frames / wall, engine_steps(app) - steps0,
+           (engine_steps(app) - steps0) / wall, sim_seconds / wall, app->width, app->height);
     fflush(stdout);
 }
 

@@ -108,14 +108,14 @@ static int mesh_for(Builder *b, const char *key, const ThingDb *db, ThingId id) 
     bool ok = false;
     char buf[1024];
     if (strcmp(key, "sphere") == 0) {
-        ok = mesh_unit_sphere(&data, 24, 12);
+        ok = mesh_unit_sphere(&data, 16, 8);
     } else if (strcmp(key, "box") == 0) {
         ok = mesh_unit_box(&data);
     } else if (strcmp(key, "quad") == 0) {
         ok = mesh_unit_quad(&data);
     } else if (strncmp(key, "capsule:", 8) == 0) {
         double r, hl;
-        ok = sscanf(key + 8, "%lf:%lf", &r, &hl) == 2 && mesh_capsule(&data, r, hl, 20, 6);
+        ok = sscanf(key + 8, "%lf:%lf", &r, &hl) == 2 && mesh_capsule(&data, r, hl, 14, 4);
     } else if (strncmp(key, "hull:", 5) == 0) {
         IssimError sub = {0};
         Hull *h = hull_load_obj(asset_path(b, key + 5, buf, sizeof buf), &sub);

@@ -182,21 +182,25 @@ void thing_tree(const GuiState *s, GuiRequests *r) {
         return;
     const ThingDb *db = s->db;
     ImGui::BeginChild("##tree", ImVec2(0, 150), true);
-    for (int i = 0; i < thingdb_count(db); i++) {
-        ThingId id = thingdb_at(db, i);
-        int depth = 0;
-        for (ThingId p = thing_parent(db, id); !thing_id_is_null(p); p = thing_parent(db, p))
-            depth++;
-        ImGui::Indent(12.0f * depth + 1.0f);
-        char label[300];
-        std::snprintf(label, sizeof label, "%s  (%s)##%u", thing_name(db, id),
-                      thing_kind_name(thing_kind(db, id)), id.index);
-        if (ImGui::Selectable(label, thing_id_equal(id, s->selected))) {
-            r->select = true;
-            r->select_thing = id;
+    // Only the visible rows are built: a pile has a thousand things.
+    ImGuiListClipper clipper;
+    clipper.Begin(thingdb_count(db));
+    while (clipper.Step())
+        for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; i++) {
+            ThingId id = thingdb_at(db, i);
+            int depth = 0;
+            for (ThingId p = thing_parent(db, id); !thing_id_is_null(p); p = thing_parent(db, p))
+                depth++;
+            ImGui::Indent(12.0f * depth + 1.0f);
+            char label[300];
+            std::snprintf(label, sizeof label, "%s  (%s)##%u", thing_name(db, id),
+                          thing_kind_name(thing_kind(db, id)), id.index);
+            if (ImGui::Selectable(label, thing_id_equal(id, s->selected))) {
+                r->select = true;
+                r->select_thing = id;
+            }
+            ImGui::Unindent(12.0f * depth + 1.0f);
         }
-        ImGui::Unindent(12.0f * depth + 1.0f);
-    }
     ImGui::EndChild();
 }
 
@@ -282,8 +286,11 @@ void property_editor(const GuiState *s, GuiRequests *r) {
     char path[256];
     thing_path(db, id, path, sizeof path);
     ImGui::Text("%s (%s)", path, thing_kind_name(thing_kind(db, id)));
-    if (s->edit_message && s->edit_message[0])
-        ImGui::TextColored(s->edit_rejected ? kRed : kGreen, "%s", s->edit_message);
+    if (s->edit_message && s->edit_message[0]) {
+        ImGui::PushStyleColor(ImGuiCol_Text, s->edit_rejected ? kRed : kGreen);
+        ImGui::TextWrapped("%s", s->edit_message);
+        ImGui::PopStyleColor();
+    }
     if (ImGui::BeginTable("props", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
         ImGui::TableSetupColumn("property", ImGuiTableColumnFlags_WidthFixed, 90);
         ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch);

@@ -102,16 +102,18 @@ static bool run_bench_line(const char *args, BenchLine *out) {
         return false;
     bool found = false;
     while (fgets(line, sizeof line, p)) {
-        const char *b = strstr(line, "bench bodies=");
+        const char *b = strstr(line, "bench paused=");
         if (!b)
             continue;
-        int render;
+        int render, paused;
         double wall, steps;
-        found = sscanf(b,
-                       "bench bodies=%d render=%d frames=%d wall=%lf fps=%lf engine_steps=%lf "
-                       "engine_steps_per_s=%lf sim_seconds_per_s=%lf",
-                       &out->bodies, &render, &out->frames, &wall, &out->fps, &steps,
-                       &out->steps_per_s, &out->sim_per_s) == 8;
+        found =
+            sscanf(
+                b,
+                "bench paused=%d bodies=%d render=%d frames=%d wall=%lf fps=%lf engine_steps=%lf "
+                "engine_steps_per_s=%lf sim_seconds_per_s=%lf",
+                &paused, &out->bodies, &render, &out->frames, &wall, &out->fps, &steps,
+                &out->steps_per_s, &out->sim_per_s) == 9;
     }
     pclose(p);
     return found;
@@ -122,19 +124,23 @@ static void bench_fps(double seconds) {
                                                                      ? "Xvfb, Mesa llvmpipe"
                                                                  : wrapper[0] ? "offscreen EGL"
                                                                               : "$DISPLAY");
-    printf("%8s %10s %10s %16s\n", "bodies", "fps", "frames", "engine steps/s");
+    printf("%8s %14s %18s %12s\n", "bodies", "fps (running)", "engine steps/s", "fps (paused)");
     int counts[3] = {1, 100, 1000};
     for (int i = 0; i < 3; i++) {
         const char *scene = write_scene(counts[i]);
         if (!scene)
             continue;
         char args[1024];
+        BenchLine run, still;
         snprintf(args, sizeof args, "'%s' --no-vsync --size 1280x720 --bench %g", scene, seconds);
-        BenchLine b;
-        if (run_bench_line(args, &b))
-            printf("%8d %10.1f %10d %16.0f\n", b.bodies, b.fps, b.frames, b.steps_per_s);
+        bool ok = run_bench_line(args, &run);
+        snprintf(args, sizeof args, "'%s' --no-vsync --size 1280x720 --bench %g --bench-paused",
+                 scene, seconds);
+        ok = ok && run_bench_line(args, &still);
+        if (ok)
+            printf("%8d %14.1f %18.0f %12.1f\n", run.bodies, run.fps, run.steps_per_s, still.fps);
         else
-            printf("%8d %10s\n", counts[i], "failed");
+            printf("%8d %14s\n", counts[i], "failed");
         if (!getenv("ISSIM_BENCH_KEEP"))
             unlink(scene);
     }
