@@ -50,9 +50,12 @@ bool camera_project(const Camera *cam, int width, int height, Vec3 p, double *x,
 /* ===== Meshes ===== */
 
 typedef struct MeshData {
-    int vertex_count; /* triangles: vertex_count / 3 */
+    int vertex_count; /* unindexed: triangles are vertex_count / 3 */
     float *positions; /* 3 per vertex */
     float *normals;   /* 3 per vertex */
+    int index_count;  /* > 0: indexed triangles (smooth lathe shapes share vertices, which
+                         spares the software rasteriser 5x the vertex work) */
+    unsigned *indices;
 } MeshData;
 
 void mesh_data_free(MeshData *m);
@@ -84,7 +87,7 @@ typedef struct ViewInstance {
 typedef struct ViewMesh {
     char key[600];
     MeshData data;
-    GLuint vao, vbo, instance_vbo;
+    GLuint vao, vbo, ebo, instance_vbo;
     int instance_capacity;
 } ViewMesh;
 

@@ -3,6 +3,7 @@
  * radius/length pair, hulls, polygons and triangle meshes per shape. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "display_internal.h"
 
@@ -59,39 +60,54 @@ static bool builder_finish(MeshBuilder *b) {
 void mesh_data_free(MeshData *m) {
     free(m->positions);
     free(m->normals);
+    free(m->indices);
     *m = (MeshData){0};
 }
 
-/* A point of a sphere of radius r centred at (0, 0, z0): polar angle theta from +z. */
-static Vec3 sphere_point(double theta, double phi) {
-    return (Vec3){sin(theta) * cos(phi), sin(theta) * sin(phi), cos(theta)};
-}
-
-/* Latitude band [theta0, theta1] of a sphere of radius r centred at z = zc. */
-static void sphere_band(MeshBuilder *b, double r, double zc, double theta0, double theta1,
-                        int slices, int stacks) {
-    for (int i = 0; i < stacks; i++) {
-        double t0 = theta0 + (theta1 - theta0) * i / stacks;
-        double t1 = theta0 + (theta1 - theta0) * (i + 1) / stacks;
-        for (int j = 0; j < slices; j++) {
-            double p0 = 2 * M_PI * j / slices, p1 = 2 * M_PI * (j + 1) / slices;
-            Vec3 n[4] = {sphere_point(t0, p0), sphere_point(t1, p0), sphere_point(t1, p1),
-                         sphere_point(t0, p1)};
-            Vec3 v[4];
-            for (int k = 0; k < 4; k++)
-                v[k] = (Vec3){r * n[k].x, r * n[k].y, zc + r * n[k].z};
-            int tri[2][3] = {{0, 1, 2}, {0, 2, 3}};
-            for (int t = 0; t < 2; t++)
-                for (int k = 0; k < 3; k++)
-                    push_vertex(b, v[tri[t][k]], n[tri[t][k]]);
+/* A surface of revolution about z, indexed: rings[k] = (z, radius, normal z, normal radial),
+ * slices + 1 vertices per ring (the seam is duplicated). */
+static bool lathe(MeshData *m, const double (*rings)[4], int ring_count, int slices) {
+    *m = (MeshData){0};
+    int nv = ring_count * (slices + 1), ni = (ring_count - 1) * slices * 6;
+    m->positions = malloc((size_t)nv * 3 * sizeof(float));
+    m->normals = malloc((size_t)nv * 3 * sizeof(float));
+    m->indices = malloc((size_t)ni * sizeof(unsigned));
+    if (!m->positions || !m->normals || !m->indices) {
+        mesh_data_free(m);
+        return false;
+    }
+    for (int k = 0; k < ring_count; k++) {
+        for (int j = 0; j <= slices; j++) {
+            double phi = 2 * M_PI * j / slices, c = cos(phi), sn = sin(phi);
+            float *p = m->positions + 3 * (k * (slices + 1) + j);
+            float *n = m->normals + 3 * (k * (slices + 1) + j);
+            p[0] = (float)(rings[k][1] * c), p[1] = (float)(rings[k][1] * sn);
+            p[2] = (float)rings[k][0];
+            n[0] = (float)(rings[k][3] * c), n[1] = (float)(rings[k][3] * sn);
+            n[2] = (float)rings[k][2];
         }
     }
+    for (int k = 0; k + 1 < ring_count; k++) {
+        for (int j = 0; j < slices; j++) {
+            unsigned a = (unsigned)(k * (slices + 1) + j), b = a + (unsigned)(slices + 1);
+            unsigned quad[6] = {a, b, b + 1, a, b + 1, a + 1};
+            memcpy(m->indices + m->index_count, quad, sizeof quad);
+            m->index_count += 6;
+        }
+    }
+    m->vertex_count = nv;
+    return true;
 }
 
 bool mesh_unit_sphere(MeshData *m, int slices, int stacks) {
-    MeshBuilder b = builder_start(m);
-    sphere_band(&b, 1.0, 0.0, 0.0, M_PI, slices, stacks);
-    return builder_finish(&b);
+    double rings[65][4];
+    stacks = stacks > 64 ? 64 : stacks;
+    for (int k = 0; k <= stacks; k++) {
+        double theta = M_PI * k / stacks;
+        rings[k][0] = cos(theta), rings[k][1] = sin(theta);
+        rings[k][2] = cos(theta), rings[k][3] = sin(theta);
+    }
+    return lathe(m, (const double(*)[4])rings, stacks + 1, slices);
 }
 
 bool mesh_unit_box(MeshData *m) {
@@ -121,24 +137,21 @@ bool mesh_unit_box(MeshData *m) {
 }
 
 bool mesh_capsule(MeshData *m, double radius, double half_length, int slices, int stacks) {
-    MeshBuilder b = builder_start(m);
-    sphere_band(&b, radius, half_length, 0.0, M_PI / 2, slices, stacks);
-    sphere_band(&b, radius, -half_length, M_PI / 2, M_PI, slices, stacks);
-    for (int j = 0; j < slices; j++) {
-        double p0 = 2 * M_PI * j / slices, p1 = 2 * M_PI * (j + 1) / slices;
-        Vec3 n0 = {cos(p0), sin(p0), 0}, n1 = {cos(p1), sin(p1), 0};
-        Vec3 a = {radius * n0.x, radius * n0.y, half_length};
-        Vec3 c = {radius * n0.x, radius * n0.y, -half_length};
-        Vec3 d = {radius * n1.x, radius * n1.y, -half_length};
-        Vec3 e = {radius * n1.x, radius * n1.y, half_length};
-        push_vertex(&b, a, n0);
-        push_vertex(&b, c, n0);
-        push_vertex(&b, d, n1);
-        push_vertex(&b, a, n0);
-        push_vertex(&b, d, n1);
-        push_vertex(&b, e, n1);
+    /* Upper hemisphere around +half_length, lower around -half_length; the band between the
+     * two equators is the cylinder. */
+    double rings[2 * 33][4];
+    stacks = stacks > 32 ? 32 : stacks;
+    int n = 0;
+    for (int half = 0; half < 2; half++) {
+        for (int k = 0; k <= stacks; k++) {
+            double theta = M_PI / 2 * (half + (double)k / stacks);
+            double zc = half == 0 ? half_length : -half_length;
+            rings[n][0] = zc + radius * cos(theta), rings[n][1] = radius * sin(theta);
+            rings[n][2] = cos(theta), rings[n][3] = sin(theta);
+            n++;
+        }
     }
-    return builder_finish(&b);
+    return lathe(m, (const double(*)[4])rings, n, slices);
 }
 
 bool mesh_hull(MeshData *m, const Hull *hull) {
