@@ -1,8 +1,9 @@
 /* The GUI end to end, through the `issim` executable under SDL's offscreen driver: the panels
  * are drawn; a scene opened through the launcher, a property changed while it runs and the
  * recorder show the trajectory change at that instant and not before; a scene that fails to
- * load leaves the running one running; rejected edits come back with their reason; the
- * history scrubber rewinds; the edited scene saves and loads back. */
+ * load (dropped on the window) leaves the running one running; rejected edits come back with
+ * their reason; the history scrubber shows a past instant and Run rewinds the engine to it;
+ * the edited scene saves and loads back. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,7 +141,7 @@ static void test_failed_load_keeps_scene_and_edits_report_reasons(void **state) 
     char script[2048];
     snprintf(script, sizeof script,
              "wait_sim 0.1\nprint_state\n"
-             "open %s\n"
+             "drop %s\n"
              "wait 0.3\nprint_state\n"
              "set bar.mass -1\n"
              "set universe.dt 0.01\n"
@@ -148,6 +149,7 @@ static void test_failed_load_keeps_scene_and_edits_report_reasons(void **state) 
              "wait_edits\n"
              "pause\nframes 2\nprint_state\n"
              "seek 0.05\nframes 2\nprint_state\n"
+             "run\nframes 2\nprint_state\n"
              "save %s\n",
              bad, saved);
     int rc =
@@ -177,6 +179,13 @@ static void test_failed_load_keeps_scene_and_edits_report_reasons(void **state) 
     ShownState back = parse_state(out, 3);
     assert_true(back.t > 0.05 - 0.001 - 1e-9 && back.t <= 0.05 + 1e-9); /* the frame at or before */
     assert_near(parse_body(out, "bar", 3).z, 0.6 - 0.5 * 9.81 * back.t * back.t, 1e-6);
+    /* Run from there is a rewind: the engine dropped the future it had computed (it was
+     * past 0.4 s) and is again at most a horizon (0.25 s) ahead of the display. */
+    const char *before_run = find_line(out, "state ", 3), *after_run = find_line(out, "state ", 4);
+    double ahead_before = atof(strstr(before_run, "state_time=") + 11);
+    double ahead_after = atof(strstr(after_run, "state_time=") + 11);
+    assert_true(ahead_before > 0.4);
+    assert_true(ahead_after < 0.05 + 0.25 + 0.1);
     /* The saved scene loads back with the accepted edit. */
     ThingDb *db = NULL;
     IssimError err = {0};

@@ -109,6 +109,10 @@ double sim_speed(const Sim *sim);
  * how a user resumes from a past instant (rewind). t before the registry's history start is
  * clamped to it. Thread: any (one controller at a time). */
 void sim_seek(Sim *sim, double t);
+/* Asks the engine thread to reset to the display time at its next loop: the frames after it
+ * are discarded and integrated again from that instant (the GUI's "resume from here" after
+ * scrubbing back: a rewind, not a replay of the old future). Thread: any. */
+void sim_request_reset(Sim *sim);
 /* The engine's output interval, s (fixed for the session). Thread: any. */
 double sim_dt(const Sim *sim);
 

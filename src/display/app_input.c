@@ -90,8 +90,10 @@ static void end_drag(App *app) {
 
 static void toggle_pause(App *app) {
     Sim *sim = app->session.sim;
-    if (sim)
-        sim_set_paused(sim, !sim_paused(sim));
+    if (sim && sim_paused(sim))
+        app_run(app);
+    else if (sim)
+        sim_set_paused(sim, true);
 }
 
 static void handle_key(App *app, const SDL_KeyboardEvent *k) {

@@ -72,6 +72,7 @@ typedef struct App {
     GuiToggles toggles;
     ThingId selected;
     bool open_dialog;
+    bool seeked; /* the clock was moved by the scrubber: Run rewinds the engine to it */
     char load_error[600];
     char edit_message[600];
     bool edit_rejected;
@@ -121,6 +122,8 @@ void app_record_pump(App *app);
 void app_scan_scenes(App *app);
 void app_fit(App *app);
 void app_step(App *app);
+void app_seek(App *app, double t);
+void app_run(App *app);
 bool app_save_scene(App *app, const char *path);
 void app_log_init(AppLog *log);
 void app_log_destroy(AppLog *log);

@@ -119,9 +119,11 @@ static void push_mouse(Uint32 type, int x, int y) {
 static void print_state(App *app) {
     Session *s = &app->session;
     Vec3 eye = camera_eye(&app->camera);
-    printf("state t=%.9g view %d %d %d %d camera %.9g %.9g %.9g %.9g %.9g %.9g %.9g\n",
+    printf("state t=%.9g view %d %d %d %d camera %.9g %.9g %.9g %.9g %.9g %.9g %.9g "
+           "state_time=%.9g\n",
            s->frame_time, app->view_x, app->view_y, app->view_w, app->view_h, eye.x, eye.y, eye.z,
-           app->camera.target.x, app->camera.target.y, app->camera.target.z, app->camera.fov_deg);
+           app->camera.target.x, app->camera.target.y, app->camera.target.z, app->camera.fov_deg,
+           s->sim ? registry_state_time(s->reg) : NAN);
     for (int b = 0; s->view && b < s->view->body_count; b++) {
         const ViewBody *vb = &s->view->bodies[b];
         const double *p = s->frame + vb->var_pos;
@@ -199,7 +201,7 @@ static bool run_command(Script *s, App *app, char *line, bool *failed) {
     } else if (strcmp(cmd, "pause") == 0 && ses->sim) {
         sim_set_paused(ses->sim, true);
     } else if (strcmp(cmd, "run") == 0 && ses->sim) {
-        sim_set_paused(ses->sim, false);
+        app_run(app);
     } else if (strcmp(cmd, "step") == 0) {
         app_step(app);
     } else if (strcmp(cmd, "reset") == 0) {
@@ -211,7 +213,7 @@ static bool run_command(Script *s, App *app, char *line, bool *failed) {
     } else if (strcmp(cmd, "speed") == 0 && ses->sim) {
         sim_set_speed(ses->sim, x);
     } else if (strcmp(cmd, "seek") == 0 && ses->sim) {
-        sim_seek(ses->sim, x);
+        app_seek(app, x);
     } else if (strcmp(cmd, "record_start") == 0 && n > 1) {
         if (!app_record_start(app, words[1], n > 2 ? words[2] : ""))
             *failed = true;

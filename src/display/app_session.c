@@ -232,6 +232,24 @@ void app_step(App *app) {
     sim_seek(sim, sim_display_time(sim) + sim_dt(sim));
 }
 
+void app_seek(App *app, double t) {
+    if (!app->session.sim)
+        return;
+    sim_seek(app->session.sim, t);
+    app->seeked = true;
+}
+
+/* Run; after scrubbing back, from that instant: the engine discards the old future. */
+void app_run(App *app) {
+    Sim *sim = app->session.sim;
+    if (!sim)
+        return;
+    if (app->seeked)
+        sim_request_reset(sim);
+    app->seeked = false;
+    sim_set_paused(sim, false);
+}
+
 /* ===== State at display time ===== */
 
 static void push_trails(App *app) {

@@ -176,12 +176,12 @@ static void carry_out(App *app, const GuiRequests *r) {
         app_scan_scenes(app);
     if (r->edit)
         app_submit_edit(app, r->edit_path, r->edit_value);
-    if (sim && r->seek)
-        sim_seek(sim, r->seek_time);
+    if (r->seek)
+        app_seek(app, r->seek_time);
     if (sim && r->pause)
         sim_set_paused(sim, true);
-    if (sim && r->run)
-        sim_set_paused(sim, false);
+    if (r->run)
+        app_run(app);
     if (sim && r->set_speed)
         sim_set_speed(sim, r->speed);
     if (r->step)

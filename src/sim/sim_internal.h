@@ -37,6 +37,7 @@ struct Sim {
     pthread_t thread;
     bool thread_running;
     atomic_bool stop_requested;
+    atomic_bool reset_requested; /* sim_request_reset: any thread sets, the engine clears */
 };
 
 #endif

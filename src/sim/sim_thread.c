@@ -81,6 +81,10 @@ void sim_seek(Sim *sim, double t) {
     pthread_mutex_unlock(&sim->clock_mutex);
 }
 
+void sim_request_reset(Sim *sim) {
+    atomic_store(&sim->reset_requested, true);
+}
+
 double sim_dt(const Sim *sim) {
     return sim->dt;
 }
@@ -207,13 +211,14 @@ static void *engine_thread(void *arg) {
         int dragged_before = drag.active ? drag.body : -1;
         bool pointer_changed = read_pointer(sim, &drag);
         bool edited = handle_edits(sim, frame_values);
-        if (pointer_changed && !edited)
+        bool rewind = atomic_exchange(&sim->reset_requested, false);
+        if ((pointer_changed || rewind) && !edited)
             reset_to_display_time(sim, frame_values);
         if (pointer_changed) {
             bool released = dragged_before >= 0 && (!drag.active || dragged_before != drag.body);
             apply_drag(sim, &drag, released ? dragged_before : -1);
         }
-        if (edited || pointer_changed) {
+        if (edited || pointer_changed || rewind) {
             resets++;
             failed = false;
             /* The state at the reset instant is the edited one: it replaces the frame held
