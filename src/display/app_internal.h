@@ -101,6 +101,7 @@ typedef struct App {
     SDL_Keymod mods;
 
     double fps, fps_wall, engine_rate, rate_wall;
+    double last_swap; /* wall time the frame limiter paced the last frame to */
     int fps_frames;
     double rate_steps;
 

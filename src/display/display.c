@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include <stb_image_write.h>
@@ -39,6 +41,37 @@ IssimStatus display_write_png(const char *path, int width, int height, IssimErro
     return ISSIM_OK;
 }
 
+/* Without a GPU, Mesa's llvmpipe rasterises in worker threads ("llvmpipe-N") that compete
+ * with the engine for the same cores. They are lowered to nice 10 (ISSIM_RASTER_NICE), so
+ * drawing yields the CPU to the engine and the frame rate drops first (raising one's own
+ * threads' nice needs no privilege; the engine threads, created from the main thread, keep its
+ * priority). */
+static void lower_rasteriser_priority(void) {
+    const char *env = getenv("ISSIM_RASTER_NICE"); /* 0 keeps them at the display's priority */
+    int nice_level = env ? atoi(env) : 10;
+    if (nice_level <= 0)
+        return;
+    DIR *dir = opendir("/proc/self/task");
+    if (!dir)
+        return;
+    struct dirent *e;
+    int lowered = 0;
+    while ((e = readdir(dir))) {
+        char path[300], name[64] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        if (fgets(name, sizeof name, f) && strncmp(name, "llvmpipe-", 9) == 0 &&
+            setpriority(PRIO_PROCESS, (id_t)atoi(e->d_name), nice_level) == 0)
+            lowered++;
+        fclose(f);
+    }
+    closedir(dir);
+    if (lowered)
+        issim_log(ISSIM_LOG_INFO, "%d llvmpipe threads at nice %d", lowered, nice_level);
+}
+
 static bool open_window(App *app, IssimError *err) {
     if (SDL_Init(SDL_INIT_VIDEO) != 0)
         return issim_error_set(err, ISSIM_ERR_STATE, "SDL_Init: %s", SDL_GetError()) == ISSIM_OK;
@@ -69,6 +102,7 @@ static bool open_window(App *app, IssimError *err) {
         return false;
     }
     SDL_GL_GetDrawableSize(app->window, &app->width, &app->height);
+    lower_rasteriser_priority();
     app->renderer = renderer_create(err);
     if (!app->renderer)
         return false;
@@ -296,6 +330,14 @@ static void frame(App *app) {
     }
     take_screenshot(app);
     SDL_GL_SwapWindow(app->window);
+    /* With vsync asked for, at most 60 frames per second even where swapping does not wait
+     * (Xvfb, offscreen): frames nobody can see would only take CPU from the engine. */
+    if (app->options.vsync) {
+        double now = issim_wall_time(), next = app->last_swap + 1.0 / 60.0;
+        if (now < next)
+            nanosleep(&(struct timespec){0, (long)((next - now) * 1e9)}, NULL);
+        app->last_swap = fmax(next, issim_wall_time() - 1.0 / 60.0);
+    }
 }
 
 /* ===== Benchmarks (--bench) ===== */
