@@ -89,10 +89,10 @@ static void test_launcher_edit_changes_trajectory_at_that_instant(void **state) 
     snprintf(script, sizeof script,
              "open %s\n"
              "record_start %s bar.pos.z,bar.vel.z\n"
-             "wait_sim 0.15\n"
+             "wait_sim 0.1\n"
              "set universe.gravity 0 0 -1.62\n"
              "wait_edits\n"
-             "wait_sim 0.35\n"
+             "wait_sim 0.3\n"
              "record_stop\n",
              test_source_path("scenes/point_drop.lua"), csv);
     /* Started on another scene: the launcher replaces it. */
@@ -104,13 +104,15 @@ static void test_launcher_edit_changes_trajectory_at_that_instant(void **state) 
     assert_non_null(edit);
     assert_non_null(strstr(edit, "universe.gravity=0 0 -1.62 accepted"));
     double t_edit = atof(strstr(edit, " t=") + 3);
-    assert_true(t_edit >= 0.15 && t_edit < 0.3);
+    /* Applied at the display time when the engine took it: a frame or two after 0.1 s. The
+     * bar (lower end 0.5 m up) then lands near 0.4 s, after the recording ends. */
+    assert_true(t_edit >= 0.1 && t_edit < 0.2);
 
     static Row rows[4096];
     int n = read_recording(csv, rows, 4096);
-    assert_true(n > 300);
+    assert_true(n > 250);
     assert_true(rows[0].t < 0.05);
-    assert_true(rows[n - 1].t >= 0.35);
+    assert_true(rows[n - 1].t >= 0.3);
     int before = 0, after = 0;
     for (int i = 0; i + 1 < n; i++) {
         /* One row per output step, no gap, no repeat: the committed trajectory. */
@@ -125,8 +127,8 @@ static void test_launcher_edit_changes_trajectory_at_that_instant(void **state) 
             after++;
         }
     }
-    assert_true(before > 100);
-    assert_true(after > 40);
+    assert_true(before > 60);
+    assert_true(after > 80);
     remove(csv);
 }
 
