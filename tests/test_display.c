@@ -109,15 +109,17 @@ static void test_click_selects_and_drag_pulls(void **state) {
 static void test_keyboard_transport(void **state) {
     (void)state;
     char out[GUI_OUTPUT_MAX];
-    int rc = run_issim_script(test_source_path("scenes/point_drop.lua"), "--no-gui",
-                              "wait_sim 0.1\n"
-                              "key space\nframes 2\nprint_state\n" /* 0: paused */
-                              "wait 0.3\nprint_state\n"            /* 1: still there */
-                              "key s\nframes 2\nprint_state\n"     /* 2: one step on */
-                              "key space\nwait 0.3\nprint_state\n" /* 3: running again */
-                              "key r\nframes 3\nprint_state\n"     /* 4: reset to the start */
-                              "key ctrl+l\nframes 2\n",
-                              out, sizeof out);
+    int rc =
+        run_issim_script(test_source_path("scenes/point_drop.lua"), "--no-gui",
+                         "wait_sim 0.1\n"
+                         "key space\nframes 2\nprint_state\n" /* 0: paused */
+                         "wait 0.3\nprint_state\n"            /* 1: still there */
+                         "key s\nframes 2\nprint_state\n"     /* 2: one step on */
+                         "key space\nwait 0.3\nprint_state\n" /* 3: running again */
+                         "key r\nframes 3\nprint_state\n"     /* 4: reset to the start */
+                         "pause\nframes 2\nkey f\nframes 2\nprint_state\n" /* 5: fitted camera */
+                         "key ctrl+l\nframes 2\n",
+                         out, sizeof out);
     assert_int_equal(rc, 0);
     double t0 = parse_state(out, 0).t, t1 = parse_state(out, 1).t, t2 = parse_state(out, 2).t;
     double t3 = parse_state(out, 3).t, t4 = parse_state(out, 4).t;
@@ -126,6 +128,17 @@ static void test_keyboard_transport(void **state) {
     assert_near(t2, t0 + 0.001, 1e-9); /* S: exactly one output step (dt = 1 ms) */
     assert_true(t3 > t2 + 0.2);
     assert_true(t4 < 0.1);
+    /* F: the camera looks at the bar (the only body; the floor is unbounded) from a distance
+     * that frames it, instead of the scene's camera (target 0 0 0.3, 1.87 m away). */
+    ShownState fitted = parse_state(out, 5);
+    Vec3 bar = parse_body(out, "bar", 5);
+    assert_near(fitted.target[0], bar.x, 1e-6);
+    assert_near(fitted.target[1], bar.y, 1e-6);
+    assert_near(fitted.target[2], bar.z, 1e-3);
+    double dx = fitted.eye[0] - fitted.target[0], dy = fitted.eye[1] - fitted.target[1];
+    double dz = fitted.eye[2] - fitted.target[2];
+    double distance = sqrt(dx * dx + dy * dy + dz * dz);
+    assert_true(distance > 0.2 && distance < 1.0);
     /* Ctrl+L reloads the scene from disk: a second "open ... ok". */
     assert_non_null(find_line(out, "open ", 1));
     assert_non_null(strstr(find_line(out, "open ", 1), "point_drop.lua ok"));
