@@ -82,10 +82,12 @@ static bool key_command(const char *name) {
         const char *name;
         SDL_Keycode key;
         SDL_Keymod mod;
-    } keys[] = {{"space", SDLK_SPACE, KMOD_NONE}, {"s", SDLK_s, KMOD_NONE},
-                {"r", SDLK_r, KMOD_NONE},         {"f", SDLK_f, KMOD_NONE},
-                {"ctrl+o", SDLK_o, KMOD_LCTRL},   {"ctrl+l", SDLK_l, KMOD_LCTRL},
-                {"f12", SDLK_F12, KMOD_NONE},     {"escape", SDLK_ESCAPE, KMOD_NONE}};
+    } keys[] = {{"space", SDLK_SPACE, KMOD_NONE},   {"s", SDLK_s, KMOD_NONE},
+                {"r", SDLK_r, KMOD_NONE},           {"f", SDLK_f, KMOD_NONE},
+                {"ctrl+o", SDLK_o, KMOD_LCTRL},     {"ctrl+l", SDLK_l, KMOD_LCTRL},
+                {"f12", SDLK_F12, KMOD_NONE},       {"escape", SDLK_ESCAPE, KMOD_NONE},
+                {"return", SDLK_RETURN, KMOD_NONE}, {"backspace", SDLK_BACKSPACE, KMOD_NONE},
+                {"ctrl+a", SDLK_a, KMOD_LCTRL}};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (strcmp(name, keys[i].name) == 0) {
             push_key(keys[i].key, keys[i].mod);
@@ -97,6 +99,11 @@ static bool key_command(const char *name) {
 static int last_mouse_x, last_mouse_y;
 
 static void push_mouse(Uint32 type, int x, int y) {
+    /* SDL's own mouse state too (what the GUI polls for the pointer position): a warp moves it
+     * where no window system does it for us (the offscreen driver). */
+    SDL_Window *window = SDL_GL_GetCurrentWindow();
+    if (window)
+        SDL_WarpMouseInWindow(window, x, y);
     SDL_Event e = {0};
     e.type = type;
     if (type == SDL_MOUSEMOTION) {
@@ -222,6 +229,13 @@ static bool run_command(Script *s, App *app, char *line, bool *failed) {
     } else if (strcmp(cmd, "screenshot") == 0 && n > 1) {
         issim_strlcpy(app->screenshot_path, words[1], sizeof app->screenshot_path);
         return false; /* written at the end of this frame */
+    } else if (strcmp(cmd, "type") == 0 && n > 1) {
+        /* text typed into the focused field, as SDL delivers it */
+        SDL_Event e = {0};
+        e.type = SDL_TEXTINPUT;
+        issim_strlcpy(e.text.text, words[1], sizeof e.text.text);
+        SDL_PushEvent(&e);
+        return false;
     } else if (strcmp(cmd, "key") == 0 && n > 1) {
         if (!key_command(words[1]))
             *failed = true;

@@ -2,6 +2,7 @@
 // window is the launcher and the thing tree, the property sheet is the property editor, the
 // user view is the 3D view the display draws behind these panels). This file only reads the
 // GuiState it is given and writes GuiRequests; the display carries them out.
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -46,6 +47,9 @@ struct GuiMemory {
 
 GuiMemory g_mem;
 bool g_created = false;
+// The pointer as the last SDL event placed it: used when the SDL back-end cannot read it
+// (a window without input focus, as under the offscreen driver the tests use).
+ImVec2 g_event_mouse(-FLT_MAX, -FLT_MAX);
 
 void copy_text(char *dst, const char *src, size_t size) {
     issim_strlcpy(dst, src ? src : "", size);
@@ -617,6 +621,10 @@ extern "C" void gui_destroy(void) {
 extern "C" bool gui_process_event(const void *sdl_event) {
     const SDL_Event *e = static_cast<const SDL_Event *>(sdl_event);
     ImGui_ImplSDL2_ProcessEvent(e);
+    if (e->type == SDL_MOUSEMOTION)
+        g_event_mouse = ImVec2((float)e->motion.x, (float)e->motion.y);
+    else if (e->type == SDL_MOUSEBUTTONDOWN || e->type == SDL_MOUSEBUTTONUP)
+        g_event_mouse = ImVec2((float)e->button.x, (float)e->button.y);
     ImGuiIO &io = ImGui::GetIO();
     switch (e->type) {
     case SDL_MOUSEMOTION:
@@ -644,6 +652,8 @@ extern "C" bool gui_wants_keyboard(void) {
 extern "C" void gui_frame(const GuiState *s, GuiRequests *r) {
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplSDL2_NewFrame();
+    if (!ImGui::IsMousePosValid())
+        ImGui::GetIO().MousePos = g_event_mouse;
     ImGui::NewFrame();
     menu_bar(s, r);
     open_dialog(s, r);
