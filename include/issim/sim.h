@@ -105,9 +105,9 @@ bool sim_paused(const Sim *sim);
 double sim_speed(const Sim *sim);
 /* Moves the display clock to t (paused or not): the GUI's single step (t = display time + dt)
  * and its history scrubber. Frames already computed stay valid (the trajectory from t is the
- * one shown before); the next edit or drag resets the engine to the new display time, which is
- * how a user resumes from a past instant (rewind). t before the registry's history start is
- * clamped to it. Thread: any (one controller at a time). */
+ * one shown before); the next edit, drag or sim_request_reset resets the engine to the new
+ * display time, which is how a user resumes from a past instant (rewind). t before the
+ * registry's history start is clamped to it. Thread: any (one controller at a time). */
 void sim_seek(Sim *sim, double t);
 /* Asks the engine thread to reset to the display time at its next loop: the frames after it
  * are discarded and integrated again from that instant (the GUI's "resume from here" after
