@@ -199,27 +199,34 @@ static void test_failed_load_keeps_scene_and_edits_report_reasons(void **state) 
 }
 
 /* The panels' own widgets, driven by SDL mouse, key and text events (the layout is fixed:
- * gui.h's GUI_SIDE_WIDTH and friends): typing a mass into the property sheet sends the edit,
- * and the Transport panel's Pause button stops the clock. */
-static void test_widgets_edit_a_mass_and_pause(void **state) {
+ * gui.h's GUI_SIDE_WIDTH and friends): a mass typed into the property sheet and Enter send the
+ * edit; the Transport panel's Pause button stops the clock; Ctrl+O, a path and Enter open a
+ * scene. */
+static void test_widgets_edit_pause_and_open(void **state) {
     (void)state;
-    char out[GUI_OUTPUT_MAX];
-    int rc = run_issim_script(test_source_path("scenes/point_drop.lua"), "",
-                              "wait_sim 0.1\nselect bar\nframes 3\n"
-                              /* the mass field, first row of the property sheet */
-                              "mouse_move 180 467\nframes 2\nclick 180 467\nframes 2\n"
-                              "key ctrl+a\nframes 1\ntype 2.5\nframes 1\nkey return\nframes 3\n"
-                              "wait_edits\n"
-                              /* Pause (space), first button of the Transport panel */
-                              "mouse_move 995 79\nframes 2\nclick 995 79\nframes 3\n"
-                              "print_state\nwait 0.2\nprint_state\n",
-                              out, sizeof out);
+    char out[GUI_OUTPUT_MAX], script[2048];
+    snprintf(script, sizeof script,
+             "wait_sim 0.1\nselect bar\nframes 3\n"
+             /* the mass field, first row of the property sheet */
+             "mouse_move 180 467\nframes 2\nclick 180 467\nframes 2\n"
+             "type 2.5\nframes 1\nkey return\nframes 3\nwait_edits\nprint_state\n"
+             /* Pause (space), first button of the Transport panel */
+             "mouse_move 995 79\nframes 2\nclick 995 79\nframes 3\n"
+             "print_state\nwait 0.2\nprint_state\n"
+             "key ctrl+o\nframes 3\ntype %s\nframes 1\nkey return\nframes 3\n",
+             test_source_path("scenes/box_on_plane.lua"));
+    int rc =
+        run_issim_script(test_source_path("scenes/point_drop.lua"), "", script, out, sizeof out);
     assert_int_equal(rc, 0);
     const char *edit = find_line(out, "edit ", 0);
     assert_non_null(edit);
     assert_non_null(strstr(edit, "bar.mass=2.5 accepted"));
-    assert_null(find_line(out, "select ", 1)); /* the clicks stayed in the panels */
-    assert_near(parse_state(out, 1).t, parse_state(out, 0).t, 1e-12);
+    assert_true(edit < find_line(out, "state ", 0)); /* Enter sent it, not a later click */
+    assert_null(find_line(out, "select ", 1));       /* the clicks stayed in the panels */
+    assert_near(parse_state(out, 2).t, parse_state(out, 1).t, 1e-12);
+    const char *opened = find_line(out, "open ", 1);
+    assert_non_null(opened);
+    assert_non_null(strstr(opened, "box_on_plane.lua ok"));
 }
 
 int main(void) {
@@ -227,7 +234,7 @@ int main(void) {
         cmocka_unit_test(test_panels_are_drawn),
         cmocka_unit_test(test_launcher_edit_changes_trajectory_at_that_instant),
         cmocka_unit_test(test_failed_load_keeps_scene_and_edits_report_reasons),
-        cmocka_unit_test(test_widgets_edit_a_mass_and_pause),
+        cmocka_unit_test(test_widgets_edit_pause_and_open),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

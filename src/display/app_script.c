@@ -65,16 +65,21 @@ void script_destroy(Script *s) {
     free(s);
 }
 
+/* The release is pushed one frame after the press: the GUI reads key state once per frame,
+ * so a press and release in the same frame would never be seen as down. */
+static SDL_Event pending_key_up;
+
 static void push_key(SDL_Keycode key, SDL_Keymod mod) {
     SDL_Event e = {0};
     e.type = SDL_KEYDOWN;
     e.key.state = SDL_PRESSED;
     e.key.keysym.sym = key;
+    e.key.keysym.scancode = SDL_GetScancodeFromKey(key); /* what the GUI's key map reads */
     e.key.keysym.mod = (Uint16)mod;
     SDL_PushEvent(&e);
     e.type = SDL_KEYUP;
     e.key.state = SDL_RELEASED;
-    SDL_PushEvent(&e);
+    pending_key_up = e;
 }
 
 static bool key_command(const char *name) {
@@ -230,11 +235,20 @@ static bool run_command(Script *s, App *app, char *line, bool *failed) {
         issim_strlcpy(app->screenshot_path, words[1], sizeof app->screenshot_path);
         return false; /* written at the end of this frame */
     } else if (strcmp(cmd, "type") == 0 && n > 1) {
-        /* text typed into the focused field, as SDL delivers it */
-        SDL_Event e = {0};
-        e.type = SDL_TEXTINPUT;
-        issim_strlcpy(e.text.text, words[1], sizeof e.text.text);
-        SDL_PushEvent(&e);
+        /* text typed into the focused field, as SDL delivers it: in pieces of at most 31
+         * bytes (SDL's text event size), never inside a UTF-8 sequence */
+        const char *text = words[1];
+        while (*text) {
+            size_t piece = strlen(text) < 24 ? strlen(text) : 24;
+            while (piece < strlen(text) && ((unsigned char)text[piece] & 0xC0) == 0x80)
+                piece++;
+            SDL_Event e = {0};
+            e.type = SDL_TEXTINPUT;
+            memcpy(e.text.text, text, piece);
+            e.text.text[piece] = '\0';
+            SDL_PushEvent(&e);
+            text += piece;
+        }
         return false;
     } else if (strcmp(cmd, "key") == 0 && n > 1) {
         if (!key_command(words[1]))
@@ -285,6 +299,10 @@ static bool run_command(Script *s, App *app, char *line, bool *failed) {
 }
 
 bool script_tick(Script *s, App *app) {
+    if (pending_key_up.type == SDL_KEYUP) {
+        SDL_PushEvent(&pending_key_up);
+        pending_key_up.type = 0;
+    }
     if (s->wait == WAIT_WALL && issim_wall_time() < s->wait_until)
         return true;
     if (s->wait == WAIT_FRAMES && s->wait_frames-- > 0)
