@@ -386,8 +386,8 @@ static void run_bench(App *app) {
 
 static int run_loop(App *app, const char *scene_path) {
     layout_view(app);
-    if (scene_path && !app_open_scene(app, scene_path, false))
-        fprintf(stderr, "issim: %s\n", app->load_error);
+    if (scene_path)
+        app_open_scene(app, scene_path, false); /* a failure is logged (stderr, log panel) */
     if (app->options.bench_seconds > 0) {
         if (!app->session.sim)
             return 1;
