@@ -77,10 +77,6 @@ static void move_drag(App *app, int x, int y) {
     write_pointer(app);
 }
 
-void app_drag_update(App *app) {
-    (void)app; /* the engine re-evaluates the spring every step from the slot */
-}
-
 static void end_drag(App *app) {
     if (!app->drag.active)
         return;

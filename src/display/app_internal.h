@@ -133,7 +133,6 @@ void app_log_snapshot(App *app, int *count);
 
 /* app_input.c */
 void app_handle_event(App *app, const SDL_Event *e);
-void app_drag_update(App *app);
 void app_select(App *app, ThingId thing);
 
 /* app_script.c: UI actions from a file, one command per line, run frame by frame. */
