@@ -85,6 +85,9 @@ bool registry_read_latest(const Registry *reg, RegistryFrame *out);
 /* Copies the newest frame with time <= t (the state at display time t). false when no such
  * frame is held (t before the history start, or empty). Thread: any. */
 bool registry_read_at(const Registry *reg, double t, RegistryFrame *out);
+/* Copies the oldest frame with time > t (walking the committed trajectory frame by frame: the
+ * GUI's recorder). false when no such frame is held. Thread: any. */
+bool registry_read_after(const Registry *reg, double t, RegistryFrame *out);
 /* Copies up to max samples of one variable with t0 <= time <= t1, oldest first, into times
  * and values (either may be NULL). Returns the count. Thread: any. */
 int registry_history(const Registry *reg, int var, double t0, double t1, double *times,

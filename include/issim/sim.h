@@ -101,5 +101,35 @@ double sim_display_time(const Sim *sim);
 /* Transport. Thread: any (one controller at a time). */
 void sim_set_paused(Sim *sim, bool paused);
 void sim_set_speed(Sim *sim, double speed);
+bool sim_paused(const Sim *sim);
+double sim_speed(const Sim *sim);
+/* Moves the display clock to t (paused or not): the GUI's single step (t = display time + dt)
+ * and its history scrubber. Frames already computed stay valid (the trajectory from t is the
+ * one shown before); the next edit, drag or sim_request_reset resets the engine to the new
+ * display time, which is how a user resumes from a past instant (rewind). t before the
+ * registry's history start is clamped to it. Thread: any (one controller at a time). */
+void sim_seek(Sim *sim, double t);
+/* Asks the engine thread to reset to the display time at its next loop: the frames after it
+ * are discarded and integrated again from that instant (the GUI's "resume from here" after
+ * scrubbing back: a rewind, not a replay of the old future). Thread: any. */
+void sim_request_reset(Sim *sim);
+/* The engine's output interval, s (fixed for the session). Thread: any. */
+double sim_dt(const Sim *sim);
+
+/* ===== Pointer drag (REGISTRY_SLOT_POINTER, written by the display) =====
+ * While v[SIM_POINTER_DRAGGING] is 1 the engine thread pulls the point `anchor` (body frame) of
+ * body `body` (engine index) toward `target` (world) with a spring and a damper on the anchor's
+ * velocity: F = k (target - anchor_world) - c v_anchor, applied as a transient wrench
+ * (engine_set_applied_wrench). Every new write resets the engine to the display time, so the
+ * perturbation acts on the state the user sees, not on the speculative future. */
+enum {
+    SIM_POINTER_DRAGGING,
+    SIM_POINTER_BODY,
+    SIM_POINTER_ANCHOR_X,                             /* body frame, m (and _Y, _Z) */
+    SIM_POINTER_TARGET_X = SIM_POINTER_ANCHOR_X + 3,  /* world, m (and _Y, _Z) */
+    SIM_POINTER_STIFFNESS = SIM_POINTER_TARGET_X + 3, /* N/m */
+    SIM_POINTER_DAMPING,                              /* N s/m */
+    SIM_POINTER_COUNT
+};
 
 #endif

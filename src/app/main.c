@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "issim/core.h"
+#include "issim/display.h"
 #include "issim/engine.h"
 #include "issim/io.h"
 #include "issim/sim.h"
@@ -17,6 +18,10 @@ static void usage(FILE *out) {
     fputs("usage: issim run SCENE [--headless] [--until T] [--dt DT] [--integrator bdf|adams|rk4]\n"
           "                 [--record FILE] [--vars LIST] [--every N] [--set PATH=VALUE ...]\n"
           "                 [--lockstep] [--quiet]\n"
+          "                 [--script FILE] [--screenshot FILE] [--no-gui] [--size WxH]\n"
+          "                 [--bench SECONDS [--bench-no-render] [--bench-speed X] "
+          "[--bench-paused]]\n"
+          "                 [--no-vsync]\n"
           "       issim validate SCENE [--set PATH=VALUE ...] [--save FILE]\n"
           "       issim --help | --version\n"
           "\n"
@@ -36,6 +41,18 @@ static void usage(FILE *out) {
           "                    universe.gravity='0 0 -1.62' (repeatable)\n"
           "  --lockstep        deterministic single-thread stepping: bit-identical output\n"
           "  --quiet           no progress line on stderr\n"
+          "\n"
+          "GUI (without --headless; docs/user-guide.md):\n"
+          "  --script FILE     run the UI actions in FILE (open, set, click, key, screenshot...)\n"
+          "                    then quit\n"
+          "  --screenshot FILE write a PNG of the window after one second, then quit\n"
+          "  --no-gui          the 3D view only, no panels\n"
+          "  --size WxH        window size in pixels (default 1280x720)\n"
+          "  --bench SECONDS   print frames per second and engine throughput, then quit;\n"
+          "                    --bench-no-render: no window (the engine-only baseline);\n"
+          "                    --bench-speed X: display clock speed factor;\n"
+          "                    --bench-paused: the clock paused (the renderer's own rate)\n"
+          "  --no-vsync        do not wait for the display's refresh\n"
           "\n"
           "Exit status: 0 success, 1 simulation or scene error, 2 bad arguments.\n",
           out);
@@ -66,18 +83,23 @@ typedef struct CliArgs {
     SimOptions options;
     const char *sets[256];
     const char *save_path; /* validate --save */
+    DisplayOptions display;
 } CliArgs;
 
 static int parse_args(int argc, char **argv, CliArgs *a) {
     a->options = sim_options_default();
     a->options.sets = a->sets;
+    a->display = display_options_default();
     for (int i = 2; i < argc; i++) {
         const char *arg = argv[i];
         const char *value = i + 1 < argc ? argv[i + 1] : NULL;
         bool takes_value = strcmp(arg, "--until") == 0 || strcmp(arg, "--dt") == 0 ||
                            strcmp(arg, "--record") == 0 || strcmp(arg, "--vars") == 0 ||
                            strcmp(arg, "--every") == 0 || strcmp(arg, "--set") == 0 ||
-                           strcmp(arg, "--integrator") == 0 || strcmp(arg, "--save") == 0;
+                           strcmp(arg, "--integrator") == 0 || strcmp(arg, "--save") == 0 ||
+                           strcmp(arg, "--script") == 0 || strcmp(arg, "--screenshot") == 0 ||
+                           strcmp(arg, "--size") == 0 || strcmp(arg, "--bench") == 0 ||
+                           strcmp(arg, "--bench-speed") == 0;
         if (takes_value && !value)
             return bad_usage("%s needs a value", arg);
         double d;
@@ -127,6 +149,37 @@ static int parse_args(int argc, char **argv, CliArgs *a) {
                 return bad_usage("--set needs PATH=VALUE, not '%s'", value);
             a->sets[a->options.set_count++] = value;
             i++;
+        } else if (strcmp(arg, "--script") == 0) {
+            a->display.script_path = value;
+            i++;
+        } else if (strcmp(arg, "--screenshot") == 0) {
+            a->display.screenshot_path = value;
+            i++;
+        } else if (strcmp(arg, "--no-gui") == 0) {
+            a->display.show_gui = false;
+        } else if (strcmp(arg, "--no-vsync") == 0) {
+            a->display.vsync = false;
+        } else if (strcmp(arg, "--bench-paused") == 0) {
+            a->display.bench_paused = true;
+        } else if (strcmp(arg, "--bench-no-render") == 0) {
+            a->display.bench_no_render = true;
+        } else if (strcmp(arg, "--size") == 0) {
+            int w = 0, h = 0;
+            if (sscanf(value, "%dx%d", &w, &h) != 2 || w < 64 || h < 64 || w > 8192 || h > 8192)
+                return bad_usage("--size needs WIDTHxHEIGHT (64 to 8192), not '%s'", value);
+            a->display.width = w;
+            a->display.height = h;
+            i++;
+        } else if (strcmp(arg, "--bench") == 0) {
+            if (!parse_double(value, &d) || d <= 0 || d > 3600)
+                return bad_usage("--bench needs a duration in (0, 3600] seconds, not '%s'", value);
+            a->display.bench_seconds = d;
+            i++;
+        } else if (strcmp(arg, "--bench-speed") == 0) {
+            if (!parse_double(value, &d) || d <= 0 || d > 1e6)
+                return bad_usage("--bench-speed needs a positive factor, not '%s'", value);
+            a->display.bench_speed = d;
+            i++;
         } else if (arg[0] == '-') {
             return bad_usage("unknown option '%s'", arg);
         } else if (!a->scene) {
@@ -173,12 +226,9 @@ static int cmd_validate(CliArgs *a) {
 }
 
 static int cmd_run(CliArgs *a, int argc, char **argv) {
-    if (!a->headless) {
-        /* The display module (SDL2/OpenGL GUI) is not part of this build yet: say so and run
-         * the same scene headless, so `issim run SCENE` is useful today. */
-        fprintf(stderr, "issim: no GUI in this build yet; running %s headless\n", a->scene);
-    }
     a->options.command_line = join_command_line(argc, argv);
+    if (!a->headless)
+        return display_run(a->scene, &a->options, &a->display);
     IssimError err = {0};
     Sim *sim = sim_create(a->scene, &a->options, &err);
     if (!sim) {

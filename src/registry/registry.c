@@ -436,6 +436,28 @@ bool registry_read_at(const Registry *reg, double t, RegistryFrame *out) {
     return false;
 }
 
+bool registry_read_after(const Registry *reg, double t, RegistryFrame *out) {
+    for (int attempt = 0; attempt < REGISTRY_READ_RETRIES; attempt++) {
+        ViewSnap snap;
+        if (!read_view(reg, &snap))
+            continue;
+        if (snap.head == snap.tail)
+            return false;
+        uint64_t index;
+        if (find_from(reg, &snap, nextafter(t, INFINITY), &index) != LOOKUP_FOUND)
+            continue;
+        double ft;
+        if (index >= snap.head)
+            return false;
+        if (read_frame(reg, &snap, index, &ft, -1, NULL, out->values) && ft > t) {
+            out->t = ft;
+            out->index = index;
+            return true;
+        }
+    }
+    return false;
+}
+
 int registry_history(const Registry *reg, int var, double t0, double t1, double *times,
                      double *values, int max) {
     if (var < 0 || var >= reg->var_count || max <= 0 || !(t0 <= t1))

@@ -91,6 +91,7 @@ Sim *sim_create_from_db(const ThingDb *db_in, const char *scene_path, const SimO
         return NULL;
     }
     sim->values = calloc((size_t)engine_var_count(sim->engine), sizeof(double));
+    sim->dt = engine_dt(sim->engine);
     engine_set_event_callback(sim->engine, on_engine_event, sim);
     return sim;
 }

@@ -31,11 +31,13 @@ struct Sim {
      * clock_mutex (never taken by the servo, which reads only the registry). */
     pthread_mutex_t clock_mutex;
     double clock_wall_origin, clock_sim_origin, speed;
+    double dt; /* engine_dt, cached at creation: readable from any thread */
     bool paused;
 
     pthread_t thread;
     bool thread_running;
     atomic_bool stop_requested;
+    atomic_bool reset_requested; /* sim_request_reset: any thread sets, the engine clears */
 };
 
 #endif

@@ -54,6 +54,42 @@ void sim_set_speed(Sim *sim, double speed) {
     pthread_mutex_unlock(&sim->clock_mutex);
 }
 
+bool sim_paused(const Sim *sim) {
+    Sim *s = (Sim *)sim;
+    pthread_mutex_lock(&s->clock_mutex);
+    bool paused = s->paused;
+    pthread_mutex_unlock(&s->clock_mutex);
+    return paused;
+}
+
+double sim_speed(const Sim *sim) {
+    Sim *s = (Sim *)sim;
+    pthread_mutex_lock(&s->clock_mutex);
+    double speed = s->speed;
+    pthread_mutex_unlock(&s->clock_mutex);
+    return speed;
+}
+
+void sim_seek(Sim *sim, double t) {
+    double start = registry_history_start(sim->registry);
+    if (!isfinite(t))
+        return;
+    if (isfinite(start) && t < start)
+        t = start;
+    pthread_mutex_lock(&sim->clock_mutex);
+    sim->clock_wall_origin = issim_wall_time();
+    sim->clock_sim_origin = t;
+    pthread_mutex_unlock(&sim->clock_mutex);
+}
+
+void sim_request_reset(Sim *sim) {
+    atomic_store(&sim->reset_requested, true);
+}
+
+double sim_dt(const Sim *sim) {
+    return sim->dt;
+}
+
 static double horizon(const Sim *sim) {
     const ThingDb *db = engine_thingdb(sim->engine);
     return thing_real(db, thingdb_find_kind(db, THING_UNIVERSE), "horizon");
@@ -142,24 +178,91 @@ static int apply_haptic_coupling(Sim *sim, int coupled_body) {
     return body;
 }
 
+/* The display's drag spring (REGISTRY_SLOT_POINTER), as the engine thread last read it. */
+typedef struct DragState {
+    uint64_t seen; /* slot write count already handled */
+    bool active;
+    int body;
+    Vec3 anchor, target;
+    double stiffness, damping;
+} DragState;
+
+static bool read_pointer(Sim *sim, DragState *drag) {
+    RegistrySlot slot;
+    registry_slot_read(sim->registry, REGISTRY_SLOT_POINTER, &slot);
+    if (slot.count == drag->seen)
+        return false;
+    drag->seen = slot.count;
+    bool was_active = drag->active;
+    const double *v = slot.v;
+    int body = (int)v[SIM_POINTER_BODY];
+    drag->active =
+        v[SIM_POINTER_DRAGGING] > 0.5 && body >= 0 && body < engine_body_count(sim->engine);
+    drag->body = body;
+    drag->anchor =
+        (Vec3){v[SIM_POINTER_ANCHOR_X], v[SIM_POINTER_ANCHOR_X + 1], v[SIM_POINTER_ANCHOR_X + 2]};
+    drag->target =
+        (Vec3){v[SIM_POINTER_TARGET_X], v[SIM_POINTER_TARGET_X + 1], v[SIM_POINTER_TARGET_X + 2]};
+    drag->stiffness = v[SIM_POINTER_STIFFNESS];
+    drag->damping = v[SIM_POINTER_DAMPING];
+    return drag->active || was_active;
+}
+
+/* Spring and damper from the current state: re-evaluated before every step, so the pull is
+ * piecewise constant over one output step only. */
+static void apply_drag(Sim *sim, const DragState *drag, int released_body) {
+    IssimError err;
+    Vec3 zero = {0, 0, 0};
+    if (released_body >= 0)
+        engine_set_applied_wrench(sim->engine, released_body, zero, zero, &err);
+    if (!drag->active)
+        return;
+    EngineBodyState st = engine_body_state(sim->engine, drag->body);
+    Vec3 arm = quat_rotate(st.orient, drag->anchor);
+    Vec3 anchor_world = vec3_add(st.pos, arm);
+    Vec3 anchor_vel = vec3_add(st.vel, vec3_cross(st.angvel, arm));
+    Vec3 f = vec3_sub(vec3_scale(vec3_sub(drag->target, anchor_world), drag->stiffness),
+                      vec3_scale(anchor_vel, drag->damping));
+    if (engine_set_applied_wrench(sim->engine, drag->body, f, vec3_cross(arm, f), &err) != ISSIM_OK)
+        issim_log(ISSIM_LOG_WARN, "drag: %s", err.message);
+}
+
 static void *engine_thread(void *arg) {
     Sim *sim = arg;
     Engine *e = sim->engine;
     double *frame_values = calloc((size_t)engine_var_count(e), sizeof(double));
     uint64_t resets = 0;
     bool failed = false;
+    DragState drag = {.body = -1};
     int coupled_body = -1; /* the haptic proxy carrying a coupling force */
     publish_frame(sim, 0.0, resets);
     while (frame_values && !atomic_load(&sim->stop_requested)) {
-        if (handle_edits(sim, frame_values)) {
+        int dragged_before = drag.active ? drag.body : -1;
+        bool pointer_changed = read_pointer(sim, &drag);
+        bool edited = handle_edits(sim, frame_values);
+        bool rewind = atomic_exchange(&sim->reset_requested, false);
+        if ((pointer_changed || rewind) && !edited)
+            reset_to_display_time(sim, frame_values);
+        if (pointer_changed) {
+            bool released = dragged_before >= 0 && (!drag.active || dragged_before != drag.body);
+            apply_drag(sim, &drag, released ? dragged_before : -1);
+        }
+        if (edited || pointer_changed || rewind) {
             resets++;
             failed = false;
+            /* The state at the reset instant is the edited one: it replaces the frame held
+             * for that instant (publishing needs a strictly later time otherwise). */
+            registry_rewind(sim->registry, nextafter(engine_time(e), -INFINITY));
             publish_frame(sim, 0.0, resets);
         }
         if (!failed && engine_time(e) < sim_display_time(sim) + horizon(sim)) {
             double w0 = issim_wall_time();
             IssimError err;
+            /* Both set a body's applied wrench; a proxy dragged with the mouse follows the
+             * mouse (the drag is applied last). */
             coupled_body = apply_haptic_coupling(sim, coupled_body);
+            if (drag.active)
+                apply_drag(sim, &drag, -1);
             if (engine_step(e, &err) != ISSIM_OK) {
                 /* The last good state stays published; an edit may repair the scene. */
                 issim_log(ISSIM_LOG_ERROR, "%s", err.message);

@@ -1,0 +1,48 @@
+/* issim display: the SDL2 window with an OpenGL 3.3 core context (through GLEW), the renderer of
+ * every collision shape, the camera and picking, and the interactive application loop that
+ * ties them to a simulation session and the Dear ImGui GUI (gui.h) (000 App. B.4.1, B.6).
+ *
+ * The display is the main thread. Every frame it reads the registry's state at display time
+ * (registry_read_at(sim_display_time)): it never waits for the engine, and when the engine has
+ * run ahead it still shows the state at display time. Everything it changes goes back through
+ * the registry: property edits through the edit queue, the drag spring through
+ * REGISTRY_SLOT_POINTER (sim.h), the clock through sim_set_paused / sim_set_speed / sim_seek.
+ *
+ * Not part of libissim: tests and tools link without SDL or OpenGL; they drive the `issim`
+ * executable (--script, --screenshot, --bench) instead.
+ *
+ * Threading: every function here runs on the display (main) thread.
+ */
+#ifndef ISSIM_DISPLAY_H
+#define ISSIM_DISPLAY_H
+
+#include "issim/core.h"
+#include "issim/sim.h"
+
+typedef struct DisplayOptions {
+    int width, height;           /* window size in pixels; default 1280 x 720 */
+    const char *script_path;     /* Nullable: a file of UI actions run frame by frame (see
+                                    docs/user-guide.md, "Scripts"); the program quits at its end */
+    const char *screenshot_path; /* Nullable: write a PNG of the first settled frame and quit */
+    bool show_gui;               /* draw the Dear ImGui panels (default true) */
+    bool vsync;                  /* swap interval 1 (default true; benchmarks turn it off) */
+    double bench_seconds;        /* > 0: measure frames per second and engine throughput for
+                                    this long, print them, quit */
+    bool bench_no_render;        /* with bench_seconds: run the session without drawing (the
+                                    engine-throughput baseline) */
+    double bench_speed;          /* with bench_seconds: display clock speed factor (default 1) */
+    bool bench_paused;           /* with bench_seconds: measure with the clock paused (the
+                                    engine idles once a horizon ahead: the renderer's own rate) */
+} DisplayOptions;
+
+DisplayOptions display_options_default(void);
+
+/* Opens the window and runs the GUI on scene_path (sim_options: --set overrides and the
+ * like) until the user quits or the script ends. A scene that fails to load at start is
+ * reported on stderr and in the log panel; the window then opens on an empty session so the
+ * user can open another. Returns the process exit status: 0, 1 when the window or the GL
+ * context cannot be created or a script command failed. */
+int display_run(const char *scene_path, const SimOptions *sim_options,
+                const DisplayOptions *options);
+
+#endif

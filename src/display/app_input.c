@@ -1,0 +1,207 @@
+/* Mouse and keyboard in the 3D view: orbit (left drag on empty space), pan (right or middle
+ * drag, or shift + left), zoom (wheel), pick and drag a body with a spring (left press on a
+ * body), and the shortcuts: space pause/run, S step, R reset, F fit, Ctrl+O open, Ctrl+L reload,
+ * F12 screenshot, Esc clear the selection. Files dropped on the window are opened. */
+#include <math.h>
+#include <stdio.h>
+
+#include "app_internal.h"
+
+/* Drag spring: a 3 Hz oscillator for the body's mass, critically damped, so a drag feels the
+ * same for a 10 g pebble and a 10 kg box. */
+#define DRAG_OMEGA (2.0 * M_PI * 3.0)
+
+void app_select(App *app, ThingId thing) {
+    app->selected = thing;
+    app->edit_message[0] = '\0';
+    if (app->session.db && !thing_id_is_null(thing) && thingdb_valid(app->session.db, thing)) {
+        char path[256];
+        printf("select %s\n", thing_path(app->session.db, thing, path, sizeof path));
+        fflush(stdout);
+    }
+}
+
+static void write_pointer(App *app) {
+    Session *s = &app->session;
+    if (!s->sim)
+        return;
+    const Drag *d = &app->drag;
+    double mass =
+        d->body >= 0 && d->body < s->view->body_count ? s->view->bodies[d->body].mass : 1.0;
+    double v[SIM_POINTER_COUNT] = {0};
+    v[SIM_POINTER_DRAGGING] = d->active ? 1.0 : 0.0;
+    v[SIM_POINTER_BODY] = d->body;
+    v[SIM_POINTER_ANCHOR_X] = d->anchor_local.x;
+    v[SIM_POINTER_ANCHOR_X + 1] = d->anchor_local.y;
+    v[SIM_POINTER_ANCHOR_X + 2] = d->anchor_local.z;
+    v[SIM_POINTER_TARGET_X] = d->target.x;
+    v[SIM_POINTER_TARGET_X + 1] = d->target.y;
+    v[SIM_POINTER_TARGET_X + 2] = d->target.z;
+    v[SIM_POINTER_STIFFNESS] = mass * DRAG_OMEGA * DRAG_OMEGA;
+    v[SIM_POINTER_DAMPING] = 2.0 * mass * DRAG_OMEGA;
+    registry_slot_write(s->reg, REGISTRY_SLOT_POINTER, sim_display_time(s->sim), v,
+                        SIM_POINTER_COUNT);
+}
+
+static void start_pick(App *app, int x, int y) {
+    Session *s = &app->session;
+    if (!s->view)
+        return;
+    Vec3 o, d, hit;
+    camera_ray(&app->camera, app->view_w, app->view_h, x - app->view_x, y - app->view_y, &o, &d);
+    int inst = scene_view_pick(s->view, o, d, &hit);
+    if (inst < 0)
+        return;
+    const ViewInstance *in = &s->view->instances[inst];
+    app_select(app, in->thing);
+    app->drag = (Drag){.active = true,
+                       .body = in->body,
+                       .anchor_local = pose_apply_inv(in->pose, hit),
+                       .plane_point = hit,
+                       .plane_normal = vec3_normalize(vec3_sub(camera_eye(&app->camera), hit)),
+                       .target = hit};
+    write_pointer(app);
+}
+
+/* The drag target: the mouse ray meets the plane through the grabbed point facing the camera. */
+static void move_drag(App *app, int x, int y) {
+    Vec3 o, d;
+    camera_ray(&app->camera, app->view_w, app->view_h, x - app->view_x, y - app->view_y, &o, &d);
+    double denom = vec3_dot(d, app->drag.plane_normal);
+    if (fabs(denom) < 1e-9)
+        return;
+    double t = vec3_dot(vec3_sub(app->drag.plane_point, o), app->drag.plane_normal) / denom;
+    if (t <= 0)
+        return;
+    app->drag.target = vec3_add(o, vec3_scale(d, t));
+    write_pointer(app);
+}
+
+static void end_drag(App *app) {
+    if (!app->drag.active)
+        return;
+    app->drag.active = false;
+    write_pointer(app);
+}
+
+static void toggle_pause(App *app) {
+    Sim *sim = app->session.sim;
+    if (sim && sim_paused(sim))
+        app_run(app);
+    else if (sim)
+        sim_set_paused(sim, true);
+}
+
+static void handle_key(App *app, const SDL_KeyboardEvent *k) {
+    bool ctrl = (k->keysym.mod & KMOD_CTRL) != 0;
+    switch (k->keysym.sym) {
+    case SDLK_SPACE:
+        toggle_pause(app);
+        break;
+    case SDLK_s:
+        if (!ctrl)
+            app_step(app);
+        break;
+    case SDLK_r:
+        if (!ctrl)
+            app_reset(app);
+        break;
+    case SDLK_f:
+        app_fit(app);
+        break;
+    case SDLK_o:
+        if (ctrl)
+            app->open_dialog = true;
+        break;
+    case SDLK_l:
+        if (ctrl && app->session.path[0]) {
+            char path[GUI_PATH_MAX];
+            issim_strlcpy(path, app->session.path, sizeof path);
+            app_open_scene(app, path, true);
+        }
+        break;
+    case SDLK_F12:
+        issim_strlcpy(app->screenshot_path, "screenshot.png", sizeof app->screenshot_path);
+        break;
+    case SDLK_ESCAPE:
+        app_select(app, thing_id_null());
+        break;
+    default:
+        break;
+    }
+}
+
+static void handle_mouse_button(App *app, const SDL_MouseButtonEvent *b) {
+    bool down = b->type == SDL_MOUSEBUTTONDOWN;
+    app->mouse_x = b->x;
+    app->mouse_y = b->y;
+    if (b->button == SDL_BUTTON_LEFT) {
+        app->mouse_left = down;
+        if (down) {
+            app->mouse_moved = false;
+            if (!(SDL_GetModState() & KMOD_SHIFT))
+                start_pick(app, b->x, b->y);
+        } else {
+            if (!app->drag.active && !app->mouse_moved)
+                app_select(app, thing_id_null()); /* a click on empty space */
+            end_drag(app);
+        }
+    } else if (b->button == SDL_BUTTON_RIGHT || b->button == SDL_BUTTON_MIDDLE) {
+        app->mouse_right = down;
+    }
+}
+
+static void handle_mouse_motion(App *app, const SDL_MouseMotionEvent *m) {
+    app->mouse_x = m->x;
+    app->mouse_y = m->y;
+    if (m->xrel || m->yrel)
+        app->mouse_moved = true;
+    if (app->drag.active) {
+        move_drag(app, m->x, m->y);
+    } else if (app->mouse_right || (app->mouse_left && (SDL_GetModState() & KMOD_SHIFT))) {
+        camera_pan(&app->camera, m->xrel, m->yrel, app->view_h);
+    } else if (app->mouse_left) {
+        camera_orbit(&app->camera, m->xrel, m->yrel);
+    }
+}
+
+void app_handle_event(App *app, const SDL_Event *e) {
+    switch (e->type) {
+    case SDL_QUIT:
+        app->quit = true;
+        return;
+    case SDL_DROPFILE:
+        app_open_scene(app, e->drop.file, false);
+        SDL_free(e->drop.file);
+        return;
+    case SDL_WINDOWEVENT:
+        if (e->window.event == SDL_WINDOWEVENT_SIZE_CHANGED) {
+            app->width = e->window.data1;
+            app->height = e->window.data2;
+        }
+        break;
+    default:
+        break;
+    }
+    /* While a body is dragged the view keeps the mouse even over a panel. */
+    bool gui_took = app->gui_ready && gui_process_event(e) && !app->drag.active;
+    if (gui_took)
+        return;
+    switch (e->type) {
+    case SDL_KEYDOWN:
+        handle_key(app, &e->key);
+        break;
+    case SDL_MOUSEBUTTONDOWN:
+    case SDL_MOUSEBUTTONUP:
+        handle_mouse_button(app, &e->button);
+        break;
+    case SDL_MOUSEMOTION:
+        handle_mouse_motion(app, &e->motion);
+        break;
+    case SDL_MOUSEWHEEL:
+        camera_zoom(&app->camera, e->wheel.y);
+        break;
+    default:
+        break;
+    }
+}

@@ -1,0 +1,145 @@
+/* The interactive application: window, session, view, GUI state, input, script. Display
+ * (main) thread only, except the log ring, which any thread appends to (mutex). */
+#ifndef ISSIM_APP_INTERNAL_H
+#define ISSIM_APP_INTERNAL_H
+
+#include <SDL.h>
+#include <pthread.h>
+
+#include "display_internal.h"
+#include "issim/gui.h"
+#include "issim/io.h"
+
+#define APP_TRAIL_POINTS 240
+#define APP_MAX_PENDING_EDITS 32
+
+typedef struct AppLog {
+    pthread_mutex_t mutex;
+    GuiLogLine lines[GUI_LOG_LINES];
+    int start, count;
+    GuiLogLine snapshot[GUI_LOG_LINES]; /* display-side copy, oldest first */
+} AppLog;
+
+typedef struct Session {
+    Sim *sim;
+    Registry *reg;
+    ThingDb *db; /* the display's copy: the scene plus every accepted edit */
+    SceneView *view;
+    char path[GUI_PATH_MAX];
+    int var_count;
+    double *frame; /* values at display time */
+    bool has_frame;
+    double frame_time;
+} Session;
+
+typedef struct PendingEdit {
+    uint64_t id;
+    char path[REGISTRY_EDIT_PATH_MAX];
+    char value[REGISTRY_EDIT_VALUE_MAX];
+    double wall_submit;
+} PendingEdit;
+
+typedef struct Trail {
+    Vec3 points[APP_TRAIL_POINTS];
+    int count;
+} Trail;
+
+typedef struct Drag {
+    bool active;
+    int body;
+    Vec3 anchor_local; /* on the body, body frame */
+    Vec3 plane_point, plane_normal;
+    Vec3 target;
+} Drag;
+
+typedef struct Script Script;
+
+typedef struct App {
+    DisplayOptions options;
+    SimOptions sim_options; /* for the first scene (its --set overrides) */
+    bool first_scene_done;
+    SDL_Window *window;
+    SDL_GLContext gl;
+    bool gui_ready;
+    Renderer *renderer;
+    int width, height;                  /* window */
+    int view_x, view_y, view_w, view_h; /* the 3D view: between the panels when they show */
+    bool quit;
+    int exit_status;
+
+    Session session; /* session.sim == NULL: nothing loaded */
+    Camera camera;
+    GuiToggles toggles;
+    ThingId selected;
+    bool open_dialog;
+    bool seeked; /* the clock was moved by the scrubber: Run rewinds the engine to it */
+    char load_error[600];
+    char edit_message[600];
+    bool edit_rejected;
+    PendingEdit pending[APP_MAX_PENDING_EDITS];
+    int pending_count;
+
+    char scenes[GUI_MAX_SCENES][GUI_PATH_MAX];
+    int scene_count;
+    char recent[GUI_MAX_RECENT][GUI_PATH_MAX];
+    int recent_count;
+
+    Recorder *recorder;
+    char record_path[GUI_PATH_MAX];
+    int *record_vars;
+    int record_count;
+    double record_last_t, record_wall_start;
+    double *record_row, *record_frame;
+
+    Trail *trails;
+    RenderTrail *render_trails;
+    double trail_last_t;
+
+    Drag drag;
+    bool mouse_left, mouse_right, mouse_moved;
+    int mouse_x, mouse_y;
+    SDL_Keymod mods;
+
+    double fps, fps_wall, engine_rate, rate_wall;
+    double last_swap; /* wall time the frame limiter paced the last frame to */
+    int fps_frames;
+    double rate_steps;
+
+    char screenshot_path[GUI_PATH_MAX]; /* pending: written after this frame's GUI */
+    Script *script;
+    AppLog log;
+} App;
+
+/* app_session.c */
+bool app_open_scene(App *app, const char *path, bool keep_camera);
+void app_close_session(App *app);
+void app_reset(App *app);
+void app_read_frame(App *app);
+uint64_t app_submit_edit(App *app, const char *path, const char *value);
+void app_poll_edits(App *app);
+bool app_record_start(App *app, const char *path, const char *vars);
+void app_record_stop(App *app);
+void app_record_pump(App *app);
+void app_scan_scenes(App *app);
+void app_fit(App *app);
+void app_step(App *app);
+void app_seek(App *app, double t);
+void app_run(App *app);
+bool app_save_scene(App *app, const char *path);
+void app_log_init(AppLog *log);
+void app_log_destroy(AppLog *log);
+void app_log_install(App *app);
+void app_log_snapshot(App *app, int *count);
+
+/* app_input.c */
+void app_handle_event(App *app, const SDL_Event *e);
+void app_select(App *app, ThingId thing);
+
+/* app_script.c: UI actions from a file, one command per line, run frame by frame. */
+Script *script_load(const char *path, IssimError *err);
+void script_destroy(Script *s);
+/* Runs commands until one waits; returns false at the end of the script or on failure
+ * (app->exit_status set to 1 on failure). */
+bool script_tick(Script *s, App *app);
+
+#endif

@@ -1,0 +1,328 @@
+/* Scripts of UI actions (--script FILE): what a user does, one command per line, run between
+ * frames while the simulation runs. Mouse and keyboard commands are pushed as SDL events and
+ * go through the same handlers as real input; the panel commands call the same functions the
+ * panels' buttons call. Results are printed on stdout ("open ... ok", "edit ... accepted",
+ * "select ...", "screenshot ...") for the tests to read. The command list is in
+ * docs/user-guide.md. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app_internal.h"
+
+#define SCRIPT_MAX_LINES 512
+#define SCRIPT_WAIT_LIMIT 60.0 /* wall seconds any wait may last before the script fails */
+
+typedef enum WaitKind { WAIT_NONE, WAIT_WALL, WAIT_FRAMES, WAIT_CONDITION } WaitKind;
+
+struct Script {
+    char lines[SCRIPT_MAX_LINES][640];
+    int line_numbers[SCRIPT_MAX_LINES];
+    int count, next;
+    char path[GUI_PATH_MAX];
+    WaitKind wait;
+    double wait_until; /* WAIT_WALL: wall time; WAIT_CONDITION: the deadline */
+    int wait_frames;
+};
+
+Script *script_load(const char *path, IssimError *err) {
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        issim_error_set(err, ISSIM_ERR_IO, "cannot open script %s", path);
+        return NULL;
+    }
+    Script *s = calloc(1, sizeof *s);
+    if (!s) {
+        fclose(f);
+        issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    issim_strlcpy(s->path, path, sizeof s->path);
+    char line[640];
+    int number = 0;
+    while (fgets(line, sizeof line, f)) {
+        number++;
+        line[strcspn(line, "\r\n")] = '\0';
+        char *p = line + strspn(line, " \t");
+        if (*p == '\0' || *p == '#')
+            continue;
+        if (s->count == SCRIPT_MAX_LINES) {
+            issim_error_set(err, ISSIM_ERR_INVALID, "%s:%d: more than %d commands", path, number,
+                            SCRIPT_MAX_LINES);
+            free(s);
+            fclose(f);
+            return NULL;
+        }
+        issim_strlcpy(s->lines[s->count], p, sizeof s->lines[0]);
+        s->line_numbers[s->count++] = number;
+    }
+    fclose(f);
+    return s;
+}
+
+void script_destroy(Script *s) {
+    free(s);
+}
+
+/* The release is pushed one frame after the press: the GUI reads key state once per frame,
+ * so a press and release in the same frame would never be seen as down. */
+static SDL_Event pending_key_up;
+
+static void push_key(SDL_Keycode key, SDL_Keymod mod) {
+    SDL_Event e = {0};
+    e.type = SDL_KEYDOWN;
+    e.key.state = SDL_PRESSED;
+    e.key.keysym.sym = key;
+    e.key.keysym.scancode = SDL_GetScancodeFromKey(key); /* what the GUI's key map reads */
+    e.key.keysym.mod = (Uint16)mod;
+    SDL_PushEvent(&e);
+    e.type = SDL_KEYUP;
+    e.key.state = SDL_RELEASED;
+    pending_key_up = e;
+}
+
+static bool key_command(const char *name) {
+    static const struct {
+        const char *name;
+        SDL_Keycode key;
+        SDL_Keymod mod;
+    } keys[] = {{"space", SDLK_SPACE, KMOD_NONE},   {"s", SDLK_s, KMOD_NONE},
+                {"r", SDLK_r, KMOD_NONE},           {"f", SDLK_f, KMOD_NONE},
+                {"ctrl+o", SDLK_o, KMOD_LCTRL},     {"ctrl+l", SDLK_l, KMOD_LCTRL},
+                {"f12", SDLK_F12, KMOD_NONE},       {"escape", SDLK_ESCAPE, KMOD_NONE},
+                {"return", SDLK_RETURN, KMOD_NONE}, {"backspace", SDLK_BACKSPACE, KMOD_NONE},
+                {"ctrl+a", SDLK_a, KMOD_LCTRL}};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (strcmp(name, keys[i].name) == 0) {
+            push_key(keys[i].key, keys[i].mod);
+            return true;
+        }
+    return false;
+}
+
+static int last_mouse_x, last_mouse_y;
+
+static void push_mouse(Uint32 type, int x, int y) {
+    /* SDL's own mouse state too (what the GUI polls for the pointer position): a warp moves it
+     * where no window system does it for us (the offscreen driver). */
+    SDL_Window *window = SDL_GL_GetCurrentWindow();
+    if (window)
+        SDL_WarpMouseInWindow(window, x, y);
+    SDL_Event e = {0};
+    e.type = type;
+    if (type == SDL_MOUSEMOTION) {
+        e.motion.x = x;
+        e.motion.y = y;
+        e.motion.xrel = x - last_mouse_x;
+        e.motion.yrel = y - last_mouse_y;
+    } else {
+        e.button.button = SDL_BUTTON_LEFT;
+        e.button.state = type == SDL_MOUSEBUTTONDOWN ? SDL_PRESSED : SDL_RELEASED;
+        e.button.clicks = 1;
+        e.button.x = x;
+        e.button.y = y;
+    }
+    last_mouse_x = x;
+    last_mouse_y = y;
+    SDL_PushEvent(&e);
+}
+
+static void print_state(App *app) {
+    Session *s = &app->session;
+    Vec3 eye = camera_eye(&app->camera);
+    printf("state t=%.9g view %d %d %d %d camera %.9g %.9g %.9g %.9g %.9g %.9g %.9g "
+           "state_time=%.9g\n",
+           s->frame_time, app->view_x, app->view_y, app->view_w, app->view_h, eye.x, eye.y, eye.z,
+           app->camera.target.x, app->camera.target.y, app->camera.target.z, app->camera.fov_deg,
+           s->sim ? registry_state_time(s->reg) : NAN);
+    for (int b = 0; s->view && b < s->view->body_count; b++) {
+        const ViewBody *vb = &s->view->bodies[b];
+        const double *p = s->frame + vb->var_pos;
+        printf("body %s %.9g %.9g %.9g\n", vb->name, p[0], p[1], p[2]);
+    }
+    fflush(stdout);
+}
+
+static bool toggle(App *app, const char *what, const char *onoff) {
+    bool on = !onoff || strcmp(onoff, "off") != 0;
+    bool *flag = strcmp(what, "grid") == 0       ? &app->toggles.grid
+                 : strcmp(what, "contacts") == 0 ? &app->toggles.contacts
+                 : strcmp(what, "forces") == 0   ? &app->toggles.forces
+                 : strcmp(what, "trails") == 0   ? &app->toggles.trails
+                 : strcmp(what, "gui") == 0      ? &app->options.show_gui
+                                                 : NULL;
+    if (flag)
+        *flag = on;
+    return flag != NULL;
+}
+
+/* Runs one command. Returns true when the script may go on this frame; sets *failed. */
+static bool run_command(Script *s, App *app, char *line, bool *failed) {
+    char *words[12] = {0};
+    int n = 0;
+    for (char *save = NULL, *w = strtok_r(line, " \t", &save); w && n < 12;
+         w = strtok_r(NULL, " \t", &save))
+        words[n++] = w;
+    const char *cmd = words[0];
+    Session *ses = &app->session;
+    double x = n > 1 ? atof(words[1]) : 0;
+    if (strcmp(cmd, "wait") == 0) {
+        s->wait = WAIT_WALL;
+        s->wait_until = issim_wall_time() + x;
+        return false;
+    }
+    if (strcmp(cmd, "frames") == 0) {
+        s->wait = WAIT_FRAMES;
+        s->wait_frames = (int)x;
+        return false;
+    }
+    if (strcmp(cmd, "wait_sim") == 0 || strcmp(cmd, "wait_edits") == 0) {
+        bool done = strcmp(cmd, "wait_sim") == 0 ? (ses->sim && ses->frame_time >= x)
+                                                 : app->pending_count == 0;
+        if (done) {
+            s->wait = WAIT_NONE;
+            return true;
+        }
+        if (s->wait != WAIT_CONDITION) {
+            s->wait = WAIT_CONDITION;
+            s->wait_until = issim_wall_time() + SCRIPT_WAIT_LIMIT;
+        } else if (issim_wall_time() > s->wait_until) {
+            fprintf(stderr, "script: %s timed out\n", cmd);
+            *failed = true;
+        }
+        s->next--; /* the same command again next frame */
+        return false;
+    }
+    if (strcmp(cmd, "open") == 0 && n > 1) {
+        app_open_scene(app, words[1], false);
+    } else if (strcmp(cmd, "drop") == 0 && n > 1) {
+        SDL_Event e = {0};
+        e.type = SDL_DROPFILE;
+        e.drop.file = SDL_strdup(words[1]);
+        SDL_PushEvent(&e);
+    } else if (strcmp(cmd, "set") == 0 && n > 2) {
+        /* the words after the path are the value ("0 0 -1.62") */
+        char value[REGISTRY_EDIT_VALUE_MAX] = "";
+        for (int k = 2; k < n; k++) {
+            strncat(value, words[k], sizeof value - strlen(value) - 1);
+            if (k + 1 < n)
+                strncat(value, " ", sizeof value - strlen(value) - 1);
+        }
+        app_submit_edit(app, words[1], value);
+    } else if (strcmp(cmd, "pause") == 0 && ses->sim) {
+        sim_set_paused(ses->sim, true);
+    } else if (strcmp(cmd, "run") == 0 && ses->sim) {
+        app_run(app);
+    } else if (strcmp(cmd, "step") == 0) {
+        app_step(app);
+    } else if (strcmp(cmd, "reset") == 0) {
+        app_reset(app);
+    } else if (strcmp(cmd, "reload") == 0 && ses->path[0]) {
+        char path[GUI_PATH_MAX];
+        issim_strlcpy(path, ses->path, sizeof path);
+        app_open_scene(app, path, true);
+    } else if (strcmp(cmd, "speed") == 0 && ses->sim) {
+        sim_set_speed(ses->sim, x);
+    } else if (strcmp(cmd, "seek") == 0 && ses->sim) {
+        app_seek(app, x);
+    } else if (strcmp(cmd, "record_start") == 0 && n > 1) {
+        if (!app_record_start(app, words[1], n > 2 ? words[2] : ""))
+            *failed = true;
+    } else if (strcmp(cmd, "record_stop") == 0) {
+        app_record_stop(app);
+    } else if (strcmp(cmd, "screenshot") == 0 && n > 1) {
+        issim_strlcpy(app->screenshot_path, words[1], sizeof app->screenshot_path);
+        return false; /* written at the end of this frame */
+    } else if (strcmp(cmd, "type") == 0 && n > 1) {
+        /* text typed into the focused field, as SDL delivers it: in pieces of at most 31
+         * bytes (SDL's text event size), never inside a UTF-8 sequence */
+        const char *text = words[1];
+        while (*text) {
+            size_t piece = strlen(text) < 24 ? strlen(text) : 24;
+            while (piece < strlen(text) && ((unsigned char)text[piece] & 0xC0) == 0x80)
+                piece++;
+            SDL_Event e = {0};
+            e.type = SDL_TEXTINPUT;
+            memcpy(e.text.text, text, piece);
+            e.text.text[piece] = '\0';
+            SDL_PushEvent(&e);
+            text += piece;
+        }
+        return false;
+    } else if (strcmp(cmd, "key") == 0 && n > 1) {
+        if (!key_command(words[1]))
+            *failed = true;
+        return false; /* handled at the next frame's events */
+    } else if ((strcmp(cmd, "click") == 0 || strcmp(cmd, "mouse_down") == 0 ||
+                strcmp(cmd, "mouse_move") == 0 || strcmp(cmd, "mouse_up") == 0) &&
+               n > 2) {
+        int mx = atoi(words[1]), my = atoi(words[2]);
+        if (strcmp(cmd, "mouse_move") == 0) {
+            push_mouse(SDL_MOUSEMOTION, mx, my);
+        } else {
+            last_mouse_x = mx;
+            last_mouse_y = my;
+            if (strcmp(cmd, "mouse_up") != 0)
+                push_mouse(SDL_MOUSEBUTTONDOWN, mx, my);
+            if (strcmp(cmd, "mouse_down") != 0)
+                push_mouse(SDL_MOUSEBUTTONUP, mx, my);
+        }
+        return false;
+    } else if (strcmp(cmd, "select") == 0 && n > 1 && ses->db) {
+        app_select(app, thingdb_find(ses->db, words[1]));
+    } else if (strcmp(cmd, "camera") == 0 && n > 7) {
+        Vec3 eye = {atof(words[1]), atof(words[2]), atof(words[3])};
+        Vec3 target = {atof(words[4]), atof(words[5]), atof(words[6])};
+        app->camera = camera_from_eye(eye, target, atof(words[7]));
+    } else if (strcmp(cmd, "preset") == 0 && n > 1) {
+        for (int p = 0; p < CAMERA_PRESET_COUNT; p++)
+            if (strcmp(words[1], camera_preset_name(p)) == 0)
+                camera_set_preset(&app->camera, p);
+    } else if (strcmp(cmd, "fit") == 0) {
+        app_fit(app);
+    } else if (strcmp(cmd, "toggle") == 0 && n > 1) {
+        if (!toggle(app, words[1], n > 2 ? words[2] : NULL))
+            *failed = true;
+    } else if (strcmp(cmd, "print_state") == 0) {
+        print_state(app);
+    } else if (strcmp(cmd, "save") == 0 && n > 1) {
+        if (!app_save_scene(app, words[1]))
+            *failed = true;
+    } else if (strcmp(cmd, "quit") == 0) {
+        app->quit = true;
+        return false;
+    } else {
+        *failed = true;
+    }
+    return !*failed;
+}
+
+bool script_tick(Script *s, App *app) {
+    if (pending_key_up.type == SDL_KEYUP) {
+        SDL_PushEvent(&pending_key_up);
+        pending_key_up.type = 0;
+    }
+    if (s->wait == WAIT_WALL && issim_wall_time() < s->wait_until)
+        return true;
+    if (s->wait == WAIT_FRAMES && s->wait_frames-- > 0)
+        return true;
+    if (s->wait != WAIT_CONDITION)
+        s->wait = WAIT_NONE;
+    while (s->next < s->count) {
+        int index = s->next++;
+        char line[640];
+        issim_strlcpy(line, s->lines[index], sizeof line);
+        bool failed = false;
+        bool go_on = run_command(s, app, line, &failed);
+        if (failed) {
+            fprintf(stderr, "%s:%d: script command failed: %s\n", s->path, s->line_numbers[index],
+                    s->lines[index]);
+            app->exit_status = 1;
+            return false;
+        }
+        if (!go_on)
+            return true;
+    }
+    return false;
+}

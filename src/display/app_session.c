@@ -1,0 +1,509 @@
+/* The display's side of a session: opening scenes (a failed load keeps the running scene),
+ * reading the state at display time, edits through the registry's queue and their results,
+ * the recorder fed from the committed trajectory, the log ring, saving. */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app_internal.h"
+
+/* ===== Log ring (any thread appends) ===== */
+
+static App *log_app; /* the one App of the process, for the log handler */
+
+static void log_handler(IssimLogLevel level, const char *message, void *user) {
+    App *app = user;
+    AppLog *log = &app->log;
+    pthread_mutex_lock(&log->mutex);
+    int slot = (log->start + log->count) % GUI_LOG_LINES;
+    if (log->count == GUI_LOG_LINES)
+        log->start = (log->start + 1) % GUI_LOG_LINES;
+    else
+        log->count++;
+    log->lines[slot].level = level;
+    issim_strlcpy(log->lines[slot].text, message, sizeof log->lines[slot].text);
+    pthread_mutex_unlock(&log->mutex);
+    if (level >= ISSIM_LOG_WARN)
+        fprintf(stderr, "issim: %s: %s\n", level == ISSIM_LOG_WARN ? "warning" : "error", message);
+}
+
+void app_log_init(AppLog *log) {
+    memset(log, 0, sizeof *log);
+    pthread_mutex_init(&log->mutex, NULL);
+}
+
+void app_log_destroy(AppLog *log) {
+    pthread_mutex_destroy(&log->mutex);
+}
+
+void app_log_install(App *app) {
+    log_app = app;
+    issim_log_set_handler(log_handler, app);
+}
+
+void app_log_snapshot(App *app, int *count) {
+    AppLog *log = &app->log;
+    pthread_mutex_lock(&log->mutex);
+    for (int i = 0; i < log->count; i++)
+        log->snapshot[i] = log->lines[(log->start + i) % GUI_LOG_LINES];
+    *count = log->count;
+    pthread_mutex_unlock(&log->mutex);
+}
+
+/* ===== Scenes ===== */
+
+static int compare_paths(const void *a, const void *b) {
+    return strcmp(a, b);
+}
+
+void app_scan_scenes(App *app) {
+    app->scene_count = 0;
+    DIR *dir = opendir("scenes");
+    if (!dir)
+        return;
+    struct dirent *e;
+    while ((e = readdir(dir)) && app->scene_count < GUI_MAX_SCENES) {
+        size_t n = strlen(e->d_name);
+        if (n > 4 && strcmp(e->d_name + n - 4, ".lua") == 0)
+            snprintf(app->scenes[app->scene_count++], GUI_PATH_MAX, "scenes/%s", e->d_name);
+    }
+    closedir(dir);
+    qsort(app->scenes, (size_t)app->scene_count, GUI_PATH_MAX, compare_paths);
+}
+
+static void remember_recent(App *app, const char *path) {
+    int found = -1;
+    for (int i = 0; i < app->recent_count; i++)
+        if (strcmp(app->recent[i], path) == 0)
+            found = i;
+    int last = found >= 0 ? found
+                          : (app->recent_count < GUI_MAX_RECENT ? app->recent_count++
+                                                                : GUI_MAX_RECENT - 1);
+    for (int i = last; i > 0; i--)
+        memcpy(app->recent[i], app->recent[i - 1], GUI_PATH_MAX);
+    issim_strlcpy(app->recent[0], path, GUI_PATH_MAX);
+}
+
+static void free_session(Session *s) {
+    if (s->view) {
+        scene_view_release_gl(s->view);
+        scene_view_destroy(s->view);
+    }
+    sim_destroy(s->sim);
+    thingdb_destroy(s->db);
+    free(s->frame);
+    memset(s, 0, sizeof *s);
+}
+
+static bool allocate_trails(App *app, int bodies) {
+    free(app->trails);
+    free(app->render_trails);
+    app->trails = calloc((size_t)(bodies > 0 ? bodies : 1), sizeof *app->trails);
+    app->render_trails = calloc((size_t)(bodies > 0 ? bodies : 1), sizeof *app->render_trails);
+    app->trail_last_t = NAN;
+    return app->trails && app->render_trails;
+}
+
+/* Builds a session from a loaded database; the engine thread is started last. */
+static bool build_session(App *app, Session *s, const ThingDb *db, const char *path,
+                          const SimOptions *options, IssimError *err) {
+    s->sim = sim_create_from_db(db, path, options, err);
+    if (!s->sim)
+        return false;
+    Engine *e = sim_engine(s->sim); /* the engine thread has not started: ours to read */
+    s->db = thingdb_clone(engine_thingdb(e));
+    s->reg = sim_registry(s->sim);
+    s->var_count = registry_var_count(s->reg);
+    s->frame = calloc((size_t)s->var_count, sizeof(double));
+    int bodies = engine_body_count(e);
+    const char **names = calloc((size_t)(bodies > 0 ? bodies : 1), sizeof *names);
+    if (!s->db || !s->frame || !names) {
+        free(names);
+        issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
+        return false;
+    }
+    for (int b = 0; b < bodies; b++)
+        names[b] = engine_body_name(e, b);
+    char dir[GUI_PATH_MAX];
+    issim_strlcpy(dir, path, sizeof dir);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        issim_strlcpy(dir, ".", sizeof dir);
+    s->view = scene_view_create(s->db, s->reg, names, bodies, dir, err);
+    free(names);
+    if (!s->view)
+        return false;
+    if (app->renderer) /* none in the engine-throughput baseline (--bench-no-render) */
+        renderer_prepare_view(app->renderer, s->view);
+    issim_strlcpy(s->path, path, sizeof s->path);
+    return sim_start(s->sim, err) == ISSIM_OK;
+}
+
+static void initial_camera(App *app) {
+    const ThingDb *db = app->session.db;
+    ThingId u = thingdb_find_kind(db, THING_UNIVERSE);
+    app->camera =
+        camera_from_eye(thing_vec3(db, u, "camera_eye"), thing_vec3(db, u, "camera_target"),
+                        thing_real(db, u, "camera_fov"));
+}
+
+/* Replaces the session by one built from db; on failure the old one keeps running. */
+static bool replace_session(App *app, const ThingDb *db, const char *path,
+                            const SimOptions *options, bool keep_camera, IssimError *err) {
+    Session fresh = {0};
+    if (!build_session(app, &fresh, db, path, options, err)) {
+        free_session(&fresh);
+        return false;
+    }
+    app_record_stop(app);
+    free_session(&app->session);
+    app->session = fresh;
+    app->selected = thing_id_null();
+    app->drag.active = false;
+    app->pending_count = 0;
+    app->edit_message[0] = '\0';
+    allocate_trails(app, fresh.view->body_count);
+    if (!keep_camera)
+        initial_camera(app);
+    return true;
+}
+
+bool app_open_scene(App *app, const char *path, bool keep_camera) {
+    IssimError err = {0};
+    ThingDb *db = NULL;
+    SimOptions options = sim_options_default();
+    options.quiet = true;
+    if (!app->first_scene_done) {
+        options = app->sim_options; /* the command line's --set overrides, first scene only */
+        options.quiet = true;
+    }
+    bool ok = scene_load_file(path, NULL, &db, &err) == ISSIM_OK &&
+              replace_session(app, db, path, &options, keep_camera, &err);
+    thingdb_destroy(db);
+    app->first_scene_done = true;
+    if (!ok) {
+        issim_strlcpy(app->load_error, err.message, sizeof app->load_error);
+        issim_log(ISSIM_LOG_ERROR, "%s", err.message);
+        printf("open %s failed: %s\n", path, err.message);
+        fflush(stdout);
+        return false;
+    }
+    app->load_error[0] = '\0';
+    remember_recent(app, path);
+    issim_log(ISSIM_LOG_INFO, "opened %s", path);
+    printf("open %s ok\n", path);
+    fflush(stdout);
+    return true;
+}
+
+void app_close_session(App *app) {
+    app_record_stop(app);
+    free_session(&app->session);
+}
+
+/* Reset: the scene as edited (the display's copy), from its initial state. */
+void app_reset(App *app) {
+    if (!app->session.sim)
+        return;
+    IssimError err = {0};
+    SimOptions options = sim_options_default();
+    options.quiet = true;
+    ThingDb *db = thingdb_clone(app->session.db);
+    char path[GUI_PATH_MAX];
+    issim_strlcpy(path, app->session.path, sizeof path);
+    bool paused = sim_paused(app->session.sim);
+    double speed = sim_speed(app->session.sim);
+    if (!db || !replace_session(app, db, path, &options, true, &err))
+        issim_log(ISSIM_LOG_ERROR, "reset failed: %s", db ? err.message : "out of memory");
+    thingdb_destroy(db);
+    sim_set_paused(app->session.sim, paused);
+    sim_set_speed(app->session.sim, speed);
+}
+
+void app_step(App *app) {
+    Sim *sim = app->session.sim;
+    if (!sim)
+        return;
+    sim_set_paused(sim, true);
+    sim_seek(sim, sim_display_time(sim) + sim_dt(sim));
+}
+
+void app_seek(App *app, double t) {
+    if (!app->session.sim)
+        return;
+    sim_seek(app->session.sim, t);
+    app->seeked = true;
+}
+
+/* Run; after scrubbing back, from that instant: the engine discards the old future. */
+void app_run(App *app) {
+    Sim *sim = app->session.sim;
+    if (!sim)
+        return;
+    if (app->seeked)
+        sim_request_reset(sim);
+    app->seeked = false;
+    sim_set_paused(sim, false);
+}
+
+/* ===== State at display time ===== */
+
+static void push_trails(App *app) {
+    Session *s = &app->session;
+    if (!app->toggles.trails) {
+        app->trail_last_t = NAN; /* trails start when they are switched on */
+        for (int b = 0; b < s->view->body_count; b++)
+            app->trails[b].count = app->render_trails[b].count = 0;
+        return;
+    }
+    double t = s->frame_time;
+    if (isfinite(app->trail_last_t) && t < app->trail_last_t) {
+        for (int b = 0; b < s->view->body_count; b++) /* back in time: another past */
+            app->trails[b].count = app->render_trails[b].count = 0;
+    }
+    if (isfinite(app->trail_last_t) && t <= app->trail_last_t)
+        return;
+    app->trail_last_t = t;
+    for (int b = 0; b < s->view->body_count; b++) {
+        const ViewBody *vb = &s->view->bodies[b];
+        Trail *tr = &app->trails[b];
+        Vec3 p = {s->frame[vb->var_pos], s->frame[vb->var_pos + 1], s->frame[vb->var_pos + 2]};
+        if (tr->count == APP_TRAIL_POINTS) {
+            memmove(tr->points, tr->points + 1, (APP_TRAIL_POINTS - 1) * sizeof(Vec3));
+            tr->count--;
+        }
+        tr->points[tr->count++] = p;
+        app->render_trails[b] = (RenderTrail){tr->count, tr->points};
+    }
+}
+
+void app_read_frame(App *app) {
+    Session *s = &app->session;
+    if (!s->sim)
+        return;
+    RegistryFrame f = {.values = s->frame};
+    double t = sim_display_time(s->sim);
+    /* Never waits for the engine: before its first frame (or past the history) the last good
+     * frame stays on screen. */
+    if (registry_read_at(s->reg, t, &f) || registry_read_latest(s->reg, &f)) {
+        s->has_frame = true;
+        s->frame_time = f.t;
+        scene_view_set_frame(s->view, s->frame);
+        push_trails(app);
+    }
+}
+
+/* ===== Edits ===== */
+
+uint64_t app_submit_edit(App *app, const char *path, const char *value) {
+    Session *s = &app->session;
+    if (!s->sim)
+        return 0;
+    IssimError err = {0};
+    uint64_t id = registry_edit_submit(s->reg, path, value, &err);
+    if (id == 0) {
+        snprintf(app->edit_message, sizeof app->edit_message, "%s not sent: %s", path, err.message);
+        app->edit_rejected = true;
+        issim_log(ISSIM_LOG_WARN, "%s", app->edit_message);
+        return 0;
+    }
+    if (app->pending_count < APP_MAX_PENDING_EDITS) {
+        PendingEdit *p = &app->pending[app->pending_count++];
+        p->id = id;
+        issim_strlcpy(p->path, path, sizeof p->path);
+        issim_strlcpy(p->value, value, sizeof p->value);
+        p->wall_submit = issim_wall_time();
+    }
+    snprintf(app->edit_message, sizeof app->edit_message, "%s = %s: pending", path, value);
+    app->edit_rejected = false;
+    return id;
+}
+
+static void resolve_edit(App *app, const PendingEdit *p, const RegistryEditResult *res) {
+    Session *s = &app->session;
+    if (res->state == REGISTRY_EDIT_ACCEPTED) {
+        IssimError err = {0};
+        /* Mirror the engine's database: the property sheet shows and a save writes it. */
+        if (thingdb_set_text(s->db, p->path, p->value, true, &err) != ISSIM_OK)
+            issim_log(ISSIM_LOG_WARN, "display copy of %s: %s", p->path, err.message);
+        snprintf(app->edit_message, sizeof app->edit_message, "%s = %s: accepted at t = %.4f s",
+                 p->path, p->value, res->sim_time);
+        app->edit_rejected = false;
+        issim_log(ISSIM_LOG_INFO, "%s", app->edit_message);
+        printf("edit %llu %s=%s accepted t=%.9g latency_ms=%.3f\n", (unsigned long long)p->id,
+               p->path, p->value, res->sim_time, 1e3 * (res->wall_apply - p->wall_submit));
+    } else {
+        snprintf(app->edit_message, sizeof app->edit_message, "%s = %s rejected: %s", p->path,
+                 p->value, res->reason);
+        app->edit_rejected = true;
+        issim_log(ISSIM_LOG_WARN, "%s", app->edit_message);
+        printf("edit %llu %s=%s rejected: %s\n", (unsigned long long)p->id, p->path, p->value,
+               res->reason);
+    }
+    fflush(stdout);
+}
+
+void app_poll_edits(App *app) {
+    Session *s = &app->session;
+    int kept = 0;
+    for (int i = 0; i < app->pending_count; i++) {
+        RegistryEditResult res;
+        RegistryEditState st =
+            s->sim ? registry_edit_result(s->reg, app->pending[i].id, &res) : REGISTRY_EDIT_UNKNOWN;
+        if (st == REGISTRY_EDIT_PENDING)
+            app->pending[kept++] = app->pending[i];
+        else if (st == REGISTRY_EDIT_ACCEPTED || st == REGISTRY_EDIT_REJECTED)
+            resolve_edit(app, &app->pending[i], &res);
+    }
+    app->pending_count = kept;
+}
+
+/* ===== Recording: the committed trajectory (frames at or before display time) ===== */
+
+static int parse_vars(const Registry *reg, const char *list, int *out, int max, IssimError *err) {
+    int n = 0;
+    char buf[1024];
+    issim_strlcpy(buf, list, sizeof buf);
+    for (char *save = NULL, *tok = strtok_r(buf, ", ", &save); tok;
+         tok = strtok_r(NULL, ", ", &save)) {
+        int v = registry_var_find(reg, tok);
+        if (v < 0) {
+            issim_error_set(err, ISSIM_ERR_NOT_FOUND, "no state variable named '%s'", tok);
+            return -1;
+        }
+        if (n < max)
+            out[n++] = v;
+    }
+    return n;
+}
+
+bool app_record_start(App *app, const char *path, const char *vars) {
+    Session *s = &app->session;
+    if (!s->sim || app->recorder)
+        return false;
+    IssimError err = {0};
+    int max = s->var_count;
+    int *idx = calloc((size_t)max, sizeof *idx);
+    const char **names = calloc((size_t)max, sizeof *names);
+    const char **units = calloc((size_t)max, sizeof *units);
+    double *row = calloc((size_t)max, sizeof *row);
+    double *frame = calloc((size_t)max, sizeof *frame);
+    int n = -1;
+    if (idx && names && units && row && frame) {
+        ThingId u = thingdb_find_kind(s->db, THING_UNIVERSE);
+        const char *list = vars && vars[0] ? vars : thing_string(s->db, u, "record");
+        n = list[0] ? parse_vars(s->reg, list, idx, max, &err) : max;
+        if (n >= 0 && !list[0])
+            for (int i = 0; i < max; i++)
+                idx[i] = i;
+    }
+    Recorder *rec = NULL;
+    if (n > 0) {
+        for (int i = 0; i < n; i++) {
+            names[i] = registry_var_name(s->reg, idx[i]);
+            units[i] = registry_var_unit(s->reg, idx[i]);
+        }
+        char meta0[700], meta1[64];
+        snprintf(meta0, sizeof meta0, "scene: %s (recorded from the GUI)", s->path);
+        snprintf(meta1, sizeof meta1, "issim %s", ISSIM_VERSION);
+        const char *meta[] = {meta1, meta0};
+        RecorderDesc d = recorder_desc_default();
+        d.path = path;
+        d.column_count = n;
+        d.columns = names;
+        d.units = units;
+        d.metadata = meta;
+        d.metadata_count = 2;
+        d.buffer_rows = 65536;
+        rec = recorder_open(&d, &err);
+    } else if (n == 0) {
+        issim_error_set(&err, ISSIM_ERR_INVALID, "no variables to record");
+    }
+    free(names);
+    free(units);
+    if (!rec) {
+        free(idx);
+        free(row);
+        free(frame);
+        issim_log(ISSIM_LOG_ERROR, "recording: %s", err.message);
+        return false;
+    }
+    app->recorder = rec;
+    app->record_vars = idx;
+    app->record_count = n;
+    app->record_row = row;
+    app->record_frame = frame;
+    /* From the instant on screen: nothing of the past before the user pressed the button. */
+    app->record_last_t = nextafter(s->frame_time, -INFINITY);
+    app->record_wall_start = issim_wall_time();
+    issim_strlcpy(app->record_path, path, sizeof app->record_path);
+    issim_log(ISSIM_LOG_INFO, "recording %d variables to %s", n, path);
+    return true;
+}
+
+void app_record_pump(App *app) {
+    Session *s = &app->session;
+    if (!app->recorder || !s->sim)
+        return;
+    double shown = s->frame_time;
+    RegistryFrame f = {.values = app->record_frame};
+    /* Frames at or before the display time are the committed past: an edit rewinds only
+     * what lies after the display time, so a recorded row is never contradicted. */
+    for (int k = 0; k < 100000 && registry_read_after(s->reg, app->record_last_t, &f); k++) {
+        if (f.t > shown)
+            break;
+        for (int i = 0; i < app->record_count; i++)
+            app->record_row[i] = f.values[app->record_vars[i]];
+        recorder_push(app->recorder, f.t, app->record_row, false);
+        app->record_last_t = f.t;
+    }
+}
+
+void app_record_stop(App *app) {
+    if (!app->recorder)
+        return;
+    app_record_pump(app);
+    IssimError err = {0};
+    RecorderStats st = recorder_stats(app->recorder);
+    if (recorder_close(app->recorder, &err) != ISSIM_OK)
+        issim_log(ISSIM_LOG_ERROR, "recording: %s", err.message);
+    else
+        issim_log(ISSIM_LOG_INFO, "recorded %llu rows to %s", (unsigned long long)st.rows_pushed,
+                  app->record_path);
+    printf("record stop %s rows=%llu dropped=%llu\n", app->record_path,
+           (unsigned long long)st.rows_pushed, (unsigned long long)st.rows_dropped);
+    fflush(stdout);
+    app->recorder = NULL;
+    free(app->record_vars);
+    free(app->record_row);
+    free(app->record_frame);
+    app->record_vars = NULL;
+    app->record_row = app->record_frame = NULL;
+}
+
+/* ===== Camera and saving ===== */
+
+void app_fit(App *app) {
+    if (!app->session.view)
+        return;
+    Vec3 c;
+    double r;
+    scene_view_bounds(app->session.view, &c, &r);
+    camera_fit(&app->camera, c, r);
+}
+
+bool app_save_scene(App *app, const char *path) {
+    if (!app->session.db)
+        return false;
+    IssimError err = {0};
+    if (scene_save_file(app->session.db, path, &err) != ISSIM_OK) {
+        issim_log(ISSIM_LOG_ERROR, "save: %s", err.message);
+        return false;
+    }
+    issim_log(ISSIM_LOG_INFO, "saved the scene to %s", path);
+    return true;
+}

@@ -1,0 +1,455 @@
+/* The display thread's loop (000 App. B.4.1): poll input, read the registry at display time,
+ * draw the scene and the GUI, carry out what the GUI asked, swap. It never blocks on the
+ * engine: every read is a registry snapshot, every write a registry slot or an edit. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include <stb_image_write.h>
+
+#include "app_internal.h"
+
+DisplayOptions display_options_default(void) {
+    return (DisplayOptions){
+        .width = 1280, .height = 720, .show_gui = true, .vsync = true, .bench_speed = 1.0};
+}
+
+IssimStatus display_write_png(const char *path, int width, int height, IssimError *err) {
+    unsigned char *pixels = malloc((size_t)width * height * 3);
+    unsigned char *flipped = malloc((size_t)width * height * 3);
+    if (!pixels || !flipped) {
+        free(pixels);
+        free(flipped);
+        return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for the screenshot");
+    }
+    glPixelStorei(GL_PACK_ALIGNMENT, 1);
+    glReadBuffer(GL_BACK);
+    glReadPixels(0, 0, width, height, GL_RGB, GL_UNSIGNED_BYTE, pixels);
+    /* GL rows start at the bottom, PNG rows at the top. */
+    for (int y = 0; y < height; y++)
+        memcpy(flipped + (size_t)y * width * 3, pixels + (size_t)(height - 1 - y) * width * 3,
+               (size_t)width * 3);
+    int ok = stbi_write_png(path, width, height, 3, flipped, width * 3);
+    free(pixels);
+    free(flipped);
+    if (!ok)
+        return issim_error_set(err, ISSIM_ERR_IO, "cannot write the screenshot %s", path);
+    return ISSIM_OK;
+}
+
+/* Without a GPU, Mesa's llvmpipe rasterises in worker threads ("llvmpipe-N") that compete
+ * with the engine for the same cores. They are lowered to nice 10 (ISSIM_RASTER_NICE), so
+ * drawing yields the CPU to the engine and the frame rate drops first (raising one's own
+ * threads' nice needs no privilege; the engine threads, created from the main thread, keep its
+ * priority). */
+static void lower_rasteriser_priority(void) {
+    const char *env = getenv("ISSIM_RASTER_NICE"); /* 0 keeps them at the display's priority */
+    int nice_level = env ? atoi(env) : 10;
+    if (nice_level <= 0)
+        return;
+    DIR *dir = opendir("/proc/self/task");
+    if (!dir)
+        return;
+    struct dirent *e;
+    int lowered = 0;
+    while ((e = readdir(dir))) {
+        char path[300], name[64] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        if (fgets(name, sizeof name, f) && strncmp(name, "llvmpipe-", 9) == 0 &&
+            setpriority(PRIO_PROCESS, (id_t)atoi(e->d_name), nice_level) == 0)
+            lowered++;
+        fclose(f);
+    }
+    closedir(dir);
+    if (lowered)
+        issim_log(ISSIM_LOG_INFO, "%d llvmpipe threads at nice %d", lowered, nice_level);
+}
+
+static bool open_window(App *app, IssimError *err) {
+    if (SDL_Init(SDL_INIT_VIDEO) != 0)
+        return issim_error_set(err, ISSIM_ERR_STATE, "SDL_Init: %s", SDL_GetError()) == ISSIM_OK;
+    SDL_GL_SetAttribute(SDL_GL_CONTEXT_MAJOR_VERSION, 3);
+    SDL_GL_SetAttribute(SDL_GL_CONTEXT_MINOR_VERSION, 3);
+    SDL_GL_SetAttribute(SDL_GL_CONTEXT_PROFILE_MASK, SDL_GL_CONTEXT_PROFILE_CORE);
+    SDL_GL_SetAttribute(SDL_GL_DOUBLEBUFFER, 1);
+    SDL_GL_SetAttribute(SDL_GL_DEPTH_SIZE, 24);
+    app->window = SDL_CreateWindow("issim", SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED,
+                                   app->options.width, app->options.height,
+                                   SDL_WINDOW_OPENGL | SDL_WINDOW_RESIZABLE);
+    if (!app->window) {
+        issim_error_set(err, ISSIM_ERR_STATE, "cannot open a window: %s", SDL_GetError());
+        return false;
+    }
+    app->gl = SDL_GL_CreateContext(app->window);
+    if (!app->gl) {
+        issim_error_set(err, ISSIM_ERR_STATE, "no OpenGL 3.3 core context: %s", SDL_GetError());
+        return false;
+    }
+    SDL_GL_MakeCurrent(app->window, app->gl);
+    SDL_GL_SetSwapInterval(app->options.vsync ? 1 : 0);
+    GLenum g = glewInit();
+    /* Under EGL (SDL's offscreen driver) GLEW reports GLEW_ERROR_NO_GLX_DISPLAY although every
+     * GL entry point is loaded (PLATFORM.md). */
+    if (g != GLEW_OK && g != GLEW_ERROR_NO_GLX_DISPLAY) {
+        issim_error_set(err, ISSIM_ERR_STATE, "glewInit: %s", glewGetErrorString(g));
+        return false;
+    }
+    SDL_GL_GetDrawableSize(app->window, &app->width, &app->height);
+    lower_rasteriser_priority();
+    app->renderer = renderer_create(err);
+    if (!app->renderer)
+        return false;
+    app->gui_ready = gui_create(app->window, app->gl);
+    if (!app->gui_ready)
+        issim_log(ISSIM_LOG_WARN, "the GUI back-ends failed to start; 3D view only");
+    issim_log(ISSIM_LOG_INFO, "OpenGL %s on %s (%s video driver)",
+              (const char *)glGetString(GL_VERSION), (const char *)glGetString(GL_RENDERER),
+              SDL_GetCurrentVideoDriver());
+    return true;
+}
+
+static void close_window(App *app) {
+    if (app->gui_ready)
+        gui_destroy();
+    renderer_destroy(app->renderer);
+    if (app->gl)
+        SDL_GL_DeleteContext(app->gl);
+    if (app->window)
+        SDL_DestroyWindow(app->window);
+    SDL_Quit();
+}
+
+/* ===== Measured rates ===== */
+
+static void update_rates(App *app) {
+    double now = issim_wall_time();
+    app->fps_frames++;
+    if (now - app->fps_wall >= 0.5) {
+        app->fps = app->fps_frames / (now - app->fps_wall);
+        app->fps_frames = 0;
+        app->fps_wall = now;
+        if (app->session.sim) {
+            /* Output steps per second: how fast the state time advances, in engine steps. */
+            double state = registry_state_time(app->session.reg) / sim_dt(app->session.sim);
+            if (app->rate_wall > 0 && state >= app->rate_steps)
+                app->engine_rate = (state - app->rate_steps) / (now - app->rate_wall);
+            app->rate_steps = state;
+            app->rate_wall = now;
+        }
+    }
+}
+
+/* ===== GUI ===== */
+
+static void fill_gui_state(App *app, GuiState *g) {
+    Session *s = &app->session;
+    memset(g, 0, sizeof *g);
+    g->width = app->width;
+    g->height = app->height;
+    g->db = s->db;
+    g->reg = s->sim ? s->reg : NULL;
+    g->frame = s->has_frame ? s->frame : NULL;
+    g->scene_path = s->path;
+    g->running = s->sim != NULL;
+    g->toggles = &app->toggles;
+    g->open_dialog = &app->open_dialog;
+    g->selected = app->selected;
+    g->load_error = app->load_error;
+    g->edit_message = app->edit_message;
+    g->edit_rejected = app->edit_rejected;
+    g->scene_count = app->scene_count;
+    g->scenes = (const char(*)[GUI_PATH_MAX])app->scenes;
+    g->recent_count = app->recent_count;
+    g->recent = (const char(*)[GUI_PATH_MAX])app->recent;
+    app_log_snapshot(app, &g->log_count);
+    g->log = app->log.snapshot;
+    g->fps = app->fps;
+    g->engine_rate = app->engine_rate;
+    if (s->sim) {
+        g->paused = sim_paused(s->sim);
+        g->speed = sim_speed(s->sim);
+        g->display_time = s->frame_time;
+        g->state_time = registry_state_time(s->reg);
+        g->history_start = registry_history_start(s->reg);
+        g->dt = sim_dt(s->sim);
+        RegistrySlot st;
+        registry_slot_read(s->reg, REGISTRY_SLOT_ENGINE_STATS, &st);
+        g->engine_step_us = st.v[ENGINE_STAT_STEP_TIME_US];
+        g->realtime_factor = st.v[ENGINE_STAT_REALTIME_FACTOR];
+        g->active_contacts = (int)st.v[ENGINE_STAT_ACTIVE_CONTACTS];
+    }
+    if (app->recorder) {
+        RecorderStats rs = recorder_stats(app->recorder);
+        g->recording = true;
+        g->record_path = app->record_path;
+        g->record_elapsed = issim_wall_time() - app->record_wall_start;
+        g->record_bytes = rs.bytes_written;
+        g->record_rows = rs.rows_pushed;
+        g->record_dropped = rs.rows_dropped;
+    }
+}
+
+static void carry_out(App *app, const GuiRequests *r) {
+    Sim *sim = app->session.sim;
+    if (r->open)
+        app_open_scene(app, r->open_path, false);
+    if (r->reload && app->session.path[0]) {
+        char path[GUI_PATH_MAX];
+        issim_strlcpy(path, app->session.path, sizeof path);
+        app_open_scene(app, path, true);
+    }
+    sim = app->session.sim;
+    if (r->refresh_scenes)
+        app_scan_scenes(app);
+    if (r->edit)
+        app_submit_edit(app, r->edit_path, r->edit_value);
+    if (r->seek)
+        app_seek(app, r->seek_time);
+    if (sim && r->pause)
+        sim_set_paused(sim, true);
+    if (r->run)
+        app_run(app);
+    if (sim && r->set_speed)
+        sim_set_speed(sim, r->speed);
+    if (r->step)
+        app_step(app);
+    if (r->reset)
+        app_reset(app);
+    if (r->record_start)
+        app_record_start(app, r->record_path, r->record_vars);
+    if (r->record_stop)
+        app_record_stop(app);
+    if (r->save)
+        app_save_scene(app, r->save_path);
+    if (r->screenshot)
+        issim_strlcpy(app->screenshot_path, r->screenshot_path, sizeof app->screenshot_path);
+    if (r->select)
+        app_select(app, r->select_thing);
+    if (r->camera_preset >= 0)
+        camera_set_preset(&app->camera, r->camera_preset);
+    if (r->fit)
+        app_fit(app);
+    if (r->quit)
+        app->quit = true;
+}
+
+/* ===== One frame ===== */
+
+static void draw_scene(App *app) {
+    Session *s = &app->session;
+    glViewport(0, 0, app->width, app->height);
+    glClearColor(0.16f, 0.18f, 0.22f, 1.0f);
+    glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
+    if (!s->view)
+        return;
+    static ContactReport contacts[1024];
+    double tc;
+    int n = (app->toggles.contacts || app->toggles.forces)
+                ? registry_read_contacts(s->reg, &tc, contacts, 1024)
+                : 0;
+    int selected = -1;
+    for (int i = 0; i < s->view->instance_count; i++)
+        if (thing_id_equal(s->view->instances[i].thing, app->selected))
+            selected = i;
+    Vec3 from = {0, 0, 0};
+    if (app->drag.active && app->drag.body >= 0)
+        for (int i = 0; i < s->view->instance_count; i++)
+            if (s->view->instances[i].body == app->drag.body) {
+                from = pose_apply(s->view->instances[i].pose, app->drag.anchor_local);
+                break;
+            }
+    RenderFrame f = {.view = s->view,
+                     .camera = &app->camera,
+                     .toggles = {app->toggles.grid, app->toggles.contacts, app->toggles.forces,
+                                 app->toggles.trails, app->toggles.force_scale},
+                     .selected_instance = selected,
+                     .selected_thing = app->selected,
+                     .contacts = contacts,
+                     .contact_count = n,
+                     .trails = app->render_trails,
+                     .drag_active = app->drag.active,
+                     .drag_from = from,
+                     .drag_to = app->drag.target,
+                     .x = app->view_x,
+                     .y = app->view_y,
+                     .width = app->view_w,
+                     .height = app->view_h,
+                     .window_height = app->height};
+    renderer_draw(app->renderer, &f);
+}
+
+static void take_screenshot(App *app) {
+    if (!app->screenshot_path[0])
+        return;
+    IssimError err = {0};
+    if (display_write_png(app->screenshot_path, app->width, app->height, &err) == ISSIM_OK) {
+        issim_log(ISSIM_LOG_INFO, "screenshot %s", app->screenshot_path);
+        printf("screenshot %s t=%.9g\n", app->screenshot_path, app->session.frame_time);
+    } else {
+        issim_log(ISSIM_LOG_ERROR, "%s", err.message);
+        app->exit_status = 1;
+    }
+    fflush(stdout);
+    app->screenshot_path[0] = '\0';
+}
+
+/* The 3D view's rectangle: the window between the GUI's side panels, menu and status bar
+ * (gui.cpp's layout), or the whole window without the GUI. */
+static void layout_view(App *app) {
+    bool panels = app->gui_ready && app->options.show_gui && app->width > 2 * GUI_SIDE_WIDTH + 64;
+    app->view_x = panels ? GUI_SIDE_WIDTH : 0;
+    app->view_y = panels ? GUI_MENU_HEIGHT : 0;
+    app->view_w = app->width - 2 * app->view_x;
+    app->view_h = app->height - (panels ? GUI_MENU_HEIGHT + GUI_STATUS_HEIGHT : 0);
+}
+
+static void frame(App *app) {
+    layout_view(app);
+    SDL_Event e;
+    while (SDL_PollEvent(&e))
+        app_handle_event(app, &e);
+    app_poll_edits(app);
+    app_read_frame(app);
+    app_record_pump(app);
+    update_rates(app);
+    draw_scene(app);
+    if (app->gui_ready && app->options.show_gui) {
+        GuiState state;
+        GuiRequests req = {.camera_preset = -1};
+        fill_gui_state(app, &state);
+        gui_frame(&state, &req);
+        gui_render();
+        carry_out(app, &req);
+    }
+    take_screenshot(app);
+    SDL_GL_SwapWindow(app->window);
+    /* With vsync asked for, at most 60 frames per second even where swapping does not wait
+     * (Xvfb, offscreen): frames nobody can see would only take CPU from the engine. */
+    if (app->options.vsync) {
+        double now = issim_wall_time(), next = app->last_swap + 1.0 / 60.0;
+        if (now < next)
+            nanosleep(&(struct timespec){0, (long)((next - now) * 1e9)}, NULL);
+        app->last_swap = fmax(next, issim_wall_time() - 1.0 / 60.0);
+    }
+}
+
+/* ===== Benchmarks (--bench) ===== */
+
+static double engine_steps(const App *app) {
+    RegistrySlot st;
+    registry_slot_read(app->session.reg, REGISTRY_SLOT_ENGINE_STATS, &st);
+    return st.v[ENGINE_STAT_STEPS];
+}
+
+/* Frames per second and engine throughput over options.bench_seconds. Without rendering the
+ * main thread only sleeps: the baseline the display's cost is measured against. */
+static void run_bench(App *app) {
+    Session *s = &app->session;
+    sim_set_speed(s->sim, app->options.bench_speed);
+    double warm = issim_wall_time() + 0.5;
+    while (issim_wall_time() < warm && !app->quit) {
+        if (app->window)
+            frame(app);
+        else
+            nanosleep(&(struct timespec){0, 5000000}, NULL);
+    }
+    if (app->options.bench_paused)
+        sim_set_paused(s->sim, true);
+    double w0 = issim_wall_time(), st0 = registry_state_time(s->reg), steps0 = engine_steps(app);
+    int frames = 0;
+    while (issim_wall_time() - w0 < app->options.bench_seconds && !app->quit) {
+        if (app->window) {
+            frame(app);
+            frames++;
+        } else {
+            nanosleep(&(struct timespec){0, 5000000}, NULL);
+        }
+    }
+    double wall = issim_wall_time() - w0;
+    double sim_seconds = registry_state_time(s->reg) - st0;
+    printf("bench paused=%d bodies=%d render=%d frames=%d wall=%.3f fps=%.1f engine_steps=%.0f "
+           "engine_steps_per_s=%.1f sim_seconds_per_s=%.4f width=%d height=%d\n",
+           app->options.bench_paused, s->view ? s->view->body_count : 0, app->window != NULL,
+           frames, wall, frames / wall, engine_steps(app) - steps0,
+           (engine_steps(app) - steps0) / wall, sim_seconds / wall, app->width, app->height);
+    fflush(stdout);
+}
+
+/* ===== Entry ===== */
+
+static int run_loop(App *app, const char *scene_path) {
+    layout_view(app);
+    if (scene_path)
+        app_open_scene(app, scene_path, false); /* a failure is logged (stderr, log panel) */
+    if (app->options.bench_seconds > 0) {
+        if (!app->session.sim)
+            return 1;
+        run_bench(app);
+        return app->exit_status;
+    }
+    double shot_at = issim_wall_time() + 1.0;
+    while (!app->quit) {
+        if (app->script && !script_tick(app->script, app))
+            break;
+        if (app->options.screenshot_path && !app->script && issim_wall_time() >= shot_at) {
+            issim_strlcpy(app->screenshot_path, app->options.screenshot_path,
+                          sizeof app->screenshot_path);
+            frame(app);
+            break;
+        }
+        frame(app);
+    }
+    return app->exit_status;
+}
+
+int display_run(const char *scene_path, const SimOptions *sim_options,
+                const DisplayOptions *options) {
+    App *app = calloc(1, sizeof *app);
+    if (!app) {
+        fprintf(stderr, "issim: out of memory\n");
+        return 1;
+    }
+    app->options = options ? *options : display_options_default();
+    app->sim_options = sim_options ? *sim_options : sim_options_default();
+    app->toggles = (GuiToggles){.grid = true, .force_scale = 0.01};
+    app->selected = thing_id_null();
+    app->fps_wall = issim_wall_time();
+    app_log_init(&app->log);
+    app_log_install(app);
+    app_scan_scenes(app);
+    IssimError err = {0};
+    if (app->options.script_path) {
+        app->script = script_load(app->options.script_path, &err);
+        if (!app->script) {
+            fprintf(stderr, "issim: %s\n", err.message);
+            issim_log_set_handler(NULL, NULL);
+            app_log_destroy(&app->log);
+            free(app);
+            return 1;
+        }
+    }
+    bool windowed = !(app->options.bench_seconds > 0 && app->options.bench_no_render);
+    int rc = 1;
+    if (windowed && !open_window(app, &err)) {
+        fprintf(stderr, "issim: %s\n", err.message);
+    } else {
+        rc = run_loop(app, scene_path);
+    }
+    app_close_session(app);
+    free(app->trails);
+    free(app->render_trails);
+    if (windowed)
+        close_window(app);
+    script_destroy(app->script);
+    issim_log_set_handler(NULL, NULL);
+    app_log_destroy(&app->log);
+    free(app);
+    return rc;
+}

@@ -1,0 +1,172 @@
+/* Private declarations of the display module: camera, meshes, renderer, scene view (the things
+ * to draw and their poses at display time), picking, screenshots, scripts. Display thread
+ * only. */
+#ifndef ISSIM_DISPLAY_INTERNAL_H
+#define ISSIM_DISPLAY_INTERNAL_H
+
+#include <GL/glew.h>
+
+#include "issim/collision.h"
+#include "issim/display.h"
+#include "issim/registry.h"
+#include "issim/thing.h"
+
+/* ===== Camera (orbit about a target; z up) ===== */
+
+typedef struct Camera {
+    Vec3 target;
+    double distance; /* m */
+    double yaw;      /* rad, about z; 0 looks along +y */
+    double pitch;    /* rad, positive looks down */
+    double fov_deg;  /* vertical */
+} Camera;
+
+typedef enum CameraPreset {
+    CAMERA_FRONT, /* looking along +y */
+    CAMERA_SIDE,  /* looking along -x */
+    CAMERA_TOP,   /* looking down -z */
+    CAMERA_ISO,
+    CAMERA_PRESET_COUNT
+} CameraPreset;
+
+const char *camera_preset_name(CameraPreset preset);
+Camera camera_from_eye(Vec3 eye, Vec3 target, double fov_deg);
+Vec3 camera_eye(const Camera *cam);
+void camera_set_preset(Camera *cam, CameraPreset preset);
+/* Frames a bounding sphere. */
+void camera_fit(Camera *cam, Vec3 centre, double radius);
+void camera_orbit(Camera *cam, double dx_pixels, double dy_pixels);
+void camera_pan(Camera *cam, double dx_pixels, double dy_pixels, int viewport_height);
+void camera_zoom(Camera *cam, double wheel_steps);
+/* Column-major 4x4 view and projection matrices (OpenGL conventions). */
+void camera_view_matrix(const Camera *cam, float out[16]);
+void camera_projection_matrix(const Camera *cam, double aspect, float out[16]);
+/* World ray through pixel (x, y) (origin top left). */
+void camera_ray(const Camera *cam, int width, int height, double x, double y, Vec3 *origin,
+                Vec3 *dir);
+/* Pixel of a world point; false when behind the camera. */
+bool camera_project(const Camera *cam, int width, int height, Vec3 p, double *x, double *y);
+
+/* ===== Meshes ===== */
+
+typedef struct MeshData {
+    int vertex_count; /* unindexed: triangles are vertex_count / 3 */
+    float *positions; /* 3 per vertex */
+    float *normals;   /* 3 per vertex */
+    int index_count;  /* > 0: indexed triangles (smooth lathe shapes share vertices, which
+                         spares the software rasteriser 5x the vertex work) */
+    unsigned *indices;
+} MeshData;
+
+void mesh_data_free(MeshData *m);
+bool mesh_unit_sphere(MeshData *m, int slices, int stacks);
+bool mesh_unit_box(MeshData *m); /* [-1, 1]^3, scaled by the half extents per instance */
+bool mesh_capsule(MeshData *m, double radius, double half_length, int slices, int stacks);
+bool mesh_hull(MeshData *m, const Hull *hull);
+bool mesh_trimesh(MeshData *m, const TriMesh *mesh);
+bool mesh_polygon_prism(MeshData *m, const Vec3 *points, int count, double half_width);
+/* A square of side 2 in the local x-y plane, normal +z. */
+bool mesh_unit_quad(MeshData *m);
+
+/* ===== Scene view: what to draw, built from a copy of the thing database ===== */
+
+typedef struct ViewInstance {
+    ThingId thing;
+    int body;     /* engine body index (same order as the engine), or -1 for an obstacle */
+    int mesh;     /* index into SceneView.meshes */
+    Vec3 scale;   /* per-axis scale of the mesh */
+    Vec3 offset;  /* mesh origin in the thing's frame (a "points" body's vertex spheres) */
+    Quat local_q; /* mesh orientation in the thing's frame (a "points" body's rod) */
+    float color[4];
+    Pose pose;             /* current pose (bodies: from the frame at display time) */
+    Aabb local_box;        /* picking: bounds in the thing's frame */
+    bool wire;             /* planes other than the floor: drawn as outlines only */
+    Vec3 plane_u, plane_v; /* planes: the patch's half axes (world) */
+} ViewInstance;
+
+typedef struct ViewMesh {
+    char key[600];
+    MeshData data;
+    GLuint vao, vbo, ebo, instance_vbo;
+    int instance_capacity;
+} ViewMesh;
+
+typedef struct ViewBody {
+    char name[160];
+    ThingId thing;
+    double mass;
+    int var_pos, var_orient, var_vel; /* registry variable indices of .pos.x, .orient.w, .vel.x */
+} ViewBody;
+
+typedef struct SceneView {
+    int instance_count, instance_capacity;
+    ViewInstance *instances;
+    int mesh_count, mesh_capacity;
+    ViewMesh *meshes;
+    int body_count;
+    ViewBody *bodies;
+    Hull **hulls; /* owned: hulls and meshes loaded for drawing */
+    int hull_count;
+    TriMesh **trimeshes;
+    int trimesh_count;
+    Vec3 centre; /* bounding sphere of the scene at load (camera fit, grid size) */
+    double radius;
+    double floor_z; /* grid height: the floor plane, else 0 */
+} SceneView;
+
+/* Builds the view from db (Borrowed during the call). body_names: the engine's body names in
+ * engine order (the registry variables' prefixes). scene_dir: for hull and mesh files. */
+SceneView *scene_view_create(const ThingDb *db, const Registry *reg, const char *const *body_names,
+                             int body_count, const char *scene_dir, IssimError *err);
+void scene_view_destroy(SceneView *view);
+/* World pose of an instance's mesh: the thing's pose composed with the piece's offset. */
+Pose view_instance_mesh_pose(const ViewInstance *in);
+/* Sets the bodies' poses from a frame (values: registry_var_count entries). */
+void scene_view_set_frame(SceneView *view, const double *values);
+/* Recomputes the bounding sphere from the current poses. */
+void scene_view_bounds(const SceneView *view, Vec3 *centre, double *radius);
+/* Nearest body hit by the ray: its instance index (or -1) and the hit point. */
+int scene_view_pick(const SceneView *view, Vec3 origin, Vec3 dir, Vec3 *hit);
+
+/* ===== Renderer ===== */
+
+typedef struct RenderToggles {
+    bool grid, contacts, forces, trails;
+    double force_scale; /* m per N for the arrows */
+} RenderToggles;
+
+typedef struct Renderer Renderer;
+
+Renderer *renderer_create(IssimError *err);
+void renderer_destroy(Renderer *r);
+/* Uploads the meshes of a new view (GL objects owned by the view, freed by
+ * scene_view_release_gl). */
+void renderer_prepare_view(Renderer *r, SceneView *view);
+void scene_view_release_gl(SceneView *view);
+
+typedef struct RenderTrail {
+    int count;
+    const Vec3 *points;
+} RenderTrail;
+
+typedef struct RenderFrame {
+    const SceneView *view;
+    const Camera *camera;
+    RenderToggles toggles;
+    int selected_instance; /* highlighted, or -1 */
+    ThingId selected_thing;
+    const ContactReport *contacts;
+    int contact_count;
+    const RenderTrail *trails; /* one per body, or NULL */
+    bool drag_active;
+    Vec3 drag_from, drag_to;
+    int x, y, width, height; /* the 3D view's rectangle in the window (origin top left) */
+    int window_height;
+} RenderFrame;
+
+void renderer_draw(Renderer *r, const RenderFrame *frame);
+
+/* Reads the back buffer and writes it as a PNG. */
+IssimStatus display_write_png(const char *path, int width, int height, IssimError *err);
+
+#endif

@@ -1,0 +1,536 @@
+/* The scene view: one instance per drawn piece of every thing (a body's shape, a "points"
+ * body's vertex spheres and rod, an obstacle), meshes shared between instances of the same
+ * geometry, and the registry variables that pose each body. Built from the GUI's copy of the
+ * thing database, so the display never touches the engine's (thing.h threading rule). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "display_internal.h"
+
+/* The body shape enum's order in the thing schema ("points", "sphere", ...). */
+enum { BODY_POINTS, BODY_SPHERE, BODY_CAPSULE, BODY_BOX, BODY_HULL, BODY_POLYGON };
+enum { OBSTACLE_PLANE, OBSTACLE_BOX, OBSTACLE_MESH };
+
+typedef struct Builder {
+    SceneView *view;
+    const ThingDb *db;
+    const char *scene_dir;
+    IssimError *err;
+} Builder;
+
+static int find_mesh(SceneView *v, const char *key) {
+    for (int i = 0; i < v->mesh_count; i++)
+        if (strcmp(v->meshes[i].key, key) == 0)
+            return i;
+    return -1;
+}
+
+/* Adds a mesh under key (data is moved in); returns its index or -1 on out of memory. */
+static int add_mesh(SceneView *v, const char *key, MeshData *data) {
+    if (v->mesh_count == v->mesh_capacity) {
+        int cap = v->mesh_capacity ? 2 * v->mesh_capacity : 8;
+        ViewMesh *m = realloc(v->meshes, (size_t)cap * sizeof *m);
+        if (!m)
+            return -1;
+        v->meshes = m;
+        v->mesh_capacity = cap;
+    }
+    ViewMesh *m = &v->meshes[v->mesh_count];
+    *m = (ViewMesh){.data = *data};
+    issim_strlcpy(m->key, key, sizeof m->key);
+    return v->mesh_count++;
+}
+
+static ViewInstance *add_instance(SceneView *v) {
+    if (v->instance_count == v->instance_capacity) {
+        int cap = v->instance_capacity ? 2 * v->instance_capacity : 64;
+        ViewInstance *in = realloc(v->instances, (size_t)cap * sizeof *in);
+        if (!in)
+            return NULL;
+        v->instances = in;
+        v->instance_capacity = cap;
+    }
+    ViewInstance *in = &v->instances[v->instance_count++];
+    *in = (ViewInstance){.body = -1, .scale = {1, 1, 1}, .local_q = {1, 0, 0, 0}};
+    return in;
+}
+
+static Aabb mesh_bounds(const MeshData *m) {
+    Aabb b = {{INFINITY, INFINITY, INFINITY}, {-INFINITY, -INFINITY, -INFINITY}};
+    for (int i = 0; i < m->vertex_count; i++) {
+        const float *p = m->positions + 3 * i;
+        b.min = (Vec3){fmin(b.min.x, p[0]), fmin(b.min.y, p[1]), fmin(b.min.z, p[2])};
+        b.max = (Vec3){fmax(b.max.x, p[0]), fmax(b.max.y, p[1]), fmax(b.max.z, p[2])};
+    }
+    return b;
+}
+
+static const char *asset_path(const Builder *b, const char *path, char *buf, size_t size) {
+    if (path[0] == '/' || access(path, R_OK) == 0 || !b->scene_dir)
+        return path;
+    const char *prefixes[] = {"", "/.."};
+    for (int i = 0; i < 2; i++) {
+        snprintf(buf, size, "%s%s/%s", b->scene_dir, prefixes[i], path);
+        if (access(buf, R_OK) == 0)
+            return buf;
+    }
+    return path;
+}
+
+static bool keep_hull(SceneView *v, Hull *h) {
+    Hull **list = realloc(v->hulls, (size_t)(v->hull_count + 1) * sizeof *list);
+    if (!list)
+        return false;
+    v->hulls = list;
+    v->hulls[v->hull_count++] = h;
+    return true;
+}
+
+static bool keep_trimesh(SceneView *v, TriMesh *m) {
+    TriMesh **list = realloc(v->trimeshes, (size_t)(v->trimesh_count + 1) * sizeof *list);
+    if (!list)
+        return false;
+    v->trimeshes = list;
+    v->trimeshes[v->trimesh_count++] = m;
+    return true;
+}
+
+/* The mesh for a geometry key, generated on first use. */
+static int mesh_for(Builder *b, const char *key, const ThingDb *db, ThingId id) {
+    SceneView *v = b->view;
+    int found = find_mesh(v, key);
+    if (found >= 0)
+        return found;
+    MeshData data = {0};
+    bool ok = false;
+    char buf[1024];
+    if (strcmp(key, "sphere") == 0) {
+        ok = mesh_unit_sphere(&data, 16, 8);
+    } else if (strcmp(key, "box") == 0) {
+        ok = mesh_unit_box(&data);
+    } else if (strcmp(key, "quad") == 0) {
+        ok = mesh_unit_quad(&data);
+    } else if (strncmp(key, "capsule:", 8) == 0) {
+        double r, hl;
+        ok = sscanf(key + 8, "%lf:%lf", &r, &hl) == 2 && mesh_capsule(&data, r, hl, 14, 4);
+    } else if (strncmp(key, "hull:", 5) == 0) {
+        IssimError sub = {0};
+        Hull *h = hull_load_obj(asset_path(b, key + 5, buf, sizeof buf), &sub);
+        if (!h) {
+            issim_error_set(b->err, ISSIM_ERR_INVALID, "%s.hull_file: %s", thing_name(db, id),
+                            sub.message);
+            return -1;
+        }
+        ok = keep_hull(v, h) && mesh_hull(&data, h);
+    } else if (strncmp(key, "mesh:", 5) == 0) {
+        IssimError sub = {0};
+        TriMesh *m = trimesh_load_obj(asset_path(b, key + 5, buf, sizeof buf), &sub);
+        if (!m) {
+            issim_error_set(b->err, ISSIM_ERR_INVALID, "%s.mesh_file: %s", thing_name(db, id),
+                            sub.message);
+            return -1;
+        }
+        ok = keep_trimesh(v, m) && mesh_trimesh(&data, m);
+    } else if (strncmp(key, "polygon:", 8) == 0) {
+        const PropValue *p = thing_get(db, id, "polygon");
+        ok = mesh_polygon_prism(&data, p->points, p->point_count, 0.05);
+    }
+    if (!ok) {
+        issim_error_set(b->err, ISSIM_ERR_INVALID, "%s: cannot build a mesh for %s",
+                        thing_name(db, id), key);
+        return -1;
+    }
+    int index = add_mesh(v, key, &data);
+    if (index < 0)
+        mesh_data_free(&data);
+    return index;
+}
+
+static void set_color(ViewInstance *in, Vec3 c, float alpha) {
+    in->color[0] = (float)c.x, in->color[1] = (float)c.y, in->color[2] = (float)c.z;
+    in->color[3] = alpha;
+}
+
+static ViewInstance *body_piece(Builder *b, ThingId id, int body, const char *key) {
+    int mesh = mesh_for(b, key, b->db, id);
+    if (mesh < 0)
+        return NULL;
+    ViewInstance *in = add_instance(b->view);
+    if (!in)
+        return NULL;
+    in->thing = id;
+    in->body = body;
+    in->mesh = mesh;
+    set_color(in, thing_vec3(b->db, id, "color"), 1.0f);
+    return in;
+}
+
+/* The rotation whose columns are the orthonormal right-handed axes x, y, z (Shepperd). */
+static Quat quat_from_basis(Vec3 x, Vec3 y, Vec3 z) {
+    double tr = x.x + y.y + z.z;
+    Quat q;
+    if (tr > 0) {
+        double s = 2.0 * sqrt(1.0 + tr);
+        q = (Quat){0.25 * s, (y.z - z.y) / s, (z.x - x.z) / s, (x.y - y.x) / s};
+    } else if (x.x > y.y && x.x > z.z) {
+        double s = 2.0 * sqrt(1.0 + x.x - y.y - z.z);
+        q = (Quat){(y.z - z.y) / s, 0.25 * s, (y.x + x.y) / s, (z.x + x.z) / s};
+    } else if (y.y > z.z) {
+        double s = 2.0 * sqrt(1.0 + y.y - x.x - z.z);
+        q = (Quat){(z.x - x.z) / s, (y.x + x.y) / s, 0.25 * s, (z.y + y.z) / s};
+    } else {
+        double s = 2.0 * sqrt(1.0 + z.z - x.x - y.y);
+        q = (Quat){(x.y - y.x) / s, (z.x + x.z) / s, (z.y + y.z) / s, 0.25 * s};
+    }
+    return quat_normalize(q);
+}
+
+/* Rotation taking local z to direction d (unit). */
+static Quat z_to(Vec3 d) {
+    Vec3 z = {0, 0, 1};
+    double c = vec3_dot(z, d);
+    if (c < -0.999999)
+        return (Quat){0, 1, 0, 0};
+    Vec3 axis = vec3_cross(z, d);
+    return quat_normalize((Quat){1 + c, axis.x, axis.y, axis.z});
+}
+
+/* A "points" body: a sphere at every contact vertex (its contact radius, or a small marker)
+ * and a rod between consecutive vertices, so the seeds' bar looks like a bar. */
+static bool add_points_body(Builder *b, ThingId id, int body) {
+    const PropValue *verts = thing_get(b->db, id, "vertices");
+    double radius = thing_real(b->db, id, "radius");
+    double marker = radius > 0 ? radius : 0.008;
+    for (int k = 0; k < verts->point_count; k++) {
+        ViewInstance *in = body_piece(b, id, body, "sphere");
+        if (!in)
+            return false;
+        in->offset = verts->points[k];
+        in->scale = (Vec3){marker, marker, marker};
+    }
+    for (int k = 0; k + 1 < verts->point_count; k++) {
+        Vec3 p = verts->points[k], q = verts->points[k + 1];
+        double len = vec3_norm(vec3_sub(q, p));
+        if (len < 1e-9)
+            continue;
+        char key[64];
+        double rod = 0.6 * marker;
+        snprintf(key, sizeof key, "capsule:%.6g:%.6g", rod, 0.5 * len);
+        ViewInstance *in = body_piece(b, id, body, key);
+        if (!in)
+            return false;
+        in->offset = vec3_scale(vec3_add(p, q), 0.5);
+        in->local_q = z_to(vec3_scale(vec3_sub(q, p), 1.0 / len));
+    }
+    return true;
+}
+
+static bool add_body(Builder *b, ThingId id, int body) {
+    const ThingDb *db = b->db;
+    ViewInstance *in = NULL;
+    char key[600];
+    switch (thing_enum(db, id, "shape")) {
+    case BODY_POINTS:
+        return add_points_body(b, id, body);
+    case BODY_SPHERE: {
+        double r = thing_real(db, id, "radius");
+        in = body_piece(b, id, body, "sphere");
+        if (in)
+            in->scale = (Vec3){r, r, r};
+        break;
+    }
+    case BODY_CAPSULE:
+        snprintf(key, sizeof key, "capsule:%.9g:%.9g", thing_real(db, id, "radius"),
+                 thing_real(db, id, "half_length"));
+        in = body_piece(b, id, body, key);
+        break;
+    case BODY_BOX:
+        in = body_piece(b, id, body, "box");
+        if (in)
+            in->scale = thing_vec3(db, id, "half_extents");
+        break;
+    case BODY_HULL:
+        snprintf(key, sizeof key, "hull:%s", thing_string(db, id, "hull_file"));
+        in = body_piece(b, id, body, key);
+        break;
+    case BODY_POLYGON: {
+        char path[256];
+        snprintf(key, sizeof key, "polygon:%s", thing_path(db, id, path, sizeof path));
+        in = body_piece(b, id, body, key);
+        break;
+    }
+    }
+    return in != NULL;
+}
+
+static bool add_obstacle(Builder *b, ThingId id) {
+    const ThingDb *db = b->db;
+    int kind = thing_enum(db, id, "shape");
+    if (kind == OBSTACLE_PLANE)
+        return true; /* second pass, once the scene's size is known */
+    char key[600];
+    if (kind == OBSTACLE_BOX)
+        issim_strlcpy(key, "box", sizeof key);
+    else
+        snprintf(key, sizeof key, "mesh:%s", thing_string(db, id, "mesh_file"));
+    int mesh = mesh_for(b, key, db, id);
+    if (mesh < 0)
+        return false;
+    ViewInstance *in = add_instance(b->view);
+    if (!in)
+        return false;
+    in->thing = id;
+    in->mesh = mesh;
+    in->pose = (Pose){thing_vec3(db, id, "pos"), thing_quat(db, id, "orient")};
+    if (kind == OBSTACLE_BOX)
+        in->scale = thing_vec3(db, id, "half_extents");
+    set_color(in, thing_vec3(db, id, "color"), 1.0f);
+    return true;
+}
+
+/* Planes become square patches sized to the scene: the floor (normal near +z) solid, walls as
+ * outlines so they do not hide what they contain. */
+static bool add_planes(Builder *b) {
+    const ThingDb *db = b->db;
+    SceneView *v = b->view;
+    double half = fmax(1.0, 1.5 * v->radius);
+    for (int i = 0; i < thingdb_count(db); i++) {
+        ThingId id = thingdb_at(db, i);
+        if (thing_kind(db, id) != THING_FIXED_OBSTACLE || thing_enum(db, id, "shape") != 0)
+            continue;
+        Vec3 n = vec3_normalize(thing_vec3(db, id, "normal"));
+        double offset = thing_real(db, id, "offset");
+        int mesh = mesh_for(b, "quad", db, id);
+        ViewInstance *in = mesh >= 0 ? add_instance(v) : NULL;
+        if (!in)
+            return false;
+        Vec3 u, w;
+        vec3_tangent_basis(n, &u, &w);
+        /* The patch is centred on the point of the plane nearest the scene's centre. */
+        Vec3 c = vec3_sub(v->centre, vec3_scale(n, vec3_dot(n, v->centre) - offset));
+        bool floor = n.z > 0.9;
+        if (floor) {
+            v->floor_z = c.z;
+            u = (Vec3){1, 0, 0};
+            w = vec3_normalize(vec3_cross(n, u));
+        }
+        w = vec3_normalize(vec3_cross(n, u)); /* right-handed (u, w, n) */
+        in->thing = id;
+        in->mesh = mesh;
+        in->pose = (Pose){c, quat_from_basis(u, w, n)};
+        in->plane_u = vec3_scale(u, half);
+        in->plane_v = vec3_scale(w, half);
+        in->scale = (Vec3){half, half, 1};
+        in->wire = !floor;
+        set_color(in, thing_vec3(db, id, "color"), floor ? 1.0f : 0.6f);
+    }
+    return true;
+}
+
+static void initial_bounds(SceneView *v, const ThingDb *db) {
+    Vec3 lo = {INFINITY, INFINITY, INFINITY}, hi = {-INFINITY, -INFINITY, -INFINITY};
+    int n = 0;
+    for (int i = 0; i < thingdb_count(db); i++) {
+        ThingId id = thingdb_at(db, i);
+        ThingKind k = thing_kind(db, id);
+        bool placed = k == THING_RIGID_BODY ||
+                      (k == THING_FIXED_OBSTACLE && thing_enum(db, id, "shape") != 0);
+        if (!placed)
+            continue;
+        Vec3 p = thing_vec3(db, id, "pos");
+        lo = (Vec3){fmin(lo.x, p.x), fmin(lo.y, p.y), fmin(lo.z, p.z)};
+        hi = (Vec3){fmax(hi.x, p.x), fmax(hi.y, p.y), fmax(hi.z, p.z)};
+        n++;
+    }
+    if (n == 0) {
+        v->centre = (Vec3){0, 0, 0};
+        v->radius = 1.0;
+        return;
+    }
+    v->centre = vec3_scale(vec3_add(lo, hi), 0.5);
+    v->radius = fmax(0.25, 0.5 * vec3_norm(vec3_sub(hi, lo)) + 0.1);
+}
+
+static bool name_matches(const ThingDb *db, ThingId id, const char *name) {
+    char path[256];
+    return strcmp(thing_path(db, id, path, sizeof path), name) == 0 ||
+           strcmp(thing_name(db, id), name) == 0;
+}
+
+static bool add_bodies(Builder *b, const Registry *reg, const char *const *body_names,
+                       int body_count) {
+    const ThingDb *db = b->db;
+    SceneView *v = b->view;
+    v->bodies = calloc((size_t)(body_count > 0 ? body_count : 1), sizeof *v->bodies);
+    if (!v->bodies)
+        return false;
+    v->body_count = body_count;
+    for (int body = 0; body < body_count; body++) {
+        ViewBody *vb = &v->bodies[body];
+        issim_strlcpy(vb->name, body_names[body], sizeof vb->name);
+        char var[200];
+        snprintf(var, sizeof var, "%s.pos.x", vb->name);
+        vb->var_pos = registry_var_find(reg, var);
+        snprintf(var, sizeof var, "%s.orient.w", vb->name);
+        vb->var_orient = registry_var_find(reg, var);
+        snprintf(var, sizeof var, "%s.vel.x", vb->name);
+        vb->var_vel = registry_var_find(reg, var);
+        for (int i = 0; i < thingdb_count(db); i++) {
+            ThingId id = thingdb_at(db, i);
+            if (thing_kind(db, id) == THING_RIGID_BODY && name_matches(db, id, vb->name)) {
+                vb->thing = id;
+                break;
+            }
+        }
+        if (thing_id_is_null(vb->thing) || vb->var_pos < 0 || vb->var_orient < 0) {
+            issim_error_set(b->err, ISSIM_ERR_NOT_FOUND, "display: no thing or state for body %s",
+                            vb->name);
+            return false;
+        }
+        vb->mass = thing_real(db, vb->thing, "mass");
+        if (!add_body(b, vb->thing, body))
+            return false;
+        /* Until the first frame: the scene's initial pose. */
+        for (int k = 0; k < v->instance_count; k++)
+            if (v->instances[k].body == body)
+                v->instances[k].pose =
+                    (Pose){thing_vec3(db, vb->thing, "pos"), thing_quat(db, vb->thing, "orient")};
+    }
+    return true;
+}
+
+SceneView *scene_view_create(const ThingDb *db, const Registry *reg, const char *const *body_names,
+                             int body_count, const char *scene_dir, IssimError *err) {
+    SceneView *v = calloc(1, sizeof *v);
+    if (!v) {
+        issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    IssimError local = {0};
+    Builder b = {.view = v, .db = db, .scene_dir = scene_dir, .err = err ? err : &local};
+    initial_bounds(v, db);
+    bool ok = add_bodies(&b, reg, body_names, body_count);
+    for (int i = 0; ok && i < thingdb_count(db); i++) {
+        ThingId id = thingdb_at(db, i);
+        if (thing_kind(db, id) == THING_FIXED_OBSTACLE)
+            ok = add_obstacle(&b, id);
+    }
+    ok = ok && add_planes(&b);
+    if (!ok) {
+        if (b.err->status == ISSIM_OK)
+            issim_error_set(b.err, ISSIM_ERR_NOMEM, "out of memory building the scene view");
+        scene_view_destroy(v);
+        return NULL;
+    }
+    for (int i = 0; i < v->instance_count; i++) {
+        ViewInstance *in = &v->instances[i];
+        Aabb mb = mesh_bounds(&v->meshes[in->mesh].data);
+        in->local_box = (Aabb){vec3_hadamard(mb.min, in->scale), vec3_hadamard(mb.max, in->scale)};
+    }
+    return v;
+}
+
+void scene_view_destroy(SceneView *v) {
+    if (!v)
+        return;
+    for (int i = 0; i < v->mesh_count; i++)
+        mesh_data_free(&v->meshes[i].data);
+    for (int i = 0; i < v->hull_count; i++)
+        hull_destroy(v->hulls[i]);
+    for (int i = 0; i < v->trimesh_count; i++)
+        trimesh_destroy(v->trimeshes[i]);
+    free(v->hulls);
+    free(v->trimeshes);
+    free(v->meshes);
+    free(v->instances);
+    free(v->bodies);
+    free(v);
+}
+
+void scene_view_set_frame(SceneView *v, const double *values) {
+    for (int i = 0; i < v->instance_count; i++) {
+        ViewInstance *in = &v->instances[i];
+        if (in->body < 0)
+            continue;
+        const ViewBody *vb = &v->bodies[in->body];
+        const double *p = values + vb->var_pos, *q = values + vb->var_orient;
+        in->pose = (Pose){{p[0], p[1], p[2]}, quat_normalize((Quat){q[0], q[1], q[2], q[3]})};
+    }
+}
+
+/* The pose of an instance's mesh: the thing's pose composed with the piece's offset. */
+Pose view_instance_mesh_pose(const ViewInstance *in) {
+    return (Pose){pose_apply(in->pose, in->offset), quat_mul(in->pose.q, in->local_q)};
+}
+
+void scene_view_bounds(const SceneView *v, Vec3 *centre, double *radius) {
+    Vec3 lo = {INFINITY, INFINITY, INFINITY}, hi = {-INFINITY, -INFINITY, -INFINITY};
+    int n = 0;
+    for (int i = 0; i < v->instance_count; i++) {
+        const ViewInstance *in = &v->instances[i];
+        if (in->body < 0 && v->meshes[in->mesh].key[0] == 'q')
+            continue; /* planes are unbounded */
+        Pose pose = view_instance_mesh_pose(in);
+        double ext = vec3_norm(vec3_sub(in->local_box.max, in->local_box.min)) * 0.5;
+        Vec3 p = pose.p;
+        lo = (Vec3){fmin(lo.x, p.x - ext), fmin(lo.y, p.y - ext), fmin(lo.z, p.z - ext)};
+        hi = (Vec3){fmax(hi.x, p.x + ext), fmax(hi.y, p.y + ext), fmax(hi.z, p.z + ext)};
+        n++;
+    }
+    if (n == 0) {
+        *centre = v->centre;
+        *radius = v->radius;
+        return;
+    }
+    *centre = vec3_scale(vec3_add(lo, hi), 0.5);
+    *radius = fmax(0.05, 0.5 * vec3_norm(vec3_sub(hi, lo)));
+}
+
+/* Slab test of a ray against a box in the box's frame; the entry distance or -1. */
+static double ray_box(Vec3 o, Vec3 d, Aabb box) {
+    double t0 = 0.0, t1 = INFINITY;
+    double oo[3] = {o.x, o.y, o.z}, dd[3] = {d.x, d.y, d.z};
+    double lo[3] = {box.min.x, box.min.y, box.min.z}, hi[3] = {box.max.x, box.max.y, box.max.z};
+    for (int a = 0; a < 3; a++) {
+        if (fabs(dd[a]) < 1e-15) {
+            if (oo[a] < lo[a] || oo[a] > hi[a])
+                return -1;
+            continue;
+        }
+        double ta = (lo[a] - oo[a]) / dd[a], tb = (hi[a] - oo[a]) / dd[a];
+        if (ta > tb) {
+            double s = ta;
+            ta = tb;
+            tb = s;
+        }
+        t0 = fmax(t0, ta);
+        t1 = fmin(t1, tb);
+        if (t0 > t1)
+            return -1;
+    }
+    return t0;
+}
+
+int scene_view_pick(const SceneView *v, Vec3 origin, Vec3 dir, Vec3 *hit) {
+    int best = -1;
+    double best_t = INFINITY;
+    for (int i = 0; i < v->instance_count; i++) {
+        const ViewInstance *in = &v->instances[i];
+        if (in->body < 0)
+            continue;
+        Pose pose = view_instance_mesh_pose(in);
+        Vec3 lo = pose_apply_inv(pose, origin);
+        Vec3 ld = quat_rotate_inv(pose.q, dir);
+        double t = ray_box(lo, ld, in->local_box);
+        if (t >= 0 && t < best_t) {
+            best_t = t;
+            best = i;
+        }
+    }
+    if (best >= 0 && hit)
+        *hit = vec3_add(origin, vec3_scale(dir, best_t));
+    return best;
+}

@@ -1,0 +1,669 @@
+// The Dear ImGui panels behind the C API of issim/gui.h (000 App. B.6: the experiment design
+// window is the launcher and the thing tree, the property sheet is the property editor, the
+// user view is the 3D view the display draws behind these panels). This file only reads the
+// GuiState it is given and writes GuiRequests; the display carries them out.
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include <SDL.h>
+#include <imgui.h>
+#include <backends/imgui_impl_opengl3.h>
+#include <backends/imgui_impl_sdl.h>
+
+// issim's headers are C11: its one C-only keyword gets the C++ spelling here.
+#define _Noreturn [[noreturn]]
+extern "C" {
+#include "issim/core.h"
+#include "issim/registry.h"
+#include "issim/thing.h"
+}
+#include "issim/gui.h"
+#undef _Noreturn
+
+namespace {
+
+const float kSideWidth = GUI_SIDE_WIDTH;
+const float kMenuHeight = GUI_MENU_HEIGHT;
+const float kStatusHeight = GUI_STATUS_HEIGHT;
+const ImVec4 kRed(1.0f, 0.4f, 0.35f, 1.0f);
+const ImVec4 kGreen(0.5f, 0.9f, 0.5f, 1.0f);
+
+struct GuiMemory {
+    char open_path[GUI_PATH_MAX] = "";
+    char record_path[GUI_PATH_MAX] = "recording.csv";
+    char record_vars[1024] = "";
+    char save_path[GUI_PATH_MAX] = "scene_saved.lua";
+    char screenshot_path[GUI_PATH_MAX] = "screenshot.png";
+    char plot_filter[64] = "";
+    int plot_vars[GUI_MAX_PLOTS] = {-1, -1, -1, -1};
+    bool plots_initialised = false;
+    float plot_window = 5.0f;
+    float speed = 1.0f;
+    float scrub = 0.0f;
+    const Registry *plot_reg = nullptr; // the plots' variable indices belong to this registry
+};
+
+GuiMemory g_mem;
+bool g_created = false;
+// The pointer as the last SDL event placed it: used when the SDL back-end cannot read it
+// (a window without input focus, as under the offscreen driver the tests use).
+ImVec2 g_event_mouse(-FLT_MAX, -FLT_MAX);
+
+void copy_text(char *dst, const char *src, size_t size) {
+    issim_strlcpy(dst, src ? src : "", size);
+}
+
+// ===== Menu bar and navigation bar =====
+
+void menu_bar(const GuiState *s, GuiRequests *r) {
+    if (!ImGui::BeginMainMenuBar())
+        return;
+    if (ImGui::BeginMenu("File")) {
+        if (ImGui::MenuItem("Reload scene", "Ctrl+L", false, s->scene_path[0] != '\0'))
+            r->reload = true;
+        if (ImGui::MenuItem("Rescan scenes/"))
+            r->refresh_scenes = true;
+        if (ImGui::MenuItem("Screenshot", "F12")) {
+            r->screenshot = true;
+            copy_text(r->screenshot_path, g_mem.screenshot_path, sizeof r->screenshot_path);
+        }
+        if (ImGui::MenuItem("Quit", "Esc"))
+            r->quit = true;
+        ImGui::EndMenu();
+    }
+    if (ImGui::BeginMenu("View")) {
+        GuiToggles *t = s->toggles;
+        ImGui::MenuItem("Ground grid", nullptr, &t->grid);
+        ImGui::MenuItem("Contact points", nullptr, &t->contacts);
+        ImGui::MenuItem("Contact forces", nullptr, &t->forces);
+        ImGui::MenuItem("Trajectory trails", nullptr, &t->trails);
+        if (ImGui::MenuItem("Fit to scene", "F"))
+            r->fit = true;
+        ImGui::EndMenu();
+    }
+    ImGui::EndMainMenuBar();
+}
+
+void navigation_bar(const GuiState *s, GuiRequests *r) {
+    ImGui::SetNextWindowPos(ImVec2(kSideWidth + 8, kMenuHeight + 6));
+    ImGui::SetNextWindowBgAlpha(0.75f);
+    ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize |
+                             ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings;
+    if (ImGui::Begin("Navigation", nullptr, flags)) {
+        const char *names[] = {"Front", "Side", "Top", "Iso"};
+        for (int i = 0; i < 4; i++) {
+            if (ImGui::Button(names[i]))
+                r->camera_preset = i;
+            ImGui::SameLine();
+        }
+        if (ImGui::Button("Fit"))
+            r->fit = true;
+        ImGui::SameLine();
+        ImGui::TextDisabled("|");
+        GuiToggles *t = s->toggles;
+        ImGui::SameLine();
+        ImGui::Checkbox("Grid", &t->grid);
+        ImGui::SameLine();
+        ImGui::Checkbox("Contacts", &t->contacts);
+        ImGui::SameLine();
+        ImGui::Checkbox("Forces", &t->forces);
+        ImGui::SameLine();
+        ImGui::Checkbox("Trails", &t->trails);
+    }
+    ImGui::End();
+}
+
+// Ctrl+O: a small window with the path field, focused.
+void open_dialog(const GuiState *s, GuiRequests *r) {
+    if (!s->open_dialog || !*s->open_dialog)
+        return;
+    ImGui::SetNextWindowPos(ImVec2(s->width * 0.5f, s->height * 0.3f), ImGuiCond_Always,
+                            ImVec2(0.5f, 0.5f));
+    ImGui::SetNextWindowSize(ImVec2(480, 0));
+    if (ImGui::Begin("Open scene", s->open_dialog, ImGuiWindowFlags_NoSavedSettings)) {
+        if (ImGui::IsWindowAppearing())
+            ImGui::SetKeyboardFocusHere();
+        ImGui::SetNextItemWidth(-60);
+        bool enter = ImGui::InputText("##dialogpath", g_mem.open_path, sizeof g_mem.open_path,
+                                      ImGuiInputTextFlags_EnterReturnsTrue);
+        ImGui::SameLine();
+        if ((ImGui::Button("Open") || enter) && g_mem.open_path[0]) {
+            r->open = true;
+            copy_text(r->open_path, g_mem.open_path, sizeof r->open_path);
+            *s->open_dialog = false;
+        }
+        ImGui::TextDisabled("a scene file path, e.g. scenes/pile.lua");
+    }
+    ImGui::End();
+}
+
+// ===== Left panel: launcher, thing tree, property editor =====
+
+void launcher(const GuiState *s, GuiRequests *r) {
+    if (!ImGui::CollapsingHeader("Scene launcher", ImGuiTreeNodeFlags_DefaultOpen))
+        return;
+    ImGui::TextWrapped("Current: %s", s->scene_path[0] ? s->scene_path : "(none)");
+    if (ImGui::BeginListBox("##scenes", ImVec2(-1, 5.5f * ImGui::GetTextLineHeightWithSpacing()))) {
+        for (int i = 0; i < s->scene_count; i++) {
+            bool current = std::strcmp(s->scenes[i], s->scene_path) == 0;
+            if (ImGui::Selectable(s->scenes[i], current, ImGuiSelectableFlags_AllowDoubleClick) &&
+                ImGui::IsMouseDoubleClicked(0)) {
+                r->open = true;
+                copy_text(r->open_path, s->scenes[i], sizeof r->open_path);
+            }
+        }
+        ImGui::EndListBox();
+    }
+    ImGui::TextDisabled("double-click to open; drop a .lua file on the window");
+    if (s->recent_count > 0 && ImGui::TreeNode("Recent")) {
+        for (int i = 0; i < s->recent_count; i++) {
+            if (ImGui::Selectable(s->recent[i])) {
+                r->open = true;
+                copy_text(r->open_path, s->recent[i], sizeof r->open_path);
+            }
+        }
+        ImGui::TreePop();
+    }
+    ImGui::SetNextItemWidth(-60);
+    bool enter = ImGui::InputText("##openpath", g_mem.open_path, sizeof g_mem.open_path,
+                                  ImGuiInputTextFlags_EnterReturnsTrue);
+    ImGui::SameLine();
+    if ((ImGui::Button("Open") || enter) && g_mem.open_path[0]) {
+        r->open = true;
+        copy_text(r->open_path, g_mem.open_path, sizeof r->open_path);
+    }
+    if (s->load_error && s->load_error[0]) {
+        ImGui::PushStyleColor(ImGuiCol_Text, kRed);
+        ImGui::TextWrapped("%s", s->load_error);
+        ImGui::PopStyleColor();
+    }
+}
+
+void thing_tree(const GuiState *s, GuiRequests *r) {
+    if (!ImGui::CollapsingHeader("Things", ImGuiTreeNodeFlags_DefaultOpen) || !s->db)
+        return;
+    const ThingDb *db = s->db;
+    ImGui::BeginChild("##tree", ImVec2(0, 150), true);
+    // Only the visible rows are built: a pile has a thousand things.
+    ImGuiListClipper clipper;
+    clipper.Begin(thingdb_count(db));
+    while (clipper.Step())
+        for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; i++) {
+            ThingId id = thingdb_at(db, i);
+            int depth = 0;
+            for (ThingId p = thing_parent(db, id); !thing_id_is_null(p); p = thing_parent(db, p))
+                depth++;
+            ImGui::Indent(12.0f * depth + 1.0f);
+            char label[300];
+            std::snprintf(label, sizeof label, "%s  (%s)##%u", thing_name(db, id),
+                          thing_kind_name(thing_kind(db, id)), id.index);
+            if (ImGui::Selectable(label, thing_id_equal(id, s->selected))) {
+                r->select = true;
+                r->select_thing = id;
+            }
+            ImGui::Unindent(12.0f * depth + 1.0f);
+        }
+    ImGui::EndChild();
+}
+
+void submit_edit(GuiRequests *r, const char *path, const PropDef *def, const PropValue *v) {
+    r->edit = true;
+    copy_text(r->edit_path, path, sizeof r->edit_path);
+    prop_format(def, v, false, r->edit_value, sizeof r->edit_value);
+}
+
+void prop_tooltip(const PropDef *def, bool readonly) {
+    if (!ImGui::IsItemHovered())
+        return;
+    ImGui::BeginTooltip();
+    ImGui::TextUnformatted(def->description ? def->description : "");
+    if (def->type == PROP_REAL || def->type == PROP_INT || def->type == PROP_VEC3)
+        ImGui::Text("range %s%g, %g] %s", def->min_exclusive ? "(" : "[", def->min, def->max,
+                    def->unit);
+    if (readonly)
+        ImGui::TextColored(kRed, "fixed during a run: edit it in the scene file, then reload");
+    ImGui::EndTooltip();
+}
+
+// One typed widget; returns true (and fills *out) when the user finished an edit.
+bool prop_widget(const PropDef *def, const PropValue *value, PropValue *out) {
+    *out = *value;
+    bool done = false;
+    switch (def->type) {
+    case PROP_REAL:
+        ImGui::InputDouble("##v", &out->real, 0, 0, "%.6g");
+        done = ImGui::IsItemDeactivatedAfterEdit();
+        break;
+    case PROP_INT: {
+        long long v = (long long)out->integer;
+        ImGui::InputScalar("##v", ImGuiDataType_S64, &v);
+        out->integer = v;
+        done = ImGui::IsItemDeactivatedAfterEdit();
+        break;
+    }
+    case PROP_BOOL:
+        done = ImGui::Checkbox("##v", &out->boolean);
+        break;
+    case PROP_ENUM: {
+        int index = (int)out->integer;
+        const char *preview = index >= 0 && index < def->enum_count ? def->enum_names[index] : "?";
+        if (ImGui::BeginCombo("##v", preview)) {
+            for (int k = 0; k < def->enum_count; k++)
+                if (ImGui::Selectable(def->enum_names[k], k == index)) {
+                    out->integer = k;
+                    done = k != index;
+                }
+            ImGui::EndCombo();
+        }
+        break;
+    }
+    case PROP_STRING:
+        ImGui::InputText("##v", out->string, sizeof out->string);
+        done = ImGui::IsItemDeactivatedAfterEdit();
+        break;
+    case PROP_VEC3:
+        ImGui::InputScalarN("##v", ImGuiDataType_Double, out->vec, 3, nullptr, nullptr, "%.4g");
+        done = ImGui::IsItemDeactivatedAfterEdit();
+        break;
+    case PROP_QUAT:
+        ImGui::InputScalarN("##v", ImGuiDataType_Double, out->vec, 4, nullptr, nullptr, "%.4g");
+        done = ImGui::IsItemDeactivatedAfterEdit();
+        break;
+    case PROP_POINTS:
+        ImGui::Text("%d points", out->point_count);
+        break;
+    }
+    return done;
+}
+
+void property_editor(const GuiState *s, GuiRequests *r) {
+    if (!ImGui::CollapsingHeader("Properties", ImGuiTreeNodeFlags_DefaultOpen) || !s->db)
+        return;
+    const ThingDb *db = s->db;
+    ThingId id = s->selected;
+    if (thing_id_is_null(id) || !thingdb_valid(db, id)) {
+        ImGui::TextDisabled("select a thing in the tree or click one in the view");
+        return;
+    }
+    char path[256];
+    thing_path(db, id, path, sizeof path);
+    ImGui::Text("%s (%s)", path, thing_kind_name(thing_kind(db, id)));
+    if (s->edit_message && s->edit_message[0]) {
+        ImGui::PushStyleColor(ImGuiCol_Text, s->edit_rejected ? kRed : kGreen);
+        ImGui::TextWrapped("%s", s->edit_message);
+        ImGui::PopStyleColor();
+    }
+    if (ImGui::BeginTable("props", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
+        ImGui::TableSetupColumn("property", ImGuiTableColumnFlags_WidthFixed, 90);
+        ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch);
+        ImGui::TableSetupColumn("unit", ImGuiTableColumnFlags_WidthFixed, 50);
+        for (int p = 0; p < thing_prop_count(db, id); p++) {
+            const PropDef *def = thing_prop_def(db, id, p);
+            bool readonly = s->running && def->mutability == PROP_FIXED_DURING_RUN;
+            ImGui::PushID(p);
+            ImGui::TableNextRow();
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(def->name);
+            prop_tooltip(def, readonly);
+            ImGui::TableNextColumn();
+            ImGui::SetNextItemWidth(-1);
+            ImGui::BeginDisabled(readonly);
+            PropValue edited;
+            if (prop_widget(def, thing_prop_value(db, id, p), &edited)) {
+                char full[2 * REGISTRY_EDIT_PATH_MAX + 256];
+                std::snprintf(full, sizeof full, "%s.%s", path, def->name);
+                submit_edit(r, full, def, &edited);
+            }
+            ImGui::EndDisabled();
+            prop_tooltip(def, readonly);
+            ImGui::TableNextColumn();
+            ImGui::TextDisabled("%s", def->unit);
+            ImGui::PopID();
+        }
+        ImGui::EndTable();
+    }
+}
+
+void body_state(const GuiState *s) {
+    if (!s->db || !s->reg || !s->frame || thing_id_is_null(s->selected))
+        return;
+    if (thing_kind(s->db, s->selected) != THING_RIGID_BODY)
+        return;
+    char path[256], var[300];
+    thing_path(s->db, s->selected, path, sizeof path);
+    const char *suffix[] = {".pos.x", ".pos.y", ".pos.z", ".vel.x", ".vel.y", ".vel.z"};
+    ImGui::Separator();
+    ImGui::Text("state at t = %.4f s", s->display_time);
+    for (int k = 0; k < 6; k += 3) {
+        double v[3] = {NAN, NAN, NAN};
+        for (int c = 0; c < 3; c++) {
+            std::snprintf(var, sizeof var, "%s%s", path, suffix[k + c]);
+            int i = registry_var_find(s->reg, var);
+            if (i >= 0)
+                v[c] = s->frame[i];
+        }
+        ImGui::Text("%s  %.4f %.4f %.4f %s", k == 0 ? "pos" : "vel", v[0], v[1], v[2],
+                    k == 0 ? "m" : "m/s");
+    }
+}
+
+void left_panel(const GuiState *s, GuiRequests *r) {
+    ImGui::SetNextWindowPos(ImVec2(0, kMenuHeight));
+    ImGui::SetNextWindowSize(ImVec2(kSideWidth, s->height - kMenuHeight - kStatusHeight));
+    ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
+                             ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings;
+    if (ImGui::Begin("Experiment design", nullptr, flags)) {
+        launcher(s, r);
+        thing_tree(s, r);
+        property_editor(s, r);
+        body_state(s);
+    }
+    ImGui::End();
+}
+
+// ===== Right panel: universe, transport, recording, plots, log =====
+
+void transport(const GuiState *s, GuiRequests *r) {
+    if (!ImGui::CollapsingHeader("Transport", ImGuiTreeNodeFlags_DefaultOpen))
+        return;
+    ImGui::BeginDisabled(!s->running);
+    if (ImGui::Button(s->paused ? "Run (space)" : "Pause (space)")) {
+        r->run = s->paused;
+        r->pause = !s->paused;
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("Step (S)"))
+        r->step = true;
+    ImGui::SameLine();
+    if (ImGui::Button("Reset (R)"))
+        r->reset = true;
+    ImGui::SameLine();
+    if (ImGui::Button("Reload"))
+        r->reload = true;
+    g_mem.speed = (float)s->speed;
+    ImGui::SetNextItemWidth(-80);
+    if (ImGui::SliderFloat("speed", &g_mem.speed, 0.01f, 10.0f, "%.2fx",
+                           ImGuiSliderFlags_Logarithmic)) {
+        r->set_speed = true;
+        r->speed = g_mem.speed;
+    }
+    // History scrubber: any instant still held in the registry's history; resuming from it
+    // is a rewind (the next edit or drag re-integrates from there).
+    double lo = std::isfinite(s->history_start) ? s->history_start : 0.0;
+    double hi = std::isfinite(s->state_time) ? s->state_time : 0.0;
+    g_mem.scrub = (float)s->display_time;
+    ImGui::SetNextItemWidth(-80);
+    if (ImGui::SliderFloat("history", &g_mem.scrub, (float)lo, (float)fmax(hi, lo + 1e-6),
+                           "%.3f s")) {
+        r->seek = true;
+        r->seek_time = g_mem.scrub;
+        r->pause = true;
+    }
+    ImGui::TextDisabled("drag back while paused, Run resumes from there");
+    ImGui::EndDisabled();
+}
+
+void universe_panel(const GuiState *s, GuiRequests *r) {
+    if (!ImGui::CollapsingHeader("Universe", ImGuiTreeNodeFlags_DefaultOpen) || !s->db)
+        return;
+    ThingId u = thingdb_find_kind(s->db, THING_UNIVERSE);
+    if (thing_id_is_null(u))
+        return;
+    if (ImGui::Button("Edit universe properties")) {
+        r->select = true;
+        r->select_thing = u;
+    }
+    Vec3 g = thing_vec3(s->db, u, "gravity");
+    ImGui::Text("gravity   %.3g %.3g %.3g m/s^2", g.x, g.y, g.z);
+    ImGui::Text("integrator %s, dt %g s", thing_enum_name(s->db, u, "integrator"), s->dt);
+    ImGui::Text("horizon   %g s, planar %s", thing_real(s->db, u, "horizon"),
+                thing_bool(s->db, u, "planar") ? "yes" : "no");
+    ImGui::Text("engine ahead by %.3f s", s->state_time - s->display_time);
+    ImGui::Text("active contacts %d", s->active_contacts);
+}
+
+void recording_panel(const GuiState *s, GuiRequests *r) {
+    if (!ImGui::CollapsingHeader("Recording", ImGuiTreeNodeFlags_DefaultOpen))
+        return;
+    ImGui::BeginDisabled(s->recording || !s->running);
+    ImGui::InputText("file", g_mem.record_path, sizeof g_mem.record_path);
+    ImGui::InputTextWithHint("vars", "universe.record, or all", g_mem.record_vars,
+                             sizeof g_mem.record_vars);
+    ImGui::EndDisabled();
+    if (!s->recording) {
+        ImGui::BeginDisabled(!s->running);
+        if (ImGui::Button("Start recording")) {
+            r->record_start = true;
+            copy_text(r->record_path, g_mem.record_path, sizeof r->record_path);
+            copy_text(r->record_vars, g_mem.record_vars, sizeof r->record_vars);
+        }
+        ImGui::EndDisabled();
+    } else {
+        if (ImGui::Button("Stop recording"))
+            r->record_stop = true;
+        ImGui::SameLine();
+        ImGui::TextColored(kRed, "REC");
+        ImGui::Text("%s", s->record_path);
+        ImGui::Text("%.1f s, %llu rows, %llu bytes", s->record_elapsed,
+                    (unsigned long long)s->record_rows, (unsigned long long)s->record_bytes);
+        if (s->record_dropped)
+            ImGui::TextColored(kRed, "%llu rows dropped", (unsigned long long)s->record_dropped);
+    }
+}
+
+void choose_default_plots(const GuiState *s) {
+    if (s->reg != g_mem.plot_reg) {
+        g_mem.plot_reg = s->reg;
+        g_mem.plots_initialised = false;
+        for (int k = 0; k < GUI_MAX_PLOTS; k++)
+            g_mem.plot_vars[k] = -1;
+    }
+    if (g_mem.plots_initialised || !s->reg)
+        return;
+    g_mem.plots_initialised = true;
+    g_mem.plot_vars[0] = registry_var_find(s->reg, "universe.energy.total");
+    int n = registry_var_count(s->reg);
+    for (int i = 0; i < n; i++)
+        if (std::strstr(registry_var_name(s->reg, i), ".pos.z")) {
+            g_mem.plot_vars[1] = i;
+            break;
+        }
+}
+
+void plot_one(const GuiState *s, int slot) {
+    static double times[8192], values[8192];
+    static float samples[1024];
+    int var = g_mem.plot_vars[slot];
+    ImGui::PushID(slot);
+    ImGui::SetNextItemWidth(-1);
+    const char *preview = var >= 0 ? registry_var_name(s->reg, var) : "(none)";
+    if (ImGui::BeginCombo("##var", preview)) {
+        ImGui::InputTextWithHint("##filter", "filter", g_mem.plot_filter, sizeof g_mem.plot_filter);
+        if (ImGui::Selectable("(none)", var < 0))
+            g_mem.plot_vars[slot] = -1;
+        for (int i = 0; i < registry_var_count(s->reg); i++) {
+            const char *name = registry_var_name(s->reg, i);
+            if (g_mem.plot_filter[0] && !std::strstr(name, g_mem.plot_filter))
+                continue;
+            if (ImGui::Selectable(name, i == var))
+                g_mem.plot_vars[slot] = i;
+        }
+        ImGui::EndCombo();
+    }
+    if (var >= 0) {
+        double t1 = s->display_time, t0 = t1 - g_mem.plot_window;
+        int n = registry_history(s->reg, var, t0, t1, times, values, 8192);
+        // Down-sample by taking every k-th sample: the window may hold more than fits.
+        int stride = n > 1024 ? (n + 1023) / 1024 : 1, m = 0;
+        float lo = INFINITY, hi = -INFINITY;
+        for (int i = 0; i < n; i += stride) {
+            samples[m] = (float)values[i];
+            lo = fminf(lo, samples[m]);
+            hi = fmaxf(hi, samples[m]);
+            m++;
+        }
+        char overlay[96];
+        std::snprintf(overlay, sizeof overlay, "%.5g %s", m ? samples[m - 1] : 0.0f,
+                      registry_var_unit(s->reg, var));
+        ImGui::PlotLines("##plot", samples, m, 0, overlay, lo, hi,
+                         ImVec2(ImGui::GetContentRegionAvail().x, 60));
+    }
+    ImGui::PopID();
+}
+
+void plots_panel(const GuiState *s) {
+    if (!ImGui::CollapsingHeader("Plots", ImGuiTreeNodeFlags_DefaultOpen) || !s->reg)
+        return;
+    choose_default_plots(s);
+    ImGui::SetNextItemWidth(-80);
+    ImGui::SliderFloat("window", &g_mem.plot_window, 0.5f, 20.0f, "%.1f s");
+    for (int k = 0; k < GUI_MAX_PLOTS; k++)
+        if (k < 2 || g_mem.plot_vars[k - 1] >= 0 || g_mem.plot_vars[k] >= 0)
+            plot_one(s, k);
+}
+
+void save_panel(const GuiState *s, GuiRequests *r) {
+    if (!ImGui::CollapsingHeader("Save and screenshot"))
+        return;
+    ImGui::InputText("scene file", g_mem.save_path, sizeof g_mem.save_path);
+    ImGui::BeginDisabled(!s->db);
+    if (ImGui::Button("Save scene")) {
+        r->save = true;
+        copy_text(r->save_path, g_mem.save_path, sizeof r->save_path);
+    }
+    ImGui::EndDisabled();
+    ImGui::InputText("png file", g_mem.screenshot_path, sizeof g_mem.screenshot_path);
+    if (ImGui::Button("Screenshot")) {
+        r->screenshot = true;
+        copy_text(r->screenshot_path, g_mem.screenshot_path, sizeof r->screenshot_path);
+    }
+}
+
+void log_panel(const GuiState *s) {
+    if (!ImGui::CollapsingHeader("Log", ImGuiTreeNodeFlags_DefaultOpen))
+        return;
+    ImGui::BeginChild("##log", ImVec2(0, 110), true, ImGuiWindowFlags_HorizontalScrollbar);
+    for (int i = 0; i < s->log_count; i++) {
+        const GuiLogLine *l = &s->log[i];
+        ImVec4 c = l->level >= ISSIM_LOG_ERROR  ? kRed
+                   : l->level == ISSIM_LOG_WARN ? ImVec4(1.0f, 0.8f, 0.3f, 1.0f)
+                                                : ImVec4(0.8f, 0.8f, 0.8f, 1.0f);
+        ImGui::TextColored(c, "%s", l->text);
+    }
+    if (ImGui::GetScrollY() >= ImGui::GetScrollMaxY() - 1)
+        ImGui::SetScrollHereY(1.0f);
+    ImGui::EndChild();
+}
+
+void right_panel(const GuiState *s, GuiRequests *r) {
+    ImGui::SetNextWindowPos(ImVec2(s->width - kSideWidth, kMenuHeight));
+    ImGui::SetNextWindowSize(ImVec2(kSideWidth, s->height - kMenuHeight - kStatusHeight));
+    ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
+                             ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings;
+    if (ImGui::Begin("Simulation", nullptr, flags)) {
+        transport(s, r);
+        universe_panel(s, r);
+        recording_panel(s, r);
+        plots_panel(s);
+        save_panel(s, r);
+        log_panel(s);
+    }
+    ImGui::End();
+}
+
+void status_bar(const GuiState *s) {
+    ImGui::SetNextWindowPos(ImVec2(0, s->height - kStatusHeight));
+    ImGui::SetNextWindowSize(ImVec2((float)s->width, kStatusHeight));
+    ImGuiWindowFlags flags =
+        ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings;
+    if (ImGui::Begin("Status", nullptr, flags)) {
+        ImGui::Text("t = %.3f s %s | speed %.2fx | real-time factor %.2f | display %.0f fps | "
+                    "engine step %.1f us, %.0f output steps/s | state time %.3f s",
+                    s->display_time, s->paused ? "(paused)" : "", s->speed, s->realtime_factor,
+                    s->fps, s->engine_step_us, s->engine_rate, s->state_time);
+    }
+    ImGui::End();
+}
+
+} // namespace
+
+extern "C" bool gui_create(void *window, void *gl_context) {
+    IMGUI_CHECKVERSION();
+    ImGui::CreateContext();
+    ImGuiIO &io = ImGui::GetIO();
+    io.IniFilename = nullptr; // fixed layout: nothing to remember between runs
+    ImGui::StyleColorsDark();
+    if (!ImGui_ImplSDL2_InitForOpenGL(static_cast<SDL_Window *>(window), gl_context)) {
+        ImGui::DestroyContext();
+        return false;
+    }
+    if (!ImGui_ImplOpenGL3_Init("#version 330 core")) {
+        ImGui_ImplSDL2_Shutdown();
+        ImGui::DestroyContext();
+        return false;
+    }
+    g_mem = GuiMemory();
+    g_created = true;
+    return true;
+}
+
+extern "C" void gui_destroy(void) {
+    if (!g_created)
+        return;
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui_ImplSDL2_Shutdown();
+    ImGui::DestroyContext();
+    g_created = false;
+}
+
+extern "C" bool gui_process_event(const void *sdl_event) {
+    const SDL_Event *e = static_cast<const SDL_Event *>(sdl_event);
+    ImGui_ImplSDL2_ProcessEvent(e);
+    if (e->type == SDL_MOUSEMOTION)
+        g_event_mouse = ImVec2((float)e->motion.x, (float)e->motion.y);
+    else if (e->type == SDL_MOUSEBUTTONDOWN || e->type == SDL_MOUSEBUTTONUP)
+        g_event_mouse = ImVec2((float)e->button.x, (float)e->button.y);
+    ImGuiIO &io = ImGui::GetIO();
+    switch (e->type) {
+    case SDL_MOUSEMOTION:
+    case SDL_MOUSEBUTTONDOWN:
+    case SDL_MOUSEBUTTONUP:
+    case SDL_MOUSEWHEEL:
+        return io.WantCaptureMouse;
+    case SDL_KEYDOWN:
+    case SDL_KEYUP:
+    case SDL_TEXTINPUT:
+        return io.WantCaptureKeyboard;
+    default:
+        return false;
+    }
+}
+
+extern "C" bool gui_wants_mouse(void) {
+    return ImGui::GetIO().WantCaptureMouse;
+}
+
+extern "C" bool gui_wants_keyboard(void) {
+    return ImGui::GetIO().WantCaptureKeyboard;
+}
+
+extern "C" void gui_frame(const GuiState *s, GuiRequests *r) {
+    ImGui_ImplOpenGL3_NewFrame();
+    ImGui_ImplSDL2_NewFrame();
+    if (!ImGui::IsMousePosValid())
+        ImGui::GetIO().MousePos = g_event_mouse;
+    ImGui::NewFrame();
+    menu_bar(s, r);
+    open_dialog(s, r);
+    navigation_bar(s, r);
+    left_panel(s, r);
+    right_panel(s, r);
+    status_bar(s);
+    ImGui::Render();
+}
+
+extern "C" void gui_render(void) {
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+}

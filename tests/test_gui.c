@@ -1,0 +1,240 @@
+/* The GUI end to end, through the `issim` executable under SDL's offscreen driver: the panels
+ * are drawn; a scene opened through the launcher, a property changed while it runs and the
+ * recorder show the trajectory change at that instant and not before; a scene that fails to
+ * load (dropped on the window) leaves the running one running; rejected edits come back with
+ * their reason; the history scrubber shows a past instant and Run rewinds the engine to it;
+ * the edited scene saves and loads back. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "issim/io.h"
+#include "test_display_util.h"
+
+static void test_panels_are_drawn(void **state) {
+    (void)state;
+    char out[GUI_OUTPUT_MAX];
+    const char *with = test_temp_path(".png"), *without = test_temp_path(".png");
+    char script[1024];
+    snprintf(script, sizeof script,
+             "pause\nselect bar\nframes 3\nscreenshot %s\ntoggle gui off\nframes 2\n"
+             "screenshot %s\n",
+             with, without);
+    int rc =
+        run_issim_script(test_source_path("scenes/point_drop.lua"), "", script, out, sizeof out);
+    assert_int_equal(rc, 0);
+    Image a = load_png(with), b = load_png(without);
+    /* Inside the left panel (x < 340) and the right one (x > 940): the panels' dark window
+     * background and bright text, where the 3D view alone has floor or background. */
+    int text_left = 0, text_right = 0, differ = 0, total = 0;
+    for (int y = 30; y < 690; y += 2) {
+        for (int x = 2; x < 1278; x += 2) {
+            bool panel = x < 338 || x > 942;
+            if (!panel)
+                continue;
+            const unsigned char *p = pixel(&a, x, y), *q = pixel(&b, x, y);
+            bool bright = p[0] > 200 && p[1] > 200 && p[2] > 200;
+            if (bright && x < 338)
+                text_left++;
+            if (bright && x > 942)
+                text_right++;
+            differ += abs(p[0] - q[0]) + abs(p[1] - q[1]) + abs(p[2] - q[2]) > 30;
+            total++;
+        }
+    }
+    assert_true(text_left > 500);  /* labels, tree, property names */
+    assert_true(text_right > 500); /* transport, universe, plots */
+    assert_true(differ > total / 2);
+    /* The status bar at the bottom: ImGui's dark window colour, not the scene. */
+    const unsigned char *status = pixel(&a, 1200, 712);
+    assert_true(status[0] < 40 && status[1] < 40 && status[2] < 40);
+    stbi_image_free(a.rgb);
+    stbi_image_free(b.rgb);
+    remove(with);
+    remove(without);
+}
+
+typedef struct Row {
+    double t, z, vz;
+} Row;
+
+static int read_recording(const char *path, Row *rows, int max) {
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[512];
+    int n = 0;
+    bool header = false;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#')
+            continue;
+        if (!header) {
+            assert_int_equal(strncmp(line, "t,bar.pos.z,bar.vel.z", 21), 0);
+            header = true;
+            continue;
+        }
+        if (n < max && sscanf(line, "%lf,%lf,%lf", &rows[n].t, &rows[n].z, &rows[n].vz) == 3)
+            n++;
+    }
+    fclose(f);
+    return n;
+}
+
+/* The end-to-end test: launcher, live edit of gravity, recorder. */
+static void test_launcher_edit_changes_trajectory_at_that_instant(void **state) {
+    (void)state;
+    char out[GUI_OUTPUT_MAX];
+    const char *csv = test_temp_path(".csv");
+    char script[1024];
+    snprintf(script, sizeof script,
+             "open %s\n"
+             "record_start %s bar.pos.z,bar.vel.z\n"
+             "wait_sim 0.1\n"
+             "set universe.gravity 0 0 -1.62\n"
+             "wait_edits\n"
+             "wait_sim 0.3\n"
+             "record_stop\n",
+             test_source_path("scenes/point_drop.lua"), csv);
+    /* Started on another scene: the launcher replaces it. */
+    int rc =
+        run_issim_script(test_source_path("scenes/box_on_plane.lua"), "", script, out, sizeof out);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(find_line(out, "open ", 1), "point_drop.lua ok"));
+    const char *edit = find_line(out, "edit ", 0);
+    assert_non_null(edit);
+    assert_non_null(strstr(edit, "universe.gravity=0 0 -1.62 accepted"));
+    double t_edit = atof(strstr(edit, " t=") + 3);
+    /* Applied at the display time when the engine took it: a frame or two after 0.1 s. The
+     * bar (lower end 0.5 m up) then lands near 0.4 s, after the recording ends. */
+    assert_true(t_edit >= 0.1 && t_edit < 0.2);
+
+    static Row rows[4096];
+    int n = read_recording(csv, rows, 4096);
+    assert_true(n > 250);
+    assert_true(rows[0].t < 0.05);
+    assert_true(rows[n - 1].t >= 0.3);
+    int before = 0, after = 0;
+    for (int i = 0; i + 1 < n; i++) {
+        /* One row per output step, no gap, no repeat: the committed trajectory. */
+        assert_near(rows[i + 1].t - rows[i].t, 0.001, 1e-9);
+        assert_true(rows[i].z > 0.1); /* the bar's lower end stays above the floor */
+        double accel = (rows[i + 1].vz - rows[i].vz) / (rows[i + 1].t - rows[i].t);
+        if (rows[i + 1].t <= t_edit + 1e-12) {
+            assert_near(accel, -9.81, 1e-4);
+            before++;
+        } else if (rows[i].t >= t_edit - 1e-12) {
+            assert_near(accel, -1.62, 1e-4);
+            after++;
+        }
+    }
+    assert_true(before > 60);
+    assert_true(after > 80);
+    remove(csv);
+}
+
+static void test_failed_load_keeps_scene_and_edits_report_reasons(void **state) {
+    (void)state;
+    char out[GUI_OUTPUT_MAX];
+    const char *bad = test_temp_path(".lua"), *saved = test_temp_path(".lua");
+    FILE *f = fopen(bad, "w");
+    assert_non_null(f);
+    fputs("-- a scene with a typo\nreturn {\n  universe = { gravity = {0, 0 -9.81} \n", f);
+    fclose(f);
+    char script[2048];
+    snprintf(script, sizeof script,
+             "wait_sim 0.1\nprint_state\n"
+             "drop %s\n"
+             "wait 0.3\nprint_state\n"
+             "set bar.mass -1\n"
+             "set universe.dt 0.01\n"
+             "set bar.mass 2\n"
+             "wait_edits\n"
+             "pause\nframes 2\nprint_state\n"
+             "seek 0.05\nframes 2\nprint_state\n"
+             "run\nframes 2\nprint_state\n"
+             "save %s\n",
+             bad, saved);
+    int rc =
+        run_issim_script(test_source_path("scenes/point_drop.lua"), "", script, out, sizeof out);
+    assert_int_equal(rc, 0);
+    /* The load error names file and line; the previous scene kept running. */
+    const char *failed = find_line(out, "open ", 1);
+    assert_non_null(failed);
+    char expect[600];
+    snprintf(expect, sizeof expect, "failed: %s:", bad);
+    assert_non_null(strstr(failed, expect));
+    double t0 = parse_state(out, 0).t, t1 = parse_state(out, 1).t;
+    assert_true(t1 > t0 + 0.2);
+    parse_body(out, "bar", 1);
+    /* Rejected edits: range, and a property fixed during the run. */
+    const char *e1 = find_line(out, "edit ", 0), *e2 = find_line(out, "edit ", 1);
+    const char *e3 = find_line(out, "edit ", 2);
+    assert_non_null(e1);
+    assert_non_null(e2);
+    assert_non_null(e3);
+    assert_non_null(strstr(e1, "bar.mass=-1 rejected: "));
+    assert_non_null(strstr(e1, "out of range"));
+    assert_non_null(strstr(e2, "universe.dt=0.01 rejected: "));
+    assert_non_null(strstr(e3, "bar.mass=2 accepted"));
+    /* The scrubber: paused, back to t = 0.05, the state shown is that instant's (a free fall
+     * from 0.6 m: z = 0.6 - g t^2 / 2). */
+    ShownState back = parse_state(out, 3);
+    assert_true(back.t > 0.05 - 0.001 - 1e-9 && back.t <= 0.05 + 1e-9); /* the frame at or before */
+    assert_near(parse_body(out, "bar", 3).z, 0.6 - 0.5 * 9.81 * back.t * back.t, 1e-6);
+    /* Run from there is a rewind: the engine dropped the future it had computed (it was
+     * past 0.4 s) and is again at most a horizon (0.25 s) ahead of the display. */
+    const char *before_run = find_line(out, "state ", 3), *after_run = find_line(out, "state ", 4);
+    double ahead_before = atof(strstr(before_run, "state_time=") + 11);
+    double ahead_after = atof(strstr(after_run, "state_time=") + 11);
+    assert_true(ahead_before > 0.4);
+    assert_true(ahead_after < 0.05 + 0.25 + 0.1);
+    /* The saved scene loads back with the accepted edit. */
+    ThingDb *db = NULL;
+    IssimError err = {0};
+    assert_int_equal(scene_load_file(saved, NULL, &db, &err), ISSIM_OK);
+    assert_near(thing_real(db, thingdb_find(db, "bar"), "mass"), 2.0, 0);
+    thingdb_destroy(db);
+    remove(bad);
+    remove(saved);
+}
+
+/* The panels' own widgets, driven by SDL mouse, key and text events (the layout is fixed:
+ * gui.h's GUI_SIDE_WIDTH and friends): a mass typed into the property sheet and Enter send the
+ * edit; the Transport panel's Pause button stops the clock; Ctrl+O, a path and Enter open a
+ * scene. */
+static void test_widgets_edit_pause_and_open(void **state) {
+    (void)state;
+    char out[GUI_OUTPUT_MAX], script[2048];
+    snprintf(script, sizeof script,
+             "wait_sim 0.1\nselect bar\nframes 3\n"
+             /* the mass field, first row of the property sheet */
+             "mouse_move 180 467\nframes 2\nclick 180 467\nframes 2\n"
+             "type 2.5\nframes 1\nkey return\nframes 3\nwait_edits\nprint_state\n"
+             /* Pause (space), first button of the Transport panel */
+             "mouse_move 995 79\nframes 2\nclick 995 79\nframes 3\n"
+             "print_state\nwait 0.2\nprint_state\n"
+             "key ctrl+o\nframes 3\ntype %s\nframes 1\nkey return\nframes 3\n",
+             test_source_path("scenes/box_on_plane.lua"));
+    int rc =
+        run_issim_script(test_source_path("scenes/point_drop.lua"), "", script, out, sizeof out);
+    assert_int_equal(rc, 0);
+    const char *edit = find_line(out, "edit ", 0);
+    assert_non_null(edit);
+    assert_non_null(strstr(edit, "bar.mass=2.5 accepted"));
+    assert_true(edit < find_line(out, "state ", 0)); /* Enter sent it, not a later click */
+    assert_null(find_line(out, "select ", 1));       /* the clicks stayed in the panels */
+    assert_near(parse_state(out, 2).t, parse_state(out, 1).t, 1e-12);
+    const char *opened = find_line(out, "open ", 1);
+    assert_non_null(opened);
+    assert_non_null(strstr(opened, "box_on_plane.lua ok"));
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_panels_are_drawn),
+        cmocka_unit_test(test_launcher_edit_changes_trajectory_at_that_instant),
+        cmocka_unit_test(test_failed_load_keeps_scene_and_edits_report_reasons),
+        cmocka_unit_test(test_widgets_edit_pause_and_open),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,233 @@
+/* issim-bench display: the display's figures, measured on the real `issim` executable (the
+ * display is linked into it only; libissim stays display-free).
+ *  - frames per second at 1280x720 for 1, 100 and 1,000 bodies (generated scenes of mixed
+ *    spheres, boxes, capsules and octahedra, spinning without gravity so the engine keeps up
+ *    and the figure is the renderer's), under Xvfb when no display is set (Mesa llvmpipe);
+ *  - engine throughput (simulated seconds per wall second with the display clock at 1000x, so
+ *    the engine never waits) with the window drawing and without a window;
+ *  - edit latency: wall time from the GUI's submission of a property edit to the engine
+ *    applying it, against the engine's step time.
+ * Usage: issim-bench display [--seconds S]. */
+#include "bench.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define BD_LINE 4096
+
+static char issim_path[1100];
+static char wrapper[256];
+
+static bool find_issim(void) {
+    char self[1024];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return false;
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (!slash)
+        return false;
+    *slash = '\0';
+    snprintf(issim_path, sizeof issim_path, "%s/issim", self);
+    return access(issim_path, X_OK) == 0;
+}
+
+/* Xvfb for a real X11 window when there is no display (the issue's measuring condition);
+ * with neither, SDL's offscreen EGL driver. */
+static void choose_wrapper(void) {
+    const char *display = getenv("DISPLAY");
+    if (display && display[0])
+        wrapper[0] = '\0';
+    else if (access("/usr/bin/xvfb-run", X_OK) == 0)
+        snprintf(wrapper, sizeof wrapper, "xvfb-run -a -s '-screen 0 1280x720x24' ");
+    else
+        snprintf(wrapper, sizeof wrapper, "SDL_VIDEODRIVER=offscreen ");
+}
+
+static const char *write_scene(int bodies) {
+    static char path[256];
+    snprintf(path, sizeof path, "/tmp/issim-bench-display-%d-%d.lua", (int)getpid(), bodies);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return NULL;
+    int side = (int)ceil(cbrt((double)bodies));
+    double gap = 0.12;
+    fprintf(f, "local things = {\n"
+               "  { name = 'floor', kind = 'obstacle', shape = 'plane', normal = {0, 0, 1},\n"
+               "    offset = -0.5, material = 'm' },\n}\n");
+    fprintf(f, "local n, side, gap = %d, %d, %g\n", bodies, side, gap);
+    fputs("for i = 0, n - 1 do\n"
+          "  local x, y, z = i % side, (i // side) % side, i // (side * side)\n"
+          "  local b = { name = 'b' .. i, kind = 'body', material = 'm', mass = 0.1,\n"
+          "    inertia = {1e-4, 1e-4, 1e-4},\n"
+          "    pos = {(x - side / 2) * gap, (y - side / 2) * gap, z * gap},\n"
+          "    angvel = {math.sin(i), math.cos(i), 0.5},\n"
+          "    color = {0.3 + 0.7 * (i % 7) / 6, 0.4, 1 - 0.7 * (i % 5) / 4} }\n"
+          "  local k = i % 4\n"
+          "  if k == 0 then b.shape, b.radius = 'sphere', 0.04\n"
+          "  elseif k == 1 then b.shape, b.half_extents = 'box', {0.04, 0.03, 0.02}\n"
+          "  elseif k == 2 then b.shape, b.radius, b.half_length = 'capsule', 0.02, 0.03\n"
+          "  else b.shape, b.hull_file = 'hull', 'assets/octahedron.obj' end\n"
+          "  things[#things + 1] = b\n"
+          "end\n",
+          f);
+    fputs("return { name = 'bench_display', universe = { gravity = {0, 0, 0},\n"
+          "  integrator = 'rk4', dt = 1e-3 },\n"
+          "  camera = { eye = {1.6, -2.4, 1.4}, target = {0, 0, 0.3}, fov = 45 },\n"
+          "  things = things,\n"
+          "  contacts = { { name = 'mm', materials = {'m', 'm'}, model = 'spring_damper',\n"
+          "    stiffness = 1e4, restitution = 0.5 } } }\n",
+          f);
+    fclose(f);
+    return path;
+}
+
+typedef struct BenchLine {
+    int bodies, frames;
+    double fps, steps_per_s, sim_per_s;
+} BenchLine;
+
+/* Runs issim with args and parses its "bench ..." line. */
+static bool run_bench_line(const char *args, BenchLine *out) {
+    char cmd[2048], line[BD_LINE];
+    snprintf(cmd, sizeof cmd, "cd '%s' && %s'%s' run %s 2>/dev/null",
+             getenv("ISSIM_SOURCE_DIR") ? getenv("ISSIM_SOURCE_DIR") : ".", wrapper, issim_path,
+             args);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return false;
+    bool found = false;
+    while (fgets(line, sizeof line, p)) {
+        const char *b = strstr(line, "bench paused=");
+        if (!b)
+            continue;
+        int render, paused;
+        double wall, steps;
+        found =
+            sscanf(
+                b,
+                "bench paused=%d bodies=%d render=%d frames=%d wall=%lf fps=%lf engine_steps=%lf "
+                "engine_steps_per_s=%lf sim_seconds_per_s=%lf",
+                &paused, &out->bodies, &render, &out->frames, &wall, &out->fps, &steps,
+                &out->steps_per_s, &out->sim_per_s) == 9;
+    }
+    pclose(p);
+    return found;
+}
+
+static void bench_fps(double seconds) {
+    printf("\n## display: frames per second at 1280x720 (%s)\n", wrapper[0] == 'x'
+                                                                     ? "Xvfb, Mesa llvmpipe"
+                                                                 : wrapper[0] ? "offscreen EGL"
+                                                                              : "$DISPLAY");
+    printf("%8s %14s %18s %12s\n", "bodies", "fps (running)", "engine steps/s", "fps (paused)");
+    int counts[3] = {1, 100, 1000};
+    for (int i = 0; i < 3; i++) {
+        const char *scene = write_scene(counts[i]);
+        if (!scene)
+            continue;
+        char args[1024];
+        BenchLine run, still;
+        snprintf(args, sizeof args, "'%s' --no-vsync --size 1280x720 --bench %g", scene, seconds);
+        bool ok = run_bench_line(args, &run);
+        snprintf(args, sizeof args, "'%s' --no-vsync --size 1280x720 --bench %g --bench-paused",
+                 scene, seconds);
+        ok = ok && run_bench_line(args, &still);
+        if (ok)
+            printf("%8d %14.1f %18.0f %12.1f\n", run.bodies, run.fps, run.steps_per_s, still.fps);
+        else
+            printf("%8d %14s\n", counts[i], "failed");
+        if (!getenv("ISSIM_BENCH_KEEP"))
+            unlink(scene);
+    }
+}
+
+/* The machine is shared (other builds run beside it), so the two conditions alternate,
+ * three times each, and the medians are compared. */
+static void bench_throughput(double seconds) {
+    printf("\n## display: engine throughput with and without the display (clock at 1000x; "
+           "median of 3 alternating runs)\n");
+    printf("%-24s %16s %16s %8s %8s\n", "scene", "no display", "display", "cost", "fps");
+    const char *scenes[] = {"scenes/point_drop.lua", "scenes/pile.lua"};
+    for (int i = 0; i < 2; i++) {
+        double with[3], without[3], fps[3];
+        bool ok = true;
+        for (int k = 0; k < 3 && ok; k++) {
+            char args[1024];
+            BenchLine b;
+            snprintf(args, sizeof args, "%s --bench %g --bench-speed 1000 --bench-no-render",
+                     scenes[i], seconds);
+            ok = run_bench_line(args, &b);
+            without[k] = b.sim_per_s;
+            snprintf(args, sizeof args, "%s --bench %g --bench-speed 1000 --size 1280x720",
+                     scenes[i], seconds);
+            ok = ok && run_bench_line(args, &b);
+            with[k] = b.sim_per_s;
+            fps[k] = b.fps;
+        }
+        if (!ok) {
+            printf("%-24s failed\n", scenes[i]);
+            continue;
+        }
+        double a = bench_quantile(without, 3, 0.5), b = bench_quantile(with, 3, 0.5);
+        printf("%-24s %12.4f s/s %12.4f s/s %7.1f%% %8.1f   (no display %.4g-%.4g, display "
+               "%.4g-%.4g)\n",
+               scenes[i], a, b, 100.0 * (1.0 - b / a), bench_quantile(fps, 3, 0.5), without[0],
+               without[2], with[0], with[2]);
+    }
+}
+
+static void bench_edit_latency(void) {
+    printf("\n## display: edit latency (GUI submit -> engine applies), point_drop\n");
+    const char *script = "/tmp/issim-bench-display-edits.txt";
+    FILE *f = fopen(script, "w");
+    if (!f)
+        return;
+    fputs("wait_sim 0.05\n", f);
+    for (int i = 0; i < 40; i++)
+        fprintf(f, "set bar.mass %s\nwait_edits\nframes 2\n", i % 2 ? "1" : "1.5");
+    fclose(f);
+    char cmd[2048], line[BD_LINE];
+    snprintf(cmd, sizeof cmd, "cd '%s' && %s'%s' run scenes/point_drop.lua --script %s 2>/dev/null",
+             getenv("ISSIM_SOURCE_DIR") ? getenv("ISSIM_SOURCE_DIR") : ".", wrapper, issim_path,
+             script);
+    FILE *p = popen(cmd, "r");
+    double lat[64];
+    int n = 0;
+    while (p && fgets(line, sizeof line, p)) {
+        const char *l = strstr(line, "latency_ms=");
+        if (l && n < 64)
+            lat[n++] = atof(l + 11);
+    }
+    if (p)
+        pclose(p);
+    unlink(script);
+    if (n == 0) {
+        printf("failed\n");
+        return;
+    }
+    printf("edits %d: latency p50 %.3f ms, p90 %.3f ms, max %.3f ms (engine dt = 1 ms of "
+           "simulated time; the engine thread naps 1 ms when it is a horizon ahead)\n",
+           n, bench_quantile(lat, n, 0.5), bench_quantile(lat, n, 0.9),
+           bench_quantile(lat, n, 1.0));
+}
+
+int bench_display(int argc, char **argv) {
+    double seconds = 5.0;
+    for (int i = 1; i + 1 < argc; i++)
+        if (strcmp(argv[i], "--seconds") == 0)
+            seconds = atof(argv[i + 1]);
+    if (!find_issim()) {
+        fprintf(stderr, "issim-bench display: no issim executable next to issim-bench\n");
+        return 1;
+    }
+    choose_wrapper();
+    bench_fps(seconds);
+    bench_throughput(seconds);
+    bench_edit_latency();
+    return 0;
+}
