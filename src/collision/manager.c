@@ -16,7 +16,8 @@
  * the report's points into body-frame points with report.poses, and evaluates every depth from
  * its own current state, so staleness never delays a contact's force once the contact is known;
  * it only delays the discovery of new contacts, which the margin covers for bodies that move
- * less than the margin during one update.
+ * less than the margin during one update. The engine bounds the lag: it waits for a newer report
+ * when the one it merged last is more than two output steps old (engine_collide.c).
  */
 #include <pthread.h>
 #include <stdatomic.h>

@@ -122,7 +122,8 @@ struct Engine {
     CollisionManager *manager;    /* runs the world: synchronously, or on its own thread */
     Registry *collision_registry; /* non-NULL while the manager thread runs: its pose source */
     double *collision_frame;      /* registry frame buffer of the manager thread */
-    uint64_t reports_used, reports_stale;
+    uint64_t reports_used, reports_stale, report_waits;
+    double report_t; /* state time of the newest collision report merged (-inf before any) */
     int *event_dirs; /* RK4: located crossing per contact, all zero between events */
     int event_dirs_capacity;
     int *world_owner;        /* world index -> body index (>= 0) or -(obstacle + 1) */
@@ -189,6 +190,10 @@ void engine_manifold_kinematics(const Engine *e, const double *y, const EngineCo
 /* Collision-world rest tolerance (m) used by the engine (CollisionDesc.rest_tolerance): 0. The
  * world carries the pairs of bodies whose pose did not change at all (sleeping bodies,
  * engine_sleep.c) without it; a coarser tolerance would also carry awake bodies at rest. */
+/* Threaded collision manager: the most output steps a merged report may lag behind the engine
+ * before the engine waits for a newer one, and the longest wait (s, wall time). */
+#define ENGINE_REPORT_MAX_LAG 2.0
+#define ENGINE_REPORT_WAIT_LIMIT 0.5
 #define ENGINE_REST_TOLERANCE 0.0
 bool engine_contact_should_be_active(const ContactKinematics *k);
 /* dy/dt at (t, y) with the current active set. */
