@@ -152,6 +152,36 @@ static void test_onset_located_rk4(void **state) {
     onset_is_located("rk4", 1e-4);
 }
 
+/* An onset exactly at an output time (1 mm at 0.1 m/s, no gravity: t = 0.01 s, a multiple of
+ * dt) is one contact of the whole damped half period, not an onset and an end 1e-16 s apart. */
+static void impact_on_output_time(const char *integrator, double dt) {
+    ThingDb *db = make_drop(integrator, true, 1e5, 0.101);
+    IssimError err;
+    char dts[32];
+    snprintf(dts, sizeof dts, "%g", dt);
+    thingdb_set_text(db, "universe.dt", dts, false, &err);
+    thingdb_set_text(db, "universe.gravity", "0 0 0", false, &err);
+    thingdb_set_text(db, "bar.vel", "0 0 -0.1", false, &err);
+    Engine *e = engine_from(db);
+    EventLog log = {0};
+    engine_set_event_callback(e, log_event, &log);
+    while (engine_time(e) < 0.02 - 1e-12) /* output step by output step, as sessions run */
+        assert_int_equal(engine_step(e, &err), ISSIM_OK);
+    assert_int_equal(log.count, 2);
+    assert_int_equal(log.events[0].kind, ENGINE_EVENT_CONTACT_BEGIN);
+    assert_near(log.events[0].t, 0.01, 1e-9);
+    assert_int_equal(log.events[1].kind, ENGINE_EVENT_CONTACT_END);
+    double b = contact_damping_for_restitution(1e5, 1.0, 0.8);
+    assert_near(log.events[1].duration, contact_duration_of(1e5, b, 1.0), 1e-8);
+    assert_near(engine_body_state(e, 0).vel.z, 0.08, 1e-5);
+    engine_destroy(e);
+}
+
+static void test_impact_on_output_time(void **state) {
+    impact_on_output_time("bdf", 1e-3);
+    impact_on_output_time("rk4", 1e-5);
+}
+
 static void test_coarse_step_warning(void **state) {
     testlog_capture();
     ThingDb *db = make_drop("rk4", true, 1e5, 0.6);
@@ -308,6 +338,7 @@ int main(void) {
         cmocka_unit_test(test_planar_mode_stays_in_plane),
         cmocka_unit_test(test_onset_located_bdf),
         cmocka_unit_test(test_onset_located_rk4),
+        cmocka_unit_test(test_impact_on_output_time),
         cmocka_unit_test(test_coarse_step_warning),
         cmocka_unit_test(test_edits),
         cmocka_unit_test(test_applied_wrench),

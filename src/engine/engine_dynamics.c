@@ -310,11 +310,17 @@ int engine_update_active_set(Engine *e, double t, const int *directions) {
             continue; /* nothing of it moves */
         ContactKinematics k;
         engine_contact_kinematics(e, e->y, c, t, &k, NULL, NULL);
-        bool want;
-        if (directions && directions[ci] != 0)
-            want = directions[ci] > 0;
-        else
-            want = engine_contact_should_be_active(&k);
+        bool want = engine_contact_should_be_active(&k);
+        /* A located crossing decides, unless the depth rate contradicts it: an onset located
+         * exactly at an output time (CVODE's stop time) was followed by a "separation" root
+         * 1e-16 s later while the body still approached, which ended the contact after
+         * 1e-16 s with r = -1. A real end has the depth falling, a real onset rising. */
+        if (directions && directions[ci] != 0) {
+            bool located = directions[ci] > 0;
+            bool contradicted = located ? k.depth_rate < 0.0 : k.depth_rate > 0.0;
+            if (!contradicted)
+                want = located;
+        }
         if (want == c->active)
             continue;
         changes++;
