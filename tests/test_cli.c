@@ -36,6 +36,8 @@ static double first_restitution(void) {
 static void test_help_and_usage(void **state) {
     assert_int_equal(issim("--help"), 0);
     assert_non_null(strstr(output, "usage: issim run SCENE"));
+    assert_int_equal(issim("run --help"), 0); /* asked for: usage on stdout, not an error */
+    assert_non_null(strstr(output, "usage: issim run SCENE"));
     assert_int_equal(issim(""), 2);
     assert_int_equal(issim("frobnicate"), 2);
     assert_non_null(strstr(output, "unknown command"));

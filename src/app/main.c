@@ -276,6 +276,12 @@ int main(int argc, char **argv) {
     CliArgs a = {.command = argv[1]};
     if (strcmp(a.command, "run") != 0 && strcmp(a.command, "validate") != 0)
         return bad_usage("unknown command '%s'", argv[1]);
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout); /* `issim run --help`: asked for, not an error */
+            return 0;
+        }
+    }
     int rc = parse_args(argc, argv, &a);
     if (rc)
         return rc;
