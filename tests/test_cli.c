@@ -48,6 +48,17 @@ static void test_help_and_usage(void **state) {
     assert_int_equal(issim("run scenes/point_drop.lua --bogus"), 2);
     assert_int_equal(issim("run scenes/point_drop.lua --set nonsense"), 2);
     assert_int_equal(issim("run scenes/point_drop.lua --every 0"), 2);
+    /* A scene without bodies: a message saying so, not a solver's complaint. */
+    const char *empty = test_temp_path(".lua");
+    FILE *f = fopen(empty, "w");
+    assert_non_null(f);
+    fputs("return { name = \"empty\", universe = { gravity = {0, 0, -9.81} } }\n", f);
+    fclose(f);
+    char args[1024];
+    snprintf(args, sizeof args, "run '%s' --headless", empty);
+    assert_int_equal(issim(args), 1);
+    assert_non_null(strstr(output, "the scene has no body"));
+    remove(empty);
 }
 
 /* The command of the issue: a trajectory file with t first, named columns, units, metadata. */

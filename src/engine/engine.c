@@ -320,6 +320,10 @@ static IssimStatus create_integrator(Engine *e, IssimError *err) {
         integrator_cvode_destroy(e->integ);
         e->integ = NULL;
     }
+    if (e->body_count == 0)
+        return issim_error_set(err, ISSIM_ERR_INVALID,
+                               "the scene has no body: nothing to simulate (add a thing of kind "
+                               "\"body\", docs/scene-format.md)");
     if (e->integrator_kind != INTEGRATOR_RK4) {
         e->integ = integrator_cvode_create(e, err);
         if (!e->integ)
