@@ -407,9 +407,22 @@ static void test_rest_tolerance(void **state) {
     collision_world_add(w, &box, low, false);
     collision_world_add(w, &box, high, false);
     collision_world_update(w);
-    collision_world_set_pose(w, 1, high); /* set, but the same pose */
-    collision_world_update(w);
-    assert_int_equal(collision_world_stats(w).carried_pairs, 1);
+    int n0 = 0;
+    const CollisionContact *c0 = collision_world_contacts(w, &n0);
+    CollisionContact before[MANIFOLD_MAX_POINTS];
+    memcpy(before, c0, sizeof(CollisionContact) * (size_t)n0);
+    for (int k = 1; k <= 3; k++) { /* set, but the same pose: everything carried, ages grow */
+        collision_world_set_pose(w, 1, high);
+        collision_world_update(w);
+        assert_int_equal(collision_world_stats(w).carried_pairs, 1);
+        c = collision_world_contacts(w, &n);
+        assert_int_equal(n, n0);
+        for (int i = 0; i < n; i++) {
+            assert_int_equal(c[i].id, before[i].id);
+            assert_int_equal(c[i].age, before[i].age + (uint32_t)k);
+            assert_true(c[i].point.distance == before[i].point.distance);
+        }
+    }
     Pose nudged = high;
     nudged.p.z = nextafter(nudged.p.z, 1.0);
     collision_world_set_pose(w, 1, nudged);

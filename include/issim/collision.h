@@ -190,6 +190,9 @@ bool broadphase_move(BroadPhase *bp, int proxy, Aabb box);
  * user_a < user_b. Cost: proportional to the number of proxies times the log of their count
  * plus the number of pairs. */
 void broadphase_pairs(BroadPhase *bp, void (*fn)(int user_a, int user_b, void *ctx), void *ctx);
+/* True when broadphase_pairs would report exactly the pairs of its last call (no proxy added,
+ * removed or reinserted since). */
+bool broadphase_pairs_unchanged(const BroadPhase *bp);
 int broadphase_proxy_count(const BroadPhase *bp);
 /* Height of the tree (balance check). */
 int broadphase_height(const BroadPhase *bp);

@@ -701,6 +701,10 @@ static void update_pairs(BroadPhase *bp) {
     bp->merged_cap = tmp_cap;
 }
 
+bool broadphase_pairs_unchanged(const BroadPhase *bp) {
+    return bp->cache_valid && bp->dirty_count == 0 && !bp->removed;
+}
+
 void broadphase_pairs(BroadPhase *bp, void (*fn)(int user_a, int user_b, void *ctx), void *ctx) {
     grow_or_die((void **)&bp->stack, &bp->stack_cap, broadphase_height(bp) + 2, sizeof *bp->stack);
     /* Incremental while a quarter of the proxies or fewer changed; beyond, the rebuild (no

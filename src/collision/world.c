@@ -53,6 +53,7 @@ struct CollisionWorld {
     Pose *rest_poses; /* body_count: pose at the body's last narrow test (rest_tolerance) */
     bool *rest_valid; /* body_count */
     bool *restless;   /* body_count: moved beyond rest_tolerance since rest_poses */
+    bool updated;     /* one full update done (its pairs and contacts can be carried) */
     int fat_pairs;    /* broad pairs this update, static-static dropped */
     CollisionContact *contacts; /* contact_count, sorted by (body_a, body_b, id) */
     int contact_count, contact_cap;
@@ -401,6 +402,29 @@ static void carry_pair(CollisionWorld *w, const CollisionContact *prev, int coun
     }
 }
 
+/* Every body exactly where the last update saw it (rest tolerance 0) and the broad phase's pairs
+ * unchanged: the pairs, and so every contact, are the last update's (a sleeping pile). */
+static bool world_unchanged(const CollisionWorld *w) {
+    if (w->desc.rest_tolerance > 0.0 || !w->updated || !broadphase_pairs_unchanged(w->bp))
+        return false;
+    for (int i = 0; i < w->body_count; i++)
+        if (!w->rest_valid[i] || !pose_unchanged(w->poses[i], w->rest_poses[i]))
+            return false;
+    return true;
+}
+
+/* The last update's contacts stay, one update older; nothing began or ended. */
+static void carry_everything(CollisionWorld *w, double t0) {
+    for (int k = 0; k < w->contact_count; k++)
+        w->contacts[k].age++;
+    w->ended_count = 0;
+    w->stats.began = 0;
+    w->stats.ended = 0;
+    w->stats.carried_pairs = w->pair_count;
+    w->stats.broad_seconds = issim_wall_time() - t0;
+    w->stats.narrow_seconds = 0.0;
+}
+
 void collision_world_update(CollisionWorld *w) {
     double t0 = issim_wall_time();
     for (int i = 0; i < w->body_count; i++) {
@@ -409,6 +433,10 @@ void collision_world_update(CollisionWorld *w) {
             broadphase_move(w->bp, w->proxies[i], w->boxes[i]);
             w->moved[i] = false;
         }
+    }
+    if (world_unchanged(w)) {
+        carry_everything(w, t0);
+        return;
     }
     w->pair_count = 0;
     w->fat_pairs = 0;
@@ -488,6 +516,7 @@ void collision_world_update(CollisionWorld *w) {
     w->stats.ended = w->ended_count;
     w->stats.broad_seconds = t1 - t0;
     w->stats.narrow_seconds = t2 - t1;
+    w->updated = true;
 }
 
 const CollisionContact *collision_world_contacts(const CollisionWorld *w, int *count) {
