@@ -14,8 +14,12 @@
 #include "app_internal.h"
 
 DisplayOptions display_options_default(void) {
-    return (DisplayOptions){
-        .width = 1280, .height = 720, .show_gui = true, .vsync = true, .bench_speed = 1.0};
+    return (DisplayOptions){.width = 1280,
+                            .height = 720,
+                            .show_gui = true,
+                            .vsync = true,
+                            .bench_speed = 1.0,
+                            .device_rate = 1000.0};
 }
 
 IssimStatus display_write_png(const char *path, int width, int height, IssimError *err) {
@@ -172,6 +176,7 @@ static void fill_gui_state(App *app, GuiState *g) {
     g->log = app->log.snapshot;
     g->fps = app->fps;
     g->engine_rate = app->engine_rate;
+    g->device = app_device_gui(app);
     if (s->sim) {
         g->paused = sim_paused(s->sim);
         g->speed = sim_speed(s->sim);
@@ -238,6 +243,7 @@ static void carry_out(App *app, const GuiRequests *r) {
         app_fit(app);
     if (r->quit)
         app->quit = true;
+    app_device_carry_out(app, r);
 }
 
 /* ===== One frame ===== */
