@@ -36,7 +36,7 @@ typedef struct DisplayOptions {
     const char *device;          /* Nullable: a haptic device for scenes with a haptics table
                                     ("sim", "usb[:VID:PID]", "serial:PATH", "playback:FILE"; see
                                     docs/haptics.md); the device panel shows it */
-    double device_rate;          /* servo rate, Hz (default 1000) */
+    double device_rate;          /* servo rate, Hz (<= 0: 1000) */
     const char *device_hand;     /* Nullable: the simulated hand ("circle:R,T"...), sim only */
 } DisplayOptions;
 

@@ -133,7 +133,8 @@ void app_device_reconnect(App *app) {
 static void take_device_error(AppDevice *d) {
     HapticServo *servo = servo_of(d);
     haptic_servo_stop(servo);
-    fail(d, d->name, haptic_servo_error(servo));
+    d->status = GUI_DEVICE_ERROR; /* the servo logged the error itself */
+    issim_strlcpy(d->message, haptic_servo_error(servo), sizeof d->message);
     issim_log(ISSIM_LOG_WARN,
               "haptics: the simulation runs on without the device; Reconnect in the device panel");
     haptic_session_destroy(d->session);

@@ -14,12 +14,8 @@
 #include "app_internal.h"
 
 DisplayOptions display_options_default(void) {
-    return (DisplayOptions){.width = 1280,
-                            .height = 720,
-                            .show_gui = true,
-                            .vsync = true,
-                            .bench_speed = 1.0,
-                            .device_rate = 1000.0};
+    return (DisplayOptions){
+        .width = 1280, .height = 720, .show_gui = true, .vsync = true, .bench_speed = 1.0};
 }
 
 IssimStatus display_write_png(const char *path, int width, int height, IssimError *err) {
