@@ -33,6 +33,11 @@ typedef struct DisplayOptions {
     double bench_speed;          /* with bench_seconds: display clock speed factor (default 1) */
     bool bench_paused;           /* with bench_seconds: measure with the clock paused (the
                                     engine idles once a horizon ahead: the renderer's own rate) */
+    const char *device;          /* Nullable: a haptic device for scenes with a haptics table
+                                    ("sim", "usb[:VID:PID]", "serial:PATH", "playback:FILE"; see
+                                    docs/haptics.md); the device panel shows it */
+    double device_rate;          /* servo rate, Hz (<= 0: 1000) */
+    const char *device_hand;     /* Nullable: the simulated hand ("circle:R,T"...), sim only */
 } DisplayOptions;
 
 DisplayOptions display_options_default(void);

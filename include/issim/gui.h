@@ -39,6 +39,53 @@ typedef struct GuiToggles {
     double force_scale; /* m per N */
 } GuiToggles;
 
+/* ===== Device panel (src/gui/gui_device.cpp; docs/haptics.md, docs/user-guide.md) ===== */
+
+typedef enum GuiDeviceStatus {
+    GUI_DEVICE_IDLE,    /* the scene has no haptics table: no device open, no servo */
+    GUI_DEVICE_RUNNING, /* the servo runs on the device (motors on or off) */
+    GUI_DEVICE_ERROR,   /* opening failed, or the device went away: `message` says why */
+} GuiDeviceStatus;
+
+/* The display's side of the device (src/display/app_device.c). */
+typedef struct GuiDevice {
+    const char *spec; /* --device as given */
+    const char *name; /* the opened device ("serial /dev/pts/3"), or "" */
+    GuiDeviceStatus status;
+    const char *message;       /* why idle or in error, or "" */
+    bool enable_requested;     /* the user enabled the motors (none since: an emergency stop) */
+    bool emergency_stopped;    /* until the user enables again */
+    double coupling_stiffness; /* the scene's coupling K_c, world N/m; 0 without a proxy */
+    const char *proxy;         /* the coupled body, or "" */
+    int simulator_pid;         /* the simulated pantograph's process, or -1 */
+    const char *estop_key;     /* "F9 / Pause" */
+} GuiDevice;
+
+/* What the device panel shows, from the registry's HANDLE and SERVO_STATS slots (seqlock
+ * snapshots written by the servo; the GUI never takes a lock the servo uses). */
+typedef struct GuiDeviceReadout {
+    bool have_stats, have_handle;
+    double rate_hz, measured_hz, periods;
+    double p50_us, p99_us, p999_us, max_us; /* wake-up lateness */
+    double overruns, missed_deadlines;      /* late by a whole period; deadlines skipped */
+    double compute_mean_us, compute_max_us; /* read to write, per period */
+    bool fifo;                              /* SCHED_FIFO */
+    double stale_reads, device_errors, force_limited, engine_stalls;
+    int servo_state;             /* HapticServoState */
+    double x, y, vx, vy, fx, fy; /* handle, device frame: m, m/s, N */
+    bool motors_on;              /* enabled and powered this period */
+    unsigned limits;             /* HAPTIC_LIMIT_* of the last period */
+    unsigned device_status;      /* HAPTIC_STATUS_* of the last frame */
+    double coupling_k;           /* rendered coupling stiffness, world N/m */
+    double watchdog_fade;        /* coupling_k / the scene's K_c (1: live) */
+    const char *watchdog;        /* host watchdog: "live", "fading", "released", "motors off",
+                                    "no coupling" */
+    double handle_age_s;         /* wall seconds since the servo last wrote the handle */
+} GuiDeviceReadout;
+
+/* Fills out from reg (Nullable: nothing to show) for device. */
+void gui_device_readout(const Registry *reg, const GuiDevice *device, GuiDeviceReadout *out);
+
 /* What the panels show. Filled by the display each frame; Borrowed by the GUI for the frame. */
 typedef struct GuiState {
     int width, height;
@@ -65,8 +112,9 @@ typedef struct GuiState {
     int log_count; /* oldest first */
     const GuiLogLine *log;
     ThingId selected;
-    GuiToggles *toggles; /* the GUI flips these directly */
-    bool *open_dialog;   /* the Ctrl+O "Open scene" window; the GUI closes it */
+    GuiToggles *toggles;     /* the GUI flips these directly */
+    bool *open_dialog;       /* the Ctrl+O "Open scene" window; the GUI closes it */
+    const GuiDevice *device; /* Nullable: no --device, no device panel */
 } GuiState;
 
 /* What the user asked for this frame. Cleared by the display before each frame. */
@@ -91,6 +139,7 @@ typedef struct GuiRequests {
     bool select;
     ThingId select_thing;
     int camera_preset; /* -1: none, else the display's CameraPreset */
+    bool device_enable, device_disable, device_estop, device_reconnect;
 } GuiRequests;
 
 /* Creates the ImGui context and its SDL2 + OpenGL3 back-ends for window (SDL_Window *) and
@@ -106,6 +155,8 @@ bool gui_wants_keyboard(void);
 void gui_frame(const GuiState *state, GuiRequests *requests);
 /* Draws the built frame into the current framebuffer. */
 void gui_render(void);
+/* The device panel (a section of the right panel), called by gui_frame. */
+void gui_device_panel(const GuiState *state, GuiRequests *requests);
 
 #ifdef __cplusplus
 }

@@ -477,5 +477,56 @@ bool haptic_coupling_engine_force(const RegistrySlot *handle, Vec3 proxy_pos, Ve
  * Errors name the file and the key. */
 IssimStatus haptic_scene_load(const char *scene_path, HapticServoDesc *desc, char *proxy_name,
                               size_t proxy_name_size, IssimError *err);
+/* The same, and *found tells whether the scene sets a `haptics` table at all (Nullable). */
+IssimStatus haptic_scene_read(const char *scene_path, HapticServoDesc *desc, char *proxy_name,
+                              size_t proxy_name_size, bool *found, IssimError *err);
+
+/* ===== Sessions: a device, its servo and a scene's haptics table =====
+ * What `issim device` and the GUI (`issim run SCENE --device ...`) both do to put a device on
+ * a scene: read the scene's haptics table, bind its proxy to an engine body, start the simulated
+ * pantograph for "sim", open the device, create the servo on the session's registry.
+ * Thread: one controlling thread (CLI main, or the display); the servo runs in its own thread
+ * between haptic_session_start and haptic_session_stop. */
+
+#define HAPTIC_SESSION_MAX_SIM_ARGS 16
+
+typedef struct HapticSessionDesc {
+    const char *device; /* Borrowed: "sim", "usb[:VID:PID]", "serial:PATH", "playback:FILE" */
+    const char *simulator_args[HAPTIC_SESSION_MAX_SIM_ARGS + 1]; /* Borrowed, NULL-terminated:
+                                                   extra issim-pantosim arguments (sim only) */
+    HapticServoDesc servo; /* rate, realtime, plus what the scene's haptics table sets */
+    char proxy[64];        /* the coupled body the table names, or "" */
+    bool has_table;        /* the scene sets a haptics table */
+} HapticSessionDesc;
+
+/* device, the default servo description, no simulator arguments. */
+HapticSessionDesc haptic_session_desc_default(const char *device);
+/* Reads scene_path's haptics table into d (servo surfaces and coupling, proxy, has_table);
+ * errors name the file and the key. */
+IssimStatus haptic_session_desc_load(HapticSessionDesc *d, const char *scene_path, IssimError *err);
+
+typedef struct HapticSession HapticSession;
+
+/* Binds d->proxy to the body of that name (body_names: the engine's body names in engine order,
+ * Borrowed during the call), starts the simulator for "sim", opens the device (motors disabled)
+ * and creates the servo on reg (Borrowed: it must outlive the session). Does not start the
+ * servo. NULL with err set on any failure, everything already started undone. */
+HapticSession *haptic_session_open(const HapticSessionDesc *d, const char *const *body_names,
+                                   int body_count, Registry *reg, IssimError *err);
+/* Starts the servo thread. */
+IssimStatus haptic_session_start(HapticSession *s, IssimError *err);
+/* Stops and joins the servo (motors disabled), then stops the simulator (its summary is kept).
+ * Idempotent. */
+void haptic_session_stop(HapticSession *s);
+/* Stops and frees everything; NULL is fine. */
+void haptic_session_destroy(HapticSession *s);
+/* Borrowed, valid until destroy. */
+HapticServo *haptic_session_servo(HapticSession *s);
+/* The device's capabilities, taken at open ("serial /dev/pts/3", rate, watchdog...). */
+HapticDeviceCaps haptic_session_caps(const HapticSession *s);
+/* The simulator process of a "sim" session, else NULL. Borrowed. */
+const HapticSimulator *haptic_session_simulator(const HapticSession *s);
+/* The description the session was opened with (proxy bound: coupling.proxy_body, proxy_var). */
+const HapticSessionDesc *haptic_session_desc(const HapticSession *s);
 
 #endif

@@ -114,23 +114,6 @@ static int parse_device_args(int argc, char **argv, DeviceArgs *a) {
     return 0;
 }
 
-/* Finds the proxy body named in the scene's haptics table. */
-static bool set_up_proxy(Sim *sim, const char *proxy, HapticServoDesc *desc) {
-    if (!proxy[0])
-        return true;
-    Engine *e = sim_engine(sim);
-    for (int b = 0; b < engine_body_count(e); b++)
-        if (strcmp(engine_body_name(e, b), proxy) == 0) {
-            char var[128];
-            snprintf(var, sizeof var, "%s.pos.x", proxy);
-            desc->coupling.proxy_body = b;
-            desc->coupling.proxy_var = registry_var_find(sim_registry(sim), var);
-            return desc->coupling.proxy_var >= 0;
-        }
-    fprintf(stderr, "issim: the haptic proxy '%s' is not a body of the scene\n", proxy);
-    return false;
-}
-
 static void print_stats(const HapticServo *servo, Sim *sim, const char *proxy) {
     double v[HAPTIC_STAT_COUNT];
     haptic_servo_stats(servo, v);
@@ -188,32 +171,35 @@ static void watch(Sim *sim, double duration, FILE *record) {
     }
 }
 
-static int run_device(const DeviceArgs *a, Sim *sim, HapticServoDesc *desc, const char *proxy) {
-    PantographConfig config = pantograph_config_default();
-    HapticSimulator simulator = {.pid = -1, .stdout_fd = -1};
-    IssimError err;
-    char spec[300];
-    bool simulated = strcmp(a->device, "sim") == 0;
-    if (simulated) {
-        const char *args[17] = {0};
-        for (int i = 0; i < a->sim_argc; i++)
-            args[i] = a->sim_args[i];
-        if (haptic_simulator_spawn(&simulator, NULL, args, &err) != ISSIM_OK) {
-            fprintf(stderr, "issim: %s\n", err.message);
-            return 1;
-        }
-        snprintf(spec, sizeof spec, "serial:%s", simulator.pty);
-        printf("simulated pantograph on %s\n", simulator.pty);
-    } else {
-        issim_strlcpy(spec, a->device, sizeof spec);
+/* The device on the scene (haptic_session_open: the same steps as the GUI's --device), the
+ * engine thread, the servo; then the statistics. */
+static int run_device(const DeviceArgs *a, Sim *sim, const HapticSessionDesc *desc) {
+    Engine *e = sim_engine(sim); /* the engine thread has not started: ours to read */
+    int bodies = engine_body_count(e);
+    const char **names = calloc((size_t)(bodies > 0 ? bodies : 1), sizeof *names);
+    if (!names) {
+        fprintf(stderr, "issim: out of memory\n");
+        return 1;
     }
+    for (int b = 0; b < bodies; b++)
+        names[b] = engine_body_name(e, b);
+    IssimError err = {0};
+    HapticSession *session = haptic_session_open(desc, names, bodies, sim_registry(sim), &err);
+    free(names);
+    if (!session) {
+        fprintf(stderr, "issim: %s\n", err.message);
+        return 1;
+    }
+    const HapticSimulator *simulator = haptic_session_simulator(session);
+    if (simulator)
+        printf("simulated pantograph on %s\n", simulator->pty);
+    HapticServo *servo = haptic_session_servo(session);
     int rc = 1;
-    HapticDevice *dev = haptic_device_open(spec, &config, &err);
-    HapticServo *servo =
-        dev ? haptic_servo_create(dev, &config, desc, sim_registry(sim), &err) : NULL;
-    if (servo && sim_start(sim, &err) == ISSIM_OK) {
-        if (haptic_servo_start(servo, &err) == ISSIM_OK) {
-            haptic_servo_enable(servo, a->enable || simulated);
+    bool started = false;
+    if (sim_start(sim, &err) == ISSIM_OK) {
+        if (haptic_session_start(session, &err) == ISSIM_OK) {
+            started = true;
+            haptic_servo_enable(servo, a->enable || simulator);
             FILE *record = a->record_handle ? fopen(a->record_handle, "w") : NULL;
             if (a->record_handle && !record)
                 fprintf(stderr, "issim: cannot write %s: %s\n", a->record_handle, strerror(errno));
@@ -224,19 +210,18 @@ static int run_device(const DeviceArgs *a, Sim *sim, HapticServoDesc *desc, cons
                 fprintf(stderr, "issim: writing %s failed\n", a->record_handle);
             haptic_servo_stop(servo);
             rc = haptic_servo_state(servo) == HAPTIC_SERVO_SAFE ? 1 : 0;
-            print_stats(servo, sim, proxy);
+            print_stats(servo, sim, desc->proxy);
             if (rc)
                 fprintf(stderr, "issim: %s\n", haptic_servo_error(servo));
         }
         sim_stop(sim);
     }
-    if (!servo || (rc && !haptic_servo_error(servo)[0]))
+    if (!started)
         fprintf(stderr, "issim: %s\n", err.message);
-    haptic_servo_destroy(servo);
-    if (simulated) {
-        haptic_simulator_stop(&simulator);
-        printf("simulated device: %s\n", simulator.summary);
-    }
+    haptic_session_stop(session);
+    if (simulator)
+        printf("simulated device: %s\n", simulator->summary);
+    haptic_session_destroy(session);
     return rc;
 }
 
@@ -248,12 +233,13 @@ int cmd_device(int argc, char **argv) {
     /* Ctrl-C ends the run through the normal path: motors disabled, statistics printed */
     signal(SIGINT, on_interrupt);
     signal(SIGTERM, on_interrupt);
-    HapticServoDesc desc = haptic_servo_desc_default();
-    desc.rate_hz = a.rate;
-    desc.realtime = a.fifo;
-    char proxy[64];
+    HapticSessionDesc desc = haptic_session_desc_default(a.device);
+    desc.servo.rate_hz = a.rate;
+    desc.servo.realtime = a.fifo;
+    for (int i = 0; i < a.sim_argc; i++)
+        desc.simulator_args[i] = a.sim_args[i];
     IssimError err;
-    if (haptic_scene_load(a.scene, &desc, proxy, sizeof proxy, &err) != ISSIM_OK) {
+    if (haptic_session_desc_load(&desc, a.scene, &err) != ISSIM_OK) {
         fprintf(stderr, "issim: %s\n", err.message);
         return 1;
     }
@@ -264,7 +250,7 @@ int cmd_device(int argc, char **argv) {
         fprintf(stderr, "issim: %s\n", err.message);
         return 1;
     }
-    rc = set_up_proxy(sim, proxy, &desc) ? run_device(&a, sim, &desc, proxy) : 1;
+    rc = run_device(&a, sim, &desc);
     sim_destroy(sim);
     return rc;
 }

@@ -21,7 +21,7 @@ static void usage(FILE *out) {
           "                 [--script FILE] [--screenshot FILE] [--no-gui] [--size WxH]\n"
           "                 [--bench SECONDS [--bench-no-render] [--bench-speed X] "
           "[--bench-paused]]\n"
-          "                 [--no-vsync]\n"
+          "                 [--no-vsync] [--device DEVICE [--device-rate HZ] [--device-hand H]]\n"
           "       issim validate SCENE [--set PATH=VALUE ...] [--save FILE]\n"
           "       issim --help | --version\n"
           "\n"
@@ -53,6 +53,12 @@ static void usage(FILE *out) {
           "                    --bench-speed X: display clock speed factor;\n"
           "                    --bench-paused: the clock paused (the renderer's own rate)\n"
           "  --no-vsync        do not wait for the display's refresh\n"
+          "  --device DEVICE   a haptic device on scenes with a haptics table, shown in the\n"
+          "                    device panel: sim (the simulated pantograph), usb[:VID:PID],\n"
+          "                    serial:PATH or playback:FILE; motors off until enabled, F9 or\n"
+          "                    Pause is the emergency stop (docs/haptics.md)\n"
+          "  --device-rate HZ  servo rate (default 1000)\n"
+          "  --device-hand H   the simulated hand: free, hold:X,Y or circle:R,T (sim only)\n"
           "\n"
           "Exit status: 0 success, 1 simulation or scene error, 2 bad arguments.\n",
           out);
@@ -99,7 +105,8 @@ static int parse_args(int argc, char **argv, CliArgs *a) {
                            strcmp(arg, "--integrator") == 0 || strcmp(arg, "--save") == 0 ||
                            strcmp(arg, "--script") == 0 || strcmp(arg, "--screenshot") == 0 ||
                            strcmp(arg, "--size") == 0 || strcmp(arg, "--bench") == 0 ||
-                           strcmp(arg, "--bench-speed") == 0;
+                           strcmp(arg, "--bench-speed") == 0 || strcmp(arg, "--device") == 0 ||
+                           strcmp(arg, "--device-rate") == 0 || strcmp(arg, "--device-hand") == 0;
         if (takes_value && !value)
             return bad_usage("%s needs a value", arg);
         double d;
@@ -180,6 +187,17 @@ static int parse_args(int argc, char **argv, CliArgs *a) {
                 return bad_usage("--bench-speed needs a positive factor, not '%s'", value);
             a->display.bench_speed = d;
             i++;
+        } else if (strcmp(arg, "--device") == 0) {
+            a->display.device = value;
+            i++;
+        } else if (strcmp(arg, "--device-rate") == 0) {
+            if (!parse_double(value, &d) || d < 100 || d > 20000)
+                return bad_usage("--device-rate needs a rate in [100, 20000] Hz, not '%s'", value);
+            a->display.device_rate = d;
+            i++;
+        } else if (strcmp(arg, "--device-hand") == 0) {
+            a->display.device_hand = value;
+            i++;
         } else if (arg[0] == '-') {
             return bad_usage("unknown option '%s'", arg);
         } else if (!a->scene) {
@@ -190,6 +208,9 @@ static int parse_args(int argc, char **argv, CliArgs *a) {
     }
     if (!a->scene)
         return bad_usage("%s needs a SCENE file", a->command);
+    if (a->display.device && (a->headless || strcmp(a->command, "run") != 0))
+        return bad_usage("--device needs the GUI (%s); headless: issim device DEVICE SCENE",
+                         a->headless ? "not --headless" : "issim run");
     return 0;
 }
 

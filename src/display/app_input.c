@@ -1,7 +1,8 @@
 /* Mouse and keyboard in the 3D view: orbit (left drag on empty space), pan (right or middle
  * drag, or shift + left), zoom (wheel), pick and drag a body with a spring (left press on a
  * body), and the shortcuts: space pause/run, S step, R reset, F fit, Ctrl+O open, Ctrl+L reload,
- * F12 screenshot, Esc clear the selection. Files dropped on the window are opened. */
+ * F12 screenshot, Esc clear the selection; with --device, F9 or Pause is the emergency stop
+ * (app_device.c), whatever has the keyboard. Files dropped on the window are opened. */
 #include <math.h>
 #include <stdio.h>
 
@@ -183,6 +184,8 @@ void app_handle_event(App *app, const SDL_Event *e) {
     default:
         break;
     }
+    if (e->type == SDL_KEYDOWN && app_device_key(app, &e->key))
+        return; /* the emergency stop, even while a text field has the keyboard */
     /* While a body is dragged the view keeps the mouse even over a panel. */
     bool gui_took = app->gui_ready && gui_process_event(e) && !app->drag.active;
     if (gui_took)

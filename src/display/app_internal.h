@@ -8,6 +8,7 @@
 
 #include "display_internal.h"
 #include "issim/gui.h"
+#include "issim/haptics.h"
 #include "issim/io.h"
 
 #define APP_TRAIL_POINTS 240
@@ -53,6 +54,21 @@ typedef struct Drag {
 } Drag;
 
 typedef struct Script Script;
+
+/* The haptic device of --device (app_device.c): a session (simulator, device, servo) on the
+ * current scene's registry while the scene has a haptics table. Display thread only; the servo
+ * hears from it through atomics (enable, emergency stop) and answers through the registry. */
+typedef struct AppDevice {
+    HapticSession *session; /* Nullable */
+    GuiDeviceStatus status;
+    char name[64];
+    char message[600];
+    char proxy[64];
+    double coupling_stiffness;
+    int simulator_pid;
+    bool enable_requested, emergency_stopped;
+    GuiDevice gui; /* what the panel shows, rebuilt each frame from the fields above */
+} AppDevice;
 
 typedef struct App {
     DisplayOptions options;
@@ -108,6 +124,7 @@ typedef struct App {
     char screenshot_path[GUI_PATH_MAX]; /* pending: written after this frame's GUI */
     Script *script;
     AppLog log;
+    AppDevice device;
 } App;
 
 /* app_session.c */
@@ -134,6 +151,26 @@ void app_log_snapshot(App *app, int *count);
 /* app_input.c */
 void app_handle_event(App *app, const SDL_Event *e);
 void app_select(App *app, ThingId thing);
+
+/* app_device.c: --device (issue 6) */
+/* Opens the device on the current scene if it has a haptics table (motors off). */
+void app_device_attach(App *app);
+/* Stops the servo and closes the device: before the current scene's registry is freed. */
+void app_device_detach(App *app);
+/* Every frame: a servo that went to its safe state is joined and its message shown; the handle
+ * marker of the 3D view is updated. */
+void app_device_poll(App *app);
+void app_device_enable(App *app, bool enable);
+void app_device_emergency_stop(App *app);
+void app_device_reconnect(App *app);
+/* The emergency-stop keys (F9, Pause), taken before the GUI sees the key. */
+bool app_device_key(App *app, const SDL_KeyboardEvent *key);
+const GuiDevice *app_device_gui(App *app); /* NULL without --device */
+void app_device_carry_out(App *app, const GuiRequests *r);
+/* The script's print_device: the panel's readout as key=value. */
+void app_device_print(App *app);
+/* The script's wait_device conditions: 1 met, 0 not yet, -1 unknown condition. */
+int app_device_condition(App *app, const char *what, const char *value);
 
 /* app_script.c: UI actions from a file, one command per line, run frame by frame. */
 Script *script_load(const char *path, IssimError *err);

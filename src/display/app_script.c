@@ -92,7 +92,8 @@ static bool key_command(const char *name) {
                 {"ctrl+o", SDLK_o, KMOD_LCTRL},     {"ctrl+l", SDLK_l, KMOD_LCTRL},
                 {"f12", SDLK_F12, KMOD_NONE},       {"escape", SDLK_ESCAPE, KMOD_NONE},
                 {"return", SDLK_RETURN, KMOD_NONE}, {"backspace", SDLK_BACKSPACE, KMOD_NONE},
-                {"ctrl+a", SDLK_a, KMOD_LCTRL}};
+                {"ctrl+a", SDLK_a, KMOD_LCTRL},     {"f9", SDLK_F9, KMOD_NONE},
+                {"pause", SDLK_PAUSE, KMOD_NONE}};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (strcmp(name, keys[i].name) == 0) {
             push_key(keys[i].key, keys[i].mod);
@@ -177,9 +178,17 @@ static bool run_command(Script *s, App *app, char *line, bool *failed) {
         s->wait_frames = (int)x;
         return false;
     }
-    if (strcmp(cmd, "wait_sim") == 0 || strcmp(cmd, "wait_edits") == 0) {
-        bool done = strcmp(cmd, "wait_sim") == 0 ? (ses->sim && ses->frame_time >= x)
-                                                 : app->pending_count == 0;
+    if (strcmp(cmd, "wait_sim") == 0 || strcmp(cmd, "wait_edits") == 0 ||
+        strcmp(cmd, "wait_device") == 0) {
+        int device =
+            strcmp(cmd, "wait_device") == 0 ? app_device_condition(app, words[1], words[2]) : 0;
+        if (device < 0) {
+            *failed = true;
+            return false;
+        }
+        bool done = strcmp(cmd, "wait_sim") == 0     ? (ses->sim && ses->frame_time >= x)
+                    : strcmp(cmd, "wait_edits") == 0 ? app->pending_count == 0
+                                                     : device == 1;
         if (done) {
             s->wait = WAIT_NONE;
             return true;
@@ -286,6 +295,14 @@ static bool run_command(Script *s, App *app, char *line, bool *failed) {
             *failed = true;
     } else if (strcmp(cmd, "print_state") == 0) {
         print_state(app);
+    } else if (strcmp(cmd, "print_device") == 0) {
+        app_device_print(app);
+    } else if (strcmp(cmd, "device_enable") == 0 || strcmp(cmd, "device_disable") == 0) {
+        app_device_enable(app, strcmp(cmd, "device_enable") == 0);
+    } else if (strcmp(cmd, "estop") == 0) {
+        app_device_emergency_stop(app);
+    } else if (strcmp(cmd, "device_reconnect") == 0) {
+        app_device_reconnect(app);
     } else if (strcmp(cmd, "save") == 0 && n > 1) {
         if (!app_save_scene(app, words[1]))
             *failed = true;

@@ -160,6 +160,7 @@ static bool replace_session(App *app, const ThingDb *db, const char *path,
         return false;
     }
     app_record_stop(app);
+    app_device_detach(app); /* the servo writes into the old registry: stop it first */
     free_session(&app->session);
     app->session = fresh;
     app->selected = thing_id_null();
@@ -169,6 +170,7 @@ static bool replace_session(App *app, const ThingDb *db, const char *path,
     allocate_trails(app, fresh.view->body_count);
     if (!keep_camera)
         initial_camera(app);
+    app_device_attach(app); /* --device: on the new scene if it has a haptics table */
     return true;
 }
 
@@ -202,6 +204,7 @@ bool app_open_scene(App *app, const char *path, bool keep_camera) {
 
 void app_close_session(App *app) {
     app_record_stop(app);
+    app_device_detach(app);
     free_session(&app->session);
 }
 
@@ -295,6 +298,7 @@ void app_read_frame(App *app) {
         scene_view_set_frame(s->view, s->frame);
         push_trails(app);
     }
+    app_device_poll(app);
 }
 
 /* ===== Edits ===== */

@@ -172,6 +172,7 @@ static void fill_gui_state(App *app, GuiState *g) {
     g->log = app->log.snapshot;
     g->fps = app->fps;
     g->engine_rate = app->engine_rate;
+    g->device = app_device_gui(app);
     if (s->sim) {
         g->paused = sim_paused(s->sim);
         g->speed = sim_speed(s->sim);
@@ -238,6 +239,7 @@ static void carry_out(App *app, const GuiRequests *r) {
         app_fit(app);
     if (r->quit)
         app->quit = true;
+    app_device_carry_out(app, r);
 }
 
 /* ===== One frame ===== */

@@ -98,6 +98,17 @@ typedef struct ViewBody {
     int var_pos, var_orient, var_vel; /* registry variable indices of .pos.x, .orient.w, .vel.x */
 } ViewBody;
 
+/* The haptic handle (--device): its point mapped into the world and the coupling line to the
+ * proxy body, set by app_device.c every frame from REGISTRY_SLOT_HANDLE. */
+typedef struct ViewHandle {
+    bool shown;
+    Vec3 point;   /* the handle's world point */
+    bool coupled; /* a proxy body: draw the coupling line to it */
+    Vec3 proxy;   /* the proxy's centre at display time */
+    bool active;  /* motors on and the coupling acting */
+    double size;  /* m: half the cross; the stem is 4 sizes tall, the diamond on top */
+} ViewHandle;
+
 typedef struct SceneView {
     int instance_count, instance_capacity;
     ViewInstance *instances;
@@ -112,6 +123,7 @@ typedef struct SceneView {
     Vec3 centre; /* bounding sphere of the scene at load (camera fit, grid size) */
     double radius;
     double floor_z; /* grid height: the floor plane, else 0 */
+    ViewHandle handle;
 } SceneView;
 
 /* Builds the view from db (Borrowed during the call). body_names: the engine's body names in

@@ -321,6 +321,25 @@ static void trail_lines(Renderer *r, const RenderFrame *f) {
     }
 }
 
+/* The haptic handle (--device): a cross at its world point with a stem and a diamond above it
+ * (the point lies inside the proxy ball when the coupling holds it), and the coupling spring to
+ * the proxy. Bright while the motors are on, grey while off. */
+static void handle_lines(Renderer *r, const ViewHandle *h) {
+    static const float on[4] = {0.2f, 0.95f, 1.0f, 1}, off[4] = {0.7f, 0.7f, 0.7f, 1};
+    static const float spring_on[4] = {1.0f, 0.3f, 1.0f, 1};
+    const float *c = h->active ? on : off;
+    double size = h->size;
+    Vec3 p = h->point, top = vec3_add(p, (Vec3){0, 0, 4 * size});
+    line(r, vec3_sub(p, (Vec3){size, 0, 0}), vec3_add(p, (Vec3){size, 0, 0}), c);
+    line(r, vec3_sub(p, (Vec3){0, size, 0}), vec3_add(p, (Vec3){0, size, 0}), c);
+    line(r, p, top, c);
+    Vec3 d[4] = {{size, 0, 0}, {0, size, 0}, {-size, 0, 0}, {0, -size, 0}};
+    for (int k = 0; k < 4; k++)
+        line(r, vec3_add(top, d[k]), vec3_add(top, d[(k + 1) % 4]), c);
+    if (h->coupled)
+        line(r, p, h->proxy, h->active ? spring_on : off);
+}
+
 static void build_lines(Renderer *r, const RenderFrame *f) {
     const SceneView *view = f->view;
     r->line_count = 0;
@@ -340,6 +359,8 @@ static void build_lines(Renderer *r, const RenderFrame *f) {
         static const float col[4] = {1.0f, 1.0f, 0.2f, 1};
         line(r, f->drag_from, f->drag_to, col);
     }
+    if (view->handle.shown)
+        handle_lines(r, &view->handle);
 }
 
 /* ===== Meshes ===== */

@@ -564,6 +564,7 @@ void right_panel(const GuiState *s, GuiRequests *r) {
                              ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings;
     if (ImGui::Begin("Simulation", nullptr, flags)) {
         transport(s, r);
+        gui_device_panel(s, r); // gui_device.cpp: only with --device
         universe_panel(s, r);
         recording_panel(s, r);
         plots_panel(s);

@@ -190,8 +190,15 @@ static void read_haptics(Reader *r, HapticServoDesc *desc, char *proxy, size_t p
 
 IssimStatus haptic_scene_load(const char *path, HapticServoDesc *desc, char *proxy,
                               size_t proxy_size, IssimError *err) {
+    return haptic_scene_read(path, desc, proxy, proxy_size, NULL, err);
+}
+
+IssimStatus haptic_scene_read(const char *path, HapticServoDesc *desc, char *proxy,
+                              size_t proxy_size, bool *found, IssimError *err) {
     if (proxy_size)
         proxy[0] = '\0';
+    if (found)
+        *found = false;
     lua_State *L = luaL_newstate();
     if (!L)
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
@@ -208,6 +215,8 @@ IssimStatus haptic_scene_load(const char *path, HapticServoDesc *desc, char *pro
     } else {
         lua_getglobal(L, "haptics");
         if (lua_istable(L, -1)) {
+            if (found)
+                *found = true;
             HapticServoDesc copy = *desc;
             read_haptics(&r, &copy, proxy, proxy_size);
             if (r.status == ISSIM_OK)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/select.h>
+#include <sys/ioctl.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -28,12 +29,24 @@ static IssimStatus link_gone(HapticDevice *dev, const char *why, IssimError *err
                            dev->caps.name, why);
 }
 
-/* Reads what is there. Returns ISSIM_OK, or an error when the link is gone. */
+/* Reads what is there. Returns ISSIM_OK, or an error when the link is gone.
+ *
+ * Only what the line discipline already holds is read (FIONREAD): a read() that finds nothing
+ * makes the kernel wait for the tty's buffer-flush work (n_tty_read -> tty_buffer_flush_work),
+ * which runs in an ordinary kworker, so a SCHED_FIFO servo was blocked behind every busy thread
+ * of the machine: 35-230 ms with the GUI drawing (docs/performance.md). A frame still in the
+ * flip buffer is taken next period instead. A closed link (the other end gone, a hangup) makes
+ * FIONREAD fail; the read() that follows then returns end of file or the error. */
 static IssimStatus drain(HapticDevice *dev, IssimError *err) {
     SerialLink *link = dev->impl;
     uint8_t bytes[512];
     for (;;) {
-        ssize_t n = read(link->fd, bytes, sizeof bytes);
+        int pending = 0;
+        if (ioctl(link->fd, FIONREAD, &pending) == 0 && pending <= 0)
+            return ISSIM_OK;
+        size_t want =
+            pending > 0 && (size_t)pending < sizeof bytes ? (size_t)pending : sizeof bytes;
+        ssize_t n = read(link->fd, bytes, want);
         if (n == 0)
             return link_gone(dev, "end of file", err);
         if (n < 0) {

@@ -1,0 +1,291 @@
+/* The haptic device in the GUI process (issue 6; docs/haptics.md, "The device in the GUI"):
+ * `issim run SCENE --device DEVICE` puts the device on every scene that has a haptics table,
+ * through haptic_session_open, the steps `issim device` takes. The servo runs on the session's
+ * registry, so a scene change (open, reload, reset) first stops it (joined, motors disabled,
+ * device closed, simulator ended) while that registry still exists, and starts it again on the
+ * new one. The motors stay off until the user enables them, after every (re)start.
+ *
+ * A device that goes away (the simulator killed, a cable pulled, a silent link) sends the servo
+ * to its safe state by itself; here it is joined, its message goes to the panel and the log, and
+ * the simulation runs on without it until the user presses Reconnect or opens a scene.
+ *
+ * Everything here runs on the display thread. The servo hears from it only through its
+ * atomics (haptic_servo_enable, haptic_servo_emergency_stop) and answers through the registry's
+ * HANDLE and SERVO_STATS slots, which the panel reads without a lock. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app_internal.h"
+
+#define ESTOP_KEYS "F9 / Pause"
+
+static HapticServo *servo_of(AppDevice *d) {
+    return d->session ? haptic_session_servo(d->session) : NULL;
+}
+
+static void fail(AppDevice *d, const char *spec, const char *message) {
+    d->status = GUI_DEVICE_ERROR;
+    issim_strlcpy(d->message, message, sizeof d->message);
+    issim_log(ISSIM_LOG_ERROR, "device %s: %s", spec, message);
+}
+
+/* The opened session's name, proxy and nominal coupling, for the panel. */
+static void describe_session(AppDevice *d) {
+    HapticDeviceCaps caps = haptic_session_caps(d->session);
+    const HapticSessionDesc *desc = haptic_session_desc(d->session);
+    const HapticSimulator *sim = haptic_session_simulator(d->session);
+    issim_strlcpy(d->name, caps.name, sizeof d->name);
+    issim_strlcpy(d->proxy, desc->proxy, sizeof d->proxy);
+    d->coupling_stiffness =
+        desc->servo.coupling.proxy_body >= 0 ? desc->servo.coupling.stiffness : 0.0;
+    d->simulator_pid = sim ? sim->pid : -1;
+}
+
+static HapticSessionDesc session_desc(const App *app) {
+    const DisplayOptions *o = &app->options;
+    HapticSessionDesc desc = haptic_session_desc_default(o->device);
+    desc.servo.rate_hz = o->device_rate > 0 ? o->device_rate : 1000.0;
+    if (o->device_hand && strcmp(o->device, "sim") == 0) {
+        desc.simulator_args[0] = "--hand";
+        desc.simulator_args[1] = o->device_hand;
+    } else if (o->device_hand) {
+        issim_log(ISSIM_LOG_WARN, "--device-hand moves the simulated pantograph only (sim)");
+    }
+    return desc;
+}
+
+/* The servo on the session's registry; the engine's body names from the scene view (engine
+ * order, taken before the engine thread started). */
+static void open_session(App *app, HapticSessionDesc *desc) {
+    AppDevice *d = &app->device;
+    const SceneView *view = app->session.view;
+    const char **names =
+        calloc((size_t)(view->body_count > 0 ? view->body_count : 1), sizeof *names);
+    if (!names) {
+        fail(d, desc->device, "out of memory");
+        return;
+    }
+    for (int b = 0; b < view->body_count; b++)
+        names[b] = view->bodies[b].name;
+    IssimError err = {0};
+    d->session = haptic_session_open(desc, names, view->body_count, app->session.reg, &err);
+    free(names);
+    if (d->session && haptic_session_start(d->session, &err) != ISSIM_OK) {
+        haptic_session_destroy(d->session);
+        d->session = NULL;
+    }
+    if (!d->session) {
+        fail(d, desc->device, err.message);
+        return;
+    }
+    describe_session(d);
+    d->status = GUI_DEVICE_RUNNING;
+    d->message[0] = '\0';
+    issim_log(ISSIM_LOG_INFO, "haptics: %s on %s at %.0f Hz; motors off until enabled", d->name,
+              app->session.path, desc->servo.rate_hz);
+}
+
+void app_device_attach(App *app) {
+    AppDevice *d = &app->device;
+    if (!app->options.device || !app->session.sim || d->session)
+        return;
+    d->enable_requested = d->emergency_stopped = false;
+    d->name[0] = d->proxy[0] = '\0';
+    d->coupling_stiffness = 0.0;
+    d->simulator_pid = -1;
+    HapticSessionDesc desc = session_desc(app);
+    IssimError err = {0};
+    if (haptic_session_desc_load(&desc, app->session.path, &err) != ISSIM_OK) {
+        fail(d, desc.device, err.message);
+        return;
+    }
+    if (!desc.has_table) {
+        d->status = GUI_DEVICE_IDLE;
+        snprintf(d->message, sizeof d->message, "%s has no haptics table", app->session.path);
+        issim_log(ISSIM_LOG_INFO, "haptics: %s: the device stays closed", d->message);
+        return;
+    }
+    open_session(app, &desc);
+}
+
+void app_device_detach(App *app) {
+    AppDevice *d = &app->device;
+    if (app->session.view)
+        app->session.view->handle.shown = false;
+    if (!d->session)
+        return;
+    haptic_session_destroy(d->session); /* joins the servo, motors off, device closed */
+    d->session = NULL;
+    d->status = GUI_DEVICE_IDLE;
+    d->enable_requested = false;
+    d->simulator_pid = -1;
+    issim_strlcpy(d->message, "closed with its scene", sizeof d->message);
+    issim_log(ISSIM_LOG_INFO, "haptics: %s closed", d->name);
+}
+
+void app_device_reconnect(App *app) {
+    app_device_detach(app);
+    app_device_attach(app);
+}
+
+/* The servo left its loop in its safe state (device gone): join it, keep its message. */
+static void take_device_error(AppDevice *d) {
+    HapticServo *servo = servo_of(d);
+    haptic_servo_stop(servo);
+    d->status = GUI_DEVICE_ERROR; /* the servo logged the error itself */
+    issim_strlcpy(d->message, haptic_servo_error(servo), sizeof d->message);
+    issim_log(ISSIM_LOG_WARN,
+              "haptics: the simulation runs on without the device; Reconnect in the device panel");
+    haptic_session_destroy(d->session);
+    d->session = NULL;
+    d->enable_requested = false;
+    d->simulator_pid = -1;
+}
+
+static void update_handle_marker(App *app) {
+    Session *s = &app->session;
+    ViewHandle *vh = &s->view->handle;
+    RegistrySlot h;
+    registry_slot_read(s->reg, REGISTRY_SLOT_HANDLE, &h);
+    vh->shown = h.count > 0 && s->has_frame;
+    if (!vh->shown)
+        return;
+    vh->point =
+        (Vec3){h.v[HAPTIC_HANDLE_WORLD_X], h.v[HAPTIC_HANDLE_WORLD_Y], h.v[HAPTIC_HANDLE_WORLD_Z]};
+    int body = (int)h.v[HAPTIC_HANDLE_PROXY_BODY];
+    vh->coupled = body >= 0 && body < s->view->body_count;
+    if (vh->coupled) {
+        const double *p = s->frame + s->view->bodies[body].var_pos;
+        vh->proxy = (Vec3){p[0], p[1], p[2]};
+    }
+    vh->active = h.v[HAPTIC_HANDLE_ENABLED] > 0 && h.v[HAPTIC_HANDLE_COUPLING_K] > 0;
+    vh->size = 0.06 * s->view->radius;
+}
+
+void app_device_poll(App *app) {
+    AppDevice *d = &app->device;
+    if (!d->session)
+        return;
+    if (haptic_servo_state(servo_of(d)) == HAPTIC_SERVO_SAFE) {
+        take_device_error(d);
+        if (app->session.view)
+            app->session.view->handle.shown = false;
+        return;
+    }
+    if (app->session.view)
+        update_handle_marker(app);
+}
+
+void app_device_enable(App *app, bool enable) {
+    AppDevice *d = &app->device;
+    HapticServo *servo = servo_of(d);
+    if (!servo)
+        return;
+    haptic_servo_enable(servo, enable);
+    d->enable_requested = enable;
+    if (enable)
+        d->emergency_stopped = false;
+    issim_log(ISSIM_LOG_INFO, "haptics: motors %s", enable ? "enabled" : "disabled");
+}
+
+void app_device_emergency_stop(App *app) {
+    AppDevice *d = &app->device;
+    HapticServo *servo = servo_of(d);
+    if (servo)
+        haptic_servo_emergency_stop(servo);
+    d->emergency_stopped = true;
+    d->enable_requested = false;
+    issim_log(ISSIM_LOG_WARN, "haptics: EMERGENCY STOP: force zero, motors off until enabled");
+}
+
+bool app_device_key(App *app, const SDL_KeyboardEvent *key) {
+    if (!app->options.device || key->type != SDL_KEYDOWN)
+        return false;
+    if (key->keysym.sym != SDLK_F9 && key->keysym.sym != SDLK_PAUSE)
+        return false;
+    app_device_emergency_stop(app);
+    return true;
+}
+
+const GuiDevice *app_device_gui(App *app) {
+    AppDevice *d = &app->device;
+    if (!app->options.device)
+        return NULL;
+    d->gui = (GuiDevice){.spec = app->options.device,
+                         .name = d->name,
+                         .status = d->status,
+                         .message = d->message,
+                         .enable_requested = d->enable_requested,
+                         .emergency_stopped = d->emergency_stopped,
+                         .coupling_stiffness = d->coupling_stiffness,
+                         .proxy = d->proxy,
+                         .simulator_pid = d->simulator_pid,
+                         .estop_key = ESTOP_KEYS};
+    return &d->gui;
+}
+
+void app_device_carry_out(App *app, const GuiRequests *r) {
+    if (r->device_estop) /* first: whatever else was asked in the same frame */
+        app_device_emergency_stop(app);
+    else if (r->device_enable)
+        app_device_enable(app, true);
+    if (r->device_disable)
+        app_device_enable(app, false);
+    if (r->device_reconnect)
+        app_device_reconnect(app);
+}
+
+static const char *status_name(GuiDeviceStatus s) {
+    return s == GUI_DEVICE_RUNNING ? "running" : s == GUI_DEVICE_ERROR ? "error" : "idle";
+}
+
+void app_device_print(App *app) {
+    const GuiDevice *g = app_device_gui(app);
+    if (!g) {
+        printf("device none\n");
+        fflush(stdout);
+        return;
+    }
+    GuiDeviceReadout ro;
+    gui_device_readout(app->session.sim ? app->session.reg : NULL, g, &ro);
+    char watchdog[32];
+    issim_strlcpy(watchdog, ro.watchdog[0] ? ro.watchdog : "-", sizeof watchdog);
+    for (char *c = watchdog; *c; c++)
+        *c = *c == ' ' ? '_' : *c;
+    printf("device status=%s enable=%d estop=%d motors_on=%d periods=%.0f rate_hz=%.1f "
+           "measured_hz=%.1f p50_us=%.1f p99_us=%.1f p999_us=%.1f max_us=%.1f overruns=%.0f "
+           "missed=%.0f compute_mean_us=%.2f compute_max_us=%.1f fifo=%d x=%.6f y=%.6f vx=%.6f "
+           "vy=%.6f fx=%.6f "
+           "fy=%.6f limits=%u device_status=%u watchdog=%s fade=%.3f stalls=%.0f age_s=%.3f "
+           "servo_state=%d pid=%d\n",
+           status_name(g->status), g->enable_requested, g->emergency_stopped, ro.motors_on,
+           ro.periods, ro.rate_hz, ro.measured_hz, ro.p50_us, ro.p99_us, ro.p999_us, ro.max_us,
+           ro.overruns, ro.missed_deadlines, ro.compute_mean_us, ro.compute_max_us, ro.fifo, ro.x,
+           ro.y, ro.vx, ro.vy, ro.fx, ro.fy, ro.limits, ro.device_status, watchdog,
+           ro.watchdog_fade, ro.engine_stalls, ro.handle_age_s, ro.servo_state, g->simulator_pid);
+    const ViewHandle *vh = app->session.view ? &app->session.view->handle : NULL;
+    if (vh && vh->shown) /* the 3D view's marker, as drawn this frame */
+        printf("device_marker %.6f %.6f %.6f size=%.6f active=%d\n", vh->point.x, vh->point.y,
+               vh->point.z, vh->size, vh->active);
+    printf("device_name %s\ndevice_message %s\n", g->name[0] ? g->name : "-",
+           g->message[0] ? g->message : "-");
+    fflush(stdout);
+}
+
+int app_device_condition(App *app, const char *what, const char *value) {
+    const GuiDevice *g = app_device_gui(app);
+    if (!what || !g)
+        return -1;
+    GuiDeviceReadout ro;
+    gui_device_readout(app->session.sim ? app->session.reg : NULL, g, &ro);
+    if (strcmp(what, "periods") == 0 && value)
+        return g->status == GUI_DEVICE_RUNNING && ro.periods >= atof(value);
+    if (strcmp(what, "error") == 0)
+        return g->status == GUI_DEVICE_ERROR;
+    if (strcmp(what, "motors_on") == 0)
+        return ro.motors_on && ro.handle_age_s < 0.1;
+    if (strcmp(what, "motors_off") == 0)
+        return !ro.motors_on && ro.handle_age_s < 0.1;
+    return -1;
+}

@@ -1,0 +1,231 @@
+// The device panel (issue 6): the haptic device the display opened for the scene
+// (src/display/app_device.c), its motors and emergency stop, and what the servo publishes in the
+// registry: rate and lateness statistics (REGISTRY_SLOT_SERVO_STATS, every 50 ms), the handle
+// (REGISTRY_SLOT_HANDLE, every period), the limit flags and the host watchdog. Read-only on the
+// registry: seqlock snapshots, never a lock the servo uses. Buttons only fill GuiRequests; the
+// display calls the servo's atomics (haptic_servo_enable / _emergency_stop) after the frame.
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include <imgui.h>
+
+#define _Noreturn [[noreturn]]
+extern "C" {
+#include "issim/core.h"
+#include "issim/haptics.h"
+#include "issim/registry.h"
+}
+#include "issim/gui.h"
+#undef _Noreturn
+
+namespace {
+
+const ImVec4 kRed(1.0f, 0.4f, 0.35f, 1.0f);
+const ImVec4 kGreen(0.5f, 0.9f, 0.5f, 1.0f);
+const ImVec4 kAmber(1.0f, 0.8f, 0.3f, 1.0f);
+const ImVec4 kDim(0.55f, 0.55f, 0.55f, 1.0f);
+
+const char *watchdog_state(const GuiDevice *device, const RegistrySlot &h, double *fade) {
+    double nominal = device ? device->coupling_stiffness : 0.0;
+    double k = h.v[HAPTIC_HANDLE_COUPLING_K];
+    *fade = nominal > 0.0 ? k / nominal : 0.0;
+    if (!(nominal > 0.0) || h.v[HAPTIC_HANDLE_PROXY_BODY] < 0.0)
+        return "no coupling";
+    if (!(h.v[HAPTIC_HANDLE_ENABLED] > 0.0))
+        return "motors off";
+    if (*fade >= 1.0 - 1e-9)
+        return "live";
+    return k > 0.0 ? "fading" : "released";
+}
+
+void fill_stats(const RegistrySlot &st, GuiDeviceReadout *out) {
+    const double *v = st.v;
+    out->have_stats = st.count > 0;
+    out->rate_hz = v[HAPTIC_STAT_RATE_HZ];
+    out->measured_hz = v[HAPTIC_STAT_MEASURED_HZ];
+    out->periods = v[HAPTIC_STAT_PERIODS];
+    out->p50_us = v[HAPTIC_STAT_LATENESS_P50_US];
+    out->p99_us = v[HAPTIC_STAT_LATENESS_P99_US];
+    out->p999_us = v[HAPTIC_STAT_LATENESS_P999_US];
+    out->max_us = v[HAPTIC_STAT_LATENESS_MAX_US];
+    out->overruns = v[HAPTIC_STAT_OVERRUNS];
+    out->missed_deadlines = v[HAPTIC_STAT_MISSED_DEADLINES];
+    out->compute_mean_us = v[HAPTIC_STAT_COMPUTE_MEAN_US];
+    out->compute_max_us = v[HAPTIC_STAT_COMPUTE_MAX_US];
+    out->fifo = v[HAPTIC_STAT_FIFO] > 0.0;
+    out->stale_reads = v[HAPTIC_STAT_STALE_READS];
+    out->device_errors = v[HAPTIC_STAT_DEVICE_ERRORS];
+    out->force_limited = v[HAPTIC_STAT_FORCE_LIMITED];
+    out->engine_stalls = v[HAPTIC_STAT_ENGINE_STALLS];
+    out->servo_state = (int)v[HAPTIC_STAT_STATE];
+}
+
+void fill_handle(const RegistrySlot &h, const GuiDevice *device, GuiDeviceReadout *out) {
+    const double *v = h.v;
+    out->have_handle = h.count > 0;
+    out->x = v[HAPTIC_HANDLE_X];
+    out->y = v[HAPTIC_HANDLE_Y];
+    out->vx = v[HAPTIC_HANDLE_VX];
+    out->vy = v[HAPTIC_HANDLE_VY];
+    out->fx = v[HAPTIC_HANDLE_FX];
+    out->fy = v[HAPTIC_HANDLE_FY];
+    out->motors_on = v[HAPTIC_HANDLE_ENABLED] > 0.0;
+    out->limits = (unsigned)v[HAPTIC_HANDLE_LIMITS];
+    out->device_status = (unsigned)v[HAPTIC_HANDLE_DEVICE_STATUS];
+    out->coupling_k = v[HAPTIC_HANDLE_COUPLING_K];
+    out->watchdog = out->have_handle ? watchdog_state(device, h, &out->watchdog_fade) : "";
+    out->handle_age_s = out->have_handle ? issim_wall_time() - h.t : INFINITY;
+}
+
+// ===== Panel pieces =====
+
+void status_line(const GuiDevice *d, const GuiDeviceReadout &ro) {
+    ImGui::TextWrapped("%s%s%s", d->name[0] ? d->name : d->spec,
+                       d->simulator_pid > 0 ? " (simulated pantograph)" : "",
+                       d->proxy[0] ? "" : ", no coupled proxy");
+    switch (d->status) {
+    case GUI_DEVICE_IDLE:
+        ImGui::TextColored(kDim, "idle: %s", d->message);
+        return;
+    case GUI_DEVICE_ERROR:
+        ImGui::PushStyleColor(ImGuiCol_Text, kRed);
+        ImGui::TextWrapped("error: %s", d->message);
+        ImGui::PopStyleColor();
+        return;
+    case GUI_DEVICE_RUNNING:
+        break;
+    }
+    if (d->emergency_stopped)
+        ImGui::TextColored(kRed, "EMERGENCY STOP: motors off until enabled");
+    else if (ro.motors_on)
+        ImGui::TextColored(kGreen, "running, motors ON");
+    else if (d->enable_requested)
+        ImGui::TextColored(kAmber, "running, motors enabled but not powered");
+    else
+        ImGui::TextColored(kAmber, "running, motors off (enable to feel the scene)");
+}
+
+void control_buttons(const GuiDevice *d, GuiRequests *r) {
+    bool running = d->status == GUI_DEVICE_RUNNING;
+    ImGui::BeginDisabled(!running);
+    if (!d->enable_requested) {
+        if (ImGui::Button("Enable motors"))
+            r->device_enable = true;
+    } else if (ImGui::Button("Disable motors")) {
+        r->device_disable = true;
+    }
+    ImGui::EndDisabled();
+    ImGui::SameLine();
+    ImGui::BeginDisabled(running);
+    if (ImGui::Button("Reconnect"))
+        r->device_reconnect = true;
+    ImGui::EndDisabled();
+    // Always enabled: pressing it can never make anything worse.
+    ImGui::PushStyleColor(ImGuiCol_Button, ImVec4(0.75f, 0.08f, 0.08f, 1.0f));
+    ImGui::PushStyleColor(ImGuiCol_ButtonHovered, ImVec4(0.9f, 0.15f, 0.15f, 1.0f));
+    ImGui::PushStyleColor(ImGuiCol_ButtonActive, ImVec4(1.0f, 0.25f, 0.25f, 1.0f));
+    char label[64];
+    std::snprintf(label, sizeof label, "EMERGENCY STOP (%s)", d->estop_key);
+    if (ImGui::Button(label, ImVec2(-FLT_MIN, 32)))
+        r->device_estop = true;
+    ImGui::PopStyleColor(3);
+}
+
+void timing_table(const GuiDeviceReadout &ro) {
+    ImGui::Text("servo %.0f Hz (%.1f measured), %s", ro.rate_hz, ro.measured_hz,
+                ro.fifo ? "FIFO" : "not FIFO");
+    ImGui::Text("periods %.0f, stale device reads %.0f", ro.periods, ro.stale_reads);
+    ImGui::Text("compute %.1f us mean, %.0f us max", ro.compute_mean_us, ro.compute_max_us);
+    if (ImGui::BeginTable("lateness", 4, ImGuiTableFlags_BordersInnerV)) {
+        const char *heads[] = {"p50", "p99", "p99.9", "max"};
+        const double values[] = {ro.p50_us, ro.p99_us, ro.p999_us, ro.max_us};
+        for (const char *h : heads) {
+            ImGui::TableNextColumn();
+            ImGui::TextDisabled("%s", h);
+        }
+        for (double v : values) {
+            ImGui::TableNextColumn();
+            ImGui::Text("%.0f us", v);
+        }
+        ImGui::EndTable();
+    }
+    ImGui::Text("overruns %.0f, missed deadlines %.0f", ro.overruns, ro.missed_deadlines);
+}
+
+void flag(const char *name, bool on) {
+    ImGui::SameLine();
+    if (on)
+        ImGui::TextColored(kRed, "[%s]", name);
+    else
+        ImGui::TextColored(kDim, "%s", name);
+}
+
+void handle_lines(const GuiDeviceReadout &ro) {
+    ImGui::Text("handle  (%.4f, %.4f) m", ro.x, ro.y);
+    ImGui::Text("velocity (%.3f, %.3f) m/s", ro.vx, ro.vy);
+    ImGui::Text("force   (%.3f, %.3f) N, |F| %.3f N", ro.fx, ro.fy, std::hypot(ro.fx, ro.fy));
+    ImGui::TextUnformatted("limits");
+    flag("workspace", ro.limits & HAPTIC_LIMIT_WORKSPACE);
+    flag("singularity", ro.limits & HAPTIC_LIMIT_SINGULAR);
+    flag("force limit", ro.limits & (HAPTIC_LIMIT_FORCE | HAPTIC_LIMIT_TORQUE));
+    if (ro.limits & (HAPTIC_LIMIT_NONFINITE | HAPTIC_LIMIT_NO_SOLUTION))
+        ImGui::TextColored(kRed, "%s",
+                           ro.limits & HAPTIC_LIMIT_NO_SOLUTION ? "no kinematic solution: force 0"
+                                                                : "non-finite force replaced by 0");
+    ImVec4 c =
+        std::strcmp(ro.watchdog, "live") == 0 ? kGreen
+        : std::strcmp(ro.watchdog, "fading") == 0 || std::strcmp(ro.watchdog, "released") == 0
+            ? kRed
+            : kDim;
+    ImGui::TextUnformatted("host watchdog");
+    ImGui::SameLine();
+    if (std::strcmp(ro.watchdog, "fading") == 0)
+        ImGui::TextColored(c, "fading (%.0f%%)", 100.0 * ro.watchdog_fade);
+    else if (std::strcmp(ro.watchdog, "released") == 0)
+        ImGui::TextColored(c, "released (engine stalled or paused)");
+    else
+        ImGui::TextColored(c, "%s", ro.watchdog);
+    ImGui::SameLine();
+    ImGui::TextDisabled("%.0f stalls", ro.engine_stalls);
+    if (ro.device_status & (HAPTIC_STATUS_WATCHDOG | HAPTIC_STATUS_FAULT))
+        ImGui::TextColored(kRed, "device: %s",
+                           ro.device_status & HAPTIC_STATUS_FAULT
+                               ? "amplifier fault / e-stop"
+                               : "its watchdog zeroed the motors");
+}
+
+} // namespace
+
+extern "C" void gui_device_readout(const Registry *reg, const GuiDevice *device,
+                                   GuiDeviceReadout *out) {
+    *out = GuiDeviceReadout();
+    out->watchdog = "";
+    out->handle_age_s = INFINITY;
+    if (!reg)
+        return;
+    RegistrySlot st, h;
+    registry_slot_read(reg, REGISTRY_SLOT_SERVO_STATS, &st);
+    registry_slot_read(reg, REGISTRY_SLOT_HANDLE, &h);
+    fill_stats(st, out);
+    fill_handle(h, device, out);
+}
+
+extern "C" void gui_device_panel(const GuiState *s, GuiRequests *r) {
+    const GuiDevice *d = s->device;
+    if (!d || !ImGui::CollapsingHeader("Haptic device", ImGuiTreeNodeFlags_DefaultOpen))
+        return;
+    GuiDeviceReadout ro;
+    gui_device_readout(s->reg, d, &ro);
+    status_line(d, ro);
+    control_buttons(d, r);
+    if (!ro.have_stats && !ro.have_handle) {
+        ImGui::TextDisabled("no servo data yet");
+        return;
+    }
+    if (d->status != GUI_DEVICE_RUNNING)
+        ImGui::TextDisabled("last values the servo published:");
+    timing_table(ro);
+    handle_lines(ro);
+}

@@ -1,0 +1,279 @@
+/* The haptic device in the GUI (issue 6), end to end through the `issim` executable under SDL's
+ * offscreen driver: `issim run scenes/pantograph_push.lua --device sim` starts the simulated
+ * pantograph and the servo on the scene's haptics table with the motors off; enabling them
+ * makes the coupling force reach the handle; the servo's statistics reach the device panel
+ * (print_device prints the panel's own readout); the emergency-stop key zeroes the force and
+ * disables the motors until they are enabled again; the panel and the handle marker are drawn;
+ * killing the simulated device shows its error while the GUI runs on; another scene stops the
+ * servo and a scene with a haptics table starts it again. A device that cannot be opened (no
+ * USB in this VM) shows its reason and the scene runs without it. */
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "test_display_util.h"
+
+typedef struct DeviceLine {
+    char status[16];
+    int enable, estop, motors_on, pid;
+    double periods, rate_hz, measured_hz, p50, p99, p999, max, overruns, missed, fx, fy;
+} DeviceLine;
+
+/* A value of "key=" in line (up to its end), NAN if absent. */
+static double value_of(const char *line, const char *key) {
+    char pattern[32];
+    snprintf(pattern, sizeof pattern, " %s=", key);
+    const char *end = strchr(line, '\n');
+    const char *p = strstr(line, pattern);
+    if (!p || (end && p > end))
+        return NAN;
+    return atof(p + strlen(pattern));
+}
+
+static DeviceLine parse_device(const char *out, int nth) {
+    const char *line = find_line(out, "device status=", nth);
+    if (!line)
+        fail_msg("no device line %d in the output:\n%s", nth, out);
+    DeviceLine d = {0};
+    sscanf(line, "device status=%15s", d.status);
+    d.enable = (int)value_of(line, "enable");
+    d.estop = (int)value_of(line, "estop");
+    d.motors_on = (int)value_of(line, "motors_on");
+    d.pid = (int)value_of(line, "pid");
+    d.periods = value_of(line, "periods");
+    d.rate_hz = value_of(line, "rate_hz");
+    d.measured_hz = value_of(line, "measured_hz");
+    d.p50 = value_of(line, "p50_us");
+    d.p99 = value_of(line, "p99_us");
+    d.p999 = value_of(line, "p999_us");
+    d.max = value_of(line, "max_us");
+    d.overruns = value_of(line, "overruns");
+    d.missed = value_of(line, "missed");
+    d.fx = value_of(line, "fx");
+    d.fy = value_of(line, "fy");
+    return d;
+}
+
+/* Runs issim with the script; when the kill_after-th (0-based) device line appears, the
+ * simulated pantograph it names (pid=) is killed with SIGKILL, as a device dies mid-run. */
+static int run_and_kill(const char *extra, const char *script, int kill_after, char *out,
+                        size_t size, int *killed_pid) {
+    const char *script_path = test_temp_path(".script");
+    FILE *f = fopen(script_path, "w");
+    assert_non_null(f);
+    fputs(script, f);
+    fclose(f);
+    const char *binary = getenv("ISSIM_BINARY");
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "SDL_VIDEODRIVER=offscreen ASAN_OPTIONS=\"${ASAN_OPTIONS}:detect_leaks=0\" '%s' run "
+             "'%s' %s --script '%s'",
+             binary ? binary : "build/issim", test_source_path("scenes/pantograph_push.lua"), extra,
+             script_path);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t used = 0;
+    int device_lines = 0;
+    char line[4096];
+    *killed_pid = -1;
+    while (fgets(line, sizeof line, p)) {
+        size_t n = strlen(line);
+        if (used + n + 1 < size) {
+            memcpy(out + used, line, n + 1);
+            used += n;
+        }
+        if (strncmp(line, "device status=", 14) == 0 && device_lines++ == kill_after) {
+            *killed_pid = (int)value_of(line, "pid");
+            assert_true(*killed_pid > 0);
+            assert_int_equal(kill(*killed_pid, SIGKILL), 0);
+        }
+    }
+    int status = pclose(p);
+    remove(script_path);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Pixels of the emergency-stop button's red (0.75, 0.08, 0.08) in the right panel. */
+static int red_button_pixels(const Image *im) {
+    int n = 0;
+    for (int y = 20; y < im->h - 24; y++)
+        for (int x = im->w - 338; x < im->w; x++) {
+            const unsigned char *p = pixel(im, x, y);
+            n += p[0] > 150 && p[1] < 60 && p[2] < 60;
+        }
+    return n;
+}
+
+/* Marker pixels (cyan 0.2, 0.95, 1.0 while the motors are on) near the stem's top. */
+static int marker_pixels(const Image *im, const ShownState *s, const char *out) {
+    const char *line = find_line(out, "device_marker ", 1); /* print_device 1 */
+    if (!line)
+        fail_msg("no device_marker line:\n%s", out);
+    Vec3 p;
+    double size;
+    int active;
+    assert_int_equal(sscanf(line, "device_marker %lf %lf %lf size=%lf active=%d", &p.x, &p.y, &p.z,
+                            &size, &active),
+                     5);
+    assert_int_equal(active, 1);
+    double px, py;
+    project(s, (Vec3){p.x, p.y, p.z + 4 * size}, &px, &py);
+    int n = 0;
+    for (int y = (int)py - 12; y <= (int)py + 12; y++)
+        for (int x = (int)px - 12; x <= (int)px + 12; x++) {
+            const unsigned char *q = pixel(im, x, y);
+            n += q[0] < 120 && q[1] > 190 && q[2] > 190;
+        }
+    return n;
+}
+
+static void test_device_panel_estop_and_device_loss(void **state) {
+    (void)state;
+    static char out[GUI_OUTPUT_MAX];
+    const char *png = test_temp_path(".png");
+    char script[2048];
+    snprintf(script, sizeof script,
+             "wait_device periods 100\n"
+             "print_device\n" /* 0: running, motors off */
+             "device_enable\n"
+             "wait_device motors_on\n"
+             "wait 0.5\n"
+             "screenshot %s\n"
+             "print_device\n" /* 1: motors on, the coupling force on the handle */
+             "print_state\n"
+             "key f9\n"
+             "frames 2\n"
+             "print_device\n" /* 2: emergency stop */
+             "wait 0.3\n"
+             "print_device\n" /* 3: still off */
+             "device_enable\n"
+             "wait_device motors_on\n"
+             "print_device\n" /* 4: on again; the test kills the simulator now */
+             "wait_device error\n"
+             "print_device\n" /* 5: the error */
+             "print_state\n"
+             "wait 0.3\n"
+             "print_state\n"
+             "open scenes/box_on_plane.lua\n"
+             "print_device\n" /* 6: idle: no haptics table */
+             "open scenes/pantograph_push.lua\n"
+             "wait_device periods 50\n"
+             "print_device\n", /* 7: a new simulator, motors off again */
+             png);
+    int killed;
+    int rc = run_and_kill("--device sim --device-rate 500 --device-hand circle:0.04,1", script, 4,
+                          out, sizeof out, &killed);
+    print_message("%s", out);
+    assert_int_equal(rc, 0);
+
+    DeviceLine off = parse_device(out, 0), on = parse_device(out, 1);
+    DeviceLine stopped = parse_device(out, 2), still = parse_device(out, 3);
+    DeviceLine again = parse_device(out, 4), lost = parse_device(out, 5);
+    DeviceLine idle = parse_device(out, 6), reopened = parse_device(out, 7);
+
+    /* Motors off until enabled: no force on the handle. */
+    assert_string_equal(off.status, "running");
+    assert_int_equal(off.motors_on, 0);
+    assert_true(off.fx == 0.0 && off.fy == 0.0);
+    /* The servo's statistics reach the panel: the configured rate, a measured one, periods
+     * growing, ordered percentiles, overruns never more than missed deadlines. */
+    assert_near(on.rate_hz, 500.0, 1e-9);
+    assert_true(on.measured_hz > 100 && on.measured_hz < 520);
+    assert_true(on.periods > off.periods + 100);
+    assert_true(on.p50 > 0 && on.p50 <= on.p99 && on.p99 <= on.p999 && on.p999 <= on.max + 1);
+    assert_true(on.overruns <= on.missed);
+    /* Enabled: the coupling pulls the handle towards the lagging proxy. */
+    assert_int_equal(on.motors_on, 1);
+    assert_true(hypot(on.fx, on.fy) > 0.05);
+    /* The emergency stop: zero force, motors disabled, and they stay off while the servo runs. */
+    assert_int_equal(stopped.estop, 1);
+    assert_int_equal(stopped.motors_on, 0);
+    assert_true(stopped.fx == 0.0 && stopped.fy == 0.0);
+    assert_int_equal(still.motors_on, 0);
+    assert_true(still.fx == 0.0 && still.fy == 0.0);
+    assert_true(still.periods > stopped.periods);
+    assert_int_equal(again.motors_on, 1);
+    assert_int_equal(again.estop, 0);
+
+    /* The simulator killed: the error in the panel, the GUI runs on (its clock advances). */
+    assert_int_equal(killed, again.pid);
+    assert_string_equal(lost.status, "error");
+    const char *message = find_line(out, "device_message ", 5);
+    assert_non_null(message);
+    assert_non_null(strstr(message, "/dev/pts/"));
+    assert_true(strstr(message, "closed the link") || strstr(message, "link lost"));
+    ShownState before = parse_state(out, 1), after = parse_state(out, 2);
+    assert_true(after.t > before.t + 0.1);
+
+    /* Another scene without a haptics table: no device; back to one: a new simulator. */
+    assert_string_equal(idle.status, "idle");
+    assert_non_null(strstr(find_line(out, "device_message ", 6), "has no haptics table"));
+    assert_string_equal(reopened.status, "running");
+    assert_true(reopened.pid > 0 && reopened.pid != killed);
+    assert_int_equal(reopened.motors_on, 0);
+    assert_int_equal(reopened.enable, 0);
+
+    /* The screenshot: the panel's emergency-stop button and the handle marker are drawn. */
+    Image im = load_png(png);
+    ShownState shot = parse_state(out, 0);
+    int red = red_button_pixels(&im), marker = marker_pixels(&im, &shot, out);
+    print_message("red button pixels %d, marker pixels %d\n", red, marker);
+    assert_true(red > 3000);
+    assert_true(marker >= 5);
+    stbi_image_free(im.rgb);
+    remove(png);
+}
+
+/* No USB in this VM: the reason shows in the panel and the log, the scene runs on. */
+static void test_device_that_cannot_open(void **state) {
+    (void)state;
+    static char out[GUI_OUTPUT_MAX];
+    int rc = run_issim_script(test_source_path("scenes/pantograph_push.lua"), "--device usb",
+                              "frames 2\nprint_device\nwait_sim 0.2\nprint_state\nestop\n"
+                              "print_device\n",
+                              out, sizeof out);
+    print_message("%s", out);
+    assert_int_equal(rc, 0);
+    DeviceLine d = parse_device(out, 0);
+    assert_string_equal(d.status, "error");
+    assert_non_null(strstr(find_line(out, "device_message ", 0), "no P2 pantograph"));
+    assert_true(parse_state(out, 0).t >= 0.2);
+    assert_string_equal(parse_device(out, 1).status, "error"); /* an e-stop there is harmless */
+}
+
+static void test_device_options(void **state) {
+    (void)state;
+    char out[4096];
+    const char *bin = getenv("ISSIM_BINARY");
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "'%s' run '%s' --headless --device sim 2>&1",
+             bin ? bin : "build/issim", test_source_path("scenes/pantograph_push.lua"));
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    int status = pclose(p);
+    assert_int_equal(WEXITSTATUS(status), 2);
+    assert_non_null(strstr(out, "--device needs the GUI"));
+    snprintf(cmd, sizeof cmd, "'%s' run '%s' --device sim --device-rate 50 2>&1",
+             bin ? bin : "build/issim", test_source_path("scenes/pantograph_push.lua"));
+    p = popen(cmd, "r");
+    assert_non_null(p);
+    n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    status = pclose(p);
+    assert_int_equal(WEXITSTATUS(status), 2);
+    assert_non_null(strstr(out, "--device-rate needs a rate in [100, 20000] Hz"));
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_device_panel_estop_and_device_loss),
+        cmocka_unit_test(test_device_that_cannot_open),
+        cmocka_unit_test(test_device_options),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
