@@ -245,7 +245,11 @@ static void carry_out(App *app, const GuiRequests *r) {
 static void draw_scene(App *app) {
     Session *s = &app->session;
     glViewport(0, 0, app->width, app->height);
-    glClearColor(0.16f, 0.18f, 0.22f, 1.0f);
+    /* The side panels draw no background (gui.h): the clear paints it. */
+    float panel[3] = {0.16f, 0.18f, 0.22f};
+    if (app->gui_ready && app->options.show_gui)
+        gui_panel_color(panel);
+    glClearColor(panel[0], panel[1], panel[2], 1.0f);
     glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
     if (!s->view)
         return;

@@ -495,9 +495,13 @@ void renderer_draw(Renderer *r, const RenderFrame *f) {
     Vec3 eye = camera_eye(f->camera);
     Vec3 light = vec3_normalize((Vec3){0.4, -0.3, 1.0});
 
+    /* glClear ignores the viewport: the scissor keeps it to the 3D view's rectangle. */
     glViewport(f->x, f->window_height - f->y - f->height, f->width, f->height);
+    glScissor(f->x, f->window_height - f->y - f->height, f->width, f->height);
+    glEnable(GL_SCISSOR_TEST);
     glClearColor(0.16f, 0.18f, 0.22f, 1.0f);
-    glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
+    glClear(GL_COLOR_BUFFER_BIT);
+    glDisable(GL_SCISSOR_TEST);
     glEnable(GL_DEPTH_TEST);
     glCullFace(GL_BACK);
     glFrontFace(GL_CCW);
