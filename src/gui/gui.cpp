@@ -143,10 +143,28 @@ void open_dialog(const GuiState *s, GuiRequests *r) {
 
 // ===== Left panel: launcher, thing tree, property editor =====
 
+// One line whatever the path's length, so the panels below keep their places: a long path
+// shows its end (the file name), the whole of it in a tooltip.
+void current_scene_line(const char *path) {
+    const char *shown = path;
+    float room = ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("Current: ...").x;
+    float width = ImGui::CalcTextSize(shown).x;
+    while (shown[0] && shown[1] && width > room) {
+        const char *next = shown + 1;
+        while ((*next & 0xC0) == 0x80) // whole UTF-8 characters
+            next++;
+        width -= ImGui::CalcTextSize(shown, next).x;
+        shown = next;
+    }
+    ImGui::Text("Current: %s%s", shown == path ? "" : "...", shown);
+    if (shown != path && ImGui::IsItemHovered())
+        ImGui::SetTooltip("%s", path);
+}
+
 void launcher(const GuiState *s, GuiRequests *r) {
     if (!ImGui::CollapsingHeader("Scene launcher", ImGuiTreeNodeFlags_DefaultOpen))
         return;
-    ImGui::TextWrapped("Current: %s", s->scene_path[0] ? s->scene_path : "(none)");
+    current_scene_line(s->scene_path[0] ? s->scene_path : "(none)");
     if (ImGui::BeginListBox("##scenes", ImVec2(-1, 5.5f * ImGui::GetTextLineHeightWithSpacing()))) {
         for (int i = 0; i < s->scene_count; i++) {
             bool current = std::strcmp(s->scenes[i], s->scene_path) == 0;
