@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <stb_image_write.h>
 
@@ -352,6 +353,41 @@ static double engine_steps(const App *app) {
     return st.v[ENGINE_STAT_STEPS];
 }
 
+/* CPU time (s) of the display's own threads: the main thread and llvmpipe's rasterisers. Under
+ * load from other processes the frame rate says little about the display's cost; its CPU time
+ * per frame does. */
+static double display_cpu_seconds(void) {
+    DIR *dir = opendir("/proc/self/task");
+    if (!dir)
+        return 0.0;
+    double ticks = 0.0;
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+        char path[300], stat[1024];
+        snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t n = fread(stat, 1, sizeof stat - 1, f);
+        fclose(f);
+        stat[n] = '\0';
+        /* pid (comm) state ...: utime and stime are fields 14 and 15, the 12th and 13th after
+         * the closing parenthesis of comm. */
+        char *open = strchr(stat, '('), *close = strrchr(stat, ')');
+        if (!open || !close)
+            continue;
+        bool main_thread = atoi(e->d_name) == (int)getpid();
+        bool rasteriser = strncmp(open + 1, "llvmpipe-", 9) == 0;
+        unsigned long utime = 0, stime = 0;
+        if ((main_thread || rasteriser) &&
+            sscanf(close + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime,
+                   &stime) == 2)
+            ticks += (double)(utime + stime);
+    }
+    closedir(dir);
+    return ticks / (double)sysconf(_SC_CLK_TCK);
+}
+
 /* Frames per second and engine throughput over options.bench_seconds. Without rendering the
  * main thread only sleeps: the baseline the display's cost is measured against. */
 static void run_bench(App *app) {
@@ -367,6 +403,7 @@ static void run_bench(App *app) {
     if (app->options.bench_paused)
         sim_set_paused(s->sim, true);
     double w0 = issim_wall_time(), st0 = registry_state_time(s->reg), steps0 = engine_steps(app);
+    double cpu0 = display_cpu_seconds();
     int frames = 0;
     while (issim_wall_time() - w0 < app->options.bench_seconds && !app->quit) {
         if (app->window) {
@@ -378,11 +415,14 @@ static void run_bench(App *app) {
     }
     double wall = issim_wall_time() - w0;
     double sim_seconds = registry_state_time(s->reg) - st0;
+    double cpu = display_cpu_seconds() - cpu0;
     printf("bench paused=%d bodies=%d render=%d frames=%d wall=%.3f fps=%.1f engine_steps=%.0f "
-           "engine_steps_per_s=%.1f sim_seconds_per_s=%.4f width=%d height=%d\n",
+           "engine_steps_per_s=%.1f sim_seconds_per_s=%.4f width=%d height=%d "
+           "display_cpu_ms_per_frame=%.2f display_cpu_share=%.3f\n",
            app->options.bench_paused, s->view ? s->view->body_count : 0, app->window != NULL,
            frames, wall, frames / wall, engine_steps(app) - steps0,
-           (engine_steps(app) - steps0) / wall, sim_seconds / wall, app->width, app->height);
+           (engine_steps(app) - steps0) / wall, sim_seconds / wall, app->width, app->height,
+           frames > 0 ? 1e3 * cpu / frames : 0.0, cpu / wall);
     fflush(stdout);
 }
 
