@@ -315,6 +315,40 @@ static void layout_view(App *app) {
     app->view_h = app->height - (panels ? GUI_MENU_HEIGHT + GUI_STATUS_HEIGHT : 0);
 }
 
+/* Wall seconds the engine may trail the clock before the display counts it as lagging, and
+ * when it counts as caught up again (hysteresis, so the rate does not flap). */
+#define ENGINE_LAG_ON 0.1
+#define ENGINE_LAG_OFF 0.02
+
+static void update_engine_bound(App *app) {
+    Sim *sim = app->session.sim;
+    if (!sim || sim_paused(sim)) {
+        app->engine_bound = false;
+        return;
+    }
+    double lag = (sim_display_time(sim) - registry_state_time(app->session.reg)) / sim_speed(sim);
+    if (lag > ENGINE_LAG_ON)
+        app->engine_bound = true;
+    else if (lag < ENGINE_LAG_OFF)
+        app->engine_bound = false;
+}
+
+/* With vsync asked for, at most 60 frames per second even where swapping does not wait (Xvfb,
+ * offscreen): frames nobody can see would only take CPU from the engine. While the engine
+ * cannot keep up with the clock (a heavy scene, or a speed factor beyond it) the display
+ * draws 30: every frame's CPU then comes out of the simulation's progress on a machine without
+ * a spare core (docs/performance.md, the display's cost to the engine). */
+static void limit_frame_rate(App *app) {
+    if (!app->options.vsync)
+        return;
+    update_engine_bound(app);
+    double period = app->engine_bound ? 1.0 / 30.0 : 1.0 / 60.0;
+    double now = issim_wall_time(), next = app->last_swap + period;
+    if (now < next)
+        nanosleep(&(struct timespec){0, (long)((next - now) * 1e9)}, NULL);
+    app->last_swap = fmax(next, issim_wall_time() - period);
+}
+
 static void frame(App *app) {
     layout_view(app);
     SDL_Event e;
@@ -335,14 +369,7 @@ static void frame(App *app) {
     }
     take_screenshot(app);
     SDL_GL_SwapWindow(app->window);
-    /* With vsync asked for, at most 60 frames per second even where swapping does not wait
-     * (Xvfb, offscreen): frames nobody can see would only take CPU from the engine. */
-    if (app->options.vsync) {
-        double now = issim_wall_time(), next = app->last_swap + 1.0 / 60.0;
-        if (now < next)
-            nanosleep(&(struct timespec){0, (long)((next - now) * 1e9)}, NULL);
-        app->last_swap = fmax(next, issim_wall_time() - 1.0 / 60.0);
-    }
+    limit_frame_rate(app);
 }
 
 /* ===== Benchmarks (--bench) ===== */
