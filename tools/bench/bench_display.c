@@ -164,17 +164,20 @@ static void bench_fps(double seconds) {
 }
 
 /* The machine is shared (other builds run beside it), so the two conditions alternate,
- * three times each, and the medians are compared. */
+ * five times each, and the medians are compared. */
+#define THROUGHPUT_RUNS 5
 static void bench_throughput(double seconds) {
     printf("\n## display: engine throughput with and without the display (clock at 1000x; "
-           "median of 3 alternating runs)\n");
+           "median of %d alternating runs)\n",
+           THROUGHPUT_RUNS);
     printf("%-24s %16s %16s %8s %8s %10s\n", "scene", "no display", "display", "cost", "fps",
            "cpu/frame");
     const char *scenes[] = {"scenes/point_drop.lua", "scenes/pile.lua"};
     for (int i = 0; i < 2; i++) {
-        double with[3], without[3], fps[3], cpu[3];
+        double with[THROUGHPUT_RUNS], without[THROUGHPUT_RUNS], fps[THROUGHPUT_RUNS],
+            cpu[THROUGHPUT_RUNS];
         bool ok = true;
-        for (int k = 0; k < 3 && ok; k++) {
+        for (int k = 0; k < THROUGHPUT_RUNS && ok; k++) {
             char args[1024];
             BenchLine b;
             snprintf(args, sizeof args, "%s --bench %g --bench-speed 1000 --bench-no-render",
@@ -192,9 +195,10 @@ static void bench_throughput(double seconds) {
             printf("%-24s failed\n", scenes[i]);
             continue;
         }
-        double a = bench_quantile(without, 3, 0.5), b = bench_quantile(with, 3, 0.5);
-        double c = bench_quantile(cpu, 3, 0.5);
-        /* (bench_quantile sorted them: [0] and [2] are the extremes) */
+        int n = THROUGHPUT_RUNS;
+        double a = bench_quantile(without, n, 0.5), b = bench_quantile(with, n, 0.5);
+        double c = bench_quantile(cpu, n, 0.5);
+        /* (bench_quantile sorted them: the first and last are the extremes) */
         printf("%-24s %12.4f s/s %12.4f s/s %7.1f%% %8.1f %7.2f ms   (no display %.4g-%.4g, "
                "display %.4g-%.4g)\n",
                scenes[i], a, b, 100.0 * (1.0 - b / a), bench_quantile(fps, 3, 0.5), c, without[0],
