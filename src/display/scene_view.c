@@ -99,7 +99,7 @@ static bool keep_trimesh(SceneView *v, TriMesh *m) {
 }
 
 /* Slices around the axis of each level of detail of a round shape, finest first. */
-static const int lod_slices[] = {32, 24, 16, 12, 8};
+static const int lod_slices[] = {64, 48, 32, 24, 16, 12, 8};
 enum { LOD_LEVELS = sizeof lod_slices / sizeof lod_slices[0] };
 
 static bool round_mesh(MeshData *data, const char *key, int slices) {
