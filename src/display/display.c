@@ -319,6 +319,11 @@ static void layout_view(App *app) {
  * when it counts as caught up again (hysteresis, so the rate does not flap). */
 #define ENGINE_LAG_ON 0.1
 #define ENGINE_LAG_OFF 0.02
+/* Frame rates: normal, and while the engine lags. A 240-body pile uses both cores for the
+ * engine and the collision manager; at about 10 ms of CPU per frame, 30 frames per second
+ * cost it 14 % of its throughput and 20 cost it under 10 % (docs/performance.md). */
+#define DISPLAY_FPS 60.0
+#define DISPLAY_FPS_ENGINE_BOUND 20.0
 
 static void update_engine_bound(App *app) {
     Sim *sim = app->session.sim;
@@ -336,13 +341,13 @@ static void update_engine_bound(App *app) {
 /* With vsync asked for, at most 60 frames per second even where swapping does not wait (Xvfb,
  * offscreen): frames nobody can see would only take CPU from the engine. While the engine
  * cannot keep up with the clock (a heavy scene, or a speed factor beyond it) the display
- * draws 30: every frame's CPU then comes out of the simulation's progress on a machine without
+ * draws 20: every frame's CPU then comes out of the simulation's progress on a machine without
  * a spare core (docs/performance.md, the display's cost to the engine). */
 static void limit_frame_rate(App *app) {
     if (!app->options.vsync)
         return;
     update_engine_bound(app);
-    double period = app->engine_bound ? 1.0 / 30.0 : 1.0 / 60.0;
+    double period = 1.0 / (app->engine_bound ? DISPLAY_FPS_ENGINE_BOUND : DISPLAY_FPS);
     double now = issim_wall_time(), next = app->last_swap + period;
     if (now < next)
         nanosleep(&(struct timespec){0, (long)((next - now) * 1e9)}, NULL);
