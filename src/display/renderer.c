@@ -1,9 +1,12 @@
 /* OpenGL 3.3 core renderer (000 App. B.4.1: the user view). One draw call per mesh: every
- * instance of a mesh (all the spheres of a pile, say) is drawn with glDrawArraysInstanced from
- * a per-instance buffer of position, quaternion, scale and colour; the vertex shader applies
- * the pose, so nothing per vertex runs on the CPU. Lighting is one directional light with
- * ambient and Blinn-Phong terms. Lines (ground grid, plane outlines, contact points, force
- * arrows, trails, the selection box and the drag spring) share one dynamic buffer. */
+ * instance of a mesh (all the spheres of a pile, say) is drawn with glDraw*Instanced from a
+ * per-instance buffer of position, quaternion, scale and colour; the vertex shader applies
+ * the pose, so nothing per vertex runs on the CPU. Round shapes take a level of detail per
+ * instance and frame (display_internal.h, ViewMesh), closed meshes are drawn with back faces
+ * culled: on a software rasteriser the frame's cost is mostly triangles (docs/performance.md,
+ * commit gui-perf). Lighting is one directional light with ambient and Blinn-Phong terms.
+ * Lines (ground grid, plane outlines, contact points, force arrows, trails, the selection box
+ * and the drag spring) share one dynamic buffer. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
