@@ -144,11 +144,76 @@ static void test_keyboard_transport(void **state) {
     assert_non_null(strstr(find_line(out, "open ", 1), "point_drop.lua ok"));
 }
 
+/* Half-diameters of the red disc through (cx, cy) along 32 directions (walking out both ways
+ * in quarter-pixel steps until the colour leaves red): half the sum of opposite radii, so a
+ * centre off by a fraction of a pixel does not count as an outline error. */
+static void outline_radii(const Image *im, double cx, double cy, double *lo, double *hi,
+                          double *mean) {
+    double r[64];
+    for (int k = 0; k < 64; k++) {
+        double a = 2 * M_PI * (k + 0.5) / 64;
+        r[k] = 0;
+        while (r[k] < 400 && is_red(pixel(im, cx + r[k] * cos(a), cy + r[k] * sin(a))))
+            r[k] += 0.25;
+    }
+    *lo = INFINITY, *hi = 0, *mean = 0;
+    for (int k = 0; k < 32; k++) {
+        double half = 0.5 * (r[k] + r[k + 32]);
+        *lo = fmin(*lo, half), *hi = fmax(*hi, half), *mean += half / 32;
+    }
+}
+
+/* Levels of detail: a sphere is drawn round at any size. Looked at head on, its outline is a
+ * circle of radius f R / sqrt(d^2 - R^2) pixels (f = (H / 2) / tan(fov / 2)); the renderer
+ * picks the coarsest mesh whose polygon stays within 0.75 px of it, so the measured radii
+ * spread by that plus a pixel of rasterisation. The same sphere close (radius about 200 px:
+ * 16 segments, the old fixed mesh, would be 3.8 px off) and far (about 22 px: 12 segments). */
+static void test_spheres_round_at_every_size(void **state) {
+    (void)state;
+    const char *scene = test_temp_path(".lua");
+    FILE *f = fopen(scene, "w");
+    assert_non_null(f);
+    fputs("return { name = 'lod', universe = { gravity = {0, 0, 0}, integrator = 'rk4',\n"
+          "  dt = 1e-3 },\n"
+          "  things = { { name = 'ball', kind = 'body', shape = 'sphere', radius = 0.05,\n"
+          "    mass = 1, inertia = {1e-3, 1e-3, 1e-3}, pos = {0, 0, 0.2}, color = {1, 0, 0},\n"
+          "    material = 'm' } } }\n",
+          f);
+    fclose(f);
+    const double R = 0.05, distances[2] = {0.2231, 2.0};
+    const char *shots[2] = {test_temp_path(".png"), test_temp_path(".png")};
+    char script[2048], out[GUI_OUTPUT_MAX];
+    snprintf(script, sizeof script,
+             "pause\ntoggle gui off\ntoggle grid off\n"
+             "camera 0 %.9g 0.2 0 0 0.2 45\nframes 3\nprint_state\nscreenshot %s\n"
+             "camera 0 %.9g 0.2 0 0 0.2 45\nframes 3\nprint_state\nscreenshot %s\n",
+             -distances[0], shots[0], -distances[1], shots[1]);
+    int rc = run_issim_script(scene, "", script, out, sizeof out);
+    assert_int_equal(rc, 0);
+    for (int i = 0; i < 2; i++) {
+        ShownState s = parse_state(out, i);
+        double focal = 0.5 * s.view_h / tan(0.5 * s.fov * M_PI / 180.0);
+        double d = distances[i], expected = focal * R / sqrt(d * d - R * R);
+        double cx, cy, lo, hi, mean;
+        project(&s, parse_body(out, "ball", i), &cx, &cy);
+        Image im = load_png(shots[i]);
+        outline_radii(&im, cx, cy, &lo, &hi, &mean);
+        printf("sphere at %.2f m: expected radius %.1f px, measured %.2f-%.2f (mean %.2f)\n", d,
+               expected, lo, hi, mean);
+        assert_true(hi - lo < 0.75 + 1.0);
+        assert_near(mean, expected, 1.5);
+        stbi_image_free(im.rgb);
+        remove(shots[i]);
+    }
+    remove(scene);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_box_drawn_where_the_state_says),
         cmocka_unit_test(test_click_selects_and_drag_pulls),
         cmocka_unit_test(test_keyboard_transport),
+        cmocka_unit_test(test_spheres_round_at_every_size),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

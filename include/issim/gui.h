@@ -153,10 +153,14 @@ bool gui_wants_mouse(void);
 bool gui_wants_keyboard(void);
 /* Builds this frame's panels from state and fills requests. */
 void gui_frame(const GuiState *state, GuiRequests *requests);
-/* Draws the built frame into the current framebuffer. */
+/* Draws the built frame into the current framebuffer. The side panels draw no background of
+ * their own: the display clears the window to gui_panel_color first (a software rasteriser
+ * clears for almost nothing but blends and textures every pixel of a background it draws). */
 void gui_render(void);
 /* The device panel (a section of the right panel), called by gui_frame. */
 void gui_device_panel(const GuiState *state, GuiRequests *requests);
+/* The side panels' opaque background colour (ImGui's window colour). */
+void gui_panel_color(float rgb[3]);
 
 #ifdef __cplusplus
 }

@@ -117,7 +117,8 @@ typedef struct App {
     SDL_Keymod mods;
 
     double fps, fps_wall, engine_rate, rate_wall;
-    double last_swap; /* wall time the frame limiter paced the last frame to */
+    double last_swap;  /* wall time the frame limiter paced the last frame to */
+    bool engine_bound; /* the engine lags the clock: the limiter halves the frame rate */
     int fps_frames;
     double rate_steps;
 

@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <stb_image_write.h>
 
@@ -247,7 +248,11 @@ static void carry_out(App *app, const GuiRequests *r) {
 static void draw_scene(App *app) {
     Session *s = &app->session;
     glViewport(0, 0, app->width, app->height);
-    glClearColor(0.16f, 0.18f, 0.22f, 1.0f);
+    /* The side panels draw no background (gui.h): the clear paints it. */
+    float panel[3] = {0.16f, 0.18f, 0.22f};
+    if (app->gui_ready && app->options.show_gui)
+        gui_panel_color(panel);
+    glClearColor(panel[0], panel[1], panel[2], 1.0f);
     glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
     if (!s->view)
         return;
@@ -312,6 +317,45 @@ static void layout_view(App *app) {
     app->view_h = app->height - (panels ? GUI_MENU_HEIGHT + GUI_STATUS_HEIGHT : 0);
 }
 
+/* Wall seconds the engine may trail the clock before the display counts it as lagging, and
+ * when it counts as caught up again (hysteresis, so the rate does not flap). */
+#define ENGINE_LAG_ON 0.1
+#define ENGINE_LAG_OFF 0.02
+/* Frame rates: normal, and while the engine lags. A 240-body pile uses both cores for the
+ * engine and the collision manager; at about 10 ms of CPU per frame, 30 frames per second
+ * cost it 14 % of its throughput and 20 cost it under 10 % (docs/performance.md). */
+#define DISPLAY_FPS 60.0
+#define DISPLAY_FPS_ENGINE_BOUND 20.0
+
+static void update_engine_bound(App *app) {
+    Sim *sim = app->session.sim;
+    if (!sim || sim_paused(sim)) {
+        app->engine_bound = false;
+        return;
+    }
+    double lag = (sim_display_time(sim) - registry_state_time(app->session.reg)) / sim_speed(sim);
+    if (lag > ENGINE_LAG_ON)
+        app->engine_bound = true;
+    else if (lag < ENGINE_LAG_OFF)
+        app->engine_bound = false;
+}
+
+/* With vsync asked for, at most 60 frames per second even where swapping does not wait (Xvfb,
+ * offscreen): frames nobody can see would only take CPU from the engine. While the engine
+ * cannot keep up with the clock (a heavy scene, or a speed factor beyond it) the display
+ * draws 20: every frame's CPU then comes out of the simulation's progress on a machine without
+ * a spare core (docs/performance.md, the display's cost to the engine). */
+static void limit_frame_rate(App *app) {
+    if (!app->options.vsync)
+        return;
+    update_engine_bound(app);
+    double period = 1.0 / (app->engine_bound ? DISPLAY_FPS_ENGINE_BOUND : DISPLAY_FPS);
+    double now = issim_wall_time(), next = app->last_swap + period;
+    if (now < next)
+        nanosleep(&(struct timespec){0, (long)((next - now) * 1e9)}, NULL);
+    app->last_swap = fmax(next, issim_wall_time() - period);
+}
+
 static void frame(App *app) {
     layout_view(app);
     SDL_Event e;
@@ -332,14 +376,7 @@ static void frame(App *app) {
     }
     take_screenshot(app);
     SDL_GL_SwapWindow(app->window);
-    /* With vsync asked for, at most 60 frames per second even where swapping does not wait
-     * (Xvfb, offscreen): frames nobody can see would only take CPU from the engine. */
-    if (app->options.vsync) {
-        double now = issim_wall_time(), next = app->last_swap + 1.0 / 60.0;
-        if (now < next)
-            nanosleep(&(struct timespec){0, (long)((next - now) * 1e9)}, NULL);
-        app->last_swap = fmax(next, issim_wall_time() - 1.0 / 60.0);
-    }
+    limit_frame_rate(app);
 }
 
 /* ===== Benchmarks (--bench) ===== */
@@ -348,6 +385,41 @@ static double engine_steps(const App *app) {
     RegistrySlot st;
     registry_slot_read(app->session.reg, REGISTRY_SLOT_ENGINE_STATS, &st);
     return st.v[ENGINE_STAT_STEPS];
+}
+
+/* CPU time (s) of the display's own threads: the main thread and llvmpipe's rasterisers. Under
+ * load from other processes the frame rate says little about the display's cost; its CPU time
+ * per frame does. */
+static double display_cpu_seconds(void) {
+    DIR *dir = opendir("/proc/self/task");
+    if (!dir)
+        return 0.0;
+    double ticks = 0.0;
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+        char path[300], stat[1024];
+        snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t n = fread(stat, 1, sizeof stat - 1, f);
+        fclose(f);
+        stat[n] = '\0';
+        /* pid (comm) state ...: utime and stime are fields 14 and 15, the 12th and 13th after
+         * the closing parenthesis of comm. */
+        char *open = strchr(stat, '('), *close = strrchr(stat, ')');
+        if (!open || !close)
+            continue;
+        bool main_thread = atoi(e->d_name) == (int)getpid();
+        bool rasteriser = strncmp(open + 1, "llvmpipe-", 9) == 0;
+        unsigned long utime = 0, stime = 0;
+        if ((main_thread || rasteriser) &&
+            sscanf(close + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime,
+                   &stime) == 2)
+            ticks += (double)(utime + stime);
+    }
+    closedir(dir);
+    return ticks / (double)sysconf(_SC_CLK_TCK);
 }
 
 /* Frames per second and engine throughput over options.bench_seconds. Without rendering the
@@ -365,6 +437,7 @@ static void run_bench(App *app) {
     if (app->options.bench_paused)
         sim_set_paused(s->sim, true);
     double w0 = issim_wall_time(), st0 = registry_state_time(s->reg), steps0 = engine_steps(app);
+    double cpu0 = display_cpu_seconds();
     int frames = 0;
     while (issim_wall_time() - w0 < app->options.bench_seconds && !app->quit) {
         if (app->window) {
@@ -376,11 +449,14 @@ static void run_bench(App *app) {
     }
     double wall = issim_wall_time() - w0;
     double sim_seconds = registry_state_time(s->reg) - st0;
+    double cpu = display_cpu_seconds() - cpu0;
     printf("bench paused=%d bodies=%d render=%d frames=%d wall=%.3f fps=%.1f engine_steps=%.0f "
-           "engine_steps_per_s=%.1f sim_seconds_per_s=%.4f width=%d height=%d\n",
+           "engine_steps_per_s=%.1f sim_seconds_per_s=%.4f width=%d height=%d "
+           "display_cpu_ms_per_frame=%.2f display_cpu_share=%.3f\n",
            app->options.bench_paused, s->view ? s->view->body_count : 0, app->window != NULL,
            frames, wall, frames / wall, engine_steps(app) - steps0,
-           (engine_steps(app) - steps0) / wall, sim_seconds / wall, app->width, app->height);
+           (engine_steps(app) - steps0) / wall, sim_seconds / wall, app->width, app->height,
+           frames > 0 ? 1e3 * cpu / frames : 0.0, cpu / wall);
     fflush(stdout);
 }
 

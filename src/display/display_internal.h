@@ -84,11 +84,22 @@ typedef struct ViewInstance {
     Vec3 plane_u, plane_v; /* planes: the patch's half axes (world) */
 } ViewInstance;
 
+/* Round shapes (spheres, capsules) come in levels of detail: the finest mesh is the one an
+ * instance names, and each level links to the next coarser one. The renderer takes the coarser
+ * mesh while its silhouette, at the instance's projected size, stays within MESH_LOD_ERROR_PX
+ * of the true outline (a regular n-gon of radius r pixels is off by r (1 - cos(pi / n))). */
+#define MESH_LOD_ERROR_PX 0.75
+
 typedef struct ViewMesh {
     char key[600];
     MeshData data;
     GLuint vao, vbo, ebo, instance_vbo;
     int instance_capacity;
+    bool closed;             /* a closed surface wound counter-clockwise seen from outside: back
+                                faces are culled (half the triangles never reach the rasteriser) */
+    int coarser;             /* the next coarser level of detail, or -1 */
+    double coarser_below_px; /* take `coarser` when the round radius projects below this */
+    double round_radius;     /* radius of the round part in mesh units (scaled per instance) */
 } ViewMesh;
 
 typedef struct ViewBody {

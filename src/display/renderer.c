@@ -1,9 +1,12 @@
 /* OpenGL 3.3 core renderer (000 App. B.4.1: the user view). One draw call per mesh: every
- * instance of a mesh (all the spheres of a pile, say) is drawn with glDrawArraysInstanced from
- * a per-instance buffer of position, quaternion, scale and colour; the vertex shader applies
- * the pose, so nothing per vertex runs on the CPU. Lighting is one directional light with
- * ambient and Blinn-Phong terms. Lines (ground grid, plane outlines, contact points, force
- * arrows, trails, the selection box and the drag spring) share one dynamic buffer. */
+ * instance of a mesh (all the spheres of a pile, say) is drawn with glDraw*Instanced from a
+ * per-instance buffer of position, quaternion, scale and colour; the vertex shader applies
+ * the pose, so nothing per vertex runs on the CPU. Round shapes take a level of detail per
+ * instance and frame (display_internal.h, ViewMesh), closed meshes are drawn with back faces
+ * culled: on a software rasteriser the frame's cost is mostly triangles (docs/performance.md,
+ * commit gui-perf). Lighting is one directional light with ambient and Blinn-Phong terms.
+ * Lines (ground grid, plane outlines, contact points, force arrows, trails, the selection box
+ * and the drag spring) share one dynamic buffer. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,6 +81,9 @@ struct Renderer {
     int line_count, line_capacity; /* vertices */
     struct DepthKey *order;        /* draw order, nearest first */
     int order_capacity;
+    int *drawn_mesh; /* per entry of order: the level of detail drawn, or -1 */
+    int *mesh_first; /* per mesh: its first instance in `instances` (mesh_count + 1) */
+    int mesh_capacity;
 };
 
 static GLuint compile(GLenum type, const char *src, IssimError *err) {
@@ -166,6 +172,8 @@ void renderer_destroy(Renderer *r) {
     free(r->instances);
     free(r->lines);
     free(r->order);
+    free(r->drawn_mesh);
+    free(r->mesh_first);
     free(r);
 }
 
@@ -408,9 +416,12 @@ static bool sort_front_to_back(Renderer *r, const RenderFrame *f) {
     const SceneView *view = f->view;
     if (view->instance_count > r->order_capacity) {
         DepthKey *k = realloc(r->order, (size_t)view->instance_count * sizeof *k);
-        if (!k)
+        int *d = k ? realloc(r->drawn_mesh, (size_t)view->instance_count * sizeof *d) : NULL;
+        if (k)
+            r->order = k;
+        if (!d)
             return false;
-        r->order = k;
+        r->drawn_mesh = d;
         r->order_capacity = view->instance_count;
     }
     Vec3 eye = camera_eye(f->camera);
@@ -420,33 +431,84 @@ static bool sort_front_to_back(Renderer *r, const RenderFrame *f) {
     return true;
 }
 
+/* The coarsest level of detail whose outline stays within MESH_LOD_ERROR_PX at the instance's
+ * size on screen (pixels_per_metre_at_1m / distance pixels per metre there). */
+static int level_of_detail(const SceneView *view, const ViewInstance *in, double distance,
+                           double pixels_per_metre_at_1m) {
+    int m = in->mesh;
+    if (view->meshes[m].coarser < 0)
+        return m;
+    double scale = fmax(fabs(in->scale.x), fmax(fabs(in->scale.y), fabs(in->scale.z)));
+    double radius_px =
+        view->meshes[m].round_radius * scale * pixels_per_metre_at_1m / fmax(distance, 1e-6);
+    while (view->meshes[m].coarser >= 0 && radius_px < view->meshes[m].coarser_below_px)
+        m = view->meshes[m].coarser;
+    return m;
+}
+
+/* Groups the instances by the mesh drawn (a counting sort, so each group stays nearest first)
+ * and fills their per-instance data; returns false on out of memory. */
+static bool gather_instances(Renderer *r, const RenderFrame *f) {
+    const SceneView *view = f->view;
+    if (view->mesh_count + 1 > r->mesh_capacity) {
+        int *p = realloc(r->mesh_first, (size_t)(view->mesh_count + 1) * sizeof *p);
+        if (!p)
+            return false;
+        r->mesh_first = p;
+        r->mesh_capacity = view->mesh_count + 1;
+    }
+    double tan_half = tan(0.5 * f->camera->fov_deg * M_PI / 180.0);
+    double pixels_per_metre_at_1m = 0.5 * f->height / fmax(tan_half, 1e-6);
+    memset(r->mesh_first, 0, (size_t)(view->mesh_count + 1) * sizeof *r->mesh_first);
+    for (int k = 0; k < view->instance_count; k++) {
+        const ViewInstance *in = &view->instances[r->order[k].instance];
+        r->drawn_mesh[k] =
+            in->wire ? -1 : level_of_detail(view, in, r->order[k].depth, pixels_per_metre_at_1m);
+        if (r->drawn_mesh[k] >= 0)
+            r->mesh_first[r->drawn_mesh[k] + 1]++;
+    }
+    for (int m = 0; m < view->mesh_count; m++)
+        r->mesh_first[m + 1] += r->mesh_first[m];
+    for (int k = 0; k < view->instance_count; k++) {
+        int m = r->drawn_mesh[k];
+        if (m < 0)
+            continue;
+        const ViewInstance *in = &view->instances[r->order[k].instance];
+        bool selected =
+            !thing_id_is_null(f->selected_thing) && thing_id_equal(in->thing, f->selected_thing);
+        instance_data(in, selected, r->instances + (size_t)r->mesh_first[m] * INSTANCE_FLOATS);
+        r->mesh_first[m]++;
+    }
+    /* Each mesh_first[m] now holds the end of group m: shift back to the starts. */
+    memmove(r->mesh_first + 1, r->mesh_first, (size_t)view->mesh_count * sizeof *r->mesh_first);
+    r->mesh_first[0] = 0;
+    return true;
+}
+
 static void draw_meshes(Renderer *r, const RenderFrame *f) {
     const SceneView *view = f->view;
-    if (!ensure_instances(r, view->instance_count) || !sort_front_to_back(r, f))
+    if (!ensure_instances(r, view->instance_count) || !sort_front_to_back(r, f) ||
+        !gather_instances(r, f))
         return;
     for (int m = 0; m < view->mesh_count; m++) {
         const ViewMesh *mesh = &view->meshes[m];
-        int n = 0;
-        for (int k = 0; k < view->instance_count; k++) {
-            const ViewInstance *in = &view->instances[r->order[k].instance];
-            if (in->mesh != m || in->wire)
-                continue;
-            bool selected = !thing_id_is_null(f->selected_thing) &&
-                            thing_id_equal(in->thing, f->selected_thing);
-            instance_data(in, selected, r->instances + (size_t)n * INSTANCE_FLOATS);
-            n++;
-        }
+        int first = r->mesh_first[m], n = r->mesh_first[m + 1] - first;
         if (n == 0 || !mesh->vao)
             continue;
+        if (mesh->closed)
+            glEnable(GL_CULL_FACE);
+        else
+            glDisable(GL_CULL_FACE);
         glBindBuffer(GL_ARRAY_BUFFER, mesh->instance_vbo);
         glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)((size_t)n * INSTANCE_FLOATS * sizeof(float)),
-                     r->instances, GL_STREAM_DRAW);
+                     r->instances + (size_t)first * INSTANCE_FLOATS, GL_STREAM_DRAW);
         glBindVertexArray(mesh->vao);
         if (mesh->data.index_count > 0)
             glDrawElementsInstanced(GL_TRIANGLES, mesh->data.index_count, GL_UNSIGNED_INT, NULL, n);
         else
             glDrawArraysInstanced(GL_TRIANGLES, 0, mesh->data.vertex_count, n);
     }
+    glDisable(GL_CULL_FACE);
     glBindVertexArray(0);
 }
 
@@ -457,11 +519,16 @@ void renderer_draw(Renderer *r, const RenderFrame *f) {
     Vec3 eye = camera_eye(f->camera);
     Vec3 light = vec3_normalize((Vec3){0.4, -0.3, 1.0});
 
+    /* glClear ignores the viewport: the scissor keeps it to the 3D view's rectangle. */
     glViewport(f->x, f->window_height - f->y - f->height, f->width, f->height);
+    glScissor(f->x, f->window_height - f->y - f->height, f->width, f->height);
+    glEnable(GL_SCISSOR_TEST);
     glClearColor(0.16f, 0.18f, 0.22f, 1.0f);
-    glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
+    glClear(GL_COLOR_BUFFER_BIT);
+    glDisable(GL_SCISSOR_TEST);
     glEnable(GL_DEPTH_TEST);
-    glDisable(GL_CULL_FACE);
+    glCullFace(GL_BACK);
+    glFrontFace(GL_CCW);
     /* Solids are pushed back a little so the grid and outlines on them stay visible. */
     glEnable(GL_POLYGON_OFFSET_FILL);
     glPolygonOffset(1.0f, 1.0f);

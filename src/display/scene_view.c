@@ -39,7 +39,7 @@ static int add_mesh(SceneView *v, const char *key, MeshData *data) {
         v->mesh_capacity = cap;
     }
     ViewMesh *m = &v->meshes[v->mesh_count];
-    *m = (ViewMesh){.data = *data};
+    *m = (ViewMesh){.data = *data, .coarser = -1};
     issim_strlcpy(m->key, key, sizeof m->key);
     return v->mesh_count++;
 }
@@ -98,24 +98,72 @@ static bool keep_trimesh(SceneView *v, TriMesh *m) {
     return true;
 }
 
+/* Slices around the axis of each level of detail of a round shape, finest first. */
+static const int lod_slices[] = {64, 48, 32, 24, 16, 12, 8};
+enum { LOD_LEVELS = sizeof lod_slices / sizeof lod_slices[0] };
+
+static bool round_mesh(MeshData *data, const char *key, int slices) {
+    if (strcmp(key, "sphere") == 0)
+        return mesh_unit_sphere(data, slices, slices / 2);
+    double r, hl;
+    return sscanf(key + 8, "%lf:%lf", &r, &hl) == 2 &&
+           mesh_capsule(data, r, hl, slices, slices / 4 > 2 ? slices / 4 : 2);
+}
+
+/* A sphere's or capsule's levels of detail (the finest is returned, each linked to the next
+ * coarser one); -1 on out of memory. */
+static int round_mesh_levels(SceneView *v, const char *key) {
+    double radius = 1.0;
+    if (strncmp(key, "capsule:", 8) == 0 && sscanf(key + 8, "%lf", &radius) != 1)
+        return -1;
+    int finest = -1, previous = -1;
+    for (int level = 0; level < LOD_LEVELS; level++) {
+        MeshData data = {0};
+        if (!round_mesh(&data, key, lod_slices[level]))
+            return -1;
+        char level_key[640];
+        snprintf(level_key, sizeof level_key, level == 0 ? "%s" : "%s@%d", key, lod_slices[level]);
+        int index = add_mesh(v, level_key, &data);
+        if (index < 0) {
+            mesh_data_free(&data);
+            return -1;
+        }
+        v->meshes[index].closed = true;
+        v->meshes[index].round_radius = radius;
+        if (previous >= 0) {
+            double n = lod_slices[level];
+            v->meshes[previous].coarser = index;
+            v->meshes[previous].coarser_below_px = MESH_LOD_ERROR_PX / (1.0 - cos(M_PI / n));
+        } else {
+            finest = index;
+        }
+        previous = index;
+    }
+    return finest;
+}
+
 /* The mesh for a geometry key, generated on first use. */
 static int mesh_for(Builder *b, const char *key, const ThingDb *db, ThingId id) {
     SceneView *v = b->view;
     int found = find_mesh(v, key);
     if (found >= 0)
         return found;
+    if (strcmp(key, "sphere") == 0 || strncmp(key, "capsule:", 8) == 0) {
+        int finest = round_mesh_levels(v, key);
+        if (finest < 0)
+            issim_error_set(b->err, ISSIM_ERR_INVALID, "%s: cannot build a mesh for %s",
+                            thing_name(db, id), key);
+        return finest;
+    }
     MeshData data = {0};
     bool ok = false;
+    bool closed = false;
     char buf[1024];
-    if (strcmp(key, "sphere") == 0) {
-        ok = mesh_unit_sphere(&data, 16, 8);
-    } else if (strcmp(key, "box") == 0) {
+    if (strcmp(key, "box") == 0) {
         ok = mesh_unit_box(&data);
+        closed = true;
     } else if (strcmp(key, "quad") == 0) {
         ok = mesh_unit_quad(&data);
-    } else if (strncmp(key, "capsule:", 8) == 0) {
-        double r, hl;
-        ok = sscanf(key + 8, "%lf:%lf", &r, &hl) == 2 && mesh_capsule(&data, r, hl, 14, 4);
     } else if (strncmp(key, "hull:", 5) == 0) {
         IssimError sub = {0};
         Hull *h = hull_load_obj(asset_path(b, key + 5, buf, sizeof buf), &sub);
@@ -125,6 +173,7 @@ static int mesh_for(Builder *b, const char *key, const ThingDb *db, ThingId id) 
             return -1;
         }
         ok = keep_hull(v, h) && mesh_hull(&data, h);
+        closed = true;
     } else if (strncmp(key, "mesh:", 5) == 0) {
         IssimError sub = {0};
         TriMesh *m = trimesh_load_obj(asset_path(b, key + 5, buf, sizeof buf), &sub);
@@ -146,6 +195,8 @@ static int mesh_for(Builder *b, const char *key, const ThingDb *db, ThingId id) 
     int index = add_mesh(v, key, &data);
     if (index < 0)
         mesh_data_free(&data);
+    else
+        v->meshes[index].closed = closed;
     return index;
 }
 

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include <GL/glew.h>
 #include <SDL.h>
 #include <imgui.h>
 #include <backends/imgui_impl_opengl3.h>
@@ -47,6 +48,7 @@ struct GuiMemory {
 
 GuiMemory g_mem;
 bool g_created = false;
+bool g_font_nearest = false; // the font atlas samples nearest (once per context)
 // The pointer as the last SDL event placed it: used when the SDL back-end cannot read it
 // (a window without input focus, as under the offscreen driver the tests use).
 ImVec2 g_event_mouse(-FLT_MAX, -FLT_MAX);
@@ -141,10 +143,28 @@ void open_dialog(const GuiState *s, GuiRequests *r) {
 
 // ===== Left panel: launcher, thing tree, property editor =====
 
+// One line whatever the path's length, so the panels below keep their places: a long path
+// shows its end (the file name), the whole of it in a tooltip.
+void current_scene_line(const char *path) {
+    const char *shown = path;
+    float room = ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("Current: ...").x;
+    float width = ImGui::CalcTextSize(shown).x;
+    while (shown[0] && shown[1] && width > room) {
+        const char *next = shown + 1;
+        while ((*next & 0xC0) == 0x80) // whole UTF-8 characters
+            next++;
+        width -= ImGui::CalcTextSize(shown, next).x;
+        shown = next;
+    }
+    ImGui::Text("Current: %s%s", shown == path ? "" : "...", shown);
+    if (shown != path && ImGui::IsItemHovered())
+        ImGui::SetTooltip("%s", path);
+}
+
 void launcher(const GuiState *s, GuiRequests *r) {
     if (!ImGui::CollapsingHeader("Scene launcher", ImGuiTreeNodeFlags_DefaultOpen))
         return;
-    ImGui::TextWrapped("Current: %s", s->scene_path[0] ? s->scene_path : "(none)");
+    current_scene_line(s->scene_path[0] ? s->scene_path : "(none)");
     if (ImGui::BeginListBox("##scenes", ImVec2(-1, 5.5f * ImGui::GetTextLineHeightWithSpacing()))) {
         for (int i = 0; i < s->scene_count; i++) {
             bool current = std::strcmp(s->scenes[i], s->scene_path) == 0;
@@ -353,7 +373,8 @@ void left_panel(const GuiState *s, GuiRequests *r) {
     ImGui::SetNextWindowPos(ImVec2(0, kMenuHeight));
     ImGui::SetNextWindowSize(ImVec2(kSideWidth, s->height - kMenuHeight - kStatusHeight));
     ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
-                             ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings;
+                             ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |
+                             ImGuiWindowFlags_NoBackground;
     if (ImGui::Begin("Experiment design", nullptr, flags)) {
         launcher(s, r);
         thing_tree(s, r);
@@ -561,7 +582,8 @@ void right_panel(const GuiState *s, GuiRequests *r) {
     ImGui::SetNextWindowPos(ImVec2(s->width - kSideWidth, kMenuHeight));
     ImGui::SetNextWindowSize(ImVec2(kSideWidth, s->height - kMenuHeight - kStatusHeight));
     ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
-                             ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings;
+                             ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |
+                             ImGuiWindowFlags_NoBackground;
     if (ImGui::Begin("Simulation", nullptr, flags)) {
         transport(s, r);
         gui_device_panel(s, r); // gui_device.cpp: only with --device
@@ -607,6 +629,7 @@ extern "C" bool gui_create(void *window, void *gl_context) {
     }
     g_mem = GuiMemory();
     g_created = true;
+    g_font_nearest = false;
     return true;
 }
 
@@ -665,6 +688,27 @@ extern "C" void gui_frame(const GuiState *s, GuiRequests *r) {
     ImGui::Render();
 }
 
+// Glyphs sit on whole pixels at the atlas's own size, so nearest sampling draws the same text;
+// llvmpipe's bilinear filter cost a third of the GUI's rasterisation (issue 5 benchmark).
+static void sample_font_atlas_nearest() {
+    GLuint texture = (GLuint)(intptr_t)ImGui::GetIO().Fonts->TexID;
+    if (g_font_nearest || texture == 0)
+        return;
+    GLint bound = 0;
+    glGetIntegerv(GL_TEXTURE_BINDING_2D, &bound);
+    glBindTexture(GL_TEXTURE_2D, texture);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    glBindTexture(GL_TEXTURE_2D, (GLuint)bound);
+    g_font_nearest = true;
+}
+
 extern "C" void gui_render(void) {
+    sample_font_atlas_nearest();
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+}
+
+extern "C" void gui_panel_color(float rgb[3]) {
+    const ImVec4 &c = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+    rgb[0] = c.x, rgb[1] = c.y, rgb[2] = c.z;
 }
