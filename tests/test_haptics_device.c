@@ -328,6 +328,7 @@ static void test_engine_stall_fades_the_coupling(void **state) {
     desc.coupling.proxy_var = 0;
     desc.coupling.stiffness = 400; /* world N/m; the proxy sits 2 cm off in world x */
     desc.max_force_step = 100;     /* isolate the fade from the slew limit */
+    desc.coupling.engage_s = 0.0;  /* and from the ramp-in */
     HapticServo *servo =
         haptic_servo_create(haptic_device_open(spec, &c, &err), &c, &desc, reg, &err);
     assert_non_null(servo);
@@ -365,6 +366,60 @@ static void test_engine_stall_fades_the_coupling(void **state) {
     double v[HAPTIC_STAT_COUNT];
     haptic_servo_stats(servo, v);
     assert_near(v[HAPTIC_STAT_ENGINE_STALLS], 1.0, 0.0);
+    haptic_servo_destroy(servo);
+    registry_destroy(reg);
+    remove(path);
+}
+
+/* Ramp-in: after the motors are asked on, the coupling force (servo side) and the gains the
+ * engine applies (HANDLE slot) rise linearly from zero to full over engage_s, and restart from
+ * zero after an emergency stop and re-enable. */
+static void test_coupling_ramps_in(void **state) {
+    PantographConfig c = pantograph_config_default();
+    RegistryDesc rd = registry_desc_default();
+    rd.history_frames = 64;
+    Registry *reg = registry_create(&rd, NULL);
+    const char *names[10] = {"proxy.pos.x",    "proxy.pos.y",    "proxy.pos.z",    "proxy.orient.w",
+                             "proxy.orient.x", "proxy.orient.y", "proxy.orient.z", "proxy.vel.x",
+                             "proxy.vel.y",    "proxy.vel.z"};
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(registry_add_var(reg, names[i], "", NULL), i);
+    const char *path = test_temp_path(".csv");
+    HapticVec2 centre = pantograph_workspace_centre(&c);
+    FILE *f = fopen(path, "w");
+    fprintf(f, "0,%g,%g\n1,%g,%g\n", centre.x, centre.y, centre.x, centre.y);
+    fclose(f);
+    char spec[300];
+    snprintf(spec, sizeof spec, "playback:%s", path);
+    IssimError err;
+    HapticServoDesc desc = haptic_servo_desc_default();
+    desc.coupling.proxy_body = 0;
+    desc.coupling.proxy_var = 0;
+    desc.coupling.stiffness =
+        400; /* the proxy sits 2 cm off in world x: 8 N, 1.6 N on the handle */
+    desc.coupling.engage_s = 0.1;
+    desc.max_force_step = 100; /* isolate the ramp from the slew limit */
+    HapticServo *servo =
+        haptic_servo_create(haptic_device_open(spec, &c, &err), &c, &desc, reg, &err);
+    assert_non_null(servo);
+    double proxy[10] = {0.02, 0, 0, 1, 0, 0, 0, 0, 0, 0};
+    double full = 400 * 0.02 / desc.coupling.force_scale;
+    for (int round = 0; round < 2; round++) {
+        haptic_servo_enable(servo, true);
+        for (int i = 0; i <= 150; i++) {
+            double now = 10.0 + round + i * 1e-3;
+            registry_publish(reg, round + i * 1e-3, proxy);
+            assert_true(haptic_servo_period(servo, now));
+            double expect = fmin(i * 1e-3 / 0.1, 1.0);
+            assert_near(haptic_servo_force(servo).x, expect * full, 1e-9);
+            RegistrySlot h;
+            registry_slot_read(reg, REGISTRY_SLOT_HANDLE, &h);
+            assert_near(h.v[HAPTIC_HANDLE_COUPLING_K], expect * 400, 1e-9);
+        }
+        haptic_servo_emergency_stop(servo);
+        assert_true(haptic_servo_period(servo, 10.0 + round + 0.2));
+        assert_near(haptic_servo_force(servo).x, 0.0, 0.0);
+    }
     haptic_servo_destroy(servo);
     registry_destroy(reg);
     remove(path);
@@ -436,6 +491,7 @@ int main(void) {
         cmocka_unit_test(test_playback),
         cmocka_unit_test(test_late_period_without_force_spike),
         cmocka_unit_test(test_engine_stall_fades_the_coupling),
+        cmocka_unit_test(test_coupling_ramps_in),
         cmocka_unit_test(test_enable_and_emergency_stop),
         cmocka_unit_test(test_engine_side_coupling),
     };

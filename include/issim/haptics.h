@@ -350,6 +350,9 @@ typedef struct HapticCoupling {
     double damping;         /* world N s/m */
     double stall_timeout_s; /* no new engine frame for this long: the engine stalled */
     double fade_s;          /* then the coupling force ramps to zero over this time */
+    double engage_s;        /* when the motors come on the gains ramp from 0 to full over this
+                               time, so a handle away from its proxy does not snap it (a full
+                               2000 N/m spring at once knocked the pushed box away) */
 } HapticCoupling;
 
 HapticCoupling haptic_coupling_default(void);

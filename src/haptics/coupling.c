@@ -27,6 +27,7 @@ HapticCoupling haptic_coupling_default(void) {
         .damping = 20.0,
         .stall_timeout_s = 0.02,
         .fade_s = 0.02,
+        .engage_s = 0.25,
     };
 }
 
@@ -75,8 +76,23 @@ void haptic_coupling_servo_force(const HapticCoupling *c, CouplingState *cs, con
     double fy =
         c->stiffness * (cs->handle_world.y - p[1]) + c->damping * (cs->handle_world_vel.y - v[1]);
     /* the proxy pulls the handle back: minus the force on the proxy, scaled to the device */
-    force[0] -= cs->fade * fx / c->force_scale;
-    force[1] -= cs->fade * fy / c->force_scale;
+    double gain = cs->fade * cs->engage;
+    force[0] -= gain * fx / c->force_scale;
+    force[1] -= gain * fy / c->force_scale;
+}
+
+void haptic_coupling_engage(const HapticCoupling *c, CouplingState *cs, bool wanted, double now) {
+    if (!wanted) {
+        cs->engaging = false;
+        cs->engage = 0.0;
+        return;
+    }
+    if (!cs->engaging) {
+        cs->engaging = true;
+        cs->engaged_since = now;
+    }
+    double ramp = c->engage_s > 0.0 ? (now - cs->engaged_since) / c->engage_s : 1.0;
+    cs->engage = fmin(fmax(ramp, 0.0), 1.0);
 }
 
 bool haptic_coupling_engine_force(const RegistrySlot *h, Vec3 proxy_pos, Vec3 proxy_vel,

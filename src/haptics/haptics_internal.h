@@ -54,9 +54,15 @@ typedef struct CouplingState {
     bool stalled;
     uint64_t stalls;
     double fade; /* 1 live, ramps to 0 after a stall */
+    /* 0 with the motors off, ramps to 1 over engage_s once they are asked on */
+    double engage, engaged_since;
+    bool engaging;
     Vec3 handle_world, handle_world_vel;
 } CouplingState;
 
+/* Ramp-in of the coupling after the motors are asked on (wanted: enabled and no emergency
+ * stop); the servo calls it every period before haptic_coupling_servo_force. */
+void haptic_coupling_engage(const HapticCoupling *c, CouplingState *cs, bool wanted, double now);
 /* Force on the handle (device frame, N) from the coupling spring to the newest proxy state;
  * updates the stall watchdog. */
 void haptic_coupling_servo_force(const HapticCoupling *c, CouplingState *cs, const Registry *reg,

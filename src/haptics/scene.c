@@ -152,6 +152,9 @@ static void read_coupling(Reader *r, HapticCoupling *c) {
         get_number(r, "force_scale", &c->force_scale);
         get_number(r, "stall_timeout", &c->stall_timeout_s);
         get_number(r, "fade", &c->fade_s);
+        get_number(r, "engage", &c->engage_s);
+        if (!(c->engage_s >= 0))
+            fail(r, "engage", "the ramp-in time must be >= 0 s");
         double o[3] = {c->origin.x, c->origin.y, c->origin.z};
         get_array(r, "origin", o, 3);
         c->origin = (Vec3){o[0], o[1], o[2]};

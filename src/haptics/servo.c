@@ -215,7 +215,7 @@ static HapticCommand to_command(HapticServo *servo, const double f[2], const dou
 static void publish_handle(HapticServo *servo, const HapticSample *sample, double now) {
     const HapticKinematics *k = &servo->kin;
     const HapticCoupling *c = &servo->desc.coupling;
-    double fade = servo->coupling.fade;
+    double fade = servo->coupling.fade * servo->coupling.engage;
     double v[HAPTIC_HANDLE_COUNT] = {
         [HAPTIC_HANDLE_X] = k->pos.x,
         [HAPTIC_HANDLE_Y] = k->pos.y,
@@ -229,8 +229,8 @@ static void publish_handle(HapticServo *servo, const HapticSample *sample, doubl
         [HAPTIC_HANDLE_WORLD_VX] = servo->coupling.handle_world_vel.x,
         [HAPTIC_HANDLE_WORLD_VY] = servo->coupling.handle_world_vel.y,
         [HAPTIC_HANDLE_PROXY_BODY] = c->proxy_body,
-        /* the engine applies exactly the gains the servo renders (faded after a stall, zero
-           while the motors are off: the handle is not held then) */
+        /* the engine applies exactly the gains the servo renders (faded after a stall, ramped in
+           after the motors come on, zero while they are off: the handle is not held then) */
         [HAPTIC_HANDLE_COUPLING_K] = servo->motors_on ? fade * c->stiffness : 0.0,
         [HAPTIC_HANDLE_COUPLING_B] = servo->motors_on ? fade * c->damping : 0.0,
         [HAPTIC_HANDLE_ENABLED] = servo->motors_on,
@@ -279,6 +279,9 @@ bool haptic_servo_period(HapticServo *servo, double now) {
                                            sample.state.counts[1], sample.t);
     servo->limits |= servo->kin.flags;
     double f[2] = {0, 0}, tex[2] = {0, 0};
+    haptic_coupling_engage(&servo->desc.coupling, &servo->coupling,
+                           atomic_load(&servo->enable_requested) && !atomic_load(&servo->estop),
+                           now);
     if (solved)
         compute_force(servo, now, f, tex);
     bool enable = solved && atomic_load(&servo->enable_requested) && !atomic_load(&servo->estop) &&
