@@ -168,6 +168,10 @@ static void test_global_edits_and_resets_wake_everything(void **state) {
     /* A refused edit changes nothing, and wakes nobody. */
     assert_int_not_equal(engine_apply_edit(s->e, "C.mass", "-1", &err), ISSIM_OK);
     assert_int_equal(engine_awake_body_count(s->e), 1);
+    /* Presentation edits (the camera, a colour) wake nobody either. */
+    assert_int_equal(engine_apply_edit(s->e, "universe.camera_fov", "30", &err), ISSIM_OK);
+    assert_int_equal(engine_apply_edit(s->e, "C.color", "0.2 0.4 0.6", &err), ISSIM_OK);
+    assert_int_equal(engine_awake_body_count(s->e), 1);
     /* Restoring a frame: every body is integrated again from it. */
     double *frame = calloc((size_t)engine_var_count(s->e), sizeof(double));
     engine_write_vars(s->e, frame);

@@ -580,6 +580,18 @@ static IssimStatus refresh_params(Engine *e, IssimError *err) {
     return build_contact_params(e, err);
 }
 
+/* Properties that change how a scene is shown or recorded, never its dynamics: editing them
+ * wakes nobody. */
+static bool is_presentation_prop(const char *name) {
+    static const char *const names[] = {"horizon",    "history",       "record",
+                                        "camera_eye", "camera_target", "camera_fov",
+                                        "scene_name", "description",   "color"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(name, names[i]) == 0)
+            return true;
+    return false;
+}
+
 IssimStatus engine_apply_edit(Engine *e, const char *path, const char *value, IssimError *err) {
     ThingId id;
     int prop;
@@ -601,8 +613,10 @@ IssimStatus engine_apply_edit(Engine *e, const char *path, const char *value, Is
     int body = body_of_thing(e, id);
     /* An edit is an interaction (App. E.3.1): the edited body wakes with its equilibrium list;
      * an edit of the universe (gravity), an obstacle or a contact pair may change every
-     * equilibrium, so every body wakes. */
-    if (body >= 0)
+     * equilibrium, so every body wakes; a presentation property wakes nobody. */
+    if (is_presentation_prop(name))
+        ; /* a colour, the camera, the description: nothing moves */
+    else if (body >= 0)
         engine_wake_body(e, body, -1, e->t);
     else
         engine_wake_all(e, e->t);
