@@ -99,6 +99,8 @@ static void test_run_ahead_and_reset_on_edit(void **state) {
     registry_slot_read(reg, REGISTRY_SLOT_ENGINE_STATS, &stats);
     assert_true(stats.count > 0);
     assert_near(stats.v[ENGINE_STAT_RESETS], 1.0, 0.0);
+    assert_near(stats.v[ENGINE_STAT_BODIES], 1.0, 0.0);
+    assert_near(stats.v[ENGINE_STAT_AWAKE_BODIES], 1.0, 0.0); /* falling: integrated */
     sim_stop(sim);
     sim_destroy(sim);
 }

@@ -98,6 +98,7 @@ typedef struct GuiState {
     double speed, display_time, state_time, history_start, dt;
     double fps, engine_step_us, realtime_factor, engine_rate; /* engine_rate: steps/s */
     int active_contacts;
+    int awake_bodies, bodies; /* integrated / all (sleeping bodies are not integrated) */
     bool recording;
     const char *record_path;
     double record_elapsed;

@@ -126,6 +126,8 @@ enum {
     ENGINE_STAT_RESETS, /* resets caused by edits */
     ENGINE_STAT_WARNINGS,
     ENGINE_STAT_ACTIVE_CONTACTS,
+    ENGINE_STAT_AWAKE_BODIES, /* bodies being integrated (the others sleep, 004 App. E) */
+    ENGINE_STAT_BODIES,
     ENGINE_STAT_COUNT
 };
 

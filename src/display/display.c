@@ -186,6 +186,8 @@ static void fill_gui_state(App *app, GuiState *g) {
         g->engine_step_us = st.v[ENGINE_STAT_STEP_TIME_US];
         g->realtime_factor = st.v[ENGINE_STAT_REALTIME_FACTOR];
         g->active_contacts = (int)st.v[ENGINE_STAT_ACTIVE_CONTACTS];
+        g->awake_bodies = (int)st.v[ENGINE_STAT_AWAKE_BODIES];
+        g->bodies = (int)st.v[ENGINE_STAT_BODIES];
     }
     if (app->recorder) {
         RecorderStats rs = recorder_stats(app->recorder);

@@ -443,6 +443,7 @@ void universe_panel(const GuiState *s, GuiRequests *r) {
                 thing_bool(s->db, u, "planar") ? "yes" : "no");
     ImGui::Text("engine ahead by %.3f s", s->state_time - s->display_time);
     ImGui::Text("active contacts %d", s->active_contacts);
+    ImGui::Text("bodies awake %d of %d", s->awake_bodies, s->bodies);
 }
 
 void recording_panel(const GuiState *s, GuiRequests *r) {

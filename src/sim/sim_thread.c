@@ -111,6 +111,8 @@ static void publish_frame(Sim *sim, double step_wall, uint64_t resets) {
         [ENGINE_STAT_RESETS] = (double)resets,
         [ENGINE_STAT_WARNINGS] = (double)st.warnings,
         [ENGINE_STAT_ACTIVE_CONTACTS] = engine_active_contact_count(e),
+        [ENGINE_STAT_AWAKE_BODIES] = engine_awake_body_count(e),
+        [ENGINE_STAT_BODIES] = engine_body_count(e),
     };
     registry_slot_write(sim->registry, REGISTRY_SLOT_ENGINE_STATS, issim_wall_time(), stats,
                         ENGINE_STAT_COUNT);
