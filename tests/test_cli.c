@@ -11,17 +11,7 @@ static char output[65536];
 
 /* Runs `issim ARGS` (stdout and stderr captured together); returns the exit status. */
 static int issim(const char *args) {
-    const char *bin = getenv("ISSIM_BINARY");
-    if (!bin)
-        bin = "build/issim";
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s 2>&1", test_source_path(""), bin, args);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = fread(output, 1, sizeof output - 1, p);
-    output[n] = '\0';
-    int status = pclose(p);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return test_run_issim(args, output, sizeof output);
 }
 
 /* Restitution of impact 1 in the summary table of the last run's output. */

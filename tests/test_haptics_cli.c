@@ -13,17 +13,7 @@
 static char output[65536];
 
 static int issim(const char *args) {
-    const char *bin = getenv("ISSIM_BINARY");
-    if (!bin)
-        bin = "build/issim";
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s 2>&1", test_source_path(""), bin, args);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = fread(output, 1, sizeof output - 1, p);
-    output[n] = '\0';
-    int status = pclose(p);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return test_run_issim(args, output, sizeof output);
 }
 
 /* The scripted hand moves the handle on a 4 cm circle; through position_scale 5 the proxy must

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define TESTLOG_MAX 256
@@ -106,4 +107,19 @@ void test_octahedron(TestOctahedron *o, double s) {
         o->f[f] = (HullFace){vec3_normalize(vec3(sx, sy, sz)), s / sqrt(3.0), 3 * f, 3};
     }
     o->hull = (Hull){6, o->v, 8, o->f, o->fv, {0, 0, 0}};
+}
+
+int test_run_issim(const char *args, char *out, size_t size) {
+    const char *bin = getenv("ISSIM_BINARY");
+    if (!bin)
+        bin = "build/issim";
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s 2>&1", test_source_path(""), bin, args);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        fail_msg("cannot run %s", cmd);
+    size_t n = fread(out, 1, size - 1, p);
+    out[n] = '\0';
+    int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }

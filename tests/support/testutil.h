@@ -22,6 +22,10 @@ void testlog_clear(void);
 /* Absolute path of a file in the source tree (ISSIM_SOURCE_DIR, or the working directory).
  * Returns a static buffer per call slot (4 rotating buffers). */
 const char *test_source_path(const char *relative);
+/* Runs the issim executable ($ISSIM_BINARY, else build/issim) with args (shell words) from the
+ * source directory, stdout and stderr into out (NUL-terminated, truncated to size). Returns its
+ * exit status, -1 when it did not exit. */
+int test_run_issim(const char *args, char *out, size_t size);
 /* Path of a fresh temporary file name under /tmp (not created). Rotating static buffers. */
 const char *test_temp_path(const char *suffix);
 
