@@ -49,24 +49,8 @@ static void test_impact_duration(void **state) {
     double coeff = 4.0 / 3.0 * e_star * sqrt(0.01);
     for (int i = 0; i < 3; i++) {
         double v = speeds[i];
-        const double gap = 1.0137e-3;
-        char vel[64], pos[64];
-        snprintf(vel, sizeof vel, "bar.vel=0 0 %.17g", -v);
-        snprintf(pos, sizeof pos, "bar.pos=0 0 %.17g", 0.1 + gap);
-        const char *sets[] = {"bar_floor.model=hertz", "bar_floor.radius_a=0.01",
-                              "universe.gravity=0 0 0", vel, pos};
-        SimOptions o = sim_options_default();
-        o.until = gap / v + 0.01;
-        o.quiet = true;
-        o.sets = sets;
-        o.set_count = 5;
-        IssimError err = {0};
-        Sim *sim = sim_create(test_source_path("scenes/point_drop.lua"), &o, &err);
-        if (!sim)
-            fail_msg("%s", err.message);
-        SimSummary *s = calloc(1, sizeof *s);
-        assert_int_equal(sim_run_headless(sim, s, &err), ISSIM_OK);
-        sim_destroy(sim);
+        const char *sets[] = {"bar_floor.model=hertz", "bar_floor.radius_a=0.01"};
+        SimSummary *s = test_thrown_bar("scenes/point_drop.lua", 0.1, v, sets, 2, 0.01);
         assert_int_equal(s->impact_count, 1);
         double measured = s->impacts[0].t_end - s->impacts[0].t_begin;
         double delta_max = pow(15.0 * 1.0 * v * v / (16.0 * e_star * sqrt(0.01)), 0.4);

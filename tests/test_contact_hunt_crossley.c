@@ -17,29 +17,9 @@
 static const double alpha = 0.2;
 
 static double restitution_at(double v) {
-    const double gap = 1.0137e-3; /* the impact off the output grid */
-    char vel[64], pos[64];
-    snprintf(vel, sizeof vel, "bar.vel=0 0 %.17g", -v);
-    snprintf(pos, sizeof pos, "bar.pos=0 0 %.17g", 0.1 + gap);
-    const char *sets[] = {"bar_floor.model=hunt_crossley",
-                          "bar_floor.exponent=1.5",
-                          "bar_floor.stiffness=1e9",
-                          "bar_floor.alpha=0.2",
-                          "universe.gravity=0 0 0",
-                          vel,
-                          pos};
-    SimOptions o = sim_options_default();
-    o.until = gap / v + 0.01;
-    o.quiet = true;
-    o.sets = sets;
-    o.set_count = 7;
-    IssimError err = {0};
-    Sim *sim = sim_create(test_source_path("scenes/point_drop.lua"), &o, &err);
-    if (!sim)
-        fail_msg("%s", err.message);
-    SimSummary *s = calloc(1, sizeof *s);
-    assert_int_equal(sim_run_headless(sim, s, &err), ISSIM_OK);
-    sim_destroy(sim);
+    const char *sets[] = {"bar_floor.model=hunt_crossley", "bar_floor.exponent=1.5",
+                          "bar_floor.stiffness=1e9", "bar_floor.alpha=0.2"};
+    SimSummary *s = test_thrown_bar("scenes/point_drop.lua", 0.1, v, sets, 4, 0.01);
     assert_int_equal(s->impact_count, 1);
     assert_near(s->impacts[0].v_in, -v, 1e-9 * v);
     double e = s->impacts[0].restitution;

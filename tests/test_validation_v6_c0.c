@@ -66,25 +66,10 @@ static void test_force_monotonic_and_continuous(void **state) {
 }
 
 static double thrown(const char *scene, double tip, double v, const char *tilt) {
-    const double gap = 1.0137e-3;
-    char vel[64], pos[64], h[64];
-    snprintf(vel, sizeof vel, "bar.vel=0 0 %.17g", -v);
-    snprintf(pos, sizeof pos, "bar.pos=0 0 %.17g", tip + gap);
+    char h[64];
     snprintf(h, sizeof h, "bar_floor.tilt=%s", tilt);
-    const char *sets[] = {"bar_floor.model=internal_friction_c0", h, "universe.gravity=0 0 0", vel,
-                          pos};
-    SimOptions o = sim_options_default();
-    o.until = gap / v + 2e-3;
-    o.quiet = true;
-    o.sets = sets;
-    o.set_count = 5;
-    IssimError err = {0};
-    Sim *sim = sim_create(test_source_path(scene), &o, &err);
-    if (!sim)
-        fail_msg("%s", err.message);
-    SimSummary *s = calloc(1, sizeof *s);
-    assert_int_equal(sim_run_headless(sim, s, &err), ISSIM_OK);
-    sim_destroy(sim);
+    const char *sets[] = {"bar_floor.model=internal_friction_c0", h};
+    SimSummary *s = test_thrown_bar(scene, tip, v, sets, 2, 2e-3);
     assert_int_equal(s->impact_count, 1);
     double r = s->impacts[0].restitution;
     free(s);

@@ -123,3 +123,35 @@ int test_run_issim(const char *args, char *out, size_t size) {
     int status = pclose(p);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
+
+SimSummary *test_thrown_bar(const char *scene, double tip_offset, double v, const char *const *sets,
+                            int set_count, double tail) {
+    enum { MAX_SETS = 16 };
+    if (set_count > MAX_SETS - 3)
+        fail_msg("test_thrown_bar: too many overrides (%d)", set_count);
+    char vel[64], pos[64];
+    snprintf(vel, sizeof vel, "bar.vel=0 0 %.17g", -v);
+    snprintf(pos, sizeof pos, "bar.pos=0 0 %.17g", tip_offset + TEST_THROW_GAP);
+    const char *all[MAX_SETS];
+    for (int i = 0; i < set_count; i++)
+        all[i] = sets[i];
+    all[set_count] = "universe.gravity=0 0 0";
+    all[set_count + 1] = vel;
+    all[set_count + 2] = pos;
+    SimOptions o = sim_options_default();
+    o.until = TEST_THROW_GAP / v + tail;
+    o.quiet = true;
+    o.sets = all;
+    o.set_count = set_count + 3;
+    IssimError err = {0};
+    Sim *sim = sim_create(test_source_path(scene), &o, &err);
+    if (!sim)
+        fail_msg("%s", err.message);
+    SimSummary *s = calloc(1, sizeof *s);
+    if (!s)
+        fail_msg("out of memory");
+    if (sim_run_headless(sim, s, &err) != ISSIM_OK)
+        fail_msg("%s: %s", scene, err.message);
+    sim_destroy(sim);
+    return s;
+}

@@ -11,6 +11,7 @@
 #include "issim/core.h"
 #include "issim/collision.h"
 #include "issim/math.h"
+#include "issim/sim.h"
 
 /* Installs a handler that keeps the last messages (thread-safe) instead of printing. */
 void testlog_capture(void);
@@ -26,6 +27,15 @@ const char *test_source_path(const char *relative);
  * source directory, stdout and stderr into out (NUL-terminated, truncated to size). Returns its
  * exit status, -1 when it did not exit. */
 int test_run_issim(const char *args, char *out, size_t size);
+
+/* The seeds' bar thrown at the floor: scene (point_drop.lua or bar_drop_horizontal.lua) run
+ * headless without gravity, the bar's lowest point TEST_THROW_GAP above the floor (tip_offset:
+ * centre to lowest point) moving down at v, with the --set overrides in sets[0..set_count)
+ * (the model and its parameters) applied first; the run lasts until the impact plus tail
+ * seconds. Returns the summary (free it). */
+#define TEST_THROW_GAP 1.0137e-3
+SimSummary *test_thrown_bar(const char *scene, double tip_offset, double v, const char *const *sets,
+                            int set_count, double tail);
 /* Path of a fresh temporary file name under /tmp (not created). Rotating static buffers. */
 const char *test_temp_path(const char *suffix);
 
