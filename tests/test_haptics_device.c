@@ -305,33 +305,59 @@ static void test_late_period_without_force_spike(void **state) {
 /* Host watchdog (servo side, deterministic clock): the "engine" publishes proxy frames, then
  * stops. The coupling force fades to zero, reaching it less than 50 ms after the last frame,
  * without a jump larger than one fade step. */
-static void test_engine_stall_fades_the_coupling(void **state) {
+/* A servo coupled to a proxy (registry variables proxy.pos.x ... proxy.vel.z) with the handle
+ * held at the workspace centre by a playback device, coupling stiffness 400 world N/m, the slew
+ * limit out of the way, ramp-in engage_s. The caller frees servo, registry and file. */
+typedef struct CoupledServo {
+    Registry *reg;
+    HapticServo *servo;
+    HapticServoDesc desc;
+    const char *path;
+} CoupledServo;
+
+static CoupledServo coupled_servo(double engage_s) {
+    CoupledServo cs = {0};
     PantographConfig c = pantograph_config_default();
     RegistryDesc rd = registry_desc_default();
     rd.history_frames = 64;
-    Registry *reg = registry_create(&rd, NULL);
+    cs.reg = registry_create(&rd, NULL);
     const char *names[10] = {"proxy.pos.x",    "proxy.pos.y",    "proxy.pos.z",    "proxy.orient.w",
                              "proxy.orient.x", "proxy.orient.y", "proxy.orient.z", "proxy.vel.x",
                              "proxy.vel.y",    "proxy.vel.z"};
     for (int i = 0; i < 10; i++)
-        assert_int_equal(registry_add_var(reg, names[i], "", NULL), i);
-    const char *path = test_temp_path(".csv");
+        assert_int_equal(registry_add_var(cs.reg, names[i], "", NULL), i);
+    cs.path = test_temp_path(".csv");
     HapticVec2 centre = pantograph_workspace_centre(&c);
-    FILE *f = fopen(path, "w");
+    FILE *f = fopen(cs.path, "w");
+    assert_non_null(f);
     fprintf(f, "0,%g,%g\n1,%g,%g\n", centre.x, centre.y, centre.x, centre.y);
     fclose(f);
     char spec[300];
-    snprintf(spec, sizeof spec, "playback:%s", path);
+    snprintf(spec, sizeof spec, "playback:%s", cs.path);
     IssimError err;
-    HapticServoDesc desc = haptic_servo_desc_default();
-    desc.coupling.proxy_body = 0;
-    desc.coupling.proxy_var = 0;
-    desc.coupling.stiffness = 400; /* world N/m; the proxy sits 2 cm off in world x */
-    desc.max_force_step = 100;     /* isolate the fade from the slew limit */
-    desc.coupling.engage_s = 0.0;  /* and from the ramp-in */
-    HapticServo *servo =
-        haptic_servo_create(haptic_device_open(spec, &c, &err), &c, &desc, reg, &err);
-    assert_non_null(servo);
+    cs.desc = haptic_servo_desc_default();
+    cs.desc.coupling.proxy_body = 0;
+    cs.desc.coupling.proxy_var = 0;
+    cs.desc.coupling.stiffness = 400; /* world N/m */
+    cs.desc.coupling.engage_s = engage_s;
+    cs.desc.max_force_step = 100; /* keep the slew limit out of the way */
+    cs.servo = haptic_servo_create(haptic_device_open(spec, &c, &err), &c, &cs.desc, cs.reg, &err);
+    assert_non_null(cs.servo);
+    return cs;
+}
+
+static void coupled_servo_destroy(CoupledServo *cs) {
+    haptic_servo_destroy(cs->servo);
+    registry_destroy(cs->reg);
+    remove(cs->path);
+}
+
+static void test_engine_stall_fades_the_coupling(void **state) {
+    /* the proxy sits 2 cm off in world x; the fade alone (no slew limit, no ramp-in) */
+    CoupledServo cs = coupled_servo(0.0);
+    Registry *reg = cs.reg;
+    HapticServo *servo = cs.servo;
+    const HapticServoDesc desc = cs.desc;
     haptic_servo_enable(servo, true);
     testlog_capture();
     double proxy[10] = {0.02, 0, 0, 1, 0, 0, 0, 0, 0, 0};
@@ -366,42 +392,18 @@ static void test_engine_stall_fades_the_coupling(void **state) {
     double v[HAPTIC_STAT_COUNT];
     haptic_servo_stats(servo, v);
     assert_near(v[HAPTIC_STAT_ENGINE_STALLS], 1.0, 0.0);
-    haptic_servo_destroy(servo);
-    registry_destroy(reg);
-    remove(path);
+    coupled_servo_destroy(&cs);
 }
 
 /* Ramp-in: after the motors are asked on, the coupling force (servo side) and the gains the
  * engine applies (HANDLE slot) rise linearly from zero to full over engage_s, and restart from
  * zero after an emergency stop and re-enable. */
 static void test_coupling_ramps_in(void **state) {
-    PantographConfig c = pantograph_config_default();
-    RegistryDesc rd = registry_desc_default();
-    rd.history_frames = 64;
-    Registry *reg = registry_create(&rd, NULL);
-    const char *names[10] = {"proxy.pos.x",    "proxy.pos.y",    "proxy.pos.z",    "proxy.orient.w",
-                             "proxy.orient.x", "proxy.orient.y", "proxy.orient.z", "proxy.vel.x",
-                             "proxy.vel.y",    "proxy.vel.z"};
-    for (int i = 0; i < 10; i++)
-        assert_int_equal(registry_add_var(reg, names[i], "", NULL), i);
-    const char *path = test_temp_path(".csv");
-    HapticVec2 centre = pantograph_workspace_centre(&c);
-    FILE *f = fopen(path, "w");
-    fprintf(f, "0,%g,%g\n1,%g,%g\n", centre.x, centre.y, centre.x, centre.y);
-    fclose(f);
-    char spec[300];
-    snprintf(spec, sizeof spec, "playback:%s", path);
-    IssimError err;
-    HapticServoDesc desc = haptic_servo_desc_default();
-    desc.coupling.proxy_body = 0;
-    desc.coupling.proxy_var = 0;
-    desc.coupling.stiffness =
-        400; /* the proxy sits 2 cm off in world x: 8 N, 1.6 N on the handle */
-    desc.coupling.engage_s = 0.1;
-    desc.max_force_step = 100; /* isolate the ramp from the slew limit */
-    HapticServo *servo =
-        haptic_servo_create(haptic_device_open(spec, &c, &err), &c, &desc, reg, &err);
-    assert_non_null(servo);
+    /* the proxy sits 2 cm off in world x: 8 N, 1.6 N on the handle */
+    CoupledServo cs = coupled_servo(0.1);
+    Registry *reg = cs.reg;
+    HapticServo *servo = cs.servo;
+    const HapticServoDesc desc = cs.desc;
     double proxy[10] = {0.02, 0, 0, 1, 0, 0, 0, 0, 0, 0};
     double full = 400 * 0.02 / desc.coupling.force_scale;
     for (int round = 0; round < 2; round++) {
@@ -420,9 +422,7 @@ static void test_coupling_ramps_in(void **state) {
         assert_true(haptic_servo_period(servo, 10.0 + round + 0.2));
         assert_near(haptic_servo_force(servo).x, 0.0, 0.0);
     }
-    haptic_servo_destroy(servo);
-    registry_destroy(reg);
-    remove(path);
+    coupled_servo_destroy(&cs);
 }
 
 /* Motors stay off until enabled, and an emergency stop turns them off until re-enabled. */
