@@ -250,6 +250,17 @@ void collision_world_set_pose(CollisionWorld *world, int body, Pose pose);
 void collision_world_update(CollisionWorld *world);
 /* Transient: valid until the next update. Sorted by (body_a, body_b, id). */
 const CollisionContact *collision_world_contacts(const CollisionWorld *world, int *count);
+/* The id the next new contact will get (the world's counter). */
+uint32_t collision_world_next_id(const CollisionWorld *world);
+/* Makes contacts (count, sorted as collision_world_contacts returns them: a report kept from an
+ * earlier update) the last update's contacts and next_id the counter, so the next update
+ * matches its points against them and issues the ids it issued then: the engine's rewind to a
+ * checkpoint, after which contacts keep their ids and their models' memory. The next update
+ * runs every narrow phase (nothing is carried over). Not while the manager thread runs.
+ * ISSIM_ERR_NOMEM when the contacts cannot be stored (the world is unchanged). */
+IssimStatus collision_world_restore_identity(CollisionWorld *world,
+                                             const CollisionContact *contacts, int count,
+                                             uint32_t next_id, IssimError *err);
 /* Ids of the contacts that ended in the last update. Transient. */
 const uint32_t *collision_world_ended(const CollisionWorld *world, int *count);
 CollisionStats collision_world_stats(const CollisionWorld *world);
@@ -270,6 +281,7 @@ typedef struct CollisionReport {
     const Pose *poses; /* the poses used (body_count) */
     int contact_count;
     const CollisionContact *contacts; /* as collision_world_contacts */
+    uint32_t next_id;                 /* collision_world_next_id after the update */
     double update_seconds;            /* wall time of the update */
 } CollisionReport;
 

@@ -37,13 +37,27 @@ typedef enum ContactModelKind {
     CONTACT_MODEL_COUNT
 } ContactModelKind;
 
+/* The three kinds of contact resolution (ARCHITECTURE.md). A contact pair names the one that
+ * resolves its contacts; the engine resolves each island (bodies joined by active contacts) by
+ * the resolver its pairs name (docs/architecture.md, "the staged step"). */
+typedef enum ContactResolverKind {
+    CONTACT_RESOLVER_FORCE_LAW,       /* per-contact force laws inside CVODE / RK4 (this header) */
+    CONTACT_RESOLVER_COMPLEMENTARITY, /* a time-stepping solver over the island's M and J (001) */
+    CONTACT_RESOLVER_REDUCED,         /* a pair of bodies in contact coordinates (002) */
+    CONTACT_RESOLVER_COUNT
+} ContactResolverKind;
+
+/* "force_law", "complementarity", "reduced"; "?" out of range. */
+const char *contact_resolver_name(ContactResolverKind kind);
+
 /* Parameters of every model (the union of the contact-pair properties). Derived values (the
  * last group) are computed by contact_params_derive() from the others. */
 typedef struct ContactParams {
     ContactModelKind model;
-    double stiffness;   /* k, N/m (N/m^n for exponent n != 1); bilinear: loading k1 */
-    double damping;     /* b, N s/m (already derived from restitution when asked) */
-    double restitution; /* r, target single-contact coefficient of restitution */
+    ContactResolverKind resolver; /* the pair's "resolver" property */
+    double stiffness;             /* k, N/m (N/m^n for exponent n != 1); bilinear: loading k1 */
+    double damping;               /* b, N s/m (already derived from restitution when asked) */
+    double restitution;           /* r, target single-contact coefficient of restitution */
     bool damping_from_restitution;
     bool clamp_attraction; /* never pull: f = max(0, f) */
     double exponent;       /* n of F(g) = k g^n (internal friction, Hunt-Crossley m = n) */
@@ -80,11 +94,13 @@ typedef struct ContactKinematics {
     double load;
 } ContactKinematics;
 
-/* Per-contact history: opaque to the engine, sized for every model. */
+/* Per-contact history. The fixed part below is shared by every model; a model with more memory
+ * (a convolution buffer) declares it with ContactModelClass.state_size and finds it at `state`.
+ * The engine owns that memory (a pool, no allocation inside a step), copies it into every
+ * checkpoint and restores it on a rewind (docs/architecture.md, "contact state"). */
 typedef struct ContactHistory {
     double t_begin;   /* onset time */
     double depth_max; /* greatest depth so far */
-    double x[6];      /* model-defined */
     int phase;        /* model-defined (compression / restitution ...) */
     /* Coulomb friction (contact_friction.c, shared by every model): the tangential penalty
      * spring's extension (world, m) as of friction_t, and whether the contact sticks. */
@@ -92,6 +108,12 @@ typedef struct ContactHistory {
     double friction_t;
     bool sliding;
     bool in_equilibrium; /* internal friction: reported, not reported again until it moves */
+    /* Model-owned state: state_bytes bytes (ContactModelClass.state_size at begin), aligned for
+     * doubles; NULL and 0 for models that declare none. Borrowed: the engine keeps it valid
+     * while the contact lasts and moves it only between calls (pool growth, restore). force()
+     * must only read it; begin() and commit() may write it. */
+    void *state;
+    size_t state_bytes;
 } ContactHistory;
 
 typedef struct ContactForce {
@@ -123,10 +145,37 @@ typedef struct ContactModelClass {
      * elastic energy, and the reference the no-energy-gain tests compare against. */
     double (*potential)(const ContactParams *p, const ContactHistory *h,
                         const ContactKinematics *k);
+    /* ----- Model-owned per-contact state (MuJoCo's plug-in state: nstate, init, copy, reset).
+     * All optional: NULL means "none" / the default. ----- */
+    /* Bytes of state a contact beginning at k needs (a convolution buffer sized by the map and
+     * the node chosen at onset). Called once per onset, before begin(), which is the init hook:
+     * it finds the state zeroed at h->state. */
+    size_t (*state_size)(const ContactParams *p, const ContactKinematics *k);
+    /* Copies a contact's state into a checkpoint and back (NULL: memcpy). For states that hold
+     * offsets or ring positions that must be rebased; the state must not hold pointers. */
+    void (*copy)(const ContactParams *p, void *dst, const void *src, size_t bytes);
+    /* Restarts a contact's state at k when no checkpoint can restore it (a rewind past the
+     * checkpoint budget, a position edit): NULL zeroes the state and calls begin() again. */
+    void (*reset)(const ContactParams *p, ContactHistory *h, const ContactKinematics *k);
 } ContactModelClass;
 
-/* Borrowed static table entry. */
+/* The built-in models have the kinds above; contact_model_register adds more, up to
+ * CONTACT_MODEL_MAX in all. */
+#define CONTACT_MODEL_MAX 32
+
+/* Borrowed table entry (built-in or registered), NULL for an unknown kind. */
 const ContactModelClass *contact_model_class(ContactModelKind kind);
+/* Registers a model class (the extension point for models outside this module: the contact
+ * map, plug-ins, tests) and returns its kind in *kind. The class must stay valid for the
+ * process's lifetime (Borrowed). Its name becomes a value of every contact pair's "model"
+ * property created afterwards. ISSIM_ERR_INVALID for a missing hook (force, begin, commit,
+ * fixed_step, time_scale, potential) or a name already taken, ISSIM_ERR_RANGE when the table
+ * is full. Registering the same class again returns its kind. Thread: set-up only, before any
+ * scene is loaded or thread started. */
+IssimStatus contact_model_register(const ContactModelClass *cls, ContactModelKind *kind,
+                                   IssimError *err);
+/* Number of kinds (built-in and registered). */
+int contact_model_count(void);
 /* Parses a model name. false if unknown. */
 bool contact_model_parse(const char *name, ContactModelKind *out);
 /* Names of all models, for the "model" enum property (static storage). */

@@ -48,6 +48,9 @@ typedef struct EngineOptions {
      * on contacts that are at rest. */
     double sleep_speed;
     bool sleep_disabled; /* never put a body to sleep (for comparisons and benchmarks) */
+    /* Measure the wall time of every stage of engine_advance into EngineStats.stage_seconds
+     * (two clock reads per stage: off by default, so the hot fixed-step path pays nothing). */
+    bool profile_stages;
 } EngineOptions;
 
 EngineOptions engine_options_default(void);
@@ -65,12 +68,52 @@ IntegratorKind engine_integrator(const Engine *engine);
 double engine_time(const Engine *engine);
 double engine_dt(const Engine *engine);
 
-/* Integrates to t_target (> engine_time), stopping on the way at every contact onset and
- * separation (root finding) to update the active set. On numerical failure the state is put
- * back to what it was before the call and ISSIM_ERR_NUMERIC is returned with a message. */
+/* Integrates to t_target (> engine_time) in named stages (EngineStage, docs/architecture.md):
+ * the collision update, the island partition (each island gets the resolver its contact pairs
+ * name), then each resolver advances its islands to t_target: per-contact force laws inside
+ * CVODE / RK4 (stopping at every contact onset and separation, located by root finding),
+ * complementarity islands by time steps of their solver, and the commit. Every island reaches
+ * t_target. On numerical failure the state is put back to what it was before the call and
+ * ISSIM_ERR_NUMERIC is returned with a message. */
 IssimStatus engine_advance(Engine *engine, double t_target, IssimError *err);
 /* engine_advance(engine, engine_time + engine_dt). */
 IssimStatus engine_step(Engine *engine, IssimError *err);
+
+/* The stages of engine_advance, in order (STYLE.md 12: the step's order in one place). */
+typedef enum EngineStage {
+    ENGINE_STAGE_COLLIDE,   /* collision world update (or the newest report), contact merge */
+    ENGINE_STAGE_ISLANDS,   /* islands of awake bodies and the resolver of each */
+    ENGINE_STAGE_RESOLVE,   /* complementarity islands: a solve per time step (their integrate
+                               follows each solve inside the stage) */
+    ENGINE_STAGE_INTEGRATE, /* force-law islands: CVODE / RK4 with the laws in the right-hand
+                               side, fixed steps while a contact asks for one */
+    ENGINE_STAGE_COMMIT,    /* finiteness check, or the last good state back */
+    ENGINE_STAGE_COUNT
+} EngineStage;
+
+const char *engine_stage_name(EngineStage stage);
+
+/* ===== Checkpoints: contact state kept with the data =====
+ *
+ * A contact model may keep memory (friction springs, hysteresis, a convolution buffer:
+ * ContactModelClass.state_size). So that a rewind (every live edit, the history scrubber)
+ * resumes with that memory, the engine takes a checkpoint where a frame is published: the raw
+ * state vector, every contact (activity, ids, history, the model-owned bytes), the bodies'
+ * sleep state and the collision world's contact identity. engine_restore_vars at the time of a
+ * checkpoint restores all of it; with the fixed-step integrator and the synchronous collision
+ * world the run that follows is bit-identical to the uninterrupted one (CVODE restarts its
+ * multistep history at a restore, so it agrees to its tolerances only). Checkpoints live in a
+ * ring of at most max_frames records and max_bytes bytes; the oldest are dropped first, and a
+ * restore to a frame whose checkpoint was dropped restarts contact histories there (counted in
+ * EngineStats.restarts, logged once). Thread: engine. */
+IssimStatus engine_enable_checkpoints(Engine *engine, int max_frames, size_t max_bytes,
+                                      IssimError *err);
+/* Saves a checkpoint at engine_time, replacing any at that time or later (a frame republished
+ * after an edit). No-op until checkpoints are enabled. */
+void engine_checkpoint(Engine *engine);
+bool engine_has_checkpoint(const Engine *engine, double t);
+/* Bytes the checkpoint ring holds now. */
+size_t engine_checkpoint_bytes(const Engine *engine);
 
 /* ===== State variables (the registry's frame layout) ===== */
 
@@ -85,9 +128,11 @@ int engine_var_find(const Engine *engine, const char *name);
 IssimStatus engine_register_vars(const Engine *engine, Registry *reg, IssimError *err);
 /* Writes the current values (engine_var_count doubles). */
 void engine_write_vars(const Engine *engine, double *values);
-/* Restores the bodies' state from a frame written by engine_write_vars at time t (reset to an
- * earlier instant). Contact active sets are recomputed from the geometry; per-contact histories
- * restart at t. */
+/* Restores the state of a frame written by engine_write_vars at time t (reset to an earlier
+ * instant). With a checkpoint at t (engine_checkpoint) everything comes back exactly: contact
+ * histories and model-owned state continue, and checkpoints after t are dropped. Without one the
+ * bodies come from values, contacts are found again from the geometry and their histories
+ * restart at t (models' reset hooks), and every body wakes. */
 IssimStatus engine_restore_vars(Engine *engine, double t, const double *values, IssimError *err);
 
 /* ===== Edits ===== */
@@ -160,9 +205,19 @@ typedef struct EngineStats {
     uint64_t root_events;
     uint64_t reinits;
     uint64_t warnings;
-    int awake_bodies; /* bodies integrated now (the rest sleep) */
-    uint64_t sleeps;  /* ENGINE_EVENT_SLEEP so far */
-    uint64_t wakes;   /* ENGINE_EVENT_WAKE so far */
+    int awake_bodies;               /* bodies integrated now (the rest sleep) */
+    uint64_t sleeps;                /* ENGINE_EVENT_SLEEP so far */
+    uint64_t wakes;                 /* ENGINE_EVENT_WAKE so far */
+    uint64_t fixed_steps;           /* RK4 steps taken because an active contact asked for them */
+    uint64_t checkpoints;           /* engine_checkpoint records written */
+    uint64_t restores;              /* restores from a checkpoint (exact) */
+    uint64_t restarts;              /* restores without one (contact histories restarted) */
+    uint64_t state_pool_grows;      /* the contact-state pool grew (at an onset) */
+    uint64_t complementarity_steps; /* time steps of complementarity islands */
+    uint64_t complementarity_failures; /* solves the solver reported as failed */
+    int islands;                       /* islands of awake bodies at the last advance */
+    int islands_by_resolver[CONTACT_RESOLVER_COUNT];
+    double stage_seconds[ENGINE_STAGE_COUNT]; /* wall time per stage (profile_stages) */
 } EngineStats;
 
 EngineStats engine_stats(const Engine *engine);
@@ -226,6 +281,61 @@ void engine_mass_matrix(const Engine *engine, double *m);
  * to the separation rate of contact i (-d(depth)/dt). J is rows x velocity_dim, column-major,
  * caller-owned with room for max_rows rows. Returns the number of rows. */
 int engine_contact_jacobian(const Engine *engine, double *j, int max_rows);
+
+/* ===== Complementarity resolvers (second kind of contact resolution: 001) =====
+ *
+ * An island whose contact pairs name resolver = "complementarity" leaves the integrator: the
+ * engine advances it by time steps h (the engine's output step, or the solver's own, smaller)
+ * with the scheme of 001 eqs. 1-2: it assembles the island's system below, the solver returns
+ * the contact impulses lambda (normal, and tangential when it models friction), and the engine
+ * sets u+ = u + M^-1 (h f + Jn^T lambda_n + Jt^T lambda_t) and q+ = q + h G(q) u+ (positions
+ * from the new velocities). Force-law contacts inside the island act through f, evaluated at
+ * the start of the step. The real solvers (Lemke in a fixpoint iteration, Fischer-Newton, PGS
+ * for piles) plug in here; engine_complementarity_reference() is a small projected
+ * Gauss-Seidel solver that defines what a solver must satisfy (tests/test_engine_stages.c). */
+
+typedef struct EngineIslandSystem {
+    double h;               /* time step, s */
+    int dim;                /* n: generalized velocity of the island (6 per free body, 3 planar) */
+    int contacts;           /* m: contact rows */
+    const double *mass;     /* n x n, column-major: M */
+    const double *inv_mass; /* n x n, column-major: M^-1 (block diagonal) */
+    const double *force;    /* n: external and gyroscopic forces, force-law contacts included */
+    const double *velocity; /* n: u at the start of the step */
+    const double *jn;       /* m x n, column-major: separation rate = Jn u */
+    const double *jt;       /* 2m x n, column-major: rows 2i, 2i+1 the tangent rates of contact i */
+    const double *gap;      /* m: signed distance s = -depth at the start of the step, m */
+    const double *mu;       /* m: Coulomb coefficient of each contact's pair (kinetic) */
+    const double *mu_static; /* m */
+    /* Contact distances after a trial step with velocities u_next (n) into gap_out (m): the
+     * fixpoint iteration of 001 2.2 re-evaluates s^{t+dt} with it. */
+    void (*gap_after)(void *ctx, const double *u_next, double *gap_out);
+    void *ctx;
+} EngineIslandSystem;
+
+typedef struct EngineIslandSolution {
+    double *lambda_n; /* m: normal impulses, N s (>= 0) */
+    double *lambda_t; /* 2m: tangential impulses, N s (zero without friction) */
+    int iterations;
+    double residual; /* the solver's own measure of its complementarity error */
+} EngineIslandSolution;
+
+typedef struct EngineComplementaritySolver {
+    const char *name;
+    /* Solves one step. Fill lambda_n, lambda_t (zeroed on entry). Return ISSIM_ERR_NUMERIC with
+     * a message when no solution was found (the engine keeps the last good state and reports the
+     * island). Thread: engine. */
+    IssimStatus (*solve)(void *user, const EngineIslandSystem *sys, EngineIslandSolution *out,
+                         IssimError *err);
+} EngineComplementaritySolver;
+
+/* The reference solver: projected Gauss-Seidel on the velocity-level LCP
+ * 0 <= lambda_n  _|_  Jn u+ + s / h >= 0 (no friction), to a residual of 1e-12 or 500 sweeps. */
+const EngineComplementaritySolver *engine_complementarity_reference(void);
+/* Chooses the solver for complementarity islands (Borrowed; user is passed to solve). NULL
+ * restores the reference solver. Thread: engine (set-up). */
+void engine_set_complementarity_solver(Engine *engine, const EngineComplementaritySolver *solver,
+                                       void *user);
 
 /* ===== Rigid bar drop (000 ch. 6, eq. 6.2-6.10, Table 6.1) =====
  *

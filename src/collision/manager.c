@@ -132,6 +132,7 @@ bool collision_manager_step(CollisionManager *m) {
         .poses = slot->poses,
         .contact_count = count,
         .contacts = slot->contacts,
+        .next_id = collision_world_next_id(m->world),
         .update_seconds =
             (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec),
     };

@@ -529,6 +529,30 @@ const uint32_t *collision_world_ended(const CollisionWorld *w, int *count) {
     return w->ended;
 }
 
+uint32_t collision_world_next_id(const CollisionWorld *w) {
+    return w->next_id;
+}
+
+IssimStatus collision_world_restore_identity(CollisionWorld *w, const CollisionContact *contacts,
+                                             int count, uint32_t next_id, IssimError *err) {
+    if (count < 0 || (count > 0 && !contacts))
+        return issim_error_set(err, ISSIM_ERR_INVALID, "collision world: bad identity (%d)", count);
+    if (!grow((void **)&w->contacts, &w->contact_cap, count + 1, sizeof *w->contacts))
+        return issim_error_set(err, ISSIM_ERR_NOMEM,
+                               "collision world: out of memory restoring %d contacts", count);
+    if (count > 0)
+        memcpy(w->contacts, contacts, sizeof *contacts * (size_t)count);
+    w->contact_count = count;
+    w->next_id = next_id != 0 ? next_id : 1;
+    w->ended_count = 0;
+    /* The carried-over shortcuts compare with the poses of the last narrow phase, which belong
+     * to the discarded future: the next update tests every pair. */
+    w->updated = false;
+    for (int i = 0; i < w->body_count; i++)
+        w->rest_valid[i] = false;
+    return ISSIM_OK;
+}
+
 CollisionStats collision_world_stats(const CollisionWorld *w) {
     CollisionStats s = w->stats;
     s.bodies = w->body_count;

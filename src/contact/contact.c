@@ -9,7 +9,7 @@
 
 #include "contact_internal.h"
 
-static const ContactModelClass *const model_classes[CONTACT_MODEL_COUNT] = {
+static const ContactModelClass *model_classes[CONTACT_MODEL_MAX] = {
     [CONTACT_MODEL_SPRING_DAMPER] = &contact_spring_damper_class,
     [CONTACT_MODEL_HUNT_CROSSLEY] = &contact_hunt_crossley_class,
     [CONTACT_MODEL_HERTZ] = &contact_hertz_class,
@@ -19,16 +19,48 @@ static const ContactModelClass *const model_classes[CONTACT_MODEL_COUNT] = {
     [CONTACT_MODEL_INTERNAL_FRICTION_C0] = &contact_internal_friction_c0_class,
 };
 
-static const char *model_names[CONTACT_MODEL_COUNT];
+static const char *model_names[CONTACT_MODEL_MAX];
+/* Built-in classes first, registered ones after. Written at set-up only (before threads). */
+static int model_class_count = CONTACT_MODEL_COUNT;
 
 const ContactModelClass *contact_model_class(ContactModelKind kind) {
-    if ((int)kind < 0 || kind >= CONTACT_MODEL_COUNT)
+    if ((int)kind < 0 || (int)kind >= model_class_count)
         return NULL;
     return model_classes[kind];
 }
 
+int contact_model_count(void) {
+    return model_class_count;
+}
+
+IssimStatus contact_model_register(const ContactModelClass *cls, ContactModelKind *kind,
+                                   IssimError *err) {
+    if (!cls || !cls->name || !cls->force || !cls->begin || !cls->commit || !cls->fixed_step ||
+        !cls->time_scale || !cls->potential)
+        return issim_error_set(err, ISSIM_ERR_INVALID,
+                               "contact model %s: name, force, begin, commit, fixed_step, "
+                               "time_scale and potential are required",
+                               cls && cls->name ? cls->name : "(unnamed)");
+    for (int i = 0; i < model_class_count; i++) {
+        if (model_classes[i] == cls) {
+            *kind = (ContactModelKind)i;
+            return ISSIM_OK;
+        }
+        if (strcmp(model_classes[i]->name, cls->name) == 0)
+            return issim_error_set(err, ISSIM_ERR_INVALID,
+                                   "contact model name '%s' is already taken", cls->name);
+    }
+    if (model_class_count >= CONTACT_MODEL_MAX)
+        return issim_error_set(err, ISSIM_ERR_RANGE,
+                               "cannot register contact model %s: the table holds %d models",
+                               cls->name, CONTACT_MODEL_MAX);
+    model_classes[model_class_count] = cls;
+    *kind = (ContactModelKind)model_class_count++;
+    return ISSIM_OK;
+}
+
 bool contact_model_parse(const char *name, ContactModelKind *out) {
-    for (int i = 0; i < CONTACT_MODEL_COUNT; i++) {
+    for (int i = 0; i < model_class_count; i++) {
         if (strcmp(model_classes[i]->name, name) == 0) {
             *out = (ContactModelKind)i;
             return true;
@@ -41,13 +73,19 @@ const char *const *contact_model_names(int *count) {
     /* Filled from the class table so a new model needs one line above, not two. The writes
      * are idempotent (same pointers every time), so concurrent first calls are harmless in
      * practice; callers are set-up code anyway. */
-    for (int i = 0; i < CONTACT_MODEL_COUNT; i++)
+    for (int i = 0; i < model_class_count; i++)
         model_names[i] = model_classes[i]->name;
-    *count = CONTACT_MODEL_COUNT;
+    *count = model_class_count;
     return model_names;
 }
 
 static const char *const damping_from_names[] = {"restitution", "value"};
+static const char *const resolver_names[CONTACT_RESOLVER_COUNT] = {"force_law", "complementarity",
+                                                                   "reduced"};
+
+const char *contact_resolver_name(ContactResolverKind kind) {
+    return (int)kind >= 0 && kind < CONTACT_RESOLVER_COUNT ? resolver_names[kind] : "?";
+}
 
 #define REAL_PROP(NAME, UNIT, DESC, MIN, MAX, MIN_EXCL, DEFAULT)                                   \
     {                                                                                              \
@@ -68,6 +106,16 @@ IssimStatus contact_pair_add_props(ThingDb *db, ThingId pair, IssimError *err) {
          .enum_names = names,
          .enum_count = model_count,
          .default_value = prop_enum(CONTACT_MODEL_SPRING_DAMPER)},
+        {.name = "resolver",
+         .type = PROP_ENUM,
+         .unit = "",
+         .description = "how contacts of this pair are resolved: force_law (the model, inside "
+                        "the integrator), complementarity (a solver over the island), reduced "
+                        "(the pair in contact coordinates)",
+         .mutability = PROP_LIVE,
+         .enum_names = resolver_names,
+         .enum_count = CONTACT_RESOLVER_COUNT,
+         .default_value = prop_enum(CONTACT_RESOLVER_FORCE_LAW)},
         {.name = "stiffness",
          .type = PROP_REAL,
          .unit = "N/m",
@@ -151,6 +199,7 @@ IssimStatus contact_params_from_thing(const ThingDb *db, ThingId pair, double re
                                       ContactParams *out, IssimError *err) {
     memset(out, 0, sizeof *out);
     out->model = (ContactModelKind)thing_enum(db, pair, "model");
+    out->resolver = (ContactResolverKind)thing_enum(db, pair, "resolver");
     out->stiffness = thing_real(db, pair, "stiffness");
     out->restitution = thing_real(db, pair, "restitution");
     out->damping_from_restitution = thing_enum(db, pair, "damping_from") == 0;

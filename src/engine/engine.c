@@ -286,29 +286,23 @@ static IssimStatus build_vars(Engine *e, IssimError *err) {
 
 /* Warns when a fixed step is too coarse for a contact's time scale sqrt(m/k): RK4 needs about
  * ten steps per 1/omega to resolve a contact's half period (pi/omega) with a few percent
- * error in the restitution. A model that needs a fixed step gets the RK4 path with its step. */
+ * error in the restitution. A model that needs a fixed step no longer switches the whole run
+ * to RK4: the force-law stage takes that step only while such a contact is active
+ * (engine_step.c), and the base integrator the rest of the time. */
 static void check_time_scales(Engine *e) {
-    for (int i = 0; i < e->pair_count; i++) {
-        const EnginePair *p = &e->pairs[i];
-        double fixed = p->model->fixed_step(&p->params);
-        if (fixed > 0.0 && (e->integrator_kind != INTEGRATOR_RK4 || e->dt != fixed)) {
-            issim_log(ISSIM_LOG_INFO, "%s: model %s needs a fixed step of %g s: using RK4",
-                      thing_name(e->db, p->thing), p->model->name, fixed);
-            e->integrator_kind = INTEGRATOR_RK4;
-            e->dt = fixed;
-        }
-    }
     if (e->integrator_kind != INTEGRATOR_RK4)
         return;
     for (int ci = 0; ci < e->contact_count; ci++) {
         const EngineContact *c = &e->contacts[ci];
         const EnginePair *p = &e->pairs[c->pair];
+        double fixed = p->model->fixed_step(&c->params);
+        double h = fixed > 0.0 ? fixed : e->dt;
         double tau = p->model->time_scale(&c->params, e->bodies[c->body].mass);
-        if (e->dt > 0.1 * tau) {
+        if (h > 0.1 * tau) {
             issim_log(ISSIM_LOG_WARN,
                       "fixed step %g s is too coarse for contact %s on %s (time scale "
                       "sqrt(m/k) = %.3g s): use dt <= %.2g s",
-                      e->dt, thing_name(e->db, p->thing), e->bodies[c->body].name, tau, 0.1 * tau);
+                      h, thing_name(e->db, p->thing), e->bodies[c->body].name, tau, 0.1 * tau);
             e->stats.warnings++;
             return; /* once per build */
         }
@@ -353,6 +347,7 @@ Engine *engine_create(const ThingDb *db, const EngineOptions *options, IssimErro
     s = s == ISSIM_OK ? build_layout(e, err) : s;
     s = s == ISSIM_OK ? build_vars(e, err) : s;
     s = s == ISSIM_OK ? engine_sleep_init(e, err) : s;
+    s = s == ISSIM_OK ? engine_islands_init(e, err) : s;
     if (s == ISSIM_OK) {
         for (int b = 0; b < e->body_count; b++) {
             EngineBodyState st = body_state_from_thing(e->db, e->bodies[b].thing);
@@ -393,6 +388,9 @@ void engine_destroy(Engine *e) {
     free(e->var_names);
     free(e->var_units);
     engine_sleep_free(e);
+    engine_islands_free(e);
+    engine_checkpoints_free(e);
+    engine_pool_free_all(&e->pool);
     free(e);
 }
 
@@ -415,53 +413,6 @@ EngineStats engine_stats(const Engine *e) {
 void engine_set_event_callback(Engine *e, EngineEventFn fn, void *user) {
     e->event_fn = fn;
     e->event_user = user;
-}
-
-static bool state_finite(const Engine *e) {
-    for (int i = 0; i < e->state_size; i++)
-        if (!isfinite(e->y[i]))
-            return false;
-    return true;
-}
-
-IssimStatus engine_advance(Engine *e, double t_target, IssimError *err) {
-    if (!(t_target > e->t))
-        return issim_error_set(err, ISSIM_ERR_STATE, "cannot advance from t = %g to t = %g", e->t,
-                               t_target);
-    /* Lock-step: the collision manager runs here, before every step; threaded: the newest
-     * report is taken. */
-    /* With every body asleep and the world updated since the last motion, nothing can touch
-     * anything new: the collision update is skipped too. */
-    if (e->awake_count > 0 || e->collision_stale) {
-        engine_collide(e);
-        e->collision_stale = false;
-    }
-    engine_refresh_awake(e);
-    if (e->awake_count == 0) {
-        /* Everything is in equilibrium: nothing moves until an edit wakes a body. */
-        e->t = t_target;
-        return ISSIM_OK;
-    }
-    e->collision_stale = true; /* bodies move in this advance */
-    double t_saved = e->t;
-    memcpy(e->y_saved, e->y, sizeof(double) * (size_t)e->state_size);
-    IssimStatus s = e->integrator_kind == INTEGRATOR_RK4
-                        ? integrator_rk4_advance(e, t_target, err)
-                        : integrator_cvode_advance(e, t_target, err);
-    if (s == ISSIM_OK && !state_finite(e))
-        s = issim_error_set(err, ISSIM_ERR_NUMERIC, "state became non-finite at t = %.9g s", e->t);
-    if (s != ISSIM_OK) {
-        /* Keep the last good state: the caller may edit and carry on. */
-        e->t = t_saved;
-        memcpy(e->y, e->y_saved, sizeof(double) * (size_t)e->state_size);
-        e->integrator_dirty = true;
-        e->stats.warnings++;
-    }
-    return s;
-}
-
-IssimStatus engine_step(Engine *e, IssimError *err) {
-    return engine_advance(e, e->t + e->dt, err);
 }
 
 /* ===== Variables ===== */
@@ -514,21 +465,41 @@ static void reset_active_set(Engine *e, double t) {
     e->event_fn = NULL;
     /* Frozen contacts (between sleeping bodies and obstacles) keep their activity and history:
      * nothing of them moved. The others are found again. */
-    for (int ci = 0; ci < e->vertex_contact_count; ci++)
-        if (!engine_contact_frozen(e, &e->contacts[ci]))
-            e->contacts[ci].active = false;
+    for (int ci = 0; ci < e->vertex_contact_count; ci++) {
+        EngineContact *c = &e->contacts[ci];
+        if (engine_contact_frozen(e, c) || !c->active)
+            continue;
+        ContactKinematics k;
+        engine_contact_kinematics(e, e->y, c, t, &k, NULL, NULL);
+        if (engine_contact_should_be_active(&k)) {
+            /* Still touching after the jump: its history restarts here (the model's reset
+             * hook), its id stays. */
+            c->t_begin = t;
+            c->equilibrium = false;
+            engine_contact_reset(e, c, &k);
+        } else {
+            c->active = false;
+            engine_contact_end(e, c);
+        }
+    }
     engine_update_active_set(e, t, NULL);
     int kept = e->vertex_contact_count;
-    for (int ci = e->vertex_contact_count; ci < e->contact_count; ci++)
+    for (int ci = e->vertex_contact_count; ci < e->contact_count; ci++) {
         if (engine_contact_frozen(e, &e->contacts[ci]))
             e->contacts[kept++] = e->contacts[ci];
+        else
+            engine_contact_end(e, &e->contacts[ci]);
+    }
     e->contact_count = kept;
+    e->fixed_step_dirty = true;
     engine_collide_now(e);
     engine_refresh_awake(e);
     e->event_fn = fn;
 }
 
 IssimStatus engine_restore_vars(Engine *e, double t, const double *values, IssimError *err) {
+    if (engine_checkpoint_restore(e, t))
+        return ISSIM_OK;
     for (int i = 0; i < 13 * e->body_count; i++)
         if (!isfinite(values[i]))
             return issim_error_set(err, ISSIM_ERR_INVALID,
@@ -550,6 +521,15 @@ IssimStatus engine_restore_vars(Engine *e, double t, const double *values, Issim
     e->event_fn = fn;
     reset_active_set(e, t);
     e->integrator_dirty = true;
+    if (e->checkpoints.arena) {
+        /* Checkpoints were on but this frame's is gone (past the ring's budget): say so once. */
+        if (e->stats.restarts == 0)
+            issim_log(ISSIM_LOG_INFO,
+                      "no checkpoint at t = %.9g s (the ring keeps the newest ones): contact "
+                      "histories restart there",
+                      t);
+        e->stats.restarts++;
+    }
     return ISSIM_OK;
 }
 
@@ -705,7 +685,7 @@ int engine_contact_reports(const Engine *e, ContactReport *out, int max) {
         ContactKinematics k;
         Vec3 point;
         engine_contact_kinematics(e, e->y, c, e->t, &k, &point, NULL);
-        ContactForce f = e->pairs[c->pair].model->force(&c->params, &c->history, &k);
+        ContactForce f = engine_contact_force(e, c, &k);
         out[n++] = (ContactReport){.id = c->id,
                                    .body_a = c->body,
                                    .body_b = c->body_b,

@@ -391,6 +391,7 @@ void engine_collide(Engine *e) {
         e->report_t = report.t;
     }
     engine_merge_contacts(e, report.contacts, report.contact_count, report.poses);
+    engine_keep_identity(e, report.contacts, report.contact_count, report.next_id);
 }
 
 IssimStatus engine_start_collision_thread(Engine *e, Registry *reg, IssimError *err) {
@@ -483,20 +484,22 @@ void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, 
             c.id = old->id;
             c.t_begin = old->t_begin;
             c.history = old->history;
+            c.state_offset = old->state_offset;
+            c.state_bytes = old->state_bytes;
             c.equilibrium = old->equilibrium;
             c.load = old->load;
             c.active = engine_contact_should_be_active(&k);
             if (c.active && !old->active) {
                 c.id = ++e->next_contact_id;
                 c.t_begin = e->t;
-                memset(&c.history, 0, sizeof c.history);
-                e->pairs[c.pair].model->begin(&c.params, &c.history, &k);
+                engine_contact_begin(e, &c, &k);
                 c.equilibrium = false;
                 c.load = 0.0;
                 emit_manifold(e, &c, ENGINE_EVENT_CONTACT_BEGIN, k.depth_rate);
                 engine_wake_on_contact(e, &c, &k, e->t);
                 changed = true;
             } else if (!c.active && old->active) {
+                engine_contact_end(e, &c);
                 emit_manifold(e, old, ENGINE_EVENT_CONTACT_END, k.depth_rate);
                 changed = true;
             }
@@ -506,7 +509,7 @@ void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, 
             if (c.active) {
                 c.id = ++e->next_contact_id;
                 c.t_begin = e->t;
-                e->pairs[c.pair].model->begin(&c.params, &c.history, &k);
+                engine_contact_begin(e, &c, &k);
                 emit_manifold(e, &c, ENGINE_EVENT_CONTACT_BEGIN, k.depth_rate);
                 engine_wake_on_contact(e, &c, &k, e->t);
             }
@@ -520,9 +523,12 @@ void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, 
         if (e->previous_kept[j])
             continue;
         changed = true;
+        engine_contact_end(e, &e->previous[j]);
         if (e->previous[j].active)
             emit_manifold(e, &e->previous[j], ENGINE_EVENT_CONTACT_END, 0.0);
     }
     if (changed || any_active)
         e->integrator_dirty = true;
+    if (changed)
+        e->fixed_step_dirty = true;
 }

@@ -258,6 +258,13 @@ IssimStatus integrator_cvode_advance(Engine *e, double t_target, IssimError *err
             e->t = t_target;
             break;
         }
+        if (e->fixed_step_dirty && e->t < t_target) {
+            engine_update_fixed_step(e);
+            if (e->fixed_step > 0.0) { /* a contact asks for fixed steps from here */
+                e->integrator_dirty = true;
+                break;
+            }
+        }
         if (e->integrator_dirty && e->t < t_target) {
             IssimStatus s = reinit(e, err);
             if (s != ISSIM_OK)

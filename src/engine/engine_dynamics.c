@@ -263,15 +263,16 @@ void engine_rhs(Engine *e, double t, const double *y, double *ydot) {
             engine_manifold_kinematics(e, y, c, t, &k, NULL, &arm, &arm_b);
         else
             engine_contact_kinematics(e, y, c, t, &k, NULL, &arm);
-        ContactForce f = e->pairs[c->pair].model->force(&c->params, &c->history, &k);
+        ContactForce f = engine_contact_force(e, c, &k);
         Vec3 total = vec3_mad(f.tangent, f.normal, k.normal);
         /* A sleeping side is woken at the next commit (engine_update_sleep); until then it is
-         * held, like an obstacle. */
-        if (!e->bodies[c->body].asleep) {
+         * held, like an obstacle. So is a body of another resolver's island: it moves in its
+         * own stage, and the islands merge at the next advance. */
+        if (e->bodies[c->body].integrated) {
             force[c->body] = vec3_add(force[c->body], total);
             torque[c->body] = vec3_add(torque[c->body], vec3_cross(arm, total));
         }
-        if (c->kind == CONTACT_MANIFOLD && c->body_b >= 0 && !e->bodies[c->body_b].asleep) {
+        if (c->kind == CONTACT_MANIFOLD && c->body_b >= 0 && e->bodies[c->body_b].integrated) {
             force[c->body_b] = vec3_sub(force[c->body_b], total);
             torque[c->body_b] = vec3_sub(torque[c->body_b], vec3_cross(arm_b, total));
         }
@@ -330,18 +331,19 @@ int engine_update_active_set(Engine *e, double t, const int *directions) {
                           .vertex = c->vertex,
                           .obstacle = c->obstacle,
                           .normal_velocity = -k.depth_rate};
+        e->fixed_step_dirty = true;
         if (want) {
             c->active = true;
             c->id = ++e->next_contact_id;
             c->t_begin = t;
-            memset(&c->history, 0, sizeof c->history);
-            e->pairs[c->pair].model->begin(&c->params, &c->history, &k);
+            engine_contact_begin(e, c, &k);
             ev.kind = ENGINE_EVENT_CONTACT_BEGIN;
             ev.contact_id = c->id;
             c->equilibrium = false;
             c->load = 0.0;
         } else {
             c->active = false;
+            engine_contact_end(e, c);
             ev.kind = ENGINE_EVENT_CONTACT_END;
             ev.contact_id = c->id;
             ev.duration = t - c->t_begin;
@@ -361,7 +363,7 @@ void engine_commit_contacts(Engine *e, double t) {
             continue;
         ContactKinematics k;
         engine_contact_kinematics(e, e->y, c, t, &k, NULL, NULL);
-        int events = e->pairs[c->pair].model->commit(&c->params, &c->history, &k);
+        int events = engine_contact_commit_model(e, c, &k);
         /* A model reports the instant equilibrium begins (internal friction: once, then keeps
          * history.in_equilibrium while it holds); the flag lasts while either says so. */
         c->equilibrium = (events & CONTACT_EVENT_EQUILIBRIUM) != 0 ||
@@ -383,10 +385,12 @@ void engine_commit_contacts(Engine *e, double t) {
              * contact is "rising", so it begins again only at the next onset. */
             c->active = false;
             c->equilibrium = false;
+            engine_contact_end(e, c);
             ev.kind = ENGINE_EVENT_CONTACT_END;
             ev.duration = t - c->t_begin;
             engine_emit(e, &ev);
             e->integrator_dirty = true;
+            e->fixed_step_dirty = true;
         }
     }
     engine_update_sleep(e, t);
@@ -422,7 +426,7 @@ EngineEnergy engine_energy(const Engine *e) {
             continue;
         ContactKinematics k;
         engine_contact_kinematics(e, e->y, c, e->t, &k, NULL, NULL);
-        en.elastic += e->pairs[c->pair].model->potential(&c->params, &c->history, &k);
+        en.elastic += engine_contact_potential(e, c, &k);
     }
     en.total = en.kinetic + en.potential + en.elastic;
     return en;

@@ -35,12 +35,16 @@ typedef struct EngineBody {
     double radius;
     int block;
     int velocity_offset;
-    bool shaped;        /* has a collision shape (else: contact vertices against planes) */
-    Shape shape;        /* body frame, centre of mass at the origin */
-    Hull *hull;         /* owned, for shape = hull */
-    int world_index;    /* in the collision world, or -1 */
-    double reach;       /* farthest vertex or shape point from the centre of mass, m (sleep test) */
-    bool asleep;        /* in equilibrium: frozen, not integrated (engine_sleep.c) */
+    bool shaped;     /* has a collision shape (else: contact vertices against planes) */
+    Shape shape;     /* body frame, centre of mass at the origin */
+    Hull *hull;      /* owned, for shape = hull */
+    int world_index; /* in the collision world, or -1 */
+    double reach;    /* farthest vertex or shape point from the centre of mass, m (sleep test) */
+    bool asleep;     /* in equilibrium: frozen, not integrated (engine_sleep.c) */
+    /* The resolver of the body's island this advance (engine_step.c): force-law bodies are
+     * integrated by CVODE / RK4 (awake_bodies), the others by their resolver's stage. */
+    ContactResolverKind resolver;
+    bool integrated;    /* in awake_bodies: awake and resolved by force laws */
     double sleep_t;     /* when it entered equilibrium */
     double still_since; /* since when it has been a sleep candidate, or -1 */
 } EngineBody;
@@ -93,12 +97,44 @@ typedef struct EngineContact {
     double load_lo, load_hi; /* manifold: the model's restitution and compression forces, N */
     uint32_t id;             /* issued at onset, persistent while active */
     double t_begin;
+    /* history.state points at state_bytes bytes of the engine's contact-state pool at
+     * state_offset (ContactModelClass.state_size, allocated at onset, freed at the end);
+     * engine_contact_history() re-binds the pointer before every model call, so contacts may
+     * be copied and the pool may move between calls. */
     ContactHistory history;
+    size_t state_offset, state_bytes;
     /* The pair's parameters for this contact (damping derived with this body's mass). */
     ContactParams params;
 } EngineContact;
 
 typedef struct Integrator Integrator;
+
+/* Model-owned contact state (engine_contact_state.c): one byte arena, blocks of 16-byte
+ * multiples, a first-fit free list sorted by offset. It grows (doubling) only at a contact onset
+ * that finds it full, never inside a right-hand side; growth is counted. */
+typedef struct ContactStatePool {
+    unsigned char *bytes;
+    size_t capacity;
+    size_t end; /* every allocated block lies below end */
+    size_t *free_offset, *free_size;
+    int free_count, free_capacity;
+} ContactStatePool;
+
+/* Checkpoints of the whole dynamic state at published frames (engine_checkpoint.c): a byte ring
+ * of records in time order, each the raw state vector, the bodies' sleep state, the contact
+ * array, the pool's bytes and the collision world's identity. */
+typedef struct CheckpointRecord {
+    double t;
+    size_t offset, bytes;
+} CheckpointRecord;
+
+typedef struct CheckpointRing {
+    unsigned char *arena;
+    size_t capacity;
+    CheckpointRecord *records; /* circular, max_records */
+    int max_records, first, count;
+    bool full_warned;
+} CheckpointRing;
 
 struct Engine {
     ThingDb *db;
@@ -164,6 +200,35 @@ struct Engine {
 
     Integrator *integ;
     bool integrator_dirty; /* active set or state changed outside the integrator */
+    /* Fixed step (s) that the active contacts' models ask for, 0 when none: while > 0 the
+     * force-law stage takes RK4 steps of this size instead of the base integrator
+     * (engine_step.c). Recomputed whenever the active set changes. */
+    double fixed_step;
+    bool fixed_step_dirty;
+
+    ContactStatePool pool;
+    CheckpointRing checkpoints;
+    /* The collision world's identity as of the last merged report (contacts and id counter),
+     * kept while checkpoints are enabled: a restore hands it back to the world so contacts keep
+     * their ids across a rewind. */
+    CollisionContact *identity;
+    int identity_count, identity_capacity;
+    uint32_t identity_next_id;
+
+    /* Islands and resolvers (engine_step.c): per body its island's resolver, the bodies of
+     * time-stepped islands, and scratch for the island partition. */
+    int stepped_count;
+    int *stepped_bodies;
+    int *island_of_body;
+    int *island_scratch; /* 2 * (body_count + 1) */
+    const EngineComplementaritySolver *complementarity;
+    void *complementarity_user;
+    /* RESOLVE stage scratch (engine_complementarity.c): grows with the largest island seen,
+     * never inside a time step once islands stop growing. */
+    double *resolve_scratch;
+    size_t resolve_capacity;
+    int *resolve_index; /* 2 * (body_count + contact_capacity) */
+    int resolve_index_capacity;
 
     int var_count;
     char (*var_names)[80];
@@ -240,13 +305,55 @@ bool engine_contact_frozen(const Engine *e, const EngineContact *c);
 /* engine_cvode.c / engine_rk4.c: integrator back-ends */
 Integrator *integrator_cvode_create(Engine *e, IssimError *err);
 void integrator_cvode_destroy(Integrator *integ);
+/* CVODE to t_target; returns early (e->t < t_target) at an event after which an active contact
+ * asks for a fixed step. */
 IssimStatus integrator_cvode_advance(Engine *e, double t_target, IssimError *err);
-IssimStatus integrator_rk4_advance(Engine *e, double t_target, IssimError *err);
+/* RK4 steps of size h to t_target. With until_no_fixed_step it returns early (e->t < t_target)
+ * once no active contact asks for a fixed step any more (the base integrator takes over). */
+IssimStatus integrator_rk4_advance(Engine *e, double t_target, double h, bool until_no_fixed_step,
+                                   IssimError *err);
 
 /* engine.c */
 void engine_emit(Engine *e, const EngineEvent *event);
 int engine_find_pair(const Engine *e, int material_a, int material_b);
 IssimStatus engine_contact_params(const Engine *e, EngineContact *c, IssimError *err);
+
+/* engine_contact_state.c: model-owned contact state and the calls into the models */
+void engine_pool_free_all(ContactStatePool *pool);
+void engine_pool_rebuild(Engine *e);
+/* The contact's history with history.state bound to its pool block (NULL without one). */
+ContactHistory *engine_contact_history(const Engine *e, const EngineContact *c);
+const ContactModelClass *engine_contact_model(const Engine *e, const EngineContact *c);
+/* Onset: allocates the model's state (state_size), zeroes the history, calls begin(). */
+void engine_contact_begin(Engine *e, EngineContact *c, const ContactKinematics *k);
+/* End: the state block goes back to the pool. Idempotent. */
+void engine_contact_end(Engine *e, EngineContact *c);
+/* A restart without a checkpoint: the model's reset hook, or begin again. */
+void engine_contact_reset(Engine *e, EngineContact *c, const ContactKinematics *k);
+ContactForce engine_contact_force(const Engine *e, const EngineContact *c,
+                                  const ContactKinematics *k);
+int engine_contact_commit_model(Engine *e, EngineContact *c, const ContactKinematics *k);
+double engine_contact_potential(const Engine *e, const EngineContact *c,
+                                const ContactKinematics *k);
+bool engine_models_have_copy_hooks(const Engine *e);
+
+/* engine_checkpoint.c */
+void engine_checkpoints_free(Engine *e);
+/* Restores the checkpoint at t if there is one (dropping later ones). */
+bool engine_checkpoint_restore(Engine *e, double t);
+/* Keeps the collision world's identity of a merged report (while checkpoints are enabled). */
+void engine_keep_identity(Engine *e, const CollisionContact *contacts, int count, uint32_t next_id);
+
+/* engine_step.c: the staged step */
+/* Recomputes the fixed step the active contacts ask for (engine_step.c). */
+void engine_update_fixed_step(Engine *e);
+/* The bodies of time-stepped (complementarity) islands are neither integrated nor asleep. */
+void engine_islands_free(Engine *e);
+IssimStatus engine_islands_init(Engine *e, IssimError *err);
+
+/* engine_complementarity.c: the RESOLVE stage */
+IssimStatus engine_resolve_complementarity(Engine *e, double t_start, double t_target,
+                                           IssimError *err);
 
 /* engine_collide.c: shapes and the collision world */
 IssimStatus engine_build_shapes(Engine *e, IssimError *err);

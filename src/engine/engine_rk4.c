@@ -111,7 +111,17 @@ static int *event_directions(Engine *e) {
     return e->event_dirs;
 }
 
-IssimStatus integrator_rk4_advance(Engine *e, double t_target, IssimError *err) {
+/* Did the fixed step the active contacts ask for change from `in_use` (events, commits)? */
+static bool fixed_step_changed(Engine *e, double in_use) {
+    if (e->fixed_step_dirty)
+        engine_update_fixed_step(e);
+    return e->fixed_step != in_use;
+}
+
+IssimStatus integrator_rk4_advance(Engine *e, double t_target, double step,
+                                   bool until_no_fixed_step, IssimError *err) {
+    double fixed_in_use = e->fixed_step;
+    (void)until_no_fixed_step; /* a change either way hands back to the stage */
     int n = e->state_size;
     double *y_next = e->scratch + 5 * (size_t)n;
     if (e->integrator_dirty) {
@@ -127,8 +137,8 @@ IssimStatus integrator_rk4_advance(Engine *e, double t_target, IssimError *err) 
             e->t = t_target;
             break;
         }
-        double h = fmin(e->dt, t_target - e->t);
-        if (t_target - (e->t + h) < 1e-12 * e->dt)
+        double h = fmin(step, t_target - e->t);
+        if (t_target - (e->t + h) < 1e-12 * step)
             h = t_target - e->t;
         rk4_step(e, e->t, e->y, h, y_next);
         double value = 0.0;
@@ -172,6 +182,8 @@ IssimStatus integrator_rk4_advance(Engine *e, double t_target, IssimError *err) 
         } else {
             engine_commit_contacts(e, e->t);
         }
+        if (e->t < t_target && fixed_step_changed(e, fixed_in_use))
+            break; /* the stage picks the integrator for the new active set */
     }
     return ISSIM_OK;
 }

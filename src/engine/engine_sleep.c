@@ -85,8 +85,10 @@ static void rebuild_awake(Engine *e) {
     e->awake_range_count = 0;
     e->awake_state_size = 0;
     for (int b = 0; b < e->body_count; b++) {
-        if (e->bodies[b].asleep)
-            continue;
+        EngineBody *body = &e->bodies[b];
+        body->integrated = !body->asleep && body->resolver == CONTACT_RESOLVER_FORCE_LAW;
+        if (!body->integrated)
+            continue; /* asleep, or moved by its island's resolver (engine_step.c) */
         e->awake_bodies[e->awake_count++] = b;
         const StateBlock *blk = &e->blocks[e->bodies[b].block];
         int *last = e->awake_ranges + 2 * (e->awake_range_count - 1);
@@ -328,12 +330,11 @@ static double point_normal_acc(const Engine *e, int b, Vec3 n, Vec3 r) {
 /* The model's normal forces just restoring and just compressing at this depth. */
 static void contact_band(const Engine *e, const EngineContact *c, const ContactKinematics *k,
                          double *lo, double *hi) {
-    const ContactModelClass *model = e->pairs[c->pair].model;
     ContactKinematics side = *k;
     side.depth_rate = ENGINE_BAND_RATE;
-    ContactForce up = model->force(&c->params, &c->history, &side);
+    ContactForce up = engine_contact_force(e, c, &side);
     side.depth_rate = -ENGINE_BAND_RATE;
-    ContactForce down = model->force(&c->params, &c->history, &side);
+    ContactForce down = engine_contact_force(e, c, &side);
     *lo = fmax(0.0, fmin(up.normal, down.normal));
     *hi = fmax(0.0, fmax(up.normal, down.normal));
 }

@@ -1,0 +1,298 @@
+/* Checkpoints: the engine's dynamic state kept with every published frame, so a rewind resumes
+ * with contact memory intact (engine.h, "Checkpoints"; docs/architecture.md, "contact state").
+ *
+ * A record is, in order (each part aligned to 16 bytes): a header, the raw state vector (the
+ * frames hold normalised quaternions, which would change the last bits), the bodies' sleep
+ * state, the contact array, the contact-state pool's bytes below its end, and the collision
+ * world's identity (the contacts of the last merged report and the world's id counter). The
+ * records sit in one byte ring in time order; a new record goes after the newest, wrapping to
+ * the start when the end is reached, and drops the oldest records it overlaps.
+ *
+ * Cost: memcpy of the state and the contacts. For the models we ship (no model-owned state) the
+ * pool part is empty; docs/performance.md has the measured share of a published frame. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_internal.h"
+
+typedef struct CheckpointHeader {
+    double t;
+    int state_size, body_count, contact_count, identity_count;
+    size_t pool_end;
+    uint32_t next_contact_id, identity_next_id;
+    double report_t;
+    bool integrator_dirty, collision_stale;
+} CheckpointHeader;
+
+typedef struct BodySleepState {
+    bool asleep;
+    double sleep_t, still_since;
+} BodySleepState;
+
+static size_t align16(size_t n) {
+    return (n + 15) & ~(size_t)15;
+}
+
+static size_t record_size(const Engine *e) {
+    return align16(sizeof(CheckpointHeader)) + align16(sizeof(double) * (size_t)e->state_size) +
+           align16(sizeof(BodySleepState) * (size_t)e->body_count) +
+           align16(sizeof(EngineContact) * (size_t)e->contact_count) + align16(e->pool.end) +
+           align16(sizeof(CollisionContact) * (size_t)e->identity_count);
+}
+
+IssimStatus engine_enable_checkpoints(Engine *e, int max_frames, size_t max_bytes,
+                                      IssimError *err) {
+    CheckpointRing *ring = &e->checkpoints;
+    if (max_frames < 1 || max_bytes < 4096)
+        return issim_error_set(err, ISSIM_ERR_RANGE,
+                               "checkpoints need at least 1 frame and 4096 bytes (got %d, %zu)",
+                               max_frames, max_bytes);
+    engine_checkpoints_free(e);
+    ring->arena = malloc(max_bytes); /* pages are touched only as records are written */
+    ring->records = calloc((size_t)max_frames, sizeof *ring->records);
+    if (!ring->arena || !ring->records) {
+        engine_checkpoints_free(e);
+        return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for %zu bytes of checkpoints",
+                               max_bytes);
+    }
+    ring->capacity = max_bytes;
+    ring->max_records = max_frames;
+    return ISSIM_OK;
+}
+
+void engine_checkpoints_free(Engine *e) {
+    free(e->checkpoints.arena);
+    free(e->checkpoints.records);
+    free(e->identity);
+    e->identity = NULL;
+    e->identity_count = e->identity_capacity = 0;
+    memset(&e->checkpoints, 0, sizeof e->checkpoints);
+}
+
+void engine_keep_identity(Engine *e, const CollisionContact *contacts, int count,
+                          uint32_t next_id) {
+    if (!e->checkpoints.arena)
+        return;
+    if (count > e->identity_capacity) {
+        int cap = count > 2 * e->identity_capacity ? count : 2 * e->identity_capacity;
+        CollisionContact *grown = realloc(e->identity, sizeof *grown * (size_t)cap);
+        if (!grown) {
+            e->identity_count = 0; /* a restore then restarts the histories of shaped contacts */
+            return;
+        }
+        e->identity = grown;
+        e->identity_capacity = cap;
+    }
+    if (count > 0)
+        memcpy(e->identity, contacts, sizeof *contacts * (size_t)count);
+    e->identity_count = count;
+    e->identity_next_id = next_id;
+}
+
+static CheckpointRecord *record_at(CheckpointRing *ring, int i) {
+    return &ring->records[(ring->first + i) % ring->max_records];
+}
+
+/* Drops the records at time >= t (the future an edit or a republication replaces). */
+static void drop_from(CheckpointRing *ring, double t) {
+    while (ring->count > 0 && record_at(ring, ring->count - 1)->t >= t)
+        ring->count--;
+}
+
+static void drop_oldest(CheckpointRing *ring) {
+    ring->first = (ring->first + 1) % ring->max_records;
+    ring->count--;
+}
+
+/* Where a record of `bytes` goes: after the newest, or at the start of the arena if it does not
+ * fit before the end; the oldest records overlapping it are dropped. */
+static size_t place_record(CheckpointRing *ring, size_t bytes) {
+    size_t at = 0;
+    if (ring->count > 0) {
+        const CheckpointRecord *newest = record_at(ring, ring->count - 1);
+        at = newest->offset + newest->bytes;
+        if (at + bytes > ring->capacity)
+            at = 0;
+    }
+    while (ring->count > 0) {
+        const CheckpointRecord *oldest = record_at(ring, 0);
+        bool overlaps = oldest->offset < at + bytes && at < oldest->offset + oldest->bytes;
+        if (!overlaps && ring->count < ring->max_records)
+            break;
+        drop_oldest(ring);
+    }
+    return at;
+}
+
+static unsigned char *put(unsigned char *at, const void *src, size_t bytes) {
+    if (bytes > 0)
+        memcpy(at, src, bytes);
+    return at + align16(bytes);
+}
+
+static void copy_pool(const Engine *e, unsigned char *dst, const unsigned char *src) {
+    memcpy(dst, src, e->pool.end);
+    if (!engine_models_have_copy_hooks(e))
+        return;
+    for (int ci = 0; ci < e->contact_count; ci++) {
+        const EngineContact *c = &e->contacts[ci];
+        const ContactModelClass *model = engine_contact_model(e, c);
+        if (c->state_bytes > 0 && model->copy)
+            model->copy(&c->params, dst + c->state_offset, src + c->state_offset, c->state_bytes);
+    }
+}
+
+void engine_checkpoint(Engine *e) {
+    CheckpointRing *ring = &e->checkpoints;
+    if (!ring->arena)
+        return;
+    drop_from(ring, e->t);
+    size_t bytes = record_size(e);
+    if (bytes > ring->capacity) {
+        if (!ring->full_warned)
+            issim_log(ISSIM_LOG_WARN,
+                      "a checkpoint needs %zu bytes, more than the %zu of the ring: rewinds "
+                      "restart contact histories",
+                      bytes, ring->capacity);
+        ring->full_warned = true;
+        return;
+    }
+    size_t at = place_record(ring, bytes);
+    CheckpointHeader h = {.t = e->t,
+                          .state_size = e->state_size,
+                          .body_count = e->body_count,
+                          .contact_count = e->contact_count,
+                          .identity_count = e->identity_count,
+                          .pool_end = e->pool.end,
+                          .next_contact_id = e->next_contact_id,
+                          .identity_next_id = e->identity_next_id,
+                          .report_t = e->report_t,
+                          .integrator_dirty = e->integrator_dirty,
+                          .collision_stale = e->collision_stale};
+    unsigned char *p = ring->arena + at;
+    p = put(p, &h, sizeof h);
+    p = put(p, e->y, sizeof(double) * (size_t)e->state_size);
+    BodySleepState *sleep = (BodySleepState *)p;
+    for (int b = 0; b < e->body_count; b++)
+        sleep[b] =
+            (BodySleepState){e->bodies[b].asleep, e->bodies[b].sleep_t, e->bodies[b].still_since};
+    p += align16(sizeof(BodySleepState) * (size_t)e->body_count);
+    p = put(p, e->contacts, sizeof(EngineContact) * (size_t)e->contact_count);
+    copy_pool(e, p, e->pool.bytes);
+    p += align16(e->pool.end);
+    put(p, e->identity, sizeof(CollisionContact) * (size_t)e->identity_count);
+    ring->records[(ring->first + ring->count) % ring->max_records] =
+        (CheckpointRecord){.t = e->t, .offset = at, .bytes = bytes};
+    ring->count++;
+    e->stats.checkpoints++;
+}
+
+static const CheckpointRecord *find_record(const CheckpointRing *ring, double t) {
+    for (int i = ring->count - 1; i >= 0; i--) {
+        const CheckpointRecord *r = &ring->records[(ring->first + i) % ring->max_records];
+        if (r->t == t)
+            return r;
+        if (r->t < t)
+            break;
+    }
+    return NULL;
+}
+
+bool engine_has_checkpoint(const Engine *e, double t) {
+    return e->checkpoints.arena && find_record(&e->checkpoints, t) != NULL;
+}
+
+size_t engine_checkpoint_bytes(const Engine *e) {
+    size_t total = 0;
+    for (int i = 0; i < e->checkpoints.count; i++)
+        total +=
+            e->checkpoints.records[(e->checkpoints.first + i) % e->checkpoints.max_records].bytes;
+    return total;
+}
+
+static bool reserve_pool(Engine *e, size_t end) {
+    if (end <= e->pool.capacity)
+        return true;
+    unsigned char *p = realloc(e->pool.bytes, end);
+    if (!p)
+        return false;
+    e->pool.bytes = p;
+    e->pool.capacity = end;
+    return true;
+}
+
+static bool reserve_contact_room(Engine *e, int count) {
+    if (count <= e->contact_capacity)
+        return true;
+    EngineContact *c = realloc(e->contacts, sizeof *c * (size_t)count);
+    if (!c)
+        return false;
+    e->contacts = c;
+    int *live = realloc(e->live_contacts, sizeof *live * (size_t)count);
+    if (!live)
+        return false;
+    e->live_contacts = live;
+    e->contact_capacity = count;
+    return true;
+}
+
+/* The world takes back the identity of the checkpoint (thread stopped around it). */
+static void restore_world_identity(Engine *e, const CollisionContact *identity, int count,
+                                   uint32_t next_id) {
+    if (!e->collision)
+        return;
+    Registry *reg = e->collision_registry;
+    if (reg)
+        engine_stop_collision_thread(e);
+    IssimError err;
+    if (collision_world_restore_identity(e->collision, identity, count, next_id, &err) != ISSIM_OK)
+        issim_log(ISSIM_LOG_WARN, "restore: %s", err.message);
+    engine_keep_identity(e, identity, count, next_id);
+    if (reg && engine_start_collision_thread(e, reg, &err) != ISSIM_OK)
+        issim_log(ISSIM_LOG_ERROR, "collision manager: %s", err.message);
+}
+
+bool engine_checkpoint_restore(Engine *e, double t) {
+    CheckpointRing *ring = &e->checkpoints;
+    if (!ring->arena)
+        return false;
+    const CheckpointRecord *r = find_record(ring, t);
+    if (!r)
+        return false;
+    const unsigned char *p = ring->arena + r->offset;
+    CheckpointHeader h;
+    memcpy(&h, p, sizeof h);
+    if (h.state_size != e->state_size || h.body_count != e->body_count ||
+        !reserve_contact_room(e, h.contact_count + 1) || !reserve_pool(e, h.pool_end))
+        return false;
+    p += align16(sizeof h);
+    memcpy(e->y, p, sizeof(double) * (size_t)e->state_size);
+    p += align16(sizeof(double) * (size_t)e->state_size);
+    const BodySleepState *sleep = (const BodySleepState *)p;
+    for (int b = 0; b < e->body_count; b++) {
+        e->bodies[b].asleep = sleep[b].asleep;
+        e->bodies[b].sleep_t = sleep[b].sleep_t;
+        e->bodies[b].still_since = sleep[b].still_since;
+    }
+    p += align16(sizeof(BodySleepState) * (size_t)e->body_count);
+    memcpy(e->contacts, p, sizeof(EngineContact) * (size_t)h.contact_count);
+    e->contact_count = h.contact_count;
+    p += align16(sizeof(EngineContact) * (size_t)h.contact_count);
+    e->pool.end = h.pool_end;
+    copy_pool(e, e->pool.bytes, p);
+    p += align16(h.pool_end);
+    engine_pool_rebuild(e);
+    restore_world_identity(e, (const CollisionContact *)p, h.identity_count, h.identity_next_id);
+    e->t = h.t;
+    e->next_contact_id = h.next_contact_id;
+    e->report_t = h.report_t;
+    e->collision_stale = h.collision_stale;
+    e->integrator_dirty = h.integrator_dirty || e->integrator_kind != INTEGRATOR_RK4;
+    e->sleep_dirty = true;
+    e->fixed_step_dirty = true;
+    drop_from(ring, nextafter(t, INFINITY));
+    e->stats.restores++;
+    engine_refresh_awake(e);
+    return true;
+}

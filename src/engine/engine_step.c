@@ -1,0 +1,275 @@
+/* The staged step (STYLE.md 12; MuJoCo's mj_step stages, Box2D v3's b2SolverStage): what
+ * engine_advance does, in the order it does it.
+ *
+ *   COLLIDE    the collision world's update (lock-step) or its newest report (threaded), merged
+ *              into the engine's contacts (engine_collide.c)
+ *   ISLANDS    awake bodies joined by active contacts (and by near contacts of pairs whose
+ *              resolver is not the force law: a time-stepping solver needs them before they
+ *              touch); each island takes the resolver its pairs name, the strongest when they
+ *              differ (reduced > complementarity > force_law)
+ *   RESOLVE    complementarity islands: per time step, assembly of M, J and the solve, then the
+ *              velocity and position update (engine_complementarity.c)
+ *   INTEGRATE  force-law islands: CVODE or RK4 with the laws in the right-hand side, events at
+ *              every onset and separation; while an active contact's model asks for a fixed
+ *              step (a contact map's sampling period) RK4 takes that step, and the base
+ *              integrator takes over again when no such contact is left
+ *   COMMIT     a non-finite state or a failed stage puts the last good state back
+ *
+ * Islands of different resolvers reach the same output instant t_target. Bodies of one
+ * resolver's islands are held still while another resolver's stage runs; islands that come into
+ * contact during an advance are merged at the next one (one output step of latency, the same
+ * as the threaded collision manager's). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine_internal.h"
+
+/* Near contacts of non-force-law pairs join islands within this distance (m): the collision
+ * world reports contacts within its 1 mm margin, and a time-stepping solver must see a contact
+ * one step before it closes. */
+#define ENGINE_SPECULATIVE_MARGIN 2e-3
+
+static const char *const stage_names[ENGINE_STAGE_COUNT] = {"collide", "islands", "resolve",
+                                                            "integrate", "commit"};
+
+const char *engine_stage_name(EngineStage stage) {
+    return (int)stage >= 0 && stage < ENGINE_STAGE_COUNT ? stage_names[stage] : "?";
+}
+
+IssimStatus engine_islands_init(Engine *e, IssimError *err) {
+    size_t n = (size_t)e->body_count + 1;
+    e->stepped_bodies = calloc(n, sizeof *e->stepped_bodies);
+    e->island_of_body = calloc(n, sizeof *e->island_of_body);
+    e->island_scratch = calloc(2 * n, sizeof *e->island_scratch);
+    if (!e->stepped_bodies || !e->island_of_body || !e->island_scratch)
+        return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for islands");
+    return ISSIM_OK;
+}
+
+void engine_islands_free(Engine *e) {
+    free(e->resolve_scratch);
+    free(e->resolve_index);
+    free(e->stepped_bodies);
+    free(e->island_of_body);
+    free(e->island_scratch);
+}
+
+static int find_root(int *parent, int i) {
+    while (parent[i] != i) {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
+    }
+    return i;
+}
+
+static void join(int *parent, int a, int b) {
+    int ra = find_root(parent, a), rb = find_root(parent, b);
+    if (ra != rb)
+        parent[ra > rb ? ra : rb] = ra < rb ? ra : rb;
+}
+
+/* Does contact c tie its bodies into one island, and with which resolver? */
+static bool contact_joins(const Engine *e, const EngineContact *c, ContactResolverKind *resolver) {
+    *resolver = e->pairs[c->pair].params.resolver;
+    if (c->active)
+        return true;
+    if (*resolver == CONTACT_RESOLVER_FORCE_LAW)
+        return false;
+    ContactKinematics k;
+    engine_contact_kinematics(e, e->y, c, e->t, &k, NULL, NULL);
+    return k.depth > -ENGINE_SPECULATIVE_MARGIN;
+}
+
+/* The reduced resolver (a pair in contact coordinates, 002) has its interface in the design but
+ * no implementation yet: its islands are resolved by the force laws, once said. */
+static ContactResolverKind available(Engine *e, ContactResolverKind r) {
+    if (r != CONTACT_RESOLVER_REDUCED)
+        return r;
+    static bool said = false; /* one message per process is enough */
+    if (!said)
+        issim_log(ISSIM_LOG_WARN, "the reduced resolver is not implemented yet: its islands "
+                                  "are resolved by the force laws");
+    said = true;
+    e->stats.warnings++;
+    return CONTACT_RESOLVER_FORCE_LAW;
+}
+
+/* ISLANDS: union-find over the awake bodies, then each island's resolver. */
+static void stage_islands(Engine *e) {
+    int n = e->body_count;
+    int *parent = e->island_scratch, *strongest = e->island_scratch + n + 1;
+    for (int b = 0; b < n; b++) {
+        parent[b] = b;
+        strongest[b] = CONTACT_RESOLVER_FORCE_LAW;
+    }
+    for (int ci = 0; ci < e->contact_count; ci++) {
+        const EngineContact *c = &e->contacts[ci];
+        ContactResolverKind r;
+        if (engine_contact_frozen(e, c) || !contact_joins(e, c, &r))
+            continue;
+        if (c->body_b >= 0) /* fixed obstacles never join islands (004 App. E) */
+            join(parent, c->body, c->body_b);
+        if ((int)r > strongest[c->body])
+            strongest[c->body] = (int)r;
+        if (c->body_b >= 0 && (int)r > strongest[c->body_b])
+            strongest[c->body_b] = (int)r;
+    }
+    for (int b = 0; b < n; b++) { /* an island's resolver: the strongest of its bodies' */
+        int root = find_root(parent, b);
+        if (strongest[b] > strongest[root])
+            strongest[root] = strongest[b];
+    }
+    memset(e->stats.islands_by_resolver, 0, sizeof e->stats.islands_by_resolver);
+    e->stats.islands = 0;
+    e->stepped_count = 0;
+    bool changed = false;
+    for (int b = 0; b < n; b++) {
+        EngineBody *body = &e->bodies[b];
+        int root = find_root(parent, b);
+        ContactResolverKind r = available(e, (ContactResolverKind)strongest[root]);
+        e->island_of_body[b] = root;
+        if (body->resolver != r) {
+            body->resolver = r;
+            changed = true;
+        }
+        if (body->asleep)
+            continue;
+        if (root == b) {
+            e->stats.islands++;
+            e->stats.islands_by_resolver[r]++;
+        }
+        if (r == CONTACT_RESOLVER_COMPLEMENTARITY)
+            e->stepped_bodies[e->stepped_count++] = b;
+    }
+    if (changed) {
+        /* Bodies move between the integrator and a time-stepping stage: the integrated vector
+         * changes (the same path as bodies falling asleep). */
+        e->sleep_dirty = true;
+        e->integrator_dirty = true;
+    }
+    engine_refresh_awake(e);
+}
+
+void engine_update_fixed_step(Engine *e) {
+    double h = 0.0;
+    for (int li = 0; li < e->live_contact_count; li++) {
+        const EngineContact *c = &e->contacts[e->live_contacts[li]];
+        if (!c->active || !e->bodies[c->body].integrated)
+            continue;
+        double fixed = engine_contact_model(e, c)->fixed_step(&c->params);
+        if (fixed > 0.0 && (h == 0.0 || fixed < h))
+            h = fixed;
+    }
+    e->fixed_step = h;
+    e->fixed_step_dirty = false;
+}
+
+/* INTEGRATE: the base integrator, and RK4 at the models' step while they ask for one. */
+static IssimStatus stage_integrate(Engine *e, double t_target, IssimError *err) {
+    while (e->t < t_target) {
+        if (e->fixed_step_dirty)
+            engine_update_fixed_step(e);
+        IssimStatus s;
+        if (e->fixed_step > 0.0) {
+            uint64_t before = e->stats.steps;
+            bool base_rk4 = e->integrator_kind == INTEGRATOR_RK4;
+            s = integrator_rk4_advance(e, t_target, e->fixed_step, !base_rk4, err);
+            e->stats.fixed_steps += e->stats.steps - before;
+            if (!base_rk4)
+                e->integrator_dirty = true; /* CVODE restarts where the fixed steps stopped */
+        } else if (e->integrator_kind == INTEGRATOR_RK4) {
+            s = integrator_rk4_advance(e, t_target, e->dt, false, err);
+        } else {
+            s = integrator_cvode_advance(e, t_target, err);
+        }
+        if (s != ISSIM_OK)
+            return s;
+        if (e->awake_count == 0)
+            break; /* everything fell asleep */
+    }
+    e->t = t_target;
+    return ISSIM_OK;
+}
+
+static bool state_finite(const Engine *e) {
+    for (int i = 0; i < e->state_size; i++)
+        if (!isfinite(e->y[i]))
+            return false;
+    return true;
+}
+
+static double stage_clock(const Engine *e) {
+    if (!e->options.profile_stages)
+        return 0.0;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void stage_done(Engine *e, EngineStage stage, double *since) {
+    if (!e->options.profile_stages)
+        return;
+    double now = stage_clock(e);
+    e->stats.stage_seconds[stage] += now - *since;
+    *since = now;
+}
+
+IssimStatus engine_advance(Engine *e, double t_target, IssimError *err) {
+    if (!(t_target > e->t))
+        return issim_error_set(err, ISSIM_ERR_STATE, "cannot advance from t = %g to t = %g", e->t,
+                               t_target);
+    double clock = stage_clock(e);
+    /* COLLIDE. With every body asleep and the world updated since the last motion, nothing can
+     * touch anything new: the update is skipped too. */
+    if (e->awake_count > 0 || e->stepped_count > 0 || e->collision_stale) {
+        engine_collide(e);
+        e->collision_stale = false;
+    }
+    stage_done(e, ENGINE_STAGE_COLLIDE, &clock);
+    stage_islands(e);
+    stage_done(e, ENGINE_STAGE_ISLANDS, &clock);
+    if (e->awake_count == 0 && e->stepped_count == 0) {
+        /* Everything is in equilibrium: nothing moves until an edit wakes a body. */
+        e->t = t_target;
+        return ISSIM_OK;
+    }
+    e->collision_stale = true; /* bodies move in this advance */
+    double t_start = e->t;
+    memcpy(e->y_saved, e->y, sizeof(double) * (size_t)e->state_size);
+    IssimStatus s = ISSIM_OK;
+    if (e->stepped_count > 0)
+        s = engine_resolve_complementarity(e, t_start, t_target, err);
+    stage_done(e, ENGINE_STAGE_RESOLVE, &clock);
+    if (s == ISSIM_OK && e->awake_count > 0)
+        s = stage_integrate(e, t_target, err);
+    else if (s == ISSIM_OK)
+        e->t = t_target;
+    stage_done(e, ENGINE_STAGE_INTEGRATE, &clock);
+    if (s == ISSIM_OK && e->stepped_count > 0) {
+        /* The time-stepped islands' contacts begin and end where their solver left them. */
+        engine_update_active_set(e, e->t, NULL);
+    }
+    if (s == ISSIM_OK && !state_finite(e))
+        s = issim_error_set(err, ISSIM_ERR_NUMERIC, "state became non-finite at t = %.9g s", e->t);
+    if (s != ISSIM_OK) {
+        /* Keep the last good state: the caller may edit and carry on. */
+        e->t = t_start;
+        memcpy(e->y, e->y_saved, sizeof(double) * (size_t)e->state_size);
+        e->integrator_dirty = true;
+        e->stats.warnings++;
+    }
+    stage_done(e, ENGINE_STAGE_COMMIT, &clock);
+    return s;
+}
+
+IssimStatus engine_step(Engine *e, IssimError *err) {
+    return engine_advance(e, e->t + e->dt, err);
+}
+
+void engine_set_complementarity_solver(Engine *e, const EngineComplementaritySolver *solver,
+                                       void *user) {
+    e->complementarity = solver;
+    e->complementarity_user = user;
+}
