@@ -686,6 +686,8 @@ int engine_contact_reports(const Engine *e, ContactReport *out, int max) {
         Vec3 point;
         engine_contact_kinematics(e, e->y, c, e->t, &k, &point, NULL);
         ContactForce f = engine_contact_force(e, c, &k);
+        if (engine_contact_time_stepped(e, c))
+            f = (ContactForce){.normal = c->resolved_force, .tangent = {0, 0, 0}};
         out[n++] = (ContactReport){.id = c->id,
                                    .body_a = c->body,
                                    .body_b = c->body_b,

@@ -488,7 +488,10 @@ void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, 
             c.state_bytes = old->state_bytes;
             c.equilibrium = old->equilibrium;
             c.load = old->load;
-            c.active = engine_contact_should_be_active(&k);
+            c.resolved_force = old->resolved_force;
+            /* A time-stepped row keeps the activity its solver gave it. */
+            c.active = engine_contact_time_stepped(e, &c) ? old->active
+                                                          : engine_contact_should_be_active(&k);
             if (c.active && !old->active) {
                 c.id = ++e->next_contact_id;
                 c.t_begin = e->t;
@@ -505,7 +508,7 @@ void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, 
             }
         } else {
             changed = true;
-            c.active = engine_contact_should_be_active(&k);
+            c.active = !engine_contact_time_stepped(e, &c) && engine_contact_should_be_active(&k);
             if (c.active) {
                 c.id = ++e->next_contact_id;
                 c.t_begin = e->t;

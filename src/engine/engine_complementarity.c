@@ -357,6 +357,50 @@ static bool carve_scratch(Engine *e, IslandWork *w) {
     return true;
 }
 
+bool engine_contact_time_stepped(const Engine *e, const EngineContact *c) {
+    if (e->pairs[c->pair].params.resolver != CONTACT_RESOLVER_COMPLEMENTARITY)
+        return false;
+    bool a = e->bodies[c->body].resolver == CONTACT_RESOLVER_COMPLEMENTARITY;
+    bool b = c->body_b >= 0 && e->bodies[c->body_b].resolver == CONTACT_RESOLVER_COMPLEMENTARITY;
+    return a || b;
+}
+
+/* A row is active while it carries force or overlaps after the step; onset and end are events
+ * as for force laws, and the model's history (friction state, model-owned state) begins and ends
+ * with them. */
+static void update_row_activity(IslandWork *w, double t) {
+    Engine *e = w->e;
+    for (int i = 0; i < w->contact_count; i++) {
+        EngineContact *c = &e->contacts[w->contacts[i]];
+        ContactKinematics k;
+        engine_contact_kinematics(e, e->y, c, t, &k, NULL, NULL);
+        c->resolved_force = w->lambda_n[i] / w->h;
+        bool want = w->lambda_n[i] > 0.0 || k.depth > 0.0;
+        if (want == c->active)
+            continue;
+        EngineEvent ev = {.t = t,
+                          .body = c->body,
+                          .body_b = c->body_b,
+                          .vertex = c->vertex,
+                          .obstacle = c->obstacle,
+                          .normal_velocity = -k.depth_rate};
+        c->active = want;
+        if (want) {
+            c->id = ++e->next_contact_id;
+            c->t_begin = t;
+            engine_contact_begin(e, c, &k);
+            ev.kind = ENGINE_EVENT_CONTACT_BEGIN;
+        } else {
+            engine_contact_end(e, c);
+            c->resolved_force = 0.0;
+            ev.kind = ENGINE_EVENT_CONTACT_END;
+            ev.duration = t - c->t_begin;
+        }
+        ev.contact_id = c->id;
+        engine_emit(e, &ev);
+    }
+}
+
 IssimStatus engine_resolve_complementarity(Engine *e, double t_start, double t_target,
                                            IssimError *err) {
     double t_saved = e->t;
@@ -382,6 +426,7 @@ IssimStatus engine_resolve_complementarity(Engine *e, double t_start, double t_t
             }
             e->stats.complementarity_steps++;
             t = (h == t_target - t) ? t_target : t + h;
+            update_row_activity(&w, t);
         }
     }
     e->t = t_saved;

@@ -307,8 +307,8 @@ int engine_update_active_set(Engine *e, double t, const int *directions) {
     int changes = 0;
     for (int ci = 0; ci < e->contact_count; ci++) {
         EngineContact *c = &e->contacts[ci];
-        if (engine_contact_frozen(e, c))
-            continue; /* nothing of it moves */
+        if (engine_contact_frozen(e, c) || engine_contact_time_stepped(e, c))
+            continue; /* nothing of it moves, or its solver decides (RESOLVE stage) */
         ContactKinematics k;
         engine_contact_kinematics(e, e->y, c, t, &k, NULL, NULL);
         bool want = engine_contact_should_be_active(&k);

@@ -103,6 +103,9 @@ typedef struct EngineContact {
      * be copied and the pool may move between calls. */
     ContactHistory history;
     size_t state_offset, state_bytes;
+    /* Complementarity rows: the normal force of the last time step (lambda_n / h, N), which the
+     * contact reports show; the solver, not the geometry, decides their activity. */
+    double resolved_force;
     /* The pair's parameters for this contact (damping derived with this body's mass). */
     ContactParams params;
 } EngineContact;
@@ -352,6 +355,9 @@ void engine_islands_free(Engine *e);
 IssimStatus engine_islands_init(Engine *e, IssimError *err);
 
 /* engine_complementarity.c: the RESOLVE stage */
+/* A contact of a complementarity pair on a time-stepped body: its activity and force come from
+ * the solver. */
+bool engine_contact_time_stepped(const Engine *e, const EngineContact *c);
 IssimStatus engine_resolve_complementarity(Engine *e, double t_start, double t_target,
                                            IssimError *err);
 

@@ -83,6 +83,7 @@ Sim *sim_create_from_db(const ThingDb *db_in, const char *scene_path, const SimO
         frames = fmin(frames, fmax(budget, 1024.0));
         rd.history_frames = (int)frames;
         rd.max_vars = engine_var_count(sim->engine);
+        sim->history_frames = rd.history_frames;
         sim->registry = registry_create(&rd, err);
         s = sim->registry ? engine_register_vars(sim->engine, sim->registry, err) : ISSIM_ERR_NOMEM;
     }

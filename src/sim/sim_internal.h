@@ -9,6 +9,9 @@
 
 #define SIM_MAX_BODIES 256
 #define SIM_HISTORY_BUDGET_BYTES (32.0 * 1024 * 1024)
+/* Checkpoints of contact state for rewinds (engine_enable_checkpoints): the newest frames that
+ * fit; a rewind further back restarts contact histories. */
+#define SIM_CHECKPOINT_BUDGET_BYTES ((size_t)128 * 1024 * 1024)
 
 typedef struct SimBodyTrack {
     int active_contacts;
@@ -20,6 +23,8 @@ struct Sim {
     SimOptions options;
     char scene_path[512];
     Engine *engine;
+    int history_frames; /* the registry's ring: checkpoints cover the same frames (budget
+                           permitting) */
     Registry *registry;
     double *values; /* engine_var_count: the frame being published */
     int *record_vars;

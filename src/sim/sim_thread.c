@@ -98,6 +98,8 @@ static double horizon(const Sim *sim) {
 static void publish_frame(Sim *sim, double step_wall, uint64_t resets) {
     Engine *e = sim->engine;
     engine_write_vars(e, sim->values);
+    /* The frame's contact state, so a rewind to this frame resumes with it (engine.h). */
+    engine_checkpoint(e);
     registry_publish(sim->registry, engine_time(e), sim->values);
     ContactReport reports[64];
     int n = engine_contact_reports(e, reports, 64);
@@ -289,8 +291,13 @@ IssimStatus sim_start(Sim *sim, IssimError *err) {
     sim->clock_sim_origin = engine_time(sim->engine);
     pthread_mutex_unlock(&sim->clock_mutex);
     atomic_store(&sim->stop_requested, false);
+    /* Rewinds (edits, the scrubber) restore the contact state of the frame they go back to. */
+    IssimStatus s = engine_enable_checkpoints(sim->engine, sim->history_frames,
+                                              SIM_CHECKPOINT_BUDGET_BYTES, err);
+    if (s != ISSIM_OK)
+        return s;
     /* The collision manager gets its own thread beside the engine's (000 App. B.4.3). */
-    IssimStatus s = engine_start_collision_thread(sim->engine, sim->registry, err);
+    s = engine_start_collision_thread(sim->engine, sim->registry, err);
     if (s != ISSIM_OK)
         return s;
     if (pthread_create(&sim->thread, NULL, engine_thread, sim) != 0) {

@@ -1,0 +1,479 @@
+/* The engine's extension points (docs/architecture.md, "the staged step"): a registered model
+ * with a long memory (model-owned state) and a fixed step, its state checkpointed and restored
+ * bit-identically on a rewind, fixed steps only while such a contact is active, and the
+ * complementarity resolver beside the force laws in one scene. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "issim/engine.h"
+#include "issim/io.h"
+#include "testutil.h"
+
+/* ===== A model with memory: f = k g + (k / 2) * mean of the last MEMORY_SAMPLES depths =====
+ *
+ * The mean over a window of MEMORY_SAMPLES committed depths makes the force depend on the whole
+ * recent history (a crude convolution, the shape of the contact map's), so a rewind that lost
+ * the history would change the trajectory. The state carries a tag checked at every commit: a
+ * block handed to two contacts, or moved without its bytes, is caught. */
+
+enum { MEMORY_SAMPLES = 2048 };
+#define MEMORY_STEP 1e-5
+
+typedef struct MemoryState {
+    double tag; /* the onset time, written at begin */
+    int count, cursor;
+    double sum;
+    double samples[];
+} MemoryState;
+
+static int tag_failures;
+
+static double memory_normal(const ContactParams *p, const ContactHistory *h,
+                            const ContactKinematics *k) {
+    const MemoryState *m = h->state;
+    double mean = m && m->count > 0 ? m->sum / m->count : 0.0;
+    return p->stiffness * k->depth + 0.5 * p->stiffness * mean + p->damping * k->depth_rate;
+}
+
+static ContactForce memory_force(const ContactParams *p, const ContactHistory *h,
+                                 const ContactKinematics *k) {
+    return (ContactForce){.normal = memory_normal(p, h, k)};
+}
+
+static size_t memory_size(const ContactParams *p, const ContactKinematics *k) {
+    (void)p;
+    (void)k;
+    return sizeof(MemoryState) + sizeof(double) * MEMORY_SAMPLES;
+}
+
+static void memory_begin(const ContactParams *p, ContactHistory *h, const ContactKinematics *k) {
+    (void)p;
+    h->t_begin = k->t;
+    MemoryState *m = h->state;
+    assert_non_null(m);
+    assert_true(h->state_bytes >= memory_size(p, k));
+    assert_int_equal(m->count, 0); /* handed over zeroed */
+    m->tag = k->t;
+}
+
+static int memory_commit(const ContactParams *p, ContactHistory *h, const ContactKinematics *k) {
+    (void)p;
+    MemoryState *m = h->state;
+    if (m->tag != h->t_begin)
+        tag_failures++;
+    if (m->count == MEMORY_SAMPLES)
+        m->sum -= m->samples[m->cursor];
+    else
+        m->count++;
+    m->samples[m->cursor] = k->depth;
+    m->sum += k->depth;
+    m->cursor = (m->cursor + 1) % MEMORY_SAMPLES;
+    /* The force ends when it would pull: the model ends the contact (000 3.6.1's rule). */
+    return memory_normal(p, h, k) < 0.0 ? CONTACT_EVENT_SEPARATION : CONTACT_EVENT_NONE;
+}
+
+static double memory_fixed_step(const ContactParams *p) {
+    (void)p;
+    return MEMORY_STEP;
+}
+
+static double memory_time_scale(const ContactParams *p, double m) {
+    return sqrt(m / p->stiffness);
+}
+
+static double memory_potential(const ContactParams *p, const ContactHistory *h,
+                               const ContactKinematics *k) {
+    (void)h;
+    return k->depth > 0.0 ? 0.5 * p->stiffness * k->depth * k->depth : 0.0;
+}
+
+static const ContactModelClass memory_class = {
+    .name = "test_memory",
+    .description = "spring plus the mean of the last 2048 depths (test of model-owned state)",
+    .source = "tests/test_engine_stages.c",
+    .force = memory_force,
+    .begin = memory_begin,
+    .commit = memory_commit,
+    .fixed_step = memory_fixed_step,
+    .time_scale = memory_time_scale,
+    .potential = memory_potential,
+    .state_size = memory_size,
+};
+
+static int register_memory_model(void **state) {
+    (void)state;
+    ContactModelKind kind;
+    IssimError err = {0};
+    assert_int_equal(contact_model_register(&memory_class, &kind, &err), ISSIM_OK);
+    assert_true(kind >= CONTACT_MODEL_COUNT);
+    return 0;
+}
+
+/* A point mass (one contact vertex) dropped 5 cm onto a plane with the memory model. */
+static const char *point_drop_source(const char *integrator) {
+    static char text[2048];
+    snprintf(text, sizeof text,
+             "return { name = 'memory_drop',\n"
+             "  universe = { gravity = {0, 0, -9.81}, planar = true, integrator = '%s',\n"
+             "               dt = 1e-3, rtol = 1e-10, atol = 1e-12 },\n"
+             "  things = {\n"
+             "    { name = 'ball', kind = 'body', mass = 1, inertia = {1e-3, 1e-3, 1e-3},\n"
+             "      pos = {0, 0, 0.05}, vertices = {{0, 0, 0}}, material = 'ball' },\n"
+             "    { name = 'floor', kind = 'obstacle', shape = 'plane', normal = {0, 0, 1},\n"
+             "      offset = 0, material = 'floor' } },\n"
+             "  contacts = { { name = 'ball_floor', materials = {'ball', 'floor'},\n"
+             "    model = 'test_memory', stiffness = 1e5, damping_from = 'value',\n"
+             "    damping = 20 } } }\n",
+             integrator);
+    return text;
+}
+
+static Engine *engine_from_source(const char *source) {
+    ThingDb *db = NULL;
+    IssimError err = {0};
+    if (scene_load_string("stages.lua", source, strlen(source), NULL, &db, &err) != ISSIM_OK)
+        fail_msg("scene: %s", err.message);
+    EngineOptions o = engine_options_default();
+    Engine *e = engine_create(db, &o, &err);
+    thingdb_destroy(db);
+    if (!e)
+        fail_msg("engine: %s", err.message);
+    return e;
+}
+
+/* ===== Fixed steps only while the contact is active ===== */
+
+static void test_fixed_step_only_during_contact(void **state) {
+    (void)state;
+    Engine *e = engine_from_source(point_drop_source("bdf"));
+    IssimError err = {0};
+    /* Flight: 0.1 s to fall 5 cm. BDF takes a few hundred steps at most. */
+    while (engine_time(e) < 0.09)
+        assert_int_equal(engine_step(e, &err), ISSIM_OK);
+    EngineStats flight = engine_stats(e);
+    assert_int_equal(flight.fixed_steps, 0);
+    assert_true(flight.steps < 500);
+    /* Through the impact the contact asks for 1e-5 s steps; after it, BDF again. */
+    double t_contact = -1.0, t_end = -1.0;
+    while (engine_time(e) < 0.3) {
+        assert_int_equal(engine_step(e, &err), ISSIM_OK);
+        bool touching = engine_active_contact_count(e) > 0;
+        if (touching && t_contact < 0)
+            t_contact = engine_time(e);
+        if (!touching && t_contact >= 0 && t_end < 0)
+            t_end = engine_time(e);
+    }
+    EngineStats after = engine_stats(e);
+    assert_true(t_contact > 0 && t_end > t_contact);
+    /* The contact lasts about pi sqrt(m/k) = 10 ms: about 1,000 fixed steps. */
+    double fixed_expected = (t_end - t_contact) / MEMORY_STEP;
+    printf("memory drop: contact %.4f-%.4f s, %llu fixed steps (about %.0f expected), %llu "
+           "steps in all\n",
+           t_contact, t_end, (unsigned long long)after.fixed_steps, fixed_expected,
+           (unsigned long long)after.steps);
+    assert_true(after.fixed_steps > 0.5 * fixed_expected);
+    assert_true(after.fixed_steps < 1.5 * fixed_expected + 2000);
+    /* RK4 at 1e-5 s over the whole 0.3 s would take 30,000 steps. */
+    assert_true(after.steps < 0.5 * 0.3 / MEMORY_STEP);
+    assert_int_equal(tag_failures, 0);
+    engine_destroy(e);
+}
+
+/* ===== Rewind mid-impact: bit-identical with the checkpoint, different without ===== */
+
+typedef struct Trajectory {
+    int count;
+    double t[4096];
+    double z[4096], vz[4096];
+} Trajectory;
+
+static void record(Engine *e, Trajectory *tr) {
+    EngineBodyState s = engine_body_state(e, 0);
+    tr->t[tr->count] = engine_time(e);
+    tr->z[tr->count] = s.pos.z;
+    tr->vz[tr->count] = s.vel.z;
+    tr->count++;
+}
+
+/* Steps to `until`, checkpointing every frame as the interactive engine does. */
+static void run_frames(Engine *e, Trajectory *tr, double until) {
+    IssimError err = {0};
+    while (engine_time(e) < until - 1e-12) {
+        if (engine_step(e, &err) != ISSIM_OK)
+            fail_msg("step: %s", err.message);
+        engine_checkpoint(e);
+        record(e, tr);
+    }
+}
+
+static void rewind_case(const char *integrator, bool keep_checkpoint) {
+    Engine *e = engine_from_source(point_drop_source(integrator));
+    IssimError err = {0};
+    assert_int_equal(engine_enable_checkpoints(e, 4096, 64 << 20, &err), ISSIM_OK);
+    static Trajectory straight, rewound;
+    straight.count = rewound.count = 0;
+    engine_checkpoint(e);
+    record(e, &straight);
+    run_frames(e, &straight, 0.2);
+    /* The frame 3 ms into the impact. */
+    int k = 0;
+    while (k < straight.count && !(straight.z[k] < 0.0))
+        k++;
+    k += 3;
+    assert_true(k < straight.count);
+    double *values = calloc((size_t)engine_var_count(e), sizeof(double));
+    assert_true(engine_has_checkpoint(e, straight.t[k]));
+    if (!keep_checkpoint) {
+        /* Checkpoints off and on again: the ring is empty, so the restore restarts. */
+        assert_int_equal(engine_enable_checkpoints(e, 4096, 64 << 20, &err), ISSIM_OK);
+    }
+    EngineBodyState s0 = {.pos = vec3(0, 0, straight.z[k]),
+                          .orient = quat_identity(),
+                          .vel = vec3(0, 0, straight.vz[k])};
+    double row[13] = {s0.pos.x, s0.pos.y, s0.pos.z, 1, 0, 0, 0, 0, 0, s0.vel.z, 0, 0, 0};
+    memcpy(values, row, sizeof row);
+    assert_int_equal(engine_restore_vars(e, straight.t[k], values, &err), ISSIM_OK);
+    EngineStats st = engine_stats(e);
+    assert_int_equal(st.restores, keep_checkpoint ? 1 : 0);
+    assert_int_equal(st.restarts, keep_checkpoint ? 0 : 1);
+    for (int i = 0; i <= k; i++) {
+        rewound.t[rewound.count] = straight.t[i];
+        rewound.z[rewound.count] = straight.z[i];
+        rewound.vz[rewound.count++] = straight.vz[i];
+    }
+    run_frames(e, &rewound, 0.2);
+    assert_int_equal(rewound.count, straight.count);
+    int differing = 0;
+    for (int i = 0; i < straight.count; i++)
+        differing += memcmp(&straight.z[i], &rewound.z[i], sizeof(double)) != 0 ||
+                     memcmp(&straight.vz[i], &rewound.vz[i], sizeof(double)) != 0;
+    printf("rewind %s (%s): %d of %d frames differ after restoring t = %.4f s\n", integrator,
+           keep_checkpoint ? "checkpoint" : "no checkpoint", differing, straight.count,
+           straight.t[k]);
+    if (keep_checkpoint)
+        assert_int_equal(differing, 0);
+    else
+        assert_true(differing > 0); /* the lost history shows: the test can fail */
+    assert_int_equal(tag_failures, 0);
+    free(values);
+    engine_destroy(e);
+}
+
+static void test_rewind_mid_impact_bit_identical_rk4(void **state) {
+    (void)state;
+    rewind_case("rk4", true);
+}
+
+static void test_rewind_mid_impact_bit_identical_bdf(void **state) {
+    (void)state;
+    /* Mid-impact the fixed steps run; CVODE restarts at the contact's end in both runs. */
+    rewind_case("bdf", true);
+}
+
+static void test_rewind_without_checkpoint_restarts_history(void **state) {
+    (void)state;
+    rewind_case("rk4", false);
+}
+
+/* ===== Shaped bodies: a sphere with friction sliding into a plane, rewound mid-contact ===== */
+
+static const char *sphere_slide_source =
+    "return { name = 'sphere_slide',\n"
+    "  universe = { gravity = {0, 0, -9.81}, integrator = 'rk4', dt = 2e-4 },\n"
+    "  things = {\n"
+    "    { name = 'ball', kind = 'body', shape = 'sphere', radius = 0.05, mass = 1,\n"
+    "      inertia = {1e-3, 1e-3, 1e-3}, pos = {0, 0, 0.07}, vel = {1, 0, 0},\n"
+    "      material = 'ball' },\n"
+    "    { name = 'floor', kind = 'obstacle', shape = 'plane', normal = {0, 0, 1},\n"
+    "      offset = 0, material = 'floor' } },\n"
+    "  contacts = { { name = 'ball_floor', materials = {'ball', 'floor'},\n"
+    "    model = 'test_memory', stiffness = 1e5, damping_from = 'value', damping = 50,\n"
+    "    friction_static = 0.5, friction_kinetic = 0.4 } } }\n";
+
+static void test_rewind_shaped_contact_keeps_ids_and_memory(void **state) {
+    (void)state;
+    Engine *e = engine_from_source(sphere_slide_source);
+    IssimError err = {0};
+    assert_int_equal(engine_enable_checkpoints(e, 4096, 64 << 20, &err), ISSIM_OK);
+    static Trajectory a, b;
+    a.count = b.count = 0;
+    engine_checkpoint(e);
+    record(e, &a);
+    run_frames(e, &a, 0.15);
+    int k = 0;
+    while (k < a.count && !(a.z[k] < 0.05))
+        k++;
+    k += 5;
+    assert_true(k < a.count);
+    ContactReport before[8];
+    /* The checkpoint holds the state: the frame's values are not read when it exists. */
+    double *values = calloc((size_t)engine_var_count(e), sizeof(double));
+    assert_int_equal(engine_restore_vars(e, a.t[k], values, &err), ISSIM_OK);
+    int n = engine_contact_reports(e, before, 8);
+    assert_true(n >= 1);
+    for (int i = 0; i <= k; i++) {
+        b.t[b.count] = a.t[i];
+        b.z[b.count] = a.z[i];
+        b.vz[b.count++] = a.vz[i];
+    }
+    run_frames(e, &b, 0.15);
+    assert_int_equal(a.count, b.count);
+    int differing = 0;
+    for (int i = 0; i < a.count; i++)
+        differing += memcmp(&a.z[i], &b.z[i], sizeof(double)) != 0 ||
+                     memcmp(&a.vz[i], &b.vz[i], sizeof(double)) != 0;
+    printf("shaped rewind: %d of %d frames differ (contact id %u at t = %.4f s)\n", differing,
+           a.count, before[0].id, a.t[k]);
+    assert_int_equal(differing, 0);
+    assert_int_equal(tag_failures, 0);
+    free(values);
+    engine_destroy(e);
+}
+
+/* ===== Complementarity beside force laws ===== */
+
+/* A box on the plane through the complementarity resolver, and a sphere through a penalty law,
+ * in one scene. */
+static const char *mixed_source =
+    "return { name = 'mixed',\n"
+    "  universe = { gravity = {0, 0, -9.81}, integrator = 'bdf', dt = 1e-3,\n"
+    "               rtol = 1e-8, atol = 1e-10 },\n"
+    "  things = {\n"
+    "    { name = 'box', kind = 'body', shape = 'box', half_extents = {0.05, 0.05, 0.05},\n"
+    "      mass = 2, inertia = {3.333e-3, 3.333e-3, 3.333e-3}, pos = {0, 0, 0.06},\n"
+    "      material = 'box' },\n"
+    "    { name = 'ball', kind = 'body', shape = 'sphere', radius = 0.05, mass = 1,\n"
+    "      inertia = {1e-3, 1e-3, 1e-3}, pos = {1, 0, 0.3}, material = 'ball' },\n"
+    "    { name = 'floor', kind = 'obstacle', shape = 'plane', normal = {0, 0, 1},\n"
+    "      offset = 0, material = 'floor' } },\n"
+    "  contacts = {\n"
+    "    { name = 'box_floor', materials = {'box', 'floor'}, resolver = 'complementarity' },\n"
+    "    { name = 'ball_floor', materials = {'ball', 'floor'}, model = 'spring_damper',\n"
+    "      stiffness = 1e5, restitution = 0.5 } } }\n";
+
+static void test_mixed_resolvers_reach_the_same_instants(void **state) {
+    (void)state;
+    Engine *e = engine_from_source(mixed_source);
+    IssimError err = {0};
+    double ball_lowest = 1.0, box_lowest_gap = 1.0;
+    for (int i = 1; i <= 1500; i++) {
+        double target = i * 1e-3;
+        assert_int_equal(engine_advance(e, target, &err), ISSIM_OK);
+        assert_true(engine_time(e) == target); /* both kinds reach the same output instant */
+        EngineBodyState box = engine_body_state(e, 0), ball = engine_body_state(e, 1);
+        /* the lowest corner of the (unrotated) box */
+        box_lowest_gap = fmin(box_lowest_gap, box.pos.z - 0.05);
+        ball_lowest = fmin(ball_lowest, ball.pos.z - 0.05);
+    }
+    EngineStats st = engine_stats(e);
+    assert_true(st.complementarity_steps >= 1000);
+    assert_int_equal(st.islands_by_resolver[CONTACT_RESOLVER_COMPLEMENTARITY], 1);
+    /* The box rests on its four corners, never deeper than round-off; the reported normal
+     * forces hold its weight. */
+    EngineBodyState box = engine_body_state(e, 0);
+    ContactReport r[16];
+    int n = engine_contact_reports(e, r, 16);
+    double box_load = 0.0;
+    for (int i = 0; i < n; i++)
+        if (r[i].body_a == 0)
+            box_load += r[i].normal_force;
+    printf("mixed: box z %.9f (lowest gap %.3g m), load %.9f N for m g = %.9f N; ball lowest "
+           "gap %.3g m (penalty)\n",
+           box.pos.z, box_lowest_gap, box_load, 2 * 9.81, ball_lowest);
+    assert_true(box_lowest_gap > -1e-9);
+    assert_near(box.pos.z, 0.05, 1e-6);
+    assert_near(vec3_norm(box.vel), 0.0, 1e-9);
+    assert_near(box_load, 2 * 9.81, 1e-6 * 2 * 9.81);
+    for (int i = 0; i < n; i++)
+        if (r[i].body_a == 0)
+            assert_true(r[i].normal_force >= 0.0);
+    /* The penalty ball penetrated (a force law needs depth) and bounced back up. */
+    assert_true(ball_lowest < -1e-5);
+    engine_destroy(e);
+}
+
+static IssimStatus failing_solve(void *user, const EngineIslandSystem *sys,
+                                 EngineIslandSolution *out, IssimError *err) {
+    (void)user;
+    (void)sys;
+    (void)out;
+    return issim_error_set(err, ISSIM_ERR_NUMERIC, "ray termination (test)");
+}
+
+static void test_solver_failure_keeps_last_good_state(void **state) {
+    (void)state;
+    Engine *e = engine_from_source(mixed_source);
+    IssimError err = {0};
+    for (int i = 1; i <= 200; i++)
+        assert_int_equal(engine_advance(e, i * 1e-3, &err), ISSIM_OK);
+    static const EngineComplementaritySolver failing = {.name = "failing", .solve = failing_solve};
+    engine_set_complementarity_solver(e, &failing, NULL);
+    EngineBodyState before = engine_body_state(e, 0);
+    double t = engine_time(e);
+    assert_int_equal(engine_advance(e, t + 1e-3, &err), ISSIM_ERR_NUMERIC);
+    assert_non_null(strstr(err.message, "failing"));
+    assert_non_null(strstr(err.message, "box"));
+    assert_non_null(strstr(err.message, "ray termination"));
+    EngineBodyState after = engine_body_state(e, 0);
+    assert_true(engine_time(e) == t);
+    assert_memory_equal(&before, &after, sizeof before);
+    engine_set_complementarity_solver(e, NULL, NULL);
+    assert_int_equal(engine_advance(e, t + 1e-3, &err), ISSIM_OK);
+    engine_destroy(e);
+}
+
+static void test_stage_profile_names(void **state) {
+    (void)state;
+    assert_string_equal(engine_stage_name(ENGINE_STAGE_COLLIDE), "collide");
+    assert_string_equal(engine_stage_name(ENGINE_STAGE_COMMIT), "commit");
+    ThingDb *db = NULL;
+    IssimError err = {0};
+    assert_int_equal(
+        scene_load_string("m.lua", mixed_source, strlen(mixed_source), NULL, &db, &err), ISSIM_OK);
+    EngineOptions o = engine_options_default();
+    o.profile_stages = true;
+    Engine *e = engine_create(db, &o, &err);
+    thingdb_destroy(db);
+    assert_non_null(e);
+    for (int i = 1; i <= 50; i++)
+        assert_int_equal(engine_advance(e, i * 1e-3, &err), ISSIM_OK);
+    EngineStats st = engine_stats(e);
+    for (int s = 0; s < ENGINE_STAGE_COUNT; s++)
+        assert_true(st.stage_seconds[s] >= 0.0);
+    assert_true(st.stage_seconds[ENGINE_STAGE_RESOLVE] > 0.0);
+    assert_true(st.stage_seconds[ENGINE_STAGE_INTEGRATE] > 0.0);
+    engine_destroy(e);
+}
+
+static void test_register_rejects_bad_classes(void **state) {
+    (void)state;
+    ContactModelKind kind;
+    IssimError err = {0};
+    ContactModelClass broken = memory_class;
+    broken.force = NULL;
+    assert_int_equal(contact_model_register(&broken, &kind, &err), ISSIM_ERR_INVALID);
+    ContactModelClass clash = memory_class;
+    clash.name = "spring_damper";
+    assert_int_equal(contact_model_register(&clash, &kind, &err), ISSIM_ERR_INVALID);
+    assert_non_null(strstr(err.message, "spring_damper"));
+    /* the same class again: its kind */
+    ContactModelKind again;
+    assert_int_equal(contact_model_register(&memory_class, &again, &err), ISSIM_OK);
+    assert_string_equal(contact_model_class(again)->name, "test_memory");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fixed_step_only_during_contact),
+        cmocka_unit_test(test_rewind_mid_impact_bit_identical_rk4),
+        cmocka_unit_test(test_rewind_mid_impact_bit_identical_bdf),
+        cmocka_unit_test(test_rewind_without_checkpoint_restarts_history),
+        cmocka_unit_test(test_rewind_shaped_contact_keeps_ids_and_memory),
+        cmocka_unit_test(test_mixed_resolvers_reach_the_same_instants),
+        cmocka_unit_test(test_solver_failure_keeps_last_good_state),
+        cmocka_unit_test(test_stage_profile_names),
+        cmocka_unit_test(test_register_rejects_bad_classes),
+    };
+    return cmocka_run_group_tests(tests, register_memory_model, NULL);
+}
