@@ -132,6 +132,8 @@ static unsigned char *put(unsigned char *at, const void *src, size_t bytes) {
 }
 
 static void copy_pool(const Engine *e, unsigned char *dst, const unsigned char *src) {
+    if (e->pool.end == 0)
+        return; /* no model-owned state (and no arena yet) */
     memcpy(dst, src, e->pool.end);
     if (!engine_models_have_copy_hooks(e))
         return;

@@ -129,6 +129,87 @@ static int bench_rk4_overhead(const ThingDb *db_in) {
     return 0;
 }
 
+/* What a checkpoint adds to a published frame (the interactive engine thread: step, variables,
+ * registry publication, contact reports, checkpoint). The frame is timed without the checkpoint
+ * and the checkpoint call on its own, over the same run, so the ratio is not at the mercy of
+ * run-to-run noise. Scenes whose models keep no state of their own. */
+static int bench_checkpoint(const char *scene, int frames) {
+    ThingDb *db = load(scene);
+    if (!db)
+        return 1;
+    IssimError err;
+    Engine *e = engine_create(db, NULL, &err);
+    thingdb_destroy(db);
+    if (!e) {
+        fprintf(stderr, "bench: %s\n", err.message);
+        return 1;
+    }
+    RegistryDesc rd = registry_desc_default();
+    rd.max_vars = engine_var_count(e);
+    Registry *reg = registry_create(&rd, &err);
+    if (!reg || engine_register_vars(e, reg, &err) != ISSIM_OK ||
+        engine_enable_checkpoints(e, rd.history_frames, (size_t)128 << 20, &err) != ISSIM_OK) {
+        fprintf(stderr, "bench: %s\n", err.message);
+        registry_destroy(reg);
+        engine_destroy(e);
+        return 1;
+    }
+    double *values = calloc((size_t)engine_var_count(e), sizeof(double));
+    ContactReport reports[64];
+    double frame_wall = 0.0, checkpoint_wall = 0.0;
+    for (int i = 0; i < frames; i++) {
+        double w0 = issim_wall_time();
+        if (engine_step(e, &err) != ISSIM_OK)
+            break;
+        engine_write_vars(e, values);
+        registry_publish(reg, engine_time(e), values);
+        int n = engine_contact_reports(e, reports, 64);
+        registry_publish_contacts(reg, engine_time(e), reports, n);
+        double w1 = issim_wall_time();
+        engine_checkpoint(e);
+        double w2 = issim_wall_time();
+        frame_wall += w1 - w0;
+        checkpoint_wall += w2 - w1;
+    }
+    double share = checkpoint_wall / frame_wall;
+    printf("engine  checkpoint, %-18s %4d frames, %3d contacts: frame %8.1f us, checkpoint "
+           "%6.2f us (%5.2f%%, %zu kB held)  target < 5%%: %s\n",
+           scene, frames, engine_active_contact_count(e), 1e6 * frame_wall / frames,
+           1e6 * checkpoint_wall / frames, 100.0 * share, engine_checkpoint_bytes(e) / 1024,
+           share < 0.05 ? "met" : "NOT met");
+    free(values);
+    registry_destroy(reg);
+    engine_destroy(e);
+    return 0;
+}
+
+/* Where an advance spends its time, stage by stage (EngineOptions.profile_stages). */
+static int bench_stages(const char *scene, double until) {
+    ThingDb *db = load(scene);
+    if (!db)
+        return 1;
+    IssimError err;
+    EngineOptions o = engine_options_default();
+    o.profile_stages = true;
+    Engine *e = engine_create(db, &o, &err);
+    thingdb_destroy(db);
+    if (!e) {
+        fprintf(stderr, "bench: %s\n", err.message);
+        return 1;
+    }
+    double w0 = issim_wall_time();
+    while (engine_time(e) < until && engine_step(e, &err) == ISSIM_OK) {
+    }
+    double wall = issim_wall_time() - w0;
+    EngineStats st = engine_stats(e);
+    printf("engine  stages, %-18s %.2f s simulated in %.3f s:", scene, engine_time(e), wall);
+    for (int s = 0; s < ENGINE_STAGE_COUNT; s++)
+        printf(" %s %.1f%%", engine_stage_name((EngineStage)s), 100.0 * st.stage_seconds[s] / wall);
+    printf("\n");
+    engine_destroy(e);
+    return 0;
+}
+
 int bench_engine(int argc, char **argv) {
     (void)argc;
     (void)argv;
@@ -143,5 +224,10 @@ int bench_engine(int argc, char **argv) {
     rc |= bench_ten_bounces(db, INTEGRATOR_RK4, 1e-5);
     rc |= bench_rk4_overhead(db);
     thingdb_destroy(db);
+    rc |= bench_checkpoint("point_drop.lua", 2000);
+    rc |= bench_checkpoint("box_on_plane.lua", 2000);
+    rc |= bench_checkpoint("pile.lua", 300);
+    rc |= bench_stages("box_on_plane.lua", 2.0);
+    rc |= bench_stages("pile.lua", 0.05);
     return rc;
 }
