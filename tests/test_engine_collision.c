@@ -8,20 +8,6 @@
 #include "issim/sim.h"
 #include "testutil.h"
 
-static Sim *load(const char *scene, const char *const *sets, int set_count, double until) {
-    SimOptions o = sim_options_default();
-    o.until = until;
-    o.quiet = true;
-    o.lockstep = true;
-    o.sets = sets;
-    o.set_count = set_count;
-    IssimError err = {0};
-    Sim *sim = sim_create(test_source_path(scene), &o, &err);
-    if (!sim)
-        fail_msg("%s", err.message);
-    return sim;
-}
-
 static double var(Sim *sim, const char *name) {
     Engine *e = sim_engine(sim);
     double *values = calloc((size_t)engine_var_count(e), sizeof(double));
@@ -36,10 +22,10 @@ static double var(Sim *sim, const char *name) {
 
 /* A box dropped flat comes to rest on four contacts, each spring carrying a quarter of m g. */
 static void test_box_rests_on_four_contacts(void **state) {
-    Sim *sim = load("scenes/box_on_plane.lua", NULL, 0, 1.5);
-    SimSummary *s = calloc(1, sizeof *s);
-    IssimError err = {0};
-    assert_int_equal(sim_run_headless(sim, s, &err), ISSIM_OK);
+    TestRun *run = test_run_scene("scenes/box_on_plane.lua",
+                                  &(TestRunOptions){.until = 1.5, .lockstep = true});
+    Sim *sim = run->sim;
+    const SimSummary *s = &run->summary;
     Engine *e = sim_engine(sim);
     assert_int_equal(engine_active_contact_count(e), 4);
     assert_near(var(sim, "box.pos.z"), 0.05 - 9.81 / 4e5, 1e-6);
@@ -47,16 +33,14 @@ static void test_box_rests_on_four_contacts(void **state) {
     assert_near(var(sim, "box.orient.w"), 1.0, 1e-9);
     assert_true(s->impact_count >= 1);
     assert_int_equal(s->impacts[0].contacts, 4);
-    free(s);
-    sim_destroy(sim);
+    test_run_free(run);
 }
 
 /* The bolt lands on the chamfer off-centre and slides into the hole (001's set-up). */
 static void test_bolt_slides_into_hole(void **state) {
-    Sim *sim = load("scenes/bolt_and_hole.lua", NULL, 0, 0.6);
-    SimSummary *s = calloc(1, sizeof *s);
-    IssimError err = {0};
-    assert_int_equal(sim_run_headless(sim, s, &err), ISSIM_OK);
+    TestRun *run = test_run_scene("scenes/bolt_and_hole.lua",
+                                  &(TestRunOptions){.until = 0.6, .lockstep = true});
+    Sim *sim = run->sim;
     double x = var(sim, "bolt.pos.x"), z = var(sim, "bolt.pos.z");
     printf("bolt at x = %.4f m, z = %.4f m after 0.6 s\n", x, z);
     /* It went down the 25 mm deep, 11 mm hole: its centre (30 mm above its lower tip) is less
@@ -65,8 +49,7 @@ static void test_bolt_slides_into_hole(void **state) {
     assert_true(z < 0.01);
     assert_true(z > 0.0);
     assert_true(fabs(x) < 0.011);
-    free(s);
-    sim_destroy(sim);
+    test_run_free(run);
 }
 
 /* Two spheres colliding head-on without gravity: momentum is conserved and the restitution of
@@ -81,27 +64,14 @@ static void test_sphere_sphere_momentum_and_restitution(void **state) {
                         "inertia = {3e-3, 3e-3, 3e-3}, pos = {0.2, 0, 0}, material = 'm' } },"
                         "contacts = { { name = 'mm', materials = {'m', 'm'}, "
                         "model = 'spring_damper', stiffness = 1e6, restitution = 0.6 } } }";
-    const char *path = test_temp_path(".lua");
-    FILE *f = fopen(path, "w");
-    fputs(scene, f);
-    fclose(f);
-    SimOptions o = sim_options_default();
-    o.until = 0.5;
-    o.quiet = true;
-    IssimError err = {0};
-    Sim *sim = sim_create(path, &o, &err);
-    if (!sim)
-        fail_msg("%s", err.message);
-    SimSummary *s = calloc(1, sizeof *s);
-    assert_int_equal(sim_run_headless(sim, s, &err), ISSIM_OK);
+    TestRun *run = test_run_source("two_spheres.lua", scene, &(TestRunOptions){.until = 0.5});
+    Sim *sim = run->sim;
     double va = var(sim, "a.vel.x"), vb = var(sim, "b.vel.x");
     /* p = 1 kg m/s before; after: 1 va + 3 vb */
     assert_near(1.0 * va + 3.0 * vb, 1.0, 1e-9);
     /* separation speed / approach speed = r */
     assert_near((vb - va) / 1.0, 0.6, 2e-3);
-    free(s);
-    sim_destroy(sim);
-    remove(path);
+    test_run_free(run);
 }
 
 /* A small pile settles: no contact ever adds energy (total mechanical energy, springs included,
