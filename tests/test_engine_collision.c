@@ -3,7 +3,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "issim/sim.h"
 #include "testutil.h"
@@ -74,44 +73,73 @@ static void test_sphere_sphere_momentum_and_restitution(void **state) {
     test_run_free(run);
 }
 
+/* The first 24 bodies of scenes/pile.lua (its full 240 are a demo): one layer of its 6 x 6
+ * grid, the same shapes, materials, contact pairs and integrator. */
+static const char pile_of_24[] =
+    "local r, density = 0.025, 1000\n"
+    "local things = {\n"
+    "  { name = 'floor', kind = 'obstacle', shape = 'plane', normal = {0, 0, 1}, offset = 0,\n"
+    "    material = 'wall' },\n"
+    "  { name = 'wall_xp', kind = 'obstacle', shape = 'plane', normal = {-1, 0, 0},\n"
+    "    offset = -0.2, material = 'wall' },\n"
+    "  { name = 'wall_xn', kind = 'obstacle', shape = 'plane', normal = {1, 0, 0},\n"
+    "    offset = -0.2, material = 'wall' },\n"
+    "  { name = 'wall_yp', kind = 'obstacle', shape = 'plane', normal = {0, -1, 0},\n"
+    "    offset = -0.2, material = 'wall' },\n"
+    "  { name = 'wall_yn', kind = 'obstacle', shape = 'plane', normal = {0, 1, 0},\n"
+    "    offset = -0.2, material = 'wall' },\n"
+    "}\n"
+    "for n = 0, 23 do\n"
+    "  local x = -0.15 + 0.06 * (n % 6) + 0.004 * math.sin(n)\n"
+    "  local y = -0.15 + 0.06 * (n // 6) + 0.004 * math.cos(n)\n"
+    "  local body = { name = 'b' .. n, kind = 'body', pos = {x, y, 0.05}, material = 'pile',\n"
+    "                 orient = {math.cos(n), math.sin(n) * 0.6, math.sin(n) * 0.8, 0} }\n"
+    "  local kind = n % 4\n"
+    "  if kind == 0 then\n"
+    "    body.shape, body.radius = 'sphere', r\n"
+    "    local m = density * 4 / 3 * math.pi * r ^ 3\n"
+    "    body.mass, body.inertia = m, {0.4 * m * r ^ 2, 0.4 * m * r ^ 2, 0.4 * m * r ^ 2}\n"
+    "  elseif kind == 1 then\n"
+    "    body.shape, body.radius, body.half_length = 'capsule', 0.6 * r, r\n"
+    "    local m = density * (math.pi * (0.6 * r) ^ 2 * 2 * r + 4 / 3 * math.pi * (0.6 * r) ^ 3)\n"
+    "    local ia = 0.5 * m * (0.6 * r) ^ 2\n"
+    "    local it = m * ((2 * r) ^ 2 / 12 + (0.6 * r) ^ 2 / 4) + m * (r / 2) ^ 2\n"
+    "    body.mass, body.inertia = m, {it, it, ia}\n"
+    "  elseif kind == 2 then\n"
+    "    body.shape, body.half_extents = 'box', {r, 0.8 * r, 0.6 * r}\n"
+    "    local m = density * 8 * r * 0.8 * r * 0.6 * r\n"
+    "    local a, b, c = 2 * r, 1.6 * r, 1.2 * r\n"
+    "    body.mass = m\n"
+    "    body.inertia = {m * (b * b + c * c) / 12, m * (a * a + c * c) / 12,\n"
+    "                    m * (a * a + b * b) / 12}\n"
+    "  else\n"
+    "    body.shape, body.hull_file = 'hull', 'assets/octahedron.obj'\n"
+    "    local m = density * 4 / 3 * 0.05 ^ 3\n"
+    "    local i = m * 0.05 ^ 2 / 5\n"
+    "    body.mass, body.inertia = m, {i, i, i}\n"
+    "  end\n"
+    "  things[#things + 1] = body\n"
+    "end\n"
+    "return {\n"
+    "  universe = { gravity = {0, 0, -9.81}, integrator = 'rk4', dt = 2e-4, history = 2 },\n"
+    "  things = things,\n"
+    "  contacts = {\n"
+    "    { name = 'pile_pile', materials = {'pile', 'pile'}, model = 'spring_damper',\n"
+    "      stiffness = 1e4, restitution = 0.3, clamp_attraction = true },\n"
+    "    { name = 'pile_wall', materials = {'pile', 'wall'}, model = 'spring_damper',\n"
+    "      stiffness = 1e4, restitution = 0.3, clamp_attraction = true },\n"
+    "  },\n"
+    "}\n";
+
 /* A small pile settles: no contact ever adds energy (total mechanical energy, springs included,
  * never rises over the run), the motion dies down, and nothing leaves the box. Frictionless
  * (Coulomb friction comes with the contact-model family), so bodies may still slide slowly. */
 static void test_small_pile_settles(void **state) {
-    const char *src = test_source_path("scenes/pile.lua");
-    FILE *in = fopen(src, "r");
-    assert_non_null(in);
-    static char text[1 << 16];
-    size_t n = fread(text, 1, sizeof text - 1, in);
-    text[n] = '\0';
-    fclose(in);
-    /* The full pile (240 bodies) is a demo; the test takes its first 24 by editing `count`,
-     * and points the copy's hull file (it lives in /tmp) at the source tree. */
-    char *count = strstr(text, "local count = 240");
-    assert_non_null(count);
-    memcpy(count, "local count =  24", 17);
-    char *hull = strstr(text, "\"assets/octahedron.obj\"");
-    assert_non_null(hull);
-    static char patched[1 << 16];
-    snprintf(patched, sizeof patched, "%.*s\"%s\"%s", (int)(hull - text), text,
-             test_source_path("assets/octahedron.obj"), hull + strlen("\"assets/octahedron.obj\""));
-    const char *path = test_temp_path(".lua");
-    FILE *out = fopen(path, "w");
-    fputs(patched, out);
-    fclose(out);
     const char *csv = test_temp_path(".csv");
-    SimOptions o = sim_options_default();
-    o.until = 1.5;
-    o.quiet = true;
-    o.record_path = csv;
+    TestRunOptions o = {.until = 1.5, .record_path = csv, .every = 50};
     o.vars = "universe.energy.kinetic,universe.energy.total";
-    o.every = 50;
-    IssimError err = {0};
-    Sim *sim = sim_create(path, &o, &err);
-    if (!sim)
-        fail_msg("%s", err.message);
-    SimSummary *s = calloc(1, sizeof *s);
-    assert_int_equal(sim_run_headless(sim, s, &err), ISSIM_OK);
+    TestRun *run = test_run_source("pile_of_24.lua", pile_of_24, &o);
+    Sim *sim = run->sim;
     FILE *f = fopen(csv, "r");
     assert_non_null(f);
     char line[256];
@@ -139,9 +167,7 @@ static void test_small_pile_settles(void **state) {
         assert_true(st.pos.z > 0.0 && st.pos.z < 0.5);
         assert_true(fabs(st.pos.x) < 0.2 && fabs(st.pos.y) < 0.2);
     }
-    free(s);
-    sim_destroy(sim);
-    remove(path);
+    test_run_free(run);
     remove(csv);
 }
 
