@@ -137,15 +137,11 @@ static void nap_ms(int ms) {
 }
 
 static void test_interactive_box_rests_on_four_contacts(void **state) {
-    SimOptions o = sim_options_default();
-    o.quiet = true;
     const char *sets[] = {"universe.horizon=0.1"};
-    o.sets = sets;
-    o.set_count = 1;
+    TestRun *run =
+        test_load_scene("scenes/box_on_plane.lua", &(TestRunOptions){.sets = sets, .set_count = 1});
+    Sim *sim = run->sim;
     IssimError err = {0};
-    Sim *sim = sim_create(test_source_path("scenes/box_on_plane.lua"), &o, &err);
-    if (!sim)
-        fail_msg("%s", err.message);
     sim_set_speed(sim, 4.0);
     assert_int_equal(sim_start(sim, &err), ISSIM_OK);
     /* Until the engine has computed past 1.5 s (the display clock alone says nothing about a
@@ -169,7 +165,7 @@ static void test_interactive_box_rests_on_four_contacts(void **state) {
     assert_int_equal(n, 4);
     assert_near(z, 0.05 - 9.81 / 4e5, 2e-5);
     free(frame.values);
-    sim_destroy(sim);
+    test_run_free(run);
 }
 
 int main(void) {

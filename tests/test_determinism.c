@@ -8,24 +8,14 @@
 #include "issim/sim.h"
 #include "testutil.h"
 
-static uint64_t run(const char *scene, double until, const char *record, const char *set) {
-    SimOptions o = sim_options_default();
-    o.until = until;
-    o.quiet = true;
-    o.lockstep = true;
-    o.record_path = record;
+static uint64_t hash_of_run(const char *scene, double until, const char *record, const char *set) {
     const char *sets[] = {set};
+    TestRunOptions o = {.until = until, .lockstep = true, .record_path = record};
     o.sets = sets;
     o.set_count = set ? 1 : 0;
-    IssimError err = {0};
-    Sim *sim = sim_create(test_source_path(scene), &o, &err);
-    if (!sim)
-        fail_msg("%s", err.message);
-    SimSummary *s = calloc(1, sizeof *s);
-    assert_int_equal(sim_run_headless(sim, s, &err), ISSIM_OK);
-    uint64_t h = s->state_hash;
-    free(s);
-    sim_destroy(sim);
+    TestRun *run = test_run_scene(scene, &o);
+    uint64_t h = run->summary.state_hash;
+    test_run_free(run);
     return h;
 }
 
@@ -52,8 +42,8 @@ static void test_lockstep_bit_identical(void **state) {
         char a[256], b[256];
         snprintf(a, sizeof a, "%s", test_temp_path("-a.csv"));
         snprintf(b, sizeof b, "%s", test_temp_path("-b.csv"));
-        uint64_t h1 = run(scenes[i], until[i], a, NULL);
-        uint64_t h2 = run(scenes[i], until[i], b, NULL);
+        uint64_t h1 = hash_of_run(scenes[i], until[i], a, NULL);
+        uint64_t h2 = hash_of_run(scenes[i], until[i], b, NULL);
         assert_true(h1 == h2);
         long na, nb;
         char *ca = slurp(a, &na), *cb = slurp(b, &nb);
@@ -65,7 +55,7 @@ static void test_lockstep_bit_identical(void **state) {
         remove(a);
         remove(b);
         /* A one-part-in-1e9 change of stiffness changes the hash. */
-        uint64_t h3 = run(scenes[i], until[i], NULL, perturb[i]);
+        uint64_t h3 = hash_of_run(scenes[i], until[i], NULL, perturb[i]);
         assert_true(h3 != h1);
     }
 }

@@ -3,24 +3,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "issim/sim.h"
 #include "testutil.h"
-
-static Sim *load(const char *scene, const char *const *sets, int set_count, double until) {
-    SimOptions o = sim_options_default();
-    o.until = until;
-    o.quiet = true;
-    o.lockstep = true;
-    o.sets = sets;
-    o.set_count = set_count;
-    IssimError err = {0};
-    Sim *sim = sim_create(test_source_path(scene), &o, &err);
-    if (!sim)
-        fail_msg("%s", err.message);
-    return sim;
-}
 
 static double var(Sim *sim, const char *name) {
     Engine *e = sim_engine(sim);
@@ -36,10 +21,10 @@ static double var(Sim *sim, const char *name) {
 
 /* A box dropped flat comes to rest on four contacts, each spring carrying a quarter of m g. */
 static void test_box_rests_on_four_contacts(void **state) {
-    Sim *sim = load("scenes/box_on_plane.lua", NULL, 0, 1.5);
-    SimSummary *s = calloc(1, sizeof *s);
-    IssimError err = {0};
-    assert_int_equal(sim_run_headless(sim, s, &err), ISSIM_OK);
+    TestRun *run = test_run_scene("scenes/box_on_plane.lua",
+                                  &(TestRunOptions){.until = 1.5, .lockstep = true});
+    Sim *sim = run->sim;
+    const SimSummary *s = &run->summary;
     Engine *e = sim_engine(sim);
     assert_int_equal(engine_active_contact_count(e), 4);
     assert_near(var(sim, "box.pos.z"), 0.05 - 9.81 / 4e5, 1e-6);
@@ -47,16 +32,14 @@ static void test_box_rests_on_four_contacts(void **state) {
     assert_near(var(sim, "box.orient.w"), 1.0, 1e-9);
     assert_true(s->impact_count >= 1);
     assert_int_equal(s->impacts[0].contacts, 4);
-    free(s);
-    sim_destroy(sim);
+    test_run_free(run);
 }
 
 /* The bolt lands on the chamfer off-centre and slides into the hole (001's set-up). */
 static void test_bolt_slides_into_hole(void **state) {
-    Sim *sim = load("scenes/bolt_and_hole.lua", NULL, 0, 0.6);
-    SimSummary *s = calloc(1, sizeof *s);
-    IssimError err = {0};
-    assert_int_equal(sim_run_headless(sim, s, &err), ISSIM_OK);
+    TestRun *run = test_run_scene("scenes/bolt_and_hole.lua",
+                                  &(TestRunOptions){.until = 0.6, .lockstep = true});
+    Sim *sim = run->sim;
     double x = var(sim, "bolt.pos.x"), z = var(sim, "bolt.pos.z");
     printf("bolt at x = %.4f m, z = %.4f m after 0.6 s\n", x, z);
     /* It went down the 25 mm deep, 11 mm hole: its centre (30 mm above its lower tip) is less
@@ -65,8 +48,7 @@ static void test_bolt_slides_into_hole(void **state) {
     assert_true(z < 0.01);
     assert_true(z > 0.0);
     assert_true(fabs(x) < 0.011);
-    free(s);
-    sim_destroy(sim);
+    test_run_free(run);
 }
 
 /* Two spheres colliding head-on without gravity: momentum is conserved and the restitution of
@@ -81,67 +63,83 @@ static void test_sphere_sphere_momentum_and_restitution(void **state) {
                         "inertia = {3e-3, 3e-3, 3e-3}, pos = {0.2, 0, 0}, material = 'm' } },"
                         "contacts = { { name = 'mm', materials = {'m', 'm'}, "
                         "model = 'spring_damper', stiffness = 1e6, restitution = 0.6 } } }";
-    const char *path = test_temp_path(".lua");
-    FILE *f = fopen(path, "w");
-    fputs(scene, f);
-    fclose(f);
-    SimOptions o = sim_options_default();
-    o.until = 0.5;
-    o.quiet = true;
-    IssimError err = {0};
-    Sim *sim = sim_create(path, &o, &err);
-    if (!sim)
-        fail_msg("%s", err.message);
-    SimSummary *s = calloc(1, sizeof *s);
-    assert_int_equal(sim_run_headless(sim, s, &err), ISSIM_OK);
+    TestRun *run = test_run_source("two_spheres.lua", scene, &(TestRunOptions){.until = 0.5});
+    Sim *sim = run->sim;
     double va = var(sim, "a.vel.x"), vb = var(sim, "b.vel.x");
     /* p = 1 kg m/s before; after: 1 va + 3 vb */
     assert_near(1.0 * va + 3.0 * vb, 1.0, 1e-9);
     /* separation speed / approach speed = r */
     assert_near((vb - va) / 1.0, 0.6, 2e-3);
-    free(s);
-    sim_destroy(sim);
-    remove(path);
+    test_run_free(run);
 }
+
+/* The first 24 bodies of scenes/pile.lua (its full 240 are a demo): one layer of its 6 x 6
+ * grid, the same shapes, materials, contact pairs and integrator. */
+static const char pile_of_24[] =
+    "local r, density = 0.025, 1000\n"
+    "local things = {\n"
+    "  { name = 'floor', kind = 'obstacle', shape = 'plane', normal = {0, 0, 1}, offset = 0,\n"
+    "    material = 'wall' },\n"
+    "  { name = 'wall_xp', kind = 'obstacle', shape = 'plane', normal = {-1, 0, 0},\n"
+    "    offset = -0.2, material = 'wall' },\n"
+    "  { name = 'wall_xn', kind = 'obstacle', shape = 'plane', normal = {1, 0, 0},\n"
+    "    offset = -0.2, material = 'wall' },\n"
+    "  { name = 'wall_yp', kind = 'obstacle', shape = 'plane', normal = {0, -1, 0},\n"
+    "    offset = -0.2, material = 'wall' },\n"
+    "  { name = 'wall_yn', kind = 'obstacle', shape = 'plane', normal = {0, 1, 0},\n"
+    "    offset = -0.2, material = 'wall' },\n"
+    "}\n"
+    "for n = 0, 23 do\n"
+    "  local x = -0.15 + 0.06 * (n % 6) + 0.004 * math.sin(n)\n"
+    "  local y = -0.15 + 0.06 * (n // 6) + 0.004 * math.cos(n)\n"
+    "  local body = { name = 'b' .. n, kind = 'body', pos = {x, y, 0.05}, material = 'pile',\n"
+    "                 orient = {math.cos(n), math.sin(n) * 0.6, math.sin(n) * 0.8, 0} }\n"
+    "  local kind = n % 4\n"
+    "  if kind == 0 then\n"
+    "    body.shape, body.radius = 'sphere', r\n"
+    "    local m = density * 4 / 3 * math.pi * r ^ 3\n"
+    "    body.mass, body.inertia = m, {0.4 * m * r ^ 2, 0.4 * m * r ^ 2, 0.4 * m * r ^ 2}\n"
+    "  elseif kind == 1 then\n"
+    "    body.shape, body.radius, body.half_length = 'capsule', 0.6 * r, r\n"
+    "    local m = density * (math.pi * (0.6 * r) ^ 2 * 2 * r + 4 / 3 * math.pi * (0.6 * r) ^ 3)\n"
+    "    local ia = 0.5 * m * (0.6 * r) ^ 2\n"
+    "    local it = m * ((2 * r) ^ 2 / 12 + (0.6 * r) ^ 2 / 4) + m * (r / 2) ^ 2\n"
+    "    body.mass, body.inertia = m, {it, it, ia}\n"
+    "  elseif kind == 2 then\n"
+    "    body.shape, body.half_extents = 'box', {r, 0.8 * r, 0.6 * r}\n"
+    "    local m = density * 8 * r * 0.8 * r * 0.6 * r\n"
+    "    local a, b, c = 2 * r, 1.6 * r, 1.2 * r\n"
+    "    body.mass = m\n"
+    "    body.inertia = {m * (b * b + c * c) / 12, m * (a * a + c * c) / 12,\n"
+    "                    m * (a * a + b * b) / 12}\n"
+    "  else\n"
+    "    body.shape, body.hull_file = 'hull', 'assets/octahedron.obj'\n"
+    "    local m = density * 4 / 3 * 0.05 ^ 3\n"
+    "    local i = m * 0.05 ^ 2 / 5\n"
+    "    body.mass, body.inertia = m, {i, i, i}\n"
+    "  end\n"
+    "  things[#things + 1] = body\n"
+    "end\n"
+    "return {\n"
+    "  universe = { gravity = {0, 0, -9.81}, integrator = 'rk4', dt = 2e-4, history = 2 },\n"
+    "  things = things,\n"
+    "  contacts = {\n"
+    "    { name = 'pile_pile', materials = {'pile', 'pile'}, model = 'spring_damper',\n"
+    "      stiffness = 1e4, restitution = 0.3, clamp_attraction = true },\n"
+    "    { name = 'pile_wall', materials = {'pile', 'wall'}, model = 'spring_damper',\n"
+    "      stiffness = 1e4, restitution = 0.3, clamp_attraction = true },\n"
+    "  },\n"
+    "}\n";
 
 /* A small pile settles: no contact ever adds energy (total mechanical energy, springs included,
  * never rises over the run), the motion dies down, and nothing leaves the box. Frictionless
  * (Coulomb friction comes with the contact-model family), so bodies may still slide slowly. */
 static void test_small_pile_settles(void **state) {
-    const char *src = test_source_path("scenes/pile.lua");
-    FILE *in = fopen(src, "r");
-    assert_non_null(in);
-    static char text[1 << 16];
-    size_t n = fread(text, 1, sizeof text - 1, in);
-    text[n] = '\0';
-    fclose(in);
-    /* The full pile (240 bodies) is a demo; the test takes its first 24 by editing `count`,
-     * and points the copy's hull file (it lives in /tmp) at the source tree. */
-    char *count = strstr(text, "local count = 240");
-    assert_non_null(count);
-    memcpy(count, "local count =  24", 17);
-    char *hull = strstr(text, "\"assets/octahedron.obj\"");
-    assert_non_null(hull);
-    static char patched[1 << 16];
-    snprintf(patched, sizeof patched, "%.*s\"%s\"%s", (int)(hull - text), text,
-             test_source_path("assets/octahedron.obj"), hull + strlen("\"assets/octahedron.obj\""));
-    const char *path = test_temp_path(".lua");
-    FILE *out = fopen(path, "w");
-    fputs(patched, out);
-    fclose(out);
     const char *csv = test_temp_path(".csv");
-    SimOptions o = sim_options_default();
-    o.until = 1.5;
-    o.quiet = true;
-    o.record_path = csv;
+    TestRunOptions o = {.until = 1.5, .record_path = csv, .every = 50};
     o.vars = "universe.energy.kinetic,universe.energy.total";
-    o.every = 50;
-    IssimError err = {0};
-    Sim *sim = sim_create(path, &o, &err);
-    if (!sim)
-        fail_msg("%s", err.message);
-    SimSummary *s = calloc(1, sizeof *s);
-    assert_int_equal(sim_run_headless(sim, s, &err), ISSIM_OK);
+    TestRun *run = test_run_source("pile_of_24.lua", pile_of_24, &o);
+    Sim *sim = run->sim;
     FILE *f = fopen(csv, "r");
     assert_non_null(f);
     char line[256];
@@ -169,9 +167,7 @@ static void test_small_pile_settles(void **state) {
         assert_true(st.pos.z > 0.0 && st.pos.z < 0.5);
         assert_true(fabs(st.pos.x) < 0.2 && fabs(st.pos.y) < 0.2);
     }
-    free(s);
-    sim_destroy(sim);
-    remove(path);
+    test_run_free(run);
     remove(csv);
 }
 

@@ -30,15 +30,11 @@ static RegistryEditState wait_edit(Registry *reg, uint64_t id, RegistryEditResul
 }
 
 static void test_run_ahead_and_reset_on_edit(void **state) {
-    SimOptions o = sim_options_default();
-    o.quiet = true;
     const char *sets[] = {"universe.horizon=0.2", "bar.pos=0 0 5.1"};
-    o.sets = sets;
-    o.set_count = 2;
+    TestRun *run =
+        test_load_scene("scenes/point_drop.lua", &(TestRunOptions){.sets = sets, .set_count = 2});
+    Sim *sim = run->sim;
     IssimError err = {0};
-    Sim *sim = sim_create(test_source_path("scenes/point_drop.lua"), &o, &err);
-    if (!sim)
-        fail_msg("%s", err.message);
     Registry *reg = sim_registry(sim);
     int vz = registry_var_find(reg, "bar.vel.z");
     assert_true(vz >= 0);
@@ -102,15 +98,13 @@ static void test_run_ahead_and_reset_on_edit(void **state) {
     assert_near(stats.v[ENGINE_STAT_BODIES], 1.0, 0.0);
     assert_near(stats.v[ENGINE_STAT_AWAKE_BODIES], 1.0, 0.0); /* falling: integrated */
     sim_stop(sim);
-    sim_destroy(sim);
+    test_run_free(run);
 }
 
 static void test_pause_freezes_display_time(void **state) {
-    SimOptions o = sim_options_default();
-    o.quiet = true;
+    TestRun *run = test_load_scene("scenes/point_drop.lua", NULL);
+    Sim *sim = run->sim;
     IssimError err = {0};
-    Sim *sim = sim_create(test_source_path("scenes/point_drop.lua"), &o, &err);
-    assert_non_null(sim);
     assert_int_equal(sim_start(sim, &err), ISSIM_OK);
     wait_display(sim, 0.05);
     sim_set_paused(sim, true);
@@ -124,7 +118,7 @@ static void test_pause_freezes_display_time(void **state) {
     /* At 4x, 0.2 s of simulated time takes about 50 ms of wall time. */
     assert_true(issim_wall_time() - w0 < 0.15);
     sim_stop(sim);
-    sim_destroy(sim);
+    test_run_free(run);
 }
 
 int main(void) {

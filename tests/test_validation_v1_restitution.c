@@ -14,23 +14,12 @@ static SimSummary *run(const char *integrator, const char *height, double until)
     char set_pos[64];
     snprintf(set_pos, sizeof set_pos, "bar.pos=0 0 %s", height);
     const char *sets[] = {set_pos};
-    SimOptions o = sim_options_default();
-    o.until = until;
-    o.quiet = true;
-    o.sets = sets;
-    o.set_count = 1;
+    TestRunOptions o = {.until = until, .sets = sets, .set_count = 1};
     if (integrator[0] == 'r') {
-        o.integrator = INTEGRATOR_RK4;
+        o.integrator = "rk4";
         o.dt = 1e-5;
     }
-    IssimError err = {0};
-    Sim *sim = sim_create(test_source_path("scenes/point_drop.lua"), &o, &err);
-    if (!sim)
-        fail_msg("%s", err.message);
-    SimSummary *s = calloc(1, sizeof *s);
-    assert_int_equal(sim_run_headless(sim, s, &err), ISSIM_OK);
-    sim_destroy(sim);
-    return s;
+    return test_run_summary("scenes/point_drop.lua", &o);
 }
 
 /* Drop heights of the lower tip from 1 cm to 2 m: impact speeds 0.44 to 6.3 m/s. */

@@ -11,17 +11,7 @@
 #include "testutil.h"
 
 static SimSummary *run(const char *scene) {
-    SimOptions o = sim_options_default();
-    o.until = 0.5;
-    o.quiet = true;
-    IssimError err = {0};
-    Sim *sim = sim_create(test_source_path(scene), &o, &err);
-    if (!sim)
-        fail_msg("%s", err.message);
-    SimSummary *s = calloc(1, sizeof *s);
-    assert_int_equal(sim_run_headless(sim, s, &err), ISSIM_OK);
-    sim_destroy(sim);
-    return s;
+    return test_run_summary(scene, &(TestRunOptions){.until = 0.5});
 }
 
 static void test_two_vertices_restitution(void **state) {

@@ -15,22 +15,6 @@
 #include "issim/sim.h"
 #include "testutil.h"
 
-static SimSummary *run(const char *scene, const char *const *sets, int set_count, double until) {
-    SimOptions o = sim_options_default();
-    o.until = until;
-    o.quiet = true;
-    o.sets = sets;
-    o.set_count = set_count;
-    IssimError err = {0};
-    Sim *sim = sim_create(test_source_path(scene), &o, &err);
-    if (!sim)
-        fail_msg("%s", err.message);
-    SimSummary *s = calloc(1, sizeof *s);
-    assert_int_equal(sim_run_headless(sim, s, &err), ISSIM_OK);
-    sim_destroy(sim);
-    return s;
-}
-
 /* The bar starts about 1 mm above the floor moving down at v, no gravity. */
 static SimSummary *thrown(const char *scene, double v, double tip_offset) {
     const char *sets[] = {"bar_floor.model=internal_friction"};
@@ -70,7 +54,8 @@ static void test_drops_under_gravity(void **state) {
             snprintf(pos, sizeof pos, "bar.pos=0 0 %.17g",
                      tip[sc] + speeds[i] * speeds[i] / (2 * 9.81));
             const char *sets[] = {"bar_floor.model=internal_friction", pos};
-            SimSummary *s = run(scenes[sc], sets, 2, speeds[i] / 9.81 + 0.01);
+            TestRunOptions o = {.sets = sets, .set_count = 2, .until = speeds[i] / 9.81 + 0.01};
+            SimSummary *s = test_run_summary(scenes[sc], &o);
             assert_true(s->impact_count >= 1);
             assert_near(s->impacts[0].v_in, -speeds[i], 1e-6);
             printf("V3 %s drop at %.1f m/s: r = %.6f (%d contacts)\n", scenes[sc], speeds[i],

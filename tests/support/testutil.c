@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "issim/io.h"
+
 #define TESTLOG_MAX 256
 
 static pthread_mutex_t testlog_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -124,6 +126,97 @@ int test_run_issim(const char *args, char *out, size_t size) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+static int integrator_named(const char *name) {
+    if (!name)
+        return -1;
+    for (int k = 0; k < INTEGRATOR_COUNT; k++)
+        if (strcmp(integrator_name((IntegratorKind)k), name) == 0)
+            return k;
+    fail_msg("no integrator named '%s'", name);
+    return -1;
+}
+
+static SimOptions sim_options_for(const TestRunOptions *o) {
+    static const TestRunOptions defaults;
+    if (!o)
+        o = &defaults;
+    SimOptions so = sim_options_default();
+    if (o->until > 0)
+        so.until = o->until;
+    so.dt = o->dt;
+    so.integrator = integrator_named(o->integrator);
+    so.lockstep = o->lockstep;
+    so.record_path = o->record_path;
+    so.vars = o->vars;
+    if (o->every > 0)
+        so.every = o->every;
+    so.sets = o->sets;
+    so.set_count = o->set_count;
+    so.quiet = true;
+    return so;
+}
+
+static TestRun *session_of(Sim *sim) {
+    TestRun *run = calloc(1, sizeof *run);
+    if (!run)
+        fail_msg("out of memory");
+    run->sim = sim;
+    return run;
+}
+
+static void run_headless(TestRun *run, const char *scene) {
+    IssimError err = {0};
+    if (sim_run_headless(run->sim, &run->summary, &err) != ISSIM_OK)
+        fail_msg("%s: %s", scene, err.message);
+}
+
+TestRun *test_load_scene(const char *scene, const TestRunOptions *options) {
+    SimOptions so = sim_options_for(options);
+    IssimError err = {0};
+    Sim *sim = sim_create(test_source_path(scene), &so, &err);
+    if (!sim)
+        fail_msg("%s", err.message);
+    return session_of(sim);
+}
+
+TestRun *test_run_scene(const char *scene, const TestRunOptions *options) {
+    TestRun *run = test_load_scene(scene, options);
+    run_headless(run, scene);
+    return run;
+}
+
+TestRun *test_run_source(const char *name, const char *source, const TestRunOptions *options) {
+    ThingDb *db = NULL;
+    IssimError err = {0};
+    if (scene_load_string(name, source, strlen(source), NULL, &db, &err) != ISSIM_OK)
+        fail_msg("%s", err.message);
+    SimOptions so = sim_options_for(options);
+    Sim *sim = sim_create_from_db(db, test_source_path(name), &so, &err);
+    thingdb_destroy(db);
+    if (!sim)
+        fail_msg("%s: %s", name, err.message);
+    TestRun *run = session_of(sim);
+    run_headless(run, name);
+    return run;
+}
+
+void test_run_free(TestRun *run) {
+    if (!run)
+        return;
+    sim_destroy(run->sim);
+    free(run);
+}
+
+SimSummary *test_run_summary(const char *scene, const TestRunOptions *options) {
+    TestRun *run = test_run_scene(scene, options);
+    SimSummary *summary = malloc(sizeof *summary);
+    if (!summary)
+        fail_msg("out of memory");
+    *summary = run->summary;
+    test_run_free(run);
+    return summary;
+}
+
 SimSummary *test_thrown_bar(const char *scene, double tip_offset, double v, const char *const *sets,
                             int set_count, double tail) {
     enum { MAX_SETS = 16 };
@@ -138,20 +231,7 @@ SimSummary *test_thrown_bar(const char *scene, double tip_offset, double v, cons
     all[set_count] = "universe.gravity=0 0 0";
     all[set_count + 1] = vel;
     all[set_count + 2] = pos;
-    SimOptions o = sim_options_default();
-    o.until = TEST_THROW_GAP / v + tail;
-    o.quiet = true;
-    o.sets = all;
-    o.set_count = set_count + 3;
-    IssimError err = {0};
-    Sim *sim = sim_create(test_source_path(scene), &o, &err);
-    if (!sim)
-        fail_msg("%s", err.message);
-    SimSummary *s = calloc(1, sizeof *s);
-    if (!s)
-        fail_msg("out of memory");
-    if (sim_run_headless(sim, s, &err) != ISSIM_OK)
-        fail_msg("%s: %s", scene, err.message);
-    sim_destroy(sim);
-    return s;
+    TestRunOptions o = {
+        .sets = all, .set_count = set_count + 3, .until = TEST_THROW_GAP / v + tail};
+    return test_run_summary(scene, &o);
 }

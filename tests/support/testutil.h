@@ -28,6 +28,41 @@ const char *test_source_path(const char *relative);
  * exit status, -1 when it did not exit. */
 int test_run_issim(const char *args, char *out, size_t size);
 
+/* Loading a scene into a session and running it headless, the set-up most scene tests share.
+ * Zeroed fields keep the scene's or the session's defaults, so a compound literal naming the
+ * fields a test cares about is a complete set of options. Strings are borrowed until
+ * test_run_free. Sessions always run quiet: progress lines would break into the tests' output. */
+typedef struct TestRunOptions {
+    const char *const *sets; /* "path=value" overrides (--set), applied after loading */
+    int set_count;
+    double until;            /* headless end time, s; 0: the session's default (2 s) */
+    double dt;               /* 0: the scene's universe.dt */
+    const char *integrator;  /* an integrator_name ("rk4"); NULL: the scene's */
+    bool lockstep;           /* deterministic single-thread stepping */
+    const char *record_path; /* NULL: no recording */
+    const char *vars;        /* variables recorded; NULL: the scene's universe.record */
+    int every;               /* record every Nth output step; 0: every step */
+} TestRunOptions;
+
+typedef struct TestRun {
+    Sim *sim;           /* the session (sim_engine, sim_registry, sim_start) */
+    SimSummary summary; /* of the headless run; zero after test_load_scene */
+} TestRun;
+
+/* Runs scene, a path relative to the source tree ("scenes/point_drop.lua"), headless to
+ * options->until. options is Nullable. Fails the current test with the loader's message when
+ * the scene or an override does not load, with the run's when the run fails. */
+TestRun *test_run_scene(const char *scene, const TestRunOptions *options);
+/* The same for a scene written in the test: name stands for its file in messages, as if it lay
+ * at the root of the source tree (relative asset paths such as "assets/x.obj" resolve there). */
+TestRun *test_run_source(const char *name, const char *source, const TestRunOptions *options);
+/* Only creates the session, for tests that start it themselves (interactive mode). */
+TestRun *test_load_scene(const char *scene, const TestRunOptions *options);
+/* test_run_scene for tests that read only the summary: returns it (free it), the session gone. */
+SimSummary *test_run_summary(const char *scene, const TestRunOptions *options);
+/* Destroys the session (stopping its engine thread if started) and frees run. NULL is a no-op. */
+void test_run_free(TestRun *run);
+
 /* The seeds' bar thrown at the floor: scene (point_drop.lua or bar_drop_horizontal.lua) run
  * headless without gravity, the bar's lowest point TEST_THROW_GAP above the floor (tip_offset:
  * centre to lowest point) moving down at v, with the --set overrides in sets[0..set_count)
