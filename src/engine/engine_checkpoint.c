@@ -11,6 +11,7 @@
  * Cost: memcpy of the state and the contacts. For the models we ship (no model-owned state) the
  * pool part is empty; docs/performance.md has the measured share of a published frame. */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,11 +35,19 @@ static size_t align16(size_t n) {
     return (n + 15) & ~(size_t)15;
 }
 
-static size_t record_size(const Engine *e) {
+/* A contact is saved up to its parameters: they belong to the pair (engine_contact_params), so
+ * a restore takes the current ones and a rewind across an edit of the pair keeps the edit. */
+#define CONTACT_SAVED_BYTES offsetof(EngineContact, params)
+
+static size_t record_bytes(const Engine *e, int contacts, int identity) {
     return align16(sizeof(CheckpointHeader)) + align16(sizeof(double) * (size_t)e->state_size) +
            align16(sizeof(BodySleepState) * (size_t)e->body_count) +
-           align16(sizeof(EngineContact) * (size_t)e->contact_count) + align16(e->pool.end) +
-           align16(sizeof(CollisionContact) * (size_t)e->identity_count);
+           align16(CONTACT_SAVED_BYTES * (size_t)contacts) + align16(e->pool.end) +
+           align16(sizeof(CollisionContact) * (size_t)identity);
+}
+
+static size_t record_size(const Engine *e) {
+    return record_bytes(e, e->contact_count, e->identity_count);
 }
 
 IssimStatus engine_enable_checkpoints(Engine *e, int max_frames, size_t max_bytes,
@@ -49,7 +58,16 @@ IssimStatus engine_enable_checkpoints(Engine *e, int max_frames, size_t max_byte
                                "checkpoints need at least 1 frame and 4096 bytes (got %d, %zu)",
                                max_frames, max_bytes);
     engine_checkpoints_free(e);
-    ring->arena = malloc(max_bytes); /* pages are touched only as records are written */
+    /* Sized for max_frames records of a scene with about eight contacts per body (a pile), at
+     * most max_bytes, and touched now: a first write into fresh pages costs a page fault per
+     * 4 kB, which made the first pass through the ring several times dearer than the rest. */
+    int guess = e->contact_count > 8 * e->body_count ? e->contact_count : 8 * e->body_count;
+    size_t want = (size_t)max_frames * record_bytes(e, guess, guess);
+    size_t bytes = want < max_bytes ? (want > 4096 ? want : 4096) : max_bytes;
+    ring->arena = malloc(bytes);
+    if (ring->arena)
+        memset(ring->arena, 0, bytes);
+    max_bytes = bytes;
     ring->records = calloc((size_t)max_frames, sizeof *ring->records);
     if (!ring->arena || !ring->records) {
         engine_checkpoints_free(e);
@@ -180,7 +198,9 @@ void engine_checkpoint(Engine *e) {
         sleep[b] =
             (BodySleepState){e->bodies[b].asleep, e->bodies[b].sleep_t, e->bodies[b].still_since};
     p += align16(sizeof(BodySleepState) * (size_t)e->body_count);
-    p = put(p, e->contacts, sizeof(EngineContact) * (size_t)e->contact_count);
+    for (int ci = 0; ci < e->contact_count; ci++)
+        memcpy(p + CONTACT_SAVED_BYTES * (size_t)ci, &e->contacts[ci], CONTACT_SAVED_BYTES);
+    p += align16(CONTACT_SAVED_BYTES * (size_t)e->contact_count);
     copy_pool(e, p, e->pool.bytes);
     p += align16(e->pool.end);
     put(p, e->identity, sizeof(CollisionContact) * (size_t)e->identity_count);
@@ -278,9 +298,14 @@ bool engine_checkpoint_restore(Engine *e, double t) {
         e->bodies[b].still_since = sleep[b].still_since;
     }
     p += align16(sizeof(BodySleepState) * (size_t)e->body_count);
-    memcpy(e->contacts, p, sizeof(EngineContact) * (size_t)h.contact_count);
+    for (int ci = 0; ci < h.contact_count; ci++) {
+        EngineContact *c = &e->contacts[ci];
+        memcpy(c, p + CONTACT_SAVED_BYTES * (size_t)ci, CONTACT_SAVED_BYTES);
+        if (engine_contact_params(e, c, NULL) != ISSIM_OK)
+            c->params = e->pairs[c->pair].params; /* checked when the pair was built */
+    }
     e->contact_count = h.contact_count;
-    p += align16(sizeof(EngineContact) * (size_t)h.contact_count);
+    p += align16(CONTACT_SAVED_BYTES * (size_t)h.contact_count);
     e->pool.end = h.pool_end;
     copy_pool(e, e->pool.bytes, p);
     p += align16(h.pool_end);

@@ -106,7 +106,8 @@ typedef struct EngineContact {
     /* Complementarity rows: the normal force of the last time step (lambda_n / h, N), which the
      * contact reports show; the solver, not the geometry, decides their activity. */
     double resolved_force;
-    /* The pair's parameters for this contact (damping derived with this body's mass). */
+    /* The pair's parameters for this contact (damping derived with this body's mass). Last:
+     * checkpoints save a contact up to here and take the pair's current parameters back. */
     ContactParams params;
 } EngineContact;
 
