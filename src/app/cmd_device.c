@@ -12,7 +12,8 @@
 
 #include "issim/core.h"
 #include "issim/engine.h"
-#include "issim/haptics.h"
+#include "issim/haptics_device.h"
+#include "issim/haptics_servo.h"
 #include "issim/sim.h"
 
 int cmd_device(int argc, char **argv);

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "app_internal.h"
+#include "issim/haptics_device.h"
 
 #define ESTOP_KEYS "F9 / Pause"
 

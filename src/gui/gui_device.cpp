@@ -14,7 +14,9 @@
 #define _Noreturn [[noreturn]]
 extern "C" {
 #include "issim/core.h"
-#include "issim/haptics.h"
+#include "issim/haptics_device.h"
+#include "issim/haptics_pantograph.h"
+#include "issim/haptics_servo.h"
 #include "issim/registry.h"
 }
 #include "issim/gui.h"

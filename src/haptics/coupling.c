@@ -14,7 +14,8 @@
  */
 #include <math.h>
 
-#include "haptics_internal.h"
+#include "coupling_internal.h"
+#include "issim/haptics_servo.h"
 
 HapticCoupling haptic_coupling_default(void) {
     return (HapticCoupling){

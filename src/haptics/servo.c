@@ -32,7 +32,8 @@
 #include <sys/prctl.h>
 #include <time.h>
 
-#include "haptics_internal.h"
+#include "coupling_internal.h"
+#include "issim/haptics_servo.h"
 
 #define LATENESS_BINS 20000 /* 1 us each (20 ms); the last bin collects everything later */
 #define STATS_INTERVAL_S 0.05

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "issim/haptics.h"
+#include "issim/haptics_servo.h"
 
 struct HapticSession {
     HapticSessionDesc desc;

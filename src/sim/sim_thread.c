@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "issim/haptics.h"
+#include "issim/haptics_servo.h"
 #include "sim_internal.h"
 
 static double clock_value_locked(const Sim *sim, double wall) {

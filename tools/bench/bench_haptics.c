@@ -22,7 +22,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "issim/haptics.h"
+#include "issim/haptics_device.h"
+#include "issim/haptics_pantograph.h"
+#include "issim/haptics_render.h"
+#include "issim/haptics_servo.h"
 #include "issim/sim.h"
 
 static void nap(double s) {
