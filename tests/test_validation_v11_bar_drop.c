@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "issim/bar_drop.h"
 #include "issim/engine.h"
 #include "issim/io.h"
 #include "testutil.h"
