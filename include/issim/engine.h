@@ -167,6 +167,21 @@ typedef struct EngineStats {
 
 EngineStats engine_stats(const Engine *engine);
 
+/* Layout of REGISTRY_SLOT_ENGINE_STATS.v: what the interactive engine thread publishes with every
+ * frame (sim_thread.c; t = wall time) for the GUI's status bar and universe panel. */
+enum {
+    ENGINE_STAT_STEPS,        /* integrator steps since start */
+    ENGINE_STAT_STEP_TIME_US, /* mean wall time of a step over the last publication, us */
+    ENGINE_STAT_SIM_TIME,     /* engine (state) time, s */
+    ENGINE_STAT_REALTIME_FACTOR,
+    ENGINE_STAT_RESETS, /* resets caused by edits */
+    ENGINE_STAT_WARNINGS,
+    ENGINE_STAT_ACTIVE_CONTACTS,
+    ENGINE_STAT_AWAKE_BODIES, /* bodies being integrated (the others sleep, 004 App. E) */
+    ENGINE_STAT_BODIES,
+    ENGINE_STAT_COUNT
+};
+
 /* ===== Equilibrium and sleeping (004 4.8.5, App. C, App. E) =====
  *
  * A body enters equilibrium at the end of an accepted step when it touches something, every one

@@ -99,7 +99,7 @@ typedef enum RegistrySlotId {
     REGISTRY_SLOT_POINTER,      /* writer: display. mouse ray, picked thing, drag target */
     REGISTRY_SLOT_HANDLE,       /* writer: haptic servo. handle position, velocity, force */
     REGISTRY_SLOT_TRANSPORT,    /* writer: display/CLI. paused, speed factor, step requests */
-    REGISTRY_SLOT_ENGINE_STATS, /* writer: engine. steps, step time, rates, warnings */
+    REGISTRY_SLOT_ENGINE_STATS, /* writer: engine thread. steps, step time, rates, warnings */
     REGISTRY_SLOT_SERVO_STATS,  /* writer: haptic servo. rate and lateness percentiles */
     REGISTRY_SLOT_COUNT
 } RegistrySlotId;
@@ -117,19 +117,9 @@ void registry_slot_write(Registry *reg, RegistrySlotId slot, double t, const dou
 /* Copies the slot. Thread: any; never blocks. */
 void registry_slot_read(const Registry *reg, RegistrySlotId slot, RegistrySlot *out);
 
-/* Indices into REGISTRY_SLOT_ENGINE_STATS.v */
-enum {
-    ENGINE_STAT_STEPS,        /* integrator steps since start */
-    ENGINE_STAT_STEP_TIME_US, /* mean wall time of a step over the last publication, us */
-    ENGINE_STAT_SIM_TIME,     /* engine (state) time, s */
-    ENGINE_STAT_REALTIME_FACTOR,
-    ENGINE_STAT_RESETS, /* resets caused by edits */
-    ENGINE_STAT_WARNINGS,
-    ENGINE_STAT_ACTIVE_CONTACTS,
-    ENGINE_STAT_AWAKE_BODIES, /* bodies being integrated (the others sleep, 004 App. E) */
-    ENGINE_STAT_BODIES,
-    ENGINE_STAT_COUNT
-};
+/* The registry carries slots as opaque values: each slot's layout is defined by its writer's
+ * module. POINTER: sim.h (SIM_POINTER_*); HANDLE and SERVO_STATS: haptics_servo.h
+ * (HAPTIC_HANDLE_*, HAPTIC_STAT_*); ENGINE_STATS: engine.h (ENGINE_STAT_*). */
 
 /* ===== Contact reports ===== */
 
