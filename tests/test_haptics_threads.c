@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "issim/engine.h"
 #include "issim/haptics.h"
 #include "testutil.h"
 
@@ -101,7 +102,7 @@ static void test_threaded_servo(void **state) {
     if (!dev)
         fail_msg("%s", err.message);
     HapticServoDesc desc = haptic_servo_desc_default();
-    desc.coupling.proxy_body = 0;
+    desc.coupling.proxy_body = engine_body_id_pack((EngineBodyId){0, 1}); /* no engine here */
     desc.coupling.proxy_var = 0;
     desc.coupling.stiffness = 200;
     desc.coupling.damping = 0;

@@ -106,17 +106,77 @@ typedef struct EngineBodyState {
     Vec3 angvel; /* world */
 } EngineBodyState;
 
+/* Bodies are numbered 0 .. engine_body_count - 1 in thing-database order (the order of their
+ * registry variables). The number is this engine's own: functions other modules and threads
+ * use take an EngineBodyId instead (below); the engine's event, sleep and system-matrix
+ * functions, which report on this engine's internals, keep the plain index. */
 int engine_body_count(const Engine *engine);
-const char *engine_body_name(const Engine *engine, int body);
-ThingId engine_body_thing(const Engine *engine, int body);
-EngineBodyState engine_body_state(const Engine *engine, int body);
-double engine_body_mass(const Engine *engine, int body);
+
+/* ===== Body ids =====
+ *
+ * A body seen from outside the engine (the sim thread, the display, the haptic servo, the GUI)
+ * is an EngineBodyId: its index and the generation of the engine that issued it, a
+ * process-wide serial taken at engine_create and never 0. An id is valid for that engine only:
+ * one kept from a previous scene's engine, or one that crossed threads and outlived its engine,
+ * is stale, and every function below that takes an id checks it before it touches a body, so a
+ * stale id is refused (ISSIM_ERR_STALE, or a sentinel from a getter), never read as another
+ * engine's body. The zero-initialised id is the null id. An engine's bodies are fixed for its
+ * lifetime (edits change properties, never the set of bodies), so an id it issued stays valid
+ * until engine_destroy.
+ *
+ * Ids cross threads through the registry packed in one 64-bit word (engine_body_id_pack: slot
+ * id words, contact reports), never as a double. The reader validates before use: the engine
+ * thread with engine_body_valid; the display against the ids it took before the engine thread
+ * started. */
+typedef struct EngineBodyId {
+    int32_t index;       /* 0 .. engine_body_count - 1 of the issuing engine */
+    uint32_t generation; /* the issuing engine's serial; 0: the null id */
+} EngineBodyId;
+
+static inline EngineBodyId engine_body_id_null(void) {
+    return (EngineBodyId){0, 0};
+}
+static inline bool engine_body_id_is_null(EngineBodyId id) {
+    return id.generation == 0;
+}
+static inline bool engine_body_id_equal(EngineBodyId a, EngineBodyId b) {
+    return a.index == b.index && a.generation == b.generation;
+}
+/* One registry word: generation in the high half, index in the low half; the null id is 0. */
+static inline uint64_t engine_body_id_pack(EngineBodyId id) {
+    return id.generation == 0 ? 0 : (uint64_t)id.generation << 32 | (uint32_t)id.index;
+}
+static inline EngineBodyId engine_body_id_unpack(uint64_t packed) {
+    return (EngineBodyId){(int32_t)(uint32_t)packed, (uint32_t)(packed >> 32)};
+}
+
+/* The id of body index (0 .. engine_body_count - 1); the null id out of range. Thread: engine
+ * (or the creator before the engine thread starts, like every engine function). */
+EngineBodyId engine_body_id(const Engine *engine, int index);
+/* The id of the body whose thing path is name ("box", "arm.link1"); the null id if there is
+ * none. Thread: engine (or the creator before the engine thread starts). */
+EngineBodyId engine_body_find(const Engine *engine, const char *name);
+/* true when id is a body of this engine (issued by it, not null). Thread: engine. */
+bool engine_body_valid(const Engine *engine, EngineBodyId id);
+/* ISSIM_OK when id is a body of this engine; else ISSIM_ERR_RANGE for the null id or an index
+ * this engine never issued, ISSIM_ERR_STALE for an id of another engine (a destroyed one, a
+ * previous scene's), with a message naming the id. Thread: engine. */
+IssimStatus engine_body_check(const Engine *engine, EngineBodyId id, IssimError *err);
+
+/* Getters by id. An invalid id (engine_body_check fails) gives a sentinel, never another body:
+ * NULL name, null ThingId, NAN mass, a state of NANs; callers holding ids from elsewhere check
+ * them first. The name is Borrowed for the engine's lifetime. Thread: engine. */
+const char *engine_body_name(const Engine *engine, EngineBodyId body);
+ThingId engine_body_thing(const Engine *engine, EngineBodyId body);
+EngineBodyState engine_body_state(const Engine *engine, EngineBodyId body);
+double engine_body_mass(const Engine *engine, EngineBodyId body);
 /* Sets a transient wrench on a body (world frame, N and N m about its centre of mass), added to
  * its force/torque properties until set again; not part of the thing database or saved scenes.
  * For interaction: the GUI's drag spring, the haptic proxy's virtual coupling. A changed value
  * restarts the integrator at the current time (the force is piecewise constant per advance).
- * Engine thread only. ISSIM_ERR_RANGE for a bad body index or a non-finite value. */
-IssimStatus engine_set_applied_wrench(Engine *engine, int body, Vec3 force, Vec3 torque,
+ * Thread: engine. Errors as engine_body_check (nothing changes for an invalid id), and
+ * ISSIM_ERR_RANGE for a non-finite value. */
+IssimStatus engine_set_applied_wrench(Engine *engine, EngineBodyId body, Vec3 force, Vec3 torque,
                                       IssimError *err);
 
 /* Active contacts now. Returns the count written (<= max). */

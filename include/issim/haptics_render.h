@@ -93,7 +93,8 @@ void haptic_surface_force(const HapticSurface *s, const HapticKinematics *k, Hap
 /* The device plane maps to the world plane z = origin.z: world = origin + scale (x - centre)
  * along world x and y. Forces scale back by 1 / force_scale (world N -> handle N). */
 typedef struct HapticCoupling {
-    int proxy_body;         /* engine body index, or -1: no coupling */
+    uint64_t proxy_body;    /* the proxy's packed EngineBodyId (engine.h, engine_body_id_pack),
+                               which the servo publishes for the engine thread; 0: no coupling */
     int proxy_var;          /* registry index of "<proxy>.pos.x" (then y, z; vel at +7) */
     Vec3 origin;            /* world point under the workspace centre */
     double position_scale;  /* world m per device m */

@@ -28,6 +28,12 @@
 
 /* ===== Registry slots written by the servo ===== */
 
+/* Indices into REGISTRY_SLOT_HANDLE.ids (writer: servo, with the values below). */
+enum {
+    HAPTIC_HANDLE_ID_PROXY_BODY, /* the coupled proxy: packed EngineBodyId, 0 when none */
+    HAPTIC_HANDLE_ID_COUNT
+};
+
 /* Indices into REGISTRY_SLOT_HANDLE.v (writer: servo; t = wall time). */
 enum {
     HAPTIC_HANDLE_X, /* device frame, m */
@@ -41,7 +47,6 @@ enum {
     HAPTIC_HANDLE_WORLD_Z,
     HAPTIC_HANDLE_WORLD_VX,
     HAPTIC_HANDLE_WORLD_VY,
-    HAPTIC_HANDLE_PROXY_BODY, /* engine body index of the proxy, or -1 */
     HAPTIC_HANDLE_COUPLING_K, /* world N/m, already multiplied by the stall fade */
     HAPTIC_HANDLE_COUPLING_B, /* world N s/m, same */
     HAPTIC_HANDLE_ENABLED,    /* 1 when the motors are enabled and powered */
@@ -138,7 +143,9 @@ HapticVec2 haptic_servo_force(const HapticServo *servo);
 /* The hook sim_thread.c calls before each engine step: from the HANDLE slot (if written in the
  * last max_age_s of wall time and coupling is on) the spring/damper force between the handle's
  * world point and the proxy, in x and y, as a world force on the proxy. Returns false (force
- * zero) when there is no live coupling. Thread: engine. */
+ * zero) when there is no live coupling (no proxy id, zero gains, an old slot). The caller has
+ * checked the slot's proxy id against its engine (engine_body_valid) and passes that body's
+ * state. Thread: engine. */
 bool haptic_coupling_engine_force(const RegistrySlot *handle, Vec3 proxy_pos, Vec3 proxy_vel,
                                   double now_wall, double max_age_s, Vec3 *force);
 
@@ -179,11 +186,19 @@ IssimStatus haptic_session_desc_load(HapticSessionDesc *d, const char *scene_pat
 
 typedef struct HapticSession HapticSession;
 
-/* Binds d->proxy to the body of that name (body_names: the engine's body names in engine order,
- * Borrowed during the call), starts the simulator for "sim", opens the device (motors disabled)
- * and creates the servo on reg (Borrowed: it must outlive the session). Does not start the
- * servo. NULL with err set on any failure, everything already started undone. */
-HapticSession *haptic_session_open(const HapticSessionDesc *d, const char *const *body_names,
+/* An engine body a session may couple to, as the caller took it from the session's engine
+ * before the engine thread started (engine_body_id, engine_body_name). */
+typedef struct HapticSceneBody {
+    const char *name; /* its thing path; Borrowed during haptic_session_open */
+    uint64_t id;      /* its packed EngineBodyId (engine_body_id_pack) */
+} HapticSceneBody;
+
+/* Binds d->proxy to the body of that name among bodies[0 .. body_count) (the coupling's
+ * proxy_body and proxy_var), starts the simulator for "sim", opens the device (motors disabled) and
+ * creates the servo on reg (Borrowed: it must outlive the session). Does not start the servo.
+ * NULL with err set on any failure (ISSIM_ERR_NOT_FOUND naming a proxy that is not a body of
+ * the scene), everything already started undone. */
+HapticSession *haptic_session_open(const HapticSessionDesc *d, const HapticSceneBody *bodies,
                                    int body_count, Registry *reg, IssimError *err);
 /* Starts the servo thread. */
 IssimStatus haptic_session_start(HapticSession *s, IssimError *err);

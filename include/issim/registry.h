@@ -167,11 +167,15 @@ void registry_slot_read(const Registry *reg, RegistrySlotId slot, RegistrySlot *
 
 /* ===== Contact reports ===== */
 
+/* Bodies are packed EngineBodyIds (engine.h: engine_body_id_unpack, then engine_body_valid on
+ * the engine thread, or a comparison with ids taken before it started): a report read on
+ * another thread, or after its scene was replaced, can never name another engine's body. */
 typedef struct ContactReport {
-    uint32_t id;         /* persistent while the contact lasts */
-    int32_t body_a;      /* engine body index */
-    int32_t body_b;      /* engine body index, or -1 for a fixed obstacle */
-    int32_t obstacle;    /* obstacle index when body_b is -1 */
+    uint32_t id;         /* issued by the engine at onset and kept while the contact lasts; never
+                            reused by that engine (a run), so it names one contact of the run */
+    int32_t obstacle;    /* obstacle index when body_b is 0, else -1 */
+    uint64_t body_a;     /* packed EngineBodyId */
+    uint64_t body_b;     /* packed EngineBodyId, or 0 for a fixed obstacle */
     Vec3 point;          /* world */
     Vec3 normal;         /* world, from b to a */
     double depth;        /* penetration, m (> 0 when interpenetrating) */

@@ -176,17 +176,19 @@ static void watch(Sim *sim, double duration, FILE *record) {
  * engine thread, the servo; then the statistics. */
 static int run_device(const DeviceArgs *a, Sim *sim, const HapticSessionDesc *desc) {
     Engine *e = sim_engine(sim); /* the engine thread has not started: ours to read */
-    int bodies = engine_body_count(e);
-    const char **names = calloc((size_t)(bodies > 0 ? bodies : 1), sizeof *names);
-    if (!names) {
+    int count = engine_body_count(e);
+    HapticSceneBody *bodies = calloc((size_t)(count > 0 ? count : 1), sizeof *bodies);
+    if (!bodies) {
         fprintf(stderr, "issim: out of memory\n");
         return 1;
     }
-    for (int b = 0; b < bodies; b++)
-        names[b] = engine_body_name(e, b);
+    for (int b = 0; b < count; b++) {
+        EngineBodyId id = engine_body_id(e, b);
+        bodies[b] = (HapticSceneBody){engine_body_name(e, id), engine_body_id_pack(id)};
+    }
     IssimError err = {0};
-    HapticSession *session = haptic_session_open(desc, names, bodies, sim_registry(sim), &err);
-    free(names);
+    HapticSession *session = haptic_session_open(desc, bodies, count, sim_registry(sim), &err);
+    free(bodies);
     if (!session) {
         fprintf(stderr, "issim: %s\n", err.message);
         return 1;

@@ -19,7 +19,7 @@
 
 HapticCoupling haptic_coupling_default(void) {
     return (HapticCoupling){
-        .proxy_body = -1,
+        .proxy_body = 0,
         .proxy_var = -1,
         .origin = {0, 0, 0},
         .position_scale = 5.0,
@@ -63,7 +63,7 @@ void haptic_coupling_servo_force(const HapticCoupling *c, CouplingState *cs, con
     cs->handle_world = (Vec3){c->origin.x + c->position_scale * (k->pos.x - centre.x),
                               c->origin.y + c->position_scale * (k->pos.y - centre.y), c->origin.z};
     cs->handle_world_vel = (Vec3){c->position_scale * k->vel.x, c->position_scale * k->vel.y, 0.0};
-    if (c->proxy_body < 0 || c->proxy_var < 0 || !reg || !cs->frame_values) {
+    if (c->proxy_body == 0 || c->proxy_var < 0 || !reg || !cs->frame_values) {
         cs->fade = 0.0;
         return;
     }
@@ -99,7 +99,7 @@ void haptic_coupling_engage(const HapticCoupling *c, CouplingState *cs, bool wan
 bool haptic_coupling_engine_force(const RegistrySlot *h, Vec3 proxy_pos, Vec3 proxy_vel,
                                   double now_wall, double max_age_s, Vec3 *force) {
     *force = (Vec3){0, 0, 0};
-    if (h->count == 0 || now_wall - h->t > max_age_s || h->v[HAPTIC_HANDLE_PROXY_BODY] < 0.0)
+    if (h->count == 0 || now_wall - h->t > max_age_s || h->ids[HAPTIC_HANDLE_ID_PROXY_BODY] == 0)
         return false;
     double k = h->v[HAPTIC_HANDLE_COUPLING_K], b = h->v[HAPTIC_HANDLE_COUPLING_B];
     if (!(k > 0.0 || b > 0.0) || !isfinite(k) || !isfinite(b))

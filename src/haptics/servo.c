@@ -229,7 +229,6 @@ static void publish_handle(HapticServo *servo, const HapticSample *sample, doubl
         [HAPTIC_HANDLE_WORLD_Z] = servo->coupling.handle_world.z,
         [HAPTIC_HANDLE_WORLD_VX] = servo->coupling.handle_world_vel.x,
         [HAPTIC_HANDLE_WORLD_VY] = servo->coupling.handle_world_vel.y,
-        [HAPTIC_HANDLE_PROXY_BODY] = c->proxy_body,
         /* the engine applies exactly the gains the servo renders (faded after a stall, ramped in
            after the motors come on, zero while they are off: the handle is not held then) */
         [HAPTIC_HANDLE_COUPLING_K] = servo->motors_on ? fade * c->stiffness : 0.0,
@@ -240,7 +239,9 @@ static void publish_handle(HapticServo *servo, const HapticSample *sample, doubl
         [HAPTIC_HANDLE_Q1] = k->joints.q1,
         [HAPTIC_HANDLE_Q5] = k->joints.q5,
     };
-    registry_slot_write(servo->reg, REGISTRY_SLOT_HANDLE, now, v, HAPTIC_HANDLE_COUNT);
+    uint64_t ids[HAPTIC_HANDLE_ID_COUNT] = {[HAPTIC_HANDLE_ID_PROXY_BODY] = c->proxy_body};
+    registry_slot_write_ids(servo->reg, REGISTRY_SLOT_HANDLE, now, v, HAPTIC_HANDLE_COUNT, ids,
+                            HAPTIC_HANDLE_ID_COUNT);
 }
 
 static void publish_stats(HapticServo *servo, double now) {

@@ -58,7 +58,7 @@ static HapticServoDesc edge_desc(const PantographConfig *c) {
                         .friction_speed = 0.01,
                         .has_texture = true,
                         .texture = {.cov = {0.0625, 0.012, 0.012, 0.0144}, .epsilon = 0.005}};
-    d.coupling.proxy_body = 0;
+    d.coupling.proxy_body = engine_body_id_pack((EngineBodyId){0, 1}); /* no engine here */
     d.coupling.proxy_var = 0;
     return d;
 }
@@ -139,7 +139,7 @@ static int bench_lateness(double rate, bool fifo, double seconds) {
     HapticServoDesc d = haptic_servo_desc_default();
     char proxy[64];
     haptic_scene_load("scenes/pantograph_push.lua", &d, proxy, sizeof proxy, &err);
-    d.coupling.proxy_body = 0;
+    d.coupling.proxy_body = engine_body_id_pack(engine_body_find(sim_engine(sim), proxy));
     d.coupling.proxy_var = registry_var_find(sim_registry(sim), "proxy.pos.x");
     d.rate_hz = rate;
     d.realtime = fifo;
@@ -263,7 +263,7 @@ static int bench_stall(void) {
     for (int run = 0; run < RUNS; run++) {
         Registry *reg = proxy_registry();
         HapticServoDesc d = haptic_servo_desc_default();
-        d.coupling.proxy_body = 0;
+        d.coupling.proxy_body = engine_body_id_pack((EngineBodyId){0, 1}); /* no engine here */
         d.coupling.proxy_var = 0;
         d.coupling.stiffness = 100;
         HapticServo *servo =
