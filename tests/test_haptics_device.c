@@ -337,8 +337,9 @@ static CoupledServo coupled_servo(double engage_s) {
     snprintf(spec, sizeof spec, "playback:%s", cs.path);
     IssimError err;
     cs.desc = haptic_servo_desc_default();
-    cs.desc.coupling.proxy_body = engine_body_id_pack((EngineBodyId){0, 1}); /* no engine here */
-    cs.desc.coupling.proxy_var = 0;
+    issim_strlcpy(cs.desc.coupling.proxy, "proxy", sizeof cs.desc.coupling.proxy);
+    /* no engine reads the HANDLE slot here: any non-null body id */
+    cs.desc.coupling.proxy_body = engine_body_id_pack((EngineBodyId){0, 1});
     cs.desc.coupling.stiffness = 400; /* world N/m */
     cs.desc.coupling.engage_s = engage_s;
     cs.desc.max_force_step = 100; /* keep the slew limit out of the way */

@@ -91,11 +91,16 @@ void haptic_surface_force(const HapticSurface *s, const HapticKinematics *k, Hap
 /* ===== Virtual coupling to an engine proxy body ===== */
 
 /* The device plane maps to the world plane z = origin.z: world = origin + scale (x - centre)
- * along world x and y. Forces scale back by 1 / force_scale (world N -> handle N). */
+ * along world x and y. Forces scale back by 1 / force_scale (world N -> handle N). The coupling
+ * is on when it names both its proxy's variables (proxy) and its body (proxy_body); a session
+ * binds both from the scene's haptics table (haptic_session_open). */
 typedef struct HapticCoupling {
+    char proxy[64];         /* the proxy body's name (thing path), or "": no coupling. The servo
+                               reads its pose and velocity from the registry variables
+                               "<proxy>.pos.x", ".pos.y", ".vel.x", ".vel.y", found by name when
+                               it is created: no order of the engine's variables is assumed */
     uint64_t proxy_body;    /* the proxy's packed EngineBodyId (engine.h, engine_body_id_pack),
-                               which the servo publishes for the engine thread; 0: no coupling */
-    int proxy_var;          /* registry index of "<proxy>.pos.x" (then y, z; vel at +7) */
+                               which the servo publishes for the engine thread; 0: none */
     Vec3 origin;            /* world point under the workspace centre */
     double position_scale;  /* world m per device m */
     double force_scale;     /* world N per handle N */

@@ -110,7 +110,9 @@ typedef struct HapticServo HapticServo;
 /* Takes ownership of dev (closed by haptic_servo_destroy, or at once when creation fails). A NULL
  * dev returns NULL with err untouched, so haptic_servo_create(haptic_device_open(...), ...)
  * reports the open's error. reg is Nullable and Borrowed: the servo then reads the proxy from
- * its frames and writes the HANDLE and SERVO_STATS slots. */
+ * its frames and writes the HANDLE and SERVO_STATS slots. The coupling's proxy variables are
+ * looked up in reg here, once (ISSIM_ERR_NOT_FOUND naming a missing one; ISSIM_ERR_INVALID for
+ * a coupling with a proxy name but no body id, or the reverse). Thread: the creator. */
 HapticServo *haptic_servo_create(HapticDevice *dev, const PantographConfig *config,
                                  const HapticServoDesc *desc, Registry *reg, IssimError *err);
 void haptic_servo_destroy(HapticServo *servo);
@@ -193,8 +195,8 @@ typedef struct HapticSceneBody {
     uint64_t id;      /* its packed EngineBodyId (engine_body_id_pack) */
 } HapticSceneBody;
 
-/* Binds d->proxy to the body of that name among bodies[0 .. body_count) (the coupling's
- * proxy_body and proxy_var), starts the simulator for "sim", opens the device (motors disabled) and
+/* Binds d->proxy to the body of that name among bodies[0 .. body_count) (the coupling's proxy
+ * and proxy_body), starts the simulator for "sim", opens the device (motors disabled) and
  * creates the servo on reg (Borrowed: it must outlive the session). Does not start the servo.
  * NULL with err set on any failure (ISSIM_ERR_NOT_FOUND naming a proxy that is not a body of
  * the scene), everything already started undone. */
@@ -213,7 +215,7 @@ HapticServo *haptic_session_servo(HapticSession *s);
 HapticDeviceCaps haptic_session_caps(const HapticSession *s);
 /* The simulator process of a "sim" session, else NULL. Borrowed. */
 const HapticSimulator *haptic_session_simulator(const HapticSession *s);
-/* The description the session was opened with (proxy bound: coupling.proxy_body, proxy_var). */
+/* The description the session was opened with (proxy bound: coupling.proxy, proxy_body). */
 const HapticSessionDesc *haptic_session_desc(const HapticSession *s);
 
 #endif

@@ -11,8 +11,14 @@
 #include "issim/math.h"
 #include "issim/registry.h"
 
+/* The proxy's registry variables, found by name at set-up (haptic_coupling_bind). */
+typedef struct CouplingVars {
+    RegistryVarId pos_x, pos_y, vel_x, vel_y;
+} CouplingVars;
+
 typedef struct CouplingState {
-    double *frame_values; /* registry_var_count doubles, allocated at servo creation */
+    CouplingVars vars;
+    double *frame_values; /* registry_var_count doubles, allocated by haptic_coupling_bind */
     uint64_t last_index;
     double last_change_wall;
     bool have_frame;
@@ -25,6 +31,16 @@ typedef struct CouplingState {
     Vec3 handle_world, handle_world_vel;
 } CouplingState;
 
+/* true when c names both its proxy's variables and its body. */
+bool haptic_coupling_on(const HapticCoupling *c);
+/* Set-up for a servo on reg (Nullable: no coupling): checks the coupling names both or neither
+ * of proxy and proxy_body (ISSIM_ERR_INVALID), finds the proxy's variables by name
+ * (ISSIM_ERR_NOT_FOUND naming a missing one) and allocates the frame buffer. On failure cs owns
+ * nothing. */
+IssimStatus haptic_coupling_bind(const HapticCoupling *c, CouplingState *cs, const Registry *reg,
+                                 IssimError *err);
+/* Frees what haptic_coupling_bind allocated. */
+void haptic_coupling_unbind(CouplingState *cs);
 /* Ramp-in of the coupling after the motors are asked on (wanted: enabled and no emergency
  * stop); the servo calls it every period before haptic_coupling_servo_force. */
 void haptic_coupling_engage(const HapticCoupling *c, CouplingState *cs, bool wanted, double now);
