@@ -115,9 +115,9 @@ static void test_sliding_block_stops(void **state) {
         double v0 = 1.0, mu_k = 0.3, g = 9.81;
         double t_stop = v0 / (mu_k * g), x_stop = v0 * v0 / (2 * mu_k * g);
         assert_int_equal(engine_advance(e, 0.5 * t_stop, &err), ISSIM_OK);
-        EngineBodyState half = engine_body_state(e, 0);
+        EngineBodyState half = engine_body_state(e, engine_body_id(e, 0));
         assert_int_equal(engine_advance(e, t_stop + 0.1, &err), ISSIM_OK);
-        EngineBodyState end = engine_body_state(e, 0);
+        EngineBodyState end = engine_body_state(e, engine_body_id(e, 0));
         printf("%s: v(t_stop/2) = %.5f m/s (%.5f), stopped at x = %.5f m (%.5f)\n", models[m],
                half.vel.x, 0.5 * v0, end.pos.x, x_stop);
         assert_near(half.vel.x, 0.5 * v0, 0.01 * v0);
@@ -140,13 +140,14 @@ static void test_static_hold_and_breakaway(void **state) {
         IssimError err = {0};
         Engine *e = block_engine(&db, "spring_damper", "0 0 0", "0 0 -9.81e-5");
         assert_int_equal(engine_advance(e, 0.05, &err), ISSIM_OK); /* settle on the floor */
-        EngineBodyState before = engine_body_state(e, 0);
-        assert_int_equal(
-            engine_set_applied_wrench(e, 0, vec3(pushes[i], 0, 0), vec3(0, 0, 0), &err), ISSIM_OK);
+        EngineBodyState before = engine_body_state(e, engine_body_id(e, 0));
+        assert_int_equal(engine_set_applied_wrench(e, engine_body_id(e, 0), vec3(pushes[i], 0, 0),
+                                                   vec3(0, 0, 0), &err),
+                         ISSIM_OK);
         assert_int_equal(engine_advance(e, 0.25, &err), ISSIM_OK);
-        EngineBodyState mid = engine_body_state(e, 0);
+        EngineBodyState mid = engine_body_state(e, engine_body_id(e, 0));
         assert_int_equal(engine_advance(e, 0.45, &err), ISSIM_OK);
-        EngineBodyState end = engine_body_state(e, 0);
+        EngineBodyState end = engine_body_state(e, engine_body_id(e, 0));
         if (i == 0) {
             printf("push 4 N: moved %.3g m\n", end.pos.x - before.pos.x);
             assert_near(end.pos.x, before.pos.x, 1e-4); /* the tangential spring's stretch */

@@ -149,7 +149,7 @@ static void on_event(const EngineEvent *ev, void *user) {
     EquilibriumSeen *seen = user;
     if (ev->kind == ENGINE_EVENT_EQUILIBRIUM && seen->count++ == 0) {
         seen->t = ev->t;
-        seen->state = engine_body_state(seen->engine, ev->body);
+        seen->state = engine_body_state(seen->engine, engine_body_id(seen->engine, ev->body));
     }
 }
 

@@ -54,7 +54,7 @@ static void free_fall_matches_closed_form(const char *integrator, double tol) {
     Engine *e = engine_from(make_drop(integrator, false, 1e5, 10.0));
     IssimError err;
     assert_int_equal(engine_advance(e, 1.0, &err), ISSIM_OK);
-    EngineBodyState s = engine_body_state(e, 0);
+    EngineBodyState s = engine_body_state(e, engine_body_id(e, 0));
     assert_near(s.pos.z, 10.0 - 0.5 * 9.81, tol);
     assert_near(s.vel.z, -9.81, tol);
     assert_near(engine_time(e), 1.0, 1e-12);
@@ -79,12 +79,12 @@ static void test_free_rigid_body_invariants(void **state) {
     thingdb_set_text(db, "bar.inertia", "1 2 3", false, &err);
     thingdb_set_text(db, "bar.angvel", "0.1 3 0.2", false, &err); /* near the unstable axis */
     Engine *e = engine_from(db);
-    EngineBodyState s0 = engine_body_state(e, 0);
+    EngineBodyState s0 = engine_body_state(e, engine_body_id(e, 0));
     Mat3 i0 = mat3_world_inertia(s0.orient, vec3(1, 2, 3));
     Vec3 l0 = mat3_mul_vec(i0, s0.angvel);
     double e0 = engine_energy(e).kinetic;
     assert_int_equal(engine_advance(e, 5.0, &err), ISSIM_OK);
-    EngineBodyState s = engine_body_state(e, 0);
+    EngineBodyState s = engine_body_state(e, engine_body_id(e, 0));
     Vec3 l = mat3_mul_vec(mat3_world_inertia(s.orient, vec3(1, 2, 3)), s.angvel);
     assert_near(engine_energy(e).kinetic, e0, 1e-6 * e0);
     assert_near(vec3_norm(vec3_sub(l, l0)), 0.0, 1e-6 * vec3_norm(l0));
@@ -100,7 +100,7 @@ static void test_planar_mode_stays_in_plane(void **state) {
     thingdb_set_text(db, "bar.vel", "0.5 0.7 0", false, &err);                  /* y is dropped */
     Engine *e = engine_from(db);
     assert_int_equal(engine_advance(e, 1.0, &err), ISSIM_OK);
-    EngineBodyState s = engine_body_state(e, 0);
+    EngineBodyState s = engine_body_state(e, engine_body_id(e, 0));
     assert_near(s.pos.y, 0.0, 0.0);
     assert_near(s.vel.y, 0.0, 0.0);
     assert_near(s.angvel.x, 0.0, 0.0);
@@ -173,7 +173,7 @@ static void impact_on_output_time(const char *integrator, double dt) {
     assert_int_equal(log.events[1].kind, ENGINE_EVENT_CONTACT_END);
     double b = contact_damping_for_restitution(1e5, 1.0, 0.8);
     assert_near(log.events[1].duration, contact_duration_of(1e5, b, 1.0), 1e-8);
-    assert_near(engine_body_state(e, 0).vel.z, 0.08, 1e-5);
+    assert_near(engine_body_state(e, engine_body_id(e, 0)).vel.z, 0.08, 1e-5);
     engine_destroy(e);
 }
 
@@ -207,14 +207,14 @@ static void test_edits(void **state) {
     assert_non_null(strstr(err.message, "planar"));
     assert_int_not_equal(engine_apply_edit(e, "bar.mass", "-1", &err), ISSIM_OK);
     assert_non_null(strstr(err.message, "bar.mass"));
-    assert_near(engine_body_mass(e, 0), 1.0, 0.0);
+    assert_near(engine_body_mass(e, engine_body_id(e, 0)), 1.0, 0.0);
     assert_int_equal(engine_apply_edit(e, "universe.gravity", "0 0 -1", &err), ISSIM_OK);
     assert_int_equal(engine_advance(e, 1.0, &err), ISSIM_OK);
-    assert_near(engine_body_state(e, 0).vel.z, -1.0, 1e-7);
+    assert_near(engine_body_state(e, engine_body_id(e, 0)).vel.z, -1.0, 1e-7);
     assert_int_equal(engine_apply_edit(e, "bar.vel", "0 0 2", &err), ISSIM_OK);
-    assert_near(engine_body_state(e, 0).vel.z, 2.0, 0.0);
+    assert_near(engine_body_state(e, engine_body_id(e, 0)).vel.z, 2.0, 0.0);
     assert_int_equal(engine_advance(e, 2.0, &err), ISSIM_OK);
-    assert_near(engine_body_state(e, 0).vel.z, 1.0, 1e-7);
+    assert_near(engine_body_state(e, engine_body_id(e, 0)).vel.z, 1.0, 1e-7);
     engine_destroy(e);
 }
 
@@ -225,20 +225,24 @@ static void test_applied_wrench(void **state) {
     IssimError err = {0};
     assert_int_equal(engine_advance(e, 0.5, &err), ISSIM_OK);
     /* 19.62 N up on 1 kg cancels gravity and adds +9.81 m/s^2; 0.0033333 kg m^2 about x. */
-    assert_int_equal(
-        engine_set_applied_wrench(e, 0, vec3(0, 0, 2 * 9.81), vec3(0.0033333, 0, 0), &err),
-        ISSIM_OK);
+    assert_int_equal(engine_set_applied_wrench(e, engine_body_id(e, 0), vec3(0, 0, 2 * 9.81),
+                                               vec3(0.0033333, 0, 0), &err),
+                     ISSIM_OK);
     assert_int_equal(engine_advance(e, 1.5, &err), ISSIM_OK);
-    EngineBodyState s = engine_body_state(e, 0);
+    EngineBodyState s = engine_body_state(e, engine_body_id(e, 0));
     assert_near(s.vel.z, -9.81 * 0.5 + 9.81 * 1.0, 1e-6);
     assert_near(s.angvel.x, 1.0, 1e-6);
     Vec3 nan3 = vec3(NAN, 0, 0);
-    assert_int_equal(engine_set_applied_wrench(e, 0, nan3, vec3(0, 0, 0), &err), ISSIM_ERR_RANGE);
-    assert_int_equal(engine_set_applied_wrench(e, 7, vec3(0, 0, 0), vec3(0, 0, 0), &err),
+    assert_int_equal(engine_set_applied_wrench(e, engine_body_id(e, 0), nan3, vec3(0, 0, 0), &err),
                      ISSIM_ERR_RANGE);
-    assert_int_equal(engine_set_applied_wrench(e, 0, vec3(0, 0, 0), vec3(0, 0, 0), &err), ISSIM_OK);
+    assert_int_equal(
+        engine_set_applied_wrench(e, engine_body_id(e, 7), vec3(0, 0, 0), vec3(0, 0, 0), &err),
+        ISSIM_ERR_RANGE);
+    assert_int_equal(
+        engine_set_applied_wrench(e, engine_body_id(e, 0), vec3(0, 0, 0), vec3(0, 0, 0), &err),
+        ISSIM_OK);
     assert_int_equal(engine_advance(e, 2.5, &err), ISSIM_OK);
-    assert_near(engine_body_state(e, 0).vel.z, 4.905 - 9.81, 1e-6);
+    assert_near(engine_body_state(e, engine_body_id(e, 0)).vel.z, 4.905 - 9.81, 1e-6);
     engine_destroy(e);
 }
 
@@ -253,18 +257,18 @@ static void test_failure_keeps_last_good_state(void **state) {
     Engine *e = engine_from(db);
     IssimStatus s = ISSIM_OK;
     double t_good = 0;
-    EngineBodyState good = engine_body_state(e, 0);
+    EngineBodyState good = engine_body_state(e, engine_body_id(e, 0));
     int steps = 0;
     for (; steps < 200 && s == ISSIM_OK; steps++) {
         t_good = engine_time(e);
-        good = engine_body_state(e, 0);
+        good = engine_body_state(e, engine_body_id(e, 0));
         s = engine_step(e, &err);
     }
     assert_int_equal(s, ISSIM_ERR_NUMERIC);
     assert_true(steps > 1);
     assert_non_null(strstr(err.message, "t = "));
     assert_near(engine_time(e), t_good, 0.0);
-    EngineBodyState now = engine_body_state(e, 0);
+    EngineBodyState now = engine_body_state(e, engine_body_id(e, 0));
     assert_true(isfinite(now.pos.z) && isfinite(now.orient.w));
     assert_near(now.pos.z, good.pos.z, 0.0);
     engine_destroy(e);
@@ -321,7 +325,7 @@ static void test_restore_vars(void **state) {
     assert_int_equal(engine_advance(e, 1.0, &err), ISSIM_OK);
     assert_int_equal(engine_restore_vars(e, 0.3208, frame, &err), ISSIM_OK);
     assert_int_equal(engine_active_contact_count(e), 1);
-    assert_near(engine_body_state(e, 0).pos.z, frame[2], 0.0);
+    assert_near(engine_body_state(e, engine_body_id(e, 0)).pos.z, frame[2], 0.0);
     assert_near(engine_time(e), 0.3208, 0.0);
     frame[2] = NAN;
     assert_int_equal(engine_restore_vars(e, 0.5, frame, &err), ISSIM_ERR_INVALID);

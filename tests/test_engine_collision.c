@@ -163,7 +163,7 @@ static void test_small_pile_settles(void **state) {
     assert_true(rise < 1e-4);                   /* passive contacts never add energy */
     assert_true(kinetic < 0.05 * peak_kinetic); /* the motion dies down */
     for (int b = 0; b < engine_body_count(e); b++) {
-        EngineBodyState st = engine_body_state(e, b);
+        EngineBodyState st = engine_body_state(e, engine_body_id(e, b));
         assert_true(st.pos.z > 0.0 && st.pos.z < 0.5);
         assert_true(fabs(st.pos.x) < 0.2 && fabs(st.pos.y) < 0.2);
     }

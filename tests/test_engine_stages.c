@@ -189,7 +189,7 @@ typedef struct Trajectory {
 } Trajectory;
 
 static void record(Engine *e, Trajectory *tr) {
-    EngineBodyState s = engine_body_state(e, 0);
+    EngineBodyState s = engine_body_state(e, engine_body_id(e, 0));
     tr->t[tr->count] = engine_time(e);
     tr->z[tr->count] = s.pos.z;
     tr->vz[tr->count] = s.vel.z;
@@ -361,7 +361,8 @@ static void test_mixed_resolvers_reach_the_same_instants(void **state) {
         double target = i * 1e-3;
         assert_int_equal(engine_advance(e, target, &err), ISSIM_OK);
         assert_true(engine_time(e) == target); /* both kinds reach the same output instant */
-        EngineBodyState box = engine_body_state(e, 0), ball = engine_body_state(e, 1);
+        EngineBodyState box = engine_body_state(e, engine_body_id(e, 0)),
+                        ball = engine_body_state(e, engine_body_id(e, 1));
         /* the lowest corner of the (unrotated) box */
         box_lowest_gap = fmin(box_lowest_gap, box.pos.z - 0.05);
         ball_lowest = fmin(ball_lowest, ball.pos.z - 0.05);
@@ -371,12 +372,12 @@ static void test_mixed_resolvers_reach_the_same_instants(void **state) {
     assert_int_equal(st.islands_by_resolver[CONTACT_RESOLVER_COMPLEMENTARITY], 1);
     /* The box rests on its four corners, never deeper than round-off; the reported normal
      * forces hold its weight. */
-    EngineBodyState box = engine_body_state(e, 0);
+    EngineBodyState box = engine_body_state(e, engine_body_id(e, 0));
     ContactReport r[16];
     int n = engine_contact_reports(e, r, 16);
     double box_load = 0.0;
     for (int i = 0; i < n; i++)
-        if (r[i].body_a == 0)
+        if (r[i].body_a == engine_body_id_pack(engine_body_id(e, 0)))
             box_load += r[i].normal_force;
     printf("mixed: box z %.9f (lowest gap %.3g m), load %.9f N for m g = %.9f N; ball lowest "
            "gap %.3g m (penalty)\n",
@@ -386,7 +387,7 @@ static void test_mixed_resolvers_reach_the_same_instants(void **state) {
     assert_near(vec3_norm(box.vel), 0.0, 1e-9);
     assert_near(box_load, 2 * 9.81, 1e-6 * 2 * 9.81);
     for (int i = 0; i < n; i++)
-        if (r[i].body_a == 0)
+        if (r[i].body_a == engine_body_id_pack(engine_body_id(e, 0)))
             assert_true(r[i].normal_force >= 0.0);
     /* The penalty ball penetrated (a force law needs depth) and bounced back up. */
     assert_true(ball_lowest < -1e-5);
@@ -409,13 +410,13 @@ static void test_solver_failure_keeps_last_good_state(void **state) {
         assert_int_equal(engine_advance(e, i * 1e-3, &err), ISSIM_OK);
     static const EngineComplementaritySolver failing = {.name = "failing", .solve = failing_solve};
     engine_set_complementarity_solver(e, &failing, NULL);
-    EngineBodyState before = engine_body_state(e, 0);
+    EngineBodyState before = engine_body_state(e, engine_body_id(e, 0));
     double t = engine_time(e);
     assert_int_equal(engine_advance(e, t + 1e-3, &err), ISSIM_ERR_NUMERIC);
     assert_non_null(strstr(err.message, "failing"));
     assert_non_null(strstr(err.message, "box"));
     assert_non_null(strstr(err.message, "ray termination"));
-    EngineBodyState after = engine_body_state(e, 0);
+    EngineBodyState after = engine_body_state(e, engine_body_id(e, 0));
     assert_true(engine_time(e) == t);
     assert_memory_equal(&before, &after, sizeof before);
     engine_set_complementarity_solver(e, NULL, NULL);

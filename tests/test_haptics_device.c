@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "issim/engine.h"
 #include "issim/haptics.h"
 #include "testutil.h"
 
@@ -336,8 +337,9 @@ static CoupledServo coupled_servo(double engage_s) {
     snprintf(spec, sizeof spec, "playback:%s", cs.path);
     IssimError err;
     cs.desc = haptic_servo_desc_default();
-    cs.desc.coupling.proxy_body = 0;
-    cs.desc.coupling.proxy_var = 0;
+    issim_strlcpy(cs.desc.coupling.proxy, "proxy", sizeof cs.desc.coupling.proxy);
+    /* no engine reads the HANDLE slot here: any non-null body id */
+    cs.desc.coupling.proxy_body = engine_body_id_pack((EngineBodyId){0, 1});
     cs.desc.coupling.stiffness = 400; /* world N/m */
     cs.desc.coupling.engage_s = engage_s;
     cs.desc.max_force_step = 100; /* keep the slew limit out of the way */
@@ -463,7 +465,7 @@ static void test_engine_side_coupling(void **state) {
     h.v[HAPTIC_HANDLE_WORLD_X] = 0.3;
     h.v[HAPTIC_HANDLE_WORLD_Y] = -0.1;
     h.v[HAPTIC_HANDLE_WORLD_VX] = 0.5;
-    h.v[HAPTIC_HANDLE_PROXY_BODY] = 1;
+    h.ids[HAPTIC_HANDLE_ID_PROXY_BODY] = engine_body_id_pack((EngineBodyId){1, 1});
     h.v[HAPTIC_HANDLE_COUPLING_K] = 200;
     h.v[HAPTIC_HANDLE_COUPLING_B] = 4;
     Vec3 f;
@@ -477,7 +479,7 @@ static void test_engine_side_coupling(void **state) {
     h.v[HAPTIC_HANDLE_COUPLING_K] = h.v[HAPTIC_HANDLE_COUPLING_B] = 0; /* faded or disabled */
     assert_false(haptic_coupling_engine_force(&h, (Vec3){0, 0, 0}, (Vec3){0, 0, 0}, 5.0, 0.1, &f));
     h.v[HAPTIC_HANDLE_COUPLING_K] = 200;
-    h.v[HAPTIC_HANDLE_PROXY_BODY] = -1;
+    h.ids[HAPTIC_HANDLE_ID_PROXY_BODY] = 0;
     assert_false(haptic_coupling_engine_force(&h, (Vec3){0, 0, 0}, (Vec3){0, 0, 0}, 5.0, 0.1, &f));
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "issim/engine.h"
 #include "issim/haptics.h"
 #include "testutil.h"
 
@@ -101,8 +102,9 @@ static void test_threaded_servo(void **state) {
     if (!dev)
         fail_msg("%s", err.message);
     HapticServoDesc desc = haptic_servo_desc_default();
-    desc.coupling.proxy_body = 0;
-    desc.coupling.proxy_var = 0;
+    issim_strlcpy(desc.coupling.proxy, "proxy", sizeof desc.coupling.proxy);
+    /* no engine reads the HANDLE slot here: any non-null body id */
+    desc.coupling.proxy_body = engine_body_id_pack((EngineBodyId){0, 1});
     desc.coupling.stiffness = 200;
     desc.coupling.damping = 0;
     /* a loaded CI machine can starve the test's "engine" thread for tens of ms: only a long

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "issim/engine.h"
 #include "issim/registry.h"
 
 static Registry *make_registry(int frames, int nvars) {

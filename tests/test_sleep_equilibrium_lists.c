@@ -36,7 +36,7 @@ typedef struct Scenario {
 
 static int body_named(const Engine *e, const char *name) {
     for (int b = 0; b < engine_body_count(e); b++)
-        if (strcmp(engine_body_name(e, b), name) == 0)
+        if (strcmp(engine_body_name(e, engine_body_id(e, b)), name) == 0)
             return b;
     fail_msg("no body %s", name);
     return -1;
@@ -77,9 +77,9 @@ static void advance(Engine *e, double until) {
 static void assert_list(const Engine *e, int body, const int *expected, int count) {
     int got[8];
     int n = engine_body_equilibrium_list(e, body, got, 8);
-    printf("  %s list = {", engine_body_name(e, body));
+    printf("  %s list = {", engine_body_name(e, engine_body_id(e, body)));
     for (int i = 0; i < n && i < 8; i++)
-        printf("%s%s", i ? ", " : "", engine_body_name(e, got[i]));
+        printf("%s%s", i ? ", " : "", engine_body_name(e, engine_body_id(e, got[i])));
     printf("}\n");
     assert_int_equal(n, count);
     for (int i = 0; i < count; i++)
@@ -117,10 +117,10 @@ static void test_settled_lists(void **state) {
 
     /* The work follows the awake bodies: one body's right-hand side per evaluation. */
     EngineStats before = engine_stats(s->e);
-    EngineBodyState c0 = engine_body_state(s->e, s->c);
+    EngineBodyState c0 = engine_body_state(s->e, engine_body_id(s->e, s->c));
     advance(s->e, 0.9);
     EngineStats after = engine_stats(s->e);
-    EngineBodyState c1 = engine_body_state(s->e, s->c);
+    EngineBodyState c1 = engine_body_state(s->e, engine_body_id(s->e, s->c));
     assert_memory_equal(&c0, &c1, sizeof c0);
     assert_true(after.steps > before.steps); /* E falls */
     assert_int_equal(after.wakes, before.wakes);
@@ -180,7 +180,8 @@ static void test_global_edits_and_resets_wake_everything(void **state) {
     advance(s->e, 1.0);
     assert_true(engine_body_asleep(s->e, s->a));
     /* The applied wrench (drag spring, haptic coupling) wakes its body, and its list. */
-    assert_int_equal(engine_set_applied_wrench(s->e, s->a, vec3(0, 0, -1), vec3(0, 0, 0), &err),
+    assert_int_equal(engine_set_applied_wrench(s->e, engine_body_id(s->e, s->a), vec3(0, 0, -1),
+                                               vec3(0, 0, 0), &err),
                      ISSIM_OK);
     assert_false(engine_body_asleep(s->e, s->a));
     assert_false(engine_body_asleep(s->e, s->c)); /* on A's list */

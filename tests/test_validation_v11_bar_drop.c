@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "issim/bar_drop.h"
 #include "issim/engine.h"
 #include "issim/io.h"
 #include "testutil.h"
@@ -147,7 +148,7 @@ static EngineBodyState engine_impact(double angle_deg, double speed) {
         if (engine_step(e, &err) != ISSIM_OK)
             fail_msg("%s", err.message);
     assert_int_equal(engine_active_contact_count(e), 0);
-    EngineBodyState st = engine_body_state(e, 0);
+    EngineBodyState st = engine_body_state(e, engine_body_id(e, 0));
     engine_destroy(e);
     return st;
 }

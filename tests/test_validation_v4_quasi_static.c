@@ -39,7 +39,8 @@ static Cycle load_cycles(const char *model, double period) {
     for (int i = 0; i < steps; i++) {
         double t = engine_time(e) + 0.5 * dt; /* the load at mid-step */
         double load = 0.5 * f_max * (1.0 - cos(2.0 * M_PI * t / period));
-        assert_int_equal(engine_set_applied_wrench(e, 0, vec3(0, 0, -load), vec3(0, 0, 0), &err),
+        assert_int_equal(engine_set_applied_wrench(e, engine_body_id(e, 0), vec3(0, 0, -load),
+                                                   vec3(0, 0, 0), &err),
                          ISSIM_OK);
         assert_int_equal(engine_step(e, &err), ISSIM_OK);
         ContactReport r;

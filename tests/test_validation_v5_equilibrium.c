@@ -101,7 +101,7 @@ static void check_equilibrium_transition(const char *scene, int vertices) {
     double k = thing_real(db, thingdb_find(db, "bar_floor"), "stiffness");
     double r = thing_real(db, thingdb_find(db, "bar_floor"), "restitution");
     double f = contact_internal_friction_factor(r);
-    double load = engine_body_mass(e, 0) * 9.81 / vertices;
+    double load = engine_body_mass(e, engine_body_id(e, 0)) * 9.81 / vertices;
     for (int i = 0; i < n; i++) {
         double g = reports[i].depth;
         printf("V5 %s: asleep at t = %.6f s, g = %.4e m in [%.4e, %.4e]\n", scene, sleep->t, g,
@@ -112,10 +112,10 @@ static void check_equilibrium_transition(const char *scene, int vertices) {
 
     /* It stays asleep, and costs nothing: no step, no right-hand side, the state bit for bit. */
     EngineStats before = engine_stats(e);
-    EngineBodyState st0 = engine_body_state(e, 0);
+    EngineBodyState st0 = engine_body_state(e, engine_body_id(e, 0));
     advance(e, 6.0);
     EngineStats after = engine_stats(e);
-    EngineBodyState st1 = engine_body_state(e, 0);
+    EngineBodyState st1 = engine_body_state(e, engine_body_id(e, 0));
     assert_true(engine_body_asleep(e, 0));
     assert_int_equal(after.steps, before.steps);
     assert_int_equal(after.rhs_evals, before.rhs_evals);
@@ -150,7 +150,7 @@ static void test_spring_damper_never_sleeps(void **state) {
 
 static int body_named(const Engine *e, const char *name) {
     for (int b = 0; b < engine_body_count(e); b++)
-        if (strcmp(engine_body_name(e, b), name) == 0)
+        if (strcmp(engine_body_name(e, engine_body_id(e, b)), name) == 0)
             return b;
     fail_msg("no body %s", name);
     return -1;

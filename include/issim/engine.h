@@ -151,17 +151,77 @@ typedef struct EngineBodyState {
     Vec3 angvel; /* world */
 } EngineBodyState;
 
+/* Bodies are numbered 0 .. engine_body_count - 1 in thing-database order (the order of their
+ * registry variables). The number is this engine's own: functions other modules and threads
+ * use take an EngineBodyId instead (below); the engine's event, sleep and system-matrix
+ * functions, which report on this engine's internals, keep the plain index. */
 int engine_body_count(const Engine *engine);
-const char *engine_body_name(const Engine *engine, int body);
-ThingId engine_body_thing(const Engine *engine, int body);
-EngineBodyState engine_body_state(const Engine *engine, int body);
-double engine_body_mass(const Engine *engine, int body);
+
+/* ===== Body ids =====
+ *
+ * A body seen from outside the engine (the sim thread, the display, the haptic servo, the GUI)
+ * is an EngineBodyId: its index and the generation of the engine that issued it, a
+ * process-wide serial taken at engine_create and never 0. An id is valid for that engine only:
+ * one kept from a previous scene's engine, or one that crossed threads and outlived its engine,
+ * is stale, and every function below that takes an id checks it before it touches a body, so a
+ * stale id is refused (ISSIM_ERR_STALE, or a sentinel from a getter), never read as another
+ * engine's body. The zero-initialised id is the null id. An engine's bodies are fixed for its
+ * lifetime (edits change properties, never the set of bodies), so an id it issued stays valid
+ * until engine_destroy.
+ *
+ * Ids cross threads through the registry packed in one 64-bit word (engine_body_id_pack: slot
+ * id words, contact reports), never as a double. The reader validates before use: the engine
+ * thread with engine_body_valid; the display against the ids it took before the engine thread
+ * started. */
+typedef struct EngineBodyId {
+    int32_t index;       /* 0 .. engine_body_count - 1 of the issuing engine */
+    uint32_t generation; /* the issuing engine's serial; 0: the null id */
+} EngineBodyId;
+
+static inline EngineBodyId engine_body_id_null(void) {
+    return (EngineBodyId){0, 0};
+}
+static inline bool engine_body_id_is_null(EngineBodyId id) {
+    return id.generation == 0;
+}
+static inline bool engine_body_id_equal(EngineBodyId a, EngineBodyId b) {
+    return a.index == b.index && a.generation == b.generation;
+}
+/* One registry word: generation in the high half, index in the low half; the null id is 0. */
+static inline uint64_t engine_body_id_pack(EngineBodyId id) {
+    return id.generation == 0 ? 0 : (uint64_t)id.generation << 32 | (uint32_t)id.index;
+}
+static inline EngineBodyId engine_body_id_unpack(uint64_t packed) {
+    return (EngineBodyId){(int32_t)(uint32_t)packed, (uint32_t)(packed >> 32)};
+}
+
+/* The id of body index (0 .. engine_body_count - 1); the null id out of range. Thread: engine
+ * (or the creator before the engine thread starts, like every engine function). */
+EngineBodyId engine_body_id(const Engine *engine, int index);
+/* The id of the body whose thing path is name ("box", "arm.link1"); the null id if there is
+ * none. Thread: engine (or the creator before the engine thread starts). */
+EngineBodyId engine_body_find(const Engine *engine, const char *name);
+/* true when id is a body of this engine (issued by it, not null). Thread: engine. */
+bool engine_body_valid(const Engine *engine, EngineBodyId id);
+/* ISSIM_OK when id is a body of this engine; else ISSIM_ERR_RANGE for the null id or an index
+ * this engine never issued, ISSIM_ERR_STALE for an id of another engine (a destroyed one, a
+ * previous scene's), with a message naming the id. Thread: engine. */
+IssimStatus engine_body_check(const Engine *engine, EngineBodyId id, IssimError *err);
+
+/* Getters by id. An invalid id (engine_body_check fails) gives a sentinel, never another body:
+ * NULL name, null ThingId, NAN mass, a state of NANs; callers holding ids from elsewhere check
+ * them first. The name is Borrowed for the engine's lifetime. Thread: engine. */
+const char *engine_body_name(const Engine *engine, EngineBodyId body);
+ThingId engine_body_thing(const Engine *engine, EngineBodyId body);
+EngineBodyState engine_body_state(const Engine *engine, EngineBodyId body);
+double engine_body_mass(const Engine *engine, EngineBodyId body);
 /* Sets a transient wrench on a body (world frame, N and N m about its centre of mass), added to
  * its force/torque properties until set again; not part of the thing database or saved scenes.
  * For interaction: the GUI's drag spring, the haptic proxy's virtual coupling. A changed value
  * restarts the integrator at the current time (the force is piecewise constant per advance).
- * Engine thread only. ISSIM_ERR_RANGE for a bad body index or a non-finite value. */
-IssimStatus engine_set_applied_wrench(Engine *engine, int body, Vec3 force, Vec3 torque,
+ * Thread: engine. Errors as engine_body_check (nothing changes for an invalid id), and
+ * ISSIM_ERR_RANGE for a non-finite value. */
+IssimStatus engine_set_applied_wrench(Engine *engine, EngineBodyId body, Vec3 force, Vec3 torque,
                                       IssimError *err);
 
 /* Active contacts now. Returns the count written (<= max). */
@@ -221,6 +281,21 @@ typedef struct EngineStats {
 } EngineStats;
 
 EngineStats engine_stats(const Engine *engine);
+
+/* Layout of REGISTRY_SLOT_ENGINE_STATS.v: what the interactive engine thread publishes with every
+ * frame (sim_thread.c; t = wall time) for the GUI's status bar and universe panel. */
+enum {
+    ENGINE_STAT_STEPS,        /* integrator steps since start */
+    ENGINE_STAT_STEP_TIME_US, /* mean wall time of a step over the last publication, us */
+    ENGINE_STAT_SIM_TIME,     /* engine (state) time, s */
+    ENGINE_STAT_REALTIME_FACTOR,
+    ENGINE_STAT_RESETS, /* resets caused by edits */
+    ENGINE_STAT_WARNINGS,
+    ENGINE_STAT_ACTIVE_CONTACTS,
+    ENGINE_STAT_AWAKE_BODIES, /* bodies being integrated (the others sleep, 004 App. E) */
+    ENGINE_STAT_BODIES,
+    ENGINE_STAT_COUNT
+};
 
 /* ===== Equilibrium and sleeping (004 4.8.5, App. C, App. E) =====
  *
@@ -336,54 +411,5 @@ const EngineComplementaritySolver *engine_complementarity_reference(void);
  * restores the reference solver. Thread: engine (set-up). */
 void engine_set_complementarity_solver(Engine *engine, const EngineComplementaritySolver *solver,
                                        void *user);
-
-/* ===== Rigid bar drop (000 ch. 6, eq. 6.2-6.10, Table 6.1) =====
- *
- * The planar rigid bar striking a Hunt-Crossley foundation with Coulomb friction at its tip
- * (VALIDATION.md V11, rigid part), as an engine-free model with its own fixed-step RK4
- * (src/engine/bar_drop.c). Pure functions: thread any. */
-
-typedef struct BarDropParams {
-    double length;      /* L, m (Table 6.1: 0.2) */
-    double mass;        /* kg (the V10 steel rod: 0.193) */
-    double inertia;     /* about the centre, kg m^2 (uniform bar: m L^2 / 12) */
-    double stiffness;   /* K, N/m (5.5e7) */
-    double damping;     /* B, N s/m^2: f = (K + B delta') delta (2.2e7) */
-    double mu_static;   /* 0.1 */
-    double mu_kinetic;  /* 0.075 */
-    double angle;       /* impact angle between the bar and the foundation, rad, (0, pi/2] */
-    double speed;       /* falling speed at impact, m/s (> 0), no spin */
-    double dt;          /* RK4 step, s (1e-7: about 1,500 steps per contact) */
-    double stick_speed; /* tip sliding speed below which the tip may stick, m/s */
-} BarDropParams;
-
-BarDropParams bar_drop_params_default(void);
-
-typedef struct BarDropResult {
-    double duration;                /* s, contact onset to separation */
-    double tip_normal_velocity;     /* m/s after, > 0 leaving */
-    double tip_tangential_velocity; /* m/s after */
-    double com_normal_velocity;     /* m/s after: < 0 below the critical angle (000 6.4) */
-    double com_tangential_velocity; /* m/s after */
-    double angular_velocity;        /* rad/s after */
-    double energy_ratio;            /* kinetic energy after / before */
-    double tip_restitution;         /* tip_normal_velocity / speed */
-    double impulse_ratio;           /* tangential / normal impulse (000 eq. 6.1) */
-    double peak_normal_force;       /* N */
-    int steps;
-} BarDropResult;
-
-/* One impact, from the tip touching to the tip leaving. ISSIM_ERR_INVALID for bad parameters,
- * ISSIM_ERR_NUMERIC if the tip never leaves. */
-IssimStatus bar_drop_run(const BarDropParams *params, BarDropResult *out, IssimError *err);
-/* The critical angle (rad) within [lo, hi] by bisection to tolerance: below it the centre of
- * mass still falls after the impact. ISSIM_ERR_RANGE if the sign does not change in [lo, hi]. */
-IssimStatus bar_drop_critical_angle(const BarDropParams *params, double lo, double hi,
-                                    double tolerance, double *angle, IssimError *err);
-/* Bar length, mass, inertia (inertia.y), impact angle (bar.orient about y) and speed (|bar.vel|)
- * from a scene with a planar body "bar" of two vertices (scenes/bar_drop_angle.lua); K, B
- * (lambda), mu_s and mu_k from its pair "bar_foundation" if it has one (it must then be
- * hunt_crossley with exponent 1), else Table 6.1's. */
-IssimStatus bar_drop_params_from_scene(const ThingDb *db, BarDropParams *out, IssimError *err);
 
 #endif

@@ -6,7 +6,9 @@
  *    ahead of the consumers' display time are future states; the ring of frames is also the
  *    bounded trajectory history of every variable;
  *  - slots: small fixed vectors of user/external state (pointer, haptic handle), transport
- *    commands and engine statistics, each with exactly one writer;
+ *    commands and engine statistics, each with exactly one writer; besides its values a slot
+ *    has a few 64-bit id words, so object ids (a dragged body, the haptic proxy) cross threads
+ *    whole, never through a double;
  *  - contact reports, published by the engine (later: the collision manager);
  *  - the edit queue: property edits submitted by any thread, applied by the engine between
  *    steps, each accepted or rejected with a reason.
@@ -56,6 +58,34 @@ const char *registry_var_unit(const Registry *reg, int var);
 /* -1 if absent. */
 int registry_var_find(const Registry *reg, const char *name);
 
+/* A variable held by another module or thread across calls: its index and the generation of
+ * the registry that issued it, a process-wide serial taken at registry_create (never 0). A
+ * plain index means "the i-th variable of whatever registry I am given": after a scene change
+ * it names another variable, or none. A RegistryVarId is valid for its own registry only, and
+ * the functions taking one check it. The zero-initialised id is the null id. Variables are
+ * declared before frames are published and never removed, so an id stays valid for the
+ * registry's lifetime. */
+typedef struct RegistryVarId {
+    int32_t index;       /* 0 .. registry_var_count - 1 of the issuing registry */
+    uint32_t generation; /* the issuing registry's serial; 0: the null id */
+} RegistryVarId;
+
+static inline bool registry_var_id_is_null(RegistryVarId id) {
+    return id.generation == 0;
+}
+
+/* The id of the variable called name ("box.pos.x"); the null id if absent. Thread: any. */
+RegistryVarId registry_var_id(const Registry *reg, const char *name);
+/* The id of the var-th variable (0 .. registry_var_count - 1); the null id out of range.
+ * Thread: any. */
+RegistryVarId registry_var_id_at(const Registry *reg, int var);
+/* true when id is a variable of this registry (issued by it, not null). Thread: any. */
+bool registry_var_valid(const Registry *reg, RegistryVarId id);
+/* ISSIM_OK when id is a variable of this registry; else ISSIM_ERR_RANGE for the null id or an
+ * index this registry never issued, ISSIM_ERR_STALE for an id of another registry, with a
+ * message naming the id. Thread: any. */
+IssimStatus registry_var_check(const Registry *reg, RegistryVarId id, IssimError *err);
+
 /* ===== Frames: state, future states, history ===== */
 
 /* Publishes the state at time t (values has var_count entries). t must be greater than the
@@ -92,6 +122,10 @@ bool registry_read_after(const Registry *reg, double t, RegistryFrame *out);
  * and values (either may be NULL). Returns the count. Thread: any. */
 int registry_history(const Registry *reg, int var, double t0, double t1, double *times,
                      double *values, int max);
+/* The value of var in frame, a copy read from this registry: NAN when var is not a variable
+ * of this registry (registry_var_valid), so a stale id never reads another variable.
+ * Thread: any. */
+double registry_frame_value(const Registry *reg, const RegistryFrame *frame, RegistryVarId var);
 
 /* ===== Slots: user/external state, transport, statistics ===== */
 
@@ -99,45 +133,49 @@ typedef enum RegistrySlotId {
     REGISTRY_SLOT_POINTER,      /* writer: display. mouse ray, picked thing, drag target */
     REGISTRY_SLOT_HANDLE,       /* writer: haptic servo. handle position, velocity, force */
     REGISTRY_SLOT_TRANSPORT,    /* writer: display/CLI. paused, speed factor, step requests */
-    REGISTRY_SLOT_ENGINE_STATS, /* writer: engine. steps, step time, rates, warnings */
+    REGISTRY_SLOT_ENGINE_STATS, /* writer: engine thread. steps, step time, rates, warnings */
     REGISTRY_SLOT_SERVO_STATS,  /* writer: haptic servo. rate and lateness percentiles */
     REGISTRY_SLOT_COUNT
 } RegistrySlotId;
 
 #define REGISTRY_SLOT_VALUES 32
+#define REGISTRY_SLOT_IDS 4
 
+/* A slot's contents. Values are doubles; ids are whole 64-bit words for what must not go
+ * through a double: packed object ids (an EngineBodyId by engine_body_id_pack), 0 for none.
+ * Both are written and read together, under the slot's latch. */
 typedef struct RegistrySlot {
     double t;       /* writer's time stamp (simulated or wall, per slot) */
     uint64_t count; /* number of writes so far; 0 = never written */
     double v[REGISTRY_SLOT_VALUES];
+    uint64_t ids[REGISTRY_SLOT_IDS];
 } RegistrySlot;
 
-/* Stores t and v (count is set by the registry). Thread: the slot's single writer. */
+/* Stores t and v, and zeroes the id words (count is set by the registry). Thread: the slot's
+ * single writer. */
 void registry_slot_write(Registry *reg, RegistrySlotId slot, double t, const double *v, int n);
+/* Stores t, v and the id words ids[0 .. n_ids) (the rest zero) as one write: a reader sees the
+ * ids and values of the same write. Thread: the slot's single writer. */
+void registry_slot_write_ids(Registry *reg, RegistrySlotId slot, double t, const double *v, int n,
+                             const uint64_t *ids, int n_ids);
 /* Copies the slot. Thread: any; never blocks. */
 void registry_slot_read(const Registry *reg, RegistrySlotId slot, RegistrySlot *out);
 
-/* Indices into REGISTRY_SLOT_ENGINE_STATS.v */
-enum {
-    ENGINE_STAT_STEPS,        /* integrator steps since start */
-    ENGINE_STAT_STEP_TIME_US, /* mean wall time of a step over the last publication, us */
-    ENGINE_STAT_SIM_TIME,     /* engine (state) time, s */
-    ENGINE_STAT_REALTIME_FACTOR,
-    ENGINE_STAT_RESETS, /* resets caused by edits */
-    ENGINE_STAT_WARNINGS,
-    ENGINE_STAT_ACTIVE_CONTACTS,
-    ENGINE_STAT_AWAKE_BODIES, /* bodies being integrated (the others sleep, 004 App. E) */
-    ENGINE_STAT_BODIES,
-    ENGINE_STAT_COUNT
-};
+/* The registry carries slots as opaque values: each slot's layout is defined by its writer's
+ * module. POINTER: sim.h (SIM_POINTER_*); HANDLE and SERVO_STATS: haptics_servo.h
+ * (HAPTIC_HANDLE_*, HAPTIC_STAT_*); ENGINE_STATS: engine.h (ENGINE_STAT_*). */
 
 /* ===== Contact reports ===== */
 
+/* Bodies are packed EngineBodyIds (engine.h: engine_body_id_unpack, then engine_body_valid on
+ * the engine thread, or a comparison with ids taken before it started): a report read on
+ * another thread, or after its scene was replaced, can never name another engine's body. */
 typedef struct ContactReport {
-    uint32_t id;         /* persistent while the contact lasts */
-    int32_t body_a;      /* engine body index */
-    int32_t body_b;      /* engine body index, or -1 for a fixed obstacle */
-    int32_t obstacle;    /* obstacle index when body_b is -1 */
+    uint32_t id;         /* issued by the engine at onset and kept while the contact lasts; never
+                            reused by that engine (a run), so it names one contact of the run */
+    int32_t obstacle;    /* obstacle index when body_b is 0, else -1 */
+    uint64_t body_a;     /* packed EngineBodyId */
+    uint64_t body_b;     /* packed EngineBodyId, or 0 for a fixed obstacle */
     Vec3 point;          /* world */
     Vec3 normal;         /* world, from b to a */
     double depth;        /* penetration, m (> 0 when interpenetrating) */

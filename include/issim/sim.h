@@ -118,13 +118,19 @@ double sim_dt(const Sim *sim);
 
 /* ===== Pointer drag (REGISTRY_SLOT_POINTER, written by the display) =====
  * While v[SIM_POINTER_DRAGGING] is 1 the engine thread pulls the point `anchor` (body frame) of
- * body `body` (engine index) toward `target` (world) with a spring and a damper on the anchor's
- * velocity: F = k (target - anchor_world) - c v_anchor, applied as a transient wrench
- * (engine_set_applied_wrench). Every new write resets the engine to the display time, so the
- * perturbation acts on the state the user sees, not on the speculative future. */
+ * the body ids[SIM_POINTER_ID_BODY] toward `target` (world) with a spring and a damper on the
+ * anchor's velocity: F = k (target - anchor_world) - c v_anchor, applied as a transient wrench
+ * (engine_set_applied_wrench). The body is a packed EngineBodyId the display took from the
+ * session's engine before its thread started; the engine thread checks it (engine_body_check)
+ * and ignores a drag of a body it did not issue, with a warning. Every new write resets the
+ * engine to the display time, so the perturbation acts on the state the user sees, not on the
+ * speculative future. */
+enum {
+    SIM_POINTER_ID_BODY, /* ids[]: the dragged body, engine_body_id_pack; 0 when none */
+    SIM_POINTER_ID_COUNT
+};
 enum {
     SIM_POINTER_DRAGGING,
-    SIM_POINTER_BODY,
     SIM_POINTER_ANCHOR_X,                             /* body frame, m (and _Y, _Z) */
     SIM_POINTER_TARGET_X = SIM_POINTER_ANCHOR_X + 3,  /* world, m (and _Y, _Z) */
     SIM_POINTER_STIFFNESS = SIM_POINTER_TARGET_X + 3, /* N/m */

@@ -109,9 +109,17 @@ IssimStatus prop_validate(const PropDef *def, const PropValue *v, IssimError *er
 /* Parses text per def->type: "2.5", "true", "spring_damper", "0 0 -9.81" or "{0, 0, -9.81}",
  * points as "{{0,0,0.1},{0,0,-0.1}}". Validates too. Thread: any. */
 IssimStatus prop_parse(const PropDef *def, const char *text, PropValue *out, IssimError *err);
+/* Parses text per def->type like prop_parse but without the range check, for readers that
+ * validate when they store (thing_set) and name the property themselves: on failure err holds
+ * the bare reason ("cannot read 'x' as a number (kg)"), no property name. Thread: any. */
+IssimStatus prop_parse_unvalidated(const PropDef *def, const char *text, PropValue *out,
+                                   IssimError *err);
 /* Formats a value the way prop_parse reads it (and as a Lua expression: numbers with %.17g,
  * vectors as {x, y, z}, strings and enums quoted when lua_syntax). Thread: any. */
 void prop_format(const PropDef *def, const PropValue *v, bool lua_syntax, char *buf, size_t size);
+/* What a value of the type looks like, for messages: "a number", "a vector {x, y, z}". Static
+ * storage. Thread: any. */
+const char *prop_type_phrase(PropType type);
 bool prop_value_equal(const PropValue *a, const PropValue *b);
 
 /* Convenience constructors for default values. */
@@ -165,6 +173,9 @@ const PropDef *thing_prop_def(const ThingDb *db, ThingId id, int prop);
 const PropValue *thing_prop_value(const ThingDb *db, ThingId id, int prop);
 /* -1 if absent. */
 int thing_prop_find(const ThingDb *db, ThingId id, const char *name);
+/* The thing's property names, comma-separated in definition order ("mass, inertia, ..."), into
+ * buf (truncated to size; "(none)" when it has none), for messages that list what is known. */
+void thing_prop_list(const ThingDb *db, ThingId id, char *buf, size_t size);
 
 /* Typed getters by property name. A missing property or a type mismatch is a programming
  * error (assert); callers use names from the kind's schema. */

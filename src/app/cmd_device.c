@@ -12,7 +12,8 @@
 
 #include "issim/core.h"
 #include "issim/engine.h"
-#include "issim/haptics.h"
+#include "issim/haptics_device.h"
+#include "issim/haptics_servo.h"
 #include "issim/sim.h"
 
 int cmd_device(int argc, char **argv);
@@ -114,6 +115,24 @@ static int parse_device_args(int argc, char **argv, DeviceArgs *a) {
     return 0;
 }
 
+/* The proxy's position in the newest frame, from its variables by name. */
+static void print_proxy(const Registry *reg, const char *proxy) {
+    const char *axes[3] = {"pos.x", "pos.y", "pos.z"};
+    RegistryVarId pos[3];
+    for (int i = 0; i < 3; i++) {
+        char var[128];
+        snprintf(var, sizeof var, "%s.%s", proxy, axes[i]);
+        pos[i] = registry_var_id(reg, var);
+    }
+    double *values = calloc((size_t)registry_var_count(reg) + 1, sizeof(double));
+    RegistryFrame f = {.values = values};
+    if (values && registry_read_latest(reg, &f))
+        printf("proxy %s: (%.4f, %.4f, %.4f) m at t = %.3f s\n", proxy,
+               registry_frame_value(reg, &f, pos[0]), registry_frame_value(reg, &f, pos[1]),
+               registry_frame_value(reg, &f, pos[2]), f.t);
+    free(values);
+}
+
 static void print_stats(const HapticServo *servo, Sim *sim, const char *proxy) {
     double v[HAPTIC_STAT_COUNT];
     haptic_servo_stats(servo, v);
@@ -133,17 +152,8 @@ static void print_stats(const HapticServo *servo, Sim *sim, const char *proxy) {
     printf("handle: (%.4f, %.4f) m, force (%.3f, %.3f) N, motors %s\n", h.v[HAPTIC_HANDLE_X],
            h.v[HAPTIC_HANDLE_Y], h.v[HAPTIC_HANDLE_FX], h.v[HAPTIC_HANDLE_FY],
            h.v[HAPTIC_HANDLE_ENABLED] ? "enabled" : "disabled");
-    if (proxy[0]) {
-        char var[128];
-        snprintf(var, sizeof var, "%s.pos.x", proxy);
-        int x = registry_var_find(sim_registry(sim), var);
-        double *values = calloc((size_t)registry_var_count(sim_registry(sim)), sizeof(double));
-        RegistryFrame f = {.values = values};
-        if (values && x >= 0 && registry_read_latest(sim_registry(sim), &f))
-            printf("proxy %s: (%.4f, %.4f, %.4f) m at t = %.3f s\n", proxy, values[x],
-                   values[x + 1], values[x + 2], f.t);
-        free(values);
-    }
+    if (proxy[0])
+        print_proxy(sim_registry(sim), proxy);
 }
 
 static volatile sig_atomic_t interrupted;
@@ -175,17 +185,19 @@ static void watch(Sim *sim, double duration, FILE *record) {
  * engine thread, the servo; then the statistics. */
 static int run_device(const DeviceArgs *a, Sim *sim, const HapticSessionDesc *desc) {
     Engine *e = sim_engine(sim); /* the engine thread has not started: ours to read */
-    int bodies = engine_body_count(e);
-    const char **names = calloc((size_t)(bodies > 0 ? bodies : 1), sizeof *names);
-    if (!names) {
+    int count = engine_body_count(e);
+    HapticSceneBody *bodies = calloc((size_t)(count > 0 ? count : 1), sizeof *bodies);
+    if (!bodies) {
         fprintf(stderr, "issim: out of memory\n");
         return 1;
     }
-    for (int b = 0; b < bodies; b++)
-        names[b] = engine_body_name(e, b);
+    for (int b = 0; b < count; b++) {
+        EngineBodyId id = engine_body_id(e, b);
+        bodies[b] = (HapticSceneBody){engine_body_name(e, id), engine_body_id_pack(id)};
+    }
     IssimError err = {0};
-    HapticSession *session = haptic_session_open(desc, names, bodies, sim_registry(sim), &err);
-    free(names);
+    HapticSession *session = haptic_session_open(desc, bodies, count, sim_registry(sim), &err);
+    free(bodies);
     if (!session) {
         fprintf(stderr, "issim: %s\n", err.message);
         return 1;

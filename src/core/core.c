@@ -47,6 +47,8 @@ const char *issim_status_name(IssimStatus status) {
         return "full";
     case ISSIM_ERR_STATE:
         return "invalid state";
+    case ISSIM_ERR_STALE:
+        return "stale id";
     }
     return "unknown";
 }

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "app_internal.h"
+#include "issim/haptics_device.h"
 
 #define ESTOP_KEYS "F9 / Pause"
 
@@ -38,7 +39,7 @@ static void describe_session(AppDevice *d) {
     issim_strlcpy(d->name, caps.name, sizeof d->name);
     issim_strlcpy(d->proxy, desc->proxy, sizeof d->proxy);
     d->coupling_stiffness =
-        desc->servo.coupling.proxy_body >= 0 ? desc->servo.coupling.stiffness : 0.0;
+        desc->servo.coupling.proxy_body != 0 ? desc->servo.coupling.stiffness : 0.0;
     d->simulator_pid = sim ? sim->pid : -1;
 }
 
@@ -55,22 +56,23 @@ static HapticSessionDesc session_desc(const App *app) {
     return desc;
 }
 
-/* The servo on the session's registry; the engine's body names from the scene view (engine
- * order, taken before the engine thread started). */
+/* The servo on the session's registry; the engine's body names and ids from the scene view
+ * (taken before the engine thread started). */
 static void open_session(App *app, HapticSessionDesc *desc) {
     AppDevice *d = &app->device;
     const SceneView *view = app->session.view;
-    const char **names =
-        calloc((size_t)(view->body_count > 0 ? view->body_count : 1), sizeof *names);
-    if (!names) {
+    HapticSceneBody *bodies =
+        calloc((size_t)(view->body_count > 0 ? view->body_count : 1), sizeof *bodies);
+    if (!bodies) {
         fail(d, desc->device, "out of memory");
         return;
     }
     for (int b = 0; b < view->body_count; b++)
-        names[b] = view->bodies[b].name;
+        bodies[b] =
+            (HapticSceneBody){view->bodies[b].name, engine_body_id_pack(view->bodies[b].id)};
     IssimError err = {0};
-    d->session = haptic_session_open(desc, names, view->body_count, app->session.reg, &err);
-    free(names);
+    d->session = haptic_session_open(desc, bodies, view->body_count, app->session.reg, &err);
+    free(bodies);
     if (d->session && haptic_session_start(d->session, &err) != ISSIM_OK) {
         haptic_session_destroy(d->session);
         d->session = NULL;
@@ -153,8 +155,9 @@ static void update_handle_marker(App *app) {
         return;
     vh->point =
         (Vec3){h.v[HAPTIC_HANDLE_WORLD_X], h.v[HAPTIC_HANDLE_WORLD_Y], h.v[HAPTIC_HANDLE_WORLD_Z]};
-    int body = (int)h.v[HAPTIC_HANDLE_PROXY_BODY];
-    vh->coupled = body >= 0 && body < s->view->body_count;
+    int body =
+        scene_view_body_of(s->view, engine_body_id_unpack(h.ids[HAPTIC_HANDLE_ID_PROXY_BODY]));
+    vh->coupled = body >= 0;
     if (vh->coupled) {
         const double *p = s->frame + s->view->bodies[body].var_pos;
         vh->proxy = (Vec3){p[0], p[1], p[2]};

@@ -30,8 +30,10 @@ static void write_pointer(App *app) {
     double mass =
         d->body >= 0 && d->body < s->view->body_count ? s->view->bodies[d->body].mass : 1.0;
     double v[SIM_POINTER_COUNT] = {0};
+    uint64_t ids[SIM_POINTER_ID_COUNT] = {0};
     v[SIM_POINTER_DRAGGING] = d->active ? 1.0 : 0.0;
-    v[SIM_POINTER_BODY] = d->body;
+    if (d->body >= 0 && d->body < s->view->body_count)
+        ids[SIM_POINTER_ID_BODY] = engine_body_id_pack(s->view->bodies[d->body].id);
     v[SIM_POINTER_ANCHOR_X] = d->anchor_local.x;
     v[SIM_POINTER_ANCHOR_X + 1] = d->anchor_local.y;
     v[SIM_POINTER_ANCHOR_X + 2] = d->anchor_local.z;
@@ -40,8 +42,8 @@ static void write_pointer(App *app) {
     v[SIM_POINTER_TARGET_X + 2] = d->target.z;
     v[SIM_POINTER_STIFFNESS] = mass * DRAG_OMEGA * DRAG_OMEGA;
     v[SIM_POINTER_DAMPING] = 2.0 * mass * DRAG_OMEGA;
-    registry_slot_write(s->reg, REGISTRY_SLOT_POINTER, sim_display_time(s->sim), v,
-                        SIM_POINTER_COUNT);
+    registry_slot_write_ids(s->reg, REGISTRY_SLOT_POINTER, sim_display_time(s->sim), v,
+                            SIM_POINTER_COUNT, ids, SIM_POINTER_ID_COUNT);
 }
 
 static void start_pick(App *app, int x, int y) {

@@ -8,7 +8,7 @@
 
 #include "display_internal.h"
 #include "issim/gui.h"
-#include "issim/haptics.h"
+#include "issim/haptics_servo.h"
 #include "issim/io.h"
 
 #define APP_TRAIL_POINTS 240

@@ -125,7 +125,7 @@ static bool build_session(App *app, Session *s, const ThingDb *db, const char *p
         return false;
     }
     for (int b = 0; b < bodies; b++)
-        names[b] = engine_body_name(e, b);
+        names[b] = engine_body_name(e, engine_body_id(e, b));
     char dir[GUI_PATH_MAX];
     issim_strlcpy(dir, path, sizeof dir);
     char *slash = strrchr(dir, '/');
@@ -137,6 +137,8 @@ static bool build_session(App *app, Session *s, const ThingDb *db, const char *p
     free(names);
     if (!s->view)
         return false;
+    for (int b = 0; b < bodies; b++) /* view body b is engine body b (engine order) */
+        s->view->bodies[b].id = engine_body_id(e, b);
     if (app->renderer) /* none in the engine-throughput baseline (--bench-no-render) */
         renderer_prepare_view(app->renderer, s->view);
     issim_strlcpy(s->path, path, sizeof s->path);

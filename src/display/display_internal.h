@@ -8,6 +8,7 @@
 
 #include "issim/collision.h"
 #include "issim/display.h"
+#include "issim/engine.h"
 #include "issim/registry.h"
 #include "issim/thing.h"
 
@@ -105,6 +106,9 @@ typedef struct ViewMesh {
 typedef struct ViewBody {
     char name[160];
     ThingId thing;
+    EngineBodyId id; /* the session's engine's id of this body (app_session.c sets it before
+                        the engine thread starts): what the display writes into the registry
+                        and what it checks ids read from the registry against */
     double mass;
     int var_pos, var_orient, var_vel; /* registry variable indices of .pos.x, .orient.w, .vel.x */
 } ViewBody;
@@ -150,6 +154,10 @@ void scene_view_set_frame(SceneView *view, const double *values);
 void scene_view_bounds(const SceneView *view, Vec3 *centre, double *radius);
 /* Nearest body hit by the ray: its instance index (or -1) and the hit point. */
 int scene_view_pick(const SceneView *view, Vec3 origin, Vec3 dir, Vec3 *hit);
+/* The view body whose engine id is id, or -1: an id read from the registry (a packed
+ * EngineBodyId another thread wrote) names a body of this view only if this session's engine
+ * issued it. */
+int scene_view_body_of(const SceneView *view, EngineBodyId id);
 
 /* ===== Renderer ===== */
 

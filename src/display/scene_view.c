@@ -565,6 +565,13 @@ static double ray_box(Vec3 o, Vec3 d, Aabb box) {
     return t0;
 }
 
+int scene_view_body_of(const SceneView *view, EngineBodyId id) {
+    for (int b = 0; !engine_body_id_is_null(id) && b < view->body_count; b++)
+        if (engine_body_id_equal(view->bodies[b].id, id))
+            return b;
+    return -1;
+}
+
 int scene_view_pick(const SceneView *v, Vec3 origin, Vec3 dir, Vec3 *hit) {
     int best = -1;
     double best_t = INFINITY;

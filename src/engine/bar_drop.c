@@ -28,7 +28,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "issim/engine.h"
+#include "issim/bar_drop.h"
+#include "issim/contact.h"
 
 /* The bar of VALIDATION.md V10 (0.2 m, 12.5 mm diameter, 7876.74 kg/m^3): 000 Table 6.1 gives
  * only L; its mass is that of the same steel rod. */

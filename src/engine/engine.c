@@ -2,6 +2,7 @@
  * accessors. The equations are in engine_dynamics.c, the integrators in engine_cvode.c and
  * engine_rk4.c, the system matrices in engine_system.c. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -340,6 +341,7 @@ Engine *engine_create(const ThingDb *db, const EngineOptions *options, IssimErro
         return NULL;
     }
     e->options = options ? *options : engine_options_default();
+    e->serial = engine_next_serial();
     read_universe(e, universe);
     IssimStatus s = build_things(e, err);
     s = s == ISSIM_OK ? engine_build_shapes(e, err) : s;
@@ -624,14 +626,68 @@ IssimStatus engine_apply_edit(Engine *e, const char *path, const char *value, Is
 int engine_body_count(const Engine *e) {
     return e->body_count;
 }
-const char *engine_body_name(const Engine *e, int body) {
-    return e->bodies[body].name;
+
+/* ===== Body ids ===== */
+
+/* Starts at 1 and skips 0 when it wraps, so no engine issues the null generation. */
+static atomic_uint_fast32_t engine_serials;
+
+uint32_t engine_next_serial(void) {
+    uint32_t serial;
+    do
+        serial = (uint32_t)(atomic_fetch_add(&engine_serials, 1) + 1);
+    while (serial == 0);
+    return serial;
 }
-ThingId engine_body_thing(const Engine *e, int body) {
-    return e->bodies[body].thing;
+
+EngineBodyId engine_body_id(const Engine *e, int index) {
+    if (index < 0 || index >= e->body_count)
+        return engine_body_id_null();
+    return (EngineBodyId){index, e->serial};
 }
-double engine_body_mass(const Engine *e, int body) {
-    return e->bodies[body].mass;
+
+EngineBodyId engine_body_find(const Engine *e, const char *name) {
+    for (int b = 0; name && b < e->body_count; b++)
+        if (strcmp(e->bodies[b].name, name) == 0)
+            return engine_body_id(e, b);
+    return engine_body_id_null();
+}
+
+IssimStatus engine_body_check(const Engine *e, EngineBodyId id, IssimError *err) {
+    if (engine_body_id_is_null(id))
+        return issim_error_set(err, ISSIM_ERR_RANGE, "the null body id names no body");
+    if (id.generation != e->serial)
+        return issim_error_set(err, ISSIM_ERR_STALE,
+                               "body id {index %d, engine %u} is stale: it is from another engine "
+                               "(this is engine %u; a previous scene's, or a destroyed one)",
+                               (int)id.index, (unsigned)id.generation, (unsigned)e->serial);
+    if (id.index < 0 || id.index >= e->body_count)
+        return issim_error_set(
+            err, ISSIM_ERR_RANGE, "body id {index %d, engine %u}: engine %u has %d bodies",
+            (int)id.index, (unsigned)id.generation, (unsigned)e->serial, e->body_count);
+    return ISSIM_OK;
+}
+
+bool engine_body_valid(const Engine *e, EngineBodyId id) {
+    return engine_body_check(e, id, NULL) == ISSIM_OK;
+}
+
+const char *engine_body_name(const Engine *e, EngineBodyId body) {
+    return engine_body_valid(e, body) ? e->bodies[body.index].name : NULL;
+}
+ThingId engine_body_thing(const Engine *e, EngineBodyId body) {
+    return engine_body_valid(e, body) ? e->bodies[body.index].thing : thing_id_null();
+}
+double engine_body_mass(const Engine *e, EngineBodyId body) {
+    return engine_body_valid(e, body) ? e->bodies[body.index].mass : NAN;
+}
+
+EngineBodyState engine_body_state(const Engine *e, EngineBodyId body) {
+    if (!engine_body_valid(e, body)) {
+        Vec3 nan3 = {NAN, NAN, NAN};
+        return (EngineBodyState){nan3, (Quat){NAN, NAN, NAN, NAN}, nan3, nan3};
+    }
+    return engine_block_state(e, e->y, body.index);
 }
 
 static bool vec3_same(Vec3 a, Vec3 b) {
@@ -642,31 +698,26 @@ static bool vec3_is_finite(Vec3 v) {
     return isfinite(v.x) && isfinite(v.y) && isfinite(v.z);
 }
 
-IssimStatus engine_set_applied_wrench(Engine *e, int body, Vec3 force, Vec3 torque,
+IssimStatus engine_set_applied_wrench(Engine *e, EngineBodyId id, Vec3 force, Vec3 torque,
                                       IssimError *err) {
-    if (body < 0 || body >= e->body_count)
-        return issim_error_set(err, ISSIM_ERR_RANGE, "no body %d (the scene has %d)", body,
-                               e->body_count);
+    IssimStatus s = engine_body_check(e, id, err);
+    if (s != ISSIM_OK)
+        return s;
+    EngineBody *b = &e->bodies[id.index];
     if (!vec3_is_finite(force) || !vec3_is_finite(torque))
-        return issim_error_set(err, ISSIM_ERR_RANGE, "applied wrench on %s is not finite",
-                               e->bodies[body].name);
+        return issim_error_set(err, ISSIM_ERR_RANGE, "applied wrench on %s is not finite", b->name);
     if (e->planar) { /* the planar block moves in x-z and turns about y only */
         force.y = 0.0;
         torque = vec3(0.0, torque.y, 0.0);
     }
-    EngineBody *b = &e->bodies[body];
     if (vec3_same(b->applied_force, force) && vec3_same(b->applied_torque, torque))
         return ISSIM_OK;
     b->applied_force = force;
     b->applied_torque = torque;
-    engine_wake_body(e, body, -1, e->t); /* a change in its force field (004 4.8.5) */
+    engine_wake_body(e, id.index, -1, e->t); /* a change in its force field (004 4.8.5) */
     engine_refresh_awake(e);
     e->integrator_dirty = true; /* a jump in the right-hand side: restart the multistep history */
     return ISSIM_OK;
-}
-
-EngineBodyState engine_body_state(const Engine *e, int body) {
-    return engine_block_state(e, e->y, body);
 }
 
 int engine_active_contact_count(const Engine *e) {
@@ -689,8 +740,8 @@ int engine_contact_reports(const Engine *e, ContactReport *out, int max) {
         if (engine_contact_time_stepped(e, c))
             f = (ContactForce){.normal = c->resolved_force, .tangent = {0, 0, 0}};
         out[n++] = (ContactReport){.id = c->id,
-                                   .body_a = c->body,
-                                   .body_b = c->body_b,
+                                   .body_a = engine_body_id_pack(engine_body_id(e, c->body)),
+                                   .body_b = engine_body_id_pack(engine_body_id(e, c->body_b)),
                                    .obstacle = c->obstacle,
                                    .point = point,
                                    .normal = k.normal,

@@ -243,7 +243,11 @@ struct Engine {
     void *event_user;
     EngineStats stats;
     uint64_t cvode_steps_base; /* CVODE's step counter restarts at every re-initialisation */
+    uint32_t serial; /* this instance's serial: the generation of its EngineBodyIds (never 0) */
 };
+
+/* engine.c: the next instance serial, process-wide, never 0 (engine_create takes one). */
+uint32_t engine_next_serial(void);
 
 /* engine_dynamics.c */
 EngineBodyState engine_block_state(const Engine *e, const double *y, int body);

@@ -38,12 +38,13 @@ struct GuiMemory {
     char save_path[GUI_PATH_MAX] = "scene_saved.lua";
     char screenshot_path[GUI_PATH_MAX] = "screenshot.png";
     char plot_filter[64] = "";
-    int plot_vars[GUI_MAX_PLOTS] = {-1, -1, -1, -1};
-    bool plots_initialised = false;
+    // Ids, not indices: the GUI outlives every scene's registry, and an index kept from the
+    // previous one would plot another variable of the next.
+    RegistryVarId plot_vars[GUI_MAX_PLOTS] = {};
+    RegistryVarId plots_chosen_for = {}; // a variable of the registry the plots were chosen for
     float plot_window = 5.0f;
     float speed = 1.0f;
     float scrub = 0.0f;
-    const Registry *plot_reg = nullptr; // the plots' variable indices belong to this registry
 };
 
 GuiMemory g_mem;
@@ -475,21 +476,22 @@ void recording_panel(const GuiState *s, GuiRequests *r) {
     }
 }
 
+bool plotted(RegistryVarId var) {
+    return !registry_var_id_is_null(var);
+}
+
+// Energy and the first height, once per registry (a new scene's registry issues new ids).
 void choose_default_plots(const GuiState *s) {
-    if (s->reg != g_mem.plot_reg) {
-        g_mem.plot_reg = s->reg;
-        g_mem.plots_initialised = false;
-        for (int k = 0; k < GUI_MAX_PLOTS; k++)
-            g_mem.plot_vars[k] = -1;
-    }
-    if (g_mem.plots_initialised || !s->reg)
+    if (!s->reg || registry_var_valid(s->reg, g_mem.plots_chosen_for))
         return;
-    g_mem.plots_initialised = true;
-    g_mem.plot_vars[0] = registry_var_find(s->reg, "universe.energy.total");
+    g_mem.plots_chosen_for = registry_var_id_at(s->reg, 0);
+    for (int k = 0; k < GUI_MAX_PLOTS; k++)
+        g_mem.plot_vars[k] = RegistryVarId{};
+    g_mem.plot_vars[0] = registry_var_id(s->reg, "universe.energy.total");
     int n = registry_var_count(s->reg);
     for (int i = 0; i < n; i++)
         if (std::strstr(registry_var_name(s->reg, i), ".pos.z")) {
-            g_mem.plot_vars[1] = i;
+            g_mem.plot_vars[1] = registry_var_id_at(s->reg, i);
             break;
         }
 }
@@ -497,20 +499,21 @@ void choose_default_plots(const GuiState *s) {
 void plot_one(const GuiState *s, int slot) {
     static double times[8192], values[8192];
     static float samples[1024];
-    int var = g_mem.plot_vars[slot];
+    RegistryVarId id = g_mem.plot_vars[slot];
+    int var = registry_var_valid(s->reg, id) ? id.index : -1;
     ImGui::PushID(slot);
     ImGui::SetNextItemWidth(-1);
     const char *preview = var >= 0 ? registry_var_name(s->reg, var) : "(none)";
     if (ImGui::BeginCombo("##var", preview)) {
         ImGui::InputTextWithHint("##filter", "filter", g_mem.plot_filter, sizeof g_mem.plot_filter);
         if (ImGui::Selectable("(none)", var < 0))
-            g_mem.plot_vars[slot] = -1;
+            g_mem.plot_vars[slot] = RegistryVarId{};
         for (int i = 0; i < registry_var_count(s->reg); i++) {
             const char *name = registry_var_name(s->reg, i);
             if (g_mem.plot_filter[0] && !std::strstr(name, g_mem.plot_filter))
                 continue;
             if (ImGui::Selectable(name, i == var))
-                g_mem.plot_vars[slot] = i;
+                g_mem.plot_vars[slot] = registry_var_id_at(s->reg, i);
         }
         ImGui::EndCombo();
     }
@@ -542,7 +545,7 @@ void plots_panel(const GuiState *s) {
     ImGui::SetNextItemWidth(-80);
     ImGui::SliderFloat("window", &g_mem.plot_window, 0.5f, 20.0f, "%.1f s");
     for (int k = 0; k < GUI_MAX_PLOTS; k++)
-        if (k < 2 || g_mem.plot_vars[k - 1] >= 0 || g_mem.plot_vars[k] >= 0)
+        if (k < 2 || plotted(g_mem.plot_vars[k - 1]) || plotted(g_mem.plot_vars[k]))
             plot_one(s, k);
 }
 

@@ -14,7 +14,9 @@
 #define _Noreturn [[noreturn]]
 extern "C" {
 #include "issim/core.h"
-#include "issim/haptics.h"
+#include "issim/haptics_device.h"
+#include "issim/haptics_pantograph.h"
+#include "issim/haptics_servo.h"
 #include "issim/registry.h"
 }
 #include "issim/gui.h"
@@ -31,7 +33,7 @@ const char *watchdog_state(const GuiDevice *device, const RegistrySlot &h, doubl
     double nominal = device ? device->coupling_stiffness : 0.0;
     double k = h.v[HAPTIC_HANDLE_COUPLING_K];
     *fade = nominal > 0.0 ? k / nominal : 0.0;
-    if (!(nominal > 0.0) || h.v[HAPTIC_HANDLE_PROXY_BODY] < 0.0)
+    if (!(nominal > 0.0) || h.ids[HAPTIC_HANDLE_ID_PROXY_BODY] == 0)
         return "no coupling";
     if (!(h.v[HAPTIC_HANDLE_ENABLED] > 0.0))
         return "motors off";

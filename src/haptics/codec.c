@@ -13,7 +13,7 @@
  */
 #include <string.h>
 
-#include "issim/haptics.h"
+#include "issim/haptics_device.h"
 
 #define STATE_PAYLOAD 18
 #define COMMAND_PAYLOAD 7

@@ -13,13 +13,16 @@
  * the faded gains, so both sides let go together; a new frame restores them at once.
  */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 
-#include "haptics_internal.h"
+#include "coupling_internal.h"
+#include "issim/haptics_servo.h"
 
 HapticCoupling haptic_coupling_default(void) {
     return (HapticCoupling){
-        .proxy_body = -1,
-        .proxy_var = -1,
+        .proxy = "",
+        .proxy_body = 0,
         .origin = {0, 0, 0},
         .position_scale = 5.0,
         .force_scale = 5.0,
@@ -29,6 +32,50 @@ HapticCoupling haptic_coupling_default(void) {
         .fade_s = 0.02,
         .engage_s = 0.25,
     };
+}
+
+bool haptic_coupling_on(const HapticCoupling *c) {
+    return c->proxy[0] != '\0' && c->proxy_body != 0;
+}
+
+static IssimStatus find_var(const Registry *reg, const char *proxy, const char *suffix,
+                            RegistryVarId *out, IssimError *err) {
+    char name[128];
+    snprintf(name, sizeof name, "%s.%s", proxy, suffix);
+    *out = registry_var_id(reg, name);
+    if (registry_var_id_is_null(*out))
+        return issim_error_set(err, ISSIM_ERR_NOT_FOUND,
+                               "the haptic proxy '%s' has no state variable %s", proxy, name);
+    return ISSIM_OK;
+}
+
+IssimStatus haptic_coupling_bind(const HapticCoupling *c, CouplingState *cs, const Registry *reg,
+                                 IssimError *err) {
+    bool named = c->proxy[0] != '\0', identified = c->proxy_body != 0;
+    if (named != identified)
+        return issim_error_set(err, ISSIM_ERR_INVALID,
+                               "the haptic coupling needs both its proxy's name and its body id "
+                               "(proxy '%s', body id %s)",
+                               c->proxy, identified ? "set" : "none");
+    if (!named || !reg)
+        return ISSIM_OK;
+    CouplingVars v;
+    IssimStatus s = find_var(reg, c->proxy, "pos.x", &v.pos_x, err);
+    s = s == ISSIM_OK ? find_var(reg, c->proxy, "pos.y", &v.pos_y, err) : s;
+    s = s == ISSIM_OK ? find_var(reg, c->proxy, "vel.x", &v.vel_x, err) : s;
+    s = s == ISSIM_OK ? find_var(reg, c->proxy, "vel.y", &v.vel_y, err) : s;
+    if (s != ISSIM_OK)
+        return s;
+    cs->frame_values = calloc((size_t)registry_var_count(reg) + 1, sizeof(double));
+    if (!cs->frame_values)
+        return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
+    cs->vars = v;
+    return ISSIM_OK;
+}
+
+void haptic_coupling_unbind(CouplingState *cs) {
+    free(cs->frame_values);
+    cs->frame_values = NULL;
 }
 
 static void update_watchdog(const HapticCoupling *c, CouplingState *cs, const Registry *reg,
@@ -62,19 +109,22 @@ void haptic_coupling_servo_force(const HapticCoupling *c, CouplingState *cs, con
     cs->handle_world = (Vec3){c->origin.x + c->position_scale * (k->pos.x - centre.x),
                               c->origin.y + c->position_scale * (k->pos.y - centre.y), c->origin.z};
     cs->handle_world_vel = (Vec3){c->position_scale * k->vel.x, c->position_scale * k->vel.y, 0.0};
-    if (c->proxy_body < 0 || c->proxy_var < 0 || !reg || !cs->frame_values) {
+    if (!haptic_coupling_on(c) || !reg || !cs->frame_values) {
         cs->fade = 0.0;
         return;
     }
     update_watchdog(c, cs, reg, now);
     if (cs->fade <= 0.0)
         return;
-    const double *p = cs->frame_values + c->proxy_var;
-    const double *v = p + 7; /* pos(3), orient(4), vel(3): engine.h's variable order */
+    /* the newest frame update_watchdog copied (values persist if none came this period) */
+    const RegistryFrame frame = {.values = cs->frame_values};
+    const CouplingVars *vars = &cs->vars;
     double fx =
-        c->stiffness * (cs->handle_world.x - p[0]) + c->damping * (cs->handle_world_vel.x - v[0]);
+        c->stiffness * (cs->handle_world.x - registry_frame_value(reg, &frame, vars->pos_x)) +
+        c->damping * (cs->handle_world_vel.x - registry_frame_value(reg, &frame, vars->vel_x));
     double fy =
-        c->stiffness * (cs->handle_world.y - p[1]) + c->damping * (cs->handle_world_vel.y - v[1]);
+        c->stiffness * (cs->handle_world.y - registry_frame_value(reg, &frame, vars->pos_y)) +
+        c->damping * (cs->handle_world_vel.y - registry_frame_value(reg, &frame, vars->vel_y));
     /* the proxy pulls the handle back: minus the force on the proxy, scaled to the device */
     double gain = cs->fade * cs->engage;
     force[0] -= gain * fx / c->force_scale;
@@ -98,7 +148,7 @@ void haptic_coupling_engage(const HapticCoupling *c, CouplingState *cs, bool wan
 bool haptic_coupling_engine_force(const RegistrySlot *h, Vec3 proxy_pos, Vec3 proxy_vel,
                                   double now_wall, double max_age_s, Vec3 *force) {
     *force = (Vec3){0, 0, 0};
-    if (h->count == 0 || now_wall - h->t > max_age_s || h->v[HAPTIC_HANDLE_PROXY_BODY] < 0.0)
+    if (h->count == 0 || now_wall - h->t > max_age_s || h->ids[HAPTIC_HANDLE_ID_PROXY_BODY] == 0)
         return false;
     double k = h->v[HAPTIC_HANDLE_COUPLING_K], b = h->v[HAPTIC_HANDLE_COUPLING_B];
     if (!(k > 0.0 || b > 0.0) || !isfinite(k) || !isfinite(b))

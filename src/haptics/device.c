@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "haptics_internal.h"
+#include "device_internal.h"
 
 HapticDevice *haptic_device_new(const HapticDeviceOps *ops, const PantographConfig *config,
                                 void *impl) {

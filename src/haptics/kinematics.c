@@ -20,7 +20,7 @@
  */
 #include <math.h>
 
-#include "issim/haptics.h"
+#include "issim/haptics_pantograph.h"
 
 PantographConfig pantograph_config_default(void) {
     return (PantographConfig){

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "haptics_internal.h"
+#include "device_internal.h"
 
 typedef struct Playback {
     double *t, *x, *y;

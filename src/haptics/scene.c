@@ -22,7 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "issim/haptics.h"
+#include "issim/haptics_servo.h"
 
 typedef struct Reader {
     lua_State *L;

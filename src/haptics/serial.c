@@ -16,7 +16,7 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "haptics_internal.h"
+#include "device_internal.h"
 
 typedef struct SerialLink {
     int fd;

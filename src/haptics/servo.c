@@ -32,7 +32,8 @@
 #include <sys/prctl.h>
 #include <time.h>
 
-#include "haptics_internal.h"
+#include "coupling_internal.h"
+#include "issim/haptics_servo.h"
 
 #define LATENESS_BINS 20000 /* 1 us each (20 ms); the last bin collects everything later */
 #define STATS_INTERVAL_S 0.05
@@ -102,15 +103,9 @@ HapticServo *haptic_servo_create(HapticDevice *dev, const PantographConfig *conf
         servo->desc = *desc;
         prepare_textures(&servo->desc, err, &s);
     }
-    if (s == ISSIM_OK && reg && desc->coupling.proxy_var >= 0) {
-        servo->coupling.frame_values = calloc((size_t)registry_var_count(reg) + 1, sizeof(double));
-        if (desc->coupling.proxy_var + 10 > registry_var_count(reg))
-            s = issim_error_set(err, ISSIM_ERR_RANGE, "proxy variable %d outside the registry",
-                                desc->coupling.proxy_var);
-    }
+    if (s == ISSIM_OK)
+        s = haptic_coupling_bind(&desc->coupling, &servo->coupling, reg, err);
     if (s != ISSIM_OK) {
-        if (servo)
-            free(servo->coupling.frame_values);
         free(servo);
         haptic_device_close(dev);
         return NULL;
@@ -133,7 +128,7 @@ void haptic_servo_destroy(HapticServo *servo) {
         return;
     haptic_servo_stop(servo);
     haptic_device_close(servo->dev);
-    free(servo->coupling.frame_values);
+    haptic_coupling_unbind(&servo->coupling);
     free(servo);
 }
 
@@ -228,7 +223,6 @@ static void publish_handle(HapticServo *servo, const HapticSample *sample, doubl
         [HAPTIC_HANDLE_WORLD_Z] = servo->coupling.handle_world.z,
         [HAPTIC_HANDLE_WORLD_VX] = servo->coupling.handle_world_vel.x,
         [HAPTIC_HANDLE_WORLD_VY] = servo->coupling.handle_world_vel.y,
-        [HAPTIC_HANDLE_PROXY_BODY] = c->proxy_body,
         /* the engine applies exactly the gains the servo renders (faded after a stall, ramped in
            after the motors come on, zero while they are off: the handle is not held then) */
         [HAPTIC_HANDLE_COUPLING_K] = servo->motors_on ? fade * c->stiffness : 0.0,
@@ -239,7 +233,11 @@ static void publish_handle(HapticServo *servo, const HapticSample *sample, doubl
         [HAPTIC_HANDLE_Q1] = k->joints.q1,
         [HAPTIC_HANDLE_Q5] = k->joints.q5,
     };
-    registry_slot_write(servo->reg, REGISTRY_SLOT_HANDLE, now, v, HAPTIC_HANDLE_COUNT);
+    uint64_t ids[HAPTIC_HANDLE_ID_COUNT] = {
+        [HAPTIC_HANDLE_ID_PROXY_BODY] = haptic_coupling_on(c) ? c->proxy_body : 0,
+    };
+    registry_slot_write_ids(servo->reg, REGISTRY_SLOT_HANDLE, now, v, HAPTIC_HANDLE_COUNT, ids,
+                            HAPTIC_HANDLE_ID_COUNT);
 }
 
 static void publish_stats(HapticServo *servo, double now) {

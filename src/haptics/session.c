@@ -1,13 +1,14 @@
 /* A device on a scene: the steps `issim device` (src/app/cmd_device.c) and the GUI's device
  * panel (src/display/app_device.c) share, so both put a pantograph on a scene the same way:
- * the scene's haptics table, the proxy body bound to the engine's index and registry
- * variables, the simulated pantograph for "sim", the device opened with its motors disabled,
- * and the servo on the session's registry (docs/haptics.md, "Scenes and the command line"). */
+ * the scene's haptics table, the proxy bound to the engine body of its name (its id, and the
+ * name by which the servo finds its registry variables), the simulated pantograph for "sim",
+ * the device opened with its motors disabled, and the servo on the session's registry
+ * (docs/haptics.md, "Scenes and the command line"). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "issim/haptics.h"
+#include "issim/haptics_servo.h"
 
 struct HapticSession {
     HapticSessionDesc desc;
@@ -26,28 +27,24 @@ IssimStatus haptic_session_desc_load(HapticSessionDesc *d, const char *scene_pat
     return haptic_scene_read(scene_path, &d->servo, d->proxy, sizeof d->proxy, &d->has_table, err);
 }
 
-/* The proxy named in the haptics table: its engine index and its "<proxy>.pos.x" variable. */
-static IssimStatus bind_proxy(HapticSessionDesc *d, const char *const *body_names, int body_count,
-                              const Registry *reg, IssimError *err) {
+/* The proxy named in the haptics table: its name and body id into the coupling; the servo
+ * finds its registry variables by that name. */
+static IssimStatus bind_proxy(HapticSessionDesc *d, const HapticSceneBody *bodies, int body_count,
+                              IssimError *err) {
     if (!d->proxy[0])
         return ISSIM_OK;
     for (int b = 0; b < body_count; b++)
-        if (strcmp(body_names[b], d->proxy) == 0) {
-            char var[128];
-            snprintf(var, sizeof var, "%s.pos.x", d->proxy);
-            d->servo.coupling.proxy_body = b;
-            d->servo.coupling.proxy_var = registry_var_find(reg, var);
-            if (d->servo.coupling.proxy_var < 0)
-                return issim_error_set(err, ISSIM_ERR_NOT_FOUND,
-                                       "the haptic proxy '%s' has no state variable %s", d->proxy,
-                                       var);
+        if (strcmp(bodies[b].name, d->proxy) == 0) {
+            HapticCoupling *c = &d->servo.coupling;
+            issim_strlcpy(c->proxy, d->proxy, sizeof c->proxy);
+            c->proxy_body = bodies[b].id;
             return ISSIM_OK;
         }
     return issim_error_set(err, ISSIM_ERR_NOT_FOUND,
                            "the haptic proxy '%s' is not a body of the scene", d->proxy);
 }
 
-HapticSession *haptic_session_open(const HapticSessionDesc *d, const char *const *body_names,
+HapticSession *haptic_session_open(const HapticSessionDesc *d, const HapticSceneBody *bodies,
                                    int body_count, Registry *reg, IssimError *err) {
     HapticSession *s = calloc(1, sizeof *s);
     if (!s) {
@@ -56,7 +53,7 @@ HapticSession *haptic_session_open(const HapticSessionDesc *d, const char *const
     }
     s->desc = *d;
     s->simulator = (HapticSimulator){.pid = -1, .stdout_fd = -1};
-    if (bind_proxy(&s->desc, body_names, body_count, reg, err) != ISSIM_OK) {
+    if (bind_proxy(&s->desc, bodies, body_count, err) != ISSIM_OK) {
         free(s);
         return NULL;
     }

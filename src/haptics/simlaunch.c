@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "issim/haptics.h"
+#include "issim/haptics_device.h"
 
 /* Reads one line from fd within timeout_s. */
 static bool read_line(int fd, char *line, size_t size, double timeout_s) {

@@ -23,7 +23,7 @@
 #include <lapacke.h>
 #include <math.h>
 
-#include "issim/haptics.h"
+#include "issim/haptics_render.h"
 
 IssimStatus haptic_texture_prepare(HapticTexture *tex, IssimError *err) {
     const double *c = tex->cov;

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "haptics_internal.h"
+#include "device_internal.h"
 
 #define USB_EP_IN 0x81
 #define USB_EP_OUT 0x02

@@ -32,7 +32,6 @@
 #include <string.h>
 
 #include "issim/contact.h"
-#include "../thing/thing_internal.h"
 
 /* VM instructions between two calls of the count hook. */
 #define SCENE_HOOK_STEP 1000
@@ -529,7 +528,6 @@ static const char *value_phrase(lua_State *L, int idx) {
  * parser for every type, so "0 0 1" works where {0, 0, 1} does. */
 static void lua_to_prop(lua_State *L, SceneLoad *s, int idx, const PropDef *def, const char *path,
                         int line, PropValue *out) {
-    char msg[400];
     int type = lua_type(L, idx);
     *out = (PropValue){.type = def->type};
     if (type == LUA_TSTRING) {
@@ -537,9 +535,10 @@ static void lua_to_prop(lua_State *L, SceneLoad *s, int idx, const PropDef *def,
         const char *text = lua_tolstring(L, idx, &len);
         if (strlen(text) != len)
             scene_fail(L, s, ISSIM_ERR_INVALID, line, "%s: the text contains a zero byte", path);
-        IssimStatus status = prop_parse_raw(def, text, out, msg, sizeof msg);
+        IssimError parse_err;
+        IssimStatus status = prop_parse_unvalidated(def, text, out, &parse_err);
         if (status != ISSIM_OK)
-            scene_fail(L, s, status, line, "%s: %s", path, msg);
+            scene_fail(L, s, status, line, "%s: %s", path, parse_err.message);
         return;
     }
     bool ok = false;

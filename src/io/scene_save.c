@@ -16,8 +16,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../thing/thing_internal.h"
-
 /* Largest formatted value: 32 points of 3 numbers of up to 24 characters, plus punctuation. */
 #define SCENE_VALUE_MAX 4096
 
@@ -36,6 +34,15 @@ static void write_prop(FILE *f, int depth, const PropDef *def, const PropValue *
     fputc('\n', f);
 }
 
+/* A string as a double-quoted Lua literal, escaped as prop_format writes string values. */
+static void write_lua_string(FILE *f, const char *s) {
+    static const PropDef string_def = {.name = "", .type = PROP_STRING};
+    PropValue v = prop_string(s);
+    char text[SCENE_VALUE_MAX];
+    prop_format(&string_def, &v, true, text, sizeof text);
+    fputs(text, f);
+}
+
 static void write_things(FILE *f, const ThingDb *db, ThingId parent, int depth);
 
 /* One thing table. in_contacts: the thing is in the contacts list (no kind key). */
@@ -45,7 +52,7 @@ static void write_thing(FILE *f, const ThingDb *db, ThingId id, int depth, bool 
     fputs("{\n", f);
     indent(f, depth + 1);
     fputs("name = ", f);
-    prop_write_lua_string(f, thing_name(db, id));
+    write_lua_string(f, thing_name(db, id));
     fputs(",\n", f);
     if (!in_contacts) {
         indent(f, depth + 1);
@@ -59,9 +66,9 @@ static void write_thing(FILE *f, const ThingDb *db, ThingId id, int depth, bool 
         if (material_a >= 0 && material_b >= 0) {
             indent(f, depth + 1);
             fputs("materials = {", f);
-            prop_write_lua_string(f, thing_prop_value(db, id, material_a)->string);
+            write_lua_string(f, thing_prop_value(db, id, material_a)->string);
             fputs(", ", f);
-            prop_write_lua_string(f, thing_prop_value(db, id, material_b)->string);
+            write_lua_string(f, thing_prop_value(db, id, material_b)->string);
             fputs("},\n", f);
         } else {
             material_a = material_b = -1;

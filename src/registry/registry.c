@@ -64,6 +64,18 @@ static void *aligned_calloc(size_t count, size_t size) {
     return p;
 }
 
+/* Process-wide; starts at 1 and skips 0 when it wraps, so no registry issues the null
+ * generation. */
+static atomic_uint_fast32_t registry_serials;
+
+static uint32_t next_serial(void) {
+    uint32_t serial;
+    do
+        serial = (uint32_t)(atomic_fetch_add(&registry_serials, 1) + 1);
+    while (serial == 0);
+    return serial;
+}
+
 Registry *registry_create(const RegistryDesc *desc, IssimError *err) {
     RegistryDesc d = desc ? *desc : registry_desc_default();
     if (d.history_frames < 2 || d.history_frames > REGISTRY_MAX_HISTORY) {
@@ -95,6 +107,7 @@ Registry *registry_create(const RegistryDesc *desc, IssimError *err) {
     if (!reg)
         goto nomem;
     reg->desc = d;
+    reg->serial = next_serial();
     reg->w_last_t = -INFINITY;
     reg->var_names = calloc((size_t)d.max_vars + 1, sizeof *reg->var_names);
     reg->var_units = calloc((size_t)d.max_vars + 1, sizeof *reg->var_units);
@@ -203,6 +216,42 @@ int registry_var_find(const Registry *reg, const char *name) {
         if (strcmp(reg->var_names[i], name) == 0)
             return i;
     return -1;
+}
+
+RegistryVarId registry_var_id_at(const Registry *reg, int var) {
+    return var >= 0 && var < reg->var_count ? (RegistryVarId){var, reg->serial}
+                                            : (RegistryVarId){0, 0};
+}
+
+RegistryVarId registry_var_id(const Registry *reg, const char *name) {
+    return registry_var_id_at(reg, registry_var_find(reg, name));
+}
+
+IssimStatus registry_var_check(const Registry *reg, RegistryVarId id, IssimError *err) {
+    if (registry_var_id_is_null(id))
+        return issim_error_set(err, ISSIM_ERR_RANGE,
+                               "registry: the null variable id names no "
+                               "variable");
+    if (id.generation != reg->serial)
+        return issim_error_set(err, ISSIM_ERR_STALE,
+                               "registry: variable id {index %d, registry %u} is stale: it is from "
+                               "another registry (this is registry %u)",
+                               (int)id.index, (unsigned)id.generation, (unsigned)reg->serial);
+    if (id.index < 0 || id.index >= reg->var_count)
+        return issim_error_set(err, ISSIM_ERR_RANGE,
+                               "registry: variable id {index %d, registry %u}: registry %u has %d "
+                               "variables",
+                               (int)id.index, (unsigned)id.generation, (unsigned)reg->serial,
+                               reg->var_count);
+    return ISSIM_OK;
+}
+
+bool registry_var_valid(const Registry *reg, RegistryVarId id) {
+    return registry_var_check(reg, id, NULL) == ISSIM_OK;
+}
+
+double registry_frame_value(const Registry *reg, const RegistryFrame *frame, RegistryVarId var) {
+    return registry_var_valid(reg, var) && frame->values ? frame->values[var.index] : NAN;
 }
 
 /* ===== Frames: writer side (engine thread) ===== */

@@ -84,6 +84,7 @@ typedef struct SlotCopy {
     _Atomic uint64_t t;
     _Atomic uint64_t count;
     _Atomic uint64_t v[REGISTRY_SLOT_VALUES];
+    _Atomic uint64_t ids[REGISTRY_SLOT_IDS];
 } SlotCopy;
 
 /* A slot: latch of two copies; version = number of writes, copy[version & 1] is current. */
@@ -122,6 +123,7 @@ typedef struct ResultEntry {
 
 struct Registry {
     RegistryDesc desc; /* set-up; edit_capacity already rounded to a power of 2 */
+    uint32_t serial;   /* set-up: this instance's serial, the generation of its RegistryVarIds */
 
     /* Variables (set-up). */
     int var_count;

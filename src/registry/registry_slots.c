@@ -17,7 +17,8 @@
 
 /* ===== Slots ===== */
 
-void registry_slot_write(Registry *reg, RegistrySlotId slot, double t, const double *v, int n) {
+void registry_slot_write_ids(Registry *reg, RegistrySlotId slot, double t, const double *v, int n,
+                             const uint64_t *ids, int n_ids) {
     if ((int)slot < 0 || slot >= REGISTRY_SLOT_COUNT) {
         issim_log(ISSIM_LOG_ERROR, "registry_slot_write: no slot %d", (int)slot);
         return;
@@ -26,6 +27,10 @@ void registry_slot_write(Registry *reg, RegistrySlotId slot, double t, const dou
         n = 0;
     if (n > REGISTRY_SLOT_VALUES)
         n = REGISTRY_SLOT_VALUES;
+    if (n_ids < 0 || !ids)
+        n_ids = 0;
+    if (n_ids > REGISTRY_SLOT_IDS)
+        n_ids = REGISTRY_SLOT_IDS;
     SlotLatch *latch = &reg->slots[slot];
     uint64_t version = atomic_load_explicit(&latch->version, memory_order_relaxed) + 1;
     SlotCopy *c = &latch->copy[version & 1];
@@ -33,7 +38,13 @@ void registry_slot_write(Registry *reg, RegistrySlotId slot, double t, const dou
     registry_put(&c->count, version);
     for (int i = 0; i < REGISTRY_SLOT_VALUES; i++)
         registry_store_f64(&c->v[i], i < n ? v[i] : 0.0);
+    for (int i = 0; i < REGISTRY_SLOT_IDS; i++)
+        registry_put(&c->ids[i], i < n_ids ? ids[i] : 0);
     atomic_store_explicit(&latch->version, version, memory_order_release);
+}
+
+void registry_slot_write(Registry *reg, RegistrySlotId slot, double t, const double *v, int n) {
+    registry_slot_write_ids(reg, slot, t, v, n, NULL, 0);
 }
 
 void registry_slot_read(const Registry *reg, RegistrySlotId slot, RegistrySlot *out) {
@@ -50,6 +61,8 @@ void registry_slot_read(const Registry *reg, RegistrySlotId slot, RegistrySlot *
         out->count = registry_get(&c->count);
         for (int i = 0; i < REGISTRY_SLOT_VALUES; i++)
             out->v[i] = registry_load_f64(&c->v[i]);
+        for (int i = 0; i < REGISTRY_SLOT_IDS; i++)
+            out->ids[i] = registry_get(&c->ids[i]);
         if (atomic_load_explicit(&latch->version, memory_order_relaxed) == version)
             return;
     }

@@ -127,8 +127,17 @@ Engine *sim_engine(Sim *sim) {
 
 /* ===== Impacts from contact events ===== */
 
+/* Events and impacts number bodies by the engine's own index; the session owns its engine, so
+ * it turns such an index into the engine's id here. */
+static EngineBodyState body_state(const Sim *sim, int body) {
+    return engine_body_state(sim->engine, engine_body_id(sim->engine, body));
+}
+static const char *body_name(const Sim *sim, int body) {
+    return engine_body_name(sim->engine, engine_body_id(sim->engine, body));
+}
+
 static double normal_velocity(const Sim *sim, int body, Vec3 normal) {
-    return vec3_dot(engine_body_state(sim->engine, body).vel, normal);
+    return vec3_dot(body_state(sim, body).vel, normal);
 }
 
 static Vec3 obstacle_normal(const Sim *sim, int obstacle) {
@@ -149,7 +158,7 @@ static double ballistic_apex(const Sim *sim, int body, Vec3 normal, double v_out
     const ThingDb *db = engine_thingdb(sim->engine);
     Vec3 g = thing_vec3(db, thingdb_find_kind(db, THING_UNIVERSE), "gravity");
     double g_n = -vec3_dot(g, normal);
-    double h = vec3_dot(engine_body_state(sim->engine, body).pos, normal);
+    double h = vec3_dot(body_state(sim, body).pos, normal);
     if (!(g_n > 0.0))
         return NAN;
     return h + (v_out > 0.0 ? v_out * v_out / (2.0 * g_n) : 0.0);
@@ -291,7 +300,7 @@ IssimStatus sim_run_headless(Sim *sim, SimSummary *sum, IssimError *err) {
     for (int b = 0; b < SIM_MAX_BODIES; b++)
         sim->tracks[b] = (SimBodyTrack){.impact = -1};
     if (engine_body_count(e) > 0) {
-        sum->drop_height = vec3_dot(engine_body_state(e, 0).pos, obstacle_normal(sim, 0));
+        sum->drop_height = vec3_dot(body_state(sim, 0).pos, obstacle_normal(sim, 0));
     }
     Recorder *rec = NULL;
     if (sim->options.record_path) {
@@ -349,11 +358,11 @@ IssimStatus sim_run_headless(Sim *sim, SimSummary *sum, IssimError *err) {
 static void print_impact(const Sim *sim, int i, const SimImpact *im, FILE *out) {
     if (im->t_end > 0)
         fprintf(out, "  %3d  %-10s %10.6f %10.4f %11.6f %11.6f %11.6f %12.4f %8d\n", i + 1,
-                engine_body_name(sim->engine, im->body), im->t_begin, im->v_in, im->v_out,
-                im->restitution, im->apex, 1e3 * (im->t_end - im->t_begin), im->contacts);
+                body_name(sim, im->body), im->t_begin, im->v_in, im->v_out, im->restitution,
+                im->apex, 1e3 * (im->t_end - im->t_begin), im->contacts);
     else
         fprintf(out, "  %3d  %-10s %10.6f %10.4f   (still in contact at the end)\n", i + 1,
-                engine_body_name(sim->engine, im->body), im->t_begin, im->v_in);
+                body_name(sim, im->body), im->t_begin, im->v_in);
 }
 
 void sim_print_summary(const Sim *sim, const SimSummary *sum, FILE *out) {

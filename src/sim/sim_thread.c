@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "issim/haptics.h"
+#include "issim/haptics_servo.h"
 #include "sim_internal.h"
 
 static double clock_value_locked(const Sim *sim, double wall) {
@@ -155,38 +155,55 @@ static bool handle_edits(Sim *sim, double *frame_values) {
     return any;
 }
 
+/* The body of a packed id another thread wrote into a slot, if this engine issued it; else the
+ * null id. A refused id is logged once (*refused remembers it), not at every step. */
+static EngineBodyId slot_body(Sim *sim, const char *what, uint64_t packed, uint64_t *refused) {
+    EngineBodyId id = engine_body_id_unpack(packed);
+    IssimError err;
+    if (packed == 0 || engine_body_check(sim->engine, id, &err) == ISSIM_OK) {
+        *refused = 0;
+        return id;
+    }
+    if (*refused != packed)
+        issim_log(ISSIM_LOG_WARN, "%s ignored: %s", what, err.message);
+    *refused = packed;
+    return engine_body_id_null();
+}
+
 /* Haptic coupling hook (issue 6, docs/haptics.md). The servo publishes the handle's world
  * point, the proxy body and the coupling gains in REGISTRY_SLOT_HANDLE; before each step the
  * engine applies the spring/damper force of that slot to the proxy (the servo renders the
  * opposite force on the handle). A slot older than 0.1 s of wall time (servo stopped), a
- * proxy index out of range or zero gains (motors off, stall fade) remove the force. Returns the
- * body that now carries a coupling force, or -1. The force is piecewise constant per step: the
- * engine restarts its integrator when it changes (engine_set_applied_wrench). */
-static int apply_haptic_coupling(Sim *sim, int coupled_body) {
+ * proxy id this engine did not issue or zero gains (motors off, stall fade) remove the force.
+ * Returns the body that now carries a coupling force, or the null id. The force is piecewise
+ * constant per step: the engine restarts its integrator when it changes
+ * (engine_set_applied_wrench). */
+static EngineBodyId apply_haptic_coupling(Sim *sim, EngineBodyId coupled, uint64_t *refused) {
     Engine *e = sim->engine;
     RegistrySlot h;
     registry_slot_read(sim->registry, REGISTRY_SLOT_HANDLE, &h);
-    int body = h.count > 0 ? (int)h.v[HAPTIC_HANDLE_PROXY_BODY] : -1;
+    EngineBodyId body =
+        slot_body(sim, "haptic coupling", h.ids[HAPTIC_HANDLE_ID_PROXY_BODY], refused);
     Vec3 force = {0, 0, 0}, zero = {0, 0, 0};
-    if (body >= 0 && body < engine_body_count(e)) {
+    if (!engine_body_id_is_null(body)) {
         EngineBodyState s = engine_body_state(e, body);
         if (!haptic_coupling_engine_force(&h, s.pos, s.vel, issim_wall_time(), 0.1, &force))
-            body = -1;
-    } else {
-        body = -1;
+            body = engine_body_id_null();
     }
-    if (coupled_body >= 0 && coupled_body != body)
-        engine_set_applied_wrench(e, coupled_body, zero, zero, NULL);
-    if (body >= 0 && engine_set_applied_wrench(e, body, force, zero, NULL) != ISSIM_OK)
-        body = -1;
+    if (!engine_body_id_is_null(coupled) && !engine_body_id_equal(coupled, body))
+        engine_set_applied_wrench(e, coupled, zero, zero, NULL);
+    if (!engine_body_id_is_null(body) &&
+        engine_set_applied_wrench(e, body, force, zero, NULL) != ISSIM_OK)
+        body = engine_body_id_null();
     return body;
 }
 
 /* The display's drag spring (REGISTRY_SLOT_POINTER), as the engine thread last read it. */
 typedef struct DragState {
-    uint64_t seen; /* slot write count already handled */
+    uint64_t seen;    /* slot write count already handled */
+    uint64_t refused; /* the body id last refused (logged once) */
     bool active;
-    int body;
+    EngineBodyId body;
     Vec3 anchor, target;
     double stiffness, damping;
 } DragState;
@@ -199,9 +216,10 @@ static bool read_pointer(Sim *sim, DragState *drag) {
     drag->seen = slot.count;
     bool was_active = drag->active;
     const double *v = slot.v;
-    int body = (int)v[SIM_POINTER_BODY];
-    drag->active =
-        v[SIM_POINTER_DRAGGING] > 0.5 && body >= 0 && body < engine_body_count(sim->engine);
+    EngineBodyId body = v[SIM_POINTER_DRAGGING] > 0.5
+                            ? slot_body(sim, "drag", slot.ids[SIM_POINTER_ID_BODY], &drag->refused)
+                            : engine_body_id_null();
+    drag->active = !engine_body_id_is_null(body);
     drag->body = body;
     drag->anchor =
         (Vec3){v[SIM_POINTER_ANCHOR_X], v[SIM_POINTER_ANCHOR_X + 1], v[SIM_POINTER_ANCHOR_X + 2]};
@@ -214,10 +232,10 @@ static bool read_pointer(Sim *sim, DragState *drag) {
 
 /* Spring and damper from the current state: re-evaluated before every step, so the pull is
  * piecewise constant over one output step only. */
-static void apply_drag(Sim *sim, const DragState *drag, int released_body) {
+static void apply_drag(Sim *sim, const DragState *drag, EngineBodyId released_body) {
     IssimError err;
     Vec3 zero = {0, 0, 0};
-    if (released_body >= 0)
+    if (!engine_body_id_is_null(released_body))
         engine_set_applied_wrench(sim->engine, released_body, zero, zero, &err);
     if (!drag->active)
         return;
@@ -237,19 +255,21 @@ static void *engine_thread(void *arg) {
     double *frame_values = calloc((size_t)engine_var_count(e), sizeof(double));
     uint64_t resets = 0;
     bool failed = false;
-    DragState drag = {.body = -1};
-    int coupled_body = -1; /* the haptic proxy carrying a coupling force */
+    DragState drag = {.active = false};
+    EngineBodyId coupled_body = engine_body_id_null(); /* the proxy carrying a coupling force */
+    uint64_t refused_proxy = 0; /* the HANDLE slot's proxy id last refused (logged once) */
     publish_frame(sim, 0.0, resets);
     while (frame_values && !atomic_load(&sim->stop_requested)) {
-        int dragged_before = drag.active ? drag.body : -1;
+        EngineBodyId dragged_before = drag.active ? drag.body : engine_body_id_null();
         bool pointer_changed = read_pointer(sim, &drag);
         bool edited = handle_edits(sim, frame_values);
         bool rewind = atomic_exchange(&sim->reset_requested, false);
         if ((pointer_changed || rewind) && !edited)
             reset_to_display_time(sim, frame_values);
         if (pointer_changed) {
-            bool released = dragged_before >= 0 && (!drag.active || dragged_before != drag.body);
-            apply_drag(sim, &drag, released ? dragged_before : -1);
+            bool released = !engine_body_id_is_null(dragged_before) &&
+                            (!drag.active || !engine_body_id_equal(dragged_before, drag.body));
+            apply_drag(sim, &drag, released ? dragged_before : engine_body_id_null());
         }
         if (edited || pointer_changed || rewind) {
             resets++;
@@ -264,9 +284,9 @@ static void *engine_thread(void *arg) {
             IssimError err;
             /* Both set a body's applied wrench; a proxy dragged with the mouse follows the
              * mouse (the drag is applied last). */
-            coupled_body = apply_haptic_coupling(sim, coupled_body);
+            coupled_body = apply_haptic_coupling(sim, coupled_body, &refused_proxy);
             if (drag.active)
-                apply_drag(sim, &drag, -1);
+                apply_drag(sim, &drag, engine_body_id_null());
             if (engine_step(e, &err) != ISSIM_OK) {
                 /* The last good state stays published; an edit may repair the scene. */
                 issim_log(ISSIM_LOG_ERROR, "%s", err.message);

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -106,35 +107,6 @@ void prop_format_number(double x, bool lua_syntax, char *buf, size_t size) {
     }
 }
 
-void prop_write_lua_string(FILE *f, const char *s) {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"':
-            fputs("\\\"", f);
-            break;
-        case '\\':
-            fputs("\\\\", f);
-            break;
-        case '\n':
-            fputs("\\n", f);
-            break;
-        case '\r':
-            fputs("\\r", f);
-            break;
-        case '\t':
-            fputs("\\t", f);
-            break;
-        default:
-            if (*p < 32 || *p == 127)
-                fprintf(f, "\\%03d", *p);
-            else
-                fputc(*p, f);
-        }
-    }
-    fputc('"', f);
-}
-
 /* Appends formatted text to buf at *used, never overflowing. */
 static void append(char *buf, size_t size, size_t *used, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -168,7 +140,7 @@ static void append_vector(char *buf, size_t size, size_t *used, const double *x,
     append(buf, size, used, "}");
 }
 
-/* Lua string literal into a buffer (the FILE-free twin of prop_write_lua_string). */
+/* Lua string literal into a buffer. */
 static void append_lua_string(char *buf, size_t size, size_t *used, const char *s) {
     append(buf, size, used, "\"");
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -703,6 +675,13 @@ IssimStatus prop_parse_raw(const PropDef *def, const char *text, PropValue *out,
         break;
     }
     return ISSIM_OK;
+}
+
+IssimStatus prop_parse_unvalidated(const PropDef *def, const char *text, PropValue *out,
+                                   IssimError *err) {
+    char msg[400];
+    IssimStatus status = prop_parse_raw(def, text, out, msg, sizeof msg);
+    return status == ISSIM_OK ? ISSIM_OK : issim_error_set(err, status, "%s", msg);
 }
 
 IssimStatus prop_parse(const PropDef *def, const char *text, PropValue *out, IssimError *err) {

@@ -1,4 +1,4 @@
-/* Private helpers of the thing module, shared with the scene reader and writer (src/io).
+/* Private helpers of the thing module (prop.c, schema.c, thingdb.c).
  *
  * Validation and parse messages are built in two parts: a body that starts with the value
  * ("-1 kg is out of range: must be > 0") and a prefix chosen by the caller: "mass = " for
@@ -6,8 +6,6 @@
  */
 #ifndef ISSIM_THING_INTERNAL_H
 #define ISSIM_THING_INTERNAL_H
-
-#include <stdio.h>
 
 #include "issim/thing.h"
 
@@ -26,16 +24,10 @@ PropValue prop_canonical(const PropValue *v);
 /* Shortest %.{15,16,17}g text that reads back to exactly x; Lua expressions for non-finite
  * values when lua_syntax ("1/0", "0/0"). */
 void prop_format_number(double x, bool lua_syntax, char *buf, size_t size);
-/* Writes s as a double-quoted Lua string literal. */
-void prop_write_lua_string(FILE *f, const char *s);
-/* Human-readable name of a type for messages: "a real number", "a vector {x, y, z}". */
-const char *prop_type_phrase(PropType type);
 /* Comma-separated enum names ("bdf, adams, rk4") into buf. */
 void prop_enum_list(const PropDef *def, char *buf, size_t size);
 
 /* true if name matches [A-Za-z_][A-Za-z0-9_]* and is at most THING_NAME_MAX bytes. */
 bool thing_name_valid(const char *name);
-/* Comma-separated property names of a thing ("mass, inertia, ...") into buf. */
-void thing_prop_list(const ThingDb *db, ThingId id, char *buf, size_t size);
 
 #endif

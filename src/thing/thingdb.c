@@ -9,6 +9,7 @@
 #include "thing_internal.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "issim/bar_drop.h"
 #include "issim/engine.h"
 #include "issim/io.h"
 

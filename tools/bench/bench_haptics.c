@@ -22,7 +22,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "issim/haptics.h"
+#include "issim/haptics_device.h"
+#include "issim/haptics_pantograph.h"
+#include "issim/haptics_render.h"
+#include "issim/haptics_servo.h"
 #include "issim/sim.h"
 
 static void nap(double s) {
@@ -41,6 +44,13 @@ static Registry *proxy_registry(void) {
     return reg;
 }
 
+/* Couples d to the proxy "p" of proxy_registry(). No engine reads the HANDLE slot here, so the
+ * body id only has to be non-null. */
+static void couple_to_p(HapticServoDesc *d) {
+    issim_strlcpy(d->coupling.proxy, "p", sizeof d->coupling.proxy);
+    d->coupling.proxy_body = engine_body_id_pack((EngineBodyId){0, 1});
+}
+
 static HapticServoDesc edge_desc(const PantographConfig *c) {
     HapticServoDesc d = haptic_servo_desc_default();
     HapticVec2 centre = pantograph_workspace_centre(c);
@@ -55,8 +65,7 @@ static HapticServoDesc edge_desc(const PantographConfig *c) {
                         .friction_speed = 0.01,
                         .has_texture = true,
                         .texture = {.cov = {0.0625, 0.012, 0.012, 0.0144}, .epsilon = 0.005}};
-    d.coupling.proxy_body = 0;
-    d.coupling.proxy_var = 0;
+    couple_to_p(&d);
     return d;
 }
 
@@ -136,8 +145,8 @@ static int bench_lateness(double rate, bool fifo, double seconds) {
     HapticServoDesc d = haptic_servo_desc_default();
     char proxy[64];
     haptic_scene_load("scenes/pantograph_push.lua", &d, proxy, sizeof proxy, &err);
-    d.coupling.proxy_body = 0;
-    d.coupling.proxy_var = registry_var_find(sim_registry(sim), "proxy.pos.x");
+    issim_strlcpy(d.coupling.proxy, proxy, sizeof d.coupling.proxy);
+    d.coupling.proxy_body = engine_body_id_pack(engine_body_find(sim_engine(sim), proxy));
     d.rate_hz = rate;
     d.realtime = fifo;
     char spec[200];
@@ -260,8 +269,7 @@ static int bench_stall(void) {
     for (int run = 0; run < RUNS; run++) {
         Registry *reg = proxy_registry();
         HapticServoDesc d = haptic_servo_desc_default();
-        d.coupling.proxy_body = 0;
-        d.coupling.proxy_var = 0;
+        couple_to_p(&d);
         d.coupling.stiffness = 100;
         HapticServo *servo =
             haptic_servo_create(haptic_device_open(spec, &c, &err), &c, &d, reg, &err);

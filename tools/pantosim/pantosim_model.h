@@ -3,7 +3,8 @@
 #ifndef PANTOSIM_MODEL_H
 #define PANTOSIM_MODEL_H
 
-#include "issim/haptics.h"
+#include "issim/haptics_device.h"
+#include "issim/haptics_pantograph.h"
 
 typedef enum HandKind { HAND_FREE, HAND_HOLD, HAND_CIRCLE } HandKind;
 

@@ -1,8 +1,8 @@
-/* Private to src/haptics: the device back-end table and shared helpers. */
-#ifndef ISSIM_HAPTICS_INTERNAL_H
-#define ISSIM_HAPTICS_INTERNAL_H
+/* Private to src/haptics: the device back-end table (device.c, serial.c, usb.c, playback.c). */
+#ifndef ISSIM_HAPTICS_DEVICE_INTERNAL_H
+#define ISSIM_HAPTICS_DEVICE_INTERNAL_H
 
-#include "issim/haptics.h"
+#include "issim/haptics_device.h"
 
 typedef struct HapticDeviceOps {
     IssimStatus (*read)(HapticDevice *dev, double timeout_s, IssimError *err);
@@ -43,27 +43,3 @@ HapticDevice *haptic_playback_open(const char *path, const PantographConfig *con
 #define HAPTIC_USB_PID 0x7050
 
 #endif
-
-/* ----- coupling.c: the servo's side of the virtual coupling ----- */
-
-typedef struct CouplingState {
-    double *frame_values; /* registry_var_count doubles, allocated at servo creation */
-    uint64_t last_index;
-    double last_change_wall;
-    bool have_frame;
-    bool stalled;
-    uint64_t stalls;
-    double fade; /* 1 live, ramps to 0 after a stall */
-    /* 0 with the motors off, ramps to 1 over engage_s once they are asked on */
-    double engage, engaged_since;
-    bool engaging;
-    Vec3 handle_world, handle_world_vel;
-} CouplingState;
-
-/* Ramp-in of the coupling after the motors are asked on (wanted: enabled and no emergency
- * stop); the servo calls it every period before haptic_coupling_servo_force. */
-void haptic_coupling_engage(const HapticCoupling *c, CouplingState *cs, bool wanted, double now);
-/* Force on the handle (device frame, N) from the coupling spring to the newest proxy state;
- * updates the stall watchdog. */
-void haptic_coupling_servo_force(const HapticCoupling *c, CouplingState *cs, const Registry *reg,
-                                 const HapticKinematics *k, double now, double force[2]);

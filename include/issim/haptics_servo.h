@@ -1,0 +1,221 @@
+/* issim haptics, servo: the absolute-deadline thread that reads the device, solves the
+ * kinematics, computes the force (constant + local surfaces + the virtual coupling to an engine
+ * proxy), applies the safety chain and writes the D/A values (000 B.4.1, B.7; 004 ch. 2-3); the
+ * layouts of the registry slots it writes (HANDLE, SERVO_STATS); the engine side of the
+ * coupling; a scene's `haptics` table; and sessions, which put a device, its servo and a
+ * scene's table together for `issim device` and the GUI.
+ *
+ * Threading: a running servo owns its device, kinematics and force models; other threads talk
+ * to it only through the registry (REGISTRY_SLOT_HANDLE and REGISTRY_SLOT_SERVO_STATS, written by
+ * the servo only) and through haptic_servo_enable / haptic_servo_emergency_stop /
+ * haptic_servo_stop, which only store atomics. The servo reads the registry (never takes a
+ * lock) and writes its own slots. Everything else is single-threaded (one owner at a time); a
+ * session has one controlling thread (the CLI's main thread, or the display).
+ */
+#ifndef ISSIM_HAPTICS_SERVO_H
+#define ISSIM_HAPTICS_SERVO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "issim/core.h"
+#include "issim/haptics_device.h"
+#include "issim/haptics_pantograph.h"
+#include "issim/haptics_render.h"
+#include "issim/math.h"
+#include "issim/registry.h"
+
+/* ===== Registry slots written by the servo ===== */
+
+/* Indices into REGISTRY_SLOT_HANDLE.ids (writer: servo, with the values below). */
+enum {
+    HAPTIC_HANDLE_ID_PROXY_BODY, /* the coupled proxy: packed EngineBodyId, 0 when none */
+    HAPTIC_HANDLE_ID_COUNT
+};
+
+/* Indices into REGISTRY_SLOT_HANDLE.v (writer: servo; t = wall time). */
+enum {
+    HAPTIC_HANDLE_X, /* device frame, m */
+    HAPTIC_HANDLE_Y,
+    HAPTIC_HANDLE_VX, /* m/s */
+    HAPTIC_HANDLE_VY,
+    HAPTIC_HANDLE_FX, /* force rendered on the handle, N (after every limit) */
+    HAPTIC_HANDLE_FY,
+    HAPTIC_HANDLE_WORLD_X, /* handle mapped to the world (coupling), m */
+    HAPTIC_HANDLE_WORLD_Y,
+    HAPTIC_HANDLE_WORLD_Z,
+    HAPTIC_HANDLE_WORLD_VX,
+    HAPTIC_HANDLE_WORLD_VY,
+    HAPTIC_HANDLE_COUPLING_K, /* world N/m, already multiplied by the stall fade */
+    HAPTIC_HANDLE_COUPLING_B, /* world N s/m, same */
+    HAPTIC_HANDLE_ENABLED,    /* 1 when the motors are enabled and powered */
+    HAPTIC_HANDLE_LIMITS,     /* HAPTIC_LIMIT_* of this period */
+    HAPTIC_HANDLE_DEVICE_STATUS,
+    HAPTIC_HANDLE_Q1,
+    HAPTIC_HANDLE_Q5,
+    HAPTIC_HANDLE_COUNT
+};
+
+/* Indices into REGISTRY_SLOT_SERVO_STATS.v (writer: servo; t = wall time). */
+enum {
+    HAPTIC_STAT_RATE_HZ,     /* configured rate */
+    HAPTIC_STAT_MEASURED_HZ, /* periods per wall second over the run */
+    HAPTIC_STAT_PERIODS,
+    HAPTIC_STAT_LATENESS_P50_US, /* wake-up lateness after the absolute deadline */
+    HAPTIC_STAT_LATENESS_P99_US,
+    HAPTIC_STAT_LATENESS_P999_US,
+    HAPTIC_STAT_LATENESS_MAX_US,
+    HAPTIC_STAT_OVERRUNS,        /* periods whose deadline was missed by a whole period */
+    HAPTIC_STAT_COMPUTE_MEAN_US, /* read to write, us */
+    HAPTIC_STAT_COMPUTE_MAX_US,
+    HAPTIC_STAT_FIFO,        /* 1 when running SCHED_FIFO */
+    HAPTIC_STAT_STALE_READS, /* periods without a new device frame */
+    HAPTIC_STAT_DEVICE_ERRORS,
+    HAPTIC_STAT_STATE,            /* HapticServoState */
+    HAPTIC_STAT_ENGINE_STALLS,    /* host watchdog trips */
+    HAPTIC_STAT_FORCE_LIMITED,    /* periods with a force/torque/workspace limit active */
+    HAPTIC_STAT_MISSED_DEADLINES, /* deadlines skipped by overruns (periods + missed = elapsed
+                                     deadlines) */
+    HAPTIC_STAT_COUNT
+};
+
+/* ===== Servo ===== */
+
+typedef enum HapticServoState {
+    HAPTIC_SERVO_IDLE,    /* not started */
+    HAPTIC_SERVO_RUNNING, /* motors may be enabled */
+    HAPTIC_SERVO_SAFE,    /* device error or emergency stop: zero force, motors disabled */
+    HAPTIC_SERVO_STOPPED,
+} HapticServoState;
+
+#define HAPTIC_MAX_SURFACES 16
+
+typedef struct HapticServoDesc {
+    double rate_hz;        /* 1000 default; 4000+ allowed */
+    bool realtime;         /* try SCHED_FIFO (warning when refused) */
+    int fifo_priority;     /* 80 */
+    double max_force_step; /* N per period: larger jumps are slewed (late periods, onsets) */
+    uint64_t seed;         /* texture random source */
+    int surface_count;
+    HapticSurface surfaces[HAPTIC_MAX_SURFACES];
+    HapticCoupling coupling;
+    HapticVec2 constant_force; /* N on the handle (tests, bench) */
+} HapticServoDesc;
+
+HapticServoDesc haptic_servo_desc_default(void);
+
+typedef struct HapticServo HapticServo;
+
+/* Takes ownership of dev (closed by haptic_servo_destroy, or at once when creation fails). A NULL
+ * dev returns NULL with err untouched, so haptic_servo_create(haptic_device_open(...), ...)
+ * reports the open's error. reg is Nullable and Borrowed: the servo then reads the proxy from
+ * its frames and writes the HANDLE and SERVO_STATS slots. The coupling's proxy variables are
+ * looked up in reg here, once (ISSIM_ERR_NOT_FOUND naming a missing one; ISSIM_ERR_INVALID for
+ * a coupling with a proxy name but no body id, or the reverse). Thread: the creator. */
+HapticServo *haptic_servo_create(HapticDevice *dev, const PantographConfig *config,
+                                 const HapticServoDesc *desc, Registry *reg, IssimError *err);
+void haptic_servo_destroy(HapticServo *servo);
+/* One servo period at wall time now (the thread calls this at each deadline; tests may call it
+ * directly without a thread). Returns false once the servo went to its safe state. */
+bool haptic_servo_period(HapticServo *servo, double now);
+/* Starts the absolute-deadline thread. */
+IssimStatus haptic_servo_start(HapticServo *servo, IssimError *err);
+/* Stops and joins it; the last command sent has the motors disabled. Idempotent. */
+void haptic_servo_stop(HapticServo *servo);
+/* Thread: any. Motors stay disabled until enabled (and after an emergency stop until
+ * re-enabled). */
+void haptic_servo_enable(HapticServo *servo, bool enable);
+void haptic_servo_emergency_stop(HapticServo *servo);
+HapticServoState haptic_servo_state(const HapticServo *servo);
+/* Thread: servo or after stop. Borrowed. */
+const HapticKinematics *haptic_servo_kinematics(const HapticServo *servo);
+/* The message of the error that sent the servo to its safe state ("" if none). Thread: after
+ * haptic_servo_stop or from the servo. */
+const char *haptic_servo_error(const HapticServo *servo);
+/* Fills v[HAPTIC_STAT_COUNT] with the current statistics (what SERVO_STATS holds). Thread:
+ * after stop, or the servo. */
+void haptic_servo_stats(const HapticServo *servo, double v[HAPTIC_STAT_COUNT]);
+/* The handle force rendered by the last period (after every limit), N. Thread: servo, or after
+ * stop. */
+HapticVec2 haptic_servo_force(const HapticServo *servo);
+
+/* ===== Engine side of the coupling (engine thread) ===== */
+
+/* The hook sim_thread.c calls before each engine step: from the HANDLE slot (if written in the
+ * last max_age_s of wall time and coupling is on) the spring/damper force between the handle's
+ * world point and the proxy, in x and y, as a world force on the proxy. Returns false (force
+ * zero) when there is no live coupling (no proxy id, zero gains, an old slot). The caller has
+ * checked the slot's proxy id against its engine (engine_body_valid) and passes that body's
+ * state. Thread: engine. */
+bool haptic_coupling_engine_force(const RegistrySlot *handle, Vec3 proxy_pos, Vec3 proxy_vel,
+                                  double now_wall, double max_age_s, Vec3 *force);
+
+/* ===== Scenes ===== */
+
+/* Reads the optional global `haptics` table a scene file sets (scenes/pantograph_*.lua; the
+ * scene loader ignores globals): surfaces, textures, coupling. Missing table: desc unchanged.
+ * Errors name the file and the key. */
+IssimStatus haptic_scene_load(const char *scene_path, HapticServoDesc *desc, char *proxy_name,
+                              size_t proxy_name_size, IssimError *err);
+/* The same, and *found tells whether the scene sets a `haptics` table at all (Nullable). */
+IssimStatus haptic_scene_read(const char *scene_path, HapticServoDesc *desc, char *proxy_name,
+                              size_t proxy_name_size, bool *found, IssimError *err);
+
+/* ===== Sessions: a device, its servo and a scene's haptics table =====
+ * What `issim device` and the GUI (`issim run SCENE --device ...`) both do to put a device on
+ * a scene: read the scene's haptics table, bind its proxy to an engine body, start the simulated
+ * pantograph for "sim", open the device, create the servo on the session's registry.
+ * Thread: one controlling thread (CLI main, or the display); the servo runs in its own thread
+ * between haptic_session_start and haptic_session_stop. */
+
+#define HAPTIC_SESSION_MAX_SIM_ARGS 16
+
+typedef struct HapticSessionDesc {
+    const char *device; /* Borrowed: "sim", "usb[:VID:PID]", "serial:PATH", "playback:FILE" */
+    const char *simulator_args[HAPTIC_SESSION_MAX_SIM_ARGS + 1]; /* Borrowed, NULL-terminated:
+                                                   extra issim-pantosim arguments (sim only) */
+    HapticServoDesc servo; /* rate, realtime, plus what the scene's haptics table sets */
+    char proxy[64];        /* the coupled body the table names, or "" */
+    bool has_table;        /* the scene sets a haptics table */
+} HapticSessionDesc;
+
+/* device, the default servo description, no simulator arguments. */
+HapticSessionDesc haptic_session_desc_default(const char *device);
+/* Reads scene_path's haptics table into d (servo surfaces and coupling, proxy, has_table);
+ * errors name the file and the key. */
+IssimStatus haptic_session_desc_load(HapticSessionDesc *d, const char *scene_path, IssimError *err);
+
+typedef struct HapticSession HapticSession;
+
+/* An engine body a session may couple to, as the caller took it from the session's engine
+ * before the engine thread started (engine_body_id, engine_body_name). */
+typedef struct HapticSceneBody {
+    const char *name; /* its thing path; Borrowed during haptic_session_open */
+    uint64_t id;      /* its packed EngineBodyId (engine_body_id_pack) */
+} HapticSceneBody;
+
+/* Binds d->proxy to the body of that name among bodies[0 .. body_count) (the coupling's proxy
+ * and proxy_body), starts the simulator for "sim", opens the device (motors disabled) and
+ * creates the servo on reg (Borrowed: it must outlive the session). Does not start the servo.
+ * NULL with err set on any failure (ISSIM_ERR_NOT_FOUND naming a proxy that is not a body of
+ * the scene), everything already started undone. */
+HapticSession *haptic_session_open(const HapticSessionDesc *d, const HapticSceneBody *bodies,
+                                   int body_count, Registry *reg, IssimError *err);
+/* Starts the servo thread. */
+IssimStatus haptic_session_start(HapticSession *s, IssimError *err);
+/* Stops and joins the servo (motors disabled), then stops the simulator (its summary is kept).
+ * Idempotent. */
+void haptic_session_stop(HapticSession *s);
+/* Stops and frees everything; NULL is fine. */
+void haptic_session_destroy(HapticSession *s);
+/* Borrowed, valid until destroy. */
+HapticServo *haptic_session_servo(HapticSession *s);
+/* The device's capabilities, taken at open ("serial /dev/pts/3", rate, watchdog...). */
+HapticDeviceCaps haptic_session_caps(const HapticSession *s);
+/* The simulator process of a "sim" session, else NULL. Borrowed. */
+const HapticSimulator *haptic_session_simulator(const HapticSession *s);
+/* The description the session was opened with (proxy bound: coupling.proxy, proxy_body). */
+const HapticSessionDesc *haptic_session_desc(const HapticSession *s);
+
+#endif
