@@ -464,6 +464,194 @@ static void test_register_rejects_bad_classes(void **state) {
     assert_string_equal(contact_model_class(again)->name, "test_memory");
 }
 
+/* ===== Reduced pairs: the welded reference model ===== */
+
+/* A box settles on the floor through the force law; once still it enters the reduced form (held
+ * by the obstacle), stays exactly put, and leaves when a force pulls it off. */
+static const char *held_box_source =
+    "return { name = 'held_box',\n"
+    "  universe = { gravity = {0, 0, -9.81}, integrator = 'bdf', dt = 1e-3,\n"
+    "               rtol = 1e-9, atol = 1e-11 },\n"
+    "  things = {\n"
+    "    { name = 'box', kind = 'body', shape = 'box', half_extents = {0.05, 0.05, 0.05},\n"
+    "      mass = 1, inertia = {1.667e-3, 1.667e-3, 1.667e-3}, pos = {0, 0, 0.052},\n"
+    "      material = 'box' },\n"
+    "    { name = 'floor', kind = 'obstacle', shape = 'plane', normal = {0, 0, 1},\n"
+    "      offset = 0, material = 'floor' } },\n"
+    "  contacts = { { name = 'box_floor', materials = {'box', 'floor'}, resolver = 'reduced',\n"
+    "    model = 'spring_damper', stiffness = 1e5, restitution = 0.2,\n"
+    "    velocity_tolerance = 1e-3 } } }\n";
+
+static void test_reduced_pair_holds_and_releases(void **state) {
+    (void)state;
+    Engine *e = engine_from_source(held_box_source);
+    IssimError err = {0};
+    EngineBodyId box = engine_body_id(e, 0);
+    int i = 0;
+    while (engine_stats(e).reduced_entries == 0 && i < 3000)
+        assert_int_equal(engine_advance(e, ++i * 1e-3, &err), ISSIM_OK);
+    assert_int_equal(engine_stats(e).reduced_entries, 1);
+    assert_int_equal(engine_reduced_pair_count(e), 1);
+    double t_entry = engine_time(e);
+    EngineBodyState held = engine_body_state(e, box);
+    for (int k = 0; k < 500; k++) {
+        assert_int_equal(engine_advance(e, ++i * 1e-3, &err), ISSIM_OK);
+        EngineBodyState now = engine_body_state(e, box);
+        assert_memory_equal(&now.pos, &held.pos, sizeof held.pos); /* exactly held */
+    }
+    /* 30 N up on 1 kg: the floor would have to pull, so the pair separates. */
+    assert_int_equal(engine_apply_edit(e, "box.force", "0 0 30", &err), ISSIM_OK);
+    assert_int_equal(engine_advance(e, ++i * 1e-3, &err), ISSIM_OK);
+    assert_int_equal(engine_stats(e).reduced_exits, 1);
+    assert_int_equal(engine_reduced_pair_count(e), 0);
+    for (int k = 0; k < 100; k++)
+        assert_int_equal(engine_advance(e, ++i * 1e-3, &err), ISSIM_OK);
+    EngineBodyState up = engine_body_state(e, box);
+    printf("held box: entered at t = %.3f s, held for 0.5 s at z = %.9f; released, z = %.6f "
+           "after 0.1 s (free: %.6f)\n",
+           t_entry, held.pos.z, up.pos.z, held.pos.z + 0.5 * (30 - 9.81) * 0.1 * 0.1);
+    /* Released from rest with a = 20.19 m/s^2: 0.101 m in 0.1 s (the contact lets go within a
+     * step, so to 2 mm). */
+    assert_near(up.pos.z - held.pos.z, 0.5 * (30 - 9.81) * 0.01, 2e-3);
+    engine_destroy(e);
+}
+
+/* Box A welded onto box B, B on the floor through a force law: the composite conserves momentum
+ * at the entry, rests on the floor as one body, and A leaves when pulled up harder than its
+ * weight (the internal force would have to pull). */
+static const char *stack_source =
+    "return { name = 'stack',\n"
+    "  universe = { gravity = {0, 0, -9.81}, integrator = 'bdf', dt = 1e-3,\n"
+    "               rtol = 1e-9, atol = 1e-11 },\n"
+    "  things = {\n"
+    "    { name = 'top', kind = 'body', shape = 'box', half_extents = {0.04, 0.04, 0.04},\n"
+    "      mass = 0.5, inertia = {5.33e-4, 5.33e-4, 5.33e-4}, pos = {0.01, 0, 0.141},\n"
+    "      material = 'top' },\n"
+    "    { name = 'bottom', kind = 'body', shape = 'box', half_extents = {0.05, 0.05, 0.05},\n"
+    "      mass = 1, inertia = {1.667e-3, 1.667e-3, 1.667e-3}, pos = {0, 0, 0.0501},\n"
+    "      material = 'bottom' },\n"
+    "    { name = 'floor', kind = 'obstacle', shape = 'plane', normal = {0, 0, 1},\n"
+    "      offset = 0, material = 'floor' } },\n"
+    "  contacts = {\n"
+    "    { name = 'weld', materials = {'top', 'bottom'}, resolver = 'reduced',\n"
+    "      model = 'spring_damper', stiffness = 1e5, restitution = 0.2,\n"
+    "      velocity_tolerance = 2e-3 },\n"
+    "    { name = 'ground', materials = {'bottom', 'floor'}, model = 'spring_damper',\n"
+    "      stiffness = 1e5, restitution = 0.2 } } }\n";
+
+static double momentum_z(Engine *e) {
+    double p = 0.0;
+    for (int b = 0; b < 2; b++)
+        p += engine_body_mass(e, engine_body_id(e, b)) *
+             engine_body_state(e, engine_body_id(e, b)).vel.z;
+    return p;
+}
+
+static void test_reduced_pair_of_two_bodies(void **state) {
+    (void)state;
+    Engine *e = engine_from_source(stack_source);
+    IssimError err = {0};
+    int i = 0;
+    double before = 0.0;
+    while (engine_stats(e).reduced_entries == 0 && i < 3000) {
+        before = momentum_z(e);
+        assert_int_equal(engine_advance(e, ++i * 1e-3, &err), ISSIM_OK);
+    }
+    assert_int_equal(engine_stats(e).reduced_entries, 1);
+    /* The entry conserves momentum (up to the one output step of gravity and floor force). */
+    double after = momentum_z(e);
+    double t_weld = engine_time(e);
+    (void)t_weld;
+    EngineBodyState top0 = engine_body_state(e, engine_body_id(e, 0));
+    EngineBodyState bottom0 = engine_body_state(e, engine_body_id(e, 1));
+    Vec3 offset0 = vec3_sub(top0.pos, bottom0.pos);
+    for (int k = 0; k < 500; k++)
+        assert_int_equal(engine_advance(e, ++i * 1e-3, &err), ISSIM_OK);
+    EngineBodyState top = engine_body_state(e, engine_body_id(e, 0));
+    EngineBodyState bottom = engine_body_state(e, engine_body_id(e, 1));
+    Vec3 offset = vec3_sub(top.pos, bottom.pos);
+    /* Rigidly joined: the top's place and attitude in the bottom's frame do not change. */
+    double drift = vec3_norm(
+        vec3_sub(quat_rotate_inv(bottom.orient, offset), quat_rotate_inv(bottom0.orient, offset0)));
+    Quat rel0 = quat_mul(quat_conj(bottom0.orient), top0.orient);
+    Quat rel = quat_mul(quat_conj(bottom.orient), top.orient);
+    double turn = fabs(fabs(rel.w * rel0.w + rel.x * rel0.x + rel.y * rel0.y + rel.z * rel0.z) - 1);
+    printf("stack: welded at t = %.3f s (momentum %.3g -> %.3g N s over the step), drift in the "
+           "bottom's frame %.3g m, attitude %.3g, bottom z %.6f\n",
+           engine_time(e) - 0.5, before, after, drift, turn, bottom.pos.z);
+    assert_int_equal(engine_reduced_pair_count(e), 1);
+    assert_true(drift < 1e-12);
+    assert_true(turn < 1e-12);
+    assert_near(bottom.pos.z, 0.05 - 1.5 * 9.81 / 4e5, 2e-5); /* resting on four springs */
+    /* 3 N up on the 0.5 kg top (weight 4.9 N): still pressed. 8 N: it must let go. */
+    assert_int_equal(engine_apply_edit(e, "top.force", "0 0 3", &err), ISSIM_OK);
+    for (int k = 0; k < 50; k++)
+        assert_int_equal(engine_advance(e, ++i * 1e-3, &err), ISSIM_OK);
+    assert_int_equal(engine_reduced_pair_count(e), 1);
+    assert_int_equal(engine_apply_edit(e, "top.force", "0 0 8", &err), ISSIM_OK);
+    for (int k = 0; k < 50; k++)
+        if (engine_advance(e, ++i * 1e-3, &err) != ISSIM_OK)
+            fail_msg("advance after the pull: %s", err.message);
+    assert_int_equal(engine_reduced_pair_count(e), 0);
+    assert_int_equal(engine_stats(e).reduced_exits, 1);
+    EngineBodyState lifted = engine_body_state(e, engine_body_id(e, 0));
+    assert_true(lifted.pos.z > top.pos.z + 1e-3); /* it rises off the bottom box */
+    engine_destroy(e);
+}
+
+/* The welded model alone: entering conserves linear and angular momentum, and the bodies it
+ * gives back move as one rigid body. */
+static void test_welded_model_conserves_momentum(void **state) {
+    (void)state;
+    TestRng rng = {0x9e3779b97f4a7c15ull};
+    const EngineReducedModel *m = engine_reduced_welded();
+    for (int trial = 0; trial < 100; trial++) {
+        EngineReducedPair pair = {
+            .mass_a = test_rng_range(&rng, 0.1, 5),
+            .mass_b = test_rng_range(&rng, 0.1, 5),
+            .inertia_a = vec3(test_rng_range(&rng, 1e-3, 1e-2), test_rng_range(&rng, 1e-3, 1e-2),
+                              test_rng_range(&rng, 1e-3, 1e-2)),
+            .inertia_b = vec3(test_rng_range(&rng, 1e-3, 1e-2), test_rng_range(&rng, 1e-3, 1e-2),
+                              test_rng_range(&rng, 1e-3, 1e-2)),
+            .normal = vec3(0, 0, 1)};
+        EngineBodyState a = {.pos = vec3(test_rng_range(&rng, -1, 1), 0, 0.1),
+                             .orient = test_rng_rotation(&rng),
+                             .vel = vec3(test_rng_range(&rng, -1, 1), 0.2, 0.1),
+                             .angvel = vec3(0.5, test_rng_range(&rng, -2, 2), 0)};
+        EngineBodyState b = {.pos = vec3(0, test_rng_range(&rng, -1, 1), 0),
+                             .orient = test_rng_rotation(&rng),
+                             .vel = vec3(0.3, test_rng_range(&rng, -1, 1), 0),
+                             .angvel = vec3(0, 1, test_rng_range(&rng, -2, 2))};
+        _Alignas(16) unsigned char data[ENGINE_REDUCED_DATA_MAX] = {0};
+        double block[ENGINE_REDUCED_BLOCK_MAX];
+        assert_true(m->enter(&pair, data, &a, &b, block));
+        EngineBodyState a2, b2;
+        m->bodies(&pair, data, block, &a2, &b2);
+        Vec3 p0 = vec3_add(vec3_scale(a.vel, pair.mass_a), vec3_scale(b.vel, pair.mass_b));
+        Vec3 p1 = vec3_add(vec3_scale(a2.vel, pair.mass_a), vec3_scale(b2.vel, pair.mass_b));
+        assert_true(vec3_norm(vec3_sub(p0, p1)) < 1e-12);
+        /* angular momentum about the origin, before and after */
+        Vec3 l0 =
+            vec3_add(vec3_add(mat3_mul_vec(mat3_world_inertia(a.orient, pair.inertia_a), a.angvel),
+                              vec3_scale(vec3_cross(a.pos, a.vel), pair.mass_a)),
+                     vec3_add(mat3_mul_vec(mat3_world_inertia(b.orient, pair.inertia_b), b.angvel),
+                              vec3_scale(vec3_cross(b.pos, b.vel), pair.mass_b)));
+        Vec3 l1 = vec3_add(
+            vec3_add(mat3_mul_vec(mat3_world_inertia(a2.orient, pair.inertia_a), a2.angvel),
+                     vec3_scale(vec3_cross(a2.pos, a2.vel), pair.mass_a)),
+            vec3_add(mat3_mul_vec(mat3_world_inertia(b2.orient, pair.inertia_b), b2.angvel),
+                     vec3_scale(vec3_cross(b2.pos, b2.vel), pair.mass_b)));
+        assert_true(vec3_norm(vec3_sub(l0, l1)) < 1e-10 * (1 + vec3_norm(l0)));
+        /* positions unchanged, one angular velocity, rigid point velocities */
+        assert_true(vec3_norm(vec3_sub(a.pos, a2.pos)) < 1e-12);
+        assert_true(vec3_norm(vec3_sub(b.pos, b2.pos)) < 1e-12);
+        assert_true(vec3_norm(vec3_sub(a2.angvel, b2.angvel)) < 1e-15);
+        Vec3 rel =
+            vec3_sub(b2.vel, vec3_add(a2.vel, vec3_cross(a2.angvel, vec3_sub(b2.pos, a2.pos))));
+        assert_true(vec3_norm(rel) < 1e-12);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixed_step_only_during_contact),
@@ -475,6 +663,9 @@ int main(void) {
         cmocka_unit_test(test_solver_failure_keeps_last_good_state),
         cmocka_unit_test(test_stage_profile_names),
         cmocka_unit_test(test_register_rejects_bad_classes),
+        cmocka_unit_test(test_reduced_pair_holds_and_releases),
+        cmocka_unit_test(test_reduced_pair_of_two_bodies),
+        cmocka_unit_test(test_welded_model_conserves_momentum),
     };
     return cmocka_run_group_tests(tests, register_memory_model, NULL);
 }

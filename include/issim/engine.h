@@ -274,8 +274,9 @@ typedef struct EngineStats {
     uint64_t restarts;              /* restores without one (contact histories restarted) */
     uint64_t state_pool_grows;      /* the contact-state pool grew (at an onset) */
     uint64_t complementarity_steps; /* time steps of complementarity islands */
-    uint64_t complementarity_failures; /* solves the solver reported as failed */
-    int islands;                       /* islands of awake bodies at the last advance */
+    uint64_t complementarity_failures;       /* solves the solver reported as failed */
+    uint64_t reduced_entries, reduced_exits; /* pairs that entered / left reduced form */
+    int islands;                             /* islands of awake bodies at the last advance */
     int islands_by_resolver[CONTACT_RESOLVER_COUNT];
     double stage_seconds[ENGINE_STAGE_COUNT]; /* wall time per stage (profile_stages) */
 } EngineStats;
@@ -411,5 +412,63 @@ const EngineComplementaritySolver *engine_complementarity_reference(void);
  * restores the reference solver. Thread: engine (set-up). */
 void engine_set_complementarity_solver(Engine *engine, const EngineComplementaritySolver *solver,
                                        void *user);
+
+/* ===== Reduced-coordinate resolvers (third kind of contact resolution: 002) =====
+ *
+ * An island of two bodies in one continuous contact (or one body against one fixed obstacle)
+ * whose pair names resolver = "reduced" can leave the free-body representation: the engine gives
+ * the pair a block of its own in the state vector (a "contact pair" block, the block kind that
+ * holds two bodies), integrates that block by the model's derivative inside CVODE / RK4, and
+ * derives the two bodies' states from it wherever they are needed (frames, collision, contacts
+ * with third bodies). The pair enters when its relative speed at the contact is below the pair's
+ * velocity_tolerance (the model's enter may refuse) and leaves, with continuous body states,
+ * when the model's normal force turns negative (separation, 002 4.4.4) or a third body joins the
+ * island. Kry's contact coordinates (s, t, u, v, psi) are such a model (the smooth-contact
+ * issue); engine_reduced_welded() is the reference one: the two bodies move as one rigid body
+ * (a sticking, no-slip no-spin contact) while the contact presses. 3D scenes only. */
+
+#define ENGINE_REDUCED_BLOCK_MAX 32 /* values of a pair block */
+#define ENGINE_REDUCED_DATA_MAX 512 /* bytes of constants a model keeps per pair */
+
+typedef struct EngineReducedPair {
+    double mass_a, mass_b;     /* kg (mass_b 0: a fixed obstacle) */
+    Vec3 inertia_a, inertia_b; /* principal moments, body frames */
+    Vec3 point, normal;        /* the contact at entry: world point, normal from b to a */
+    bool fixed_b;              /* b is a fixed obstacle (its state is the identity at rest) */
+} EngineReducedPair;
+
+/* The external wrenches on the two bodies (world, about their centres of mass): gravity, their
+ * force and torque properties, applied wrenches and contacts with anything outside the pair. */
+typedef struct EngineReducedLoads {
+    Vec3 force_a, torque_a, force_b, torque_b;
+} EngineReducedLoads;
+
+typedef struct EngineReducedModel {
+    const char *name;
+    int block_size; /* values of the pair's block, <= ENGINE_REDUCED_BLOCK_MAX */
+    /* The block from the two bodies' states (b: the obstacle at rest when fixed_b); data
+     * (ENGINE_REDUCED_DATA_MAX bytes, zeroed) keeps the pair's constants. false: the pair stays
+     * free bodies. */
+    bool (*enter)(const EngineReducedPair *pair, void *data, const EngineBodyState *a,
+                  const EngineBodyState *b, double *block);
+    /* d(block)/dt under the loads. Pure: called at trial states. */
+    void (*derivative)(const EngineReducedPair *pair, const void *data, const double *block,
+                       const EngineReducedLoads *loads, double *dblock);
+    /* The two bodies' states (b untouched when fixed_b). */
+    void (*bodies)(const EngineReducedPair *pair, const void *data, const double *block,
+                   EngineBodyState *a, EngineBodyState *b);
+    /* The contact's normal force on a along the entry normal (N, > 0 pressing) that the block's
+     * motion needs under the loads: the pair separates when it turns negative. */
+    double (*normal_force)(const EngineReducedPair *pair, const void *data, const double *block,
+                           const EngineReducedLoads *loads);
+} EngineReducedModel;
+
+/* The welded pair: one rigid body of the two (mass, centre and inertia combined; the entry
+ * conserves linear and angular momentum), 13 values; against an obstacle the body is held. */
+const EngineReducedModel *engine_reduced_welded(void);
+/* Chooses the model of reduced pairs (Borrowed; NULL: the welded reference). Thread: engine. */
+void engine_set_reduced_model(Engine *engine, const EngineReducedModel *model);
+/* Pairs in reduced form now. */
+int engine_reduced_pair_count(const Engine *engine);
 
 #endif

@@ -225,7 +225,8 @@ static IssimStatus build_contacts(Engine *e, IssimError *err) {
 }
 
 static IssimStatus build_layout(Engine *e, IssimError *err) {
-    e->blocks = calloc((size_t)e->body_count + 1, sizeof *e->blocks);
+    e->reduced_slots = e->planar ? 0 : ENGINE_REDUCED_SLOTS;
+    e->blocks = calloc((size_t)(e->body_count + e->reduced_slots) + 1, sizeof *e->blocks);
     if (!e->blocks)
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
     int offset = 0, voffset = 0;
@@ -237,8 +238,18 @@ static IssimStatus build_layout(Engine *e, IssimError *err) {
         blk->body = b;
         e->bodies[b].block = e->block_count++;
         e->bodies[b].velocity_offset = voffset;
+        e->bodies[b].reduced_slot = -1;
         offset += blk->size;
         voffset += e->planar ? 3 : 6;
+    }
+    for (int s = 0; s < e->reduced_slots; s++) { /* reserved for reduced pairs */
+        StateBlock *blk = &e->blocks[e->block_count];
+        *blk = (StateBlock){.kind = BLOCK_CONTACT_PAIR,
+                            .offset = offset,
+                            .size = ENGINE_REDUCED_BLOCK_MAX,
+                            .body = -1};
+        e->reduced[s].block = e->block_count++;
+        offset += ENGINE_REDUCED_BLOCK_MAX;
     }
     e->state_size = offset;
     e->velocity_dim = voffset;
@@ -506,6 +517,8 @@ IssimStatus engine_restore_vars(Engine *e, double t, const double *values, Issim
         if (!isfinite(values[i]))
             return issim_error_set(err, ISSIM_ERR_INVALID,
                                    "cannot restore a frame with non-finite %s", e->var_names[i]);
+    for (int r = 0; r < e->reduced_slots; r++) /* the frame gives every body its own state */
+        engine_reduced_leave(e, r, t);
     for (int b = 0; b < e->body_count; b++) {
         const double *s = values + 13 * b;
         EngineBodyState st = {.pos = vec3(s[0], s[1], s[2]),
@@ -604,6 +617,8 @@ IssimStatus engine_apply_edit(Engine *e, const char *path, const char *value, Is
         engine_wake_all(e, e->t);
     engine_refresh_awake(e);
     if (body >= 0 && is_state_prop(name)) {
+        if (e->bodies[body].reduced_slot >= 0) /* a moved body leaves its reduced pair */
+            engine_reduced_leave(e, e->bodies[body].reduced_slot, e->t);
         EngineBodyState st = engine_block_state(e, e->y, body);
         const PropValue *v = thing_prop_value(e->db, id, prop);
         if (strcmp(name, "pos") == 0)

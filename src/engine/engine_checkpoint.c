@@ -28,6 +28,8 @@ typedef struct CheckpointHeader {
 
 typedef struct BodySleepState {
     bool asleep;
+    int reduced_slot;
+    ContactResolverKind resolver;
     double sleep_t, still_since;
 } BodySleepState;
 
@@ -42,6 +44,7 @@ static size_t align16(size_t n) {
 static size_t record_bytes(const Engine *e, int contacts, int identity) {
     return align16(sizeof(CheckpointHeader)) + align16(sizeof(double) * (size_t)e->state_size) +
            align16(sizeof(BodySleepState) * (size_t)e->body_count) +
+           align16(sizeof(EngineReducedSlot) * (size_t)e->reduced_slots) +
            align16(CONTACT_SAVED_BYTES * (size_t)contacts) + align16(e->pool.end) +
            align16(sizeof(CollisionContact) * (size_t)identity);
 }
@@ -195,9 +198,13 @@ void engine_checkpoint(Engine *e) {
     p = put(p, e->y, sizeof(double) * (size_t)e->state_size);
     BodySleepState *sleep = (BodySleepState *)p;
     for (int b = 0; b < e->body_count; b++)
-        sleep[b] =
-            (BodySleepState){e->bodies[b].asleep, e->bodies[b].sleep_t, e->bodies[b].still_since};
+        sleep[b] = (BodySleepState){.asleep = e->bodies[b].asleep,
+                                    .reduced_slot = e->bodies[b].reduced_slot,
+                                    .resolver = e->bodies[b].resolver,
+                                    .sleep_t = e->bodies[b].sleep_t,
+                                    .still_since = e->bodies[b].still_since};
     p += align16(sizeof(BodySleepState) * (size_t)e->body_count);
+    p = put(p, e->reduced, sizeof(EngineReducedSlot) * (size_t)e->reduced_slots);
     for (int ci = 0; ci < e->contact_count; ci++)
         memcpy(p + CONTACT_SAVED_BYTES * (size_t)ci, &e->contacts[ci], CONTACT_SAVED_BYTES);
     p += align16(CONTACT_SAVED_BYTES * (size_t)e->contact_count);
@@ -296,8 +303,12 @@ bool engine_checkpoint_restore(Engine *e, double t) {
         e->bodies[b].asleep = sleep[b].asleep;
         e->bodies[b].sleep_t = sleep[b].sleep_t;
         e->bodies[b].still_since = sleep[b].still_since;
+        e->bodies[b].reduced_slot = sleep[b].reduced_slot;
+        e->bodies[b].resolver = sleep[b].resolver;
     }
     p += align16(sizeof(BodySleepState) * (size_t)e->body_count);
+    memcpy(e->reduced, p, sizeof(EngineReducedSlot) * (size_t)e->reduced_slots);
+    p += align16(sizeof(EngineReducedSlot) * (size_t)e->reduced_slots);
     for (int ci = 0; ci < h.contact_count; ci++) {
         EngineContact *c = &e->contacts[ci];
         memcpy(c, p + CONTACT_SAVED_BYTES * (size_t)ci, CONTACT_SAVED_BYTES);

@@ -254,7 +254,7 @@ IssimStatus integrator_cvode_advance(Engine *e, double t_target, IssimError *err
         } else {
             engine_commit_contacts(e, e->t); /* may end a contact: dirty again */
         }
-        if (e->awake_count == 0) { /* everything fell asleep: nothing left to integrate */
+        if (e->awake_state_size == 0) { /* everything fell asleep: nothing to integrate */
             e->t = t_target;
             break;
         }

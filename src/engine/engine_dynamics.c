@@ -26,6 +26,10 @@ EngineBodyState engine_block_state(const Engine *e, const double *y, int body) {
     const StateBlock *b = &e->blocks[e->bodies[body].block];
     const double *s = y + b->offset;
     EngineBodyState st;
+    if (e->bodies[body].reduced_slot >= 0) { /* in a reduced pair: its block says where */
+        engine_reduced_body_state(e, y, body, &st);
+        return st;
+    }
     if (b->kind == BLOCK_FREE_BODY) {
         st.pos = vec3(s[0], s[1], s[2]);
         st.orient = quat_normalize((Quat){s[3], s[4], s[5], s[6]});
@@ -253,10 +257,21 @@ void engine_rhs(Engine *e, double t, const double *y, double *ydot) {
         force[b] = vec3_add(vec3_mad(body->force, body->mass, e->gravity), body->applied_force);
         torque[b] = vec3_add(body->torque, body->applied_torque);
     }
+    for (int s = 0; s < e->reduced_slots; s++) { /* the bodies of reduced pairs */
+        const EngineReducedSlot *slot = &e->reduced[s];
+        for (int i = 0; slot->active && i < 2; i++) {
+            int b = i == 0 ? slot->body_a : slot->body_b;
+            if (b < 0)
+                continue;
+            const EngineBody *body = &e->bodies[b];
+            force[b] = vec3_add(vec3_mad(body->force, body->mass, e->gravity), body->applied_force);
+            torque[b] = vec3_add(body->torque, body->applied_torque);
+        }
+    }
     for (int li = 0; li < e->live_contact_count; li++) {
         const EngineContact *c = &e->contacts[e->live_contacts[li]];
-        if (!c->active)
-            continue;
+        if (!c->active || engine_contact_inside_pair(e, c))
+            continue; /* inside a reduced pair the model is the contact */
         ContactKinematics k;
         Vec3 arm, arm_b;
         if (c->kind == CONTACT_MANIFOLD)
@@ -268,11 +283,12 @@ void engine_rhs(Engine *e, double t, const double *y, double *ydot) {
         /* A sleeping side is woken at the next commit (engine_update_sleep); until then it is
          * held, like an obstacle. So is a body of another resolver's island: it moves in its
          * own stage, and the islands merge at the next advance. */
-        if (e->bodies[c->body].integrated) {
+        if (e->bodies[c->body].integrated || e->bodies[c->body].reduced_slot >= 0) {
             force[c->body] = vec3_add(force[c->body], total);
             torque[c->body] = vec3_add(torque[c->body], vec3_cross(arm, total));
         }
-        if (c->kind == CONTACT_MANIFOLD && c->body_b >= 0 && e->bodies[c->body_b].integrated) {
+        if (c->kind == CONTACT_MANIFOLD && c->body_b >= 0 &&
+            (e->bodies[c->body_b].integrated || e->bodies[c->body_b].reduced_slot >= 0)) {
             force[c->body_b] = vec3_sub(force[c->body_b], total);
             torque[c->body_b] = vec3_sub(torque[c->body_b], vec3_cross(arm_b, total));
         }
@@ -281,6 +297,7 @@ void engine_rhs(Engine *e, double t, const double *y, double *ydot) {
         int b = e->awake_bodies[i];
         body_derivative(e, b, y, force[b], torque[b], ydot);
     }
+    engine_reduced_rhs(e, y, force, torque, ydot);
 }
 
 void engine_roots(const Engine *e, const double *y, double *g) {
@@ -394,6 +411,7 @@ void engine_commit_contacts(Engine *e, double t) {
         }
     }
     engine_update_sleep(e, t);
+    engine_reduced_commit(e, t);
 }
 
 void engine_normalize_state(Engine *e, double *y) {

@@ -7,8 +7,10 @@
 #include "issim/engine.h"
 
 typedef enum BlockKind {
-    BLOCK_FREE_BODY,   /* 13: p(3) q(4) v(3) w(3) */
-    BLOCK_PLANAR_BODY, /* 6: x z theta vx vz omega; theta about +y */
+    BLOCK_FREE_BODY,    /* 13: p(3) q(4) v(3) w(3) */
+    BLOCK_PLANAR_BODY,  /* 6: x z theta vx vz omega; theta about +y */
+    BLOCK_CONTACT_PAIR, /* a pair of bodies in reduced coordinates (engine_reduced.c): the
+                           model's block_size values, ENGINE_REDUCED_BLOCK_MAX reserved */
 } BlockKind;
 
 enum { FREE_BODY_SIZE = 13, PLANAR_BODY_SIZE = 6 };
@@ -45,6 +47,8 @@ typedef struct EngineBody {
      * integrated by CVODE / RK4 (awake_bodies), the others by their resolver's stage. */
     ContactResolverKind resolver;
     bool integrated;    /* in awake_bodies: awake and resolved by force laws */
+    int reduced_slot;   /* the reduced pair it belongs to (its state derives from the pair's
+                           block), or -1 */
     double sleep_t;     /* when it entered equilibrium */
     double still_since; /* since when it has been a sleep candidate, or -1 */
 } EngineBody;
@@ -112,6 +116,17 @@ typedef struct EngineContact {
 } EngineContact;
 
 typedef struct Integrator Integrator;
+
+/* Pair blocks reserved after the body blocks (3D scenes). */
+#define ENGINE_REDUCED_SLOTS 2
+
+typedef struct EngineReducedSlot {
+    bool active;
+    int block;                    /* its BLOCK_CONTACT_PAIR block */
+    int body_a, body_b, obstacle; /* body_b -1: against the obstacle */
+    EngineReducedPair pair;
+    _Alignas(16) unsigned char data[ENGINE_REDUCED_DATA_MAX]; /* the model's constants */
+} EngineReducedSlot;
 
 /* Model-owned contact state (engine_contact_state.c): one byte arena, blocks of 16-byte
  * multiples, a first-fit free list sorted by offset. It grows (doubling) only at a contact onset
@@ -227,6 +242,9 @@ struct Engine {
     int *island_scratch; /* 2 * (body_count + 1) */
     const EngineComplementaritySolver *complementarity;
     void *complementarity_user;
+    EngineReducedSlot reduced[ENGINE_REDUCED_SLOTS];
+    int reduced_slots; /* slots with a block (0 in planar scenes) */
+    const EngineReducedModel *reduced_model;
     /* RESOLVE stage scratch (engine_complementarity.c): grows with the largest island seen,
      * never inside a time step once islands stop growing. */
     double *resolve_scratch;
@@ -365,6 +383,19 @@ IssimStatus engine_islands_init(Engine *e, IssimError *err);
 bool engine_contact_time_stepped(const Engine *e, const EngineContact *c);
 IssimStatus engine_resolve_complementarity(Engine *e, double t_start, double t_target,
                                            IssimError *err);
+
+/* engine_reduced.c: reduced-coordinate pairs */
+void engine_reduced_body_state(const Engine *e, const double *y, int body, EngineBodyState *out);
+/* A contact between the two bodies of a reduced pair (or its body and its obstacle). */
+bool engine_contact_inside_pair(const Engine *e, const EngineContact *c);
+/* Pair blocks' derivatives from the accumulated body loads (engine_rhs). */
+void engine_reduced_rhs(Engine *e, const double *y, const Vec3 *force, const Vec3 *torque,
+                        double *ydot);
+/* After an accepted step: pairs whose contact would pull separate. */
+void engine_reduced_commit(Engine *e, double t);
+/* ISLANDS stage: pairs leave when a third body joins, islands of two enter when slow. */
+void engine_reduced_islands(Engine *e);
+void engine_reduced_leave(Engine *e, int slot, double t);
 
 /* engine_collide.c: shapes and the collision world */
 IssimStatus engine_build_shapes(Engine *e, IssimError *err);

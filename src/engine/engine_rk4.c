@@ -133,7 +133,7 @@ IssimStatus integrator_rk4_advance(Engine *e, double t_target, double step,
     while (e->t < t_target) {
         if (e->sleep_dirty)
             engine_refresh_awake(e);
-        if (e->awake_count == 0) { /* all asleep in this step: nothing left to integrate */
+        if (e->awake_state_size == 0) { /* all asleep in this step: nothing to integrate */
             e->t = t_target;
             break;
         }

@@ -47,7 +47,7 @@ static double body_reach(const EngineBody *b) {
 IssimStatus engine_sleep_init(Engine *e, IssimError *err) {
     size_t n = (size_t)e->body_count + 1;
     e->awake_bodies = calloc(n, sizeof(int));
-    e->awake_ranges = calloc(2 * n, sizeof(int));
+    e->awake_ranges = calloc(2 * (n + ENGINE_REDUCED_SLOTS), sizeof(int));
     e->sleep_scratch = calloc(3 * n, sizeof(int));
     e->load_acc = calloc(2 * n, sizeof(Vec3));
     e->sleep_speeds = calloc(n, sizeof(double));
@@ -86,7 +86,8 @@ static void rebuild_awake(Engine *e) {
     e->awake_state_size = 0;
     for (int b = 0; b < e->body_count; b++) {
         EngineBody *body = &e->bodies[b];
-        body->integrated = !body->asleep && body->resolver == CONTACT_RESOLVER_FORCE_LAW;
+        body->integrated = !body->asleep && body->reduced_slot < 0 &&
+                           body->resolver != CONTACT_RESOLVER_COMPLEMENTARITY;
         if (!body->integrated)
             continue; /* asleep, or moved by its island's resolver (engine_step.c) */
         e->awake_bodies[e->awake_count++] = b;
@@ -100,6 +101,18 @@ static void rebuild_awake(Engine *e) {
             e->awake_range_count++;
         }
         e->awake_state_size += blk->size;
+    }
+    for (int s = 0; s < e->reduced_slots; s++) { /* pair blocks of reduced pairs */
+        const EngineReducedSlot *slot = &e->reduced[s];
+        if (!slot->active)
+            continue;
+        const StateBlock *blk = &e->blocks[slot->block];
+        int size =
+            e->reduced_model ? e->reduced_model->block_size : engine_reduced_welded()->block_size;
+        e->awake_ranges[2 * e->awake_range_count] = blk->offset;
+        e->awake_ranges[2 * e->awake_range_count + 1] = size;
+        e->awake_range_count++;
+        e->awake_state_size += size;
     }
     e->stats.awake_bodies = e->awake_count;
     e->sleep_dirty = false;

@@ -82,15 +82,15 @@ static bool contact_joins(const Engine *e, const EngineContact *c, ContactResolv
     return k.depth > -ENGINE_SPECULATIVE_MARGIN;
 }
 
-/* The reduced resolver (a pair in contact coordinates, 002) has its interface in the design but
- * no implementation yet: its islands are resolved by the force laws, once said. */
+/* Reduced pairs need 3D bodies (the pair blocks hold free-body motion): a planar scene
+ * resolves such islands by the force laws, once said. */
 static ContactResolverKind available(Engine *e, ContactResolverKind r) {
-    if (r != CONTACT_RESOLVER_REDUCED)
+    if (r != CONTACT_RESOLVER_REDUCED || e->reduced_slots > 0)
         return r;
     static bool said = false; /* one message per process is enough */
     if (!said)
-        issim_log(ISSIM_LOG_WARN, "the reduced resolver is not implemented yet: its islands "
-                                  "are resolved by the force laws");
+        issim_log(ISSIM_LOG_WARN, "reduced pairs need a 3D scene: in a planar one the force "
+                                  "laws resolve them");
     said = true;
     e->stats.warnings++;
     return CONTACT_RESOLVER_FORCE_LAW;
@@ -149,6 +149,7 @@ static void stage_islands(Engine *e) {
         e->sleep_dirty = true;
         e->integrator_dirty = true;
     }
+    engine_reduced_islands(e); /* pairs enter and leave their blocks (engine_reduced.c) */
     engine_refresh_awake(e);
 }
 
@@ -186,7 +187,7 @@ static IssimStatus stage_integrate(Engine *e, double t_target, IssimError *err) 
         }
         if (s != ISSIM_OK)
             return s;
-        if (e->awake_count == 0)
+        if (e->awake_state_size == 0)
             break; /* everything fell asleep */
     }
     e->t = t_target;
@@ -223,14 +224,14 @@ IssimStatus engine_advance(Engine *e, double t_target, IssimError *err) {
     double clock = stage_clock(e);
     /* COLLIDE. With every body asleep and the world updated since the last motion, nothing can
      * touch anything new: the update is skipped too. */
-    if (e->awake_count > 0 || e->stepped_count > 0 || e->collision_stale) {
+    if (e->awake_state_size > 0 || e->stepped_count > 0 || e->collision_stale) {
         engine_collide(e);
         e->collision_stale = false;
     }
     stage_done(e, ENGINE_STAGE_COLLIDE, &clock);
     stage_islands(e);
     stage_done(e, ENGINE_STAGE_ISLANDS, &clock);
-    if (e->awake_count == 0 && e->stepped_count == 0) {
+    if (e->awake_state_size == 0 && e->stepped_count == 0) {
         /* Everything is in equilibrium: nothing moves until an edit wakes a body. */
         e->t = t_target;
         return ISSIM_OK;
@@ -242,7 +243,7 @@ IssimStatus engine_advance(Engine *e, double t_target, IssimError *err) {
     if (e->stepped_count > 0)
         s = engine_resolve_complementarity(e, t_start, t_target, err);
     stage_done(e, ENGINE_STAGE_RESOLVE, &clock);
-    if (s == ISSIM_OK && e->awake_count > 0)
+    if (s == ISSIM_OK && e->awake_state_size > 0)
         s = stage_integrate(e, t_target, err);
     else if (s == ISSIM_OK)
         e->t = t_target;
