@@ -207,56 +207,65 @@ static void run_frames(Engine *e, Trajectory *tr, double until) {
     }
 }
 
-static void rewind_case(const char *integrator, bool keep_checkpoint) {
-    Engine *e = engine_from_source(point_drop_source(integrator));
+/* Runs e to `until` checkpointing every frame into straight, then restores the frame `late`
+ * steps after the first whose height falls below `below` and runs again into rewound (the frames
+ * up to it copied). restart_first: the checkpoints are dropped before the restore (checkpoints
+ * off and on again). Returns how many frames differ bitwise. */
+static int rewind_and_compare(Engine *e, double until, double below, int late, bool restart_first,
+                              Trajectory *straight, Trajectory *rewound, double *t_restored) {
     IssimError err = {0};
     assert_int_equal(engine_enable_checkpoints(e, 4096, 64 << 20, &err), ISSIM_OK);
-    static Trajectory straight, rewound;
-    straight.count = rewound.count = 0;
+    straight->count = rewound->count = 0;
     engine_checkpoint(e);
-    record(e, &straight);
-    run_frames(e, &straight, 0.2);
-    /* The frame 3 ms into the impact. */
+    record(e, straight);
+    run_frames(e, straight, until);
     int k = 0;
-    while (k < straight.count && !(straight.z[k] < 0.0))
+    while (k < straight->count && !(straight->z[k] < below))
         k++;
-    k += 3;
-    assert_true(k < straight.count);
-    double *values = calloc((size_t)engine_var_count(e), sizeof(double));
-    assert_true(engine_has_checkpoint(e, straight.t[k]));
-    if (!keep_checkpoint) {
-        /* Checkpoints off and on again: the ring is empty, so the restore restarts. */
+    k += late;
+    assert_true(k < straight->count);
+    if (restart_first) /* an empty ring: the restore restarts the histories */
         assert_int_equal(engine_enable_checkpoints(e, 4096, 64 << 20, &err), ISSIM_OK);
-    }
-    EngineBodyState s0 = {.pos = vec3(0, 0, straight.z[k]),
-                          .orient = quat_identity(),
-                          .vel = vec3(0, 0, straight.vz[k])};
-    double row[13] = {s0.pos.x, s0.pos.y, s0.pos.z, 1, 0, 0, 0, 0, 0, s0.vel.z, 0, 0, 0};
+    else
+        assert_true(engine_has_checkpoint(e, straight->t[k]));
+    /* The frame's values as the registry holds them (used when no checkpoint exists). */
+    double *values = calloc((size_t)engine_var_count(e), sizeof(double));
+    double row[13] = {0, 0, straight->z[k], 1, 0, 0, 0, 0, 0, straight->vz[k], 0, 0, 0};
     memcpy(values, row, sizeof row);
-    assert_int_equal(engine_restore_vars(e, straight.t[k], values, &err), ISSIM_OK);
+    assert_int_equal(engine_restore_vars(e, straight->t[k], values, &err), ISSIM_OK);
+    free(values);
+    for (int i = 0; i <= k; i++) {
+        rewound->t[rewound->count] = straight->t[i];
+        rewound->z[rewound->count] = straight->z[i];
+        rewound->vz[rewound->count++] = straight->vz[i];
+    }
+    run_frames(e, rewound, until);
+    assert_int_equal(rewound->count, straight->count);
+    int differing = 0;
+    for (int i = 0; i < straight->count; i++)
+        differing += memcmp(&straight->z[i], &rewound->z[i], sizeof(double)) != 0 ||
+                     memcmp(&straight->vz[i], &rewound->vz[i], sizeof(double)) != 0;
+    *t_restored = straight->t[k];
+    return differing;
+}
+
+static void rewind_case(const char *integrator, bool keep_checkpoint) {
+    Engine *e = engine_from_source(point_drop_source(integrator));
+    static Trajectory straight, rewound;
+    double t_restored;
+    /* The frame 3 ms into the impact. */
+    int differing =
+        rewind_and_compare(e, 0.2, 0.0, 3, !keep_checkpoint, &straight, &rewound, &t_restored);
     EngineStats st = engine_stats(e);
     assert_int_equal(st.restores, keep_checkpoint ? 1 : 0);
     assert_int_equal(st.restarts, keep_checkpoint ? 0 : 1);
-    for (int i = 0; i <= k; i++) {
-        rewound.t[rewound.count] = straight.t[i];
-        rewound.z[rewound.count] = straight.z[i];
-        rewound.vz[rewound.count++] = straight.vz[i];
-    }
-    run_frames(e, &rewound, 0.2);
-    assert_int_equal(rewound.count, straight.count);
-    int differing = 0;
-    for (int i = 0; i < straight.count; i++)
-        differing += memcmp(&straight.z[i], &rewound.z[i], sizeof(double)) != 0 ||
-                     memcmp(&straight.vz[i], &rewound.vz[i], sizeof(double)) != 0;
     printf("rewind %s (%s): %d of %d frames differ after restoring t = %.4f s\n", integrator,
-           keep_checkpoint ? "checkpoint" : "no checkpoint", differing, straight.count,
-           straight.t[k]);
+           keep_checkpoint ? "checkpoint" : "no checkpoint", differing, straight.count, t_restored);
     if (keep_checkpoint)
         assert_int_equal(differing, 0);
     else
         assert_true(differing > 0); /* the lost history shows: the test can fail */
     assert_int_equal(tag_failures, 0);
-    free(values);
     engine_destroy(e);
 }
 
@@ -294,40 +303,15 @@ static const char *sphere_slide_source =
 static void test_rewind_shaped_contact_keeps_ids_and_memory(void **state) {
     (void)state;
     Engine *e = engine_from_source(sphere_slide_source);
-    IssimError err = {0};
-    assert_int_equal(engine_enable_checkpoints(e, 4096, 64 << 20, &err), ISSIM_OK);
     static Trajectory a, b;
-    a.count = b.count = 0;
-    engine_checkpoint(e);
-    record(e, &a);
-    run_frames(e, &a, 0.15);
-    int k = 0;
-    while (k < a.count && !(a.z[k] < 0.05))
-        k++;
-    k += 5;
-    assert_true(k < a.count);
-    ContactReport before[8];
-    /* The checkpoint holds the state: the frame's values are not read when it exists. */
-    double *values = calloc((size_t)engine_var_count(e), sizeof(double));
-    assert_int_equal(engine_restore_vars(e, a.t[k], values, &err), ISSIM_OK);
-    int n = engine_contact_reports(e, before, 8);
-    assert_true(n >= 1);
-    for (int i = 0; i <= k; i++) {
-        b.t[b.count] = a.t[i];
-        b.z[b.count] = a.z[i];
-        b.vz[b.count++] = a.vz[i];
-    }
-    run_frames(e, &b, 0.15);
-    assert_int_equal(a.count, b.count);
-    int differing = 0;
-    for (int i = 0; i < a.count; i++)
-        differing += memcmp(&a.z[i], &b.z[i], sizeof(double)) != 0 ||
-                     memcmp(&a.vz[i], &b.vz[i], sizeof(double)) != 0;
-    printf("shaped rewind: %d of %d frames differ (contact id %u at t = %.4f s)\n", differing,
-           a.count, before[0].id, a.t[k]);
+    double t_restored;
+    /* 5 frames after the ball's centre drops below its radius: mid-contact, sliding. */
+    int differing = rewind_and_compare(e, 0.15, 0.05, 5, false, &a, &b, &t_restored);
+    printf("shaped rewind: %d of %d frames differ after restoring t = %.4f s\n", differing, a.count,
+           t_restored);
+    assert_int_equal(engine_stats(e).restores, 1);
     assert_int_equal(differing, 0);
     assert_int_equal(tag_failures, 0);
-    free(values);
     engine_destroy(e);
 }
 

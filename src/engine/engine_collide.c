@@ -306,15 +306,10 @@ static bool contact_from_world(Engine *e, const CollisionContact *wc, const Pose
 
 static void emit_manifold(Engine *e, const EngineContact *c, EngineEventKind kind,
                           double depth_rate) {
-    EngineEvent ev = {.kind = kind,
-                      .t = e->t,
-                      .body = c->body,
-                      .body_b = c->body_b,
-                      .vertex = -1,
-                      .obstacle = c->obstacle,
-                      .contact_id = c->id,
-                      .normal_velocity = -depth_rate,
-                      .duration = kind == ENGINE_EVENT_CONTACT_END ? e->t - c->t_begin : 0.0};
+    EngineEvent ev = engine_contact_event(c, e->t, -depth_rate);
+    ev.kind = kind;
+    ev.vertex = -1;
+    ev.duration = kind == ENGINE_EVENT_CONTACT_END ? e->t - c->t_begin : 0.0;
     engine_emit(e, &ev);
 }
 

@@ -378,12 +378,7 @@ static void update_row_activity(IslandWork *w, double t) {
         bool want = w->lambda_n[i] > 0.0 || k.depth > 0.0;
         if (want == c->active)
             continue;
-        EngineEvent ev = {.t = t,
-                          .body = c->body,
-                          .body_b = c->body_b,
-                          .vertex = c->vertex,
-                          .obstacle = c->obstacle,
-                          .normal_velocity = -k.depth_rate};
+        EngineEvent ev = engine_contact_event(c, t, -k.depth_rate);
         c->active = want;
         if (want) {
             c->id = ++e->next_contact_id;

@@ -316,6 +316,16 @@ bool engine_contact_should_be_active(const ContactKinematics *k) {
     return k->depth > 0.0 || (k->depth > -ENGINE_TOUCH_TOLERANCE && k->depth_rate > 0.0);
 }
 
+EngineEvent engine_contact_event(const EngineContact *c, double t, double normal_velocity) {
+    return (EngineEvent){.t = t,
+                         .body = c->body,
+                         .body_b = c->body_b,
+                         .vertex = c->vertex,
+                         .obstacle = c->obstacle,
+                         .contact_id = c->id,
+                         .normal_velocity = normal_velocity};
+}
+
 /* directions (Nullable): the integrator's located crossing per contact (+1 depth rising: begin,
  * -1 falling: end, 0 none). A contact without a located crossing is brought in line with its
  * depth (engine_contact_should_be_active), so a crossing the integrator did not single out is
@@ -342,12 +352,7 @@ int engine_update_active_set(Engine *e, double t, const int *directions) {
         if (want == c->active)
             continue;
         changes++;
-        EngineEvent ev = {.t = t,
-                          .body = c->body,
-                          .body_b = c->body_b,
-                          .vertex = c->vertex,
-                          .obstacle = c->obstacle,
-                          .normal_velocity = -k.depth_rate};
+        EngineEvent ev = engine_contact_event(c, t, -k.depth_rate);
         e->fixed_step_dirty = true;
         if (want) {
             c->active = true;
@@ -385,13 +390,7 @@ void engine_commit_contacts(Engine *e, double t) {
          * history.in_equilibrium while it holds); the flag lasts while either says so. */
         c->equilibrium = (events & CONTACT_EVENT_EQUILIBRIUM) != 0 ||
                          (c->equilibrium && c->history.in_equilibrium);
-        EngineEvent ev = {.t = t,
-                          .body = c->body,
-                          .body_b = c->body_b,
-                          .vertex = c->vertex,
-                          .obstacle = c->obstacle,
-                          .contact_id = c->id,
-                          .normal_velocity = -k.depth_rate};
+        EngineEvent ev = engine_contact_event(c, t, -k.depth_rate);
         if (events & CONTACT_EVENT_EQUILIBRIUM) {
             ev.kind = ENGINE_EVENT_EQUILIBRIUM;
             engine_emit(e, &ev);

@@ -287,6 +287,8 @@ void engine_manifold_kinematics(const Engine *e, const double *y, const EngineCo
 #define ENGINE_REPORT_WAIT_LIMIT 0.5
 #define ENGINE_REST_TOLERANCE 0.0
 bool engine_contact_should_be_active(const ContactKinematics *k);
+/* An event about contact c at t (kind and duration left for the caller). */
+EngineEvent engine_contact_event(const EngineContact *c, double t, double normal_velocity);
 /* dy/dt at (t, y) with the current active set. */
 void engine_rhs(Engine *e, double t, const double *y, double *ydot);
 /* Root functions: depth of every contact candidate. */
