@@ -121,8 +121,35 @@ static void test_pause_freezes_display_time(void **state) {
     test_run_free(run);
 }
 
+/* An edit rewinds to the display time through the checkpoint of that frame (contact state kept
+ * with the data, engine.h): the restore is exact, nothing restarts. */
+static void test_edit_rewinds_through_checkpoints(void **state) {
+    (void)state;
+    const char *sets[] = {"universe.horizon=0.2", "bar.pos=0 0 5.1"};
+    TestRun *run =
+        test_load_scene("scenes/point_drop.lua", &(TestRunOptions){.sets = sets, .set_count = 2});
+    Sim *sim = run->sim;
+    IssimError err = {0};
+    Registry *reg = sim_registry(sim);
+    assert_int_equal(sim_start(sim, &err), ISSIM_OK);
+    wait_display(sim, 0.2);
+    uint64_t id = registry_edit_submit(reg, "universe.gravity", "0 0 -5", &err);
+    RegistryEditResult res;
+    assert_int_equal(wait_edit(reg, id, &res), REGISTRY_EDIT_ACCEPTED);
+    sim_stop(sim);
+    EngineStats st = engine_stats(sim_engine(sim));
+    printf("interactive: %llu checkpoints, %llu exact restores, %llu restarts\n",
+           (unsigned long long)st.checkpoints, (unsigned long long)st.restores,
+           (unsigned long long)st.restarts);
+    assert_true(st.checkpoints > 10);
+    assert_true(st.restores >= 1);
+    assert_int_equal(st.restarts, 0);
+    test_run_free(run);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_edit_rewinds_through_checkpoints),
         cmocka_unit_test(test_run_ahead_and_reset_on_edit),
         cmocka_unit_test(test_pause_freezes_display_time),
     };
