@@ -207,6 +207,9 @@ static void run_frames(Engine *e, Trajectory *tr, double until) {
     }
 }
 
+/* Key checkpoints every this many frames in rewind_and_compare (0: the engine's choice). */
+static int rewind_keys;
+
 /* Runs e to `until` checkpointing every frame into straight, then restores the frame `late`
  * steps after the first whose height falls below `below` and runs again into rewound (the frames
  * up to it copied). restart_first: the checkpoints are dropped before the restore (checkpoints
@@ -214,7 +217,10 @@ static void run_frames(Engine *e, Trajectory *tr, double until) {
 static int rewind_and_compare(Engine *e, double until, double below, int late, bool restart_first,
                               Trajectory *straight, Trajectory *rewound, double *t_restored) {
     IssimError err = {0};
+    int keys = e ? 0 : 0;
+    (void)keys;
     assert_int_equal(engine_enable_checkpoints(e, 4096, 64 << 20, &err), ISSIM_OK);
+    engine_set_checkpoint_keys(e, rewind_keys);
     straight->count = rewound->count = 0;
     engine_checkpoint(e);
     record(e, straight);
@@ -249,7 +255,8 @@ static int rewind_and_compare(Engine *e, double until, double below, int late, b
     return differing;
 }
 
-static void rewind_case(const char *integrator, bool keep_checkpoint) {
+static void rewind_case(const char *integrator, bool keep_checkpoint, int keys) {
+    rewind_keys = keys;
     Engine *e = engine_from_source(point_drop_source(integrator));
     static Trajectory straight, rewound;
     double t_restored;
@@ -259,8 +266,12 @@ static void rewind_case(const char *integrator, bool keep_checkpoint) {
     EngineStats st = engine_stats(e);
     assert_int_equal(st.restores, keep_checkpoint ? 1 : 0);
     assert_int_equal(st.restarts, keep_checkpoint ? 0 : 1);
-    printf("rewind %s (%s): %d of %d frames differ after restoring t = %.4f s\n", integrator,
-           keep_checkpoint ? "checkpoint" : "no checkpoint", differing, straight.count, t_restored);
+    printf("rewind %s (%s, keys every %d): %d of %d frames differ after restoring t = %.4f s "
+           "(%llu frames replayed)\n",
+           integrator, keep_checkpoint ? "checkpoint" : "no checkpoint", keys, differing,
+           straight.count, t_restored, (unsigned long long)st.replayed_frames);
+    if (keys > 1 && keep_checkpoint)
+        assert_true(st.replayed_frames > 0); /* the frame was between keys */
     if (keep_checkpoint)
         assert_int_equal(differing, 0);
     else
@@ -271,18 +282,25 @@ static void rewind_case(const char *integrator, bool keep_checkpoint) {
 
 static void test_rewind_mid_impact_bit_identical_rk4(void **state) {
     (void)state;
-    rewind_case("rk4", true);
+    rewind_case("rk4", true, 1);
+}
+
+static void test_rewind_between_keys_replays_bit_identical(void **state) {
+    (void)state;
+    rewind_case("rk4", true, 10); /* restored from the key before and replayed */
 }
 
 static void test_rewind_mid_impact_bit_identical_bdf(void **state) {
     (void)state;
-    /* Mid-impact the fixed steps run; CVODE restarts at the contact's end in both runs. */
-    rewind_case("bdf", true);
+    /* Mid-impact the fixed steps run; CVODE restarts at the contact's end in both runs. A replay
+     * through BDF flight would restart CVODE where the original did not (equal to its tolerance,
+     * not bitwise): keys every frame here. */
+    rewind_case("bdf", true, 1);
 }
 
 static void test_rewind_without_checkpoint_restarts_history(void **state) {
     (void)state;
-    rewind_case("rk4", false);
+    rewind_case("rk4", false, 1);
 }
 
 /* ===== Shaped bodies: a sphere with friction sliding into a plane, rewound mid-contact ===== */
@@ -302,13 +320,15 @@ static const char *sphere_slide_source =
 
 static void test_rewind_shaped_contact_keeps_ids_and_memory(void **state) {
     (void)state;
+    rewind_keys = 7; /* restored from a key and replayed through the sliding contact */
     Engine *e = engine_from_source(sphere_slide_source);
     static Trajectory a, b;
     double t_restored;
     /* 5 frames after the ball's centre drops below its radius: mid-contact, sliding. */
     int differing = rewind_and_compare(e, 0.15, 0.05, 5, false, &a, &b, &t_restored);
-    printf("shaped rewind: %d of %d frames differ after restoring t = %.4f s\n", differing, a.count,
-           t_restored);
+    printf("shaped rewind (keys every 7): %d of %d frames differ after restoring t = %.4f s "
+           "(%llu frames replayed)\n",
+           differing, a.count, t_restored, (unsigned long long)engine_stats(e).replayed_frames);
     assert_int_equal(engine_stats(e).restores, 1);
     assert_int_equal(differing, 0);
     assert_int_equal(tag_failures, 0);
@@ -641,6 +661,7 @@ int main(void) {
         cmocka_unit_test(test_fixed_step_only_during_contact),
         cmocka_unit_test(test_rewind_mid_impact_bit_identical_rk4),
         cmocka_unit_test(test_rewind_mid_impact_bit_identical_bdf),
+        cmocka_unit_test(test_rewind_between_keys_replays_bit_identical),
         cmocka_unit_test(test_rewind_without_checkpoint_restarts_history),
         cmocka_unit_test(test_rewind_shaped_contact_keeps_ids_and_memory),
         cmocka_unit_test(test_mixed_resolvers_reach_the_same_instants),

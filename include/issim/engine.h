@@ -109,8 +109,14 @@ const char *engine_stage_name(EngineStage stage);
 IssimStatus engine_enable_checkpoints(Engine *engine, int max_frames, size_t max_bytes,
                                       IssimError *err);
 /* Saves a checkpoint at engine_time, replacing any at that time or later (a frame republished
- * after an edit). No-op until checkpoints are enabled. */
+ * after an edit). No-op until checkpoints are enabled. Most records are light: a *key* (the whole
+ * state) is written every few frames, chosen so keys average 8 kB a frame, and whenever something
+ * changed the engine outside engine_advance (an edit, an applied wrench); a restore to a frame
+ * between keys restores the key before it and replays the output steps to it (synchronous
+ * collision world, no events; EngineStats.replayed_frames). */
 void engine_checkpoint(Engine *engine);
+/* A key every `every` frames (1: every frame); 0: chosen from the record size (the default). */
+void engine_set_checkpoint_keys(Engine *engine, int every);
 bool engine_has_checkpoint(const Engine *engine, double t);
 /* Bytes the checkpoint ring holds now. */
 size_t engine_checkpoint_bytes(const Engine *engine);
@@ -269,7 +275,8 @@ typedef struct EngineStats {
     uint64_t sleeps;                /* ENGINE_EVENT_SLEEP so far */
     uint64_t wakes;                 /* ENGINE_EVENT_WAKE so far */
     uint64_t fixed_steps;           /* RK4 steps taken because an active contact asked for them */
-    uint64_t checkpoints;           /* engine_checkpoint records written */
+    uint64_t checkpoints;           /* key checkpoints written (the whole state) */
+    uint64_t replayed_frames;       /* output steps replayed by restores between keys */
     uint64_t restores;              /* restores from a checkpoint (exact) */
     uint64_t restarts;              /* restores without one (contact histories restarted) */
     uint64_t state_pool_grows;      /* the contact-state pool grew (at an onset) */

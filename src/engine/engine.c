@@ -535,6 +535,7 @@ IssimStatus engine_restore_vars(Engine *e, double t, const double *values, Issim
     engine_wake_all(e, t);
     e->event_fn = fn;
     reset_active_set(e, t);
+    e->replay_broken = true;
     e->integrator_dirty = true;
     if (e->checkpoints.arena) {
         /* Checkpoints were on but this frame's is gone (past the ring's budget): say so once. */
@@ -633,6 +634,7 @@ IssimStatus engine_apply_edit(Engine *e, const char *path, const char *value, Is
         reset_active_set(e, e->t);
     }
     e->integrator_dirty = true;
+    e->replay_broken = true; /* the next checkpoint is a key (engine_checkpoint.c) */
     return ISSIM_OK;
 }
 
@@ -732,6 +734,7 @@ IssimStatus engine_set_applied_wrench(Engine *e, EngineBodyId id, Vec3 force, Ve
     engine_wake_body(e, id.index, -1, e->t); /* a change in its force field (004 4.8.5) */
     engine_refresh_awake(e);
     e->integrator_dirty = true; /* a jump in the right-hand side: restart the multistep history */
+    e->replay_broken = true;    /* a replay would not know this wrench */
     return ISSIM_OK;
 }
 

@@ -1,19 +1,32 @@
 /* Checkpoints: the engine's dynamic state kept with every published frame, so a rewind resumes
  * with contact memory intact (engine.h, "Checkpoints"; docs/architecture.md, "contact state").
  *
- * A record is, in order (each part aligned to 16 bytes): a header, the raw state vector (the
- * frames hold normalised quaternions, which would change the last bits), the bodies' sleep
- * state, the contact array, the contact-state pool's bytes below its end, and the collision
- * world's identity (the contacts of the last merged report and the world's id counter). The
- * records sit in one byte ring in time order; a new record goes after the newest, wrapping to
- * the start when the end is reached, and drops the oldest records it overlaps.
+ * Every frame gets a record. A *key* record holds, in order (each part aligned to 16 bytes): a
+ * header, the raw state vector (the frames hold normalised quaternions, which would change the
+ * last bits), the bodies' sleep state and applied wrenches, the reduced-pair slots, the contact
+ * array (each contact up to its parameters), the contact-state pool's bytes below its end, and
+ * the collision world's identity (the contacts of the last merged report and the world's id
+ * counter). The frames between two keys keep only their time: a restore to one of them restores
+ * the key before it and replays the output steps to it (engine_advance with the synchronous
+ * collision world and no events), which in lock-step gives back the same bits.
  *
- * Cost: memcpy of the state and the contacts. For the models we ship (no model-owned state) the
- * pool part is empty; docs/performance.md has the measured share of a published frame. */
+ * Why keys and replays: a key costs a memcpy of its size into a ring far larger than the caches,
+ * and on the 2-core VM that runs at about 2.2 GB/s: a 240-body pile's 100 kB key took 45 us, 7%
+ * of a published frame. A key every k frames, k chosen so that keys average
+ * CHECKPOINT_KEY_BYTES_PER_FRAME, brings that under 1%, and a rewind then replays up to k - 1
+ * frames (a few milliseconds). Anything that changes the engine outside engine_advance (an edit,
+ * an applied wrench, a restart) forces the next record to be a key, because a replay from an
+ * older key would not see it. docs/performance.md has the figures.
+ *
+ * The key records sit in one byte ring in time order; a new key goes after the newest, wrapping
+ * to the start when the end is reached, and drops the oldest records it overlaps (with the
+ * replayed frames that depended on them). The ring is mapped with its pages populated: a first
+ * write into fresh pages costs a page fault per 4 kB. */
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "engine_internal.h"
 
@@ -31,7 +44,12 @@ typedef struct BodySleepState {
     int reduced_slot;
     ContactResolverKind resolver;
     double sleep_t, still_since;
+    Vec3 applied_force, applied_torque; /* a replay steps with the wrenches of its key */
 } BodySleepState;
+
+/* Keys average at most this many bytes per frame (the others replay from them). */
+#define CHECKPOINT_KEY_BYTES_PER_FRAME 8192
+#define CHECKPOINT_KEY_EVERY_MAX 32
 
 static size_t align16(size_t n) {
     return (n + 15) & ~(size_t)15;
@@ -62,14 +80,18 @@ IssimStatus engine_enable_checkpoints(Engine *e, int max_frames, size_t max_byte
                                max_frames, max_bytes);
     engine_checkpoints_free(e);
     /* Sized for max_frames records of a scene with about eight contacts per body (a pile), at
-     * most max_bytes, and touched now: a first write into fresh pages costs a page fault per
-     * 4 kB, which made the first pass through the ring several times dearer than the rest. */
+     * most max_bytes. */
     int guess = e->contact_count > 8 * e->body_count ? e->contact_count : 8 * e->body_count;
     size_t want = (size_t)max_frames * record_bytes(e, guess, guess);
     size_t bytes = want < max_bytes ? (want > 4096 ? want : 4096) : max_bytes;
-    ring->arena = malloc(bytes);
-    if (ring->arena)
-        memset(ring->arena, 0, bytes);
+    void *arena = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (arena != MAP_FAILED) {
+        ring->arena = arena;
+        ring->mapped = true;
+    } else {
+        ring->arena = malloc(bytes);
+    }
     max_bytes = bytes;
     ring->records = calloc((size_t)max_frames, sizeof *ring->records);
     if (!ring->arena || !ring->records) {
@@ -83,7 +105,10 @@ IssimStatus engine_enable_checkpoints(Engine *e, int max_frames, size_t max_byte
 }
 
 void engine_checkpoints_free(Engine *e) {
-    free(e->checkpoints.arena);
+    if (e->checkpoints.mapped)
+        munmap(e->checkpoints.arena, e->checkpoints.capacity);
+    else
+        free(e->checkpoints.arena);
     free(e->checkpoints.records);
     free(e->identity);
     e->identity = NULL;
@@ -112,7 +137,8 @@ void engine_keep_identity(Engine *e, const CollisionContact *contacts, int count
 }
 
 static CheckpointRecord *record_at(CheckpointRing *ring, int i) {
-    return &ring->records[(ring->first + i) % ring->max_records];
+    int j = ring->first + i; /* i < max_records: no division on this per-frame path */
+    return &ring->records[j >= ring->max_records ? j - ring->max_records : j];
 }
 
 /* Drops the records at time >= t (the future an edit or a republication replaces). */
@@ -121,17 +147,28 @@ static void drop_from(CheckpointRing *ring, double t) {
         ring->count--;
 }
 
+/* Drops the oldest record, and the replayed frames that needed it as their key. */
 static void drop_oldest(CheckpointRing *ring) {
-    ring->first = (ring->first + 1) % ring->max_records;
-    ring->count--;
+    do {
+        ring->first = ring->first + 1 == ring->max_records ? 0 : ring->first + 1;
+        ring->count--;
+    } while (ring->count > 0 && !record_at(ring, 0)->key);
 }
 
-/* Where a record of `bytes` goes: after the newest, or at the start of the arena if it does not
+/* The newest key record, or NULL. */
+static const CheckpointRecord *newest_key(CheckpointRing *ring) {
+    for (int i = ring->count - 1; i >= 0; i--)
+        if (record_at(ring, i)->key)
+            return record_at(ring, i);
+    return NULL;
+}
+
+/* Where a key of `bytes` goes: after the newest key, or at the start of the arena if it does not
  * fit before the end; the oldest records overlapping it are dropped. */
-static size_t place_record(CheckpointRing *ring, size_t bytes) {
+static size_t place_key(CheckpointRing *ring, size_t bytes) {
     size_t at = 0;
-    if (ring->count > 0) {
-        const CheckpointRecord *newest = record_at(ring, ring->count - 1);
+    const CheckpointRecord *newest = newest_key(ring);
+    if (newest) {
         at = newest->offset + newest->bytes;
         if (at + bytes > ring->capacity)
             at = 0;
@@ -144,6 +181,12 @@ static size_t place_record(CheckpointRing *ring, size_t bytes) {
         drop_oldest(ring);
     }
     return at;
+}
+
+/* Makes room for one more record (the ring of records is full). */
+static void make_room(CheckpointRing *ring) {
+    while (ring->count >= ring->max_records)
+        drop_oldest(ring);
 }
 
 static unsigned char *put(unsigned char *at, const void *src, size_t bytes) {
@@ -166,22 +209,7 @@ static void copy_pool(const Engine *e, unsigned char *dst, const unsigned char *
     }
 }
 
-void engine_checkpoint(Engine *e) {
-    CheckpointRing *ring = &e->checkpoints;
-    if (!ring->arena)
-        return;
-    drop_from(ring, e->t);
-    size_t bytes = record_size(e);
-    if (bytes > ring->capacity) {
-        if (!ring->full_warned)
-            issim_log(ISSIM_LOG_WARN,
-                      "a checkpoint needs %zu bytes, more than the %zu of the ring: rewinds "
-                      "restart contact histories",
-                      bytes, ring->capacity);
-        ring->full_warned = true;
-        return;
-    }
-    size_t at = place_record(ring, bytes);
+static void write_key(Engine *e, unsigned char *p, size_t bytes) {
     CheckpointHeader h = {.t = e->t,
                           .state_size = e->state_size,
                           .body_count = e->body_count,
@@ -193,7 +221,7 @@ void engine_checkpoint(Engine *e) {
                           .report_t = e->report_t,
                           .integrator_dirty = e->integrator_dirty,
                           .collision_stale = e->collision_stale};
-    unsigned char *p = ring->arena + at;
+    (void)bytes;
     p = put(p, &h, sizeof h);
     p = put(p, e->y, sizeof(double) * (size_t)e->state_size);
     BodySleepState *sleep = (BodySleepState *)p;
@@ -202,7 +230,9 @@ void engine_checkpoint(Engine *e) {
                                     .reduced_slot = e->bodies[b].reduced_slot,
                                     .resolver = e->bodies[b].resolver,
                                     .sleep_t = e->bodies[b].sleep_t,
-                                    .still_since = e->bodies[b].still_since};
+                                    .still_since = e->bodies[b].still_since,
+                                    .applied_force = e->bodies[b].applied_force,
+                                    .applied_torque = e->bodies[b].applied_torque};
     p += align16(sizeof(BodySleepState) * (size_t)e->body_count);
     p = put(p, e->reduced, sizeof(EngineReducedSlot) * (size_t)e->reduced_slots);
     for (int ci = 0; ci < e->contact_count; ci++)
@@ -211,25 +241,69 @@ void engine_checkpoint(Engine *e) {
     copy_pool(e, p, e->pool.bytes);
     p += align16(e->pool.end);
     put(p, e->identity, sizeof(CollisionContact) * (size_t)e->identity_count);
-    ring->records[(ring->first + ring->count) % ring->max_records] =
-        (CheckpointRecord){.t = e->t, .offset = at, .bytes = bytes};
-    ring->count++;
-    e->stats.checkpoints++;
 }
 
-static const CheckpointRecord *find_record(const CheckpointRing *ring, double t) {
+/* A key every k frames, so that keys average CHECKPOINT_KEY_BYTES_PER_FRAME bytes a frame. */
+static int key_interval(const CheckpointRing *ring, size_t bytes) {
+    if (ring->key_every > 0)
+        return ring->key_every;
+    size_t k = (bytes + CHECKPOINT_KEY_BYTES_PER_FRAME - 1) / CHECKPOINT_KEY_BYTES_PER_FRAME;
+    return k < 1 ? 1 : k > CHECKPOINT_KEY_EVERY_MAX ? CHECKPOINT_KEY_EVERY_MAX : (int)k;
+}
+
+void engine_checkpoint(Engine *e) {
+    CheckpointRing *ring = &e->checkpoints;
+    if (!ring->arena)
+        return;
+    drop_from(ring, e->t);
+    size_t bytes = record_size(e);
+    bool key = ring->count == 0 || e->replay_broken || !newest_key(ring) ||
+               ring->since_key + 1 >= key_interval(ring, bytes);
+    e->replay_broken = false;
+    CheckpointRecord r = {.t = e->t, .key = key};
+    if (key) {
+        if (bytes > ring->capacity) {
+            if (!ring->full_warned)
+                issim_log(ISSIM_LOG_WARN,
+                          "a checkpoint needs %zu bytes, more than the %zu of the ring: rewinds "
+                          "restart contact histories",
+                          bytes, ring->capacity);
+            ring->full_warned = true;
+            ring->count = 0; /* nothing older may be replayed across this frame */
+            return;
+        }
+        r.offset = place_key(ring, bytes);
+        r.bytes = bytes;
+        write_key(e, ring->arena + r.offset, bytes);
+        ring->since_key = 0;
+        e->stats.checkpoints++;
+    } else {
+        ring->since_key++;
+    }
+    make_room(ring);
+    ring->count++;
+    *record_at(ring, ring->count - 1) = r;
+}
+
+void engine_set_checkpoint_keys(Engine *e, int every) {
+    e->checkpoints.key_every = every > 0 ? every : 0;
+}
+
+/* Index of the record at time t, or -1. */
+static int find_record(CheckpointRing *ring, double t) {
     for (int i = ring->count - 1; i >= 0; i--) {
-        const CheckpointRecord *r = &ring->records[(ring->first + i) % ring->max_records];
+        const CheckpointRecord *r = record_at(ring, i);
         if (r->t == t)
-            return r;
+            return i;
         if (r->t < t)
             break;
     }
-    return NULL;
+    return -1;
 }
 
 bool engine_has_checkpoint(const Engine *e, double t) {
-    return e->checkpoints.arena && find_record(&e->checkpoints, t) != NULL;
+    CheckpointRing *ring = (CheckpointRing *)&e->checkpoints; /* read only */
+    return ring->arena && find_record(ring, t) >= 0;
 }
 
 size_t engine_checkpoint_bytes(const Engine *e) {
@@ -266,30 +340,9 @@ static bool reserve_contact_room(Engine *e, int count) {
     return true;
 }
 
-/* The world takes back the identity of the checkpoint (thread stopped around it). */
-static void restore_world_identity(Engine *e, const CollisionContact *identity, int count,
-                                   uint32_t next_id) {
-    if (!e->collision)
-        return;
-    Registry *reg = e->collision_registry;
-    if (reg)
-        engine_stop_collision_thread(e);
-    IssimError err;
-    if (collision_world_restore_identity(e->collision, identity, count, next_id, &err) != ISSIM_OK)
-        issim_log(ISSIM_LOG_WARN, "restore: %s", err.message);
-    engine_keep_identity(e, identity, count, next_id);
-    if (reg && engine_start_collision_thread(e, reg, &err) != ISSIM_OK)
-        issim_log(ISSIM_LOG_ERROR, "collision manager: %s", err.message);
-}
-
-bool engine_checkpoint_restore(Engine *e, double t) {
-    CheckpointRing *ring = &e->checkpoints;
-    if (!ring->arena)
-        return false;
-    const CheckpointRecord *r = find_record(ring, t);
-    if (!r)
-        return false;
-    const unsigned char *p = ring->arena + r->offset;
+/* Puts the engine back into the state of key record r. */
+static bool restore_key(Engine *e, const CheckpointRecord *r) {
+    const unsigned char *p = e->checkpoints.arena + r->offset;
     CheckpointHeader h;
     memcpy(&h, p, sizeof h);
     if (h.state_size != e->state_size || h.body_count != e->body_count ||
@@ -300,11 +353,14 @@ bool engine_checkpoint_restore(Engine *e, double t) {
     p += align16(sizeof(double) * (size_t)e->state_size);
     const BodySleepState *sleep = (const BodySleepState *)p;
     for (int b = 0; b < e->body_count; b++) {
-        e->bodies[b].asleep = sleep[b].asleep;
-        e->bodies[b].sleep_t = sleep[b].sleep_t;
-        e->bodies[b].still_since = sleep[b].still_since;
-        e->bodies[b].reduced_slot = sleep[b].reduced_slot;
-        e->bodies[b].resolver = sleep[b].resolver;
+        EngineBody *body = &e->bodies[b];
+        body->asleep = sleep[b].asleep;
+        body->sleep_t = sleep[b].sleep_t;
+        body->still_since = sleep[b].still_since;
+        body->reduced_slot = sleep[b].reduced_slot;
+        body->resolver = sleep[b].resolver;
+        body->applied_force = sleep[b].applied_force;
+        body->applied_torque = sleep[b].applied_torque;
     }
     p += align16(sizeof(BodySleepState) * (size_t)e->body_count);
     memcpy(e->reduced, p, sizeof(EngineReducedSlot) * (size_t)e->reduced_slots);
@@ -321,7 +377,14 @@ bool engine_checkpoint_restore(Engine *e, double t) {
     copy_pool(e, e->pool.bytes, p);
     p += align16(h.pool_end);
     engine_pool_rebuild(e);
-    restore_world_identity(e, (const CollisionContact *)p, h.identity_count, h.identity_next_id);
+    if (e->collision) {
+        IssimError err;
+        if (collision_world_restore_identity(e->collision, (const CollisionContact *)p,
+                                             h.identity_count, h.identity_next_id,
+                                             &err) != ISSIM_OK)
+            issim_log(ISSIM_LOG_WARN, "restore: %s", err.message);
+        engine_keep_identity(e, (const CollisionContact *)p, h.identity_count, h.identity_next_id);
+    }
     e->t = h.t;
     e->next_contact_id = h.next_contact_id;
     e->report_t = h.report_t;
@@ -329,8 +392,54 @@ bool engine_checkpoint_restore(Engine *e, double t) {
     e->integrator_dirty = h.integrator_dirty || e->integrator_kind != INTEGRATOR_RK4;
     e->sleep_dirty = true;
     e->fixed_step_dirty = true;
-    drop_from(ring, nextafter(t, INFINITY));
-    e->stats.restores++;
     engine_refresh_awake(e);
+    return true;
+}
+
+/* From the key at index `from` to the frame at index `to`: the output steps again, with the
+ * synchronous collision world and without events (they happened already). */
+static bool replay(Engine *e, int from, int to) {
+    CheckpointRing *ring = &e->checkpoints;
+    EngineEventFn fn = e->event_fn;
+    e->event_fn = NULL;
+    bool ok = true;
+    for (int i = from + 1; i <= to && ok; i++) {
+        IssimError err;
+        ok = engine_advance(e, record_at(ring, i)->t, &err) == ISSIM_OK;
+        if (!ok)
+            issim_log(ISSIM_LOG_WARN, "replay to t = %.9g s failed: %s", record_at(ring, i)->t,
+                      err.message);
+        e->stats.replayed_frames++;
+    }
+    e->event_fn = fn;
+    return ok;
+}
+
+bool engine_checkpoint_restore(Engine *e, double t) {
+    CheckpointRing *ring = &e->checkpoints;
+    if (!ring->arena)
+        return false;
+    int target = find_record(ring, t);
+    int key = target;
+    while (key >= 0 && !record_at(ring, key)->key)
+        key--;
+    if (target < 0 || key < 0)
+        return false;
+    /* The world is the engine's own while it restores and replays (the manager thread would
+     * work on frames of the discarded future). */
+    Registry *reg = e->collision_registry;
+    if (reg)
+        engine_stop_collision_thread(e);
+    bool ok = restore_key(e, record_at(ring, key)) && replay(e, key, target);
+    if (reg) {
+        IssimError err;
+        if (engine_start_collision_thread(e, reg, &err) != ISSIM_OK)
+            issim_log(ISSIM_LOG_ERROR, "collision manager: %s", err.message);
+    }
+    if (!ok)
+        return false;
+    drop_from(ring, nextafter(t, INFINITY));
+    ring->since_key = target - key;
+    e->stats.restores++;
     return true;
 }

@@ -139,19 +139,25 @@ typedef struct ContactStatePool {
     int free_count, free_capacity;
 } ContactStatePool;
 
-/* Checkpoints of the whole dynamic state at published frames (engine_checkpoint.c): a byte ring
- * of records in time order, each the raw state vector, the bodies' sleep state, the contact
- * array, the pool's bytes and the collision world's identity. */
+/* Checkpoints of the whole dynamic state at published frames (engine_checkpoint.c): records in
+ * time order, one per frame. A key record holds the raw state vector, the bodies' sleep state
+ * and applied wrenches, the contact array, the pool's bytes and the collision world's identity
+ * in a byte ring; the frames between two keys hold only their time, and a restore to one of
+ * them restores the key before it and replays the steps. */
 typedef struct CheckpointRecord {
     double t;
-    size_t offset, bytes;
+    size_t offset, bytes; /* the key's bytes in the arena; 0 bytes for a replayed frame */
+    bool key;
 } CheckpointRecord;
 
 typedef struct CheckpointRing {
     unsigned char *arena;
     size_t capacity;
+    bool mapped;               /* arena from mmap (else malloc) */
     CheckpointRecord *records; /* circular, max_records */
     int max_records, first, count;
+    int key_every; /* 0: chosen from the record size; else a key every key_every frames */
+    int since_key; /* frames written since the newest key */
     bool full_warned;
 } CheckpointRing;
 
@@ -227,6 +233,10 @@ struct Engine {
 
     ContactStatePool pool;
     CheckpointRing checkpoints;
+    /* Something changed the engine outside engine_advance since the last checkpoint (an edit, an
+     * applied wrench, a restore that restarted): the next checkpoint must be a key, since
+     * replaying steps from an older key would not see the change. */
+    bool replay_broken;
     /* The collision world's identity as of the last merged report (contacts and id counter),
      * kept while checkpoints are enabled: a restore hands it back to the world so contacts keep
      * their ids across a rewind. */

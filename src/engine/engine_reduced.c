@@ -185,6 +185,7 @@ static const EngineReducedModel *model_of(const Engine *e) {
 
 void engine_set_reduced_model(Engine *e, const EngineReducedModel *model) {
     e->reduced_model = model;
+    e->replay_broken = true;
 }
 
 int engine_reduced_pair_count(const Engine *e) {

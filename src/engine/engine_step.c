@@ -273,4 +273,5 @@ void engine_set_complementarity_solver(Engine *e, const EngineComplementaritySol
                                        void *user) {
     e->complementarity = solver;
     e->complementarity_user = user;
+    e->replay_broken = true;
 }

@@ -306,16 +306,17 @@ static void *engine_thread(void *arg) {
 IssimStatus sim_start(Sim *sim, IssimError *err) {
     if (sim->thread_running)
         return issim_error_set(err, ISSIM_ERR_STATE, "the engine thread is already running");
+    /* Rewinds (edits, the scrubber) restore the contact state of the frame they go back to.
+     * Before the clock starts: setting up the ring takes a moment. */
+    IssimStatus s = engine_enable_checkpoints(sim->engine, sim->history_frames,
+                                              SIM_CHECKPOINT_BUDGET_BYTES, err);
+    if (s != ISSIM_OK)
+        return s;
     pthread_mutex_lock(&sim->clock_mutex);
     sim->clock_wall_origin = issim_wall_time();
     sim->clock_sim_origin = engine_time(sim->engine);
     pthread_mutex_unlock(&sim->clock_mutex);
     atomic_store(&sim->stop_requested, false);
-    /* Rewinds (edits, the scrubber) restore the contact state of the frame they go back to. */
-    IssimStatus s = engine_enable_checkpoints(sim->engine, sim->history_frames,
-                                              SIM_CHECKPOINT_BUDGET_BYTES, err);
-    if (s != ISSIM_OK)
-        return s;
     /* The collision manager gets its own thread beside the engine's (000 App. B.4.3). */
     s = engine_start_collision_thread(sim->engine, sim->registry, err);
     if (s != ISSIM_OK)
