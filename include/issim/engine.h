@@ -271,7 +271,7 @@ typedef struct EngineStats {
     uint64_t root_events;
     uint64_t reinits;
     uint64_t warnings;
-    int awake_bodies;               /* bodies integrated now (the rest sleep) */
+    int awake_bodies;               /* bodies not asleep: integrated, time-stepped or in a pair */
     uint64_t sleeps;                /* ENGINE_EVENT_SLEEP so far */
     uint64_t wakes;                 /* ENGINE_EVENT_WAKE so far */
     uint64_t fixed_steps;           /* RK4 steps taken because an active contact asked for them */

@@ -12,6 +12,10 @@
  * Positions follow the new velocities (semi-implicit), the attitude by the exponential-free
  * first-order update renormalised, as 001's time-stepping does.
  *
+ * Each step has a velocity pass (gaps clamped at zero) and, when a contact overlaps, a position
+ * pass (split impulse: pseudo-velocities that move the bodies out of the overlap and are not
+ * kept), so a contact discovered late never launches a body.
+ *
  * The reference solver (engine_complementarity_reference) is projected Gauss-Seidel on the
  * velocity-level LCP 0 <= lambda_n _|_ Jn u+ + s / h >= 0: the contact distance after the step
  * is kept non-negative to first order (001 2.2's nu with the linearised s^{t+dt}). It has no

@@ -114,7 +114,12 @@ static void rebuild_awake(Engine *e) {
         e->awake_range_count++;
         e->awake_state_size += size;
     }
-    e->stats.awake_bodies = e->awake_count;
+    /* Awake: not asleep, whoever moves it (the integrator, a time-stepping resolver, a reduced
+     * pair's block). */
+    int awake = 0;
+    for (int b = 0; b < e->body_count; b++)
+        awake += !e->bodies[b].asleep;
+    e->stats.awake_bodies = awake;
     e->sleep_dirty = false;
 }
 
@@ -429,5 +434,5 @@ int engine_body_equilibrium_list(const Engine *e, int body, int *out, int max) {
 }
 
 int engine_awake_body_count(const Engine *e) {
-    return e->awake_count;
+    return e->stats.awake_bodies;
 }
