@@ -102,7 +102,8 @@ typedef struct GuiState {
     bool recording;
     const char *record_path;
     double record_elapsed;
-    uint64_t record_bytes, record_rows, record_dropped;
+    uint64_t record_bytes, record_rows, record_dropped; /* record_rows: whole rows in the file */
+    bool record_failed;     /* a write failed (disk full): record_rows is what the file holds */
     const char *load_error; /* "file:line: message" of the last failed load, or "" */
     const char *edit_message;
     bool edit_rejected;

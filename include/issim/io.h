@@ -85,5 +85,8 @@ bool recorder_failed(const Recorder *rec, IssimError *err);
 /* Writes what is buffered, stops the thread, closes the file and frees rec. Returns the first
  * error seen (ISSIM_OK if none). Thread: the producer thread. */
 IssimStatus recorder_close(Recorder *rec, IssimError *err);
+/* recorder_close, and the final counters in *final (Nullable): rows_written is then the number
+ * of whole rows in the file, also after a failed write (disk full). */
+IssimStatus recorder_close_with_stats(Recorder *rec, RecorderStats *final, IssimError *err);
 
 #endif

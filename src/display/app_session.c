@@ -474,14 +474,16 @@ void app_record_stop(App *app) {
         return;
     app_record_pump(app);
     IssimError err = {0};
-    RecorderStats st = recorder_stats(app->recorder);
-    if (recorder_close(app->recorder, &err) != ISSIM_OK)
-        issim_log(ISSIM_LOG_ERROR, "recording: %s", err.message);
+    RecorderStats st;
+    if (recorder_close_with_stats(app->recorder, &st, &err) != ISSIM_OK)
+        issim_log(ISSIM_LOG_ERROR, "recording: %s (the file holds %llu whole rows)", err.message,
+                  (unsigned long long)st.rows_written);
     else
-        issim_log(ISSIM_LOG_INFO, "recorded %llu rows to %s", (unsigned long long)st.rows_pushed,
+        issim_log(ISSIM_LOG_INFO, "recorded %llu rows to %s", (unsigned long long)st.rows_written,
                   app->record_path);
+    /* rows: whole rows in the file (after a failed write, fewer than were queued) */
     printf("record stop %s rows=%llu dropped=%llu\n", app->record_path,
-           (unsigned long long)st.rows_pushed, (unsigned long long)st.rows_dropped);
+           (unsigned long long)st.rows_written, (unsigned long long)st.rows_dropped);
     fflush(stdout);
     app->recorder = NULL;
     free(app->record_vars);

@@ -195,8 +195,9 @@ static void fill_gui_state(App *app, GuiState *g) {
         g->record_path = app->record_path;
         g->record_elapsed = issim_wall_time() - app->record_wall_start;
         g->record_bytes = rs.bytes_written;
-        g->record_rows = rs.rows_pushed;
+        g->record_rows = rs.rows_written; /* in the file, not merely queued */
         g->record_dropped = rs.rows_dropped;
+        g->record_failed = rs.failed;
     }
 }
 

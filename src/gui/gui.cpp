@@ -473,6 +473,8 @@ void recording_panel(const GuiState *s, GuiRequests *r) {
                     (unsigned long long)s->record_rows, (unsigned long long)s->record_bytes);
         if (s->record_dropped)
             ImGui::TextColored(kRed, "%llu rows dropped", (unsigned long long)s->record_dropped);
+        if (s->record_failed)
+            ImGui::TextColored(kRed, "write failed: the file holds these rows (see the log)");
     }
 }
 

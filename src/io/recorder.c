@@ -575,6 +575,12 @@ bool recorder_failed(const Recorder *rec, IssimError *err) {
 }
 
 IssimStatus recorder_close(Recorder *rec, IssimError *err) {
+    return recorder_close_with_stats(rec, NULL, err);
+}
+
+IssimStatus recorder_close_with_stats(Recorder *rec, RecorderStats *final, IssimError *err) {
+    if (final)
+        *final = (RecorderStats){0};
     if (!rec)
         return ISSIM_OK;
     pthread_mutex_lock(&rec->mutex);
@@ -599,6 +605,8 @@ IssimStatus recorder_close(Recorder *rec, IssimError *err) {
     IssimStatus status = ISSIM_OK;
     if (atomic_load_explicit(&rec->failed, memory_order_acquire))
         status = issim_error_set(err, ISSIM_ERR_IO, "%s", rec->message);
+    if (final)
+        *final = recorder_stats(rec);
     recorder_free(rec);
     return status;
 }

@@ -114,6 +114,7 @@ void sim_destroy(Sim *sim) {
     registry_destroy(sim->registry);
     free(sim->values);
     free(sim->record_vars);
+    free(sim->record_row);
     pthread_mutex_destroy(&sim->clock_mutex);
     free(sim);
 }
@@ -196,18 +197,28 @@ static void on_engine_event(const EngineEvent *ev, void *user) {
 
 /* ===== Recording ===== */
 
+static IssimStatus parse_record_vars(Sim *sim, char *list, IssimError *err);
+
 static IssimStatus choose_record_vars(Sim *sim, IssimError *err) {
     const Engine *e = sim->engine;
-    char list[1024] = "";
-    if (sim->options.vars) {
-        issim_strlcpy(list, sim->options.vars, sizeof list);
-    } else {
-        ThingId universe = thingdb_find_kind(engine_thingdb(e), THING_UNIVERSE);
-        issim_strlcpy(list, thing_string(engine_thingdb(e), universe, "record"), sizeof list);
-    }
+    ThingId universe = thingdb_find_kind(engine_thingdb(e), THING_UNIVERSE);
+    /* The whole list, however long (a fixed buffer cut --vars at 1,023 characters silently). */
+    char *list = strdup(sim->options.vars ? sim->options.vars
+                                          : thing_string(engine_thingdb(e), universe, "record"));
     sim->record_vars = calloc((size_t)engine_var_count(e), sizeof(int));
-    if (!sim->record_vars)
+    sim->record_row = calloc((size_t)engine_var_count(e) + 1, sizeof(double));
+    if (!list || !sim->record_vars || !sim->record_row) {
+        free(list);
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
+    }
+    IssimStatus s = parse_record_vars(sim, list, err);
+    free(list);
+    return s;
+}
+
+/* The variables of a comma or space separated list (empty: every variable). */
+static IssimStatus parse_record_vars(Sim *sim, char *list, IssimError *err) {
+    const Engine *e = sim->engine;
     sim->record_count = 0;
     if (list[0] == '\0') {
         for (int i = 0; i < engine_var_count(e); i++)
@@ -263,12 +274,12 @@ static Recorder *open_recorder(Sim *sim, IssimError *err) {
     return rec;
 }
 
+/* The row has room for every variable (record_row: var_count): a fixed stack buffer of 1,024
+ * was over-read by scenes of about 80 bodies recording everything. */
 static void record_row(Sim *sim, Recorder *rec) {
-    double row[1024];
-    int n = sim->record_count < 1024 ? sim->record_count : 1024;
-    for (int i = 0; i < n; i++)
-        row[i] = sim->values[sim->record_vars[i]];
-    recorder_push(rec, engine_time(sim->engine), row, true);
+    for (int i = 0; i < sim->record_count; i++)
+        sim->record_row[i] = sim->values[sim->record_vars[i]];
+    recorder_push(rec, engine_time(sim->engine), sim->record_row, true);
 }
 
 /* ===== Headless runs ===== */
@@ -344,12 +355,13 @@ IssimStatus sim_run_headless(Sim *sim, SimSummary *sum, IssimError *err) {
     sum->wall_seconds = issim_wall_time() - wall_start;
     if (rec) {
         IssimError rerr = {0};
-        RecorderStats rs = recorder_stats(rec);
-        if (recorder_close(rec, &rerr) != ISSIM_OK) {
+        RecorderStats rs;
+        if (recorder_close_with_stats(rec, &rs, &rerr) != ISSIM_OK) {
             sum->recording_failed = true;
             issim_strlcpy(sum->recording_error, rerr.message, sizeof sum->recording_error);
         }
-        sum->rows_recorded = rs.rows_pushed; /* blocking pushes: none dropped */
+        /* The rows in the file: after a failed write (disk full) fewer than were pushed. */
+        sum->rows_recorded = rs.rows_written;
     }
     sim->summary = NULL;
     return status;

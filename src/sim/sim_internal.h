@@ -28,6 +28,7 @@ struct Sim {
     Registry *registry;
     double *values; /* engine_var_count: the frame being published */
     int *record_vars;
+    double *record_row; /* var_count + 1: one recorded row */
     int record_count;
     SimSummary *summary; /* non-null during a headless run */
     SimBodyTrack tracks[SIM_MAX_BODIES];
