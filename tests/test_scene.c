@@ -339,7 +339,8 @@ static void test_schema_error_lines(void **state) {
                                 "  },\n"                                             /* 10 */
                                 "}\n";
     assert_int_equal(load_fail("neg.lua", negative_mass, NULL, &err), ISSIM_ERR_RANGE);
-    assert_string_equal(err.message, "neg.lua:8: bar.mass: -1 kg is out of range: must be > 0");
+    assert_string_equal(err.message,
+                        "neg.lua:8: bar.mass: -1 kg is out of range: must be >= 1e-09");
 
     /* The key before the name, a comment and a string that look like keys, nested things. */
     const char *nested = "return {\n"                                        /* 1 */
@@ -355,7 +356,7 @@ static void test_schema_error_lines(void **state) {
                          "}\n";
     load_fail("nested.lua", nested, NULL, &err);
     assert_string_equal(err.message,
-                        "nested.lua:7: arm.link.mass: 0 kg is out of range: must be > 0");
+                        "nested.lua:7: arm.link.mass: 0 kg is out of range: must be >= 1e-09");
 
     /* Unknown key: named, with the known ones, on its line. */
     load_fail("unknown.lua",
@@ -375,7 +376,8 @@ static void test_schema_error_lines(void **state) {
 
     /* Universe and camera keys. */
     load_fail("universe.lua", "return {\n  universe = {\n    dt = 0,\n  },\n}", NULL, &err);
-    assert_contains(err.message, "universe.lua:3: universe.dt: 0 s is out of range: must be > 0");
+    assert_contains(err.message,
+                    "universe.lua:3: universe.dt: 0 s is out of range: must be >= 1e-09");
     load_fail("camera.lua", "return {\n  camera = {\n    fov = 1,\n  },\n}", NULL, &err);
     assert_contains(err.message, "camera.lua:3: universe.camera_fov: 1 deg is out of range");
     load_fail("camkey.lua", "return {\n  camera = {\n    zoom = 1,\n  },\n}", NULL, &err);

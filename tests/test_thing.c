@@ -203,7 +203,7 @@ static void test_parse_format_round_trip(void **state) {
                        .default_value = {.type = PROP_INT}};
     round_trip(def_of(THING_RIGID_BODY, "mass"), "2.5");
     round_trip(def_of(THING_RIGID_BODY, "mass"), "0.1");
-    round_trip(def_of(THING_RIGID_BODY, "mass"), "1e-300");
+    round_trip(def_of(THING_RIGID_BODY, "pos"), "1e-300 0 0"); /* tiny numbers keep their bits */
     round_trip(def_of(THING_UNIVERSE, "dt"), "0.30000000000000004");
     round_trip(&int_def, "-3");
     round_trip(def_of(THING_UNIVERSE, "planar"), "true");
@@ -261,16 +261,41 @@ static void test_parse_format_round_trip(void **state) {
                      ISSIM_ERR_INVALID);
 }
 
+/* A quaternion of any finite non-zero norm is stored normalised: a huge one was stored as
+ * (0, 0, 0, 0), which the saved scene could not load back, and a tiny one unnormalised. */
+static void test_quaternions_of_any_norm(void **state) {
+    (void)state;
+    const char *texts[] = {"1e300 1e300 0 0", "1e-300 0 1e-300 0", "2 0 0 0", "1e-200 0 0 0",
+                           "1.7e308 0 0 -1.7e308"};
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        ThingDb *db = thingdb_create();
+        IssimError err = {0};
+        ThingId b = thingdb_add(db, "b", THING_RIGID_BODY, thing_id_null(), &err);
+        assert_int_equal(thingdb_set_text(db, "b.orient", texts[i], false, &err), ISSIM_OK);
+        Quat q = thing_quat(db, b, "orient");
+        double n = sqrt(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z);
+        if (!(fabs(n - 1.0) < 1e-15))
+            fail_msg("orient %s stored with norm %.17g", texts[i], n);
+        thingdb_destroy(db);
+    }
+}
+
 static void test_validation_messages(void **state) {
     (void)state;
     IssimError err;
     const PropDef *mass = def_of(THING_RIGID_BODY, "mass");
     PropValue v = prop_real(-1);
     assert_int_equal(prop_validate(mass, &v, &err), ISSIM_ERR_RANGE);
-    assert_string_equal(err.message, "mass = -1 kg is out of range: must be > 0");
-    v = prop_real(0); /* exclusive minimum */
+    assert_string_equal(err.message, "mass = -1 kg is out of range: must be >= 1e-09");
+    v = prop_real(0);
     assert_int_equal(prop_validate(mass, &v, &err), ISSIM_ERR_RANGE);
-    assert_contains(err.message, "must be > 0");
+    assert_contains(err.message, "must be >= 1e-09");
+    v = prop_real(4.9e-324); /* a denormal mass: CVODE failed at the first contact with it */
+    assert_int_equal(prop_validate(mass, &v, &err), ISSIM_ERR_RANGE);
+    const PropDef *dt = def_of(THING_UNIVERSE, "dt");
+    v = prop_real(1e-300); /* accepted before: a run "succeeded" having simulated nothing */
+    assert_int_equal(prop_validate(dt, &v, &err), ISSIM_ERR_RANGE);
+    assert_contains(err.message, "must be >= 1e-09");
     v = prop_real(2e9);
     assert_int_equal(prop_validate(mass, &v, &err), ISSIM_ERR_RANGE);
     assert_contains(err.message, "must be <= 1e+09");
@@ -295,7 +320,7 @@ static void test_validation_messages(void **state) {
     const PropDef *inertia = def_of(THING_RIGID_BODY, "inertia");
     v = prop_vec3(vec3(0.1, 0, 0.1));
     assert_int_equal(prop_validate(inertia, &v, &err), ISSIM_ERR_RANGE);
-    assert_contains(err.message, "{0.1, 0, 0.1} kg m^2 is out of range: y must be > 0");
+    assert_contains(err.message, "{0.1, 0, 0.1} kg m^2 is out of range: y must be >= 1e-15");
     v = prop_vec3(vec3(0.1, NAN, 0.1));
     assert_int_equal(prop_validate(inertia, &v, &err), ISSIM_ERR_RANGE);
     assert_contains(err.message, "not finite");
@@ -330,7 +355,7 @@ static void test_validation_messages(void **state) {
     ThingId bar = add(db, "bar", THING_RIGID_BODY, thing_id_null());
     add(db, "floor", THING_FIXED_OBSTACLE, thing_id_null());
     assert_int_equal(thingdb_set_text(db, "bar.mass", "-1", false, &err), ISSIM_ERR_RANGE);
-    assert_string_equal(err.message, "bar.mass: -1 kg is out of range: must be > 0");
+    assert_string_equal(err.message, "bar.mass: -1 kg is out of range: must be >= 1e-09");
     assert_near(thing_real(db, bar, "mass"), 1, 0); /* old value kept */
     assert_int_equal(thingdb_set_text(db, "bar.mass", "nan", false, &err), ISSIM_ERR_RANGE);
     assert_contains(err.message, "bar.mass: nan kg is not a finite number");
@@ -572,6 +597,7 @@ int main(void) {
         cmocka_unit_test(test_groups_and_paths),
         cmocka_unit_test(test_parse_format_round_trip),
         cmocka_unit_test(test_validation_messages),
+        cmocka_unit_test(test_quaternions_of_any_norm),
         cmocka_unit_test(test_fixed_during_run),
         cmocka_unit_test(test_typed_getters_and_defaults),
         cmocka_unit_test(test_clone_independent),

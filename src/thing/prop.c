@@ -390,6 +390,29 @@ IssimStatus prop_validate(const PropDef *def, const PropValue *v, IssimError *er
 
 /* ===== Canonical form and equality ===== */
 
+/* out = q / |q| for any finite non-zero q. Scaled by the largest component first: the plain sum
+ * of squares overflowed for huge quaternions (stored as 0, 0, 0, 0) and underflowed for tiny
+ * ones (stored unnormalised). A quaternion already unit to rounding keeps its bits, so
+ * normalising is idempotent and a saved orientation loads back exactly. */
+static void normalize_quat(const double *q, double *out) {
+    double big = 0.0;
+    for (int i = 0; i < 4; i++)
+        big = fmax(big, fabs(q[i]));
+    double n2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3];
+    if (big == 0.0 || fabs(n2 - 1.0) <= 4 * DBL_EPSILON) {
+        memcpy(out, q, 4 * sizeof(double));
+        return;
+    }
+    double s[4], m2 = 0.0;
+    for (int i = 0; i < 4; i++) {
+        s[i] = q[i] / big;
+        m2 += s[i] * s[i];
+    }
+    double inv = 1.0 / sqrt(m2);
+    for (int i = 0; i < 4; i++)
+        out[i] = s[i] * inv;
+}
+
 PropValue prop_canonical(const PropValue *v) {
     PropValue c = {.type = v->type};
     switch (v->type) {
@@ -409,16 +432,9 @@ PropValue prop_canonical(const PropValue *v) {
     case PROP_VEC3:
         memcpy(c.vec, v->vec, 3 * sizeof(double));
         break;
-    case PROP_QUAT: {
-        double n2 = v->vec[0] * v->vec[0] + v->vec[1] * v->vec[1] + v->vec[2] * v->vec[2] +
-                    v->vec[3] * v->vec[3];
-        /* Already unit to rounding: keep the bits, so normalising is idempotent and a saved
-         * orientation loads back exactly. */
-        double scale = fabs(n2 - 1.0) <= 4 * DBL_EPSILON || n2 == 0 ? 1.0 : 1.0 / sqrt(n2);
-        for (int i = 0; i < 4; i++)
-            c.vec[i] = v->vec[i] * scale;
+    case PROP_QUAT:
+        normalize_quat(v->vec, c.vec);
         break;
-    }
     case PROP_POINTS:
         c.point_count = v->point_count < 0                 ? 0
                         : v->point_count > PROP_MAX_POINTS ? PROP_MAX_POINTS
