@@ -693,6 +693,52 @@ static void test_three_resolvers_scene(void **state) {
     test_run_free(run);
 }
 
+/* ===== The progress guard ===== */
+
+/* Two boxes settling on the floor with internal friction under BDF: the law switches with the
+ * sign of dg/dt, CVODE's steps collapse to 1e-12 s, and the run used to go on for ever at
+ * t = 0.008 s (the shipped equilibrium_lists.lua with --integrator bdf). */
+static const char *chattering_source =
+    "local function box(name, x, h, m)\n"
+    "  local i = m * (2 * h[1]) ^ 2 / 6\n"
+    "  return { name = name, kind = 'body', shape = 'box', half_extents = h, mass = m,\n"
+    "           inertia = {i, i, i}, pos = {x, 0, h[3] + 1e-4}, material = 'body' }\n"
+    "end\n"
+    "return { universe = { gravity = {0, 0, -9.81}, integrator = 'bdf', dt = 1e-4 },\n"
+    "  things = { box('C', 0, {0.3, 0.1, 0.02}, 2), box('D', 0.8, {0.05, 0.05, 0.05}, 1),\n"
+    "    { name = 'G', kind = 'obstacle', shape = 'plane', normal = {0, 0, 1}, offset = 0,\n"
+    "      material = 'floor' } },\n"
+    "  contacts = { { name = 'floor_contact', materials = {'body', 'floor'},\n"
+    "    model = 'internal_friction', stiffness = 1e5, restitution = 0.5,\n"
+    "    velocity_tolerance = 0.01 } } }\n";
+
+static void test_progress_guard_stops_a_stalled_run(void **state) {
+    (void)state;
+    Engine *e = engine_from_source(chattering_source);
+    IssimError err = {0};
+    IssimStatus s = ISSIM_OK;
+    EngineBodyState before = {0};
+    double t_before = 0.0;
+    double w0 = issim_wall_time();
+    for (int i = 1; i <= 500 && s == ISSIM_OK; i++) {
+        before = engine_body_state(e, engine_body_id(e, 0));
+        t_before = engine_time(e);
+        s = engine_advance(e, i * 1e-4, &err);
+    }
+    double wall = issim_wall_time() - w0;
+    printf("guard: %s after %.2f s wall: %s\n", s == ISSIM_OK ? "no stop" : "stopped", wall,
+           err.message);
+    assert_int_equal(s, ISSIM_ERR_NUMERIC);
+    assert_non_null(strstr(err.message, "no progress"));
+    assert_non_null(strstr(err.message, "floor_contact"));
+    assert_non_null(strstr(err.message, "C on G"));
+    /* the last good state is kept */
+    assert_true(engine_time(e) == t_before);
+    EngineBodyState after = engine_body_state(e, engine_body_id(e, 0));
+    assert_memory_equal(&before, &after, sizeof before);
+    engine_destroy(e);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixed_step_only_during_contact),
@@ -709,6 +755,7 @@ int main(void) {
         cmocka_unit_test(test_reduced_pair_of_two_bodies),
         cmocka_unit_test(test_welded_model_conserves_momentum),
         cmocka_unit_test(test_three_resolvers_scene),
+        cmocka_unit_test(test_progress_guard_stops_a_stalled_run),
     };
     return cmocka_run_group_tests(tests, register_memory_model, NULL);
 }

@@ -196,9 +196,10 @@ static void set_root_directions(Engine *e) {
 
 static IssimStatus reinit(Engine *e, IssimError *err) {
     Integrator *integ = e->integ;
-    long steps = 0;
-    CVodeGetNumSteps(integ->mem, &steps);
-    e->cvode_steps_base += (uint64_t)steps;
+    /* CVODE counts its steps from each (re)initialisation; the engine's count goes on from where it
+     * is now, RK4's fixed steps included (adding CVODE's old count instead made the total go
+     * back after a stretch of fixed steps). */
+    e->cvode_steps_base = e->stats.steps;
     engine_normalize_state(e, e->y);
     if (integ->size != e->awake_state_size) {
         /* Bodies fell asleep or woke: a vector of another length, so a new CVODE (allocation on
@@ -223,6 +224,39 @@ static IssimStatus reinit(Engine *e, IssimError *err) {
     return ISSIM_OK;
 }
 
+/* The progress guard: CVODE whose step size collapsed (a force law that switches at every step,
+ * 004's internal friction chattering about dg/dt = 0 under BDF: steps between 2e-12 and 2e-10 s,
+ * 100,000 of them in 23 s without reaching the next output instant) stops with the active
+ * contacts named, and the caller keeps the last good state. Two signs: over a window of
+ * ENGINE_GUARD_WINDOW steps the mean step is below ENGINE_TINY_STEP of the output step, or one
+ * output step has taken ENGINE_MAX_STEPS_PER_OUTPUT steps. */
+typedef struct ProgressGuard {
+    uint64_t steps_at_start, window_steps;
+    double window_t;
+} ProgressGuard;
+
+static IssimStatus progress_guard(Engine *e, double t_target, ProgressGuard *g, IssimError *err) {
+    uint64_t steps = e->stats.steps - g->steps_at_start;
+    bool stalled = steps >= ENGINE_MAX_STEPS_PER_OUTPUT;
+    if (steps - g->window_steps >= ENGINE_GUARD_WINDOW) {
+        double mean = (e->t - g->window_t) / (double)(steps - g->window_steps);
+        stalled = stalled || mean < ENGINE_TINY_STEP * e->dt;
+        g->window_steps = steps;
+        g->window_t = e->t;
+    }
+    if (!stalled)
+        return ISSIM_OK;
+    double h = 0.0;
+    CVodeGetLastStep(e->integ->mem, &h);
+    char what[640];
+    engine_describe_active(e, what, sizeof what);
+    return issim_error_set(err, ISSIM_ERR_NUMERIC,
+                           "integration makes no progress at t = %.9g s: %llu steps toward t = "
+                           "%.9g s, the last %.3g s long%s; try universe.integrator = \"rk4\" "
+                           "(a fixed step) or looser tolerances",
+                           e->t, (unsigned long long)steps, t_target, h, what);
+}
+
 IssimStatus integrator_cvode_advance(Engine *e, double t_target, IssimError *err) {
     if (e->integrator_dirty) {
         IssimStatus s = reinit(e, err);
@@ -233,7 +267,11 @@ IssimStatus integrator_cvode_advance(Engine *e, double t_target, IssimError *err
     /* One internal step per call, so models with per-contact history are committed after
      * every accepted step; the stop time keeps CVODE from stepping past the output time. */
     CVodeSetStopTime(integ->mem, t_target);
+    ProgressGuard guard_state = {.steps_at_start = e->stats.steps, .window_t = e->t};
     while (e->t < t_target) {
+        IssimStatus guard = progress_guard(e, t_target, &guard_state, err);
+        if (guard != ISSIM_OK)
+            return guard;
         sunrealtype t_reached = e->t;
         integ->error[0] = '\0';
         int flag = CVode(integ->mem, t_target, integ->y, &t_reached, CV_ONE_STEP);

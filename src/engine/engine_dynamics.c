@@ -14,6 +14,7 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "engine_internal.h"
@@ -314,6 +315,50 @@ void engine_roots(const Engine *e, const double *y, double *g) {
  * then sees no sign change), so a contact found touching at a restart must start active. */
 bool engine_contact_should_be_active(const ContactKinematics *k) {
     return k->depth > 0.0 || (k->depth > -ENGINE_TOUCH_TOLERANCE && k->depth_rate > 0.0);
+}
+
+static bool same_touch(const EngineContact *a, const EngineContact *b) {
+    return a->body == b->body && a->body_b == b->body_b && a->obstacle == b->obstacle &&
+           a->pair == b->pair;
+}
+
+/* Points of the same two things through the same pair, counted from the first of them. */
+static int touch_points(const Engine *e, int first) {
+    int n = 0;
+    for (int ci = first; ci < e->contact_count; ci++)
+        n += e->contacts[ci].active && same_touch(&e->contacts[ci], &e->contacts[first]);
+    return n;
+}
+
+static bool touch_seen(const Engine *e, int ci) {
+    for (int j = 0; j < ci; j++)
+        if (e->contacts[j].active && same_touch(&e->contacts[j], &e->contacts[ci]))
+            return true;
+    return false;
+}
+
+void engine_describe_active(const Engine *e, char *buf, size_t size) {
+    enum { SHOWN = 6 };
+    int shown = 0, more = 0;
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int ci = 0; ci < e->contact_count; ci++) {
+        const EngineContact *c = &e->contacts[ci];
+        if (!c->active || touch_seen(e, ci))
+            continue;
+        if (shown == SHOWN || at >= size) {
+            more++;
+            continue;
+        }
+        const char *other = c->body_b >= 0 ? e->bodies[c->body_b].name
+                                           : thing_name(e->db, e->obstacles[c->obstacle].thing);
+        at += (size_t)snprintf(buf + at, size - at, "%s%s on %s (%s, %d points)",
+                               shown ? ", " : "; active contacts: ", e->bodies[c->body].name, other,
+                               thing_name(e->db, e->pairs[c->pair].thing), touch_points(e, ci));
+        shown++;
+    }
+    if (more > 0 && at < size)
+        snprintf(buf + at, size - at, " and %d more", more);
 }
 
 EngineEvent engine_contact_event(const EngineContact *c, double t, double normal_velocity) {

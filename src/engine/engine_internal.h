@@ -296,6 +296,15 @@ void engine_manifold_kinematics(const Engine *e, const double *y, const EngineCo
 #define ENGINE_REPORT_MAX_LAG 2.0
 #define ENGINE_REPORT_WAIT_LIMIT 0.5
 #define ENGINE_REST_TOLERANCE 0.0
+/* The progress guard (engine_cvode.c): a mean step below ENGINE_TINY_STEP of the output step over
+ * ENGINE_GUARD_WINDOW steps, or ENGINE_MAX_STEPS_PER_OUTPUT steps in one output step, stops a run
+ * with the active contacts named. A stiff contact resolved properly takes steps of about 1e-3 of
+ * the output step (the point drop at k = 1e8 N/m). */
+#define ENGINE_TINY_STEP 1e-6
+#define ENGINE_GUARD_WINDOW 2000
+#define ENGINE_MAX_STEPS_PER_OUTPUT 1000000
+/* ": active contacts A on floor (floor_contact), ..." for error messages (empty if none). */
+void engine_describe_active(const Engine *e, char *buf, size_t size);
 bool engine_contact_should_be_active(const ContactKinematics *k);
 /* An event about contact c at t (kind and duration left for the caller). */
 EngineEvent engine_contact_event(const EngineContact *c, double t, double normal_velocity);
