@@ -208,12 +208,41 @@ static void test_spheres_round_at_every_size(void **state) {
     remove(scene);
 }
 
+/* Forty edits in one burst, more than the 32 the display once tracked: every one is answered and
+ * mirrored into the display's database, so the saved scene holds the last (issue 12). */
+static void test_burst_of_edits_all_tracked(void **state) {
+    (void)state;
+    char script[8192], out[GUI_OUTPUT_MAX];
+    const char *saved = test_temp_path(".lua");
+    size_t at = (size_t)snprintf(script, sizeof script, "pause\n");
+    for (int i = 1; i <= 40; i++)
+        at += (size_t)snprintf(script + at, sizeof script - at, "set box.mass %.2f\n",
+                               1.0 + 0.01 * i);
+    snprintf(script + at, sizeof script - at, "wait_edits\nsave %s\n", saved);
+    int rc = run_issim_script(test_source_path("scenes/box_on_plane.lua"), "--no-gui", script, out,
+                              sizeof out);
+    assert_int_equal(rc, 0);
+    int answered = 0;
+    for (const char *p = out; (p = strstr(p, "edit ")) != NULL; p++)
+        answered += strstr(p, "accepted") != NULL && strchr(p, '\n') > strstr(p, "accepted");
+    assert_int_equal(answered, 40);
+    FILE *f = fopen(saved, "r");
+    assert_non_null(f);
+    static char text[1 << 16];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    remove(saved);
+    assert_non_null(strstr(text, "mass = 1.4,"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_box_drawn_where_the_state_says),
         cmocka_unit_test(test_click_selects_and_drag_pulls),
         cmocka_unit_test(test_keyboard_transport),
         cmocka_unit_test(test_spheres_round_at_every_size),
+        cmocka_unit_test(test_burst_of_edits_all_tracked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,7 +12,6 @@
 #include "issim/io.h"
 
 #define APP_TRAIL_POINTS 240
-#define APP_MAX_PENDING_EDITS 32
 
 typedef struct AppLog {
     pthread_mutex_t mutex;
@@ -92,8 +91,10 @@ typedef struct App {
     char load_error[600];
     char edit_message[600];
     bool edit_rejected;
-    PendingEdit pending[APP_MAX_PENDING_EDITS];
-    int pending_count;
+    /* Edits sent and not yet answered: grows as needed (a fixed 32 left later edits untracked,
+     * so an accepted one never reached the display's database and a save lost it). */
+    PendingEdit *pending;
+    int pending_count, pending_capacity;
 
     char scenes[GUI_MAX_SCENES][GUI_PATH_MAX];
     int scene_count;

@@ -305,6 +305,23 @@ void app_read_frame(App *app) {
 
 /* ===== Edits ===== */
 
+static bool track_edit(App *app, uint64_t id, const char *path, const char *value) {
+    if (app->pending_count == app->pending_capacity) {
+        int cap = app->pending_capacity > 0 ? 2 * app->pending_capacity : 32;
+        PendingEdit *grown = realloc(app->pending, sizeof *grown * (size_t)cap);
+        if (!grown)
+            return false;
+        app->pending = grown;
+        app->pending_capacity = cap;
+    }
+    PendingEdit *p = &app->pending[app->pending_count++];
+    p->id = id;
+    issim_strlcpy(p->path, path, sizeof p->path);
+    issim_strlcpy(p->value, value, sizeof p->value);
+    p->wall_submit = issim_wall_time();
+    return true;
+}
+
 uint64_t app_submit_edit(App *app, const char *path, const char *value) {
     Session *s = &app->session;
     if (!s->sim)
@@ -317,12 +334,15 @@ uint64_t app_submit_edit(App *app, const char *path, const char *value) {
         issim_log(ISSIM_LOG_WARN, "%s", app->edit_message);
         return 0;
     }
-    if (app->pending_count < APP_MAX_PENDING_EDITS) {
-        PendingEdit *p = &app->pending[app->pending_count++];
-        p->id = id;
-        issim_strlcpy(p->path, path, sizeof p->path);
-        issim_strlcpy(p->value, value, sizeof p->value);
-        p->wall_submit = issim_wall_time();
+    if (!track_edit(app, id, path, value)) {
+        /* Sent but not tracked: say so, so nobody takes the sheet for the engine's state. */
+        snprintf(app->edit_message, sizeof app->edit_message,
+                 "%s = %s sent, but out of memory to follow it: the property sheet may not show "
+                 "it",
+                 path, value);
+        app->edit_rejected = true;
+        issim_log(ISSIM_LOG_WARN, "%s", app->edit_message);
+        return id;
     }
     snprintf(app->edit_message, sizeof app->edit_message, "%s = %s: pending", path, value);
     app->edit_rejected = false;
@@ -336,15 +356,16 @@ static void resolve_edit(App *app, const PendingEdit *p, const RegistryEditResul
         /* Mirror the engine's database: the property sheet shows and a save writes it. */
         if (thingdb_set_text(s->db, p->path, p->value, true, &err) != ISSIM_OK)
             issim_log(ISSIM_LOG_WARN, "display copy of %s: %s", p->path, err.message);
-        snprintf(app->edit_message, sizeof app->edit_message, "%s = %s: accepted at t = %.4f s",
-                 p->path, p->value, res->sim_time);
+        /* The message line is bounded; a long value (a list of points) is cut there. */
+        snprintf(app->edit_message, sizeof app->edit_message,
+                 "%.120s = %.300s: accepted at t = %.4f s", p->path, p->value, res->sim_time);
         app->edit_rejected = false;
         issim_log(ISSIM_LOG_INFO, "%s", app->edit_message);
         printf("edit %llu %s=%s accepted t=%.9g latency_ms=%.3f\n", (unsigned long long)p->id,
                p->path, p->value, res->sim_time, 1e3 * (res->wall_apply - p->wall_submit));
     } else {
-        snprintf(app->edit_message, sizeof app->edit_message, "%s = %s rejected: %s", p->path,
-                 p->value, res->reason);
+        snprintf(app->edit_message, sizeof app->edit_message, "%.120s = %.160s rejected: %.250s",
+                 p->path, p->value, res->reason);
         app->edit_rejected = true;
         issim_log(ISSIM_LOG_WARN, "%s", app->edit_message);
         printf("edit %llu %s=%s rejected: %s\n", (unsigned long long)p->id, p->path, p->value,

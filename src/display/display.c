@@ -525,6 +525,7 @@ int display_run(const char *scene_path, const SimOptions *sim_options,
     }
     app_close_session(app);
     free(app->trails);
+    free(app->pending);
     free(app->render_trails);
     if (windowed)
         close_window(app);
