@@ -64,6 +64,7 @@ typedef struct SceneLoad {
     int hook_step;
     int last_line;  /* line being executed (line hook) */
     int error_line; /* line found by the message handler */
+    int depth;      /* nesting of the thing being loaded: 1 at top level */
     /* Result. */
     ThingDb *db;
     IssimStatus status; /* status of a conversion error raised with scene_fail */
@@ -693,6 +694,9 @@ static void load_list(lua_State *L, SceneLoad *s, int idx, ThingId parent, const
 
 static void load_thing(lua_State *L, SceneLoad *s, int t, ThingId parent, const char *container,
                        lua_Integer position) {
+    /* Each nesting level holds a few values on the Lua stack, and a C function is only promised
+     * LUA_MINSTACK slots: without growing it, deep scenes write past the stack's end. */
+    luaL_checkstack(L, 16, "scene things nested too deep");
     bool is_contact_list = strcmp(container, "contacts") == 0;
     char parent_path[256] = "";
     if (!thing_id_is_null(parent))
@@ -771,9 +775,16 @@ static void load_thing(lua_State *L, SceneLoad *s, int t, ThingId parent, const 
     apply_props(L, s, t, id, &where, kind == THING_CONTACT_PAIR ? extra_contact : extra_thing);
 
     if (raw_field(L, t, "things") != LUA_TNIL) {
+        if (s->depth >= THING_MAX_DEPTH)
+            scene_fail(L, s, ISSIM_ERR_RANGE, spot_line(s, &spot, "things"),
+                       "%s: things are nested more than %d levels deep; the limit is fixed "
+                       "(a thing path names at most %d levels)",
+                       path, THING_MAX_DEPTH, THING_MAX_DEPTH);
         char list_what[340];
         snprintf(list_what, sizeof list_what, "%s.things", path);
+        s->depth++;
         load_list(L, s, -1, id, "things", list_what, spot_line(s, &spot, "things"));
+        s->depth--;
     }
     lua_pop(L, 1);
 }
@@ -946,6 +957,7 @@ IssimStatus scene_load_string(const char *chunkname, const char *source, size_t 
             lim.max_instructions < SCENE_HOOK_STEP ? (int)lim.max_instructions : SCENE_HOOK_STEP,
         .status = ISSIM_OK,
         .root = -1,
+        .depth = 1,
     };
     lua_State *L = lua_newstate(scene_alloc, &s);
     if (!L)
