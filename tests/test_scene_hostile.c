@@ -20,6 +20,12 @@
             fail_msg("\"%s\" does not contain \"%s\"", h_, n_);                                    \
     } while (0)
 
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 /* Loads text expecting failure; err holds the message. */
 static void load_fail(const char *name, const char *text, IssimError *err) {
     ThingDb *db = NULL;
@@ -77,6 +83,70 @@ static void test_nesting_beyond_the_limit_is_refused(void **state) {
     }
 }
 
+static void test_backtracking_pattern_ends_promptly(void **state) {
+    (void)state;
+    static const char *const calls[] = {"string.find", "string.match", "string.gmatch",
+                                        "string.gsub"};
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "local s = string.rep('a', 40) .. 'b'\n"
+                 "local r = %s(s, ('a*'):rep(20) .. 'c', %s)\n"
+                 "return {}\n",
+                 calls[i], strcmp(calls[i], "string.gsub") == 0 ? "''" : "nil");
+        double start = now_seconds();
+        IssimError err;
+        load_fail("regex.lua", text, &err);
+        printf("%s: %.3f s: %s\n", calls[i], now_seconds() - start, err.message);
+        assert_contains(err.message, "regex.lua:2:");
+        assert_contains(err.message, "pattern");
+    }
+}
+
+static void test_method_call_patterns_are_bounded_too(void **state) {
+    (void)state;
+    IssimError err;
+    load_fail("regex.lua",
+              "local s = ('a'):rep(40) .. 'b'\n"
+              "return {name = tostring(s:find(('a-'):rep(20) .. 'c'))}\n",
+              &err);
+    assert_contains(err.message, "regex.lua:2:");
+    assert_contains(err.message, "pattern");
+}
+
+static void test_ordinary_patterns_work(void **state) {
+    (void)state;
+    ThingDb *db = load_ok("patterns.lua",
+                          "local words = {}\n"
+                          "for w in ('bar floor wall'):gmatch('%a+') do words[#words + 1] = w end\n"
+                          "local name = ('  ' .. words[2] .. '  '):match('^%s*(.-)%s*$')\n"
+                          "name = name:gsub('o', 'O', 1) .. (('x=1'):find('=', 1, true))\n"
+                          "return {name = name}\n");
+    assert_string_equal(thing_string(db, thingdb_find(db, "universe"), "scene_name"), "flOor2");
+    thingdb_destroy(db);
+}
+
+static void test_every_repository_scene_loads(void **state) {
+    (void)state;
+    char pattern[1024];
+    snprintf(pattern, sizeof pattern, "ls %s/*.lua", test_source_path("scenes"));
+    FILE *list = popen(pattern, "r");
+    assert_non_null(list);
+    char path[1024];
+    int loaded = 0;
+    while (fgets(path, sizeof path, list)) {
+        path[strcspn(path, "\n")] = '\0';
+        ThingDb *db = NULL;
+        IssimError err;
+        if (scene_load_file(path, NULL, &db, &err) != ISSIM_OK)
+            fail_msg("%s", err.message);
+        thingdb_destroy(db);
+        loaded++;
+    }
+    pclose(list);
+    assert_true(loaded >= 10);
+}
+
 /* An argument runs only the tests matching it (cmocka's filter): one hostile input at a time. */
 int main(int argc, char **argv) {
     if (argc > 1)
@@ -84,6 +154,10 @@ int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nesting_at_the_limit_loads),
         cmocka_unit_test(test_nesting_beyond_the_limit_is_refused),
+        cmocka_unit_test(test_backtracking_pattern_ends_promptly),
+        cmocka_unit_test(test_method_call_patterns_are_bounded_too),
+        cmocka_unit_test(test_ordinary_patterns_work),
+        cmocka_unit_test(test_every_repository_scene_loads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

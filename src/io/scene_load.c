@@ -433,6 +433,120 @@ static int sandbox_setmetatable(lua_State *L) {
     return lua_gettop(L);
 }
 
+/* Lua's pattern matcher backtracks inside C, where the instruction budget's count hook never
+ * runs: ('a*'):rep(20) .. 'c' against 40 a's takes longer than the universe's age. The sandbox
+ * wraps the pattern functions and refuses a call whose worst case exceeds SCENE_PATTERN_MAX_STEPS
+ * before it starts. The estimate: every start position (one if anchored), times up to n + 1
+ * lengths for each variable repetition ('*', '+', '-', %b, back-reference %1), times 2 for each
+ * optional item ('?'), times the pattern's length. */
+#define SCENE_PATTERN_MAX_STEPS 1e8
+
+typedef struct PatternShape {
+    int repetitions; /* items whose match length varies with the subject */
+    int optionals;   /* '?' items: matched or not */
+    bool anchored;
+} PatternShape;
+
+/* End of the single-character class starting at p (Lua's lstrlib classend). */
+static const char *pattern_class_end(const char *p, const char *end) {
+    if (*p == '%')
+        return p + 2 <= end ? p + 2 : end;
+    if (*p == '[') {
+        p++;
+        if (p < end && *p == '^')
+            p++;
+        do { /* the first ']' of a set is a literal */
+            if (p >= end)
+                return end;
+            if (*p++ == '%' && p < end)
+                p++;
+        } while (p < end && *p != ']');
+        return p < end ? p + 1 : end;
+    }
+    return p + 1;
+}
+
+static PatternShape pattern_shape(const char *p, size_t len, bool can_anchor) {
+    const char *end = p + len;
+    PatternShape shape = {0, 0, can_anchor && len > 0 && *p == '^'};
+    if (shape.anchored)
+        p++;
+    while (p < end) {
+        if (*p == '(' || *p == ')') {
+            p++;
+        } else if (*p == '%' && p + 1 < end && p[1] == 'b') {
+            shape.repetitions++;
+            p = p + 4 <= end ? p + 4 : end;
+        } else if (*p == '%' && p + 1 < end && p[1] == 'f') {
+            p = pattern_class_end(p + 2, end);
+        } else if (*p == '%' && p + 1 < end && p[1] >= '0' && p[1] <= '9') {
+            shape.repetitions++;
+            p += 2;
+        } else {
+            p = pattern_class_end(p, end);
+            if (p < end && (*p == '*' || *p == '+' || *p == '-')) {
+                shape.repetitions++;
+                p++;
+            } else if (p < end && *p == '?') {
+                shape.optionals++;
+                p++;
+            }
+        }
+    }
+    return shape;
+}
+
+/* Worst-case steps of matching a pattern of this shape and length against n bytes. */
+static double pattern_cost(PatternShape shape, size_t pattern_len, size_t n) {
+    double positions = (double)n + 1;
+    double cost = (shape.anchored ? 1 : positions) * (double)(pattern_len + 1);
+    for (int i = 0; i < shape.repetitions && cost <= SCENE_PATTERN_MAX_STEPS; i++)
+        cost *= positions;
+    for (int i = 0; i < shape.optionals && cost <= SCENE_PATTERN_MAX_STEPS; i++)
+        cost *= 2;
+    return cost;
+}
+
+/* string.find, match, gmatch and gsub, refusing calls whose worst case is too long. Upvalue 1:
+ * the library function; upvalue 2: its name. */
+static int sandbox_pattern_call(lua_State *L) {
+    const char *name = lua_tostring(L, lua_upvalueindex(2));
+    size_t n, len;
+    luaL_checklstring(L, 1, &n);
+    const char *pattern = luaL_checklstring(L, 2, &len);
+    bool plain = strcmp(name, "find") == 0 && lua_toboolean(L, 4);
+    if (!plain) {
+        PatternShape shape = pattern_shape(pattern, len, strcmp(name, "gmatch") != 0);
+        if (pattern_cost(shape, len, n) > SCENE_PATTERN_MAX_STEPS) {
+            char msg[400]; /* lua_pushfstring has no %e */
+            snprintf(msg, sizeof msg,
+                     "string.%s: pattern too costly for a scene: %d repetition and %d optional "
+                     "items against a %zu-byte subject could take more than %.0e steps, and a "
+                     "pattern runs where the instruction budget cannot stop it (fixed limit; use "
+                     "fewer repetitions, a shorter subject, or string.find(s, text, 1, true) for "
+                     "plain text)",
+                     name, shape.repetitions, shape.optionals, n, SCENE_PATTERN_MAX_STEPS);
+            return luaL_error(L, "%s", msg);
+        }
+    }
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
+/* Replaces the pattern functions of the string table at the top of the stack (also reached as
+ * methods: the strings' metatable indexes the same table). */
+static void sandbox_bound_patterns(lua_State *L) {
+    static const char *const names[] = {"find", "match", "gmatch", "gsub"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        lua_getfield(L, -1, names[i]);
+        lua_pushstring(L, names[i]);
+        lua_pushcclosure(L, sandbox_pattern_call, 2);
+        lua_setfield(L, -2, names[i]);
+    }
+}
+
 static int open_sandbox(lua_State *L) {
     static const luaL_Reg libs[] = {
         {LUA_GNAME, luaopen_base},        {LUA_MATHLIBNAME, luaopen_math},
@@ -455,6 +569,7 @@ static int open_sandbox(lua_State *L) {
     lua_getglobal(L, LUA_STRLIBNAME);
     lua_pushnil(L);
     lua_setfield(L, -2, "dump");
+    sandbox_bound_patterns(L);
     lua_pop(L, 1);
     lua_getglobal(L, LUA_MATHLIBNAME);
     lua_getfield(L, -1, "randomseed");
