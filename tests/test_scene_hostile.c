@@ -126,6 +126,86 @@ static void test_ordinary_patterns_work(void **state) {
     thingdb_destroy(db);
 }
 
+/* Builds an engine from a scene expecting failure; err holds the message. */
+static void engine_fail(const char *source, IssimError *err) {
+    ThingDb *db = load_ok("shape.lua", source);
+    Engine *engine = engine_create(db, NULL, err);
+    thingdb_destroy(db);
+    if (engine) {
+        engine_destroy(engine);
+        fail_msg("the engine was built but should not have been");
+    }
+}
+
+static char *hull_scene(const char *hull_file) {
+    static const char format[] =
+        "return {things = {{name = 'rock', kind = 'body', shape = 'hull'%s%s%s}}}\n";
+    size_t size = sizeof format + (hull_file ? strlen(hull_file) : 0) + 32;
+    char *text = malloc(size);
+    assert_non_null(text);
+    snprintf(text, size, format, hull_file ? ", hull_file = '" : "", hull_file ? hull_file : "",
+             hull_file ? "'" : "");
+    return text;
+}
+
+static char *mesh_scene(const char *mesh_file) {
+    static const char format[] =
+        "return {things = {{name = 'plate', kind = 'obstacle', shape = 'mesh'%s%s%s}}}\n";
+    size_t size = sizeof format + (mesh_file ? strlen(mesh_file) : 0) + 32;
+    char *text = malloc(size);
+    assert_non_null(text);
+    snprintf(text, size, format, mesh_file ? ", mesh_file = '" : "", mesh_file ? mesh_file : "",
+             mesh_file ? "'" : "");
+    return text;
+}
+
+/* Both the hull of a body and the mesh of an obstacle refuse `path` with a message containing
+ * `needle`, promptly. */
+static void assert_shape_files_refused(const char *path, const char *needle) {
+    char *(*scenes[])(const char *) = {hull_scene, mesh_scene};
+    for (size_t i = 0; i < 2; i++) {
+        char *text = scenes[i](path);
+        double start = now_seconds();
+        IssimError err;
+        engine_fail(text, &err);
+        printf("%.3f s: %s\n", now_seconds() - start, err.message);
+        assert_contains(err.message, needle);
+        assert_contains(err.message, i == 0 ? "rock.hull_file" : "plate.mesh_file");
+        if (path)
+            assert_contains(err.message, path);
+        free(text);
+    }
+}
+
+static void test_shape_file_that_never_ends_is_refused(void **state) {
+    (void)state;
+    assert_shape_files_refused("/dev/zero", "not a regular file");
+}
+
+static void test_shape_file_that_blocks_is_refused(void **state) {
+    (void)state;
+    const char *dir = test_temp_path("-fifo");
+    assert_int_equal(mkdir(dir, 0700), 0);
+    char fifo[300];
+    snprintf(fifo, sizeof fifo, "%s/hull.obj", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_shape_files_refused(fifo, "not a regular file");
+    unlink(fifo);
+    rmdir(dir);
+}
+
+static void test_shape_file_too_large_is_refused(void **state) {
+    (void)state;
+    const char *path = test_temp_path(".obj");
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    /* A sparse file: large without writing 64 MiB. */
+    assert_int_equal(ftruncate(fileno(f), (64L << 20) + 1), 0);
+    fclose(f);
+    assert_shape_files_refused(path, "64 MiB");
+    unlink(path);
+}
+
 static void test_every_repository_scene_loads(void **state) {
     (void)state;
     char pattern[1024];
@@ -157,6 +237,9 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_backtracking_pattern_ends_promptly),
         cmocka_unit_test(test_method_call_patterns_are_bounded_too),
         cmocka_unit_test(test_ordinary_patterns_work),
+        cmocka_unit_test(test_shape_file_that_never_ends_is_refused),
+        cmocka_unit_test(test_shape_file_that_blocks_is_refused),
+        cmocka_unit_test(test_shape_file_too_large_is_refused),
         cmocka_unit_test(test_every_repository_scene_loads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
