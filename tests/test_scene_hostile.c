@@ -206,6 +206,19 @@ static void test_shape_file_too_large_is_refused(void **state) {
     unlink(path);
 }
 
+static void test_shape_without_its_file_says_it_is_required(void **state) {
+    (void)state;
+    IssimError err;
+    char *text = hull_scene(NULL);
+    engine_fail(text, &err);
+    assert_string_equal(err.message, "rock: hull_file is required for shape \"hull\"");
+    free(text);
+    text = mesh_scene(NULL);
+    engine_fail(text, &err);
+    assert_string_equal(err.message, "plate: mesh_file is required for shape \"mesh\"");
+    free(text);
+}
+
 static void test_every_repository_scene_loads(void **state) {
     (void)state;
     char pattern[1024];
@@ -240,6 +253,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_shape_file_that_never_ends_is_refused),
         cmocka_unit_test(test_shape_file_that_blocks_is_refused),
         cmocka_unit_test(test_shape_file_too_large_is_refused),
+        cmocka_unit_test(test_shape_without_its_file_says_it_is_required),
         cmocka_unit_test(test_every_repository_scene_loads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
