@@ -219,6 +219,56 @@ static void test_shape_without_its_file_says_it_is_required(void **state) {
     free(text);
 }
 
+/* 16,000 bodies, one of them with a negative mass: the message names its line. */
+static void test_error_line_in_a_large_scene(void **state) {
+    (void)state;
+    enum { THINGS = 16000, BAD = 12345 };
+    size_t cap = (size_t)THINGS * 96 + 64, used = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    used += (size_t)snprintf(text + used, cap - used, "return {\n  things = {\n");
+    for (int i = 0; i < THINGS; i++)
+        used += (size_t)snprintf(text + used, cap - used,
+                                 "    { name = \"b%d\", kind = \"body\", mass = %d },\n", i,
+                                 i == BAD ? -1 : 1);
+    snprintf(text + used, cap - used, "  },\n}\n");
+    double start = now_seconds();
+    IssimError err;
+    load_fail("big.lua", text, &err);
+    printf("error line in %d things: %.3f s\n", THINGS, now_seconds() - start);
+    char expected[64];
+    snprintf(expected, sizeof expected, "big.lua:%d: b%d.mass", BAD + 3, BAD);
+    assert_contains(err.message, expected);
+    free(text);
+}
+
+/* Errors raised inside metamethods, while the chunk runs (the loader itself reads the returned
+ * table raw, so none of its metamethods run then), are reported with the file's name. */
+static void test_metamethod_errors_name_the_file(void **state) {
+    (void)state;
+    static const char *const sources[] = {
+        "local t = setmetatable({}, {__index = function() error('boom', 2) end,\n"
+        "                            __len = function() return 1 end})\n"
+        "return {name = table.concat(t)}\n",
+        "local t = setmetatable({}, {__close = function() error('boom') end})\n"
+        "do local x <close> = t end\n"
+        "return {}\n",
+        "local t = setmetatable({}, {__lt = function() error({}) end})\n"
+        "table.sort({t, t, t})\n"
+        "return {}\n",
+    };
+    for (size_t i = 0; i < sizeof sources / sizeof sources[0]; i++) {
+        IssimError err;
+        load_fail("meta.lua", sources[i], &err);
+        assert_contains(err.message, "meta.lua:1: ");
+    }
+    /* Metamethods of the returned table never run: the scene loads as if they were absent. */
+    ThingDb *db = load_ok("meta.lua", "return setmetatable({name = 'm'}, {__index = error,\n"
+                                      "  __pairs = error, __len = error})\n");
+    assert_string_equal(thing_string(db, thingdb_find(db, "universe"), "scene_name"), "m");
+    thingdb_destroy(db);
+}
+
 static void test_every_repository_scene_loads(void **state) {
     (void)state;
     char pattern[1024];
@@ -254,6 +304,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_shape_file_that_blocks_is_refused),
         cmocka_unit_test(test_shape_file_too_large_is_refused),
         cmocka_unit_test(test_shape_without_its_file_says_it_is_required),
+        cmocka_unit_test(test_error_line_in_a_large_scene),
+        cmocka_unit_test(test_metamethod_errors_name_the_file),
         cmocka_unit_test(test_every_repository_scene_loads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
