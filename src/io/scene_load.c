@@ -6,8 +6,10 @@
  * instructions. Only the base, math, string, table and utf8 libraries are opened, and the base
  * functions that reach files or compile code (dofile, loadfile, load, print, collectgarbage) and
  * string.dump are removed; setmetatable refuses __gc (finalisers run with hooks off, out of the
- * budget's reach); chunks are loaded in text mode only. math.random is seeded with 0 so a scene
- * builds the same database every time.
+ * budget's reach); chunks are loaded in text mode only; the string pattern functions refuse calls
+ * whose backtracking could outlast the budget, which cannot interrupt C. math.random is seeded
+ * with 0 so a scene builds the same database every time. Things nest at most THING_MAX_DEPTH
+ * levels (deeper ones would have truncated paths).
  *
  * Conversion runs inside lua_pcall too (the Lua API raises on memory errors), reading tables
  * with raw accesses only, so no scene code runs while the database is built. Every error
