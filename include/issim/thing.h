@@ -164,6 +164,10 @@ ThingId thingdb_find_kind(const ThingDb *db, ThingKind kind);
 const char *thing_name(const ThingDb *db, ThingId id);
 ThingKind thing_kind(const ThingDb *db, ThingId id);
 ThingId thing_parent(const ThingDb *db, ThingId id);
+/* Deepest nesting a thing path can name: a top-level thing is at depth 1. thing_path walks at
+ * most this many ancestors, so deeper things would get truncated, ambiguous paths. */
+#define THING_MAX_DEPTH 64
+
 /* Writes the full dotted path. Returns buf. */
 char *thing_path(const ThingDb *db, ThingId id, char *buf, size_t size);
 

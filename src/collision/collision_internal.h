@@ -7,6 +7,9 @@
 #ifndef ISSIM_COLLISION_INTERNAL_H
 #define ISSIM_COLLISION_INTERNAL_H
 
+#include <stdbool.h>
+#include <stdio.h>
+
 #include "issim/collision.h"
 
 /* ===== Feature ids (narrow.c) =====
@@ -247,5 +250,21 @@ unsigned trimesh_edge_flags(const TriMesh *mesh, int i);
 
 bool clip_segment_to_polygon(const Vec3 *corners, int count, Vec3 n, Vec3 p0, Vec3 p1, double *t0,
                              double *t1, int *side0, int *side1);
+
+/* Largest hull or mesh .obj file read (64 MiB): far beyond any collision geometry the engine
+ * handles at interactive rates, small enough that a mistaken path cannot exhaust memory. */
+#define OBJ_FILE_MAX_BYTES (64 << 20)
+
+/* An .obj asset read whole into memory, as a stream for line parsing. */
+typedef struct ObjFile {
+    FILE *f;
+    char *text;
+} ObjFile;
+
+/* Opens path if it is a regular file of at most OBJ_FILE_MAX_BYTES (never blocking on FIFOs or
+ * reading endless devices) and reads it; false with a message naming path otherwise. Close with
+ * obj_file_close. */
+bool obj_file_open(const char *path, ObjFile *file, IssimError *err);
+void obj_file_close(ObjFile *file);
 
 #endif

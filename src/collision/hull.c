@@ -804,11 +804,10 @@ static int parse_numbers(const char *s, double *out, int max) {
 }
 
 Hull *hull_load_obj(const char *path, IssimError *err) {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        issim_error_set(err, ISSIM_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    ObjFile file;
+    if (!obj_file_open(path, &file, err))
         return NULL;
-    }
+    FILE *f = file.f;
     Vec3 *pts = NULL;
     int count = 0, cap = 0, line_no = 0;
     char *line = NULL;
@@ -850,6 +849,6 @@ Hull *hull_load_obj(const char *path, IssimError *err) {
 done:
     free(line);
     free(pts);
-    fclose(f);
+    obj_file_close(&file);
     return hull;
 }

@@ -363,11 +363,10 @@ static bool grow(void **buf, int *cap, int need, size_t elem) {
 }
 
 TriMesh *trimesh_load_obj(const char *path, IssimError *err) {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        issim_error_set(err, ISSIM_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    ObjFile file;
+    if (!obj_file_open(path, &file, err))
         return NULL;
-    }
+    FILE *f = file.f;
     Vec3 *verts = NULL;
     ObjFace *faces = NULL;
     int(*tris)[3] = NULL;
@@ -490,6 +489,6 @@ done:
     free(faces);
     free(tris);
     free(corner);
-    fclose(f);
+    obj_file_close(&file);
     return mesh;
 }

@@ -67,6 +67,10 @@ static IssimStatus body_shape(Engine *e, EngineBody *b, IssimError *err) {
         return ISSIM_OK;
     case BODY_SHAPE_HULL: {
         const char *path = thing_string(db, b->thing, "hull_file");
+        /* An empty path would resolve to the asset folder itself and fail as a read error. */
+        if (!path[0])
+            return issim_error_set(err, ISSIM_ERR_INVALID,
+                                   "%s: hull_file is required for shape \"hull\"", b->name);
         IssimError sub = {0};
         char resolved[1024];
         b->hull = hull_load_obj(engine_asset_path(e, path, resolved, sizeof resolved), &sub);
@@ -103,11 +107,13 @@ static IssimStatus obstacle_shape(Engine *e, EngineObstacle *o, IssimError *err)
         o->shape = shape_box(thing_vec3(db, o->thing, "half_extents"));
         return ISSIM_OK;
     }
+    const char *path = thing_string(db, o->thing, "mesh_file");
+    if (!path[0])
+        return issim_error_set(err, ISSIM_ERR_INVALID,
+                               "%s: mesh_file is required for shape \"mesh\"", name);
     IssimError sub = {0};
     char resolved[1024];
-    o->mesh = trimesh_load_obj(
-        engine_asset_path(e, thing_string(db, o->thing, "mesh_file"), resolved, sizeof resolved),
-        &sub);
+    o->mesh = trimesh_load_obj(engine_asset_path(e, path, resolved, sizeof resolved), &sub);
     if (!o->mesh)
         return issim_error_set(err, ISSIM_ERR_INVALID, "%s.mesh_file: %s", name, sub.message);
     o->shape = shape_mesh(o->mesh);

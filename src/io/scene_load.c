@@ -6,8 +6,10 @@
  * instructions. Only the base, math, string, table and utf8 libraries are opened, and the base
  * functions that reach files or compile code (dofile, loadfile, load, print, collectgarbage) and
  * string.dump are removed; setmetatable refuses __gc (finalisers run with hooks off, out of the
- * budget's reach); chunks are loaded in text mode only. math.random is seeded with 0 so a scene
- * builds the same database every time.
+ * budget's reach); chunks are loaded in text mode only; the string pattern functions refuse calls
+ * whose backtracking could outlast the budget, which cannot interrupt C. math.random is seeded
+ * with 0 so a scene builds the same database every time. Things nest at most THING_MAX_DEPTH
+ * levels (deeper ones would have truncated paths).
  *
  * Conversion runs inside lua_pcall too (the Lua API raises on memory errors), reading tables
  * with raw accesses only, so no scene code runs while the database is built. Every error
@@ -64,6 +66,7 @@ typedef struct SceneLoad {
     int hook_step;
     int last_line;  /* line being executed (line hook) */
     int error_line; /* line found by the message handler */
+    int depth;      /* nesting of the thing being loaded: 1 at top level */
     /* Result. */
     ThingDb *db;
     IssimStatus status; /* status of a conversion error raised with scene_fail */
@@ -314,6 +317,19 @@ static int spot_line(SceneLoad *s, const Spot *spot, const char *key) {
     return fallback >= 0 ? s->toks[fallback].line : 1;
 }
 
+/* Where an error is reported, resolved to a line only when one is raised: finding a line scans
+ * the source, and doing that for every property while loading made a large scene quadratic. */
+typedef struct Place {
+    const Spot *spot; /* NULL: line 1 */
+    const char *key;  /* Nullable: the table itself */
+} Place;
+
+static Place place_at(const Spot *spot, const char *key) {
+    return (Place){spot, key};
+}
+
+static const Place place_first_line = {NULL, NULL};
+
 /* ===== Lua state: allocator, hook, message handler ===== */
 
 static void *scene_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
@@ -401,9 +417,9 @@ static IssimStatus scene_error(SceneLoad *s, IssimError *err, IssimStatus status
 }
 
 /* Raises a conversion error "chunkname:line: message". */
-static void scene_fail(lua_State *L, SceneLoad *s, IssimStatus status, int line, const char *fmt,
+static void scene_fail(lua_State *L, SceneLoad *s, IssimStatus status, Place place, const char *fmt,
                        ...) __attribute__((format(printf, 5, 6), noreturn));
-static void scene_fail(lua_State *L, SceneLoad *s, IssimStatus status, int line, const char *fmt,
+static void scene_fail(lua_State *L, SceneLoad *s, IssimStatus status, Place place, const char *fmt,
                        ...) {
     char msg[512];
     va_list args;
@@ -411,6 +427,7 @@ static void scene_fail(lua_State *L, SceneLoad *s, IssimStatus status, int line,
     vsnprintf(msg, sizeof msg, fmt, args);
     va_end(args);
     s->status = status;
+    int line = place.spot ? spot_line(s, place.spot, place.key) : 1;
     lua_pushfstring(L, "%s:%d: %s", s->chunkname, line > 0 ? line : 1, msg);
     lua_error(L);
     abort(); /* not reached: lua_error does not return */
@@ -430,6 +447,120 @@ static int sandbox_setmetatable(lua_State *L) {
     lua_insert(L, 1);
     lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
     return lua_gettop(L);
+}
+
+/* Lua's pattern matcher backtracks inside C, where the instruction budget's count hook never
+ * runs: ('a*'):rep(20) .. 'c' against 40 a's takes longer than the universe's age. The sandbox
+ * wraps the pattern functions and refuses a call whose worst case exceeds SCENE_PATTERN_MAX_STEPS
+ * before it starts. The estimate: every start position (one if anchored), times up to n + 1
+ * lengths for each variable repetition ('*', '+', '-', %b, back-reference %1), times 2 for each
+ * optional item ('?'), times the pattern's length. */
+#define SCENE_PATTERN_MAX_STEPS 1e8
+
+typedef struct PatternShape {
+    int repetitions; /* items whose match length varies with the subject */
+    int optionals;   /* '?' items: matched or not */
+    bool anchored;
+} PatternShape;
+
+/* End of the single-character class starting at p (Lua's lstrlib classend). */
+static const char *pattern_class_end(const char *p, const char *end) {
+    if (*p == '%')
+        return p + 2 <= end ? p + 2 : end;
+    if (*p == '[') {
+        p++;
+        if (p < end && *p == '^')
+            p++;
+        do { /* the first ']' of a set is a literal */
+            if (p >= end)
+                return end;
+            if (*p++ == '%' && p < end)
+                p++;
+        } while (p < end && *p != ']');
+        return p < end ? p + 1 : end;
+    }
+    return p + 1;
+}
+
+static PatternShape pattern_shape(const char *p, size_t len, bool can_anchor) {
+    const char *end = p + len;
+    PatternShape shape = {0, 0, can_anchor && len > 0 && *p == '^'};
+    if (shape.anchored)
+        p++;
+    while (p < end) {
+        if (*p == '(' || *p == ')') {
+            p++;
+        } else if (*p == '%' && p + 1 < end && p[1] == 'b') {
+            shape.repetitions++;
+            p = p + 4 <= end ? p + 4 : end;
+        } else if (*p == '%' && p + 1 < end && p[1] == 'f') {
+            p = pattern_class_end(p + 2, end);
+        } else if (*p == '%' && p + 1 < end && p[1] >= '0' && p[1] <= '9') {
+            shape.repetitions++;
+            p += 2;
+        } else {
+            p = pattern_class_end(p, end);
+            if (p < end && (*p == '*' || *p == '+' || *p == '-')) {
+                shape.repetitions++;
+                p++;
+            } else if (p < end && *p == '?') {
+                shape.optionals++;
+                p++;
+            }
+        }
+    }
+    return shape;
+}
+
+/* Worst-case steps of matching a pattern of this shape and length against n bytes. */
+static double pattern_cost(PatternShape shape, size_t pattern_len, size_t n) {
+    double positions = (double)n + 1;
+    double cost = (shape.anchored ? 1 : positions) * (double)(pattern_len + 1);
+    for (int i = 0; i < shape.repetitions && cost <= SCENE_PATTERN_MAX_STEPS; i++)
+        cost *= positions;
+    for (int i = 0; i < shape.optionals && cost <= SCENE_PATTERN_MAX_STEPS; i++)
+        cost *= 2;
+    return cost;
+}
+
+/* string.find, match, gmatch and gsub, refusing calls whose worst case is too long. Upvalue 1:
+ * the library function; upvalue 2: its name. */
+static int sandbox_pattern_call(lua_State *L) {
+    const char *name = lua_tostring(L, lua_upvalueindex(2));
+    size_t n, len;
+    luaL_checklstring(L, 1, &n);
+    const char *pattern = luaL_checklstring(L, 2, &len);
+    bool plain = strcmp(name, "find") == 0 && lua_toboolean(L, 4);
+    if (!plain) {
+        PatternShape shape = pattern_shape(pattern, len, strcmp(name, "gmatch") != 0);
+        if (pattern_cost(shape, len, n) > SCENE_PATTERN_MAX_STEPS) {
+            char msg[400]; /* lua_pushfstring has no %e */
+            snprintf(msg, sizeof msg,
+                     "string.%s: pattern too costly for a scene: %d repetition and %d optional "
+                     "items against a %zu-byte subject could take more than %.0e steps, and a "
+                     "pattern runs where the instruction budget cannot stop it (fixed limit; use "
+                     "fewer repetitions, a shorter subject, or string.find(s, text, 1, true) for "
+                     "plain text)",
+                     name, shape.repetitions, shape.optionals, n, SCENE_PATTERN_MAX_STEPS);
+            return luaL_error(L, "%s", msg);
+        }
+    }
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
+/* Replaces the pattern functions of the string table at the top of the stack (also reached as
+ * methods: the strings' metatable indexes the same table). */
+static void sandbox_bound_patterns(lua_State *L) {
+    static const char *const names[] = {"find", "match", "gmatch", "gsub"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        lua_getfield(L, -1, names[i]);
+        lua_pushstring(L, names[i]);
+        lua_pushcclosure(L, sandbox_pattern_call, 2);
+        lua_setfield(L, -2, names[i]);
+    }
 }
 
 static int open_sandbox(lua_State *L) {
@@ -454,6 +585,7 @@ static int open_sandbox(lua_State *L) {
     lua_getglobal(L, LUA_STRLIBNAME);
     lua_pushnil(L);
     lua_setfield(L, -2, "dump");
+    sandbox_bound_patterns(L);
     lua_pop(L, 1);
     lua_getglobal(L, LUA_MATHLIBNAME);
     lua_getfield(L, -1, "randomseed");
@@ -527,18 +659,18 @@ static const char *value_phrase(lua_State *L, int idx) {
 /* Converts the value at idx to a property value of def's type. Strings go through the text
  * parser for every type, so "0 0 1" works where {0, 0, 1} does. */
 static void lua_to_prop(lua_State *L, SceneLoad *s, int idx, const PropDef *def, const char *path,
-                        int line, PropValue *out) {
+                        Place place, PropValue *out) {
     int type = lua_type(L, idx);
     *out = (PropValue){.type = def->type};
     if (type == LUA_TSTRING) {
         size_t len;
         const char *text = lua_tolstring(L, idx, &len);
         if (strlen(text) != len)
-            scene_fail(L, s, ISSIM_ERR_INVALID, line, "%s: the text contains a zero byte", path);
+            scene_fail(L, s, ISSIM_ERR_INVALID, place, "%s: the text contains a zero byte", path);
         IssimError parse_err;
         IssimStatus status = prop_parse_unvalidated(def, text, out, &parse_err);
         if (status != ISSIM_OK)
-            scene_fail(L, s, status, line, "%s: %s", path, parse_err.message);
+            scene_fail(L, s, status, place, "%s: %s", path, parse_err.message);
         return;
     }
     bool ok = false;
@@ -575,8 +707,8 @@ static void lua_to_prop(lua_State *L, SceneLoad *s, int idx, const PropDef *def,
         if (type != LUA_TTABLE || !is_sequence(L, idx, &n))
             break;
         if (n > PROP_MAX_POINTS)
-            scene_fail(L, s, ISSIM_ERR_RANGE, line, "%s: %lld points is too many: at most %d", path,
-                       (long long)n, PROP_MAX_POINTS);
+            scene_fail(L, s, ISSIM_ERR_RANGE, place, "%s: %lld points is too many: at most %d",
+                       path, (long long)n, PROP_MAX_POINTS);
         ok = true;
         for (int i = 0; i < n && ok; i++) {
             double x[3];
@@ -585,7 +717,7 @@ static void lua_to_prop(lua_State *L, SceneLoad *s, int idx, const PropDef *def,
             lua_pop(L, 1);
             out->points[i] = (Vec3){x[0], x[1], x[2]};
             if (!ok)
-                scene_fail(L, s, ISSIM_ERR_INVALID, line,
+                scene_fail(L, s, ISSIM_ERR_INVALID, place,
                            "%s: point %d is not a table of 3 numbers {x, y, z}", path, i + 1);
         }
         out->point_count = (int)n;
@@ -596,24 +728,24 @@ static void lua_to_prop(lua_State *L, SceneLoad *s, int idx, const PropDef *def,
         const char *detail = "";
         if (type == LUA_TTABLE && (def->type == PROP_VEC3 || def->type == PROP_QUAT))
             detail = def->type == PROP_VEC3 ? " (exactly 3 numbers)" : " (exactly 4 numbers)";
-        scene_fail(L, s, ISSIM_ERR_INVALID, line, "%s: expected %s%s, got %s", path,
+        scene_fail(L, s, ISSIM_ERR_INVALID, place, "%s: expected %s%s, got %s", path,
                    prop_type_phrase(def->type), detail, value_phrase(L, idx));
     }
 }
 
 /* Sets property prop of thing id from the Lua value at idx. */
-static void set_from_lua(lua_State *L, SceneLoad *s, ThingId id, int prop, int idx, int line) {
+static void set_from_lua(lua_State *L, SceneLoad *s, ThingId id, int prop, int idx, Place place) {
     char path[320];
     const PropDef *def = thing_prop_def(s->db, id, prop);
     thing_path(s->db, id, path, sizeof path);
     size_t used = strlen(path);
     snprintf(path + used, sizeof path - used, ".%s", def->name);
     PropValue v;
-    lua_to_prop(L, s, idx, def, path, line, &v);
+    lua_to_prop(L, s, idx, def, path, place, &v);
     IssimError e;
     IssimStatus status = thing_set(s->db, id, prop, &v, false, &e);
     if (status != ISSIM_OK)
-        scene_fail(L, s, status, line, "%s", e.message);
+        scene_fail(L, s, status, place, "%s", e.message);
 }
 
 static int compare_strings(const void *a, const void *b) {
@@ -636,7 +768,7 @@ static void apply_props(lua_State *L, SceneLoad *s, int t, ThingId id, const Whe
     for (int i = 0; i < count; i++) {
         const PropDef *def = thing_prop_def(s->db, id, i);
         if (raw_field(L, t, def->name) != LUA_TNIL)
-            set_from_lua(L, s, id, i, lua_gettop(L), spot_line(s, &where->spot, def->name));
+            set_from_lua(L, s, id, i, lua_gettop(L), place_at(&where->spot, def->name));
         lua_pop(L, 1);
     }
     const char *unknown = NULL;
@@ -644,7 +776,7 @@ static void apply_props(lua_State *L, SceneLoad *s, int t, ThingId id, const Whe
     while (lua_next(L, t)) {
         lua_pop(L, 1);
         if (lua_type(L, -1) != LUA_TSTRING) {
-            scene_fail(L, s, ISSIM_ERR_INVALID, spot_line(s, &where->spot, NULL),
+            scene_fail(L, s, ISSIM_ERR_INVALID, place_at(&where->spot, NULL),
                        "unexpected %s key in %s: properties are given as name = value",
                        lua_isinteger(L, -1) ? "array (integer)" : luaL_typename(L, -1),
                        where->what);
@@ -657,18 +789,18 @@ static void apply_props(lua_State *L, SceneLoad *s, int t, ThingId id, const Whe
     if (unknown) {
         char known[400];
         thing_prop_list(s->db, id, known, sizeof known);
-        scene_fail(L, s, ISSIM_ERR_INVALID, spot_line(s, &where->spot, unknown),
+        scene_fail(L, s, ISSIM_ERR_INVALID, place_at(&where->spot, unknown),
                    "unknown property '%s' of %s; known: %s", unknown, where->what, known);
     }
 }
 
-static void check_sequence(lua_State *L, SceneLoad *s, int idx, const char *what, int line) {
+static void check_sequence(lua_State *L, SceneLoad *s, int idx, const char *what, Place place) {
     lua_Integer n;
     if (lua_type(L, idx) != LUA_TTABLE)
-        scene_fail(L, s, ISSIM_ERR_INVALID, line, "%s must be a list {...}, got %s", what,
+        scene_fail(L, s, ISSIM_ERR_INVALID, place, "%s must be a list {...}, got %s", what,
                    value_phrase(L, idx));
     if (!is_sequence(L, idx, &n))
-        scene_fail(L, s, ISSIM_ERR_INVALID, line,
+        scene_fail(L, s, ISSIM_ERR_INVALID, place,
                    "%s must be a list {...} with entries 1..n and no named keys", what);
 }
 
@@ -677,14 +809,14 @@ static void load_thing(lua_State *L, SceneLoad *s, int t, ThingId parent, const 
 
 /* Loads the list at idx (things or contacts) under parent. */
 static void load_list(lua_State *L, SceneLoad *s, int idx, ThingId parent, const char *container,
-                      const char *what, int line) {
+                      const char *what, Place place) {
     idx = lua_absindex(L, idx);
-    check_sequence(L, s, idx, what, line);
+    check_sequence(L, s, idx, what, place);
     lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
     for (lua_Integer i = 1; i <= n; i++) {
         lua_rawgeti(L, idx, i);
         if (lua_type(L, -1) != LUA_TTABLE)
-            scene_fail(L, s, ISSIM_ERR_INVALID, line, "%s[%lld] must be a table, got %s", what,
+            scene_fail(L, s, ISSIM_ERR_INVALID, place, "%s[%lld] must be a table, got %s", what,
                        (long long)i, value_phrase(L, -1));
         load_thing(L, s, lua_gettop(L), parent, container, i);
         lua_pop(L, 1);
@@ -693,12 +825,15 @@ static void load_list(lua_State *L, SceneLoad *s, int idx, ThingId parent, const
 
 static void load_thing(lua_State *L, SceneLoad *s, int t, ThingId parent, const char *container,
                        lua_Integer position) {
+    /* Each nesting level holds a few values on the Lua stack, and a C function is only promised
+     * LUA_MINSTACK slots: without growing it, deep scenes write past the stack's end. */
+    luaL_checkstack(L, 16, "scene things nested too deep");
     bool is_contact_list = strcmp(container, "contacts") == 0;
     char parent_path[256] = "";
     if (!thing_id_is_null(parent))
         thing_path(s->db, parent, parent_path, sizeof parent_path);
     Spot list_spot = {SPOT_TABLE_KEY, container, NULL};
-    int list_line = spot_line(s, &list_spot, NULL);
+    Place list_line = place_at(&list_spot, NULL);
 
     if (raw_field(L, t, "name") != LUA_TSTRING)
         scene_fail(L, s, ISSIM_ERR_INVALID, list_line, "%s%s%s[%lld] needs a name = \"...\"",
@@ -713,13 +848,13 @@ static void load_thing(lua_State *L, SceneLoad *s, int t, ThingId parent, const 
     ThingKind kind = is_contact_list ? THING_CONTACT_PAIR : THING_RIGID_BODY;
     int kind_type = raw_field(L, t, "kind");
     if (kind_type == LUA_TNIL && !is_contact_list)
-        scene_fail(L, s, ISSIM_ERR_INVALID, spot_line(s, &spot, "name"),
+        scene_fail(L, s, ISSIM_ERR_INVALID, place_at(&spot, "name"),
                    "%s needs a kind: body, obstacle, user, group or contact", path);
     if (kind_type != LUA_TNIL) {
         const char *text = kind_type == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
         if (kind_type != LUA_TSTRING || !thing_kind_parse(text, &kind) || kind == THING_UNIVERSE ||
             (is_contact_list && kind != THING_CONTACT_PAIR))
-            scene_fail(L, s, ISSIM_ERR_INVALID, spot_line(s, &spot, "kind"),
+            scene_fail(L, s, ISSIM_ERR_INVALID, place_at(&spot, "kind"),
                        "%s: kind must be %s, got %s%s%s", path,
                        is_contact_list ? "contact (or absent) in contacts"
                                        : "body, obstacle, user, group or contact",
@@ -732,7 +867,7 @@ static void load_thing(lua_State *L, SceneLoad *s, int t, ThingId parent, const 
     IssimError e;
     ThingId id = thingdb_add(s->db, name, kind, parent, &e);
     if (thing_id_is_null(id))
-        scene_fail(L, s, e.status, spot_line(s, &spot, "name"), "%s", e.message);
+        scene_fail(L, s, e.status, place_at(&spot, "name"), "%s", e.message);
 
     char what[360];
     snprintf(what, sizeof what, "%s '%s'", thing_kind_name(kind), path);
@@ -742,9 +877,9 @@ static void load_thing(lua_State *L, SceneLoad *s, int t, ThingId parent, const 
 
     if (kind == THING_CONTACT_PAIR) {
         if (contact_pair_add_props(s->db, id, &e) != ISSIM_OK)
-            scene_fail(L, s, e.status, spot_line(s, &spot, "name"), "%s: %s", path, e.message);
+            scene_fail(L, s, e.status, place_at(&spot, "name"), "%s: %s", path, e.message);
         if (raw_field(L, t, "materials") != LUA_TNIL) {
-            int line = spot_line(s, &spot, "materials");
+            Place place = place_at(&spot, "materials");
             lua_Integer n;
             int m = lua_gettop(L);
             bool ok = lua_type(L, m) == LUA_TTABLE && is_sequence(L, m, &n) && n == 2;
@@ -753,16 +888,16 @@ static void load_thing(lua_State *L, SceneLoad *s, int t, ThingId parent, const 
                 lua_pop(L, 1);
             }
             if (!ok)
-                scene_fail(L, s, ISSIM_ERR_INVALID, line,
+                scene_fail(L, s, ISSIM_ERR_INVALID, place,
                            "%s.materials: expected two material names {\"a\", \"b\"}", path);
             for (int i = 1; i <= 2; i++) {
                 const char *prop = i == 1 ? "material_a" : "material_b";
                 if (raw_field(L, t, prop) != LUA_TNIL)
-                    scene_fail(L, s, ISSIM_ERR_INVALID, line,
+                    scene_fail(L, s, ISSIM_ERR_INVALID, place,
                                "%s: give either materials or %s, not both", path, prop);
                 lua_pop(L, 1);
                 lua_rawgeti(L, m, i);
-                set_from_lua(L, s, id, thing_prop_find(s->db, id, prop), lua_gettop(L), line);
+                set_from_lua(L, s, id, thing_prop_find(s->db, id, prop), lua_gettop(L), place);
                 lua_pop(L, 1);
             }
         }
@@ -771,9 +906,16 @@ static void load_thing(lua_State *L, SceneLoad *s, int t, ThingId parent, const 
     apply_props(L, s, t, id, &where, kind == THING_CONTACT_PAIR ? extra_contact : extra_thing);
 
     if (raw_field(L, t, "things") != LUA_TNIL) {
+        if (s->depth >= THING_MAX_DEPTH)
+            scene_fail(L, s, ISSIM_ERR_RANGE, place_at(&spot, "things"),
+                       "%s: things are nested more than %d levels deep; the limit is fixed "
+                       "(a thing path names at most %d levels)",
+                       path, THING_MAX_DEPTH, THING_MAX_DEPTH);
         char list_what[340];
         snprintf(list_what, sizeof list_what, "%s.things", path);
-        load_list(L, s, -1, id, "things", list_what, spot_line(s, &spot, "things"));
+        s->depth++;
+        load_list(L, s, -1, id, "things", list_what, place_at(&spot, "things"));
+        s->depth--;
     }
     lua_pop(L, 1);
 }
@@ -781,15 +923,15 @@ static void load_thing(lua_State *L, SceneLoad *s, int t, ThingId parent, const 
 /* Sets universe property `prop` from a top-level or camera spelling at idx, refusing to have it
  * twice (universe = {camera_fov = ...} and camera = {fov = ...}). */
 static void set_alias(lua_State *L, SceneLoad *s, ThingId universe, int universe_table,
-                      const SceneAlias *alias, int idx, int line) {
+                      const SceneAlias *alias, int idx, Place place) {
     if (universe_table) {
         if (raw_field(L, universe_table, alias->prop) != LUA_TNIL)
-            scene_fail(L, s, ISSIM_ERR_INVALID, line, "%s%s%s and universe.%s are both given",
+            scene_fail(L, s, ISSIM_ERR_INVALID, place, "%s%s%s and universe.%s are both given",
                        alias->table ? alias->table : "", alias->table ? "." : "", alias->key,
                        alias->prop);
         lua_pop(L, 1);
     }
-    set_from_lua(L, s, universe, thing_prop_find(s->db, universe, alias->prop), idx, line);
+    set_from_lua(L, s, universe, thing_prop_find(s->db, universe, alias->prop), idx, place);
 }
 
 /* Protected: builds s->db from the table at index 1. */
@@ -797,14 +939,13 @@ static int build_scene(lua_State *L) {
     SceneLoad *s = scene_of(L);
     Spot root = {SPOT_ROOT, NULL, NULL};
     if (lua_type(L, 1) != LUA_TTABLE) {
-        lex_source(s);
-        scene_fail(L, s, ISSIM_ERR_INVALID, s->root >= 0 ? s->toks[s->root].line : 1,
+        scene_fail(L, s, ISSIM_ERR_INVALID, place_at(&root, NULL),
                    "the scene must return a table {...}, got %s", value_phrase(L, 1));
     }
     IssimError e;
     s->db = thingdb_create();
     if (!s->db)
-        scene_fail(L, s, ISSIM_ERR_NOMEM, 1, "out of memory");
+        scene_fail(L, s, ISSIM_ERR_NOMEM, place_first_line, "out of memory");
 
     /* Unknown top-level keys first: a misspelt "thing" should not surface as "no things". */
     static const char *const top_keys[] = {"name",   "description", "universe", "camera",
@@ -814,7 +955,7 @@ static int build_scene(lua_State *L) {
     while (lua_next(L, 1)) {
         lua_pop(L, 1);
         if (lua_type(L, -1) != LUA_TSTRING)
-            scene_fail(L, s, ISSIM_ERR_INVALID, spot_line(s, &root, NULL),
+            scene_fail(L, s, ISSIM_ERR_INVALID, place_at(&root, NULL),
                        "unexpected %s key in the scene table; it takes only named keys (%s)",
                        lua_isinteger(L, -1) ? "array (integer)" : luaL_typename(L, -1),
                        SCENE_TOP_KEYS);
@@ -823,17 +964,17 @@ static int build_scene(lua_State *L) {
             unknown = key;
     }
     if (unknown)
-        scene_fail(L, s, ISSIM_ERR_INVALID, spot_line(s, &root, unknown),
+        scene_fail(L, s, ISSIM_ERR_INVALID, place_at(&root, unknown),
                    "unknown top-level key '%s'; known: %s", unknown, SCENE_TOP_KEYS);
 
     ThingId universe = thingdb_add(s->db, "universe", THING_UNIVERSE, thing_id_null(), &e);
     if (thing_id_is_null(universe))
-        scene_fail(L, s, e.status, 1, "%s", e.message);
+        scene_fail(L, s, e.status, place_first_line, "%s", e.message);
     Spot uspot = {SPOT_TABLE_KEY, "universe", NULL};
     int universe_table = 0;
     if (raw_field(L, 1, "universe") != LUA_TNIL) {
         if (lua_type(L, -1) != LUA_TTABLE)
-            scene_fail(L, s, ISSIM_ERR_INVALID, spot_line(s, &root, "universe"),
+            scene_fail(L, s, ISSIM_ERR_INVALID, place_at(&root, "universe"),
                        "universe must be a table {...}, got %s", value_phrase(L, -1));
         universe_table = lua_gettop(L);
         Where where = {uspot, "the universe"};
@@ -846,13 +987,12 @@ static int build_scene(lua_State *L) {
         if (a->table || strcmp(a->key, "record") == 0)
             continue;
         if (raw_field(L, 1, a->key) != LUA_TNIL)
-            set_alias(L, s, universe, universe_table, a, lua_gettop(L),
-                      spot_line(s, &root, a->key));
+            set_alias(L, s, universe, universe_table, a, lua_gettop(L), place_at(&root, a->key));
         lua_pop(L, 1);
     }
 
     if (raw_field(L, 1, "record") != LUA_TNIL) {
-        int line = spot_line(s, &root, "record");
+        Place place = place_at(&root, "record");
         int r = lua_gettop(L);
         const SceneAlias *alias = NULL;
         for (size_t i = 0; i < n_alias; i++)
@@ -860,13 +1000,13 @@ static int build_scene(lua_State *L) {
                 alias = &scene_aliases[i];
         if (lua_type(L, r) == LUA_TTABLE) {
             /* A list of variable names: joined with commas. */
-            check_sequence(L, s, r, "record", line);
+            check_sequence(L, s, r, "record", place);
             luaL_Buffer b;
             luaL_buffinit(L, &b);
             lua_Integer n = (lua_Integer)lua_rawlen(L, r);
             for (lua_Integer i = 1; i <= n; i++) {
                 if (lua_rawgeti(L, r, i) != LUA_TSTRING)
-                    scene_fail(L, s, ISSIM_ERR_INVALID, line,
+                    scene_fail(L, s, ISSIM_ERR_INVALID, place,
                                "record[%lld] must be a variable name string such as "
                                "\"bar.pos.z\"",
                                (long long)i);
@@ -877,10 +1017,10 @@ static int build_scene(lua_State *L) {
                 luaL_addvalue(&b);
             }
             luaL_pushresult(&b);
-            set_alias(L, s, universe, universe_table, alias, lua_gettop(L), line);
+            set_alias(L, s, universe, universe_table, alias, lua_gettop(L), place);
             lua_pop(L, 1);
         } else {
-            set_alias(L, s, universe, universe_table, alias, r, line);
+            set_alias(L, s, universe, universe_table, alias, r, place);
         }
     }
     lua_pop(L, 1);
@@ -889,7 +1029,7 @@ static int build_scene(lua_State *L) {
         int c = lua_gettop(L);
         Spot cspot = {SPOT_TABLE_KEY, "camera", NULL};
         if (lua_type(L, c) != LUA_TTABLE)
-            scene_fail(L, s, ISSIM_ERR_INVALID, spot_line(s, &root, "camera"),
+            scene_fail(L, s, ISSIM_ERR_INVALID, place_at(&root, "camera"),
                        "camera must be a table {eye = ..., target = ..., fov = ...}, got %s",
                        value_phrase(L, c));
         for (size_t i = 0; i < n_alias; i++) {
@@ -898,7 +1038,7 @@ static int build_scene(lua_State *L) {
                 continue;
             if (raw_field(L, c, a->key) != LUA_TNIL)
                 set_alias(L, s, universe, universe_table, a, lua_gettop(L),
-                          spot_line(s, &cspot, a->key));
+                          place_at(&cspot, a->key));
             lua_pop(L, 1);
         }
         lua_pushnil(L);
@@ -907,7 +1047,7 @@ static int build_scene(lua_State *L) {
             const char *key = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
             if (!key ||
                 (strcmp(key, "eye") != 0 && strcmp(key, "target") != 0 && strcmp(key, "fov") != 0))
-                scene_fail(L, s, ISSIM_ERR_INVALID, spot_line(s, &cspot, key),
+                scene_fail(L, s, ISSIM_ERR_INVALID, place_at(&cspot, key),
                            "unknown camera key%s%s%s; known: eye, target, fov", key ? " '" : "",
                            key ? key : "", key ? "'" : "");
         }
@@ -915,11 +1055,10 @@ static int build_scene(lua_State *L) {
     lua_pop(L, 1);
 
     if (raw_field(L, 1, "things") != LUA_TNIL)
-        load_list(L, s, -1, thing_id_null(), "things", "things", spot_line(s, &root, "things"));
+        load_list(L, s, -1, thing_id_null(), "things", "things", place_at(&root, "things"));
     lua_pop(L, 1);
     if (raw_field(L, 1, "contacts") != LUA_TNIL)
-        load_list(L, s, -1, thing_id_null(), "contacts", "contacts",
-                  spot_line(s, &root, "contacts"));
+        load_list(L, s, -1, thing_id_null(), "contacts", "contacts", place_at(&root, "contacts"));
     lua_pop(L, 1);
     if (universe_table)
         lua_pop(L, 1);
@@ -946,6 +1085,7 @@ IssimStatus scene_load_string(const char *chunkname, const char *source, size_t 
             lim.max_instructions < SCENE_HOOK_STEP ? (int)lim.max_instructions : SCENE_HOOK_STEP,
         .status = ISSIM_OK,
         .root = -1,
+        .depth = 1,
     };
     lua_State *L = lua_newstate(scene_alloc, &s);
     if (!L)

@@ -362,12 +362,12 @@ ThingId thing_parent(const ThingDb *db, ThingId id) {
 }
 
 char *thing_path(const ThingDb *db, ThingId id, char *buf, size_t size) {
-    const Thing *chain[64];
+    const Thing *chain[THING_MAX_DEPTH];
     int depth = 0;
     if (size == 0)
         return buf;
     buf[0] = '\0';
-    for (const Thing *t = slot_of(db, id); t && depth < 64; t = slot_of(db, t->parent))
+    for (const Thing *t = slot_of(db, id); t && depth < THING_MAX_DEPTH; t = slot_of(db, t->parent))
         chain[depth++] = t;
     size_t used = 0;
     for (int i = depth - 1; i >= 0 && used < size; i--)
