@@ -291,10 +291,32 @@ static void test_every_repository_scene_loads(void **state) {
 }
 
 /* An argument runs only the tests matching it (cmocka's filter): one hostile input at a time. */
+/* The scene file itself: a device or a FIFO given as the scene is refused at once (reading
+ * /dev/zero grew memory without bound, a FIFO nobody writes hung `issim validate`). */
+static void test_scene_file_must_be_regular(void **state) {
+    (void)state;
+    ThingDb *db = NULL;
+    IssimError err = {0};
+    assert_int_not_equal(scene_load_file("/dev/zero", NULL, &db, &err), ISSIM_OK);
+    assert_null(db);
+    assert_non_null(strstr(err.message, "not a regular file"));
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s.d", test_temp_path(""));
+    assert_int_equal(mkdir(dir, 0700), 0);
+    char fifo[300];
+    snprintf(fifo, sizeof fifo, "%s/scene.lua", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_not_equal(scene_load_file(fifo, NULL, &db, &err), ISSIM_OK);
+    assert_non_null(strstr(err.message, "not a regular file"));
+    unlink(fifo);
+    rmdir(dir);
+}
+
 int main(int argc, char **argv) {
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_scene_file_must_be_regular),
         cmocka_unit_test(test_nesting_at_the_limit_loads),
         cmocka_unit_test(test_nesting_beyond_the_limit_is_refused),
         cmocka_unit_test(test_backtracking_pattern_ends_promptly),

@@ -24,6 +24,7 @@
 #include "scene_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
@@ -32,6 +33,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "issim/contact.h"
 
@@ -1145,40 +1148,62 @@ done:
     return status;
 }
 
+/* Scene files are read whole: only regular files, at most SCENE_FILE_MAX_BYTES, opened without
+ * blocking (a device such as /dev/zero grew memory without bound, a FIFO nobody writes hung
+ * validation). */
+#define SCENE_FILE_MAX_BYTES ((off_t)64 << 20)
+
+static IssimStatus read_scene_file(const char *path, char **text, size_t *size, IssimError *err) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return issim_error_set(err, ISSIM_ERR_IO, "cannot open scene %s: %s", path,
+                               strerror(errno));
+    struct stat st;
+    IssimStatus s = ISSIM_OK;
+    if (fstat(fd, &st) != 0)
+        s = issim_error_set(err, ISSIM_ERR_IO, "cannot read scene %s: %s", path, strerror(errno));
+    else if (!S_ISREG(st.st_mode))
+        s = issim_error_set(err, ISSIM_ERR_INVALID,
+                            "%s: not a regular file (a scene must be a regular file, not a device, "
+                            "FIFO or directory)",
+                            path);
+    else if (st.st_size > SCENE_FILE_MAX_BYTES)
+        s = issim_error_set(err, ISSIM_ERR_RANGE,
+                            "%s: %lld bytes is over the 64 MiB limit of scene files "
+                            "(SCENE_FILE_MAX_BYTES in src/io/scene_load.c)",
+                            path, (long long)st.st_size);
+    *text = s == ISSIM_OK ? malloc((size_t)st.st_size + 1) : NULL;
+    if (s == ISSIM_OK && !*text)
+        s = issim_error_set(err, ISSIM_ERR_NOMEM, "cannot read scene %s: out of memory", path);
+    *size = 0;
+    while (s == ISSIM_OK && *size < (size_t)st.st_size) {
+        ssize_t n = read(fd, *text + *size, (size_t)st.st_size - *size);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) { /* 0: the file shrank while we read it; the rest is not there */
+            if (n < 0)
+                s = issim_error_set(err, ISSIM_ERR_IO, "cannot read scene %s: %s", path,
+                                    strerror(errno));
+            break;
+        }
+        *size += (size_t)n;
+    }
+    close(fd);
+    if (s != ISSIM_OK) {
+        free(*text);
+        *text = NULL;
+    }
+    return s;
+}
+
 IssimStatus scene_load_file(const char *path, const SceneLimits *limits, ThingDb **out,
                             IssimError *err) {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return issim_error_set(err, ISSIM_ERR_IO, "cannot open scene %s: %s", path,
-                               strerror(errno));
     char *text = NULL;
-    size_t size = 0, cap = 0;
-    for (;;) {
-        if (size == cap) {
-            cap = cap ? cap * 2 : 65536;
-            char *p = realloc(text, cap);
-            if (!p) {
-                free(text);
-                fclose(f);
-                return issim_error_set(err, ISSIM_ERR_NOMEM, "cannot read scene %s: out of memory",
-                                       path);
-            }
-            text = p;
-        }
-        size_t n = fread(text + size, 1, cap - size, f);
-        size += n;
-        if (n == 0)
-            break;
-    }
-    int failed = ferror(f);
-    int saved_errno = errno;
-    fclose(f);
-    if (failed) {
-        free(text);
-        return issim_error_set(err, ISSIM_ERR_IO, "cannot read scene %s: %s", path,
-                               strerror(saved_errno));
-    }
+    size_t size = 0;
+    IssimStatus read = read_scene_file(path, &text, &size, err);
+    if (read != ISSIM_OK)
+        return read;
     IssimStatus status = scene_load_string(path, text, size, limits, out, err);
     free(text);
     return status;
