@@ -66,7 +66,9 @@ HapticDevice *haptic_device_open(const char *spec, const PantographConfig *confi
 int haptic_device_foreign_protocol(const HapticDevice *dev) {
     if (dev->foreign_protocol)
         return dev->foreign_protocol;
-    if (dev->decoder && dev->decoder->v1_frames > 0 && !dev->have_state)
+    /* two, so that one corrupted protocol-2 frame whose bytes happen to pass the CRC-16 (one
+       in 65,536 of them) cannot get a good device refused */
+    if (dev->decoder && dev->decoder->v1_frames >= 2 && !dev->have_state)
         return 1;
     return 0;
 }

@@ -38,8 +38,8 @@ HapticDevice *haptic_device_new(const HapticDeviceOps *ops, const PantographConf
 /* Back-ends call this for every state frame they decode. Frames of another protocol version
  * and frames whose sequence number repeats or goes backwards are counted and not applied. */
 void haptic_device_accept_state(HapticDevice *dev, const HapticState *state);
-/* The protocol version the device speaks when it is not ours (1: CRC-16 frames seen and no
- * protocol-2 frame), else 0. */
+/* The protocol version the device speaks when it is not ours (1: at least two CRC-16 frames
+ * seen and no protocol-2 frame taken), else 0. */
 int haptic_device_foreign_protocol(const HapticDevice *dev);
 /* "device speaks protocol N, issim needs 2: update the firmware or the simulator" */
 IssimStatus haptic_device_protocol_error(const HapticDevice *dev, IssimError *err);
