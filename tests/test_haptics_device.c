@@ -3,11 +3,19 @@
  * the device simulator over a pseudo-terminal (commanded forces reach the simulated motors and
  * move the handle; motors off until enabled; closing the link gives zero force and a clear
  * error; the device watchdog), playback, late periods without force spikes, and the host
- * watchdog fading the coupling after an engine stall. */
+ * watchdog fading the coupling after an engine stall; protocol 2's checks: a protocol-1
+ * simulator refused by name, state frames that repeat or go backwards dropped and gaps
+ * counted (frames written by the test into a pty), command numbering across a reopened link. */
+#define _GNU_SOURCE /* posix_openpt, grantpt, unlockpt, ptsname */
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "issim/engine.h"
 #include "issim/haptics.h"
@@ -222,6 +230,148 @@ static void test_device_watchdog(void **state) {
     haptic_device_close(dev);
     haptic_simulator_stop(&sim);
     assert_true(haptic_simulator_summary_value(&sim, "watchdog_trips") >= 1);
+    assert_true(haptic_simulator_summary_value(&sim, "commands_dropped") == 0);
+}
+
+/* A simulator speaking protocol 1 (CRC-16 frames) is refused with a message that says what
+ * to do. */
+static void test_protocol1_device_refused(void **state) {
+    PantographConfig c = pantograph_config_default();
+    IssimError err;
+    const char *args[] = {"--protocol", "1", NULL};
+    assert_int_equal(haptic_simulator_spawn(&sim, NULL, args, &err), ISSIM_OK);
+    char spec[160];
+    snprintf(spec, sizeof spec, "serial:%s", sim.pty);
+    HapticDevice *dev = haptic_device_open(spec, &c, &err);
+    assert_null(dev);
+    print_message("%s\n", err.message);
+    assert_non_null(strstr(err.message, "device speaks protocol 1, issim needs 2: update the "
+                                        "firmware or the simulator"));
+    haptic_simulator_stop(&sim);
+    assert_true(haptic_simulator_summary_value(&sim, "protocol") == 1);
+}
+
+/* The host continues the command numbering from the device's last_command_seq: after a close
+ * and a reopen the simulator still takes every command (none counts as a repeat) and enables
+ * its motors. */
+static void test_command_numbering_across_reopen(void **state) {
+    PantographConfig c = pantograph_config_default();
+    IssimError err;
+    assert_int_equal(haptic_simulator_spawn(&sim, NULL, NULL, &err), ISSIM_OK);
+    char spec[160];
+    snprintf(spec, sizeof spec, "serial:%s", sim.pty);
+    uint16_t first_seq[2] = {0, 0};
+    for (int round = 0; round < 2; round++) {
+        HapticDevice *dev = haptic_device_open(spec, &c, &err);
+        if (!dev)
+            fail_msg("%s", err.message);
+        HapticCommand on = {.dac = {2048, 2048}, .enable = true};
+        HapticSample s = {0};
+        for (int i = 0; i < 30; i++) {
+            assert_int_equal(haptic_device_write(dev, &on, &err), ISSIM_OK);
+            if (i == 0)
+                first_seq[round] = on.seq;
+            assert_int_equal(haptic_device_read(dev, 0.002, &s, &err), ISSIM_OK);
+        }
+        for (int i = 0; i < 20 && !(s.fresh && s.state.last_command_seq == on.seq); i++)
+            assert_int_equal(haptic_device_read(dev, 0.005, &s, &err), ISSIM_OK);
+        assert_true(s.state.status & HAPTIC_STATUS_ENABLED);
+        assert_int_equal(haptic_device_link_stats(dev).commands_sent, 30);
+        haptic_device_close(dev);
+    }
+    print_message("first command numbers: %u, then %u after the reopen\n", first_seq[0],
+                  first_seq[1]);
+    assert_true(first_seq[1] > first_seq[0] + 29);
+    haptic_simulator_stop(&sim);
+    assert_true(haptic_simulator_summary_value(&sim, "commands_dropped") == 0);
+    assert_true(haptic_simulator_summary_value(&sim, "commands") >= 60);
+}
+
+static void write_state(int fd, uint16_t seq, int32_t count, uint8_t protocol) {
+    HapticState st = {.seq = seq,
+                      .timestamp_us = 1000u * seq,
+                      .counts = {count, -count},
+                      .last_command_seq = 500,
+                      .protocol = protocol};
+    uint8_t frame[HAPTIC_FRAME_MAX];
+    size_t n = haptic_encode_state(&st, frame);
+    assert_int_equal(write(fd, frame, n), (ssize_t)n);
+}
+
+/* Frames written by hand into a pty: in order, a repeat, one from the past, a jump of 3 (2
+ * lost), then a frame of protocol 3. Repeats and old frames are dropped, never applied; the
+ * counts reach the link statistics; commands continue from the device's last_command_seq. */
+static void test_sequence_checked_on_the_host(void **state) {
+    int master = posix_openpt(O_RDWR | O_NOCTTY);
+    assert_true(master >= 0);
+    assert_int_equal(grantpt(master), 0);
+    assert_int_equal(unlockpt(master), 0);
+    char path[128];
+    snprintf(path, sizeof path, "%s", ptsname(master));
+    int slave = open(path, O_RDWR | O_NOCTTY);
+    assert_true(slave >= 0);
+    struct termios tio;
+    tcgetattr(slave, &tio);
+    cfmakeraw(&tio);
+    tcsetattr(slave, TCSANOW, &tio);
+    pid_t child = fork(); /* the first frame arrives while the host waits in its open */
+    if (child == 0) {
+        usleep(100000);
+        write_state(master, 10, 100, HAPTIC_PROTOCOL_VERSION);
+        _exit(0);
+    }
+    PantographConfig c = pantograph_config_default();
+    IssimError err;
+    char spec[160];
+    snprintf(spec, sizeof spec, "serial:%s", path);
+    HapticDevice *dev = haptic_device_open(spec, &c, &err);
+    waitpid(child, NULL, 0);
+    if (!dev)
+        fail_msg("%s", err.message);
+    HapticSample s;
+    struct {
+        uint16_t seq;
+        int32_t count;
+        bool applied;
+    } script[] = {
+        {11, 110, true}, {11, 666, false}, {9, 777, false}, {14, 140, true}, {15, 150, true}};
+    int32_t applied = 100;
+    for (size_t i = 0; i < sizeof script / sizeof script[0]; i++) {
+        write_state(master, script[i].seq, script[i].count, HAPTIC_PROTOCOL_VERSION);
+        assert_int_equal(haptic_device_read(dev, 0.05, &s, &err), ISSIM_OK);
+        assert_int_equal(s.fresh, script[i].applied);
+        if (script[i].applied)
+            applied = script[i].count;
+        assert_int_equal(s.state.counts[0], applied); /* a dropped frame is never applied */
+    }
+    HapticLinkStats ls = haptic_device_link_stats(dev);
+    assert_int_equal(ls.frames, 6);
+    assert_int_equal(ls.seq_gaps, 1);
+    assert_int_equal(ls.seq_lost, 2);
+    assert_int_equal(ls.seq_dropped, 2);
+    assert_int_equal(ls.crc_errors, 0);
+    /* commands continue from the device's last_command_seq (500) */
+    HapticCommand cmd = {.dac = {2048, 2048}};
+    assert_int_equal(haptic_device_write(dev, &cmd, &err), ISSIM_OK);
+    assert_int_equal(cmd.seq, 501);
+    uint8_t bytes[64];
+    usleep(20000);
+    ssize_t got = read(master, bytes, sizeof bytes);
+    assert_int_equal(got, HAPTIC_COMMAND_FRAME_SIZE);
+    HapticDecoder d;
+    haptic_decoder_init(&d);
+    HapticFrame f;
+    haptic_decoder_feed(&d, bytes, (size_t)got, &f);
+    assert_int_equal(f.kind, HAPTIC_DECODED_COMMAND);
+    assert_int_equal(f.command.seq, 501);
+    /* a frame of another protocol version is refused */
+    write_state(master, 16, 160, 3);
+    assert_int_equal(haptic_device_read(dev, 0.05, &s, &err), ISSIM_ERR_IO);
+    print_message("%s\n", err.message);
+    assert_non_null(strstr(err.message, "device speaks protocol 3, issim needs 2"));
+    haptic_device_close(dev);
+    close(slave);
+    close(master);
 }
 
 /* Playback replays a recorded circle through the inverse kinematics and the encoders; the
@@ -488,6 +638,9 @@ int main(void) {
         cmocka_unit_test(test_usb_without_a_device),
         cmocka_unit_test_teardown(test_forces_reach_the_simulated_motors, stop_simulator),
         cmocka_unit_test_teardown(test_device_watchdog, stop_simulator),
+        cmocka_unit_test_teardown(test_protocol1_device_refused, stop_simulator),
+        cmocka_unit_test_teardown(test_command_numbering_across_reopen, stop_simulator),
+        cmocka_unit_test(test_sequence_checked_on_the_host),
         cmocka_unit_test_teardown(test_wall_holds_the_hand, stop_simulator),
         cmocka_unit_test_teardown(test_too_stiff_wall_oscillates, stop_simulator),
         cmocka_unit_test(test_playback),

@@ -71,16 +71,17 @@ typedef struct GuiDeviceReadout {
     double compute_mean_us, compute_max_us; /* read to write, per period */
     bool fifo;                              /* SCHED_FIFO */
     double stale_reads, device_errors, force_limited, engine_stalls;
-    int servo_state;             /* HapticServoState */
-    double x, y, vx, vy, fx, fy; /* handle, device frame: m, m/s, N */
-    bool motors_on;              /* enabled and powered this period */
-    unsigned limits;             /* HAPTIC_LIMIT_* of the last period */
-    unsigned device_status;      /* HAPTIC_STATUS_* of the last frame */
-    double coupling_k;           /* rendered coupling stiffness, world N/m */
-    double watchdog_fade;        /* coupling_k / the scene's K_c (1: live) */
-    const char *watchdog;        /* host watchdog: "live", "fading", "released", "motors off",
-                                    "no coupling" */
-    double handle_age_s;         /* wall seconds since the servo last wrote the handle */
+    double crc_errors, frames_lost, frames_dropped; /* link integrity (protocol 2) */
+    int servo_state;                                /* HapticServoState */
+    double x, y, vx, vy, fx, fy;                    /* handle, device frame: m, m/s, N */
+    bool motors_on;                                 /* enabled and powered this period */
+    unsigned limits;                                /* HAPTIC_LIMIT_* of the last period */
+    unsigned device_status;                         /* HAPTIC_STATUS_* of the last frame */
+    double coupling_k;                              /* rendered coupling stiffness, world N/m */
+    double watchdog_fade;                           /* coupling_k / the scene's K_c (1: live) */
+    const char *watchdog; /* host watchdog: "live", "fading", "released", "motors off",
+                             "no coupling" */
+    double handle_age_s;  /* wall seconds since the servo last wrote the handle */
 } GuiDeviceReadout;
 
 /* Fills out from reg (Nullable: nothing to show) for device. */

@@ -1,9 +1,9 @@
 /* issim haptics, device: the link to a P2 pantograph. The protocol codec
- * (docs/pantograph-protocol.md: state frames up, command frames down, CRC-16, a stream decoder
- * that resynchronises after garbage); one device interface (open, read, write, close,
- * capabilities) with the back-ends "usb" (libusb), "serial:PATH" (a tty or a pty, e.g. the
- * simulator tools/pantosim) and "playback:FILE" (recorded handle positions); and the simulator
- * process itself (issim-pantosim on a pseudo-terminal).
+ * (docs/pantograph-protocol.md, protocol 2: state frames up, command frames down, CRC-32C,
+ * sequence numbers checked, a stream decoder that resynchronises after garbage); one device
+ * interface (open, read, write, close, capabilities) with the back-ends "usb" (libusb),
+ * "serial:PATH" (a tty or a pty, e.g. the simulator tools/pantosim) and "playback:FILE" (recorded
+ * handle positions); and the simulator process itself (issim-pantosim on a pseudo-terminal).
  *
  * Threading: the codec functions are pure (thread: any); a HapticDecoder belongs to its caller.
  * A HapticDevice has one owner at a time: its opener until it hands it to haptic_servo_create,
@@ -26,9 +26,17 @@
 #define HAPTIC_FRAME_SYNC1 0x5A
 #define HAPTIC_FRAME_STATE 0x01
 #define HAPTIC_FRAME_COMMAND 0x02
-#define HAPTIC_STATE_FRAME_SIZE 24   /* bytes on the wire */
-#define HAPTIC_COMMAND_FRAME_SIZE 13 /* bytes on the wire */
-#define HAPTIC_FRAME_MAX 32
+#define HAPTIC_STATE_FRAME_SIZE 26   /* bytes on the wire (protocol 1: 24) */
+#define HAPTIC_COMMAND_FRAME_SIZE 15 /* bytes on the wire (protocol 1: 13) */
+#define HAPTIC_FRAME_MAX 32          /* the largest frame fits one 64-byte USB packet */
+
+/* Protocol version (docs/pantograph-protocol.md "Versions"): 2 = CRC-32C, sequence numbers
+ * checked. A state frame carries it in status bits 12-15; protocol-1 devices (CRC-16 frames)
+ * are recognised by their frames and refused. */
+#define HAPTIC_PROTOCOL_VERSION 2
+#define HAPTIC_STATUS_VERSION_SHIFT 12
+#define HAPTIC_STATUS_VERSION_MASK 0xF000u
+#define HAPTIC_STATE_FRAME_SIZE_V1 24
 
 /* Status flags of a state frame. */
 enum {
@@ -46,19 +54,45 @@ typedef struct HapticState {
     int32_t counts[2];     /* encoder of joint 1 and joint 5 */
     uint16_t status;       /* HAPTIC_STATUS_* */
     uint16_t last_command_seq;
+    /* protocol version, status bits 12-15 on the wire (the decoder moves it here and clears
+       it from status); the encoder writes HAPTIC_PROTOCOL_VERSION when this is 0 */
+    uint8_t protocol;
 } HapticState;
 
 typedef struct HapticCommand {
-    uint16_t seq;
+    uint16_t seq;    /* +1 per command; haptic_device_write numbers commands itself */
     uint16_t dac[2]; /* 12-bit offset binary: 2048 = zero torque */
     bool enable;     /* false: motors off whatever dac says */
 } HapticCommand;
 
-/* CRC-16/CCITT-FALSE (poly 0x1021, init 0xFFFF) of bytes. */
+/* CRC-32C (Castagnoli: reflected poly 0x82F63B78, init and final xor 0xFFFFFFFF; check value
+ * 0xE3069283 for "123456789"), table-driven: the frame checksum of protocol 2. */
+uint32_t haptic_crc32c(const uint8_t *bytes, size_t n);
+/* CRC-16/CCITT-FALSE (poly 0x1021, init 0xFFFF): protocol 1's checksum, kept to recognise (and
+ * refuse) protocol-1 devices and for the simulator's --protocol 1. */
 uint16_t haptic_crc16(const uint8_t *bytes, size_t n);
 /* Encoders return the frame size written into out (>= HAPTIC_FRAME_MAX bytes). */
 size_t haptic_encode_state(const HapticState *s, uint8_t *out);
 size_t haptic_encode_command(const HapticCommand *c, uint8_t *out);
+/* A protocol-1 state frame (CRC-16, 24 bytes, no version field): what an old device sends. */
+size_t haptic_encode_state_v1(const HapticState *s, uint8_t *out);
+
+/* Sequence check of one direction of the link (state frames on the host, commands on the
+ * device). The first frame is taken whatever its number; after that a frame numbered
+ * last + 1 (mod 65536) is in order, last + 2 ... last + 32768 means frames were lost (counted,
+ * the frame is taken), and a frame that repeats the last number or goes backwards (last - 1 ...
+ * last - 32767) is dropped and counted, never applied. */
+typedef struct HapticSeqCheck {
+    bool started;
+    uint16_t last;
+    uint64_t in_order; /* frames taken */
+    uint64_t gaps;     /* frames taken after a jump forward */
+    uint64_t lost;     /* frames missing in those jumps */
+    uint64_t dropped;  /* frames repeated or going backwards: not applied */
+} HapticSeqCheck;
+
+/* true: apply the frame; false: drop it (repeat or backwards). */
+bool haptic_seq_check(HapticSeqCheck *c, uint16_t seq);
 
 /* Stream decoder: feed any byte chunks; it finds the sync pattern, checks length and CRC, and
  * resynchronises after garbage by scanning from the byte after a false sync. */
@@ -69,6 +103,7 @@ typedef struct HapticDecoder {
     uint64_t crc_errors; /* frames dropped for a bad checksum */
     uint64_t bad_length; /* frames dropped for an impossible type/length */
     uint64_t bytes_skipped;
+    uint64_t v1_frames; /* well-formed protocol-1 (CRC-16) frames: dropped, an old device */
 } HapticDecoder;
 
 typedef enum HapticFrameKind {
@@ -118,9 +153,24 @@ HapticDevice *haptic_device_open(const char *spec, const PantographConfig *confi
  * link is gone (unplugged, the simulator exited) or silent for longer than 0.25 s. */
 IssimStatus haptic_device_read(HapticDevice *dev, double timeout_s, HapticSample *out,
                                IssimError *err);
-/* Sends a command (non-blocking; a full pipe drops the frame and counts it). */
-IssimStatus haptic_device_write(HapticDevice *dev, const HapticCommand *cmd, IssimError *err);
+/* Sends a command (non-blocking; a full pipe drops the frame and counts it). The device layer
+ * numbers commands: cmd->seq is set to the next number (continuing from the last_command_seq
+ * the device reported when the link opened, so a reopened link still counts upwards). */
+IssimStatus haptic_device_write(HapticDevice *dev, HapticCommand *cmd, IssimError *err);
 HapticDeviceCaps haptic_device_caps(const HapticDevice *dev);
+
+/* Link integrity counters (thread: the device's owner). */
+typedef struct HapticLinkStats {
+    uint64_t frames;        /* state frames that passed the checksum */
+    uint64_t crc_errors;    /* frames dropped for a bad checksum */
+    uint64_t bad_length;    /* impossible type/length */
+    uint64_t v1_frames;     /* protocol-1 frames seen (refused) */
+    uint64_t seq_gaps;      /* state frames that arrived after a jump in the sequence */
+    uint64_t seq_lost;      /* state frames missing in those jumps */
+    uint64_t seq_dropped;   /* state frames repeated or out of order: dropped, not applied */
+    uint64_t commands_sent; /* command frames numbered and handed to the link */
+} HapticLinkStats;
+HapticLinkStats haptic_device_link_stats(const HapticDevice *dev);
 /* Best effort: sends a disable command, then releases everything. NULL is fine. */
 void haptic_device_close(HapticDevice *dev);
 

@@ -77,6 +77,9 @@ enum {
     HAPTIC_STAT_FORCE_LIMITED,    /* periods with a force/torque/workspace limit active */
     HAPTIC_STAT_MISSED_DEADLINES, /* deadlines skipped by overruns (periods + missed = elapsed
                                      deadlines) */
+    HAPTIC_STAT_CRC_ERRORS,       /* device frames dropped for a bad CRC-32C */
+    HAPTIC_STAT_FRAMES_LOST,      /* state frames missing (jumps in the sequence number) */
+    HAPTIC_STAT_FRAMES_DROPPED,   /* state frames repeated or out of order: not applied */
     HAPTIC_STAT_COUNT
 };
 

@@ -147,6 +147,10 @@ static void print_stats(const HapticServo *servo, Sim *sim, const char *proxy) {
            "force-limited periods %.0f; engine stalls %.0f\n",
            v[HAPTIC_STAT_COMPUTE_MEAN_US], v[HAPTIC_STAT_COMPUTE_MAX_US],
            v[HAPTIC_STAT_STALE_READS], v[HAPTIC_STAT_FORCE_LIMITED], v[HAPTIC_STAT_ENGINE_STALLS]);
+    printf("link (protocol %d): %.0f CRC errors, %.0f state frames lost, %.0f repeated or out "
+           "of order (dropped)\n",
+           HAPTIC_PROTOCOL_VERSION, v[HAPTIC_STAT_CRC_ERRORS], v[HAPTIC_STAT_FRAMES_LOST],
+           v[HAPTIC_STAT_FRAMES_DROPPED]);
     RegistrySlot h;
     registry_slot_read(sim_registry(sim), REGISTRY_SLOT_HANDLE, &h);
     printf("handle: (%.4f, %.4f) m, force (%.3f, %.3f) N, motors %s\n", h.v[HAPTIC_HANDLE_X],

@@ -59,6 +59,9 @@ void fill_stats(const RegistrySlot &st, GuiDeviceReadout *out) {
     out->fifo = v[HAPTIC_STAT_FIFO] > 0.0;
     out->stale_reads = v[HAPTIC_STAT_STALE_READS];
     out->device_errors = v[HAPTIC_STAT_DEVICE_ERRORS];
+    out->crc_errors = v[HAPTIC_STAT_CRC_ERRORS];
+    out->frames_lost = v[HAPTIC_STAT_FRAMES_LOST];
+    out->frames_dropped = v[HAPTIC_STAT_FRAMES_DROPPED];
     out->force_limited = v[HAPTIC_STAT_FORCE_LIMITED];
     out->engine_stalls = v[HAPTIC_STAT_ENGINE_STALLS];
     out->servo_state = (int)v[HAPTIC_STAT_STATE];
@@ -139,6 +142,8 @@ void timing_table(const GuiDeviceReadout &ro) {
     ImGui::Text("servo %.0f Hz (%.1f measured), %s", ro.rate_hz, ro.measured_hz,
                 ro.fifo ? "FIFO" : "not FIFO");
     ImGui::Text("periods %.0f, stale device reads %.0f", ro.periods, ro.stale_reads);
+    ImGui::Text("link: %.0f CRC errors, %.0f frames lost, %.0f repeated/old dropped", ro.crc_errors,
+                ro.frames_lost, ro.frames_dropped);
     ImGui::Text("compute %.1f us mean, %.0f us max", ro.compute_mean_us, ro.compute_max_us);
     if (ImGui::BeginTable("lateness", 4, ImGuiTableFlags_BordersInnerV)) {
         const char *heads[] = {"p50", "p99", "p99.9", "max"};

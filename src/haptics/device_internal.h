@@ -25,13 +25,24 @@ struct HapticDevice {
     double device_time; /* unwrapped */
     double opened_at;   /* wall */
     uint64_t dropped_commands;
+    HapticSeqCheck state_seq;     /* sequence check of the state frames */
+    uint16_t command_seq;         /* number of the last command sent */
+    uint64_t commands_sent;       /* commands numbered by haptic_device_write */
+    int foreign_protocol;         /* version of a state frame not of our protocol (0: none) */
+    const HapticDecoder *decoder; /* the back-end's decoder (NULL: playback), for statistics */
     void *impl;
 };
 
 HapticDevice *haptic_device_new(const HapticDeviceOps *ops, const PantographConfig *config,
                                 void *impl);
-/* Back-ends call this for every state frame they decode. */
+/* Back-ends call this for every state frame they decode. Frames of another protocol version
+ * and frames whose sequence number repeats or goes backwards are counted and not applied. */
 void haptic_device_accept_state(HapticDevice *dev, const HapticState *state);
+/* The protocol version the device speaks when it is not ours (1: at least two CRC-16 frames
+ * seen and no protocol-2 frame taken), else 0. */
+int haptic_device_foreign_protocol(const HapticDevice *dev);
+/* "device speaks protocol N, issim needs 2: update the firmware or the simulator" */
+IssimStatus haptic_device_protocol_error(const HapticDevice *dev, IssimError *err);
 
 HapticDevice *haptic_serial_open(const char *path, const PantographConfig *config, IssimError *err);
 HapticDevice *haptic_usb_open(const char *ids, const PantographConfig *config, IssimError *err);

@@ -107,7 +107,8 @@ static IssimStatus playback_read(HapticDevice *dev, double timeout_s, IssimError
     HapticState s = {.seq = (uint16_t)p->frame,
                      .timestamp_us = p->frame * 1000u,
                      .counts = {pantograph_angle_to_counts(&dev->config, q.q1, false),
-                                pantograph_angle_to_counts(&dev->config, q.q5, true)}};
+                                pantograph_angle_to_counts(&dev->config, q.q5, true)},
+                     .protocol = HAPTIC_PROTOCOL_VERSION};
     p->frame++;
     haptic_device_accept_state(dev, &s);
     return ISSIM_OK;

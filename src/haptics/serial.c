@@ -145,6 +145,7 @@ HapticDevice *haptic_serial_open(const char *path, const PantographConfig *confi
     }
     link->fd = fd;
     haptic_decoder_init(&link->decoder);
+    dev->decoder = &link->decoder;
     issim_strlcpy(link->path, path, sizeof link->path);
     snprintf(dev->caps.name, sizeof dev->caps.name, "serial %s", path);
     dev->caps.has_watchdog = true;
@@ -154,8 +155,11 @@ HapticDevice *haptic_serial_open(const char *path, const PantographConfig *confi
     HapticSample first;
     IssimError read_err;
     if (haptic_device_read(dev, 0.5, &first, &read_err) != ISSIM_OK) {
-        issim_error_set(err, ISSIM_ERR_IO, "%s: no pantograph frames within 0.5 s (%s)",
-                        dev->caps.name, read_err.message);
+        if (haptic_device_foreign_protocol(dev))
+            haptic_device_protocol_error(dev, err);
+        else
+            issim_error_set(err, ISSIM_ERR_IO, "%s: no pantograph frames within 0.5 s (%s)",
+                            dev->caps.name, read_err.message);
         serial_close(dev);
         free(dev);
         return NULL;

@@ -55,7 +55,6 @@ struct HapticServo {
     atomic_int state;
     char error[512];
     double force[2]; /* rendered last period, after every limit */
-    uint16_t seq;
     bool motors_on;
     unsigned limits;
     /* statistics (servo thread only) */
@@ -141,7 +140,7 @@ static void go_safe(HapticServo *servo, const char *message) {
     servo->force[0] = servo->force[1] = 0.0;
     servo->motors_on = false;
     uint16_t mid = (uint16_t)(1u << (servo->config.dac_bits - 1));
-    HapticCommand off = {.seq = ++servo->seq, .dac = {mid, mid}, .enable = false};
+    HapticCommand off = {.dac = {mid, mid}, .enable = false};
     haptic_device_write(servo->dev, &off, NULL);
     issim_log(ISSIM_LOG_ERROR, "haptics: %s; motors disabled, force zero", message);
 }
@@ -191,7 +190,7 @@ static HapticCommand to_command(HapticServo *servo, const double f[2], const dou
     double tau[2] = {j[0] * f[0] + j[2] * f[1] + s * tex[0],
                      j[1] * f[0] + j[3] * f[1] + s * tex[1]};
     uint16_t mid = (uint16_t)(1u << (servo->config.dac_bits - 1));
-    HapticCommand cmd = {.seq = ++servo->seq, .dac = {mid, mid}, .enable = enable};
+    HapticCommand cmd = {.dac = {mid, mid}, .enable = enable};
     for (int i = 0; i < 2; i++) {
         if (!isfinite(tau[i])) {
             tau[i] = 0.0;
@@ -344,6 +343,10 @@ void haptic_servo_stats(const HapticServo *servo, double v[HAPTIC_STAT_COUNT]) {
     v[HAPTIC_STAT_ENGINE_STALLS] = (double)servo->coupling.stalls;
     v[HAPTIC_STAT_FORCE_LIMITED] = (double)servo->force_limited;
     v[HAPTIC_STAT_MISSED_DEADLINES] = (double)servo->missed_deadlines;
+    HapticLinkStats link = haptic_device_link_stats(servo->dev);
+    v[HAPTIC_STAT_CRC_ERRORS] = (double)link.crc_errors;
+    v[HAPTIC_STAT_FRAMES_LOST] = (double)link.seq_lost;
+    v[HAPTIC_STAT_FRAMES_DROPPED] = (double)link.seq_dropped;
 }
 
 static void record_lateness(HapticServo *servo, double lateness) {
@@ -407,7 +410,7 @@ static void *servo_thread(void *arg) {
     }
     /* leave the motors off whatever happened */
     uint16_t mid = (uint16_t)(1u << (servo->config.dac_bits - 1));
-    HapticCommand off = {.seq = ++servo->seq, .dac = {mid, mid}, .enable = false};
+    HapticCommand off = {.dac = {mid, mid}, .enable = false};
     if (atomic_load(&servo->state) == HAPTIC_SERVO_RUNNING)
         haptic_device_write(servo->dev, &off, NULL);
     return NULL;

@@ -22,7 +22,8 @@
 #define USB_EP_IN 0x81
 #define USB_EP_OUT 0x02
 #define USB_PIPELINE 2
-#define USB_PACKET 64
+#define USB_PACKET 64 /* wMaxPacketSize of both endpoints: one frame (<= 26 bytes) per packet */
+_Static_assert(HAPTIC_FRAME_MAX <= USB_PACKET, "a protocol frame must fit one USB packet");
 
 typedef struct UsbLink {
     libusb_context *ctx;
@@ -253,6 +254,7 @@ HapticDevice *haptic_usb_open(const char *ids, const PantographConfig *config, I
     if (find_device(link, name, sizeof name, err) == ISSIM_OK &&
         (dev = haptic_device_new(&usb_ops, config, link)) != NULL) {
         link->dev = dev;
+        dev->decoder = &link->decoder;
         issim_strlcpy(dev->caps.name, name, sizeof dev->caps.name);
         dev->caps.has_watchdog = true;
         dev->caps.can_actuate = true;
@@ -262,7 +264,9 @@ HapticDevice *haptic_usb_open(const char *ids, const PantographConfig *config, I
         if (start_transfers(link, err) == ISSIM_OK &&
             haptic_device_read(dev, 0.5, &first, &read_err) == ISSIM_OK)
             return dev;
-        if (link->in_flight > 0)
+        if (haptic_device_foreign_protocol(dev))
+            haptic_device_protocol_error(dev, err);
+        else if (link->in_flight > 0)
             issim_error_set(err, ISSIM_ERR_IO, "%s: no frames within 0.5 s (%s)", name,
                             read_err.message);
         free(dev);

@@ -7,9 +7,14 @@
  * "SUMMARY key=value ..." line reports what the motors did, so tests can check that commanded
  * forces reached them.
  *
+ * It speaks protocol 2 (CRC-32C, the version in the state frames' status bits 12-15, command
+ * sequence numbers checked: a command that repeats or goes backwards is dropped and counted,
+ * except that one turning the motors off is still obeyed). --protocol 1 makes it an old
+ * protocol-1 controller (CRC-16 state frames) for testing the host's refusal.
+ *
  * usage: issim-pantosim [--rate HZ] [--watchdog S] [--mass-min KG] [--mass-max KG]
  *                       [--start X,Y] [--hand free|hold:X,Y|circle:R,T] [--hand-stiffness K]
- *                       [--hand-damping B] [--duration S] [--describe]
+ *                       [--hand-damping B] [--duration S] [--protocol 1|2] [--describe]
  */
 #define _XOPEN_SOURCE 700 /* posix_openpt, grantpt, unlockpt, ptsname */
 #include <errno.h>
@@ -34,6 +39,7 @@ static void on_signal(int sig) {
 
 typedef struct Options {
     double rate, watchdog, mass_min, mass_max, duration;
+    int protocol;
     HapticVec2 start;
     SimHand hand;
     bool describe;
@@ -42,7 +48,7 @@ typedef struct Options {
 static int usage(void) {
     fputs("usage: issim-pantosim [--rate HZ] [--watchdog S] [--mass-min KG] [--mass-max KG]\n"
           "         [--start X,Y] [--hand free|hold:X,Y|circle:R,T] [--hand-stiffness K]\n"
-          "         [--hand-damping B] [--duration S] [--describe]\n",
+          "         [--hand-damping B] [--duration S] [--protocol 1|2] [--describe]\n",
           stderr);
     return 2;
 }
@@ -70,6 +76,7 @@ static bool parse(int argc, char **argv, Options *o, HapticVec2 centre) {
                    .watchdog = 0.05,
                    .mass_min = 0.12,
                    .mass_max = 0.26,
+                   .protocol = HAPTIC_PROTOCOL_VERSION,
                    .start = centre,
                    .hand = {.kind = HAND_FREE, .stiffness = 200, .damping = 2}};
     for (int i = 1; i < argc; i++) {
@@ -92,6 +99,8 @@ static bool parse(int argc, char **argv, Options *o, HapticVec2 centre) {
             o->mass_max = atof(v);
         else if (strcmp(a, "--duration") == 0)
             o->duration = atof(v);
+        else if (strcmp(a, "--protocol") == 0)
+            o->protocol = atoi(v);
         else if (strcmp(a, "--hand-stiffness") == 0)
             o->hand.stiffness = atof(v);
         else if (strcmp(a, "--hand-damping") == 0)
@@ -106,7 +115,8 @@ static bool parse(int argc, char **argv, Options *o, HapticVec2 centre) {
             return false;
     }
     return o->rate >= 100 && o->rate <= 20000 && o->watchdog > 0 && o->mass_min > 0 &&
-           o->mass_max > o->mass_min;
+           o->mass_max > o->mass_min &&
+           (o->protocol == 1 || o->protocol == HAPTIC_PROTOCOL_VERSION);
 }
 
 /* Opens a pty whose slave is raw (no echo, no line editing) and stays open here, so the
@@ -132,6 +142,7 @@ static int open_pty(char *slave_path, size_t size, int *slave_fd) {
 typedef struct Counters {
     uint64_t frames, commands, dropped_frames;
     double enabled_time;
+    HapticSeqCheck command_seq; /* the host's command numbering */
 } Counters;
 
 static void read_commands(int master, HapticDecoder *dec, SimPantograph *sim, double t,
@@ -143,9 +154,18 @@ static void read_commands(int master, HapticDecoder *dec, SimPantograph *sim, do
         while (off < (size_t)n) {
             HapticFrame f;
             off += haptic_decoder_feed(dec, buf + off, (size_t)n - off, &f);
-            if (f.kind == HAPTIC_DECODED_COMMAND) {
+            if (f.kind != HAPTIC_DECODED_COMMAND)
+                continue;
+            if (haptic_seq_check(&c->command_seq, f.command.seq)) {
                 simpanto_command(sim, &f.command, t);
                 c->commands++;
+            } else if (!f.command.enable && sim->enabled) {
+                /* a stale or repeated command is never applied, but "motors off" is always
+                   safe to obey: zero current, disabled */
+                HapticCommand stop = {
+                    .seq = sim->last_command_seq, .dac = {2048, 2048}, .enable = false};
+                stop.dac[0] = stop.dac[1] = (uint16_t)(1u << (sim->config.dac_bits - 1));
+                simpanto_command(sim, &stop, t);
             }
         }
     }
@@ -179,7 +199,8 @@ static void run(int master, SimPantograph *sim, const Options *o, Counters *c, H
         HapticState s = simpanto_state(sim, seq++, t);
         s.status |= dec->crc_errors ? HAPTIC_STATUS_BAD_COMMAND : 0;
         uint8_t frame[HAPTIC_FRAME_MAX];
-        size_t len = haptic_encode_state(&s, frame);
+        size_t len =
+            o->protocol == 1 ? haptic_encode_state_v1(&s, frame) : haptic_encode_state(&s, frame);
         if (write(master, frame, len) == (ssize_t)len)
             c->frames++;
         else
@@ -226,11 +247,14 @@ int main(int argc, char **argv) {
     HapticDecoder dec;
     haptic_decoder_init(&dec);
     run(master, &sim, &o, &c, &dec);
-    printf("SUMMARY frames=%llu commands=%llu bad_commands=%llu watchdog_trips=%llu "
+    printf("SUMMARY frames=%llu commands=%llu bad_commands=%llu commands_lost=%llu "
+           "commands_dropped=%llu protocol=%d watchdog_trips=%llu "
            "max_torque1=%.6f max_torque5=%.6f enabled_s=%.4f x=%.6f y=%.6f\n",
            (unsigned long long)c.frames, (unsigned long long)c.commands,
-           (unsigned long long)dec.crc_errors, (unsigned long long)sim.watchdog_trips,
-           sim.max_torque[0], sim.max_torque[1], c.enabled_time, sim.handle.x, sim.handle.y);
+           (unsigned long long)dec.crc_errors, (unsigned long long)c.command_seq.lost,
+           (unsigned long long)c.command_seq.dropped, o.protocol,
+           (unsigned long long)sim.watchdog_trips, sim.max_torque[0], sim.max_torque[1],
+           c.enabled_time, sim.handle.x, sim.handle.y);
     fflush(stdout);
     close(slave);
     close(master);
