@@ -27,9 +27,11 @@ for name in "${names[@]}"; do
   scratch=$build/corpus/$name
   crashes=$build/crashes/$name
   log=$build/logs/$name.log
+  dict=()
+  [[ -f tools/fuzz/$name.dict ]] && dict=(-dict="tools/fuzz/$name.dict")
   mkdir -p "$scratch" "$crashes" "$build/logs"
   "$bin" -max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 -print_final_stats=1 \
-    -artifact_prefix="$crashes/" "$scratch" "$seeds" >"$log" 2>&1
+    "${dict[@]}" -artifact_prefix="$crashes/" "$scratch" "$seeds" >"$log" 2>&1
   rc=$?
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
   last=$(grep -E '^#[0-9]+' "$log" | tail -n 1)
