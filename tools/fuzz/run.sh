@@ -45,7 +45,8 @@ for name in "${names[@]}"; do
     failed=1
     artifact=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -n 1)
     printf 'fuzz %-6s FAILED (exit %d): artifact %s, log %s\n' "$name" "$rc" "${artifact:-none}" "$log"
-    grep -m 1 -E 'ERROR: |runtime error|fuzz_[a-z]+: ' "$log" | sed 's/^/  /'
+    grep -m 1 -E 'ERROR: |runtime error|fuzz_[a-z]+: ' "$log" | sed 's/^/  /' ||
+      tail -n 3 "$log" | sed 's/^/  /'
     echo "  reproduce: $bin ${artifact:-<artifact>}"
   fi
 done
