@@ -6,6 +6,7 @@ set -u
 packages=(
   build-essential cmake pkg-config clang-format
   libsundials-dev liblapacke-dev libopenblas-dev liblua5.4-dev libcmocka-dev
+  clang libclang-rt-14-dev
   libusb-1.0-0-dev libsdl2-dev libglew-dev libfftw3-dev libimgui-dev libstb-dev
   gnuplot-nox xvfb xauth libgl1-mesa-dri
 )

@@ -1,0 +1,73 @@
+-- pile: a few hundred mixed shapes (spheres, capsules, boxes, octahedra) poured into a box
+-- and settling: the collision manager's broad and narrow phase at work.
+--
+-- Properties a sweep usually changes with --set: the contact pairs' stiffness and restitution
+-- (pile_pile.*, pile_wall.*). The count and layout are computed below (edit `count`).
+local count = 240          -- bodies
+local r = 0.025            -- characteristic half size, m
+local density = 1000       -- kg/m^3
+local things = {
+  { name = "floor", kind = "obstacle", shape = "plane", normal = {0, 0, 1}, offset = 0,
+    material = "wall" },
+  -- the container: four walls 0.4 m apart
+  { name = "wall_xp", kind = "obstacle", shape = "plane", normal = {-1, 0, 0}, offset = -0.2,
+    material = "wall" },
+  { name = "wall_xn", kind = "obstacle", shape = "plane", normal = {1, 0, 0}, offset = -0.2,
+    material = "wall" },
+  { name = "wall_yp", kind = "obstacle", shape = "plane", normal = {0, -1, 0}, offset = -0.2,
+    material = "wall" },
+  { name = "wall_yn", kind = "obstacle", shape = "plane", normal = {0, 1, 0}, offset = -0.2,
+    material = "wall" },
+}
+local per_layer = 36       -- 6 x 6 grid, 6 cm apart
+for n = 0, count - 1 do
+  local layer, k = n // per_layer, n % per_layer
+  local x = -0.15 + 0.06 * (k % 6) + 0.004 * math.sin(n)
+  local y = -0.15 + 0.06 * (k // 6) + 0.004 * math.cos(n)
+  local z = 0.05 + 0.07 * layer
+  local kind = n % 4
+  local body = { name = "b" .. n, kind = "body", pos = {x, y, z}, material = "pile",
+                 orient = {math.cos(n), math.sin(n) * 0.6, math.sin(n) * 0.8, 0} }
+  if kind == 0 then
+    body.shape, body.radius = "sphere", r
+    local m = density * 4 / 3 * math.pi * r ^ 3
+    body.mass, body.inertia = m, {0.4 * m * r ^ 2, 0.4 * m * r ^ 2, 0.4 * m * r ^ 2}
+  elseif kind == 1 then
+    body.shape, body.radius, body.half_length = "capsule", 0.6 * r, r
+    local m = density * (math.pi * (0.6 * r) ^ 2 * 2 * r + 4 / 3 * math.pi * (0.6 * r) ^ 3)
+    local ia = 0.5 * m * (0.6 * r) ^ 2
+    local it = m * ((2 * r) ^ 2 / 12 + (0.6 * r) ^ 2 / 4) + m * (r / 2) ^ 2
+    body.mass, body.inertia = m, {it, it, ia}
+  elseif kind == 2 then
+    body.shape, body.half_extents = "box", {r, 0.8 * r, 0.6 * r}
+    local m = density * 8 * r * 0.8 * r * 0.6 * r
+    local a, b, c = 2 * r, 1.6 * r, 1.2 * r
+    body.mass = m
+    body.inertia = {m * (b * b + c * c) / 12, m * (a * a + c * c) / 12, m * (a * a + b * b) / 12}
+  else
+    body.shape, body.hull_file = "hull", "assets/octahedron.obj"
+    local m = density * 4 / 3 * 0.05 ^ 3   -- octahedron of circumradius 0.05 m
+    local i = m * 0.05 ^ 2 / 5
+    body.mass, body.inertia = m, {i, i, i}
+  end
+  things[#things + 1] = body
+end
+return {
+  name = "pile",
+  description = "240 mixed shapes poured into a 0.4 m box, settling",
+  universe = {
+    gravity = {0, 0, -9.81},
+    integrator = "rk4",      -- hundreds of bodies: dense BDF would factor a 3000 x 3000 matrix
+    dt = 2e-4,
+    history = 2,
+    record = "b0.pos.z,b1.pos.z,universe.energy.kinetic",
+  },
+  camera = { eye = {0.9, -1.2, 0.8}, target = {0, 0, 0.15}, fov = 45 },
+  things = things,
+  contacts = {
+    { name = "pile_pile", materials = {"pile", "pile"}, model = "spring_damper",
+      stiffness = 1e4, restitution = 0.3, clamp_attraction = true },
+    { name = "pile_wall", materials = {"pile", "wall"}, model = "spring_damper",
+      stiffness = 1e4, restitution = 0.3, clamp_attraction = true },
+  },
+}

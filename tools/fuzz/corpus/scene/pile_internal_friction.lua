@@ -1,0 +1,80 @@
+-- pile_internal_friction: 200 mixed shapes (capsules, boxes, octahedra) poured into a box and
+-- coming to rest on Siira's internal-friction contacts (004 4.6) with Coulomb friction, so that
+-- the bodies fall asleep one island at a time (004 4.8.5, App. E): the sleeping benchmark of
+-- issue 3 (`issim-bench dynamics pile`). The layout is pile.lua's without the spheres: a sphere
+-- spinning about the vertical has no friction torque to stop it (point contacts), so it would
+-- never reach equilibrium.
+--
+-- Properties a sweep usually changes with --set: pile_pile.* and pile_wall.* (model
+-- internal_friction or spring_damper, stiffness, restitution, friction_static,
+-- friction_kinetic, velocity_tolerance). The count is computed below (edit `count`).
+local count = 200          -- bodies
+local r = 0.025            -- characteristic half size, m
+local density = 1000       -- kg/m^3
+local things = {
+  { name = "floor", kind = "obstacle", shape = "plane", normal = {0, 0, 1}, offset = 0,
+    material = "wall" },
+  -- the container: four walls 0.4 m apart
+  { name = "wall_xp", kind = "obstacle", shape = "plane", normal = {-1, 0, 0}, offset = -0.2,
+    material = "wall" },
+  { name = "wall_xn", kind = "obstacle", shape = "plane", normal = {1, 0, 0}, offset = -0.2,
+    material = "wall" },
+  { name = "wall_yp", kind = "obstacle", shape = "plane", normal = {0, -1, 0}, offset = -0.2,
+    material = "wall" },
+  { name = "wall_yn", kind = "obstacle", shape = "plane", normal = {0, 1, 0}, offset = -0.2,
+    material = "wall" },
+}
+local per_layer = 36       -- 6 x 6 grid, 6 cm apart
+for n = 0, count - 1 do
+  local layer, k = n // per_layer, n % per_layer
+  local x = -0.15 + 0.06 * (k % 6) + 0.004 * math.sin(n)
+  local y = -0.15 + 0.06 * (k // 6) + 0.004 * math.cos(n)
+  local z = 0.05 + 0.07 * layer
+  local kind = 1 + n % 3     -- capsule, box, octahedron (no spheres: see the top)
+  local body = { name = "b" .. n, kind = "body", pos = {x, y, z}, material = "pile",
+                 orient = {math.cos(n), math.sin(n) * 0.6, math.sin(n) * 0.8, 0} }
+  if kind == 0 then
+    body.shape, body.radius = "sphere", r
+    local m = density * 4 / 3 * math.pi * r ^ 3
+    body.mass, body.inertia = m, {0.4 * m * r ^ 2, 0.4 * m * r ^ 2, 0.4 * m * r ^ 2}
+  elseif kind == 1 then
+    body.shape, body.radius, body.half_length = "capsule", 0.6 * r, r
+    local m = density * (math.pi * (0.6 * r) ^ 2 * 2 * r + 4 / 3 * math.pi * (0.6 * r) ^ 3)
+    local ia = 0.5 * m * (0.6 * r) ^ 2
+    local it = m * ((2 * r) ^ 2 / 12 + (0.6 * r) ^ 2 / 4) + m * (r / 2) ^ 2
+    body.mass, body.inertia = m, {it, it, ia}
+  elseif kind == 2 then
+    body.shape, body.half_extents = "box", {r, 0.8 * r, 0.6 * r}
+    local m = density * 8 * r * 0.8 * r * 0.6 * r
+    local a, b, c = 2 * r, 1.6 * r, 1.2 * r
+    body.mass = m
+    body.inertia = {m * (b * b + c * c) / 12, m * (a * a + c * c) / 12, m * (a * a + b * b) / 12}
+  else
+    body.shape, body.hull_file = "hull", "assets/octahedron.obj"
+    local m = density * 4 / 3 * 0.05 ^ 3   -- octahedron of circumradius 0.05 m
+    local i = m * 0.05 ^ 2 / 5
+    body.mass, body.inertia = m, {i, i, i}
+  end
+  things[#things + 1] = body
+end
+return {
+  name = "pile_internal_friction",
+  description = "200 capsules, boxes and octahedra settling on internal-friction contacts",
+  universe = {
+    gravity = {0, 0, -9.81},
+    integrator = "rk4",      -- hundreds of bodies: dense BDF would factor a 3000 x 3000 matrix
+    dt = 2e-4,
+    history = 2,
+    record = "b0.pos.z,b1.pos.z,universe.energy.kinetic",
+  },
+  camera = { eye = {0.9, -1.2, 0.8}, target = {0, 0, 0.15}, fov = 45 },
+  things = things,
+  contacts = {
+    { name = "pile_pile", materials = {"pile", "pile"}, model = "internal_friction",
+      stiffness = 1e4, restitution = 0.3, friction_static = 0.5, friction_kinetic = 0.4,
+      tangent_stiffness = 1e4, tangent_damping = 40, velocity_tolerance = 0.05 },
+    { name = "pile_wall", materials = {"pile", "wall"}, model = "internal_friction",
+      stiffness = 1e4, restitution = 0.3, friction_static = 0.5, friction_kinetic = 0.4,
+      tangent_stiffness = 1e4, tangent_damping = 40, velocity_tolerance = 0.05 },
+  },
+}

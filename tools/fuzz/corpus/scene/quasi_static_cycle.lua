@@ -1,0 +1,57 @@
+-- quasi_static_cycle: a block pressed slowly into a plane and released, over and over: the
+-- quasi-static load cycle of Siira 1995 (seed 004, 4.6.2, Fig. 4.12; VALIDATION.md V4). One
+-- contact vertex at the block's centre of mass, no gravity, so the only load is the force the
+-- caller prescribes.
+--
+-- The scene schema has no time-varying force: the cycle F(t) = F_max (1 - cos(2 pi t / T)) / 2
+-- pushing down is applied through the engine's transient wrench (engine_set_applied_wrench, the
+-- path of the GUI drag spring and the haptic coupling) by tests/test_validation_v4_quasi_static.c
+-- and tools/plot_contact_models.sh does the same with the constant `block.force` property at a
+-- few load levels. A scene-level prescribed force (e.g. a body property `force_cycle =
+-- {amplitude, period}`) would need a schema and engine change outside the contact module: not
+-- done. Run as is, `issim run` shows the block resting on the plane under `block.force`.
+--
+-- Properties a sweep usually changes with --set:
+--   block_floor.model        THE CONTACT MODEL: internal_friction (default) or spring_damper,
+--                            or any of docs/contact-models.md
+--   block_floor.stiffness    k, N/m
+--   block_floor.restitution  r
+--   block.force              constant load, N (world frame; {0, 0, -F} presses)
+return {
+  name = "quasi_static_cycle",
+  description = "Block on one contact vertex under a slowly cycled load (V4)",
+  universe = {
+    gravity = {0, 0, 0},
+    planar = true,
+    integrator = "rk4",       -- fixed step: internal friction switches phase at rest (see
+    dt = 1e-5,                -- docs/contact-models.md), where BDF's error control crawls
+    record = "block.pos.z,block.vel.z,universe.energy.total",
+  },
+  camera = { eye = {0.3, -0.6, 0.2}, target = {0, 0, 0}, fov = 45 },
+  things = {
+    {
+      name = "block", kind = "body",
+      mass = 1,                          -- kg
+      inertia = {1e-3, 1e-3, 1e-3},      -- kg m^2
+      pos = {0, 0, 0},                   -- the vertex touches the plane
+      vertices = {{0, 0, 0}},            -- at the centre of mass: no torque
+      force = {0, 0, 0},                 -- N
+      material = "block",
+      color = {0.3, 0.6, 0.85},
+    },
+    {
+      name = "floor", kind = "obstacle",
+      shape = "plane", normal = {0, 0, 1}, offset = 0,
+      material = "floor",
+    },
+  },
+  contacts = {
+    {
+      name = "block_floor", materials = {"block", "floor"},
+      model = "internal_friction",
+      stiffness = 1e5,                   -- N/m: a 20 ms period, so a 2 s cycle is slow
+      restitution = 0.8,
+      damping_from = "restitution",      -- the spring/damper's b when model = spring_damper
+    },
+  },
+}
