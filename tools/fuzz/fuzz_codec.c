@@ -101,7 +101,8 @@ static void check_reencode(const HapticFrame *f) {
 }
 
 /* Seed-writing mode: a few valid streams built with the encoders (one frame of each kind, both
- * kinds back to back, a frame split by garbage, a corrupted checksum, a false sync). */
+ * kinds back to back, a frame split by garbage, a corrupted checksum, a false sync, an old
+ * protocol-1 frame). */
 static void write_seed(const char *dir, const char *name, const uint8_t *bytes, size_t n) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -155,6 +156,10 @@ static void write_seeds(const char *dir) {
     memcpy(buf + 1, st, ns / 2);
     memcpy(buf + 1 + ns / 2, st, ns);
     write_seed(dir, "truncated", buf, 1 + ns / 2 + ns);
+    buf[0] = 9; /* a protocol-1 (CRC-16) state frame, then a protocol-2 one */
+    n = 1 + haptic_encode_state_v1(&s, buf + 1);
+    memcpy(buf + n, st, ns);
+    write_seed(dir, "v1_then_v2", buf, n + ns);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
@@ -181,7 +186,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fail("chunked and whole decoding give different frame counts");
     if (whole.d.frames != chunked.d.frames || whole.d.crc_errors != chunked.d.crc_errors ||
         whole.d.bad_length != chunked.d.bad_length ||
-        whole.d.bytes_skipped != chunked.d.bytes_skipped || whole.d.len != chunked.d.len)
+        whole.d.bytes_skipped != chunked.d.bytes_skipped ||
+        whole.d.v1_frames != chunked.d.v1_frames || whole.d.len != chunked.d.len)
         fail("chunked and whole decoding give different counters");
     if (whole.d.frames != (uint64_t)whole.count)
         fail("frames counter differs from the frames returned");
