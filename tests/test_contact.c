@@ -84,6 +84,10 @@ static void test_pair_properties(void **state) {
     assert_int_equal(thingdb_set_text(db, "bar_floor.stiffness", "2e5", false, &err), ISSIM_OK);
     assert_int_not_equal(thingdb_set_text(db, "bar_floor.stiffness", "-1", false, &err), ISSIM_OK);
     assert_non_null(strstr(err.message, "N/m"));
+    /* A stiffness that holds nothing up is refused with the range (issue 12). */
+    assert_int_not_equal(thingdb_set_text(db, "bar_floor.stiffness", "1e-300", true, &err),
+                         ISSIM_OK);
+    assert_non_null(strstr(err.message, "must be >= 0.001"));
     assert_int_not_equal(thingdb_set_text(db, "bar_floor.model", "hertzz", false, &err), ISSIM_OK);
     ContactParams p;
     assert_int_equal(contact_params_from_thing(db, pair, 2.0, &p, &err), ISSIM_OK);

@@ -120,9 +120,8 @@ IssimStatus contact_pair_add_props(ThingDb *db, ThingId pair, IssimError *err) {
          .type = PROP_REAL,
          .unit = "N/m",
          .description = "normal stiffness k (bilinear: loading k1; with exponent n: N/m^n)",
-         .min = 0,
+         .min = 1e-3, /* a stiffness below a mN/m holds nothing up: the contact is never resolved */
          .max = 1e13,
-         .min_exclusive = true,
          .mutability = PROP_LIVE,
          .default_value = prop_real(1e5)},
         {.name = "damping_from",
@@ -182,8 +181,8 @@ IssimStatus contact_pair_add_props(ThingDb *db, ThingId pair, IssimError *err) {
                   10.0, false, 0.0),
         REAL_PROP("friction_kinetic", "", "Coulomb kinetic coefficient mu_k (<= mu_s)", 0.0, 10.0,
                   false, 0.0),
-        REAL_PROP("tangent_stiffness", "N/m", "friction: tangential penalty spring kt (Goyal)", 0.0,
-                  1e13, true, 1e5),
+        REAL_PROP("tangent_stiffness", "N/m", "friction: tangential penalty spring kt (Goyal)",
+                  1e-3, 1e13, false, 1e5),
         REAL_PROP("tangent_damping", "N s/m", "friction: tangential penalty damper ct (Goyal)", 0.0,
                   1e13, false, 0.0),
     };
