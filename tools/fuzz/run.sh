@@ -23,7 +23,12 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 failed=0
 for name in "${names[@]}"; do
   bin=$build/fuzz_$name
-  seeds=tools/fuzz/corpus/$name
+  # Seeds, read only: the committed corpus (fixed crashers, small cases) and, where they fit, the
+  # project's own scenes and assets, read in place rather than copied.
+  seeds=()
+  [[ -d tools/fuzz/corpus/$name ]] && seeds+=("tools/fuzz/corpus/$name")
+  [[ $name == scene ]] && seeds+=(scenes)
+  [[ $name == obj ]] && seeds+=(assets)
   scratch=$build/corpus/$name
   crashes=$build/crashes/$name
   log=$build/logs/$name.log
@@ -31,7 +36,7 @@ for name in "${names[@]}"; do
   [[ -f tools/fuzz/$name.dict ]] && dict=(-dict="tools/fuzz/$name.dict")
   mkdir -p "$scratch" "$crashes" "$build/logs"
   "$bin" -max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 -print_final_stats=1 \
-    "${dict[@]}" -artifact_prefix="$crashes/" "$scratch" "$seeds" >"$log" 2>&1
+    "${dict[@]}" -artifact_prefix="$crashes/" "$scratch" "${seeds[@]}" >"$log" 2>&1
   rc=$?
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
   last=$(grep -E '^#[0-9]+' "$log" | tail -n 1)
