@@ -191,6 +191,17 @@ static void assemble_contacts(IslandWork *w) {
     }
 }
 
+/* out = base + M^-1 w->rhs (base Nullable: zero). */
+static void apply_inv_mass(const IslandWork *w, const double *base, double *out) {
+    int n = w->dim;
+    for (int r = 0; r < n; r++) {
+        double acc = 0.0;
+        for (int j = 0; j < n; j++)
+            acc += w->inv_mass[r + n * j] * w->rhs[j];
+        out[r] = (base ? base[r] : 0.0) + acc;
+    }
+}
+
 /* u+ = u + M^-1 (h f + Jn^T lambda_n + Jt^T lambda_t) into out. */
 static void velocity_after(const IslandWork *w, const double *ln, const double *lt, double *out) {
     int n = w->dim, m = w->contact_count;
@@ -201,12 +212,7 @@ static void velocity_after(const IslandWork *w, const double *ln, const double *
                  w->jt[2 * i + 1 + 2 * m * r] * lt[2 * i + 1];
         w->rhs[r] = g;
     }
-    for (int r = 0; r < n; r++) {
-        double acc = 0.0;
-        for (int j = 0; j < n; j++)
-            acc += w->inv_mass[r + n * j] * w->rhs[j];
-        out[r] = w->velocity[r] + acc;
-    }
+    apply_inv_mass(w, w->velocity, out);
 }
 
 /* 001 2.2: the contact distances after a trial step, linearised: s + h Jn u+. */
@@ -319,17 +325,15 @@ static IssimStatus solve_step(IslandWork *w, int island, IssimError *err) {
         EngineIslandSolution out = {.lambda_n = w->lambda_p, .lambda_t = w->lambda_pt};
         if (run_solver(w, &push, &out, err) != ISSIM_OK)
             return ISSIM_ERR_NUMERIC;
-        /* u_p = M^-1 Jn^T lambda_p: the pseudo-velocity that closes the overlap in one step */
-        for (int r = 0; r < n; r++) {
-            double acc = 0.0;
-            for (int c = 0; c < n; c++) {
-                double g = 0.0;
-                for (int i = 0; i < m; i++)
-                    g += w->jn[i + m * c] * w->lambda_p[i];
-                acc += w->inv_mass[r + n * c] * g;
-            }
-            w->u_position[r] = acc;
+        /* u_p = M^-1 Jn^T lambda_p: the pseudo-velocity that closes the overlap in one step
+         * (Jn^T lambda_p into rhs first, then one product) */
+        for (int c = 0; c < n; c++) {
+            double g = 0.0;
+            for (int i = 0; i < m; i++)
+                g += w->jn[i + m * c] * w->lambda_p[i];
+            w->rhs[c] = g;
         }
+        apply_inv_mass(w, NULL, w->u_position);
     }
     integrate_positions(w);
     return ISSIM_OK;
@@ -487,38 +491,42 @@ static IssimStatus pgs_solve(void *user, const EngineIslandSystem *sys, EngineIs
                              IssimError *err) {
     (void)user;
     int n = sys->dim, m = sys->contacts;
-    /* W = Jn M^-1 (m x n) row by row on the fly, A = W Jn^T, b = Jn (u + h M^-1 f) + s / h. */
-    enum { PGS_MAX_SWEEPS = 500 };
+    /* A = Jn M^-1 Jn^T and b = Jn (u + h M^-1 f) + s / h, formed once per solve: the free
+     * velocity once, each row w_i = Jn_i M^-1 once (O(m n^2 + m^2 n)). */
+    enum { PGS_MAX_SWEEPS = 500, STACK_ROWS = 64, STACK_DIM = 384 };
     double residual = 0.0;
     int sweep = 0;
-    /* Effective-mass matrix and free velocity are formed once per solve. */
-    double stack_a[64 * 64], stack_b[64];
-    double *amat = m <= 64 ? stack_a : NULL, *bvec = m <= 64 ? stack_b : NULL;
+    double stack_a[STACK_ROWS * STACK_ROWS + STACK_ROWS], stack_v[2 * STACK_DIM];
+    double *amat = stack_a, *vfree = stack_v;
     double *heap = NULL;
-    if (!amat) {
-        heap = malloc(sizeof(double) * ((size_t)m * (size_t)m + (size_t)m));
+    if (m > STACK_ROWS || n > STACK_DIM) {
+        heap = malloc(sizeof(double) * ((size_t)m * (size_t)m + (size_t)m + 2 * (size_t)n));
         if (!heap)
             return issim_error_set(err, ISSIM_ERR_NOMEM, "PGS: out of memory for %d rows", m);
         amat = heap;
-        bvec = heap + (size_t)m * (size_t)m;
+        vfree = heap + (size_t)m * (size_t)m + (size_t)m;
+    }
+    double *bvec = amat + (size_t)m * (size_t)m, *wrow = vfree + n;
+    for (int r = 0; r < n; r++) {
+        double minv_f = 0.0;
+        for (int c = 0; c < n; c++)
+            minv_f += sys->inv_mass[r + n * c] * sys->force[c];
+        vfree[r] = sys->velocity[r] + sys->h * minv_f;
     }
     for (int i = 0; i < m; i++) {
         double free_rate = 0.0;
         for (int r = 0; r < n; r++) {
-            double minv_f = 0.0;
+            double w = 0.0;
             for (int c = 0; c < n; c++)
-                minv_f += sys->inv_mass[r + n * c] * sys->force[c];
-            free_rate += sys->jn[i + m * r] * (sys->velocity[r] + sys->h * minv_f);
+                w += sys->jn[i + m * c] * sys->inv_mass[c + n * r];
+            wrow[r] = w;
+            free_rate += sys->jn[i + m * r] * vfree[r];
         }
         bvec[i] = free_rate + sys->gap[i] / sys->h;
         for (int j = 0; j < m; j++) {
             double acc = 0.0;
-            for (int r = 0; r < n; r++) {
-                double w_ir = 0.0;
-                for (int c = 0; c < n; c++)
-                    w_ir += sys->jn[i + m * c] * sys->inv_mass[c + n * r];
-                acc += w_ir * sys->jn[j + m * r];
-            }
+            for (int r = 0; r < n; r++)
+                acc += wrow[r] * sys->jn[j + m * r];
             amat[i + m * j] = acc;
         }
     }
