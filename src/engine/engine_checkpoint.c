@@ -340,28 +340,13 @@ static bool reserve_pool(Engine *e, size_t end) {
     return true;
 }
 
-static bool reserve_contact_room(Engine *e, int count) {
-    if (count <= e->contact_capacity)
-        return true;
-    EngineContact *c = realloc(e->contacts, sizeof *c * (size_t)count);
-    if (!c)
-        return false;
-    e->contacts = c;
-    int *live = realloc(e->live_contacts, sizeof *live * (size_t)count);
-    if (!live)
-        return false;
-    e->live_contacts = live;
-    e->contact_capacity = count;
-    return true;
-}
-
 /* Puts the engine back into the state of key record r. */
 static bool restore_key(Engine *e, const CheckpointRecord *r) {
     const unsigned char *p = e->checkpoints.arena + r->offset;
     CheckpointHeader h;
     memcpy(&h, p, sizeof h);
     if (h.state_size != e->state_size || h.body_count != e->body_count ||
-        !reserve_contact_room(e, h.contact_count + 1) || !reserve_pool(e, h.pool_end))
+        !engine_reserve_contacts(e, h.contact_count + 1) || !reserve_pool(e, h.pool_end))
         return false;
     p += align16(sizeof h);
     memcpy(e->y, p, sizeof(double) * (size_t)e->state_size);

@@ -197,7 +197,7 @@ void engine_destroy_shapes(Engine *e) {
     e->world_owner = NULL;
 }
 
-static bool reserve_contacts(Engine *e, int count) {
+bool engine_reserve_contacts(Engine *e, int count) {
     if (count <= e->contact_capacity)
         return true;
     int cap = e->contact_capacity * 2 > count ? e->contact_capacity * 2 : count;
@@ -440,7 +440,7 @@ void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, 
     /* Previous manifold contacts, sorted by collision id (the world issues increasing ids). */
     int old_count = e->contact_count - e->vertex_contact_count;
     if (!reserve_previous(e, old_count + 1) ||
-        !reserve_contacts(e, e->vertex_contact_count + count + 1)) {
+        !engine_reserve_contacts(e, e->vertex_contact_count + count + 1)) {
         issim_log(ISSIM_LOG_ERROR, "out of memory for %d contacts: contacts dropped", count);
         e->stats.warnings++;
         return;

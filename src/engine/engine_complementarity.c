@@ -74,31 +74,12 @@ static bool reserve_index(Engine *e, int ints) {
     return true;
 }
 
-static void contact_arms(const Engine *e, const EngineContact *c, ContactKinematics *k, Vec3 *ra,
-                         Vec3 *rb) {
-    *rb = (Vec3){0, 0, 0};
-    if (c->kind == CONTACT_MANIFOLD)
-        engine_manifold_kinematics(e, e->y, c, e->t, k, NULL, ra, rb);
-    else
-        engine_contact_kinematics(e, e->y, c, e->t, k, NULL, ra);
-}
-
-/* Adds sign * (n, r x n) to row `row` of a (rows x dim) column-major matrix at body b. */
+/* Adds sign * (n, r x n) at body b's columns of the island, if b is in it (a body outside is
+ * held: it adds no unknown). */
 static void add_row(const IslandWork *w, double *m, int rows, int row, int b, Vec3 n, Vec3 r,
                     double sign) {
-    int o = w->local[b];
-    if (o < 0)
-        return; /* a body outside the island is held: it adds no unknown */
-    Vec3 rxn = vec3_cross(r, n);
-    if (w->e->planar) {
-        double c3[3] = {n.x, n.z, rxn.y};
-        for (int i = 0; i < 3; i++)
-            m[row + rows * (o + i)] += sign * c3[i];
-        return;
-    }
-    double c6[6] = {n.x, n.y, n.z, rxn.x, rxn.y, rxn.z};
-    for (int i = 0; i < 6; i++)
-        m[row + rows * (o + i)] += sign * c6[i];
+    if (w->local[b] >= 0)
+        engine_add_jacobian_row(w->e, m, rows, row, w->local[b], n, r, sign);
 }
 
 static void add_wrench(const IslandWork *w, int b, Vec3 f, Vec3 tau) {
@@ -124,8 +105,8 @@ static void assemble_bodies(IslandWork *w) {
         int b = w->bodies[i], o = w->local[b];
         const EngineBody *body = &e->bodies[b];
         EngineBodyState st = engine_block_state(e, e->y, b);
-        Vec3 f = vec3_add(vec3_mad(body->force, body->mass, e->gravity), body->applied_force);
-        Vec3 tau = vec3_add(body->torque, body->applied_torque);
+        Vec3 f = engine_body_own_force(e, body);
+        Vec3 tau = engine_body_own_torque(body);
         if (e->planar) {
             double m3[3] = {body->mass, body->mass, body->inertia.y};
             double u3[3] = {st.vel.x, st.vel.z, st.angvel.y};
@@ -159,7 +140,7 @@ static void assemble_force_laws(IslandWork *w) {
         const EngineContact *c = &w->e->contacts[w->forces[i]];
         ContactKinematics k;
         Vec3 ra, rb;
-        contact_arms(w->e, c, &k, &ra, &rb);
+        engine_contact_arms(w->e, w->e->y, c, w->e->t, &k, &ra, &rb);
         ContactForce f = engine_contact_force(w->e, c, &k);
         Vec3 total = vec3_mad(f.tangent, f.normal, k.normal);
         add_wrench(w, c->body, total, vec3_cross(ra, total));
@@ -175,7 +156,7 @@ static void assemble_contacts(IslandWork *w) {
         const EngineContact *c = &w->e->contacts[w->contacts[i]];
         ContactKinematics k;
         Vec3 ra, rb, t1, t2;
-        contact_arms(w->e, c, &k, &ra, &rb);
+        engine_contact_arms(w->e, w->e->y, c, w->e->t, &k, &ra, &rb);
         vec3_tangent_basis(k.normal, &t1, &t2);
         add_row(w, w->jn, m, i, c->body, k.normal, ra, 1.0);
         add_row(w, w->jt, 2 * m, 2 * i, c->body, t1, ra, 1.0);

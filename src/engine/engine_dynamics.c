@@ -128,7 +128,7 @@ void engine_manifold_kinematics(const Engine *e, const double *y, const EngineCo
  * consecutive in e->contacts (build_contacts), vertex v at v places after the first. */
 static double vertex_load_share(const Engine *e, const EngineContact *c, Vec3 n) {
     const EngineBody *body = &e->bodies[c->body];
-    Vec3 f = vec3_add(vec3_mad(body->force, body->mass, e->gravity), body->applied_force);
+    Vec3 f = engine_body_own_force(e, body);
     double press = -vec3_dot(f, n);
     if (!(press > 0.0))
         return 0.0;
@@ -240,6 +240,58 @@ static void body_derivative(const Engine *e, int bi, const double *y, Vec3 force
     d[12] = dw.z;
 }
 
+void engine_contact_arms(const Engine *e, const double *y, const EngineContact *c, double t,
+                         ContactKinematics *k, Vec3 *arm_a, Vec3 *arm_b) {
+    *arm_b = (Vec3){0, 0, 0};
+    if (c->kind == CONTACT_MANIFOLD)
+        engine_manifold_kinematics(e, y, c, t, k, NULL, arm_a, arm_b);
+    else
+        engine_contact_kinematics(e, y, c, t, k, NULL, arm_a);
+}
+
+static bool takes_loads(const EngineBody *b) {
+    return b->integrated || b->reduced_slot >= 0;
+}
+
+static void own_loads(const Engine *e, int b, Vec3 *force, Vec3 *torque) {
+    force[b] = engine_body_own_force(e, &e->bodies[b]);
+    torque[b] = engine_body_own_torque(&e->bodies[b]);
+}
+
+void engine_accumulate_loads(const Engine *e, double t, const double *y, Vec3 *force,
+                             Vec3 *torque) {
+    for (int i = 0; i < e->awake_count; i++)
+        own_loads(e, e->awake_bodies[i], force, torque);
+    for (int s = 0; s < e->reduced_slots; s++) { /* the bodies of reduced pairs */
+        const EngineReducedSlot *slot = &e->reduced[s];
+        if (slot->active)
+            own_loads(e, slot->body_a, force, torque);
+        if (slot->active && slot->body_b >= 0)
+            own_loads(e, slot->body_b, force, torque);
+    }
+    for (int li = 0; li < e->live_contact_count; li++) {
+        const EngineContact *c = &e->contacts[e->live_contacts[li]];
+        if (!c->active || engine_contact_inside_pair(e, c))
+            continue; /* inside a reduced pair the model is the contact */
+        ContactKinematics k;
+        Vec3 arm, arm_b;
+        engine_contact_arms(e, y, c, t, &k, &arm, &arm_b);
+        ContactForce f = engine_contact_force(e, c, &k);
+        Vec3 total = vec3_mad(f.tangent, f.normal, k.normal);
+        /* A sleeping side is woken at the next commit (engine_update_sleep); until then it is
+         * held, like an obstacle. So is a body of another resolver's island: it moves in its
+         * own stage, and the islands merge at the next advance. */
+        if (takes_loads(&e->bodies[c->body])) {
+            force[c->body] = vec3_add(force[c->body], total);
+            torque[c->body] = vec3_add(torque[c->body], vec3_cross(arm, total));
+        }
+        if (c->body_b >= 0 && takes_loads(&e->bodies[c->body_b])) {
+            force[c->body_b] = vec3_sub(force[c->body_b], total);
+            torque[c->body_b] = vec3_sub(torque[c->body_b], vec3_cross(arm_b, total));
+        }
+    }
+}
+
 /* Forces and torques are accumulated per body in the scratch area after the RK4 stages. Only
  * awake bodies and live contacts (engine_sleep.c) are evaluated: a sleeping body's derivative
  * is not written, its block is not integrated. */
@@ -252,48 +304,7 @@ void engine_rhs(Engine *e, double t, const double *y, double *ydot) {
         force = (Vec3 *)(e->scratch + 6 * (size_t)e->state_size);
         torque = force + e->body_count;
     }
-    for (int i = 0; i < e->awake_count; i++) {
-        int b = e->awake_bodies[i];
-        const EngineBody *body = &e->bodies[b];
-        force[b] = vec3_add(vec3_mad(body->force, body->mass, e->gravity), body->applied_force);
-        torque[b] = vec3_add(body->torque, body->applied_torque);
-    }
-    for (int s = 0; s < e->reduced_slots; s++) { /* the bodies of reduced pairs */
-        const EngineReducedSlot *slot = &e->reduced[s];
-        for (int i = 0; slot->active && i < 2; i++) {
-            int b = i == 0 ? slot->body_a : slot->body_b;
-            if (b < 0)
-                continue;
-            const EngineBody *body = &e->bodies[b];
-            force[b] = vec3_add(vec3_mad(body->force, body->mass, e->gravity), body->applied_force);
-            torque[b] = vec3_add(body->torque, body->applied_torque);
-        }
-    }
-    for (int li = 0; li < e->live_contact_count; li++) {
-        const EngineContact *c = &e->contacts[e->live_contacts[li]];
-        if (!c->active || engine_contact_inside_pair(e, c))
-            continue; /* inside a reduced pair the model is the contact */
-        ContactKinematics k;
-        Vec3 arm, arm_b;
-        if (c->kind == CONTACT_MANIFOLD)
-            engine_manifold_kinematics(e, y, c, t, &k, NULL, &arm, &arm_b);
-        else
-            engine_contact_kinematics(e, y, c, t, &k, NULL, &arm);
-        ContactForce f = engine_contact_force(e, c, &k);
-        Vec3 total = vec3_mad(f.tangent, f.normal, k.normal);
-        /* A sleeping side is woken at the next commit (engine_update_sleep); until then it is
-         * held, like an obstacle. So is a body of another resolver's island: it moves in its
-         * own stage, and the islands merge at the next advance. */
-        if (e->bodies[c->body].integrated || e->bodies[c->body].reduced_slot >= 0) {
-            force[c->body] = vec3_add(force[c->body], total);
-            torque[c->body] = vec3_add(torque[c->body], vec3_cross(arm, total));
-        }
-        if (c->kind == CONTACT_MANIFOLD && c->body_b >= 0 &&
-            (e->bodies[c->body_b].integrated || e->bodies[c->body_b].reduced_slot >= 0)) {
-            force[c->body_b] = vec3_sub(force[c->body_b], total);
-            torque[c->body_b] = vec3_sub(torque[c->body_b], vec3_cross(arm_b, total));
-        }
-    }
+    engine_accumulate_loads(e, t, y, force, torque);
     for (int i = 0; i < e->awake_count; i++) {
         int b = e->awake_bodies[i];
         body_derivative(e, b, y, force[b], torque[b], ydot);

@@ -254,6 +254,7 @@ struct Engine {
     void *complementarity_user;
     EngineReducedSlot reduced[ENGINE_REDUCED_SLOTS];
     int reduced_slots; /* slots with a block (0 in planar scenes) */
+    bool reduced_planar_warned;
     const EngineReducedModel *reduced_model;
     /* RESOLVE stage scratch (engine_complementarity.c): grows with the largest island seen,
      * never inside a time step once islands stop growing. */
@@ -277,6 +278,23 @@ struct Engine {
 /* engine.c: the next instance serial, process-wide, never 0 (engine_create takes one). */
 uint32_t engine_next_serial(void);
 
+/* A body's own loads (world): gravity, its force and torque properties, the applied wrench. */
+static inline Vec3 engine_body_own_force(const Engine *e, const EngineBody *b) {
+    return vec3_add(vec3_mad(b->force, b->mass, e->gravity), b->applied_force);
+}
+static inline Vec3 engine_body_own_torque(const EngineBody *b) {
+    return vec3_add(b->torque, b->applied_torque);
+}
+
+/* Union-find root with path halving (islands: engine_system.c, engine_step.c). */
+static inline int engine_find_root(int *parent, int i) {
+    while (parent[i] != i) {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
+    }
+    return i;
+}
+
 /* engine_dynamics.c */
 EngineBodyState engine_block_state(const Engine *e, const double *y, int body);
 void engine_block_store(const Engine *e, double *y, int body, const EngineBodyState *s);
@@ -286,6 +304,14 @@ void engine_contact_kinematics(const Engine *e, const double *y, const EngineCon
                                ContactKinematics *k, Vec3 *point, Vec3 *arm);
 void engine_manifold_kinematics(const Engine *e, const double *y, const EngineContact *c, double t,
                                 ContactKinematics *k, Vec3 *point, Vec3 *arm_a, Vec3 *arm_b);
+/* Kinematics of contact c in state y with the offsets of its points from the two centres of
+ * mass (arm_b zero for a vertex contact or a fixed B). */
+void engine_contact_arms(const Engine *e, const double *y, const EngineContact *c, double t,
+                         ContactKinematics *k, Vec3 *arm_a, Vec3 *arm_b);
+/* Every body's load at (t, y) into force and torque (body_count each): its own loads plus the
+ * forces of the active force-law contacts, for the integrated bodies and those of reduced pairs
+ * (contacts inside a pair excluded); other entries are left alone. */
+void engine_accumulate_loads(const Engine *e, double t, const double *y, Vec3 *force, Vec3 *torque);
 /* Depth (m) within which a contact counts as touching at a restart. */
 #define ENGINE_TOUCH_TOLERANCE 1e-12
 /* Collision-world rest tolerance (m) used by the engine (CollisionDesc.rest_tolerance): 0. The
@@ -365,6 +391,11 @@ void engine_emit(Engine *e, const EngineEvent *event);
 int engine_find_pair(const Engine *e, int material_a, int material_b);
 IssimStatus engine_contact_params(const Engine *e, EngineContact *c, IssimError *err);
 
+/* engine_system.c: adds sign * (n, arm x n) to row `row` of a (rows x columns) column-major
+ * matrix at velocity offset o (3 columns for a planar body, 6 for a free one). */
+void engine_add_jacobian_row(const Engine *e, double *j, int rows, int row, int o, Vec3 n, Vec3 arm,
+                             double sign);
+
 /* engine_contact_state.c: model-owned contact state and the calls into the models */
 void engine_pool_free_all(ContactStatePool *pool);
 void engine_pool_rebuild(Engine *e);
@@ -419,6 +450,8 @@ void engine_reduced_islands(Engine *e);
 void engine_reduced_leave(Engine *e, int slot, double t);
 
 /* engine_collide.c: shapes and the collision world */
+/* Room for count contacts (and as many live-contact entries); false when memory ran out. */
+bool engine_reserve_contacts(Engine *e, int count);
 IssimStatus engine_build_shapes(Engine *e, IssimError *err);
 void engine_destroy_shapes(Engine *e);
 /* Runs the collision world on the current state and replaces the manifold contacts, keeping

@@ -212,64 +212,6 @@ bool engine_contact_inside_pair(const Engine *e, const EngineContact *c) {
     return slot->body_b < 0 && c->obstacle == slot->obstacle;
 }
 
-/* The loads of a pair's bodies at state y: what engine_rhs accumulates for them. */
-static void pair_loads(const Engine *e, const double *y, const EngineReducedSlot *slot,
-                       EngineReducedLoads *loads) {
-    int bodies[2] = {slot->body_a, slot->body_b};
-    Vec3 *force[2] = {&loads->force_a, &loads->force_b};
-    Vec3 *torque[2] = {&loads->torque_a, &loads->torque_b};
-    *loads = (EngineReducedLoads){0};
-    for (int i = 0; i < 2; i++) {
-        if (bodies[i] < 0)
-            continue;
-        const EngineBody *body = &e->bodies[bodies[i]];
-        *force[i] = vec3_add(vec3_mad(body->force, body->mass, e->gravity), body->applied_force);
-        *torque[i] = vec3_add(body->torque, body->applied_torque);
-    }
-    for (int ci = 0; ci < e->contact_count; ci++) {
-        const EngineContact *c = &e->contacts[ci];
-        bool on_a = c->body == slot->body_a || c->body == slot->body_b;
-        bool on_b = c->body_b >= 0 && (c->body_b == slot->body_a || c->body_b == slot->body_b);
-        if (!c->active || (!on_a && !on_b) || engine_contact_inside_pair(e, c))
-            continue;
-        ContactKinematics k;
-        Vec3 arm_a, arm_b = {0, 0, 0};
-        if (c->kind == CONTACT_MANIFOLD)
-            engine_manifold_kinematics(e, y, c, e->t, &k, NULL, &arm_a, &arm_b);
-        else
-            engine_contact_kinematics(e, y, c, e->t, &k, NULL, &arm_a);
-        ContactForce f = engine_contact_force(e, c, &k);
-        Vec3 total = vec3_mad(f.tangent, f.normal, k.normal);
-        for (int i = 0; i < 2; i++) {
-            if (c->body == bodies[i]) {
-                *force[i] = vec3_add(*force[i], total);
-                *torque[i] = vec3_add(*torque[i], vec3_cross(arm_a, total));
-            }
-            if (c->body_b >= 0 && c->body_b == bodies[i]) {
-                *force[i] = vec3_sub(*force[i], total);
-                *torque[i] = vec3_sub(*torque[i], vec3_cross(arm_b, total));
-            }
-        }
-    }
-}
-
-void engine_reduced_rhs(Engine *e, const double *y, const Vec3 *force, const Vec3 *torque,
-                        double *ydot) {
-    for (int s = 0; s < ENGINE_REDUCED_SLOTS; s++) {
-        const EngineReducedSlot *slot = &e->reduced[s];
-        if (!slot->active)
-            continue;
-        EngineReducedLoads loads = {.force_a = force[slot->body_a],
-                                    .torque_a = torque[slot->body_a]};
-        if (slot->body_b >= 0) {
-            loads.force_b = force[slot->body_b];
-            loads.torque_b = torque[slot->body_b];
-        }
-        int off = e->blocks[slot->block].offset;
-        model_of(e)->derivative(&slot->pair, slot->data, y + off, &loads, ydot + off);
-    }
-}
-
 /* Hands the pair back to two free bodies with the states its block gives now. */
 void engine_reduced_leave(Engine *e, int s, double t) {
     EngineReducedSlot *slot = &e->reduced[s];
@@ -290,13 +232,40 @@ void engine_reduced_leave(Engine *e, int s, double t) {
     (void)t;
 }
 
+/* The pair's loads from the per-body loads engine_accumulate_loads fills. */
+static EngineReducedLoads slot_loads(const EngineReducedSlot *slot, const Vec3 *force,
+                                     const Vec3 *torque) {
+    EngineReducedLoads loads = {.force_a = force[slot->body_a], .torque_a = torque[slot->body_a]};
+    if (slot->body_b >= 0) {
+        loads.force_b = force[slot->body_b];
+        loads.torque_b = torque[slot->body_b];
+    }
+    return loads;
+}
+
+void engine_reduced_rhs(Engine *e, const double *y, const Vec3 *force, const Vec3 *torque,
+                        double *ydot) {
+    for (int s = 0; s < e->reduced_slots; s++) {
+        const EngineReducedSlot *slot = &e->reduced[s];
+        if (!slot->active)
+            continue;
+        EngineReducedLoads loads = slot_loads(slot, force, torque);
+        int off = e->blocks[slot->block].offset;
+        model_of(e)->derivative(&slot->pair, slot->data, y + off, &loads, ydot + off);
+    }
+}
+
 void engine_reduced_commit(Engine *e, double t) {
+    if (engine_reduced_pair_count(e) == 0)
+        return;
+    /* The right-hand side's load arrays (scratch past the RK4 stages): free between steps. */
+    Vec3 *force = (Vec3 *)(e->scratch + 6 * (size_t)e->state_size), *torque = force + e->body_count;
+    engine_accumulate_loads(e, t, e->y, force, torque);
     for (int s = 0; s < ENGINE_REDUCED_SLOTS; s++) {
         EngineReducedSlot *slot = &e->reduced[s];
         if (!slot->active)
             continue;
-        EngineReducedLoads loads;
-        pair_loads(e, e->y, slot, &loads);
+        EngineReducedLoads loads = slot_loads(slot, force, torque);
         double fn = model_of(e)->normal_force(&slot->pair, slot->data,
                                               e->y + e->blocks[slot->block].offset, &loads);
         if (fn < 0.0) {

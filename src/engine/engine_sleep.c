@@ -363,10 +363,9 @@ void engine_equilibrium_loads(Engine *e) {
     for (int i = 0; i < e->awake_count; i++) {
         int b = e->awake_bodies[i];
         const EngineBody *body = &e->bodies[b];
-        Vec3 f = vec3_add(vec3_mad(body->force, body->mass, e->gravity), body->applied_force);
+        Vec3 f = engine_body_own_force(e, body);
         e->load_acc[2 * b] = vec3_scale(f, 1.0 / body->mass);
-        e->load_acc[2 * b + 1] =
-            apply_inv_inertia(e, b, vec3_add(body->torque, body->applied_torque));
+        e->load_acc[2 * b + 1] = apply_inv_inertia(e, b, engine_body_own_torque(body));
     }
     /* The previous normal forces (the warm start)... */
     for (int li = 0; li < e->live_contact_count; li++) {

@@ -56,16 +56,8 @@ void engine_islands_free(Engine *e) {
     free(e->island_scratch);
 }
 
-static int find_root(int *parent, int i) {
-    while (parent[i] != i) {
-        parent[i] = parent[parent[i]];
-        i = parent[i];
-    }
-    return i;
-}
-
 static void join(int *parent, int a, int b) {
-    int ra = find_root(parent, a), rb = find_root(parent, b);
+    int ra = engine_find_root(parent, a), rb = engine_find_root(parent, b);
     if (ra != rb)
         parent[ra > rb ? ra : rb] = ra < rb ? ra : rb;
 }
@@ -87,12 +79,12 @@ static bool contact_joins(const Engine *e, const EngineContact *c, ContactResolv
 static ContactResolverKind available(Engine *e, ContactResolverKind r) {
     if (r != CONTACT_RESOLVER_REDUCED || e->reduced_slots > 0)
         return r;
-    static bool said = false; /* one message per process is enough */
-    if (!said)
+    if (!e->reduced_planar_warned) { /* once per engine, not per body and advance */
         issim_log(ISSIM_LOG_WARN, "reduced pairs need a 3D scene: in a planar one the force "
                                   "laws resolve them");
-    said = true;
-    e->stats.warnings++;
+        e->stats.warnings++;
+        e->reduced_planar_warned = true;
+    }
     return CONTACT_RESOLVER_FORCE_LAW;
 }
 
@@ -117,7 +109,7 @@ static void stage_islands(Engine *e) {
             strongest[c->body_b] = (int)r;
     }
     for (int b = 0; b < n; b++) { /* an island's resolver: the strongest of its bodies' */
-        int root = find_root(parent, b);
+        int root = engine_find_root(parent, b);
         if (strongest[b] > strongest[root])
             strongest[root] = strongest[b];
     }
@@ -127,7 +119,7 @@ static void stage_islands(Engine *e) {
     bool changed = false;
     for (int b = 0; b < n; b++) {
         EngineBody *body = &e->bodies[b];
-        int root = find_root(parent, b);
+        int root = engine_find_root(parent, b);
         ContactResolverKind r = available(e, (ContactResolverKind)strongest[root]);
         e->island_of_body[b] = root;
         if (body->resolver != r) {

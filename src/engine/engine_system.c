@@ -18,14 +18,6 @@ int engine_body_velocity_offset(const Engine *e, int body) {
     return e->bodies[body].velocity_offset;
 }
 
-static int find_root(int *parent, int i) {
-    while (parent[i] != i) {
-        parent[i] = parent[parent[i]];
-        i = parent[i];
-    }
-    return i;
-}
-
 int engine_islands(const Engine *e, int *island_of_body) {
     int n = e->body_count;
     int *parent = island_of_body; /* union-find in place, relabelled below */
@@ -37,7 +29,7 @@ int engine_islands(const Engine *e, int *island_of_body) {
         const EngineContact *c = &e->contacts[ci];
         if (!c->active || c->body_b < 0)
             continue;
-        int ra = find_root(parent, c->body), rb = find_root(parent, c->body_b);
+        int ra = engine_find_root(parent, c->body), rb = engine_find_root(parent, c->body_b);
         if (ra != rb)
             parent[ra > rb ? ra : rb] = ra < rb ? ra : rb;
     }
@@ -46,12 +38,12 @@ int engine_islands(const Engine *e, int *island_of_body) {
     for (int i = 0; i < n; i++)
         labels[i] = -1;
     for (int i = 0; i < n; i++) {
-        int r = find_root(parent, i);
+        int r = engine_find_root(parent, i);
         if (labels[r] < 0)
             labels[r] = label_count++;
     }
     for (int i = 0; i < n; i++)
-        island_of_body[i] = labels[find_root(parent, i)];
+        island_of_body[i] = labels[engine_find_root(parent, i)];
     return label_count;
 }
 
@@ -77,10 +69,9 @@ void engine_mass_matrix(const Engine *e, double *m) {
     }
 }
 
-static void add_jacobian_row(const Engine *e, double *j, int rows, int row, int body, Vec3 n,
-                             Vec3 arm, double sign) {
+void engine_add_jacobian_row(const Engine *e, double *j, int rows, int row, int o, Vec3 n, Vec3 arm,
+                             double sign) {
     Vec3 rxn = vec3_cross(arm, n);
-    int o = e->bodies[body].velocity_offset;
     if (e->planar) {
         j[row + rows * o] += sign * n.x;
         j[row + rows * (o + 1)] += sign * n.z;
@@ -108,16 +99,15 @@ int engine_contact_jacobian(const Engine *e, double *j, int max_rows) {
         if (!c->active)
             continue;
         ContactKinematics k;
-        Vec3 arm_a, arm_b = {0, 0, 0};
-        if (c->kind == CONTACT_MANIFOLD)
-            engine_manifold_kinematics(e, e->y, c, e->t, &k, NULL, &arm_a, &arm_b);
-        else
-            engine_contact_kinematics(e, e->y, c, e->t, &k, NULL, &arm_a);
+        Vec3 arm_a, arm_b;
+        engine_contact_arms(e, e->y, c, e->t, &k, &arm_a, &arm_b);
         /* separation rate = n . (v_a + w_a x r_a) - n . (v_b + w_b x r_b)
          *                 = n . v_a + (r_a x n) . w_a - n . v_b - (r_b x n) . w_b */
-        add_jacobian_row(e, j, rows, row, c->body, k.normal, arm_a, 1.0);
-        if (c->kind == CONTACT_MANIFOLD && c->body_b >= 0)
-            add_jacobian_row(e, j, rows, row, c->body_b, k.normal, arm_b, -1.0);
+        engine_add_jacobian_row(e, j, rows, row, e->bodies[c->body].velocity_offset, k.normal,
+                                arm_a, 1.0);
+        if (c->body_b >= 0)
+            engine_add_jacobian_row(e, j, rows, row, e->bodies[c->body_b].velocity_offset, k.normal,
+                                    arm_b, -1.0);
         row++;
     }
     return rows;
