@@ -89,6 +89,16 @@ uint64_t issim_hash_bytes(uint64_t hash, const void *data, size_t size);
  * published frame costs a few nanoseconds. Not the same value as issim_hash_bytes. */
 uint64_t issim_hash_doubles(uint64_t hash, const double *values, size_t count);
 
+/* Reads a whole file named by user input (a scene, an .obj asset, a contact map), which may name
+ * anything: only a regular file of at most max_bytes is read, opened without blocking (a device
+ * such as /dev/zero would grow memory without bound, a FIFO nobody writes would hang). `what`
+ * names the kind of file in messages ("scene", "contact map"). *text is NUL-terminated, Owned
+ * (free()); *size excludes the NUL (less than the size stat gave if the file shrank meanwhile).
+ * ISSIM_ERR_IO (cannot open / read), ISSIM_ERR_INVALID (not a regular file), ISSIM_ERR_RANGE
+ * (too big), ISSIM_ERR_NOMEM. */
+IssimStatus issim_read_file(const char *path, long long max_bytes, const char *what, char **text,
+                            size_t *size, IssimError *err);
+
 /* Copies at most size-1 bytes and always terminates. Returns strlen(src). */
 size_t issim_strlcpy(char *dst, const char *src, size_t size);
 

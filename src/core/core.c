@@ -6,6 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 IssimStatus issim_error_set(IssimError *err, IssimStatus status, const char *fmt, ...) {
     if (err) {
@@ -144,4 +148,53 @@ size_t issim_strlcpy(char *dst, const char *src, size_t size) {
         dst[n] = '\0';
     }
     return len;
+}
+
+IssimStatus issim_read_file(const char *path, long long max_bytes, const char *what, char **text,
+                            size_t *size, IssimError *err) {
+    *text = NULL;
+    *size = 0;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return issim_error_set(err, ISSIM_ERR_IO, "cannot open %s %s: %s", what, path,
+                               strerror(errno));
+    struct stat st;
+    IssimStatus s = ISSIM_OK;
+    if (fstat(fd, &st) != 0)
+        s = issim_error_set(err, ISSIM_ERR_IO, "cannot read %s %s: %s", what, path,
+                            strerror(errno));
+    else if (!S_ISREG(st.st_mode))
+        s = issim_error_set(err, ISSIM_ERR_INVALID,
+                            "%s: not a regular file (a %s must be a regular file, not a device, "
+                            "FIFO or directory)",
+                            path, what);
+    else if (st.st_size > max_bytes)
+        s = issim_error_set(err, ISSIM_ERR_RANGE,
+                            "%s: %lld bytes is over the %lld MiB limit of a %s", path,
+                            (long long)st.st_size, max_bytes >> 20, what);
+    char *buf = s == ISSIM_OK ? malloc((size_t)st.st_size + 1) : NULL;
+    if (s == ISSIM_OK && !buf)
+        s = issim_error_set(err, ISSIM_ERR_NOMEM, "cannot read %s %s: out of memory", what, path);
+    size_t got = 0;
+    while (s == ISSIM_OK && got < (size_t)st.st_size) {
+        ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) { /* 0: the file shrank while we read it; the rest is not there */
+            if (n < 0)
+                s = issim_error_set(err, ISSIM_ERR_IO, "cannot read %s %s: %s", what, path,
+                                    strerror(errno));
+            break;
+        }
+        got += (size_t)n;
+    }
+    close(fd);
+    if (s != ISSIM_OK) {
+        free(buf);
+        return s;
+    }
+    buf[got] = '\0';
+    *text = buf;
+    *size = got;
+    return ISSIM_OK;
 }

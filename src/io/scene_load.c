@@ -1151,49 +1151,10 @@ done:
 /* Scene files are read whole: only regular files, at most SCENE_FILE_MAX_BYTES, opened without
  * blocking (a device such as /dev/zero grew memory without bound, a FIFO nobody writes hung
  * validation). */
-#define SCENE_FILE_MAX_BYTES ((off_t)64 << 20)
+#define SCENE_FILE_MAX_BYTES (64ll << 20)
 
 static IssimStatus read_scene_file(const char *path, char **text, size_t *size, IssimError *err) {
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-        return issim_error_set(err, ISSIM_ERR_IO, "cannot open scene %s: %s", path,
-                               strerror(errno));
-    struct stat st;
-    IssimStatus s = ISSIM_OK;
-    if (fstat(fd, &st) != 0)
-        s = issim_error_set(err, ISSIM_ERR_IO, "cannot read scene %s: %s", path, strerror(errno));
-    else if (!S_ISREG(st.st_mode))
-        s = issim_error_set(err, ISSIM_ERR_INVALID,
-                            "%s: not a regular file (a scene must be a regular file, not a device, "
-                            "FIFO or directory)",
-                            path);
-    else if (st.st_size > SCENE_FILE_MAX_BYTES)
-        s = issim_error_set(err, ISSIM_ERR_RANGE,
-                            "%s: %lld bytes is over the 64 MiB limit of scene files "
-                            "(SCENE_FILE_MAX_BYTES in src/io/scene_load.c)",
-                            path, (long long)st.st_size);
-    *text = s == ISSIM_OK ? malloc((size_t)st.st_size + 1) : NULL;
-    if (s == ISSIM_OK && !*text)
-        s = issim_error_set(err, ISSIM_ERR_NOMEM, "cannot read scene %s: out of memory", path);
-    *size = 0;
-    while (s == ISSIM_OK && *size < (size_t)st.st_size) {
-        ssize_t n = read(fd, *text + *size, (size_t)st.st_size - *size);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) { /* 0: the file shrank while we read it; the rest is not there */
-            if (n < 0)
-                s = issim_error_set(err, ISSIM_ERR_IO, "cannot read scene %s: %s", path,
-                                    strerror(errno));
-            break;
-        }
-        *size += (size_t)n;
-    }
-    close(fd);
-    if (s != ISSIM_OK) {
-        free(*text);
-        *text = NULL;
-    }
-    return s;
+    return issim_read_file(path, SCENE_FILE_MAX_BYTES, "scene", text, size, err);
 }
 
 IssimStatus scene_load_file(const char *path, const SceneLimits *limits, ThingDb **out,

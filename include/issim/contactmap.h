@@ -1,0 +1,104 @@
+/* issim contact-response maps (seed 000 ch. 3-4): the data of a map, its file format
+ * (docs/contact-map-format.md), synthetic maps, and the discrete convolution the contact_map
+ * contact model runs (000 eqs. 3.16-3.27).
+ *
+ * A ContactMap is immutable once built: the loader, the synthetic builders and the generator make
+ * one, bodies share it read-only (reference counted), and the engine thread reads it while
+ * contacts last. Threading: a map may be read from any thread; contact_map_retain/release are
+ * atomic.
+ */
+#ifndef ISSIM_CONTACTMAP_H
+#define ISSIM_CONTACTMAP_H
+
+#include <stddef.h>
+
+#include "issim/core.h"
+#include "issim/math.h"
+
+#define CONTACT_MAP_FORMAT_VERSION 1
+#define CONTACT_MAP_MAX_SAMPLES (1 << 20)
+#define CONTACT_MAP_MAX_NODES 65536
+#define CONTACT_MAP_NAME_MAX 128
+#define CONTACT_MAP_TEXT_MAX 256
+
+typedef struct ContactMapNode {
+    Vec3 position; /* m, body frame */
+    Vec3 normal;   /* outward unit normal, body frame */
+    double angle;  /* surface parameter, degrees (NAN when the file gives none) */
+} ContactMapNode;
+
+/* Provenance: what made the map (all optional; empty strings / NAN when unknown). */
+typedef struct ContactMapProvenance {
+    char generator[CONTACT_MAP_TEXT_MAX]; /* "issim-mapgen 1 fem" */
+    double youngs, poisson, density;      /* Pa, -, kg/m^3 */
+    double mesh_size;                     /* m */
+    double thickness;                     /* m (2D maps) */
+    char created[64];                     /* ISO 8601 */
+    char note[CONTACT_MAP_TEXT_MAX];
+} ContactMapProvenance;
+
+typedef struct ContactMap ContactMap;
+
+/* The description a map is built from (the loader fills one; so do the generator and the
+ * synthetic builders). step holds node_count x samples values, node-major: node j's
+ * h_j(T), ..., h_j(NT) at step[j * samples] (N/m). */
+typedef struct ContactMapSpec {
+    char body[CONTACT_MAP_NAME_MAX];
+    int dimension; /* 2 or 3 */
+    double period; /* T, s */
+    int samples;   /* N */
+    int node_count;
+    const ContactMapNode *nodes;
+    const double *step;
+    ContactMapProvenance provenance;
+} ContactMapSpec;
+
+/* Builds a map from spec (copied). `origin` names it in messages (a file name, "flat map").
+ * Checks everything docs/contact-map-format.md lists; ISSIM_ERR_INVALID / ISSIM_ERR_RANGE with
+ * a message naming origin and node. Owned: release with contact_map_release. */
+IssimStatus contact_map_create(const ContactMapSpec *spec, const char *origin, ContactMap **out,
+                               IssimError *err);
+/* Reads a map file (docs/contact-map-format.md). Messages name the file, line and node. */
+IssimStatus contact_map_read(const char *path, ContactMap **out, IssimError *err);
+/* Writes a map in format version 1 (%.17g: a read gives back the same doubles). */
+IssimStatus contact_map_write(const ContactMap *map, const char *path, IssimError *err);
+
+/* Synthetic maps (000 4.2-4.3). flat: h(kT) = stiffness for every k (one sample): the linear
+ * spring of that stiffness (V8). transient: the steady state `stiffness` plus a transient that
+ * decays as peak * exp(-kT / decay) (Fig. 4.1's family), `samples` long. Both have one node (at
+ * the body frame's origin, normal -z): every contact uses it. */
+IssimStatus contact_map_flat(const char *body, double stiffness, double period, ContactMap **out,
+                             IssimError *err);
+IssimStatus contact_map_transient(const char *body, double stiffness, double peak, double decay,
+                                  double period, int samples, ContactMap **out, IssimError *err);
+
+void contact_map_retain(ContactMap *map);
+void contact_map_release(ContactMap *map);
+
+/* Read-only views (Borrowed while the map is retained). */
+const char *contact_map_body(const ContactMap *map);
+const char *contact_map_origin(const ContactMap *map);
+int contact_map_dimension(const ContactMap *map);
+double contact_map_period(const ContactMap *map);
+int contact_map_samples(const ContactMap *map);
+int contact_map_node_count(const ContactMap *map);
+const ContactMapNode *contact_map_node(const ContactMap *map, int node);
+const ContactMapProvenance *contact_map_provenance(const ContactMap *map);
+/* h_j(T) ... h_j(NT), N values. */
+const double *contact_map_step(const ContactMap *map, int node);
+/* The force increments a_k = h(kT) - h((k-1)T), k = 1..N (h(0) = 0): T g(kT) of eq. 3.16, the
+ * weights of the convolution sum (3.20 with the factor T folded in). N values. */
+const double *contact_map_increments(const ContactMap *map, int node);
+
+/* The node for a contact at body-frame point p with outward normal n: the nearest node by
+ * position. interpolate: also the second nearest and the weight w of the first (the response
+ * used is w a_first + (1 - w) a_second, 000 4.4 "some type of interpolation"), by the angle
+ * between the contact normal and the two nodes' normals (by distance when the normals agree). */
+typedef struct ContactMapChoice {
+    int node, second;
+    double weight; /* of node; 1 without interpolation */
+} ContactMapChoice;
+ContactMapChoice contact_map_choose(const ContactMap *map, Vec3 point, Vec3 normal,
+                                    bool interpolate);
+
+#endif

@@ -1,0 +1,26 @@
+/* Private: the map's storage. */
+#ifndef ISSIM_CONTACTMAP_INTERNAL_H
+#define ISSIM_CONTACTMAP_INTERNAL_H
+
+#include <stdatomic.h>
+
+#include "issim/contactmap.h"
+
+/* All nodes' samples together: 2^26 doubles (512 MiB with the increments). */
+#define CONTACT_MAP_MAX_VALUES (1 << 26)
+#define CONTACT_MAP_FILE_MAX_BYTES (512ll << 20)
+
+struct ContactMap {
+    atomic_int refs;
+    char body[CONTACT_MAP_NAME_MAX];
+    char origin[CONTACT_MAP_TEXT_MAX];
+    int dimension;
+    double period;
+    int samples, node_count;
+    ContactMapNode *nodes;
+    double *step;       /* node-major, samples per node */
+    double *increments; /* a_k = h(kT) - h((k-1)T) */
+    ContactMapProvenance provenance;
+};
+
+#endif
