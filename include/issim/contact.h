@@ -22,6 +22,7 @@
 #ifndef ISSIM_CONTACT_H
 #define ISSIM_CONTACT_H
 
+#include "issim/contactmap.h"
 #include "issim/core.h"
 #include "issim/math.h"
 #include "issim/thing.h"
@@ -34,6 +35,7 @@ typedef enum ContactModelKind {
     CONTACT_MODEL_BILINEAR_ORIGIN,
     CONTACT_MODEL_INTERNAL_FRICTION,
     CONTACT_MODEL_INTERNAL_FRICTION_C0,
+    CONTACT_MODEL_CONTACT_MAP, /* 000 ch. 3: convolution with the bodies' contact-response maps */
     CONTACT_MODEL_COUNT
 } ContactModelKind;
 
@@ -72,6 +74,13 @@ typedef struct ContactParams {
     double friction_kinetic;   /* mu_k <= mu_s */
     double tangent_stiffness;  /* N/m: Goyal's tangential penalty spring (000 eq. 5.19) */
     double tangent_damping;    /* N s/m: its viscous part */
+    /* contact_map (000 ch. 3, docs/contact-models.md): the maps of the contact's two bodies,
+     * Borrowed, set per contact by the engine from the bodies' contact_map property; NULL: that
+     * side is a flat map of `stiffness` (000 6.5's foundation). The quadrature of the
+     * convolution and whether the response interpolates between the two nearest nodes. */
+    const ContactMap *map_a, *map_b;
+    ContactMapRule map_rule;
+    bool map_interpolate;
     /* Derived */
     double if_factor;   /* internal friction dissipation factor f (004 eq. 4.83 / D.170) */
     double hc_lambda;   /* Hunt-Crossley lambda = 3/2 alpha k (000 eq. 2.17) */
@@ -92,6 +101,10 @@ typedef struct ContactKinematics {
      * f_ext / n_v of 004 4.8.1 (n_v: the body's contacts that share it). 0 when the engine
      * does not know it; the internal-friction equilibrium test then never fires. */
     double load;
+    /* The contact point and the outward normal of each body in that body's frame (b: the
+     * obstacle's frame), filled for begin() only (unset in other calls): the contact map picks
+     * its node from them. */
+    Vec3 point_in_a, normal_in_a, point_in_b, normal_in_b;
 } ContactKinematics;
 
 /* Per-contact history. The fixed part below is shared by every model; a model with more memory

@@ -90,6 +90,18 @@ const double *contact_map_step(const ContactMap *map, int node);
  * weights of the convolution sum (3.20 with the factor T folded in). N values. */
 const double *contact_map_increments(const ContactMap *map, int node);
 
+/* Quadrature of the convolution integral 3.19 (000 3.7 asks for better than the endpoint rule).
+ * With a_k = h(kT) - h((k-1)T) and the body's indentation delta sampled every T since onset,
+ * the force at sample n is F_n = a_1 delta_n + sum_m w_m delta_{n-1-m}:
+ * - ENDPOINT (the published 3.20): each increment a_k weighs the sample at the start of its
+ *   interval, w_m = a_{m+2}; with the published time stepping the force is held over each step.
+ * - TRAPEZOID: the step response piecewise linear between samples (its jump h(T) at 0+), the
+ *   integral exact for a piecewise-linear delta: w_0 = a_2 / 2, w_m = (a_{m+1} + a_{m+2}) / 2;
+ *   the current term is evaluated inside the integrator. A flat map is exactly a spring (V8). */
+typedef enum ContactMapRule { CONTACT_MAP_TRAPEZOID, CONTACT_MAP_ENDPOINT } ContactMapRule;
+/* w_0 ... w_{N-1} of node for rule (N values; Borrowed). */
+const double *contact_map_history_weights(const ContactMap *map, int node, ContactMapRule rule);
+
 /* The node for a contact at body-frame point p with outward normal n: the nearest node by
  * position. interpolate: also the second nearest and the weight w of the first (the response
  * used is w a_first + (1 - w) a_second, 000 4.4 "some type of interpolation"), by the angle

@@ -17,6 +17,7 @@ static const ContactModelClass *model_classes[CONTACT_MODEL_MAX] = {
     [CONTACT_MODEL_BILINEAR_ORIGIN] = &contact_bilinear_origin_class,
     [CONTACT_MODEL_INTERNAL_FRICTION] = &contact_internal_friction_class,
     [CONTACT_MODEL_INTERNAL_FRICTION_C0] = &contact_internal_friction_c0_class,
+    [CONTACT_MODEL_CONTACT_MAP] = &contact_map_class,
 };
 
 static const char *model_names[CONTACT_MODEL_MAX];
@@ -80,6 +81,8 @@ const char *const *contact_model_names(int *count) {
 }
 
 static const char *const damping_from_names[] = {"restitution", "value"};
+static const char *const map_rule_names[] = {"trapezoid", "endpoint"};
+static const char *const map_node_names[] = {"nearest", "interpolate"};
 static const char *const resolver_names[CONTACT_RESOLVER_COUNT] = {"force_law", "complementarity",
                                                                    "reduced"};
 
@@ -185,6 +188,25 @@ IssimStatus contact_pair_add_props(ThingDb *db, ThingId pair, IssimError *err) {
                   1e-3, 1e13, false, 1e5),
         REAL_PROP("tangent_damping", "N s/m", "friction: tangential penalty damper ct (Goyal)", 0.0,
                   1e13, false, 0.0),
+        {.name = "map_quadrature",
+         .type = PROP_ENUM,
+         .unit = "",
+         .description = "contact_map: quadrature of the convolution, trapezoid (second order, "
+                        "a flat map is exactly a spring) or endpoint (000 eq. 3.20 with the "
+                        "force held over each step, first order)",
+         .mutability = PROP_LIVE,
+         .enum_names = map_rule_names,
+         .enum_count = 2,
+         .default_value = prop_enum(CONTACT_MAP_TRAPEZOID)},
+        {.name = "map_node",
+         .type = PROP_ENUM,
+         .unit = "",
+         .description = "contact_map: the response of the node nearest the contact, or "
+                        "interpolated between the two nearest (000 4.4)",
+         .mutability = PROP_LIVE,
+         .enum_names = map_node_names,
+         .enum_count = 2,
+         .default_value = prop_enum(0)},
     };
     for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++) {
         IssimStatus s = thing_add_prop(db, pair, &defs[i], err);
@@ -217,6 +239,8 @@ IssimStatus contact_params_from_thing(const ThingDb *db, ThingId pair, double re
     out->friction_kinetic = thing_real(db, pair, "friction_kinetic");
     out->tangent_stiffness = thing_real(db, pair, "tangent_stiffness");
     out->tangent_damping = thing_real(db, pair, "tangent_damping");
+    out->map_rule = (ContactMapRule)thing_enum(db, pair, "map_quadrature");
+    out->map_interpolate = thing_enum(db, pair, "map_node") == 1;
     IssimError why = {0};
     IssimStatus derived = contact_params_derive(out, &why);
     if (derived != ISSIM_OK)

@@ -13,6 +13,7 @@ extern const ContactModelClass contact_bilinear_class;
 extern const ContactModelClass contact_bilinear_origin_class;
 extern const ContactModelClass contact_internal_friction_class;
 extern const ContactModelClass contact_internal_friction_c0_class;
+extern const ContactModelClass contact_map_class;
 
 /* The normal force fn with the Coulomb friction of the pair added (none when mu_s = 0 or the
  * contact does not press). */

@@ -60,6 +60,19 @@ static IssimStatus check_node(const ContactMapSpec *spec, const char *origin, in
     return ISSIM_OK;
 }
 
+/* a_k of the header's formulas is a[k - 1]; beyond N the response is flat (a = 0). */
+static void fill_weights(ContactMap *map, int j) {
+    int n = map->samples;
+    const double *a = map->increments + (size_t)j * (size_t)n;
+    double *end = map->weights[CONTACT_MAP_ENDPOINT] + (size_t)j * (size_t)n;
+    double *trap = map->weights[CONTACT_MAP_TRAPEZOID] + (size_t)j * (size_t)n;
+    for (int m = 0; m < n; m++) {
+        double next = m + 1 < n ? a[m + 1] : 0.0; /* a_{m+2} */
+        end[m] = next;
+        trap[m] = m == 0 ? 0.5 * next : 0.5 * (a[m] + next);
+    }
+}
+
 IssimStatus contact_map_create(const ContactMapSpec *spec, const char *origin, ContactMap **out,
                                IssimError *err) {
     *out = NULL;
@@ -73,8 +86,11 @@ IssimStatus contact_map_create(const ContactMapSpec *spec, const char *origin, C
         map->nodes = calloc((size_t)spec->node_count, sizeof *map->nodes);
         map->step = malloc(values * sizeof *map->step);
         map->increments = malloc(values * sizeof *map->increments);
+        map->weights[0] = malloc(values * sizeof(double));
+        map->weights[1] = malloc(values * sizeof(double));
     }
-    if (!map || !map->nodes || !map->step || !map->increments) {
+    if (!map || !map->nodes || !map->step || !map->increments || !map->weights[0] ||
+        !map->weights[1]) {
         contact_map_release(map);
         return issim_error_set(err, ISSIM_ERR_NOMEM, "%s: out of memory for %zu samples", origin,
                                values);
@@ -101,6 +117,7 @@ IssimStatus contact_map_create(const ContactMapSpec *spec, const char *origin, C
         a[0] = h[0]; /* h(0) = 0: the response is undefined at t = 0 (000 4.4) */
         for (int k = 1; k < map->samples; k++)
             a[k] = h[k] - h[k - 1];
+        fill_weights(map, j);
     }
     *out = map;
     return ISSIM_OK;
@@ -117,6 +134,8 @@ void contact_map_release(ContactMap *map) {
     free(map->nodes);
     free(map->step);
     free(map->increments);
+    free(map->weights[0]);
+    free(map->weights[1]);
     free(map);
 }
 
@@ -155,6 +174,13 @@ const double *contact_map_increments(const ContactMap *map, int node) {
     return node >= 0 && node < map->node_count
                ? map->increments + (size_t)node * (size_t)map->samples
                : NULL;
+}
+
+const double *contact_map_history_weights(const ContactMap *map, int node, ContactMapRule rule) {
+    if (node < 0 || node >= map->node_count ||
+        (rule != CONTACT_MAP_TRAPEZOID && rule != CONTACT_MAP_ENDPOINT))
+        return NULL;
+    return map->weights[rule] + (size_t)node * (size_t)map->samples;
 }
 
 /* Angle between two unit vectors, robust near 0 and pi. */

@@ -20,6 +20,7 @@ struct ContactMap {
     ContactMapNode *nodes;
     double *step;       /* node-major, samples per node */
     double *increments; /* a_k = h(kT) - h((k-1)T) */
+    double *weights[2]; /* history weights per ContactMapRule, node-major */
     ContactMapProvenance provenance;
 };
 

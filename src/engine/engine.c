@@ -160,6 +160,7 @@ IssimStatus engine_contact_params(const Engine *e, EngineContact *c, IssimError 
     /* From the pair's parameters (read from the database once per build or edit), not from the
      * database: the collision manager creates contacts every step in a crowded scene. */
     c->params = e->pairs[c->pair].params;
+    engine_contact_maps(e, c);
     if (c->params.damping_from_restitution) {
         if (!(m > 0.0) || !isfinite(m))
             return issim_error_set(err, ISSIM_ERR_INVALID,

@@ -36,6 +36,7 @@ typedef struct CheckpointHeader {
     size_t pool_end;
     uint32_t next_contact_id, identity_next_id;
     double report_t;
+    double fixed_step, fixed_anchor;
     bool integrator_dirty, collision_stale;
 } CheckpointHeader;
 
@@ -234,6 +235,8 @@ static void write_key(Engine *e, unsigned char *p, size_t bytes) {
                           .next_contact_id = e->next_contact_id,
                           .identity_next_id = e->identity_next_id,
                           .report_t = e->report_t,
+                          .fixed_step = e->fixed_step,
+                          .fixed_anchor = e->fixed_anchor,
                           .integrator_dirty = e->integrator_dirty,
                           .collision_stale = e->collision_stale};
     (void)bytes;
@@ -388,6 +391,8 @@ static bool restore_key(Engine *e, const CheckpointRecord *r) {
     e->t = h.t;
     e->next_contact_id = h.next_contact_id;
     e->report_t = h.report_t;
+    e->fixed_step = h.fixed_step; /* recomputed (fixed_step_dirty) on the same grid */
+    e->fixed_anchor = h.fixed_anchor;
     e->collision_stale = h.collision_stale;
     e->integrator_dirty = h.integrator_dirty || e->integrator_kind != INTEGRATOR_RK4;
     e->sleep_dirty = true;

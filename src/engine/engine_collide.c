@@ -33,7 +33,7 @@ enum { OBSTACLE_SHAPE_PLANE, OBSTACLE_SHAPE_BOX, OBSTACLE_SHAPE_MESH };
 /* A relative asset path is tried against the working directory, then the scene's folder, then
  * its parent (so "assets/x.obj" in scenes/y.lua works from anywhere). Returns the first that
  * exists, or the path as given (the loader then names it in its error). */
-static const char *engine_asset_path(const Engine *e, const char *path, char *buf, size_t size) {
+const char *engine_asset_path(const Engine *e, const char *path, char *buf, size_t size) {
     if (path[0] == '/' || access(path, R_OK) == 0 || !e->options.asset_dir)
         return path;
     const char *prefixes[] = {"", "/.."};
@@ -136,6 +136,9 @@ IssimStatus engine_build_shapes(Engine *e, IssimError *err) {
             return s;
         shaped += e->bodies[b].shaped;
     }
+    IssimStatus maps = engine_load_maps(e, err);
+    if (maps != ISSIM_OK)
+        return maps;
     for (int o = 0; o < e->obstacle_count; o++) {
         e->obstacles[o].world_index = -1;
         IssimStatus s = obstacle_shape(e, &e->obstacles[o], err);
@@ -189,6 +192,7 @@ void engine_destroy_shapes(Engine *e) {
         hull_destroy(e->bodies[b].hull);
         e->bodies[b].hull = NULL;
     }
+    engine_release_maps(e);
     for (int o = 0; o < e->obstacle_count; o++) {
         trimesh_destroy(e->obstacles[o].mesh);
         e->obstacles[o].mesh = NULL;

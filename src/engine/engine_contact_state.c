@@ -189,7 +189,9 @@ void engine_contact_begin(Engine *e, EngineContact *c, const ContactKinematics *
         }
     }
     c->state_bytes = bytes;
-    model->begin(&c->params, engine_contact_history(e, c), k);
+    ContactKinematics at = *k;
+    engine_contact_local_frames(e, c, &at);
+    model->begin(&c->params, engine_contact_history(e, c), &at);
 }
 
 void engine_contact_end(Engine *e, EngineContact *c) {

@@ -40,6 +40,7 @@ typedef struct EngineBody {
     bool shaped;     /* has a collision shape (else: contact vertices against planes) */
     Shape shape;     /* body frame, centre of mass at the origin */
     Hull *hull;      /* owned, for shape = hull */
+    ContactMap *contact_map; /* owned reference, or NULL (engine_maps.c) */
     int world_index; /* in the collision world, or -1 */
     double reach;    /* farthest vertex or shape point from the centre of mass, m (sleep test) */
     bool asleep;     /* in equilibrium: frozen, not integrated (engine_sleep.c) */
@@ -229,6 +230,9 @@ struct Engine {
      * force-law stage takes RK4 steps of this size instead of the base integrator
      * (engine_step.c). Recomputed whenever the active set changes. */
     double fixed_step;
+    /* Fixed steps run on the grid fixed_anchor + k fixed_step (a contact map samples at its
+     * period from the onset): set when the fixed step starts or changes. */
+    double fixed_anchor;
     bool fixed_step_dirty;
 
     ContactStatePool pool;
@@ -462,5 +466,20 @@ void engine_collide_now(Engine *e);
 /* Replaces the manifold contacts by world contacts computed with poses (Nullable: the current
  * state's), keeping what persists. */
 void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, const Pose *poses);
+
+
+/* ===== Contact-response maps (engine_maps.c) ===== */
+/* Loads every body's contact_map (a file, or "flat K ..." / "transient K PEAK DECAY ...") and
+ * checks that the maps a contact_map pair may bring together share one period. */
+IssimStatus engine_load_maps(Engine *e, IssimError *err);
+void engine_release_maps(Engine *e);
+/* The contact's maps into its parameters (a: the contact's body, b: its second body). */
+void engine_contact_maps(const Engine *e, EngineContact *c);
+/* Fills the body-frame points and normals of k (ContactKinematics.point_in_a ...) from the
+ * engine's current state, for the model's begin(). */
+void engine_contact_local_frames(const Engine *e, const EngineContact *c, ContactKinematics *k);
+/* A relative asset path tried against the working directory, the scene's folder and its
+ * parent (engine_collide.c). */
+const char *engine_asset_path(const Engine *e, const char *path, char *buf, size_t size);
 
 #endif

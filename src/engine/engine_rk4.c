@@ -118,6 +118,18 @@ static bool fixed_step_changed(Engine *e, double in_use) {
     return e->fixed_step != in_use;
 }
 
+/* The step to the next point of the fixed-step grid (an output instant may have cut the last
+ * step short), or `step` when not on the models' fixed step. */
+static double grid_step(const Engine *e, double step) {
+    if (!(e->fixed_step > 0.0) || step != e->fixed_step)
+        return step;
+    double k = floor((e->t - e->fixed_anchor) / step + 1e-9);
+    double next = e->fixed_anchor + (k + 1.0) * step;
+    if (next - e->t < 1e-9 * step)
+        next += step;
+    return next - e->t;
+}
+
 IssimStatus integrator_rk4_advance(Engine *e, double t_target, double step,
                                    bool until_no_fixed_step, IssimError *err) {
     double fixed_in_use = e->fixed_step;
@@ -137,7 +149,7 @@ IssimStatus integrator_rk4_advance(Engine *e, double t_target, double step,
             e->t = t_target;
             break;
         }
-        double h = fmin(step, t_target - e->t);
+        double h = fmin(grid_step(e, step), t_target - e->t);
         if (t_target - (e->t + h) < 1e-12 * step)
             h = t_target - e->t;
         rk4_step(e, e->t, e->y, h, y_next);

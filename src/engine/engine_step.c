@@ -155,6 +155,8 @@ void engine_update_fixed_step(Engine *e) {
         if (fixed > 0.0 && (h == 0.0 || fixed < h))
             h = fixed;
     }
+    if (h > 0.0 && h != e->fixed_step)
+        e->fixed_anchor = e->t;
     e->fixed_step = h;
     e->fixed_step_dirty = false;
 }

@@ -270,6 +270,15 @@ static const PropDef body_props[] = {
                     "relative to the working directory)",
      .mutability = PROP_FIXED_DURING_RUN,
      .default_value = STR("")},
+    {.name = "contact_map",
+     .type = PROP_STRING,
+     .unit = "",
+     .description = "contact-response map for the contact_map model: a .map file "
+                    "(docs/contact-map-format.md; path as for hull_file), \"flat K [period T]\" "
+                    "or \"transient K PEAK DECAY [period T] [samples N]\" (N/m, N/m, s); empty: "
+                    "none (a flat map of the pair's stiffness)",
+     .mutability = PROP_FIXED_DURING_RUN,
+     .default_value = STR("")},
     {.name = "polygon",
      .type = PROP_POINTS,
      .unit = "m",

@@ -1,0 +1,226 @@
+/* The contact-map model: the normal force of a contact is the convolution of each body's
+ * indentation history with its contact-response map, with action and reaction balanced at every
+ * sample (seed 000 3.6.1).
+ *
+ * Source: 000 3.5-3.7: impulse response by eq. 3.16 (contact_map_increments: a_k = T g(kT)),
+ * convolution 3.19-3.20 from the contact's onset, the action-reaction split 3.21-3.27, the end of
+ * the contact when the force returns to zero (end of 3.6.1); a body without a map is a flat map
+ * of the pair's stiffness (000 6.5, the rigid foundation). Node chosen at onset by the contact
+ * location (000 4.4; contact_map_choose). Several contacts superpose (003 5.2): each contact has
+ * its own history. Coulomb friction (Goyal, 000 5.7) acts on the map's normal force.
+ *
+ * Discrete scheme. Sample n is taken every T (the map's period) from the onset; the engine steps
+ * at T while the contact lasts (fixed_step). With A's and B's indentations dA, dB (dA + dB = e,
+ * the contact's depth), current coefficients cA = h_A(T), cB = h_B(T) and histories
+ * HA = sum_m wA_m dA_{n-1-m}, HB likewise (contactmap.h: the quadrature's weights), 3.22-3.25
+ * read  F = HA + cA dA = HB + cB dB,  so
+ *     dA = (cB e + HB - HA) / (cA + cB),   F = (cA cB e + cB HA + cA HB) / (cA + cB)   (3.26-3.27).
+ * TRAPEZOID: F(e) is evaluated at the integrator's trial depths between samples (the histories
+ * fixed), so a flat map is exactly the linear spring cA cB / (cA + cB) (V8). ENDPOINT: the
+ * published scheme: the force of the last sample is held over the step (first order, V7).
+ * The force never pulls: F = max(0, F), and a sample with F <= 0 ends the contact.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "contact_internal.h"
+
+typedef struct MapSide {
+    int node, second;
+    double weight;  /* of node (1 - weight: second) */
+    double current; /* c: the coefficient of the current indentation, N/m */
+    double history; /* H for the sample under way, N */
+    int length;     /* history samples kept (0: a flat side) */
+    int ring;       /* offset of its ring in the state's doubles */
+} MapSide;
+
+typedef struct MapState {
+    MapSide a, b;
+    double period;
+    double next_sample; /* s */
+    double force;       /* N, at the last sample */
+    long long samples;  /* taken since onset; the newest is at ring slot (samples - 1) % length */
+} MapState;
+
+#define STATE_HEADER_DOUBLES ((sizeof(MapState) + sizeof(double) - 1) / sizeof(double))
+
+static double map_period(const ContactParams *p) {
+    if (p->map_a)
+        return contact_map_period(p->map_a);
+    return p->map_b ? contact_map_period(p->map_b) : 0.0;
+}
+
+/* Samples of history a side keeps: none for a flat side (its weights are all zero). */
+static int side_length(const ContactMap *map) {
+    return map ? contact_map_samples(map) : 0;
+}
+
+static size_t map_state_size(const ContactParams *p, const ContactKinematics *k) {
+    (void)k;
+    return sizeof(double) *
+           (STATE_HEADER_DOUBLES + (size_t)side_length(p->map_a) + (size_t)side_length(p->map_b));
+}
+
+static void side_begin(const ContactParams *p, const ContactMap *map, Vec3 point, Vec3 normal,
+                       int ring, MapSide *s) {
+    *s = (MapSide){.node = 0, .second = 0, .weight = 1.0, .ring = ring};
+    if (!map) {
+        s->current = p->stiffness;
+        return;
+    }
+    ContactMapChoice c = contact_map_choose(map, point, normal, p->map_interpolate);
+    s->node = c.node;
+    s->second = c.second;
+    s->weight = c.weight;
+    s->length = contact_map_samples(map);
+    s->current = c.weight * contact_map_step(map, c.node)[0] +
+                 (1.0 - c.weight) * contact_map_step(map, c.second)[0];
+}
+
+static double *rings(MapState *st) {
+    return (double *)st + STATE_HEADER_DOUBLES;
+}
+
+/* sum_m w_m d_{n-m} over the samples kept, newest first (the direct sum; cost O(N)). */
+static double history_sum(const ContactMap *map, ContactMapRule rule, const MapSide *s,
+                          const double *ring, long long samples) {
+    if (s->length == 0)
+        return 0.0;
+    int count = samples < s->length ? (int)samples : s->length;
+    const double *w1 = contact_map_history_weights(map, s->node, rule);
+    const double *w2 = contact_map_history_weights(map, s->second, rule);
+    double sum1 = 0.0, sum2 = 0.0;
+    int slot = (int)((samples - 1) % s->length);
+    for (int m = 0; m < count; m++) {
+        double d = ring[slot];
+        sum1 += w1[m] * d;
+        sum2 += w2[m] * d;
+        slot = slot == 0 ? s->length - 1 : slot - 1;
+    }
+    return s->weight * sum1 + (1.0 - s->weight) * sum2;
+}
+
+/* The force and A's indentation for the contact's total depth e (3.26-3.27). */
+static double balanced_force(const MapState *st, double e, double *da) {
+    double ca = st->a.current, cb = st->b.current;
+    double sum = ca + cb;
+    if (!(sum > 0.0)) {
+        *da = 0.0;
+        return 0.0;
+    }
+    *da = (cb * e + st->b.history - st->a.history) / sum;
+    return (ca * cb * e + cb * st->a.history + ca * st->b.history) / sum;
+}
+
+static double map_normal(const ContactParams *p, const ContactHistory *h,
+                         const ContactKinematics *k) {
+    const MapState *st = h->state;
+    if (!st) /* no state (out of memory at onset): the flat spring of the pair */
+        return k->depth > 0.0 ? p->stiffness * k->depth : 0.0;
+    double f;
+    if (p->map_rule == CONTACT_MAP_ENDPOINT) {
+        f = st->force;
+    } else {
+        double da;
+        f = balanced_force(st, k->depth, &da);
+    }
+    return f > 0.0 ? f : 0.0;
+}
+
+static ContactForce map_force(const ContactParams *p, const ContactHistory *h,
+                              const ContactKinematics *k) {
+    return contact_force_with_friction(p, h, k, map_normal(p, h, k));
+}
+
+static void map_begin(const ContactParams *p, ContactHistory *h, const ContactKinematics *k) {
+    contact_begin_common(h, k);
+    MapState *st = h->state;
+    if (!st)
+        return;
+    side_begin(p, p->map_a, k->point_in_a, k->normal_in_a, 0, &st->a);
+    side_begin(p, p->map_b, k->point_in_b, k->normal_in_b, st->a.length, &st->b);
+    st->period = map_period(p);
+    st->next_sample = k->t + st->period;
+    h->phase = st->a.node; /* shown in contact reports: the node in use */
+}
+
+static void push_sample(MapState *st, const MapSide *s, double d) {
+    if (s->length > 0)
+        rings(st)[s->ring + (int)(st->samples % s->length)] = d;
+}
+
+/* Takes sample n at the depth e: the balanced force, both indentations into the rings, and the
+ * histories of sample n + 1. */
+static void take_sample(const ContactParams *p, MapState *st, double e) {
+    double da;
+    st->force = balanced_force(st, e, &da);
+    push_sample(st, &st->a, da);
+    push_sample(st, &st->b, e - da);
+    st->samples++;
+    double *r = rings(st);
+    st->a.history =
+        p->map_a ? history_sum(p->map_a, p->map_rule, &st->a, r + st->a.ring, st->samples) : 0.0;
+    st->b.history =
+        p->map_b ? history_sum(p->map_b, p->map_rule, &st->b, r + st->b.ring, st->samples) : 0.0;
+}
+
+static int map_commit(const ContactParams *p, ContactHistory *h, const ContactKinematics *k) {
+    if (k->depth > h->depth_max)
+        h->depth_max = k->depth;
+    MapState *st = h->state;
+    int events = CONTACT_EVENT_NONE;
+    if (st && st->period > 0.0 && k->t >= st->next_sample - 1e-6 * st->period) {
+        take_sample(p, st, k->depth);
+        st->next_sample += st->period;
+        if (st->force <= 0.0) /* the force returned to zero: the contact ends (000 3.6.1) */
+            events |= CONTACT_EVENT_SEPARATION;
+    }
+    contact_friction_commit(p, h, k, map_normal(p, h, k));
+    return events;
+}
+
+static double map_fixed_step(const ContactParams *p) {
+    return map_period(p);
+}
+
+static double map_time_scale(const ContactParams *p, double effective_mass) {
+    double ca =
+        p->map_a ? contact_map_step(p->map_a, 0)[contact_map_samples(p->map_a) - 1] : p->stiffness;
+    double cb =
+        p->map_b ? contact_map_step(p->map_b, 0)[contact_map_samples(p->map_b) - 1] : p->stiffness;
+    double k = ca * cb / (ca + cb);
+    return k > 0.0 ? sqrt(effective_mass / k) : INFINITY;
+}
+
+/* The elastic energy of the steady state at this depth: exact for flat maps; with memory the
+ * stored energy is not a function of the depth (000 3.7.2), this is its equilibrium part. */
+static double map_potential(const ContactParams *p, const ContactHistory *h,
+                            const ContactKinematics *k) {
+    const MapState *st = h->state;
+    if (k->depth <= 0.0)
+        return 0.0;
+    double ca = st ? st->a.current : p->stiffness, cb = st ? st->b.current : p->stiffness;
+    return 0.5 * ca * cb / (ca + cb) * k->depth * k->depth;
+}
+
+/* A contact that cannot be restored from a checkpoint restarts its history at k: the
+ * indentation so far is lost (the engine logs the reset). */
+static void map_reset(const ContactParams *p, ContactHistory *h, const ContactKinematics *k) {
+    memset(h->state, 0, h->state_bytes);
+    map_begin(p, h, k);
+}
+
+const ContactModelClass contact_map_class = {
+    .name = "contact_map",
+    .description = "convolution of the indentation history with the bodies' contact-response "
+                   "maps, action and reaction balanced at every sample",
+    .source = "000 3.5-3.7 eqs. 3.16-3.27, 4.4, 6.5",
+    .force = map_force,
+    .begin = map_begin,
+    .commit = map_commit,
+    .fixed_step = map_fixed_step,
+    .time_scale = map_time_scale,
+    .potential = map_potential,
+    .state_size = map_state_size,
+    .reset = map_reset,
+};

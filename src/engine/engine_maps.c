@@ -1,0 +1,167 @@
+/* Bodies' contact-response maps (seed 000 ch. 3; include/issim/contactmap.h): loaded once per
+ * engine from the body property contact_map, handed to the contact_map model through each
+ * contact's parameters, and the body-frame contact geometry the model picks its node from. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_internal.h"
+
+#define MAP_DEFAULT_PERIOD 1e-4  /* s: the step of 000 4.2-4.3 */
+#define MAP_DEFAULT_SAMPLES 1000 /* 0.1 s of memory at the default period */
+
+/* "flat K [period T]" or "transient K PEAK DECAY [period T] [samples N]". false: not a
+ * synthetic spec (a file name). */
+static bool parse_synthetic(const char *spec, const char *body, ContactMap **out,
+                            IssimStatus *status, IssimError *err) {
+    char kind[16] = "";
+    int used = 0;
+    if (sscanf(spec, "%15s%n", kind, &used) != 1 ||
+        (strcmp(kind, "flat") != 0 && strcmp(kind, "transient") != 0))
+        return false;
+    double values[3] = {NAN, NAN, NAN}, period = MAP_DEFAULT_PERIOD;
+    int need = strcmp(kind, "flat") == 0 ? 1 : 3, samples = MAP_DEFAULT_SAMPLES;
+    const char *p = spec + used;
+    for (int i = 0; i < need; i++) {
+        int n = 0;
+        if (sscanf(p, "%lf%n", &values[i], &n) != 1) {
+            *status =
+                issim_error_set(err, ISSIM_ERR_INVALID, "contact_map \"%s\": expected %s", spec,
+                                need == 1 ? "\"flat K [period T]\""
+                                          : "\"transient K PEAK DECAY [period T] "
+                                            "[samples N]\"");
+            return true;
+        }
+        p += n;
+    }
+    char key[16];
+    int n = 0;
+    while (sscanf(p, "%15s%n", key, &n) == 1) {
+        p += n;
+        int m = 0;
+        bool ok = false;
+        if (strcmp(key, "period") == 0)
+            ok = sscanf(p, "%lf%n", &period, &m) == 1;
+        else if (strcmp(key, "samples") == 0 && need == 3)
+            ok = sscanf(p, "%d%n", &samples, &m) == 1;
+        if (!ok) {
+            *status = issim_error_set(err, ISSIM_ERR_INVALID,
+                                      "contact_map \"%s\": unexpected '%s' (known: period%s)", spec,
+                                      key, need == 3 ? ", samples" : "");
+            return true;
+        }
+        p += m;
+    }
+    *status = need == 1 ? contact_map_flat(body, values[0], period, out, err)
+                        : contact_map_transient(body, values[0], values[1], values[2], period,
+                                                samples, out, err);
+    return true;
+}
+
+static IssimStatus load_body_map(Engine *e, EngineBody *b, IssimError *err) {
+    const char *spec = thing_string(e->db, b->thing, "contact_map");
+    if (!spec || !spec[0])
+        return ISSIM_OK;
+    IssimError sub = {0};
+    IssimStatus s = ISSIM_OK;
+    if (!parse_synthetic(spec, b->name, &b->contact_map, &s, &sub)) {
+        char resolved[1024];
+        s = contact_map_read(engine_asset_path(e, spec, resolved, sizeof resolved), &b->contact_map,
+                             &sub);
+        if (s == ISSIM_OK && strcmp(contact_map_body(b->contact_map), b->name) != 0) {
+            s = issim_error_set(&sub, ISSIM_ERR_INVALID,
+                                "%s: the map is for body \"%s\", not \"%s\" (its 'body' line)",
+                                spec, contact_map_body(b->contact_map), b->name);
+            contact_map_release(b->contact_map);
+            b->contact_map = NULL;
+        }
+    }
+    if (s != ISSIM_OK)
+        return issim_error_set(err, s, "%s.contact_map: %s", b->name, sub.message);
+    return ISSIM_OK;
+}
+
+static bool pair_uses_maps(const EnginePair *p) {
+    return p->params.model == CONTACT_MODEL_CONTACT_MAP;
+}
+
+static bool body_in_pair(const EngineBody *b, const EnginePair *p) {
+    return b->material == p->material_a || b->material == p->material_b;
+}
+
+/* Two bodies a contact_map pair may bring together must sample at one period (000 3.7: the
+ * step must match the maps' T). Checked per pair over the bodies of its materials. */
+static IssimStatus check_periods(const Engine *e, IssimError *err) {
+    for (int i = 0; i < e->pair_count; i++) {
+        const EnginePair *p = &e->pairs[i];
+        if (!pair_uses_maps(p))
+            continue;
+        const EngineBody *first = NULL;
+        for (int b = 0; b < e->body_count; b++) {
+            const EngineBody *body = &e->bodies[b];
+            if (!body->contact_map || !body_in_pair(body, p))
+                continue;
+            if (!first) {
+                first = body;
+                continue;
+            }
+            double t1 = contact_map_period(first->contact_map);
+            double t2 = contact_map_period(body->contact_map);
+            if (fabs(t1 - t2) > 1e-12 * fmax(t1, t2))
+                return issim_error_set(
+                    err, ISSIM_ERR_INVALID,
+                    "%s: contact maps with different periods meet in pair %s: %s has T = %g s "
+                    "(%s), %s has T = %g s (%s); the convolution needs one sampling period",
+                    body->name, thing_name(e->db, p->thing), first->name, t1,
+                    contact_map_origin(first->contact_map), body->name, t2,
+                    contact_map_origin(body->contact_map));
+        }
+    }
+    return ISSIM_OK;
+}
+
+IssimStatus engine_load_maps(Engine *e, IssimError *err) {
+    for (int b = 0; b < e->body_count; b++) {
+        IssimStatus s = load_body_map(e, &e->bodies[b], err);
+        if (s != ISSIM_OK)
+            return s;
+    }
+    return check_periods(e, err);
+}
+
+void engine_release_maps(Engine *e) {
+    for (int b = 0; b < e->body_count; b++) {
+        contact_map_release(e->bodies[b].contact_map);
+        e->bodies[b].contact_map = NULL;
+    }
+}
+
+void engine_contact_maps(const Engine *e, EngineContact *c) {
+    c->params.map_a = c->body >= 0 ? e->bodies[c->body].contact_map : NULL;
+    c->params.map_b =
+        c->kind == CONTACT_MANIFOLD && c->body_b >= 0 ? e->bodies[c->body_b].contact_map : NULL;
+}
+
+void engine_contact_local_frames(const Engine *e, const EngineContact *c, ContactKinematics *k) {
+    EngineBodyState a = engine_block_state(e, e->y, c->body);
+    Vec3 n = k->normal; /* from b into a: a's outward normal is -n, b's is n */
+    k->normal_in_a = quat_rotate_inv(a.orient, vec3_scale(n, -1.0));
+    k->normal_in_b = n;
+    if (c->kind != CONTACT_MANIFOLD) { /* a body vertex on an obstacle */
+        k->point_in_a = e->bodies[c->body].vertices[c->vertex];
+        Vec3 world = vec3_add(a.pos, quat_rotate(a.orient, k->point_in_a));
+        k->point_in_b = world;
+        return;
+    }
+    /* Round shapes anchor at their core; the surface point is the radius out along the
+     * outward normal. */
+    k->point_in_a = vec3_mad(c->local_a, c->radius_a, k->normal_in_a);
+    if (c->body_b >= 0) {
+        EngineBodyState b = engine_block_state(e, e->y, c->body_b);
+        k->normal_in_b = quat_rotate_inv(b.orient, n);
+        k->point_in_b = vec3_mad(c->local_b, c->radius_b, k->normal_in_b);
+    } else {
+        k->point_in_b = vec3_mad(c->local_b, c->radius_b, n);
+    }
+}
