@@ -15,8 +15,9 @@
  * HA = sum_m wA_m dA_{n-1-m}, HB likewise (contactmap.h: the quadrature's weights), 3.22-3.25
  * read  F = HA + cA dA = HB + cB dB,  so
  *     dA = (cB e + HB - HA) / (cA + cB),   F = (cA cB e + cB HA + cA HB) / (cA + cB)   (3.26-3.27).
- * TRAPEZOID: F(e) is evaluated at the integrator's trial depths between samples (the histories
- * fixed), so a flat map is exactly the linear spring cA cB / (cA + cB) (V8). ENDPOINT: the
+ * TRAPEZOID: F(e) is evaluated at the integrator's trial depths between samples, the histories
+ * moving linearly from their value at the last sample to the next (second order), so a flat map
+ * is exactly the linear spring cA cB / (cA + cB) (V8). ENDPOINT: the
  * published scheme: the force of the last sample is held over the step (first order, V7).
  * The force never pulls: F = max(0, F), and a sample with F <= 0 ends the contact.
  */
@@ -29,9 +30,11 @@ typedef struct MapSide {
     int node, second;
     double weight;  /* of node (1 - weight: second) */
     double current; /* c: the coefficient of the current indentation, N/m */
-    double history; /* H for the sample under way, N */
-    int length;     /* history samples kept (0: a flat side) */
-    int ring;       /* offset of its ring in the state's doubles */
+    /* H at the last sample and at the next, N: inside the step H moves linearly between them
+     * (held at `history` it would make the scheme first order). */
+    double history_prev, history;
+    int length; /* history samples kept (0: a flat side) */
+    int ring;   /* offset of its ring in the state's doubles */
 } MapSide;
 
 typedef struct MapState {
@@ -100,16 +103,24 @@ static double history_sum(const ContactMap *map, ContactMapRule rule, const MapS
     return s->weight * sum1 + (1.0 - s->weight) * sum2;
 }
 
-/* The force and A's indentation for the contact's total depth e (3.26-3.27). */
-static double balanced_force(const MapState *st, double e, double *da) {
+/* The force and A's indentation for the contact's total depth e (3.26-3.27), the histories
+ * ha, hb. */
+static double balanced_force(const MapState *st, double e, double ha, double hb, double *da) {
     double ca = st->a.current, cb = st->b.current;
     double sum = ca + cb;
     if (!(sum > 0.0)) {
         *da = 0.0;
         return 0.0;
     }
-    *da = (cb * e + st->b.history - st->a.history) / sum;
-    return (ca * cb * e + cb * st->a.history + ca * st->b.history) / sum;
+    *da = (cb * e + hb - ha) / sum;
+    return (ca * cb * e + cb * ha + ca * hb) / sum;
+}
+
+/* A side's history at time t inside the step that ends at the next sample. */
+static double history_at(const MapState *st, const MapSide *s, double t) {
+    double u = 1.0 - (st->next_sample - t) / st->period;
+    u = u < 0.0 ? 0.0 : (u > 1.0 ? 1.0 : u);
+    return s->history_prev + u * (s->history - s->history_prev);
 }
 
 static double map_normal(const ContactParams *p, const ContactHistory *h,
@@ -122,7 +133,8 @@ static double map_normal(const ContactParams *p, const ContactHistory *h,
         f = st->force;
     } else {
         double da;
-        f = balanced_force(st, k->depth, &da);
+        f = balanced_force(st, k->depth, history_at(st, &st->a, k->t), history_at(st, &st->b, k->t),
+                           &da);
     }
     return f > 0.0 ? f : 0.0;
 }
@@ -153,11 +165,13 @@ static void push_sample(MapState *st, const MapSide *s, double d) {
  * histories of sample n + 1. */
 static void take_sample(const ContactParams *p, MapState *st, double e) {
     double da;
-    st->force = balanced_force(st, e, &da);
+    st->force = balanced_force(st, e, st->a.history, st->b.history, &da);
     push_sample(st, &st->a, da);
     push_sample(st, &st->b, e - da);
     st->samples++;
     double *r = rings(st);
+    st->a.history_prev = st->a.history;
+    st->b.history_prev = st->b.history;
     st->a.history =
         p->map_a ? history_sum(p->map_a, p->map_rule, &st->a, r + st->a.ring, st->samples) : 0.0;
     st->b.history =

@@ -82,21 +82,16 @@ static IssimStatus load_body_map(Engine *e, EngineBody *b, IssimError *err) {
     return ISSIM_OK;
 }
 
-static bool pair_uses_maps(const EnginePair *p) {
-    return p->params.model == CONTACT_MODEL_CONTACT_MAP;
-}
-
 static bool body_in_pair(const EngineBody *b, const EnginePair *p) {
     return b->material == p->material_a || b->material == p->material_b;
 }
 
-/* Two bodies a contact_map pair may bring together must sample at one period (000 3.7: the
- * step must match the maps' T). Checked per pair over the bodies of its materials. */
+/* Two bodies a pair may bring together must sample at one period (000 3.7: the step must match
+ * the maps' T). Checked per pair over the bodies of its materials, whatever the pair's model now:
+ * the model is live, a user may switch it to contact_map while running. */
 static IssimStatus check_periods(const Engine *e, IssimError *err) {
     for (int i = 0; i < e->pair_count; i++) {
         const EnginePair *p = &e->pairs[i];
-        if (!pair_uses_maps(p))
-            continue;
         const EngineBody *first = NULL;
         for (int b = 0; b < e->body_count; b++) {
             const EngineBody *body = &e->bodies[b];
