@@ -163,6 +163,59 @@ static void test_node_choice(void **state) {
     contact_map_release(map);
 }
 
+/* Item 4: the FFT convolution equals the direct sum within 1e-9 relative (largest difference
+ * over the largest output), on random inputs, for
+ * lengths around the partition sizes, both rules, a blend of two nodes. */
+static void test_fft_equals_direct_sum(void **state) {
+    (void)state;
+    TestRng rng = {.s = 20261123};
+    const int lengths[] = {1, 63, 64, 65, 200, 1000, 4096, 5000};
+    for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++) {
+        int n = lengths[li];
+        double *step = malloc(sizeof(double) * 2 * (size_t)n);
+        for (int i = 0; i < 2 * n; i++)
+            step[i] = test_rng_range(&rng, -1e6, 1e6);
+        ContactMapNode nodes[2] = {{.position = {0, 0, 0}, .normal = {0, 0, 1}},
+                                   {.position = {1, 0, 0}, .normal = {1, 0, 0}}};
+        ContactMapSpec spec = {.body = "r",
+                               .dimension = 3,
+                               .period = 1e-6,
+                               .samples = n,
+                               .node_count = 2,
+                               .nodes = nodes,
+                               .step = step};
+        ContactMap *map = NULL;
+        assert_int_equal(contact_map_create(&spec, "random", &map, NULL), ISSIM_OK);
+        for (int rule = 0; rule < 2; rule++) {
+            ContactMapSource src = {
+                .map = map, .node = 0, .second = 1, .weight = 0.3, .rule = (ContactMapRule)rule};
+            size_t nd = contact_map_conv_doubles(map, CONTACT_MAP_CONV_DIRECT);
+            size_t nf = contact_map_conv_doubles(map, CONTACT_MAP_CONV_FFT);
+            double *sd = malloc(sizeof(double) * nd), *sf = malloc(sizeof(double) * nf);
+            contact_map_conv_init(map, CONTACT_MAP_CONV_DIRECT, sd);
+            contact_map_conv_init(map, CONTACT_MAP_CONV_FFT, sf);
+            /* norm-wise: the largest difference against the largest output (an output that
+             * cancels to near zero has no relative accuracy in either sum) */
+            double diff = 0.0, scale = 0.0;
+            for (int k = 0; k < 3 * n + 300; k++) {
+                double x = test_rng_range(&rng, -1e-3, 1e-3);
+                double yd = contact_map_conv_push(&src, CONTACT_MAP_CONV_DIRECT, sd, x);
+                double yf = contact_map_conv_push(&src, CONTACT_MAP_CONV_FFT, sf, x);
+                diff = fmax(diff, fabs(yf - yd));
+                scale = fmax(scale, fabs(yd));
+            }
+            double worst = scale > 0.0 ? diff / scale : diff; /* N = 1: no history at all */
+            printf("N %5d rule %d (%s): largest relative difference fft - direct %.3g\n", n, rule,
+                   contact_map_conv_uses_fft(map, CONTACT_MAP_CONV_FFT) ? "fft" : "direct", worst);
+            assert_true(worst < 1e-9);
+            free(sd);
+            free(sf);
+        }
+        contact_map_release(map);
+        free(step);
+    }
+}
+
 /* ===== The model on one degree of freedom: two bodies closing, reduced mass MU ===== */
 
 #define MU 0.5
@@ -449,6 +502,7 @@ int main(void) {
         cmocka_unit_test(test_special_files_refused),
         cmocka_unit_test(test_negative_first_sample_warns),
         cmocka_unit_test(test_node_choice),
+        cmocka_unit_test(test_fft_equals_direct_sum),
         cmocka_unit_test(test_v7_endpoint_rule_is_first_order),
         cmocka_unit_test(test_quadrature_orders_with_memory),
         cmocka_unit_test(test_v8_flat_map_is_the_linear_spring),

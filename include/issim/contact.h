@@ -80,6 +80,7 @@ typedef struct ContactParams {
      * convolution and whether the response interpolates between the two nearest nodes. */
     const ContactMap *map_a, *map_b;
     ContactMapRule map_rule;
+    ContactMapConvolution map_convolution;
     bool map_interpolate;
     /* Derived */
     double if_factor;   /* internal friction dissipation factor f (004 eq. 4.83 / D.170) */

@@ -102,6 +102,34 @@ typedef enum ContactMapRule { CONTACT_MAP_TRAPEZOID, CONTACT_MAP_ENDPOINT } Cont
 /* w_0 ... w_{N-1} of node for rule (N values; Borrowed). */
 const double *contact_map_history_weights(const ContactMap *map, int node, ContactMapRule rule);
 
+/* ===== The convolution (000 eq. 3.20) one sample at a time =====
+ * y_n = sum_{m=0}^{N-1} w_m x_{n-m} over the samples pushed so far, with the weights of a node
+ * (or a blend of two) for a quadrature. DIRECT: the sum itself, O(N) per sample. FFT: a
+ * zero-latency partitioned FFT convolution, O(log^2 N) per sample on average, equal to the direct
+ * sum to rounding. AUTO: FFT above CONTACT_MAP_FFT_FROM samples (the measured crossover,
+ * docs/performance.md). The state is caller-owned plain doubles (checkpoints copy it). */
+typedef enum ContactMapConvolution {
+    CONTACT_MAP_CONV_AUTO,
+    CONTACT_MAP_CONV_DIRECT,
+    CONTACT_MAP_CONV_FFT
+} ContactMapConvolution;
+#define CONTACT_MAP_FFT_FROM 256
+
+typedef struct ContactMapSource {
+    const ContactMap *map;
+    int node, second;
+    double weight; /* of node; 1 - weight of second */
+    ContactMapRule rule;
+} ContactMapSource;
+
+bool contact_map_conv_uses_fft(const ContactMap *map, ContactMapConvolution kind);
+/* Doubles of state a convolution of this map needs. */
+size_t contact_map_conv_doubles(const ContactMap *map, ContactMapConvolution kind);
+void contact_map_conv_init(const ContactMap *map, ContactMapConvolution kind, double *state);
+/* Pushes x_n and returns y_n. */
+double contact_map_conv_push(const ContactMapSource *src, ContactMapConvolution kind, double *state,
+                             double x);
+
 /* The node for a contact at body-frame point p with outward normal n: the nearest node by
  * position. interpolate: also the second nearest and the weight w of the first (the response
  * used is w a_first + (1 - w) a_second, 000 4.4 "some type of interpolation"), by the angle

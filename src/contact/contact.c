@@ -83,6 +83,7 @@ const char *const *contact_model_names(int *count) {
 static const char *const damping_from_names[] = {"restitution", "value"};
 static const char *const map_rule_names[] = {"trapezoid", "endpoint"};
 static const char *const map_node_names[] = {"nearest", "interpolate"};
+static const char *const map_convolution_names[] = {"auto", "direct", "fft"};
 static const char *const resolver_names[CONTACT_RESOLVER_COUNT] = {"force_law", "complementarity",
                                                                    "reduced"};
 
@@ -207,6 +208,16 @@ IssimStatus contact_pair_add_props(ThingDb *db, ThingId pair, IssimError *err) {
          .enum_names = map_node_names,
          .enum_count = 2,
          .default_value = prop_enum(0)},
+        {.name = "map_convolution",
+         .type = PROP_ENUM,
+         .unit = "",
+         .description = "contact_map: how the convolution sum is computed: direct (O(N) per "
+                        "step), fft (partitioned FFT, O(log^2 N)) or auto (fft for maps longer "
+                        "than 256 samples); the same force to rounding",
+         .mutability = PROP_LIVE,
+         .enum_names = map_convolution_names,
+         .enum_count = 3,
+         .default_value = prop_enum(CONTACT_MAP_CONV_AUTO)},
     };
     for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++) {
         IssimStatus s = thing_add_prop(db, pair, &defs[i], err);
@@ -241,6 +252,7 @@ IssimStatus contact_params_from_thing(const ThingDb *db, ThingId pair, double re
     out->tangent_damping = thing_real(db, pair, "tangent_damping");
     out->map_rule = (ContactMapRule)thing_enum(db, pair, "map_quadrature");
     out->map_interpolate = thing_enum(db, pair, "map_node") == 1;
+    out->map_convolution = (ContactMapConvolution)thing_enum(db, pair, "map_convolution");
     IssimError why = {0};
     IssimStatus derived = contact_params_derive(out, &why);
     if (derived != ISSIM_OK)

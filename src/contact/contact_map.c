@@ -27,22 +27,24 @@
 #include "contact_internal.h"
 
 typedef struct MapSide {
-    int node, second;
-    double weight;  /* of node (1 - weight: second) */
+    ContactMapSource source; /* map NULL: a flat side (no history) */
+    ContactMapConvolution convolution;
     double current; /* c: the coefficient of the current indentation, N/m */
     /* H at the last sample and at the next, N: inside the step H moves linearly between them
      * (held at `history` it would make the scheme first order). */
     double history_prev, history;
-    int length; /* history samples kept (0: a flat side) */
-    int ring;   /* offset of its ring in the state's doubles */
+    size_t offset; /* of its convolution state, in doubles after the header */
 } MapSide;
 
+/* The state: the header, then each side's convolver state (contact_map_conv_doubles). The map
+ * pointers in it are the params' own, re-set at every call (the state may be copied between
+ * engines' checkpoints only within one engine, where they do not change). */
 typedef struct MapState {
     MapSide a, b;
     double period;
     double next_sample; /* s */
     double force;       /* N, at the last sample */
-    long long samples;  /* taken since onset; the newest is at ring slot (samples - 1) % length */
+    long long samples;  /* taken since onset */
 } MapState;
 
 #define STATE_HEADER_DOUBLES ((sizeof(MapState) + sizeof(double) - 1) / sizeof(double))
@@ -53,54 +55,41 @@ static double map_period(const ContactParams *p) {
     return p->map_b ? contact_map_period(p->map_b) : 0.0;
 }
 
-/* Samples of history a side keeps: none for a flat side (its weights are all zero). */
-static int side_length(const ContactMap *map) {
-    return map ? contact_map_samples(map) : 0;
+static size_t side_doubles(const ContactParams *p, const ContactMap *map) {
+    return map ? contact_map_conv_doubles(map, p->map_convolution) : 0;
 }
 
 static size_t map_state_size(const ContactParams *p, const ContactKinematics *k) {
     (void)k;
     return sizeof(double) *
-           (STATE_HEADER_DOUBLES + (size_t)side_length(p->map_a) + (size_t)side_length(p->map_b));
+           (STATE_HEADER_DOUBLES + side_doubles(p, p->map_a) + side_doubles(p, p->map_b));
 }
 
-static void side_begin(const ContactParams *p, const ContactMap *map, Vec3 point, Vec3 normal,
-                       int ring, MapSide *s) {
-    *s = (MapSide){.node = 0, .second = 0, .weight = 1.0, .ring = ring};
+static double *conv_state(MapState *st, const MapSide *s) {
+    return (double *)st + STATE_HEADER_DOUBLES + s->offset;
+}
+
+static void side_begin(const ContactParams *p, MapState *st, const ContactMap *map, Vec3 point,
+                       Vec3 normal, size_t offset, MapSide *s) {
+    *s = (MapSide){.convolution = p->map_convolution, .offset = offset};
     if (!map) {
         s->current = p->stiffness;
         return;
     }
     ContactMapChoice c = contact_map_choose(map, point, normal, p->map_interpolate);
-    s->node = c.node;
-    s->second = c.second;
-    s->weight = c.weight;
-    s->length = contact_map_samples(map);
+    s->source = (ContactMapSource){
+        .map = map, .node = c.node, .second = c.second, .weight = c.weight, .rule = p->map_rule};
     s->current = c.weight * contact_map_step(map, c.node)[0] +
                  (1.0 - c.weight) * contact_map_step(map, c.second)[0];
+    contact_map_conv_init(map, p->map_convolution, conv_state(st, s));
 }
 
-static double *rings(MapState *st) {
-    return (double *)st + STATE_HEADER_DOUBLES;
-}
-
-/* sum_m w_m d_{n-m} over the samples kept, newest first (the direct sum; cost O(N)). */
-static double history_sum(const ContactMap *map, ContactMapRule rule, const MapSide *s,
-                          const double *ring, long long samples) {
-    if (s->length == 0)
+/* Pushes a side's indentation at this sample; returns its history for the next. */
+static double side_push(const ContactMap *map, MapState *st, MapSide *s, double d) {
+    if (!map)
         return 0.0;
-    int count = samples < s->length ? (int)samples : s->length;
-    const double *w1 = contact_map_history_weights(map, s->node, rule);
-    const double *w2 = contact_map_history_weights(map, s->second, rule);
-    double sum1 = 0.0, sum2 = 0.0;
-    int slot = (int)((samples - 1) % s->length);
-    for (int m = 0; m < count; m++) {
-        double d = ring[slot];
-        sum1 += w1[m] * d;
-        sum2 += w2[m] * d;
-        slot = slot == 0 ? s->length - 1 : slot - 1;
-    }
-    return s->weight * sum1 + (1.0 - s->weight) * sum2;
+    s->source.map = map;
+    return contact_map_conv_push(&s->source, s->convolution, conv_state(st, s), d);
 }
 
 /* The force and A's indentation for the contact's total depth e (3.26-3.27), the histories
@@ -149,33 +138,23 @@ static void map_begin(const ContactParams *p, ContactHistory *h, const ContactKi
     MapState *st = h->state;
     if (!st)
         return;
-    side_begin(p, p->map_a, k->point_in_a, k->normal_in_a, 0, &st->a);
-    side_begin(p, p->map_b, k->point_in_b, k->normal_in_b, st->a.length, &st->b);
+    side_begin(p, st, p->map_a, k->point_in_a, k->normal_in_a, 0, &st->a);
+    side_begin(p, st, p->map_b, k->point_in_b, k->normal_in_b, side_doubles(p, p->map_a), &st->b);
     st->period = map_period(p);
     st->next_sample = k->t + st->period;
-    h->phase = st->a.node; /* shown in contact reports: the node in use */
+    h->phase = st->a.source.node; /* shown in contact reports: the node in use */
 }
 
-static void push_sample(MapState *st, const MapSide *s, double d) {
-    if (s->length > 0)
-        rings(st)[s->ring + (int)(st->samples % s->length)] = d;
-}
-
-/* Takes sample n at the depth e: the balanced force, both indentations into the rings, and the
- * histories of sample n + 1. */
+/* Takes sample n at the depth e: the balanced force, both indentations into the convolutions,
+ * and the histories of sample n + 1. */
 static void take_sample(const ContactParams *p, MapState *st, double e) {
     double da;
     st->force = balanced_force(st, e, st->a.history, st->b.history, &da);
-    push_sample(st, &st->a, da);
-    push_sample(st, &st->b, e - da);
     st->samples++;
-    double *r = rings(st);
     st->a.history_prev = st->a.history;
     st->b.history_prev = st->b.history;
-    st->a.history =
-        p->map_a ? history_sum(p->map_a, p->map_rule, &st->a, r + st->a.ring, st->samples) : 0.0;
-    st->b.history =
-        p->map_b ? history_sum(p->map_b, p->map_rule, &st->b, r + st->b.ring, st->samples) : 0.0;
+    st->a.history = side_push(p->map_a, st, &st->a, da);
+    st->b.history = side_push(p->map_b, st, &st->b, e - da);
 }
 
 static int map_commit(const ContactParams *p, ContactHistory *h, const ContactKinematics *k) {

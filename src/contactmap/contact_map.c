@@ -83,6 +83,7 @@ IssimStatus contact_map_create(const ContactMapSpec *spec, const char *origin, C
     size_t values = (size_t)spec->samples * (size_t)spec->node_count;
     ContactMap *map = calloc(1, sizeof *map);
     if (map) {
+        atomic_init(&map->refs, 1);
         map->nodes = calloc((size_t)spec->node_count, sizeof *map->nodes);
         map->step = malloc(values * sizeof *map->step);
         map->increments = malloc(values * sizeof *map->increments);
@@ -95,7 +96,6 @@ IssimStatus contact_map_create(const ContactMapSpec *spec, const char *origin, C
         return issim_error_set(err, ISSIM_ERR_NOMEM, "%s: out of memory for %zu samples", origin,
                                values);
     }
-    atomic_init(&map->refs, 1);
     issim_strlcpy(map->body, spec->body, sizeof map->body);
     issim_strlcpy(map->origin, origin, sizeof map->origin);
     map->dimension = spec->dimension;
@@ -119,6 +119,11 @@ IssimStatus contact_map_create(const ContactMapSpec *spec, const char *origin, C
             a[k] = h[k] - h[k - 1];
         fill_weights(map, j);
     }
+    s = contact_map_fft_prepare(map, err);
+    if (s != ISSIM_OK) {
+        contact_map_release(map);
+        return s;
+    }
     *out = map;
     return ISSIM_OK;
 }
@@ -131,6 +136,7 @@ void contact_map_retain(ContactMap *map) {
 void contact_map_release(ContactMap *map) {
     if (!map || atomic_fetch_sub_explicit(&map->refs, 1, memory_order_acq_rel) != 1)
         return;
+    contact_map_fft_destroy(map);
     free(map->nodes);
     free(map->step);
     free(map->increments);

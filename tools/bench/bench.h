@@ -8,6 +8,7 @@ int bench_registry(int argc, char **argv);
 int bench_collision(int argc, char **argv);
 int bench_dynamics(int argc, char **argv);
 int bench_contact(int argc, char **argv);
+int bench_contact_map(int argc, char **argv);
 int bench_haptics(int argc, char **argv);
 int bench_display(int argc, char **argv);
 

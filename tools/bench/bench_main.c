@@ -1,6 +1,6 @@
-/* issim-bench: `issim-bench all | engine | registry | collision | contact | dynamics | display |
- * haptics`. Run by `make bench` (`all` leaves out haptics, which starts the device simulator and
- * runs about 30 s). */
+/* issim-bench: `issim-bench all | engine | registry | collision | contact | contact_map | dynamics
+ * | display | haptics`. Run by `make bench` (`all` leaves out haptics, which starts the device
+ * simulator and runs about 30 s). */
 #include "bench.h"
 
 #include <stdio.h>
@@ -38,6 +38,8 @@ int main(int argc, char **argv) {
         return bench_dynamics(argc - 1, argv + 1);
     if (strcmp(which, "contact") == 0)
         return bench_contact(argc - 1, argv + 1);
+    if (strcmp(which, "contact_map") == 0)
+        return bench_contact_map(argc - 1, argv + 1);
     if (strcmp(which, "haptics") == 0)
         return bench_haptics(argc - 1, argv + 1);
     if (strcmp(which, "display") == 0)
@@ -47,10 +49,12 @@ int main(int argc, char **argv) {
         rc |= bench_registry(argc - 1, argv + 1);
         rc |= bench_collision(argc - 1, argv + 1);
         rc |= bench_contact(argc - 1, argv + 1);
+        rc |= bench_contact_map(argc - 1, argv + 1);
         rc |= bench_dynamics(argc - 1, argv + 1);
         return rc | bench_display(argc - 1, argv + 1);
     }
-    fprintf(stderr, "usage: issim-bench "
-                    "[all|engine|registry|collision|contact|dynamics|display|haptics]\n");
+    fprintf(stderr,
+            "usage: issim-bench "
+            "[all|engine|registry|collision|contact|contact_map|dynamics|display|haptics]\n");
     return 2;
 }

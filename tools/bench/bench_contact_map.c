@@ -1,0 +1,81 @@
+/* issim-bench contact_map: the cost of one contact step of the contact_map model (four force
+ * evaluations of an RK4 step and the sample's commit) against the map's length N, for the direct
+ * convolution sum and the partitioned FFT (issue targets: the fast path under 1 us per step at
+ * N = 4096 and within 2x over N = 64 ... 65536; the direct sum linear in N). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bench.h"
+#include "issim/contact.h"
+#include "issim/contactmap.h"
+
+#define BCM_PERIOD 1e-6
+
+/* ns per contact step, after N steps of warm-up (the sum then runs over the whole map). */
+static double ns_per_step(ContactMap *map, ContactMapConvolution kind, int steps) {
+    const ContactModelClass *m = contact_model_class(CONTACT_MODEL_CONTACT_MAP);
+    ContactParams p = {.model = CONTACT_MODEL_CONTACT_MAP,
+                       .stiffness = 1e7,
+                       .map_a = map,
+                       .map_rule = CONTACT_MAP_TRAPEZOID,
+                       .map_convolution = kind};
+    ContactKinematics k = {.depth = 0.0, .normal = {0, 0, 1}, .effective_mass = 1.0};
+    size_t bytes = m->state_size(&p, &k);
+    ContactHistory h = {.state = calloc(1, bytes), .state_bytes = bytes};
+    m->begin(&p, &h, &k);
+    int warm = contact_map_samples(map);
+    double sink = 0.0, start = 0.0;
+    for (int n = 0; n < warm + steps; n++) {
+        if (n == warm)
+            start = issim_wall_time();
+        double t = (n + 1) * BCM_PERIOD;
+        for (int s = 0; s < 4; s++) {
+            ContactKinematics ks = {.depth = 1e-4 * (1.5 + sin(3e3 * (t - 0.25 * s * BCM_PERIOD))),
+                                    .t = t - 0.25 * s * BCM_PERIOD};
+            sink += m->force(&p, &h, &ks).normal;
+        }
+        ContactKinematics kc = {.depth = 1e-4 * (1.5 + sin(3e3 * t)), .t = t};
+        m->commit(&p, &h, &kc);
+    }
+    double ns = (issim_wall_time() - start) / steps * 1e9;
+    free(h.state);
+    if (sink == 12345.678) /* keeps the loop */
+        printf("?");
+    return ns;
+}
+
+int bench_contact_map(int argc, char **argv) {
+    (void)argc;
+    (void)argv;
+    printf("\n## contact_map: one contact step (4 force evaluations + the sample) against the "
+           "map's length N\n");
+    printf("%8s %14s %14s %10s\n", "N", "direct ns", "fft ns", "fft/direct");
+    double fft_min = INFINITY, fft_max = 0.0, fft_4096 = 0.0;
+    int crossover = 0;
+    for (int n = 64; n <= 65536; n *= 2) {
+        ContactMap *map = NULL;
+        IssimError err = {0};
+        if (contact_map_transient("bench", 1e7, 5e7, 2e-5, BCM_PERIOD, n, &map, &err) != ISSIM_OK) {
+            fprintf(stderr, "contact_map: %s\n", err.message);
+            return 1;
+        }
+        int steps = n >= 16384 ? 20000 : 100000;
+        double direct = ns_per_step(map, CONTACT_MAP_CONV_DIRECT, steps);
+        double fft = ns_per_step(map, CONTACT_MAP_CONV_FFT, 4 * n > steps ? 4 * n : steps);
+        fft_min = fmin(fft_min, fft);
+        fft_max = fmax(fft_max, fft);
+        if (n == 4096)
+            fft_4096 = fft;
+        if (!crossover && fft < direct && contact_map_conv_uses_fft(map, CONTACT_MAP_CONV_FFT))
+            crossover = n;
+        printf("%8d %14.1f %14.1f %10.3f\n", n, direct, fft, fft / direct);
+        contact_map_release(map);
+    }
+    printf("fft: %.1f ns at N = 4096 (target < 1000: %s); largest / smallest over N = 64 ... "
+           "65536: %.2f (target < 2: %s); first N where fft beats direct: %d (auto switches "
+           "above %d)\n",
+           fft_4096, fft_4096 < 1000 ? "met" : "MISSED", fft_max / fft_min,
+           fft_max / fft_min < 2 ? "met" : "MISSED", crossover, CONTACT_MAP_FFT_FROM);
+    return 0;
+}
