@@ -23,11 +23,13 @@ static void usage(FILE *out) {
           "[--bench-paused]]\n"
           "                 [--no-vsync] [--device DEVICE [--device-rate HZ] [--device-hand H]]\n"
           "       issim validate SCENE [--set PATH=VALUE ...] [--save FILE]\n"
+          "       issim map FILE [--plot PNG] [--nodes LIST] [--until T]\n"
           "       issim --help | --version\n"
           "\n"
           "  run       simulate SCENE (a Lua scene file, see docs/scene-format.md)\n"
           "  validate  load SCENE and build its engine; report problems, simulate nothing;\n"
           "            --save FILE writes the scene with the --set overrides applied\n"
+          "  map       print a contact-response map (docs/contact-map-format.md), plot it\n"
           "\n"
           "  --headless        no window: run to --until as fast as possible, print a summary\n"
           "  --until T         simulated end time in seconds (default 2)\n"
@@ -273,6 +275,7 @@ static int cmd_run(CliArgs *a, int argc, char **argv) {
 }
 
 int cmd_device(int argc, char **argv);
+int cmd_map(int argc, char **argv);
 
 int main(int argc, char **argv) {
     setenv("OPENBLAS_NUM_THREADS", "1", 0);
@@ -294,6 +297,8 @@ int main(int argc, char **argv) {
     }
     if (strcmp(argv[1], "device") == 0) /* src/app/cmd_device.c: the haptic servo */
         return cmd_device(argc, argv);
+    if (strcmp(argv[1], "map") == 0) /* src/app/cmd_map.c: print and plot a contact map */
+        return cmd_map(argc, argv);
     CliArgs a = {.command = argv[1]};
     if (strcmp(a.command, "run") != 0 && strcmp(a.command, "validate") != 0)
         return bad_usage("unknown command '%s'", argv[1]);

@@ -495,7 +495,9 @@ void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, 
             c.load = old->load;
             c.resolved_force = old->resolved_force;
             /* A time-stepped row keeps the activity its solver gave it. */
+            c.released = old->released && k.depth > 0.0;
             c.active = engine_contact_time_stepped(e, &c) ? old->active
+                       : c.released                       ? false
                                                           : engine_contact_should_be_active(&k);
             if (c.active && !old->active) {
                 c.id = ++e->next_contact_id;

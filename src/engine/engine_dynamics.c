@@ -457,6 +457,7 @@ void engine_commit_contacts(Engine *e, double t) {
              * contact is "rising", so it begins again only at the next onset. */
             c->active = false;
             c->equilibrium = false;
+            c->released = true;
             engine_contact_end(e, c);
             ev.kind = ENGINE_EVENT_CONTACT_END;
             ev.duration = t - c->t_begin;

@@ -98,6 +98,10 @@ typedef struct EngineContact {
     uint32_t collision_id;     /* manifold: the collision world's contact id */
     bool active;
     bool equilibrium; /* the model reported equilibrium and it still holds */
+    /* The model ended the contact with the depth still positive (CONTACT_EVENT_SEPARATION): a
+     * manifold contact stays inactive until its depth falls to zero, so it begins again only at
+     * the next onset, as vertex contacts do through their roots. */
+    bool released;
     double load;      /* manifold: App. C constraint force holding it still, N (engine_sleep.c) */
     double load_lo, load_hi; /* manifold: the model's restitution and compression forces, N */
     uint32_t id;             /* issued at onset, persistent while active */
