@@ -29,6 +29,7 @@ for name in "${names[@]}"; do
   [[ -d tools/fuzz/corpus/$name ]] && seeds+=("tools/fuzz/corpus/$name")
   [[ $name == scene ]] && seeds+=(scenes)
   [[ $name == obj ]] && seeds+=(assets)
+  [[ $name == map && -d assets/maps ]] && seeds+=(assets/maps)
   scratch=$build/corpus/$name
   crashes=$build/crashes/$name
   log=$build/logs/$name.log
