@@ -450,6 +450,85 @@ static void test_v9_restitution_falls_with_the_transient(void **state) {
     assert_true(last < 0.85);
 }
 
+/* Item 5: a rewind mid-impact resumes the convolution's history (checkpointed contact state):
+ * the run after the restore is bit-identical to the uninterrupted one; without the checkpoint the
+ * history restarts and the rebound differs. */
+enum { REWIND_FRAMES = 200 };
+
+static Engine *spheres_engine(void) {
+    ThingDb *db = NULL;
+    IssimError err = {0};
+    const char *path = test_source_path("scenes/spheres_transient_maps.lua");
+    if (scene_load_file(path, NULL, &db, &err) != ISSIM_OK)
+        fail_msg("%s", err.message);
+    EngineOptions o = engine_options_default();
+    Engine *e = engine_create(db, &o, &err);
+    thingdb_destroy(db);
+    if (!e)
+        fail_msg("%s", err.message);
+    assert_int_equal(engine_enable_checkpoints(e, 4096, 64 << 20, &err), ISSIM_OK);
+    return e;
+}
+
+static double frame_time[REWIND_FRAMES + 1];
+
+static void run_to(Engine *e, int frames, double *vel, int var) {
+    IssimError err = {0};
+    double *values = calloc((size_t)engine_var_count(e), sizeof(double));
+    while (engine_time(e) < frames * 1e-3 - 1e-12) {
+        if (engine_step(e, &err) != ISSIM_OK)
+            fail_msg("step: %s", err.message);
+        engine_checkpoint(e);
+        engine_write_vars(e, values);
+        int frame = (int)lround(engine_time(e) / 1e-3);
+        vel[frame] = values[var];
+        frame_time[frame] = engine_time(e);
+    }
+    free(values);
+}
+
+static int rewound_differences(bool keep_checkpoints, double *rebound) {
+    Engine *e = spheres_engine();
+    int var = engine_var_find(e, "left.vel.x");
+    static double straight[REWIND_FRAMES + 1], again[REWIND_FRAMES + 1];
+    run_to(e, REWIND_FRAMES, straight, var);
+    double *values = calloc((size_t)engine_var_count(e), sizeof(double));
+    /* mid-impact: the spheres touch at 50 ms for 76 ms */
+    IssimError err = {0};
+    if (!keep_checkpoints)
+        assert_int_equal(engine_enable_checkpoints(e, 4096, 64 << 20, &err), ISSIM_OK);
+    /* The frame's values, as the registry would hold them (a second engine run to it). */
+    int mid = 90;
+    Engine *ref = spheres_engine();
+    static double unused[REWIND_FRAMES + 1];
+    run_to(ref, mid, unused, var);
+    engine_write_vars(ref, values);
+    engine_destroy(ref);
+    assert_int_equal(engine_restore_vars(e, frame_time[mid], values, &err), ISSIM_OK);
+    free(values);
+    memcpy(again, straight, sizeof straight);
+    run_to(e, REWIND_FRAMES, again, var);
+    EngineStats st = engine_stats(e);
+    assert_int_equal(st.restores, keep_checkpoints ? 1 : 0);
+    int differing = 0;
+    for (int i = mid; i <= REWIND_FRAMES; i++)
+        differing += memcmp(&straight[i], &again[i], sizeof(double)) != 0;
+    *rebound = again[REWIND_FRAMES];
+    printf("rewind to %d ms (%s): %d of %d frames differ; rebound %.9f (uninterrupted %.9f)\n",
+           mid, keep_checkpoints ? "checkpoint" : "no checkpoint", differing,
+           REWIND_FRAMES - mid + 1, -again[REWIND_FRAMES], -straight[REWIND_FRAMES]);
+    engine_destroy(e);
+    return differing;
+}
+
+static void test_rewind_mid_impact_keeps_the_history(void **state) {
+    (void)state;
+    double with, without;
+    assert_int_equal(rewound_differences(true, &with), 0);
+    assert_true(rewound_differences(false, &without) > 0); /* the lost history shows */
+    assert_true(fabs(with - without) > 1e-3);
+}
+
 /* Bad input at engine build: maps of different periods in one pair; a map made for another
  * body. The message names the body, the pair or the file. */
 static void engine_fails(const char *left_map, const char *needle) {
@@ -507,6 +586,7 @@ int main(void) {
         cmocka_unit_test(test_quadrature_orders_with_memory),
         cmocka_unit_test(test_v8_flat_map_is_the_linear_spring),
         cmocka_unit_test(test_v9_restitution_falls_with_the_transient),
+        cmocka_unit_test(test_rewind_mid_impact_keeps_the_history),
         cmocka_unit_test(test_bad_maps_refused_at_build),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
