@@ -72,6 +72,14 @@ IssimStatus contact_map_flat(const char *body, double stiffness, double period, 
 IssimStatus contact_map_transient(const char *body, double stiffness, double peak, double decay,
                                   double period, int samples, ContactMap **out, IssimError *err);
 
+/* The body property contact_map (docs/scene-format.md): "flat K [period T]", "transient K PEAK
+ * DECAY [period T] [samples N]" (defaults T = 1e-4 s, N = 1000) or a map file. */
+bool contact_map_is_synthetic(const char *spec);
+/* Builds the map `spec` names for the body `body`: a synthetic map, or the file at `path` (spec
+ * resolved by the caller against its asset folders), whose `body` line must name `body`. */
+IssimStatus contact_map_load(const char *spec, const char *path, const char *body,
+                             ContactMap **out, IssimError *err);
+
 void contact_map_retain(ContactMap *map);
 void contact_map_release(ContactMap *map);
 

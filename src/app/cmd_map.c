@@ -137,33 +137,6 @@ static int plot_map(const ContactMap *map, const char *png, const int *nodes, in
     return 0;
 }
 
-/* "flat K [period T]" / "transient K PEAK DECAY [period T] [samples N]" (as the body property
- * contact_map takes them) into a map. */
-static IssimStatus synthetic(const char *spec, const char *body, ContactMap **out,
-                             IssimError *err) {
-    double k = NAN, peak = NAN, decay = NAN, period = 1e-4;
-    int samples = 1000, used = 0;
-    char key[16];
-    const char *p = spec;
-    bool flat = sscanf(p, "flat %lf%n", &k, &used) == 1;
-    if (!flat && sscanf(p, "transient %lf %lf %lf%n", &k, &peak, &decay, &used) != 3)
-        return issim_error_set(err, ISSIM_ERR_INVALID,
-                               "'%s': expected \"flat K [period T]\" or \"transient K PEAK DECAY "
-                               "[period T] [samples N]\"",
-                               spec);
-    for (p += used; sscanf(p, "%15s%n", key, &used) == 1;) {
-        p += used;
-        bool ok = strcmp(key, "period") == 0             ? sscanf(p, "%lf%n", &period, &used) == 1
-                  : strcmp(key, "samples") == 0 && !flat ? sscanf(p, "%d%n", &samples, &used) == 1
-                                                         : false;
-        if (!ok)
-            return issim_error_set(err, ISSIM_ERR_INVALID, "'%s': unexpected '%s'", spec, key);
-        p += used;
-    }
-    return flat ? contact_map_flat(body, k, period, out, err)
-                : contact_map_transient(body, k, peak, decay, period, samples, out, err);
-}
-
 static int write_synthetic(const char *path, const char *body, const char *spec) {
     ContactMap *map = NULL;
     IssimError err = {0};
@@ -171,7 +144,11 @@ static int write_synthetic(const char *path, const char *body, const char *spec)
         fprintf(stderr, "issim map: --write needs --body NAME and a synthetic map spec\n");
         return 2;
     }
-    if (synthetic(spec, body, &map, &err) != ISSIM_OK ||
+    if (!contact_map_is_synthetic(spec)) {
+        fprintf(stderr, "issim map: '%s': expected \"flat K ...\" or \"transient K ...\"\n", spec);
+        return 2;
+    }
+    if (contact_map_load(spec, NULL, body, &map, &err) != ISSIM_OK ||
         contact_map_write(map, path, &err) != ISSIM_OK) {
         fprintf(stderr, "issim map: %s\n", err.message);
         contact_map_release(map);

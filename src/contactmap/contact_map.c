@@ -285,3 +285,67 @@ IssimStatus contact_map_transient(const char *body, double stiffness, double pea
     free(h);
     return s;
 }
+
+/* ===== The body property's forms ===== */
+
+#define SYNTHETIC_DEFAULT_PERIOD 1e-4  /* s: the step of 000 4.2-4.3 */
+#define SYNTHETIC_DEFAULT_SAMPLES 1000 /* 0.1 s of memory at the default period */
+
+bool contact_map_is_synthetic(const char *spec) {
+    return strncmp(spec, "flat ", 5) == 0 || strncmp(spec, "transient ", 10) == 0;
+}
+
+/* The optional "period T" and "samples N" after the numbers. */
+static IssimStatus synthetic_options(const char *spec, const char *p, bool flat, double *period,
+                                     int *samples, IssimError *err) {
+    char key[16];
+    int used = 0;
+    while (sscanf(p, "%15s%n", key, &used) == 1) {
+        p += used;
+        bool ok = false;
+        if (strcmp(key, "period") == 0)
+            ok = sscanf(p, "%lf%n", period, &used) == 1;
+        else if (strcmp(key, "samples") == 0 && !flat)
+            ok = sscanf(p, "%d%n", samples, &used) == 1;
+        if (!ok)
+            return issim_error_set(err, ISSIM_ERR_INVALID,
+                                   "contact_map \"%s\": unexpected '%s' (known: period%s)", spec,
+                                   key, flat ? "" : ", samples");
+        p += used;
+    }
+    return ISSIM_OK;
+}
+
+static IssimStatus make_synthetic(const char *spec, const char *body, ContactMap **out,
+                                  IssimError *err) {
+    double k = NAN, peak = NAN, decay = NAN, period = SYNTHETIC_DEFAULT_PERIOD;
+    int samples = SYNTHETIC_DEFAULT_SAMPLES, used = 0;
+    bool flat = strncmp(spec, "flat ", 5) == 0;
+    bool ok = flat ? sscanf(spec, "flat %lf%n", &k, &used) == 1
+                   : sscanf(spec, "transient %lf %lf %lf%n", &k, &peak, &decay, &used) == 3;
+    if (!ok)
+        return issim_error_set(err, ISSIM_ERR_INVALID, "contact_map \"%s\": expected %s", spec,
+                               flat ? "\"flat K [period T]\""
+                                    : "\"transient K PEAK DECAY [period T] [samples N]\"");
+    IssimStatus s = synthetic_options(spec, spec + used, flat, &period, &samples, err);
+    if (s != ISSIM_OK)
+        return s;
+    return flat ? contact_map_flat(body, k, period, out, err)
+                : contact_map_transient(body, k, peak, decay, period, samples, out, err);
+}
+
+IssimStatus contact_map_load(const char *spec, const char *path, const char *body,
+                             ContactMap **out, IssimError *err) {
+    *out = NULL;
+    if (contact_map_is_synthetic(spec))
+        return make_synthetic(spec, body, out, err);
+    IssimStatus s = contact_map_read(path, out, err);
+    if (s == ISSIM_OK && strcmp(contact_map_body(*out), body) != 0) {
+        s = issim_error_set(err, ISSIM_ERR_INVALID,
+                            "%s: the map is for body \"%s\", not \"%s\" (its 'body' line)", spec,
+                            contact_map_body(*out), body);
+        contact_map_release(*out);
+        *out = NULL;
+    }
+    return s;
+}

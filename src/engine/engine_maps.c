@@ -8,75 +8,16 @@
 
 #include "engine_internal.h"
 
-#define MAP_DEFAULT_PERIOD 1e-4  /* s: the step of 000 4.2-4.3 */
-#define MAP_DEFAULT_SAMPLES 1000 /* 0.1 s of memory at the default period */
-
-/* "flat K [period T]" or "transient K PEAK DECAY [period T] [samples N]". false: not a
- * synthetic spec (a file name). */
-static bool parse_synthetic(const char *spec, const char *body, ContactMap **out,
-                            IssimStatus *status, IssimError *err) {
-    char kind[16] = "";
-    int used = 0;
-    if (sscanf(spec, "%15s%n", kind, &used) != 1 ||
-        (strcmp(kind, "flat") != 0 && strcmp(kind, "transient") != 0))
-        return false;
-    double values[3] = {NAN, NAN, NAN}, period = MAP_DEFAULT_PERIOD;
-    int need = strcmp(kind, "flat") == 0 ? 1 : 3, samples = MAP_DEFAULT_SAMPLES;
-    const char *p = spec + used;
-    for (int i = 0; i < need; i++) {
-        int n = 0;
-        if (sscanf(p, "%lf%n", &values[i], &n) != 1) {
-            *status =
-                issim_error_set(err, ISSIM_ERR_INVALID, "contact_map \"%s\": expected %s", spec,
-                                need == 1 ? "\"flat K [period T]\""
-                                          : "\"transient K PEAK DECAY [period T] "
-                                            "[samples N]\"");
-            return true;
-        }
-        p += n;
-    }
-    char key[16];
-    int n = 0;
-    while (sscanf(p, "%15s%n", key, &n) == 1) {
-        p += n;
-        int m = 0;
-        bool ok = false;
-        if (strcmp(key, "period") == 0)
-            ok = sscanf(p, "%lf%n", &period, &m) == 1;
-        else if (strcmp(key, "samples") == 0 && need == 3)
-            ok = sscanf(p, "%d%n", &samples, &m) == 1;
-        if (!ok) {
-            *status = issim_error_set(err, ISSIM_ERR_INVALID,
-                                      "contact_map \"%s\": unexpected '%s' (known: period%s)", spec,
-                                      key, need == 3 ? ", samples" : "");
-            return true;
-        }
-        p += m;
-    }
-    *status = need == 1 ? contact_map_flat(body, values[0], period, out, err)
-                        : contact_map_transient(body, values[0], values[1], values[2], period,
-                                                samples, out, err);
-    return true;
-}
-
 static IssimStatus load_body_map(Engine *e, EngineBody *b, IssimError *err) {
     const char *spec = thing_string(e->db, b->thing, "contact_map");
     if (!spec || !spec[0])
         return ISSIM_OK;
+    char resolved[1024];
+    const char *path = contact_map_is_synthetic(spec)
+                           ? spec
+                           : engine_asset_path(e, spec, resolved, sizeof resolved);
     IssimError sub = {0};
-    IssimStatus s = ISSIM_OK;
-    if (!parse_synthetic(spec, b->name, &b->contact_map, &s, &sub)) {
-        char resolved[1024];
-        s = contact_map_read(engine_asset_path(e, spec, resolved, sizeof resolved), &b->contact_map,
-                             &sub);
-        if (s == ISSIM_OK && strcmp(contact_map_body(b->contact_map), b->name) != 0) {
-            s = issim_error_set(&sub, ISSIM_ERR_INVALID,
-                                "%s: the map is for body \"%s\", not \"%s\" (its 'body' line)",
-                                spec, contact_map_body(b->contact_map), b->name);
-            contact_map_release(b->contact_map);
-            b->contact_map = NULL;
-        }
-    }
+    IssimStatus s = contact_map_load(spec, path, b->name, &b->contact_map, &sub);
     if (s != ISSIM_OK)
         return issim_error_set(err, s, "%s.contact_map: %s", b->name, sub.message);
     return ISSIM_OK;
