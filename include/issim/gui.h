@@ -12,6 +12,7 @@
 #define ISSIM_GUI_H
 
 #include "issim/core.h"
+#include "issim/contactmap.h"
 #include "issim/registry.h"
 #include "issim/thing.h"
 
@@ -88,6 +89,17 @@ typedef struct GuiDeviceReadout {
 void gui_device_readout(const Registry *reg, const GuiDevice *device, GuiDeviceReadout *out);
 
 /* What the panels show. Filled by the display each frame; Borrowed by the GUI for the frame. */
+/* The selected body's contact-response map (000 ch. 3) for the map panel: its node responses,
+ * the node its contact uses now and the normal force of its contacts over the last frames. */
+typedef struct GuiMapView {
+    const ContactMap *map; /* Borrowed */
+    const char *body;
+    int active_node;    /* -1: not in contact */
+    const float *force; /* N, oldest first */
+    int force_count;
+    double force_seconds; /* simulated time the force samples span */
+} GuiMapView;
+
 typedef struct GuiState {
     int width, height;
     const ThingDb *db;   /* Nullable: the display's copy (edits accepted so far applied) */
@@ -115,9 +127,10 @@ typedef struct GuiState {
     int log_count; /* oldest first */
     const GuiLogLine *log;
     ThingId selected;
-    GuiToggles *toggles;     /* the GUI flips these directly */
-    bool *open_dialog;       /* the Ctrl+O "Open scene" window; the GUI closes it */
-    const GuiDevice *device; /* Nullable: no --device, no device panel */
+    GuiToggles *toggles;        /* the GUI flips these directly */
+    bool *open_dialog;          /* the Ctrl+O "Open scene" window; the GUI closes it */
+    const GuiDevice *device;    /* Nullable: no --device, no device panel */
+    const GuiMapView *map_view; /* Nullable: the selected body has no contact map */
 } GuiState;
 
 /* What the user asked for this frame. Cleared by the display before each frame. */

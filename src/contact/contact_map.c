@@ -30,6 +30,7 @@ typedef struct MapSide {
     ContactMapSource source; /* map NULL: a flat side (no history) */
     ContactMapConvolution convolution;
     double current; /* c: the coefficient of the current indentation, N/m */
+    double steady;  /* h(NT): the stiffness the response settles to, N/m */
     /* H at the last sample and at the next, N: inside the step H moves linearly between them
      * (held at `history` it would make the scheme first order). */
     double history_prev, history;
@@ -73,14 +74,17 @@ static void side_begin(const ContactParams *p, MapState *st, const ContactMap *m
                        Vec3 normal, size_t offset, MapSide *s) {
     *s = (MapSide){.convolution = p->map_convolution, .offset = offset};
     if (!map) {
-        s->current = p->stiffness;
+        s->current = s->steady = p->stiffness;
         return;
     }
     ContactMapChoice c = contact_map_choose(map, point, normal, p->map_interpolate);
     s->source = (ContactMapSource){
         .map = map, .node = c.node, .second = c.second, .weight = c.weight, .rule = p->map_rule};
+    int last = contact_map_samples(map) - 1;
     s->current = c.weight * contact_map_step(map, c.node)[0] +
                  (1.0 - c.weight) * contact_map_step(map, c.second)[0];
+    s->steady = c.weight * contact_map_step(map, c.node)[last] +
+                (1.0 - c.weight) * contact_map_step(map, c.second)[last];
     contact_map_conv_init(map, p->map_convolution, conv_state(st, s));
 }
 
@@ -185,15 +189,16 @@ static double map_time_scale(const ContactParams *p, double effective_mass) {
     return k > 0.0 ? sqrt(effective_mass / k) : INFINITY;
 }
 
-/* The elastic energy of the steady state at this depth: exact for flat maps; with memory the
- * stored energy is not a function of the depth (000 3.7.2), this is its equilibrium part. */
+/* The elastic energy of the steady state at this depth (the two sides' h(NT) in series): exact
+ * for flat maps; with memory the stored energy is not a function of the depth (000 3.7.2: the
+ * transient's share sits in the body's internal waves), this is its equilibrium part. */
 static double map_potential(const ContactParams *p, const ContactHistory *h,
                             const ContactKinematics *k) {
     const MapState *st = h->state;
     if (k->depth <= 0.0)
         return 0.0;
-    double ca = st ? st->a.current : p->stiffness, cb = st ? st->b.current : p->stiffness;
-    return 0.5 * ca * cb / (ca + cb) * k->depth * k->depth;
+    double ka = st ? st->a.steady : p->stiffness, kb = st ? st->b.steady : p->stiffness;
+    return ka + kb > 0.0 ? 0.5 * ka * kb / (ka + kb) * k->depth * k->depth : 0.0;
 }
 
 /* A contact that cannot be restored from a checkpoint restarts its history at k: the

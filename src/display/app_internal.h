@@ -69,6 +69,18 @@ typedef struct AppDevice {
     GuiDevice gui; /* what the panel shows, rebuilt each frame from the fields above */
 } AppDevice;
 
+/* The map panel's data (app_map.c): the selected body's contact map and the normal force of its
+ * contacts over the last APP_MAP_FORCE_SAMPLES displayed frames. */
+#define APP_MAP_FORCE_SAMPLES 400
+typedef struct AppMapView {
+    GuiMapView gui;
+    const SceneView *view; /* the view the samples belong to */
+    int body;              /* view body index, or -1 */
+    float force[APP_MAP_FORCE_SAMPLES];
+    double t[APP_MAP_FORCE_SAMPLES];
+    int count;
+} AppMapView;
+
 typedef struct App {
     DisplayOptions options;
     SimOptions sim_options; /* for the first scene (its --set overrides) */
@@ -127,7 +139,11 @@ typedef struct App {
     Script *script;
     AppLog log;
     AppDevice device;
+    AppMapView map_view;
 } App;
+
+/* app_map.c: the map panel's data for this frame, or NULL (the selection has no map) */
+const GuiMapView *app_map_view(App *app);
 
 /* app_session.c */
 bool app_open_scene(App *app, const char *path, bool keep_camera);

@@ -174,6 +174,7 @@ static void fill_gui_state(App *app, GuiState *g) {
     g->fps = app->fps;
     g->engine_rate = app->engine_rate;
     g->device = app_device_gui(app);
+    g->map_view = app_map_view(app);
     if (s->sim) {
         g->paused = sim_paused(s->sim);
         g->speed = sim_speed(s->sim);

@@ -7,6 +7,7 @@
 #include <GL/glew.h>
 
 #include "issim/collision.h"
+#include "issim/contactmap.h"
 #include "issim/display.h"
 #include "issim/engine.h"
 #include "issim/registry.h"
@@ -111,6 +112,8 @@ typedef struct ViewBody {
                         and what it checks ids read from the registry against */
     double mass;
     int var_pos, var_orient, var_vel; /* registry variable indices of .pos.x, .orient.w, .vel.x */
+    ContactMap *map; /* owned reference: the body's contact-response map, or NULL */
+    int instance;    /* its first instance (the thing's pose), or -1 */
 } ViewBody;
 
 /* The haptic handle (--device): its point mapped into the world and the coupling line to the
@@ -158,6 +161,10 @@ int scene_view_pick(const SceneView *view, Vec3 origin, Vec3 dir, Vec3 *hit);
  * EngineBodyId another thread wrote) names a body of this view only if this session's engine
  * issued it. */
 int scene_view_body_of(const SceneView *view, EngineBodyId id);
+/* The node of body's map (view body index) a contact report's point and normal choose, the way
+ * the contact_map model chooses it at onset (contact_map_choose), or -1: no map, not this body's
+ * contact. */
+int scene_view_map_node(const SceneView *view, int body, const ContactReport *c);
 
 /* ===== Renderer ===== */
 

@@ -320,6 +320,35 @@ static void contact_lines(Renderer *r, const RenderFrame *f, double size) {
     }
 }
 
+/* Contact-map bodies (000 ch. 3): each node as a short stick along its outward normal, and the
+ * node an active contact uses (the one the model chose: same rule) long and red. */
+static void map_node_lines(Renderer *r, const RenderFrame *f, double size) {
+    static const float node_col[4] = {0.95f, 0.85f, 0.2f, 1}, active_col[4] = {1.0f, 0.2f, 0.2f, 1};
+    const SceneView *view = f->view;
+    for (int b = 0; b < view->body_count; b++) {
+        const ViewBody *vb = &view->bodies[b];
+        if (!vb->map || vb->instance < 0)
+            continue;
+        Pose pose = view->instances[vb->instance].pose;
+        int count = contact_map_node_count(vb->map);
+        int stride = count > 400 ? count / 400 : 1; /* a dense map: every k-th node */
+        for (int j = 0; j < count; j += stride) {
+            const ContactMapNode *n = contact_map_node(vb->map, j);
+            Vec3 p = pose_apply(pose, n->position);
+            line(r, p, vec3_add(p, quat_rotate(pose.q, vec3_scale(n->normal, size))), node_col);
+        }
+        for (int i = 0; i < f->contact_count; i++) {
+            int j = scene_view_map_node(view, b, &f->contacts[i]);
+            if (j < 0)
+                continue;
+            const ContactMapNode *n = contact_map_node(vb->map, j);
+            Vec3 p = pose_apply(pose, n->position);
+            Vec3 d = quat_rotate(pose.q, vec3_scale(n->normal, 4.0 * size));
+            line(r, vec3_sub(p, d), vec3_add(p, d), active_col);
+        }
+    }
+}
+
 static void trail_lines(Renderer *r, const RenderFrame *f) {
     static const float col[4] = {0.95f, 0.75f, 0.3f, 1};
     for (int b = 0; b < f->view->body_count; b++) {
@@ -357,6 +386,8 @@ static void build_lines(Renderer *r, const RenderFrame *f) {
         if (view->instances[i].wire)
             plane_outline(r, &view->instances[i]);
     contact_lines(r, f, 0.01 * view->radius);
+    if (f->toggles.contacts)
+        map_node_lines(r, f, 0.02 * view->radius);
     if (f->toggles.trails && f->trails)
         trail_lines(r, f);
     if (f->selected_instance >= 0 && f->selected_instance < view->instance_count)

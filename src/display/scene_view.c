@@ -411,6 +411,20 @@ static bool name_matches(const ThingDb *db, ThingId id, const char *name) {
            strcmp(thing_name(db, id), name) == 0;
 }
 
+/* The body's contact map, for drawing its nodes and the GUI's map panel. The engine has
+ * checked it already; a failure here only leaves the view without it. */
+static void load_map(const Builder *b, ViewBody *vb) {
+    const char *spec = thing_string(b->db, vb->thing, "contact_map");
+    if (!spec || !spec[0])
+        return;
+    char resolved[1024];
+    const char *path =
+        contact_map_is_synthetic(spec) ? spec : asset_path(b, spec, resolved, sizeof resolved);
+    IssimError err = {0};
+    if (contact_map_load(spec, path, vb->name, &vb->map, &err) != ISSIM_OK)
+        issim_log(ISSIM_LOG_WARN, "display: %s.contact_map: %s", vb->name, err.message);
+}
+
 static bool add_bodies(Builder *b, const Registry *reg, const char *const *body_names,
                        int body_count) {
     const ThingDb *db = b->db;
@@ -442,9 +456,14 @@ static bool add_bodies(Builder *b, const Registry *reg, const char *const *body_
             return false;
         }
         vb->mass = thing_real(db, vb->thing, "mass");
+        load_map(b, vb);
         if (!add_body(b, vb->thing, body))
             return false;
         /* Until the first frame: the scene's initial pose. */
+        vb->instance = -1;
+        for (int k = 0; k < v->instance_count; k++)
+            if (v->instances[k].body == body && vb->instance < 0)
+                vb->instance = k;
         for (int k = 0; k < v->instance_count; k++)
             if (v->instances[k].body == body)
                 v->instances[k].pose =
@@ -497,6 +516,8 @@ void scene_view_destroy(SceneView *v) {
     free(v->trimeshes);
     free(v->meshes);
     free(v->instances);
+    for (int b = 0; v->bodies && b < v->body_count; b++)
+        contact_map_release(v->bodies[b].map);
     free(v->bodies);
     free(v);
 }
@@ -591,4 +612,20 @@ int scene_view_pick(const SceneView *v, Vec3 origin, Vec3 dir, Vec3 *hit) {
     if (best >= 0 && hit)
         *hit = vec3_add(origin, vec3_scale(dir, best_t));
     return best;
+}
+
+int scene_view_map_node(const SceneView *view, int body, const ContactReport *c) {
+    if (body < 0 || body >= view->body_count || !view->bodies[body].map ||
+        view->bodies[body].instance < 0)
+        return -1;
+    int a = scene_view_body_of(view, engine_body_id_unpack(c->body_a));
+    int b = c->body_b ? scene_view_body_of(view, engine_body_id_unpack(c->body_b)) : -1;
+    if (a != body && b != body)
+        return -1;
+    /* The report's normal points from b into a: a's outward normal is its negative. */
+    Vec3 outward = a == body ? vec3_scale(c->normal, -1.0) : c->normal;
+    Pose pose = view->instances[view->bodies[body].instance].pose;
+    Vec3 point = quat_rotate_inv(pose.q, vec3_sub(c->point, pose.p));
+    Vec3 normal = quat_rotate_inv(pose.q, outward);
+    return contact_map_choose(view->bodies[body].map, point, normal, false).node;
 }

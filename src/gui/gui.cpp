@@ -16,6 +16,7 @@
 // issim's headers are C11: its one C-only keyword gets the C++ spelling here.
 #define _Noreturn [[noreturn]]
 extern "C" {
+#include "issim/contactmap.h"
 #include "issim/core.h"
 #include "issim/registry.h"
 #include "issim/thing.h"
@@ -551,6 +552,52 @@ void plots_panel(const GuiState *s) {
             plot_one(s, k);
 }
 
+// The selected body's contact map (000 ch. 3): a node's step response h(kT) and impulse
+// response g(kT) = (h(kT) - h((k-1)T)) / T (eq. 3.16), and the live normal force of its contacts.
+// The node shown follows the contact's active node unless the user picks one.
+void map_panel(const GuiState *s) {
+    const GuiMapView *m = s->map_view;
+    if (!m || !m->map || !ImGui::CollapsingHeader("Contact map", ImGuiTreeNodeFlags_DefaultOpen))
+        return;
+    static int node = 0;
+    static bool follow = true;
+    const ContactMap *map = m->map;
+    int count = contact_map_node_count(map), n = contact_map_samples(map);
+    double T = contact_map_period(map);
+    ImGui::TextWrapped("%s: %d node%s, T = %g s, %d samples", m->body, count, count == 1 ? "" : "s",
+                       T, n);
+    if (m->active_node >= 0)
+        ImGui::TextColored(kRed, "in contact at node %d", m->active_node);
+    else
+        ImGui::TextUnformatted("not in contact");
+    ImGui::Checkbox("follow the contact", &follow);
+    if (follow && m->active_node >= 0)
+        node = m->active_node;
+    ImGui::SetNextItemWidth(-60);
+    ImGui::SliderInt("node", &node, 0, count - 1);
+    node = node < 0 ? 0 : (node >= count ? count - 1 : node);
+    const ContactMapNode *cn = contact_map_node(map, node);
+    if (std::isfinite(cn->angle))
+        ImGui::Text("angle %.1f deg", cn->angle);
+    static float step[512], impulse[512];
+    const double *h = contact_map_step(map, node);
+    int stride = n > 512 ? (n + 511) / 512 : 1, k = 0;
+    for (int i = 0; i < n && k < 512; i += stride, k++) {
+        step[k] = (float)h[i];
+        impulse[k] = (float)((h[i] - (i > 0 ? h[i - 1] : 0.0)) / T);
+    }
+    char overlay[96];
+    std::snprintf(overlay, sizeof overlay, "h(kT), %.4g N/m at the end", h[n - 1]);
+    float w = ImGui::GetContentRegionAvail().x;
+    ImGui::PlotLines("##step", step, k, 0, overlay, FLT_MAX, FLT_MAX, ImVec2(w, 55));
+    std::snprintf(overlay, sizeof overlay, "g(kT) over %.3g s", n * T);
+    ImGui::PlotLines("##impulse", impulse, k, 0, overlay, FLT_MAX, FLT_MAX, ImVec2(w, 55));
+    float last = m->force_count ? m->force[m->force_count - 1] : 0.0f;
+    std::snprintf(overlay, sizeof overlay, "force %.4g N (last %.3g s)", last, m->force_seconds);
+    ImGui::PlotLines("##force", m->force, m->force_count, 0, overlay, 0.0f, FLT_MAX,
+                     ImVec2(w, 55));
+}
+
 void save_panel(const GuiState *s, GuiRequests *r) {
     if (!ImGui::CollapsingHeader("Save and screenshot"))
         return;
@@ -596,6 +643,7 @@ void right_panel(const GuiState *s, GuiRequests *r) {
         universe_panel(s, r);
         recording_panel(s, r);
         plots_panel(s);
+        map_panel(s);
         save_panel(s, r);
         log_panel(s);
     }
