@@ -1,0 +1,265 @@
+/* V12 (VALIDATION.md; seed 001, Hotz et al.): the complementarity resolvers through the engine.
+ * After every step of the fixpoint/Lemke scheme (001 2.2) and of the Fischer-Newton scheme
+ * (001 2.1) the contact distances are >= 0 to the solver tolerance, the normal forces >= 0 and
+ * force x distance = 0 at each contact; the LCP matrix N^T J^T M^-1 J N is symmetric PSD; a box
+ * resting on a plane carries its weight in total; a four-legged chair's leg forces are not unique
+ * but sum to its weight. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "issim/engine.h"
+#include "issim/io.h"
+#include "issim/math.h"
+
+#define G 9.81
+
+/* ===== A solver that checks every solve of the one it wraps ===== */
+
+typedef struct Checker {
+    const EngineComplementaritySolver *inner;
+    long solves;
+    double worst_distance;  /* most negative distance after the step (m) */
+    double worst_impulse;   /* most negative impulse */
+    double worst_product;   /* max |lambda_i d_i|, N s m */
+    double worst_asymmetry; /* max |A - A^T| / max |A| */
+    double lowest_eigen;    /* min over solves of lambda_min(A) / lambda_max(A) */
+} Checker;
+
+/* A = Jn M^-1 Jn^T, d = delta(s+) for u+ = u + M^-1 (h f + Jn^T lambda). */
+static void check_solve(Checker *c, const EngineIslandSystem *sys, const double *lambda) {
+    int n = sys->dim, m = sys->contacts;
+    double *minv_jt = calloc((size_t)n * m, sizeof(double)), *a = calloc((size_t)m * m, 8);
+    double *u = calloc((size_t)n, sizeof(double)), *ev = calloc((size_t)m, sizeof(double));
+    double *g = calloc((size_t)n, sizeof(double));
+    for (int r = 0; r < n; r++) {
+        g[r] = sys->h * sys->force[r];
+        for (int i = 0; i < m; i++)
+            g[r] += sys->jn[i + m * r] * lambda[i];
+    }
+    for (int r = 0; r < n; r++) {
+        u[r] = sys->velocity[r];
+        for (int k = 0; k < n; k++) {
+            u[r] += sys->inv_mass[r + n * k] * g[k];
+            for (int i = 0; i < m; i++)
+                minv_jt[r + n * i] += sys->inv_mass[r + n * k] * sys->jn[i + m * k];
+        }
+    }
+    double amax = 0.0;
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < m; j++) {
+            for (int r = 0; r < n; r++)
+                a[i + m * j] += sys->jn[i + m * r] * minv_jt[r + n * j];
+            amax = fmax(amax, fabs(a[i + m * j]));
+        }
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < m; j++)
+            c->worst_asymmetry = fmax(c->worst_asymmetry, fabs(a[i + m * j] - a[j + m * i]) / amax);
+    assert_int_equal(linalg_symmetric_eigen(m, a, ev, false), 0);
+    c->lowest_eigen = fmin(c->lowest_eigen, ev[0] / ev[m - 1]);
+    /* the distances after the step: the pass's gaps moved by the engine's delta(s') */
+    double *moved = calloc((size_t)m, sizeof(double)), *still = calloc((size_t)m, sizeof(double));
+    sys->gap_after(sys->ctx, u, moved);
+    memset(g, 0, sizeof(double) * (size_t)n);
+    sys->gap_after(sys->ctx, g, still);
+    for (int i = 0; i < m; i++) {
+        double d = sys->gap[i] + moved[i] - still[i];
+        c->worst_distance = fmin(c->worst_distance, d);
+        c->worst_impulse = fmin(c->worst_impulse, lambda[i]);
+        c->worst_product = fmax(c->worst_product, fabs(lambda[i] * d));
+    }
+    free(moved);
+    free(still);
+    free(minv_jt);
+    free(a);
+    free(u);
+    free(ev);
+    free(g);
+}
+
+static IssimStatus checked_solve(void *user, const EngineIslandSystem *sys,
+                                 EngineIslandSolution *out, IssimError *err) {
+    Checker *c = user;
+    IssimStatus s = c->inner->solve(NULL, sys, out, err);
+    if (s == ISSIM_OK) {
+        c->solves++;
+        check_solve(c, sys, out->lambda_n);
+    }
+    return s;
+}
+
+static const EngineComplementaritySolver checked = {.name = "checked", .solve = checked_solve};
+
+static Checker checker(const EngineComplementaritySolver *inner) {
+    return (Checker){.inner = inner, .lowest_eigen = INFINITY};
+}
+
+/* ===== Scenes ===== */
+
+static Engine *engine_from_db(ThingDb *db, IssimError *err) {
+    EngineOptions o = engine_options_default();
+    Engine *e = engine_create(db, &o, err);
+    thingdb_destroy(db);
+    if (!e)
+        fail_msg("engine: %s", err->message);
+    return e;
+}
+
+static Engine *engine_from_source(const char *source) {
+    ThingDb *db = NULL;
+    IssimError err = {0};
+    if (scene_load_string("v12.lua", source, strlen(source), NULL, &db, &err) != ISSIM_OK)
+        fail_msg("scene: %s", err.message);
+    return engine_from_db(db, &err);
+}
+
+static Engine *engine_from_file(const char *relative) {
+    ThingDb *db = NULL;
+    IssimError err = {0};
+    if (scene_load_file(test_source_path(relative), NULL, &db, &err) != ISSIM_OK)
+        fail_msg("scene: %s", err.message);
+    return engine_from_db(db, &err);
+}
+
+/* A 2 kg box dropped flat from 2 cm, tilted slightly so its corners land one after another. */
+static const char *box_source =
+    "return { name = 'v12_box',\n"
+    "  universe = { gravity = {0, 0, -9.81}, integrator = 'bdf', dt = 1e-3 },\n"
+    "  things = {\n"
+    "    { name = 'box', kind = 'body', shape = 'box', half_extents = {0.05, 0.05, 0.05},\n"
+    "      mass = 2, inertia = {3.333e-3, 3.333e-3, 3.333e-3}, pos = {0, 0, 0.07},\n"
+    "      orient = {0.99995, 0.00707, 0.00707, 0}, material = 'box' },\n"
+    "    { name = 'floor', kind = 'obstacle', shape = 'plane', normal = {0, 0, 1},\n"
+    "      offset = 0, material = 'floor' } },\n"
+    "  contacts = {\n"
+    "    { name = 'box_floor', materials = {'box', 'floor'}, resolver = 'complementarity' } } }\n";
+
+typedef struct RunResult {
+    double deepest;       /* largest depth reported after any step, m */
+    double lowest_force;  /* most negative reported normal force, N */
+    double worst_product; /* max |force x depth| over the reported contacts, N m */
+    double load;          /* sum of the normal forces at the end, N */
+    double forces[8];     /* the last step's normal forces */
+    Vec3 points[8];       /* and their points */
+    int contacts;
+} RunResult;
+
+/* Runs e to t_end in output steps, checking the reported contacts after each. */
+static RunResult run(Engine *e, double t_end) {
+    RunResult r = {0};
+    IssimError err = {0};
+    for (int i = 1; engine_time(e) < t_end - 1e-12; i++) {
+        if (engine_advance(e, i * 1e-3, &err) != ISSIM_OK)
+            fail_msg("step to %g s: %s", i * 1e-3, err.message);
+        ContactReport rep[8];
+        int n = engine_contact_reports(e, rep, 8);
+        r.load = 0.0;
+        r.contacts = n;
+        for (int k = 0; k < n && k < 8; k++) {
+            r.deepest = fmax(r.deepest, rep[k].depth);
+            r.lowest_force = fmin(r.lowest_force, rep[k].normal_force);
+            r.worst_product = fmax(r.worst_product, fabs(rep[k].normal_force * rep[k].depth));
+            r.load += rep[k].normal_force;
+            r.forces[k] = rep[k].normal_force;
+            r.points[k] = rep[k].point;
+        }
+    }
+    return r;
+}
+
+static void assert_complementary(const Checker *c, const RunResult *r, const char *what) {
+    printf("%s: %ld solves; after each: distance >= %.3g m, impulse >= %.3g N s, |impulse x "
+           "distance| <= %.3g; A asymmetry %.3g, lambda_min / lambda_max >= %.3g; reported: depth "
+           "<= %.3g m, force >= %.3g N, |force x depth| <= %.3g N m\n",
+           what, c->solves, c->worst_distance, c->worst_impulse, c->worst_product,
+           c->worst_asymmetry, c->lowest_eigen, r->deepest, r->lowest_force, r->worst_product);
+    assert_true(c->solves > 100);
+    assert_true(c->worst_distance >= -1e-9);
+    assert_true(c->worst_impulse >= 0.0);
+    assert_true(c->worst_product <= 1e-12);
+    assert_true(c->worst_asymmetry <= 1e-12);
+    assert_true(c->lowest_eigen >= -1e-12); /* PSD (singular: four coplanar contacts) */
+    assert_true(r->deepest <= 1e-9);
+    assert_true(r->lowest_force >= 0.0);
+    assert_true(r->worst_product <= 1e-9);
+}
+
+/* The sum of the forces is m g, their moment about the centre of mass zero; the forces
+ * themselves are not unique (four coplanar contacts): Lemke ends on a vertex of the family (two
+ * diagonal corners can hold a centred box), Newton inside it. Returns the moment's norm. */
+static double balance(const Engine *e, const RunResult *r, double weight, const char *what) {
+    EngineBodyState body = engine_body_state(e, engine_body_id(e, 0));
+    Vec3 moment = vec3(0.0, 0.0, 0.0);
+    for (int k = 0; k < r->contacts; k++)
+        moment = vec3_add(
+            moment, vec3_cross(vec3_sub(r->points[k], body.pos), vec3(0.0, 0.0, r->forces[k])));
+    printf("%s: at rest on %d contacts, forces %.6f %.6f %.6f %.6f N, sum %.9f N for m g = %.9f "
+           "N, moment about the centre of mass %.3g N m, speed %.3g m/s\n",
+           what, r->contacts, r->forces[0], r->forces[1], r->forces[2], r->forces[3], r->load,
+           weight, vec3_norm(moment), vec3_norm(body.vel));
+    assert_near(r->load, weight, 1e-6 * weight);
+    assert_near(vec3_norm(body.vel), 0.0, 1e-6);
+    return vec3_norm(moment);
+}
+
+static void box_carries_weight(const EngineComplementaritySolver *solver) {
+    Engine *e = engine_from_source(box_source);
+    Checker c = checker(solver);
+    engine_set_complementarity_solver(e, &checked, &c);
+    RunResult r = run(e, 1.0);
+    assert_complementary(&c, &r, solver->name);
+    assert_true(r.contacts >= 2);
+    assert_true(balance(e, &r, 2 * G, solver->name) <= 1e-6);
+    assert_near(engine_body_state(e, engine_body_id(e, 0)).pos.z, 0.05, 1e-6);
+    engine_destroy(e);
+}
+
+static void test_box_lemke(void **state) {
+    (void)state;
+    box_carries_weight(engine_complementarity_lemke());
+}
+
+static void test_box_fischer_newton(void **state) {
+    (void)state;
+    box_carries_weight(engine_complementarity_fischer_newton());
+}
+
+/* The chair: four legs, three equations; the forces may differ by solver, never their sum, and
+ * each set balances the weight's moment about the centre of mass. */
+static void chair_carries_weight(const EngineComplementaritySolver *solver) {
+    Engine *e = engine_from_file("scenes/chair.lua");
+    Checker c = checker(solver);
+    engine_set_complementarity_solver(e, &checked, &c);
+    RunResult r = run(e, 1.0);
+    assert_complementary(&c, &r, solver->name);
+    assert_true(r.contacts >= 3); /* the centre of mass is off the middle: no two legs hold it */
+    assert_true(balance(e, &r, 5 * G, solver->name) <= 1e-6);
+    assert_near(engine_body_state(e, engine_body_id(e, 0)).pos.z, 0.45, 1e-6);
+    engine_destroy(e);
+}
+
+static void test_chair_lemke(void **state) {
+    (void)state;
+    chair_carries_weight(engine_complementarity_lemke());
+}
+
+static void test_chair_fischer_newton(void **state) {
+    (void)state;
+    chair_carries_weight(engine_complementarity_fischer_newton());
+}
+
+static void test_chair_reference(void **state) {
+    (void)state;
+    chair_carries_weight(engine_complementarity_reference());
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_box_lemke),       cmocka_unit_test(test_box_fischer_newton),
+        cmocka_unit_test(test_chair_lemke),     cmocka_unit_test(test_chair_fischer_newton),
+        cmocka_unit_test(test_chair_reference),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
