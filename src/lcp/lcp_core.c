@@ -92,7 +92,7 @@ bool lcp_basis_z_basic(const LcpBasis *basis, int i) {
 }
 
 IssimStatus lcp_check_problem(const char *solver, const LcpProblem *p, const LcpWorkspace *ws,
-                              IssimError *err) {
+                              LcpNorms *norms, IssimError *err) {
     if (!p || !ws || !p->matrix || !p->q)
         return issim_error_set(err, ISSIM_ERR_INVALID, "%s: NULL problem, data or workspace",
                                solver);
@@ -101,15 +101,26 @@ IssimStatus lcp_check_problem(const char *solver, const LcpProblem *p, const Lcp
                                "%s: problem size %d is outside the workspace's [1, %d]", solver,
                                p->n, ws->max_n);
     size_t n = (size_t)p->n;
-    for (size_t i = 0; i < n; i++)
+    double *row_sum = lcp_vec(ws, LCP_VEC_RHS);
+    *norms = (LcpNorms){0};
+    for (size_t i = 0; i < n; i++) {
         if (!isfinite(p->q[i]))
             return issim_error_set(err, ISSIM_ERR_INVALID, "%s: q[%zu] is not finite (%g)", solver,
                                    i, p->q[i]);
-    for (size_t i = 0; i < n * n; i++)
-        if (!isfinite(p->matrix[i]))
-            return issim_error_set(err, ISSIM_ERR_INVALID,
-                                   "%s: matrix entry (%zu, %zu) is not finite (%g)", solver, i % n,
-                                   i / n, p->matrix[i]);
+        norms->q = lcp_max(norms->q, fabs(p->q[i]));
+        row_sum[i] = 0.0;
+    }
+    for (size_t j = 0; j < n; j++)
+        for (size_t i = 0; i < n; i++) {
+            double a = p->matrix[i + n * j];
+            if (!isfinite(a))
+                return issim_error_set(err, ISSIM_ERR_INVALID,
+                                       "%s: matrix entry (%zu, %zu) is not finite (%g)", solver, i,
+                                       j, a);
+            row_sum[i] += fabs(a);
+        }
+    for (size_t i = 0; i < n; i++)
+        norms->m = lcp_max(norms->m, row_sum[i]);
     return ISSIM_OK;
 }
 
@@ -122,27 +133,19 @@ double lcp_violation(const LcpProblem *p, const double *z, double *w_out) {
             w += p->matrix[i + (size_t)n * j] * z[j];
         if (w_out)
             w_out[i] = w;
-        worst = fmax(worst, fmax(fmax(-w, -z[i]), fabs(w * z[i])));
         if (!isfinite(w) || !isfinite(z[i]))
             return INFINITY;
+        worst = lcp_max(worst, lcp_max(lcp_max(-w, -z[i]), fabs(w * z[i])));
     }
     return worst;
 }
 
-double lcp_scaled_tolerance(const LcpProblem *p, const double *z, double tolerance) {
-    int n = p->n;
-    double qmax = 0.0, mmax = 0.0, zmax = 0.0;
-    for (int i = 0; i < n; i++) {
-        qmax = fmax(qmax, fabs(p->q[i]));
-        zmax = fmax(zmax, fabs(z[i]));
-        double row = 0.0;
-        for (int j = 0; j < n; j++)
-            row += fabs(p->matrix[i + (size_t)n * j]);
-        mmax = fmax(mmax, row);
-    }
-    double scale = fmax(1.0, fmax(qmax, mmax * zmax));
-    /* the product z_i w_i carries the scale twice */
-    return tolerance * scale * fmax(1.0, zmax);
+double lcp_scaled_tolerance(LcpNorms norms, int n, const double *z, double tolerance) {
+    double zmax = 0.0;
+    for (int i = 0; i < n; i++)
+        zmax = lcp_max(zmax, fabs(z[i]));
+    double scale = lcp_max(1.0, lcp_max(norms.q, norms.m * zmax));
+    return tolerance * scale * lcp_max(1.0, zmax);
 }
 
 bool lcp_solve_basis(const LcpProblem *p, LcpWorkspace *ws, const bool *z_basic, double *z) {

@@ -36,13 +36,24 @@ struct LcpBasis {
     bool *z_basic;
 };
 
-/* Checks the problem against the workspace (and basis, Nullable). */
-IssimStatus lcp_check_problem(const char *solver, const LcpProblem *p, const LcpWorkspace *ws,
-                              IssimError *err);
+/* max without a libm call (fmax is not inlined without -ffast-math; NaN never reaches here:
+ * lcp_check_problem refuses it). */
+static inline double lcp_max(double a, double b) {
+    return a > b ? a : b;
+}
 
-/* The violation accepted for problem p at solution scale z: tolerance times
- * max(1, |q|_inf, |M|_inf |z|_inf). */
-double lcp_scaled_tolerance(const LcpProblem *p, const double *z, double tolerance);
+/* The data's scale: |q|_inf and |M|_inf (the largest absolute row sum). */
+typedef struct LcpNorms {
+    double q, m;
+} LcpNorms;
+
+/* Checks the problem against the workspace (finite data, size) and measures it. */
+IssimStatus lcp_check_problem(const char *solver, const LcpProblem *p, const LcpWorkspace *ws,
+                              LcpNorms *norms, IssimError *err);
+
+/* The violation accepted for a problem of norms at solution z (n): tolerance times
+ * max(1, |q|_inf, |M|_inf |z|_inf) times max(1, |z|_inf) (the product z_i w_i). */
+double lcp_scaled_tolerance(LcpNorms norms, int n, const double *z, double tolerance);
 
 /* Solves the complementary basis `z_basic` (n flags) exactly: z_S = -M_SS^-1 q_S, z = 0 off S.
  * Returns false when M_SS is singular or the result is not finite. Uses square_b and ipiv. */

@@ -9,8 +9,9 @@
  * ratio test breaks ties lexicographically on the rows of (B^-1 q, B^-1) / column, which rules
  * out cycling on degenerate problems (redundant contacts, q_i = 0).
  *
- * At the end the complementary basis is solved again exactly (z_S = -M_SS^-1 q_S, LAPACKE), so
- * the pivots' accumulated round-off does not reach the answer, and the answer is verified. A
+ * At the end, when the pivots' accumulated round-off shows in the residual (above 1e-13 of the
+ * data's scale), the complementary basis is solved again directly (z_S = -M_SS^-1 q_S,
+ * LAPACKE); the answer is always verified. A
  * basis kept from an earlier solve is tried first the same way: when it is still feasible the
  * solve costs one factorisation and no pivot.
  */
@@ -71,13 +72,13 @@ static bool lex_less(const Lemke *l, int a, int b) {
     int n = l->n;
     double ca = l->col[a], cb = l->col[b];
     double va = l->x[a] / ca, vb = l->x[b] / cb;
-    double scale = 1e-13 * fmax(1.0, fmax(fabs(va), fabs(vb)));
+    double scale = 1e-13 * lcp_max(1.0, lcp_max(fabs(va), fabs(vb)));
     if (fabs(va - vb) > scale)
         return va < vb;
     for (int j = 0; j < n; j++) {
         va = l->binv[a + (size_t)n * j] / ca;
         vb = l->binv[b + (size_t)n * j] / cb;
-        if (fabs(va - vb) > 1e-13 * fmax(1.0, fmax(fabs(va), fabs(vb))))
+        if (fabs(va - vb) > 1e-13 * lcp_max(1.0, lcp_max(fabs(va), fabs(vb))))
             return va < vb;
     }
     return a < b;
@@ -89,8 +90,8 @@ static int ratio_test(const Lemke *l) {
     int n = l->n, best = -1;
     double cmax = 0.0;
     for (int i = 0; i < n; i++)
-        cmax = fmax(cmax, fabs(l->col[i]));
-    double tol = l->pivot_tol * fmax(1.0, cmax);
+        cmax = lcp_max(cmax, fabs(l->col[i]));
+    double tol = l->pivot_tol * lcp_max(1.0, cmax);
     for (int i = 0; i < n; i++) {
         if (l->col[i] <= tol)
             continue;
@@ -102,24 +103,29 @@ static int ratio_test(const Lemke *l) {
     double ratio = l->x[best] / l->col[best];
     for (int i = 0; i < n; i++)
         if (l->basic[i] == 2 * n && l->col[i] > tol &&
-            l->x[i] / l->col[i] <= ratio + 1e-13 * fmax(1.0, fabs(ratio)))
+            l->x[i] / l->col[i] <= ratio + 1e-13 * lcp_max(1.0, fabs(ratio)))
             return i;
     return best;
 }
 
+/* Column by column (B^-1 is column-major), skipping the columns whose pivot-row entry is zero:
+ * B^-1 starts as the identity and keeps many unit columns while few pivots have been made. */
 static void pivot(Lemke *l, int r, int e) {
     int n = l->n;
     double inv = 1.0 / l->col[r];
     l->x[r] *= inv;
-    for (int j = 0; j < n; j++)
-        l->binv[r + (size_t)n * j] *= inv;
-    for (int i = 0; i < n; i++) {
-        double f = l->col[i];
-        if (i == r || f == 0.0)
+    for (int i = 0; i < n; i++)
+        if (i != r)
+            l->x[i] -= l->col[i] * l->x[r];
+    for (int j = 0; j < n; j++) {
+        double *bj = l->binv + (size_t)n * j;
+        double rj = bj[r];
+        if (rj == 0.0)
             continue;
-        l->x[i] -= f * l->x[r];
-        for (int j = 0; j < n; j++)
-            l->binv[i + (size_t)n * j] -= f * l->binv[r + (size_t)n * j];
+        rj *= inv;
+        for (int i = 0; i < n; i++)
+            bj[i] -= l->col[i] * rj;
+        bj[r] = rj;
     }
     l->basic[r] = e;
 }
@@ -192,24 +198,26 @@ static void keep_basis(LcpBasis *basis, const bool *z_basic, int n) {
 }
 
 /* The warm start: the kept basis solved exactly, accepted only when it verifies. */
-static bool try_basis(const LcpProblem *p, LcpWorkspace *ws, const LcpBasis *basis, double tol,
-                      double *z, LcpReport *report) {
+static bool try_basis(const LcpProblem *p, LcpWorkspace *ws, const LcpBasis *basis, LcpNorms norms,
+                      double tol, double *z, LcpReport *report) {
     if (!basis || basis->n != p->n || !lcp_solve_basis(p, ws, basis->z_basic, z))
         return false;
-    return lcp_verify(SOLVER, p, ws, z, lcp_scaled_tolerance(p, z, tol), report, NULL) == ISSIM_OK;
+    return lcp_verify(SOLVER, p, ws, z, lcp_scaled_tolerance(norms, p->n, z, tol), report, NULL) ==
+           ISSIM_OK;
 }
 
 IssimStatus lcp_lemke(const LcpProblem *p, LcpWorkspace *ws, LcpBasis *basis,
                       const LcpLemkeOptions *options, double *z, LcpReport *report,
                       IssimError *err) {
-    if (lcp_check_problem(SOLVER, p, ws, err) != ISSIM_OK)
+    LcpNorms norms;
+    if (lcp_check_problem(SOLVER, p, ws, &norms, err) != ISSIM_OK)
         return err ? err->status : ISSIM_ERR_INVALID;
     int n = p->n;
     LcpLemkeOptions o = resolve_options(options, n);
     LcpReport local = {0};
     LcpReport *rep = report ? report : &local;
     *rep = (LcpReport){0};
-    if (try_basis(p, ws, basis, o.tolerance, z, rep)) {
+    if (try_basis(p, ws, basis, norms, o.tolerance, z, rep)) {
         rep->warm_started = true;
         return ISSIM_OK;
     }
@@ -232,12 +240,15 @@ IssimStatus lcp_lemke(const LcpProblem *p, LcpWorkspace *ws, LcpBasis *basis,
             lcp_basis_reset(basis);
         return ISSIM_ERR_NUMERIC;
     }
-    /* Refine: the same basis solved directly; kept only if it verifies at least as well. */
+    /* Refine when the pivots' round-off shows: the same basis solved directly, kept only if it
+     * verifies at least as well. */
     double *refined = lcp_vec(ws, LCP_VEC_STEP);
-    if (!trivial && lcp_solve_basis(p, ws, z_basic, refined) &&
-        lcp_violation(p, refined, NULL) <= lcp_violation(p, z, NULL))
+    double pivoted = trivial ? 0.0 : lcp_violation(p, z, NULL);
+    double scale = lcp_scaled_tolerance(norms, n, z, 1.0);
+    if (pivoted > 1e-13 * scale && lcp_solve_basis(p, ws, z_basic, refined) &&
+        lcp_violation(p, refined, NULL) <= pivoted)
         memcpy(z, refined, sizeof(double) * (size_t)n);
-    IssimStatus s = lcp_verify(SOLVER, p, ws, z, lcp_scaled_tolerance(p, z, o.tolerance), rep, err);
+    IssimStatus s = lcp_verify(SOLVER, p, ws, z, o.tolerance * scale, rep, err);
     if (s == ISSIM_OK)
         keep_basis(basis, z_basic, n);
     else if (basis)

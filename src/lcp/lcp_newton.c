@@ -197,8 +197,9 @@ static void affine_map(void *ctx, const double *z, double *w) {
 
 /* ===== 001 2.1's bilateral method ===== */
 
-static IssimStatus bilateral(const LcpProblem *p, LcpWorkspace *ws, int max_iterations, double tol,
-                             double *z, LcpReport *rep, IssimError *err) {
+static IssimStatus bilateral(const LcpProblem *p, LcpWorkspace *ws, LcpNorms norms,
+                             int max_iterations, double tol, double *z, LcpReport *rep,
+                             IssimError *err) {
     int n = p->n;
     bool *active = ws->flags;
     double *w = lcp_vec(ws, LCP_VEC_W);
@@ -212,7 +213,7 @@ static IssimStatus bilateral(const LcpProblem *p, LcpWorkspace *ws, int max_iter
                                           "contacts)",
                                    n, rep->iterations);
         affine_map((void *)p, z, w);
-        double scale = lcp_scaled_tolerance(p, z, tol);
+        double scale = lcp_scaled_tolerance(norms, n, z, tol);
         int released = 0, worst = -1;
         for (int i = 0; i < n; i++)
             if (active[i] && z[i] < -scale) {
@@ -251,7 +252,8 @@ static void polish(const LcpProblem *p, LcpWorkspace *ws, double *z) {
 IssimStatus lcp_fischer_newton(const LcpProblem *p, LcpWorkspace *ws,
                                const LcpNewtonOptions *options, double *z, LcpReport *report,
                                IssimError *err) {
-    if (lcp_check_problem(SOLVER, p, ws, err) != ISSIM_OK)
+    LcpNorms norms;
+    if (lcp_check_problem(SOLVER, p, ws, &norms, err) != ISSIM_OK)
         return err ? err->status : ISSIM_ERR_INVALID;
     LcpNewtonOptions o = resolve_options(options);
     LcpReport local = {0};
@@ -261,7 +263,7 @@ IssimStatus lcp_fischer_newton(const LcpProblem *p, LcpWorkspace *ws,
      * conditioning the polish cannot remove */
     double accept = fmax(1e3 * o.tolerance, 1e-10);
     if (o.bilateral) {
-        if (bilateral(p, ws, o.max_iterations > 100 ? o.max_iterations : 4 * p->n + 100,
+        if (bilateral(p, ws, norms, o.max_iterations > 100 ? o.max_iterations : 4 * p->n + 100,
                       o.tolerance * 1e2, z, rep, err) != ISSIM_OK)
             return ISSIM_ERR_NUMERIC;
     } else {
@@ -275,7 +277,7 @@ IssimStatus lcp_fischer_newton(const LcpProblem *p, LcpWorkspace *ws,
         polish(p, ws, z);
     }
     return lcp_verify(o.bilateral ? SOLVER " (bilateral)" : SOLVER, p, ws, z,
-                      lcp_scaled_tolerance(p, z, accept), rep, err);
+                      lcp_scaled_tolerance(norms, p->n, z, accept), rep, err);
 }
 
 IssimStatus lcp_fischer_newton_ncp(int n, LcpMap map, void *ctx, const double *jacobian,

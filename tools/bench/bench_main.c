@@ -1,11 +1,12 @@
-/* issim-bench: `issim-bench all | engine | registry | collision | contact | dynamics | display |
- * haptics`. Run by `make bench` (`all` leaves out haptics, which starts the device simulator and
- * runs about 30 s). */
+/* issim-bench: `issim-bench all | engine | registry | collision | contact | dynamics | lcp |
+ * display | haptics`. Run by `make bench` (`all` leaves out haptics, which starts the device
+ * simulator and runs about 30 s). */
 #include "bench.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "issim/core.h"
 
@@ -24,6 +25,12 @@ double bench_quantile(double *samples, int n, double q) {
     return samples[k];
 }
 
+double bench_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 int main(int argc, char **argv) {
     setenv("OPENBLAS_NUM_THREADS", "1", 0);
     const char *which = argc > 1 ? argv[1] : "all";
@@ -40,6 +47,8 @@ int main(int argc, char **argv) {
         return bench_contact(argc - 1, argv + 1);
     if (strcmp(which, "haptics") == 0)
         return bench_haptics(argc - 1, argv + 1);
+    if (strcmp(which, "lcp") == 0)
+        return bench_lcp(argc - 1, argv + 1);
     if (strcmp(which, "display") == 0)
         return bench_display(argc - 1, argv + 1);
     if (strcmp(which, "all") == 0) {
@@ -48,9 +57,10 @@ int main(int argc, char **argv) {
         rc |= bench_collision(argc - 1, argv + 1);
         rc |= bench_contact(argc - 1, argv + 1);
         rc |= bench_dynamics(argc - 1, argv + 1);
+        rc |= bench_lcp(argc - 1, argv + 1);
         return rc | bench_display(argc - 1, argv + 1);
     }
     fprintf(stderr, "usage: issim-bench "
-                    "[all|engine|registry|collision|contact|dynamics|display|haptics]\n");
+                    "[all|engine|registry|collision|contact|dynamics|lcp|display|haptics]\n");
     return 2;
 }
