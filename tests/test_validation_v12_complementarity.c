@@ -7,6 +7,7 @@
 #include "testutil.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,8 +29,9 @@ typedef struct Checker {
     double lowest_eigen;    /* min over solves of lambda_min(A) / lambda_max(A) */
 } Checker;
 
-/* A = Jn M^-1 Jn^T, d = delta(s+) for u+ = u + M^-1 (h f + Jn^T lambda). */
-static void check_solve(Checker *c, const EngineIslandSystem *sys, const double *lambda) {
+/* A = Jn M^-1 Jn^T, d = delta(s+) for u+ = u + M^-1 (h f + Jn^T lambda + Jt^T lambda_t). */
+static void check_solve(Checker *c, const EngineIslandSystem *sys, const double *lambda,
+                        const double *lambda_t) {
     int n = sys->dim, m = sys->contacts;
     double *minv_jt = calloc((size_t)n * m, sizeof(double)), *a = calloc((size_t)m * m, 8);
     double *u = calloc((size_t)n, sizeof(double)), *ev = calloc((size_t)m, sizeof(double));
@@ -37,7 +39,8 @@ static void check_solve(Checker *c, const EngineIslandSystem *sys, const double 
     for (int r = 0; r < n; r++) {
         g[r] = sys->h * sys->force[r];
         for (int i = 0; i < m; i++)
-            g[r] += sys->jn[i + m * r] * lambda[i];
+            g[r] += sys->jn[i + m * r] * lambda[i] + sys->jt[2 * i + 2 * m * r] * lambda_t[2 * i] +
+                    sys->jt[2 * i + 1 + 2 * m * r] * lambda_t[2 * i + 1];
     }
     for (int r = 0; r < n; r++) {
         u[r] = sys->velocity[r];
@@ -85,7 +88,7 @@ static IssimStatus checked_solve(void *user, const EngineIslandSystem *sys,
     IssimStatus s = c->inner->solve(NULL, sys, out, err);
     if (s == ISSIM_OK) {
         c->solves++;
-        check_solve(c, sys, out->lambda_n);
+        check_solve(c, sys, out->lambda_n, out->lambda_t);
     }
     return s;
 }
@@ -150,7 +153,7 @@ typedef struct RunResult {
 static RunResult run(Engine *e, double t_end) {
     RunResult r = {0};
     IssimError err = {0};
-    for (int i = 1; engine_time(e) < t_end - 1e-12; i++) {
+    for (int i = (int)lround(engine_time(e) / 1e-3) + 1; engine_time(e) < t_end - 1e-12; i++) {
         if (engine_advance(e, i * 1e-3, &err) != ISSIM_OK)
             fail_msg("step to %g s: %s", i * 1e-3, err.message);
         ContactReport rep[8];
@@ -255,11 +258,85 @@ static void test_chair_reference(void **state) {
     chair_carries_weight(engine_complementarity_reference());
 }
 
+/* ===== Friction (Lemke's polyhedral cone) ===== */
+
+/* A 1 kg, 10 cm cube at rest on a plane inclined by `degrees` about x, mu_s 0.5, mu_k 0.4. */
+static Engine *incline(double degrees) {
+    double th = degrees * 3.14159265358979323846 / 180.0;
+    Vec3 n = vec3(0.0, -sin(th), cos(th));
+    char source[2048];
+    snprintf(
+        source, sizeof source,
+        "return { name = 'incline',\n"
+        "  universe = { gravity = {0, 0, -9.81}, integrator = 'bdf', dt = 1e-3 },\n"
+        "  things = {\n"
+        "    { name = 'box', kind = 'body', shape = 'box', half_extents = {0.05, 0.05, 0.05},\n"
+        "      mass = 1, inertia = {1.667e-3, 1.667e-3, 1.667e-3},\n"
+        "      pos = {%.17g, %.17g, %.17g}, orient = {%.17g, %.17g, 0, 0}, material = 'box' },\n"
+        "    { name = 'slope', kind = 'obstacle', shape = 'plane', normal = {%.17g, %.17g, "
+        "%.17g},\n"
+        "      offset = 0, material = 'slope' } },\n"
+        "  contacts = {\n"
+        "    { name = 'box_slope', materials = {'box', 'slope'}, resolver = 'complementarity',\n"
+        "      friction_static = 0.5, friction_kinetic = 0.4 } } }\n",
+        0.05 * n.x, 0.05 * n.y, 0.05 * n.z, cos(0.5 * th), sin(0.5 * th), n.x, n.y, n.z);
+    Engine *e = engine_from_source(source);
+    engine_set_complementarity_solver(e, engine_complementarity_lemke(), NULL);
+    return e;
+}
+
+/* Speed down the slope. */
+static double downhill_speed(const Engine *e, double degrees) {
+    double th = degrees * 3.14159265358979323846 / 180.0;
+    Vec3 down = vec3(0.0, -cos(th), -sin(th));
+    return vec3_dot(engine_body_state(e, engine_body_id(e, 0)).vel, down);
+}
+
+static void test_incline_sticks_below_friction_angle(void **state) {
+    (void)state;
+    /* between atan(mu_k) = 21.8 and atan(mu_s) = 26.6 degrees: the static coefficient holds */
+    Engine *e = incline(24.0);
+    Checker c = checker(engine_complementarity_lemke());
+    engine_set_complementarity_solver(e, &checked, &c);
+    Vec3 start = engine_body_state(e, engine_body_id(e, 0)).pos;
+    RunResult r = run(e, 0.5);
+    Vec3 end = engine_body_state(e, engine_body_id(e, 0)).pos;
+    double moved = vec3_norm(vec3_sub(end, start));
+    printf("incline 24 deg: moved %.3g m in 0.5 s, speed %.3g m/s, load %.6f N (m g cos = %.6f)\n",
+           moved, downhill_speed(e, 24.0), r.load, G * cos(24.0 * 3.14159265358979 / 180.0));
+    assert_complementary(&c, &r, "lemke with friction, sticking");
+    assert_true(moved < 1e-6);
+    assert_near(r.load, G * cos(24.0 * 3.14159265358979 / 180.0), 1e-6);
+    engine_destroy(e);
+}
+
+static void test_incline_slides_above_friction_angle(void **state) {
+    (void)state;
+    const double degrees = 35.0, th = degrees * 3.14159265358979323846 / 180.0;
+    Engine *e = incline(degrees);
+    Checker c = checker(engine_complementarity_lemke());
+    engine_set_complementarity_solver(e, &checked, &c);
+    RunResult r = run(e, 0.25);
+    double v1 = downhill_speed(e, degrees);
+    r = run(e, 0.5);
+    double v2 = downhill_speed(e, degrees);
+    double a = (v2 - v1) / 0.25, expected = G * (sin(th) - 0.4 * cos(th));
+    printf("incline 35 deg: acceleration %.6f m/s^2, g (sin - mu_k cos) = %.6f m/s^2\n", a,
+           expected);
+    assert_complementary(&c, &r, "lemke with friction, sliding");
+    assert_near(a, expected, 1e-5 * expected);
+    engine_destroy(e);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_box_lemke),       cmocka_unit_test(test_box_fischer_newton),
-        cmocka_unit_test(test_chair_lemke),     cmocka_unit_test(test_chair_fischer_newton),
+        cmocka_unit_test(test_box_lemke),
+        cmocka_unit_test(test_box_fischer_newton),
+        cmocka_unit_test(test_chair_lemke),
+        cmocka_unit_test(test_chair_fischer_newton),
         cmocka_unit_test(test_chair_reference),
+        cmocka_unit_test(test_incline_sticks_below_friction_angle),
+        cmocka_unit_test(test_incline_slides_above_friction_angle),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

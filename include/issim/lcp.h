@@ -70,7 +70,8 @@ typedef struct LcpReport {
 typedef struct LcpLemkeOptions {
     int max_pivots;   /* 0: 50 n + 100 */
     double tolerance; /* relative complementarity tolerance; 0: 1e-10 */
-    double pivot_tol; /* smallest entry accepted as a pivot (relative); 0: 1e-12 */
+    double pivot_tol; /* smallest entry accepted as a pivot, relative to the column's largest;
+                         0: 1e-9 (a round-off zero taken as a pivot ruins B^-1) */
 } LcpLemkeOptions;
 
 LcpLemkeOptions lcp_lemke_options_default(void);

@@ -117,8 +117,9 @@ void direct_distances(DirectIsland *d) {
         d->d_trial[i] = sys->gap[i] + (d->d_trial[i] - d->gap_start[i]);
 }
 
-double direct_violation(DirectIsland *d, const double *lambda) {
-    direct_velocity(d, lambda);
+IssimStatus direct_check_step(DirectIsland *d, const double *lambda, double *residual,
+                              IssimError *err) {
+    const double tol = 1e-9;
     direct_distances(d);
     double worst = 0.0, lmax = 0.0;
     for (int i = 0; i < d->m; i++)
@@ -130,5 +131,11 @@ double direct_violation(DirectIsland *d, const double *lambda) {
         double product = lmax > 0.0 ? fabs(lambda[i] * d->d_trial[i]) / lmax : 0.0;
         worst = fmax(worst, fmax(fmax(-d->d_trial[i], -lambda[i] / fmax(lmax, 1e-300)), product));
     }
-    return worst;
+    *residual = worst;
+    if (worst <= tol)
+        return ISSIM_OK;
+    return issim_error_set(err, ISSIM_ERR_NUMERIC,
+                           "after the step a contact violates complementarity by %.3g m "
+                           "(distance < 0, force < 0 or force x distance != 0; tolerance %.3g m)",
+                           worst, tol);
 }

@@ -42,8 +42,10 @@ void direct_velocity(DirectIsland *d, const double *lambda);
  * callback measures from the unclamped gaps, so only its motion term is used.) */
 void direct_distances(DirectIsland *d);
 
-/* The V12 check of a solve: max(-min d, -min lambda, max |lambda_i d_i| / scale) over the
- * contacts after the step with impulses lambda (u_trial, d_trial updated). */
-double direct_violation(DirectIsland *d, const double *lambda);
+/* The V12 check of a solve with normal impulses lambda and the velocities already in u_trial:
+ * the distances after the step (d_trial, updated) >= -tol, lambda >= 0, |lambda_i d_i| / max
+ * lambda <= tol, tol = 1e-9 m. The violation (m) into *residual; ISSIM_ERR_NUMERIC beyond tol. */
+IssimStatus direct_check_step(DirectIsland *d, const double *lambda, double *residual,
+                              IssimError *err);
 
 #endif

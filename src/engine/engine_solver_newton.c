@@ -16,7 +16,6 @@
 #include "engine_solver_direct.h"
 
 #define SOLVER "fischer_newton"
-#define DISTANCE_TOL 1e-9 /* m: the V12 check after the solve, as for Lemke */
 
 typedef struct DistanceMap {
     DirectIsland *d;
@@ -56,12 +55,8 @@ static IssimStatus newton_solve(void *user, const EngineIslandSystem *sys,
         issim_error_set(err, ISSIM_ERR_NUMERIC, "%s", why.message);
     } else {
         out->iterations = rep.iterations;
-        out->residual = direct_violation(&d, out->lambda_n);
-        if (!(out->residual <= DISTANCE_TOL))
-            s = issim_error_set(err, ISSIM_ERR_NUMERIC,
-                                "after the step a contact violates complementarity by %.3g m "
-                                "(tolerance %.3g m)",
-                                out->residual, DISTANCE_TOL);
+        direct_velocity(&d, out->lambda_n);
+        s = direct_check_step(&d, out->lambda_n, &out->residual, err);
     }
     direct_island_free(&d);
     return s;

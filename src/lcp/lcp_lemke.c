@@ -33,7 +33,7 @@ typedef struct Lemke {
 } Lemke;
 
 LcpLemkeOptions lcp_lemke_options_default(void) {
-    return (LcpLemkeOptions){.max_pivots = 0, .tolerance = 1e-10, .pivot_tol = 1e-12};
+    return (LcpLemkeOptions){.max_pivots = 0, .tolerance = 1e-10, .pivot_tol = 1e-9};
 }
 
 static LcpLemkeOptions resolve_options(const LcpLemkeOptions *o, int n) {
@@ -43,7 +43,7 @@ static LcpLemkeOptions resolve_options(const LcpLemkeOptions *o, int n) {
     if (!(r.tolerance > 0.0))
         r.tolerance = 1e-10;
     if (!(r.pivot_tol > 0.0))
-        r.pivot_tol = 1e-12;
+        r.pivot_tol = 1e-9;
     return r;
 }
 
