@@ -11,7 +11,7 @@ IssimStatus direct_island_init(DirectIsland *d, const EngineIslandSystem *sys, c
                                IssimError *err) {
     size_t n = (size_t)sys->dim, m = (size_t)sys->contacts;
     *d = (DirectIsland){.sys = sys, .n = sys->dim, .m = sys->contacts};
-    size_t doubles = m * m + n * m + 4 * n + 5 * m;
+    size_t doubles = m * m + n * m + 3 * n + 5 * m; /* the arrays below */
     double *p = malloc(sizeof(double) * doubles + m * sizeof(bool));
     d->ws = lcp_workspace_create(sys->contacts, err);
     if (!p || !d->ws) {
@@ -22,16 +22,20 @@ IssimStatus direct_island_init(DirectIsland *d, const EngineIslandSystem *sys, c
                                m);
     }
     d->block = p;
-    d->a = p;
-    d->mobility = d->a + m * m;
-    d->u_free = d->mobility + n * m;
-    d->u_trial = d->u_free + n;
-    d->b_free = d->u_trial + n;
-    d->gap_start = d->b_free + m;
-    d->d_trial = d->gap_start + m;
-    d->b = d->d_trial + m;
-    d->scratch = d->b + m;
-    d->scratch_n = d->scratch + m;
+    double *arrays[] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    size_t sizes[] = {m * m, n * m, n, n, m, m, m, m, m, n};
+    for (size_t i = 0, at = 0; i < sizeof sizes / sizeof *sizes; at += sizes[i], i++)
+        arrays[i] = p + at;
+    d->a = arrays[0];
+    d->mobility = arrays[1];
+    d->u_free = arrays[2];
+    d->u_trial = arrays[3];
+    d->b_free = arrays[4];
+    d->gap_start = arrays[5];
+    d->d_trial = arrays[6];
+    d->b = arrays[7];
+    d->scratch = arrays[8];
+    d->scratch_n = arrays[9];
     d->held = (bool *)(p + doubles);
     double *zero = d->u_trial; /* the callback's distances before any motion: u = 0 */
     for (size_t r = 0; r < n; r++) {
