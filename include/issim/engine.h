@@ -417,8 +417,9 @@ typedef struct EngineComplementaritySolver {
 const EngineComplementaritySolver *engine_complementarity_reference(void);
 /* 001 2.2: Lemke's algorithm (issim/lcp.h) in the fixpoint iteration on
  * nu = -delta(s^{t+dt}) + h Jn u^{t+dt} (delta from gap_after), warm started from the previous
- * iteration's basis; ray termination, pivot limits and a fixpoint that does not settle are
- * reported. No friction. docs/complementarity.md. */
+ * iteration's basis; Coulomb friction (mu, mu_static) by the Anitescu-Potra polyhedral cone of 8
+ * directions; ray termination, pivot limits and a fixpoint that does not settle are reported.
+ * docs/complementarity.md. */
 const EngineComplementaritySolver *engine_complementarity_lemke(void);
 /* 001 2.1: the NCP on the contact distances after the step (gap_after) by the Fischer function
  * and a damped Newton method; a stall is reported. No friction. */
