@@ -325,6 +325,58 @@ static void test_incline_slides_above_friction_angle(void **state) {
     engine_destroy(e);
 }
 
+/* ===== The bolt and the chamfered hole (001's assembly demo) ===== */
+
+/* scenes/bolt_and_hole.lua with its pair switched to the complementarity resolver: the bolt,
+ * dropped 4 mm off the hole's axis, lands on the chamfer and slides into the hole to its floor
+ * (25 mm deep; the bolt's tip is 30 mm below its centre). */
+/* Height of the capsule's lowest point: its segment (half 20 mm along body z) plus 10 mm. */
+static double bolt_tip(EngineBodyState b) {
+    Vec3 axis = quat_rotate(b.orient, vec3(0.0, 0.0, 1.0));
+    return b.pos.z - 0.02 * fabs(axis.z) - 0.01;
+}
+
+static void bolt_enters_hole(const EngineComplementaritySolver *solver) {
+    Engine *e = engine_from_file("scenes/bolt_and_hole.lua");
+    IssimError err = {0};
+    assert_int_equal(engine_apply_edit(e, "bolt_plate.resolver", "complementarity", &err),
+                     ISSIM_OK);
+    Checker c = checker(solver);
+    engine_set_complementarity_solver(e, &checked, &c);
+    double lowest = 1.0;
+    for (int i = 1; i <= 300; i++) {
+        if (engine_advance(e, i * 1e-3, &err) != ISSIM_OK)
+            fail_msg("step to %g s: %s", i * 1e-3, err.message);
+        lowest = fmin(lowest, bolt_tip(engine_body_state(e, engine_body_id(e, 0))));
+    }
+    EngineBodyState bolt = engine_body_state(e, engine_body_id(e, 0));
+    printf("%s: after 0.3 s the bolt's centre is %.6f m off the axis, its tip at z = %.6f m "
+           "(lowest %.6f; the hole's floor at -0.025 m); %ld solves, distance after each >= %.3g "
+           "m, impulse >= %.3g N s\n",
+           solver->name, hypot(bolt.pos.x, bolt.pos.y), bolt_tip(bolt), lowest, c.solves,
+           c.worst_distance, c.worst_impulse);
+    assert_near(bolt_tip(bolt), -0.025, 2e-4);          /* seated on the floor */
+    assert_true(hypot(bolt.pos.x, bolt.pos.y) < 0.011); /* inside the 11 mm hole */
+    /* Landing in the hole the tip goes 0.6 mm through the floor for a moment while every solve's
+     * distances are >= -1e-13 m: the overlap is at a contact the island did not have at the start
+     * of that step (found late by the collision side, then pushed out by the position pass), not
+     * a solver error. Bounded here; left to the collision manager. */
+    assert_true(lowest > -0.025 - 1e-3);
+    assert_true(c.worst_distance >= -1e-9);
+    assert_true(c.worst_impulse >= 0.0);
+    engine_destroy(e);
+}
+
+static void test_bolt_lemke(void **state) {
+    (void)state;
+    bolt_enters_hole(engine_complementarity_lemke());
+}
+
+static void test_bolt_fischer_newton(void **state) {
+    (void)state;
+    bolt_enters_hole(engine_complementarity_fischer_newton());
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_box_lemke),
@@ -334,6 +386,8 @@ int main(void) {
         cmocka_unit_test(test_chair_reference),
         cmocka_unit_test(test_incline_sticks_below_friction_angle),
         cmocka_unit_test(test_incline_slides_above_friction_angle),
+        cmocka_unit_test(test_bolt_lemke),
+        cmocka_unit_test(test_bolt_fischer_newton),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
