@@ -377,6 +377,66 @@ static void test_bolt_fischer_newton(void **state) {
     bolt_enters_hole(engine_complementarity_fischer_newton());
 }
 
+/* ===== Bad input straight to the solvers ===== */
+
+/* A unit point mass (3 velocity unknowns) 1 mm above a floor, falling at 2 m/s, h = 1 ms; the
+ * distance after the step is linear in u. */
+typedef struct PointSystem {
+    double mass[9], inv_mass[9], force[3], velocity[3], jn[3], jt[6], gap[1], mu[1], mu_s[1];
+} PointSystem;
+
+static void point_gap_after(void *ctx, const double *u, double *gap) {
+    const PointSystem *p = ctx;
+    gap[0] = p->gap[0] + 1e-3 * u[2];
+}
+
+static EngineIslandSystem point_system(PointSystem *p) {
+    *p = (PointSystem){.mass = {1, 0, 0, 0, 1, 0, 0, 0, 1},
+                       .inv_mass = {1, 0, 0, 0, 1, 0, 0, 0, 1},
+                       .force = {0, 0, -G},
+                       .velocity = {0, 0, -2},
+                       .jn = {0, 0, 1},
+                       .jt = {1, 0, 0, 1, 0, 0},
+                       .gap = {1e-3}};
+    return (EngineIslandSystem){.h = 1e-3,
+                                .dim = 3,
+                                .contacts = 1,
+                                .mass = p->mass,
+                                .inv_mass = p->inv_mass,
+                                .force = p->force,
+                                .velocity = p->velocity,
+                                .jn = p->jn,
+                                .jt = p->jt,
+                                .gap = p->gap,
+                                .mu = p->mu,
+                                .mu_static = p->mu_s,
+                                .gap_after = point_gap_after,
+                                .ctx = p};
+}
+
+static void test_solvers_on_a_point_and_on_nan(void **state) {
+    (void)state;
+    const EngineComplementaritySolver *solvers[2] = {engine_complementarity_lemke(),
+                                                     engine_complementarity_fischer_newton()};
+    for (int k = 0; k < 2; k++) {
+        PointSystem p;
+        EngineIslandSystem sys = point_system(&p);
+        double ln[1] = {0}, lt[2] = {0};
+        EngineIslandSolution out = {.lambda_n = ln, .lambda_t = lt};
+        IssimError err = {0};
+        assert_int_equal(solvers[k]->solve(NULL, &sys, &out, &err), ISSIM_OK);
+        /* lands exactly: h (v + h (-g) + lambda) = -gap, lambda = 2 + h g - gap / h (Newton's
+         * Tikhonov term moves it by 1e-9 relative) */
+        assert_near(ln[0], 2.0 + 1e-3 * G - 1.0, 1e-8);
+        p.velocity[2] = NAN; /* a NaN velocity (or normal) reaches the solver */
+        ln[0] = 0.0;
+        IssimStatus s = solvers[k]->solve(NULL, &sys, &out, &err);
+        printf("%s on NaN: %s\n", solvers[k]->name, err.message);
+        assert_int_not_equal(s, ISSIM_OK);
+        assert_true(strlen(err.message) > 0);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_box_lemke),
@@ -388,6 +448,7 @@ int main(void) {
         cmocka_unit_test(test_incline_slides_above_friction_angle),
         cmocka_unit_test(test_bolt_lemke),
         cmocka_unit_test(test_bolt_fischer_newton),
+        cmocka_unit_test(test_solvers_on_a_point_and_on_nan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
