@@ -415,6 +415,15 @@ typedef struct EngineComplementaritySolver {
 /* The reference solver: projected Gauss-Seidel on the velocity-level LCP
  * 0 <= lambda_n  _|_  Jn u+ + s / h >= 0 (no friction), to a residual of 1e-12 or 500 sweeps. */
 const EngineComplementaritySolver *engine_complementarity_reference(void);
+/* 001 2.2: Lemke's algorithm (issim/lcp.h) in the fixpoint iteration on
+ * nu = -delta(s^{t+dt}) + h Jn u^{t+dt} (delta from gap_after), warm started from the previous
+ * iteration's basis; Coulomb friction (mu, mu_static) by the Anitescu-Potra polyhedral cone of 8
+ * directions; ray termination, pivot limits and a fixpoint that does not settle are reported.
+ * docs/complementarity.md. */
+const EngineComplementaritySolver *engine_complementarity_lemke(void);
+/* 001 2.1: the NCP on the contact distances after the step (gap_after) by the Fischer function
+ * and a damped Newton method; a stall is reported. No friction. */
+const EngineComplementaritySolver *engine_complementarity_fischer_newton(void);
 /* Chooses the solver for complementarity islands (Borrowed; user is passed to solve). NULL
  * restores the reference solver. Thread: engine (set-up). */
 void engine_set_complementarity_solver(Engine *engine, const EngineComplementaritySolver *solver,

@@ -196,16 +196,12 @@ static void velocity_after(const IslandWork *w, const double *ln, const double *
     apply_inv_mass(w, w->velocity, out);
 }
 
-/* 001 2.2: the contact distances after a trial step, linearised: s + h Jn u+. */
+/* 001 2.2: the contact distances after a trial step (the points moved rigidly with their
+ * bodies, engine_gap_after.c). */
 static void gap_after(void *ctx, const double *u_next, double *gap_out) {
     const IslandWork *w = ctx;
-    int m = w->contact_count;
-    for (int i = 0; i < m; i++) {
-        double rate = 0.0;
-        for (int r = 0; r < w->dim; r++)
-            rate += w->jn[i + m * r] * u_next[r];
-        gap_out[i] = w->gap[i] + w->h * rate;
-    }
+    engine_island_gaps_after(w->e, w->contacts, w->contact_count, w->local, w->gap, w->h, u_next,
+                             gap_out);
 }
 
 /* q+ = q + h G(q) (u+ + u_p) for every body of the island: the velocities become u+, the

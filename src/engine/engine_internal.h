@@ -443,6 +443,11 @@ IssimStatus engine_islands_init(Engine *e, IssimError *err);
 bool engine_contact_time_stepped(const Engine *e, const EngineContact *c);
 IssimStatus engine_resolve_complementarity(Engine *e, double t_start, double t_target,
                                            IssimError *err);
+/* engine_gap_after.c: 001 2.2's delta(s^{t+dt}) for the island's contact rows (engine contact
+ * indices) after a trial step of h with island velocities u_next (local: engine body -> island
+ * velocity offset, or -1); gap: the rows' distances at the start. */
+void engine_island_gaps_after(const Engine *e, const int *rows, int m, const int *local,
+                              const double *gap, double h, const double *u_next, double *gap_out);
 
 /* engine_reduced.c: reduced-coordinate pairs */
 void engine_reduced_body_state(const Engine *e, const double *y, int body, EngineBodyState *out);

@@ -11,6 +11,10 @@ int bench_contact(int argc, char **argv);
 int bench_contact_map(int argc, char **argv);
 int bench_haptics(int argc, char **argv);
 int bench_display(int argc, char **argv);
+int bench_lcp(int argc, char **argv);
+
+/* Monotonic clock, seconds. */
+double bench_now(void);
 
 /* Sorts samples in place and returns the q-quantile (0..1) by nearest rank. */
 double bench_quantile(double *samples, int n, double q);

@@ -1,11 +1,12 @@
 /* issim-bench: `issim-bench all | engine | registry | collision | contact | contact_map | dynamics
- * | display | haptics`. Run by `make bench` (`all` leaves out haptics, which starts the device
- * simulator and runs about 30 s). */
+ * | lcp | display | haptics`. Run by `make bench` (`all` leaves out haptics, which starts the
+ * device simulator and runs about 30 s). */
 #include "bench.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "issim/core.h"
 
@@ -22,6 +23,12 @@ double bench_quantile(double *samples, int n, double q) {
     if (k >= n)
         k = n - 1;
     return samples[k];
+}
+
+double bench_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 int main(int argc, char **argv) {
@@ -42,6 +49,8 @@ int main(int argc, char **argv) {
         return bench_contact_map(argc - 1, argv + 1);
     if (strcmp(which, "haptics") == 0)
         return bench_haptics(argc - 1, argv + 1);
+    if (strcmp(which, "lcp") == 0)
+        return bench_lcp(argc - 1, argv + 1);
     if (strcmp(which, "display") == 0)
         return bench_display(argc - 1, argv + 1);
     if (strcmp(which, "all") == 0) {
@@ -51,10 +60,11 @@ int main(int argc, char **argv) {
         rc |= bench_contact(argc - 1, argv + 1);
         rc |= bench_contact_map(argc - 1, argv + 1);
         rc |= bench_dynamics(argc - 1, argv + 1);
+        rc |= bench_lcp(argc - 1, argv + 1);
         return rc | bench_display(argc - 1, argv + 1);
     }
-    fprintf(stderr,
-            "usage: issim-bench "
-            "[all|engine|registry|collision|contact|contact_map|dynamics|display|haptics]\n");
+    fprintf(stderr, "usage: issim-bench "
+                    "[all|engine|registry|collision|contact|contact_map|dynamics|lcp|display|"
+                    "haptics]\n");
     return 2;
 }
