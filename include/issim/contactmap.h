@@ -77,8 +77,8 @@ IssimStatus contact_map_transient(const char *body, double stiffness, double pea
 bool contact_map_is_synthetic(const char *spec);
 /* Builds the map `spec` names for the body `body`: a synthetic map, or the file at `path` (spec
  * resolved by the caller against its asset folders), whose `body` line must name `body`. */
-IssimStatus contact_map_load(const char *spec, const char *path, const char *body,
-                             ContactMap **out, IssimError *err);
+IssimStatus contact_map_load(const char *spec, const char *path, const char *body, ContactMap **out,
+                             IssimError *err);
 
 void contact_map_retain(ContactMap *map);
 void contact_map_release(ContactMap *map);
@@ -138,10 +138,12 @@ void contact_map_conv_init(const ContactMap *map, ContactMapConvolution kind, do
 double contact_map_conv_push(const ContactMapSource *src, ContactMapConvolution kind, double *state,
                              double x);
 
-/* The node for a contact at body-frame point p with outward normal n: the nearest node by
- * position. interpolate: also the second nearest and the weight w of the first (the response
- * used is w a_first + (1 - w) a_second, 000 4.4 "some type of interpolation"), by the angle
- * between the contact normal and the two nodes' normals (by distance when the normals agree). */
+/* The node for a contact at body-frame point p with outward normal n (000 4.4): the node whose
+ * outward normal is closest to n (on a rounded end the contact lies where the surface faces the
+ * other body, so the normal locates it even when the body touches through a vertex), the nearest
+ * by position among nodes facing the same way (a flat face). interpolate: also the second node
+ * and the weight of the first (the response used is w a_first + (1 - w) a_second), by the angles
+ * between the normals (by distance on a flat face). */
 typedef struct ContactMapChoice {
     int node, second;
     double weight; /* of node; 1 without interpolation */

@@ -194,36 +194,41 @@ static double angle_between(Vec3 a, Vec3 b) {
     return atan2(vec3_norm(vec3_cross(a, b)), vec3_dot(a, b));
 }
 
+/* Nodes whose normals differ by less than this (rad) face the same way: a flat face. */
+#define SAME_NORMAL 1e-6
+
 ContactMapChoice contact_map_choose(const ContactMap *map, Vec3 point, Vec3 normal,
                                     bool interpolate) {
+    /* Ranked by the angle between the contact's outward normal and the node's, then (among
+     * nodes facing the same way) by distance. */
     int best = 0, second = -1;
-    double d_best = INFINITY, d_second = INFINITY;
+    double a_best = INFINITY, d_best = INFINITY, a_second = INFINITY, d_second = INFINITY;
     for (int j = 0; j < map->node_count; j++) {
+        double a = angle_between(normal, map->nodes[j].normal);
         double d = vec3_norm(vec3_sub(point, map->nodes[j].position));
-        if (d < d_best) {
+        bool beats_best = a < a_best - SAME_NORMAL || (a < a_best + SAME_NORMAL && d < d_best);
+        bool beats_second =
+            a < a_second - SAME_NORMAL || (a < a_second + SAME_NORMAL && d < d_second);
+        if (beats_best) {
             second = best;
+            a_second = a_best;
             d_second = d_best;
             best = j;
+            a_best = a;
             d_best = d;
-        } else if (d < d_second) {
+        } else if (beats_second) {
             second = j;
+            a_second = a;
             d_second = d;
         }
     }
     ContactMapChoice c = {.node = best, .second = best, .weight = 1.0};
     if (!interpolate || second < 0 || second == best)
         return c;
-    /* On a curved end the nodes answer different normals: weigh by angle (000 4.4 interpolates
-     * between impact angles). Where the two normals agree (a flat face), by distance. */
+    /* Between two normals (a curved end, 000 4.4 interpolates between impact angles) by angle;
+     * on a flat face by distance. */
     double ab = angle_between(map->nodes[best].normal, map->nodes[second].normal);
-    double wa, wb;
-    if (ab > 1e-9) {
-        wa = angle_between(normal, map->nodes[best].normal);
-        wb = angle_between(normal, map->nodes[second].normal);
-    } else {
-        wa = d_best;
-        wb = d_second;
-    }
+    double wa = ab > SAME_NORMAL ? a_best : d_best, wb = ab > SAME_NORMAL ? a_second : d_second;
     c.second = second;
     c.weight = wa + wb > 0.0 ? wb / (wa + wb) : 1.0;
     return c;
@@ -334,8 +339,8 @@ static IssimStatus make_synthetic(const char *spec, const char *body, ContactMap
                 : contact_map_transient(body, k, peak, decay, period, samples, out, err);
 }
 
-IssimStatus contact_map_load(const char *spec, const char *path, const char *body,
-                             ContactMap **out, IssimError *err) {
+IssimStatus contact_map_load(const char *spec, const char *path, const char *body, ContactMap **out,
+                             IssimError *err) {
     *out = NULL;
     if (contact_map_is_synthetic(spec))
         return make_synthetic(spec, body, out, err);
