@@ -534,6 +534,43 @@ static void test_rewind_mid_impact_keeps_the_history(void **state) {
     assert_true(fabs(with - without) > 1e-3);
 }
 
+/* Item 5: live edits mid-impact. An edit of a parameter the map contact does not use (the
+ * pair's stiffness, used only by a body without a map; a colour) rebuilds the parameters and
+ * restarts the integrator but keeps the convolution's history: the rebound equals the
+ * uninterrupted run's. Swapping the pair's model to spring_damper and back mid-impact runs on
+ * (the contact restarts its history with the new model) and ends the impact. */
+static void test_live_edits_mid_impact(void **state) {
+    (void)state;
+    static double straight[REWIND_FRAMES + 1], edited[REWIND_FRAMES + 1];
+    Engine *e = spheres_engine();
+    int var = engine_var_find(e, "left.vel.x");
+    run_to(e, REWIND_FRAMES, straight, var);
+    engine_destroy(e);
+    e = spheres_engine();
+    run_to(e, 80, edited, var);
+    IssimError err = {0};
+    assert_int_equal(engine_apply_edit(e, "spheres.stiffness", "1e6", &err), ISSIM_OK);
+    assert_int_equal(engine_apply_edit(e, "left.color", "0 0 1", &err), ISSIM_OK);
+    assert_int_not_equal(engine_apply_edit(e, "right.contact_map", "flat 1", &err), ISSIM_OK);
+    printf("fixed during a run: %s\n", err.message);
+    run_to(e, REWIND_FRAMES, edited, var);
+    printf("edited at 80 ms: rebound %.12f, uninterrupted %.12f\n", -edited[REWIND_FRAMES],
+           -straight[REWIND_FRAMES]);
+    assert_near(edited[REWIND_FRAMES], straight[REWIND_FRAMES], 1e-9);
+    engine_destroy(e);
+
+    e = spheres_engine();
+    run_to(e, 70, edited, var);
+    assert_int_equal(engine_apply_edit(e, "spheres.model", "spring_damper", &err), ISSIM_OK);
+    run_to(e, 75, edited, var);
+    assert_int_equal(engine_apply_edit(e, "spheres.model", "contact_map", &err), ISSIM_OK);
+    run_to(e, REWIND_FRAMES, edited, var);
+    double v = -edited[REWIND_FRAMES];
+    printf("model swapped at 70 and 75 ms: rebound %.6f m/s\n", v);
+    assert_true(isfinite(v) && v > 0.0 && v <= 1.0 + 1e-9); /* came back, gained nothing */
+    engine_destroy(e);
+}
+
 /* Bad input at engine build: maps of different periods in one pair; a map made for another
  * body. The message names the body, the pair or the file. */
 static void engine_fails(const char *left_map, const char *needle) {
@@ -592,6 +629,7 @@ int main(void) {
         cmocka_unit_test(test_v8_flat_map_is_the_linear_spring),
         cmocka_unit_test(test_v9_restitution_falls_with_the_transient),
         cmocka_unit_test(test_rewind_mid_impact_keeps_the_history),
+        cmocka_unit_test(test_live_edits_mid_impact),
         cmocka_unit_test(test_bad_maps_refused_at_build),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
