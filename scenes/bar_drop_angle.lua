@@ -2,10 +2,11 @@
 -- steel rod falls without spin and strikes a massive foundation with its lower end at an
 -- impact angle (VALIDATION.md V11, rigid part; Stoianovici and Hurmuzlu's experiment).
 --
--- Scene parameters (change them with --set):
---   bar.orient  the impact angle a: a rotation about y, {cos(a/2), 0, sin(a/2), 0};
---               60 degrees: --set bar.orient='0.866025 0 0.5 0'  (90 = vertical bar)
---   bar.vel     the impact speed v, straight down: --set bar.vel='0 0 -3'  (m/s)
+-- Scene parameters (--param NAME=VALUE; issim sweep --grid NAME=...):
+--   angle_deg   the impact angle, degrees (90 = vertical bar): --param angle_deg=30
+--   speed       the impact speed, m/s, straight down: --param speed=0.5
+-- or the properties themselves with --set: bar.orient='0.866025 0 0.5 0' (60 degrees: a rotation
+-- about y, {cos(a/2), 0, sin(a/2), 0}), bar.vel='0 0 -3'.
 --
 -- The foundation is Table 6.1's: Hunt-Crossley f = (K + B d(delta)/dt) delta with K = 5.5e7 N/m,
 -- B = 2.2e7 N s/m^2 (the pair's alpha = 2 B / (3 K)), Coulomb friction mu_s = 0.1, mu_k = 0.075
@@ -14,8 +15,8 @@
 -- engine-free model of eq. 6.2-6.10 that reads this scene (`issim-bench dynamics`,
 -- tools/bar_drop_sweep.sh: the 7-angle x 3-speed sweep). They agree to 1e-3 m/s
 -- (tests/test_validation_v11_bar_drop.c). Like eq. 6.3-6.5 the impact has no gravity.
-local angle = math.rad(60)           -- impact angle, rad
-local speed = 3.0                    -- m/s
+local angle = math.rad(param("angle_deg", 60))   -- impact angle, rad
+local speed = param("speed", 3.0)                 -- m/s
 local length, diameter, density = 0.2, 0.0125, 7876.74   -- the V10 rod
 local mass = density * math.pi * diameter ^ 2 / 4 * length
 local i_centre = mass * length ^ 2 / 12                   -- uniform bar about its centre

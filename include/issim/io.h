@@ -25,10 +25,18 @@
 
 /* ===== Scenes ===== */
 
+/* The limits of a load, and its inputs: values for the scene's parameters. A scene declares a
+ * parameter by calling param(name, default) (docs/scene-format.md, "Scene parameters"); params
+ * holds "name=value" overrides (numbers). A given parameter the scene never declares fails the
+ * load, naming the parameters it does declare. */
 typedef struct SceneLimits {
-    size_t max_memory;     /* bytes the scene's Lua state may allocate; default 64 MiB */
-    long max_instructions; /* VM instructions before the scene is stopped; default 1e8 */
+    size_t max_memory;         /* bytes the scene's Lua state may allocate; default 64 MiB */
+    long max_instructions;     /* VM instructions before the scene is stopped; default 1e8 */
+    const char *const *params; /* Nullable: param_count "name=value" strings (Borrowed) */
+    int param_count;
 } SceneLimits;
+
+#define SCENE_MAX_PARAMS 32
 
 SceneLimits scene_limits_default(void);
 

@@ -29,6 +29,8 @@ typedef struct SimOptions {
     bool lockstep;           /* deterministic single-thread stepping (bit-identical runs) */
     const char *const *sets; /* "path=value" overrides applied after loading */
     int set_count;
+    const char *const *params; /* "name=value" scene parameters (param() in the scene) */
+    int param_count;
     const char *command_line; /* Nullable: written into the recording's metadata */
     bool quiet;               /* no progress on stderr */
 } SimOptions;

@@ -17,6 +17,7 @@
 static void usage(FILE *out) {
     fputs("usage: issim run SCENE [--headless] [--until T] [--dt DT] [--integrator bdf|adams|rk4]\n"
           "                 [--record FILE] [--vars LIST] [--every N] [--set PATH=VALUE ...]\n"
+          "                 [--param NAME=VALUE ...]\n"
           "                 [--lockstep] [--quiet]\n"
           "                 [--script FILE] [--screenshot FILE] [--no-gui] [--size WxH]\n"
           "                 [--bench SECONDS [--bench-no-render] [--bench-speed X] "
@@ -39,6 +40,8 @@ static void usage(FILE *out) {
           "  --vars LIST       comma-separated variables to record, e.g. bar.pos.z,bar.vel.z\n"
           "                    (default: the scene's universe.record, else every variable)\n"
           "  --every N         record every Nth output step (default 1)\n"
+          "  --param NAME=VALUE  a scene parameter (param(NAME, default) in the scene), e.g.\n"
+          "                    --param angle_deg=30 on bar_drop_angle.lua (repeatable)\n"
           "  --set PATH=VALUE  override a property, e.g. --set bar.mass=2 --set\n"
           "                    universe.gravity='0 0 -1.62' (repeatable)\n"
           "  --lockstep        deterministic single-thread stepping: bit-identical output\n"
@@ -90,6 +93,7 @@ typedef struct CliArgs {
     bool headless;
     SimOptions options;
     const char *sets[256];
+    const char *params[SCENE_MAX_PARAMS];
     const char *save_path; /* validate --save */
     DisplayOptions display;
 } CliArgs;
@@ -97,6 +101,7 @@ typedef struct CliArgs {
 static int parse_args(int argc, char **argv, CliArgs *a) {
     a->options = sim_options_default();
     a->options.sets = a->sets;
+    a->options.params = a->params;
     a->display = display_options_default();
     for (int i = 2; i < argc; i++) {
         const char *arg = argv[i];
@@ -104,11 +109,12 @@ static int parse_args(int argc, char **argv, CliArgs *a) {
         bool takes_value = strcmp(arg, "--until") == 0 || strcmp(arg, "--dt") == 0 ||
                            strcmp(arg, "--record") == 0 || strcmp(arg, "--vars") == 0 ||
                            strcmp(arg, "--every") == 0 || strcmp(arg, "--set") == 0 ||
-                           strcmp(arg, "--integrator") == 0 || strcmp(arg, "--save") == 0 ||
-                           strcmp(arg, "--script") == 0 || strcmp(arg, "--screenshot") == 0 ||
-                           strcmp(arg, "--size") == 0 || strcmp(arg, "--bench") == 0 ||
-                           strcmp(arg, "--bench-speed") == 0 || strcmp(arg, "--device") == 0 ||
-                           strcmp(arg, "--device-rate") == 0 || strcmp(arg, "--device-hand") == 0;
+                           strcmp(arg, "--param") == 0 || strcmp(arg, "--integrator") == 0 ||
+                           strcmp(arg, "--save") == 0 || strcmp(arg, "--script") == 0 ||
+                           strcmp(arg, "--screenshot") == 0 || strcmp(arg, "--size") == 0 ||
+                           strcmp(arg, "--bench") == 0 || strcmp(arg, "--bench-speed") == 0 ||
+                           strcmp(arg, "--device") == 0 || strcmp(arg, "--device-rate") == 0 ||
+                           strcmp(arg, "--device-hand") == 0;
         if (takes_value && !value)
             return bad_usage("%s needs a value", arg);
         double d;
@@ -157,6 +163,13 @@ static int parse_args(int argc, char **argv, CliArgs *a) {
             if (!strchr(value, '='))
                 return bad_usage("--set needs PATH=VALUE, not '%s'", value);
             a->sets[a->options.set_count++] = value;
+            i++;
+        } else if (strcmp(arg, "--param") == 0) {
+            if (a->options.param_count >= SCENE_MAX_PARAMS)
+                return bad_usage("too many --param options (at most %s)", "32");
+            if (!strchr(value, '='))
+                return bad_usage("--param needs NAME=VALUE, not '%s'", value);
+            a->params[a->options.param_count++] = value;
             i++;
         } else if (strcmp(arg, "--script") == 0) {
             a->display.script_path = value;

@@ -185,7 +185,10 @@ bool app_open_scene(App *app, const char *path, bool keep_camera) {
         options = app->sim_options; /* the command line's --set overrides, first scene only */
         options.quiet = true;
     }
-    bool ok = scene_load_file(path, NULL, &db, &err) == ISSIM_OK &&
+    SceneLimits limits = scene_limits_default();
+    limits.params = options.params; /* --param: the first scene only, as --set */
+    limits.param_count = options.param_count;
+    bool ok = scene_load_file(path, &limits, &db, &err) == ISSIM_OK &&
               replace_session(app, db, path, &options, keep_camera, &err);
     thingdb_destroy(db);
     app->first_scene_done = true;

@@ -78,6 +78,13 @@ typedef struct SceneLoad {
     int ntoks;
     bool lexed;
     int root; /* '{' of the returned table, -1 if not found */
+    /* Scene parameters: the overrides given, which of them param() asked for, and the names the
+     * scene declared (for the message when an override names none of them). */
+    const char *const *params;
+    int param_count;
+    bool param_used[SCENE_MAX_PARAMS];
+    char declared[SCENE_MAX_PARAMS][64];
+    int declared_count;
 } SceneLoad;
 
 static bool is_name_start(char c) {
@@ -566,6 +573,54 @@ static void sandbox_bound_patterns(lua_State *L) {
     }
 }
 
+/* param(name, default): the value given for the scene parameter `name` ("name=value" in
+ * SceneLimits.params: issim run --param, issim sweep --grid), else default. */
+static int scene_param(lua_State *L) {
+    void *ud = NULL;
+    lua_getallocf(L, &ud);
+    SceneLoad *s = ud;
+    const char *name = luaL_checkstring(L, 1);
+    lua_Number fallback = luaL_checknumber(L, 2);
+    bool known = false;
+    for (int i = 0; i < s->declared_count && !known; i++)
+        known = strcmp(s->declared[i], name) == 0;
+    if (!known && s->declared_count < SCENE_MAX_PARAMS)
+        issim_strlcpy(s->declared[s->declared_count++], name, sizeof s->declared[0]);
+    size_t len = strlen(name);
+    for (int i = 0; i < s->param_count; i++) {
+        const char *p = s->params[i];
+        if (strncmp(p, name, len) != 0 || p[len] != '=')
+            continue;
+        char *end = NULL;
+        double v = strtod(p + len + 1, &end);
+        if (end == p + len + 1 || *end != '\0' || !isfinite(v))
+            return luaL_error(L, "scene parameter %s: '%s' is not a finite number", name,
+                              p + len + 1);
+        s->param_used[i] = true;
+        lua_pushnumber(L, v);
+        return 1;
+    }
+    lua_pushnumber(L, fallback);
+    return 1;
+}
+
+/* Overrides given for parameters the scene never declared: an error naming those it has. */
+static IssimStatus check_params_used(const SceneLoad *s, IssimError *err) {
+    for (int i = 0; i < s->param_count; i++) {
+        if (s->param_used[i])
+            continue;
+        char names[512] = "";
+        size_t n = 0;
+        for (int j = 0; j < s->declared_count && n < sizeof names; j++)
+            n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", j ? ", " : "",
+                                  s->declared[j]);
+        return issim_error_set(err, ISSIM_ERR_NOT_FOUND,
+                               "%s: no scene parameter for '%s' (the scene's parameters: %s)",
+                               s->chunkname, s->params[i], s->declared_count ? names : "none");
+    }
+    return ISSIM_OK;
+}
+
 static int open_sandbox(lua_State *L) {
     static const luaL_Reg libs[] = {
         {LUA_GNAME, luaopen_base},        {LUA_MATHLIBNAME, luaopen_math},
@@ -590,6 +645,8 @@ static int open_sandbox(lua_State *L) {
     lua_setfield(L, -2, "dump");
     sandbox_bound_patterns(L);
     lua_pop(L, 1);
+    lua_pushcfunction(L, scene_param);
+    lua_setglobal(L, "param");
     lua_getglobal(L, LUA_MATHLIBNAME);
     lua_getfield(L, -1, "randomseed");
     lua_pushinteger(L, 0);
@@ -1089,7 +1146,12 @@ IssimStatus scene_load_string(const char *chunkname, const char *source, size_t 
         .status = ISSIM_OK,
         .root = -1,
         .depth = 1,
+        .params = limits ? limits->params : NULL,
+        .param_count = limits && limits->params ? limits->param_count : 0,
     };
+    if (s.param_count > SCENE_MAX_PARAMS)
+        return issim_error_set(err, ISSIM_ERR_RANGE, "%s: %d scene parameters given (at most %d)",
+                               s.chunkname, s.param_count, SCENE_MAX_PARAMS);
     lua_State *L = lua_newstate(scene_alloc, &s);
     if (!L)
         return issim_error_set(err, ISSIM_ERR_NOMEM,
@@ -1139,6 +1201,8 @@ IssimStatus scene_load_string(const char *chunkname, const char *source, size_t 
     }
 done:
     lua_close(L);
+    if (status == ISSIM_OK)
+        status = check_params_used(&s, err);
     if (status == ISSIM_OK) {
         *out = s.db;
     } else {

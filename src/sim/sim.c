@@ -99,7 +99,12 @@ Sim *sim_create_from_db(const ThingDb *db_in, const char *scene_path, const SimO
 
 Sim *sim_create(const char *scene_path, const SimOptions *options, IssimError *err) {
     ThingDb *db = NULL;
-    if (scene_load_file(scene_path, NULL, &db, err) != ISSIM_OK)
+    SceneLimits limits = scene_limits_default();
+    if (options) {
+        limits.params = options->params;
+        limits.param_count = options->param_count;
+    }
+    if (scene_load_file(scene_path, &limits, &db, err) != ISSIM_OK)
         return NULL;
     Sim *sim = sim_create_from_db(db, scene_path, options, err);
     thingdb_destroy(db);
