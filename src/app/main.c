@@ -25,6 +25,7 @@ static void usage(FILE *out) {
           "                 [--no-vsync] [--device DEVICE [--device-rate HZ] [--device-hand H]]\n"
           "       issim validate SCENE [--set PATH=VALUE ...] [--save FILE]\n"
           "       issim map FILE [--plot PNG] [--nodes LIST] [--until T]\n"
+          "       issim sweep SCENE --grid NAME=VALUES ... [--out FILE] (issim sweep --help)\n"
           "       issim --help | --version\n"
           "\n"
           "  run       simulate SCENE (a Lua scene file, see docs/scene-format.md)\n"
@@ -289,6 +290,7 @@ static int cmd_run(CliArgs *a, int argc, char **argv) {
 
 int cmd_device(int argc, char **argv);
 int cmd_map(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
 
 int main(int argc, char **argv) {
     setenv("OPENBLAS_NUM_THREADS", "1", 0);
@@ -312,6 +314,8 @@ int main(int argc, char **argv) {
         return cmd_device(argc, argv);
     if (strcmp(argv[1], "map") == 0) /* src/app/cmd_map.c: print and plot a contact map */
         return cmd_map(argc, argv);
+    if (strcmp(argv[1], "sweep") == 0) /* src/app/cmd_sweep.c: parameter studies */
+        return cmd_sweep(argc, argv);
     CliArgs a = {.command = argv[1]};
     if (strcmp(a.command, "run") != 0 && strcmp(a.command, "validate") != 0)
         return bad_usage("unknown command '%s'", argv[1]);

@@ -1,0 +1,93 @@
+/* issim studies: parameter sweeps over headless runs (`issim sweep`, docs/studies.md).
+ *
+ * A study is a scene, a list of axes and what to measure. An axis names a property path
+ * ("bar_floor.stiffness", applied as --set) or a scene parameter ("angle_deg", param() in the
+ * scene, docs/scene-format.md) and its values: a list ("0.5,1,2,3", strings allowed), a linear
+ * range "a:b:n" (n values from a to b inclusive) or a log range "log:a:b:n". A grid runs every
+ * combination (the last axis fastest); random sampling draws `samples` runs with each axis a
+ * range "a:b" (uniform) or "log:a:b" (log-uniform), from a counter-based generator keyed by the
+ * seed and the run's index, so a run's values do not depend on how the runs are shared out.
+ *
+ * study_run executes one run in lock-step (bit-identical whichever thread or process runs it)
+ * and fills a StudyRow; study_format_* write the table (CSV, docs/studies.md lists the columns).
+ * Threading: a Study is read-only once parsed; study_run may be called from several threads at
+ * once (each run owns its session).
+ */
+#ifndef ISSIM_STUDY_H
+#define ISSIM_STUDY_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "issim/core.h"
+
+#define STUDY_MAX_AXES 8
+#define STUDY_MAX_VALUES 4096
+#define STUDY_MAX_PROBES 16
+#define STUDY_VALUE_MAX 96
+#define STUDY_DEFAULT_MAX_RUNS 100000
+
+typedef struct StudyAxis {
+    char name[128];
+    bool is_param; /* a scene parameter (no '.' in the name), else a property path */
+    bool random_log;
+    double lo, hi; /* random sampling: the range */
+    int count;     /* grid values */
+    char (*values)[STUDY_VALUE_MAX];
+} StudyAxis;
+
+/* A variable at an instant: "bar.vel.z@0.001" (the newest frame at or before t) or
+ * "bar.vel.z@end". */
+typedef struct StudyProbe {
+    char var[128];
+    double t; /* INFINITY: the end */
+} StudyProbe;
+
+typedef struct Study {
+    char scene[1024];
+    int axis_count;
+    StudyAxis axes[STUDY_MAX_AXES];
+    long samples; /* > 0: random sampling of this many runs; 0: the grid */
+    uint64_t seed;
+    double until;            /* s, <= 0: the session default */
+    const char *const *sets; /* fixed --set overrides for every run (Borrowed) */
+    int set_count;
+    int probe_count;
+    StudyProbe probes[STUDY_MAX_PROBES];
+} Study;
+
+/* Parses "NAME=SPEC" into the next axis of study. Messages name the axis and what is wrong
+ * (an empty range, n < 1, a log range through zero, more than STUDY_MAX_VALUES values). */
+IssimStatus study_add_axis(Study *study, const char *spec, IssimError *err);
+/* Parses "VAR@T" or "VAR@end". */
+IssimStatus study_add_probe(Study *study, const char *spec, IssimError *err);
+void study_free(Study *study);
+
+/* Runs in the study: the grid's product or the samples. */
+long study_run_count(const Study *study);
+/* The values of run `index` (axis_count strings of STUDY_VALUE_MAX). */
+void study_run_values(const Study *study, long index, char (*values)[STUDY_VALUE_MAX]);
+
+typedef struct StudyRow {
+    long index;
+    char values[STUDY_MAX_AXES][STUDY_VALUE_MAX];
+    bool ok;
+    char message[512]; /* the run's error when !ok */
+    double wall_seconds;
+    /* The first impact of the summary (NAN without one): time, incoming and outgoing normal
+     * velocity of the centre of mass, restitution, duration; and the impact count. */
+    int impacts;
+    double t_impact, v_in, v_out, restitution, duration;
+    double kinetic_end; /* universe.energy.kinetic at the end, J */
+    double probes[STUDY_MAX_PROBES];
+} StudyRow;
+
+/* Runs `index` headless in lock-step. Never fails: a run that fails is a row with ok = false and
+ * its message. */
+void study_run(const Study *study, long index, StudyRow *row);
+
+/* The table's header line (no newline) and a row (no newline), CSV; strings quoted. */
+void study_format_header(const Study *study, FILE *out);
+void study_format_row(const Study *study, const StudyRow *row, FILE *out);
+
+#endif

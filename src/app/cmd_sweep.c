@@ -1,0 +1,594 @@
+/* `issim sweep SCENE --grid NAME=VALUES ... [--out FILE]`: a parameter study over headless
+ * lock-step runs (include/issim/study.h, docs/studies.md), on every core (threads) and, started
+ * under mpirun, on every rank: rank 0 writes the table, the other ranks send it their rows. Rows
+ * are written as they finish (one flushed line each), so a killed sweep keeps every finished run
+ * and `issim sweep` with the same arguments resumes with the rest; at the end the table is
+ * rewritten in run order, the same whichever way it ran. */
+#include <errno.h>
+#include <math.h>
+#include <mpi.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "issim/study.h"
+
+int cmd_sweep(int argc, char **argv);
+
+#define ROW_TEXT_MAX 4096
+#define TAG_ROW 1
+#define TAG_DONE 2
+
+typedef struct SweepArgs {
+    Study study;
+    const char *out, *plot, *plot_out;
+    int threads;
+    bool force, quiet;
+    long max_runs;
+} SweepArgs;
+
+static void sweep_usage(FILE *out) {
+    fputs(
+        "usage: issim sweep SCENE --grid NAME=VALUES [--grid ...] [--out FILE]\n"
+        "                   [--random N --seed S] [--set PATH=VALUE ...] [--until T]\n"
+        "                   [--at VAR@T ...] [--threads N] [--plot X:Y[:GROUP] [--plot-out PNG]]\n"
+        "                   [--max-runs N | --force] [--quiet]\n"
+        "  NAME: a property path (bar_floor.stiffness) or a scene parameter (angle_deg)\n"
+        "  VALUES: a,b,c (numbers or words) | a:b:n (n values, ends included) | log:a:b:n;\n"
+        "          with --random N: a:b or log:a:b, N runs drawn with seed S\n"
+        "  --at VAR@T: the variable's value at time T (or @end) as a column\n"
+        "  under mpirun (mpirun -np 4 issim sweep ...) the runs are shared by the ranks;\n"
+        "  rerun the same command to resume a killed sweep (docs/studies.md)\n",
+        out);
+}
+
+static int sweep_bad(const char *what, const char *arg) {
+    fprintf(stderr, "issim sweep: %s%s\n", what, arg ? arg : "");
+    sweep_usage(stderr);
+    return 2;
+}
+
+/* ===== Arguments ===== */
+
+static int parse_sweep_args(int argc, char **argv, SweepArgs *a, const char **grids,
+                            int *grid_count, const char **sets) {
+    a->out = "study.csv";
+    a->threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    a->max_runs = STUDY_DEFAULT_MAX_RUNS;
+    for (int i = 2; i < argc; i++) {
+        const char *arg = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        bool value = v != NULL;
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            sweep_usage(stdout);
+            return -1;
+        } else if (strcmp(arg, "--grid") == 0 && value && *grid_count < STUDY_MAX_AXES) {
+            grids[(*grid_count)++] = argv[++i];
+        } else if (strcmp(arg, "--set") == 0 && value && a->study.set_count < 256) {
+            sets[a->study.set_count++] = argv[++i];
+        } else if (strcmp(arg, "--out") == 0 && value) {
+            a->out = argv[++i];
+        } else if (strcmp(arg, "--plot") == 0 && value) {
+            a->plot = argv[++i];
+        } else if (strcmp(arg, "--plot-out") == 0 && value) {
+            a->plot_out = argv[++i];
+        } else if (strcmp(arg, "--until") == 0 && value) {
+            a->study.until = strtod(argv[++i], NULL);
+        } else if (strcmp(arg, "--random") == 0 && value) {
+            a->study.samples = strtol(argv[++i], NULL, 10);
+            if (a->study.samples < 1)
+                return sweep_bad("--random needs a number of runs >= 1", NULL);
+        } else if (strcmp(arg, "--seed") == 0 && value) {
+            a->study.seed = strtoull(argv[++i], NULL, 10);
+        } else if (strcmp(arg, "--threads") == 0 && value) {
+            a->threads = atoi(argv[++i]);
+            if (a->threads < 1 || a->threads > 256)
+                return sweep_bad("--threads needs 1 ... 256, not ", argv[i]);
+        } else if (strcmp(arg, "--max-runs") == 0 && value) {
+            a->max_runs = strtol(argv[++i], NULL, 10);
+        } else if (strcmp(arg, "--at") == 0 && value) {
+            IssimError err = {0};
+            if (study_add_probe(&a->study, argv[++i], &err) != ISSIM_OK)
+                return sweep_bad(err.message, NULL);
+        } else if (strcmp(arg, "--force") == 0) {
+            a->force = true;
+        } else if (strcmp(arg, "--quiet") == 0) {
+            a->quiet = true;
+        } else if (arg[0] != '-' && !a->study.scene[0]) {
+            issim_strlcpy(a->study.scene, arg, sizeof a->study.scene);
+        } else {
+            return sweep_bad("unexpected or incomplete argument: ", arg);
+        }
+    }
+    if (!a->study.scene[0] || *grid_count == 0)
+        return sweep_bad("needs a scene and at least one --grid", NULL);
+    return 0;
+}
+
+/* ===== The table: resume, rows, final order ===== */
+
+static char *header_text(const Study *study) {
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    if (!f)
+        return NULL;
+    study_format_header(study, f);
+    fclose(f);
+    return buf;
+}
+
+/* Reads the runs an earlier sweep of the same study finished (whole lines only: a line cut by a
+ * kill is dropped and the file truncated after the last whole one). -1: the file has another
+ * header (a different study). */
+static long read_done(const char *path, const char *header, bool *done, long runs) {
+    FILE *f = fopen(path, "r+");
+    if (!f)
+        return 0;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n = getline(&line, &cap, f);
+    if (n <= 0 || strncmp(line, header, strlen(header)) != 0 || line[strlen(header)] != '\n') {
+        free(line);
+        fclose(f);
+        return n <= 0 ? 0 : -1;
+    }
+    long count = 0, whole = (long)n;
+    while ((n = getline(&line, &cap, f)) > 0) {
+        if (line[n - 1] != '\n')
+            break;
+        long index = strtol(line, NULL, 10);
+        if (index >= 0 && index < runs && !done[index]) {
+            done[index] = true;
+            count++;
+        }
+        whole += n;
+    }
+    free(line);
+    fclose(f);
+    if (truncate(path, whole) != 0)
+        return -1;
+    return count;
+}
+
+typedef struct Line {
+    long index;
+    char *text;
+} Line;
+
+static int by_index(const void *a, const void *b) {
+    long x = ((const Line *)a)->index, y = ((const Line *)b)->index;
+    return (x > y) - (x < y);
+}
+
+/* Rewrites the table in run order (a row twice, from a resumed run: the last kept). */
+static int sort_table(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char *line = NULL, *header = NULL;
+    size_t cap = 0;
+    Line *lines = NULL;
+    long count = 0, capacity = 0;
+    ssize_t n = getline(&header, &cap, f);
+    cap = 0;
+    while (n > 0 && (n = getline(&line, &cap, f)) > 0) {
+        if (count == capacity) {
+            capacity = capacity ? 2 * capacity : 256;
+            lines = realloc(lines, sizeof *lines * (size_t)capacity);
+        }
+        lines[count++] = (Line){strtol(line, NULL, 10), strdup(line)};
+    }
+    free(line);
+    fclose(f);
+    qsort(lines, (size_t)count, sizeof *lines, by_index);
+    char tmp[1100];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *o = fopen(tmp, "w");
+    int rc = o && header ? 0 : -1;
+    if (o && header)
+        fputs(header, o);
+    for (long i = 0; i < count; i++) {
+        if (o && (i + 1 == count || lines[i + 1].index != lines[i].index))
+            fputs(lines[i].text, o);
+        free(lines[i].text);
+    }
+    free(lines);
+    free(header);
+    if (o && (fclose(o) != 0 || rename(tmp, path) != 0))
+        rc = -1;
+    return rc;
+}
+
+/* ===== Workers: threads take runs, the main thread writes (or sends) the rows ===== */
+
+typedef struct Queue {
+    pthread_mutex_t lock;
+    pthread_cond_t ready;
+    char **rows; /* formatted rows waiting for the main thread */
+    int count, capacity;
+    int running; /* workers not finished */
+} Queue;
+
+typedef struct Pool {
+    const Study *study;
+    const long *todo; /* this rank's runs */
+    long todo_count;
+    atomic_long next;
+    Queue *queue;
+} Pool;
+
+static void queue_push(Queue *q, char *text) {
+    pthread_mutex_lock(&q->lock);
+    if (q->count == q->capacity) {
+        q->capacity = q->capacity ? 2 * q->capacity : 64;
+        q->rows = realloc(q->rows, sizeof *q->rows * (size_t)q->capacity);
+    }
+    q->rows[q->count++] = text;
+    pthread_cond_signal(&q->ready);
+    pthread_mutex_unlock(&q->lock);
+}
+
+static void *worker(void *arg) {
+    Pool *p = arg;
+    StudyRow *row = malloc(sizeof *row);
+    for (long k; row && (k = atomic_fetch_add(&p->next, 1)) < p->todo_count;) {
+        study_run(p->study, p->todo[k], row);
+        char *text = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&text, &size);
+        if (f) {
+            study_format_row(p->study, row, f);
+            fputc('\n', f);
+            fclose(f);
+            queue_push(p->queue, text);
+        }
+    }
+    free(row);
+    pthread_mutex_lock(&p->queue->lock);
+    p->queue->running--;
+    pthread_cond_signal(&p->queue->ready);
+    pthread_mutex_unlock(&p->queue->lock);
+    return NULL;
+}
+
+typedef struct Progress {
+    long total, done, failed;
+    double start;
+    bool quiet;
+} Progress;
+
+static void progress_row(Progress *p, const char *text) {
+    p->done++;
+    p->failed += strstr(text, ",ok,") == NULL; /* the status column */
+    if (p->quiet)
+        return;
+    double elapsed = issim_wall_time() - p->start;
+    double eta = p->done > 0 ? elapsed / p->done * (p->total - p->done) : 0.0;
+    int filled = p->total > 0 ? (int)(30 * p->done / p->total) : 30;
+    fprintf(stderr, "\r[%.*s%*s] %ld/%ld runs, %ld failed, %.1f s, ETA %.1f s ", filled,
+            "##############################", 30 - filled, "", p->done, p->total, p->failed,
+            elapsed, eta);
+    if (p->done == p->total)
+        fputc('\n', stderr);
+}
+
+/* Rank 0: its own rows and the other ranks' into the table, flushed line by line. */
+static void write_row(FILE *out, Progress *progress, const char *text) {
+    fputs(text, out);
+    fflush(out);
+    progress_row(progress, text);
+}
+
+static bool take_row(Queue *q, char **text, bool *workers_done, bool wait) {
+    pthread_mutex_lock(&q->lock);
+    if (wait && q->count == 0 && q->running > 0) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 2000000; /* 2 ms: the main thread also polls the other ranks */
+        if (until.tv_nsec >= 1000000000) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&q->ready, &q->lock, &until);
+    }
+    bool got = q->count > 0;
+    if (got) {
+        *text = q->rows[0];
+        memmove(q->rows, q->rows + 1, sizeof *q->rows * (size_t)(q->count - 1));
+        q->count--;
+    }
+    *workers_done = q->running == 0 && q->count == 0;
+    pthread_mutex_unlock(&q->lock);
+    return got;
+}
+
+/* Receives whatever the other ranks sent; counts their "done" messages. */
+static void receive_rows(FILE *out, Progress *progress, int *ranks_done) {
+    for (;;) {
+        int flag = 0;
+        MPI_Status st;
+        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+        if (!flag)
+            return;
+        static char text[ROW_TEXT_MAX];
+        MPI_Recv(text, ROW_TEXT_MAX, MPI_CHAR, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, &st);
+        if (st.MPI_TAG == TAG_DONE)
+            (*ranks_done)++;
+        else
+            write_row(out, progress, text);
+    }
+}
+
+/* ===== The plot ===== */
+
+static int column_of(const char *header, const char *name) {
+    int col = 1;
+    for (const char *p = header; p && *p; col++) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strcspn(p, "\n");
+        if (len == strlen(name) && strncmp(p, name, len) == 0)
+            return col;
+        p = end ? end + 1 : NULL;
+    }
+    return -1;
+}
+
+/* Field `col` (1-based) of a CSV line into out (quotes kept: the plotted columns are numbers
+ * or plain words). */
+static void csv_field(const char *line, int col, char *out, size_t size) {
+    const char *p = line;
+    for (int c = 1; c < col && p; c++) {
+        p = strchr(p, ',');
+        p = p ? p + 1 : NULL;
+    }
+    size_t len = p ? strcspn(p, ",\n") : 0;
+    len = len < size - 1 ? len : size - 1;
+    memcpy(out, p ? p : "", len);
+    out[len] = '\0';
+}
+
+typedef struct Point {
+    char group[STUDY_VALUE_MAX];
+    double x, y;
+} Point;
+
+static int by_group_then_x(const void *a, const void *b) {
+    const Point *p = a, *q = b;
+    int g = strcmp(p->group, q->group);
+    double gx = strtod(p->group, NULL), gy = strtod(q->group, NULL);
+    if (g != 0)
+        return gx != gy ? (gx > gy) - (gx < gy) : g;
+    return (p->x > q->x) - (p->x < q->x);
+}
+
+/* The points of the plot, grouped and sorted, into a gnuplot data file (blocks separated by two
+ * blank lines: one `index` per group). Returns the number of groups. */
+static int plot_data(const char *table, int cx, int cy, int cg, FILE *dat, char (*names)[64],
+                     int max_groups) {
+    FILE *f = fopen(table, "r");
+    char *line = NULL;
+    size_t cap = 0;
+    Point *pts = NULL;
+    long n = 0, capacity = 0;
+    for (bool first = true; f && getline(&line, &cap, f) > 0; first = false) {
+        if (first)
+            continue;
+        if (n == capacity)
+            pts = realloc(pts, sizeof *pts * (size_t)(capacity = capacity ? 2 * capacity : 256));
+        char x[64], y[64];
+        csv_field(line, cx, x, sizeof x);
+        csv_field(line, cy, y, sizeof y);
+        pts[n] = (Point){.x = strtod(x, NULL), .y = strtod(y, NULL)};
+        if (cg > 0)
+            csv_field(line, cg, pts[n].group, sizeof pts[n].group);
+        n++;
+    }
+    free(line);
+    if (f)
+        fclose(f);
+    qsort(pts, (size_t)n, sizeof *pts, by_group_then_x);
+    int groups = 0;
+    for (long i = 0; i < n && groups <= max_groups; i++) {
+        if (i == 0 || strcmp(pts[i].group, pts[i - 1].group) != 0) {
+            if (groups == max_groups)
+                break;
+            if (i > 0)
+                fprintf(dat, "\n\n");
+            issim_strlcpy(names[groups++], pts[i].group, 64);
+        }
+        fprintf(dat, "%.12g %.12g\n", pts[i].x, pts[i].y);
+    }
+    free(pts);
+    return groups;
+}
+
+static int plot_table(const char *table, const char *header, const char *spec, const char *png) {
+    char x[128] = "", y[128] = "", group[128] = "";
+    if (sscanf(spec, "%127[^:]:%127[^:]:%127s", x, y, group) < 2)
+        return fprintf(stderr, "issim sweep: --plot needs X:Y[:GROUP], not '%s'\n", spec), 2;
+    int cx = column_of(header, x), cy = column_of(header, y);
+    int cg = group[0] ? column_of(header, group) : 0;
+    if (cx < 0 || cy < 0 || cg < 0)
+        return fprintf(stderr, "issim sweep: --plot %s: no such column in %s (columns: %s)\n", spec,
+                       table, header),
+               2;
+    char data[] = "/tmp/issim-sweep-XXXXXX";
+    int fd = mkstemp(data);
+    FILE *dat = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!dat)
+        return fprintf(stderr, "issim sweep: cannot write a temporary file\n"), 1;
+    static char names[32][64];
+    int groups = plot_data(table, cx, cy, cg, dat, names, 32);
+    fclose(dat);
+    FILE *gp = popen("gnuplot", "w");
+    if (!gp) {
+        unlink(data);
+        return fprintf(stderr, "issim sweep: cannot start gnuplot\n"), 1;
+    }
+    fprintf(gp,
+            "set terminal pngcairo size 900,600 noenhanced\nset output '%s'\n"
+            "set key outside right\nset grid\nset xlabel '%s'\nset ylabel '%s'\nset title '%s'\n"
+            "plot ",
+            png, x, y, table);
+    for (int g = 0; g < groups; g++)
+        fprintf(gp, "%s'%s' index %d using 1:2 with linespoints title '%s%s%s'", g ? ", " : "",
+                data, g, cg > 0 ? group : y, cg > 0 ? " = " : "", cg > 0 ? names[g] : "");
+    fputc('\n', gp);
+    int rc = pclose(gp);
+    unlink(data);
+    if (rc != 0)
+        return fprintf(stderr, "issim sweep: gnuplot failed writing %s\n", png), 1;
+    printf("plot     %s (%s against %s%s%s)\n", png, y, x, cg > 0 ? " by " : "", group);
+    return 0;
+}
+
+/* ===== The sweep ===== */
+
+static int run_rank(SweepArgs *a, int rank, int ranks, const long *todo, long todo_count, FILE *out,
+                    Progress *progress) {
+    /* This rank's share: every ranks-th run of the list (the same list on every rank). */
+    long mine = 0;
+    long *share = malloc(sizeof *share * (size_t)(todo_count + 1));
+    for (long k = rank; share && k < todo_count; k += ranks)
+        share[mine++] = todo[k];
+    Queue q = {.lock = PTHREAD_MUTEX_INITIALIZER, .ready = PTHREAD_COND_INITIALIZER};
+    Pool pool = {.study = &a->study, .todo = share, .todo_count = mine, .queue = &q};
+    atomic_init(&pool.next, 0);
+    int threads = a->threads < mine ? a->threads : (int)(mine > 0 ? mine : 1);
+    pthread_t tid[256];
+    q.running = threads;
+    for (int i = 0; i < threads; i++)
+        pthread_create(&tid[i], NULL, worker, &pool);
+    int ranks_done = 1; /* this one, when its workers finish */
+    bool workers_done = false;
+    while (!workers_done || (rank == 0 && ranks_done < ranks)) {
+        char *text = NULL;
+        if (take_row(&q, &text, &workers_done, true)) {
+            if (rank == 0)
+                write_row(out, progress, text);
+            else
+                MPI_Send(text, (int)strlen(text) + 1, MPI_CHAR, 0, TAG_ROW, MPI_COMM_WORLD);
+            free(text);
+        }
+        if (rank == 0 && ranks > 1)
+            receive_rows(out, progress, &ranks_done);
+        if (workers_done && rank == 0 && ranks_done < ranks)
+            nanosleep(&(struct timespec){0, 1000000}, NULL); /* waiting for other ranks */
+    }
+    if (rank > 0)
+        MPI_Send("", 1, MPI_CHAR, 0, TAG_DONE, MPI_COMM_WORLD);
+    for (int i = 0; i < threads; i++)
+        pthread_join(tid[i], NULL);
+    free(q.rows);
+    free(share);
+    return 0;
+}
+
+static int sweep(SweepArgs *a, int rank, int ranks) {
+    long runs = study_run_count(&a->study);
+    if (runs > a->max_runs && !a->force) {
+        if (rank == 0)
+            fprintf(stderr,
+                    "issim sweep: %ld runs is over the limit of %ld (--max-runs N to raise it, "
+                    "or --force)\n",
+                    runs, a->max_runs);
+        return 2;
+    }
+    char *header = header_text(&a->study);
+    bool *done = calloc((size_t)runs, sizeof *done);
+    long *todo = malloc(sizeof *todo * (size_t)runs);
+    if (!header || !done || !todo) {
+        fprintf(stderr, "issim sweep: out of memory for %ld runs\n", runs);
+        return 1;
+    }
+    /* Every rank reads which runs are finished: they share the list to split. */
+    long finished = read_done(a->out, header, done, runs);
+    if (finished < 0) {
+        if (rank == 0)
+            fprintf(stderr,
+                    "issim sweep: %s holds another study's table (other columns); give another "
+                    "--out or remove it\n",
+                    a->out);
+        free(header);
+        free(done);
+        free(todo);
+        return 1;
+    }
+    if (ranks > 1)
+        MPI_Barrier(MPI_COMM_WORLD); /* rank 0 truncates a cut line before anyone reads on */
+    long todo_count = 0;
+    for (long i = 0; i < runs; i++)
+        if (!done[i])
+            todo[todo_count++] = i;
+    FILE *out = NULL;
+    if (rank == 0) {
+        bool fresh = finished == 0;
+        out = fopen(a->out, fresh ? "w" : "a");
+        if (!out) {
+            fprintf(stderr, "issim sweep: cannot write %s: %s\n", a->out, strerror(errno));
+            return 1;
+        }
+        if (fresh)
+            fprintf(out, "%s\n", header);
+        fflush(out);
+        printf("sweep    %s: %ld runs (%ld done before, %ld to run) on %d rank%s x %d "
+               "thread%s\n",
+               a->study.scene, runs, finished, todo_count, ranks, ranks > 1 ? "s" : "", a->threads,
+               a->threads > 1 ? "s" : "");
+        fflush(stdout);
+    }
+    Progress progress = {.total = todo_count, .start = issim_wall_time(), .quiet = a->quiet};
+    run_rank(a, rank, ranks, todo, todo_count, out, &progress);
+    int rc = 0;
+    if (rank == 0) {
+        fclose(out);
+        if (sort_table(a->out) != 0)
+            fprintf(stderr, "issim sweep: could not sort %s (the rows are all there)\n", a->out);
+        printf("table    %s: %ld runs, %ld failed this time, %.2f s wall\n", a->out, runs,
+               progress.failed, issim_wall_time() - progress.start);
+        if (a->plot)
+            rc = plot_table(a->out, header, a->plot, a->plot_out ? a->plot_out : "study.png");
+    }
+    free(header);
+    free(done);
+    free(todo);
+    return rc;
+}
+
+/* Under mpirun (OpenMPI sets OMPI_COMM_WORLD_SIZE): one study shared by the ranks. */
+static bool under_mpi(void) {
+    return getenv("OMPI_COMM_WORLD_SIZE") != NULL || getenv("PMI_SIZE") != NULL;
+}
+
+int cmd_sweep(int argc, char **argv) {
+    SweepArgs a = {0};
+    const char *grids[STUDY_MAX_AXES], *sets[256];
+    int grid_count = 0;
+    a.study.sets = sets;
+    int rc = parse_sweep_args(argc, argv, &a, grids, &grid_count, sets);
+    if (rc != 0)
+        return rc < 0 ? 0 : rc;
+    for (int i = 0; i < grid_count; i++) {
+        IssimError err = {0};
+        if (study_add_axis(&a.study, grids[i], &err) != ISSIM_OK) {
+            study_free(&a.study);
+            return sweep_bad(err.message, NULL);
+        }
+    }
+    int rank = 0, ranks = 1;
+    bool mpi = under_mpi();
+    if (mpi) {
+        MPI_Init(&argc, &argv);
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    }
+    rc = sweep(&a, rank, ranks);
+    if (mpi)
+        MPI_Finalize();
+    study_free(&a.study);
+    return rc;
+}
