@@ -90,4 +90,51 @@ void study_run(const Study *study, long index, StudyRow *row);
 void study_format_header(const Study *study, FILE *out);
 void study_format_row(const Study *study, const StudyRow *row, FILE *out);
 
+/* ===== Fits (`issim fit`, docs/studies.md) =====
+ * Free contact parameters fitted by nonlinear least squares to a trajectory (first column t,
+ * the others scene variables) or to a table of experiments (columns named after the measures,
+ * restitution, v_out, v_in, duration, t_impact, impacts, kinetic_end, are outputs; the others
+ * inputs, scene parameters or property paths, one run per row). */
+#define FIT_MAX_COLUMNS 16
+#define FIT_MAX_ROWS 20000
+#define FIT_MAX_PARAMS 8
+
+typedef struct FitData {
+    int rows, cols;
+    char names[FIT_MAX_COLUMNS][128];
+    bool output[FIT_MAX_COLUMNS]; /* compared with the run (else an input) */
+    bool trajectory;
+    double *values; /* rows x FIT_MAX_COLUMNS, Owned (fit_data_free) */
+} FitData;
+
+/* Reads a CSV with a header line ('#' lines skipped). Messages name the file, line, column. */
+IssimStatus fit_data_read(const char *path, FitData *data, IssimError *err);
+void fit_data_free(FitData *data);
+
+typedef struct FitParam {
+    char path[128];
+    double initial, lo, hi; /* from "PATH[=X0[:LO:HI]]"; default (0, inf), X0 = lo + 1 */
+    double value, sigma;    /* the fit: estimate and standard error */
+    double lo95, hi95;      /* its 95% confidence interval */
+} FitParam;
+
+IssimStatus fit_param_parse(const char *spec, FitParam *param, IssimError *err);
+
+typedef struct FitResult {
+    int iterations, residuals;
+    long runs;
+    double ssr, rms;
+} FitResult;
+
+/* Fits params (their estimates and intervals filled on success) with the study's scene, fixed
+ * sets and end time; log (Nullable) receives a line per iteration. ISSIM_ERR_NUMERIC when the
+ * data cannot identify a parameter (named) or the fit does not converge (with the last run's
+ * failure). */
+IssimStatus study_fit(const Study *study, const FitData *data, FitParam *params, int count,
+                      FitResult *result, FILE *log, IssimError *err);
+/* The run's values at the data's points with the parameters at their `value`s: model has the
+ * data's layout (rows x FIT_MAX_COLUMNS; inputs copied). */
+IssimStatus study_fit_model(const Study *study, const FitData *data, const FitParam *params,
+                            int count, double *model, IssimError *err);
+
 #endif

@@ -26,6 +26,7 @@ static void usage(FILE *out) {
           "       issim validate SCENE [--set PATH=VALUE ...] [--save FILE]\n"
           "       issim map FILE [--plot PNG] [--nodes LIST] [--until T]\n"
           "       issim sweep SCENE --grid NAME=VALUES ... [--out FILE] (issim sweep --help)\n"
+          "       issim fit SCENE --data FILE --free PATH ... (issim fit --help)\n"
           "       issim --help | --version\n"
           "\n"
           "  run       simulate SCENE (a Lua scene file, see docs/scene-format.md)\n"
@@ -291,6 +292,7 @@ static int cmd_run(CliArgs *a, int argc, char **argv) {
 int cmd_device(int argc, char **argv);
 int cmd_map(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
+int cmd_fit(int argc, char **argv);
 
 int main(int argc, char **argv) {
     setenv("OPENBLAS_NUM_THREADS", "1", 0);
@@ -316,6 +318,8 @@ int main(int argc, char **argv) {
         return cmd_map(argc, argv);
     if (strcmp(argv[1], "sweep") == 0) /* src/app/cmd_sweep.c: parameter studies */
         return cmd_sweep(argc, argv);
+    if (strcmp(argv[1], "fit") == 0) /* src/app/cmd_fit.c: parameters fitted to data */
+        return cmd_fit(argc, argv);
     CliArgs a = {.command = argv[1]};
     if (strcmp(a.command, "run") != 0 && strcmp(a.command, "validate") != 0)
         return bad_usage("unknown command '%s'", argv[1]);
