@@ -224,6 +224,119 @@ static void test_bad_input_named(void **state) {
     unlink(path);
 }
 
+/* ===== Fits ===== */
+
+static void write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A trajectory made by a spring/damper of known k and b (the flat-map spheres switched to
+ * spring_damper): the fit from far-off starting values finds them, inside its 95% intervals. */
+static void test_fit_recovers_a_spring_damper(void **state) {
+    (void)state;
+    const char *sets[] = {"spheres.model=spring_damper", "spheres.damping_from=value",
+                          "spheres.stiffness=2000", "spheres.damping=3"};
+    const char *csv = test_temp_path(".csv");
+    TestRunOptions o = {.sets = sets,
+                        .set_count = 4,
+                        .until = 0.12,
+                        .lockstep = true,
+                        .record_path = csv,
+                        .vars = "left.vel.x"};
+    test_run_free(test_run_scene("scenes/spheres_flat_map.lua", &o));
+    FitData data;
+    IssimError err = {0};
+    assert_int_equal(fit_data_read(csv, &data, &err), ISSIM_OK);
+    assert_true(data.trajectory);
+    Study study = {.sets = sets, .set_count = 2};
+    issim_strlcpy(study.scene, test_source_path("scenes/spheres_flat_map.lua"), sizeof study.scene);
+    FitParam p[2];
+    assert_int_equal(fit_param_parse("spheres.stiffness=800", &p[0], &err), ISSIM_OK);
+    assert_int_equal(fit_param_parse("spheres.damping=0.5:0:100", &p[1], &err), ISSIM_OK);
+    FitResult res;
+    if (study_fit(&study, &data, p, 2, &res, NULL, &err) != ISSIM_OK)
+        fail_msg("%s", err.message);
+    printf("k = %.6f (%.6f ... %.6f), b = %.6f (%.6f ... %.6f), rms %.3g, %d iterations, %ld "
+           "runs\n",
+           p[0].value, p[0].lo95, p[0].hi95, p[1].value, p[1].lo95, p[1].hi95, res.rms,
+           res.iterations, res.runs);
+    assert_near(p[0].value, 2000.0, 2000.0 * 1e-5);
+    assert_near(p[1].value, 3.0, 3.0 * 1e-4);
+    assert_true(p[0].lo95 <= 2000.0 + 1e-6 && p[0].hi95 >= 2000.0 - 1e-6);
+    /* A parameter the run never uses cannot be identified: named, not a wrong answer. */
+    assert_int_equal(fit_param_parse("spheres.alpha=0.3", &p[1], &err), ISSIM_OK);
+    assert_int_equal(study_fit(&study, &data, p, 2, &res, NULL, &err), ISSIM_ERR_NUMERIC);
+    printf("%s\n", err.message);
+    assert_non_null(strstr(err.message, "cannot identify spheres.alpha"));
+    fit_data_free(&data);
+    unlink(csv);
+}
+
+/* A table of experiments (004 4.7's kind): restitution at three impact speeds of the bar on the
+ * Hunt-Crossley foundation, made with alpha = 0.3; the fit of alpha from 0.05 finds it. */
+static void test_fit_alpha_to_restitution_data(void **state) {
+    (void)state;
+    Study make = {.until = 3e-4};
+    issim_strlcpy(make.scene, test_source_path("scenes/bar_drop_angle.lua"), sizeof make.scene);
+    const char *sets[] = {"bar_foundation.alpha=0.3", "bar_foundation.friction_static=0",
+                          "bar_foundation.friction_kinetic=0"};
+    make.sets = sets;
+    make.set_count = 3;
+    IssimError err = {0};
+    assert_int_equal(study_add_axis(&make, "angle_deg=90", &err), ISSIM_OK);
+    assert_int_equal(study_add_axis(&make, "speed=0.5,1.5,3", &err), ISSIM_OK);
+    char table[1024];
+    int n = snprintf(table, sizeof table, "angle_deg,speed,restitution\n");
+    for (long i = 0; i < 3; i++) {
+        StudyRow row;
+        study_run(&make, i, &row);
+        assert_true(row.ok);
+        n += snprintf(table + n, sizeof table - n, "%s,%s,%.12g\n", row.values[0], row.values[1],
+                      row.restitution);
+    }
+    study_free(&make);
+    printf("%s", table);
+    const char *path = test_temp_path(".csv");
+    write_file(path, table);
+    FitData data;
+    assert_int_equal(fit_data_read(path, &data, &err), ISSIM_OK);
+    assert_false(data.trajectory);
+    Study study = {.until = 3e-4, .sets = sets + 1, .set_count = 2};
+    issim_strlcpy(study.scene, make.scene, sizeof study.scene);
+    FitParam p;
+    assert_int_equal(fit_param_parse("bar_foundation.alpha=0.05:0:10", &p, &err), ISSIM_OK);
+    FitResult res;
+    if (study_fit(&study, &data, &p, 1, &res, NULL, &err) != ISSIM_OK)
+        fail_msg("%s", err.message);
+    printf("alpha = %.8f (%.8f ... %.8f), %d iterations, %ld runs\n", p.value, p.lo95, p.hi95,
+           res.iterations, res.runs);
+    assert_near(p.value, 0.3, 1e-5);
+    fit_data_free(&data);
+    unlink(path);
+}
+
+static void test_fit_data_errors(void **state) {
+    (void)state;
+    const char *path = test_temp_path(".csv");
+    FitData data;
+    IssimError err = {0};
+    write_file(path, "speed,height\n1,2\n");
+    assert_int_not_equal(fit_data_read(path, &data, &err), ISSIM_OK);
+    assert_non_null(strstr(err.message, "no column to fit"));
+    write_file(path, "t,bar.pos.z\n0,1\n0.1,x\n");
+    assert_int_not_equal(fit_data_read(path, &data, &err), ISSIM_OK);
+    printf("%s\n", err.message);
+    assert_non_null(strstr(err.message, ":3: column bar.pos.z: not a number"));
+    FitParam p;
+    assert_int_not_equal(fit_param_parse("stiffness=3", &p, &err), ISSIM_OK);
+    assert_int_not_equal(fit_param_parse("a.k=5:0:1", &p, &err), ISSIM_OK);
+    assert_non_null(strstr(err.message, "is not inside"));
+    unlink(path);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_axes_and_their_errors),
@@ -232,6 +345,9 @@ int main(void) {
         cmocka_unit_test(test_same_table_on_threads_and_ranks),
         cmocka_unit_test(test_killed_sweep_resumes),
         cmocka_unit_test(test_bad_input_named),
+        cmocka_unit_test(test_fit_recovers_a_spring_damper),
+        cmocka_unit_test(test_fit_alpha_to_restitution_data),
+        cmocka_unit_test(test_fit_data_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -377,6 +377,9 @@ IssimStatus study_fit(const Study *study, const FitData *data, FitParam *params,
         gsl_vector_set(u0, (size_t)i, to_u(&params[i], x0));
     }
     gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
+    /* Forward differences of 1e-6 relative (GSL's default is sqrt(eps) = 1.5e-8): a run's
+     * measures are smooth in the parameters only down to its event and tolerance errors. */
+    fp.h_df = 1e-6;
     gsl_multifit_nlinear_workspace *w =
         gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &fp, n, (size_t)count);
     gsl_multifit_nlinear_fdf fdf = {
