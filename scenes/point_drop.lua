@@ -11,7 +11,10 @@
 --   bar_floor.stiffness    k, N/m
 --   bar_floor.restitution  r the damping is chosen for
 --   bar.pos                drop position, m (the lower tip is 0.1 m below it)
+-- Scene parameter (--param, issim sweep --grid):
+--   drop_height            height of the lower tip above the floor, m (default 0.5: 3.13 m/s)
 --   universe.integrator    bdf | adams | rk4
+local drop_height = param("drop_height", 0.5) -- m: the lower tip above the floor
 return {
   name = "point_drop",
   description = "Vertical bar (one contact vertex) dropped on a plane, spring/damper r = 0.8",
@@ -30,7 +33,7 @@ return {
       name = "bar", kind = "body",
       mass = 1,                                   -- kg
       inertia = {1/300, 1/300, 1e-5},             -- kg m^2: 0.2 m rod, m L^2 / 12
-      pos = {0, 0, 0.6},                          -- m: lower tip 0.5 m above the floor
+      pos = {0, 0, drop_height + 0.1},                          -- m: lower tip 0.5 m above the floor
       vertices = {{0, 0, -0.1}, {0, 0, 0.1}},     -- the bar's two ends
       material = "bar",
       color = {0.85, 0.55, 0.25},

@@ -121,10 +121,29 @@ static char *header_text(const Study *study) {
     return buf;
 }
 
+/* Does a finished row hold run `index`'s values (the same study, not one with other ranges)? */
+static bool row_matches(const Study *study, const char *line, long index) {
+    char values[STUDY_MAX_AXES][STUDY_VALUE_MAX];
+    study_run_values(study, index, values);
+    const char *p = strchr(line, ',');
+    for (int i = 0; i < study->axis_count; i++) {
+        if (!p)
+            return false;
+        p++;
+        size_t len = strlen(values[i]);
+        bool quoted = *p == '"';
+        if (strncmp(p + quoted, values[i], len) != 0 || p[quoted + len] != (quoted ? '"' : ','))
+            return false;
+        p = strchr(p + quoted + len, ',');
+    }
+    return true;
+}
+
 /* Reads the runs an earlier sweep of the same study finished (whole lines only: a line cut by a
  * kill is dropped and the file truncated after the last whole one). -1: the file has another
- * header (a different study). */
-static long read_done(const char *path, const char *header, bool *done, long runs) {
+ * header or rows with other values (a different study). */
+static long read_done(const Study *study, const char *path, const char *header, bool *done,
+                      long runs) {
     FILE *f = fopen(path, "r+");
     if (!f)
         return 0;
@@ -141,7 +160,12 @@ static long read_done(const char *path, const char *header, bool *done, long run
         if (line[n - 1] != '\n')
             break;
         long index = strtol(line, NULL, 10);
-        if (index >= 0 && index < runs && !done[index]) {
+        if (index < 0 || index >= runs || !row_matches(study, line, index)) {
+            free(line);
+            fclose(f);
+            return -1;
+        }
+        if (!done[index]) {
             done[index] = true;
             count++;
         }
@@ -431,7 +455,7 @@ static int plot_table(const char *table, const char *header, const char *spec, c
     }
     fprintf(gp,
             "set terminal pngcairo size 900,600 noenhanced\nset output '%s'\n"
-            "set key outside right\nset grid\nset xlabel '%s'\nset ylabel '%s'\nset title '%s'\n"
+            "set key below\nset grid\nset xlabel '%s'\nset ylabel '%s'\nset title '%s'\n"
             "plot ",
             png, x, y, table);
     for (int g = 0; g < groups; g++)
@@ -506,12 +530,12 @@ static int sweep(SweepArgs *a, int rank, int ranks) {
         return 1;
     }
     /* Every rank reads which runs are finished: they share the list to split. */
-    long finished = read_done(a->out, header, done, runs);
+    long finished = read_done(&a->study, a->out, header, done, runs);
     if (finished < 0) {
         if (rank == 0)
             fprintf(stderr,
-                    "issim sweep: %s holds another study's table (other columns); give another "
-                    "--out or remove it\n",
+                    "issim sweep: %s holds another study's table (other columns or values); "
+                    "give another --out or remove it\n",
                     a->out);
         free(header);
         free(done);
