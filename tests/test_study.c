@@ -271,6 +271,12 @@ static void test_fit_recovers_a_spring_damper(void **state) {
     assert_int_equal(study_fit(&study, &data, p, 2, &res, NULL, &err), ISSIM_ERR_NUMERIC);
     printf("%s\n", err.message);
     assert_non_null(strstr(err.message, "cannot identify spheres.alpha"));
+    /* data columns that are not the scene's variables: named */
+    issim_strlcpy(data.names[1], "left.velocity.x", sizeof data.names[1]);
+    assert_int_equal(fit_param_parse("spheres.damping=0.5:0:100", &p[1], &err), ISSIM_OK);
+    assert_int_equal(study_fit(&study, &data, p, 2, &res, NULL, &err), ISSIM_ERR_NUMERIC);
+    printf("%s\n", err.message);
+    assert_non_null(strstr(err.message, "data column left.velocity.x is not a variable"));
     fit_data_free(&data);
     unlink(csv);
 }

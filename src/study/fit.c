@@ -210,6 +210,15 @@ static int trajectory_residuals(FitCtx *c, const gsl_vector *u, gsl_vector *f) {
         return GSL_EFAILED;
     }
     Registry *reg = sim_registry(sim);
+    for (int col = 1; col < d->cols; col++)
+        if (registry_var_find(reg, d->names[col]) < 0) {
+            snprintf(c->failure, sizeof c->failure,
+                     "data column %s is not a variable of the scene (BODY.pos.x ... "
+                     "BODY.angvel.z, universe.energy.*)",
+                     d->names[col]);
+            sim_destroy(sim);
+            return GSL_EFAILED;
+        }
     int vars = registry_var_count(reg), k = 0;
     double *values = calloc((size_t)vars, sizeof(double));
     RegistryFrame frame = {.values = values};
