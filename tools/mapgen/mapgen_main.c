@@ -1,0 +1,487 @@
+/* issim-mapgen: the command line. Reads a body description and material, checks everything
+ * (before any computing), meshes, solves each map node's step response (seed 000 3.5, eqs.
+ * 3.11-3.12) on threads and MPI ranks, writes the map through contact_map_write
+ * (docs/contact-map-format.md) and reads it back with contact_map_read to validate it.
+ * Usage: docs/contact-map-generator.md, or `issim-mapgen --help`.
+ *
+ * MPI: started by mpirun (OMPI_COMM_WORLD_SIZE or PMI_SIZE set), rank r solves nodes
+ * j % ranks == r and sends them to rank 0, which writes the one output. Started alone, the
+ * program never initialises MPI.
+ */
+#include "mapgen.h"
+
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define DEFAULT_ANGLES "18,30,42,54,66,78,90"
+
+typedef struct Options {
+    MapgenGeometry geometry;
+    MapgenMaterial material;
+    const char *output, *polygon, *partial_dir, *body, *points;
+    double angles[MAPGEN_MAX_ANGLES];
+    int every;
+    double period, segment, thickness, safety;
+    int samples, threads;
+    bool quiet, by_angle;
+} Options;
+
+static void usage(FILE *to) {
+    fprintf(to,
+            "usage: issim-mapgen -o OUT.map [options]\n"
+            "  body:     --shape bar|circle|polygon (bar) --length L (0.2) --diameter D (0.0125)\n"
+            "            --radius R --polygon FILE (x y per line, last = first) --body NAME\n"
+            "  material: --youngs E (5.46e11 Pa) --poisson NU (0.3) --density RHO (7876.74)\n"
+            "  mesh:     --element-size H (5e-4 m)\n"
+            "  nodes:    --angles A,B,... (bar, degrees, default " DEFAULT_ANGLES ")\n"
+            "            --every K (every k-th boundary node) --at X,Y[:X,Y...] (points, m)\n"
+            "            --segment S (driven arc length around a node, m; 0: the node alone)\n"
+            "  map:      --period T (1e-6 s) --samples N (1000) --thickness W (m; default the\n"
+            "            bar's or circle's diameter, 1 for a polygon)\n"
+            "  run:      --threads N (1) --resume-dir DIR (OUT.partial) --safety F (0.9)\n"
+            "            --quiet\n");
+}
+
+static int parse_list(const char *text, double *values, int max, const char *sep) {
+    int n = 0;
+    const char *p = text;
+    while (*p && n < max) {
+        char *end;
+        values[n++] = strtod(p, &end);
+        if (end == p)
+            return -1;
+        p = end;
+        if (*p && !strchr(sep, *p))
+            return -1;
+        if (*p)
+            p++;
+    }
+    return *p ? -1 : n;
+}
+
+static IssimStatus parse_number(const char *name, const char *text, double *out,
+                                IssimError *err) {
+    char *end;
+    double v = text ? strtod(text, &end) : NAN;
+    if (!text || end == text || *end || !isfinite(v))
+        return issim_error_set(err, ISSIM_ERR_INVALID, "%s: expected a number, got \"%s\"", name,
+                               text ? text : "(nothing)");
+    *out = v;
+    return ISSIM_OK;
+}
+
+static IssimStatus parse_args(int argc, char **argv, Options *o, IssimError *err) {
+    *o = (Options){.material = mapgen_material_steel_bar(),
+                   .period = 1e-6,
+                   .samples = 1000,
+                   .safety = MAPGEN_CFL_SAFETY,
+                   .threads = 1,
+                   .body = "bar"};
+    o->geometry = (MapgenGeometry){
+        .shape = MAPGEN_SHAPE_BAR, .length = 0.2, .diameter = 0.0125, .element_size = 5e-4};
+    const char *angles = NULL;
+    IssimStatus st = ISSIM_OK;
+    for (int i = 1; i < argc && st == ISSIM_OK; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        double x = 0.0;
+        bool value = true;
+        if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0)
+            o->output = v;
+        else if (strcmp(a, "--shape") == 0) {
+            if (v && strcmp(v, "bar") == 0)
+                o->geometry.shape = MAPGEN_SHAPE_BAR;
+            else if (v && strcmp(v, "circle") == 0)
+                o->geometry.shape = MAPGEN_SHAPE_CIRCLE;
+            else if (v && strcmp(v, "polygon") == 0)
+                o->geometry.shape = MAPGEN_SHAPE_POLYGON;
+            else
+                st = issim_error_set(err, ISSIM_ERR_INVALID,
+                                     "--shape: \"%s\" is not bar, circle or polygon",
+                                     v ? v : "(nothing)");
+        } else if (strcmp(a, "--polygon") == 0) {
+            o->polygon = v;
+            o->geometry.shape = MAPGEN_SHAPE_POLYGON;
+        } else if (strcmp(a, "--body") == 0)
+            o->body = v;
+        else if (strcmp(a, "--angles") == 0)
+            angles = v;
+        else if (strcmp(a, "--at") == 0)
+            o->points = v;
+        else if (strcmp(a, "--resume-dir") == 0)
+            o->partial_dir = v;
+        else if (strcmp(a, "--quiet") == 0) {
+            o->quiet = true;
+            value = false;
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            exit(0);
+        } else {
+            static const struct {
+                const char *flag;
+                size_t offset;
+            } numbers[] = {
+                {"--length", offsetof(Options, geometry.length)},
+                {"--diameter", offsetof(Options, geometry.diameter)},
+                {"--radius", offsetof(Options, geometry.radius)},
+                {"--element-size", offsetof(Options, geometry.element_size)},
+                {"--youngs", offsetof(Options, material.youngs)},
+                {"--poisson", offsetof(Options, material.poisson)},
+                {"--density", offsetof(Options, material.density)},
+                {"--period", offsetof(Options, period)},
+                {"--segment", offsetof(Options, segment)},
+                {"--thickness", offsetof(Options, thickness)},
+                {"--safety", offsetof(Options, safety)},
+            };
+            size_t k = 0;
+            for (; k < sizeof numbers / sizeof numbers[0]; k++)
+                if (strcmp(a, numbers[k].flag) == 0)
+                    break;
+            if (k < sizeof numbers / sizeof numbers[0]) {
+                st = parse_number(a, v, (double *)((char *)o + numbers[k].offset), err);
+            } else if (strcmp(a, "--samples") == 0 || strcmp(a, "--threads") == 0 ||
+                       strcmp(a, "--every") == 0) {
+                st = parse_number(a, v, &x, err);
+                if (st == ISSIM_OK && (x != floor(x) || fabs(x) > 1e9))
+                    st = issim_error_set(err, ISSIM_ERR_INVALID, "%s: %g is not an integer", a,
+                                         x);
+                int *target = a[2] == 's' ? &o->samples : a[2] == 't' ? &o->threads : &o->every;
+                *target = (int)x;
+            } else {
+                st = issim_error_set(err, ISSIM_ERR_INVALID,
+                                     "unknown option \"%s\" (--help lists them)", a);
+            }
+        }
+        if (value && st == ISSIM_OK && !v)
+            st = issim_error_set(err, ISSIM_ERR_INVALID, "%s needs a value", a);
+        i += value;
+    }
+    if (st != ISSIM_OK)
+        return st;
+    if (!o->output)
+        return issim_error_set(err, ISSIM_ERR_INVALID, "no output: give -o OUT.map");
+    o->by_angle = o->geometry.shape == MAPGEN_SHAPE_BAR && o->every == 0 && !o->points;
+    if (o->by_angle || angles) {
+        if (o->geometry.shape != MAPGEN_SHAPE_BAR)
+            return issim_error_set(err, ISSIM_ERR_INVALID,
+                                   "--angles: impact angles are defined on the bar only");
+        int n = parse_list(angles ? angles : DEFAULT_ANGLES, o->angles, MAPGEN_MAX_ANGLES, ",");
+        if (n <= 0)
+            return issim_error_set(err, ISSIM_ERR_INVALID,
+                                   "--angles: expected up to %d comma-separated degrees, got "
+                                   "\"%s\"",
+                                   MAPGEN_MAX_ANGLES, angles);
+        o->geometry.angles = o->angles;
+        o->geometry.angle_count = n;
+        o->by_angle = true;
+    }
+    return ISSIM_OK;
+}
+
+static double body_width(const MapgenMesh *mesh) {
+    double area = 0.0;
+    for (int t = 0; t < mesh->triangle_count; t++) {
+        const int *v = mesh->triangles + 3 * t;
+        const double *a = mesh->xy + 2 * v[0], *b = mesh->xy + 2 * v[1], *c = mesh->xy + 2 * v[2];
+        area += 0.5 * ((b[0] - a[0]) * (c[1] - a[1]) - (c[0] - a[0]) * (b[1] - a[1]));
+    }
+    return 2.0 * area / mesh->perimeter;
+}
+
+/* The checks that need no mesh, so bad input is refused before Gmsh runs. */
+static IssimStatus check_options(const Options *o, IssimError *err) {
+    IssimStatus st = mapgen_material_check(&o->material, err);
+    if (st == ISSIM_OK && o->geometry.shape != MAPGEN_SHAPE_POLYGON)
+        st = mapgen_geometry_check(&o->geometry, err);
+    if (st != ISSIM_OK)
+        return st;
+    if (!(o->period > 0.0))
+        return issim_error_set(err, ISSIM_ERR_RANGE, "--period T = %g s: must be positive",
+                               o->period);
+    if (o->samples < 1 || o->samples > CONTACT_MAP_MAX_SAMPLES)
+        return issim_error_set(err, ISSIM_ERR_RANGE, "--samples %d: must be in [1, %d]",
+                               o->samples, CONTACT_MAP_MAX_SAMPLES);
+    if (o->threads < 1 || o->threads > 256)
+        return issim_error_set(err, ISSIM_ERR_RANGE, "--threads %d: must be in [1, 256]",
+                               o->threads);
+    if (o->every < 0)
+        return issim_error_set(err, ISSIM_ERR_RANGE, "--every %d: must be at least 1",
+                               o->every);
+    if (!(o->safety > 0.0 && o->safety <= 1.0))
+        return issim_error_set(err, ISSIM_ERR_RANGE, "--safety %g: must be in (0, 1]",
+                               o->safety);
+    if (!(o->segment >= 0.0) || !(o->thickness >= 0.0))
+        return issim_error_set(err, ISSIM_ERR_RANGE,
+                               "--segment %g m, --thickness %g m: must not be negative",
+                               o->segment, o->thickness);
+    if (strlen(o->body) == 0 || strlen(o->body) >= CONTACT_MAP_NAME_MAX ||
+        strcspn(o->body, " \t\n#") != strlen(o->body))
+        return issim_error_set(err, ISSIM_ERR_INVALID,
+                               "--body \"%s\": one word of 1 to %d characters", o->body,
+                               CONTACT_MAP_NAME_MAX - 1);
+    return ISSIM_OK;
+}
+
+/* Map nodes: by angle on the bar's rounded end, every k-th boundary node, or listed points. */
+static IssimStatus choose_nodes(const Options *o, const MapgenMesh *mesh, int *count,
+                                int **index, double **normals, double **angles,
+                                IssimError *err) {
+    int max = o->by_angle ? o->geometry.angle_count
+              : o->every  ? (mesh->boundary_count + o->every - 1) / o->every
+                          : 1 + (int)(strlen(o->points) / 2);
+    if (max > CONTACT_MAP_MAX_NODES)
+        return issim_error_set(err, ISSIM_ERR_RANGE, "%d nodes: a map holds at most %d", max,
+                               CONTACT_MAP_MAX_NODES);
+    *index = malloc((size_t)max * sizeof **index);
+    *normals = malloc((size_t)max * 2 * sizeof **normals);
+    *angles = malloc((size_t)max * sizeof **angles);
+    double *xy = malloc((size_t)max * 2 * sizeof *xy);
+    if (!*index || !*normals || !*angles || !xy) {
+        free(xy);
+        return issim_error_set(err, ISSIM_ERR_NOMEM, "nodes: out of memory");
+    }
+    int n = 0;
+    IssimStatus st = ISSIM_OK;
+    if (o->by_angle) {
+        for (; n < o->geometry.angle_count; n++) {
+            mapgen_bar_cap_point(&o->geometry, o->angles[n], xy + 2 * n, *normals + 2 * n);
+            (*angles)[n] = o->angles[n];
+        }
+    } else if (o->every) {
+        for (int b = 0; b < mesh->boundary_count; b += o->every, n++) {
+            memcpy(xy + 2 * n, mesh->xy + 2 * mesh->boundary[b], 2 * sizeof *xy);
+            memcpy(*normals + 2 * n, mesh->normals + 2 * b, 2 * sizeof *xy);
+            (*angles)[n] = NAN;
+        }
+    } else {
+        n = parse_list(o->points, xy, 2 * max, ",:");
+        if (n <= 0 || n % 2)
+            st = issim_error_set(err, ISSIM_ERR_INVALID,
+                                 "--at: expected X,Y pairs separated by ':', got \"%s\"",
+                                 o->points);
+        n /= 2;
+    }
+    for (int j = 0; j < n && st == ISSIM_OK; j++) {
+        char what[64];
+        snprintf(what, sizeof what, "map node %d", j);
+        st = mapgen_boundary_nearest(mesh, xy + 2 * j, what, *index + j, err);
+        if (st == ISSIM_OK && !o->by_angle && !o->every) {
+            memcpy(*normals + 2 * j, mesh->normals + 2 * (*index)[j], 2 * sizeof *xy);
+            (*angles)[j] = NAN;
+        }
+    }
+    free(xy);
+    *count = n;
+    return st;
+}
+
+static unsigned long long fnv1a(unsigned long long h, const void *data, size_t size) {
+    const unsigned char *p = data;
+    for (size_t i = 0; i < size; i++)
+        h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+static unsigned long long job_key(const Options *o, const MapgenMesh *mesh, const MapgenJob *job) {
+    unsigned long long h = 14695981039346656037ull;
+    h = fnv1a(h, &o->material, sizeof o->material);
+    h = fnv1a(h, mesh->xy, (size_t)mesh->node_count * 2 * sizeof *mesh->xy);
+    h = fnv1a(h, mesh->triangles, (size_t)mesh->triangle_count * 3 * sizeof *mesh->triangles);
+    h = fnv1a(h, job->boundary_index, (size_t)job->node_count * sizeof *job->boundary_index);
+    h = fnv1a(h, job->directions, (size_t)job->node_count * 2 * sizeof *job->directions);
+    double scalars[3] = {job->segment, job->period, job->safety};
+    h = fnv1a(h, scalars, sizeof scalars);
+    return fnv1a(h, &job->samples, sizeof job->samples);
+}
+
+static IssimStatus write_map(const Options *o, const MapgenMesh *mesh, const MapgenModel *model,
+                             const MapgenJob *job, const double *normals, const double *angles,
+                             double *h, IssimError *err) {
+    double thickness = o->thickness > 0.0 ? o->thickness
+                       : o->geometry.shape == MAPGEN_SHAPE_BAR    ? o->geometry.diameter
+                       : o->geometry.shape == MAPGEN_SHAPE_CIRCLE ? 2.0 * o->geometry.radius
+                                                                  : 1.0;
+    ContactMapNode *nodes = calloc((size_t)job->node_count, sizeof *nodes);
+    if (!nodes)
+        return issim_error_set(err, ISSIM_ERR_NOMEM, "map: out of memory");
+    for (int j = 0; j < job->node_count; j++) {
+        const double *p = mesh->xy + 2 * mesh->boundary[job->boundary_index[j]];
+        nodes[j].position = (Vec3){p[0], p[1], 0.0};
+        nodes[j].normal = (Vec3){normals[2 * j], normals[2 * j + 1], 0.0};
+        nodes[j].angle = angles[j];
+    }
+    for (size_t k = 0; k < (size_t)job->node_count * (size_t)job->samples; k++)
+        h[k] *= thickness; /* plane strain: N/m per m of thickness -> N/m */
+    ContactMapSpec spec = {.dimension = 2,
+                           .period = o->period,
+                           .samples = o->samples,
+                           .node_count = job->node_count,
+                           .nodes = nodes,
+                           .step = h};
+    snprintf(spec.body, sizeof spec.body, "%s", o->body);
+    ContactMapProvenance *pv = &spec.provenance;
+    snprintf(pv->generator, sizeof pv->generator,
+             "issim-mapgen %d fem plane-strain p1-triangles lumped-mass central-differences",
+             MAPGEN_VERSION);
+    pv->youngs = o->material.youngs;
+    pv->poisson = o->material.poisson;
+    pv->density = o->material.density;
+    pv->mesh_size = o->geometry.element_size;
+    pv->thickness = thickness;
+    time_t now = time(NULL);
+    strftime(pv->created, sizeof pv->created, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    snprintf(pv->note, sizeof pv->note,
+             "%d nodes %d triangles, dt %.4g s (safety %g), segment %g m, c1 %.6g c2 %.6g m/s",
+             mesh->node_count, mesh->triangle_count,
+             mapgen_time_step(model, o->period, o->safety), o->safety, o->segment,
+             mapgen_c1(&o->material), mapgen_c2(&o->material));
+    ContactMap *map = NULL, *back = NULL;
+    IssimStatus st = contact_map_create(&spec, o->output, &map, err);
+    if (st == ISSIM_OK)
+        st = contact_map_write(map, o->output, err);
+    if (st == ISSIM_OK)
+        st = contact_map_read(o->output, &back, err);
+    if (st == ISSIM_OK && (contact_map_node_count(back) != job->node_count ||
+                           contact_map_samples(back) != o->samples))
+        st = issim_error_set(err, ISSIM_ERR_IO, "%s: read back with %d nodes x %d samples",
+                             o->output, contact_map_node_count(back), contact_map_samples(back));
+    for (int j = 0; st == ISSIM_OK && j < job->node_count; j++)
+        if (memcmp(contact_map_step(back, j), h + (size_t)j * o->samples,
+                   (size_t)o->samples * sizeof *h) != 0)
+            st = issim_error_set(err, ISSIM_ERR_IO, "%s: node %d reads back different values",
+                                 o->output, j);
+    if (map)
+        contact_map_release(map);
+    if (back)
+        contact_map_release(back);
+    free(nodes);
+    return st;
+}
+
+/* Rank 0 receives every other rank's nodes; the others send theirs. */
+static void mpi_collect(const MapgenJob *job, double *h) {
+    for (int j = 0; j < job->node_count; j++) {
+        int owner = j % job->rank_count;
+        double *row = h + (size_t)j * job->samples;
+        if (job->rank == 0 && owner != 0)
+            MPI_Recv(row, job->samples, MPI_DOUBLE, owner, j, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        else if (job->rank == owner && owner != 0)
+            MPI_Send(row, job->samples, MPI_DOUBLE, 0, j, MPI_COMM_WORLD);
+    }
+}
+
+static bool under_mpirun(void) {
+    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK");
+}
+
+/* Every rank agrees on success: a failure anywhere stops all. */
+static IssimStatus agree(bool mpi, IssimStatus st) {
+    if (!mpi)
+        return st;
+    int local = st, worst = 0;
+    MPI_Allreduce(&local, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return (IssimStatus)worst;
+}
+
+static IssimStatus generate(const Options *o, bool mpi, int rank, int ranks, IssimError *err) {
+    MapgenMesh mesh = {0};
+    MapgenModel model = {0};
+    int count = 0, *index = NULL;
+    double *normals = NULL, *angles = NULL, *h = NULL;
+    IssimStatus st = mapgen_mesh_build(&o->geometry, &mesh, err);
+    if (st == ISSIM_OK)
+        st = mapgen_model_build(&mesh, &o->material, &model, err);
+    if (st == ISSIM_OK)
+        st = choose_nodes(o, &mesh, &count, &index, &normals, &angles, err);
+    double limit = st == ISSIM_OK ? body_width(&mesh) / mapgen_c1(&o->material) : 0.0;
+    if (st == ISSIM_OK && o->period > limit)
+        st = issim_error_set(err, ISSIM_ERR_RANGE,
+                             "--period T = %g s: must be in (0, %g] s, the time a dilatational "
+                             "wave (c1 = %g m/s) takes to cross the body's width (2 x area / "
+                             "perimeter = %g m): a longer T cannot resolve the reflections",
+                             o->period, limit, mapgen_c1(&o->material), body_width(&mesh));
+    char partial[4096];
+    snprintf(partial, sizeof partial, "%s", o->partial_dir ? o->partial_dir : "");
+    if (!o->partial_dir)
+        snprintf(partial, sizeof partial, "%s.partial", o->output);
+    MapgenJob job = {.model = &model,
+                     .node_count = count,
+                     .boundary_index = index,
+                     .directions = normals,
+                     .segment = o->segment,
+                     .period = o->period,
+                     .samples = o->samples,
+                     .safety = o->safety,
+                     .threads = o->threads,
+                     .partial_dir = partial,
+                     .quiet = o->quiet,
+                     .rank = rank,
+                     .rank_count = ranks};
+    if (st == ISSIM_OK) {
+        job.key = job_key(o, &mesh, &job);
+        h = calloc((size_t)count * (size_t)o->samples, sizeof *h);
+        if (!h)
+            st = issim_error_set(err, ISSIM_ERR_NOMEM, "%d x %d samples: out of memory", count,
+                                 o->samples);
+    }
+    if (st == ISSIM_OK && rank == 0 && !o->quiet)
+        fprintf(stderr,
+                "mapgen: %d nodes, %d triangles, element %g m; dt %.4g s (CFL %.4g s x %g); "
+                "%d map node(s) x %d samples of %g s on %d rank(s) x %d thread(s)\n",
+                mesh.node_count, mesh.triangle_count, o->geometry.element_size,
+                mapgen_time_step(&model, o->period, o->safety), model.dt_cfl, o->safety, count,
+                o->samples, o->period, ranks, o->threads);
+    st = agree(mpi, st);
+    if (st == ISSIM_OK)
+        st = agree(mpi, mapgen_run(&job, h, NULL, err));
+    if (st == ISSIM_OK && mpi)
+        mpi_collect(&job, h);
+    if (st == ISSIM_OK && rank == 0)
+        st = write_map(o, &mesh, &model, &job, normals, angles, h, err);
+    if (st == ISSIM_OK && rank == 0 && !o->quiet)
+        fprintf(stderr, "mapgen: wrote %s (validated by reading it back)\n", o->output);
+    free(h);
+    free(index);
+    free(normals);
+    free(angles);
+    mapgen_model_free(&model);
+    mapgen_mesh_free(&mesh);
+    return st;
+}
+
+int main(int argc, char **argv) {
+    bool mpi = under_mpirun();
+    int rank = 0, ranks = 1;
+    if (mpi) {
+        MPI_Init(&argc, &argv);
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    }
+    Options o;
+    IssimError err = {0};
+    double *vertices = NULL;
+    IssimStatus st = parse_args(argc, argv, &o, &err);
+    if (st == ISSIM_OK && o.geometry.shape == MAPGEN_SHAPE_POLYGON) {
+        st = o.polygon ? mapgen_polygon_read(o.polygon, &vertices, &o.geometry.vertex_count, &err)
+                       : issim_error_set(&err, ISSIM_ERR_INVALID,
+                                         "--shape polygon needs --polygon FILE");
+        o.geometry.vertices = vertices;
+        if (st == ISSIM_OK)
+            st = mapgen_geometry_check(&o.geometry, &err);
+    }
+    if (st == ISSIM_OK)
+        st = check_options(&o, &err);
+    if (st == ISSIM_OK)
+        st = generate(&o, mpi, rank, ranks, &err);
+    if (st != ISSIM_OK && (rank == 0 || err.message[0]))
+        fprintf(stderr, "issim-mapgen: error: %s\n",
+                err.message[0] ? err.message : "another rank failed");
+    free(vertices);
+    mapgen_mesh_shutdown();
+    if (mpi)
+        MPI_Finalize();
+    return st == ISSIM_OK ? 0 : 1;
+}
