@@ -88,13 +88,11 @@ void mapgen_mesh_free(MapgenMesh *mesh);
 /* Finalizes Gmsh (once, before exit, after the last mesh). */
 void mapgen_mesh_shutdown(void);
 /* Reads a polygon file: one "x y" pair per line (m), '#' comments. Owned: free(). */
-IssimStatus mapgen_polygon_read(const char *path, double **vertices, int *count,
-                                IssimError *err);
+IssimStatus mapgen_polygon_read(const char *path, double **vertices, int *count, IssimError *err);
 
 /* The point of the bar's right cap that answers impact angle theta (degrees): its outward
  * normal makes angle (90 - theta) with the bar axis, so theta = 90 is the tip. */
-void mapgen_bar_cap_point(const MapgenGeometry *g, double theta, double point[2],
-                          double normal[2]);
+void mapgen_bar_cap_point(const MapgenGeometry *g, double theta, double point[2], double normal[2]);
 /* Index into mesh->boundary of the boundary node nearest p; ISSIM_ERR_RANGE naming `what`
  * when it lies farther than half an element from p (not on the boundary). */
 IssimStatus mapgen_boundary_nearest(const MapgenMesh *mesh, const double p[2], const char *what,
@@ -107,10 +105,10 @@ IssimStatus mapgen_boundary_nearest(const MapgenMesh *mesh, const double p[2], c
 typedef struct MapgenModel {
     const MapgenMesh *mesh; /* Borrowed */
     MapgenMaterial material;
-    int dof_count;  /* 2 x nodes */
-    int *row_start; /* node-block CSR stiffness per unit thickness: node i couples to */
-    int *columns;   /* columns[row_start[i] .. row_start[i + 1]) through the 2 x 2 */
-    double *values; /* blocks values[4 e .. 4 e + 3] (row-major), N/m per m */
+    int dof_count;        /* 2 x nodes */
+    int *row_start;       /* node-block CSR stiffness per unit thickness: node i couples to */
+    int *columns;         /* columns[row_start[i] .. row_start[i + 1]) through the 2 x 2 */
+    double *values;       /* blocks values[4 e .. 4 e + 3] (row-major), N/m per m */
     double *inverse_mass; /* lumped, per dof */
     double *mass;
     double dt_cfl; /* the stable step h_min / c1 (before the safety factor), s */
@@ -127,8 +125,8 @@ void mapgen_model_apply(const MapgenModel *model, const double *x, double *y);
  * held at zero (supports, for checks; NULL for a free body). */
 typedef struct MapgenDrive {
     int node_count;
-    const int *nodes;         /* mesh node indices */
-    double direction[2];      /* the prescribed displacement is -D H(t) direction (eq. 3.11) */
+    const int *nodes;          /* mesh node indices */
+    double direction[2];       /* the prescribed displacement is -D H(t) direction (eq. 3.11) */
     const unsigned char *held; /* dof_count flags, Nullable */
 } MapgenDrive;
 
@@ -138,9 +136,9 @@ typedef struct MapgenDrive {
  * at t = (k + 1) period, k < samples. The time step is the largest dt <= safety x dt_cfl that
  * divides period. progress (Nullable) is called every ~1000 steps with the fraction done. */
 typedef void (*MapgenProgress)(void *user, double fraction);
-IssimStatus mapgen_step_response(const MapgenModel *model, const MapgenDrive *drive,
-                                 double period, int samples, double safety, double *h,
-                                 MapgenProgress progress, void *user, IssimError *err);
+IssimStatus mapgen_step_response(const MapgenModel *model, const MapgenDrive *drive, double period,
+                                 int samples, double safety, double *h, MapgenProgress progress,
+                                 void *user, IssimError *err);
 /* The time step mapgen_step_response uses for `period`. */
 double mapgen_time_step(const MapgenModel *model, double period, double safety);
 

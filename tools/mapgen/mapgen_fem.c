@@ -32,12 +32,14 @@ IssimStatus mapgen_material_check(const MapgenMaterial *m, IssimError *err) {
         return issim_error_set(err, ISSIM_ERR_RANGE,
                                "Poisson's ratio nu = %g: must be in (-1, 0.5)", m->poisson);
     if (!(m->density > 0.0) || !isfinite(m->density))
-        return issim_error_set(err, ISSIM_ERR_RANGE,
-                               "density rho = %g kg/m^3: must be in (0, inf)", m->density);
+        return issim_error_set(err, ISSIM_ERR_RANGE, "density rho = %g kg/m^3: must be in (0, inf)",
+                               m->density);
     return ISSIM_OK;
 }
 
-static double lame_mu(const MapgenMaterial *m) { return m->youngs / (2.0 * (1.0 + m->poisson)); }
+static double lame_mu(const MapgenMaterial *m) {
+    return m->youngs / (2.0 * (1.0 + m->poisson));
+}
 static double lame_lambda(const MapgenMaterial *m) {
     return m->youngs * m->poisson / ((1.0 + m->poisson) * (1.0 - 2.0 * m->poisson));
 }
@@ -45,7 +47,9 @@ static double lame_lambda(const MapgenMaterial *m) {
 double mapgen_c1(const MapgenMaterial *m) {
     return sqrt((lame_lambda(m) + 2.0 * lame_mu(m)) / m->density);
 }
-double mapgen_c2(const MapgenMaterial *m) { return sqrt(lame_mu(m) / m->density); }
+double mapgen_c2(const MapgenMaterial *m) {
+    return sqrt(lame_mu(m) / m->density);
+}
 
 static int compare_int(const void *a, const void *b) {
     int x = *(const int *)a, y = *(const int *)b;
@@ -196,7 +200,7 @@ IssimStatus mapgen_model_build(const MapgenMesh *mesh, const MapgenMaterial *mat
     model->mass = calloc((size_t)model->dof_count, sizeof *model->mass);
     model->inverse_mass = calloc((size_t)model->dof_count, sizeof *model->inverse_mass);
     double *x = malloc((size_t)model->dof_count * sizeof *x);
-    double *y = malloc((size_t)model->dof_count * sizeof *y);
+    double *y = calloc((size_t)model->dof_count, sizeof *y);
     st = !model->mass || !model->inverse_mass || !x || !y
              ? issim_error_set(err, ISSIM_ERR_NOMEM, "model: out of memory")
              : model_pattern(model, err);
@@ -267,9 +271,9 @@ static void drive_displacement(const MapgenDrive *drive, int dofs, double *u) {
     }
 }
 
-IssimStatus mapgen_step_response(const MapgenModel *model, const MapgenDrive *drive,
-                                 double period, int samples, double safety, double *h,
-                                 MapgenProgress progress, void *user, IssimError *err) {
+IssimStatus mapgen_step_response(const MapgenModel *model, const MapgenDrive *drive, double period,
+                                 int samples, double safety, double *h, MapgenProgress progress,
+                                 void *user, IssimError *err) {
     int nd = model->dof_count;
     double dt = mapgen_time_step(model, period, safety);
     long substeps = lround(period / dt);

@@ -63,8 +63,7 @@ static int parse_list(const char *text, double *values, int max, const char *sep
     return *p ? -1 : n;
 }
 
-static IssimStatus parse_number(const char *name, const char *text, double *out,
-                                IssimError *err) {
+static IssimStatus parse_number(const char *name, const char *text, double *out, IssimError *err) {
     char *end;
     double v = text ? strtod(text, &end) : NAN;
     if (!text || end == text || *end || !isfinite(v))
@@ -146,8 +145,7 @@ static IssimStatus parse_args(int argc, char **argv, Options *o, IssimError *err
                        strcmp(a, "--every") == 0) {
                 st = parse_number(a, v, &x, err);
                 if (st == ISSIM_OK && (x != floor(x) || fabs(x) > 1e9))
-                    st = issim_error_set(err, ISSIM_ERR_INVALID, "%s: %g is not an integer", a,
-                                         x);
+                    st = issim_error_set(err, ISSIM_ERR_INVALID, "%s: %g is not an integer", a, x);
                 int *target = a[2] == 's' ? &o->samples : a[2] == 't' ? &o->threads : &o->every;
                 *target = (int)x;
             } else {
@@ -202,21 +200,19 @@ static IssimStatus check_options(const Options *o, IssimError *err) {
         return issim_error_set(err, ISSIM_ERR_RANGE, "--period T = %g s: must be positive",
                                o->period);
     if (o->samples < 1 || o->samples > CONTACT_MAP_MAX_SAMPLES)
-        return issim_error_set(err, ISSIM_ERR_RANGE, "--samples %d: must be in [1, %d]",
-                               o->samples, CONTACT_MAP_MAX_SAMPLES);
+        return issim_error_set(err, ISSIM_ERR_RANGE, "--samples %d: must be in [1, %d]", o->samples,
+                               CONTACT_MAP_MAX_SAMPLES);
     if (o->threads < 1 || o->threads > 256)
         return issim_error_set(err, ISSIM_ERR_RANGE, "--threads %d: must be in [1, 256]",
                                o->threads);
     if (o->every < 0)
-        return issim_error_set(err, ISSIM_ERR_RANGE, "--every %d: must be at least 1",
-                               o->every);
+        return issim_error_set(err, ISSIM_ERR_RANGE, "--every %d: must be at least 1", o->every);
     if (!(o->safety > 0.0 && o->safety <= 1.0))
-        return issim_error_set(err, ISSIM_ERR_RANGE, "--safety %g: must be in (0, 1]",
-                               o->safety);
+        return issim_error_set(err, ISSIM_ERR_RANGE, "--safety %g: must be in (0, 1]", o->safety);
     if (!(o->segment >= 0.0) || !(o->thickness >= 0.0))
         return issim_error_set(err, ISSIM_ERR_RANGE,
-                               "--segment %g m, --thickness %g m: must not be negative",
-                               o->segment, o->thickness);
+                               "--segment %g m, --thickness %g m: must not be negative", o->segment,
+                               o->thickness);
     if (strlen(o->body) == 0 || strlen(o->body) >= CONTACT_MAP_NAME_MAX ||
         strcspn(o->body, " \t\n#") != strlen(o->body))
         return issim_error_set(err, ISSIM_ERR_INVALID,
@@ -226,9 +222,8 @@ static IssimStatus check_options(const Options *o, IssimError *err) {
 }
 
 /* Map nodes: by angle on the bar's rounded end, every k-th boundary node, or listed points. */
-static IssimStatus choose_nodes(const Options *o, const MapgenMesh *mesh, int *count,
-                                int **index, double **normals, double **angles,
-                                IssimError *err) {
+static IssimStatus choose_nodes(const Options *o, const MapgenMesh *mesh, int *count, int **index,
+                                double **normals, double **angles, IssimError *err) {
     int max = o->by_angle ? o->geometry.angle_count
               : o->every  ? (mesh->boundary_count + o->every - 1) / o->every
                           : 1 + (int)(strlen(o->points) / 2);
@@ -259,9 +254,9 @@ static IssimStatus choose_nodes(const Options *o, const MapgenMesh *mesh, int *c
     } else {
         n = parse_list(o->points, xy, 2 * max, ",:");
         if (n <= 0 || n % 2)
-            st = issim_error_set(err, ISSIM_ERR_INVALID,
-                                 "--at: expected X,Y pairs separated by ':', got \"%s\"",
-                                 o->points);
+            st =
+                issim_error_set(err, ISSIM_ERR_INVALID,
+                                "--at: expected X,Y pairs separated by ':', got \"%s\"", o->points);
         n /= 2;
     }
     for (int j = 0; j < n && st == ISSIM_OK; j++) {
@@ -300,7 +295,7 @@ static unsigned long long job_key(const Options *o, const MapgenMesh *mesh, cons
 static IssimStatus write_map(const Options *o, const MapgenMesh *mesh, const MapgenModel *model,
                              const MapgenJob *job, const double *normals, const double *angles,
                              double *h, IssimError *err) {
-    double thickness = o->thickness > 0.0 ? o->thickness
+    double thickness = o->thickness > 0.0                         ? o->thickness
                        : o->geometry.shape == MAPGEN_SHAPE_BAR    ? o->geometry.diameter
                        : o->geometry.shape == MAPGEN_SHAPE_CIRCLE ? 2.0 * o->geometry.radius
                                                                   : 1.0;
@@ -335,9 +330,8 @@ static IssimStatus write_map(const Options *o, const MapgenMesh *mesh, const Map
     strftime(pv->created, sizeof pv->created, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
     snprintf(pv->note, sizeof pv->note,
              "%d nodes %d triangles, dt %.4g s (safety %g), segment %g m, c1 %.6g c2 %.6g m/s",
-             mesh->node_count, mesh->triangle_count,
-             mapgen_time_step(model, o->period, o->safety), o->safety, o->segment,
-             mapgen_c1(&o->material), mapgen_c2(&o->material));
+             mesh->node_count, mesh->triangle_count, mapgen_time_step(model, o->period, o->safety),
+             o->safety, o->segment, mapgen_c1(&o->material), mapgen_c2(&o->material));
     ContactMap *map = NULL, *back = NULL;
     IssimStatus st = contact_map_create(&spec, o->output, &map, err);
     if (st == ISSIM_OK)
@@ -465,9 +459,9 @@ int main(int argc, char **argv) {
     double *vertices = NULL;
     IssimStatus st = parse_args(argc, argv, &o, &err);
     if (st == ISSIM_OK && o.geometry.shape == MAPGEN_SHAPE_POLYGON) {
-        st = o.polygon ? mapgen_polygon_read(o.polygon, &vertices, &o.geometry.vertex_count, &err)
-                       : issim_error_set(&err, ISSIM_ERR_INVALID,
-                                         "--shape polygon needs --polygon FILE");
+        st = o.polygon
+                 ? mapgen_polygon_read(o.polygon, &vertices, &o.geometry.vertex_count, &err)
+                 : issim_error_set(&err, ISSIM_ERR_INVALID, "--shape polygon needs --polygon FILE");
         o.geometry.vertices = vertices;
         if (st == ISSIM_OK)
             st = mapgen_geometry_check(&o.geometry, &err);

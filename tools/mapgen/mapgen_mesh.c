@@ -38,11 +38,12 @@ static double polygon_perimeter(const double *v, int n) {
     return p;
 }
 
-static double cross2(double ax, double ay, double bx, double by) { return ax * by - ay * bx; }
+static double cross2(double ax, double ay, double bx, double by) {
+    return ax * by - ay * bx;
+}
 
 /* Proper or touching intersection of segments p1p2 and p3p4. */
-static bool segments_cross(const double *p1, const double *p2, const double *p3,
-                           const double *p4) {
+static bool segments_cross(const double *p1, const double *p2, const double *p3, const double *p4) {
     double d1 = cross2(p4[0] - p3[0], p4[1] - p3[1], p1[0] - p3[0], p1[1] - p3[1]);
     double d2 = cross2(p4[0] - p3[0], p4[1] - p3[1], p2[0] - p3[0], p2[1] - p3[1]);
     double d3 = cross2(p2[0] - p1[0], p2[1] - p1[1], p3[0] - p1[0], p3[1] - p1[1]);
@@ -118,9 +119,8 @@ IssimStatus mapgen_geometry_check(const MapgenGeometry *g, IssimError *err) {
                                    "circle radius %g m: must be a positive length", g->radius);
     } else {
         if (g->vertex_count > MAPGEN_MAX_VERTICES)
-            return issim_error_set(err, ISSIM_ERR_RANGE,
-                                   "polygon: %d vertices, at most %d allowed", g->vertex_count,
-                                   MAPGEN_MAX_VERTICES);
+            return issim_error_set(err, ISSIM_ERR_RANGE, "polygon: %d vertices, at most %d allowed",
+                                   g->vertex_count, MAPGEN_MAX_VERTICES);
         IssimStatus st = polygon_check(g->vertices, g->vertex_count, err);
         if (st != ISSIM_OK)
             return st;
@@ -216,8 +216,8 @@ static int polygon_outline(const MapgenGeometry *g, int *curves, int *ierr) {
     if (!p)
         return -1;
     for (int i = 0; i < n; i++)
-        p[i] = gmshModelGeoAddPoint(g->vertices[2 * i], g->vertices[2 * i + 1], 0,
-                                    g->element_size, -1, ierr);
+        p[i] = gmshModelGeoAddPoint(g->vertices[2 * i], g->vertices[2 * i + 1], 0, g->element_size,
+                                    -1, ierr);
     for (int i = 0; i < n; i++)
         curves[i] = gmshModelGeoAddLine(p[i], p[(i + 1) % n], -1, ierr);
     free(p);
@@ -324,8 +324,9 @@ static IssimStatus mesh_boundary(MapgenMesh *mesh, IssimError *err) {
             v[2] = swap;
             area2 = -area2;
         }
-        double longest = fmax(hypot(b[0] - a[0], b[1] - a[1]),
-                              fmax(hypot(c[0] - b[0], c[1] - b[1]), hypot(a[0] - c[0], a[1] - c[1])));
+        double longest =
+            fmax(hypot(b[0] - a[0], b[1] - a[1]),
+                 fmax(hypot(c[0] - b[0], c[1] - b[1]), hypot(a[0] - c[0], a[1] - c[1])));
         mesh->min_height = fmin(mesh->min_height, area2 / longest);
         for (int k = 0; k < 3; k++)
             edges[3 * t + k] = (DirectedEdge){v[k], v[(k + 1) % 3]};
@@ -398,10 +399,10 @@ IssimStatus mapgen_mesh_build(const MapgenGeometry *g, MapgenMesh *mesh, IssimEr
     gmshModelAdd("issim-mapgen", &ierr);
     int capacity = g->shape == MAPGEN_SHAPE_POLYGON ? g->vertex_count : MAPGEN_MAX_ANGLES + 8;
     int *curves = malloc((size_t)capacity * sizeof *curves);
-    int n = !curves                              ? -1
-            : g->shape == MAPGEN_SHAPE_BAR       ? bar_outline(g, curves, &ierr)
-            : g->shape == MAPGEN_SHAPE_CIRCLE    ? circle_outline(g, curves, &ierr)
-                                                 : polygon_outline(g, curves, &ierr);
+    int n = !curves                           ? -1
+            : g->shape == MAPGEN_SHAPE_BAR    ? bar_outline(g, curves, &ierr)
+            : g->shape == MAPGEN_SHAPE_CIRCLE ? circle_outline(g, curves, &ierr)
+                                              : polygon_outline(g, curves, &ierr);
     if (n < 0) {
         free(curves);
         gmshModelRemove(&ierr);
@@ -464,8 +465,7 @@ IssimStatus mapgen_boundary_nearest(const MapgenMesh *mesh, const double p[2], c
     return ISSIM_OK;
 }
 
-IssimStatus mapgen_polygon_read(const char *path, double **vertices, int *count,
-                                IssimError *err) {
+IssimStatus mapgen_polygon_read(const char *path, double **vertices, int *count, IssimError *err) {
     char *text = NULL;
     size_t size = 0;
     IssimStatus st =

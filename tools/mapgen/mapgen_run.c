@@ -84,8 +84,7 @@ static bool partial_read(const MapgenJob *job, int node, double *h) {
     return ok;
 }
 
-static IssimStatus partial_write(const MapgenJob *job, int node, const double *h,
-                                 IssimError *err) {
+static IssimStatus partial_write(const MapgenJob *job, int node, const double *h, IssimError *err) {
     char path[4096], temporary[4200];
     partial_path(job, node, path, sizeof path);
     snprintf(temporary, sizeof temporary, "%s.%ld.tmp", path, (long)getpid());
@@ -139,8 +138,8 @@ static void on_progress(void *user, double fraction) {
     pthread_mutex_unlock(&w->shared->lock);
 }
 
-static IssimStatus solve_node(const MapgenJob *job, int node, double *h, Worker *w,
-                              int *driven, IssimError *err) {
+static IssimStatus solve_node(const MapgenJob *job, int node, double *h, Worker *w, int *driven,
+                              IssimError *err) {
     const MapgenMesh *mesh = job->model->mesh;
     int b = job->boundary_index[node];
     MapgenDrive drive = {.nodes = driven, .held = NULL};
@@ -172,8 +171,7 @@ static void *worker_main(void *arg) {
         if (node < 0)
             break;
         IssimError err = {0};
-        IssimStatus st = solve_node(job, node, s->h + (size_t)node * job->samples, w, driven,
-                                    &err);
+        IssimStatus st = solve_node(job, node, s->h + (size_t)node * job->samples, w, driven, &err);
         pthread_mutex_lock(&s->lock);
         if (st != ISSIM_OK && s->status == ISSIM_OK) {
             s->status = st;
@@ -190,8 +188,7 @@ static void *worker_main(void *arg) {
 
 static IssimStatus make_partial_dir(const char *dir, IssimError *err) {
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return issim_error_set(err, ISSIM_ERR_IO, "resume directory %s: %s", dir,
-                               strerror(errno));
+        return issim_error_set(err, ISSIM_ERR_IO, "resume directory %s: %s", dir, strerror(errno));
     return ISSIM_OK;
 }
 
