@@ -132,9 +132,12 @@ typedef struct MapgenDrive {
 
 /* The step response of 000 3.5: displacement D = 1 m (linear: h is per unit displacement) into
  * the body at the driven nodes from t = 0, the rest traction-free (eq. 3.12) or held. Fills
- * h[k] = the force the body pushes back with, per unit thickness and unit displacement (Pa),
- * at t = (k + 1) period, k < samples. The time step is the largest dt <= safety x dt_cfl that
- * divides period. progress (Nullable) is called every ~1000 steps with the fraction done. */
+ * h[k], k < samples: the force the body pushes back with, per unit thickness and unit
+ * displacement (Pa), averaged over the sample interval (k T, (k + 1) T]. Why the mean: the
+ * explicit solution carries mesh-scale ringing (periods of a few time steps) that point
+ * samples at a coarser T would alias into the map; with T equal to the time step it is the
+ * point sample h((k + 1) T). The time step is the largest dt <= safety x dt_cfl that divides
+ * period. progress (Nullable) is called every 1000 steps with the fraction done. */
 typedef void (*MapgenProgress)(void *user, double fraction);
 IssimStatus mapgen_step_response(const MapgenModel *model, const MapgenDrive *drive, double period,
                                  int samples, double safety, double *h, MapgenProgress progress,

@@ -286,27 +286,33 @@ IssimStatus mapgen_step_response(const MapgenModel *model, const MapgenDrive *dr
         return issim_error_set(err, ISSIM_ERR_NOMEM, "step response: out of memory");
     }
     drive_displacement(drive, nd, u);
-    long total = substeps * samples, step = 0;
+    long total = substeps * samples;
+    double sum = 0.0;
     IssimStatus st = ISSIM_OK;
-    for (int k = 0; k < samples && st == ISSIM_OK; k++) {
-        for (long s = 0; s < substeps; s++, step++) {
-            mapgen_model_apply(model, u, f);
-            for (int d = 0; d < nd; d++)
-                f[d] = -f[d] * model->inverse_mass[d];
-            project_held(drive, nd, f);
-            for (int d = 0; d < nd; d++) {
-                v[d] += dt * f[d];
-                u[d] += dt * v[d];
-            }
-            if (progress && step % 1000 == 0)
-                progress(user, (double)step / (double)total);
-        }
+    for (long step = 0; step <= total && st == ISSIM_OK; step++) {
         mapgen_model_apply(model, u, f);
-        h[k] = drive_reaction(drive, f);
-        if (!isfinite(h[k]))
-            st = issim_error_set(err, ISSIM_ERR_NUMERIC,
-                                 "step response diverged at t = %g s (time step %g s)",
-                                 (k + 1) * period, dt);
+        if (step > 0)
+            sum += drive_reaction(drive, f);
+        if (step > 0 && step % substeps == 0) {
+            long k = step / substeps - 1;
+            h[k] = sum / (double)substeps;
+            sum = 0.0;
+            if (!isfinite(h[k]))
+                st = issim_error_set(err, ISSIM_ERR_NUMERIC,
+                                     "step response diverged at t = %g s (time step %g s)",
+                                     (double)(k + 1) * period, dt);
+        }
+        if (step == total)
+            break;
+        for (int d = 0; d < nd; d++)
+            f[d] = -f[d] * model->inverse_mass[d];
+        project_held(drive, nd, f);
+        for (int d = 0; d < nd; d++) {
+            v[d] += dt * f[d];
+            u[d] += dt * v[d];
+        }
+        if (progress && step % 1000 == 0)
+            progress(user, (double)step / (double)total);
     }
     if (progress)
         progress(user, 1.0);

@@ -281,7 +281,8 @@ static unsigned long long fnv1a(unsigned long long h, const void *data, size_t s
 }
 
 static unsigned long long job_key(const Options *o, const MapgenMesh *mesh, const MapgenJob *job) {
-    unsigned long long h = 14695981039346656037ull;
+    static const char method[] = "issim-mapgen 1: interval-mean samples";
+    unsigned long long h = fnv1a(14695981039346656037ull, method, sizeof method);
     h = fnv1a(h, &o->material, sizeof o->material);
     h = fnv1a(h, mesh->xy, (size_t)mesh->node_count * 2 * sizeof *mesh->xy);
     h = fnv1a(h, mesh->triangles, (size_t)mesh->triangle_count * 3 * sizeof *mesh->triangles);

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Figures of docs/contact-map-generator.md from a contact-map file (docs/contact-map-format.md),
+like seed 000 Figs. 4.5-4.12: one impulse map g(kT) = (h(kT) - h((k-1)T)) / T per node (eq.
+3.16) and all step responses h(kT) in one plot. Values are per unit thickness (the stored N/m
+divided by the provenance `thickness`), in Pa, so they compare with the modulus.
+
+Usage: tools/mapgen/plot_maps.py MAP OUT_PREFIX [T_END_US]   (needs gnuplot; no other modules)
+Writes OUT_PREFIX_angle_NN.png per node and OUT_PREFIX_steps.png.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def read_map(path):
+    tokens = []
+    with open(path) as f:
+        for line in f:
+            tokens.extend(line.split("#", 1)[0].split())
+    header, nodes, i = {}, [], 0
+    while i < len(tokens) and tokens[i] != "node":
+        key = tokens[i]
+        j = i + 1
+        while j < len(tokens) and not tokens[j][0].isalpha():
+            j += 1
+        header[key] = tokens[i + 1:j]
+        i = j
+    samples = int(header["samples"][0])
+    while i < len(tokens):
+        j, angle = i + 2, None  # "node INDEX", then keyed fields, then the samples
+        while tokens[j] in ("position", "normal", "angle"):
+            if tokens[j] == "angle":
+                angle = float(tokens[j + 1])
+            j += 2 if tokens[j] == "angle" else 4
+        nodes.append((angle, [float(x) for x in tokens[j:j + samples]]))
+        i = j + samples
+    return header, nodes
+
+
+def main():
+    path, prefix = sys.argv[1], sys.argv[2]
+    t_end = float(sys.argv[3]) if len(sys.argv) > 3 else None
+    header, nodes = read_map(path)
+    period = float(header["period"][0])
+    thickness = float(header.get("thickness", ["1"])[0])
+    work = tempfile.mkdtemp()
+    data = os.path.join(work, "maps.dat")
+    with open(data, "w") as f:
+        n = len(nodes[0][1])
+        for k in range(n):
+            row = [(k + 1) * period * 1e6]
+            for _, h in nodes:
+                previous = h[k - 1] if k > 0 else 0.0
+                row += [h[k] / thickness, (h[k] - previous) / period / thickness]
+            f.write(" ".join("%.9g" % x for x in row) + "\n")
+    xrange = "set xrange [0:%g]\n" % t_end if t_end else ""
+    script = ["set terminal pngcairo size 900,500 font ',11'", "set grid", xrange,
+              "set xlabel 'time after the step (us)'"]
+    for j, (angle, _) in enumerate(nodes):
+        name = "angle_%02d" % round(angle) if angle is not None else "node_%02d" % j
+        label = "%g deg. impact" % angle if angle is not None else "node %d" % j
+        script += ["set output '%s_%s.png'" % (prefix, name),
+                   "set ylabel 'g(kT) (Pa/s per unit thickness)'",
+                   "set title 'Derived impulse map (000 eq. 3.16), %s, T = %g us'" %
+                   (label, period * 1e6),
+                   "plot '%s' using 1:%d with lines lw 1 title 'g'" % (data, 3 + 2 * j)]
+    plots = ", ".join("'%s' using 1:%d with lines lw 1.5 title '%s'" %
+                      (data, 2 + 2 * j, "%g deg" % a if a is not None else "node %d" % j)
+                      for j, (a, _) in enumerate(nodes))
+    script += ["set output '%s_steps.png'" % prefix,
+               "set ylabel 'h(kT) (Pa per unit thickness)'",
+               "set title 'Step responses at each angle (cf. 000 Fig. 4.12), T = %g us'" %
+               (period * 1e6),
+               "plot " + plots]
+    subprocess.run(["gnuplot"], input="\n".join(script), text=True, check=True)
+
+
+if __name__ == "__main__":
+    main()
