@@ -388,8 +388,6 @@ static IssimStatus generate(const Options *o, bool mpi, int rank, int ranks, Iss
     double *normals = NULL, *angles = NULL, *h = NULL;
     IssimStatus st = mapgen_mesh_build(&o->geometry, &mesh, err);
     if (st == ISSIM_OK)
-        st = mapgen_model_build(&mesh, &o->material, &model, err);
-    if (st == ISSIM_OK)
         st = choose_nodes(o, &mesh, &count, &index, &normals, &angles, err);
     double limit = st == ISSIM_OK ? body_width(&mesh) / mapgen_c1(&o->material) : 0.0;
     if (st == ISSIM_OK && o->period > limit)
@@ -398,6 +396,8 @@ static IssimStatus generate(const Options *o, bool mpi, int rank, int ranks, Iss
                              "wave (c1 = %g m/s) takes to cross the body's width (2 x area / "
                              "perimeter = %g m): a longer T cannot resolve the reflections",
                              o->period, limit, mapgen_c1(&o->material), body_width(&mesh));
+    if (st == ISSIM_OK)
+        st = mapgen_model_build(&mesh, &o->material, &model, err);
     char partial[4096];
     snprintf(partial, sizeof partial, "%s", o->partial_dir ? o->partial_dir : "");
     if (!o->partial_dir)
