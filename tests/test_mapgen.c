@@ -14,6 +14,13 @@
 #include "issim/contactmap.h"
 #include "mapgen.h"
 
+/* Gmsh 4.8's 3D surface mesher keeps a few hundred bytes it never frees (GFace::mesh): not
+ * ours to fix, and not to hide our own leaks behind, so only that library is suppressed. */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void) {
+    return "leak:libgmsh.so\n";
+}
+
 typedef struct Body {
     MapgenMesh mesh;
     MapgenModel model;
@@ -22,8 +29,11 @@ typedef struct Body {
 static void rectangle(Body *b, double length, double width, double element,
                       const MapgenMaterial *m) {
     double v[] = {0, 0, length, 0, length, width, 0, width, 0, 0};
-    MapgenGeometry g = {
-        .shape = MAPGEN_SHAPE_POLYGON, .vertices = v, .vertex_count = 5, .element_size = element};
+    MapgenGeometry g = {.dimension = 2,
+                        .shape = MAPGEN_SHAPE_POLYGON,
+                        .vertices = v,
+                        .vertex_count = 5,
+                        .element_size = element};
     IssimError err = {0};
     assert_int_equal(mapgen_mesh_build(&g, &b->mesh, &err), ISSIM_OK);
     assert_int_equal(mapgen_model_build(&b->mesh, m, &b->model, &err), ISSIM_OK);
@@ -38,7 +48,7 @@ static void body_free(Body *b) {
 static int nodes_at_x(const MapgenMesh *mesh, double at, int *nodes) {
     int n = 0;
     for (int i = 0; i < mesh->node_count; i++)
-        if (fabs(mesh->xy[2 * i] - at) < 1e-9)
+        if (fabs(mesh->points[2 * i] - at) < 1e-9)
             nodes[n++] = i;
     return n;
 }
@@ -179,10 +189,8 @@ static void test_refinement_converges(void **state) {
  * oscillates about it by O(dt^2): halving dt divides the swing by about 4. */
 static double energy_swing(const Body *b, double dt, int steps) {
     double *v = malloc((size_t)b->model.dof_count * sizeof *v);
-    for (int i = 0; i < b->mesh.node_count; i++) {
-        v[2 * i] = b->mesh.xy[2 * i] / 0.01; /* a breathing mode: strains, not rigid */
-        v[2 * i + 1] = 0.5 * b->mesh.xy[2 * i + 1] / 0.01;
-    }
+    for (int k = 0; k < b->model.dof_count; k++) /* a breathing mode: strains, not rigid */
+        v[k] = b->mesh.points[k] / 0.01 / (1 + k % b->mesh.dimension);
     double *e = malloc((size_t)(steps + 1) * sizeof *e), swing = 0.0;
     mapgen_free_run(&b->model, v, dt, steps, e);
     for (int n = 0; n <= steps; n++)
@@ -192,9 +200,11 @@ static double energy_swing(const Body *b, double dt, int steps) {
     return swing;
 }
 
-static void test_free_energy_conserved_to_second_order(void **state) {
+/* A free disc (2D) or ball (3D) of radius 1 cm, 20 us at dt = 0.2 dt_cfl and dt / 2. */
+static void free_energy_order(int d, double element) {
     MapgenMaterial steel = mapgen_material_steel_bar();
-    MapgenGeometry g = {.shape = MAPGEN_SHAPE_CIRCLE, .radius = 0.01, .element_size = 2e-3};
+    MapgenGeometry g = {
+        .dimension = d, .shape = MAPGEN_SHAPE_CIRCLE, .radius = 0.01, .element_size = element};
     Body b;
     IssimError err = {0};
     assert_int_equal(mapgen_mesh_build(&g, &b.mesh, &err), ISSIM_OK);
@@ -202,11 +212,16 @@ static void test_free_energy_conserved_to_second_order(void **state) {
     double dt = 0.2 * b.model.dt_cfl;
     int steps = (int)(2e-5 / dt);
     double coarse = energy_swing(&b, dt, steps), fine = energy_swing(&b, 0.5 * dt, 2 * steps);
-    printf("energy: swing %.3g at dt, %.3g at dt/2: order %.2f\n", coarse, fine,
+    printf("energy (%dD): swing %.3g at dt, %.3g at dt/2: order %.2f\n", d, coarse, fine,
            log2(coarse / fine));
     assert_true(coarse < 0.02);
     assert_true(fabs(log2(coarse / fine) - 2.0) < 0.3);
     body_free(&b);
+}
+
+static void test_free_energy_conserved_to_second_order(void **state) {
+    free_energy_order(2, 2e-3);
+    free_energy_order(3, 3e-3);
 }
 
 /* Local maxima of h above a fraction of the initial peak in (from, to). */
@@ -226,7 +241,8 @@ static void test_v10_steel_bar(void **state) {
     static const double angles[] = {18, 30, 42, 54, 66, 78, 90};
     enum { NODES = 7 };
     MapgenMaterial steel = mapgen_material_steel_bar();
-    MapgenGeometry g = {.shape = MAPGEN_SHAPE_BAR,
+    MapgenGeometry g = {.dimension = 2,
+                        .shape = MAPGEN_SHAPE_BAR,
                         .length = 0.2,
                         .diameter = 0.0125,
                         .element_size = 1.25e-3,
@@ -242,7 +258,7 @@ static void test_v10_steel_bar(void **state) {
         double p[2];
         mapgen_bar_cap_point(&g, angles[j], p, directions + 2 * j);
         assert_int_equal(mapgen_boundary_nearest(&b.mesh, p, "node", index + j, &err), ISSIM_OK);
-        const double *q = b.mesh.xy + 2 * b.mesh.boundary[index[j]];
+        const double *q = b.mesh.points + 2 * b.mesh.boundary[index[j]];
         assert_true(hypot(q[0] - p[0], q[1] - p[1]) < 1e-9); /* a mesh node exactly there */
     }
     const double period = 5e-7;
@@ -285,6 +301,133 @@ static void test_v10_steel_bar(void **state) {
     assert_true(peaks[0] >= 2);
     free(h);
     body_free(&b);
+}
+
+/* The driven node's share of the boundary: the hat function's integral over the outline
+ * (2D, a length) or the surface (3D, an area): half the two edges, or a third of the faces. */
+static double node_patch(const MapgenMesh *mesh, int b) {
+    int d = mesh->dimension;
+    if (d == 2) {
+        int n = mesh->boundary_count;
+        double before = mesh->arclength[b] - mesh->arclength[(b + n - 1) % n];
+        double after = mesh->arclength[(b + 1) % n] - mesh->arclength[b];
+        before = before < 0 ? before + mesh->perimeter : before;
+        after = after < 0 ? after + mesh->perimeter : after;
+        return 0.5 * (before + after);
+    }
+    /* The surface faces through the node: faces of its tetrahedra that no other of them
+     * shares (every tetrahedron holding such a face holds the node). */
+    int node = mesh->boundary[b], faces[256][3], count = 0;
+    for (int t = 0; t < mesh->cell_count && count < 252; t++) {
+        const int *v = mesh->cells + 4 * t;
+        if (v[0] != node && v[1] != node && v[2] != node && v[3] != node)
+            continue;
+        for (int f = 0; f < 4; f++) {
+            int m = 0, *c = faces[count];
+            for (int k = 0; k < 4; k++)
+                if (k != f)
+                    c[m++] = v[k];
+            if (c[0] == node || c[1] == node || c[2] == node)
+                count++;
+        }
+    }
+    double area = 0.0;
+    for (int i = 0; i < count; i++) {
+        int shared = 0;
+        for (int j = 0; j < count; j++) {
+            int same = 0;
+            for (int k = 0; k < 3; k++)
+                for (int l = 0; l < 3; l++)
+                    same += faces[i][k] == faces[j][l];
+            shared += j != i && same == 3;
+        }
+        if (shared)
+            continue;
+        const double *p0 = mesh->points + 3 * faces[i][0], *p1 = mesh->points + 3 * faces[i][1],
+                     *p2 = mesh->points + 3 * faces[i][2];
+        double e1[3] = {p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]};
+        double e2[3] = {p2[0] - p0[0], p2[1] - p0[1], p2[2] - p0[2]};
+        double cx = e1[1] * e2[2] - e1[2] * e2[1], cy = e1[2] * e2[0] - e1[0] * e2[2],
+               cz = e1[0] * e2[1] - e1[1] * e2[0];
+        area += 0.5 * sqrt(cx * cx + cy * cy + cz * cz) / 3.0;
+    }
+    return area;
+}
+
+/* The tip response of the bar (90 degrees) on a mesh of dimension d. */
+static void bar_tip(int d, double element, double period, int samples, double *h, double *patch) {
+    static const double tip[] = {90};
+    MapgenGeometry g = {.dimension = d,
+                        .shape = MAPGEN_SHAPE_BAR,
+                        .length = 0.2,
+                        .diameter = 0.0125,
+                        .element_size = element,
+                        .angles = tip,
+                        .angle_count = 1};
+    MapgenMaterial steel = mapgen_material_steel_bar();
+    Body b;
+    IssimError err = {0};
+    assert_int_equal(mapgen_mesh_build(&g, &b.mesh, &err), ISSIM_OK);
+    assert_int_equal(mapgen_model_build(&b.mesh, &steel, &b.model, &err), ISSIM_OK);
+    double p[3] = {0.1, 0, 0};
+    int index;
+    assert_int_equal(mapgen_boundary_nearest(&b.mesh, p, "tip", &index, &err), ISSIM_OK);
+    double direction[3] = {1, 0, 0};
+    MapgenJob job = {.model = &b.model,
+                     .node_count = 1,
+                     .boundary_index = &index,
+                     .directions = direction,
+                     .period = period,
+                     .samples = samples,
+                     .safety = 0.9,
+                     .threads = 1,
+                     .quiet = true,
+                     .rank_count = 1};
+    assert_int_equal(mapgen_run(&job, h, NULL, &err), ISSIM_OK);
+    *patch = node_patch(&b.mesh, index);
+    body_free(&b);
+}
+
+static double first_below(const double *h, int samples, double period, double from, double level) {
+    for (int k = 0; k < samples; k++)
+        if ((k + 1) * period > from && h[k] < level)
+            return (k + 1) * period;
+    return NAN;
+}
+
+/* 3D: the solid bar's tip map against the plane-strain one on the same element size. */
+static void test_3d_bar_tip_matches_plane_strain(void **state) {
+    const double period = 5e-7, element = 2.5e-3;
+    enum { SAMPLES = 120 };
+    double h2[SAMPLES], h3[SAMPLES], w2, a3;
+    bar_tip(2, element, period, SAMPLES, h2, &w2);
+    bar_tip(3, element, period, SAMPLES, h3, &a3);
+    double t2 = first_below(h2, SAMPLES, period, 30e-6, -0.1 * h2[0]);
+    double t3 = first_below(h3, SAMPLES, period, 30e-6, -0.1 * h3[0]);
+    double i2 = 0, i3 = 0;
+    for (int k = 0; (k + 1) * period <= 2e-6; k++) {
+        i2 += period * h2[k];
+        i3 += period * h3[k];
+    }
+    printf("3D bar tip: h(T) %.4g N/m, impulse to 2 us %.4g N s/m, return onset %.1f us; "
+           "2D per unit thickness: h(T) %.4g Pa, impulse %.4g, onset %.1f us; driven patch "
+           "3D %.4g m^2, 2D %.4g m: ratio 3D / 2D %.4g m, impulse ratio %.4g m\n",
+           h3[0], i3, 1e6 * t3, h2[0], i2, 1e6 * t2, a3, w2, a3 / w2, i3 / i2);
+    /* The return comes back at the bar's long-wave speed: the rod speed sqrt(E / rho) in 3D,
+     * the plane-strain plate speed sqrt(E / (rho (1 - nu^2))) in 2D. */
+    MapgenMaterial m = mapgen_material_steel_bar();
+    double rod = sqrt(m.youngs / m.density);
+    double plate = rod / sqrt(1 - m.poisson * m.poisson);
+    printf("3D bar tip: 2L / c_rod = %.1f us, 2L / c_plate = %.1f us\n", 0.4e6 / rod,
+           0.4e6 / plate);
+    assert_true(fabs(t3 / (0.4 / rod) - 1.0) < 0.08);
+    assert_true(fabs(t2 / (0.4 / plate) - 1.0) < 0.08);
+    assert_true(t3 > t2);
+    /* A point contact loads a patch; the 2D map stands for a line load across the thickness.
+     * The effective thickness h3 / h2 lies between the node's patch (the plane-wave limit)
+     * and the bar's diameter. */
+    double thickness = h3[0] / h2[0];
+    assert_true(thickness > a3 / w2 && thickness < 0.0125);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -416,6 +559,7 @@ int main(void) {
         cmocka_unit_test(test_refinement_converges),
         cmocka_unit_test(test_free_energy_conserved_to_second_order),
         cmocka_unit_test(test_v10_steel_bar),
+        cmocka_unit_test(test_3d_bar_tip_matches_plane_strain),
         cmocka_unit_test(test_bad_input_refused),
         cmocka_unit_test(test_threads_mpi_and_resume_give_one_output),
     };

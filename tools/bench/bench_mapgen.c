@@ -61,7 +61,8 @@ int bench_mapgen(int argc, char **argv) {
         if (strcmp(argv[i], "--samples") == 0)
             samples = atoi(argv[i + 1]);
     static const double angles[] = {90, 18};
-    MapgenGeometry g = {.shape = MAPGEN_SHAPE_BAR,
+    MapgenGeometry g = {.dimension = 2,
+                        .shape = MAPGEN_SHAPE_BAR,
                         .length = 0.2,
                         .diameter = 0.0125,
                         .element_size = 5e-4,
@@ -88,7 +89,7 @@ int bench_mapgen(int argc, char **argv) {
     double dt = mapgen_time_step(&model, 1e-6, MAPGEN_CFL_SAFETY);
     printf("mapgen: steel bar 0.2 m x 12.5 mm, element 0.5 mm: %d nodes, %d triangles; mesh + "
            "model %.2f s; dt %.4g s (%d steps per us)\n",
-           mesh.node_count, mesh.triangle_count, setup, dt, (int)(1e-6 / dt + 0.5));
+           mesh.node_count, mesh.cell_count, setup, dt, (int)(1e-6 / dt + 0.5));
     double one = run_nodes(&model, index, directions, 1, samples, 1);
     printf("mapgen: one node, %d us response at T = 1 us, 1 thread: %.2f s per node (target: 1 ms "
            "within 60 s)\n",

@@ -47,11 +47,12 @@ double mapgen_c2(const MapgenMaterial *m);
  */
 typedef enum MapgenShape {
     MAPGEN_SHAPE_BAR,     /* length (tip to tip) and diameter, hemispherical ends, axis x */
-    MAPGEN_SHAPE_CIRCLE,  /* radius */
-    MAPGEN_SHAPE_POLYGON, /* vertices, counter-clockwise or clockwise, not repeated at the end */
+    MAPGEN_SHAPE_CIRCLE,  /* radius (2D); in 3D the sphere */
+    MAPGEN_SHAPE_POLYGON, /* 2D only: vertices, the first repeated at the end */
 } MapgenShape;
 
 typedef struct MapgenGeometry {
+    int dimension; /* 2: plane strain on the outline; 3: the solid (bar, sphere) */
     MapgenShape shape;
     double length, diameter; /* bar, m */
     double radius;           /* circle, m */
@@ -64,25 +65,28 @@ typedef struct MapgenGeometry {
     int angle_count;
 } MapgenGeometry;
 
+/* A mesh of linear simplices: triangles in 2D, tetrahedra in 3D. */
 typedef struct MapgenMesh {
+    int dimension; /* d: 2 or 3 */
     int node_count;
-    double *xy; /* node_count x 2 */
-    int triangle_count;
-    int *triangles; /* triangle_count x 3, counter-clockwise */
+    double *points; /* node_count x d */
+    int cell_count;
+    int *cells; /* cell_count x (d + 1), positively oriented (counter-clockwise in 2D) */
     int boundary_count;
-    int *boundary;     /* the outline's nodes in order around it (counter-clockwise) */
-    double *normals;   /* boundary_count x 2: outward unit normals (edge-averaged) */
-    double *arclength; /* boundary_count: arc length from boundary[0] */
-    double perimeter;
+    int *boundary;     /* 2D: the outline's nodes in order around it; 3D: the surface's nodes */
+    double *normals;   /* boundary_count x d: outward unit normals (facet-averaged) */
+    double *arclength; /* 2D: boundary_count arc lengths from boundary[0]; 3D: NULL */
+    double perimeter;  /* 2D: of the outline; 3D: surface area */
+    double measure;    /* area (2D) or volume (3D) */
     double element_size;
-    double min_height; /* smallest triangle height, m: the CFL length */
 } MapgenMesh;
 
 /* Checks the description before any meshing: positive sizes, an element size no larger than
  * the body, a closed simple polygon (at least 3 distinct vertices, no crossing edges), angles
  * in (0, 90]. */
 IssimStatus mapgen_geometry_check(const MapgenGeometry *g, IssimError *err);
-/* Meshes with Gmsh (linear triangles). Owned: mapgen_mesh_free. Not thread-safe (Gmsh). */
+/* Meshes with Gmsh (linear triangles or tetrahedra). Owned: mapgen_mesh_free. Not thread-safe
+ * (Gmsh). */
 IssimStatus mapgen_mesh_build(const MapgenGeometry *g, MapgenMesh *mesh, IssimError *err);
 void mapgen_mesh_free(MapgenMesh *mesh);
 /* Finalizes Gmsh (once, before exit, after the last mesh). */
@@ -93,25 +97,29 @@ IssimStatus mapgen_polygon_read(const char *path, double **vertices, int *count,
 /* The point of the bar's right cap that answers impact angle theta (degrees): its outward
  * normal makes angle (90 - theta) with the bar axis, so theta = 90 is the tip. */
 void mapgen_bar_cap_point(const MapgenGeometry *g, double theta, double point[2], double normal[2]);
-/* Index into mesh->boundary of the boundary node nearest p; ISSIM_ERR_RANGE naming `what`
- * when it lies farther than half an element from p (not on the boundary). */
-IssimStatus mapgen_boundary_nearest(const MapgenMesh *mesh, const double p[2], const char *what,
+/* Index into mesh->boundary of the boundary node nearest p (d coordinates); ISSIM_ERR_RANGE naming
+ * `what` when it lies farther than half an element from p (not on the boundary). */
+IssimStatus mapgen_boundary_nearest(const MapgenMesh *mesh, const double *p, const char *what,
                                     int *index, IssimError *err);
+/* 3D: orients the tetrahedra, sums the volume, finds the surface (faces one tetrahedron uses)
+ * and its nodes' area-weighted outward normals (mapgen_solid.c). */
+IssimStatus mapgen_surface_boundary(MapgenMesh *mesh, IssimError *err);
 
 /* ----------------------------------------------------------------------------------------------
- * Explicit solver (000 eq. 3.4 in plane strain): linear triangles, lumped mass, central
+ * Explicit solver (000 eq. 3.4; plane strain in 2D): linear simplices, lumped mass, central
  * differences
  */
 typedef struct MapgenModel {
     const MapgenMesh *mesh; /* Borrowed */
     MapgenMaterial material;
-    int dof_count;        /* 2 x nodes */
-    int *row_start;       /* node-block CSR stiffness per unit thickness: node i couples to */
-    int *columns;         /* columns[row_start[i] .. row_start[i + 1]) through the 2 x 2 */
-    double *values;       /* blocks values[4 e .. 4 e + 3] (row-major), N/m per m */
+    int dimension;  /* d, the mesh's */
+    int dof_count;  /* d x nodes */
+    int *row_start; /* node-block CSR stiffness (per unit thickness in 2D): node i couples to */
+    int *columns;   /* columns[row_start[i] .. row_start[i + 1]) through the d x d blocks */
+    double *values; /* values[d d e .. d d e + d d - 1] (row-major), N/m (per m in 2D) */
     double *inverse_mass; /* lumped, per dof */
     double *mass;
-    double dt_cfl; /* the stable step h_min / c1 (before the safety factor), s */
+    double dt_cfl; /* the stable step 2 / sqrt(lambda_max(M^-1 K)) (before the safety factor), s */
 } MapgenModel;
 
 IssimStatus mapgen_model_build(const MapgenMesh *mesh, const MapgenMaterial *material,
@@ -126,7 +134,7 @@ void mapgen_model_apply(const MapgenModel *model, const double *x, double *y);
 typedef struct MapgenDrive {
     int node_count;
     const int *nodes;          /* mesh node indices */
-    double direction[2];       /* the prescribed displacement is -D H(t) direction (eq. 3.11) */
+    double direction[3];       /* the prescribed displacement is -D H(t) direction (eq. 3.11) */
     const unsigned char *held; /* dof_count flags, Nullable */
 } MapgenDrive;
 
@@ -164,7 +172,7 @@ typedef struct MapgenJob {
     const MapgenModel *model;
     int node_count;
     const int *boundary_index; /* per map node: index into mesh->boundary */
-    const double *directions;  /* per map node: outward unit normal (2); Nullable: the mesh's */
+    const double *directions;  /* per map node: outward unit normal (d); Nullable: the mesh's */
     double segment;            /* driven arc length around each node, m; 0: the node alone */
     double period;
     int samples;
@@ -180,7 +188,8 @@ typedef struct MapgenJob {
  * into h (node-major, samples each; other ranks' rows untouched). computed (Nullable) gets the
  * number of nodes actually solved (not resumed). */
 IssimStatus mapgen_run(const MapgenJob *job, double *h, int *computed, IssimError *err);
-/* The driven nodes of map node b (boundary index): those within segment / 2 of arc length.
+/* The driven nodes of map node b (boundary index): those within segment / 2 of arc length (2D)
+ * or of distance (3D).
  * nodes must hold mesh->boundary_count entries. Returns the count. */
 int mapgen_segment_nodes(const MapgenMesh *mesh, int b, double segment, int *nodes);
 

@@ -59,7 +59,7 @@ static int compare_int(const void *a, const void *b) {
 /* Node-level sparsity: every node with itself and its triangle neighbours. */
 static IssimStatus model_pattern(MapgenModel *model, IssimError *err) {
     const MapgenMesh *mesh = model->mesh;
-    int n = mesh->node_count, nt = mesh->triangle_count;
+    int n = mesh->node_count, nt = mesh->cell_count, corners = mesh->dimension + 1;
     int *degree = calloc((size_t)n + 1, sizeof *degree);
     model->row_start = calloc((size_t)n + 1, sizeof *model->row_start);
     if (!degree || !model->row_start) {
@@ -67,8 +67,8 @@ static IssimStatus model_pattern(MapgenModel *model, IssimError *err) {
         return issim_error_set(err, ISSIM_ERR_NOMEM, "stiffness of %d nodes: out of memory", n);
     }
     for (int t = 0; t < nt; t++)
-        for (int k = 0; k < 3; k++)
-            degree[mesh->triangles[3 * t + k]] += 3;
+        for (int k = 0; k < corners; k++)
+            degree[mesh->cells[corners * t + k]] += corners;
     for (int i = 0; i < n; i++)
         model->row_start[i + 1] = model->row_start[i] + degree[i];
     int *fill = degree; /* reused as the per-row cursor */
@@ -79,10 +79,10 @@ static IssimStatus model_pattern(MapgenModel *model, IssimError *err) {
         return issim_error_set(err, ISSIM_ERR_NOMEM, "stiffness of %d nodes: out of memory", n);
     }
     for (int t = 0; t < nt; t++)
-        for (int a = 0; a < 3; a++) {
-            int i = mesh->triangles[3 * t + a];
-            for (int b = 0; b < 3; b++)
-                model->columns[model->row_start[i] + fill[i]++] = mesh->triangles[3 * t + b];
+        for (int a = 0; a < corners; a++) {
+            int i = mesh->cells[corners * t + a];
+            for (int b = 0; b < corners; b++)
+                model->columns[model->row_start[i] + fill[i]++] = mesh->cells[corners * t + b];
         }
     /* Sort and deduplicate each row, then compact. */
     int out = 0;
@@ -98,7 +98,8 @@ static IssimStatus model_pattern(MapgenModel *model, IssimError *err) {
     }
     model->row_start[n] = out;
     free(degree);
-    model->values = calloc((size_t)out * 4, sizeof *model->values);
+    int block = mesh->dimension * mesh->dimension;
+    model->values = calloc((size_t)out * (size_t)block, sizeof *model->values);
     if (!model->values)
         return issim_error_set(err, ISSIM_ERR_NOMEM, "stiffness of %d nodes: out of memory", n);
     return ISSIM_OK;
@@ -107,46 +108,101 @@ static IssimStatus model_pattern(MapgenModel *model, IssimError *err) {
 static double *block_at(MapgenModel *model, int i, int j) {
     for (int e = model->row_start[i]; e < model->row_start[i + 1]; e++)
         if (model->columns[e] == j)
-            return model->values + 4 * e;
+            return model->values + model->dimension * model->dimension * e;
     return NULL;
 }
 
-/* Constant-strain triangle: K_e = A B^T D B with the plane-strain D (lambda + 2 mu, lambda;
- * mu), lumped mass rho A / 3 per node. */
-static void model_assemble(MapgenModel *model) {
-    const MapgenMesh *mesh = model->mesh;
-    double lambda = lame_lambda(&model->material), mu = lame_mu(&model->material);
-    for (int t = 0; t < mesh->triangle_count; t++) {
-        const int *v = mesh->triangles + 3 * t;
-        double x[3], y[3], b[3], c[3];
+/* Gradients of the linear shape functions of cell t (grad[p * d + i] = d N_p / d x_i) and the
+ * cell's area or volume. */
+static double cell_gradients(const MapgenMesh *mesh, int t, double *grad) {
+    const int *v = mesh->cells + (mesh->dimension + 1) * t;
+    if (mesh->dimension == 2) {
+        const double *p0 = mesh->points + 2 * v[0], *p1 = mesh->points + 2 * v[1],
+                     *p2 = mesh->points + 2 * v[2];
+        double det = (p1[0] - p0[0]) * (p2[1] - p0[1]) - (p2[0] - p0[0]) * (p1[1] - p0[1]);
+        const double *p[3] = {p0, p1, p2};
         for (int k = 0; k < 3; k++) {
-            x[k] = mesh->xy[2 * v[k]];
-            y[k] = mesh->xy[2 * v[k] + 1];
+            const double *pj = p[(k + 1) % 3], *pl = p[(k + 2) % 3];
+            grad[2 * k] = (pj[1] - pl[1]) / det;
+            grad[2 * k + 1] = (pl[0] - pj[0]) / det;
         }
-        double area = 0.5 * ((x[1] - x[0]) * (y[2] - y[0]) - (x[2] - x[0]) * (y[1] - y[0]));
-        for (int k = 0; k < 3; k++) {
-            int j = (k + 1) % 3, l = (k + 2) % 3;
-            b[k] = (y[j] - y[l]) / (2.0 * area); /* d N_k / dx */
-            c[k] = (x[l] - x[j]) / (2.0 * area); /* d N_k / dy */
+        return 0.5 * det;
+    }
+    double j[3][3], inv[3][3];
+    for (int c = 0; c < 3; c++)
+        for (int r = 0; r < 3; r++)
+            j[r][c] = mesh->points[3 * v[c + 1] + r] - mesh->points[3 * v[0] + r];
+    double det = j[0][0] * (j[1][1] * j[2][2] - j[1][2] * j[2][1]) -
+                 j[0][1] * (j[1][0] * j[2][2] - j[1][2] * j[2][0]) +
+                 j[0][2] * (j[1][0] * j[2][1] - j[1][1] * j[2][0]);
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) {
+            int r1 = (c + 1) % 3, r2 = (c + 2) % 3, c1 = (r + 1) % 3, c2 = (r + 2) % 3;
+            inv[r][c] = (j[r1][c1] * j[r2][c2] - j[r1][c2] * j[r2][c1]) / det;
         }
-        for (int p = 0; p < 3; p++) {
-            for (int q = 0; q < 3; q++) {
-                double *blk = block_at(model, v[p], v[q]);
-                blk[0] += area * ((lambda + 2 * mu) * b[p] * b[q] + mu * c[p] * c[q]);
-                blk[1] += area * (lambda * b[p] * c[q] + mu * c[p] * b[q]);
-                blk[2] += area * (lambda * c[p] * b[q] + mu * b[p] * c[q]);
-                blk[3] += area * ((lambda + 2 * mu) * c[p] * c[q] + mu * b[p] * b[q]);
-            }
-            double m = model->material.density * area / 3.0;
-            model->mass[2 * v[p]] += m;
-            model->mass[2 * v[p] + 1] += m;
+    /* N_k = (J^-1 (x - x0))_k for k = 1..3: its gradient is row k of J^-1; N_0 = 1 - sum. */
+    for (int i = 0; i < 3; i++) {
+        grad[i] = 0.0;
+        for (int k = 1; k < 4; k++) {
+            grad[3 * k + i] = inv[k - 1][i];
+            grad[i] -= inv[k - 1][i];
         }
     }
-    for (int d = 0; d < model->dof_count; d++)
-        model->inverse_mass[d] = 1.0 / model->mass[d];
+    return det / 6.0;
+}
+
+/* Linear simplices: K_e = V B^T D B, written per pair of corners p, q as the d x d block
+ * V (lambda g_p g_q^T + mu g_q g_p^T + mu (g_p . g_q) I) (isotropic D; plane strain in 2D:
+ * the same lambda and mu, out-of-plane strain zero); lumped mass rho V / (d + 1) per corner. */
+static void model_assemble(MapgenModel *model) {
+    const MapgenMesh *mesh = model->mesh;
+    int d = mesh->dimension, corners = d + 1;
+    double lambda = lame_lambda(&model->material), mu = lame_mu(&model->material);
+    double grad[12];
+    for (int t = 0; t < mesh->cell_count; t++) {
+        const int *v = mesh->cells + corners * t;
+        double volume = cell_gradients(mesh, t, grad);
+        for (int p = 0; p < corners; p++) {
+            const double *gp = grad + d * p;
+            for (int q = 0; q < corners; q++) {
+                const double *gq = grad + d * q;
+                double dot = 0.0;
+                for (int i = 0; i < d; i++)
+                    dot += gp[i] * gq[i];
+                double *blk = block_at(model, v[p], v[q]);
+                for (int i = 0; i < d; i++)
+                    for (int j = 0; j < d; j++)
+                        blk[d * i + j] += volume * (lambda * gp[i] * gq[j] + mu * gp[j] * gq[i] +
+                                                    (i == j ? mu * dot : 0.0));
+            }
+            double m = model->material.density * volume / corners;
+            for (int i = 0; i < d; i++)
+                model->mass[d * v[p] + i] += m;
+        }
+    }
+    for (int k = 0; k < model->dof_count; k++)
+        model->inverse_mass[k] = 1.0 / model->mass[k];
+}
+
+static void apply_3d(const MapgenModel *model, const double *x, double *y) {
+    int n = model->mesh->node_count;
+    for (int i = 0; i < n; i++) {
+        double yi[3] = {0, 0, 0};
+        for (int e = model->row_start[i]; e < model->row_start[i + 1]; e++) {
+            const double *blk = model->values + 9 * e, *xj = x + 3 * model->columns[e];
+            for (int r = 0; r < 3; r++)
+                yi[r] += blk[3 * r] * xj[0] + blk[3 * r + 1] * xj[1] + blk[3 * r + 2] * xj[2];
+        }
+        for (int r = 0; r < 3; r++)
+            y[3 * i + r] = yi[r];
+    }
 }
 
 void mapgen_model_apply(const MapgenModel *model, const double *x, double *y) {
+    if (model->dimension == 3) {
+        apply_3d(model, x, y);
+        return;
+    }
     int n = model->mesh->node_count;
     for (int i = 0; i < n; i++) {
         double yx = 0.0, yy = 0.0;
@@ -196,7 +252,8 @@ IssimStatus mapgen_model_build(const MapgenMesh *mesh, const MapgenMaterial *mat
         return st;
     model->mesh = mesh;
     model->material = *material;
-    model->dof_count = 2 * mesh->node_count;
+    model->dimension = mesh->dimension;
+    model->dof_count = mesh->dimension * mesh->node_count;
     model->mass = calloc((size_t)model->dof_count, sizeof *model->mass);
     model->inverse_mass = calloc((size_t)model->dof_count, sizeof *model->inverse_mass);
     double *x = malloc((size_t)model->dof_count * sizeof *x);
@@ -232,43 +289,42 @@ double mapgen_time_step(const MapgenModel *model, double period, double safety) 
 }
 
 /* Removes the driven nodes' normal component from a dof vector. */
-static void project(const MapgenDrive *drive, double *x) {
+static void project(const MapgenDrive *drive, int d, double *x) {
     for (int k = 0; k < drive->node_count; k++) {
-        int i = drive->nodes[k];
-        double dot = x[2 * i] * drive->direction[0] + x[2 * i + 1] * drive->direction[1];
-        x[2 * i] -= dot * drive->direction[0];
-        x[2 * i + 1] -= dot * drive->direction[1];
+        double *xi = x + d * drive->nodes[k], dot = 0.0;
+        for (int a = 0; a < d; a++)
+            dot += xi[a] * drive->direction[a];
+        for (int a = 0; a < d; a++)
+            xi[a] -= dot * drive->direction[a];
     }
 }
 
 /* Removes what the drive forbids from a dof vector: also the held dofs. */
-static void project_held(const MapgenDrive *drive, int dofs, double *x) {
-    project(drive, x);
+static void project_held(const MapgenModel *model, const MapgenDrive *drive, double *x) {
+    project(drive, model->dimension, x);
     if (!drive->held)
         return;
-    for (int d = 0; d < dofs; d++)
-        if (drive->held[d])
-            x[d] = 0.0;
+    for (int k = 0; k < model->dof_count; k++)
+        if (drive->held[k])
+            x[k] = 0.0;
 }
 
 /* The force the body pushes the indenter back with: -sum n . (K u) over the driven nodes. */
-static double drive_reaction(const MapgenDrive *drive, const double *force) {
+static double drive_reaction(const MapgenDrive *drive, int d, const double *force) {
     double r = 0.0;
-    for (int k = 0; k < drive->node_count; k++) {
-        int i = drive->nodes[k];
-        r -= force[2 * i] * drive->direction[0] + force[2 * i + 1] * drive->direction[1];
-    }
+    for (int k = 0; k < drive->node_count; k++)
+        for (int a = 0; a < d; a++)
+            r -= force[d * drive->nodes[k] + a] * drive->direction[a];
     return r;
 }
 
 /* u = -D n at the driven nodes (D = 1, eq. 3.11), 0 elsewhere. */
-static void drive_displacement(const MapgenDrive *drive, int dofs, double *u) {
-    memset(u, 0, (size_t)dofs * sizeof *u);
-    for (int k = 0; k < drive->node_count; k++) {
-        int i = drive->nodes[k];
-        u[2 * i] = -drive->direction[0];
-        u[2 * i + 1] = -drive->direction[1];
-    }
+static void drive_displacement(const MapgenModel *model, const MapgenDrive *drive, double *u) {
+    int d = model->dimension;
+    memset(u, 0, (size_t)model->dof_count * sizeof *u);
+    for (int k = 0; k < drive->node_count; k++)
+        for (int a = 0; a < d; a++)
+            u[d * drive->nodes[k] + a] = -drive->direction[a];
 }
 
 IssimStatus mapgen_step_response(const MapgenModel *model, const MapgenDrive *drive, double period,
@@ -285,14 +341,14 @@ IssimStatus mapgen_step_response(const MapgenModel *model, const MapgenDrive *dr
         free(f);
         return issim_error_set(err, ISSIM_ERR_NOMEM, "step response: out of memory");
     }
-    drive_displacement(drive, nd, u);
+    drive_displacement(model, drive, u);
     long total = substeps * samples;
     double sum = 0.0;
     IssimStatus st = ISSIM_OK;
     for (long step = 0; step <= total && st == ISSIM_OK; step++) {
         mapgen_model_apply(model, u, f);
         if (step > 0)
-            sum += drive_reaction(drive, f);
+            sum += drive_reaction(drive, model->dimension, f);
         if (step > 0 && step % substeps == 0) {
             long k = step / substeps - 1;
             h[k] = sum / (double)substeps;
@@ -306,7 +362,7 @@ IssimStatus mapgen_step_response(const MapgenModel *model, const MapgenDrive *dr
             break;
         for (int d = 0; d < nd; d++)
             f[d] = -f[d] * model->inverse_mass[d];
-        project_held(drive, nd, f);
+        project_held(model, drive, f);
         for (int d = 0; d < nd; d++) {
             v[d] += dt * f[d];
             u[d] += dt * v[d];
@@ -334,25 +390,26 @@ IssimStatus mapgen_static_response(const MapgenModel *model, const MapgenDrive *
         st = issim_error_set(err, ISSIM_ERR_NOMEM, "static solve: out of memory");
         goto done;
     }
+    int dim = model->dimension;
     for (int i = 0; i < model->mesh->node_count; i++) {
-        const double *blk = model->values + 4 * model->row_start[i];
+        const double *blk = model->values + dim * dim * model->row_start[i];
         for (int e = model->row_start[i]; e < model->row_start[i + 1]; e++)
             if (model->columns[e] == i)
-                blk = model->values + 4 * e;
-        diag[2 * i] = 1.0 / blk[0];
-        diag[2 * i + 1] = 1.0 / blk[3];
+                blk = model->values + dim * dim * e;
+        for (int a = 0; a < dim; a++)
+            diag[dim * i + a] = 1.0 / blk[(dim + 1) * a];
     }
-    drive_displacement(drive, nd, u);
+    drive_displacement(model, drive, u);
     mapgen_model_apply(model, u, r);
     double rz = 0.0, r0 = 0.0;
     for (int d = 0; d < nd; d++)
         r[d] = -r[d];
-    project_held(drive, nd, r);
+    project_held(model, drive, r);
     for (int d = 0; d < nd; d++) {
         z[d] = diag[d] * r[d];
         r0 += r[d] * r[d];
     }
-    project_held(drive, nd, z);
+    project_held(model, drive, z);
     for (int d = 0; d < nd; d++) {
         p[d] = z[d];
         rz += r[d] * z[d];
@@ -365,7 +422,7 @@ IssimStatus mapgen_static_response(const MapgenModel *model, const MapgenDrive *
         if (rr <= 1e-24 * r0 || r0 == 0.0)
             break;
         mapgen_model_apply(model, p, q);
-        project_held(drive, nd, q);
+        project_held(model, drive, q);
         double pq = 0.0;
         for (int d = 0; d < nd; d++)
             pq += p[d] * q[d];
@@ -375,7 +432,7 @@ IssimStatus mapgen_static_response(const MapgenModel *model, const MapgenDrive *
             r[d] -= alpha * q[d];
             z[d] = diag[d] * r[d];
         }
-        project_held(drive, nd, z);
+        project_held(model, drive, z);
         double rz_next = 0.0;
         for (int d = 0; d < nd; d++)
             rz_next += r[d] * z[d];
@@ -389,7 +446,7 @@ IssimStatus mapgen_static_response(const MapgenModel *model, const MapgenDrive *
         goto done;
     }
     mapgen_model_apply(model, u, r);
-    *reaction = drive_reaction(drive, r);
+    *reaction = drive_reaction(drive, model->dimension, r);
 done:
     free(u);
     free(r);

@@ -35,10 +35,11 @@ static void usage(FILE *to) {
             "usage: issim-mapgen -o OUT.map [options]\n"
             "  body:     --shape bar|circle|polygon (bar) --length L (0.2) --diameter D (0.0125)\n"
             "            --radius R --polygon FILE (x y per line, last = first) --body NAME\n"
+            "            --dimension 2|3 (2: plane strain; 3: the solid bar or sphere)\n"
             "  material: --youngs E (5.46e11 Pa) --poisson NU (0.3) --density RHO (7876.74)\n"
             "  mesh:     --element-size H (5e-4 m)\n"
             "  nodes:    --angles A,B,... (bar, degrees, default " DEFAULT_ANGLES ")\n"
-            "            --every K (every k-th boundary node) --at X,Y[:X,Y...] (points, m)\n"
+            "            --every K (every k-th boundary node) --at X,Y[,Z][:...] (points, m)\n"
             "            --segment S (driven arc length around a node, m; 0: the node alone)\n"
             "  map:      --period T (1e-6 s) --samples N (1000) --thickness W (m; default the\n"
             "            bar's or circle's diameter, 1 for a polygon)\n"
@@ -80,8 +81,11 @@ static IssimStatus parse_args(int argc, char **argv, Options *o, IssimError *err
                    .safety = MAPGEN_CFL_SAFETY,
                    .threads = 1,
                    .body = "bar"};
-    o->geometry = (MapgenGeometry){
-        .shape = MAPGEN_SHAPE_BAR, .length = 0.2, .diameter = 0.0125, .element_size = 5e-4};
+    o->geometry = (MapgenGeometry){.dimension = 2,
+                                   .shape = MAPGEN_SHAPE_BAR,
+                                   .length = 0.2,
+                                   .diameter = 0.0125,
+                                   .element_size = 5e-4};
     const char *angles = NULL;
     IssimStatus st = ISSIM_OK;
     for (int i = 1; i < argc && st == ISSIM_OK; i++) {
@@ -93,13 +97,13 @@ static IssimStatus parse_args(int argc, char **argv, Options *o, IssimError *err
         else if (strcmp(a, "--shape") == 0) {
             if (v && strcmp(v, "bar") == 0)
                 o->geometry.shape = MAPGEN_SHAPE_BAR;
-            else if (v && strcmp(v, "circle") == 0)
+            else if (v && (strcmp(v, "circle") == 0 || strcmp(v, "sphere") == 0))
                 o->geometry.shape = MAPGEN_SHAPE_CIRCLE;
             else if (v && strcmp(v, "polygon") == 0)
                 o->geometry.shape = MAPGEN_SHAPE_POLYGON;
             else
                 st = issim_error_set(err, ISSIM_ERR_INVALID,
-                                     "--shape: \"%s\" is not bar, circle or polygon",
+                                     "--shape: \"%s\" is not bar, circle (sphere) or polygon",
                                      v ? v : "(nothing)");
         } else if (strcmp(a, "--polygon") == 0) {
             o->polygon = v;
@@ -142,11 +146,14 @@ static IssimStatus parse_args(int argc, char **argv, Options *o, IssimError *err
             if (k < sizeof numbers / sizeof numbers[0]) {
                 st = parse_number(a, v, (double *)((char *)o + numbers[k].offset), err);
             } else if (strcmp(a, "--samples") == 0 || strcmp(a, "--threads") == 0 ||
-                       strcmp(a, "--every") == 0) {
+                       strcmp(a, "--every") == 0 || strcmp(a, "--dimension") == 0) {
                 st = parse_number(a, v, &x, err);
                 if (st == ISSIM_OK && (x != floor(x) || fabs(x) > 1e9))
                     st = issim_error_set(err, ISSIM_ERR_INVALID, "%s: %g is not an integer", a, x);
-                int *target = a[2] == 's' ? &o->samples : a[2] == 't' ? &o->threads : &o->every;
+                int *target = a[2] == 's'   ? &o->samples
+                              : a[2] == 't' ? &o->threads
+                              : a[2] == 'd' ? &o->geometry.dimension
+                                            : &o->every;
                 *target = (int)x;
             } else {
                 st = issim_error_set(err, ISSIM_ERR_INVALID,
@@ -179,14 +186,9 @@ static IssimStatus parse_args(int argc, char **argv, Options *o, IssimError *err
     return ISSIM_OK;
 }
 
+/* d x area / perimeter (2D) or d x volume / surface (3D): about half the body's width. */
 static double body_width(const MapgenMesh *mesh) {
-    double area = 0.0;
-    for (int t = 0; t < mesh->triangle_count; t++) {
-        const int *v = mesh->triangles + 3 * t;
-        const double *a = mesh->xy + 2 * v[0], *b = mesh->xy + 2 * v[1], *c = mesh->xy + 2 * v[2];
-        area += 0.5 * ((b[0] - a[0]) * (c[1] - a[1]) - (c[0] - a[0]) * (b[1] - a[1]));
-    }
-    return 2.0 * area / mesh->perimeter;
+    return mesh->dimension * mesh->measure / mesh->perimeter;
 }
 
 /* The checks that need no mesh, so bad input is refused before Gmsh runs. */
@@ -221,9 +223,35 @@ static IssimStatus check_options(const Options *o, IssimError *err) {
     return ISSIM_OK;
 }
 
+/* A node by angle on the bar's rounded end. 2D: Gmsh put a mesh node exactly there. 3D: the
+ * nearest surface node; its normal is the cap's radial direction there and the angle stored is
+ * the one that node answers. */
+static IssimStatus node_by_angle(const Options *o, const MapgenMesh *mesh, int j, int *index,
+                                 double *normal, double *angle, IssimError *err) {
+    double p[3] = {0, 0, 0}, n2[2];
+    mapgen_bar_cap_point(&o->geometry, o->angles[j], p, n2);
+    char what[64];
+    snprintf(what, sizeof what, "map node %d (angle %g)", j, o->angles[j]);
+    IssimStatus st = mapgen_boundary_nearest(mesh, p, what, index, err);
+    *angle = o->angles[j];
+    normal[0] = n2[0];
+    normal[1] = n2[1];
+    if (st != ISSIM_OK || mesh->dimension == 2)
+        return st;
+    const double *q = mesh->points + 3 * mesh->boundary[*index];
+    double centre = 0.5 * o->geometry.length - 0.5 * o->geometry.diameter;
+    double r[3] = {q[0] - centre, q[1], q[2]};
+    double len = sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
+    for (int a = 0; a < 3; a++)
+        normal[a] = r[a] / len;
+    *angle = 90.0 - acos(fmax(-1.0, fmin(1.0, normal[0]))) * 180.0 / M_PI;
+    return ISSIM_OK;
+}
+
 /* Map nodes: by angle on the bar's rounded end, every k-th boundary node, or listed points. */
 static IssimStatus choose_nodes(const Options *o, const MapgenMesh *mesh, int *count, int **index,
                                 double **normals, double **angles, IssimError *err) {
+    int d = mesh->dimension;
     int max = o->by_angle ? o->geometry.angle_count
               : o->every  ? (mesh->boundary_count + o->every - 1) / o->every
                           : 1 + (int)(strlen(o->points) / 2);
@@ -231,44 +259,41 @@ static IssimStatus choose_nodes(const Options *o, const MapgenMesh *mesh, int *c
         return issim_error_set(err, ISSIM_ERR_RANGE, "%d nodes: a map holds at most %d", max,
                                CONTACT_MAP_MAX_NODES);
     *index = malloc((size_t)max * sizeof **index);
-    *normals = malloc((size_t)max * 2 * sizeof **normals);
+    *normals = malloc((size_t)max * (size_t)d * sizeof **normals);
     *angles = malloc((size_t)max * sizeof **angles);
-    double *xy = malloc((size_t)max * 2 * sizeof *xy);
-    if (!*index || !*normals || !*angles || !xy) {
-        free(xy);
+    double *at = malloc((size_t)max * (size_t)d * sizeof *at);
+    if (!*index || !*normals || !*angles || !at) {
+        free(at);
         return issim_error_set(err, ISSIM_ERR_NOMEM, "nodes: out of memory");
     }
     int n = 0;
     IssimStatus st = ISSIM_OK;
     if (o->by_angle) {
-        for (; n < o->geometry.angle_count; n++) {
-            mapgen_bar_cap_point(&o->geometry, o->angles[n], xy + 2 * n, *normals + 2 * n);
-            (*angles)[n] = o->angles[n];
-        }
+        for (; n < o->geometry.angle_count && st == ISSIM_OK; n++)
+            st = node_by_angle(o, mesh, n, *index + n, *normals + d * n, *angles + n, err);
     } else if (o->every) {
         for (int b = 0; b < mesh->boundary_count; b += o->every, n++) {
-            memcpy(xy + 2 * n, mesh->xy + 2 * mesh->boundary[b], 2 * sizeof *xy);
-            memcpy(*normals + 2 * n, mesh->normals + 2 * b, 2 * sizeof *xy);
+            (*index)[n] = b;
+            memcpy(*normals + d * n, mesh->normals + d * b, (size_t)d * sizeof *at);
             (*angles)[n] = NAN;
         }
     } else {
-        n = parse_list(o->points, xy, 2 * max, ",:");
-        if (n <= 0 || n % 2)
-            st =
-                issim_error_set(err, ISSIM_ERR_INVALID,
-                                "--at: expected X,Y pairs separated by ':', got \"%s\"", o->points);
-        n /= 2;
-    }
-    for (int j = 0; j < n && st == ISSIM_OK; j++) {
-        char what[64];
-        snprintf(what, sizeof what, "map node %d", j);
-        st = mapgen_boundary_nearest(mesh, xy + 2 * j, what, *index + j, err);
-        if (st == ISSIM_OK && !o->by_angle && !o->every) {
-            memcpy(*normals + 2 * j, mesh->normals + 2 * (*index)[j], 2 * sizeof *xy);
+        n = parse_list(o->points, at, d * max, ",:");
+        if (n <= 0 || n % d)
+            st = issim_error_set(err, ISSIM_ERR_INVALID,
+                                 "--at: expected %s triples separated by ':', got \"%s\"",
+                                 d == 3 ? "X,Y,Z" : "X,Y", o->points);
+        n /= d;
+        for (int j = 0; j < n && st == ISSIM_OK; j++) {
+            char what[64];
+            snprintf(what, sizeof what, "map node %d", j);
+            st = mapgen_boundary_nearest(mesh, at + d * j, what, *index + j, err);
+            if (st == ISSIM_OK)
+                memcpy(*normals + d * j, mesh->normals + d * (*index)[j], (size_t)d * sizeof *at);
             (*angles)[j] = NAN;
         }
     }
-    free(xy);
+    free(at);
     *count = n;
     return st;
 }
@@ -284,10 +309,11 @@ static unsigned long long job_key(const Options *o, const MapgenMesh *mesh, cons
     static const char method[] = "issim-mapgen 1: interval-mean samples";
     unsigned long long h = fnv1a(14695981039346656037ull, method, sizeof method);
     h = fnv1a(h, &o->material, sizeof o->material);
-    h = fnv1a(h, mesh->xy, (size_t)mesh->node_count * 2 * sizeof *mesh->xy);
-    h = fnv1a(h, mesh->triangles, (size_t)mesh->triangle_count * 3 * sizeof *mesh->triangles);
+    int d = mesh->dimension;
+    h = fnv1a(h, mesh->points, (size_t)mesh->node_count * (size_t)d * sizeof *mesh->points);
+    h = fnv1a(h, mesh->cells, (size_t)mesh->cell_count * (size_t)(d + 1) * sizeof *mesh->cells);
     h = fnv1a(h, job->boundary_index, (size_t)job->node_count * sizeof *job->boundary_index);
-    h = fnv1a(h, job->directions, (size_t)job->node_count * 2 * sizeof *job->directions);
+    h = fnv1a(h, job->directions, (size_t)job->node_count * (size_t)d * sizeof *job->directions);
     double scalars[3] = {job->segment, job->period, job->safety};
     h = fnv1a(h, scalars, sizeof scalars);
     return fnv1a(h, &job->samples, sizeof job->samples);
@@ -296,7 +322,9 @@ static unsigned long long job_key(const Options *o, const MapgenMesh *mesh, cons
 static IssimStatus write_map(const Options *o, const MapgenMesh *mesh, const MapgenModel *model,
                              const MapgenJob *job, const double *normals, const double *angles,
                              double *h, IssimError *err) {
-    double thickness = o->thickness > 0.0                         ? o->thickness
+    int d = mesh->dimension;
+    double thickness = d == 3                                     ? 1.0
+                       : o->thickness > 0.0                       ? o->thickness
                        : o->geometry.shape == MAPGEN_SHAPE_BAR    ? o->geometry.diameter
                        : o->geometry.shape == MAPGEN_SHAPE_CIRCLE ? 2.0 * o->geometry.radius
                                                                   : 1.0;
@@ -304,14 +332,15 @@ static IssimStatus write_map(const Options *o, const MapgenMesh *mesh, const Map
     if (!nodes)
         return issim_error_set(err, ISSIM_ERR_NOMEM, "map: out of memory");
     for (int j = 0; j < job->node_count; j++) {
-        const double *p = mesh->xy + 2 * mesh->boundary[job->boundary_index[j]];
-        nodes[j].position = (Vec3){p[0], p[1], 0.0};
-        nodes[j].normal = (Vec3){normals[2 * j], normals[2 * j + 1], 0.0};
+        const double *p = mesh->points + d * mesh->boundary[job->boundary_index[j]];
+        const double *n = normals + d * j;
+        nodes[j].position = (Vec3){p[0], p[1], d == 3 ? p[2] : 0.0};
+        nodes[j].normal = (Vec3){n[0], n[1], d == 3 ? n[2] : 0.0};
         nodes[j].angle = angles[j];
     }
     for (size_t k = 0; k < (size_t)job->node_count * (size_t)job->samples; k++)
         h[k] *= thickness; /* plane strain: N/m per m of thickness -> N/m */
-    ContactMapSpec spec = {.dimension = 2,
+    ContactMapSpec spec = {.dimension = d,
                            .period = o->period,
                            .samples = o->samples,
                            .node_count = job->node_count,
@@ -320,18 +349,18 @@ static IssimStatus write_map(const Options *o, const MapgenMesh *mesh, const Map
     snprintf(spec.body, sizeof spec.body, "%s", o->body);
     ContactMapProvenance *pv = &spec.provenance;
     snprintf(pv->generator, sizeof pv->generator,
-             "issim-mapgen %d fem plane-strain p1-triangles lumped-mass central-differences",
-             MAPGEN_VERSION);
+             "issim-mapgen %d fem %s lumped-mass central-differences", MAPGEN_VERSION,
+             d == 3 ? "3d p1-tetrahedra" : "plane-strain p1-triangles");
     pv->youngs = o->material.youngs;
     pv->poisson = o->material.poisson;
     pv->density = o->material.density;
     pv->mesh_size = o->geometry.element_size;
-    pv->thickness = thickness;
+    pv->thickness = d == 3 ? NAN : thickness;
     time_t now = time(NULL);
     strftime(pv->created, sizeof pv->created, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
     snprintf(pv->note, sizeof pv->note,
-             "%d nodes %d triangles, dt %.4g s (safety %g), segment %g m, c1 %.6g c2 %.6g m/s",
-             mesh->node_count, mesh->triangle_count, mapgen_time_step(model, o->period, o->safety),
+             "%d nodes %d cells, dt %.4g s (safety %g), segment %g m, c1 %.6g c2 %.6g m/s",
+             mesh->node_count, mesh->cell_count, mapgen_time_step(model, o->period, o->safety),
              o->safety, o->segment, mapgen_c1(&o->material), mapgen_c2(&o->material));
     ContactMap *map = NULL, *back = NULL;
     IssimStatus st = contact_map_create(&spec, o->output, &map, err);
@@ -393,9 +422,11 @@ static IssimStatus generate(const Options *o, bool mpi, int rank, int ranks, Iss
     if (st == ISSIM_OK && o->period > limit)
         st = issim_error_set(err, ISSIM_ERR_RANGE,
                              "--period T = %g s: must be in (0, %g] s, the time a dilatational "
-                             "wave (c1 = %g m/s) takes to cross the body's width (2 x area / "
-                             "perimeter = %g m): a longer T cannot resolve the reflections",
-                             o->period, limit, mapgen_c1(&o->material), body_width(&mesh));
+                             "wave (c1 = %g m/s) takes to cross the body's width (%s = %g m): a "
+                             "longer T cannot resolve the reflections",
+                             o->period, limit, mapgen_c1(&o->material),
+                             mesh.dimension == 3 ? "3 x volume / surface" : "2 x area / perimeter",
+                             body_width(&mesh));
     if (st == ISSIM_OK)
         st = mapgen_model_build(&mesh, &o->material, &model, err);
     char partial[4096];
@@ -424,11 +455,11 @@ static IssimStatus generate(const Options *o, bool mpi, int rank, int ranks, Iss
     }
     if (st == ISSIM_OK && rank == 0 && !o->quiet)
         fprintf(stderr,
-                "mapgen: %d nodes, %d triangles, element %g m; dt %.4g s (CFL %.4g s x %g); "
+                "mapgen: %d nodes, %d %s, element %g m; dt %.4g s (CFL %.4g s x %g); "
                 "%d map node(s) x %d samples of %g s on %d rank(s) x %d thread(s)\n",
-                mesh.node_count, mesh.triangle_count, o->geometry.element_size,
-                mapgen_time_step(&model, o->period, o->safety), model.dt_cfl, o->safety, count,
-                o->samples, o->period, ranks, o->threads);
+                mesh.node_count, mesh.cell_count, mesh.dimension == 3 ? "tetrahedra" : "triangles",
+                o->geometry.element_size, mapgen_time_step(&model, o->period, o->safety),
+                model.dt_cfl, o->safety, count, o->samples, o->period, ranks, o->threads);
     st = agree(mpi, st);
     if (st == ISSIM_OK)
         st = agree(mpi, mapgen_run(&job, h, NULL, err));

@@ -89,8 +89,14 @@ static IssimStatus polygon_check(const double *v, int count, IssimError *err) {
     return ISSIM_OK;
 }
 
+/* Area and perimeter (2D), or volume and surface area (3D). */
 static void body_area_perimeter(const MapgenGeometry *g, double *area, double *perimeter) {
-    if (g->shape == MAPGEN_SHAPE_BAR) {
+    if (g->dimension == 3) {
+        double r = g->shape == MAPGEN_SHAPE_BAR ? 0.5 * g->diameter : g->radius;
+        double straight = g->shape == MAPGEN_SHAPE_BAR ? g->length - g->diameter : 0.0;
+        *area = M_PI * r * r * straight + 4.0 / 3.0 * M_PI * r * r * r;
+        *perimeter = 2.0 * M_PI * r * straight + 4.0 * M_PI * r * r;
+    } else if (g->shape == MAPGEN_SHAPE_BAR) {
         double r = 0.5 * g->diameter, straight = g->length - g->diameter;
         *area = M_PI * r * r + straight * g->diameter;
         *perimeter = 2.0 * M_PI * r + 2.0 * straight;
@@ -104,6 +110,11 @@ static void body_area_perimeter(const MapgenGeometry *g, double *area, double *p
 }
 
 IssimStatus mapgen_geometry_check(const MapgenGeometry *g, IssimError *err) {
+    if (g->dimension != 2 && g->dimension != 3)
+        return issim_error_set(err, ISSIM_ERR_RANGE, "dimension %d: must be 2 or 3", g->dimension);
+    if (g->dimension == 3 && g->shape == MAPGEN_SHAPE_POLYGON)
+        return issim_error_set(err, ISSIM_ERR_INVALID,
+                               "a polygon is an outline: dimension 3 takes the bar or the sphere");
     if (g->shape == MAPGEN_SHAPE_BAR) {
         if (!(g->diameter > 0.0) || !isfinite(g->diameter))
             return issim_error_set(err, ISSIM_ERR_RANGE,
@@ -127,17 +138,17 @@ IssimStatus mapgen_geometry_check(const MapgenGeometry *g, IssimError *err) {
     }
     double area, perimeter;
     body_area_perimeter(g, &area, &perimeter);
-    double limit = 2.0 * area / perimeter;
+    double limit = g->dimension * area / perimeter;
+    const char *measure = g->dimension == 3 ? "3 x volume / surface area" : "2 x area / perimeter";
     if (!(g->element_size > 0.0) || !isfinite(g->element_size))
         return issim_error_set(err, ISSIM_ERR_RANGE,
-                               "element size %g m: must be in (0, %g] m (2 x area / perimeter "
-                               "of the body)",
-                               g->element_size, limit);
+                               "element size %g m: must be in (0, %g] m (%s of the body)",
+                               g->element_size, limit, measure);
     if (g->element_size > limit)
         return issim_error_set(err, ISSIM_ERR_RANGE,
                                "element size %g m is larger than the body: it must be in (0, "
-                               "%g] m (2 x area / perimeter, about half the body's width)",
-                               g->element_size, limit);
+                               "%g] m (%s, about half the body's width)",
+                               g->element_size, limit, measure);
     if (g->angle_count > MAPGEN_MAX_ANGLES)
         return issim_error_set(err, ISSIM_ERR_RANGE, "%d angles: at most %d", g->angle_count,
                                MAPGEN_MAX_ANGLES);
@@ -234,29 +245,33 @@ static IssimStatus gmsh_failed(const char *what, IssimError *err) {
     return st;
 }
 
-/* Asks Gmsh for the triangles of the current model and compacts the nodes they use. */
+/* Asks Gmsh for the simplices of the current model (triangles: Gmsh element type 2,
+ * tetrahedra: type 4) and compacts the nodes they use. */
 static IssimStatus mesh_extract(MapgenMesh *mesh, IssimError *err) {
+    int d = mesh->dimension, corners = d + 1;
     int ierr = 0;
     size_t *tags = NULL, ntags = 0, npar = 0, *etags = NULL, netags = 0, *enodes = NULL,
            nenodes = 0, ncoord = 0;
     double *coord = NULL, *par = NULL;
     gmshModelMeshGetNodes(&tags, &ntags, &coord, &ncoord, &par, &npar, -1, -1, 0, 0, &ierr);
     if (ierr == 0)
-        gmshModelMeshGetElementsByType(2, &etags, &netags, &enodes, &nenodes, -1, 0, 1, &ierr);
+        gmshModelMeshGetElementsByType(d == 3 ? 4 : 2, &etags, &netags, &enodes, &nenodes, -1, 0, 1,
+                                       &ierr);
     IssimStatus st = ISSIM_OK;
     size_t max_tag = 0;
     for (size_t i = 0; i < ntags; i++)
         max_tag = tags[i] > max_tag ? tags[i] : max_tag;
     int *index = ierr == 0 ? malloc((max_tag + 1) * sizeof *index) : NULL;
-    mesh->triangle_count = (int)netags;
-    mesh->triangles = malloc((netags + 1) * 3 * sizeof *mesh->triangles);
-    mesh->xy = malloc((ntags + 1) * 2 * sizeof *mesh->xy);
+    mesh->cell_count = (int)netags;
+    mesh->cells = malloc((netags + 1) * (size_t)corners * sizeof *mesh->cells);
+    mesh->points = malloc((ntags + 1) * (size_t)d * sizeof *mesh->points);
     if (ierr != 0) {
         st = gmsh_failed("reading the mesh", err);
-    } else if (!index || !mesh->triangles || !mesh->xy) {
+    } else if (!index || !mesh->cells || !mesh->points) {
         st = issim_error_set(err, ISSIM_ERR_NOMEM, "mesh of %zu nodes: out of memory", ntags);
     } else if (netags == 0) {
-        st = issim_error_set(err, ISSIM_ERR_NUMERIC, "gmsh made no triangles");
+        st = issim_error_set(err, ISSIM_ERR_NUMERIC, "gmsh made no %s",
+                             d == 3 ? "tetrahedra" : "triangles");
     } else {
         size_t *position = malloc((max_tag + 1) * sizeof *position);
         for (size_t t = 0; position && t <= max_tag; t++)
@@ -264,15 +279,15 @@ static IssimStatus mesh_extract(MapgenMesh *mesh, IssimError *err) {
         for (size_t i = 0; position && i < ntags; i++)
             position[tags[i]] = i;
         int count = 0;
-        for (size_t e = 0; position && e < 3 * netags; e++) {
+        for (size_t e = 0; position && e < (size_t)corners * netags; e++) {
             size_t tag = enodes[e];
             if (index[tag] < 0) {
                 index[tag] = count;
-                mesh->xy[2 * count] = coord[3 * position[tag]];
-                mesh->xy[2 * count + 1] = coord[3 * position[tag] + 1];
+                for (int k = 0; k < d; k++)
+                    mesh->points[d * count + k] = coord[3 * position[tag] + k];
                 count++;
             }
-            mesh->triangles[e] = index[tag];
+            mesh->cells[e] = index[tag];
         }
         mesh->node_count = count;
         if (!position)
@@ -301,11 +316,11 @@ static int compare_edge(const void *a, const void *b) {
     return (xb > yb) - (xb < yb);
 }
 
-/* Orients triangles counter-clockwise, finds the smallest height, and walks the outline:
+/* Orients triangles counter-clockwise, sums the area, and walks the outline:
  * boundary edges are those one triangle uses; with counter-clockwise triangles they run
  * counter-clockwise around the body. */
-static IssimStatus mesh_boundary(MapgenMesh *mesh, IssimError *err) {
-    int nt = mesh->triangle_count;
+static IssimStatus outline_boundary(MapgenMesh *mesh, IssimError *err) {
+    int nt = mesh->cell_count;
     DirectedEdge *edges = malloc((size_t)nt * 3 * sizeof *edges);
     int *next = malloc((size_t)mesh->node_count * sizeof *next);
     if (!edges || !next) {
@@ -313,10 +328,10 @@ static IssimStatus mesh_boundary(MapgenMesh *mesh, IssimError *err) {
         free(next);
         return issim_error_set(err, ISSIM_ERR_NOMEM, "mesh: out of memory");
     }
-    mesh->min_height = INFINITY;
     for (int t = 0; t < nt; t++) {
-        int *v = mesh->triangles + 3 * t;
-        const double *a = mesh->xy + 2 * v[0], *b = mesh->xy + 2 * v[1], *c = mesh->xy + 2 * v[2];
+        int *v = mesh->cells + 3 * t;
+        const double *a = mesh->points + 2 * v[0], *b = mesh->points + 2 * v[1],
+                     *c = mesh->points + 2 * v[2];
         double area2 = cross2(b[0] - a[0], b[1] - a[1], c[0] - a[0], c[1] - a[1]);
         if (area2 < 0) {
             int swap = v[1];
@@ -324,10 +339,7 @@ static IssimStatus mesh_boundary(MapgenMesh *mesh, IssimError *err) {
             v[2] = swap;
             area2 = -area2;
         }
-        double longest =
-            fmax(hypot(b[0] - a[0], b[1] - a[1]),
-                 fmax(hypot(c[0] - b[0], c[1] - b[1]), hypot(a[0] - c[0], a[1] - c[1])));
-        mesh->min_height = fmin(mesh->min_height, area2 / longest);
+        mesh->measure += 0.5 * area2;
         for (int k = 0; k < 3; k++)
             edges[3 * t + k] = (DirectedEdge){v[k], v[(k + 1) % 3]};
     }
@@ -367,9 +379,9 @@ static IssimStatus mesh_boundary(MapgenMesh *mesh, IssimError *err) {
     mesh->boundary_count = count;
     double s = 0.0;
     for (int i = 0; i < count; i++) {
-        const double *p = mesh->xy + 2 * mesh->boundary[(i + count - 1) % count];
-        const double *q = mesh->xy + 2 * mesh->boundary[i];
-        const double *r = mesh->xy + 2 * mesh->boundary[(i + 1) % count];
+        const double *p = mesh->points + 2 * mesh->boundary[(i + count - 1) % count];
+        const double *q = mesh->points + 2 * mesh->boundary[i];
+        const double *r = mesh->points + 2 * mesh->boundary[(i + 1) % count];
         double l1 = hypot(q[0] - p[0], q[1] - p[1]), l2 = hypot(r[0] - q[0], r[1] - q[1]);
         double nx = (q[1] - p[1]) / l1 + (r[1] - q[1]) / l2;
         double ny = -(q[0] - p[0]) / l1 - (r[0] - q[0]) / l2;
@@ -381,6 +393,62 @@ static IssimStatus mesh_boundary(MapgenMesh *mesh, IssimError *err) {
     }
     mesh->perimeter = s;
     return ISSIM_OK;
+}
+
+/* The outline in Gmsh's built-in kernel, meshed with triangles. */
+static IssimStatus mesh_outline(const MapgenGeometry *g, MapgenMesh *mesh, IssimError *err) {
+    int ierr = 0;
+    int capacity = g->shape == MAPGEN_SHAPE_POLYGON ? g->vertex_count : MAPGEN_MAX_ANGLES + 8;
+    int *curves = malloc((size_t)capacity * sizeof *curves);
+    int n = !curves                           ? -1
+            : g->shape == MAPGEN_SHAPE_BAR    ? bar_outline(g, curves, &ierr)
+            : g->shape == MAPGEN_SHAPE_CIRCLE ? circle_outline(g, curves, &ierr)
+                                              : polygon_outline(g, curves, &ierr);
+    if (n < 0) {
+        free(curves);
+        return issim_error_set(err, ISSIM_ERR_NOMEM, "geometry: out of memory");
+    }
+    int loop = gmshModelGeoAddCurveLoop(curves, (size_t)n, -1, 1, &ierr);
+    free(curves);
+    if (ierr == 0)
+        gmshModelGeoAddPlaneSurface(&loop, 1, -1, &ierr);
+    if (ierr == 0)
+        gmshModelGeoSynchronize(&ierr);
+    if (ierr == 0)
+        gmshModelMeshGenerate(2, &ierr);
+    IssimStatus st = ierr != 0 ? gmsh_failed("meshing the outline", err) : mesh_extract(mesh, err);
+    return st == ISSIM_OK ? outline_boundary(mesh, err) : st;
+}
+
+/* The solid in Gmsh's OpenCASCADE kernel, meshed with tetrahedra: a sphere, or the bar as a
+ * cylinder fused with a ball at each end. */
+static IssimStatus mesh_solid(const MapgenGeometry *g, MapgenMesh *mesh, IssimError *err) {
+    int ierr = 0;
+    if (g->shape == MAPGEN_SHAPE_CIRCLE) {
+        gmshModelOccAddSphere(0, 0, 0, g->radius, -1, -M_PI / 2, M_PI / 2, 2 * M_PI, &ierr);
+    } else {
+        double r = 0.5 * g->diameter, a = 0.5 * g->length - r;
+        int cylinder = gmshModelOccAddCylinder(-a, 0, 0, 2 * a, 0, 0, r, -1, 2 * M_PI, &ierr);
+        int ends[4] = {3, 0, 3, 0};
+        ends[1] = gmshModelOccAddSphere(-a, 0, 0, r, -1, -M_PI / 2, M_PI / 2, 2 * M_PI, &ierr);
+        ends[3] = gmshModelOccAddSphere(a, 0, 0, r, -1, -M_PI / 2, M_PI / 2, 2 * M_PI, &ierr);
+        int object[2] = {3, cylinder}, *out = NULL, **map = NULL;
+        size_t out_n = 0, *map_n = NULL, map_nn = 0;
+        if (ierr == 0)
+            gmshModelOccFuse(object, 2, ends, 4, &out, &out_n, &map, &map_n, &map_nn, -1, 1, 1,
+                             &ierr);
+        for (size_t i = 0; i < map_nn; i++)
+            gmshFree(map[i]);
+        gmshFree(map);
+        gmshFree(map_n);
+        gmshFree(out);
+    }
+    if (ierr == 0)
+        gmshModelOccSynchronize(&ierr);
+    if (ierr == 0)
+        gmshModelMeshGenerate(3, &ierr);
+    IssimStatus st = ierr != 0 ? gmsh_failed("meshing the solid", err) : mesh_extract(mesh, err);
+    return st == ISSIM_OK ? mapgen_surface_boundary(mesh, err) : st;
 }
 
 IssimStatus mapgen_mesh_build(const MapgenGeometry *g, MapgenMesh *mesh, IssimError *err) {
@@ -397,30 +465,10 @@ IssimStatus mapgen_mesh_build(const MapgenGeometry *g, MapgenMesh *mesh, IssimEr
     gmshOptionSetNumber("General.Verbosity", 1, &ierr);
     gmshOptionSetNumber("Mesh.MeshSizeMax", g->element_size, &ierr);
     gmshModelAdd("issim-mapgen", &ierr);
-    int capacity = g->shape == MAPGEN_SHAPE_POLYGON ? g->vertex_count : MAPGEN_MAX_ANGLES + 8;
-    int *curves = malloc((size_t)capacity * sizeof *curves);
-    int n = !curves                           ? -1
-            : g->shape == MAPGEN_SHAPE_BAR    ? bar_outline(g, curves, &ierr)
-            : g->shape == MAPGEN_SHAPE_CIRCLE ? circle_outline(g, curves, &ierr)
-                                              : polygon_outline(g, curves, &ierr);
-    if (n < 0) {
-        free(curves);
-        gmshModelRemove(&ierr);
-        return issim_error_set(err, ISSIM_ERR_NOMEM, "geometry: out of memory");
-    }
-    int loop = gmshModelGeoAddCurveLoop(curves, (size_t)n, -1, 1, &ierr);
-    free(curves);
-    if (ierr == 0)
-        gmshModelGeoAddPlaneSurface(&loop, 1, -1, &ierr);
-    if (ierr == 0)
-        gmshModelGeoSynchronize(&ierr);
-    if (ierr == 0)
-        gmshModelMeshGenerate(2, &ierr);
-    st = ierr != 0 ? gmsh_failed("meshing the outline", err) : mesh_extract(mesh, err);
-    gmshModelRemove(&ierr);
-    if (st == ISSIM_OK)
-        st = mesh_boundary(mesh, err);
+    mesh->dimension = g->dimension;
     mesh->element_size = g->element_size;
+    st = g->dimension == 3 ? mesh_solid(g, mesh, err) : mesh_outline(g, mesh, err);
+    gmshModelRemove(&ierr);
     if (st != ISSIM_OK)
         mapgen_mesh_free(mesh);
     return st;
@@ -435,32 +483,40 @@ void mapgen_mesh_shutdown(void) {
 }
 
 void mapgen_mesh_free(MapgenMesh *mesh) {
-    free(mesh->xy);
-    free(mesh->triangles);
+    free(mesh->points);
+    free(mesh->cells);
     free(mesh->boundary);
     free(mesh->normals);
     free(mesh->arclength);
     memset(mesh, 0, sizeof *mesh);
 }
 
-IssimStatus mapgen_boundary_nearest(const MapgenMesh *mesh, const double p[2], const char *what,
+IssimStatus mapgen_boundary_nearest(const MapgenMesh *mesh, const double *p, const char *what,
                                     int *index, IssimError *err) {
-    int best = -1;
+    int best = -1, d = mesh->dimension;
     double best_d = INFINITY;
     for (int i = 0; i < mesh->boundary_count; i++) {
-        const double *q = mesh->xy + 2 * mesh->boundary[i];
-        double d = hypot(q[0] - p[0], q[1] - p[1]);
-        if (d < best_d) {
-            best_d = d;
+        const double *q = mesh->points + d * mesh->boundary[i];
+        double dist = 0.0;
+        for (int k = 0; k < d; k++)
+            dist += (q[k] - p[k]) * (q[k] - p[k]);
+        dist = sqrt(dist);
+        if (dist < best_d) {
+            best_d = dist;
             best = i;
         }
     }
+    char at[96];
+    if (d == 3)
+        snprintf(at, sizeof at, "(%g, %g, %g)", p[0], p[1], p[2]);
+    else
+        snprintf(at, sizeof at, "(%g, %g)", p[0], p[1]);
     if (best < 0 || best_d > 0.5 * mesh->element_size)
         return issim_error_set(err, ISSIM_ERR_RANGE,
-                               "%s (%g, %g) is not on the boundary: the nearest boundary node is "
-                               "%g m away; a map node must lie within half an element (%g m) of "
-                               "the outline",
-                               what, p[0], p[1], best_d, 0.5 * mesh->element_size);
+                               "%s %s is not on the boundary: the nearest boundary node is %g m "
+                               "away; a map node must lie within half an element (%g m) of the %s",
+                               what, at, best_d, 0.5 * mesh->element_size,
+                               d == 3 ? "surface" : "outline");
     *index = best;
     return ISSIM_OK;
 }

@@ -51,8 +51,16 @@ int mapgen_segment_nodes(const MapgenMesh *mesh, int b, double segment, int *nod
     for (int i = 0; i < mesh->boundary_count; i++) {
         if (i == b)
             continue;
-        double d = fabs(mesh->arclength[i] - mesh->arclength[b]);
-        d = fmin(d, mesh->perimeter - d);
+        double d = 0.0;
+        if (mesh->dimension == 2) {
+            d = fabs(mesh->arclength[i] - mesh->arclength[b]);
+            d = fmin(d, mesh->perimeter - d);
+        } else {
+            const double *p = mesh->points + 3 * mesh->boundary[i];
+            const double *q = mesh->points + 3 * mesh->boundary[b];
+            d = sqrt((p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1]) +
+                     (p[2] - q[2]) * (p[2] - q[2]));
+        }
         if (d <= half * (1.0 + 1e-9))
             nodes[count++] = mesh->boundary[i];
     }
@@ -144,9 +152,10 @@ static IssimStatus solve_node(const MapgenJob *job, int node, double *h, Worker 
     int b = job->boundary_index[node];
     MapgenDrive drive = {.nodes = driven, .held = NULL};
     drive.node_count = mapgen_segment_nodes(mesh, b, job->segment, driven);
-    const double *n = job->directions ? job->directions + 2 * node : mesh->normals + 2 * b;
-    drive.direction[0] = n[0];
-    drive.direction[1] = n[1];
+    int d = mesh->dimension;
+    const double *n = job->directions ? job->directions + d * node : mesh->normals + d * b;
+    for (int a = 0; a < d; a++)
+        drive.direction[a] = n[a];
     IssimStatus st = mapgen_step_response(job->model, &drive, job->period, job->samples,
                                           job->safety, h, on_progress, w, err);
     if (st == ISSIM_OK && job->partial_dir)
