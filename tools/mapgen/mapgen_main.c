@@ -418,12 +418,14 @@ static IssimStatus generate(const Options *o, bool mpi, int rank, int ranks, Iss
     IssimStatus st = mapgen_mesh_build(&o->geometry, &mesh, err);
     if (st == ISSIM_OK)
         st = choose_nodes(o, &mesh, &count, &index, &normals, &angles, err);
-    double limit = st == ISSIM_OK ? body_width(&mesh) / mapgen_c1(&o->material) : 0.0;
+    /* The first reflection from the far side returns to a node after the wave crossed the body
+     * and came back: a sample period longer than that round trip cannot resolve it. */
+    double limit = st == ISSIM_OK ? 2.0 * body_width(&mesh) / mapgen_c1(&o->material) : 0.0;
     if (st == ISSIM_OK && o->period > limit)
         st = issim_error_set(err, ISSIM_ERR_RANGE,
                              "--period T = %g s: must be in (0, %g] s, the time a dilatational "
-                             "wave (c1 = %g m/s) takes to cross the body's width (%s = %g m): a "
-                             "longer T cannot resolve the reflections",
+                             "wave (c1 = %g m/s) takes to cross the body's width (%s = %g m) and "
+                             "back: a longer T cannot resolve the reflections",
                              o->period, limit, mapgen_c1(&o->material),
                              mesh.dimension == 3 ? "3 x volume / surface" : "2 x area / perimeter",
                              body_width(&mesh));

@@ -6,6 +6,8 @@ divided by the provenance `thickness`), in Pa, so they compare with the modulus.
 
 Usage: tools/mapgen/plot_maps.py MAP OUT_PREFIX [T_END_US]   (needs gnuplot; no other modules)
 Writes OUT_PREFIX_angle_NN.png per node and OUT_PREFIX_steps.png.
+       tools/mapgen/plot_maps.py --compare OUT.png MAP... : every map's nodes, each step response
+divided by its first sample h(T), in one plot (maps of different dimension or thickness).
 """
 import os
 import subprocess
@@ -38,7 +40,31 @@ def read_map(path):
     return header, nodes
 
 
+def compare(out, paths):
+    work = tempfile.mkdtemp()
+    plots = []
+    for m, path in enumerate(paths):
+        header, nodes = read_map(path)
+        period = float(header["period"][0])
+        dim = header["dimension"][0]
+        for j, (angle, h) in enumerate(nodes):
+            data = os.path.join(work, "m%d_%d.dat" % (m, j))
+            with open(data, "w") as f:
+                for k, value in enumerate(h):
+                    f.write("%.9g %.9g\n" % ((k + 1) * period * 1e6, value / h[0]))
+            label = "%sD, %s" % (dim, "%.0f deg" % angle if angle is not None else "node %d" % j)
+            plots.append("'%s' using 1:2 with lines lw 1.5 title '%s'" % (data, label))
+    script = ["set terminal pngcairo size 900,500 font ',11'", "set grid",
+              "set xlabel 'time after the step (us)'", "set ylabel 'h(kT) / h(T)'",
+              "set title 'Step responses, 2D plane strain against the 3D solid'",
+              "set output '%s'" % out, "plot " + ", ".join(plots)]
+    subprocess.run(["gnuplot"], input="\n".join(script), text=True, check=True)
+
+
 def main():
+    if sys.argv[1] == "--compare":
+        compare(sys.argv[2], sys.argv[3:])
+        return
     path, prefix = sys.argv[1], sys.argv[2]
     t_end = float(sys.argv[3]) if len(sys.argv) > 3 else None
     header, nodes = read_map(path)
