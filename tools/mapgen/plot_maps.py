@@ -16,18 +16,15 @@ import tempfile
 
 
 def read_map(path):
-    tokens = []
+    header, tokens = {}, []
     with open(path) as f:
         for line in f:
-            tokens.extend(line.split("#", 1)[0].split())
-    header, nodes, i = {}, [], 0
-    while i < len(tokens) and tokens[i] != "node":
-        key = tokens[i]
-        j = i + 1
-        while j < len(tokens) and not tokens[j][0].isalpha():
-            j += 1
-        header[key] = tokens[i + 1:j]
-        i = j
+            words = line.split("#", 1)[0].split()
+            if tokens or (words and words[0] == "node"):
+                tokens.extend(words)
+            elif words:
+                header[words[0]] = words[1:]
+    nodes, i = [], 0
     samples = int(header["samples"][0])
     while i < len(tokens):
         j, angle = i + 2, None  # "node INDEX", then keyed fields, then the samples
