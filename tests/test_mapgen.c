@@ -26,6 +26,12 @@ typedef struct Body {
     MapgenModel model;
 } Body;
 
+static void body_build(Body *b, const MapgenGeometry *g, const MapgenMaterial *m) {
+    IssimError err = {0};
+    assert_int_equal(mapgen_mesh_build(g, &b->mesh, &err), ISSIM_OK);
+    assert_int_equal(mapgen_model_build(&b->mesh, m, &b->model, &err), ISSIM_OK);
+}
+
 static void rectangle(Body *b, double length, double width, double element,
                       const MapgenMaterial *m) {
     double v[] = {0, 0, length, 0, length, width, 0, width, 0, 0};
@@ -34,9 +40,7 @@ static void rectangle(Body *b, double length, double width, double element,
                         .vertices = v,
                         .vertex_count = 5,
                         .element_size = element};
-    IssimError err = {0};
-    assert_int_equal(mapgen_mesh_build(&g, &b->mesh, &err), ISSIM_OK);
-    assert_int_equal(mapgen_model_build(&b->mesh, m, &b->model, &err), ISSIM_OK);
+    body_build(b, &g, m);
 }
 
 static void body_free(Body *b) {
@@ -206,9 +210,7 @@ static void free_energy_order(int d, double element) {
     MapgenGeometry g = {
         .dimension = d, .shape = MAPGEN_SHAPE_CIRCLE, .radius = 0.01, .element_size = element};
     Body b;
-    IssimError err = {0};
-    assert_int_equal(mapgen_mesh_build(&g, &b.mesh, &err), ISSIM_OK);
-    assert_int_equal(mapgen_model_build(&b.mesh, &steel, &b.model, &err), ISSIM_OK);
+    body_build(&b, &g, &steel);
     double dt = 0.2 * b.model.dt_cfl;
     int steps = (int)(2e-5 / dt);
     double coarse = energy_swing(&b, dt, steps), fine = energy_swing(&b, 0.5 * dt, 2 * steps);
@@ -241,17 +243,10 @@ static void test_v10_steel_bar(void **state) {
     static const double angles[] = {18, 30, 42, 54, 66, 78, 90};
     enum { NODES = 7 };
     MapgenMaterial steel = mapgen_material_steel_bar();
-    MapgenGeometry g = {.dimension = 2,
-                        .shape = MAPGEN_SHAPE_BAR,
-                        .length = 0.2,
-                        .diameter = 0.0125,
-                        .element_size = 1.25e-3,
-                        .angles = angles,
-                        .angle_count = NODES};
+    MapgenGeometry g = mapgen_geometry_steel_bar(2, 1.25e-3, angles, NODES);
     Body b;
     IssimError err = {0};
-    assert_int_equal(mapgen_mesh_build(&g, &b.mesh, &err), ISSIM_OK);
-    assert_int_equal(mapgen_model_build(&b.mesh, &steel, &b.model, &err), ISSIM_OK);
+    body_build(&b, &g, &steel);
     int index[NODES];
     double directions[2 * NODES];
     for (int j = 0; j < NODES; j++) {
@@ -357,18 +352,11 @@ static double node_patch(const MapgenMesh *mesh, int b) {
 /* The tip response of the bar (90 degrees) on a mesh of dimension d. */
 static void bar_tip(int d, double element, double period, int samples, double *h, double *patch) {
     static const double tip[] = {90};
-    MapgenGeometry g = {.dimension = d,
-                        .shape = MAPGEN_SHAPE_BAR,
-                        .length = 0.2,
-                        .diameter = 0.0125,
-                        .element_size = element,
-                        .angles = tip,
-                        .angle_count = 1};
+    MapgenGeometry g = mapgen_geometry_steel_bar(d, element, tip, 1);
     MapgenMaterial steel = mapgen_material_steel_bar();
     Body b;
     IssimError err = {0};
-    assert_int_equal(mapgen_mesh_build(&g, &b.mesh, &err), ISSIM_OK);
-    assert_int_equal(mapgen_model_build(&b.mesh, &steel, &b.model, &err), ISSIM_OK);
+    body_build(&b, &g, &steel);
     double p[3] = {0.1, 0, 0};
     int index;
     assert_int_equal(mapgen_boundary_nearest(&b.mesh, p, "tip", &index, &err), ISSIM_OK);

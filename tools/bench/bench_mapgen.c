@@ -90,13 +90,7 @@ int bench_mapgen(int argc, char **argv) {
         if (strcmp(argv[i], "--samples") == 0)
             samples = atoi(argv[i + 1]);
     static const double angles[] = {90, 18};
-    MapgenGeometry g = {.dimension = 2,
-                        .shape = MAPGEN_SHAPE_BAR,
-                        .length = 0.2,
-                        .diameter = 0.0125,
-                        .element_size = 5e-4,
-                        .angles = angles,
-                        .angle_count = 2};
+    MapgenGeometry g = mapgen_geometry_steel_bar(2, 5e-4, angles, 2);
     MapgenMaterial steel = mapgen_material_steel_bar();
     MapgenMesh mesh;
     MapgenModel model;

@@ -81,6 +81,9 @@ typedef struct MapgenMesh {
     double element_size;
 } MapgenMesh;
 
+/* The seeds' bar (000 4.4, Table 4.2 dimensions): 0.2 m tip to tip, 12.5 mm diameter. */
+MapgenGeometry mapgen_geometry_steel_bar(int dimension, double element_size, const double *angles,
+                                         int angle_count);
 /* Checks the description before any meshing: positive sizes, an element size no larger than
  * the body, a closed simple polygon (at least 3 distinct vertices, no crossing edges), angles
  * in (0, 90]. */

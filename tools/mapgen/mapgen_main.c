@@ -81,11 +81,7 @@ static IssimStatus parse_args(int argc, char **argv, Options *o, IssimError *err
                    .safety = MAPGEN_CFL_SAFETY,
                    .threads = 1,
                    .body = "bar"};
-    o->geometry = (MapgenGeometry){.dimension = 2,
-                                   .shape = MAPGEN_SHAPE_BAR,
-                                   .length = 0.2,
-                                   .diameter = 0.0125,
-                                   .element_size = 5e-4};
+    o->geometry = mapgen_geometry_steel_bar(2, 5e-4, NULL, 0);
     const char *angles = NULL;
     IssimStatus st = ISSIM_OK;
     for (int i = 1; i < argc && st == ISSIM_OK; i++) {

@@ -89,6 +89,17 @@ static IssimStatus polygon_check(const double *v, int count, IssimError *err) {
     return ISSIM_OK;
 }
 
+MapgenGeometry mapgen_geometry_steel_bar(int dimension, double element_size, const double *angles,
+                                         int angle_count) {
+    return (MapgenGeometry){.dimension = dimension,
+                            .shape = MAPGEN_SHAPE_BAR,
+                            .length = 0.2,
+                            .diameter = 0.0125,
+                            .element_size = element_size,
+                            .angles = angles,
+                            .angle_count = angle_count};
+}
+
 /* Area and perimeter (2D), or volume and surface area (3D). */
 static void body_area_perimeter(const MapgenGeometry *g, double *area, double *perimeter) {
     if (g->dimension == 3) {
