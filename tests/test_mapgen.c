@@ -238,6 +238,24 @@ static int count_peaks(const double *h, int samples, double period, double from,
     return peaks;
 }
 
+/* The step responses of the given boundary nodes (mapgen_run, no resume files). */
+static void run_nodes(const MapgenModel *model, int count, const int *index,
+                      const double *directions, double period, int samples, int threads,
+                      double *h) {
+    MapgenJob job = {.model = model,
+                     .node_count = count,
+                     .boundary_index = index,
+                     .directions = directions,
+                     .period = period,
+                     .samples = samples,
+                     .safety = 0.9,
+                     .threads = threads,
+                     .quiet = true,
+                     .rank_count = 1};
+    IssimError err = {0};
+    assert_int_equal(mapgen_run(&job, h, NULL, &err), ISSIM_OK);
+}
+
 /* V10 on a coarse mesh (1.25 mm): the steel bar of 000 Table 4.2, nodes at 18..90 degrees. */
 static void test_v10_steel_bar(void **state) {
     static const double angles[] = {18, 30, 42, 54, 66, 78, 90};
@@ -258,18 +276,8 @@ static void test_v10_steel_bar(void **state) {
     }
     const double period = 5e-7;
     const int samples = 120; /* 60 us */
-    MapgenJob job = {.model = &b.model,
-                     .node_count = NODES,
-                     .boundary_index = index,
-                     .directions = directions,
-                     .period = period,
-                     .samples = samples,
-                     .safety = 0.9,
-                     .threads = 2,
-                     .quiet = true,
-                     .rank_count = 1};
     double *h = malloc(NODES * samples * sizeof *h);
-    assert_int_equal(mapgen_run(&job, h, NULL, &err), ISSIM_OK);
+    run_nodes(&b.model, NODES, index, directions, period, samples, 2, h);
     double shear = steel.youngs / (2 * (1 + steel.poisson));
     double two_l_c1 = 2 * 0.2 / mapgen_c1(&steel);
     int peaks[NODES];
@@ -361,17 +369,7 @@ static void bar_tip(int d, double element, double period, int samples, double *h
     int index;
     assert_int_equal(mapgen_boundary_nearest(&b.mesh, p, "tip", &index, &err), ISSIM_OK);
     double direction[3] = {1, 0, 0};
-    MapgenJob job = {.model = &b.model,
-                     .node_count = 1,
-                     .boundary_index = &index,
-                     .directions = direction,
-                     .period = period,
-                     .samples = samples,
-                     .safety = 0.9,
-                     .threads = 1,
-                     .quiet = true,
-                     .rank_count = 1};
-    assert_int_equal(mapgen_run(&job, h, NULL, &err), ISSIM_OK);
+    run_nodes(&b.model, 1, &index, direction, period, samples, 1, h);
     *patch = node_patch(&b.mesh, index);
     body_free(&b);
 }
