@@ -1,5 +1,6 @@
-/* Plane-strain linear elastodynamics (seed 000 eq. 3.4; seed 003 eq. 1) by explicit finite
- * elements: linear (constant-strain) triangles, row-sum lumped mass, central differences.
+/* Linear elastodynamics (seed 000 eq. 3.4; seed 003 eq. 1) by explicit finite elements: plane
+ * strain on linear triangles (the seeds' 2D setting) or linear tetrahedra (3D), row-sum lumped
+ * mass, central differences.
  *
  * Why this scheme: the step response of 000 3.5 is a wave problem (the answer is the arrival of
  * reflections), and central differences with a lumped mass are second order, non-dissipative
@@ -10,7 +11,8 @@
  * boundary node is traction-free, which in a displacement FEM is the natural condition.
  * The reaction at the driven nodes is the nodal force n . (K u) the indenter must supply
  * (the lumped mass has no normal acceleration there): the traction of eq. 3.10 integrated
- * against the node's hat function, i.e. spread over its boundary segment.
+ * against the node's hat function, i.e. spread over its boundary segment. Each map sample is
+ * the reaction's mean over its interval (mapgen.h says why).
  */
 #include "mapgen.h"
 

@@ -25,6 +25,7 @@ typedef struct RunShared {
     int *todo; /* map node indices still to solve */
     int todo_count, next, done;
     double *fraction; /* per worker: of its current node */
+    double *started;  /* per worker: when its current node started, s */
     int *current;     /* per worker: its node, -1 when idle */
     double start, last_print;
     IssimStatus status;
@@ -35,7 +36,6 @@ typedef struct RunShared {
 typedef struct Worker {
     RunShared *shared;
     int id;
-    double node_start;
 } Worker;
 
 static double now_seconds(void) {
@@ -119,15 +119,20 @@ static void print_progress(RunShared *s, bool force) {
         return;
     s->last_print = t;
     double sum = s->done;
-    char nodes[256] = "";
+    char nodes[512] = "";
     size_t used = 0;
     for (int w = 0; w < s->job->threads; w++) {
         if (s->current[w] < 0)
             continue;
-        sum += s->fraction[w];
-        if (used < sizeof nodes - 40)
-            used += (size_t)snprintf(nodes + used, sizeof nodes - used, " node %d %3.0f%%",
-                                     s->current[w], 100.0 * s->fraction[w]);
+        double f = s->fraction[w], spent = t - s->started[w];
+        sum += f;
+        if (used < sizeof nodes - 48 && f > 1e-6)
+            used +=
+                (size_t)snprintf(nodes + used, sizeof nodes - used, " node %d %3.0f%% ETA %.0f s",
+                                 s->current[w], 100.0 * f, spent * (1.0 - f) / f);
+        else if (used < sizeof nodes - 48)
+            used += (size_t)snprintf(nodes + used, sizeof nodes - used, " node %d starting",
+                                     s->current[w]);
     }
     double overall = s->todo_count ? sum / s->todo_count : 1.0, elapsed = t - s->start;
     double eta = overall > 1e-6 ? elapsed * (1.0 - overall) / overall : NAN;
@@ -176,6 +181,7 @@ static void *worker_main(void *arg) {
         int node = slot >= 0 ? s->todo[slot] : -1;
         s->current[w->id] = node;
         s->fraction[w->id] = 0.0;
+        s->started[w->id] = now_seconds();
         pthread_mutex_unlock(&s->lock);
         if (node < 0)
             break;
@@ -211,12 +217,14 @@ IssimStatus mapgen_run(const MapgenJob *job, double *h, int *computed, IssimErro
     RunShared s = {.job = job, .h = h, .status = ISSIM_OK};
     s.todo = malloc((size_t)job->node_count * sizeof *s.todo);
     s.fraction = calloc((size_t)threads, sizeof *s.fraction);
+    s.started = calloc((size_t)threads, sizeof *s.started);
     s.current = malloc((size_t)threads * sizeof *s.current);
     pthread_t *ids = malloc((size_t)threads * sizeof *ids);
     Worker *workers = malloc((size_t)threads * sizeof *workers);
-    if (!s.todo || !s.fraction || !s.current || !ids || !workers) {
+    if (!s.todo || !s.fraction || !s.started || !s.current || !ids || !workers) {
         free(s.todo);
         free(s.fraction);
+        free(s.started);
         free(s.current);
         free(ids);
         free(workers);
@@ -255,6 +263,7 @@ IssimStatus mapgen_run(const MapgenJob *job, double *h, int *computed, IssimErro
         *err = s.error;
     free(s.todo);
     free(s.fraction);
+    free(s.started);
     free(s.current);
     free(ids);
     free(workers);
