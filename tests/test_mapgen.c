@@ -508,11 +508,18 @@ static void test_threads_mpi_and_resume_give_one_output(void **state) {
     assert_true(fabs(contact_map_node(map, 6)->angle - 90.0) < 1e-12);
     contact_map_release(map);
 
-    /* As if killed after four nodes: three partial files gone, the map not written. */
+    /* As if killed after four nodes: two partial files never written, one cut short (a file
+     * that is not whole is solved again), the map not written. */
     for (int j = 4; j < 7; j++) {
         char name[64];
         snprintf(name, sizeof name, "threads.map.partial/node_%05d.txt", j);
-        assert_int_equal(remove(scratch_path(name)), 0);
+        if (j < 6) {
+            assert_int_equal(remove(scratch_path(name)), 0);
+            continue;
+        }
+        struct stat st;
+        assert_int_equal(stat(scratch_path(name), &st), 0);
+        assert_int_equal(truncate(scratch_path(name), st.st_size / 2), 0);
     }
     rename(scratch_path("threads.map"), scratch_path("first.map"));
     snprintf(args, sizeof args, "--element-size 2e-3 --samples 40 --period 5e-7 -o %s",
