@@ -530,6 +530,29 @@ static void test_threads_mpi_and_resume_give_one_output(void **state) {
     assert_same_maps(scratch_path("threads.map"), scratch_path("first.map"));
 }
 
+/* --mirror: the bar's responses at the images of each node in x = 0 and y = 0 (the tip's
+ * image in y = 0 is itself): 7 x 4 - 2 = 26 nodes, each image with its node's response. */
+static void test_mirror_writes_the_symmetric_nodes(void **state) {
+    char out[8192], args[2048];
+    snprintf(args, sizeof args, SMALL_JOB " --mirror --angles 30,90 -o %s",
+             scratch_path("mirror.map"));
+    assert_int_equal(run_mapgen("", args, out, sizeof out), 0);
+    ContactMap *map = read_map(scratch_path("mirror.map"));
+    assert_int_equal(contact_map_node_count(map), 2 * 4 - 2);
+    int n = contact_map_samples(map);
+    const ContactMapNode *first = contact_map_node(map, 0);
+    for (int j = 2; j < 6; j++) {
+        const ContactMapNode *image = contact_map_node(map, j);
+        if (image->angle != 30.0)
+            continue;
+        assert_true(fabs(fabs(image->position.x) - first->position.x) < 1e-15);
+        assert_true(fabs(fabs(image->position.y) - first->position.y) < 1e-15);
+        assert_true(image->position.x * image->normal.x > 0.0);
+        assert_memory_equal(contact_map_step(map, j), contact_map_step(map, 0), n * sizeof(double));
+    }
+    contact_map_release(map);
+}
+
 static int setup(void **state) {
     snprintf(scratch, sizeof scratch, "/tmp/issim-test-mapgen-%ld", (long)getpid());
     mkdir(scratch, 0777);
@@ -555,6 +578,7 @@ int main(void) {
         cmocka_unit_test(test_3d_bar_tip_matches_plane_strain),
         cmocka_unit_test(test_bad_input_refused),
         cmocka_unit_test(test_threads_mpi_and_resume_give_one_output),
+        cmocka_unit_test(test_mirror_writes_the_symmetric_nodes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -27,7 +27,7 @@ typedef struct Options {
     int every;
     double period, segment, thickness, safety;
     int samples, threads;
-    bool quiet, by_angle;
+    bool quiet, by_angle, mirror;
 } Options;
 
 static void usage(FILE *to) {
@@ -44,7 +44,8 @@ static void usage(FILE *to) {
             "  map:      --period T (1e-6 s) --samples N (1000) --thickness W (m; default the\n"
             "            bar's or circle's diameter, 1 for a polygon)\n"
             "  run:      --threads N (1) --resume-dir DIR (OUT.partial) --safety F (0.9)\n"
-            "            --quiet\n");
+            "            --quiet\n"
+            "  bar:      --mirror (also write each node's images in x = 0 and y = 0)\n");
 }
 
 static int parse_list(const char *text, double *values, int max, const char *sep) {
@@ -112,8 +113,8 @@ static IssimStatus parse_args(int argc, char **argv, Options *o, IssimError *err
             o->points = v;
         else if (strcmp(a, "--resume-dir") == 0)
             o->partial_dir = v;
-        else if (strcmp(a, "--quiet") == 0) {
-            o->quiet = true;
+        else if (strcmp(a, "--quiet") == 0 || strcmp(a, "--mirror") == 0) {
+            *(a[2] == 'q' ? &o->quiet : &o->mirror) = true;
             value = false;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
@@ -211,6 +212,10 @@ static IssimStatus check_options(const Options *o, IssimError *err) {
         return issim_error_set(err, ISSIM_ERR_RANGE,
                                "--segment %g m, --thickness %g m: must not be negative", o->segment,
                                o->thickness);
+    if (o->mirror && o->geometry.shape == MAPGEN_SHAPE_POLYGON)
+        return issim_error_set(err, ISSIM_ERR_INVALID,
+                               "--mirror: a polygon need not be symmetric in x = 0 and y = 0 "
+                               "(the bar and the circle or sphere are)");
     if (strlen(o->body) == 0 || strlen(o->body) >= CONTACT_MAP_NAME_MAX ||
         strcspn(o->body, " \t\n#") != strlen(o->body))
         return issim_error_set(err, ISSIM_ERR_INVALID,
@@ -315,33 +320,88 @@ static unsigned long long job_key(const Options *o, const MapgenMesh *mesh, cons
     return fnv1a(h, &job->samples, sizeof job->samples);
 }
 
+/* The map's node records and responses (N/m): the computed nodes and, with --mirror, their
+ * images in the bar's two symmetry planes x = 0 and y = 0 (the same response by symmetry;
+ * an image that coincides with a node already listed is left out). */
+static IssimStatus map_rows(const Options *o, const MapgenMesh *mesh, const MapgenJob *job,
+                            const double *normals, const double *angles, const double *h,
+                            double thickness, ContactMapNode **nodes, double **step, int *count,
+                            IssimError *err) {
+    static const double images[4][2] = {{1, 1}, {1, -1}, {-1, 1}, {-1, -1}};
+    int d = mesh->dimension, copies = o->mirror ? 4 : 1, n = 0;
+    size_t samples = (size_t)job->samples;
+    *nodes = calloc((size_t)job->node_count * (size_t)copies, sizeof **nodes);
+    *step = malloc((size_t)job->node_count * (size_t)copies * samples * sizeof **step);
+    if (!*nodes || !*step)
+        return issim_error_set(err, ISSIM_ERR_NOMEM, "map: out of memory");
+    for (int c = 0; c < copies; c++) {
+        for (int j = 0; j < job->node_count; j++) {
+            const double *p = mesh->points + d * mesh->boundary[job->boundary_index[j]];
+            const double *nj = normals + d * j, *s = images[c];
+            ContactMapNode node = {.position = {s[0] * p[0], s[1] * p[1], d == 3 ? p[2] : 0.0},
+                                   .normal = {s[0] * nj[0], s[1] * nj[1], d == 3 ? nj[2] : 0.0},
+                                   .angle = angles[j]};
+            bool seen = false;
+            for (int k = 0; k < n && !seen; k++)
+                seen = vec3_norm(vec3_sub((*nodes)[k].position, node.position)) < 1e-12;
+            if (seen)
+                continue;
+            (*nodes)[n] = node;
+            for (size_t k = 0; k < samples; k++)
+                (*step)[n * samples + k] = thickness * h[j * samples + k];
+            n++;
+        }
+    }
+    *count = n;
+    return ISSIM_OK;
+}
+
+/* Writes the map and reads it back: every value must come back as written. */
+static IssimStatus write_verified(const ContactMapSpec *spec, const char *path, IssimError *err) {
+    ContactMap *map = NULL, *back = NULL;
+    IssimStatus st = contact_map_create(spec, path, &map, err);
+    if (st == ISSIM_OK)
+        st = contact_map_write(map, path, err);
+    if (st == ISSIM_OK)
+        st = contact_map_read(path, &back, err);
+    if (st == ISSIM_OK && (contact_map_node_count(back) != spec->node_count ||
+                           contact_map_samples(back) != spec->samples))
+        st = issim_error_set(err, ISSIM_ERR_IO, "%s: read back with %d nodes x %d samples", path,
+                             contact_map_node_count(back), contact_map_samples(back));
+    size_t samples = (size_t)spec->samples;
+    for (int j = 0; st == ISSIM_OK && j < spec->node_count; j++)
+        if (memcmp(contact_map_step(back, j), spec->step + j * samples,
+                   samples * sizeof *spec->step) != 0)
+            st = issim_error_set(err, ISSIM_ERR_IO, "%s: node %d reads back different values", path,
+                                 j);
+    if (map)
+        contact_map_release(map);
+    if (back)
+        contact_map_release(back);
+    return st;
+}
+
 static IssimStatus write_map(const Options *o, const MapgenMesh *mesh, const MapgenModel *model,
                              const MapgenJob *job, const double *normals, const double *angles,
-                             double *h, IssimError *err) {
+                             const double *h, IssimError *err) {
     int d = mesh->dimension;
+    /* Plane strain gives N/m per m of thickness; the format stores N/m. */
     double thickness = d == 3                                     ? 1.0
                        : o->thickness > 0.0                       ? o->thickness
                        : o->geometry.shape == MAPGEN_SHAPE_BAR    ? o->geometry.diameter
                        : o->geometry.shape == MAPGEN_SHAPE_CIRCLE ? 2.0 * o->geometry.radius
                                                                   : 1.0;
-    ContactMapNode *nodes = calloc((size_t)job->node_count, sizeof *nodes);
-    if (!nodes)
-        return issim_error_set(err, ISSIM_ERR_NOMEM, "map: out of memory");
-    for (int j = 0; j < job->node_count; j++) {
-        const double *p = mesh->points + d * mesh->boundary[job->boundary_index[j]];
-        const double *n = normals + d * j;
-        nodes[j].position = (Vec3){p[0], p[1], d == 3 ? p[2] : 0.0};
-        nodes[j].normal = (Vec3){n[0], n[1], d == 3 ? n[2] : 0.0};
-        nodes[j].angle = angles[j];
-    }
-    for (size_t k = 0; k < (size_t)job->node_count * (size_t)job->samples; k++)
-        h[k] *= thickness; /* plane strain: N/m per m of thickness -> N/m */
+    ContactMapNode *nodes = NULL;
+    double *step = NULL;
+    int count = 0;
+    IssimStatus st =
+        map_rows(o, mesh, job, normals, angles, h, thickness, &nodes, &step, &count, err);
     ContactMapSpec spec = {.dimension = d,
                            .period = o->period,
                            .samples = o->samples,
-                           .node_count = job->node_count,
+                           .node_count = count,
                            .nodes = nodes,
-                           .step = h};
+                           .step = step};
     snprintf(spec.body, sizeof spec.body, "%s", o->body);
     ContactMapProvenance *pv = &spec.provenance;
     snprintf(pv->generator, sizeof pv->generator,
@@ -355,29 +415,14 @@ static IssimStatus write_map(const Options *o, const MapgenMesh *mesh, const Map
     time_t now = time(NULL);
     strftime(pv->created, sizeof pv->created, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
     snprintf(pv->note, sizeof pv->note,
-             "%d nodes %d cells, dt %.4g s (safety %g), segment %g m, c1 %.6g c2 %.6g m/s",
+             "%d nodes %d cells, dt %.4g s (safety %g), segment %g m, c1 %.6g c2 %.6g m/s%s",
              mesh->node_count, mesh->cell_count, mapgen_time_step(model, o->period, o->safety),
-             o->safety, o->segment, mapgen_c1(&o->material), mapgen_c2(&o->material));
-    ContactMap *map = NULL, *back = NULL;
-    IssimStatus st = contact_map_create(&spec, o->output, &map, err);
+             o->safety, o->segment, mapgen_c1(&o->material), mapgen_c2(&o->material),
+             o->mirror ? ", mirrored in x = 0 and y = 0" : "");
     if (st == ISSIM_OK)
-        st = contact_map_write(map, o->output, err);
-    if (st == ISSIM_OK)
-        st = contact_map_read(o->output, &back, err);
-    if (st == ISSIM_OK && (contact_map_node_count(back) != job->node_count ||
-                           contact_map_samples(back) != o->samples))
-        st = issim_error_set(err, ISSIM_ERR_IO, "%s: read back with %d nodes x %d samples",
-                             o->output, contact_map_node_count(back), contact_map_samples(back));
-    for (int j = 0; st == ISSIM_OK && j < job->node_count; j++)
-        if (memcmp(contact_map_step(back, j), h + (size_t)j * o->samples,
-                   (size_t)o->samples * sizeof *h) != 0)
-            st = issim_error_set(err, ISSIM_ERR_IO, "%s: node %d reads back different values",
-                                 o->output, j);
-    if (map)
-        contact_map_release(map);
-    if (back)
-        contact_map_release(back);
+        st = write_verified(&spec, o->output, err);
     free(nodes);
+    free(step);
     return st;
 }
 
