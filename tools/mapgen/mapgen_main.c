@@ -33,8 +33,9 @@ typedef struct Options {
 static void usage(FILE *to) {
     fprintf(to,
             "usage: issim-mapgen -o OUT.map [options]\n"
-            "  body:     --shape bar|circle|polygon (bar) --length L (0.2) --diameter D (0.0125)\n"
-            "            --radius R --polygon FILE (x y per line, last = first) --body NAME\n"
+            "  body:     --shape bar|circle|sphere|polygon (bar) --length L (0.2) --diameter D\n"
+            "            (0.0125) --radius R --polygon FILE (x y per line, last = first)\n"
+            "            --body NAME (bar)\n"
             "            --dimension 2|3 (2: plane strain; 3: the solid bar or sphere)\n"
             "  material: --youngs E (5.46e11 Pa) --poisson NU (0.3) --density RHO (7876.74)\n"
             "  mesh:     --element-size H (5e-4 m)\n"
