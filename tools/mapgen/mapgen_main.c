@@ -427,15 +427,17 @@ static IssimStatus write_map(const Options *o, const MapgenMesh *mesh, const Map
     return st;
 }
 
-/* Rank 0 receives every other rank's nodes; the others send theirs. */
+/* Rank 0 receives every other rank's nodes; the others send theirs. One tag: messages from
+ * one rank arrive in the order sent (MPI's non-overtaking rule) and both sides walk the nodes
+ * in the same order, so node indices (up to 65,536) never need to fit MPI's tag range. */
 static void mpi_collect(const MapgenJob *job, double *h) {
     for (int j = 0; j < job->node_count; j++) {
         int owner = j % job->rank_count;
         double *row = h + (size_t)j * job->samples;
         if (job->rank == 0 && owner != 0)
-            MPI_Recv(row, job->samples, MPI_DOUBLE, owner, j, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Recv(row, job->samples, MPI_DOUBLE, owner, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         else if (job->rank == owner && owner != 0)
-            MPI_Send(row, job->samples, MPI_DOUBLE, 0, j, MPI_COMM_WORLD);
+            MPI_Send(row, job->samples, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD);
     }
 }
 
