@@ -9,7 +9,7 @@ packages=(
   clang libclang-rt-14-dev
   libusb-1.0-0-dev libsdl2-dev libglew-dev libfftw3-dev libimgui-dev libstb-dev
   gnuplot-nox xvfb xauth libgl1-mesa-dri
-  libopenmpi-dev openmpi-bin libgsl-dev
+  libopenmpi-dev openmpi-bin libgsl-dev libgmsh-dev
   libsiconos-numerics-dev
 )
 

@@ -11,6 +11,7 @@ int bench_contact(int argc, char **argv);
 int bench_contact_map(int argc, char **argv);
 int bench_haptics(int argc, char **argv);
 int bench_display(int argc, char **argv);
+int bench_mapgen(int argc, char **argv);
 int bench_lcp(int argc, char **argv);
 
 /* Monotonic clock, seconds. */

@@ -1,6 +1,6 @@
 /* issim-bench: `issim-bench all | engine | registry | collision | contact | contact_map | dynamics
- * | lcp | display | haptics`. Run by `make bench` (`all` leaves out haptics, which starts the
- * device simulator and runs about 30 s). */
+ * | lcp | display | haptics | mapgen`. Run by `make bench` (`all` leaves out haptics, which starts
+ * the device simulator and runs about 30 s, and mapgen, about a minute of finite elements). */
 #include "bench.h"
 
 #include <stdio.h>
@@ -53,6 +53,8 @@ int main(int argc, char **argv) {
         return bench_lcp(argc - 1, argv + 1);
     if (strcmp(which, "display") == 0)
         return bench_display(argc - 1, argv + 1);
+    if (strcmp(which, "mapgen") == 0)
+        return bench_mapgen(argc - 1, argv + 1);
     if (strcmp(which, "all") == 0) {
         int rc = bench_engine(argc - 1, argv + 1);
         rc |= bench_registry(argc - 1, argv + 1);
@@ -65,6 +67,6 @@ int main(int argc, char **argv) {
     }
     fprintf(stderr, "usage: issim-bench "
                     "[all|engine|registry|collision|contact|contact_map|dynamics|lcp|display|"
-                    "haptics]\n");
+                    "haptics|mapgen]\n");
     return 2;
 }
