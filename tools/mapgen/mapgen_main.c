@@ -339,9 +339,15 @@ static IssimStatus map_rows(const Options *o, const MapgenMesh *mesh, const Mapg
         for (int j = 0; j < job->node_count; j++) {
             const double *p = mesh->points + d * mesh->boundary[job->boundary_index[j]];
             const double *nj = normals + d * j, *s = images[c];
-            ContactMapNode node = {.position = {s[0] * p[0], s[1] * p[1], d == 3 ? p[2] : 0.0},
-                                   .normal = {s[0] * nj[0], s[1] * nj[1], d == 3 ? nj[2] : 0.0},
-                                   .angle = angles[j]};
+            /* A 2D outline lies in the body's x-z plane (docs/contact-map-format.md: the plane
+             * planar scenes move in), the mesher's y being the body's -z: the nodes at y > 0 are
+             * on the side a bar turned by a positive angle about y lands on. */
+            ContactMapNode node =
+                d == 3 ? (ContactMapNode){.position = {s[0] * p[0], s[1] * p[1], p[2]},
+                                          .normal = {s[0] * nj[0], s[1] * nj[1], nj[2]}}
+                       : (ContactMapNode){.position = {s[0] * p[0], 0.0, -s[1] * p[1]},
+                                          .normal = {s[0] * nj[0], 0.0, -s[1] * nj[1]}};
+            node.angle = angles[j];
             bool seen = false;
             for (int k = 0; k < n && !seen; k++)
                 seen = vec3_norm(vec3_sub((*nodes)[k].position, node.position)) < 1e-12;
