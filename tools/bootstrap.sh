@@ -9,6 +9,7 @@ packages=(
   clang libclang-rt-14-dev
   libusb-1.0-0-dev libsdl2-dev libglew-dev libfftw3-dev libimgui-dev libstb-dev
   gnuplot-nox xvfb xauth libgl1-mesa-dri
+  libode-dev  # benchmark only: tools/bench/bench_pile.c compares against ODE QuickStep
 )
 
 missing=()

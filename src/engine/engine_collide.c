@@ -490,6 +490,7 @@ void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, 
             c.equilibrium = old->equilibrium;
             c.load = old->load;
             c.resolved_force = old->resolved_force;
+            c.warm_impulse = old->warm_impulse;
             /* A time-stepped row keeps the activity its solver gave it. */
             c.active = engine_contact_time_stepped(e, &c) ? old->active
                                                           : engine_contact_should_be_active(&k);

@@ -110,6 +110,9 @@ typedef struct EngineContact {
     /* Complementarity rows: the normal force of the last time step (lambda_n / h, N), which the
      * contact reports show; the solver, not the geometry, decides their activity. */
     double resolved_force;
+    /* Complementarity rows: the contact's total impulse of its last time step (world, N s,
+     * normal and friction), the warm start of the next solve (engine_complementarity.c). */
+    Vec3 warm_impulse;
     /* The pair's parameters for this contact (damping derived with this body's mass). Last:
      * checkpoints save a contact up to here and take the pair's current parameters back. */
     ContactParams params;
@@ -260,7 +263,9 @@ struct Engine {
      * never inside a time step once islands stop growing. */
     double *resolve_scratch;
     size_t resolve_capacity;
-    int *resolve_index; /* 2 * (body_count + contact_capacity) */
+    double *resolve_dense; /* the dense M, J of islands whose solver factors them */
+    size_t resolve_dense_capacity;
+    int *resolve_index; /* island index: 6 * (body_count + contact_count) + 8 */
     int resolve_index_capacity;
 
     int var_count;

@@ -1,0 +1,221 @@
+/* Projected Gauss-Seidel with Coulomb friction for complementarity islands (piles): the solver
+ * of engine_complementarity_pgs() (engine.h).
+ *
+ * It solves the velocity-level problem of 001 2.2 (eqs. 6-7: 0 <= lambda_n _|_ Jn u+ + s / h
+ * >= 0 with u+ from eq. 2, the linearised distance) extended by friction on the contact frame's
+ * tangent rows Jt, the friction cone of Stewart-Trinkle / Anitescu-Potra taken exactly (a disc
+ * of radius mu lambda_n, not a pyramid):
+ *
+ *   per contact i, in turn (Gauss-Seidel), with the current velocities v = u+ (lambda):
+ *     lambda_n <- max(0, lambda_n - (Jn_i v + s_i / h) / D_nn)
+ *     lambda_t <- lambda_t - D_tt^-1 Jt_i v, then, if |lambda_t| > mu_s lambda_n (the contact
+ *                 cannot stick), scaled onto mu_k lambda_n (it slides, kinetic friction)
+ *     v        <- v + M^-1 J_i^T (change of lambda_i)
+ *
+ * where D = J_i M^-1 J_i^T is the contact's 3 x 3 Delassus block. Everything is per contact
+ * and per body block (EngineIslandSystem.blocks): a sweep costs O(m), memory O(n + m), so a
+ * pile of a thousand spheres never forms an n x n or m x m matrix. The previous step's impulses
+ * (warm_n, warm_t, matched by the persistent contact ids) start the iteration: a resting pile
+ * needs a few sweeps, not hundreds. Small islands iterate to a tight residual (the box on the
+ * incline sticks to 1e-6 m over a second); large ones stop after PGS_LARGE_SWEEPS, as ODE's
+ * QuickStep does after its iteration count. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "issim/engine.h"
+
+#define PGS_TOLERANCE 1e-10   /* m/s: the largest velocity change of a sweep that counts as done */
+#define PGS_SMALL_ROWS 64     /* islands up to this many contacts iterate to the tolerance */
+#define PGS_SMALL_SWEEPS 1000 /* ... or this many sweeps */
+#define PGS_LARGE_SWEEPS 30   /* larger islands: a fixed budget (warm started) */
+
+typedef struct PgsRow {
+    double wa[3][6], wb[3][6]; /* M^-1 J^T per body: the velocity change of a unit impulse */
+    double inv_dnn;            /* 1 / D_nn */
+    double dtt_inv[3];         /* the tangent block's inverse, symmetric: (00, 01, 11) */
+    double dtt_scale;          /* its mean diagonal: impulse -> velocity for the residual */
+    double bias;               /* s / h */
+} PgsRow;
+
+enum { PGS_ROW_DOUBLES = (int)((sizeof(PgsRow) + sizeof(double) - 1) / sizeof(double)) };
+
+_Static_assert(PGS_ROW_DOUBLES + 2 <= 64, "ENGINE_SOLVER_WORK reserves 64 doubles per row");
+
+/* w = M_b^-1 j^T for one body block. */
+static void inv_mass_times(const double *inv_block, int bd, const double *j, double *w) {
+    for (int r = 0; r < bd; r++) {
+        double acc = 0.0;
+        for (int c = 0; c < bd; c++)
+            acc += inv_block[r + bd * c] * j[c];
+        w[r] = acc;
+    }
+}
+
+static double dot(const double *a, const double *b, int bd) {
+    double acc = 0.0;
+    for (int k = 0; k < bd; k++)
+        acc += a[k] * b[k];
+    return acc;
+}
+
+/* The row's M^-1 J^T and Delassus blocks. */
+static void prepare_row(const EngineIslandSystem *sys, int i, PgsRow *row) {
+    const EngineContactBlock *blk = &sys->blocks[i];
+    int bd = sys->body_dim;
+    double d[3][3] = {{0.0}};
+    memset(row->wa, 0, sizeof row->wa);
+    memset(row->wb, 0, sizeof row->wb);
+    for (int r = 0; r < 3; r++) {
+        if (blk->offset_a >= 0)
+            inv_mass_times(sys->inv_mass_blocks + (size_t)blk->offset_a * bd, bd, blk->ja[r],
+                           row->wa[r]);
+        if (blk->offset_b >= 0)
+            inv_mass_times(sys->inv_mass_blocks + (size_t)blk->offset_b * bd, bd, blk->jb[r],
+                           row->wb[r]);
+    }
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++)
+            d[r][c] = dot(blk->ja[r], row->wa[c], bd) + dot(blk->jb[r], row->wb[c], bd);
+    row->inv_dnn = d[0][0] > 0.0 ? 1.0 / d[0][0] : 0.0; /* 0: both sides held, nothing moves */
+    double det = d[1][1] * d[2][2] - d[1][2] * d[2][1];
+    row->dtt_scale = 0.5 * (d[1][1] + d[2][2]);
+    if (det > 0.0) {
+        row->dtt_inv[0] = d[2][2] / det;
+        row->dtt_inv[1] = -0.5 * (d[1][2] + d[2][1]) / det;
+        row->dtt_inv[2] = d[1][1] / det;
+    } else {
+        row->dtt_inv[0] = row->dtt_inv[1] = row->dtt_inv[2] = 0.0;
+    }
+    row->bias = sys->gap[i] / sys->h;
+}
+
+/* v += W_i lambda (one contact's impulse change, three components). */
+static void apply_impulse(const EngineIslandSystem *sys, int i, const PgsRow *row,
+                          const double dl[3], double *v) {
+    const EngineContactBlock *blk = &sys->blocks[i];
+    int bd = sys->body_dim;
+    for (int k = 0; k < bd; k++) {
+        if (blk->offset_a >= 0)
+            v[blk->offset_a + k] +=
+                row->wa[0][k] * dl[0] + row->wa[1][k] * dl[1] + row->wa[2][k] * dl[2];
+        if (blk->offset_b >= 0)
+            v[blk->offset_b + k] +=
+                row->wb[0][k] * dl[0] + row->wb[1][k] * dl[1] + row->wb[2][k] * dl[2];
+    }
+}
+
+/* The contact's rate along frame row r at velocities v. */
+static double rate(const EngineIslandSystem *sys, int i, int r, const double *v) {
+    const EngineContactBlock *blk = &sys->blocks[i];
+    int bd = sys->body_dim;
+    double acc = 0.0;
+    if (blk->offset_a >= 0)
+        acc += dot(blk->ja[r], v + blk->offset_a, bd);
+    if (blk->offset_b >= 0)
+        acc += dot(blk->jb[r], v + blk->offset_b, bd);
+    return acc;
+}
+
+/* The Coulomb disc: sticking while the impulse that stops the sliding is within mu_s lambda_n,
+ * else sliding at mu_k lambda_n along the trial direction. */
+static void project_friction(double mu_static, double mu_kinetic, double ln, double lt[2]) {
+    double norm = hypot(lt[0], lt[1]);
+    if (norm <= mu_static * ln)
+        return;
+    double scale = norm > 0.0 ? mu_kinetic * ln / norm : 0.0;
+    lt[0] *= scale;
+    lt[1] *= scale;
+}
+
+/* One contact's update; returns its largest velocity change (m/s). */
+static double relax_contact(const EngineIslandSystem *sys, int i, const PgsRow *row, double *v,
+                            double *ln, double *lt) {
+    if (row->inv_dnn == 0.0)
+        return 0.0;
+    double next_n = fmax(0.0, ln[i] - (rate(sys, i, 0, v) + row->bias) * row->inv_dnn);
+    double dl[3] = {next_n - ln[i], 0.0, 0.0};
+    ln[i] = next_n;
+    apply_impulse(sys, i, row, dl, v);
+    double change = fabs(dl[0]) / row->inv_dnn;
+    if (!(sys->mu_static[i] > 0.0) && lt[2 * i] == 0.0 && lt[2 * i + 1] == 0.0)
+        return change;
+    double r1 = rate(sys, i, 1, v), r2 = rate(sys, i, 2, v);
+    double trial[2] = {lt[2 * i] - (row->dtt_inv[0] * r1 + row->dtt_inv[1] * r2),
+                       lt[2 * i + 1] - (row->dtt_inv[1] * r1 + row->dtt_inv[2] * r2)};
+    project_friction(sys->mu_static[i], sys->mu[i], next_n, trial);
+    double dt[3] = {0.0, trial[0] - lt[2 * i], trial[1] - lt[2 * i + 1]};
+    lt[2 * i] = trial[0];
+    lt[2 * i + 1] = trial[1];
+    apply_impulse(sys, i, row, dt, v);
+    return fmax(change, hypot(dt[1], dt[2]) * row->dtt_scale);
+}
+
+/* The velocities with the warm-start impulses: v = u + M^-1 (h f + J^T lambda). */
+static void start_velocity(const EngineIslandSystem *sys, const PgsRow *rows, double *v,
+                           EngineIslandSolution *out) {
+    int n = sys->dim, bd = sys->body_dim;
+    for (int o = 0; o < n; o += bd) {
+        double hf[6];
+        for (int k = 0; k < bd; k++)
+            hf[k] = sys->h * sys->force[o + k];
+        inv_mass_times(sys->inv_mass_blocks + (size_t)o * bd, bd, hf, v + o);
+        for (int k = 0; k < bd; k++)
+            v[o + k] += sys->velocity[o + k];
+    }
+    if (!sys->warm_n)
+        return;
+    for (int i = 0; i < sys->contacts; i++) {
+        out->lambda_n[i] = sys->warm_n[i];
+        double lt[2] = {sys->warm_t[2 * i], sys->warm_t[2 * i + 1]};
+        project_friction(sys->mu_static[i], sys->mu[i], out->lambda_n[i], lt);
+        out->lambda_t[2 * i] = lt[0];
+        out->lambda_t[2 * i + 1] = lt[1];
+        double l[3] = {out->lambda_n[i], lt[0], lt[1]};
+        apply_impulse(sys, i, &rows[i], l, v);
+    }
+}
+
+static IssimStatus pgs_friction_solve(void *user, const EngineIslandSystem *sys,
+                                      EngineIslandSolution *out, IssimError *err) {
+    (void)user;
+    int m = sys->contacts;
+    size_t need = (size_t)m * PGS_ROW_DOUBLES + (size_t)sys->dim;
+    double *heap = NULL, *work = sys->work;
+    if (!work || sys->work_doubles < need) {
+        work = heap = malloc(sizeof(double) * need);
+        if (!heap)
+            return issim_error_set(err, ISSIM_ERR_NOMEM, "PGS: out of memory for %d rows", m);
+    }
+    PgsRow *rows = (PgsRow *)work;
+    double *v = work + (size_t)m * PGS_ROW_DOUBLES;
+    for (int i = 0; i < m; i++)
+        prepare_row(sys, i, &rows[i]);
+    start_velocity(sys, rows, v, out);
+    int max_sweeps = m <= PGS_SMALL_ROWS ? PGS_SMALL_SWEEPS : PGS_LARGE_SWEEPS;
+    double residual = 0.0;
+    int sweep = 0;
+    while (sweep < max_sweeps) {
+        residual = 0.0;
+        for (int i = 0; i < m; i++)
+            residual =
+                fmax(residual, relax_contact(sys, i, &rows[i], v, out->lambda_n, out->lambda_t));
+        sweep++;
+        if (!(residual > PGS_TOLERANCE))
+            break;
+    }
+    free(heap);
+    out->iterations = sweep;
+    out->residual = residual;
+    if (!isfinite(residual))
+        return issim_error_set(err, ISSIM_ERR_NUMERIC,
+                               "PGS diverged after %d sweeps (residual %g m/s)", sweep, residual);
+    return ISSIM_OK;
+}
+
+static const EngineComplementaritySolver pgs_solver = {
+    .name = "pgs", .solve = pgs_friction_solve, .sparse = true};
+
+const EngineComplementaritySolver *engine_complementarity_pgs(void) {
+    return &pgs_solver;
+}
