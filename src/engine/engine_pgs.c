@@ -8,17 +8,22 @@
  *
  *   per contact i, in turn (Gauss-Seidel), with the current velocities v = u+ (lambda):
  *     lambda_n <- max(0, lambda_n - (Jn_i v + s_i / h) / D_nn)
- *     lambda_t <- lambda_t - D_tt^-1 Jt_i v, then, if |lambda_t| > mu_s lambda_n (the contact
- *                 cannot stick), scaled onto mu_k lambda_n (it slides, kinetic friction)
+ *     lambda_t <- lambda_t - Jt_i v / d_t (the impulse that stops the slip); if it leaves the
+ *                 disc |lambda_t| <= mu lambda_n, the contact slips: lambda_t = -mu lambda_n
+ *                 w / |w| with w = Jt_i v its slip velocity (maximum dissipation)
  *     v        <- v + M^-1 J_i^T (change of lambda_i)
  *
- * where D = J_i M^-1 J_i^T is the contact's 3 x 3 Delassus block. Everything is per contact
- * and per body block (EngineIslandSystem.blocks): a sweep costs O(m), memory O(n + m), so a
- * pile of a thousand spheres never forms an n x n or m x m matrix. The previous step's impulses
- * (warm_n, warm_t, matched by the persistent contact ids) start the iteration: a resting pile
- * needs a few sweeps, not hundreds. Small islands iterate to a tight residual (the box on the
- * incline sticks to 1e-6 m over a second); large ones stop after PGS_LARGE_SWEEPS, as ODE's
- * QuickStep does after its iteration count. */
+ * where D = J_i M^-1 J_i^T is the contact's 3 x 3 Delassus block, d_t the mean of its tangent
+ * diagonal, and mu is mu_s for a contact
+ * that was sticking at the start of the step (slip below PGS_STICK_SPEED) and mu_k for one that
+ * was sliding: the static limit holds a contact still, the kinetic one acts while it slides
+ * (deciding per sweep instead would drop a lightly loaded contact of a sticking box to mu_k).
+ * Everything is per contact and per body block (EngineIslandSystem.blocks): a sweep costs O(m),
+ * memory O(n + m), so a pile of a thousand spheres never forms an n x n or m x m matrix. The
+ * previous step's impulses (warm_n, warm_t, matched by the persistent contact ids) start the
+ * iteration: a resting pile needs a few sweeps, not hundreds. Small islands iterate to a tight
+ * residual (the box on the incline sticks to 1e-6 m over a second); large ones stop after
+ * PGS_LARGE_SWEEPS, as ODE's QuickStep does after its iteration count. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,13 +34,19 @@
 #define PGS_SMALL_ROWS 64     /* islands up to this many contacts iterate to the tolerance */
 #define PGS_SMALL_SWEEPS 1000 /* ... or this many sweeps */
 #define PGS_LARGE_SWEEPS 30   /* larger islands: a fixed budget (warm started) */
+#define PGS_STICK_SPEED 1e-5  /* m/s: a contact slipping slower at the step's start sticks */
 
 typedef struct PgsRow {
     double wa[3][6], wb[3][6]; /* M^-1 J^T per body: the velocity change of a unit impulse */
     double inv_dnn;            /* 1 / D_nn */
-    double dtt_inv[3];         /* the tangent block's inverse, symmetric: (00, 01, 11) */
-    double dtt_scale;          /* its mean diagonal: impulse -> velocity for the residual */
-    double bias;               /* s / h */
+    /* The tangent block's mean diagonal: the pair of tangent rows is relaxed isotropically
+     * (trial parallel to the slip). The full 2 x 2 inverse couples through the contact's lever
+     * arm and builds lateral impulses that fight between the contacts of one face, eating the
+     * friction disc: a box 0.01 rad below atan(mu_s) then crept instead of sticking. */
+    double dtt_scale;
+    double bias; /* s / h */
+    double mu;   /* the friction limit of this step: mu_s sticking, mu_k sliding */
+    bool sliding;
 } PgsRow;
 
 enum { PGS_ROW_DOUBLES = (int)((sizeof(PgsRow) + sizeof(double) - 1) / sizeof(double)) };
@@ -59,11 +70,13 @@ static double dot(const double *a, const double *b, int bd) {
     return acc;
 }
 
-/* The row's M^-1 J^T and Delassus blocks. */
+static double rate(const EngineIslandSystem *sys, int i, int r, const double *v);
+
+/* The row's M^-1 J^T and the diagonal of its Delassus block. */
 static void prepare_row(const EngineIslandSystem *sys, int i, PgsRow *row) {
     const EngineContactBlock *blk = &sys->blocks[i];
     int bd = sys->body_dim;
-    double d[3][3] = {{0.0}};
+    double d[3]; /* the Delassus diagonal */
     memset(row->wa, 0, sizeof row->wa);
     memset(row->wb, 0, sizeof row->wb);
     for (int r = 0; r < 3; r++) {
@@ -75,19 +88,17 @@ static void prepare_row(const EngineIslandSystem *sys, int i, PgsRow *row) {
                            row->wb[r]);
     }
     for (int r = 0; r < 3; r++)
-        for (int c = 0; c < 3; c++)
-            d[r][c] = dot(blk->ja[r], row->wa[c], bd) + dot(blk->jb[r], row->wb[c], bd);
-    row->inv_dnn = d[0][0] > 0.0 ? 1.0 / d[0][0] : 0.0; /* 0: both sides held, nothing moves */
-    double det = d[1][1] * d[2][2] - d[1][2] * d[2][1];
-    row->dtt_scale = 0.5 * (d[1][1] + d[2][2]);
-    if (det > 0.0) {
-        row->dtt_inv[0] = d[2][2] / det;
-        row->dtt_inv[1] = -0.5 * (d[1][2] + d[2][1]) / det;
-        row->dtt_inv[2] = d[1][1] / det;
-    } else {
-        row->dtt_inv[0] = row->dtt_inv[1] = row->dtt_inv[2] = 0.0;
-    }
+        d[r] = dot(blk->ja[r], row->wa[r], bd) + dot(blk->jb[r], row->wb[r], bd);
+    row->inv_dnn = d[0] > 0.0 ? 1.0 / d[0] : 0.0; /* 0: both sides held, nothing moves */
+    row->dtt_scale = 0.5 * (d[1] + d[2]);
     row->bias = sys->gap[i] / sys->h;
+}
+
+/* mu_s while the contact sticks at the start of the step, mu_k while it slides. */
+static void friction_limit(const EngineIslandSystem *sys, int i, PgsRow *row) {
+    double slip = hypot(rate(sys, i, 1, sys->velocity), rate(sys, i, 2, sys->velocity));
+    row->sliding = slip > PGS_STICK_SPEED;
+    row->mu = row->sliding ? sys->mu[i] : sys->mu_static[i];
 }
 
 /* v += W_i lambda (one contact's impulse change, three components). */
@@ -117,13 +128,20 @@ static double rate(const EngineIslandSystem *sys, int i, int r, const double *v)
     return acc;
 }
 
-/* The Coulomb disc: sticking while the impulse that stops the sliding is within mu_s lambda_n,
- * else sliding at mu_k lambda_n along the trial direction. */
-static void project_friction(double mu_static, double mu_kinetic, double ln, double lt[2]) {
+/* The Coulomb disc of radius mu ln: lt stays when inside, else it opposes the slip w of a
+ * sliding contact (along -w), or is scaled back along itself (a sticking contact, w NULL: the
+ * radial projection, which converges where the slip direction of a contact at rest is noise). */
+static void project_friction(double mu, double ln, const double *w, double lt[2]) {
     double norm = hypot(lt[0], lt[1]);
-    if (norm <= mu_static * ln)
+    if (norm <= mu * ln)
         return;
-    double scale = norm > 0.0 ? mu_kinetic * ln / norm : 0.0;
+    double slip = w ? hypot(w[0], w[1]) : 0.0;
+    if (slip > 0.0) {
+        lt[0] = -mu * ln * w[0] / slip;
+        lt[1] = -mu * ln * w[1] / slip;
+        return;
+    }
+    double scale = norm > 0.0 ? mu * ln / norm : 0.0;
     lt[0] *= scale;
     lt[1] *= scale;
 }
@@ -138,12 +156,12 @@ static double relax_contact(const EngineIslandSystem *sys, int i, const PgsRow *
     ln[i] = next_n;
     apply_impulse(sys, i, row, dl, v);
     double change = fabs(dl[0]) / row->inv_dnn;
-    if (!(sys->mu_static[i] > 0.0) && lt[2 * i] == 0.0 && lt[2 * i + 1] == 0.0)
+    if (!(row->dtt_scale > 0.0) || (!(row->mu > 0.0) && lt[2 * i] == 0.0 && lt[2 * i + 1] == 0.0))
         return change;
-    double r1 = rate(sys, i, 1, v), r2 = rate(sys, i, 2, v);
-    double trial[2] = {lt[2 * i] - (row->dtt_inv[0] * r1 + row->dtt_inv[1] * r2),
-                       lt[2 * i + 1] - (row->dtt_inv[1] * r1 + row->dtt_inv[2] * r2)};
-    project_friction(sys->mu_static[i], sys->mu[i], next_n, trial);
+    double slip[2] = {rate(sys, i, 1, v), rate(sys, i, 2, v)};
+    double trial[2] = {lt[2 * i] - slip[0] / row->dtt_scale,
+                       lt[2 * i + 1] - slip[1] / row->dtt_scale};
+    project_friction(row->mu, next_n, row->sliding ? slip : NULL, trial);
     double dt[3] = {0.0, trial[0] - lt[2 * i], trial[1] - lt[2 * i + 1]};
     lt[2 * i] = trial[0];
     lt[2 * i + 1] = trial[1];
@@ -168,7 +186,7 @@ static void start_velocity(const EngineIslandSystem *sys, const PgsRow *rows, do
     for (int i = 0; i < sys->contacts; i++) {
         out->lambda_n[i] = sys->warm_n[i];
         double lt[2] = {sys->warm_t[2 * i], sys->warm_t[2 * i + 1]};
-        project_friction(sys->mu_static[i], sys->mu[i], out->lambda_n[i], lt);
+        project_friction(rows[i].mu, out->lambda_n[i], NULL, lt);
         out->lambda_t[2 * i] = lt[0];
         out->lambda_t[2 * i + 1] = lt[1];
         double l[3] = {out->lambda_n[i], lt[0], lt[1]};
@@ -189,8 +207,10 @@ static IssimStatus pgs_friction_solve(void *user, const EngineIslandSystem *sys,
     }
     PgsRow *rows = (PgsRow *)work;
     double *v = work + (size_t)m * PGS_ROW_DOUBLES;
-    for (int i = 0; i < m; i++)
+    for (int i = 0; i < m; i++) {
         prepare_row(sys, i, &rows[i]);
+        friction_limit(sys, i, &rows[i]);
+    }
     start_velocity(sys, rows, v, out);
     int max_sweeps = m <= PGS_SMALL_ROWS ? PGS_SMALL_SWEEPS : PGS_LARGE_SWEEPS;
     double residual = 0.0;
