@@ -10,6 +10,7 @@ int bench_dynamics(int argc, char **argv);
 int bench_contact(int argc, char **argv);
 int bench_haptics(int argc, char **argv);
 int bench_display(int argc, char **argv);
+int bench_piles(int argc, char **argv);
 
 /* Sorts samples in place and returns the q-quantile (0..1) by nearest rank. */
 double bench_quantile(double *samples, int n, double q);

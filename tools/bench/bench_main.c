@@ -42,6 +42,8 @@ int main(int argc, char **argv) {
         return bench_haptics(argc - 1, argv + 1);
     if (strcmp(which, "display") == 0)
         return bench_display(argc - 1, argv + 1);
+    if (strcmp(which, "sphere_pile") == 0 || strcmp(which, "pile") == 0)
+        return bench_piles(argc - 1, argv + 1); /* long: not part of "all" */
     if (strcmp(which, "all") == 0) {
         int rc = bench_engine(argc - 1, argv + 1);
         rc |= bench_registry(argc - 1, argv + 1);
@@ -51,6 +53,7 @@ int main(int argc, char **argv) {
         return rc | bench_display(argc - 1, argv + 1);
     }
     fprintf(stderr, "usage: issim-bench "
-                    "[all|engine|registry|collision|contact|dynamics|display|haptics]\n");
+                    "[all|engine|registry|collision|contact|dynamics|display|haptics|sphere_pile [N ...]|"
+                    "pile]\n");
     return 2;
 }
