@@ -415,6 +415,9 @@ typedef struct EngineIslandSystem {
      * ENGINE_SOLVER_WORK(m, n) doubles, so a solve allocates nothing. */
     double *work;
     size_t work_doubles;
+    /* Iteration budget for iterative solvers (sweeps), 0: their own. The split-impulse
+     * position pass, which the next step corrects anyway, runs on a small one. */
+    int max_sweeps;
     /* Contact distances after a trial step with velocities u_next (n) into gap_out (m): the
      * fixpoint iteration of 001 2.2 re-evaluates s^{t+dt} with it. */
     void (*gap_after)(void *ctx, const double *u_next, double *gap_out);

@@ -265,7 +265,7 @@ struct Engine {
     size_t resolve_capacity;
     double *resolve_dense; /* the dense M, J of islands whose solver factors them */
     size_t resolve_dense_capacity;
-    int *resolve_index; /* island index: 6 * (body_count + contact_count) + 8 */
+    int *resolve_index; /* island index: 7 body_count + 4 contact_count + 8 */
     int resolve_index_capacity;
 
     int var_count;

@@ -25,20 +25,22 @@
  * residual (the box on the incline sticks to 1e-6 m over a second); large ones stop after
  * PGS_LARGE_SWEEPS, as ODE's QuickStep does after its iteration count. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "issim/engine.h"
 
-#define PGS_TOLERANCE 1e-10   /* m/s: the largest velocity change of a sweep that counts as done */
-#define PGS_SMALL_ROWS 64     /* islands up to this many contacts iterate to the tolerance */
-#define PGS_SMALL_SWEEPS 1000 /* ... or this many sweeps */
-#define PGS_LARGE_SWEEPS 30   /* larger islands: a fixed budget (warm started) */
-#define PGS_STICK_SPEED 1e-5  /* m/s: a contact slipping slower at the step's start sticks */
+#define PGS_TOLERANCE 1e-7  /* m/s: the largest velocity change of a sweep that counts as done */
+#define PGS_SMALL_ROWS 16    /* islands up to this many contacts iterate to the tolerance */
+#define PGS_SMALL_SWEEPS 50 /* ... or this many sweeps */
+#define PGS_LARGE_SWEEPS 10  /* larger islands: a fixed budget (warm started), ODE's count */
+#define PGS_STICK_SPEED 1e-5 /* m/s: a contact slipping slower at the step's start sticks */
 
 typedef struct PgsRow {
     double wa[3][6], wb[3][6]; /* M^-1 J^T per body: the velocity change of a unit impulse */
     double inv_dnn;            /* 1 / D_nn */
+    double dtn[2];             /* D_tn: the tangent rates a unit normal impulse adds */
     /* The tangent block's mean diagonal: the pair of tangent rows is relaxed isotropically
      * (trial parallel to the slip). The full 2 x 2 inverse couples through the contact's lever
      * arm and builds lateral impulses that fight between the contacts of one face, eating the
@@ -70,7 +72,7 @@ static double dot(const double *a, const double *b, int bd) {
     return acc;
 }
 
-static double rate(const EngineIslandSystem *sys, int i, int r, const double *v);
+static void rates(const EngineIslandSystem *sys, int i, const double *v, double r[3]);
 
 /* The row's M^-1 J^T and the diagonal of its Delassus block. */
 static void prepare_row(const EngineIslandSystem *sys, int i, PgsRow *row) {
@@ -91,51 +93,81 @@ static void prepare_row(const EngineIslandSystem *sys, int i, PgsRow *row) {
         d[r] = dot(blk->ja[r], row->wa[r], bd) + dot(blk->jb[r], row->wb[r], bd);
     row->inv_dnn = d[0] > 0.0 ? 1.0 / d[0] : 0.0; /* 0: both sides held, nothing moves */
     row->dtt_scale = 0.5 * (d[1] + d[2]);
+    for (int r = 1; r < 3; r++)
+        row->dtn[r - 1] = dot(blk->ja[r], row->wa[0], bd) + dot(blk->jb[r], row->wb[0], bd);
     row->bias = sys->gap[i] / sys->h;
 }
 
 /* mu_s while the contact sticks at the start of the step, mu_k while it slides. */
 static void friction_limit(const EngineIslandSystem *sys, int i, PgsRow *row) {
-    double slip = hypot(rate(sys, i, 1, sys->velocity), rate(sys, i, 2, sys->velocity));
+    double r[3];
+    rates(sys, i, sys->velocity, r);
+    double slip = sqrt(r[1] * r[1] + r[2] * r[2]);
     row->sliding = slip > PGS_STICK_SPEED;
     row->mu = row->sliding ? sys->mu[i] : sys->mu_static[i];
 }
 
-/* v += W_i lambda (one contact's impulse change, three components). */
+/* v += W lambda for one body (a contact's impulse change, three components). The body
+ * dimension is a constant at each call (6 or 3), so the loops unroll. */
+static inline void add_body_impulse(const double (*w)[6], const double dl[3], double *v, int bd) {
+    for (int k = 0; k < bd; k++)
+        v[k] += w[0][k] * dl[0] + w[1][k] * dl[1] + w[2][k] * dl[2];
+}
+
 static void apply_impulse(const EngineIslandSystem *sys, int i, const PgsRow *row,
                           const double dl[3], double *v) {
     const EngineContactBlock *blk = &sys->blocks[i];
-    int bd = sys->body_dim;
-    for (int k = 0; k < bd; k++) {
-        if (blk->offset_a >= 0)
-            v[blk->offset_a + k] +=
-                row->wa[0][k] * dl[0] + row->wa[1][k] * dl[1] + row->wa[2][k] * dl[2];
-        if (blk->offset_b >= 0)
-            v[blk->offset_b + k] +=
-                row->wb[0][k] * dl[0] + row->wb[1][k] * dl[1] + row->wb[2][k] * dl[2];
+    bool full = sys->body_dim == 6;
+    if (blk->offset_a >= 0) {
+        if (full)
+            add_body_impulse(row->wa, dl, v + blk->offset_a, 6);
+        else
+            add_body_impulse(row->wa, dl, v + blk->offset_a, 3);
+    }
+    if (blk->offset_b >= 0) {
+        if (full)
+            add_body_impulse(row->wb, dl, v + blk->offset_b, 6);
+        else
+            add_body_impulse(row->wb, dl, v + blk->offset_b, 3);
     }
 }
 
-/* The contact's rate along frame row r at velocities v. */
-static double rate(const EngineIslandSystem *sys, int i, int r, const double *v) {
+/* r += j v for one body's three rows. */
+static inline void add_body_rates(const double (*j)[6], const double *v, double r[3], int bd) {
+    for (int k = 0; k < bd; k++) {
+        r[0] += j[0][k] * v[k];
+        r[1] += j[1][k] * v[k];
+        r[2] += j[2][k] * v[k];
+    }
+}
+
+/* The contact's normal and tangent rates at velocities v. */
+static void rates(const EngineIslandSystem *sys, int i, const double *v, double r[3]) {
     const EngineContactBlock *blk = &sys->blocks[i];
-    int bd = sys->body_dim;
-    double acc = 0.0;
-    if (blk->offset_a >= 0)
-        acc += dot(blk->ja[r], v + blk->offset_a, bd);
-    if (blk->offset_b >= 0)
-        acc += dot(blk->jb[r], v + blk->offset_b, bd);
-    return acc;
+    bool full = sys->body_dim == 6;
+    r[0] = r[1] = r[2] = 0.0;
+    if (blk->offset_a >= 0) {
+        if (full)
+            add_body_rates(blk->ja, v + blk->offset_a, r, 6);
+        else
+            add_body_rates(blk->ja, v + blk->offset_a, r, 3);
+    }
+    if (blk->offset_b >= 0) {
+        if (full)
+            add_body_rates(blk->jb, v + blk->offset_b, r, 6);
+        else
+            add_body_rates(blk->jb, v + blk->offset_b, r, 3);
+    }
 }
 
 /* The Coulomb disc of radius mu ln: lt stays when inside, else it opposes the slip w of a
  * sliding contact (along -w), or is scaled back along itself (a sticking contact, w NULL: the
  * radial projection, which converges where the slip direction of a contact at rest is noise). */
 static void project_friction(double mu, double ln, const double *w, double lt[2]) {
-    double norm = hypot(lt[0], lt[1]);
+    double norm = sqrt(lt[0] * lt[0] + lt[1] * lt[1]);
     if (norm <= mu * ln)
         return;
-    double slip = w ? hypot(w[0], w[1]) : 0.0;
+    double slip = w ? sqrt(w[0] * w[0] + w[1] * w[1]) : 0.0;
     if (slip > 0.0) {
         lt[0] = -mu * ln * w[0] / slip;
         lt[1] = -mu * ln * w[1] / slip;
@@ -146,27 +178,34 @@ static void project_friction(double mu, double ln, const double *w, double lt[2]
     lt[1] *= scale;
 }
 
-/* One contact's update; returns its largest velocity change (m/s). */
+/* One contact's update: the normal impulse, then the friction pair at the velocities the new
+ * normal impulse gives (its effect on the tangent rates through D_tn, so the rates are read
+ * once and the change applied once). Returns its largest velocity change (m/s). */
 static double relax_contact(const EngineIslandSystem *sys, int i, const PgsRow *row, double *v,
                             double *ln, double *lt) {
     if (row->inv_dnn == 0.0)
         return 0.0;
-    double next_n = fmax(0.0, ln[i] - (rate(sys, i, 0, v) + row->bias) * row->inv_dnn);
+    double r[3];
+    rates(sys, i, v, r);
+    double next_n = fmax(0.0, ln[i] - (r[0] + row->bias) * row->inv_dnn);
     double dl[3] = {next_n - ln[i], 0.0, 0.0};
     ln[i] = next_n;
-    apply_impulse(sys, i, row, dl, v);
     double change = fabs(dl[0]) / row->inv_dnn;
-    if (!(row->dtt_scale > 0.0) || (!(row->mu > 0.0) && lt[2 * i] == 0.0 && lt[2 * i + 1] == 0.0))
-        return change;
-    double slip[2] = {rate(sys, i, 1, v), rate(sys, i, 2, v)};
-    double trial[2] = {lt[2 * i] - slip[0] / row->dtt_scale,
-                       lt[2 * i + 1] - slip[1] / row->dtt_scale};
-    project_friction(row->mu, next_n, row->sliding ? slip : NULL, trial);
-    double dt[3] = {0.0, trial[0] - lt[2 * i], trial[1] - lt[2 * i + 1]};
-    lt[2 * i] = trial[0];
-    lt[2 * i + 1] = trial[1];
-    apply_impulse(sys, i, row, dt, v);
-    return fmax(change, hypot(dt[1], dt[2]) * row->dtt_scale);
+    bool friction =
+        row->dtt_scale > 0.0 && (row->mu > 0.0 || lt[2 * i] != 0.0 || lt[2 * i + 1] != 0.0);
+    if (friction) {
+        double slip[2] = {r[1] + row->dtn[0] * dl[0], r[2] + row->dtn[1] * dl[0]};
+        double trial[2] = {lt[2 * i] - slip[0] / row->dtt_scale,
+                           lt[2 * i + 1] - slip[1] / row->dtt_scale};
+        project_friction(row->mu, next_n, row->sliding ? slip : NULL, trial);
+        dl[1] = trial[0] - lt[2 * i];
+        dl[2] = trial[1] - lt[2 * i + 1];
+        lt[2 * i] = trial[0];
+        lt[2 * i + 1] = trial[1];
+        change = fmax(change, sqrt(dl[1] * dl[1] + dl[2] * dl[2]) * row->dtt_scale);
+    }
+    apply_impulse(sys, i, row, dl, v);
+    return change;
 }
 
 /* The velocities with the warm-start impulses: v = u + M^-1 (h f + J^T lambda). */
@@ -213,6 +252,8 @@ static IssimStatus pgs_friction_solve(void *user, const EngineIslandSystem *sys,
     }
     start_velocity(sys, rows, v, out);
     int max_sweeps = m <= PGS_SMALL_ROWS ? PGS_SMALL_SWEEPS : PGS_LARGE_SWEEPS;
+    if (sys->max_sweeps > 0)
+        max_sweeps = sys->max_sweeps;
     double residual = 0.0;
     int sweep = 0;
     while (sweep < max_sweeps) {
@@ -226,6 +267,8 @@ static IssimStatus pgs_friction_solve(void *user, const EngineIslandSystem *sys,
     }
     free(heap);
     out->iterations = sweep;
+    { static long calls, relax, capped, rows_total; calls++; relax += (long)sweep * m; rows_total += m; capped += sweep == max_sweeps;
+      if (calls % 10000 == 0) fprintf(stderr, "calls %ld relax %ld capped %ld rows %ld\n", calls, relax, capped, rows_total); }
     out->residual = residual;
     if (!isfinite(residual))
         return issim_error_set(err, ISSIM_ERR_NUMERIC,
