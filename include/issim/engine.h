@@ -418,6 +418,10 @@ typedef struct EngineIslandSystem {
     /* Iteration budget for iterative solvers (sweeps), 0: their own. The split-impulse
      * position pass, which the next step corrects anyway, runs on a small one. */
     int max_sweeps;
+    /* true: blocks, M^-1 and work are those of the solver's previous call (the position pass
+     * after the velocity pass of the same step): what it derived from them in work still
+     * holds. */
+    bool same_rows;
     /* Contact distances after a trial step with velocities u_next (n) into gap_out (m): the
      * fixpoint iteration of 001 2.2 re-evaluates s^{t+dt} with it. */
     void (*gap_after)(void *ctx, const double *u_next, double *gap_out);

@@ -417,20 +417,24 @@ static void velocity_after(const IslandWork *w, const double *ln, const double *
     apply_inv_mass(w, w->velocity, out);
 }
 
+/* Jn_i u: contact i's separation rate at velocities u. */
+static double normal_rate(const IslandWork *w, int i, const double *u) {
+    const EngineContactBlock *blk = &w->blocks[i];
+    double rate = 0.0;
+    for (int k = 0; k < w->bd; k++) {
+        if (blk->offset_a >= 0)
+            rate += blk->ja[0][k] * u[blk->offset_a + k];
+        if (blk->offset_b >= 0)
+            rate += blk->jb[0][k] * u[blk->offset_b + k];
+    }
+    return rate;
+}
+
 /* 001 2.2: the contact distances after a trial step, linearised: s + h Jn u+. */
 static void gap_after(void *ctx, const double *u_next, double *gap_out) {
     const IslandWork *w = ctx;
-    for (int i = 0; i < w->contact_count; i++) {
-        const EngineContactBlock *blk = &w->blocks[i];
-        double rate = 0.0;
-        for (int k = 0; k < w->bd; k++) {
-            if (blk->offset_a >= 0)
-                rate += blk->ja[0][k] * u_next[blk->offset_a + k];
-            if (blk->offset_b >= 0)
-                rate += blk->jb[0][k] * u_next[blk->offset_b + k];
-        }
-        gap_out[i] = w->gap[i] + w->h * rate;
-    }
+    for (int i = 0; i < w->contact_count; i++)
+        gap_out[i] = w->gap[i] + w->h * normal_rate(w, i, u_next);
 }
 
 /* q+ = q + h G(q) (u+ + u_p) for every body of the island: the velocities become u+, the
@@ -577,6 +581,7 @@ static IssimStatus position_pass(IslandWork *w, const EngineComplementaritySolve
     push.warm_n = NULL;
     push.warm_t = NULL;
     push.max_sweeps = POSITION_PASS_SWEEPS;
+    push.same_rows = true;
     memset(w->lambda_p, 0, sizeof(double) * 3 * (size_t)m);
     EngineIslandSolution out = {.lambda_n = w->lambda_p, .lambda_t = w->lambda_pt};
     if (run_solver(w, solver, &push, &out, err) != ISSIM_OK)
@@ -684,12 +689,16 @@ static void update_row_activity(IslandWork *w, double t) {
         c->warm_impulse = vec3_add(vec3_scale(f[0], w->lambda_n[i]),
                                    vec3_add(vec3_scale(f[1], w->lambda_t[2 * i]),
                                             vec3_scale(f[2], w->lambda_t[2 * i + 1])));
-        ContactKinematics k;
-        engine_contact_kinematics(e, e->y, c, t, &k, NULL, NULL);
         c->resolved_force = w->lambda_n[i] / w->h;
-        bool want = w->lambda_n[i] > 0.0 || k.depth > 0.0;
+        /* The depth after the step, linearised (the solve's own model of it); the exact
+         * kinematics only when the activity changes and an event needs them. */
+        double depth =
+            -(w->gap[i] + w->h * (normal_rate(w, i, w->u_next) + normal_rate(w, i, w->u_position)));
+        bool want = w->lambda_n[i] > 0.0 || depth > 0.0;
         if (want == c->active)
             continue;
+        ContactKinematics k;
+        engine_contact_kinematics(e, e->y, c, t, &k, NULL, NULL);
         EngineEvent ev = engine_contact_event(c, t, -k.depth_rate);
         c->active = want;
         if (want) {

@@ -31,21 +31,21 @@
 
 #include "issim/engine.h"
 
-#define PGS_TOLERANCE 1e-7  /* m/s: the largest velocity change of a sweep that counts as done */
+#define PGS_TOLERANCE 1e-7   /* m/s: the largest velocity change of a sweep that counts as done */
 #define PGS_SMALL_ROWS 16    /* islands up to this many contacts iterate to the tolerance */
-#define PGS_SMALL_SWEEPS 50 /* ... or this many sweeps */
+#define PGS_SMALL_SWEEPS 50  /* ... or this many sweeps */
 #define PGS_LARGE_SWEEPS 10  /* larger islands: a fixed budget (warm started), ODE's count */
 #define PGS_STICK_SPEED 1e-5 /* m/s: a contact slipping slower at the step's start sticks */
 
 typedef struct PgsRow {
     double wa[3][6], wb[3][6]; /* M^-1 J^T per body: the velocity change of a unit impulse */
-    double inv_dnn;            /* 1 / D_nn */
+    double dnn, inv_dnn;       /* D_nn and its inverse */
     double dtn[2];             /* D_tn: the tangent rates a unit normal impulse adds */
     /* The tangent block's mean diagonal: the pair of tangent rows is relaxed isotropically
      * (trial parallel to the slip). The full 2 x 2 inverse couples through the contact's lever
      * arm and builds lateral impulses that fight between the contacts of one face, eating the
      * friction disc: a box 0.01 rad below atan(mu_s) then crept instead of sticking. */
-    double dtt_scale;
+    double dtt_scale, inv_dtt;
     double bias; /* s / h */
     double mu;   /* the friction limit of this step: mu_s sticking, mu_k sliding */
     bool sliding;
@@ -91,8 +91,10 @@ static void prepare_row(const EngineIslandSystem *sys, int i, PgsRow *row) {
     }
     for (int r = 0; r < 3; r++)
         d[r] = dot(blk->ja[r], row->wa[r], bd) + dot(blk->jb[r], row->wb[r], bd);
+    row->dnn = d[0];
     row->inv_dnn = d[0] > 0.0 ? 1.0 / d[0] : 0.0; /* 0: both sides held, nothing moves */
     row->dtt_scale = 0.5 * (d[1] + d[2]);
+    row->inv_dtt = row->dtt_scale > 0.0 ? 1.0 / row->dtt_scale : 0.0;
     for (int r = 1; r < 3; r++)
         row->dtn[r - 1] = dot(blk->ja[r], row->wa[0], bd) + dot(blk->jb[r], row->wb[0], bd);
     row->bias = sys->gap[i] / sys->h;
@@ -163,10 +165,11 @@ static void rates(const EngineIslandSystem *sys, int i, const double *v, double 
 /* The Coulomb disc of radius mu ln: lt stays when inside, else it opposes the slip w of a
  * sliding contact (along -w), or is scaled back along itself (a sticking contact, w NULL: the
  * radial projection, which converges where the slip direction of a contact at rest is noise). */
-static void project_friction(double mu, double ln, const double *w, double lt[2]) {
-    double norm = sqrt(lt[0] * lt[0] + lt[1] * lt[1]);
-    if (norm <= mu * ln)
+static inline void project_friction(double mu, double ln, const double *w, double lt[2]) {
+    double norm2 = lt[0] * lt[0] + lt[1] * lt[1], limit = mu * ln;
+    if (norm2 <= limit * limit)
         return;
+    double norm = sqrt(norm2);
     double slip = w ? sqrt(w[0] * w[0] + w[1] * w[1]) : 0.0;
     if (slip > 0.0) {
         lt[0] = -mu * ln * w[0] / slip;
@@ -180,7 +183,8 @@ static void project_friction(double mu, double ln, const double *w, double lt[2]
 
 /* One contact's update: the normal impulse, then the friction pair at the velocities the new
  * normal impulse gives (its effect on the tangent rates through D_tn, so the rates are read
- * once and the change applied once). Returns its largest velocity change (m/s). */
+ * once and the change applied once). Returns the square of its largest velocity change
+ * ((m/s)^2: no square root in the sweep). */
 static double relax_contact(const EngineIslandSystem *sys, int i, const PgsRow *row, double *v,
                             double *ln, double *lt) {
     if (row->inv_dnn == 0.0)
@@ -190,19 +194,20 @@ static double relax_contact(const EngineIslandSystem *sys, int i, const PgsRow *
     double next_n = fmax(0.0, ln[i] - (r[0] + row->bias) * row->inv_dnn);
     double dl[3] = {next_n - ln[i], 0.0, 0.0};
     ln[i] = next_n;
-    double change = fabs(dl[0]) / row->inv_dnn;
+    double change = dl[0] * dl[0] * row->dnn * row->dnn;
     bool friction =
         row->dtt_scale > 0.0 && (row->mu > 0.0 || lt[2 * i] != 0.0 || lt[2 * i + 1] != 0.0);
     if (friction) {
         double slip[2] = {r[1] + row->dtn[0] * dl[0], r[2] + row->dtn[1] * dl[0]};
-        double trial[2] = {lt[2 * i] - slip[0] / row->dtt_scale,
-                           lt[2 * i + 1] - slip[1] / row->dtt_scale};
+        double trial[2] = {lt[2 * i] - slip[0] * row->inv_dtt,
+                           lt[2 * i + 1] - slip[1] * row->inv_dtt};
         project_friction(row->mu, next_n, row->sliding ? slip : NULL, trial);
         dl[1] = trial[0] - lt[2 * i];
         dl[2] = trial[1] - lt[2 * i + 1];
         lt[2 * i] = trial[0];
         lt[2 * i + 1] = trial[1];
-        change = fmax(change, sqrt(dl[1] * dl[1] + dl[2] * dl[2]) * row->dtt_scale);
+        double tangent = (dl[1] * dl[1] + dl[2] * dl[2]) * row->dtt_scale * row->dtt_scale;
+        change = change > tangent ? change : tangent;
     }
     apply_impulse(sys, i, row, dl, v);
     return change;
@@ -246,8 +251,12 @@ static IssimStatus pgs_friction_solve(void *user, const EngineIslandSystem *sys,
     }
     PgsRow *rows = (PgsRow *)work;
     double *v = work + (size_t)m * PGS_ROW_DOUBLES;
+    bool reuse = sys->same_rows && !heap; /* the rows of the previous call are in work */
     for (int i = 0; i < m; i++) {
-        prepare_row(sys, i, &rows[i]);
+        if (reuse)
+            rows[i].bias = sys->gap[i] / sys->h;
+        else
+            prepare_row(sys, i, &rows[i]);
         friction_limit(sys, i, &rows[i]);
     }
     start_velocity(sys, rows, v, out);
@@ -257,20 +266,33 @@ static IssimStatus pgs_friction_solve(void *user, const EngineIslandSystem *sys,
     double residual = 0.0;
     int sweep = 0;
     while (sweep < max_sweeps) {
-        residual = 0.0;
-        for (int i = 0; i < m; i++)
-            residual =
-                fmax(residual, relax_contact(sys, i, &rows[i], v, out->lambda_n, out->lambda_t));
+        double worst = 0.0; /* squared */
+        for (int i = 0; i < m; i++) {
+            double change = relax_contact(sys, i, &rows[i], v, out->lambda_n, out->lambda_t);
+            worst = change > worst ? change : worst;
+        }
+        residual = sqrt(worst);
         sweep++;
         if (!(residual > PGS_TOLERANCE))
             break;
     }
     free(heap);
     out->iterations = sweep;
-    { static long calls, relax, capped, rows_total; calls++; relax += (long)sweep * m; rows_total += m; capped += sweep == max_sweeps;
-      if (calls % 10000 == 0) fprintf(stderr, "calls %ld relax %ld capped %ld rows %ld\n", calls, relax, capped, rows_total); }
+    {
+        static long calls, relax, capped, rows_total;
+        calls++;
+        relax += (long)sweep * m;
+        rows_total += m;
+        capped += sweep == max_sweeps;
+        if (calls % 10000 == 0)
+            fprintf(stderr, "calls %ld relax %ld capped %ld rows %ld\n", calls, relax, capped,
+                    rows_total);
+    }
     out->residual = residual;
-    if (!isfinite(residual))
+    double total = 0.0; /* a NaN anywhere reaches it (the sweep's max would skip it) */
+    for (int i = 0; i < m; i++)
+        total += out->lambda_n[i] + out->lambda_t[2 * i] + out->lambda_t[2 * i + 1];
+    if (!isfinite(residual) || !isfinite(total))
         return issim_error_set(err, ISSIM_ERR_NUMERIC,
                                "PGS diverged after %d sweeps (residual %g m/s)", sweep, residual);
     return ISSIM_OK;

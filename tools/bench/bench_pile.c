@@ -72,6 +72,7 @@ static Engine *engine_from_text(const char *name, const char *text) {
         return NULL;
     }
     EngineOptions o = engine_options_default();
+    o.profile_stages = true; /* two clock reads per stage: negligible against a pile step */
     char assets[1024];
     snprintf(assets, sizeof assets, "%s", source_dir());
     o.asset_dir = assets;
@@ -149,9 +150,12 @@ static PileResult run_issim(int n, Centre *c) {
     }
     res.settled_top = top_of(c, n);
     EngineStats st = engine_stats(e);
-    printf("  issim: %llu complementarity island steps, %llu failures\n",
+    printf("  issim: %llu complementarity island steps, %llu failures; stages (s): collide %.3f, "
+           "islands %.3f, resolve %.3f, commit %.3f\n",
            (unsigned long long)st.complementarity_steps,
-           (unsigned long long)st.complementarity_failures);
+           (unsigned long long)st.complementarity_failures, st.stage_seconds[ENGINE_STAGE_COLLIDE],
+           st.stage_seconds[ENGINE_STAGE_ISLANDS], st.stage_seconds[ENGINE_STAGE_RESOLVE],
+           st.stage_seconds[ENGINE_STAGE_COMMIT]);
     engine_destroy(e);
     res.ok = true;
     return res;
