@@ -397,7 +397,9 @@ typedef struct EngineIslandSystem {
     const double *jn;       /* m x n, column-major: separation rate = Jn u */
     const double *jt;       /* 2m x n, column-major: rows 2i, 2i+1 the tangent rates of contact i */
     /* Block form, always present: M^-1 as n / bd blocks of bd x bd (column-major, the block of
-     * the body at velocity offset o starts at o * bd), and each contact's Jacobian blocks. */
+     * the body at velocity offset o starts at o * bd; a free body's is diag(1/m, 1/m, 1/m,
+     * I_world^-1): no linear-angular coupling about the centre of mass), and each contact's
+     * Jacobian blocks. */
     const double *inv_mass_blocks;
     const EngineContactBlock *blocks; /* m */
     const double *force;     /* n: external and gyroscopic forces, force-law contacts included */

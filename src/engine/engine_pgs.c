@@ -55,8 +55,17 @@ enum { PGS_ROW_DOUBLES = (int)((sizeof(PgsRow) + sizeof(double) - 1) / sizeof(do
 
 _Static_assert(PGS_ROW_DOUBLES + 2 <= 64, "ENGINE_SOLVER_WORK reserves 64 doubles per row");
 
-/* w = M_b^-1 j^T for one body block. */
+/* w = M_b^-1 j^T for one body block. A free body's block is diag(1/m, 1/m, 1/m, I^-1) about
+ * its centre of mass (engine.h): 12 products instead of 36. */
 static void inv_mass_times(const double *inv_block, int bd, const double *j, double *w) {
+    if (bd == 6) {
+        for (int r = 0; r < 3; r++) {
+            w[r] = inv_block[r + 6 * r] * j[r];
+            w[3 + r] = inv_block[(3 + r) + 6 * 3] * j[3] + inv_block[(3 + r) + 6 * 4] * j[4] +
+                       inv_block[(3 + r) + 6 * 5] * j[5];
+        }
+        return;
+    }
     for (int r = 0; r < bd; r++) {
         double acc = 0.0;
         for (int c = 0; c < bd; c++)
