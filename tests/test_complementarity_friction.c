@@ -112,11 +112,60 @@ static void test_solver_switches_live(void **state) {
     engine_destroy(e);
 }
 
+/* ===== Bad input: the step is refused with the island and the reason, the state kept ===== */
+
+static IssimStatus poisoned_solve(void *user, const EngineIslandSystem *sys,
+                                  EngineIslandSolution *out, IssimError *err) {
+    (void)user;
+    IssimStatus s = engine_complementarity_pgs()->solve(NULL, sys, out, err);
+    out->lambda_n[0] = NAN;
+    return s;
+}
+
+static IssimStatus stalled_solve(void *user, const EngineIslandSystem *sys,
+                                 EngineIslandSolution *out, IssimError *err) {
+    (void)user;
+    (void)out;
+    return issim_error_set(err, ISSIM_ERR_NUMERIC, "no convergence in %d sweeps (test)",
+                           sys->contacts);
+}
+
+static void refused_step(Engine *e, const EngineComplementaritySolver *solver, const char *reason) {
+    IssimError err = {0};
+    engine_set_complementarity_solver(e, solver, NULL);
+    EngineBodyState before = box_state(e);
+    double t = engine_time(e);
+    EngineStats stats = engine_stats(e);
+    assert_int_equal(engine_advance(e, t + 1e-3, &err), ISSIM_ERR_NUMERIC);
+    printf("refused: %s\n", err.message);
+    assert_non_null(strstr(err.message, "island of box"));
+    assert_non_null(strstr(err.message, reason));
+    assert_true(engine_time(e) == t);
+    EngineBodyState after = box_state(e);
+    assert_memory_equal(&before, &after, sizeof before);
+    assert_true(engine_stats(e).complementarity_failures == stats.complementarity_failures + 1);
+    engine_set_complementarity_solver(e, NULL, NULL); /* the pair's own solver carries on */
+    assert_int_equal(engine_advance(e, t + 1e-3, &err), ISSIM_OK);
+}
+
+static void test_bad_solves_keep_the_last_good_state(void **state) {
+    (void)state;
+    Engine *e = incline(0.6);
+    advance_to(e, 0.1);
+    static const EngineComplementaritySolver poisoned = {
+        .name = "poisoned", .solve = poisoned_solve, .sparse = true};
+    static const EngineComplementaritySolver stalled = {.name = "stalled", .solve = stalled_solve};
+    refused_step(e, &poisoned, "non-finite impulses");
+    refused_step(e, &stalled, "no convergence in 4 sweeps");
+    engine_destroy(e);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sticks_below_the_friction_angle),
         cmocka_unit_test(test_slides_with_kinetic_friction),
         cmocka_unit_test(test_solver_switches_live),
+        cmocka_unit_test(test_bad_solves_keep_the_last_good_state),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

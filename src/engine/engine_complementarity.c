@@ -513,14 +513,26 @@ static const char *island_name(const IslandWork *w) {
     return w->e->bodies[w->bodies[0]].name;
 }
 
+/* A solver's answer is used only when every impulse is finite (a NaN would spread through
+ * the island's state). */
+static bool impulses_finite(int m, const EngineIslandSolution *sol) {
+    double total = 0.0;
+    for (int i = 0; i < m; i++)
+        total += sol->lambda_n[i] + sol->lambda_t[2 * i] + sol->lambda_t[2 * i + 1];
+    return isfinite(total);
+}
+
 static IssimStatus run_solver(IslandWork *w, const EngineComplementaritySolver *solver,
                               const EngineIslandSystem *sys, EngineIslandSolution *sol,
                               IssimError *err) {
     Engine *e = w->e;
     IssimError why = {0};
     if (solver->solve(e->complementarity ? e->complementarity_user : NULL, sys, sol, &why) ==
-        ISSIM_OK)
-        return ISSIM_OK;
+        ISSIM_OK) {
+        if (impulses_finite(sys->contacts, sol))
+            return ISSIM_OK;
+        issim_error_set(&why, ISSIM_ERR_NUMERIC, "it returned non-finite impulses");
+    }
     e->stats.complementarity_failures++;
     return issim_error_set(err, ISSIM_ERR_NUMERIC,
                            "complementarity solver %s failed on the island of %s (%d bodies, %d "

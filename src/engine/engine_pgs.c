@@ -25,7 +25,6 @@
  * residual (the box on the incline sticks to 1e-6 m over a second); large ones stop after
  * PGS_LARGE_SWEEPS, as ODE's QuickStep does after its iteration count. */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -287,16 +286,6 @@ static IssimStatus pgs_friction_solve(void *user, const EngineIslandSystem *sys,
     }
     free(heap);
     out->iterations = sweep;
-    {
-        static long calls, relax, capped, rows_total;
-        calls++;
-        relax += (long)sweep * m;
-        rows_total += m;
-        capped += sweep == max_sweeps;
-        if (calls % 10000 == 0)
-            fprintf(stderr, "calls %ld relax %ld capped %ld rows %ld\n", calls, relax, capped,
-                    rows_total);
-    }
     out->residual = residual;
     double total = 0.0; /* a NaN anywhere reaches it (the sweep's max would skip it) */
     for (int i = 0; i < m; i++)
