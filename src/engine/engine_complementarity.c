@@ -33,7 +33,7 @@
 #define RESOLVE_MARGIN 2e-3
 /* Sweeps of an iterative solver in the position pass: an overlap it leaves is pushed out at
  * the next step (a quarter of the pile benchmark's solve time went here at full budget). */
-#define POSITION_PASS_SWEEPS 4
+#define POSITION_PASS_SWEEPS 8
 
 /* The islands of one advance: stepped bodies and candidate contacts sorted by island
  * (compressed rows: island k owns [start[k], start[k + 1]) of each list). */
@@ -293,7 +293,10 @@ static int assemble_contacts(IslandWork *w, int *rows, const int *candidates, in
         const EngineContact *c = &e->contacts[candidates[ci]];
         ContactKinematics k;
         Vec3 ra, rb;
-        engine_contact_arms(e, e->y, c, e->t, &k, &ra, &rb);
+        if (c->kind == CONTACT_MANIFOLD) /* the geometry only: a pile has thousands */
+            engine_manifold_geometry(e, e->y, c, &k.depth, &k.normal, &ra, &rb);
+        else
+            engine_contact_arms(e, e->y, c, e->t, &k, &ra, &rb);
         bool finite = isfinite(k.depth) && isfinite(k.normal.x) && isfinite(k.normal.y) &&
                       isfinite(k.normal.z);
         if (finite && !(k.depth > -RESOLVE_MARGIN))
