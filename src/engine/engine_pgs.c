@@ -33,7 +33,7 @@
 #define PGS_TOLERANCE 1e-7   /* m/s: the largest velocity change of a sweep that counts as done */
 #define PGS_SMALL_ROWS 16    /* islands up to this many contacts iterate to the tolerance */
 #define PGS_SMALL_SWEEPS 50  /* ... or this many sweeps */
-#define PGS_LARGE_SWEEPS 8  /* larger islands: a fixed budget (warm started), ODE's count */
+#define PGS_LARGE_SWEEPS 8   /* larger islands: a fixed budget, warm started (ODE: 20, cold) */
 #define PGS_STICK_SPEED 1e-5 /* m/s: a contact slipping slower at the step's start sticks */
 
 typedef struct PgsRow {
