@@ -701,10 +701,11 @@ static void update_row_activity(IslandWork *w, double t) {
     for (int i = 0; i < w->contact_count; i++) {
         EngineContact *c = &e->contacts[w->contacts[i]];
         const Vec3 *f = w->frames + 3 * i;
-        c->warm_impulse = vec3_add(vec3_scale(f[0], w->lambda_n[i]),
-                                   vec3_add(vec3_scale(f[1], w->lambda_t[2 * i]),
-                                            vec3_scale(f[2], w->lambda_t[2 * i + 1])));
+        Vec3 friction = vec3_add(vec3_scale(f[1], w->lambda_t[2 * i]),
+                                 vec3_scale(f[2], w->lambda_t[2 * i + 1]));
+        c->warm_impulse = vec3_mad(friction, w->lambda_n[i], f[0]);
         c->resolved_force = w->lambda_n[i] / w->h;
+        c->resolved_friction = vec3_scale(friction, 1.0 / w->h);
         /* The depth after the step, linearised (the solve's own model of it); the exact
          * kinematics only when the activity changes and an event needs them. */
         double depth =
@@ -724,6 +725,7 @@ static void update_row_activity(IslandWork *w, double t) {
         } else {
             engine_contact_end(e, c);
             c->resolved_force = 0.0;
+            c->resolved_friction = vec3(0.0, 0.0, 0.0);
             c->warm_impulse = vec3(0.0, 0.0, 0.0);
             ev.kind = ENGINE_EVENT_CONTACT_END;
             ev.duration = t - c->t_begin;

@@ -110,6 +110,7 @@ typedef struct EngineContact {
     /* Complementarity rows: the normal force of the last time step (lambda_n / h, N), which the
      * contact reports show; the solver, not the geometry, decides their activity. */
     double resolved_force;
+    Vec3 resolved_friction; /* and its friction force (world, N) */
     /* Complementarity rows: the contact's total impulse of its last time step (world, N s,
      * normal and friction), the warm start of the next solve (engine_complementarity.c). */
     Vec3 warm_impulse;
