@@ -33,7 +33,7 @@
 #define RESOLVE_MARGIN 2e-3
 /* Sweeps of an iterative solver in the position pass: an overlap it leaves is pushed out at
  * the next step (a quarter of the pile benchmark's solve time went here at full budget). */
-#define POSITION_PASS_SWEEPS 8
+#define POSITION_PASS_SWEEPS 5
 
 /* The islands of one advance: stepped bodies and candidate contacts sorted by island
  * (compressed rows: island k owns [start[k], start[k + 1]) of each list). */
