@@ -33,7 +33,7 @@
 #define RESOLVE_MARGIN 2e-3
 /* Sweeps of an iterative solver in the position pass: an overlap it leaves is pushed out at
  * the next step (a quarter of the pile benchmark's solve time went here at full budget). */
-#define POSITION_PASS_SWEEPS 5
+#define POSITION_PASS_SWEEPS 8
 
 /* The islands of one advance: stepped bodies and candidate contacts sorted by island
  * (compressed rows: island k owns [start[k], start[k + 1]) of each list). */
@@ -64,7 +64,8 @@ typedef struct IslandWork {
     double *mass_blocks, *inv_blocks; /* per body bd x bd */
     EngineContactBlock *blocks;
     uint64_t *ids;
-    Vec3 *frames; /* per row: normal, t1, t2 */
+    Vec3 *frames;          /* per row: normal, t1, t2 */
+    EngineBodyState *pose; /* per island body (by offset / bd): its state at the step's start */
     double *force, *velocity, *gap, *mu, *mu_static, *no_friction, *warm_n, *warm_t;
     double *lambda_n, *lambda_t, *u_next, *rhs;
     /* The split position correction: gaps for each pass, its impulses and pseudo-velocities. */
@@ -188,6 +189,22 @@ static int offset_in(const IslandWork *w, int b) {
 
 /* ===== Assembly ===== */
 
+/* Body b's state at the step's start: the island's cached copy, or the engine's for a body
+ * outside the island (held). */
+static EngineBodyState body_state(const IslandWork *w, int b) {
+    int o = offset_in(w, b);
+    return o >= 0 ? w->pose[o / w->bd] : engine_block_state(w->e, w->e->y, b);
+}
+
+/* Reads every island body's state once (engine_block_state renormalises the attitude: a tenth
+ * of a small pile's step went there when each contact read its two bodies). */
+static void read_poses(IslandWork *w) {
+    for (int i = 0; i < w->body_count; i++) {
+        int b = w->bodies[i];
+        w->pose[offset_in(w, b) / w->bd] = engine_block_state(w->e, w->e->y, b);
+    }
+}
+
 static void add_wrench(const IslandWork *w, int b, Vec3 f, Vec3 tau) {
     int o = offset_in(w, b);
     if (o < 0)
@@ -210,7 +227,7 @@ static void assemble_bodies(IslandWork *w) {
     for (int i = 0; i < w->body_count; i++) {
         int b = w->bodies[i], o = offset_in(w, b);
         const EngineBody *body = &e->bodies[b];
-        EngineBodyState st = engine_block_state(e, e->y, b);
+        EngineBodyState st = w->pose[o / bd];
         Vec3 f = engine_body_own_force(e, body);
         Vec3 tau = engine_body_own_torque(body);
         double *mb = w->mass_blocks + (size_t)o * bd, *ib = w->inv_blocks + (size_t)o * bd;
@@ -293,9 +310,13 @@ static int assemble_contacts(IslandWork *w, int *rows, const int *candidates, in
         const EngineContact *c = &e->contacts[candidates[ci]];
         ContactKinematics k;
         Vec3 ra, rb;
-        if (c->kind == CONTACT_MANIFOLD) /* the geometry only: a pile has thousands */
-            engine_manifold_geometry(e, e->y, c, &k.depth, &k.normal, &ra, &rb);
-        else
+        if (c->kind == CONTACT_MANIFOLD) { /* the geometry only: a pile has thousands */
+            EngineBodyState a = body_state(w, c->body), b;
+            if (c->body_b >= 0)
+                b = body_state(w, c->body_b);
+            engine_manifold_geometry(c, &a, c->body_b >= 0 ? &b : NULL, &k.depth, &k.normal, &ra,
+                                     &rb);
+        } else
             engine_contact_arms(e, e->y, c, e->t, &k, &ra, &rb);
         bool finite = isfinite(k.depth) && isfinite(k.normal.x) && isfinite(k.normal.y) &&
                       isfinite(k.normal.z);
@@ -447,7 +468,7 @@ static void integrate_positions(IslandWork *w) {
     for (int i = 0; i < w->body_count; i++) {
         int b = w->bodies[i], o = offset_in(w, b);
         const double *u = w->u_next + o, *p = w->u_position + o;
-        EngineBodyState st = engine_block_state(e, e->y, b);
+        EngineBodyState st = w->pose[o / w->bd];
         if (e->planar) {
             st.vel = vec3(u[0], 0.0, u[1]);
             st.angvel = vec3(0.0, u[2], 0.0);
@@ -654,7 +675,10 @@ static IssimStatus solve_step(IslandWork *w, IssimError *err) {
 static bool carve_scratch(Engine *e, IslandWork *w, int max_rows) {
     size_t n = (size_t)w->dim, m = (size_t)max_rows, bd = (size_t)w->bd;
     size_t block_doubles = (sizeof(EngineContactBlock) + sizeof(double) - 1) / sizeof(double);
-    size_t total = 2 * n * bd + 6 * n + m * (block_doubles + 1 + 9 + 17) + 8;
+    size_t pose_doubles = (sizeof(EngineBodyState) + sizeof(double) - 1) / sizeof(double);
+    size_t bodies = n / bd;
+    size_t total =
+        2 * n * bd + 6 * n + bodies * pose_doubles + m * (block_doubles + 1 + 9 + 17) + 8;
     double *p = reserve_scratch(e, total);
     if (!p)
         return false;
@@ -666,7 +690,8 @@ static bool carve_scratch(Engine *e, IslandWork *w, int max_rows) {
     w->rhs = p += n;
     w->u_position = p += n;
     w->zero = p += n;
-    w->blocks = (EngineContactBlock *)(p += n);
+    w->pose = (EngineBodyState *)(p += n);
+    w->blocks = (EngineContactBlock *)(p += bodies * pose_doubles);
     w->ids = (uint64_t *)(p += m * block_doubles);
     w->frames = (Vec3 *)(p += m);
     w->gap = p += 9 * m;
@@ -754,6 +779,7 @@ static IssimStatus island_step(Engine *e, const IslandIndex *x, int k, double t,
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for the island of %s",
                                e->bodies[w.bodies[0]].name);
     e->t = t; /* contact kinematics are evaluated at the island's own time */
+    read_poses(&w);
     int bad = assemble_contacts(&w, x->rows + c0, x->candidates + c0, nc);
     if (bad >= 0)
         return bad_row(&w, bad, err);

@@ -86,13 +86,11 @@ static void manifold_points(const EngineContact *c, const EngineBodyState *a,
     *pa = vec3_add(a->pos, *ra);
 }
 
-void engine_manifold_geometry(const Engine *e, const double *y, const EngineContact *c,
-                              double *depth, Vec3 *normal, Vec3 *arm_a, Vec3 *arm_b) {
-    EngineBodyState a = engine_block_state(e, y, c->body), b;
-    if (c->body_b >= 0)
-        b = engine_block_state(e, y, c->body_b);
+void engine_manifold_geometry(const EngineContact *c, const EngineBodyState *a,
+                              const EngineBodyState *b, double *depth, Vec3 *normal, Vec3 *arm_a,
+                              Vec3 *arm_b) {
     Vec3 pa, pb;
-    manifold_points(c, &a, c->body_b >= 0 ? &b : NULL, normal, &pa, &pb, arm_a, arm_b);
+    manifold_points(c, a, b, normal, &pa, &pb, arm_a, arm_b);
     *depth = vec3_dot(vec3_sub(pb, pa), *normal);
 }
 

@@ -310,10 +310,12 @@ void engine_contact_kinematics(const Engine *e, const double *y, const EngineCon
                                ContactKinematics *k, Vec3 *point, Vec3 *arm);
 void engine_manifold_kinematics(const Engine *e, const double *y, const EngineContact *c, double t,
                                 ContactKinematics *k, Vec3 *point, Vec3 *arm_a, Vec3 *arm_b);
-/* The geometry of manifold contact c in state y only (what a time-stepping solver needs):
- * depth, world normal (from B into A), the points' offsets from the two centres of mass. */
-void engine_manifold_geometry(const Engine *e, const double *y, const EngineContact *c,
-                              double *depth, Vec3 *normal, Vec3 *arm_a, Vec3 *arm_b);
+/* The geometry of manifold contact c from its bodies' states (b NULL: a static B) only (what a
+ * time-stepping solver needs): depth, world normal (from B into A), the points' offsets from
+ * the two centres of mass. */
+void engine_manifold_geometry(const EngineContact *c, const EngineBodyState *a,
+                              const EngineBodyState *b, double *depth, Vec3 *normal, Vec3 *arm_a,
+                              Vec3 *arm_b);
 /* Kinematics of contact c in state y with the offsets of its points from the two centres of
  * mass (arm_b zero for a vertex contact or a fixed B). */
 void engine_contact_arms(const Engine *e, const double *y, const EngineContact *c, double t,
