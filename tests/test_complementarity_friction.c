@@ -18,15 +18,8 @@
 
 /* scenes/incline.lua with the slope at th (rad): gravity tilted about y. */
 static Engine *incline(double th) {
-    ThingDb *db = NULL;
+    Engine *e = test_engine_from_scene("scenes/incline.lua");
     IssimError err = {0};
-    if (scene_load_file(test_source_path("scenes/incline.lua"), NULL, &db, &err) != ISSIM_OK)
-        fail_msg("scene: %s", err.message);
-    EngineOptions o = engine_options_default();
-    Engine *e = engine_create(db, &o, &err);
-    thingdb_destroy(db);
-    if (!e)
-        fail_msg("engine: %s", err.message);
     char gravity[128];
     snprintf(gravity, sizeof gravity, "%.17g 0 %.17g", G * sin(th), -G * cos(th));
     if (engine_apply_edit(e, "universe.gravity", gravity, &err) != ISSIM_OK)

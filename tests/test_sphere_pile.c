@@ -52,14 +52,8 @@ static void check_contacts(const ContactReport *r, int count, double *floor_load
 
 static void test_sphere_pile_v12(void **state) {
     (void)state;
-    ThingDb *db = NULL;
+    Engine *e = test_engine_from_scene("scenes/sphere_pile.lua");
     IssimError err = {0};
-    if (scene_load_file(test_source_path("scenes/sphere_pile.lua"), NULL, &db, &err) != ISSIM_OK)
-        fail_msg("scene: %s", err.message);
-    EngineOptions o = engine_options_default();
-    Engine *e = engine_create(db, &o, &err);
-    thingdb_destroy(db);
-    assert_non_null(e);
     int n = engine_body_count(e);
     double mass = engine_body_mass(e, engine_body_id(e, 0));
     ContactReport *reports = malloc(sizeof *reports * MAX_REPORTS);
