@@ -52,8 +52,9 @@ int main(int argc, char **argv) {
         rc |= bench_dynamics(argc - 1, argv + 1);
         return rc | bench_display(argc - 1, argv + 1);
     }
-    fprintf(stderr, "usage: issim-bench "
-                    "[all|engine|registry|collision|contact|dynamics|display|haptics|sphere_pile [N ...]|"
-                    "pile]\n");
+    fprintf(stderr,
+            "usage: issim-bench "
+            "[all|engine|registry|collision|contact|dynamics|display|haptics|sphere_pile [N ...]|"
+            "pile]\n");
     return 2;
 }
