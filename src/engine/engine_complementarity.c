@@ -40,7 +40,7 @@
 typedef struct IslandIndex {
     int count;
     int *island_of; /* engine body -> island number, or -1 (not stepped) */
-    int *local;     /* engine body -> velocity offset within its island */
+    int *local;     /* engine body -> velocity offset in the island being solved, or -1 */
     int *bodies, *body_start;
     int *candidates, *candidate_start; /* complementarity contacts touching the island */
     int *forces, *force_start;         /* active force-law contacts touching it */
@@ -50,7 +50,6 @@ typedef struct IslandIndex {
 typedef struct IslandWork {
     Engine *e;
     const IslandIndex *index;
-    int island;
     int body_count, contact_count, force_count;
     const int *bodies;   /* engine body indices */
     const int *contacts; /* complementarity rows: engine contact indices */
@@ -145,7 +144,7 @@ static bool index_islands(Engine *e, IslandIndex *x) {
     int *key = p + nc; /* nb + nc ints */
     x->count = 0;
     for (int b = 0; b < nb; b++)
-        x->island_of[b] = -1;
+        x->island_of[b] = x->local[b] = -1;
     for (int i = 0; i < e->stepped_count; i++) { /* roots first: islands numbered by root */
         int b = e->stepped_bodies[i];
         if (e->island_of_body[b] == b)
@@ -158,13 +157,6 @@ static bool index_islands(Engine *e, IslandIndex *x) {
     for (int b = 0; b < nb; b++)
         key[b] = x->island_of[b];
     bucket(key, nb, x->count, x->body_start, x->bodies);
-    for (int k = 0; k < x->count; k++) {
-        int dim = 0;
-        for (int i = x->body_start[k]; i < x->body_start[k + 1]; i++) {
-            x->local[x->bodies[i]] = dim;
-            dim += e->planar ? 3 : 6;
-        }
-    }
     for (int pass = 0; pass < 2; pass++) { /* complementarity candidates, then force laws */
         for (int ci = 0; ci < nc; ci++) {
             const EngineContact *c = &e->contacts[ci];
@@ -180,11 +172,19 @@ static bool index_islands(Engine *e, IslandIndex *x) {
     return true;
 }
 
+/* Island k's bodies get their velocity offsets in `local` while it is solved (bodies of other
+ * islands stay -1: held), and give them back after. */
+static void open_island(const Engine *e, IslandIndex *x, int k, bool open) {
+    int dim = 0;
+    for (int i = x->body_start[k]; i < x->body_start[k + 1]; i++) {
+        x->local[x->bodies[i]] = open ? dim : -1;
+        dim += e->planar ? 3 : 6;
+    }
+}
+
 /* Body b's velocity offset in the island being solved, or -1 (held: no unknown). */
 static int offset_in(const IslandWork *w, int b) {
-    if (b < 0 || w->index->island_of[b] != w->island)
-        return -1;
-    return w->index->local[b];
+    return b < 0 ? -1 : w->index->local[b];
 }
 
 /* ===== Assembly ===== */
@@ -766,7 +766,6 @@ static IssimStatus island_step(Engine *e, const IslandIndex *x, int k, double t,
     int c0 = x->candidate_start[k], nc = x->candidate_start[k + 1] - c0;
     IslandWork w = {.e = e,
                     .index = x,
-                    .island = k,
                     .body_count = x->body_start[k + 1] - x->body_start[k],
                     .bodies = x->bodies + x->body_start[k],
                     .force_count = x->force_start[k + 1] - x->force_start[k],
@@ -800,6 +799,7 @@ IssimStatus engine_resolve_complementarity(Engine *e, double t_start, double t_t
     if (!index_islands(e, &x))
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for islands");
     for (int k = 0; k < x.count; k++) {
+        open_island(e, &x, k, true);
         for (double t = t_start; t < t_target;) {
             double h = fmin(e->dt, t_target - t);
             if (t_target - (t + h) < 1e-12 * e->dt)
@@ -811,6 +811,7 @@ IssimStatus engine_resolve_complementarity(Engine *e, double t_start, double t_t
             }
             t = (h == t_target - t) ? t_target : t + h;
         }
+        open_island(e, &x, k, false);
     }
     e->t = t_saved;
     return ISSIM_OK;
