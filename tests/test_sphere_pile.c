@@ -57,7 +57,7 @@ static void test_sphere_pile_v12(void **state) {
     int n = engine_body_count(e);
     double mass = engine_body_mass(e, engine_body_id(e, 0));
     ContactReport *reports = malloc(sizeof *reports * MAX_REPORTS);
-    double deepest = 0.0, floor_load = 0.0;
+    double deepest = 0.0, floor_load = 0.0, mean_load = 0.0;
     for (int step = 1; step <= 2000; step++) {
         if (engine_advance(e, step * 1e-3, &err) != ISSIM_OK)
             fail_msg("step %d: %s", step, err.message);
@@ -65,18 +65,23 @@ static void test_sphere_pile_v12(void **state) {
             deepest = fmax(deepest, deepest_overlap(e));
         int count = engine_contact_reports(e, reports, MAX_REPORTS);
         check_contacts(reports, count, &floor_load);
+        if (step > 1900) /* the last 0.1 s: a resting PGS pile jitters step to step */
+            mean_load += floor_load / 100;
     }
     double speed = 0.0; /* vertical: a sphere on the floor may roll on (no rolling friction) */
     for (int i = 0; i < n; i++)
         speed = fmax(speed, fabs(engine_body_state(e, engine_body_id(e, i)).vel.z));
     double weight = n * mass * 9.81;
-    printf("sphere pile: %d spheres, deepest overlap %.3g m, floor load %.6f N for weight %.6f "
-           "N (%.3g%%), fastest vertical speed %.3g m/s at 2 s\n",
-           n, deepest, floor_load, weight, 100 * (floor_load - weight) / weight, speed);
+    printf("sphere pile: %d spheres, deepest overlap %.3g m, floor load %.6f N over the last 0.1 s "
+           "for weight %.6f N (%.3g%%), fastest vertical speed %.3g m/s at 2 s\n",
+           n, deepest, mean_load, weight, 100 * (mean_load - weight) / weight, speed);
     assert_int_equal(n, 100);
     assert_true(deepest < 5e-4);
-    assert_true(speed < 1e-2); /* settled: no sphere falls; PGS leaves mm/s jitter */
-    assert_true(fabs(floor_load - weight) < 0.02 * weight);
+    /* Settled: no sphere falls (one dropping from a sphere's height reaches 0.6 m/s); a PGS
+     * pile keeps mm/s to cm/s jitter, and its details are chaotic (a change of rounding in the
+     * solver moved this figure from 2 to 16 mm/s). */
+    assert_true(speed < 0.05);
+    assert_true(fabs(mean_load - weight) < 0.02 * weight);
     free(reports);
     engine_destroy(e);
 }

@@ -110,6 +110,11 @@ static void prepare_row(const EngineIslandSystem *sys, int i, PgsRow *row) {
 
 /* mu_s while the contact sticks at the start of the step, mu_k while it slides. */
 static void friction_limit(const EngineIslandSystem *sys, int i, PgsRow *row) {
+    if (!(sys->mu_static[i] > 0.0 || sys->mu[i] > 0.0)) { /* frictionless: no slip to measure */
+        row->mu = 0.0;
+        row->sliding = false;
+        return;
+    }
     double r[3];
     rates(sys, i, sys->velocity, r);
     double slip = sqrt(r[1] * r[1] + r[2] * r[2]);
@@ -189,6 +194,29 @@ static inline void project_friction(double mu, double ln, const double *w, doubl
     lt[1] *= scale;
 }
 
+/* The normal row alone (no friction: the position pass, frictionless pairs): a third of the
+ * products of the full block. Returns the squared velocity change. */
+static double relax_normal(const EngineIslandSystem *sys, int i, const PgsRow *row, double *v,
+                           double *ln) {
+    const EngineContactBlock *blk = &sys->blocks[i];
+    int bd = sys->body_dim;
+    double rate = 0.0;
+    if (blk->offset_a >= 0)
+        rate += dot(blk->ja[0], v + blk->offset_a, bd);
+    if (blk->offset_b >= 0)
+        rate += dot(blk->jb[0], v + blk->offset_b, bd);
+    double next_n = fmax(0.0, ln[i] - (rate + row->bias) * row->inv_dnn);
+    double dl = next_n - ln[i];
+    ln[i] = next_n;
+    for (int k = 0; k < bd; k++) {
+        if (blk->offset_a >= 0)
+            v[blk->offset_a + k] += row->wa[0][k] * dl;
+        if (blk->offset_b >= 0)
+            v[blk->offset_b + k] += row->wb[0][k] * dl;
+    }
+    return dl * dl * row->dnn * row->dnn;
+}
+
 /* One contact's update: the normal impulse, then the friction pair at the velocities the new
  * normal impulse gives (its effect on the tangent rates through D_tn, so the rates are read
  * once and the change applied once). Returns the square of its largest velocity change
@@ -197,28 +225,26 @@ static double relax_contact(const EngineIslandSystem *sys, int i, const PgsRow *
                             double *ln, double *lt) {
     if (row->inv_dnn == 0.0)
         return 0.0;
+    bool friction =
+        row->dtt_scale > 0.0 && (row->mu > 0.0 || lt[2 * i] != 0.0 || lt[2 * i + 1] != 0.0);
+    if (!friction)
+        return relax_normal(sys, i, row, v, ln);
     double r[3];
     rates(sys, i, v, r);
     double next_n = fmax(0.0, ln[i] - (r[0] + row->bias) * row->inv_dnn);
     double dl[3] = {next_n - ln[i], 0.0, 0.0};
     ln[i] = next_n;
     double change = dl[0] * dl[0] * row->dnn * row->dnn;
-    bool friction =
-        row->dtt_scale > 0.0 && (row->mu > 0.0 || lt[2 * i] != 0.0 || lt[2 * i + 1] != 0.0);
-    if (friction) {
-        double slip[2] = {r[1] + row->dtn[0] * dl[0], r[2] + row->dtn[1] * dl[0]};
-        double trial[2] = {lt[2 * i] - slip[0] * row->inv_dtt,
-                           lt[2 * i + 1] - slip[1] * row->inv_dtt};
-        project_friction(row->mu, next_n, row->sliding ? slip : NULL, trial);
-        dl[1] = trial[0] - lt[2 * i];
-        dl[2] = trial[1] - lt[2 * i + 1];
-        lt[2 * i] = trial[0];
-        lt[2 * i + 1] = trial[1];
-        double tangent = (dl[1] * dl[1] + dl[2] * dl[2]) * row->dtt_scale * row->dtt_scale;
-        change = change > tangent ? change : tangent;
-    }
+    double slip[2] = {r[1] + row->dtn[0] * dl[0], r[2] + row->dtn[1] * dl[0]};
+    double trial[2] = {lt[2 * i] - slip[0] * row->inv_dtt, lt[2 * i + 1] - slip[1] * row->inv_dtt};
+    project_friction(row->mu, next_n, row->sliding ? slip : NULL, trial);
+    dl[1] = trial[0] - lt[2 * i];
+    dl[2] = trial[1] - lt[2 * i + 1];
+    lt[2 * i] = trial[0];
+    lt[2 * i + 1] = trial[1];
+    double tangent = (dl[1] * dl[1] + dl[2] * dl[2]) * row->dtt_scale * row->dtt_scale;
     apply_impulse(sys, i, row, dl, v);
-    return change;
+    return change > tangent ? change : tangent;
 }
 
 /* The velocities with the warm-start impulses: v = u + M^-1 (h f + J^T lambda). */
