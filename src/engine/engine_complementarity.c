@@ -31,6 +31,9 @@
 
 /* Contacts of a complementarity pair within this gap (m) take part in the solve. */
 #define RESOLVE_MARGIN 2e-3
+/* The largest dense system (doubles of M, M^-1, Jn, Jt: 400 MB) the engine assembles for a
+ * dense solver; a settled pile of a thousand spheres would need about 2 GB. */
+#define DENSE_LIMIT 5e7
 /* Sweeps of an iterative solver in the position pass: an overlap it leaves is pushed out at
  * the next step (a quarter of the pile benchmark's solve time went here at full budget). */
 #define POSITION_PASS_SWEEPS 8
@@ -639,6 +642,14 @@ static IssimStatus solve_step(IslandWork *w, IssimError *err) {
                                    "island of %s: solver \"%s\" is not built in", island_name(w),
                                    contact_solver_name((ContactSolverKind)kind));
         w->dense = !solver->sparse;
+        double dense_doubles = 2.0 * n * n + 3.0 * m * n;
+        if (w->dense && dense_doubles > DENSE_LIMIT)
+            return issim_error_set(err, ISSIM_ERR_INVALID,
+                                   "solver %s needs the dense system of the island of %s (%d "
+                                   "bodies, %d contacts: %.3g GB); the island is too large for "
+                                   "it: choose solver \"pgs\" for its pairs",
+                                   solver->name, island_name(w), w->body_count, m,
+                                   8e-9 * dense_doubles);
         bool room = w->dense ? assemble_dense(w) : reserve_work(w);
         if (!room)
             return issim_error_set(err, ISSIM_ERR_NOMEM,
