@@ -3,6 +3,10 @@
 --
 -- Properties a sweep usually changes with --set: the contact pairs' stiffness and restitution
 -- (pile_pile.*, pile_wall.*). The count and layout are computed below (edit `count`).
+-- Resolver switch: `resolver` below sets both pairs; from the command line (also live)
+--   --set pile_pile.resolver=complementarity --set pile_wall.resolver=complementarity
+-- resolves the pile as complementarity contact (PGS with friction: `issim-bench pile`).
+local resolver = "force_law"   -- force_law | complementarity
 local count = 240          -- bodies
 local r = 0.025            -- characteristic half size, m
 local density = 1000       -- kg/m^3
@@ -66,8 +70,8 @@ return {
   things = things,
   contacts = {
     { name = "pile_pile", materials = {"pile", "pile"}, model = "spring_damper",
-      stiffness = 1e4, restitution = 0.3, clamp_attraction = true },
+      stiffness = 1e4, restitution = 0.3, clamp_attraction = true, resolver = resolver },
     { name = "pile_wall", materials = {"pile", "wall"}, model = "spring_damper",
-      stiffness = 1e4, restitution = 0.3, clamp_attraction = true },
+      stiffness = 1e4, restitution = 0.3, clamp_attraction = true, resolver = resolver },
   },
 }

@@ -11,6 +11,7 @@ packages=(
   gnuplot-nox xvfb xauth libgl1-mesa-dri
   libopenmpi-dev openmpi-bin libgsl-dev libgmsh-dev
   libsiconos-numerics-dev
+  libode-dev  # benchmark only: tools/bench/bench_pile.c compares against ODE QuickStep
 )
 
 missing=()

@@ -52,11 +52,28 @@ typedef enum ContactResolverKind {
 /* "force_law", "complementarity", "reduced"; "?" out of range. */
 const char *contact_resolver_name(ContactResolverKind kind);
 
+/* Which solver resolves a complementarity island (the pair's "solver" property, live): auto
+ * takes a direct solver for small islands and PGS above (engine_complementarity_for, engine.h).
+ * A solver joins by one entry here, its name in contact.c and its row in the engine's table
+ * (engine_complementarity.c); a name not listed is refused by the property. */
+typedef enum ContactSolverKind {
+    CONTACT_SOLVER_AUTO,
+    CONTACT_SOLVER_PGS,       /* projected Gauss-Seidel with friction (engine_pgs.c) */
+    CONTACT_SOLVER_REFERENCE, /* the frictionless reference PGS */
+    CONTACT_SOLVER_LEMKE,     /* 001 2.2: Lemke in the fixpoint iteration, polyhedral friction */
+    CONTACT_SOLVER_FISCHER_NEWTON, /* 001 2.1: the NCP by Fischer-Newton, frictionless */
+    CONTACT_SOLVER_COUNT
+} ContactSolverKind;
+
+/* "auto", "pgs", "reference", "lemke", "fischer_newton"; "?" out of range. */
+const char *contact_solver_name(ContactSolverKind kind);
+
 /* Parameters of every model (the union of the contact-pair properties). Derived values (the
  * last group) are computed by contact_params_derive() from the others. */
 typedef struct ContactParams {
     ContactModelKind model;
     ContactResolverKind resolver; /* the pair's "resolver" property */
+    ContactSolverKind solver;     /* the pair's "solver" property (complementarity islands) */
     double stiffness;             /* k, N/m (N/m^n for exponent n != 1); bilinear: loading k1 */
     double damping;               /* b, N s/m (already derived from restitution when asked) */
     double restitution;           /* r, target single-contact coefficient of restitution */

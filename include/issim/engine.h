@@ -377,19 +377,53 @@ int engine_contact_jacobian(const Engine *engine, double *j, int max_rows);
  * for piles) plug in here; engine_complementarity_reference() is a small projected
  * Gauss-Seidel solver that defines what a solver must satisfy (tests/test_engine_stages.c). */
 
+/* One contact row's Jacobian in block form (per contact, per body): the rows normal, t1, t2 of
+ * the contact frame (rates of separation and of sliding), bd = 6 (3 planar) entries each used. */
+typedef struct EngineContactBlock {
+    int offset_a, offset_b; /* island velocity offsets of the two bodies; -1: held or fixed */
+    double ja[3][6], jb[3][6];
+} EngineContactBlock;
+
+#define ENGINE_SOLVER_WORK(m, n) (64 * (size_t)(m) + 2 * (size_t)(n) + 8)
+
 typedef struct EngineIslandSystem {
-    double h;               /* time step, s */
-    int dim;                /* n: generalized velocity of the island (6 per free body, 3 planar) */
-    int contacts;           /* m: contact rows */
+    double h;     /* time step, s */
+    int dim;      /* n: generalized velocity of the island (6 per free body, 3 planar) */
+    int contacts; /* m: contact rows */
+    int body_dim; /* bd: 6 per free body, 3 planar; n = bodies x bd */
+    /* Dense form, NULL for a solver that declares itself sparse (large islands stay O(n + m)). */
     const double *mass;     /* n x n, column-major: M */
     const double *inv_mass; /* n x n, column-major: M^-1 (block diagonal) */
-    const double *force;    /* n: external and gyroscopic forces, force-law contacts included */
-    const double *velocity; /* n: u at the start of the step */
     const double *jn;       /* m x n, column-major: separation rate = Jn u */
     const double *jt;       /* 2m x n, column-major: rows 2i, 2i+1 the tangent rates of contact i */
-    const double *gap;      /* m: signed distance s = -depth at the start of the step, m */
-    const double *mu;       /* m: Coulomb coefficient of each contact's pair (kinetic) */
+    /* Block form, always present: M^-1 as n / bd blocks of bd x bd (column-major, the block of
+     * the body at velocity offset o starts at o * bd; a free body's is diag(1/m, 1/m, 1/m,
+     * I_world^-1): no linear-angular coupling about the centre of mass), and each contact's
+     * Jacobian blocks. */
+    const double *inv_mass_blocks;
+    const EngineContactBlock *blocks; /* m */
+    const double *force;     /* n: external and gyroscopic forces, force-law contacts included */
+    const double *velocity;  /* n: u at the start of the step */
+    const double *gap;       /* m: signed distance s = -depth at the start of the step, m */
+    const double *mu;        /* m: Coulomb coefficient of each contact's pair (kinetic) */
     const double *mu_static; /* m */
+    /* m: persistent contact ids (the collision manager's manifold ids; vertex contacts by
+     * index), stable while a contact lasts: solvers with memory of their own match by them. */
+    const uint64_t *contact_id;
+    /* Nullable, m and 2m: the impulses of the contacts' previous step expressed in this step's
+     * frames (zero for new contacts): a warm start for iterative solvers. */
+    const double *warm_n, *warm_t;
+    /* Engine-owned workspace for sparse solvers (NULL, 0 for dense ones): at least
+     * ENGINE_SOLVER_WORK(m, n) doubles, so a solve allocates nothing. */
+    double *work;
+    size_t work_doubles;
+    /* Iteration budget for iterative solvers (sweeps), 0: their own. The split-impulse
+     * position pass, which the next step corrects anyway, runs on a small one. */
+    int max_sweeps;
+    /* true: blocks, M^-1 and work are those of the solver's previous call (the position pass
+     * after the velocity pass of the same step): what it derived from them in work still
+     * holds. */
+    bool same_rows;
     /* Contact distances after a trial step with velocities u_next (n) into gap_out (m): the
      * fixpoint iteration of 001 2.2 re-evaluates s^{t+dt} with it. */
     void (*gap_after)(void *ctx, const double *u_next, double *gap_out);
@@ -410,6 +444,10 @@ typedef struct EngineComplementaritySolver {
      * island). Thread: engine. */
     IssimStatus (*solve)(void *user, const EngineIslandSystem *sys, EngineIslandSolution *out,
                          IssimError *err);
+    /* true: the solver reads only the block form (the engine does not assemble dense M, J). */
+    bool sparse;
+    /* true: a direct solver, which the "auto" choice takes for small islands. */
+    bool direct;
 } EngineComplementaritySolver;
 
 /* The reference solver: projected Gauss-Seidel on the velocity-level LCP
@@ -424,8 +462,19 @@ const EngineComplementaritySolver *engine_complementarity_lemke(void);
 /* 001 2.1: the NCP on the contact distances after the step (gap_after) by the Fischer function
  * and a damped Newton method; a stall is reported. No friction. */
 const EngineComplementaritySolver *engine_complementarity_fischer_newton(void);
-/* Chooses the solver for complementarity islands (Borrowed; user is passed to solve). NULL
- * restores the reference solver. Thread: engine (set-up). */
+/* Projected Gauss-Seidel with Coulomb friction for piles (engine_pgs.c): per contact a block
+ * update of the normal impulse and of the tangential pair projected onto the friction disc
+ * (static mu_s while sticking, kinetic mu_k while sliding), warm started, over the block form
+ * only (O(n + m) per sweep). Its residual: the largest impulse change of the last sweep times
+ * the row's effective inverse mass (m/s). */
+const EngineComplementaritySolver *engine_complementarity_pgs(void);
+/* The solver a contact pair's "solver" property names (ContactSolverKind, contact.h), for an
+ * island of `contacts` rows: "auto" takes a direct solver up to ENGINE_AUTO_DIRECT_CONTACTS
+ * rows when one is built in, PGS above. NULL when the name has no solver in this build. */
+#define ENGINE_AUTO_DIRECT_CONTACTS 24
+const EngineComplementaritySolver *engine_complementarity_for(int solver_kind, int contacts);
+/* Overrides the pairs' "solver" choice for every complementarity island (Borrowed; user is
+ * passed to solve). NULL restores the pairs' choice. Thread: engine (set-up). */
 void engine_set_complementarity_solver(Engine *engine, const EngineComplementaritySolver *solver,
                                        void *user);
 

@@ -91,6 +91,13 @@ const char *contact_resolver_name(ContactResolverKind kind) {
     return (int)kind >= 0 && kind < CONTACT_RESOLVER_COUNT ? resolver_names[kind] : "?";
 }
 
+static const char *const solver_names[CONTACT_SOLVER_COUNT] = {"auto", "pgs", "reference", "lemke",
+                                                               "fischer_newton"};
+
+const char *contact_solver_name(ContactSolverKind kind) {
+    return (int)kind >= 0 && kind < CONTACT_SOLVER_COUNT ? solver_names[kind] : "?";
+}
+
 #define REAL_PROP(NAME, UNIT, DESC, MIN, MAX, MIN_EXCL, DEFAULT)                                   \
     {                                                                                              \
         .name = NAME, .type = PROP_REAL, .unit = UNIT, .description = DESC, .min = MIN,            \
@@ -120,6 +127,17 @@ IssimStatus contact_pair_add_props(ThingDb *db, ThingId pair, IssimError *err) {
          .enum_names = resolver_names,
          .enum_count = CONTACT_RESOLVER_COUNT,
          .default_value = prop_enum(CONTACT_RESOLVER_FORCE_LAW)},
+        {.name = "solver",
+         .type = PROP_ENUM,
+         .unit = "",
+         .description = "solver of complementarity islands: auto (lemke up to 24 contacts, pgs "
+                        "above), pgs (projected Gauss-Seidel, exact friction cone), reference "
+                        "(frictionless PGS), lemke (001 2.2, 8-sided friction cone), "
+                        "fischer_newton (001 2.1, frictionless)",
+         .mutability = PROP_LIVE,
+         .enum_names = solver_names,
+         .enum_count = CONTACT_SOLVER_COUNT,
+         .default_value = prop_enum(CONTACT_SOLVER_AUTO)},
         {.name = "stiffness",
          .type = PROP_REAL,
          .unit = "N/m",
@@ -232,6 +250,7 @@ IssimStatus contact_params_from_thing(const ThingDb *db, ThingId pair, double re
     memset(out, 0, sizeof *out);
     out->model = (ContactModelKind)thing_enum(db, pair, "model");
     out->resolver = (ContactResolverKind)thing_enum(db, pair, "resolver");
+    out->solver = (ContactSolverKind)thing_enum(db, pair, "solver");
     out->stiffness = thing_real(db, pair, "stiffness");
     out->restitution = thing_real(db, pair, "restitution");
     out->damping_from_restitution = thing_enum(db, pair, "damping_from") == 0;

@@ -757,7 +757,7 @@ int engine_contact_reports(const Engine *e, ContactReport *out, int max) {
         engine_contact_kinematics(e, e->y, c, e->t, &k, &point, NULL);
         ContactForce f = engine_contact_force(e, c, &k);
         if (engine_contact_time_stepped(e, c))
-            f = (ContactForce){.normal = c->resolved_force, .tangent = {0, 0, 0}};
+            f = (ContactForce){.normal = c->resolved_force, .tangent = c->resolved_friction};
         out[n++] = (ContactReport){.id = c->id,
                                    .body_a = engine_body_id_pack(engine_body_id(e, c->body)),
                                    .body_b = engine_body_id_pack(engine_body_id(e, c->body_b)),

@@ -494,6 +494,8 @@ void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, 
             c.equilibrium = old->equilibrium;
             c.load = old->load;
             c.resolved_force = old->resolved_force;
+            c.warm_impulse = old->warm_impulse;
+            c.resolved_friction = old->resolved_friction;
             /* A time-stepped row keeps the activity its solver gave it. */
             c.released = old->released && k.depth > 0.0;
             c.active = engine_contact_time_stepped(e, &c) ? old->active

@@ -1,25 +1,27 @@
 /* The RESOLVE stage: islands whose contact pairs name resolver = "complementarity" advance by
  * time steps with the scheme of 001 (Hotz et al.) eqs. 1-2:
  *
- *   M (u+ - u) = h f + Jn^T lambda_n (+ Jt^T lambda_t),     q+ = q + h G(q) u+,
+ *   M (u+ - u) = h f + Jn^T lambda_n + Jt^T lambda_t,     q+ = q + h G(q) u+,
  *
  * where the contact impulses lambda come from a complementarity solver
- * (EngineComplementaritySolver, engine.h). The engine assembles each island's system: the block
- * diagonal M (mass, world inertia), f (gravity, the bodies' forces, applied wrenches, the
- * gyroscopic term -w x I w, and the forces of force-law contacts inside the island, evaluated at
- * the start of the step), the normal Jacobian Jn (rows: separation rates, the convention of
- * engine_contact_jacobian), the tangent rows Jt of the contact frame, and the gaps s = -depth.
- * Positions follow the new velocities (semi-implicit), the attitude by the exponential-free
- * first-order update renormalised, as 001's time-stepping does.
+ * (EngineComplementaritySolver, engine.h). The engine assembles each island's system: M^-1 per
+ * body (mass, world inertia), f (gravity, the bodies' forces, applied wrenches, the gyroscopic
+ * term -w x I w, and the forces of force-law contacts inside the island, evaluated at the start
+ * of the step), per contact the Jacobian blocks of its normal row Jn (separation rate, the
+ * convention of engine_contact_jacobian) and tangent rows Jt, and the gaps s = -depth. The dense
+ * M and J (what Lemke and Fischer-Newton factor) are assembled only for solvers that ask for
+ * them: a pile of a thousand bodies stays O(n + m) per step. Positions follow the new velocities
+ * (semi-implicit), the attitude by the exponential-free first-order update renormalised, as
+ * 001's time-stepping does.
  *
  * Each step has a velocity pass (gaps clamped at zero) and, when a contact overlaps, a position
  * pass (split impulse: pseudo-velocities that move the bodies out of the overlap and are not
- * kept), so a contact discovered late never launches a body.
+ * kept, frictionless), so a contact discovered late never launches a body.
  *
- * The reference solver (engine_complementarity_reference) is projected Gauss-Seidel on the
- * velocity-level LCP 0 <= lambda_n _|_ Jn u+ + s / h >= 0: the contact distance after the step
- * is kept non-negative to first order (001 2.2's nu with the linearised s^{t+dt}). It has no
- * friction; the complementarity issue brings Lemke, Fischer-Newton, friction and PGS for piles.
+ * Which solver runs is the pairs' live "solver" property (engine_complementarity_for); the
+ * islands are partitioned once per advance (counting sort by island), so many small islands cost
+ * no more than one large one. A non-finite row (a NaN normal) or a failed solve stops the
+ * advance with the island and the reason; engine_advance keeps the last good state.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -29,37 +31,65 @@
 
 /* Contacts of a complementarity pair within this gap (m) take part in the solve. */
 #define RESOLVE_MARGIN 2e-3
+/* The largest dense system (doubles of M, M^-1, Jn, Jt: 400 MB) the engine assembles for a
+ * dense solver; a settled pile of a thousand spheres would need about 2 GB. */
+#define DENSE_LIMIT 5e7
+/* Sweeps of an iterative solver in the position pass: an overlap it leaves is pushed out at
+ * the next step (a quarter of the pile benchmark's solve time went here at full budget). */
+#define POSITION_PASS_SWEEPS 8
+
+/* The islands of one advance: stepped bodies and candidate contacts sorted by island
+ * (compressed rows: island k owns [start[k], start[k + 1]) of each list). */
+typedef struct IslandIndex {
+    int count;
+    int *island_of; /* engine body -> island number, or -1 (not stepped) */
+    int *local;     /* engine body -> velocity offset in the island being solved, or -1 */
+    int *bodies, *body_start;
+    int *candidates, *candidate_start; /* complementarity contacts touching the island */
+    int *forces, *force_start;         /* active force-law contacts touching it */
+    int *rows;                         /* scratch: this step's rows (engine contact indices) */
+} IslandIndex;
 
 typedef struct IslandWork {
     Engine *e;
+    const IslandIndex *index;
     int body_count, contact_count, force_count;
     const int *bodies;   /* engine body indices */
     const int *contacts; /* complementarity rows: engine contact indices */
     const int *forces;   /* force-law contacts acting through f */
-    int *local;          /* engine body -> island velocity offset, or -1 */
-    int dim;
+    int dim, bd;
     double h;
-    double *mass, *inv_mass, *force, *velocity, *jn, *jt, *gap, *mu, *mu_static;
+    bool dense;
+    double *mass, *inv_mass, *jn, *jt; /* dense, when the solver asks for it */
+    double *work;                      /* else the sparse solver's workspace */
+    size_t work_doubles;
+    double *mass_blocks, *inv_blocks; /* per body bd x bd */
+    EngineContactBlock *blocks;
+    uint64_t *ids;
+    Vec3 *frames;          /* per row: normal, t1, t2 */
+    EngineBodyState *pose; /* per island body (by offset / bd): its state at the step's start */
+    double *force, *velocity, *gap, *mu, *mu_static, *no_friction, *warm_n, *warm_t;
     double *lambda_n, *lambda_t, *u_next, *rhs;
     /* The split position correction: gaps for each pass, its impulses and pseudo-velocities. */
     double *gap_velocity, *gap_position, *lambda_p, *lambda_pt, *u_position, *zero;
 } IslandWork;
 
-static int body_dim(const Engine *e) {
-    return e->planar ? 3 : 6;
+/* Grows *buf to hold `doubles` (doubling); false when out of memory. */
+static bool reserve_doubles(double **buf, size_t *capacity, size_t doubles) {
+    if (doubles <= *capacity)
+        return true;
+    size_t cap = doubles > 2 * *capacity ? doubles : 2 * *capacity;
+    double *p = realloc(*buf, sizeof(double) * cap);
+    if (!p)
+        return false;
+    *buf = p;
+    *capacity = cap;
+    return true;
 }
 
-/* Scratch for an island of nb bodies and nc rows: (n^2 x 2) + n x 4 + nc x (n x 3 + 8). */
 static double *reserve_scratch(Engine *e, size_t doubles) {
-    if (doubles > e->resolve_capacity) {
-        size_t cap = doubles > 2 * e->resolve_capacity ? doubles : 2 * e->resolve_capacity;
-        double *p = realloc(e->resolve_scratch, sizeof(double) * cap);
-        if (!p)
-            return NULL;
-        e->resolve_scratch = p;
-        e->resolve_capacity = cap;
-    }
-    memset(e->resolve_scratch, 0, sizeof(double) * doubles);
+    if (!reserve_doubles(&e->resolve_scratch, &e->resolve_capacity, doubles))
+        return NULL;
     return e->resolve_scratch;
 }
 
@@ -74,16 +104,112 @@ static bool reserve_index(Engine *e, int ints) {
     return true;
 }
 
-/* Adds sign * (n, r x n) at body b's columns of the island, if b is in it (a body outside is
- * held: it adds no unknown). */
-static void add_row(const IslandWork *w, double *m, int rows, int row, int b, Vec3 n, Vec3 r,
-                    double sign) {
-    if (w->local[b] >= 0)
-        engine_add_jacobian_row(w->e, m, rows, row, w->local[b], n, r, sign);
+/* ===== Islands ===== */
+
+/* The island a contact belongs to: its first stepped body's, or -1. */
+static int contact_island(const IslandIndex *x, const EngineContact *c) {
+    if (x->island_of[c->body] >= 0)
+        return x->island_of[c->body];
+    return c->body_b >= 0 ? x->island_of[c->body_b] : -1;
+}
+
+/* Counting sort of `count` items into lists by their island (key < 0: dropped). */
+static void bucket(const int *key, int count, int islands, int *start, int *out) {
+    memset(start, 0, sizeof(int) * (size_t)(islands + 1));
+    for (int i = 0; i < count; i++)
+        if (key[i] >= 0)
+            start[key[i] + 1]++;
+    for (int k = 0; k < islands; k++)
+        start[k + 1] += start[k];
+    for (int i = 0; i < count; i++)
+        if (key[i] >= 0)
+            out[start[key[i]]++] = i;
+    for (int k = islands; k > 0; k--)
+        start[k] = start[k - 1];
+    start[0] = 0;
+}
+
+/* One pass over the stepped bodies and the contacts. Returns false when out of memory. */
+static bool index_islands(Engine *e, IslandIndex *x) {
+    int nb = e->body_count, nc = e->contact_count;
+    if (!reserve_index(e, 7 * nb + 4 * nc + 8)) /* the lists below, key: nb + nc */
+        return false;
+    int *p = e->resolve_index;
+    x->island_of = p;
+    x->local = p += nb;
+    x->bodies = p += nb;
+    x->body_start = p += nb;
+    x->candidates = p += nb + 1;
+    x->candidate_start = p += nc;
+    x->forces = p += nb + 1;
+    x->force_start = p += nc;
+    x->rows = p += nb + 1;
+    int *key = p + nc; /* nb + nc ints */
+    x->count = 0;
+    for (int b = 0; b < nb; b++)
+        x->island_of[b] = x->local[b] = -1;
+    for (int i = 0; i < e->stepped_count; i++) { /* roots first: islands numbered by root */
+        int b = e->stepped_bodies[i];
+        if (e->island_of_body[b] == b)
+            x->island_of[b] = x->count++;
+    }
+    for (int i = 0; i < e->stepped_count; i++) {
+        int b = e->stepped_bodies[i];
+        x->island_of[b] = x->island_of[e->island_of_body[b]];
+    }
+    for (int b = 0; b < nb; b++)
+        key[b] = x->island_of[b];
+    bucket(key, nb, x->count, x->body_start, x->bodies);
+    for (int pass = 0; pass < 2; pass++) { /* complementarity candidates, then force laws */
+        for (int ci = 0; ci < nc; ci++) {
+            const EngineContact *c = &e->contacts[ci];
+            bool force_law = e->pairs[c->pair].params.resolver == CONTACT_RESOLVER_FORCE_LAW;
+            bool wanted = pass == 0 ? !force_law : force_law && c->active;
+            key[ci] = wanted ? contact_island(x, c) : -1;
+        }
+        if (pass == 0)
+            bucket(key, nc, x->count, x->candidate_start, x->candidates);
+        else
+            bucket(key, nc, x->count, x->force_start, x->forces);
+    }
+    return true;
+}
+
+/* Island k's bodies get their velocity offsets in `local` while it is solved (bodies of other
+ * islands stay -1: held), and give them back after. */
+static void open_island(const Engine *e, IslandIndex *x, int k, bool open) {
+    int dim = 0;
+    for (int i = x->body_start[k]; i < x->body_start[k + 1]; i++) {
+        x->local[x->bodies[i]] = open ? dim : -1;
+        dim += e->planar ? 3 : 6;
+    }
+}
+
+/* Body b's velocity offset in the island being solved, or -1 (held: no unknown). */
+static int offset_in(const IslandWork *w, int b) {
+    return b < 0 ? -1 : w->index->local[b];
+}
+
+/* ===== Assembly ===== */
+
+/* Body b's state at the step's start: the island's cached copy, or the engine's for a body
+ * outside the island (held). */
+static EngineBodyState body_state(const IslandWork *w, int b) {
+    int o = offset_in(w, b);
+    return o >= 0 ? w->pose[o / w->bd] : engine_block_state(w->e, w->e->y, b);
+}
+
+/* Reads every island body's state once (engine_block_state renormalises the attitude: a tenth
+ * of a small pile's step went there when each contact read its two bodies). */
+static void read_poses(IslandWork *w) {
+    for (int i = 0; i < w->body_count; i++) {
+        int b = w->bodies[i];
+        w->pose[offset_in(w, b) / w->bd] = engine_block_state(w->e, w->e->y, b);
+    }
 }
 
 static void add_wrench(const IslandWork *w, int b, Vec3 f, Vec3 tau) {
-    int o = w->local[b];
+    int o = offset_in(w, b);
     if (o < 0)
         return;
     if (w->e->planar) {
@@ -97,22 +223,25 @@ static void add_wrench(const IslandWork *w, int b, Vec3 f, Vec3 tau) {
         w->force[o + i] += v[i];
 }
 
-/* M, M^-1, u and the bodies' own forces. */
+/* M and M^-1 per body, u and the bodies' own forces. */
 static void assemble_bodies(IslandWork *w) {
     const Engine *e = w->e;
-    int n = w->dim;
+    int bd = w->bd;
     for (int i = 0; i < w->body_count; i++) {
-        int b = w->bodies[i], o = w->local[b];
+        int b = w->bodies[i], o = offset_in(w, b);
         const EngineBody *body = &e->bodies[b];
-        EngineBodyState st = engine_block_state(e, e->y, b);
+        EngineBodyState st = w->pose[o / bd];
         Vec3 f = engine_body_own_force(e, body);
         Vec3 tau = engine_body_own_torque(body);
+        double *mb = w->mass_blocks + (size_t)o * bd, *ib = w->inv_blocks + (size_t)o * bd;
+        memset(mb, 0, sizeof(double) * (size_t)(bd * bd));
+        memset(ib, 0, sizeof(double) * (size_t)(bd * bd));
         if (e->planar) {
             double m3[3] = {body->mass, body->mass, body->inertia.y};
             double u3[3] = {st.vel.x, st.vel.z, st.angvel.y};
             for (int k = 0; k < 3; k++) {
-                w->mass[(o + k) + n * (o + k)] = m3[k];
-                w->inv_mass[(o + k) + n * (o + k)] = 1.0 / m3[k];
+                mb[k + 3 * k] = m3[k];
+                ib[k + 3 * k] = 1.0 / m3[k];
                 w->velocity[o + k] = u3[k];
             }
         } else {
@@ -121,11 +250,11 @@ static void assemble_bodies(IslandWork *w) {
             tau = vec3_sub(tau, vec3_cross(st.angvel, mat3_mul_vec(inertia, st.angvel)));
             double u6[6] = {st.vel.x, st.vel.y, st.vel.z, st.angvel.x, st.angvel.y, st.angvel.z};
             for (int k = 0; k < 3; k++) {
-                w->mass[(o + k) + n * (o + k)] = body->mass;
-                w->inv_mass[(o + k) + n * (o + k)] = 1.0 / body->mass;
+                mb[k + 6 * k] = body->mass;
+                ib[k + 6 * k] = 1.0 / body->mass;
                 for (int j = 0; j < 3; j++) {
-                    w->mass[(o + 3 + k) + n * (o + 3 + j)] = inertia.m[k][j];
-                    w->inv_mass[(o + 3 + k) + n * (o + 3 + j)] = inv.m[k][j];
+                    mb[(3 + k) + 6 * (3 + j)] = inertia.m[k][j];
+                    ib[(3 + k) + 6 * (3 + j)] = inv.m[k][j];
                 }
             }
             memcpy(w->velocity + o, u6, sizeof u6);
@@ -150,58 +279,190 @@ static void assemble_force_laws(IslandWork *w) {
     }
 }
 
-static void assemble_contacts(IslandWork *w) {
-    int m = w->contact_count;
-    for (int i = 0; i < m; i++) {
-        const EngineContact *c = &w->e->contacts[w->contacts[i]];
-        ContactKinematics k;
-        Vec3 ra, rb, t1, t2;
-        engine_contact_arms(w->e, w->e->y, c, w->e->t, &k, &ra, &rb);
-        vec3_tangent_basis(k.normal, &t1, &t2);
-        add_row(w, w->jn, m, i, c->body, k.normal, ra, 1.0);
-        add_row(w, w->jt, 2 * m, 2 * i, c->body, t1, ra, 1.0);
-        add_row(w, w->jt, 2 * m, 2 * i + 1, c->body, t2, ra, 1.0);
-        if (c->body_b >= 0) {
-            add_row(w, w->jn, m, i, c->body_b, k.normal, rb, -1.0);
-            add_row(w, w->jt, 2 * m, 2 * i, c->body_b, t1, rb, -1.0);
-            add_row(w, w->jt, 2 * m, 2 * i + 1, c->body_b, t2, rb, -1.0);
+/* One body's Jacobian block: rows (n, r x n) for the contact frame's three directions. */
+static void jacobian_block(const IslandWork *w, double j[3][6], const Vec3 *frame, Vec3 r,
+                           double sign) {
+    for (int row = 0; row < 3; row++) {
+        Vec3 n = frame[row], rxn = vec3_cross(r, n);
+        if (w->e->planar) {
+            double c3[3] = {n.x, n.z, rxn.y};
+            for (int k = 0; k < 3; k++)
+                j[row][k] = sign * c3[k];
+        } else {
+            double c6[6] = {n.x, n.y, n.z, rxn.x, rxn.y, rxn.z};
+            for (int k = 0; k < 6; k++)
+                j[row][k] = sign * c6[k];
         }
-        w->gap[i] = -k.depth;
-        w->mu[i] = c->params.friction_kinetic;
-        w->mu_static[i] = c->params.friction_static;
     }
 }
 
-/* out = base + M^-1 w->rhs (base Nullable: zero). */
+/* The previous step's impulse of contact c in this step's frame (zero for a new contact). */
+static void warm_start_row(IslandWork *w, int i, const EngineContact *c) {
+    const Vec3 *f = w->frames + 3 * i;
+    w->warm_n[i] = fmax(vec3_dot(c->warm_impulse, f[0]), 0.0);
+    w->warm_t[2 * i] = vec3_dot(c->warm_impulse, f[1]);
+    w->warm_t[2 * i + 1] = vec3_dot(c->warm_impulse, f[2]);
+}
+
+/* This step's rows: the island's candidates within the margin, their blocks and gaps. Returns
+ * the index of a non-finite row, or -1. */
+static int assemble_contacts(IslandWork *w, int *rows, const int *candidates, int count) {
+    Engine *e = w->e;
+    int m = 0;
+    for (int ci = 0; ci < count; ci++) {
+        const EngineContact *c = &e->contacts[candidates[ci]];
+        ContactKinematics k;
+        Vec3 ra, rb;
+        if (c->kind == CONTACT_MANIFOLD) { /* the geometry only: a pile has thousands */
+            EngineBodyState a = body_state(w, c->body), b;
+            if (c->body_b >= 0)
+                b = body_state(w, c->body_b);
+            engine_manifold_geometry(c, &a, c->body_b >= 0 ? &b : NULL, &k.depth, &k.normal, &ra,
+                                     &rb);
+        } else
+            engine_contact_arms(e, e->y, c, e->t, &k, &ra, &rb);
+        bool finite = isfinite(k.depth) && isfinite(k.normal.x) && isfinite(k.normal.y) &&
+                      isfinite(k.normal.z);
+        if (finite && !(k.depth > -RESOLVE_MARGIN))
+            continue;
+        rows[m] = candidates[ci];
+        if (!finite) {
+            w->contact_count = m + 1;
+            return m;
+        }
+        Vec3 *f = w->frames + 3 * m;
+        f[0] = k.normal;
+        vec3_tangent_basis(k.normal, &f[1], &f[2]);
+        EngineContactBlock *blk = &w->blocks[m];
+        blk->offset_a = offset_in(w, c->body);
+        blk->offset_b = offset_in(w, c->body_b);
+        memset(blk->ja, 0, sizeof blk->ja);
+        memset(blk->jb, 0, sizeof blk->jb);
+        if (blk->offset_a >= 0)
+            jacobian_block(w, blk->ja, f, ra, 1.0);
+        if (blk->offset_b >= 0)
+            jacobian_block(w, blk->jb, f, rb, -1.0);
+        w->gap[m] = -k.depth;
+        w->mu[m] = c->params.friction_kinetic;
+        w->mu_static[m] = fmax(c->params.friction_static, c->params.friction_kinetic);
+        w->ids[m] = c->kind == CONTACT_MANIFOLD ? ((uint64_t)1 << 32) | c->collision_id
+                                                : (uint64_t)candidates[ci];
+        warm_start_row(w, m, c);
+        m++;
+    }
+    w->contact_count = m;
+    return -1;
+}
+
+/* The dense M, M^-1, Jn, Jt from the blocks, for solvers that factor them (their own arena:
+ * the block scratch stays where it is). */
+static bool assemble_dense(IslandWork *w) {
+    int n = w->dim, m = w->contact_count, bd = w->bd;
+    size_t need = 2 * (size_t)n * (size_t)n + 3 * (size_t)m * (size_t)n;
+    Engine *e = w->e;
+    if (!reserve_doubles(&e->resolve_dense, &e->resolve_dense_capacity, need))
+        return false;
+    w->mass = e->resolve_dense;
+    w->inv_mass = w->mass + (size_t)n * (size_t)n;
+    w->jn = w->inv_mass + (size_t)n * (size_t)n;
+    w->jt = w->jn + (size_t)m * (size_t)n;
+    memset(w->mass, 0, sizeof(double) * (size_t)n * (size_t)n);
+    memset(w->inv_mass, 0, sizeof(double) * (size_t)n * (size_t)n);
+    memset(w->jn, 0, sizeof(double) * (size_t)m * (size_t)n);
+    memset(w->jt, 0, sizeof(double) * 2 * (size_t)m * (size_t)n);
+    for (int o = 0; o < n; o += bd)
+        for (int c = 0; c < bd; c++)
+            for (int r = 0; r < bd; r++) {
+                w->mass[(o + r) + n * (o + c)] = w->mass_blocks[(size_t)o * bd + r + bd * c];
+                w->inv_mass[(o + r) + n * (o + c)] = w->inv_blocks[(size_t)o * bd + r + bd * c];
+            }
+    for (int i = 0; i < m; i++) {
+        const EngineContactBlock *blk = &w->blocks[i];
+        for (int side = 0; side < 2; side++) {
+            int o = side ? blk->offset_b : blk->offset_a;
+            const double(*j)[6] = side ? blk->jb : blk->ja;
+            if (o < 0)
+                continue;
+            for (int k = 0; k < bd; k++) {
+                w->jn[i + m * (o + k)] += j[0][k];
+                w->jt[2 * i + 2 * m * (o + k)] += j[1][k];
+                w->jt[2 * i + 1 + 2 * m * (o + k)] += j[2][k];
+            }
+        }
+    }
+    return true;
+}
+
+/* A sparse solver's workspace: the dense arena, which it leaves unused. */
+static bool reserve_work(IslandWork *w) {
+    Engine *e = w->e;
+    size_t need = ENGINE_SOLVER_WORK(w->contact_count, w->dim);
+    if (!reserve_doubles(&e->resolve_dense, &e->resolve_dense_capacity, need))
+        return false;
+    w->work = e->resolve_dense;
+    w->work_doubles = need;
+    return true;
+}
+
+/* ===== Products in block form ===== */
+
+/* rhs += J^T (lambda_n, lambda_t) (lt Nullable: normal rows only). */
+static void add_jacobian_transpose(const IslandWork *w, const double *ln, const double *lt) {
+    for (int i = 0; i < w->contact_count; i++) {
+        const EngineContactBlock *blk = &w->blocks[i];
+        double l[3] = {ln[i], lt ? lt[2 * i] : 0.0, lt ? lt[2 * i + 1] : 0.0};
+        for (int side = 0; side < 2; side++) {
+            int o = side ? blk->offset_b : blk->offset_a;
+            const double(*j)[6] = side ? blk->jb : blk->ja;
+            if (o < 0)
+                continue;
+            for (int k = 0; k < w->bd; k++)
+                w->rhs[o + k] += j[0][k] * l[0] + j[1][k] * l[1] + j[2][k] * l[2];
+        }
+    }
+}
+
+/* out = base + M^-1 w->rhs, block by block (base Nullable: zero). */
 static void apply_inv_mass(const IslandWork *w, const double *base, double *out) {
-    int n = w->dim;
-    for (int r = 0; r < n; r++) {
-        double acc = 0.0;
-        for (int j = 0; j < n; j++)
-            acc += w->inv_mass[r + n * j] * w->rhs[j];
-        out[r] = (base ? base[r] : 0.0) + acc;
+    int bd = w->bd;
+    for (int o = 0; o < w->dim; o += bd) {
+        const double *ib = w->inv_blocks + (size_t)o * bd;
+        for (int r = 0; r < bd; r++) {
+            double acc = 0.0;
+            for (int c = 0; c < bd; c++)
+                acc += ib[r + bd * c] * w->rhs[o + c];
+            out[o + r] = (base ? base[o + r] : 0.0) + acc;
+        }
     }
 }
 
 /* u+ = u + M^-1 (h f + Jn^T lambda_n + Jt^T lambda_t) into out. */
 static void velocity_after(const IslandWork *w, const double *ln, const double *lt, double *out) {
-    int n = w->dim, m = w->contact_count;
-    for (int r = 0; r < n; r++) {
-        double g = w->h * w->force[r];
-        for (int i = 0; i < m; i++)
-            g += w->jn[i + m * r] * ln[i] + w->jt[2 * i + 2 * m * r] * lt[2 * i] +
-                 w->jt[2 * i + 1 + 2 * m * r] * lt[2 * i + 1];
-        w->rhs[r] = g;
-    }
+    for (int r = 0; r < w->dim; r++)
+        w->rhs[r] = w->h * w->force[r];
+    add_jacobian_transpose(w, ln, lt);
     apply_inv_mass(w, w->velocity, out);
+}
+
+/* Jn_i u: contact i's separation rate at velocities u. */
+static double normal_rate(const IslandWork *w, int i, const double *u) {
+    const EngineContactBlock *blk = &w->blocks[i];
+    double rate = 0.0;
+    for (int k = 0; k < w->bd; k++) {
+        if (blk->offset_a >= 0)
+            rate += blk->ja[0][k] * u[blk->offset_a + k];
+        if (blk->offset_b >= 0)
+            rate += blk->jb[0][k] * u[blk->offset_b + k];
+    }
+    return rate;
 }
 
 /* 001 2.2: the contact distances after a trial step (the points moved rigidly with their
  * bodies, engine_gap_after.c). */
 static void gap_after(void *ctx, const double *u_next, double *gap_out) {
     const IslandWork *w = ctx;
-    engine_island_gaps_after(w->e, w->contacts, w->contact_count, w->local, w->gap, w->h, u_next,
-                             gap_out);
+    engine_island_gaps_after(w->e, w->contacts, w->contact_count, w->index->local, w->gap, w->h,
+                             u_next, gap_out);
 }
 
 /* q+ = q + h G(q) (u+ + u_p) for every body of the island: the velocities become u+, the
@@ -209,9 +470,9 @@ static void gap_after(void *ctx, const double *u_next, double *gap_out) {
 static void integrate_positions(IslandWork *w) {
     Engine *e = w->e;
     for (int i = 0; i < w->body_count; i++) {
-        int b = w->bodies[i], o = w->local[b];
+        int b = w->bodies[i], o = offset_in(w, b);
         const double *u = w->u_next + o, *p = w->u_position + o;
-        EngineBodyState st = engine_block_state(e, e->y, b);
+        EngineBodyState st = w->pose[o / w->bd];
         if (e->planar) {
             st.vel = vec3(u[0], 0.0, u[1]);
             st.angvel = vec3(0.0, u[2], 0.0);
@@ -232,35 +493,175 @@ static void integrate_positions(IslandWork *w) {
     }
 }
 
-static IssimStatus run_solver(IslandWork *w, const EngineIslandSystem *sys,
-                              EngineIslandSolution *sol, IssimError *err) {
+/* ===== Solver choice and the step ===== */
+
+/* The solvers a pair's "solver" property names (ContactSolverKind order). A direct solver
+ * (Lemke, Fischer-Newton) joins with its row here and its name in contact.c. */
+static const EngineComplementaritySolver *solver_of_kind(int kind) {
+    switch (kind) {
+    case CONTACT_SOLVER_PGS:
+        return engine_complementarity_pgs();
+    case CONTACT_SOLVER_REFERENCE:
+        return engine_complementarity_reference();
+    case CONTACT_SOLVER_LEMKE:
+        return engine_complementarity_lemke();
+    case CONTACT_SOLVER_FISCHER_NEWTON:
+        return engine_complementarity_fischer_newton();
+    default:
+        return NULL;
+    }
+}
+
+/* The direct solver "auto" takes for small islands; NULL while none is built in. */
+static const EngineComplementaritySolver *auto_direct_solver(void) {
+    for (int k = 0; k < CONTACT_SOLVER_COUNT; k++) {
+        const EngineComplementaritySolver *s = solver_of_kind(k);
+        if (s && s->direct)
+            return s;
+    }
+    return NULL;
+}
+
+const EngineComplementaritySolver *engine_complementarity_for(int solver_kind, int contacts) {
+    if (solver_kind != CONTACT_SOLVER_AUTO)
+        return solver_of_kind(solver_kind);
+    const EngineComplementaritySolver *direct = auto_direct_solver();
+    if (direct && contacts <= ENGINE_AUTO_DIRECT_CONTACTS)
+        return direct;
+    return engine_complementarity_pgs();
+}
+
+/* The island's solver: the engine's override, else the first row's pair that names one. */
+static const EngineComplementaritySolver *island_solver(const IslandWork *w, int *kind) {
+    *kind = CONTACT_SOLVER_AUTO;
+    if (w->e->complementarity)
+        return w->e->complementarity;
+    for (int i = 0; i < w->contact_count && *kind == CONTACT_SOLVER_AUTO; i++)
+        *kind = (int)w->e->pairs[w->e->contacts[w->contacts[i]].pair].params.solver;
+    return engine_complementarity_for(*kind, w->contact_count);
+}
+
+static const char *island_name(const IslandWork *w) {
+    return w->e->bodies[w->bodies[0]].name;
+}
+
+/* A solver's answer is used only when every impulse is finite (a NaN would spread through
+ * the island's state). */
+static bool impulses_finite(int m, const EngineIslandSolution *sol) {
+    double total = 0.0;
+    for (int i = 0; i < m; i++)
+        total += sol->lambda_n[i] + sol->lambda_t[2 * i] + sol->lambda_t[2 * i + 1];
+    return isfinite(total);
+}
+
+static IssimStatus run_solver(IslandWork *w, const EngineComplementaritySolver *solver,
+                              const EngineIslandSystem *sys, EngineIslandSolution *sol,
+                              IssimError *err) {
     Engine *e = w->e;
-    const EngineComplementaritySolver *solver =
-        e->complementarity ? e->complementarity : engine_complementarity_reference();
     IssimError why = {0};
     if (solver->solve(e->complementarity ? e->complementarity_user : NULL, sys, sol, &why) ==
-        ISSIM_OK)
-        return ISSIM_OK;
+        ISSIM_OK) {
+        if (impulses_finite(sys->contacts, sol))
+            return ISSIM_OK;
+        issim_error_set(&why, ISSIM_ERR_NUMERIC, "it returned non-finite impulses");
+    }
     e->stats.complementarity_failures++;
     return issim_error_set(err, ISSIM_ERR_NUMERIC,
                            "complementarity solver %s failed on the island of %s (%d bodies, %d "
                            "contacts) at t = %.9g s: %s",
-                           solver->name, e->bodies[w->bodies[0]].name, w->body_count,
-                           w->contact_count, e->t, why.message);
+                           solver->name, island_name(w), w->body_count, w->contact_count, e->t,
+                           why.message);
 }
 
-static IssimStatus solve_step(IslandWork *w, int island, IssimError *err) {
+static IssimStatus bad_row(IslandWork *w, int row, IssimError *err) {
+    Engine *e = w->e;
+    const EngineContact *c = &e->contacts[w->contacts[row]];
+    const char *other = c->body_b >= 0 ? e->bodies[c->body_b].name
+                                       : thing_name(e->db, e->obstacles[c->obstacle].thing);
+    e->stats.complementarity_failures++;
+    return issim_error_set(err, ISSIM_ERR_NUMERIC,
+                           "island of %s (%d bodies) at t = %.9g s: the contact of %s and %s has "
+                           "a non-finite normal or depth; the step is refused",
+                           island_name(w), w->body_count, e->t, e->bodies[c->body].name,
+                           other ? other : "?");
+}
+
+static EngineIslandSystem island_system(IslandWork *w) {
+    return (EngineIslandSystem){.h = w->h,
+                                .dim = w->dim,
+                                .contacts = w->contact_count,
+                                .body_dim = w->bd,
+                                .mass = w->dense ? w->mass : NULL,
+                                .inv_mass = w->dense ? w->inv_mass : NULL,
+                                .jn = w->dense ? w->jn : NULL,
+                                .jt = w->dense ? w->jt : NULL,
+                                .inv_mass_blocks = w->inv_blocks,
+                                .blocks = w->blocks,
+                                .force = w->force,
+                                .velocity = w->velocity,
+                                .gap = w->gap_velocity,
+                                .mu = w->mu,
+                                .mu_static = w->mu_static,
+                                .contact_id = w->ids,
+                                .warm_n = w->warm_n,
+                                .warm_t = w->warm_t,
+                                .work = w->dense ? NULL : w->work,
+                                .work_doubles = w->dense ? 0 : w->work_doubles,
+                                .gap_after = gap_after,
+                                .ctx = w};
+}
+
+/* Split impulse: pseudo-velocities u_p = M^-1 Jn^T lambda_p that close the overlaps in one step
+ * without friction and without staying in the velocities. */
+static IssimStatus position_pass(IslandWork *w, const EngineComplementaritySolver *solver,
+                                 const EngineIslandSystem *sys, IssimError *err) {
     int n = w->dim, m = w->contact_count;
-    memset(w->force, 0, sizeof(double) * (size_t)n);
-    memset(w->mass, 0, sizeof(double) * (size_t)n * (size_t)n);
-    memset(w->inv_mass, 0, sizeof(double) * (size_t)n * (size_t)n);
-    memset(w->jn, 0, sizeof(double) * (size_t)m * (size_t)n);
-    memset(w->jt, 0, sizeof(double) * 2 * (size_t)m * (size_t)n);
-    memset(w->lambda_n, 0, sizeof(double) * (size_t)m);
-    memset(w->lambda_t, 0, sizeof(double) * 2 * (size_t)m);
-    assemble_bodies(w);
-    assemble_force_laws(w);
-    assemble_contacts(w);
+    EngineIslandSystem push = *sys;
+    push.force = w->zero;
+    push.velocity = w->zero;
+    push.gap = w->gap_position;
+    push.mu = w->no_friction;
+    push.mu_static = w->no_friction;
+    push.warm_n = NULL;
+    push.warm_t = NULL;
+    push.max_sweeps = POSITION_PASS_SWEEPS;
+    push.same_rows = true;
+    memset(w->lambda_p, 0, sizeof(double) * 3 * (size_t)m);
+    EngineIslandSolution out = {.lambda_n = w->lambda_p, .lambda_t = w->lambda_pt};
+    if (run_solver(w, solver, &push, &out, err) != ISSIM_OK)
+        return ISSIM_ERR_NUMERIC;
+    memset(w->rhs, 0, sizeof(double) * (size_t)n);
+    add_jacobian_transpose(w, w->lambda_p, NULL);
+    apply_inv_mass(w, NULL, w->u_position);
+    return ISSIM_OK;
+}
+
+static IssimStatus solve_step(IslandWork *w, IssimError *err) {
+    int n = w->dim, m = w->contact_count;
+    const EngineComplementaritySolver *solver = NULL;
+    int kind = CONTACT_SOLVER_AUTO;
+    if (m > 0) {
+        solver = island_solver(w, &kind);
+        if (!solver)
+            return issim_error_set(err, ISSIM_ERR_INVALID,
+                                   "island of %s: solver \"%s\" is not built in", island_name(w),
+                                   contact_solver_name((ContactSolverKind)kind));
+        w->dense = !solver->sparse;
+        double dense_doubles = 2.0 * n * n + 3.0 * m * n;
+        if (w->dense && dense_doubles > DENSE_LIMIT)
+            return issim_error_set(err, ISSIM_ERR_INVALID,
+                                   "solver %s needs the dense system of the island of %s (%d "
+                                   "bodies, %d contacts: %.3g GB); the island is too large for "
+                                   "it: choose solver \"pgs\" for its pairs",
+                                   solver->name, island_name(w), w->body_count, m,
+                                   8e-9 * dense_doubles);
+        bool room = w->dense ? assemble_dense(w) : reserve_work(w);
+        if (!room)
+            return issim_error_set(err, ISSIM_ERR_NOMEM,
+                                   "out of memory for the system of the island of %s",
+                                   island_name(w));
+    }
+    memset(w->lambda_n, 0, sizeof(double) * 3 * (size_t)m);
     /* Velocity pass: a separated contact may close by its gap in the step, an overlapping one
      * may not deepen (gap 0). Position pass (split impulse): an overlap found late (a body
      * faster than the collision margin per step) is pushed out by pseudo-velocities that move
@@ -272,122 +673,56 @@ static IssimStatus solve_step(IslandWork *w, int island, IssimError *err) {
     for (int i = 0; i < m; i++) {
         w->gap_velocity[i] = fmax(w->gap[i], 0.0);
         w->gap_position[i] = fmin(w->gap[i], 0.0);
+        w->no_friction[i] = 0.0;
         overlap = overlap || w->gap[i] < 0.0;
     }
-    EngineIslandSystem sys = {.h = w->h,
-                              .dim = n,
-                              .contacts = m,
-                              .mass = w->mass,
-                              .inv_mass = w->inv_mass,
-                              .force = w->force,
-                              .velocity = w->velocity,
-                              .jn = w->jn,
-                              .jt = w->jt,
-                              .gap = w->gap_velocity,
-                              .mu = w->mu,
-                              .mu_static = w->mu_static,
-                              .gap_after = gap_after,
-                              .ctx = w};
+    EngineIslandSystem sys = island_system(w);
     EngineIslandSolution sol = {.lambda_n = w->lambda_n, .lambda_t = w->lambda_t};
-    if (m > 0 && run_solver(w, &sys, &sol, err) != ISSIM_OK)
+    if (m > 0 && run_solver(w, solver, &sys, &sol, err) != ISSIM_OK)
         return ISSIM_ERR_NUMERIC;
-    (void)island;
     velocity_after(w, w->lambda_n, w->lambda_t, w->u_next);
-    if (overlap) {
-        EngineIslandSystem push = sys;
-        push.force = w->zero;
-        push.velocity = w->zero;
-        push.gap = w->gap_position;
-        memset(w->lambda_p, 0, sizeof(double) * 3 * (size_t)m);
-        EngineIslandSolution out = {.lambda_n = w->lambda_p, .lambda_t = w->lambda_pt};
-        if (run_solver(w, &push, &out, err) != ISSIM_OK)
-            return ISSIM_ERR_NUMERIC;
-        /* u_p = M^-1 Jn^T lambda_p: the pseudo-velocity that closes the overlap in one step
-         * (Jn^T lambda_p into rhs first, then one product) */
-        for (int c = 0; c < n; c++) {
-            double g = 0.0;
-            for (int i = 0; i < m; i++)
-                g += w->jn[i + m * c] * w->lambda_p[i];
-            w->rhs[c] = g;
-        }
-        apply_inv_mass(w, NULL, w->u_position);
-    }
+    if (overlap && position_pass(w, solver, &sys, err) != ISSIM_OK)
+        return ISSIM_ERR_NUMERIC;
     integrate_positions(w);
     return ISSIM_OK;
 }
 
-/* The island's bodies (ascending) and its contacts: rows of complementarity pairs within the
- * margin, and active force-law contacts. Returns false when out of memory. */
-static bool gather_island(Engine *e, int root, IslandWork *w) {
-    int need = 2 * e->body_count + 2 * e->contact_count + 4;
-    if (!reserve_index(e, need))
-        return false;
-    int *bodies = e->resolve_index, *local = bodies + e->body_count;
-    int *rows = local + e->body_count, *forces = rows + e->contact_count;
-    int nb = 0, dim = 0;
-    for (int i = 0; i < e->body_count; i++)
-        local[i] = -1;
-    for (int i = 0; i < e->stepped_count; i++) {
-        int b = e->stepped_bodies[i];
-        if (e->island_of_body[b] != root)
-            continue;
-        bodies[nb++] = b;
-        local[b] = dim;
-        dim += body_dim(e);
-    }
-    int nr = 0, nf = 0;
-    for (int ci = 0; ci < e->contact_count; ci++) {
-        const EngineContact *c = &e->contacts[ci];
-        bool mine = local[c->body] >= 0 || (c->body_b >= 0 && local[c->body_b] >= 0);
-        if (!mine)
-            continue;
-        if (e->pairs[c->pair].params.resolver == CONTACT_RESOLVER_FORCE_LAW) {
-            if (c->active)
-                forces[nf++] = ci;
-            continue;
-        }
-        ContactKinematics k;
-        engine_contact_kinematics(e, e->y, c, e->t, &k, NULL, NULL);
-        if (k.depth > -RESOLVE_MARGIN)
-            rows[nr++] = ci;
-    }
-    *w = (IslandWork){.e = e,
-                      .body_count = nb,
-                      .contact_count = nr,
-                      .force_count = nf,
-                      .bodies = bodies,
-                      .contacts = rows,
-                      .forces = forces,
-                      .local = local,
-                      .dim = dim};
-    return true;
-}
-
-static bool carve_scratch(Engine *e, IslandWork *w) {
-    size_t n = (size_t)w->dim, m = (size_t)w->contact_count;
-    size_t total = 2 * n * n + 6 * n + 3 * m * n + 13 * m + 8;
+/* Scratch of one island step in doubles (blocks and ids carved from the same arena). */
+static bool carve_scratch(Engine *e, IslandWork *w, int max_rows) {
+    size_t n = (size_t)w->dim, m = (size_t)max_rows, bd = (size_t)w->bd;
+    size_t block_doubles = (sizeof(EngineContactBlock) + sizeof(double) - 1) / sizeof(double);
+    size_t pose_doubles = (sizeof(EngineBodyState) + sizeof(double) - 1) / sizeof(double);
+    size_t bodies = n / bd;
+    size_t total =
+        2 * n * bd + 6 * n + bodies * pose_doubles + m * (block_doubles + 1 + 9 + 17) + 8;
     double *p = reserve_scratch(e, total);
     if (!p)
         return false;
-    w->mass = p;
-    w->inv_mass = w->mass + n * n;
-    w->force = w->inv_mass + n * n;
-    w->velocity = w->force + n;
-    w->u_next = w->velocity + n;
-    w->rhs = w->u_next + n;
-    w->jn = w->rhs + n;
-    w->jt = w->jn + m * n;
-    w->gap = w->jt + 2 * m * n;
-    w->mu = w->gap + m;
-    w->mu_static = w->mu + m;
-    w->lambda_n = w->mu_static + m;
-    w->lambda_t = w->lambda_n + m;
-    w->gap_velocity = w->lambda_t + 2 * m;
-    w->gap_position = w->gap_velocity + m;
-    w->lambda_p = w->gap_position + m;
-    w->lambda_pt = w->lambda_p + m;
-    w->u_position = w->lambda_pt + 2 * m;
-    w->zero = w->u_position + n;
+    w->mass_blocks = p;
+    w->inv_blocks = p += n * bd;
+    w->force = p += n * bd;
+    w->velocity = p += n;
+    w->u_next = p += n;
+    w->rhs = p += n;
+    w->u_position = p += n;
+    w->zero = p += n;
+    w->pose = (EngineBodyState *)(p += n);
+    w->blocks = (EngineContactBlock *)(p += bodies * pose_doubles);
+    w->ids = (uint64_t *)(p += m * block_doubles);
+    w->frames = (Vec3 *)(p += m);
+    w->gap = p += 9 * m;
+    w->mu = p += m;
+    w->mu_static = p += m;
+    w->no_friction = p += m;
+    w->warm_n = p += m;
+    w->warm_t = p += m;
+    w->lambda_n = p += 2 * m; /* lambda_n, lambda_t contiguous (3m) */
+    w->lambda_t = p += m;
+    w->lambda_p = p += 2 * m; /* lambda_p, lambda_pt contiguous (3m) */
+    w->lambda_pt = p += m;
+    w->gap_velocity = p += 2 * m;
+    w->gap_position = p += m;
+    memset(w->force, 0, sizeof(double) * n);
     return true;
 }
 
@@ -401,17 +736,26 @@ bool engine_contact_time_stepped(const Engine *e, const EngineContact *c) {
 
 /* A row is active while it carries force or overlaps after the step; onset and end are events
  * as for force laws, and the model's history (friction state, model-owned state) begins and ends
- * with them. */
+ * with them. Each row keeps its impulse (world) as the next step's warm start. */
 static void update_row_activity(IslandWork *w, double t) {
     Engine *e = w->e;
     for (int i = 0; i < w->contact_count; i++) {
         EngineContact *c = &e->contacts[w->contacts[i]];
-        ContactKinematics k;
-        engine_contact_kinematics(e, e->y, c, t, &k, NULL, NULL);
+        const Vec3 *f = w->frames + 3 * i;
+        Vec3 friction = vec3_add(vec3_scale(f[1], w->lambda_t[2 * i]),
+                                 vec3_scale(f[2], w->lambda_t[2 * i + 1]));
+        c->warm_impulse = vec3_mad(friction, w->lambda_n[i], f[0]);
         c->resolved_force = w->lambda_n[i] / w->h;
-        bool want = w->lambda_n[i] > 0.0 || k.depth > 0.0;
+        c->resolved_friction = vec3_scale(friction, 1.0 / w->h);
+        /* The depth after the step, linearised (the solve's own model of it); the exact
+         * kinematics only when the activity changes and an event needs them. */
+        double depth =
+            -(w->gap[i] + w->h * (normal_rate(w, i, w->u_next) + normal_rate(w, i, w->u_position)));
+        bool want = w->lambda_n[i] > 0.0 || depth > 0.0;
         if (want == c->active)
             continue;
+        ContactKinematics k;
+        engine_contact_kinematics(e, e->y, c, t, &k, NULL, NULL);
         EngineEvent ev = engine_contact_event(c, t, -k.depth_rate);
         c->active = want;
         if (want) {
@@ -422,6 +766,8 @@ static void update_row_activity(IslandWork *w, double t) {
         } else {
             engine_contact_end(e, c);
             c->resolved_force = 0.0;
+            c->resolved_friction = vec3(0.0, 0.0, 0.0);
+            c->warm_impulse = vec3(0.0, 0.0, 0.0);
             ev.kind = ENGINE_EVENT_CONTACT_END;
             ev.duration = t - c->t_begin;
         }
@@ -430,33 +776,58 @@ static void update_row_activity(IslandWork *w, double t) {
     }
 }
 
+/* One time step of island k at time t. */
+static IssimStatus island_step(Engine *e, const IslandIndex *x, int k, double t, double h,
+                               IssimError *err) {
+    int c0 = x->candidate_start[k], nc = x->candidate_start[k + 1] - c0;
+    IslandWork w = {.e = e,
+                    .index = x,
+                    .body_count = x->body_start[k + 1] - x->body_start[k],
+                    .bodies = x->bodies + x->body_start[k],
+                    .force_count = x->force_start[k + 1] - x->force_start[k],
+                    .forces = x->forces + x->force_start[k],
+                    .contacts = x->rows + c0,
+                    .bd = e->planar ? 3 : 6,
+                    .h = h};
+    w.dim = w.body_count * w.bd;
+    if (!carve_scratch(e, &w, nc))
+        return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for the island of %s",
+                               e->bodies[w.bodies[0]].name);
+    e->t = t; /* contact kinematics are evaluated at the island's own time */
+    read_poses(&w);
+    int bad = assemble_contacts(&w, x->rows + c0, x->candidates + c0, nc);
+    if (bad >= 0)
+        return bad_row(&w, bad, err);
+    assemble_bodies(&w);
+    assemble_force_laws(&w);
+    IssimStatus s = solve_step(&w, err);
+    if (s != ISSIM_OK)
+        return s;
+    e->stats.complementarity_steps++;
+    update_row_activity(&w, t + h);
+    return ISSIM_OK;
+}
+
 IssimStatus engine_resolve_complementarity(Engine *e, double t_start, double t_target,
                                            IssimError *err) {
     double t_saved = e->t;
-    for (int i = 0; i < e->stepped_count; i++) {
-        int root = e->island_of_body[e->stepped_bodies[i]];
-        if (root != e->stepped_bodies[i])
-            continue; /* an island is advanced once, at its root (its smallest body index) */
+    IslandIndex x;
+    if (!index_islands(e, &x))
+        return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for islands");
+    for (int k = 0; k < x.count; k++) {
+        open_island(e, &x, k, true);
         for (double t = t_start; t < t_target;) {
             double h = fmin(e->dt, t_target - t);
             if (t_target - (t + h) < 1e-12 * e->dt)
                 h = t_target - t;
-            e->t = t; /* contact kinematics are evaluated at the island's own time */
-            IslandWork w;
-            if (!gather_island(e, root, &w) || !carve_scratch(e, &w)) {
-                e->t = t_saved;
-                return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for an island");
-            }
-            w.h = h;
-            IssimStatus s = solve_step(&w, root, err);
+            IssimStatus s = island_step(e, &x, k, t, h, err);
             if (s != ISSIM_OK) {
                 e->t = t_saved;
                 return s;
             }
-            e->stats.complementarity_steps++;
             t = (h == t_target - t) ? t_target : t + h;
-            update_row_activity(&w, t);
         }
+        open_island(e, &x, k, false);
     }
     e->t = t_saved;
     return ISSIM_OK;

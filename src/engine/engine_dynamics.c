@@ -68,27 +68,48 @@ void engine_block_store(const Engine *e, double *y, int body, const EngineBodySt
 /* Kinematics of a manifold contact: the points found by the last collision update ride on
  * their bodies; depth = (p_b - p_a) . n with n fixed in B's frame (000 3.6: minus the signed
  * MTD). arm_b (Nullable) receives the offset of the point on B from B's centre of mass. */
+/* The manifold contact's geometry from the two bodies' states (b Nullable: a static B): the
+ * world normal, the two points and their arms from the centres of mass. Round shapes anchor at
+ * the core point, the surface point the radius away from it along the normal (EngineContact). */
+static void manifold_points(const EngineContact *c, const EngineBodyState *a,
+                            const EngineBodyState *b, Vec3 *n, Vec3 *pa, Vec3 *pb, Vec3 *ra,
+                            Vec3 *rb) {
+    *n = c->normal_b;
+    *pb = c->local_b;
+    *rb = vec3(0, 0, 0);
+    if (b) {
+        *n = quat_rotate(b->orient, c->normal_b);
+        *rb = vec3_mad(quat_rotate(b->orient, c->local_b), c->radius_b, *n);
+        *pb = vec3_add(b->pos, *rb);
+    }
+    *ra = vec3_mad(quat_rotate(a->orient, c->local_a), -c->radius_a, *n);
+    *pa = vec3_add(a->pos, *ra);
+}
+
+void engine_manifold_geometry(const EngineContact *c, const EngineBodyState *a,
+                              const EngineBodyState *b, double *depth, Vec3 *normal, Vec3 *arm_a,
+                              Vec3 *arm_b) {
+    Vec3 pa, pb;
+    manifold_points(c, a, b, normal, &pa, &pb, arm_a, arm_b);
+    *depth = vec3_dot(vec3_sub(pb, pa), *normal);
+}
+
 void engine_manifold_kinematics(const Engine *e, const double *y, const EngineContact *c, double t,
                                 ContactKinematics *k, Vec3 *point, Vec3 *arm_a, Vec3 *arm_b) {
-    EngineBodyState a = engine_block_state(e, y, c->body);
-    Vec3 pb = c->local_b, vb = {0, 0, 0}, n = c->normal_b, rb = {0, 0, 0};
-    Vec3 wb = {0, 0, 0};
+    EngineBodyState a = engine_block_state(e, y, c->body), b;
+    Vec3 vb = {0, 0, 0}, wb = {0, 0, 0}, n, pa, pb, ra, rb;
     Quat qb = quat_identity();
     double inv_mass = 1.0 / e->bodies[c->body].mass;
     if (c->body_b >= 0) {
-        EngineBodyState b = engine_block_state(e, y, c->body_b);
+        b = engine_block_state(e, y, c->body_b);
         qb = b.orient;
-        n = quat_rotate(b.orient, c->normal_b);
-        rb = vec3_mad(quat_rotate(b.orient, c->local_b), c->radius_b, n);
-        pb = vec3_add(b.pos, rb);
-        vb = spatial_point_velocity(b.vel, b.angvel, rb);
-        wb = b.angvel;
         inv_mass += 1.0 / e->bodies[c->body_b].mass;
     }
-    /* Round shapes: the anchor is the core point, the surface point the radius away from it
-     * along the normal (see EngineContact). */
-    Vec3 ra = vec3_mad(quat_rotate(a.orient, c->local_a), -c->radius_a, n);
-    Vec3 pa = vec3_add(a.pos, ra);
+    manifold_points(c, &a, c->body_b >= 0 ? &b : NULL, &n, &pa, &pb, &ra, &rb);
+    if (c->body_b >= 0) {
+        vb = spatial_point_velocity(b.vel, b.angvel, rb);
+        wb = b.angvel;
+    }
     Vec3 va = spatial_point_velocity(a.vel, a.angvel, ra);
     Vec3 gap = vec3_sub(pb, pa);
     Vec3 rel = vec3_sub(va, vb); /* velocity of A's point relative to B's */

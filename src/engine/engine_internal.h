@@ -37,13 +37,13 @@ typedef struct EngineBody {
     double radius;
     int block;
     int velocity_offset;
-    bool shaped;     /* has a collision shape (else: contact vertices against planes) */
-    Shape shape;     /* body frame, centre of mass at the origin */
-    Hull *hull;      /* owned, for shape = hull */
+    bool shaped;             /* has a collision shape (else: contact vertices against planes) */
+    Shape shape;             /* body frame, centre of mass at the origin */
+    Hull *hull;              /* owned, for shape = hull */
     ContactMap *contact_map; /* owned reference, or NULL (engine_maps.c) */
-    int world_index; /* in the collision world, or -1 */
-    double reach;    /* farthest vertex or shape point from the centre of mass, m (sleep test) */
-    bool asleep;     /* in equilibrium: frozen, not integrated (engine_sleep.c) */
+    int world_index;         /* in the collision world, or -1 */
+    double reach; /* farthest vertex or shape point from the centre of mass, m (sleep test) */
+    bool asleep;  /* in equilibrium: frozen, not integrated (engine_sleep.c) */
     /* The resolver of the body's island this advance (engine_step.c): force-law bodies are
      * integrated by CVODE / RK4 (awake_bodies), the others by their resolver's stage. */
     ContactResolverKind resolver;
@@ -102,7 +102,7 @@ typedef struct EngineContact {
      * manifold contact stays inactive until its depth falls to zero, so it begins again only at
      * the next onset, as vertex contacts do through their roots. */
     bool released;
-    double load;      /* manifold: App. C constraint force holding it still, N (engine_sleep.c) */
+    double load; /* manifold: App. C constraint force holding it still, N (engine_sleep.c) */
     double load_lo, load_hi; /* manifold: the model's restitution and compression forces, N */
     uint32_t id;             /* issued at onset, persistent while active */
     double t_begin;
@@ -115,6 +115,10 @@ typedef struct EngineContact {
     /* Complementarity rows: the normal force of the last time step (lambda_n / h, N), which the
      * contact reports show; the solver, not the geometry, decides their activity. */
     double resolved_force;
+    Vec3 resolved_friction; /* and its friction force (world, N) */
+    /* Complementarity rows: the contact's total impulse of its last time step (world, N s,
+     * normal and friction), the warm start of the next solve (engine_complementarity.c). */
+    Vec3 warm_impulse;
     /* The pair's parameters for this contact (damping derived with this body's mass). Last:
      * checkpoints save a contact up to here and take the pair's current parameters back. */
     ContactParams params;
@@ -268,7 +272,9 @@ struct Engine {
      * never inside a time step once islands stop growing. */
     double *resolve_scratch;
     size_t resolve_capacity;
-    int *resolve_index; /* 2 * (body_count + contact_capacity) */
+    double *resolve_dense; /* the dense M, J of islands whose solver factors them */
+    size_t resolve_dense_capacity;
+    int *resolve_index; /* island index: 7 body_count + 4 contact_count + 8 */
     int resolve_index_capacity;
 
     int var_count;
@@ -312,6 +318,12 @@ void engine_contact_kinematics(const Engine *e, const double *y, const EngineCon
                                ContactKinematics *k, Vec3 *point, Vec3 *arm);
 void engine_manifold_kinematics(const Engine *e, const double *y, const EngineContact *c, double t,
                                 ContactKinematics *k, Vec3 *point, Vec3 *arm_a, Vec3 *arm_b);
+/* The geometry of manifold contact c from its bodies' states (b NULL: a static B) only (what a
+ * time-stepping solver needs): depth, world normal (from B into A), the points' offsets from
+ * the two centres of mass. */
+void engine_manifold_geometry(const EngineContact *c, const EngineBodyState *a,
+                              const EngineBodyState *b, double *depth, Vec3 *normal, Vec3 *arm_a,
+                              Vec3 *arm_b);
 /* Kinematics of contact c in state y with the offsets of its points from the two centres of
  * mass (arm_b zero for a vertex contact or a fixed B). */
 void engine_contact_arms(const Engine *e, const double *y, const EngineContact *c, double t,
@@ -475,7 +487,6 @@ void engine_collide_now(Engine *e);
 /* Replaces the manifold contacts by world contacts computed with poses (Nullable: the current
  * state's), keeping what persists. */
 void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, const Pose *poses);
-
 
 /* ===== Contact-response maps (engine_maps.c) ===== */
 /* Loads every body's contact_map (a file, or "flat K ..." / "transient K PEAK DECAY ...") and

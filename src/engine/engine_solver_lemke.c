@@ -280,7 +280,8 @@ static IssimStatus lemke_solve(void *user, const EngineIslandSystem *sys, Engine
     return st;
 }
 
-static const EngineComplementaritySolver lemke_solver = {.name = SOLVER, .solve = lemke_solve};
+static const EngineComplementaritySolver lemke_solver = {
+    .name = SOLVER, .solve = lemke_solve, .direct = true};
 
 const EngineComplementaritySolver *engine_complementarity_lemke(void) {
     return &lemke_solver;

@@ -100,7 +100,8 @@ static IssimStatus newton_solve(void *user, const EngineIslandSystem *sys,
     return s;
 }
 
-static const EngineComplementaritySolver newton_solver = {.name = SOLVER, .solve = newton_solve};
+static const EngineComplementaritySolver newton_solver = {
+    .name = SOLVER, .solve = newton_solve, .direct = true};
 
 const EngineComplementaritySolver *engine_complementarity_fischer_newton(void) {
     return &newton_solver;

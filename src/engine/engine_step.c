@@ -50,6 +50,7 @@ IssimStatus engine_islands_init(Engine *e, IssimError *err) {
 
 void engine_islands_free(Engine *e) {
     free(e->resolve_scratch);
+    free(e->resolve_dense);
     free(e->resolve_index);
     free(e->stepped_bodies);
     free(e->island_of_body);

@@ -23,6 +23,9 @@ void testlog_clear(void);
 /* Absolute path of a file in the source tree (ISSIM_SOURCE_DIR, or the working directory).
  * Returns a static buffer per call slot (4 rotating buffers). */
 const char *test_source_path(const char *relative);
+/* An engine (default options) for the scene at `relative` in the source tree; fails the current
+ * test with the loader's or the engine's message. engine_destroy it. */
+Engine *test_engine_from_scene(const char *relative);
 /* Runs the issim executable ($ISSIM_BINARY, else build/issim) with args (shell words) from the
  * source directory, stdout and stderr into out (NUL-terminated, truncated to size). Returns its
  * exit status, -1 when it did not exit. */

@@ -16,6 +16,7 @@ int bench_lcp(int argc, char **argv);
 
 /* Monotonic clock, seconds. */
 double bench_now(void);
+int bench_piles(int argc, char **argv);
 
 /* Sorts samples in place and returns the q-quantile (0..1) by nearest rank. */
 double bench_quantile(double *samples, int n, double q);

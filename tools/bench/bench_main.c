@@ -55,6 +55,8 @@ int main(int argc, char **argv) {
         return bench_display(argc - 1, argv + 1);
     if (strcmp(which, "mapgen") == 0)
         return bench_mapgen(argc - 1, argv + 1);
+    if (strcmp(which, "sphere_pile") == 0 || strcmp(which, "pile") == 0)
+        return bench_piles(argc - 1, argv + 1); /* long: not part of "all" */
     if (strcmp(which, "all") == 0) {
         int rc = bench_engine(argc - 1, argv + 1);
         rc |= bench_registry(argc - 1, argv + 1);
@@ -67,6 +69,6 @@ int main(int argc, char **argv) {
     }
     fprintf(stderr, "usage: issim-bench "
                     "[all|engine|registry|collision|contact|contact_map|dynamics|lcp|display|"
-                    "haptics|mapgen]\n");
+                    "haptics|mapgen|sphere_pile [N ...]|pile]\n");
     return 2;
 }

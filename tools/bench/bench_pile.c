@@ -1,0 +1,351 @@
+/* Pile benchmarks (issue 15): wall time and largest penetration of scenes/sphere_pile.lua in
+ * complementarity mode at N = 100 and N = 1000 spheres, side by side with ODE 0.16's
+ * dWorldQuickStep on the same spheres (20 iterations, ERP 0.2, CFM 1e-10, Coulomb friction
+ * mu = 1 by ODE's friction pyramid, dContactApprox1), and the real-time factor of the mixed
+ * 240-body scenes/pile.lua with its pairs switched to complementarity.
+ *
+ *   issim-bench sphere_pile [N ...]    (default 100 1000)
+ *   issim-bench pile
+ *
+ * Both simulators advance 2000 steps of 1 ms; the wall time covers the steps only. The largest
+ * penetration is measured the same way for both, from the sphere centres after every step
+ * (sphere-sphere: 2 r - distance; sphere-plane: r - distance), over the whole run. ODE is a
+ * benchmark-only dependency (CMake finds it; without it issim runs alone). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench.h"
+#include "issim/engine.h"
+#include "issim/io.h"
+
+#ifdef ISSIM_BENCH_ODE
+#include <ode/ode.h>
+#endif
+
+#define PILE_RADIUS 0.02
+#define PILE_HALF_WIDTH 0.2
+#define PILE_DT 1e-3
+#define PILE_STEPS 2000
+
+static const char *source_dir(void) {
+    const char *root = getenv("ISSIM_SOURCE_DIR");
+    return root ? root : ".";
+}
+
+/* The scene's text (malloc'd) with the rest of the first line that starts with `prefix` (NULL:
+ * none) replaced by `replacement`: the loader has no scene parameters. */
+static char *scene_source(const char *scene, const char *prefix, const char *replacement) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/scenes/%s", source_dir(), scene);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *text = malloc((size_t)size + 64);
+    if (!text || fread(text, 1, (size_t)size, f) != (size_t)size) {
+        fclose(f);
+        free(text);
+        return NULL;
+    }
+    fclose(f);
+    text[size] = '\0';
+    char *line = prefix ? strstr(text, prefix) : NULL;
+    if (line) {
+        char *end = strchr(line, '\n');
+        size_t len = strlen(replacement), tail = strlen(end);
+        if (len <= 48) { /* the 64 spare bytes */
+            memmove(line + len, end, tail + 1);
+            memcpy(line, replacement, len);
+        }
+    }
+    return text;
+}
+
+/* scenes/sphere_pile.lua at n spheres. */
+static char *pile_source(int n) {
+    char count[48];
+    snprintf(count, sizeof count, "local count = %d", n);
+    return scene_source("sphere_pile.lua", "local count = ", count);
+}
+
+static Engine *engine_from_text(const char *name, const char *text) {
+    ThingDb *db = NULL;
+    IssimError err = {0};
+    if (scene_load_string(name, text, strlen(text), NULL, &db, &err) != ISSIM_OK) {
+        fprintf(stderr, "bench: %s\n", err.message);
+        return NULL;
+    }
+    EngineOptions o = engine_options_default();
+    o.profile_stages = true; /* two clock reads per stage: negligible against a pile step */
+    char assets[1024];
+    snprintf(assets, sizeof assets, "%s", source_dir());
+    o.asset_dir = assets;
+    Engine *e = engine_create(db, &o, &err);
+    thingdb_destroy(db);
+    if (!e)
+        fprintf(stderr, "bench: %s\n", err.message);
+    return e;
+}
+
+typedef struct Centre {
+    double x, y, z;
+} Centre;
+
+static int by_x(const void *a, const void *b) {
+    double d = ((const Centre *)a)->x - ((const Centre *)b)->x;
+    return (d > 0) - (d < 0);
+}
+
+/* Deepest overlap of n spheres of radius r with each other and with the box (sorted sweep on
+ * x: O(n log n)). Reorders c. */
+static double deepest_overlap(Centre *c, int n, double r) {
+    double deepest = 0.0;
+    qsort(c, (size_t)n, sizeof *c, by_x);
+    for (int i = 0; i < n; i++) {
+        double walls[5] = {r - c[i].z, r - (PILE_HALF_WIDTH - c[i].x),
+                           r - (PILE_HALF_WIDTH + c[i].x), r - (PILE_HALF_WIDTH - c[i].y),
+                           r - (PILE_HALF_WIDTH + c[i].y)};
+        for (int k = 0; k < 5; k++)
+            deepest = fmax(deepest, walls[k]);
+        for (int j = i + 1; j < n && c[j].x - c[i].x < 2 * r; j++) {
+            double dx = c[j].x - c[i].x, dy = c[j].y - c[i].y, dz = c[j].z - c[i].z;
+            deepest = fmax(deepest, 2 * r - sqrt(dx * dx + dy * dy + dz * dz));
+        }
+    }
+    return deepest;
+}
+
+/* CPU time of this thread, s: the figure that survives a machine shared with other jobs (the
+ * wall time is printed too). Both simulators step on this thread; the process clock would also
+ * count library threads (OpenBLAS starts its pool before main can limit it). */
+static double cpu_time(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+typedef struct PileResult {
+    double wall;        /* s, the steps only */
+    double cpu;         /* s, the steps only */
+    double penetration; /* m, largest over the run */
+    double settled_top; /* m, the highest centre at the end */
+    bool ok;
+} PileResult;
+
+static double top_of(const Centre *c, int n) {
+    double top = 0.0;
+    for (int i = 0; i < n; i++)
+        top = fmax(top, c[i].z);
+    return top;
+}
+
+static PileResult run_issim(int n, Centre *c) {
+    PileResult res = {0};
+    char *text = pile_source(n);
+    Engine *e = text ? engine_from_text("sphere_pile.lua", text) : NULL;
+    free(text);
+    if (!e)
+        return res;
+    IssimError err = {0};
+    for (int s = 1; s <= PILE_STEPS; s++) {
+        double w0 = issim_wall_time(), c0 = cpu_time();
+        IssimStatus st = engine_advance(e, s * PILE_DT, &err);
+        res.cpu += cpu_time() - c0;
+        res.wall += issim_wall_time() - w0;
+        if (st != ISSIM_OK) {
+            fprintf(stderr, "bench: issim step %d: %s\n", s, err.message);
+            engine_destroy(e);
+            return res;
+        }
+        for (int i = 0; i < n; i++) {
+            Vec3 p = engine_body_state(e, engine_body_id(e, i)).pos;
+            c[i] = (Centre){p.x, p.y, p.z};
+        }
+        res.penetration = fmax(res.penetration, deepest_overlap(c, n, PILE_RADIUS));
+    }
+    res.settled_top = top_of(c, n);
+    EngineStats st = engine_stats(e);
+    printf("  issim: %llu complementarity island steps, %llu failures; stages (s): collide %.3f, "
+           "islands %.3f, resolve %.3f, commit %.3f\n",
+           (unsigned long long)st.complementarity_steps,
+           (unsigned long long)st.complementarity_failures, st.stage_seconds[ENGINE_STAGE_COLLIDE],
+           st.stage_seconds[ENGINE_STAGE_ISLANDS], st.stage_seconds[ENGINE_STAGE_RESOLVE],
+           st.stage_seconds[ENGINE_STAGE_COMMIT]);
+    engine_destroy(e);
+    res.ok = true;
+    return res;
+}
+
+#ifdef ISSIM_BENCH_ODE
+typedef struct OdeWorld {
+    dWorldID world;
+    dJointGroupID contacts;
+} OdeWorld;
+
+static void near_callback(void *data, dGeomID a, dGeomID b) {
+    const OdeWorld *w = data;
+    dBodyID ba = dGeomGetBody(a), bb = dGeomGetBody(b);
+    dContact contact[4];
+    int k = dCollide(a, b, 4, &contact[0].geom, sizeof(dContact));
+    for (int i = 0; i < k; i++) {
+        contact[i].surface.mode = dContactApprox1; /* Coulomb: friction <= mu x normal force */
+        contact[i].surface.mu = 1.0;
+        dJointID j = dJointCreateContact(w->world, w->contacts, &contact[i]);
+        dJointAttach(j, ba, bb);
+    }
+}
+
+/* The same spheres (positions from the issim scene) in ODE. */
+static PileResult run_ode(int n, const Centre *start, Centre *c) {
+    PileResult res = {0};
+    dInitODE2(0);
+    OdeWorld w = {.world = dWorldCreate(), .contacts = dJointGroupCreate(0)};
+    dWorldSetGravity(w.world, 0, 0, -9.81);
+    dWorldSetERP(w.world, 0.2);
+    dWorldSetCFM(w.world, 1e-10);
+    dWorldSetQuickStepNumIterations(w.world, 20);
+    dSpaceID space = dHashSpaceCreate(0);
+    dCreatePlane(space, 0, 0, 1, 0);
+    dCreatePlane(space, -1, 0, 0, -PILE_HALF_WIDTH);
+    dCreatePlane(space, 1, 0, 0, -PILE_HALF_WIDTH);
+    dCreatePlane(space, 0, -1, 0, -PILE_HALF_WIDTH);
+    dCreatePlane(space, 0, 1, 0, -PILE_HALF_WIDTH);
+    dBodyID *bodies = malloc(sizeof *bodies * (size_t)n);
+    double mass = 7850.0 * 4.0 / 3.0 * M_PI * pow(PILE_RADIUS, 3);
+    for (int i = 0; i < n; i++) {
+        bodies[i] = dBodyCreate(w.world);
+        dMass m;
+        dMassSetSphereTotal(&m, mass, PILE_RADIUS);
+        dBodySetMass(bodies[i], &m);
+        dBodySetPosition(bodies[i], start[i].x, start[i].y, start[i].z);
+        dGeomSetBody(dCreateSphere(space, PILE_RADIUS), bodies[i]);
+    }
+    for (int s = 1; s <= PILE_STEPS; s++) {
+        double w0 = issim_wall_time(), c0 = cpu_time();
+        dSpaceCollide(space, &w, near_callback);
+        dWorldQuickStep(w.world, PILE_DT);
+        dJointGroupEmpty(w.contacts);
+        res.cpu += cpu_time() - c0;
+        res.wall += issim_wall_time() - w0;
+        for (int i = 0; i < n; i++) {
+            const dReal *p = dBodyGetPosition(bodies[i]);
+            c[i] = (Centre){p[0], p[1], p[2]};
+        }
+        res.penetration = fmax(res.penetration, deepest_overlap(c, n, PILE_RADIUS));
+    }
+    res.settled_top = top_of(c, n);
+    free(bodies);
+    dJointGroupDestroy(w.contacts);
+    dSpaceDestroy(space);
+    dWorldDestroy(w.world);
+    dCloseODE();
+    res.ok = true;
+    return res;
+}
+#endif
+
+/* The starting centres of the issim scene at n spheres. */
+static bool start_positions(int n, Centre *c) {
+    char *text = pile_source(n);
+    Engine *e = text ? engine_from_text("sphere_pile.lua", text) : NULL;
+    free(text);
+    if (!e)
+        return false;
+    for (int i = 0; i < n; i++) {
+        Vec3 p = engine_body_state(e, engine_body_id(e, i)).pos;
+        c[i] = (Centre){p.x, p.y, p.z};
+    }
+    engine_destroy(e);
+    return true;
+}
+
+static int bench_sphere_pile(int n) {
+    Centre *start = malloc(sizeof *start * (size_t)n), *c = malloc(sizeof *c * (size_t)n);
+    if (!start || !c || !start_positions(n, start)) {
+        free(start);
+        free(c);
+        return 1;
+    }
+    PileResult mine = run_issim(n, c);
+    printf("sphere_pile N %4d issim  complementarity (pgs)   %8.3f s wall (%.3f s CPU) for 2 s "
+           "(%.2fx real time), largest penetration %.3g m, top centre %.4f m\n",
+           n, mine.wall, mine.cpu, 2.0 / mine.wall, mine.penetration, mine.settled_top);
+#ifdef ISSIM_BENCH_ODE
+    if (getenv("ISSIM_BENCH_NO_ODE")) { /* profiling issim alone */
+        free(start);
+        free(c);
+        return mine.ok ? 0 : 1;
+    }
+    PileResult ode = run_ode(n, start, c);
+    printf("sphere_pile N %4d ODE    dWorldQuickStep (20 it) %8.3f s wall (%.3f s CPU) for 2 s "
+           "(%.2fx real time), largest penetration %.3g m, top centre %.4f m\n",
+           n, ode.wall, ode.cpu, 2.0 / ode.wall, ode.penetration, ode.settled_top);
+    printf("sphere_pile N %4d ratio  issim / ODE: wall %.3f, CPU %.3f, largest penetration "
+           "%.3f\n",
+           n, mine.wall / ode.wall, mine.cpu / ode.cpu, mine.penetration / ode.penetration);
+#else
+    printf("sphere_pile N %4d ODE not found at build time (libode-dev): no comparison\n", n);
+#endif
+    free(start);
+    free(c);
+    return mine.ok ? 0 : 1;
+}
+
+/* The mixed 240-body pile with every pair switched to complementarity: real-time factor. */
+static int bench_mixed_pile(void) {
+    /* 1 ms steps for the complementarity islands (the scene's 0.2 ms is RK4's for its stiff
+     * penalty contacts; universe.dt is fixed during a run: --set universe.dt=1e-3 at start). */
+    char *text = scene_source("pile.lua", "    dt = ", "    dt = 1e-3,");
+    Engine *e = text ? engine_from_text("pile.lua", text) : NULL;
+    free(text);
+    if (!e)
+        return 1;
+    IssimError err = {0};
+    const char *edits[][2] = {{"pile_pile.resolver", "complementarity"},
+                              {"pile_wall.resolver", "complementarity"}};
+    for (int i = 0; i < 2; i++)
+        if (engine_apply_edit(e, edits[i][0], edits[i][1], &err) != ISSIM_OK) {
+            fprintf(stderr, "bench: %s\n", err.message);
+            engine_destroy(e);
+            return 1;
+        }
+    double wall = 0.0, cpu = 0.0;
+    for (int s = 1; s <= PILE_STEPS; s++) {
+        double w0 = issim_wall_time(), c0 = cpu_time();
+        IssimStatus st = engine_advance(e, s * PILE_DT, &err);
+        cpu += cpu_time() - c0;
+        wall += issim_wall_time() - w0;
+        if (st != ISSIM_OK) {
+            fprintf(stderr, "bench: pile step %d: %s\n", s, err.message);
+            engine_destroy(e);
+            return 1;
+        }
+    }
+    EngineStats st = engine_stats(e);
+    printf("pile (240 mixed bodies) complementarity, dt 1 ms: 2 s simulated in %.3f s wall (%.3f "
+           "s CPU), %.2fx real time (%.2fx by CPU); stages (s): collide %.3f, islands %.3f, "
+           "resolve %.3f, integrate %.3f\n",
+           wall, cpu, 2.0 / wall, 2.0 / cpu, st.stage_seconds[ENGINE_STAGE_COLLIDE],
+           st.stage_seconds[ENGINE_STAGE_ISLANDS], st.stage_seconds[ENGINE_STAGE_RESOLVE],
+           st.stage_seconds[ENGINE_STAGE_INTEGRATE]);
+    engine_destroy(e);
+    return 0;
+}
+
+int bench_piles(int argc, char **argv) {
+    if (strcmp(argv[0], "pile") == 0)
+        return bench_mixed_pile();
+    int rc = 0;
+    if (argc > 1) {
+        for (int i = 1; i < argc; i++)
+            rc |= bench_sphere_pile(atoi(argv[i]));
+        return rc;
+    }
+    rc |= bench_sphere_pile(100);
+    return rc | bench_sphere_pile(1000);
+}
