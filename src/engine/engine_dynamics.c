@@ -67,36 +67,42 @@ void engine_block_store(const Engine *e, double *y, int body, const EngineBodySt
 
 /* Kinematics of a manifold contact: the points found by the last collision update ride on
  * their bodies; depth = (p_b - p_a) . n with n fixed in B's frame (000 3.6: minus the signed
- * MTD). arm_b (Nullable) receives the offset of the point on B from B's centre of mass. */
+ * MTD).
+ *
+ * The force acts on both bodies at p_a, A's material point whose penetration the depth
+ * measures, and the relative velocity is taken there too (B's material point that coincides
+ * with p_a). That is what makes the normal force the gradient of the depth (004 4.8 App. C: a
+ * contact force does work only through dg/dt): with the normal turning with B,
+ * dg = (dp_b - dp_a) . n + (p_b - p_a) . dn, and the second term is the torque on B of a force
+ * at p_a instead of p_b. Applying B's share at p_b instead left a power f (p_b - p_a) . (w_b x n)
+ * unaccounted for, which pumped energy into every sliding or spinning shaped contact.
+ *
+ * arm_a and arm_b (Nullable) receive the offsets of p_a from A's and B's centres of mass. */
 void engine_manifold_kinematics(const Engine *e, const double *y, const EngineContact *c, double t,
                                 ContactKinematics *k, Vec3 *point, Vec3 *arm_a, Vec3 *arm_b) {
     EngineBodyState a = engine_block_state(e, y, c->body);
-    Vec3 pb = c->local_b, vb = {0, 0, 0}, n = c->normal_b, rb = {0, 0, 0};
-    Vec3 wb = {0, 0, 0};
-    Quat qb = quat_identity();
+    EngineBodyState b = {
+        .pos = {0, 0, 0}, .orient = quat_identity(), .vel = {0, 0, 0}, .angvel = {0, 0, 0}};
+    Vec3 pb = c->local_b, n = c->normal_b;
     double inv_mass = 1.0 / e->bodies[c->body].mass;
     if (c->body_b >= 0) {
-        EngineBodyState b = engine_block_state(e, y, c->body_b);
-        qb = b.orient;
+        b = engine_block_state(e, y, c->body_b);
         n = quat_rotate(b.orient, c->normal_b);
-        rb = vec3_mad(quat_rotate(b.orient, c->local_b), c->radius_b, n);
-        pb = vec3_add(b.pos, rb);
-        vb = spatial_point_velocity(b.vel, b.angvel, rb);
-        wb = b.angvel;
+        pb = vec3_add(b.pos, vec3_mad(quat_rotate(b.orient, c->local_b), c->radius_b, n));
         inv_mass += 1.0 / e->bodies[c->body_b].mass;
     }
     /* Round shapes: the anchor is the core point, the surface point the radius away from it
      * along the normal (see EngineContact). */
     Vec3 ra = vec3_mad(quat_rotate(a.orient, c->local_a), -c->radius_a, n);
     Vec3 pa = vec3_add(a.pos, ra);
+    Vec3 rb = vec3_sub(pa, b.pos); /* B's material point at p_a */
     Vec3 va = spatial_point_velocity(a.vel, a.angvel, ra);
-    Vec3 gap = vec3_sub(pb, pa);
+    Vec3 vb = spatial_point_velocity(b.vel, b.angvel, rb);
     Vec3 rel = vec3_sub(va, vb); /* velocity of A's point relative to B's */
-    k->depth = vec3_dot(gap, n);
-    /* d/dt [(p_b - p_a) . n] with n turning with B */
-    k->depth_rate = -vec3_dot(rel, n) + vec3_dot(gap, vec3_cross(wb, n));
-    k->normal = n;
     double vn = vec3_dot(rel, n);
+    k->depth = vec3_dot(vec3_sub(pb, pa), n);
+    k->depth_rate = -vn; /* = d/dt [(p_b - p_a) . n] with n turning with B */
+    k->normal = n;
     k->tangent_velocity = vec3_mad(rel, -vn, n);
     k->t = t;
     double angular = 0.0;
@@ -106,7 +112,7 @@ void engine_manifold_kinematics(const Engine *e, const double *y, const EngineCo
         ua.x * ua.x / ba->inertia.x + ua.y * ua.y / ba->inertia.y + ua.z * ua.z / ba->inertia.z;
     if (c->body_b >= 0) {
         const EngineBody *bb = &e->bodies[c->body_b];
-        Vec3 ub = quat_rotate_inv(qb, vec3_cross(rb, n));
+        Vec3 ub = quat_rotate_inv(b.orient, vec3_cross(rb, n));
         angular +=
             ub.x * ub.x / bb->inertia.x + ub.y * ub.y / bb->inertia.y + ub.z * ub.z / bb->inertia.z;
     }
@@ -118,8 +124,8 @@ void engine_manifold_kinematics(const Engine *e, const double *y, const EngineCo
         *point = vec3_scale(vec3_add(pa, pb), 0.5);
     if (arm_a)
         *arm_a = ra;
-    if (arm_b)
-        *arm_b = rb;
+    if (arm_b) /* an obstacle takes no load */
+        *arm_b = c->body_b >= 0 ? rb : (Vec3){0, 0, 0};
 }
 
 /* The share f_ext / n_v of the external load (gravity, the body's force, the applied force)
