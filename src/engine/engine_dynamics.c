@@ -77,6 +77,9 @@ void engine_block_store(const Engine *e, double *y, int body, const EngineBodySt
  * at p_a instead of p_b. Applying B's share at p_b instead left a power f (p_b - p_a) . (w_b x n)
  * unaccounted for, which pumped energy into every sliding or spinning shaped contact.
  *
+ * The depth offset is the update's energy ledger (engine_manifold_energy.c): a constant
+ * between updates, so it changes nothing of the above.
+ *
  * arm_a and arm_b (Nullable) receive the offsets of p_a from A's and B's centres of mass. */
 void engine_manifold_kinematics(const Engine *e, const double *y, const EngineContact *c, double t,
                                 ContactKinematics *k, Vec3 *point, Vec3 *arm_a, Vec3 *arm_b) {
@@ -100,7 +103,7 @@ void engine_manifold_kinematics(const Engine *e, const double *y, const EngineCo
     Vec3 vb = spatial_point_velocity(b.vel, b.angvel, rb);
     Vec3 rel = vec3_sub(va, vb); /* velocity of A's point relative to B's */
     double vn = vec3_dot(rel, n);
-    k->depth = vec3_dot(vec3_sub(pb, pa), n);
+    k->depth = vec3_dot(vec3_sub(pb, pa), n) - c->depth_offset;
     k->depth_rate = -vn; /* = d/dt [(p_b - p_a) . n] with n turning with B */
     k->normal = n;
     k->tangent_velocity = vec3_mad(rel, -vn, n);

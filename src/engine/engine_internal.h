@@ -107,6 +107,9 @@ typedef struct EngineContact {
      * be copied and the pool may move between calls. */
     ContactHistory history;
     size_t state_offset, state_bytes;
+    /* manifold: subtracted from the geometric depth (m, >= 0), so that a collision update that
+     * re-makes the anchors never raises the pair's elastic energy (engine_manifold_energy.c) */
+    double depth_offset;
     /* Complementarity rows: the normal force of the last time step (lambda_n / h, N), which the
      * contact reports show; the solver, not the geometry, decides their activity. */
     double resolved_force;
@@ -161,6 +164,19 @@ typedef struct CheckpointRing {
     bool full_warned;
 } CheckpointRing;
 
+/* The per-pair energy ledger of a collision update (engine_manifold_energy.c): pairs by an
+ * open-addressing index of body-pair keys; the new contacts of a pair chained from its head. */
+typedef struct EngineManifoldEnergy {
+    uint64_t *keys;     /* pair key + 1 (0: empty slot) */
+    double *old_energy; /* per slot: the pair's elastic energy before the update, J */
+    int *head;          /* per slot: first new contact of the pair (index past the vertex ones) */
+    int slots;
+    int *next, *previous_of; /* per new contact: the pair's next one; its previous (-1: new) */
+    ContactKinematics *kinematics; /* per new contact: at its geometric depth */
+    int capacity;
+    bool fresh; /* the next update starts the contacts (creation, a state jump): no ledger */
+} EngineManifoldEnergy;
+
 struct Engine {
     ThingDb *db;
     EngineOptions options;
@@ -192,6 +208,7 @@ struct Engine {
     bool *previous_kept;
     int *previous_index; /* open addressing by collision id, previous_slots entries */
     int previous_capacity, previous_slots;
+    EngineManifoldEnergy manifold_energy; /* engine_manifold_energy.c */
     char (*materials)[PROP_STRING_MAX];
     int material_count;
 
@@ -462,5 +479,13 @@ void engine_collide_now(Engine *e);
 /* Replaces the manifold contacts by world contacts computed with poses (Nullable: the current
  * state's), keeping what persists. */
 void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, const Pose *poses);
+/* engine_manifold_energy.c: a collision update never raises a pair's elastic energy. begin
+ * reads the pairs' energies from the previous contacts (before the merge replaces them); the
+ * merge then records in manifold_energy.previous_of the previous index of each new contact
+ * (-1 new, -2 carried over frozen) and calls settle, which sets the depth offsets. */
+bool engine_manifold_energy_begin(Engine *e, const EngineContact *previous, int old_count,
+                                  int new_count);
+void engine_manifold_energy_settle(Engine *e, int new_count);
+void engine_manifold_energy_free(Engine *e);
 
 #endif

@@ -1,0 +1,181 @@
+/* A collision update never raises a pair's elastic energy.
+ *
+ * Between updates a manifold contact is passive: its anchors ride on the bodies and its force
+ * is the gradient of its depth (engine_manifold_kinematics), so it only stores what the bodies
+ * give it and its damper dissipates (000 2.4; 004 4.8, App. C). An update re-makes the anchors
+ * from the new manifold, though: the clipping moves points along edges, feature changes swap
+ * one contact for another, a triangle mesh adds a contact as a body slides onto a new triangle,
+ * and each of those can start a contact already deep, with elastic energy nobody paid for
+ * (measured on scenes/pile.lua: total energy rose in a third of the steps, independent of dt).
+ *
+ * The ledger per body pair: E_old, the elastic energy the pair's contacts held just before the
+ * update (old anchors, current state), against E_new(delta), the energy of the new contacts
+ * with one common offset delta subtracted from their geometric depths. delta is the smallest
+ * value with E_new(delta) <= E_old, found by bisection (E_new falls with delta); 0 whenever the
+ * new geometry holds no more energy than the old, so an offset heals as soon as the geometry
+ * allows it and a pair that keeps its contacts keeps its depths. A pair touching for the first
+ * time has E_old = 0: a contact that appears already overlapping starts at zero force.
+ *
+ * The first update after creation or a state jump is the user's initial condition and keeps
+ * its geometric depths (the loader warns about an overlapping start). Models with their own
+ * state block (plug-ins, ContactModelClass.state_size) cannot be evaluated before their onset,
+ * so a newborn contact of such a model counts no energy. */
+#include <stdlib.h>
+
+#include "engine_internal.h"
+
+enum { BISECTIONS = 48 };
+
+static uint64_t pair_key(const Engine *e, const EngineContact *c) {
+    uint32_t other = c->body_b >= 0 ? (uint32_t)c->body_b : (uint32_t)(e->body_count + c->obstacle);
+    return ((uint64_t)(uint32_t)c->body << 32 | other) + 1;
+}
+
+static bool reserve(EngineManifoldEnergy *m, int count) {
+    if (count <= m->capacity)
+        return true;
+    int slots = 16;
+    while (slots < 2 * count)
+        slots *= 2;
+    uint64_t *keys = realloc(m->keys, sizeof *keys * (size_t)slots);
+    if (keys)
+        m->keys = keys;
+    double *old_energy = realloc(m->old_energy, sizeof *old_energy * (size_t)slots);
+    if (old_energy)
+        m->old_energy = old_energy;
+    int *head = realloc(m->head, sizeof *head * (size_t)slots);
+    if (head)
+        m->head = head;
+    int *next = realloc(m->next, sizeof *next * (size_t)count);
+    if (next)
+        m->next = next;
+    int *previous_of = realloc(m->previous_of, sizeof *previous_of * (size_t)count);
+    if (previous_of)
+        m->previous_of = previous_of;
+    ContactKinematics *kinematics = realloc(m->kinematics, sizeof *kinematics * (size_t)count);
+    if (kinematics)
+        m->kinematics = kinematics;
+    if (!keys || !old_energy || !head || !next || !previous_of || !kinematics)
+        return false;
+    m->capacity = count;
+    m->slots = slots;
+    return true;
+}
+
+static int slot_of(EngineManifoldEnergy *m, uint64_t key) {
+    uint32_t s = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & (uint32_t)(m->slots - 1);
+    while (m->keys[s] != 0 && m->keys[s] != key)
+        s = (s + 1) & (uint32_t)(m->slots - 1);
+    if (m->keys[s] == 0) {
+        m->keys[s] = key;
+        m->old_energy[s] = 0.0;
+        m->head[s] = -1;
+    }
+    return (int)s;
+}
+
+void engine_manifold_energy_free(Engine *e) {
+    EngineManifoldEnergy *m = &e->manifold_energy;
+    free(m->keys);
+    free(m->old_energy);
+    free(m->head);
+    free(m->next);
+    free(m->previous_of);
+    free(m->kinematics);
+    *m = (EngineManifoldEnergy){.fresh = m->fresh};
+}
+
+static bool counts_energy(const Engine *e, const EngineContact *c) {
+    return !engine_contact_frozen(e, c) && !engine_contact_time_stepped(e, c);
+}
+
+bool engine_manifold_energy_begin(Engine *e, const EngineContact *previous, int old_count,
+                                  int new_count) {
+    EngineManifoldEnergy *m = &e->manifold_energy;
+    if (!reserve(m, old_count + new_count + 1))
+        return false;
+    for (int s = 0; s < m->slots; s++)
+        m->keys[s] = 0;
+    for (int j = 0; j < old_count && !m->fresh; j++) {
+        const EngineContact *c = &previous[j];
+        if (!c->active || !counts_energy(e, c))
+            continue;
+        ContactKinematics k;
+        engine_manifold_kinematics(e, e->y, c, e->t, &k, NULL, NULL, NULL);
+        m->old_energy[slot_of(m, pair_key(e, c))] += engine_contact_potential(e, c, &k);
+    }
+    return true;
+}
+
+/* The elastic energy contact c would hold with its depth lowered by delta. A contact that was
+ * active keeps its history (the friction spring included); any other would begin now. */
+static double energy_at(const Engine *e, const EngineContact *c, const ContactKinematics *k0,
+                        bool has_history, double delta) {
+    ContactKinematics k = *k0;
+    k.depth -= delta;
+    if (has_history)
+        return engine_contact_potential(e, c, &k);
+    const ContactModelClass *model = engine_contact_model(e, c);
+    if (!(k.depth > 0.0) || model->state_size)
+        return 0.0;
+    ContactHistory h = {0};
+    model->begin(&c->params, &h, &k);
+    return model->potential(&c->params, &h, &k);
+}
+
+static double pair_energy(const Engine *e, int head, double delta) {
+    const EngineManifoldEnergy *m = &e->manifold_energy;
+    double sum = 0.0;
+    for (int i = head; i >= 0; i = m->next[i]) {
+        int j = m->previous_of[i];
+        sum += energy_at(e, &e->contacts[e->vertex_contact_count + i], &m->kinematics[i],
+                         j >= 0 && e->previous[j].active, delta);
+    }
+    return sum;
+}
+
+static double smallest_offset(const Engine *e, int head, double old_energy) {
+    const EngineManifoldEnergy *m = &e->manifold_energy;
+    /* a relative slack of round-off: a pair that kept its geometry must keep delta = 0 */
+    double allowed = old_energy * (1.0 + 1e-12) + 1e-300;
+    if (pair_energy(e, head, 0.0) <= allowed)
+        return 0.0;
+    double lo = 0.0, hi = 0.0;
+    for (int i = head; i >= 0; i = m->next[i])
+        hi = m->kinematics[i].depth > hi ? m->kinematics[i].depth : hi;
+    if (pair_energy(e, head, hi) > allowed)
+        return hi; /* the friction springs alone hold more: no normal force at all */
+    for (int it = 0; it < BISECTIONS; it++) {
+        double mid = 0.5 * (lo + hi);
+        if (pair_energy(e, head, mid) <= allowed)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return hi;
+}
+
+void engine_manifold_energy_settle(Engine *e, int new_count) {
+    EngineManifoldEnergy *m = &e->manifold_energy;
+    if (m->fresh) {
+        m->fresh = false;
+        return;
+    }
+    for (int i = 0; i < new_count; i++) {
+        EngineContact *c = &e->contacts[e->vertex_contact_count + i];
+        m->next[i] = -1;
+        if (m->previous_of[i] < -1 || !counts_energy(e, c))
+            continue; /* carried over frozen, or a time-stepped row */
+        int s = slot_of(m, pair_key(e, c));
+        engine_manifold_kinematics(e, e->y, c, e->t, &m->kinematics[i], NULL, NULL, NULL);
+        m->next[i] = m->head[s];
+        m->head[s] = i;
+    }
+    for (int s = 0; s < m->slots; s++) {
+        if (m->keys[s] == 0 || m->head[s] < 0)
+            continue;
+        double delta = smallest_offset(e, m->head[s], m->old_energy[s]);
+        for (int i = m->head[s]; i >= 0; i = m->next[i])
+            e->contacts[e->vertex_contact_count + i].depth_offset = delta;
+    }
+}
