@@ -7,10 +7,14 @@
  * included) is sampled at every output step and may never rise by more than the integrator's
  * local error over a step.
  *
- * The error bound: the contact's stored energy is at most k g^2 ~ m v^2 for these draws, and
- * a step of RK4 at omega dt <= 0.1 or of BDF at rtol 1e-9 changes a conservative system's
- * energy by far less than 1e-6 of it; PASSIVITY_TOLERANCE (relative to the run's initial
- * energy) leaves room for that and nothing for a formulation that pumps energy in. */
+ * The error bound, relative to the run's initial energy: BDF at rtol 1e-9, and RK4 at
+ * omega dt <= 0.1 on a law smooth in g and dg/dt (spring/damper, Hunt-Crossley), change a
+ * passive system's energy by far less than PASSIVITY_TOLERANCE per output step. A fixed RK4
+ * step across a point where the force law is not smooth is first-order there: the turning
+ * point of the bilinear and internal-friction laws (a jump or a kink at dg/dt = 0, not located
+ * as an event) and Hertz's onset (g^1.5: infinite curvature at g = 0). Its energy error is
+ * about the slope change times (v dt)^2, below KINK_TOLERANCE for these draws (measured
+ * worst: 9e-5, C0 internal friction). main's formulation gained 1e-3 to 0.15 in one step. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,6 +25,7 @@
 #include "testutil.h"
 
 #define PASSIVITY_TOLERANCE 1e-6
+#define KINK_TOLERANCE 2e-4
 #define OUTPUT_STEP 5e-4
 #define OUTPUT_STEPS 300
 
@@ -190,7 +195,9 @@ static void test_no_shape_pair_gains_energy(void **state) {
                     runs++;
                     double rise = out.worst_rise / out.e0;
                     worst = fmax(worst, rise);
-                    if (rise > PASSIVITY_TOLERANCE) {
+                    bool kink = !bdf && m != CONTACT_MODEL_SPRING_DAMPER &&
+                                m != CONTACT_MODEL_HUNT_CROSSLEY;
+                    if (rise > (kink ? KINK_TOLERANCE : PASSIVITY_TOLERANCE)) {
                         failures++;
                         print_message("%s on %s, %s, %s: energy rose by %.3g of %.4g J in one "
                                       "step (t = %.4f s, %d contacts)\n",
