@@ -145,6 +145,7 @@ IssimStatus engine_build_shapes(Engine *e, IssimError *err) {
     if (shaped == 0)
         return ISSIM_OK;
     e->manifold_energy.fresh = true; /* the initial overlaps are the user's */
+    e->manifold_energy.check_overlap = true;
     CollisionDesc desc = collision_desc_default();
     /* Pairs of bodies whose poses did not change at all (sleeping bodies, engine_sleep.c) are
      * carried by the world anyway; carrying awake bodies at rest with a coarser tolerance made
@@ -495,6 +496,35 @@ static bool settle_activity(Engine *e, EngineContact *c, const EngineContact *ol
     return false;
 }
 
+/* A scene that starts overlapping explodes instead of settling: say so, with the deepest pair
+ * (the bad-input rule: loaded, never a silent explosion). */
+static void warn_initial_overlap(Engine *e) {
+    double elastic = 0.0, deepest = 0.0;
+    const EngineContact *worst = NULL;
+    int overlapping = 0;
+    for (int i = e->vertex_contact_count; i < e->contact_count; i++) {
+        const EngineContact *c = &e->contacts[i];
+        if (!c->active)
+            continue;
+        ContactKinematics k;
+        engine_manifold_kinematics(e, e->y, c, e->t, &k, NULL, NULL, NULL);
+        elastic += engine_contact_potential(e, c, &k);
+        overlapping += k.depth > 0.0;
+        if (k.depth > deepest) {
+            deepest = k.depth;
+            worst = c;
+        }
+    }
+    if (!worst || !(elastic > ENGINE_OVERLAP_WARN_ENERGY))
+        return;
+    issim_log(ISSIM_LOG_WARN,
+              "the scene starts overlapping: %d contacts hold %.3g J of elastic energy; the "
+              "deepest is %s on %s, %.3g mm (move the bodies apart, or they will be thrown)",
+              overlapping, elastic, e->bodies[worst->body].name, engine_contact_partner(e, worst),
+              deepest * 1e3);
+    e->stats.warnings++;
+}
+
 void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, const Pose *poses) {
     /* Previous manifold contacts, sorted by collision id (the world issues increasing ids). */
     int old_count = e->contact_count - e->vertex_contact_count;
@@ -559,4 +589,8 @@ void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, 
         e->integrator_dirty = true;
     if (changed)
         e->fixed_step_dirty = true;
+    if (e->manifold_energy.check_overlap) {
+        e->manifold_energy.check_overlap = false;
+        warn_initial_overlap(e);
+    }
 }

@@ -357,6 +357,11 @@ static bool touch_seen(const Engine *e, int ci) {
     return false;
 }
 
+const char *engine_contact_partner(const Engine *e, const EngineContact *c) {
+    return c->body_b >= 0 ? e->bodies[c->body_b].name
+                          : thing_name(e->db, e->obstacles[c->obstacle].thing);
+}
+
 void engine_describe_active(const Engine *e, char *buf, size_t size) {
     enum { SHOWN = 6 };
     int shown = 0, more = 0;
@@ -370,10 +375,9 @@ void engine_describe_active(const Engine *e, char *buf, size_t size) {
             more++;
             continue;
         }
-        const char *other = c->body_b >= 0 ? e->bodies[c->body_b].name
-                                           : thing_name(e->db, e->obstacles[c->obstacle].thing);
         at += (size_t)snprintf(buf + at, size - at, "%s%s on %s (%s, %d points)",
-                               shown ? ", " : "; active contacts: ", e->bodies[c->body].name, other,
+                               shown ? ", " : "; active contacts: ", e->bodies[c->body].name,
+                               engine_contact_partner(e, c),
                                thing_name(e->db, e->pairs[c->pair].thing), touch_points(e, ci));
         shown++;
     }
