@@ -188,7 +188,8 @@ static int bench_pile(void) {
  * the total energy (kinetic + potential + elastic, friction springs included) read after every
  * step. Prints the largest rise in one step over the whole run and after the pour (from the
  * kinetic energy's peak on), how many steps rose by more than 1e-6 J, and the kinetic energy
- * along the way. `issim-bench dynamics energy [SCENE [DT [SECONDS]]]`. */
+ * along the way. `issim-bench dynamics energy [SCENE [DT [SECONDS [CSV]]]]`: CSV (optional)
+ * receives t, kinetic, potential, elastic and total energy every 10 steps, for plotting. */
 static int bench_energy(int argc, char **argv) {
     const char *name = argc > 2 ? argv[2] : "pile.lua";
     double dt = argc > 3 ? atof(argv[3]) : 2e-4, until = argc > 4 ? atof(argv[4]) : 10.0;
@@ -208,6 +209,9 @@ static int bench_energy(int argc, char **argv) {
         fprintf(stderr, "bench: %s\n", err.message);
         return 1;
     }
+    FILE *csv = argc > 5 ? fopen(argv[5], "w") : NULL;
+    if (csv)
+        fprintf(csv, "t,kinetic,potential,elastic,total\n");
     EngineEnergy before = engine_energy(e);
     double worst = 0.0, worst_t = 0.0, worst_after = 0.0, worst_after_t = 0.0;
     double peak_kinetic = before.kinetic, peak_t = 0.0, next_print = 0.5, w0 = issim_wall_time();
@@ -220,6 +224,9 @@ static int bench_energy(int argc, char **argv) {
         EngineEnergy now = engine_energy(e);
         double rise = now.total - before.total, t = engine_time(e);
         before = now;
+        if (csv && steps % 10 == 0)
+            fprintf(csv, "%.6f,%.9g,%.9g,%.9g,%.9g\n", t, now.kinetic, now.potential, now.elastic,
+                    now.total);
         steps++;
         if (now.kinetic > peak_kinetic) {
             peak_kinetic = now.kinetic;
@@ -251,6 +258,8 @@ static int bench_energy(int argc, char **argv) {
            name, dt, engine_time(e), steps, issim_wall_time() - w0, worst, worst_t, rises,
            peak_kinetic, peak_t, worst_after, worst_after_t, rises_after,
            worst <= 1e-6 ? "met" : "NOT met");
+    if (csv)
+        fclose(csv);
     engine_destroy(e);
     return 0;
 }
