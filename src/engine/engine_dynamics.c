@@ -412,14 +412,24 @@ int engine_update_active_set(Engine *e, double t, const int *directions) {
          * exactly at an output time (CVODE's stop time) was followed by a "separation" root
          * 1e-16 s later while the body still approached, which ended the contact after
          * 1e-16 s with r = -1. A real end has the depth falling, a real onset rising. */
+        bool onset_located = false;
         if (directions && directions[ci] != 0) {
             bool located = directions[ci] > 0;
             bool contradicted = located ? k.depth_rate < 0.0 : k.depth_rate > 0.0;
             if (!contradicted)
                 want = located;
+            onset_located = located && !contradicted;
         }
         if (want == c->active)
             continue;
+        if (want && !onset_located && c->kind == CONTACT_MANIFOLD && k.depth > 0.0) {
+            /* An onset found already overlapping (RK4 in a crowded scene switches contacts at
+             * step ends): starting at that depth would hand the contact elastic energy nobody
+             * paid for, up to k (v dt)^2 / 2 per onset. It starts at zero depth instead, like
+             * a contact the collision update finds overlapping (engine_manifold_energy.c). */
+            c->depth_offset += k.depth;
+            engine_contact_kinematics(e, e->y, c, t, &k, NULL, NULL);
+        }
         changes++;
         EngineEvent ev = engine_contact_event(c, t, -k.depth_rate);
         e->fixed_step_dirty = true;
