@@ -2,7 +2,8 @@
  *   sweep  the rigid bar drop of 000 ch. 6 (bar_drop_run) over 7 angles x 3 speeds: wall time of
  *          the 21 runs on one core (target < 2 s) and the table of results;
  *   pile   a pile of bodies with internal-friction contacts coming to rest: the wall time of a
- *          step with every body awake against a step once they sleep (target < 5%).
+ *          step with every body awake against a step once they sleep (target < 5%); `pile TOL`
+ *          with the pairs' velocity tolerance set to TOL m/s.
  *   energy the largest rise of a pile's total energy in one step (issue 11).
  * `issim-bench dynamics [sweep|table|pile|energy]`; tools/bar_drop_sweep.sh prints the table. */
 #include <math.h>
@@ -126,11 +127,20 @@ static double time_steps(Engine *e, int steps) {
 /* The pile settles until every body sleeps; then a step of the sleeping pile is timed against a
  * step of the same pile, same state, with every body awake (a second engine with sleeping off,
  * restored from the first one's frame). */
-static int bench_pile(void) {
+static int bench_pile(int argc, char **argv) {
     ThingDb *db = load("pile_internal_friction.lua");
     if (!db)
         return 1;
     IssimError err;
+    /* `pile TOLERANCE`: the pairs' velocity tolerance instead of the scene's */
+    for (int i = 0; argc > 2 && i < 2; i++) {
+        const char *pair[] = {"pile_pile.velocity_tolerance", "pile_wall.velocity_tolerance"};
+        if (thingdb_set_text(db, pair[i], argv[2], false, &err) != ISSIM_OK) {
+            fprintf(stderr, "bench: %s\n", err.message);
+            thingdb_destroy(db);
+            return 1;
+        }
+    }
     EngineOptions o = engine_options_default();
     o.asset_dir = scene_path("");
     Engine *e = engine_create(db, &o, &err);
@@ -312,7 +322,7 @@ int bench_dynamics(int argc, char **argv) {
     if (strcmp(which, "table") == 0)
         rc |= bench_sweep(true);
     if (strcmp(which, "all") == 0 || strcmp(which, "pile") == 0)
-        rc |= bench_pile();
+        rc |= bench_pile(argc, argv);
     if (strcmp(which, "energy") == 0)
         rc |= bench_energy(argc, argv);
     return rc;
