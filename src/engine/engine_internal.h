@@ -110,6 +110,9 @@ typedef struct EngineContact {
     /* manifold: subtracted from the geometric depth (m, >= 0), so that a collision update that
      * re-makes the anchors never raises the pair's elastic energy (engine_manifold_energy.c) */
     double depth_offset;
+    /* manifold: the points of its pair's patch, which share the pair's mass for the damping
+     * derived from the restitution (engine_contact_params; 0 or 1: one point) */
+    int patch_points;
     /* Complementarity rows: the normal force of the last time step (lambda_n / h, N), which the
      * contact reports show; the solver, not the geometry, decides their activity. */
     double resolved_force;

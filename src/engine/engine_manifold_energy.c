@@ -20,7 +20,6 @@
  * its geometric depths (the loader warns about an overlapping start). Models with their own
  * state block (plug-ins, ContactModelClass.state_size) cannot be evaluated before their onset,
  * so a newborn contact of such a model counts no energy. */
-#include <math.h>
 #include <stdlib.h>
 
 #include "engine_internal.h"
@@ -158,22 +157,22 @@ static double smallest_offset(const Engine *e, int head, double old_energy) {
 
 /* Restitution per contact patch (004 4.8 eqs. 4.92-4.93): n points of one pair in parallel,
  * each damped for the whole pair's mass, damp the patch sqrt(n) times too much (a flat box set
- * to r = 0.5 bounced at 0.229 on four points). Each point takes the damping of its share m / n
- * of the reduced mass, b(k, m / n) = b(k, m) / sqrt(n): the patch, stiffness n k and damping
- * n b(k, m / n), then has the damping ratio a single point would have on m, so a body bounces
- * with the restitution its pair states whether it touches at one point or on a face. n counts
- * the points the manifold reports for the pair (within the margin), not only the active ones,
- * so a face landing flat has its damping from the first instant. */
+ * to r = 0.5 bounced at 0.223 on four points). Each point takes the damping of its share m / n
+ * of the reduced mass (EngineContact.patch_points, read by engine_contact_params, so a
+ * re-derivation after an edit or a restore keeps it): b(k, m / n) = b(k, m) / sqrt(n), and the
+ * patch, stiffness n k and damping n b(k, m / n), has the damping ratio a single point would
+ * have on m: a body bounces with the restitution its pair states whether it touches at one
+ * point or on a face. n counts the points the manifold reports for the pair (within the
+ * margin), not only the active ones, so a face landing flat has its damping from the start. */
 static void share_patch_damping(Engine *e, int head) {
     const EngineManifoldEnergy *m = &e->manifold_energy;
     int n = 0;
     for (int i = head; i >= 0; i = m->next[i])
         n++;
-    double share = 1.0 / sqrt((double)n);
     for (int i = head; i >= 0; i = m->next[i]) {
-        ContactParams *p = &e->contacts[e->vertex_contact_count + i].params;
-        if (p->damping_from_restitution)
-            p->damping *= share;
+        EngineContact *c = &e->contacts[e->vertex_contact_count + i];
+        c->patch_points = n;
+        engine_contact_params(e, c, NULL); /* it was derived once already: it cannot fail */
     }
 }
 
