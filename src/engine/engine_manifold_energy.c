@@ -31,31 +31,28 @@ static uint64_t pair_key(const Engine *e, const EngineContact *c) {
     return ((uint64_t)(uint32_t)c->body << 32 | other) + 1;
 }
 
+/* realloc keeping the old block on failure */
+static bool resize(void **array, size_t bytes) {
+    void *p = realloc(*array, bytes);
+    if (p)
+        *array = p;
+    return p != NULL;
+}
+
 static bool reserve(EngineManifoldEnergy *m, int count) {
     if (count <= m->capacity)
         return true;
     int slots = 16;
     while (slots < 2 * count)
         slots *= 2;
-    uint64_t *keys = realloc(m->keys, sizeof *keys * (size_t)slots);
-    if (keys)
-        m->keys = keys;
-    double *old_energy = realloc(m->old_energy, sizeof *old_energy * (size_t)slots);
-    if (old_energy)
-        m->old_energy = old_energy;
-    int *head = realloc(m->head, sizeof *head * (size_t)slots);
-    if (head)
-        m->head = head;
-    int *next = realloc(m->next, sizeof *next * (size_t)count);
-    if (next)
-        m->next = next;
-    int *previous_of = realloc(m->previous_of, sizeof *previous_of * (size_t)count);
-    if (previous_of)
-        m->previous_of = previous_of;
-    ContactKinematics *kinematics = realloc(m->kinematics, sizeof *kinematics * (size_t)count);
-    if (kinematics)
-        m->kinematics = kinematics;
-    if (!keys || !old_energy || !head || !next || !previous_of || !kinematics)
+    size_t n = (size_t)count, s = (size_t)slots;
+    bool ok = resize((void **)&m->keys, sizeof *m->keys * s);
+    ok = resize((void **)&m->old_energy, sizeof *m->old_energy * s) && ok;
+    ok = resize((void **)&m->head, sizeof *m->head * s) && ok;
+    ok = resize((void **)&m->next, sizeof *m->next * n) && ok;
+    ok = resize((void **)&m->previous_of, sizeof *m->previous_of * n) && ok;
+    ok = resize((void **)&m->kinematics, sizeof *m->kinematics * n) && ok;
+    if (!ok)
         return false;
     m->capacity = count;
     m->slots = slots;
