@@ -6,7 +6,9 @@
   radius 0.016 m (the bolt-and-hole set-up of 001, used by scenes/bolt_and_hole.lua; blind so a
   headless bolt seats in it instead of falling through). Triangles are counter-clockwise seen
   from outside the solid.
-- octahedron.obj: a regular octahedron of circumradius 0.05 m (a convex hull for the pile).
+- octahedron.obj: a regular octahedron of circumradius 0.05 m (a convex hull).
+- octahedron_small.obj: the same, circumradius 0.03 m (the piles' hull, the size of their other
+  bodies).
 - bolt_head.obj: a hexagonal prism (across corners 0.03 m, height 0.01 m) as a convex hull.
 """
 import math
@@ -101,4 +103,5 @@ if __name__ == "__main__":
               "plate 0.2 x 0.2 x 0.03 m, blind hole radius 0.011 m, depth 0.025 m, 45-degree "
               "chamfer to 0.016 m")
     write_obj("octahedron.obj", *octahedron(), "regular octahedron, circumradius 0.05 m")
+    write_obj("octahedron_small.obj", *octahedron(0.03), "regular octahedron, circumradius 0.03 m")
     write_obj("bolt_head.obj", *hex_prism(), "hexagonal prism, circumradius 0.015 m, height 0.01 m")

@@ -259,6 +259,9 @@ double contact_hertz_duration(double coeff, double m, double v);
  * `normal` (N), from the history's spring state and the kinematics. Pure. */
 Vec3 contact_friction_force(const ContactParams *p, const ContactHistory *h,
                             const ContactKinematics *k, double normal);
+/* The energy the tangential spring holds as of the last commit, 1/2 kt |s|^2 (J; 0 without
+ * friction): part of the contact's elastic energy (000 5.7, eq. 5.19). */
+double contact_friction_potential(const ContactParams *p, const ContactHistory *h);
 /* Starts the friction state at the contact's onset (every model's begin() calls it). */
 void contact_friction_begin(ContactHistory *h, const ContactKinematics *k);
 /* Advances the friction state to k->t after an accepted step (stick: the spring keeps its

@@ -46,6 +46,7 @@ typedef struct MapState {
     double next_sample; /* s */
     double force;       /* N, at the last sample */
     long long samples;  /* taken since onset */
+    bool begun;         /* begin() has run (the engine hands the state over zeroed) */
 } MapState;
 
 #define STATE_HEADER_DOUBLES ((sizeof(MapState) + sizeof(double) - 1) / sizeof(double))
@@ -54,6 +55,16 @@ static double map_period(const ContactParams *p) {
     if (p->map_a)
         return contact_map_period(p->map_a);
     return p->map_b ? contact_map_period(p->map_b) : 0.0;
+}
+
+/* A side's stiffness before the contact has begun (the engine may evaluate a contact's energy
+ * or force before its onset is committed): node 0's steady state, or the pair's stiffness. */
+static double side_fallback(const ContactParams *p, const ContactMap *map) {
+    return map ? contact_map_step(map, 0)[contact_map_samples(map) - 1] : p->stiffness;
+}
+
+static double series(double a, double b) {
+    return a + b > 0.0 ? a * b / (a + b) : 0.0;
 }
 
 static size_t side_doubles(const ContactParams *p, const ContactMap *map) {
@@ -119,8 +130,10 @@ static double history_at(const MapState *st, const MapSide *s, double t) {
 static double map_normal(const ContactParams *p, const ContactHistory *h,
                          const ContactKinematics *k) {
     const MapState *st = h->state;
-    if (!st) /* no state (out of memory at onset): the flat spring of the pair */
-        return k->depth > 0.0 ? p->stiffness * k->depth : 0.0;
+    if (!st || !st->begun) /* no state (out of memory at onset) or not begun: the flat springs */
+        return k->depth > 0.0
+                   ? series(side_fallback(p, p->map_a), side_fallback(p, p->map_b)) * k->depth
+                   : 0.0;
     double f;
     if (p->map_rule == CONTACT_MAP_ENDPOINT) {
         f = st->force;
@@ -146,6 +159,7 @@ static void map_begin(const ContactParams *p, ContactHistory *h, const ContactKi
     side_begin(p, st, p->map_b, k->point_in_b, k->normal_in_b, side_doubles(p, p->map_a), &st->b);
     st->period = map_period(p);
     st->next_sample = k->t + st->period;
+    st->begun = true;
     h->phase = st->a.source.node; /* shown in contact reports: the node in use */
 }
 
@@ -197,8 +211,10 @@ static double map_potential(const ContactParams *p, const ContactHistory *h,
     const MapState *st = h->state;
     if (k->depth <= 0.0)
         return 0.0;
-    double ka = st ? st->a.steady : p->stiffness, kb = st ? st->b.steady : p->stiffness;
-    return ka + kb > 0.0 ? 0.5 * ka * kb / (ka + kb) * k->depth * k->depth : 0.0;
+    bool begun = st && st->begun;
+    double ka = begun ? st->a.steady : side_fallback(p, p->map_a);
+    double kb = begun ? st->b.steady : side_fallback(p, p->map_b);
+    return 0.5 * series(ka, kb) * k->depth * k->depth;
 }
 
 /* A contact that cannot be restored from a checkpoint restarts its history at k: the

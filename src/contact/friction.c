@@ -72,6 +72,12 @@ Vec3 contact_friction_force(const ContactParams *p, const ContactHistory *h,
     return friction_solve(p, h, k, normal).force;
 }
 
+double contact_friction_potential(const ContactParams *p, const ContactHistory *h) {
+    if (!(p->friction_static > 0.0))
+        return 0.0;
+    return 0.5 * p->tangent_stiffness * vec3_dot(h->friction_spring, h->friction_spring);
+}
+
 void contact_friction_begin(ContactHistory *h, const ContactKinematics *k) {
     h->friction_spring = vec3(0, 0, 0);
     h->friction_t = k->t;

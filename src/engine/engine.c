@@ -150,13 +150,16 @@ int engine_find_pair(const Engine *e, int ma, int mb) {
 }
 
 /* The parameters of one contact: the damping derived from the restitution uses the pair's
- * reduced mass (a body against a fixed obstacle: the body's mass, as V1 states it for the bar). */
+ * reduced mass (a body against a fixed obstacle: the body's mass, as V1 states it for the bar),
+ * shared among the points of a shaped pair's patch. */
 IssimStatus engine_contact_params(const Engine *e, EngineContact *c, IssimError *err) {
     double m = e->bodies[c->body].mass;
     if (c->kind == CONTACT_MANIFOLD && c->body_b >= 0) {
         double mb = e->bodies[c->body_b].mass;
         m = m * mb / (m + mb);
     }
+    if (c->kind == CONTACT_MANIFOLD && c->patch_points > 1)
+        m /= c->patch_points; /* restitution per patch (engine_manifold_energy.c) */
     /* From the pair's parameters (read from the database once per build or edit), not from the
      * database: the collision manager creates contacts every step in a crowded scene. */
     c->params = e->pairs[c->pair].params;

@@ -147,6 +147,8 @@ IssimStatus engine_build_shapes(Engine *e, IssimError *err) {
     }
     if (shaped == 0)
         return ISSIM_OK;
+    e->manifold_energy.fresh = true; /* the initial overlaps are the user's */
+    e->manifold_energy.check_overlap = true;
     CollisionDesc desc = collision_desc_default();
     /* Pairs of bodies whose poses did not change at all (sleeping bodies, engine_sleep.c) are
      * carried by the world anyway; carrying awake bodies at rest with a coarser tolerance made
@@ -199,6 +201,7 @@ void engine_destroy_shapes(Engine *e) {
     }
     free(e->world_owner);
     e->world_owner = NULL;
+    engine_manifold_energy_free(e);
 }
 
 bool engine_reserve_contacts(Engine *e, int count) {
@@ -432,6 +435,7 @@ void engine_collide_now(Engine *e) {
     Registry *reg = e->collision_registry;
     if (reg)
         engine_stop_collision_thread(e);
+    e->manifold_energy.fresh = true; /* a state jump: its overlaps are the user's */
     engine_collide(e);
     if (reg) {
         IssimError err;
@@ -440,11 +444,101 @@ void engine_collide_now(Engine *e) {
     }
 }
 
+/* The world's contact for a previous one of the same id, keeping its identity and history;
+ * anchors carried over by the world (bodies at rest: the same geometry) stay where they are
+ * on the bodies instead of being re-made from stale poses. */
+static void persist(EngineContact *c, const EngineContact *old) {
+    if (memcmp(&old->source_point, &c->source_point, sizeof c->source_point) == 0) {
+        c->local_a = old->local_a;
+        c->local_b = old->local_b;
+        c->normal_b = old->normal_b;
+    }
+    c->id = old->id;
+    c->t_begin = old->t_begin;
+    c->history = old->history;
+    c->state_offset = old->state_offset;
+    c->state_bytes = old->state_bytes;
+    c->equilibrium = old->equilibrium;
+    c->load = old->load;
+    c->resolved_force = old->resolved_force;
+    c->warm_impulse = old->warm_impulse;
+    c->resolved_friction = old->resolved_friction;
+    c->released = old->released;
+}
+
+static void begin_manifold(Engine *e, EngineContact *c, const ContactKinematics *k) {
+    c->id = ++e->next_contact_id;
+    c->t_begin = e->t;
+    engine_contact_begin(e, c, k);
+    c->equilibrium = false;
+    c->load = 0.0;
+    emit_manifold(e, c, ENGINE_EVENT_CONTACT_BEGIN, k->depth_rate);
+    engine_wake_on_contact(e, c, k, e->t);
+}
+
+/* Activity of a refreshed or new contact; returns whether the contact set changed. */
+static bool settle_activity(Engine *e, EngineContact *c, const EngineContact *old) {
+    ContactKinematics k;
+    engine_manifold_kinematics(e, e->y, c, e->t, &k, NULL, NULL, NULL);
+    bool stepped = engine_contact_time_stepped(e, c);
+    if (!old) {
+        c->active = !stepped && engine_contact_should_be_active(&k);
+        if (c->active)
+            begin_manifold(e, c, &k);
+        return true;
+    }
+    /* Persisting: the refreshed geometry decides activity, since a refresh can move the depth
+     * across zero without any root to report it. A time-stepped row keeps the activity its
+     * solver gave it. */
+    c->released = old->released && k.depth > 0.0; /* the model ended it: until they part */
+    c->active = stepped ? old->active : c->released ? false : engine_contact_should_be_active(&k);
+    if (c->active && !old->active) {
+        begin_manifold(e, c, &k);
+        return true;
+    }
+    if (!c->active && old->active) {
+        engine_contact_end(e, c);
+        emit_manifold(e, old, ENGINE_EVENT_CONTACT_END, k.depth_rate);
+        return true;
+    }
+    return false;
+}
+
+/* A scene that starts overlapping explodes instead of settling: say so, with the deepest pair
+ * (the bad-input rule: loaded, never a silent explosion). */
+static void warn_initial_overlap(Engine *e) {
+    double elastic = 0.0, deepest = 0.0;
+    const EngineContact *worst = NULL;
+    int overlapping = 0;
+    for (int i = e->vertex_contact_count; i < e->contact_count; i++) {
+        const EngineContact *c = &e->contacts[i];
+        if (!c->active)
+            continue;
+        ContactKinematics k;
+        engine_manifold_kinematics(e, e->y, c, e->t, &k, NULL, NULL, NULL);
+        elastic += engine_contact_potential(e, c, &k);
+        overlapping += k.depth > 0.0;
+        if (k.depth > deepest) {
+            deepest = k.depth;
+            worst = c;
+        }
+    }
+    if (!worst || !(elastic > ENGINE_OVERLAP_WARN_ENERGY))
+        return;
+    issim_log(ISSIM_LOG_WARN,
+              "the scene starts overlapping: %d contacts hold %.3g J of elastic energy; the "
+              "deepest is %s on %s, %.3g mm (move the bodies apart, or they will be thrown)",
+              overlapping, elastic, e->bodies[worst->body].name, engine_contact_partner(e, worst),
+              deepest * 1e3);
+    e->stats.warnings++;
+}
+
 void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, const Pose *poses) {
     /* Previous manifold contacts, sorted by collision id (the world issues increasing ids). */
     int old_count = e->contact_count - e->vertex_contact_count;
     if (!reserve_previous(e, old_count + 1) ||
-        !engine_reserve_contacts(e, e->vertex_contact_count + count + 1)) {
+        !engine_reserve_contacts(e, e->vertex_contact_count + count + 1) ||
+        !engine_manifold_energy_begin(e, e->contacts + e->vertex_contact_count, old_count, count)) {
         issim_log(ISSIM_LOG_ERROR, "out of memory for %d contacts: contacts dropped", count);
         e->stats.warnings++;
         return;
@@ -454,7 +548,8 @@ void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, 
     bool changed = old_count != count;
     bool any_active = false;
     build_previous_index(e, old_count);
-    int n = e->vertex_contact_count;
+    int first = e->vertex_contact_count, n = first;
+    int *previous_of = e->manifold_energy.previous_of;
     for (int i = 0; i < count; i++) {
         int j = find_previous(e, world[i].id);
         if (j >= 0 && engine_contact_frozen(e, &e->previous[j]) &&
@@ -462,6 +557,7 @@ void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, 
             /* Carried over by the world between sleeping bodies (or a sleeping body and an
              * obstacle): nothing of it can have changed (engine_sleep.c). */
             e->previous_kept[j] = true;
+            previous_of[n - first] = -2;
             e->contacts[n++] = e->previous[j];
             continue;
         }
@@ -471,65 +567,23 @@ void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, 
         IssimError err;
         if (engine_contact_params(e, &c, &err) != ISSIM_OK)
             continue;
-        ContactKinematics k;
-        engine_manifold_kinematics(e, e->y, &c, e->t, &k, NULL, NULL, NULL);
         if (j >= 0) {
-            /* Persisting: keep identity and history; the refreshed geometry decides activity,
-             * since a refresh can move the depth across zero without any root to report it. */
-            const EngineContact *old = &e->previous[j];
             e->previous_kept[j] = true;
-            if (memcmp(&old->source_point, &c.source_point, sizeof c.source_point) == 0) {
-                /* Carried over by the world (bodies at rest): the same geometry, so the anchors
-                 * stay where they are on the bodies instead of being re-made from stale poses. */
-                c.local_a = old->local_a;
-                c.local_b = old->local_b;
-                c.normal_b = old->normal_b;
-                engine_manifold_kinematics(e, e->y, &c, e->t, &k, NULL, NULL, NULL);
-            }
-            c.id = old->id;
-            c.t_begin = old->t_begin;
-            c.history = old->history;
-            c.state_offset = old->state_offset;
-            c.state_bytes = old->state_bytes;
-            c.equilibrium = old->equilibrium;
-            c.load = old->load;
-            c.resolved_force = old->resolved_force;
-            c.warm_impulse = old->warm_impulse;
-            c.resolved_friction = old->resolved_friction;
-            /* A time-stepped row keeps the activity its solver gave it. */
-            c.released = old->released && k.depth > 0.0;
-            c.active = engine_contact_time_stepped(e, &c) ? old->active
-                       : c.released                       ? false
-                                                          : engine_contact_should_be_active(&k);
-            if (c.active && !old->active) {
-                c.id = ++e->next_contact_id;
-                c.t_begin = e->t;
-                engine_contact_begin(e, &c, &k);
-                c.equilibrium = false;
-                c.load = 0.0;
-                emit_manifold(e, &c, ENGINE_EVENT_CONTACT_BEGIN, k.depth_rate);
-                engine_wake_on_contact(e, &c, &k, e->t);
-                changed = true;
-            } else if (!c.active && old->active) {
-                engine_contact_end(e, &c);
-                emit_manifold(e, old, ENGINE_EVENT_CONTACT_END, k.depth_rate);
-                changed = true;
-            }
-        } else {
-            changed = true;
-            c.active = !engine_contact_time_stepped(e, &c) && engine_contact_should_be_active(&k);
-            if (c.active) {
-                c.id = ++e->next_contact_id;
-                c.t_begin = e->t;
-                engine_contact_begin(e, &c, &k);
-                emit_manifold(e, &c, ENGINE_EVENT_CONTACT_BEGIN, k.depth_rate);
-                engine_wake_on_contact(e, &c, &k, e->t);
-            }
+            persist(&c, &e->previous[j]);
         }
-        any_active = any_active || (c.active && !engine_contact_frozen(e, &c));
+        previous_of[n - first] = j;
         e->contacts[n++] = c;
     }
     e->contact_count = n;
+    engine_manifold_energy_settle(e, n - first);
+    for (int i = first; i < n; i++) {
+        int j = previous_of[i - first];
+        if (j < -1)
+            continue; /* frozen */
+        EngineContact *c = &e->contacts[i];
+        changed = settle_activity(e, c, j >= 0 ? &e->previous[j] : NULL) || changed;
+        any_active = any_active || (c->active && !engine_contact_frozen(e, c));
+    }
     /* Active contacts the world no longer reports have ended. */
     for (int j = 0; j < old_count; j++) {
         if (e->previous_kept[j])
@@ -543,4 +597,8 @@ void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, 
         e->integrator_dirty = true;
     if (changed)
         e->fixed_step_dirty = true;
+    if (e->manifold_energy.check_overlap) {
+        e->manifold_energy.check_overlap = false;
+        warn_initial_overlap(e);
+    }
 }

@@ -225,7 +225,9 @@ int engine_contact_commit_model(Engine *e, EngineContact *c, const ContactKinema
 
 double engine_contact_potential(const Engine *e, const EngineContact *c,
                                 const ContactKinematics *k) {
-    return engine_contact_model(e, c)->potential(&c->params, engine_contact_history(e, c), k);
+    const ContactHistory *h = engine_contact_history(e, c);
+    return engine_contact_model(e, c)->potential(&c->params, h, k) +
+           contact_friction_potential(&c->params, h);
 }
 
 bool engine_models_have_copy_hooks(const Engine *e) {

@@ -65,9 +65,6 @@ void engine_block_store(const Engine *e, double *y, int body, const EngineBodySt
     }
 }
 
-/* Kinematics of a manifold contact: the points found by the last collision update ride on
- * their bodies; depth = (p_b - p_a) . n with n fixed in B's frame (000 3.6: minus the signed
- * MTD). arm_b (Nullable) receives the offset of the point on B from B's centre of mass. */
 /* The manifold contact's geometry from the two bodies' states (b Nullable: a static B): the
  * world normal, the two points and their arms from the centres of mass. Round shapes anchor at
  * the core point, the surface point the radius away from it along the normal (EngineContact). */
@@ -94,30 +91,42 @@ void engine_manifold_geometry(const EngineContact *c, const EngineBodyState *a,
     *depth = vec3_dot(vec3_sub(pb, pa), *normal);
 }
 
+/* Kinematics of a manifold contact: the points found by the last collision update ride on
+ * their bodies; depth = (p_b - p_a) . n with n fixed in B's frame (000 3.6: minus the signed
+ * MTD).
+ *
+ * The force acts on both bodies at p_a, A's material point whose penetration the depth
+ * measures, and the relative velocity is taken there too (B's material point that coincides
+ * with p_a). That is what makes the normal force the gradient of the depth (004 4.8 App. C: a
+ * contact force does work only through dg/dt): with the normal turning with B,
+ * dg = (dp_b - dp_a) . n + (p_b - p_a) . dn, and the second term is the torque on B of a force
+ * at p_a instead of p_b. Applying B's share at p_b instead left a power f (p_b - p_a) . (w_b x n)
+ * unaccounted for, which pumped energy into every sliding or spinning shaped contact.
+ *
+ * The depth offset is the update's energy ledger (engine_manifold_energy.c): a constant
+ * between updates, so it changes nothing of the above.
+ *
+ * arm_a and arm_b (Nullable) receive the offsets of p_a from A's and B's centres of mass. */
 void engine_manifold_kinematics(const Engine *e, const double *y, const EngineContact *c, double t,
                                 ContactKinematics *k, Vec3 *point, Vec3 *arm_a, Vec3 *arm_b) {
-    EngineBodyState a = engine_block_state(e, y, c->body), b;
-    Vec3 vb = {0, 0, 0}, wb = {0, 0, 0}, n, pa, pb, ra, rb;
-    Quat qb = quat_identity();
+    EngineBodyState a = engine_block_state(e, y, c->body);
+    EngineBodyState b = {
+        .pos = {0, 0, 0}, .orient = quat_identity(), .vel = {0, 0, 0}, .angvel = {0, 0, 0}};
     double inv_mass = 1.0 / e->bodies[c->body].mass;
     if (c->body_b >= 0) {
         b = engine_block_state(e, y, c->body_b);
-        qb = b.orient;
         inv_mass += 1.0 / e->bodies[c->body_b].mass;
     }
-    manifold_points(c, &a, c->body_b >= 0 ? &b : NULL, &n, &pa, &pb, &ra, &rb);
-    if (c->body_b >= 0) {
-        vb = spatial_point_velocity(b.vel, b.angvel, rb);
-        wb = b.angvel;
-    }
+    Vec3 n, pa, pb, ra, rb_own;
+    manifold_points(c, &a, c->body_b >= 0 ? &b : NULL, &n, &pa, &pb, &ra, &rb_own);
+    Vec3 rb = vec3_sub(pa, b.pos); /* B's material point at p_a */
     Vec3 va = spatial_point_velocity(a.vel, a.angvel, ra);
-    Vec3 gap = vec3_sub(pb, pa);
+    Vec3 vb = spatial_point_velocity(b.vel, b.angvel, rb);
     Vec3 rel = vec3_sub(va, vb); /* velocity of A's point relative to B's */
-    k->depth = vec3_dot(gap, n);
-    /* d/dt [(p_b - p_a) . n] with n turning with B */
-    k->depth_rate = -vec3_dot(rel, n) + vec3_dot(gap, vec3_cross(wb, n));
-    k->normal = n;
     double vn = vec3_dot(rel, n);
+    k->depth = vec3_dot(vec3_sub(pb, pa), n) - c->depth_offset;
+    k->depth_rate = -vn; /* = d/dt [(p_b - p_a) . n] with n turning with B */
+    k->normal = n;
     k->tangent_velocity = vec3_mad(rel, -vn, n);
     k->t = t;
     double angular = 0.0;
@@ -127,7 +136,7 @@ void engine_manifold_kinematics(const Engine *e, const double *y, const EngineCo
         ua.x * ua.x / ba->inertia.x + ua.y * ua.y / ba->inertia.y + ua.z * ua.z / ba->inertia.z;
     if (c->body_b >= 0) {
         const EngineBody *bb = &e->bodies[c->body_b];
-        Vec3 ub = quat_rotate_inv(qb, vec3_cross(rb, n));
+        Vec3 ub = quat_rotate_inv(b.orient, vec3_cross(rb, n));
         angular +=
             ub.x * ub.x / bb->inertia.x + ub.y * ub.y / bb->inertia.y + ub.z * ub.z / bb->inertia.z;
     }
@@ -139,8 +148,8 @@ void engine_manifold_kinematics(const Engine *e, const double *y, const EngineCo
         *point = vec3_scale(vec3_add(pa, pb), 0.5);
     if (arm_a)
         *arm_a = ra;
-    if (arm_b)
-        *arm_b = rb;
+    if (arm_b) /* an obstacle takes no load */
+        *arm_b = c->body_b >= 0 ? rb : (Vec3){0, 0, 0};
 }
 
 /* The share f_ext / n_v of the external load (gravity, the body's force, the applied force)
@@ -369,6 +378,11 @@ static bool touch_seen(const Engine *e, int ci) {
     return false;
 }
 
+const char *engine_contact_partner(const Engine *e, const EngineContact *c) {
+    return c->body_b >= 0 ? e->bodies[c->body_b].name
+                          : thing_name(e->db, e->obstacles[c->obstacle].thing);
+}
+
 void engine_describe_active(const Engine *e, char *buf, size_t size) {
     enum { SHOWN = 6 };
     int shown = 0, more = 0;
@@ -382,10 +396,9 @@ void engine_describe_active(const Engine *e, char *buf, size_t size) {
             more++;
             continue;
         }
-        const char *other = c->body_b >= 0 ? e->bodies[c->body_b].name
-                                           : thing_name(e->db, e->obstacles[c->obstacle].thing);
         at += (size_t)snprintf(buf + at, size - at, "%s%s on %s (%s, %d points)",
-                               shown ? ", " : "; active contacts: ", e->bodies[c->body].name, other,
+                               shown ? ", " : "; active contacts: ", e->bodies[c->body].name,
+                               engine_contact_partner(e, c),
                                thing_name(e->db, e->pairs[c->pair].thing), touch_points(e, ci));
         shown++;
     }
@@ -420,14 +433,24 @@ int engine_update_active_set(Engine *e, double t, const int *directions) {
          * exactly at an output time (CVODE's stop time) was followed by a "separation" root
          * 1e-16 s later while the body still approached, which ended the contact after
          * 1e-16 s with r = -1. A real end has the depth falling, a real onset rising. */
+        bool onset_located = false;
         if (directions && directions[ci] != 0) {
             bool located = directions[ci] > 0;
             bool contradicted = located ? k.depth_rate < 0.0 : k.depth_rate > 0.0;
             if (!contradicted)
                 want = located;
+            onset_located = located && !contradicted;
         }
         if (want == c->active)
             continue;
+        if (want && !onset_located && c->kind == CONTACT_MANIFOLD && k.depth > 0.0) {
+            /* An onset found already overlapping (RK4 in a crowded scene switches contacts at
+             * step ends): starting at that depth would hand the contact elastic energy nobody
+             * paid for, up to k (v dt)^2 / 2 per onset. It starts at zero depth instead, like
+             * a contact the collision update finds overlapping (engine_manifold_energy.c). */
+            c->depth_offset += k.depth;
+            engine_contact_kinematics(e, e->y, c, t, &k, NULL, NULL);
+        }
         changes++;
         EngineEvent ev = engine_contact_event(c, t, -k.depth_rate);
         e->fixed_step_dirty = true;

@@ -112,6 +112,12 @@ typedef struct EngineContact {
      * be copied and the pool may move between calls. */
     ContactHistory history;
     size_t state_offset, state_bytes;
+    /* manifold: subtracted from the geometric depth (m, >= 0), so that a collision update that
+     * re-makes the anchors never raises the pair's elastic energy (engine_manifold_energy.c) */
+    double depth_offset;
+    /* manifold: the points of its pair's patch, which share the pair's mass for the damping
+     * derived from the restitution (engine_contact_params; 0 or 1: one point) */
+    int patch_points;
     /* Complementarity rows: the normal force of the last time step (lambda_n / h, N), which the
      * contact reports show; the solver, not the geometry, decides their activity. */
     double resolved_force;
@@ -170,6 +176,20 @@ typedef struct CheckpointRing {
     bool full_warned;
 } CheckpointRing;
 
+/* The per-pair energy ledger of a collision update (engine_manifold_energy.c): pairs by an
+ * open-addressing index of body-pair keys; the new contacts of a pair chained from its head. */
+typedef struct EngineManifoldEnergy {
+    uint64_t *keys;     /* pair key + 1 (0: empty slot) */
+    double *old_energy; /* per slot: the pair's elastic energy before the update, J */
+    int *head;          /* per slot: first new contact of the pair (index past the vertex ones) */
+    int slots;
+    int *next, *previous_of; /* per new contact: the pair's next one; its previous (-1: new) */
+    ContactKinematics *kinematics; /* per new contact: at its geometric depth */
+    int capacity;
+    bool fresh; /* the next update starts the contacts (creation, a state jump): no ledger */
+    bool check_overlap; /* the next update is the scene's start: warn about overlaps */
+} EngineManifoldEnergy;
+
 struct Engine {
     ThingDb *db;
     EngineOptions options;
@@ -201,6 +221,7 @@ struct Engine {
     bool *previous_kept;
     int *previous_index; /* open addressing by collision id, previous_slots entries */
     int previous_capacity, previous_slots;
+    EngineManifoldEnergy manifold_energy; /* engine_manifold_energy.c */
     char (*materials)[PROP_STRING_MAX];
     int material_count;
 
@@ -342,6 +363,11 @@ void engine_accumulate_loads(const Engine *e, double t, const double *y, Vec3 *f
 #define ENGINE_REPORT_MAX_LAG 2.0
 #define ENGINE_REPORT_WAIT_LIMIT 0.5
 #define ENGINE_REST_TOLERANCE 0.0
+/* A scene whose bodies start with more elastic energy than this in their manifold contacts
+ * (J) is warned about, naming the deepest pair: scenes/pile.lua once started with 39 J, an
+ * explosion rather than a pour, while a 1 kg box resting on its four 1e5 N/m springs holds
+ * 1.2e-4 J. */
+#define ENGINE_OVERLAP_WARN_ENERGY 1e-3
 /* The progress guard (engine_cvode.c): a mean step below ENGINE_TINY_STEP of the output step over
  * ENGINE_GUARD_WINDOW steps, or ENGINE_MAX_STEPS_PER_OUTPUT steps in one output step, stops a run
  * with the active contacts named. A stiff contact resolved properly takes steps of about 1e-3 of
@@ -486,7 +512,17 @@ void engine_collide(Engine *e);
 void engine_collide_now(Engine *e);
 /* Replaces the manifold contacts by world contacts computed with poses (Nullable: the current
  * state's), keeping what persists. */
+/* The name of the body or obstacle contact c touches its body with. */
+const char *engine_contact_partner(const Engine *e, const EngineContact *c);
 void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, const Pose *poses);
+/* engine_manifold_energy.c: a collision update never raises a pair's elastic energy. begin
+ * reads the pairs' energies from the previous contacts (before the merge replaces them); the
+ * merge then records in manifold_energy.previous_of the previous index of each new contact
+ * (-1 new, -2 carried over frozen) and calls settle, which sets the depth offsets. */
+bool engine_manifold_energy_begin(Engine *e, const EngineContact *previous, int old_count,
+                                  int new_count);
+void engine_manifold_energy_settle(Engine *e, int new_count);
+void engine_manifold_energy_free(Engine *e);
 
 /* ===== Contact-response maps (engine_maps.c) ===== */
 /* Loads every body's contact_map (a file, or "flat K ..." / "transient K PEAK DECAY ...") and

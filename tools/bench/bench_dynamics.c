@@ -2,8 +2,10 @@
  *   sweep  the rigid bar drop of 000 ch. 6 (bar_drop_run) over 7 angles x 3 speeds: wall time of
  *          the 21 runs on one core (target < 2 s) and the table of results;
  *   pile   a pile of bodies with internal-friction contacts coming to rest: the wall time of a
- *          step with every body awake against a step once they sleep (target < 5%).
- * `issim-bench dynamics [sweep|table|pile]`; tools/bar_drop_sweep.sh prints the table. */
+ *          step with every body awake against a step once they sleep (target < 5%); `pile TOL`
+ *          with the pairs' velocity tolerance set to TOL m/s.
+ *   energy the largest rise of a pile's total energy in one step (issue 11).
+ * `issim-bench dynamics [sweep|table|pile|energy]`; tools/bar_drop_sweep.sh prints the table. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,11 +127,20 @@ static double time_steps(Engine *e, int steps) {
 /* The pile settles until every body sleeps; then a step of the sleeping pile is timed against a
  * step of the same pile, same state, with every body awake (a second engine with sleeping off,
  * restored from the first one's frame). */
-static int bench_pile(void) {
+static int bench_pile(int argc, char **argv) {
     ThingDb *db = load("pile_internal_friction.lua");
     if (!db)
         return 1;
     IssimError err;
+    /* `pile TOLERANCE`: the pairs' velocity tolerance instead of the scene's */
+    for (int i = 0; argc > 2 && i < 2; i++) {
+        const char *pair[] = {"pile_pile.velocity_tolerance", "pile_wall.velocity_tolerance"};
+        if (thingdb_set_text(db, pair[i], argv[2], false, &err) != ISSIM_OK) {
+            fprintf(stderr, "bench: %s\n", err.message);
+            thingdb_destroy(db);
+            return 1;
+        }
+    }
     EngineOptions o = engine_options_default();
     o.asset_dir = scene_path("");
     Engine *e = engine_create(db, &o, &err);
@@ -183,6 +194,86 @@ static int bench_pile(void) {
     return 0;
 }
 
+/* Passivity of a pile (issue 11): the scene run step by step (lock-step collision updates),
+ * the total energy (kinetic + potential + elastic, friction springs included) read after every
+ * step. Prints the largest rise in one step over the whole run and after the pour (from the
+ * kinetic energy's peak on), how many steps rose by more than 1e-6 J, and the kinetic energy
+ * along the way. `issim-bench dynamics energy [SCENE [DT [SECONDS [CSV]]]]`: CSV (optional)
+ * receives t, kinetic, potential, elastic and total energy every 10 steps, for plotting. */
+static int bench_energy(int argc, char **argv) {
+    const char *name = argc > 2 ? argv[2] : "pile.lua";
+    double dt = argc > 3 ? atof(argv[3]) : 2e-4, until = argc > 4 ? atof(argv[4]) : 10.0;
+    ThingDb *db = load(name);
+    if (!db)
+        return 1;
+    IssimError err;
+    char value[32];
+    snprintf(value, sizeof value, "%.17g", dt);
+    EngineOptions o = engine_options_default();
+    o.asset_dir = scene_path("");
+    Engine *e = thingdb_set_text(db, "universe.dt", value, false, &err) == ISSIM_OK
+                    ? engine_create(db, &o, &err)
+                    : NULL;
+    thingdb_destroy(db);
+    if (!e) {
+        fprintf(stderr, "bench: %s\n", err.message);
+        return 1;
+    }
+    FILE *csv = argc > 5 ? fopen(argv[5], "w") : NULL;
+    if (csv)
+        fprintf(csv, "t,kinetic,potential,elastic,total\n");
+    EngineEnergy before = engine_energy(e);
+    double worst = 0.0, worst_t = 0.0, worst_after = 0.0, worst_after_t = 0.0;
+    double peak_kinetic = before.kinetic, peak_t = 0.0, next_print = 0.5, w0 = issim_wall_time();
+    long rises = 0, rises_after = 0, steps = 0;
+    while (engine_time(e) < until - 0.5 * dt) {
+        if (engine_step(e, &err) != ISSIM_OK) {
+            fprintf(stderr, "bench: %s\n", err.message);
+            break;
+        }
+        EngineEnergy now = engine_energy(e);
+        double rise = now.total - before.total, t = engine_time(e);
+        before = now;
+        if (csv && steps % 10 == 0)
+            fprintf(csv, "%.6f,%.9g,%.9g,%.9g,%.9g\n", t, now.kinetic, now.potential, now.elastic,
+                    now.total);
+        steps++;
+        if (now.kinetic > peak_kinetic) {
+            peak_kinetic = now.kinetic;
+            peak_t = t;
+            worst_after = 0.0;
+            worst_after_t = t;
+            rises_after = 0;
+        }
+        rises += rise > 1e-6;
+        rises_after += rise > 1e-6;
+        if (rise > worst) {
+            worst = rise;
+            worst_t = t;
+        }
+        if (rise > worst_after) {
+            worst_after = rise;
+            worst_after_t = t;
+        }
+        if (t >= next_print - 0.5 * dt) {
+            printf("dynamics  energy %s t = %4.1f s: kinetic %.4g J, total %.6g J, %d awake\n",
+                   name, t, now.kinetic, now.total, engine_awake_body_count(e));
+            next_print += 0.5;
+        }
+    }
+    printf("dynamics  energy %s, dt %g s, %g s (%ld steps, %.0f s wall): largest rise in one step "
+           "%.3g J (t = %.4f s), %ld steps rose > 1e-6 J; after the pour (kinetic peak %.3g J at "
+           "t = %.3f s): largest rise %.3g J (t = %.4f s), %ld steps rose > 1e-6 J  target "
+           "<= 1e-6 J: %s\n",
+           name, dt, engine_time(e), steps, issim_wall_time() - w0, worst, worst_t, rises,
+           peak_kinetic, peak_t, worst_after, worst_after_t, rises_after,
+           worst <= 1e-6 ? "met" : "NOT met");
+    if (csv)
+        fclose(csv);
+    engine_destroy(e);
+    return 0;
+}
+
 /* The same 21 impacts through the engine (the scene's Hunt-Crossley pair with Goyal friction,
  * CVODE BDF): engine creation included, 1 ms simulated each. */
 static int bench_engine_sweep(void) {
@@ -231,6 +322,8 @@ int bench_dynamics(int argc, char **argv) {
     if (strcmp(which, "table") == 0)
         rc |= bench_sweep(true);
     if (strcmp(which, "all") == 0 || strcmp(which, "pile") == 0)
-        rc |= bench_pile();
+        rc |= bench_pile(argc, argv);
+    if (strcmp(which, "energy") == 0)
+        rc |= bench_energy(argc, argv);
     return rc;
 }
