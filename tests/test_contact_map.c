@@ -12,6 +12,7 @@
 #include "issim/contactmap.h"
 #include "issim/engine.h"
 #include "issim/io.h"
+#include "issim/study.h"
 #include "testutil.h"
 
 /* ===== The file format ===== */
@@ -571,6 +572,38 @@ static void test_live_edits_mid_impact(void **state) {
     engine_destroy(e);
 }
 
+/* V11's map part (000 6.5, Figs. 6.7-6.9): the steel bar's maps over the seven node angles at
+ * 3 m/s, beside the rigid (Hunt-Crossley) model of the same drop. What holds and is asserted: no
+ * drop gains energy; the impact durations stay within 35% of the rigid model's (000: "very
+ * similar"). What does not: 000's peak of the energy lost near 66 degrees. Our maps lose more
+ * towards the normal impact, monotonically (docs/contact-models.md says why we think so); the
+ * table is printed so the comparison stays visible. */
+static void test_v11_bar_drop_maps_against_the_rigid_model(void **state) {
+    (void)state;
+    Study map = {.until = 5e-4}, rigid = {.until = 5e-4};
+    issim_strlcpy(map.scene, test_source_path("scenes/bar_drop_map.lua"), sizeof map.scene);
+    issim_strlcpy(rigid.scene, test_source_path("scenes/bar_drop_angle.lua"), sizeof rigid.scene);
+    IssimError err = {0};
+    assert_int_equal(study_add_axis(&map, "angle_deg=18:90:7", &err), ISSIM_OK);
+    assert_int_equal(study_add_axis(&rigid, "angle_deg=18:90:7", &err), ISSIM_OK);
+    double e_in = 0.5 * 7876.74 * M_PI * 0.0125 * 0.0125 / 4 * 0.2 * 9.0; /* 3 m/s */
+    printf("angle   map: lost    duration   rigid: lost   duration\n");
+    for (long i = 0; i < 7; i++) {
+        StudyRow m, r;
+        study_run(&map, i, &m);
+        study_run(&rigid, i, &r);
+        if (!m.ok || !r.ok)
+            fail_msg("%s%s", m.message, r.message);
+        double lost_m = 1.0 - m.kinetic_end / e_in, lost_r = 1.0 - r.kinetic_end / e_in;
+        printf("%5s   %9.3f %8.1f us   %11.3f %8.1f us\n", m.values[0], lost_m, m.duration * 1e6,
+               lost_r, r.duration * 1e6);
+        assert_true(m.kinetic_end <= e_in * (1.0 + 1e-9));
+        assert_true(fabs(m.duration - r.duration) <= 0.35 * r.duration);
+    }
+    study_free(&map);
+    study_free(&rigid);
+}
+
 /* Bad input at engine build: maps of different periods in one pair; a map made for another
  * body. The message names the body, the pair or the file. */
 static void engine_fails(const char *left_map, const char *needle) {
@@ -630,6 +663,7 @@ int main(void) {
         cmocka_unit_test(test_v9_restitution_falls_with_the_transient),
         cmocka_unit_test(test_rewind_mid_impact_keeps_the_history),
         cmocka_unit_test(test_live_edits_mid_impact),
+        cmocka_unit_test(test_v11_bar_drop_maps_against_the_rigid_model),
         cmocka_unit_test(test_bad_maps_refused_at_build),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -60,7 +60,10 @@ static double map_period(const ContactParams *p) {
 /* A side's stiffness before the contact has begun (the engine may evaluate a contact's energy
  * or force before its onset is committed): node 0's steady state, or the pair's stiffness. */
 static double side_fallback(const ContactParams *p, const ContactMap *map) {
-    return map ? contact_map_step(map, 0)[contact_map_samples(map) - 1] : p->stiffness;
+    if (!map)
+        return p->stiffness;
+    double steady = contact_map_step(map, 0)[contact_map_samples(map) - 1];
+    return steady > 0.0 ? steady : contact_map_step(map, 0)[0];
 }
 
 static double series(double a, double b) {
@@ -96,6 +99,10 @@ static void side_begin(const ContactParams *p, MapState *st, const ContactMap *m
                  (1.0 - c.weight) * contact_map_step(map, c.second)[0];
     s->steady = c.weight * contact_map_step(map, c.node)[last] +
                 (1.0 - c.weight) * contact_map_step(map, c.second)[last];
+    /* A free body's map has no steady state (its response ends oscillating about zero, the
+     * steel bar's): its energy is counted at the instantaneous stiffness h(T). */
+    if (!(s->steady > 0.0))
+        s->steady = s->current;
     contact_map_conv_init(map, p->map_convolution, conv_state(st, s));
 }
 
