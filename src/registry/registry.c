@@ -38,6 +38,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 
 RegistryDesc registry_desc_default(void) {
     return (RegistryDesc){
@@ -53,15 +55,45 @@ RegistryDesc registry_desc_default(void) {
 #define REGISTRY_MAX_CONTACTS (1 << 20)
 #define REGISTRY_MAX_EDITS (1 << 20)
 
-static void *aligned_calloc(size_t count, size_t size) {
+static size_t ring_bytes(size_t count, size_t size) {
     size_t bytes = count * size;
     bytes = (bytes + REGISTRY_CACHE_LINE - 1) / REGISTRY_CACHE_LINE * REGISTRY_CACHE_LINE;
-    if (bytes == 0)
-        bytes = REGISTRY_CACHE_LINE;
+    return bytes ? bytes : REGISTRY_CACHE_LINE;
+}
+
+/* Rings of a megabyte or more come from mmap: zeroed by the kernel page by page as they are first
+ * written, where aligned_alloc + memset touched all of a 32 MiB history at every scene load
+ * (24 ms of a sweep's run of a few frames). Freed with ring_free and the same byte count. */
+#define REGISTRY_MMAP_BYTES ((size_t)1 << 20)
+
+static void *ring_alloc(size_t bytes) {
+    if (bytes >= REGISTRY_MMAP_BYTES) {
+        void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        return p == MAP_FAILED ? NULL : p;
+    }
     void *p = aligned_alloc(REGISTRY_CACHE_LINE, bytes);
     if (p)
         memset(p, 0, bytes);
     return p;
+}
+
+static void ring_free(void *p, size_t bytes) {
+    if (p && bytes >= REGISTRY_MMAP_BYTES)
+        munmap(p, bytes);
+    else
+        free(p);
+}
+
+static void *aligned_calloc(size_t count, size_t size) {
+    return ring_alloc(ring_bytes(count, size));
+}
+
+static size_t frames_bytes(const Registry *reg) {
+    return ring_bytes((size_t)reg->desc.history_frames, sizeof *reg->frames);
+}
+
+static size_t values_bytes(const Registry *reg, int stride) {
+    return ring_bytes((size_t)reg->desc.history_frames * (size_t)stride, sizeof(uint64_t));
 }
 
 /* Process-wide; starts at 1 and skips 0 when it wraps, so no registry issues the null
@@ -133,11 +165,11 @@ void registry_destroy(Registry *reg) {
     }
     free(reg->var_names);
     free(reg->var_units);
-    free(reg->frames);
-    free(reg->values);
+    ring_free(reg->frames, frames_bytes(reg));
+    ring_free(reg->values, values_bytes(reg, reg->value_stride));
     registry_contacts_free(reg);
     registry_edit_free(reg);
-    free(reg);
+    ring_free(reg, ring_bytes(1, sizeof *reg));
 }
 
 /* ===== Variables ===== */
@@ -180,7 +212,7 @@ int registry_add_var(Registry *reg, const char *name, const char *unit, IssimErr
             issim_error_set(err, ISSIM_ERR_NOMEM, "registry: out of memory adding '%s'", name);
             return -1;
         }
-        free(reg->values); /* nothing published yet: nothing to copy */
+        ring_free(reg->values, values_bytes(reg, reg->value_stride)); /* nothing published yet */
         reg->values = values;
         reg->value_stride = stride;
     }
