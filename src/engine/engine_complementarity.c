@@ -554,23 +554,47 @@ static bool impulses_finite(int m, const EngineIslandSolution *sol) {
     return isfinite(total);
 }
 
+static bool solve_once(const Engine *e, const EngineComplementaritySolver *solver,
+                       const EngineIslandSystem *sys, EngineIslandSolution *sol, IssimError *why) {
+    memset(sol->lambda_n, 0, sizeof(double) * (size_t)sys->contacts);
+    if (sol->lambda_t)
+        memset(sol->lambda_t, 0, sizeof(double) * 2 * (size_t)sys->contacts);
+    if (solver->solve(e->complementarity ? e->complementarity_user : NULL, sys, sol, why) !=
+        ISSIM_OK)
+        return false;
+    if (impulses_finite(sys->contacts, sol))
+        return true;
+    issim_error_set(why, ISSIM_ERR_NUMERIC, "it returned non-finite impulses");
+    return false;
+}
+
+/* A solver the pairs chose that fails (Lemke's ray termination, a Newton stall) hands the step
+ * to PGS, which always returns impulses (the issue's fallback to the iterative solver); the
+ * failure is counted and logged with the island and the reason. An engine-wide override
+ * (engine_set_complementarity_solver) is used as it is: its failure stops the step. */
 static IssimStatus run_solver(IslandWork *w, const EngineComplementaritySolver *solver,
                               const EngineIslandSystem *sys, EngineIslandSolution *sol,
                               IssimError *err) {
     Engine *e = w->e;
     IssimError why = {0};
-    if (solver->solve(e->complementarity ? e->complementarity_user : NULL, sys, sol, &why) ==
-        ISSIM_OK) {
-        if (impulses_finite(sys->contacts, sol))
-            return ISSIM_OK;
-        issim_error_set(&why, ISSIM_ERR_NUMERIC, "it returned non-finite impulses");
-    }
+    if (solve_once(e, solver, sys, sol, &why))
+        return ISSIM_OK;
     e->stats.complementarity_failures++;
+    const EngineComplementaritySolver *pgs = engine_complementarity_pgs();
+    IssimError pgs_why = {0};
+    if (!e->complementarity && solver != pgs && solve_once(e, pgs, sys, sol, &pgs_why)) {
+        issim_log(ISSIM_LOG_WARN,
+                  "complementarity solver %s failed on the island of %s (%d bodies, %d contacts) "
+                  "at t = %.9g s (%s): PGS solved this step",
+                  solver->name, island_name(w), w->body_count, w->contact_count, e->t, why.message);
+        e->stats.warnings++;
+        return ISSIM_OK;
+    }
     return issim_error_set(err, ISSIM_ERR_NUMERIC,
                            "complementarity solver %s failed on the island of %s (%d bodies, %d "
-                           "contacts) at t = %.9g s: %s",
+                           "contacts) at t = %.9g s: %s%s%s",
                            solver->name, island_name(w), w->body_count, w->contact_count, e->t,
-                           why.message);
+                           why.message, pgs_why.message[0] ? "; PGS too: " : "", pgs_why.message);
 }
 
 static IssimStatus bad_row(IslandWork *w, int row, IssimError *err) {
