@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Sweep scaling (issue 18 targets): a 100-run bar-drop sweep (25 angles x 4 speeds, 0.3 ms of
-# impact each) on 1 and 2 threads and on 1 and 2 MPI ranks, wall time and speed-up; and the
+# Sweep scaling (issue 18 targets): a 100-run bar-drop sweep (the contact-map drop,
+# scenes/bar_drop_map.lua: 25 angles x 4 speeds, 0.5 ms each, about 9 ms of computing per run) on 1 and 2 threads and on 1 and 2 MPI ranks, wall time and speed-up; and the
 # overhead per run beyond the run itself (the same sweep with runs of one output step).
 # Usage: tools/bench_sweep.sh [build dir, default build]
 set -eu
@@ -19,21 +19,22 @@ wall() { # seconds of wall time of the command
   awk -v a="$start" -v b="$end" 'BEGIN {print b - a}'
 }
 run() { rm -f "$tmp/t.csv"; wall "$@" --out "$tmp/t.csv" --quiet; }
-echo "## sweep: 100 bar-drop runs (scenes/bar_drop_angle.lua, --until 3e-4), $(nproc) cores"
-t1=$(run "$bin" sweep scenes/bar_drop_angle.lua "${grid[@]}" --until 3e-4 --threads 1)
-t2=$(run "$bin" sweep scenes/bar_drop_angle.lua "${grid[@]}" --until 3e-4 --threads 2)
-m1=$(run mpirun -np 1 "$bin" sweep scenes/bar_drop_angle.lua "${grid[@]}" --until 3e-4 --threads 1)
-m2=$(run mpirun -np 2 --oversubscribe "$bin" sweep scenes/bar_drop_angle.lua "${grid[@]}" --until 3e-4 --threads 1)
+scene=scenes/bar_drop_map.lua
+echo "## sweep: 100 bar-drop runs ($scene, --until 5e-4), $(nproc) cores"
+t1=$(run "$bin" sweep $scene "${grid[@]}" --until 5e-4 --threads 1)
+t2=$(run "$bin" sweep $scene "${grid[@]}" --until 5e-4 --threads 2)
+m1=$(run mpirun -np 1 "$bin" sweep $scene "${grid[@]}" --until 5e-4 --threads 1)
+m2=$(run mpirun -np 2 --oversubscribe "$bin" sweep $scene "${grid[@]}" --until 5e-4 --threads 1)
 printf "threads  1: %6.2f s   2: %6.2f s   speed-up %.2f (target >= 1.8)\n" "$t1" "$t2" "$(awk -v a="$t1" -v b="$t2" 'BEGIN {print a / b}')"
 printf "MPI      1: %6.2f s   2: %6.2f s   speed-up %.2f (target >= 1.8)\n" "$m1" "$m2" "$(awk -v a="$m1" -v b="$m2" 'BEGIN {print a / b}')"
 # Overhead: the runs' own time is in the table (wall_s: scene load, engine build, run); a run of
 # one 1e-5 s output step is almost all load and build.
 rm -f "$tmp/o.csv"
-"$bin" sweep scenes/bar_drop_angle.lua "${grid[@]}" --until 1e-5 --threads 1 --out "$tmp/o.csv" --quiet >/dev/null
+"$bin" sweep $scene "${grid[@]}" --until 1e-5 --threads 1 --out "$tmp/o.csv" --quiet >/dev/null
 over=$(tail -n +2 "$tmp/o.csv" | awk -F, '{s += $NF} END {printf "%.2f", 1000 * s / NR}')
 rm -f "$tmp/t.csv"
 start=$(date +%s.%N)
-"$bin" sweep scenes/bar_drop_angle.lua "${grid[@]}" --until 3e-4 --threads 1 --out "$tmp/t.csv" --quiet >/dev/null
+"$bin" sweep $scene "${grid[@]}" --until 5e-4 --threads 1 --out "$tmp/t.csv" --quiet >/dev/null
 end=$(date +%s.%N)
 inside=$(tail -n +2 "$tmp/t.csv" | awk -F, '{s += $NF} END {print s}')
 outside=$(awk -v a="$start" -v b="$end" -v c="$inside" 'BEGIN {print 1000 * ((b - a) - c) / 100}')
