@@ -25,6 +25,7 @@ extern "C" {
 #define GUI_MAX_RECENT 8
 #define GUI_MAX_PLOTS 4
 #define GUI_LOG_LINES 200
+#define GUI_DESCRIPTION_MAX 256 /* a string property (PROP_STRING_MAX) */
 /* Layout in pixels: side panels, main menu bar and status bar; the 3D view is what is left. */
 #define GUI_SIDE_WIDTH 340
 #define GUI_MENU_HEIGHT 20
@@ -109,7 +110,10 @@ typedef struct GuiState {
     bool running; /* a session exists (fixed-during-run properties are read-only) */
     bool paused;
     double speed, display_time, state_time, history_start, dt;
-    double fps, engine_step_us, realtime_factor, engine_rate; /* engine_rate: steps/s */
+    double fps, engine_step_us, engine_rate; /* engine_rate: output steps/s */
+    double sim_rate;        /* simulated seconds shown per wall second (0 while paused) */
+    double engine_headroom; /* dt over the wall time of the last step: spare capacity, not the
+                               rate (the engine idles once a horizon ahead) */
     int active_contacts;
     int awake_bodies, bodies; /* integrated / all (sleeping bodies are not integrated) */
     bool recording;
@@ -152,6 +156,7 @@ typedef struct GuiRequests {
     char screenshot_path[GUI_PATH_MAX];
     bool save;
     char save_path[GUI_PATH_MAX];
+    char save_description[GUI_DESCRIPTION_MAX]; /* "": the scene's, with the edits noted */
     bool select;
     ThingId select_thing;
     int camera_preset; /* -1: none, else the display's CameraPreset */

@@ -1,8 +1,8 @@
 /* Mouse and keyboard in the 3D view: orbit (left drag on empty space), pan (right or middle
  * drag, or shift + left), zoom (wheel), pick and drag a body with a spring (left press on a
  * body), and the shortcuts: space pause/run, S step, R reset, F fit, Ctrl+O open, Ctrl+L reload,
- * F12 screenshot, Esc clear the selection; with --device, F9 or Pause is the emergency stop
- * (app_device.c), whatever has the keyboard. Files dropped on the window are opened. */
+ * F12 screenshot, Esc clear the selection, Ctrl+Q quit; with --device, F9 or Pause is the emergency
+ * stop (app_device.c), whatever has the keyboard. Files dropped on the window are opened. */
 #include <math.h>
 #include <stdio.h>
 
@@ -115,6 +115,10 @@ static void handle_key(App *app, const SDL_KeyboardEvent *k) {
     case SDLK_o:
         if (ctrl)
             app->open_dialog = true;
+        break;
+    case SDLK_q:
+        if (ctrl)
+            app->quit = true;
         break;
     case SDLK_l:
         if (ctrl && app->session.path[0]) {

@@ -30,6 +30,7 @@ typedef struct Session {
     double *frame; /* values at display time */
     bool has_frame;
     double frame_time;
+    char edited[GUI_DESCRIPTION_MAX]; /* accepted edits since the scene was opened */
 } Session;
 
 typedef struct PendingEdit {
@@ -130,6 +131,10 @@ typedef struct App {
     SDL_Keymod mods;
 
     double fps, fps_wall, engine_rate, rate_wall;
+    /* Simulated seconds shown per wall second over the last half second (0 while paused):
+     * what the status bar calls the rate, the clock's real progress. */
+    double sim_rate, rate_shown_t;
+    int max_fps;       /* > 0: the frame limiter's rate (script command "fps"), else DISPLAY_FPS */
     double last_swap;  /* wall time the frame limiter paced the last frame to */
     bool engine_bound; /* the engine lags the clock: the limiter halves the frame rate */
     int fps_frames;
@@ -160,7 +165,8 @@ void app_fit(App *app);
 void app_step(App *app);
 void app_seek(App *app, double t);
 void app_run(App *app);
-bool app_save_scene(App *app, const char *path);
+/* description: Nullable; see set_saved_view. */
+bool app_save_scene(App *app, const char *path, const char *description);
 void app_log_init(AppLog *log);
 void app_log_destroy(AppLog *log);
 void app_log_install(App *app);

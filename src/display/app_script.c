@@ -65,11 +65,12 @@ void script_destroy(Script *s) {
     free(s);
 }
 
-/* The release is pushed one frame after the press: the GUI reads key state once per frame,
- * so a press and release in the same frame would never be seen as down. */
+/* "key": the release is pushed one frame after the press, as a hand holds a key. "tap": press
+ * and release in the same frame, as a quick tap between two frames arrives (the GUI holds the
+ * release back for a frame: gui.cpp). */
 static SDL_Event pending_key_up;
 
-static void push_key(SDL_Keycode key, SDL_Keymod mod) {
+static void push_key(SDL_Keycode key, SDL_Keymod mod, bool tap) {
     SDL_Event e = {0};
     e.type = SDL_KEYDOWN;
     e.key.state = SDL_PRESSED;
@@ -79,10 +80,13 @@ static void push_key(SDL_Keycode key, SDL_Keymod mod) {
     SDL_PushEvent(&e);
     e.type = SDL_KEYUP;
     e.key.state = SDL_RELEASED;
-    pending_key_up = e;
+    if (tap)
+        SDL_PushEvent(&e);
+    else
+        pending_key_up = e;
 }
 
-static bool key_command(const char *name) {
+static bool key_command(const char *name, bool tap) {
     static const struct {
         const char *name;
         SDL_Keycode key;
@@ -93,10 +97,11 @@ static bool key_command(const char *name) {
                 {"f12", SDLK_F12, KMOD_NONE},       {"escape", SDLK_ESCAPE, KMOD_NONE},
                 {"return", SDLK_RETURN, KMOD_NONE}, {"backspace", SDLK_BACKSPACE, KMOD_NONE},
                 {"ctrl+a", SDLK_a, KMOD_LCTRL},     {"f9", SDLK_F9, KMOD_NONE},
-                {"pause", SDLK_PAUSE, KMOD_NONE}};
+                {"pause", SDLK_PAUSE, KMOD_NONE},   {"ctrl+q", SDLK_q, KMOD_LCTRL},
+                {"f1", SDLK_F1, KMOD_NONE}};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (strcmp(name, keys[i].name) == 0) {
-            push_key(keys[i].key, keys[i].mod);
+            push_key(keys[i].key, keys[i].mod, tap);
             return true;
         }
     return false;
@@ -132,11 +137,15 @@ static void push_mouse(Uint32 type, int x, int y) {
 static void print_state(App *app) {
     Session *s = &app->session;
     Vec3 eye = camera_eye(&app->camera);
+    char selected[256] = "-";
+    if (s->db && thingdb_valid(s->db, app->selected))
+        thing_path(s->db, app->selected, selected, sizeof selected);
     printf("state t=%.9g view %d %d %d %d camera %.9g %.9g %.9g %.9g %.9g %.9g %.9g "
-           "state_time=%.9g\n",
+           "state_time=%.9g rate=%.6g paused=%d selected=%s\n",
            s->frame_time, app->view_x, app->view_y, app->view_w, app->view_h, eye.x, eye.y, eye.z,
            app->camera.target.x, app->camera.target.y, app->camera.target.z, app->camera.fov_deg,
-           s->sim ? registry_state_time(s->reg) : NAN);
+           s->sim ? registry_state_time(s->reg) : NAN, app->sim_rate,
+           s->sim ? (int)sim_paused(s->sim) : 1, selected);
     for (int b = 0; s->view && b < s->view->body_count; b++) {
         const ViewBody *vb = &s->view->bodies[b];
         const double *p = s->frame + vb->var_pos;
@@ -160,9 +169,9 @@ static bool toggle(App *app, const char *what, const char *onoff) {
 
 /* Runs one command. Returns true when the script may go on this frame; sets *failed. */
 static bool run_command(Script *s, App *app, char *line, bool *failed) {
-    char *words[12] = {0};
+    char *words[32] = {0};
     int n = 0;
-    for (char *save = NULL, *w = strtok_r(line, " \t", &save); w && n < 12;
+    for (char *save = NULL, *w = strtok_r(line, " \t", &save); w && n < 32;
          w = strtok_r(NULL, " \t", &save))
         words[n++] = w;
     const char *cmd = words[0];
@@ -172,6 +181,10 @@ static bool run_command(Script *s, App *app, char *line, bool *failed) {
         s->wait = WAIT_WALL;
         s->wait_until = issim_wall_time() + x;
         return false;
+    }
+    if (strcmp(cmd, "fps") == 0) { /* the frame limiter's rate: a slow display */
+        app->max_fps = (int)x;
+        return true;
     }
     if (strcmp(cmd, "frames") == 0) {
         s->wait = WAIT_FRAMES;
@@ -259,8 +272,8 @@ static bool run_command(Script *s, App *app, char *line, bool *failed) {
             text += piece;
         }
         return false;
-    } else if (strcmp(cmd, "key") == 0 && n > 1) {
-        if (!key_command(words[1]))
+    } else if ((strcmp(cmd, "key") == 0 || strcmp(cmd, "tap") == 0) && n > 1) {
+        if (!key_command(words[1], strcmp(cmd, "tap") == 0))
             *failed = true;
         return false; /* handled at the next frame's events */
     } else if ((strcmp(cmd, "click") == 0 || strcmp(cmd, "mouse_down") == 0 ||
@@ -304,7 +317,12 @@ static bool run_command(Script *s, App *app, char *line, bool *failed) {
     } else if (strcmp(cmd, "device_reconnect") == 0) {
         app_device_reconnect(app);
     } else if (strcmp(cmd, "save") == 0 && n > 1) {
-        if (!app_save_scene(app, words[1]))
+        /* save FILE [description words...] */
+        char description[GUI_DESCRIPTION_MAX] = "";
+        for (int k = 2; k < n; k++)
+            snprintf(description + strlen(description), sizeof description - strlen(description),
+                     "%s%s", k > 2 ? " " : "", words[k]);
+        if (!app_save_scene(app, words[1], description))
             *failed = true;
     } else if (strcmp(cmd, "quit") == 0) {
         app->quit = true;

@@ -142,6 +142,11 @@ static void update_rates(App *app) {
             if (app->rate_wall > 0 && state >= app->rate_steps)
                 app->engine_rate = (state - app->rate_steps) / (now - app->rate_wall);
             app->rate_steps = state;
+            double shown = app->session.frame_time;
+            bool moving =
+                !sim_paused(app->session.sim) && app->rate_wall > 0 && shown >= app->rate_shown_t;
+            app->sim_rate = moving ? (shown - app->rate_shown_t) / (now - app->rate_wall) : 0.0;
+            app->rate_shown_t = shown;
             app->rate_wall = now;
         }
     }
@@ -185,7 +190,8 @@ static void fill_gui_state(App *app, GuiState *g) {
         RegistrySlot st;
         registry_slot_read(s->reg, REGISTRY_SLOT_ENGINE_STATS, &st);
         g->engine_step_us = st.v[ENGINE_STAT_STEP_TIME_US];
-        g->realtime_factor = st.v[ENGINE_STAT_REALTIME_FACTOR];
+        g->engine_headroom = st.v[ENGINE_STAT_REALTIME_FACTOR];
+        g->sim_rate = app->sim_rate;
         g->active_contacts = (int)st.v[ENGINE_STAT_ACTIVE_CONTACTS];
         g->awake_bodies = (int)st.v[ENGINE_STAT_AWAKE_BODIES];
         g->bodies = (int)st.v[ENGINE_STAT_BODIES];
@@ -233,7 +239,7 @@ static void carry_out(App *app, const GuiRequests *r) {
     if (r->record_stop)
         app_record_stop(app);
     if (r->save)
-        app_save_scene(app, r->save_path);
+        app_save_scene(app, r->save_path, r->save_description);
     if (r->screenshot)
         issim_strlcpy(app->screenshot_path, r->screenshot_path, sizeof app->screenshot_path);
     if (r->select)
@@ -353,7 +359,10 @@ static void limit_frame_rate(App *app) {
     if (!app->options.vsync)
         return;
     update_engine_bound(app);
-    double period = 1.0 / (app->engine_bound ? DISPLAY_FPS_ENGINE_BOUND : DISPLAY_FPS);
+    double fps = app->engine_bound ? DISPLAY_FPS_ENGINE_BOUND : DISPLAY_FPS;
+    if (app->max_fps > 0)
+        fps = fmin(fps, app->max_fps);
+    double period = 1.0 / fps;
     double now = issim_wall_time(), next = app->last_swap + period;
     if (now < next)
         nanosleep(&(struct timespec){0, (long)((next - now) * 1e9)}, NULL);

@@ -155,6 +155,8 @@ Pose view_instance_mesh_pose(const ViewInstance *in);
 void scene_view_set_frame(SceneView *view, const double *values);
 /* Recomputes the bounding sphere from the current poses. */
 void scene_view_bounds(const SceneView *view, Vec3 *centre, double *radius);
+/* Takes thing's colour from db again for its instances (a colour edit was accepted). */
+void scene_view_refresh_color(SceneView *view, const ThingDb *db, ThingId thing);
 /* Nearest body hit by the ray: its instance index (or -1) and the hit point. */
 int scene_view_pick(const SceneView *view, Vec3 origin, Vec3 dir, Vec3 *hit);
 /* The view body whose engine id is id, or -1: an id read from the registry (a packed

@@ -205,6 +205,19 @@ static void set_color(ViewInstance *in, Vec3 c, float alpha) {
     in->color[3] = alpha;
 }
 
+/* Colour edits are live: the instances of `thing` take its colour from db again (a plane's wall
+ * patch keeps its translucency), so the next frame draws it. */
+void scene_view_refresh_color(SceneView *view, const ThingDb *db, ThingId thing) {
+    if (!thingdb_valid(db, thing) || thing_prop_find(db, thing, "color") < 0)
+        return;
+    Vec3 c = thing_vec3(db, thing, "color");
+    for (int i = 0; i < view->instance_count; i++) {
+        ViewInstance *in = &view->instances[i];
+        if (thing_id_equal(in->thing, thing))
+            set_color(in, c, in->color[3]);
+    }
+}
+
 static ViewInstance *body_piece(Builder *b, ThingId id, int body, const char *key) {
     int mesh = mesh_for(b, key, b->db, id);
     if (mesh < 0)

@@ -37,6 +37,7 @@ struct GuiMemory {
     char record_path[GUI_PATH_MAX] = "recording.csv";
     char record_vars[1024] = "";
     char save_path[GUI_PATH_MAX] = "scene_saved.lua";
+    char save_description[GUI_DESCRIPTION_MAX] = "";
     char screenshot_path[GUI_PATH_MAX] = "screenshot.png";
     char plot_filter[64] = "";
     // Ids, not indices: the GUI outlives every scene's registry, and an index kept from the
@@ -54,6 +55,37 @@ bool g_font_nearest = false; // the font atlas samples nearest (once per context
 // The pointer as the last SDL event placed it: used when the SDL back-end cannot read it
 // (a window without input focus, as under the offscreen driver the tests use).
 ImVec2 g_event_mouse(-FLT_MAX, -FLT_MAX);
+// ImGui 1.86 reads key state once per frame (io.KeysDown): a key pressed and released between
+// two frames would never be seen down. The release of a key that went down since the last
+// frame is held back and fed after that frame, so every tap lasts at least one frame.
+const int kScancodes = 512;
+bool g_down_since_frame[kScancodes];
+const int kHeldMax = 64;
+SDL_Event g_held_releases[kHeldMax];
+int g_held_count = 0;
+
+// true when the event is a release held back for the next frame
+bool hold_key_release(const SDL_Event *e) {
+    int code = e->key.keysym.scancode;
+    if (code < 0 || code >= kScancodes)
+        return false;
+    if (e->type == SDL_KEYDOWN) {
+        g_down_since_frame[code] = true;
+        return false;
+    }
+    if (e->type != SDL_KEYUP || !g_down_since_frame[code] || g_held_count == kHeldMax)
+        return false;
+    g_held_releases[g_held_count++] = *e;
+    return true;
+}
+
+// After a frame has seen the keys down: the held releases, then a clean slate.
+void release_held_keys() {
+    for (int i = 0; i < g_held_count; i++)
+        ImGui_ImplSDL2_ProcessEvent(&g_held_releases[i]);
+    g_held_count = 0;
+    std::memset(g_down_since_frame, 0, sizeof g_down_since_frame);
+}
 
 void copy_text(char *dst, const char *src, size_t size) {
     issim_strlcpy(dst, src ? src : "", size);
@@ -73,7 +105,7 @@ void menu_bar(const GuiState *s, GuiRequests *r) {
             r->screenshot = true;
             copy_text(r->screenshot_path, g_mem.screenshot_path, sizeof r->screenshot_path);
         }
-        if (ImGui::MenuItem("Quit", "Esc"))
+        if (ImGui::MenuItem("Quit", "Ctrl+Q"))
             r->quit = true;
         ImGui::EndMenu();
     }
@@ -444,6 +476,7 @@ void universe_panel(const GuiState *s, GuiRequests *r) {
     ImGui::Text("horizon   %g s, planar %s", thing_real(s->db, u, "horizon"),
                 thing_bool(s->db, u, "planar") ? "yes" : "no");
     ImGui::Text("engine ahead by %.3f s", s->state_time - s->display_time);
+    ImGui::Text("engine headroom %.3gx (dt / step wall time)", s->engine_headroom);
     ImGui::Text("active contacts %d", s->active_contacts);
     ImGui::Text("bodies awake %d of %d", s->awake_bodies, s->bodies);
 }
@@ -594,19 +627,23 @@ void map_panel(const GuiState *s) {
     ImGui::PlotLines("##impulse", impulse, k, 0, overlay, FLT_MAX, FLT_MAX, ImVec2(w, 55));
     float last = m->force_count ? m->force[m->force_count - 1] : 0.0f;
     std::snprintf(overlay, sizeof overlay, "force %.4g N (last %.3g s)", last, m->force_seconds);
-    ImGui::PlotLines("##force", m->force, m->force_count, 0, overlay, 0.0f, FLT_MAX,
-                     ImVec2(w, 55));
+    ImGui::PlotLines("##force", m->force, m->force_count, 0, overlay, 0.0f, FLT_MAX, ImVec2(w, 55));
 }
 
 void save_panel(const GuiState *s, GuiRequests *r) {
     if (!ImGui::CollapsingHeader("Save and screenshot"))
         return;
     ImGui::InputText("scene file", g_mem.save_path, sizeof g_mem.save_path);
+    ImGui::InputTextWithHint("description", "empty: the scene's, with the edits noted",
+                             g_mem.save_description, sizeof g_mem.save_description);
     ImGui::BeginDisabled(!s->db);
     if (ImGui::Button("Save scene")) {
         r->save = true;
         copy_text(r->save_path, g_mem.save_path, sizeof r->save_path);
+        copy_text(r->save_description, g_mem.save_description, sizeof r->save_description);
     }
+    ImGui::SameLine();
+    ImGui::TextDisabled("(with this camera)");
     ImGui::EndDisabled();
     ImGui::InputText("png file", g_mem.screenshot_path, sizeof g_mem.screenshot_path);
     if (ImGui::Button("Screenshot")) {
@@ -656,10 +693,18 @@ void status_bar(const GuiState *s) {
     ImGuiWindowFlags flags =
         ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings;
     if (ImGui::Begin("Status", nullptr, flags)) {
-        ImGui::Text("t = %.3f s %s | speed %.2fx | real-time factor %.2f | display %.0f fps | "
-                    "engine step %.1f us, %.0f output steps/s | state time %.3f s",
-                    s->display_time, s->paused ? "(paused)" : "", s->speed, s->realtime_factor,
-                    s->fps, s->engine_step_us, s->engine_rate, s->state_time);
+        // The rate is what the clock achieves (simulated s per wall s), not the engine's spare
+        // capacity; paused, there is no rate to show.
+        char rate[64];
+        if (s->paused)
+            std::snprintf(rate, sizeof rate, "paused");
+        else
+            std::snprintf(rate, sizeof rate, "rate %.3g sim s / wall s (speed %.2fx)", s->sim_rate,
+                          s->speed);
+        ImGui::Text("t = %.3f s | %s | display %.0f fps | engine step %.1f us, %.0f output "
+                    "steps/s | state time %.3f s",
+                    s->display_time, rate, s->fps, s->engine_step_us, s->engine_rate,
+                    s->state_time);
     }
     ImGui::End();
 }
@@ -682,6 +727,8 @@ extern "C" bool gui_create(void *window, void *gl_context) {
         return false;
     }
     g_mem = GuiMemory();
+    g_held_count = 0;
+    std::memset(g_down_since_frame, 0, sizeof g_down_since_frame);
     g_created = true;
     g_font_nearest = false;
     return true;
@@ -698,7 +745,9 @@ extern "C" void gui_destroy(void) {
 
 extern "C" bool gui_process_event(const void *sdl_event) {
     const SDL_Event *e = static_cast<const SDL_Event *>(sdl_event);
-    ImGui_ImplSDL2_ProcessEvent(e);
+    bool key = e->type == SDL_KEYDOWN || e->type == SDL_KEYUP;
+    if (!(key && hold_key_release(e)))
+        ImGui_ImplSDL2_ProcessEvent(e);
     if (e->type == SDL_MOUSEMOTION)
         g_event_mouse = ImVec2((float)e->motion.x, (float)e->motion.y);
     else if (e->type == SDL_MOUSEBUTTONDOWN || e->type == SDL_MOUSEBUTTONUP)
@@ -740,6 +789,7 @@ extern "C" void gui_frame(const GuiState *s, GuiRequests *r) {
     right_panel(s, r);
     status_bar(s);
     ImGui::Render();
+    release_held_keys();
 }
 
 // Glyphs sit on whole pixels at the atlas's own size, so nearest sampling draws the same text;
