@@ -37,7 +37,7 @@ typedef struct GuiLogLine {
 } GuiLogLine;
 
 typedef struct GuiToggles {
-    bool grid, contacts, forces, trails;
+    bool grid, contacts, forces, trails, bodies;
     double force_scale; /* m per N */
 } GuiToggles;
 

@@ -284,8 +284,12 @@ static void draw_scene(App *app) {
             }
     RenderFrame f = {.view = s->view,
                      .camera = &app->camera,
-                     .toggles = {app->toggles.grid, app->toggles.contacts, app->toggles.forces,
-                                 app->toggles.trails, app->toggles.force_scale},
+                     .toggles = {.grid = app->toggles.grid,
+                                 .contacts = app->toggles.contacts,
+                                 .forces = app->toggles.forces,
+                                 .trails = app->toggles.trails,
+                                 .bodies = app->toggles.bodies,
+                                 .force_scale = app->toggles.force_scale},
                      .selected_instance = selected,
                      .selected_thing = app->selected,
                      .contacts = contacts,
@@ -509,7 +513,7 @@ int display_run(const char *scene_path, const SimOptions *sim_options,
     }
     app->options = options ? *options : display_options_default();
     app->sim_options = sim_options ? *sim_options : sim_options_default();
-    app->toggles = (GuiToggles){.grid = true, .force_scale = 0.01};
+    app->toggles = (GuiToggles){.grid = true, .bodies = true, .force_scale = 0.01};
     app->selected = thing_id_null();
     app->fps_wall = issim_wall_time();
     app_log_init(&app->log);

@@ -172,6 +172,7 @@ int scene_view_map_node(const SceneView *view, int body, const ContactReport *c)
 
 typedef struct RenderToggles {
     bool grid, contacts, forces, trails;
+    bool bodies;        /* false: the obstacles alone (what the bodies cover, for the tests) */
     double force_scale; /* m per N for the arrows */
 } RenderToggles;
 

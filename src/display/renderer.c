@@ -494,7 +494,9 @@ static bool gather_instances(Renderer *r, const RenderFrame *f) {
     for (int k = 0; k < view->instance_count; k++) {
         const ViewInstance *in = &view->instances[r->order[k].instance];
         r->drawn_mesh[k] =
-            in->wire ? -1 : level_of_detail(view, in, r->order[k].depth, pixels_per_metre_at_1m);
+            in->wire || (!f->toggles.bodies && in->body >= 0)
+                ? -1
+                : level_of_detail(view, in, r->order[k].depth, pixels_per_metre_at_1m);
         if (r->drawn_mesh[k] >= 0)
             r->mesh_first[r->drawn_mesh[k] + 1]++;
     }

@@ -111,6 +111,7 @@ void menu_bar(const GuiState *s, GuiRequests *r) {
     }
     if (ImGui::BeginMenu("View")) {
         GuiToggles *t = s->toggles;
+        ImGui::MenuItem("Bodies", nullptr, &t->bodies);
         ImGui::MenuItem("Ground grid", nullptr, &t->grid);
         ImGui::MenuItem("Contact points", nullptr, &t->contacts);
         ImGui::MenuItem("Contact forces", nullptr, &t->forces);

@@ -1,0 +1,86 @@
+/* Every scene in scenes/ is worth opening (issue 17): opened in the GUI, run for a second of
+ * wall time and paused, its 3D view shows its bodies. The view is shot twice, with the bodies
+ * and without them (toggle bodies off): the pixels that differ inside the 3D view are the
+ * bodies' on-screen area, which must be a visible part of the view, not a speck or nothing
+ * (a bar that left the view, a block seen from metres away). */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_display_util.h"
+
+#define MAX_SCENES 64
+
+/* Share of the view the bodies must cover: 0.1 % is about 400 pixels of a 600 x 676 view. */
+#define MIN_BODY_SHARE 0.001
+
+static int list_scenes(char names[][256]) {
+    DIR *dir = opendir(test_source_path("scenes"));
+    assert_non_null(dir);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(dir)) && n < MAX_SCENES) {
+        size_t len = strlen(e->d_name);
+        if (len > 4 && strcmp(e->d_name + len - 4, ".lua") == 0)
+            snprintf(names[n++], 256, "%s", e->d_name);
+    }
+    closedir(dir);
+    return n;
+}
+
+static double body_share(const char *with, const char *without, const ShownState *s) {
+    Image a = load_png(with), b = load_png(without);
+    int differ = 0, total = 0;
+    for (int y = s->view_y; y < s->view_y + s->view_h; y++)
+        for (int x = s->view_x; x < s->view_x + s->view_w; x++) {
+            const unsigned char *p = pixel(&a, x, y), *q = pixel(&b, x, y);
+            differ += abs(p[0] - q[0]) + abs(p[1] - q[1]) + abs(p[2] - q[2]) > 30;
+            total++;
+        }
+    stbi_image_free(a.rgb);
+    stbi_image_free(b.rgb);
+    return (double)differ / total;
+}
+
+static void test_every_scene_shows_its_bodies(void **state) {
+    (void)state;
+    static char names[MAX_SCENES][256], shots[MAX_SCENES][2][512];
+    int n = list_scenes(names);
+    assert_true(n >= 10);
+    static char script[MAX_SCENES * 2048], out[4 * GUI_OUTPUT_MAX];
+    size_t used = 0;
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; k < 2; k++)
+            snprintf(shots[i][k], sizeof shots[i][k], "%s", test_temp_path(".png"));
+        char path[512];
+        snprintf(path, sizeof path, "scenes/%s", names[i]);
+        used += (size_t)snprintf(script + used, sizeof script - used,
+                                 "open %s\nwait 1.0\npause\nframes 2\nprint_state\n"
+                                 "screenshot %s\ntoggle bodies off\nframes 1\nscreenshot %s\n"
+                                 "toggle bodies on\n",
+                                 test_source_path(path), shots[i][0], shots[i][1]);
+    }
+    int rc =
+        run_issim_script(test_source_path("scenes/point_drop.lua"), "", script, out, sizeof out);
+    assert_int_equal(rc, 0);
+    int failed = 0;
+    for (int i = 0; i < n; i++) {
+        ShownState s = parse_state(out, i);
+        double share = body_share(shots[i][0], shots[i][1], &s);
+        print_message("%-32s t = %8.4f s  bodies cover %6.2f %% of the view\n", names[i], s.t,
+                      100.0 * share);
+        failed += share < MIN_BODY_SHARE;
+        remove(shots[i][0]);
+        remove(shots[i][1]);
+    }
+    assert_int_equal(failed, 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_scene_shows_its_bodies),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
