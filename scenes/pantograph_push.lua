@@ -33,8 +33,11 @@ return {
   contacts = {
     { name = "proxy_table", materials = {"proxy", "table"}, model = "spring_damper",
       stiffness = 2e4, restitution = 0.2 },
+    -- Coulomb friction on the table: a pushed box slides, slows and stops where it was left,
+    -- as a box on a table does (frictionless, one push sent it out of view for good).
     { name = "box_table", materials = {"box", "table"}, model = "spring_damper",
-      stiffness = 2e4, restitution = 0.2 },
+      stiffness = 2e4, restitution = 0.2, friction_static = 0.5, friction_kinetic = 0.4,
+      tangent_stiffness = 2e4 },
     { name = "proxy_box", materials = {"proxy", "box"}, model = "spring_damper",
       stiffness = 2e4, restitution = 0.2 },
   },

@@ -13,8 +13,12 @@
 
 #define MAX_SCENES 64
 
-/* Share of the view the bodies must cover: 0.1 % is about 400 pixels of a 600 x 676 view. */
-#define MIN_BODY_SHARE 0.001
+/* Share of the view the bodies must cover: 0.2 % is about 800 pixels of a 600 x 676 view. */
+#define MIN_BODY_SHARE 0.002
+
+static int compare_names(const void *a, const void *b) {
+    return strcmp(a, b);
+}
 
 static int list_scenes(char names[][256]) {
     DIR *dir = opendir(test_source_path("scenes"));
@@ -27,6 +31,7 @@ static int list_scenes(char names[][256]) {
             snprintf(names[n++], 256, "%s", e->d_name);
     }
     closedir(dir);
+    qsort(names, (size_t)n, sizeof names[0], compare_names);
     return n;
 }
 
@@ -57,7 +62,7 @@ static void test_every_scene_shows_its_bodies(void **state) {
         char path[512];
         snprintf(path, sizeof path, "scenes/%s", names[i]);
         used += (size_t)snprintf(script + used, sizeof script - used,
-                                 "open %s\nwait 1.0\npause\nframes 2\nprint_state\n"
+                                 "open %s\nwait 0.5\npause\nframes 2\nprint_state\n"
                                  "screenshot %s\ntoggle bodies off\nframes 1\nscreenshot %s\n"
                                  "toggle bodies on\n",
                                  test_source_path(path), shots[i][0], shots[i][1]);

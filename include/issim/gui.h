@@ -135,6 +135,7 @@ typedef struct GuiState {
     bool *open_dialog;          /* the Ctrl+O "Open scene" window; the GUI closes it */
     const GuiDevice *device;    /* Nullable: no --device, no device panel */
     const GuiMapView *map_view; /* Nullable: the selected body has no contact map */
+    const char *following;      /* the body the camera follows, or "" */
 } GuiState;
 
 /* What the user asked for this frame. Cleared by the display before each frame. */
@@ -159,7 +160,8 @@ typedef struct GuiRequests {
     char save_description[GUI_DESCRIPTION_MAX]; /* "": the scene's, with the edits noted */
     bool select;
     ThingId select_thing;
-    int camera_preset; /* -1: none, else the display's CameraPreset */
+    int camera_preset;  /* -1: none, else the display's CameraPreset */
+    bool follow_toggle; /* follow the selected body, or stop following */
     bool device_enable, device_disable, device_estop, device_reconnect;
 } GuiRequests;
 

@@ -1,8 +1,9 @@
 /* Mouse and keyboard in the 3D view: orbit (left drag on empty space), pan (right or middle
  * drag, or shift + left), zoom (wheel), pick and drag a body with a spring (left press on a
  * body), and the shortcuts: space pause/run, S step, R reset, F fit, Ctrl+O open, Ctrl+L reload,
- * F12 screenshot, Esc clear the selection, Ctrl+Q quit; with --device, F9 or Pause is the emergency
- * stop (app_device.c), whatever has the keyboard. Files dropped on the window are opened. */
+ * T follow the selected body (again: stop), F12 screenshot, Esc clear the selection, Ctrl+Q quit;
+ * with --device, F9 or Pause is the emergency stop (app_device.c), whatever has the keyboard. Files
+ * dropped on the window are opened. */
 #include <math.h>
 #include <stdio.h>
 
@@ -87,6 +88,16 @@ static void end_drag(App *app) {
     write_pointer(app);
 }
 
+void app_toggle_follow(App *app) {
+    const ThingDb *db = app->session.db;
+    if (app->follow_body >= 0 || !db || !thingdb_valid(db, app->selected)) {
+        app_follow(app, -1);
+        return;
+    }
+    char path[256];
+    app_follow(app, app_view_body(app, thing_path(db, app->selected, path, sizeof path)));
+}
+
 static void toggle_pause(App *app) {
     Sim *sim = app->session.sim;
     if (sim && sim_paused(sim))
@@ -111,6 +122,9 @@ static void handle_key(App *app, const SDL_KeyboardEvent *k) {
         break;
     case SDLK_f:
         app_fit(app);
+        break;
+    case SDLK_t:
+        app_toggle_follow(app);
         break;
     case SDLK_o:
         if (ctrl)

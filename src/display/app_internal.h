@@ -97,6 +97,7 @@ typedef struct App {
 
     Session session; /* session.sim == NULL: nothing loaded */
     Camera camera;
+    int follow_body; /* view body the camera's target stays on, or -1 */
     GuiToggles toggles;
     ThingId selected;
     bool open_dialog;
@@ -172,9 +173,16 @@ void app_log_destroy(AppLog *log);
 void app_log_install(App *app);
 void app_log_snapshot(App *app, int *count);
 
+/* The camera follows view body `body` (-1: stops); returns false for an unknown body. */
+bool app_follow(App *app, int body);
+/* The view body of a thing (name or path), or -1. */
+int app_view_body(const App *app, const char *name);
+
 /* app_input.c */
 void app_handle_event(App *app, const SDL_Event *e);
 void app_select(App *app, ThingId thing);
+/* T: follow the selected body, or stop following. */
+void app_toggle_follow(App *app);
 
 /* app_device.c: --device (issue 6) */
 /* Opens the device on the current scene if it has a haptics table (motors off). */

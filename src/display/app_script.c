@@ -302,6 +302,9 @@ static bool run_command(Script *s, App *app, char *line, bool *failed) {
         for (int p = 0; p < CAMERA_PRESET_COUNT; p++)
             if (strcmp(words[1], camera_preset_name(p)) == 0)
                 camera_set_preset(&app->camera, p);
+    } else if (strcmp(cmd, "follow") == 0 && n > 1) { /* follow BODY | follow off */
+        if (!app_follow(app, strcmp(words[1], "off") == 0 ? -1 : app_view_body(app, words[1])))
+            *failed = true;
     } else if (strcmp(cmd, "fit") == 0) {
         app_fit(app);
     } else if (strcmp(cmd, "toggle") == 0 && n > 1) {

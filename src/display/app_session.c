@@ -151,6 +151,35 @@ static void initial_camera(App *app) {
     app->camera =
         camera_from_eye(thing_vec3(db, u, "camera_eye"), thing_vec3(db, u, "camera_target"),
                         thing_real(db, u, "camera_fov"));
+    const char *follow = thing_string(db, u, "camera_follow");
+    app->follow_body = follow[0] ? app_view_body(app, follow) : -1;
+    if (follow[0] && app->follow_body < 0)
+        issim_log(ISSIM_LOG_WARN, "camera.follow: no body named '%s'", follow);
+}
+
+int app_view_body(const App *app, const char *name) {
+    const SceneView *v = app->session.view;
+    for (int b = 0; v && b < v->body_count; b++)
+        if (strcmp(v->bodies[b].name, name) == 0)
+            return b;
+    return -1;
+}
+
+bool app_follow(App *app, int body) {
+    const SceneView *v = app->session.view;
+    bool known = v && body >= 0 && body < v->body_count;
+    app->follow_body = known ? body : -1;
+    return known || body < 0;
+}
+
+/* A followed body keeps its place on screen: the camera's target is its centre, the eye keeps
+ * its offset (orbit and zoom still work about it). */
+static void follow_camera(App *app) {
+    const Session *s = &app->session;
+    if (app->follow_body < 0 || !s->view || app->follow_body >= s->view->body_count)
+        return;
+    const double *p = s->frame + s->view->bodies[app->follow_body].var_pos;
+    app->camera.target = (Vec3){p[0], p[1], p[2]};
 }
 
 /* Replaces the session by one built from db; on failure the old one keeps running. */
@@ -177,7 +206,9 @@ static bool replace_session(App *app, const ThingDb *db, const char *path,
     allocate_trails(app, fresh.view->body_count);
     if (!keep_camera)
         initial_camera(app);
-    app_device_attach(app); /* --device: on the new scene if it has a haptics table */
+    else if (app->follow_body >= fresh.view->body_count)
+        app->follow_body = -1; /* a reload that lost bodies */
+    app_device_attach(app);    /* --device: on the new scene if it has a haptics table */
     return true;
 }
 
@@ -304,6 +335,7 @@ void app_read_frame(App *app) {
         s->frame_time = f.t;
         scene_view_set_frame(s->view, s->frame);
         push_trails(app);
+        follow_camera(app);
     }
     app_device_poll(app);
 }

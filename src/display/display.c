@@ -180,6 +180,7 @@ static void fill_gui_state(App *app, GuiState *g) {
     g->engine_rate = app->engine_rate;
     g->device = app_device_gui(app);
     g->map_view = app_map_view(app);
+    g->following = app->follow_body >= 0 && s->view ? s->view->bodies[app->follow_body].name : "";
     if (s->sim) {
         g->paused = sim_paused(s->sim);
         g->speed = sim_speed(s->sim);
@@ -248,6 +249,8 @@ static void carry_out(App *app, const GuiRequests *r) {
         camera_set_preset(&app->camera, r->camera_preset);
     if (r->fit)
         app_fit(app);
+    if (r->follow_toggle)
+        app_toggle_follow(app);
     if (r->quit)
         app->quit = true;
     app_device_carry_out(app, r);
@@ -515,6 +518,7 @@ int display_run(const char *scene_path, const SimOptions *sim_options,
     app->sim_options = sim_options ? *sim_options : sim_options_default();
     app->toggles = (GuiToggles){.grid = true, .bodies = true, .force_scale = 0.01};
     app->selected = thing_id_null();
+    app->follow_body = -1;
     app->fps_wall = issim_wall_time();
     app_log_init(&app->log);
     app_log_install(app);

@@ -137,10 +137,9 @@ void navigation_bar(const GuiState *s, GuiRequests *r) {
         }
         if (ImGui::Button("Fit"))
             r->fit = true;
-        ImGui::SameLine();
-        ImGui::TextDisabled("|");
+        // The toggles on a row of their own: one row of everything was wider than the view
+        // between the panels (600 pixels at 1280 x 720) and ran under the right panel.
         GuiToggles *t = s->toggles;
-        ImGui::SameLine();
         ImGui::Checkbox("Grid", &t->grid);
         ImGui::SameLine();
         ImGui::Checkbox("Contacts", &t->contacts);
@@ -148,6 +147,13 @@ void navigation_bar(const GuiState *s, GuiRequests *r) {
         ImGui::Checkbox("Forces", &t->forces);
         ImGui::SameLine();
         ImGui::Checkbox("Trails", &t->trails);
+        ImGui::SameLine();
+        bool following = s->following && s->following[0];
+        if (ImGui::Checkbox("Follow (T)", &following))
+            r->follow_toggle = true;
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("%s", following ? s->following
+                                              : "keep the selected body in view as it moves");
     }
     ImGui::End();
 }
