@@ -126,6 +126,8 @@ typedef struct GuiState {
     bool edit_rejected;
     int scene_count;
     const char (*scenes)[GUI_PATH_MAX];
+    const char (*scene_descriptions)[GUI_DESCRIPTION_MAX];
+    int described; /* scenes whose description is read (the first ones) */
     int recent_count;
     const char (*recent)[GUI_PATH_MAX];
     int log_count; /* oldest first */
@@ -133,6 +135,7 @@ typedef struct GuiState {
     ThingId selected;
     GuiToggles *toggles;        /* the GUI flips these directly */
     bool *open_dialog;          /* the Ctrl+O "Open scene" window; the GUI closes it */
+    bool *show_help;            /* F1: the help overlay; the GUI closes it */
     const GuiDevice *device;    /* Nullable: no --device, no device panel */
     const GuiMapView *map_view; /* Nullable: the selected body has no contact map */
     const char *following;      /* the body the camera follows, or "" */

@@ -1,9 +1,9 @@
 /* Mouse and keyboard in the 3D view: orbit (left drag on empty space), pan (right or middle
  * drag, or shift + left), zoom (wheel), pick and drag a body with a spring (left press on a
  * body), and the shortcuts: space pause/run, S step, R reset, F fit, Ctrl+O open, Ctrl+L reload,
- * T follow the selected body (again: stop), F12 screenshot, Esc clear the selection, Ctrl+Q quit;
- * with --device, F9 or Pause is the emergency stop (app_device.c), whatever has the keyboard. Files
- * dropped on the window are opened. */
+ * F1 help, T follow the selected body (again: stop), F12 screenshot, Esc clear the selection,
+ * Ctrl+Q quit; with --device, F9 or Pause is the emergency stop (app_device.c), whatever has the
+ * keyboard. Files dropped on the window are opened. */
 #include <math.h>
 #include <stdio.h>
 
@@ -126,6 +126,9 @@ static void handle_key(App *app, const SDL_KeyboardEvent *k) {
     case SDLK_t:
         app_toggle_follow(app);
         break;
+    case SDLK_F1:
+        app->show_help = !app->show_help;
+        break;
     case SDLK_o:
         if (ctrl)
             app->open_dialog = true;
@@ -144,8 +147,11 @@ static void handle_key(App *app, const SDL_KeyboardEvent *k) {
     case SDLK_F12:
         issim_strlcpy(app->screenshot_path, "screenshot.png", sizeof app->screenshot_path);
         break;
-    case SDLK_ESCAPE:
-        app_select(app, thing_id_null());
+    case SDLK_ESCAPE: /* closes the help first */
+        if (app->show_help)
+            app->show_help = false;
+        else
+            app_select(app, thing_id_null());
         break;
     default:
         break;

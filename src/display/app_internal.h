@@ -112,6 +112,11 @@ typedef struct App {
 
     char scenes[GUI_MAX_SCENES][GUI_PATH_MAX];
     int scene_count;
+    /* The launcher's descriptions, read from the scene files one per frame (a scene file is a
+     * Lua program: reading all at start would delay the first frame). */
+    char scene_descriptions[GUI_MAX_SCENES][GUI_DESCRIPTION_MAX];
+    int described;
+    bool show_help; /* F1: the keys and mouse actions */
     char recent[GUI_MAX_RECENT][GUI_PATH_MAX];
     int recent_count;
 
@@ -162,6 +167,8 @@ bool app_record_start(App *app, const char *path, const char *vars);
 void app_record_stop(App *app);
 void app_record_pump(App *app);
 void app_scan_scenes(App *app);
+/* Reads the next scene's description for the launcher; false when all are read. */
+bool app_describe_next_scene(App *app);
 void app_fit(App *app);
 void app_step(App *app);
 void app_seek(App *app, double t);

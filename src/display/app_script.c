@@ -312,6 +312,12 @@ static bool run_command(Script *s, App *app, char *line, bool *failed) {
             *failed = true;
     } else if (strcmp(cmd, "print_state") == 0) {
         print_state(app);
+    } else if (strcmp(cmd, "print_scenes") == 0) { /* the launcher's list, once described */
+        while (app_describe_next_scene(app))
+            ;
+        for (int i = 0; i < app->scene_count; i++)
+            printf("scene %s | %s\n", app->scenes[i], app->scene_descriptions[i]);
+        fflush(stdout);
     } else if (strcmp(cmd, "print_device") == 0) {
         app_device_print(app);
     } else if (strcmp(cmd, "device_enable") == 0 || strcmp(cmd, "device_disable") == 0) {

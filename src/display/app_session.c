@@ -71,6 +71,24 @@ void app_scan_scenes(App *app) {
     }
     closedir(dir);
     qsort(app->scenes, (size_t)app->scene_count, GUI_PATH_MAX, compare_paths);
+    app->described = 0;
+}
+
+bool app_describe_next_scene(App *app) {
+    if (app->described >= app->scene_count)
+        return false;
+    int i = app->described++;
+    ThingDb *db = NULL;
+    IssimError err = {0};
+    char *out = app->scene_descriptions[i];
+    if (scene_load_file(app->scenes[i], NULL, &db, &err) == ISSIM_OK) {
+        const char *d = thing_string(db, thingdb_find_kind(db, THING_UNIVERSE), "description");
+        issim_strlcpy(out, d[0] ? d : "(no description)", GUI_DESCRIPTION_MAX);
+    } else {
+        snprintf(out, GUI_DESCRIPTION_MAX, "(does not load: %.200s)", err.message);
+    }
+    thingdb_destroy(db);
+    return true;
 }
 
 static void remember_recent(App *app, const char *path) {

@@ -145,7 +145,10 @@ static void update_rates(App *app) {
             double shown = app->session.frame_time;
             bool moving =
                 !sim_paused(app->session.sim) && app->rate_wall > 0 && shown >= app->rate_shown_t;
-            app->sim_rate = moving ? (shown - app->rate_shown_t) / (now - app->rate_wall) : 0.0;
+            bool paused = sim_paused(app->session.sim);
+            app->sim_rate = moving   ? (shown - app->rate_shown_t) / (now - app->rate_wall)
+                            : paused ? 0.0
+                                     : NAN; /* not measured yet: a new scene, a first window */
             app->rate_shown_t = shown;
             app->rate_wall = now;
         }
@@ -172,6 +175,9 @@ static void fill_gui_state(App *app, GuiState *g) {
     g->edit_rejected = app->edit_rejected;
     g->scene_count = app->scene_count;
     g->scenes = (const char(*)[GUI_PATH_MAX])app->scenes;
+    g->scene_descriptions = (const char(*)[GUI_DESCRIPTION_MAX])app->scene_descriptions;
+    g->described = app->described;
+    g->show_help = &app->show_help;
     g->recent_count = app->recent_count;
     g->recent = (const char(*)[GUI_PATH_MAX])app->recent;
     app_log_snapshot(app, &g->log_count);
@@ -382,6 +388,8 @@ static void frame(App *app) {
     while (SDL_PollEvent(&e))
         app_handle_event(app, &e);
     app_poll_edits(app);
+    if (app->options.show_gui)
+        app_describe_next_scene(app);
     app_read_frame(app);
     app_record_pump(app);
     update_rates(app);
@@ -519,6 +527,7 @@ int display_run(const char *scene_path, const SimOptions *sim_options,
     app->toggles = (GuiToggles){.grid = true, .bodies = true, .force_scale = 0.01};
     app->selected = thing_id_null();
     app->follow_body = -1;
+    app->sim_rate = NAN;
     app->fps_wall = issim_wall_time();
     app_log_init(&app->log);
     app_log_install(app);

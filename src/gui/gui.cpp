@@ -109,6 +109,11 @@ void menu_bar(const GuiState *s, GuiRequests *r) {
             r->quit = true;
         ImGui::EndMenu();
     }
+    if (ImGui::BeginMenu("Help")) {
+        if (s->show_help)
+            ImGui::MenuItem("Keys and mouse", "F1", s->show_help);
+        ImGui::EndMenu();
+    }
     if (ImGui::BeginMenu("View")) {
         GuiToggles *t = s->toggles;
         ImGui::MenuItem("Bodies", nullptr, &t->bodies);
@@ -182,6 +187,55 @@ void open_dialog(const GuiState *s, GuiRequests *r) {
     ImGui::End();
 }
 
+// ===== Help overlay (F1) =====
+
+struct HelpLine {
+    const char *keys, *action;
+};
+
+// Every key and mouse action of the window (app_input.c, app_device.c).
+const HelpLine kHelp[] = {
+    {"F1", "this help (again, or Esc: close)"},
+    {"Space", "pause / run (after scrubbing back: run from there)"},
+    {"S", "one output step (pauses)"},
+    {"R", "reset the scene as edited to its initial state"},
+    {"F", "fit the camera to the scene"},
+    {"T", "follow the selected body with the camera (again: stop)"},
+    {"Esc", "clear the selection"},
+    {"Ctrl+O", "open a scene by path"},
+    {"Ctrl+L", "reload the scene file (keeps camera and selection)"},
+    {"Ctrl+Q", "quit"},
+    {"F12", "screenshot to screenshot.png"},
+    {"F9 / Pause", "emergency stop of the haptic device (--device)"},
+    {"Left drag, empty space", "orbit the camera"},
+    {"Left drag on a body", "select it and pull it with a spring"},
+    {"Right / middle drag, Shift+left", "pan"},
+    {"Wheel", "zoom"},
+    {"Drop a .lua file", "open it"},
+};
+
+void help_overlay(const GuiState *s) {
+    if (!s->show_help || !*s->show_help)
+        return;
+    ImGui::SetNextWindowPos(ImVec2(s->width * 0.5f, s->height * 0.5f), ImGuiCond_Always,
+                            ImVec2(0.5f, 0.5f));
+    ImGui::SetNextWindowBgAlpha(0.92f);
+    ImGuiWindowFlags flags = ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings |
+                             ImGuiWindowFlags_NoCollapse;
+    if (ImGui::Begin("Keys and mouse (F1)", s->show_help, flags)) {
+        if (ImGui::BeginTable("##help", 2, ImGuiTableFlags_RowBg)) {
+            for (const HelpLine &h : kHelp) {
+                ImGui::TableNextColumn();
+                ImGui::TextUnformatted(h.keys);
+                ImGui::TableNextColumn();
+                ImGui::TextUnformatted(h.action);
+            }
+            ImGui::EndTable();
+        }
+    }
+    ImGui::End();
+}
+
 // ===== Left panel: launcher, thing tree, property editor =====
 
 // One line whatever the path's length, so the panels below keep their places: a long path
@@ -202,22 +256,88 @@ void current_scene_line(const char *path) {
         ImGui::SetTooltip("%s", path);
 }
 
+const char *scene_description(const GuiState *s, int i) {
+    return i < s->described ? s->scene_descriptions[i] : "(reading the scene file)";
+}
+
+// A scene's name in the list: the file name without the folder and .lua, so two columns hold
+// every scene of scenes/ without cutting one.
+void scene_label(const char *path, char *out, size_t size) {
+    const char *slash = std::strrchr(path, '/');
+    copy_text(out, slash ? slash + 1 : path, size);
+    size_t n = std::strlen(out);
+    if (n > 4 && std::strcmp(out + n - 4, ".lua") == 0)
+        out[n - 4] = '\0';
+}
+
+// One line, cut with "..." to the panel's width; the whole text in a tooltip.
+void one_line(const char *text) {
+    float room = ImGui::GetContentRegionAvail().x;
+    if (ImGui::CalcTextSize(text).x <= room) {
+        ImGui::TextDisabled("%s", text);
+        return;
+    }
+    char cut[GUI_DESCRIPTION_MAX];
+    copy_text(cut, text, sizeof cut);
+    size_t n = std::strlen(cut);
+    while (n > 0 && ImGui::CalcTextSize(cut).x + ImGui::CalcTextSize("...").x > room) {
+        do
+            n--;
+        while (n > 0 && (cut[n] & 0xC0) == 0x80); // whole UTF-8 characters
+        cut[n] = '\0';
+    }
+    ImGui::TextDisabled("%s...", cut);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("%s", text);
+}
+
+// Every scene of scenes/ at once (two columns), its description on hover and below the list.
+void scene_list(const GuiState *s, GuiRequests *r) {
+    int rows = (s->scene_count + 1) / 2;
+    float height = (float)(rows < 8 ? rows : 8) * ImGui::GetTextLineHeightWithSpacing() + 6;
+    int hovered = -1;
+    if (ImGui::BeginListBox("##scenes", ImVec2(-1, height))) {
+        // Columns as wide as their longest name: two halves cut "pile_internal_friction".
+        if (ImGui::BeginTable("##scenecols", 2, ImGuiTableFlags_SizingFixedFit)) {
+            for (int i = 0; i < s->scene_count; i++) {
+                ImGui::TableNextColumn();
+                char label[GUI_PATH_MAX + 16];
+                scene_label(s->scenes[i], label, sizeof label);
+                bool current = std::strcmp(s->scenes[i], s->scene_path) == 0;
+                ImGui::PushID(i);
+                if (ImGui::Selectable(label, current, ImGuiSelectableFlags_AllowDoubleClick) &&
+                    ImGui::IsMouseDoubleClicked(0)) {
+                    r->open = true;
+                    copy_text(r->open_path, s->scenes[i], sizeof r->open_path);
+                }
+                if (ImGui::IsItemHovered()) {
+                    hovered = i;
+                    ImGui::BeginTooltip();
+                    ImGui::PushTextWrapPos(420);
+                    ImGui::Text("%s", s->scenes[i]);
+                    ImGui::TextDisabled("%s", scene_description(s, i));
+                    ImGui::TextDisabled("double-click to open");
+                    ImGui::PopTextWrapPos();
+                    ImGui::EndTooltip();
+                }
+                ImGui::PopID();
+            }
+            ImGui::EndTable();
+        }
+        ImGui::EndListBox();
+    }
+    for (int i = 0; hovered < 0 && i < s->scene_count; i++)
+        if (std::strcmp(s->scenes[i], s->scene_path) == 0)
+            hovered = i;
+    one_line(hovered >= 0 ? scene_description(s, hovered)
+                          : "double-click a scene to open it, or drop a .lua file here");
+}
+
 void launcher(const GuiState *s, GuiRequests *r) {
     if (!ImGui::CollapsingHeader("Scene launcher", ImGuiTreeNodeFlags_DefaultOpen))
         return;
     current_scene_line(s->scene_path[0] ? s->scene_path : "(none)");
-    if (ImGui::BeginListBox("##scenes", ImVec2(-1, 5.5f * ImGui::GetTextLineHeightWithSpacing()))) {
-        for (int i = 0; i < s->scene_count; i++) {
-            bool current = std::strcmp(s->scenes[i], s->scene_path) == 0;
-            if (ImGui::Selectable(s->scenes[i], current, ImGuiSelectableFlags_AllowDoubleClick) &&
-                ImGui::IsMouseDoubleClicked(0)) {
-                r->open = true;
-                copy_text(r->open_path, s->scenes[i], sizeof r->open_path);
-            }
-        }
-        ImGui::EndListBox();
-    }
-    ImGui::TextDisabled("double-click to open; drop a .lua file on the window");
+    scene_list(s, r);
     if (s->recent_count > 0 && ImGui::TreeNode("Recent")) {
         for (int i = 0; i < s->recent_count; i++) {
             if (ImGui::Selectable(s->recent[i])) {
@@ -246,7 +366,8 @@ void thing_tree(const GuiState *s, GuiRequests *r) {
     if (!ImGui::CollapsingHeader("Things", ImGuiTreeNodeFlags_DefaultOpen) || !s->db)
         return;
     const ThingDb *db = s->db;
-    ImGui::BeginChild("##tree", ImVec2(0, 150), true);
+    // 102: with the launcher's list of every scene above, the property sheet keeps its place.
+    ImGui::BeginChild("##tree", ImVec2(0, 102), true);
     // Only the visible rows are built: a pile has a thousand things.
     ImGuiListClipper clipper;
     clipper.Begin(thingdb_count(db));
@@ -705,6 +826,8 @@ void status_bar(const GuiState *s) {
         char rate[64];
         if (s->paused)
             std::snprintf(rate, sizeof rate, "paused");
+        else if (!std::isfinite(s->sim_rate))
+            std::snprintf(rate, sizeof rate, "rate -- (measuring)");
         else
             std::snprintf(rate, sizeof rate, "rate %.3g sim s / wall s (speed %.2fx)", s->sim_rate,
                           s->speed);
@@ -795,6 +918,7 @@ extern "C" void gui_frame(const GuiState *s, GuiRequests *r) {
     left_panel(s, r);
     right_panel(s, r);
     status_bar(s);
+    help_overlay(s);
     ImGui::Render();
     release_held_keys();
 }
