@@ -26,10 +26,20 @@ extern "C" {
 #define GUI_MAX_PLOTS 4
 #define GUI_LOG_LINES 200
 #define GUI_DESCRIPTION_MAX 256 /* a string property (PROP_STRING_MAX) */
-/* Layout in pixels: side panels, main menu bar and status bar; the 3D view is what is left. */
+/* Layout in pixels: side panels, main menu bar and status bar; the 3D view is what is left.
+ * The side panels are 340 pixels wide from a 1280-pixel window up, narrower below (272 at
+ * 1024), never under 250; they hide (the view takes the window) when switched off (View menu,
+ * Tab) or when the window leaves the view under GUI_MIN_VIEW_WIDTH between them. */
 #define GUI_SIDE_WIDTH 340
+#define GUI_SIDE_MIN_WIDTH 250
+#define GUI_MIN_VIEW_WIDTH 200
 #define GUI_MENU_HEIGHT 20
 #define GUI_STATUS_HEIGHT 24
+
+static inline int gui_side_width(int window_width) {
+    int w = window_width * GUI_SIDE_WIDTH / 1280;
+    return w < GUI_SIDE_MIN_WIDTH ? GUI_SIDE_MIN_WIDTH : (w > GUI_SIDE_WIDTH ? GUI_SIDE_WIDTH : w);
+}
 
 typedef struct GuiLogLine {
     IssimLogLevel level;
@@ -38,6 +48,7 @@ typedef struct GuiLogLine {
 
 typedef struct GuiToggles {
     bool grid, contacts, forces, trails, bodies;
+    bool panels;        /* the side panels (else the view takes the window's width) */
     double force_scale; /* m per N */
 } GuiToggles;
 
@@ -103,6 +114,7 @@ typedef struct GuiMapView {
 
 typedef struct GuiState {
     int width, height;
+    int side_width;      /* the side panels' width, 0: hidden */
     const ThingDb *db;   /* Nullable: the display's copy (edits accepted so far applied) */
     const Registry *reg; /* Nullable when no scene is loaded */
     const double *frame; /* values at display time (registry_var_count), Nullable */

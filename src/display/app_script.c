@@ -161,6 +161,7 @@ static bool toggle(App *app, const char *what, const char *onoff) {
                  : strcmp(what, "forces") == 0   ? &app->toggles.forces
                  : strcmp(what, "trails") == 0   ? &app->toggles.trails
                  : strcmp(what, "bodies") == 0   ? &app->toggles.bodies
+                 : strcmp(what, "panels") == 0   ? &app->toggles.panels
                  : strcmp(what, "gui") == 0      ? &app->options.show_gui
                                                  : NULL;
     if (flag)

@@ -162,6 +162,7 @@ static void fill_gui_state(App *app, GuiState *g) {
     memset(g, 0, sizeof *g);
     g->width = app->width;
     g->height = app->height;
+    g->side_width = app->view_x;
     g->db = s->db;
     g->reg = s->sim ? s->reg : NULL;
     g->frame = s->has_frame ? s->frame : NULL;
@@ -333,8 +334,10 @@ static void take_screenshot(App *app) {
 /* The 3D view's rectangle: the window between the GUI's side panels, menu and status bar
  * (gui.cpp's layout), or the whole window without the GUI. */
 static void layout_view(App *app) {
-    bool panels = app->gui_ready && app->options.show_gui && app->width > 2 * GUI_SIDE_WIDTH + 64;
-    app->view_x = panels ? GUI_SIDE_WIDTH : 0;
+    int side = gui_side_width(app->width);
+    bool panels = app->gui_ready && app->options.show_gui && app->toggles.panels &&
+                  app->width >= 2 * side + GUI_MIN_VIEW_WIDTH;
+    app->view_x = panels ? side : 0;
     app->view_y = panels ? GUI_MENU_HEIGHT : 0;
     app->view_w = app->width - 2 * app->view_x;
     app->view_h = app->height - (panels ? GUI_MENU_HEIGHT + GUI_STATUS_HEIGHT : 0);
@@ -524,7 +527,7 @@ int display_run(const char *scene_path, const SimOptions *sim_options,
     }
     app->options = options ? *options : display_options_default();
     app->sim_options = sim_options ? *sim_options : sim_options_default();
-    app->toggles = (GuiToggles){.grid = true, .bodies = true, .force_scale = 0.01};
+    app->toggles = (GuiToggles){.grid = true, .bodies = true, .panels = true, .force_scale = 0.01};
     app->selected = thing_id_null();
     app->follow_body = -1;
     app->sim_rate = NAN;

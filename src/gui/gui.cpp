@@ -26,7 +26,6 @@ extern "C" {
 
 namespace {
 
-const float kSideWidth = GUI_SIDE_WIDTH;
 const float kMenuHeight = GUI_MENU_HEIGHT;
 const float kStatusHeight = GUI_STATUS_HEIGHT;
 const ImVec4 kRed(1.0f, 0.4f, 0.35f, 1.0f);
@@ -116,6 +115,7 @@ void menu_bar(const GuiState *s, GuiRequests *r) {
     }
     if (ImGui::BeginMenu("View")) {
         GuiToggles *t = s->toggles;
+        ImGui::MenuItem("Side panels", "Tab", &t->panels);
         ImGui::MenuItem("Bodies", nullptr, &t->bodies);
         ImGui::MenuItem("Ground grid", nullptr, &t->grid);
         ImGui::MenuItem("Contact points", nullptr, &t->contacts);
@@ -129,7 +129,7 @@ void menu_bar(const GuiState *s, GuiRequests *r) {
 }
 
 void navigation_bar(const GuiState *s, GuiRequests *r) {
-    ImGui::SetNextWindowPos(ImVec2(kSideWidth + 8, kMenuHeight + 6));
+    ImGui::SetNextWindowPos(ImVec2((float)s->side_width + 8, kMenuHeight + 6));
     ImGui::SetNextWindowBgAlpha(0.75f);
     ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize |
                              ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings;
@@ -206,6 +206,7 @@ const HelpLine kHelp[] = {
     {"Ctrl+L", "reload the scene file (keeps camera and selection)"},
     {"Ctrl+Q", "quit"},
     {"F12", "screenshot to screenshot.png"},
+    {"Tab", "hide / show the side panels"},
     {"F9 / Pause", "emergency stop of the haptic device (--device)"},
     {"Left drag, empty space", "orbit the camera"},
     {"Left drag on a body", "select it and pull it with a spring"},
@@ -293,12 +294,20 @@ void one_line(const char *text) {
 
 // Every scene of scenes/ at once (two columns), its description on hover and below the list.
 void scene_list(const GuiState *s, GuiRequests *r) {
-    int rows = (s->scene_count + 1) / 2;
+    float widest = 0.0f;
+    for (int i = 0; i < s->scene_count; i++) {
+        char label[GUI_PATH_MAX + 16];
+        scene_label(s->scenes[i], label, sizeof label);
+        widest = fmaxf(widest, ImGui::CalcTextSize(label).x);
+    }
+    // Two columns where two fit (a 340-pixel panel), else one (the list scrolls).
+    int columns = 2 * widest + 40 <= ImGui::GetContentRegionAvail().x ? 2 : 1;
+    int rows = (s->scene_count + columns - 1) / columns;
     float height = (float)(rows < 8 ? rows : 8) * ImGui::GetTextLineHeightWithSpacing() + 6;
     int hovered = -1;
     if (ImGui::BeginListBox("##scenes", ImVec2(-1, height))) {
         // Columns as wide as their longest name: two halves cut "pile_internal_friction".
-        if (ImGui::BeginTable("##scenecols", 2, ImGuiTableFlags_SizingFixedFit)) {
+        if (ImGui::BeginTable("##scenecols", columns, ImGuiTableFlags_SizingFixedFit)) {
             for (int i = 0; i < s->scene_count; i++) {
                 ImGui::TableNextColumn();
                 char label[GUI_PATH_MAX + 16];
@@ -533,15 +542,17 @@ void body_state(const GuiState *s) {
 
 void left_panel(const GuiState *s, GuiRequests *r) {
     ImGui::SetNextWindowPos(ImVec2(0, kMenuHeight));
-    ImGui::SetNextWindowSize(ImVec2(kSideWidth, s->height - kMenuHeight - kStatusHeight));
+    ImGui::SetNextWindowSize(ImVec2((float)s->side_width, s->height - kMenuHeight - kStatusHeight));
     ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
                              ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |
                              ImGuiWindowFlags_NoBackground;
     if (ImGui::Begin("Experiment design", nullptr, flags)) {
+        ImGui::PushTextWrapPos(0.0f); // every line wraps at the panel's edge: nothing is cut
         launcher(s, r);
         thing_tree(s, r);
         property_editor(s, r);
         body_state(s);
+        ImGui::PopTextWrapPos();
     }
     ImGui::End();
 }
@@ -584,7 +595,9 @@ void transport(const GuiState *s, GuiRequests *r) {
         r->seek_time = g_mem.scrub;
         r->pause = true;
     }
+    ImGui::PushTextWrapPos(0.0f);
     ImGui::TextDisabled("drag back while paused, Run resumes from there");
+    ImGui::PopTextWrapPos();
     ImGui::EndDisabled();
 }
 
@@ -797,12 +810,13 @@ void log_panel(const GuiState *s) {
 }
 
 void right_panel(const GuiState *s, GuiRequests *r) {
-    ImGui::SetNextWindowPos(ImVec2(s->width - kSideWidth, kMenuHeight));
-    ImGui::SetNextWindowSize(ImVec2(kSideWidth, s->height - kMenuHeight - kStatusHeight));
+    ImGui::SetNextWindowPos(ImVec2((float)(s->width - s->side_width), kMenuHeight));
+    ImGui::SetNextWindowSize(ImVec2((float)s->side_width, s->height - kMenuHeight - kStatusHeight));
     ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
                              ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |
                              ImGuiWindowFlags_NoBackground;
     if (ImGui::Begin("Simulation", nullptr, flags)) {
+        ImGui::PushTextWrapPos(0.0f); // every line wraps at the panel's edge: nothing is cut
         transport(s, r);
         gui_device_panel(s, r); // gui_device.cpp: only with --device
         universe_panel(s, r);
@@ -811,6 +825,7 @@ void right_panel(const GuiState *s, GuiRequests *r) {
         map_panel(s);
         save_panel(s, r);
         log_panel(s);
+        ImGui::PopTextWrapPos();
     }
     ImGui::End();
 }
@@ -915,8 +930,10 @@ extern "C" void gui_frame(const GuiState *s, GuiRequests *r) {
     menu_bar(s, r);
     open_dialog(s, r);
     navigation_bar(s, r);
-    left_panel(s, r);
-    right_panel(s, r);
+    if (s->side_width > 0) {
+        left_panel(s, r);
+        right_panel(s, r);
+    }
     status_bar(s);
     help_overlay(s);
     ImGui::Render();
