@@ -24,6 +24,7 @@ extern "C" {
 #define GUI_MAX_SCENES 128
 #define GUI_MAX_RECENT 8
 #define GUI_MAX_PLOTS 4
+#define GUI_PLOT_SERIES 3 /* series in one plot */
 #define GUI_LOG_LINES 200
 #define GUI_DESCRIPTION_MAX 256 /* a string property (PROP_STRING_MAX) */
 /* Layout in pixels: side panels, main menu bar and status bar; the 3D view is what is left.
@@ -112,6 +113,14 @@ typedef struct GuiMapView {
     double force_seconds; /* simulated time the force samples span */
 } GuiMapView;
 
+/* A quantity sampled by the display (contact forces, engine statistics), oldest first. */
+typedef struct GuiSeries {
+    const char *name, *unit;
+    const double *t; /* simulated time, s */
+    const float *v;
+    int count;
+} GuiSeries;
+
 typedef struct GuiState {
     int width, height;
     int side_width;      /* the side panels' width, 0: hidden */
@@ -151,6 +160,8 @@ typedef struct GuiState {
     const GuiDevice *device;    /* Nullable: no --device, no device panel */
     const GuiMapView *map_view; /* Nullable: the selected body has no contact map */
     const char *following;      /* the body the camera follows, or "" */
+    const GuiSeries *live;      /* plottable besides the registry's variables */
+    int live_count;
 } GuiState;
 
 /* What the user asked for this frame. Cleared by the display before each frame. */

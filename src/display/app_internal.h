@@ -82,6 +82,28 @@ typedef struct AppMapView {
     int count;
 } AppMapView;
 
+/* The plots' quantities beyond the state variables (app_live.c). */
+typedef enum AppLiveQuantity {
+    APP_LIVE_FORCE_SUM,
+    APP_LIVE_FORCE_MAX,
+    APP_LIVE_DEPTH_MAX,
+    APP_LIVE_CONTACTS,
+    APP_LIVE_SELECTED_FORCE,
+    APP_LIVE_STEP_US,
+    APP_LIVE_STEPS_PER_S,
+    APP_LIVE_FPS,
+    APP_LIVE_COUNT
+} AppLiveQuantity;
+
+#define APP_LIVE_SAMPLES 4096
+typedef struct AppLive {
+    const SceneView *view; /* the session the samples belong to */
+    double t[APP_LIVE_SAMPLES];
+    float v[APP_LIVE_COUNT][APP_LIVE_SAMPLES];
+    int count;
+    GuiSeries gui[APP_LIVE_COUNT];
+} AppLive;
+
 typedef struct App {
     DisplayOptions options;
     SimOptions sim_options; /* for the first scene (its --set overrides) */
@@ -151,7 +173,12 @@ typedef struct App {
     AppLog log;
     AppDevice device;
     AppMapView map_view;
+    AppLive live;
 } App;
+
+/* app_live.c: one sample of the live quantities per displayed frame; the series for the GUI. */
+void app_live_sample(App *app);
+const GuiSeries *app_live_series(App *app, int *count);
 
 /* app_map.c: the map panel's data for this frame, or NULL (the selection has no map) */
 const GuiMapView *app_map_view(App *app);

@@ -187,6 +187,7 @@ static void fill_gui_state(App *app, GuiState *g) {
     g->engine_rate = app->engine_rate;
     g->device = app_device_gui(app);
     g->map_view = app_map_view(app);
+    g->live = app_live_series(app, &g->live_count);
     g->following = app->follow_body >= 0 && s->view ? s->view->bodies[app->follow_body].name : "";
     if (s->sim) {
         g->paused = sim_paused(s->sim);
@@ -391,8 +392,10 @@ static void frame(App *app) {
     while (SDL_PollEvent(&e))
         app_handle_event(app, &e);
     app_poll_edits(app);
-    if (app->options.show_gui)
+    if (app->options.show_gui) {
         app_describe_next_scene(app);
+        app_live_sample(app);
+    }
     app_read_frame(app);
     app_record_pump(app);
     update_rates(app);

@@ -38,11 +38,6 @@ struct GuiMemory {
     char save_path[GUI_PATH_MAX] = "scene_saved.lua";
     char save_description[GUI_DESCRIPTION_MAX] = "";
     char screenshot_path[GUI_PATH_MAX] = "screenshot.png";
-    char plot_filter[64] = "";
-    // Ids, not indices: the GUI outlives every scene's registry, and an index kept from the
-    // previous one would plot another variable of the next.
-    RegistryVarId plot_vars[GUI_MAX_PLOTS] = {};
-    RegistryVarId plots_chosen_for = {}; // a variable of the registry the plots were chosen for
     float plot_window = 5.0f;
     float speed = 1.0f;
     float scrub = 0.0f;
@@ -653,65 +648,250 @@ void recording_panel(const GuiState *s, GuiRequests *r) {
     }
 }
 
-bool plotted(RegistryVarId var) {
-    return !registry_var_id_is_null(var);
+// ===== Plots: time axes, units, ranges, a cursor readout, several series =====
+
+// A series: a registry variable (its history) or a display-sampled quantity (GuiState.live).
+struct SeriesRef {
+    RegistryVarId var = {}; // valid: a registry variable
+    int live = -1;          // >= 0: GuiState.live[live]
+};
+
+bool series_set(const SeriesRef &r) {
+    return !registry_var_id_is_null(r.var) || r.live >= 0;
 }
+
+const char *series_name(const GuiState *s, const SeriesRef &r) {
+    if (r.live >= 0 && r.live < s->live_count)
+        return s->live[r.live].name;
+    if (registry_var_valid(s->reg, r.var))
+        return registry_var_name(s->reg, r.var.index);
+    return "(none)";
+}
+
+const char *series_unit(const GuiState *s, const SeriesRef &r) {
+    if (r.live >= 0 && r.live < s->live_count)
+        return s->live[r.live].unit;
+    if (registry_var_valid(s->reg, r.var))
+        return registry_var_unit(s->reg, r.var.index);
+    return "";
+}
+
+const ImU32 kSeriesColors[GUI_PLOT_SERIES] = {
+    IM_COL32(255, 200, 60, 255), IM_COL32(90, 190, 255, 255), IM_COL32(240, 110, 200, 255)};
+
+// The samples of a series in [t0, t1], oldest first; returns how many.
+int series_samples(const GuiState *s, const SeriesRef &r, double t0, double t1, double *t,
+                   double *v, int max) {
+    if (r.live >= 0 && r.live < s->live_count) {
+        const GuiSeries &g = s->live[r.live];
+        int n = 0;
+        for (int i = 0; i < g.count && n < max; i++)
+            if (g.t[i] >= t0 && g.t[i] <= t1) {
+                t[n] = g.t[i];
+                v[n++] = g.v[i];
+            }
+        return n;
+    }
+    if (!registry_var_valid(s->reg, r.var))
+        return 0;
+    return registry_history(s->reg, r.var.index, t0, t1, t, v, max);
+}
+
+struct PlotMemory {
+    SeriesRef series[GUI_PLOT_SERIES];
+    float min_span = 0.0f; // the dead band: the y range never narrower (0: automatic)
+};
+
+PlotMemory g_plots[GUI_MAX_PLOTS];
+int g_plot_count = 2;
+RegistryVarId g_plots_chosen_for; // a variable of the registry the plots were chosen for
+char g_plot_filter[64] = "";
 
 // Energy and the first height, once per registry (a new scene's registry issues new ids).
 void choose_default_plots(const GuiState *s) {
-    if (!s->reg || registry_var_valid(s->reg, g_mem.plots_chosen_for))
+    if (!s->reg || registry_var_valid(s->reg, g_plots_chosen_for))
         return;
-    g_mem.plots_chosen_for = registry_var_id_at(s->reg, 0);
+    g_plots_chosen_for = registry_var_id_at(s->reg, 0);
     for (int k = 0; k < GUI_MAX_PLOTS; k++)
-        g_mem.plot_vars[k] = RegistryVarId{};
-    g_mem.plot_vars[0] = registry_var_id(s->reg, "universe.energy.total");
+        g_plots[k] = PlotMemory();
+    g_plot_count = 2;
+    g_plots[0].series[0].var = registry_var_id(s->reg, "universe.energy.total");
     int n = registry_var_count(s->reg);
     for (int i = 0; i < n; i++)
         if (std::strstr(registry_var_name(s->reg, i), ".pos.z")) {
-            g_mem.plot_vars[1] = registry_var_id_at(s->reg, i);
+            g_plots[1].series[0].var = registry_var_id_at(s->reg, i);
             break;
         }
+    for (int k = 0; k < s->live_count; k++) // the contact force beside the height
+        if (std::strstr(s->live[k].name, "summed normal force"))
+            g_plots[1].series[1].live = k;
 }
 
-void plot_one(const GuiState *s, int slot) {
-    static double times[8192], values[8192];
-    static float samples[1024];
-    RegistryVarId id = g_mem.plot_vars[slot];
-    int var = registry_var_valid(s->reg, id) ? id.index : -1;
-    ImGui::PushID(slot);
+void series_combo(const GuiState *s, SeriesRef *r, int k) {
+    ImGui::PushID(k);
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(kSeriesColors[k]));
     ImGui::SetNextItemWidth(-1);
-    const char *preview = var >= 0 ? registry_var_name(s->reg, var) : "(none)";
-    if (ImGui::BeginCombo("##var", preview)) {
-        ImGui::InputTextWithHint("##filter", "filter", g_mem.plot_filter, sizeof g_mem.plot_filter);
-        if (ImGui::Selectable("(none)", var < 0))
-            g_mem.plot_vars[slot] = RegistryVarId{};
+    bool open = ImGui::BeginCombo("##series", series_name(s, *r));
+    ImGui::PopStyleColor();
+    if (open) {
+        ImGui::InputTextWithHint("##filter", "filter", g_plot_filter, sizeof g_plot_filter);
+        if (ImGui::Selectable("(none)", !series_set(*r)))
+            *r = SeriesRef();
+        for (int i = 0; i < s->live_count; i++) {
+            if (g_plot_filter[0] && !std::strstr(s->live[i].name, g_plot_filter))
+                continue;
+            if (ImGui::Selectable(s->live[i].name, r->live == i)) {
+                *r = SeriesRef();
+                r->live = i;
+            }
+        }
         for (int i = 0; i < registry_var_count(s->reg); i++) {
             const char *name = registry_var_name(s->reg, i);
-            if (g_mem.plot_filter[0] && !std::strstr(name, g_mem.plot_filter))
+            if (g_plot_filter[0] && !std::strstr(name, g_plot_filter))
                 continue;
-            if (ImGui::Selectable(name, i == var))
-                g_mem.plot_vars[slot] = registry_var_id_at(s->reg, i);
+            if (ImGui::Selectable(name, r->live < 0 && r->var.index == i &&
+                                            registry_var_valid(s->reg, r->var))) {
+                *r = SeriesRef();
+                r->var = registry_var_id_at(s->reg, i);
+            }
         }
         ImGui::EndCombo();
     }
-    if (var >= 0) {
-        double t1 = s->display_time, t0 = t1 - g_mem.plot_window;
-        int n = registry_history(s->reg, var, t0, t1, times, values, 8192);
-        // Down-sample by taking every k-th sample: the window may hold more than fits.
-        int stride = n > 1024 ? (n + 1023) / 1024 : 1, m = 0;
-        float lo = INFINITY, hi = -INFINITY;
-        for (int i = 0; i < n; i += stride) {
-            samples[m] = (float)values[i];
-            lo = fminf(lo, samples[m]);
-            hi = fmaxf(hi, samples[m]);
-            m++;
-        }
-        char overlay[96];
-        std::snprintf(overlay, sizeof overlay, "%.5g %s", m ? samples[m - 1] : 0.0f,
-                      registry_var_unit(s->reg, var));
-        ImGui::PlotLines("##plot", samples, m, 0, overlay, lo, hi,
-                         ImVec2(ImGui::GetContentRegionAvail().x, 60));
+    ImGui::PopID();
+}
+
+// The y range: the data's, never narrower than the dead band, so 1e-8 m of noise on a body at
+// rest stays a flat line instead of filling the plot. Automatic band: a thousandth of the
+// largest magnitude shown, at least 1e-9.
+void plot_range(const PlotMemory &p, double lo, double hi, double *y0, double *y1) {
+    if (!(lo <= hi)) {
+        *y0 = -1.0, *y1 = 1.0;
+        return;
     }
+    double band = p.min_span > 0 ? p.min_span : fmax(1e-9, 1e-3 * fmax(fabs(lo), fabs(hi)));
+    double span = fmax(hi - lo, band), mid = 0.5 * (lo + hi);
+    *y0 = mid - 0.55 * span;
+    *y1 = mid + 0.55 * span;
+}
+
+struct PlotData {
+    int n[GUI_PLOT_SERIES];
+    double *t[GUI_PLOT_SERIES], *v[GUI_PLOT_SERIES];
+};
+
+// Per pixel column the smallest and largest sample: spikes survive any window length.
+void draw_series(ImDrawList *dl, const double *t, const double *v, int n, ImVec2 a, ImVec2 b,
+                 double t0, double t1, double y0, double y1, ImU32 color) {
+    if (n <= 0)
+        return;
+    float w = b.x - a.x, h = b.y - a.y;
+    auto X = [&](double tt) { return a.x + (float)((tt - t0) / (t1 - t0)) * w; };
+    auto Y = [&](double vv) { return b.y - (float)((vv - y0) / (y1 - y0)) * h; };
+    static ImVec2 points[4096];
+    int m = 0;
+    for (int i = 0; i < n && m < 4094;) {
+        int column = (int)X(t[i]);
+        double lo = v[i], hi = v[i], first = v[i], last = v[i];
+        int j = i + 1;
+        while (j < n && (int)X(t[j]) == column) {
+            lo = fmin(lo, v[j]), hi = fmax(hi, v[j]), last = v[j];
+            j++;
+        }
+        points[m++] = ImVec2((float)column, Y(first));
+        if (hi > lo) {
+            points[m++] = ImVec2((float)column, Y(first <= last ? lo : hi));
+            points[m++] = ImVec2((float)column, Y(first <= last ? hi : lo));
+        }
+        if (m < 4094)
+            points[m++] = ImVec2((float)column, Y(last));
+        i = j;
+    }
+    dl->AddPolyline(points, m, color, 0, 1.5f);
+}
+
+// The sample nearest `at`, NAN outside the series' span (no value to read there).
+double sample_at(const double *t, const double *v, int n, double at) {
+    if (n <= 0 || at < t[0] || at > t[n - 1])
+        return NAN;
+    int best = -1;
+    for (int i = 0; i < n; i++)
+        if (best < 0 || fabs(t[i] - at) < fabs(t[best] - at))
+            best = i;
+    return best >= 0 ? v[best] : NAN;
+}
+
+void plot_canvas(const GuiState *s, const PlotMemory &p, const PlotData &d, double t0, double t1) {
+    double lo = INFINITY, hi = -INFINITY;
+    for (int k = 0; k < GUI_PLOT_SERIES; k++)
+        for (int i = 0; i < d.n[k]; i++)
+            if (std::isfinite(d.v[k][i]))
+                lo = fmin(lo, d.v[k][i]), hi = fmax(hi, d.v[k][i]);
+    double y0, y1;
+    plot_range(p, lo, hi, &y0, &y1);
+    const SeriesRef &first = p.series[0];
+    const char *unit = series_unit(s, series_set(first) ? first : p.series[1]);
+    char ylo[48], yhi[48];
+    std::snprintf(yhi, sizeof yhi, "%.4g %s", y1, unit);
+    std::snprintf(ylo, sizeof ylo, "%.4g %s", y0, unit);
+    ImDrawList *dl = ImGui::GetWindowDrawList();
+    float line = ImGui::GetTextLineHeight();
+    ImVec2 a = ImGui::GetCursorScreenPos();
+    float width = ImGui::GetContentRegionAvail().x, height = 90.0f;
+    ImGui::InvisibleButton("##canvas", ImVec2(width, height + line));
+    ImVec2 pa(a.x, a.y), pb(a.x + width, a.y + height);
+    dl->AddRectFilled(pa, pb, IM_COL32(20, 22, 28, 255));
+    dl->AddRect(pa, pb, IM_COL32(90, 90, 100, 255));
+    if (y0 < 0 && y1 > 0) { // the zero line
+        float yz = pb.y - (float)((0 - y0) / (y1 - y0)) * height;
+        dl->AddLine(ImVec2(pa.x, yz), ImVec2(pb.x, yz), IM_COL32(70, 70, 80, 255));
+    }
+    dl->PushClipRect(pa, pb, true);
+    for (int k = 0; k < GUI_PLOT_SERIES; k++)
+        draw_series(dl, d.t[k], d.v[k], d.n[k], pa, pb, t0, t1, y0, y1, kSeriesColors[k]);
+    dl->PopClipRect();
+    ImU32 label = IM_COL32(170, 170, 180, 255);
+    dl->AddText(ImVec2(pa.x + 3, pa.y + 1), label, yhi);
+    dl->AddText(ImVec2(pa.x + 3, pb.y - line - 1), label, ylo);
+    char tl[32], tr[32];
+    std::snprintf(tl, sizeof tl, "%.3f s", t0);
+    std::snprintf(tr, sizeof tr, "%.3f s", t1);
+    dl->AddText(ImVec2(pa.x, pb.y + 1), label, tl);
+    dl->AddText(ImVec2(pb.x - ImGui::CalcTextSize(tr).x, pb.y + 1), label, tr);
+    if (!ImGui::IsItemHovered())
+        return;
+    float mx = ImGui::GetIO().MousePos.x;
+    double at = t0 + (mx - pa.x) / width * (t1 - t0);
+    dl->AddLine(ImVec2(mx, pa.y), ImVec2(mx, pb.y), IM_COL32(255, 255, 255, 120));
+    ImGui::BeginTooltip();
+    ImGui::Text("t = %.6f s", at);
+    for (int k = 0; k < GUI_PLOT_SERIES; k++)
+        if (series_set(p.series[k]))
+            ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kSeriesColors[k]), "%s  %.6g %s",
+                               series_name(s, p.series[k]), sample_at(d.t[k], d.v[k], d.n[k], at),
+                               series_unit(s, p.series[k]));
+    ImGui::EndTooltip();
+}
+
+void plot_one(const GuiState *s, int slot, float window) {
+    static double times[GUI_PLOT_SERIES][8192], values[GUI_PLOT_SERIES][8192];
+    PlotMemory &p = g_plots[slot];
+    ImGui::PushID(slot);
+    for (int k = 0; k < GUI_PLOT_SERIES; k++)
+        if (k == 0 || series_set(p.series[k - 1]) || series_set(p.series[k]))
+            series_combo(s, &p.series[k], k);
+    // Before a window's worth of time the window is [0, window]: the axis stays put and the
+    // curves grow from the left.
+    double t0 = fmax(0.0, s->display_time - window), t1 = t0 + window;
+    PlotData d = {};
+    for (int k = 0; k < GUI_PLOT_SERIES; k++) {
+        d.t[k] = times[k];
+        d.v[k] = values[k];
+        d.n[k] = series_samples(s, p.series[k], t0, t1, times[k], values[k], 8192);
+    }
+    plot_canvas(s, p, d, t0, t1);
+    ImGui::SetNextItemWidth(120);
+    ImGui::InputFloat("dead band (min y span)", &p.min_span, 0, 0, "%.3g");
+    p.min_span = fmaxf(p.min_span, 0.0f);
     ImGui::PopID();
 }
 
@@ -720,10 +900,19 @@ void plots_panel(const GuiState *s) {
         return;
     choose_default_plots(s);
     ImGui::SetNextItemWidth(-80);
-    ImGui::SliderFloat("window", &g_mem.plot_window, 0.5f, 20.0f, "%.1f s");
-    for (int k = 0; k < GUI_MAX_PLOTS; k++)
-        if (k < 2 || plotted(g_mem.plot_vars[k - 1]) || plotted(g_mem.plot_vars[k]))
-            plot_one(s, k);
+    ImGui::SliderFloat("window", &g_mem.plot_window, 0.01f, 20.0f, "%.2f s",
+                       ImGuiSliderFlags_Logarithmic);
+    for (int k = 0; k < g_plot_count; k++) {
+        plot_one(s, k, g_mem.plot_window);
+        ImGui::Separator();
+    }
+    if (g_plot_count < GUI_MAX_PLOTS && ImGui::Button("Add a plot"))
+        g_plots[g_plot_count++] = PlotMemory();
+    if (g_plot_count > 1) {
+        ImGui::SameLine();
+        if (ImGui::Button("Remove the last"))
+            g_plot_count--;
+    }
 }
 
 // The selected body's contact map (000 ch. 3): a node's step response h(kT) and impulse
@@ -872,6 +1061,9 @@ extern "C" bool gui_create(void *window, void *gl_context) {
         return false;
     }
     g_mem = GuiMemory();
+    for (PlotMemory &p : g_plots)
+        p = PlotMemory();
+    g_plots_chosen_for = RegistryVarId{};
     g_held_count = 0;
     std::memset(g_down_since_frame, 0, sizeof g_down_since_frame);
     g_created = true;
