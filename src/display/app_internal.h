@@ -174,7 +174,11 @@ typedef struct App {
     AppDevice device;
     AppMapView map_view;
     AppLive live;
+    long frame_count; /* frames drawn since start (the script's bench command) */
 } App;
+
+/* display.c: CPU seconds of the display's threads (main thread and llvmpipe's rasterisers). */
+double display_cpu_seconds(void);
 
 /* app_live.c: one sample of the live quantities per displayed frame; the series for the GUI. */
 void app_live_sample(App *app);

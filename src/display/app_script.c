@@ -22,6 +22,9 @@ struct Script {
     int count, next;
     char path[GUI_PATH_MAX];
     WaitKind wait;
+    /* "bench S": frames, wall and display CPU at its start (wall < 0: none running) */
+    double bench_wall, bench_cpu, bench_state_time;
+    long bench_frames;
     double wait_until; /* WAIT_WALL: wall time; WAIT_CONDITION: the deadline */
     int wait_frames;
 };
@@ -39,6 +42,7 @@ Script *script_load(const char *path, IssimError *err) {
         return NULL;
     }
     issim_strlcpy(s->path, path, sizeof s->path);
+    s->bench_wall = -1.0;
     char line[640];
     int number = 0;
     while (fgets(line, sizeof line, f)) {
@@ -154,6 +158,19 @@ static void print_state(App *app) {
     fflush(stdout);
 }
 
+static void print_bench(Script *s, App *app) {
+    double wall = issim_wall_time() - s->bench_wall;
+    long frames = app->frame_count - s->bench_frames;
+    double cpu = display_cpu_seconds() - s->bench_cpu;
+    double st = app->session.sim ? registry_state_time(app->session.reg) : 0.0;
+    printf("bench fps=%.1f frames=%ld wall=%.3f display_cpu_ms_per_frame=%.2f "
+           "display_cpu_share=%.3f sim_seconds_per_s=%.4f width=%d height=%d\n",
+           frames / wall, frames, wall, frames > 0 ? 1e3 * cpu / frames : 0.0, cpu / wall,
+           (st - s->bench_state_time) / wall, app->width, app->height);
+    fflush(stdout);
+    s->bench_wall = -1.0;
+}
+
 static bool toggle(App *app, const char *what, const char *onoff) {
     bool on = !onoff || strcmp(onoff, "off") != 0;
     bool *flag = strcmp(what, "grid") == 0       ? &app->toggles.grid
@@ -187,6 +204,15 @@ static bool run_command(Script *s, App *app, char *line, bool *failed) {
     if (strcmp(cmd, "fps") == 0) { /* the frame limiter's rate: a slow display */
         app->max_fps = (int)x;
         return true;
+    }
+    if (strcmp(cmd, "bench") == 0 && n > 1) { /* frames per second over S wall seconds */
+        s->bench_wall = issim_wall_time();
+        s->bench_cpu = display_cpu_seconds();
+        s->bench_frames = app->frame_count;
+        s->bench_state_time = ses->sim ? registry_state_time(ses->reg) : 0.0;
+        s->wait = WAIT_WALL;
+        s->wait_until = s->bench_wall + x;
+        return false;
     }
     if (strcmp(cmd, "frames") == 0) {
         s->wait = WAIT_FRAMES;
@@ -351,6 +377,8 @@ bool script_tick(Script *s, App *app) {
     }
     if (s->wait == WAIT_WALL && issim_wall_time() < s->wait_until)
         return true;
+    if (s->bench_wall > 0)
+        print_bench(s, app);
     if (s->wait == WAIT_FRAMES && s->wait_frames-- > 0)
         return true;
     if (s->wait != WAIT_CONDITION)

@@ -387,6 +387,7 @@ static void limit_frame_rate(App *app) {
 }
 
 static void frame(App *app) {
+    app->frame_count++;
     layout_view(app);
     SDL_Event e;
     while (SDL_PollEvent(&e))
@@ -424,7 +425,7 @@ static double engine_steps(const App *app) {
 /* CPU time (s) of the display's own threads: the main thread and llvmpipe's rasterisers. Under
  * load from other processes the frame rate says little about the display's cost; its CPU time
  * per frame does. */
-static double display_cpu_seconds(void) {
+double display_cpu_seconds(void) {
     DIR *dir = opendir("/proc/self/task");
     if (!dir)
         return 0.0;
