@@ -28,7 +28,7 @@ return {
       material = "proxy", color = {0.2, 0.5, 0.9} },
     { name = "box", kind = "body", shape = "box", half_extents = {h, h, h}, mass = mb,
       inertia = {mb * (2 * h) ^ 2 / 6, mb * (2 * h) ^ 2 / 6, mb * (2 * h) ^ 2 / 6},
-      pos = {0.15, 0, h}, material = "box" },
+      pos = {0.15, 0, h}, material = "box", color = {0.9, 0.6, 0.2} },
   },
   contacts = {
     { name = "proxy_table", materials = {"proxy", "table"}, model = "spring_damper",

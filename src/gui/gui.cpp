@@ -864,11 +864,18 @@ void plot_canvas(const GuiState *s, const PlotMemory &p, const PlotData &d, doub
     dl->AddLine(ImVec2(mx, pa.y), ImVec2(mx, pb.y), IM_COL32(255, 255, 255, 120));
     ImGui::BeginTooltip();
     ImGui::Text("t = %.6f s", at);
-    for (int k = 0; k < GUI_PLOT_SERIES; k++)
-        if (series_set(p.series[k]))
-            ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kSeriesColors[k]), "%s  %.6g %s",
-                               series_name(s, p.series[k]), sample_at(d.t[k], d.v[k], d.n[k], at),
-                               series_unit(s, p.series[k]));
+    for (int k = 0; k < GUI_PLOT_SERIES; k++) {
+        if (!series_set(p.series[k]))
+            continue;
+        double v = sample_at(d.t[k], d.v[k], d.n[k], at);
+        char value[64];
+        if (std::isfinite(v))
+            std::snprintf(value, sizeof value, "%.6g %s", v, series_unit(s, p.series[k]));
+        else
+            std::snprintf(value, sizeof value, "no sample here");
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kSeriesColors[k]), "%s  %s",
+                           series_name(s, p.series[k]), value);
+    }
     ImGui::EndTooltip();
 }
 
