@@ -38,18 +38,12 @@ static int list_scenes(char names[][256]) {
     return n;
 }
 
+static double differing(const char *a_path, const char *b_path, int x0, int y0, int x1, int y1);
+
+/* The bodies' share of the 3D view: the pixels that differ with and without them. */
 static double body_share(const char *with, const char *without, const ShownState *s) {
-    Image a = load_png(with), b = load_png(without);
-    int differ = 0, total = 0;
-    for (int y = s->view_y; y < s->view_y + s->view_h; y++)
-        for (int x = s->view_x; x < s->view_x + s->view_w; x++) {
-            const unsigned char *p = pixel(&a, x, y), *q = pixel(&b, x, y);
-            differ += abs(p[0] - q[0]) + abs(p[1] - q[1]) + abs(p[2] - q[2]) > 30;
-            total++;
-        }
-    stbi_image_free(a.rgb);
-    stbi_image_free(b.rgb);
-    return (double)differ / total;
+    return differing(with, without, s->view_x, s->view_y, s->view_x + s->view_w,
+                     s->view_y + s->view_h);
 }
 
 static void test_every_scene_shows_its_bodies(void **state) {
