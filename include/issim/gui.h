@@ -49,7 +49,10 @@ typedef struct GuiLogLine {
 
 typedef struct GuiToggles {
     bool grid, contacts, forces, trails, bodies;
-    bool panels;        /* the side panels (else the view takes the window's width) */
+    bool panels;            /* the side panels (else the view takes the window's width) */
+    bool selected_contacts; /* contacts and forces of the selected body only (readable in a pile) */
+    bool vsync;             /* vsync and the 60 / 20 fps limiter (off: as fast as it draws) */
+    bool fullscreen;
     double force_scale; /* m per N */
 } GuiToggles;
 

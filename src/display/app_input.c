@@ -1,9 +1,9 @@
 /* Mouse and keyboard in the 3D view: orbit (left drag on empty space), pan (right or middle
  * drag, or shift + left), zoom (wheel), pick and drag a body with a spring (left press on a
  * body), and the shortcuts: space pause/run, S step, R reset, F fit, Ctrl+O open, Ctrl+L reload,
- * F1 help, Tab side panels, T follow the selected body (again: stop), F12 screenshot, Esc clear the
- * selection, Ctrl+Q quit; with --device, F9 or Pause is the emergency stop (app_device.c), whatever
- * has the keyboard. Files dropped on the window are opened. */
+ * F1 help, Tab side panels, F11 fullscreen, T follow the selected body (again: stop), F12
+ * screenshot, Esc clear the selection, Ctrl+Q quit; with --device, F9 or Pause is the emergency
+ * stop (app_device.c), whatever has the keyboard. Files dropped on the window are opened. */
 #include <math.h>
 #include <stdio.h>
 
@@ -131,6 +131,9 @@ static void handle_key(App *app, const SDL_KeyboardEvent *k) {
         break;
     case SDLK_TAB:
         app->toggles.panels = !app->toggles.panels;
+        break;
+    case SDLK_F11:
+        app->toggles.fullscreen = !app->toggles.fullscreen;
         break;
     case SDLK_o:
         if (ctrl)

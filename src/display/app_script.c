@@ -173,14 +173,15 @@ static void print_bench(Script *s, App *app) {
 
 static bool toggle(App *app, const char *what, const char *onoff) {
     bool on = !onoff || strcmp(onoff, "off") != 0;
-    bool *flag = strcmp(what, "grid") == 0       ? &app->toggles.grid
-                 : strcmp(what, "contacts") == 0 ? &app->toggles.contacts
-                 : strcmp(what, "forces") == 0   ? &app->toggles.forces
-                 : strcmp(what, "trails") == 0   ? &app->toggles.trails
-                 : strcmp(what, "bodies") == 0   ? &app->toggles.bodies
-                 : strcmp(what, "panels") == 0   ? &app->toggles.panels
-                 : strcmp(what, "gui") == 0      ? &app->options.show_gui
-                                                 : NULL;
+    bool *flag = strcmp(what, "grid") == 0                ? &app->toggles.grid
+                 : strcmp(what, "contacts") == 0          ? &app->toggles.contacts
+                 : strcmp(what, "forces") == 0            ? &app->toggles.forces
+                 : strcmp(what, "trails") == 0            ? &app->toggles.trails
+                 : strcmp(what, "bodies") == 0            ? &app->toggles.bodies
+                 : strcmp(what, "panels") == 0            ? &app->toggles.panels
+                 : strcmp(what, "selected_contacts") == 0 ? &app->toggles.selected_contacts
+                 : strcmp(what, "gui") == 0               ? &app->options.show_gui
+                                                          : NULL;
     if (flag)
         *flag = on;
     return flag != NULL;

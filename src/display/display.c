@@ -266,6 +266,37 @@ static void carry_out(App *app, const GuiRequests *r) {
 
 /* ===== One frame ===== */
 
+/* Inside a pile every contact's cross and arrow hide each other: with the toggle on, only the
+ * selected body's are drawn (none while nothing is selected). */
+static int keep_selected_contacts(const App *app, ContactReport *c, int n) {
+    const SceneView *v = app->session.view;
+    uint64_t id = 0;
+    for (int b = 0; b < v->body_count; b++)
+        if (thing_id_equal(v->bodies[b].thing, app->selected))
+            id = engine_body_id_pack(v->bodies[b].id);
+    int kept = 0;
+    for (int i = 0; i < n; i++)
+        if (id != 0 && (c[i].body_a == id || c[i].body_b == id))
+            c[kept++] = c[i];
+    return kept;
+}
+
+/* The View menu's window switches: vsync (and the limiter) and fullscreen. */
+static void apply_window_toggles(App *app) {
+    if (app->toggles.vsync != app->options.vsync) {
+        app->options.vsync = app->toggles.vsync;
+        SDL_GL_SetSwapInterval(app->options.vsync ? 1 : 0);
+    }
+    bool full = (SDL_GetWindowFlags(app->window) & SDL_WINDOW_FULLSCREEN_DESKTOP) ==
+                SDL_WINDOW_FULLSCREEN_DESKTOP;
+    if (app->toggles.fullscreen != full &&
+        SDL_SetWindowFullscreen(app->window,
+                                app->toggles.fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0) != 0) {
+        issim_log(ISSIM_LOG_WARN, "fullscreen: %s", SDL_GetError());
+        app->toggles.fullscreen = full;
+    }
+}
+
 static void draw_scene(App *app) {
     Session *s = &app->session;
     glViewport(0, 0, app->width, app->height);
@@ -282,6 +313,8 @@ static void draw_scene(App *app) {
     int n = (app->toggles.contacts || app->toggles.forces)
                 ? registry_read_contacts(s->reg, &tc, contacts, 1024)
                 : 0;
+    if (app->toggles.selected_contacts)
+        n = keep_selected_contacts(app, contacts, n);
     int selected = -1;
     for (int i = 0; i < s->view->instance_count; i++)
         if (thing_id_equal(s->view->instances[i].thing, app->selected))
@@ -388,6 +421,7 @@ static void limit_frame_rate(App *app) {
 
 static void frame(App *app) {
     app->frame_count++;
+    apply_window_toggles(app);
     layout_view(app);
     SDL_Event e;
     while (SDL_PollEvent(&e))
@@ -531,7 +565,11 @@ int display_run(const char *scene_path, const SimOptions *sim_options,
     }
     app->options = options ? *options : display_options_default();
     app->sim_options = sim_options ? *sim_options : sim_options_default();
-    app->toggles = (GuiToggles){.grid = true, .bodies = true, .panels = true, .force_scale = 0.01};
+    app->toggles = (GuiToggles){.grid = true,
+                                .bodies = true,
+                                .panels = true,
+                                .vsync = app->options.vsync,
+                                .force_scale = 0.01};
     app->selected = thing_id_null();
     app->follow_body = -1;
     app->sim_rate = NAN;

@@ -111,6 +111,9 @@ void menu_bar(const GuiState *s, GuiRequests *r) {
     if (ImGui::BeginMenu("View")) {
         GuiToggles *t = s->toggles;
         ImGui::MenuItem("Side panels", "Tab", &t->panels);
+        ImGui::MenuItem("Fullscreen", "F11", &t->fullscreen);
+        ImGui::MenuItem("VSync (60 fps limit)", nullptr, &t->vsync);
+        ImGui::MenuItem("Contacts of the selected body only", nullptr, &t->selected_contacts);
         ImGui::MenuItem("Bodies", nullptr, &t->bodies);
         ImGui::MenuItem("Ground grid", nullptr, &t->grid);
         ImGui::MenuItem("Contact points", nullptr, &t->contacts);
@@ -202,6 +205,7 @@ const HelpLine kHelp[] = {
     {"Ctrl+Q", "quit"},
     {"F12", "screenshot to screenshot.png"},
     {"Tab", "hide / show the side panels"},
+    {"F11", "fullscreen (again: windowed)"},
     {"F9 / Pause", "emergency stop of the haptic device (--device)"},
     {"Left drag, empty space", "orbit the camera"},
     {"Left drag on a body", "select it and pull it with a spring"},
