@@ -144,7 +144,11 @@ typedef struct GuiState {
     const char *record_path;
     double record_elapsed;
     uint64_t record_bytes, record_rows, record_dropped; /* record_rows: whole rows in the file */
-    bool record_failed;     /* a write failed (disk full): record_rows is what the file holds */
+    bool record_failed; /* a write failed (disk full): record_rows is what the file holds */
+    bool video_recording, video_failed;
+    const char *video_path;
+    long video_frames;
+    long long video_bytes;
     const char *load_error; /* "file:line: message" of the last failed load, or "" */
     const char *edit_message;
     bool edit_rejected;
@@ -182,6 +186,9 @@ typedef struct GuiRequests {
     bool record_start, record_stop;
     char record_path[GUI_PATH_MAX];
     char record_vars[1024];
+    bool video_start, video_stop;
+    char video_path[GUI_PATH_MAX];
+    bool video_sim_time; /* one video second per simulated second (else per wall second) */
     bool screenshot;
     char screenshot_path[GUI_PATH_MAX];
     bool save;

@@ -104,6 +104,19 @@ typedef struct AppLive {
     GuiSeries gui[APP_LIVE_COUNT];
 } AppLive;
 
+/* Video of the 3D view through ffmpeg (app_video.c). */
+#define APP_VIDEO_FPS 30
+typedef struct AppVideo {
+    FILE *pipe; /* ffmpeg's stdin, or NULL: not recording */
+    char path[GUI_PATH_MAX];
+    bool sim_time; /* the video's clock: simulated time, else wall time */
+    double start;
+    long frames;
+    bool failed;
+    int x, y, width, height; /* GL rectangle read (origin bottom left) */
+    unsigned char *pixels;
+} AppVideo;
+
 typedef struct App {
     DisplayOptions options;
     SimOptions sim_options; /* for the first scene (its --set overrides) */
@@ -175,7 +188,14 @@ typedef struct App {
     AppMapView map_view;
     AppLive live;
     long frame_count; /* frames drawn since start (the script's bench command) */
+    AppVideo video;
 } App;
+
+/* app_video.c */
+bool app_video_start(App *app, const char *path, bool sim_time);
+void app_video_frame(App *app);
+long long app_video_bytes(const App *app);
+void app_video_stop(App *app);
 
 /* display.c: CPU seconds of the display's threads (main thread and llvmpipe's rasterisers). */
 double display_cpu_seconds(void);

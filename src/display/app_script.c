@@ -282,6 +282,11 @@ static bool run_command(Script *s, App *app, char *line, bool *failed) {
             *failed = true;
     } else if (strcmp(cmd, "record_stop") == 0) {
         app_record_stop(app);
+    } else if (strcmp(cmd, "video_start") == 0 && n > 1) { /* video_start FILE [sim|wall] */
+        if (!app_video_start(app, words[1], n > 2 && strcmp(words[2], "sim") == 0))
+            *failed = true;
+    } else if (strcmp(cmd, "video_stop") == 0) {
+        app_video_stop(app);
     } else if (strcmp(cmd, "screenshot") == 0 && n > 1) {
         issim_strlcpy(app->screenshot_path, words[1], sizeof app->screenshot_path);
         return false; /* written at the end of this frame */

@@ -205,6 +205,13 @@ static void fill_gui_state(App *app, GuiState *g) {
         g->awake_bodies = (int)st.v[ENGINE_STAT_AWAKE_BODIES];
         g->bodies = (int)st.v[ENGINE_STAT_BODIES];
     }
+    if (app->video.pipe) {
+        g->video_recording = true;
+        g->video_path = app->video.path;
+        g->video_frames = app->video.frames;
+        g->video_bytes = app_video_bytes(app);
+        g->video_failed = app->video.failed;
+    }
     if (app->recorder) {
         RecorderStats rs = recorder_stats(app->recorder);
         g->recording = true;
@@ -247,6 +254,10 @@ static void carry_out(App *app, const GuiRequests *r) {
         app_record_start(app, r->record_path, r->record_vars);
     if (r->record_stop)
         app_record_stop(app);
+    if (r->video_start)
+        app_video_start(app, r->video_path, r->video_sim_time);
+    if (r->video_stop)
+        app_video_stop(app);
     if (r->save)
         app_save_scene(app, r->save_path, r->save_description);
     if (r->screenshot)
@@ -435,6 +446,7 @@ static void frame(App *app) {
     app_record_pump(app);
     update_rates(app);
     draw_scene(app);
+    app_video_frame(app); /* the 3D view, before the panels are drawn over the window */
     if (app->gui_ready && app->options.show_gui) {
         GuiState state;
         GuiRequests req = {.camera_preset = -1};
@@ -595,6 +607,7 @@ int display_run(const char *scene_path, const SimOptions *sim_options,
     } else {
         rc = run_loop(app, scene_path);
     }
+    app_video_stop(app);
     app_close_session(app);
     free(app->trails);
     free(app->pending);

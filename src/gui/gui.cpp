@@ -37,6 +37,8 @@ struct GuiMemory {
     char record_vars[1024] = "";
     char save_path[GUI_PATH_MAX] = "scene_saved.lua";
     char save_description[GUI_DESCRIPTION_MAX] = "";
+    char video_path[GUI_PATH_MAX] = "video.mp4";
+    bool video_sim_time = false;
     char screenshot_path[GUI_PATH_MAX] = "screenshot.png";
     float plot_window = 5.0f;
     float speed = 1.0f;
@@ -971,6 +973,34 @@ void map_panel(const GuiState *s) {
     ImGui::PlotLines("##force", m->force, m->force_count, 0, overlay, 0.0f, FLT_MAX, ImVec2(w, 55));
 }
 
+// Video of the 3D view to MP4 through ffmpeg, at 30 frames per wall or simulated second.
+void video_panel(const GuiState *s, GuiRequests *r) {
+    if (!ImGui::CollapsingHeader("Video"))
+        return;
+    ImGui::BeginDisabled(s->video_recording || !s->running);
+    ImGui::InputText("mp4 file", g_mem.video_path, sizeof g_mem.video_path);
+    ImGui::Checkbox("simulated time (1 video s = 1 simulated s)", &g_mem.video_sim_time);
+    ImGui::EndDisabled();
+    if (!s->video_recording) {
+        ImGui::BeginDisabled(!s->running);
+        if (ImGui::Button("Start video")) {
+            r->video_start = true;
+            r->video_sim_time = g_mem.video_sim_time;
+            copy_text(r->video_path, g_mem.video_path, sizeof r->video_path);
+        }
+        ImGui::EndDisabled();
+        return;
+    }
+    if (ImGui::Button("Stop video"))
+        r->video_stop = true;
+    ImGui::SameLine();
+    ImGui::TextColored(kRed, "REC");
+    ImGui::Text("%ld frames (%.1f s of video), %.1f MB", s->video_frames, s->video_frames / 30.0,
+                s->video_bytes / 1e6);
+    if (s->video_failed)
+        ImGui::TextColored(kRed, "ffmpeg stopped taking frames (see the log)");
+}
+
 void save_panel(const GuiState *s, GuiRequests *r) {
     if (!ImGui::CollapsingHeader("Save and screenshot"))
         return;
@@ -1023,6 +1053,7 @@ void right_panel(const GuiState *s, GuiRequests *r) {
         recording_panel(s, r);
         plots_panel(s);
         map_panel(s);
+        video_panel(s, r);
         save_panel(s, r);
         log_panel(s);
         ImGui::PopTextWrapPos();
