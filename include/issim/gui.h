@@ -76,6 +76,8 @@ typedef struct GuiDevice {
     const char *proxy;         /* the coupled body, or "" */
     int simulator_pid;         /* the simulated pantograph's process, or -1 */
     const char *estop_key;     /* "F9 / Pause" */
+    bool *mouse_hand; /* Nullable: --device sim with the mouse as the hand; true: every left
+                         drag in the view moves the hand (else Ctrl + drag) */
 } GuiDevice;
 
 /* What the device panel shows, from the registry's HANDLE and SERVO_STATS slots (seqlock

@@ -67,6 +67,11 @@ typedef struct AppDevice {
     double coupling_stiffness;
     int simulator_pid;
     bool enable_requested, emergency_stopped;
+    /* --device sim without --device-hand: the mouse is the hand (Ctrl + drag in the view). The
+     * simulated pantograph reads the held point from hand_file ("X Y" in the device frame, or
+     * "free"): app_device_hand writes it. */
+    char hand_file[GUI_PATH_MAX], hand_spec[GUI_PATH_MAX + 8];
+    bool hand_dragging;
     GuiDevice gui; /* what the panel shows, rebuilt each frame from the fields above */
 } AppDevice;
 
@@ -168,6 +173,7 @@ typedef struct App {
 
     Drag drag;
     bool mouse_left, mouse_right, mouse_moved;
+    bool mouse_hand_mode; /* --device sim: every left drag in the view moves the hand */
     int mouse_x, mouse_y;
     SDL_Keymod mods;
 
@@ -257,6 +263,11 @@ void app_device_reconnect(App *app);
 bool app_device_key(App *app, const SDL_KeyboardEvent *key);
 const GuiDevice *app_device_gui(App *app); /* NULL without --device */
 void app_device_carry_out(App *app, const GuiRequests *r);
+/* The mouse as the simulated hand: true when --device sim runs with the file hand. */
+bool app_device_mouse_hand(const App *app);
+/* Ctrl + left press / motion / release in the view at window pixel (x, y): the hand holds the
+ * device point under the mouse (in the plane of the handle's world height), or lets go. */
+void app_device_hand(App *app, bool hold, int x, int y);
 /* The script's print_device: the panel's readout as key=value. */
 void app_device_print(App *app);
 /* The script's wait_device conditions: 1 met, 0 not yet, -1 unknown condition. */

@@ -213,6 +213,7 @@ const HelpLine kHelp[] = {
     {"Left drag on a body", "select it and pull it with a spring"},
     {"Right / middle drag, Shift+left", "pan"},
     {"Wheel", "zoom"},
+    {"Ctrl + left drag (--device sim)", "move the simulated pantograph's hand"},
     {"Drop a .lua file", "open it"},
 };
 

@@ -235,6 +235,12 @@ extern "C" void gui_device_panel(const GuiState *s, GuiRequests *r) {
     gui_device_readout(s->reg, d, &ro);
     control_buttons(d, r);
     status_line(d, ro);
+    if (d->mouse_hand) {
+        ImGui::Checkbox("the mouse is the hand", d->mouse_hand);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("left drag in the view moves the simulated pantograph's handle "
+                              "(unticked: Ctrl + left drag)");
+    }
     if (!ro.have_stats && !ro.have_handle) {
         ImGui::TextDisabled("no servo data yet");
         return;
