@@ -714,7 +714,8 @@ int g_plot_count = 2;
 RegistryVarId g_plots_chosen_for; // a variable of the registry the plots were chosen for
 char g_plot_filter[64] = "";
 
-// Energy and the first height, once per registry (a new scene's registry issues new ids).
+// Energy, the first height and the summed contact force, once per registry (a new scene's
+// registry issues new ids).
 void choose_default_plots(const GuiState *s) {
     if (!s->reg || registry_var_valid(s->reg, g_plots_chosen_for))
         return;
@@ -729,9 +730,11 @@ void choose_default_plots(const GuiState *s) {
             g_plots[1].series[0].var = registry_var_id_at(s->reg, i);
             break;
         }
-    for (int k = 0; k < s->live_count; k++) // the contact force beside the height
-        if (std::strstr(s->live[k].name, "summed normal force"))
-            g_plots[1].series[1].live = k;
+    for (int k = 0; k < s->live_count; k++) // the contact force in a plot of its own (its unit)
+        if (std::strstr(s->live[k].name, "summed normal force")) {
+            g_plots[2].series[0].live = k;
+            g_plot_count = 3;
+        }
 }
 
 void series_combo(const GuiState *s, SeriesRef *r, int k) {
