@@ -172,6 +172,65 @@ static void take_device_error(AppDevice *d) {
     d->simulator_pid = -1;
 }
 
+static void add_segment(ViewHandle *vh, Vec3 a, Vec3 b, const float color[4]) {
+    if (vh->segment_count == VIEW_SURFACE_SEGMENTS)
+        return;
+    vh->segments[vh->segment_count][0] = a;
+    vh->segments[vh->segment_count][1] = b;
+    memcpy(vh->segment_colors[vh->segment_count], color, 4 * sizeof(float));
+    vh->segment_count++;
+}
+
+/* The scene's haptic walls and texture regions (device frame) drawn in the world plane of the
+ * coupling: world = handle_world + scale (device - handle), the coupling's own map
+ * (coupling.c) taken through the handle's published pair of points. */
+typedef struct DeviceToWorld {
+    double hx, hy, scale; /* the handle's device point, world m per device m */
+    Vec3 hw;              /* the handle's world point */
+} DeviceToWorld;
+
+static Vec3 to_world(const DeviceToWorld *m, double x, double y) {
+    return (Vec3){m->hw.x + m->scale * (x - m->hx), m->hw.y + m->scale * (y - m->hy), m->hw.z};
+}
+
+static void surface_segments(App *app, const RegistrySlot *h) {
+    ViewHandle *vh = &app->session.view->handle;
+    vh->segment_count = 0;
+    const HapticServoDesc *servo = &haptic_session_desc(app->device.session)->servo;
+    double scale = servo->coupling.position_scale;
+    if (!(scale > 0))
+        return;
+    DeviceToWorld m = {h->v[HAPTIC_HANDLE_X], h->v[HAPTIC_HANDLE_Y], scale,
+                       (Vec3){h->v[HAPTIC_HANDLE_WORLD_X], h->v[HAPTIC_HANDLE_WORLD_Y],
+                              h->v[HAPTIC_HANDLE_WORLD_Z]}};
+    static const float wall[4] = {1.0f, 0.35f, 0.35f, 1}, smooth[4] = {0.6f, 0.6f, 0.6f, 1};
+    for (int i = 0; i < servo->surface_count; i++) {
+        const HapticSurface *s = &servo->surfaces[i];
+        if (s->kind == HAPTIC_SURFACE_WALL) {
+            double tx = -s->normal.y, ty = s->normal.x, l = 0.1, tick = 0.005;
+            add_segment(vh, to_world(&m, s->point.x - l * tx, s->point.y - l * ty),
+                        to_world(&m, s->point.x + l * tx, s->point.y + l * ty), wall);
+            add_segment(
+                vh, to_world(&m, s->point.x, s->point.y),
+                to_world(&m, s->point.x - tick * s->normal.x, s->point.y - tick * s->normal.y),
+                wall);
+            continue;
+        }
+        /* Rougher textures brighter: the lateral standard deviation, 0.7 N at full colour. */
+        double sigma = s->has_texture ? sqrt(fmax(s->texture.cov[0], 0.0)) : 0.0;
+        float k = (float)fmin(1.0, sigma / 0.7);
+        float c[4] = {0.5f + 0.5f * k, 0.5f + 0.2f * k, 0.5f - 0.3f * k, 1};
+        const float *col = s->has_texture ? c : smooth;
+        double x0 = s->min.x, y0 = s->min.y, x1 = s->max.x, y1 = s->max.y;
+        add_segment(vh, to_world(&m, x0, y0), to_world(&m, x1, y0), col);
+        add_segment(vh, to_world(&m, x1, y0), to_world(&m, x1, y1), col);
+        add_segment(vh, to_world(&m, x1, y1), to_world(&m, x0, y1), col);
+        add_segment(vh, to_world(&m, x0, y1), to_world(&m, x0, y0), col);
+        if (s->has_texture) /* a textured region is crossed */
+            add_segment(vh, to_world(&m, x0, y0), to_world(&m, x1, y1), col);
+    }
+}
+
 static void update_handle_marker(App *app) {
     Session *s = &app->session;
     ViewHandle *vh = &s->view->handle;
@@ -191,6 +250,7 @@ static void update_handle_marker(App *app) {
     }
     vh->active = h.v[HAPTIC_HANDLE_ENABLED] > 0 && h.v[HAPTIC_HANDLE_COUPLING_K] > 0;
     vh->size = 0.06 * s->view->radius;
+    surface_segments(app, &h);
 }
 
 bool app_device_mouse_hand(const App *app) {

@@ -118,8 +118,15 @@ typedef struct ViewBody {
 
 /* The haptic handle (--device): its point mapped into the world and the coupling line to the
  * proxy body, set by app_device.c every frame from REGISTRY_SLOT_HANDLE. */
+#define VIEW_SURFACE_SEGMENTS 128
 typedef struct ViewHandle {
     bool shown;
+    /* The haptic surfaces of the scene's haptics table, mapped to the world plane of the
+     * coupling: wall lines with an inward tick, texture regions' outlines (brighter for a
+     * rougher texture, grey when smooth). */
+    int segment_count;
+    Vec3 segments[VIEW_SURFACE_SEGMENTS][2];
+    float segment_colors[VIEW_SURFACE_SEGMENTS][4];
     Vec3 point;   /* the handle's world point */
     bool coupled; /* a proxy body: draw the coupling line to it */
     Vec3 proxy;   /* the proxy's centre at display time */

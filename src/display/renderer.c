@@ -413,8 +413,12 @@ static void build_lines(Renderer *r, const RenderFrame *f) {
         static const float col[4] = {1.0f, 1.0f, 0.2f, 1};
         line(r, f->drag_from, f->drag_to, col);
     }
-    if (view->handle.shown)
+    if (view->handle.shown) {
         handle_lines(r, &view->handle);
+        for (int i = 0; i < view->handle.segment_count; i++)
+            line(r, view->handle.segments[i][0], view->handle.segments[i][1],
+                 view->handle.segment_colors[i]);
+    }
 }
 
 /* ===== Meshes ===== */
