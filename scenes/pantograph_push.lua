@@ -28,13 +28,16 @@ return {
       material = "proxy", color = {0.2, 0.5, 0.9} },
     { name = "box", kind = "body", shape = "box", half_extents = {h, h, h}, mass = mb,
       inertia = {mb * (2 * h) ^ 2 / 6, mb * (2 * h) ^ 2 / 6, mb * (2 * h) ^ 2 / 6},
-      pos = {0.15, 0, h}, material = "box" },
+      pos = {0.15, 0, h}, material = "box", color = {0.9, 0.6, 0.2} },
   },
   contacts = {
     { name = "proxy_table", materials = {"proxy", "table"}, model = "spring_damper",
       stiffness = 2e4, restitution = 0.2 },
+    -- Coulomb friction on the table: a pushed box slides, slows and stops where it was left,
+    -- as a box on a table does (frictionless, one push sent it out of view for good).
     { name = "box_table", materials = {"box", "table"}, model = "spring_damper",
-      stiffness = 2e4, restitution = 0.2 },
+      stiffness = 2e4, restitution = 0.2, friction_static = 0.5, friction_kinetic = 0.4,
+      tangent_stiffness = 2e4 },
     { name = "proxy_box", materials = {"proxy", "box"}, model = "spring_damper",
       stiffness = 2e4, restitution = 0.2 },
   },

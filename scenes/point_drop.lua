@@ -27,7 +27,7 @@ return {
     atol = 1e-12,
     record = "bar.pos.z,bar.vel.z,universe.energy.total",
   },
-  camera = { eye = {0.8, -1.6, 0.6}, target = {0, 0, 0.3}, fov = 45 },
+  camera = { eye = {0.45, -0.95, 0.45}, target = {0, 0, 0.3}, fov = 45 },
   things = {
     {
       name = "bar", kind = "body",

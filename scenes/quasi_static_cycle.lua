@@ -19,7 +19,8 @@
 --   block.force              constant load, N (world frame; {0, 0, -F} presses)
 return {
   name = "quasi_static_cycle",
-  description = "Block on one contact vertex under a slowly cycled load (V4)",
+  description = "Block on one contact vertex, at rest until loaded (V4 cycles the load from its "
+    .. "test): edit block.force, e.g. 0 0 -50 N, and watch block.pos.z and the contact force",
   universe = {
     gravity = {0, 0, 0},
     planar = true,
@@ -27,7 +28,7 @@ return {
     dt = 1e-5,                -- docs/contact-models.md), where BDF's error control crawls
     record = "block.pos.z,block.vel.z,universe.energy.total",
   },
-  camera = { eye = {0.3, -0.6, 0.2}, target = {0, 0, 0}, fov = 45 },
+  camera = { eye = {0.05, -0.1, 0.035}, target = {0, 0, 0}, fov = 45 },
   things = {
     {
       name = "block", kind = "body",

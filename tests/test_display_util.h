@@ -48,7 +48,7 @@ static inline int run_issim_script(const char *scene, const char *extra, const c
 }
 
 /* The n-th (0-based) line of out that starts with prefix, or NULL. */
-static const char *find_line(const char *out, const char *prefix, int nth) {
+static inline const char *find_line(const char *out, const char *prefix, int nth) {
     size_t len = strlen(prefix);
     for (const char *line = out; line && *line;) {
         if (strncmp(line, prefix, len) == 0 && nth-- == 0)
@@ -131,7 +131,7 @@ static inline Image load_png(const char *path) {
     return im;
 }
 
-static const unsigned char *pixel(const Image *im, double x, double y) {
+static inline const unsigned char *pixel(const Image *im, double x, double y) {
     int ix = (int)lround(x), iy = (int)lround(y);
     if (ix < 0 || iy < 0 || ix >= im->w || iy >= im->h)
         fail_msg("pixel (%d, %d) outside the %d x %d screenshot", ix, iy, im->w, im->h);

@@ -269,11 +269,45 @@ static void test_device_options(void **state) {
     assert_non_null(strstr(out, "--device-rate needs a rate in [100, 20000] Hz"));
 }
 
+/* Without hardware the mouse is the hand (issue 17): `--device sim` with no scripted hand, the
+ * device panel's "the mouse is the hand" ticked, a left drag in the view moves the simulated
+ * pantograph's hand to the device point under the mouse, and its handle follows through the
+ * simulator's hand spring; released, the hand lets go and the handle stays. Without the
+ * mouse hand the same drag orbits the camera and the handle does not move. */
+static void test_mouse_is_the_hand(void **state) {
+    (void)state;
+    char out[GUI_OUTPUT_MAX];
+    const char *script = "wait_device periods 50\n"
+                         "toggle hand\n"
+                         "print_device\n" /* 0: before */
+                         "mouse_move 640 360\nframes 2\nmouse_down 640 360\nframes 2\n"
+                         "mouse_move 700 360\nframes 2\nmouse_move 760 360\nframes 2\n"
+                         "wait 1.0\n"
+                         "print_device\n" /* 1: held at the new point */
+                         "mouse_up 760 360\nframes 2\nwait 0.5\n"
+                         "print_device\n"; /* 2: let go */
+    int killed;
+    int rc = run_and_kill("--device sim", script, -1, out, sizeof out, &killed);
+    assert_int_equal(rc, 0);
+    const char *l0 = find_line(out, "device status=", 0), *l1 = find_line(out, "device status=", 1);
+    const char *l2 = find_line(out, "device status=", 2);
+    assert_non_null(l2);
+    double x0 = value_of(l0, "x"), x1 = value_of(l1, "x"), x2 = value_of(l2, "x");
+    double y0 = value_of(l0, "y"), y1 = value_of(l1, "y");
+    print_message("handle x %.4f -> %.4f -> %.4f m, y %.4f -> %.4f m\n", x0, x1, x2, y0, y1);
+    /* 120 pixels to the right at about 1.2 m from the camera is about 0.18 m of world, 36 mm
+     * of the device at the coupling's scale 5. */
+    assert_true(x1 - x0 > 0.015);
+    assert_true(x1 - x0 < 0.06);
+    assert_near(x2, x1, 0.01); /* let go: no hand pulls it back */
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_device_panel_estop_and_device_loss),
         cmocka_unit_test(test_device_that_cannot_open),
         cmocka_unit_test(test_device_options),
+        cmocka_unit_test(test_mouse_is_the_hand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

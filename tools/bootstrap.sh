@@ -8,7 +8,7 @@ packages=(
   libsundials-dev liblapacke-dev libopenblas-dev liblua5.4-dev libcmocka-dev
   clang libclang-rt-14-dev
   libusb-1.0-0-dev libsdl2-dev libglew-dev libfftw3-dev libimgui-dev libstb-dev
-  gnuplot-nox xvfb xauth libgl1-mesa-dri
+  gnuplot-nox xvfb xauth libgl1-mesa-dri ffmpeg
   libopenmpi-dev openmpi-bin libgsl-dev libgmsh-dev
   libsiconos-numerics-dev
   libode-dev  # benchmark only: tools/bench/bench_pile.c compares against ODE QuickStep

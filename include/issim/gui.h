@@ -24,11 +24,23 @@ extern "C" {
 #define GUI_MAX_SCENES 128
 #define GUI_MAX_RECENT 8
 #define GUI_MAX_PLOTS 4
+#define GUI_PLOT_SERIES 3 /* series in one plot */
 #define GUI_LOG_LINES 200
-/* Layout in pixels: side panels, main menu bar and status bar; the 3D view is what is left. */
+#define GUI_DESCRIPTION_MAX 256 /* a string property (PROP_STRING_MAX) */
+/* Layout in pixels: side panels, main menu bar and status bar; the 3D view is what is left.
+ * The side panels are 340 pixels wide from a 1280-pixel window up, narrower below (272 at
+ * 1024), never under 250; they hide (the view takes the window) when switched off (View menu,
+ * Tab) or when the window leaves the view under GUI_MIN_VIEW_WIDTH between them. */
 #define GUI_SIDE_WIDTH 340
+#define GUI_SIDE_MIN_WIDTH 250
+#define GUI_MIN_VIEW_WIDTH 200
 #define GUI_MENU_HEIGHT 20
 #define GUI_STATUS_HEIGHT 24
+
+static inline int gui_side_width(int window_width) {
+    int w = window_width * GUI_SIDE_WIDTH / 1280;
+    return w < GUI_SIDE_MIN_WIDTH ? GUI_SIDE_MIN_WIDTH : (w > GUI_SIDE_WIDTH ? GUI_SIDE_WIDTH : w);
+}
 
 typedef struct GuiLogLine {
     IssimLogLevel level;
@@ -36,7 +48,11 @@ typedef struct GuiLogLine {
 } GuiLogLine;
 
 typedef struct GuiToggles {
-    bool grid, contacts, forces, trails;
+    bool grid, contacts, forces, trails, bodies;
+    bool panels;            /* the side panels (else the view takes the window's width) */
+    bool selected_contacts; /* contacts and forces of the selected body only (readable in a pile) */
+    bool vsync;             /* vsync and the 60 / 20 fps limiter (off: as fast as it draws) */
+    bool fullscreen;
     double force_scale; /* m per N */
 } GuiToggles;
 
@@ -60,6 +76,8 @@ typedef struct GuiDevice {
     const char *proxy;         /* the coupled body, or "" */
     int simulator_pid;         /* the simulated pantograph's process, or -1 */
     const char *estop_key;     /* "F9 / Pause" */
+    bool *mouse_hand; /* Nullable: --device sim with the mouse as the hand; true: every left
+                         drag in the view moves the hand (else Ctrl + drag) */
 } GuiDevice;
 
 /* What the device panel shows, from the registry's HANDLE and SERVO_STATS slots (seqlock
@@ -100,8 +118,17 @@ typedef struct GuiMapView {
     double force_seconds; /* simulated time the force samples span */
 } GuiMapView;
 
+/* A quantity sampled by the display (contact forces, engine statistics), oldest first. */
+typedef struct GuiSeries {
+    const char *name, *unit;
+    const double *t; /* simulated time, s */
+    const float *v;
+    int count;
+} GuiSeries;
+
 typedef struct GuiState {
     int width, height;
+    int side_width;      /* the side panels' width, 0: hidden */
     const ThingDb *db;   /* Nullable: the display's copy (edits accepted so far applied) */
     const Registry *reg; /* Nullable when no scene is loaded */
     const double *frame; /* values at display time (registry_var_count), Nullable */
@@ -109,19 +136,28 @@ typedef struct GuiState {
     bool running; /* a session exists (fixed-during-run properties are read-only) */
     bool paused;
     double speed, display_time, state_time, history_start, dt;
-    double fps, engine_step_us, realtime_factor, engine_rate; /* engine_rate: steps/s */
+    double fps, engine_step_us, engine_rate; /* engine_rate: output steps/s */
+    double sim_rate;        /* simulated seconds shown per wall second (0 while paused) */
+    double engine_headroom; /* dt over the wall time of the last step: spare capacity, not the
+                               rate (the engine idles once a horizon ahead) */
     int active_contacts;
     int awake_bodies, bodies; /* integrated / all (sleeping bodies are not integrated) */
     bool recording;
     const char *record_path;
     double record_elapsed;
     uint64_t record_bytes, record_rows, record_dropped; /* record_rows: whole rows in the file */
-    bool record_failed;     /* a write failed (disk full): record_rows is what the file holds */
+    bool record_failed; /* a write failed (disk full): record_rows is what the file holds */
+    bool video_recording, video_failed;
+    const char *video_path;
+    long video_frames;
+    long long video_bytes;
     const char *load_error; /* "file:line: message" of the last failed load, or "" */
     const char *edit_message;
     bool edit_rejected;
     int scene_count;
     const char (*scenes)[GUI_PATH_MAX];
+    const char (*scene_descriptions)[GUI_DESCRIPTION_MAX];
+    int described; /* scenes whose description is read (the first ones) */
     int recent_count;
     const char (*recent)[GUI_PATH_MAX];
     int log_count; /* oldest first */
@@ -129,8 +165,12 @@ typedef struct GuiState {
     ThingId selected;
     GuiToggles *toggles;        /* the GUI flips these directly */
     bool *open_dialog;          /* the Ctrl+O "Open scene" window; the GUI closes it */
+    bool *show_help;            /* F1: the help overlay; the GUI closes it */
     const GuiDevice *device;    /* Nullable: no --device, no device panel */
     const GuiMapView *map_view; /* Nullable: the selected body has no contact map */
+    const char *following;      /* the body the camera follows, or "" */
+    const GuiSeries *live;      /* plottable besides the registry's variables */
+    int live_count;
 } GuiState;
 
 /* What the user asked for this frame. Cleared by the display before each frame. */
@@ -148,13 +188,18 @@ typedef struct GuiRequests {
     bool record_start, record_stop;
     char record_path[GUI_PATH_MAX];
     char record_vars[1024];
+    bool video_start, video_stop;
+    char video_path[GUI_PATH_MAX];
+    bool video_sim_time; /* one video second per simulated second (else per wall second) */
     bool screenshot;
     char screenshot_path[GUI_PATH_MAX];
     bool save;
     char save_path[GUI_PATH_MAX];
+    char save_description[GUI_DESCRIPTION_MAX]; /* "": the scene's, with the edits noted */
     bool select;
     ThingId select_thing;
-    int camera_preset; /* -1: none, else the display's CameraPreset */
+    int camera_preset;  /* -1: none, else the display's CameraPreset */
+    bool follow_toggle; /* follow the selected body, or stop following */
     bool device_enable, device_disable, device_estop, device_reconnect;
 } GuiRequests;
 

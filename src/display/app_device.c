@@ -12,9 +12,11 @@
  * Everything here runs on the display thread. The servo hears from it only through its
  * atomics (haptic_servo_enable, haptic_servo_emergency_stop) and answers through the registry's
  * HANDLE and SERVO_STATS slots, which the panel reads without a lock. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "app_internal.h"
 #include "issim/haptics_device.h"
@@ -43,11 +45,33 @@ static void describe_session(AppDevice *d) {
     d->simulator_pid = sim ? sim->pid : -1;
 }
 
-static HapticSessionDesc session_desc(const App *app) {
+/* What the simulated hand holds: "X Y" (device frame, m) or "free". Written whole to a
+ * temporary file and renamed, so the simulator never reads half a line. */
+static void write_hand(const AppDevice *d, const char *text) {
+    char tmp[GUI_PATH_MAX + 8];
+    snprintf(tmp, sizeof tmp, "%s.new", d->hand_file);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return;
+    fputs(text, f);
+    if (fclose(f) == 0)
+        rename(tmp, d->hand_file);
+}
+
+static HapticSessionDesc session_desc(App *app) {
     const DisplayOptions *o = &app->options;
+    AppDevice *d = &app->device;
     HapticSessionDesc desc = haptic_session_desc_default(o->device);
     desc.servo.rate_hz = o->device_rate > 0 ? o->device_rate : 1000.0;
-    if (o->device_hand && strcmp(o->device, "sim") == 0) {
+    d->hand_file[0] = '\0';
+    if (!o->device_hand && strcmp(o->device, "sim") == 0) {
+        /* No scripted hand: the mouse is the hand (as CHAI3D's virtual device). */
+        snprintf(d->hand_file, sizeof d->hand_file, "/tmp/issim-hand-%d", (int)getpid());
+        snprintf(d->hand_spec, sizeof d->hand_spec, "file:%s", d->hand_file);
+        write_hand(d, "free\n");
+        desc.simulator_args[0] = "--hand";
+        desc.simulator_args[1] = d->hand_spec;
+    } else if (o->device_hand && strcmp(o->device, "sim") == 0) {
         desc.simulator_args[0] = "--hand";
         desc.simulator_args[1] = o->device_hand;
     } else if (o->device_hand) {
@@ -119,6 +143,9 @@ void app_device_detach(App *app) {
         return;
     haptic_session_destroy(d->session); /* joins the servo, motors off, device closed */
     d->session = NULL;
+    if (d->hand_file[0])
+        remove(d->hand_file);
+    d->hand_dragging = false;
     d->status = GUI_DEVICE_IDLE;
     d->enable_requested = false;
     d->simulator_pid = -1;
@@ -145,6 +172,65 @@ static void take_device_error(AppDevice *d) {
     d->simulator_pid = -1;
 }
 
+static void add_segment(ViewHandle *vh, Vec3 a, Vec3 b, const float color[4]) {
+    if (vh->segment_count == VIEW_SURFACE_SEGMENTS)
+        return;
+    vh->segments[vh->segment_count][0] = a;
+    vh->segments[vh->segment_count][1] = b;
+    memcpy(vh->segment_colors[vh->segment_count], color, 4 * sizeof(float));
+    vh->segment_count++;
+}
+
+/* The scene's haptic walls and texture regions (device frame) drawn in the world plane of the
+ * coupling: world = handle_world + scale (device - handle), the coupling's own map
+ * (coupling.c) taken through the handle's published pair of points. */
+typedef struct DeviceToWorld {
+    double hx, hy, scale; /* the handle's device point, world m per device m */
+    Vec3 hw;              /* the handle's world point */
+} DeviceToWorld;
+
+static Vec3 to_world(const DeviceToWorld *m, double x, double y) {
+    return (Vec3){m->hw.x + m->scale * (x - m->hx), m->hw.y + m->scale * (y - m->hy), m->hw.z};
+}
+
+static void surface_segments(App *app, const RegistrySlot *h) {
+    ViewHandle *vh = &app->session.view->handle;
+    vh->segment_count = 0;
+    const HapticServoDesc *servo = &haptic_session_desc(app->device.session)->servo;
+    double scale = servo->coupling.position_scale;
+    if (!(scale > 0))
+        return;
+    DeviceToWorld m = {h->v[HAPTIC_HANDLE_X], h->v[HAPTIC_HANDLE_Y], scale,
+                       (Vec3){h->v[HAPTIC_HANDLE_WORLD_X], h->v[HAPTIC_HANDLE_WORLD_Y],
+                              h->v[HAPTIC_HANDLE_WORLD_Z]}};
+    static const float wall[4] = {1.0f, 0.35f, 0.35f, 1}, smooth[4] = {0.6f, 0.6f, 0.6f, 1};
+    for (int i = 0; i < servo->surface_count; i++) {
+        const HapticSurface *s = &servo->surfaces[i];
+        if (s->kind == HAPTIC_SURFACE_WALL) {
+            double tx = -s->normal.y, ty = s->normal.x, l = 0.1, tick = 0.005;
+            add_segment(vh, to_world(&m, s->point.x - l * tx, s->point.y - l * ty),
+                        to_world(&m, s->point.x + l * tx, s->point.y + l * ty), wall);
+            add_segment(
+                vh, to_world(&m, s->point.x, s->point.y),
+                to_world(&m, s->point.x - tick * s->normal.x, s->point.y - tick * s->normal.y),
+                wall);
+            continue;
+        }
+        /* Rougher textures brighter: the lateral standard deviation, 0.7 N at full colour. */
+        double sigma = s->has_texture ? sqrt(fmax(s->texture.cov[0], 0.0)) : 0.0;
+        float k = (float)fmin(1.0, sigma / 0.7);
+        float c[4] = {0.5f + 0.5f * k, 0.5f + 0.2f * k, 0.5f - 0.3f * k, 1};
+        const float *col = s->has_texture ? c : smooth;
+        double x0 = s->min.x, y0 = s->min.y, x1 = s->max.x, y1 = s->max.y;
+        add_segment(vh, to_world(&m, x0, y0), to_world(&m, x1, y0), col);
+        add_segment(vh, to_world(&m, x1, y0), to_world(&m, x1, y1), col);
+        add_segment(vh, to_world(&m, x1, y1), to_world(&m, x0, y1), col);
+        add_segment(vh, to_world(&m, x0, y1), to_world(&m, x0, y0), col);
+        if (s->has_texture) /* a textured region is crossed */
+            add_segment(vh, to_world(&m, x0, y0), to_world(&m, x1, y1), col);
+    }
+}
+
 static void update_handle_marker(App *app) {
     Session *s = &app->session;
     ViewHandle *vh = &s->view->handle;
@@ -164,6 +250,41 @@ static void update_handle_marker(App *app) {
     }
     vh->active = h.v[HAPTIC_HANDLE_ENABLED] > 0 && h.v[HAPTIC_HANDLE_COUPLING_K] > 0;
     vh->size = 0.06 * s->view->radius;
+    surface_segments(app, &h);
+}
+
+bool app_device_mouse_hand(const App *app) {
+    const AppDevice *d = &app->device;
+    return d->session && d->hand_file[0] && d->status == GUI_DEVICE_RUNNING;
+}
+
+void app_device_hand(App *app, bool hold, int x, int y) {
+    AppDevice *d = &app->device;
+    if (!app_device_mouse_hand(app))
+        return;
+    d->hand_dragging = hold;
+    RegistrySlot h;
+    registry_slot_read(app->session.reg, REGISTRY_SLOT_HANDLE, &h);
+    double scale = haptic_session_desc(d->session)->servo.coupling.position_scale;
+    if (!hold || h.count == 0 || !(scale > 0)) {
+        write_hand(d, "free\n");
+        return;
+    }
+    /* The mouse ray meets the horizontal plane of the handle's world point; the coupling maps
+     * device to world as world = origin + scale (device - centre) (coupling.c), so the device
+     * point is the handle's own plus the world offset over the scale. */
+    Vec3 o, dir;
+    camera_ray(&app->camera, app->view_w, app->view_h, x - app->view_x, y - app->view_y, &o, &dir);
+    double z = h.v[HAPTIC_HANDLE_WORLD_Z];
+    if (fabs(dir.z) < 1e-9 || (z - o.z) / dir.z <= 0)
+        return;
+    double t = (z - o.z) / dir.z;
+    double wx = o.x + t * dir.x, wy = o.y + t * dir.y;
+    char text[96];
+    snprintf(text, sizeof text, "%.9g %.9g\n",
+             h.v[HAPTIC_HANDLE_X] + (wx - h.v[HAPTIC_HANDLE_WORLD_X]) / scale,
+             h.v[HAPTIC_HANDLE_Y] + (wy - h.v[HAPTIC_HANDLE_WORLD_Y]) / scale);
+    write_hand(d, text);
 }
 
 void app_device_poll(App *app) {
@@ -224,7 +345,8 @@ const GuiDevice *app_device_gui(App *app) {
                          .coupling_stiffness = d->coupling_stiffness,
                          .proxy = d->proxy,
                          .simulator_pid = d->simulator_pid,
-                         .estop_key = ESTOP_KEYS};
+                         .estop_key = ESTOP_KEYS,
+                         .mouse_hand = app_device_mouse_hand(app) ? &app->mouse_hand_mode : NULL};
     return &d->gui;
 }
 

@@ -1,8 +1,11 @@
 /* Mouse and keyboard in the 3D view: orbit (left drag on empty space), pan (right or middle
  * drag, or shift + left), zoom (wheel), pick and drag a body with a spring (left press on a
  * body), and the shortcuts: space pause/run, S step, R reset, F fit, Ctrl+O open, Ctrl+L reload,
- * F12 screenshot, Esc clear the selection; with --device, F9 or Pause is the emergency stop
- * (app_device.c), whatever has the keyboard. Files dropped on the window are opened. */
+ * with --device sim Ctrl + left drag (or any left drag with the device panel's "mouse is the hand"
+ * ticked) moves the simulated pantograph's hand; F1 help, Tab side panels, F11 fullscreen, T follow
+ * the selected body (again: stop), F12 screenshot, Esc clear the selection, Ctrl+Q quit; with
+ * --device, F9 or Pause is the emergency stop (app_device.c), whatever has the keyboard. Files
+ * dropped on the window are opened. */
 #include <math.h>
 #include <stdio.h>
 
@@ -87,6 +90,16 @@ static void end_drag(App *app) {
     write_pointer(app);
 }
 
+void app_toggle_follow(App *app) {
+    const ThingDb *db = app->session.db;
+    if (app->follow_body >= 0 || !db || !thingdb_valid(db, app->selected)) {
+        app_follow(app, -1);
+        return;
+    }
+    char path[256];
+    app_follow(app, app_view_body(app, thing_path(db, app->selected, path, sizeof path)));
+}
+
 static void toggle_pause(App *app) {
     Sim *sim = app->session.sim;
     if (sim && sim_paused(sim))
@@ -112,9 +125,25 @@ static void handle_key(App *app, const SDL_KeyboardEvent *k) {
     case SDLK_f:
         app_fit(app);
         break;
+    case SDLK_t:
+        app_toggle_follow(app);
+        break;
+    case SDLK_F1:
+        app->show_help = !app->show_help;
+        break;
+    case SDLK_TAB:
+        app->toggles.panels = !app->toggles.panels;
+        break;
+    case SDLK_F11:
+        app->toggles.fullscreen = !app->toggles.fullscreen;
+        break;
     case SDLK_o:
         if (ctrl)
             app->open_dialog = true;
+        break;
+    case SDLK_q:
+        if (ctrl)
+            app->quit = true;
         break;
     case SDLK_l:
         if (ctrl && app->session.path[0]) {
@@ -126,8 +155,11 @@ static void handle_key(App *app, const SDL_KeyboardEvent *k) {
     case SDLK_F12:
         issim_strlcpy(app->screenshot_path, "screenshot.png", sizeof app->screenshot_path);
         break;
-    case SDLK_ESCAPE:
-        app_select(app, thing_id_null());
+    case SDLK_ESCAPE: /* closes the help first */
+        if (app->show_help)
+            app->show_help = false;
+        else
+            app_select(app, thing_id_null());
         break;
     default:
         break;
@@ -138,6 +170,12 @@ static void handle_mouse_button(App *app, const SDL_MouseButtonEvent *b) {
     bool down = b->type == SDL_MOUSEBUTTONDOWN;
     app->mouse_x = b->x;
     app->mouse_y = b->y;
+    bool hand = app->mouse_hand_mode || (SDL_GetModState() & KMOD_CTRL);
+    if (b->button == SDL_BUTTON_LEFT &&
+        (app->device.hand_dragging || (down && hand && app_device_mouse_hand(app)))) {
+        app_device_hand(app, down, b->x, b->y); /* the mouse is the pantograph's hand */
+        return;
+    }
     if (b->button == SDL_BUTTON_LEFT) {
         app->mouse_left = down;
         if (down) {
@@ -159,7 +197,9 @@ static void handle_mouse_motion(App *app, const SDL_MouseMotionEvent *m) {
     app->mouse_y = m->y;
     if (m->xrel || m->yrel)
         app->mouse_moved = true;
-    if (app->drag.active) {
+    if (app->device.hand_dragging) {
+        app_device_hand(app, true, m->x, m->y);
+    } else if (app->drag.active) {
         move_drag(app, m->x, m->y);
     } else if (app->mouse_right || (app->mouse_left && (SDL_GetModState() & KMOD_SHIFT))) {
         camera_pan(&app->camera, m->xrel, m->yrel, app->view_h);

@@ -30,6 +30,7 @@ typedef struct Session {
     double *frame; /* values at display time */
     bool has_frame;
     double frame_time;
+    char edited[GUI_DESCRIPTION_MAX]; /* accepted edits since the scene was opened */
 } Session;
 
 typedef struct PendingEdit {
@@ -66,6 +67,11 @@ typedef struct AppDevice {
     double coupling_stiffness;
     int simulator_pid;
     bool enable_requested, emergency_stopped;
+    /* --device sim without --device-hand: the mouse is the hand (Ctrl + drag in the view). The
+     * simulated pantograph reads the held point from hand_file ("X Y" in the device frame, or
+     * "free"): app_device_hand writes it. */
+    char hand_file[GUI_PATH_MAX], hand_spec[GUI_PATH_MAX + 8];
+    bool hand_dragging;
     GuiDevice gui; /* what the panel shows, rebuilt each frame from the fields above */
 } AppDevice;
 
@@ -80,6 +86,41 @@ typedef struct AppMapView {
     double t[APP_MAP_FORCE_SAMPLES];
     int count;
 } AppMapView;
+
+/* The plots' quantities beyond the state variables (app_live.c). */
+typedef enum AppLiveQuantity {
+    APP_LIVE_FORCE_SUM,
+    APP_LIVE_FORCE_MAX,
+    APP_LIVE_DEPTH_MAX,
+    APP_LIVE_CONTACTS,
+    APP_LIVE_SELECTED_FORCE,
+    APP_LIVE_STEP_US,
+    APP_LIVE_STEPS_PER_S,
+    APP_LIVE_FPS,
+    APP_LIVE_COUNT
+} AppLiveQuantity;
+
+#define APP_LIVE_SAMPLES 4096
+typedef struct AppLive {
+    const SceneView *view; /* the session the samples belong to */
+    double t[APP_LIVE_SAMPLES];
+    float v[APP_LIVE_COUNT][APP_LIVE_SAMPLES];
+    int count;
+    GuiSeries gui[APP_LIVE_COUNT];
+} AppLive;
+
+/* Video of the 3D view through ffmpeg (app_video.c). */
+#define APP_VIDEO_FPS 30
+typedef struct AppVideo {
+    FILE *pipe; /* ffmpeg's stdin, or NULL: not recording */
+    char path[GUI_PATH_MAX];
+    bool sim_time; /* the video's clock: simulated time, else wall time */
+    double start;
+    long frames;
+    bool failed;
+    int x, y, width, height; /* GL rectangle read (origin bottom left) */
+    unsigned char *pixels;
+} AppVideo;
 
 typedef struct App {
     DisplayOptions options;
@@ -96,6 +137,7 @@ typedef struct App {
 
     Session session; /* session.sim == NULL: nothing loaded */
     Camera camera;
+    int follow_body; /* view body the camera's target stays on, or -1 */
     GuiToggles toggles;
     ThingId selected;
     bool open_dialog;
@@ -110,6 +152,11 @@ typedef struct App {
 
     char scenes[GUI_MAX_SCENES][GUI_PATH_MAX];
     int scene_count;
+    /* The launcher's descriptions, read from the scene files one per frame (a scene file is a
+     * Lua program: reading all at start would delay the first frame). */
+    char scene_descriptions[GUI_MAX_SCENES][GUI_DESCRIPTION_MAX];
+    int described;
+    bool show_help; /* F1: the keys and mouse actions */
     char recent[GUI_MAX_RECENT][GUI_PATH_MAX];
     int recent_count;
 
@@ -126,10 +173,15 @@ typedef struct App {
 
     Drag drag;
     bool mouse_left, mouse_right, mouse_moved;
+    bool mouse_hand_mode; /* --device sim: every left drag in the view moves the hand */
     int mouse_x, mouse_y;
     SDL_Keymod mods;
 
     double fps, fps_wall, engine_rate, rate_wall;
+    /* Simulated seconds shown per wall second over the last half second (0 while paused):
+     * what the status bar calls the rate, the clock's real progress. */
+    double sim_rate, rate_shown_t;
+    int max_fps;       /* > 0: the frame limiter's rate (script command "fps"), else DISPLAY_FPS */
     double last_swap;  /* wall time the frame limiter paced the last frame to */
     bool engine_bound; /* the engine lags the clock: the limiter halves the frame rate */
     int fps_frames;
@@ -140,7 +192,23 @@ typedef struct App {
     AppLog log;
     AppDevice device;
     AppMapView map_view;
+    AppLive live;
+    long frame_count; /* frames drawn since start (the script's bench command) */
+    AppVideo video;
 } App;
+
+/* app_video.c */
+bool app_video_start(App *app, const char *path, bool sim_time);
+void app_video_frame(App *app);
+long long app_video_bytes(const App *app);
+void app_video_stop(App *app);
+
+/* display.c: CPU seconds of the display's threads (main thread and llvmpipe's rasterisers). */
+double display_cpu_seconds(void);
+
+/* app_live.c: one sample of the live quantities per displayed frame; the series for the GUI. */
+void app_live_sample(App *app);
+const GuiSeries *app_live_series(App *app, int *count);
 
 /* app_map.c: the map panel's data for this frame, or NULL (the selection has no map) */
 const GuiMapView *app_map_view(App *app);
@@ -156,19 +224,29 @@ bool app_record_start(App *app, const char *path, const char *vars);
 void app_record_stop(App *app);
 void app_record_pump(App *app);
 void app_scan_scenes(App *app);
+/* Reads the next scene's description for the launcher; false when all are read. */
+bool app_describe_next_scene(App *app);
 void app_fit(App *app);
 void app_step(App *app);
 void app_seek(App *app, double t);
 void app_run(App *app);
-bool app_save_scene(App *app, const char *path);
+/* description: Nullable; see set_saved_view. */
+bool app_save_scene(App *app, const char *path, const char *description);
 void app_log_init(AppLog *log);
 void app_log_destroy(AppLog *log);
 void app_log_install(App *app);
 void app_log_snapshot(App *app, int *count);
 
+/* The camera follows view body `body` (-1: stops); returns false for an unknown body. */
+bool app_follow(App *app, int body);
+/* The view body of a thing (name or path), or -1. */
+int app_view_body(const App *app, const char *name);
+
 /* app_input.c */
 void app_handle_event(App *app, const SDL_Event *e);
 void app_select(App *app, ThingId thing);
+/* T: follow the selected body, or stop following. */
+void app_toggle_follow(App *app);
 
 /* app_device.c: --device (issue 6) */
 /* Opens the device on the current scene if it has a haptics table (motors off). */
@@ -185,6 +263,11 @@ void app_device_reconnect(App *app);
 bool app_device_key(App *app, const SDL_KeyboardEvent *key);
 const GuiDevice *app_device_gui(App *app); /* NULL without --device */
 void app_device_carry_out(App *app, const GuiRequests *r);
+/* The mouse as the simulated hand: true when --device sim runs with the file hand. */
+bool app_device_mouse_hand(const App *app);
+/* Ctrl + left press / motion / release in the view at window pixel (x, y): the hand holds the
+ * device point under the mouse (in the plane of the handle's world height), or lets go. */
+void app_device_hand(App *app, bool hold, int x, int y);
 /* The script's print_device: the panel's readout as key=value. */
 void app_device_print(App *app);
 /* The script's wait_device conditions: 1 met, 0 not yet, -1 unknown condition. */

@@ -22,6 +22,9 @@ struct Script {
     int count, next;
     char path[GUI_PATH_MAX];
     WaitKind wait;
+    /* "bench S": frames, wall and display CPU at its start (wall < 0: none running) */
+    double bench_wall, bench_cpu, bench_state_time;
+    long bench_frames;
     double wait_until; /* WAIT_WALL: wall time; WAIT_CONDITION: the deadline */
     int wait_frames;
 };
@@ -39,6 +42,7 @@ Script *script_load(const char *path, IssimError *err) {
         return NULL;
     }
     issim_strlcpy(s->path, path, sizeof s->path);
+    s->bench_wall = -1.0;
     char line[640];
     int number = 0;
     while (fgets(line, sizeof line, f)) {
@@ -65,11 +69,12 @@ void script_destroy(Script *s) {
     free(s);
 }
 
-/* The release is pushed one frame after the press: the GUI reads key state once per frame,
- * so a press and release in the same frame would never be seen as down. */
+/* "key": the release is pushed one frame after the press, as a hand holds a key. "tap": press
+ * and release in the same frame, as a quick tap between two frames arrives (the GUI holds the
+ * release back for a frame: gui.cpp). */
 static SDL_Event pending_key_up;
 
-static void push_key(SDL_Keycode key, SDL_Keymod mod) {
+static void push_key(SDL_Keycode key, SDL_Keymod mod, bool tap) {
     SDL_Event e = {0};
     e.type = SDL_KEYDOWN;
     e.key.state = SDL_PRESSED;
@@ -79,10 +84,13 @@ static void push_key(SDL_Keycode key, SDL_Keymod mod) {
     SDL_PushEvent(&e);
     e.type = SDL_KEYUP;
     e.key.state = SDL_RELEASED;
-    pending_key_up = e;
+    if (tap)
+        SDL_PushEvent(&e);
+    else
+        pending_key_up = e;
 }
 
-static bool key_command(const char *name) {
+static bool key_command(const char *name, bool tap) {
     static const struct {
         const char *name;
         SDL_Keycode key;
@@ -93,10 +101,11 @@ static bool key_command(const char *name) {
                 {"f12", SDLK_F12, KMOD_NONE},       {"escape", SDLK_ESCAPE, KMOD_NONE},
                 {"return", SDLK_RETURN, KMOD_NONE}, {"backspace", SDLK_BACKSPACE, KMOD_NONE},
                 {"ctrl+a", SDLK_a, KMOD_LCTRL},     {"f9", SDLK_F9, KMOD_NONE},
-                {"pause", SDLK_PAUSE, KMOD_NONE}};
+                {"pause", SDLK_PAUSE, KMOD_NONE},   {"ctrl+q", SDLK_q, KMOD_LCTRL},
+                {"f1", SDLK_F1, KMOD_NONE}};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (strcmp(name, keys[i].name) == 0) {
-            push_key(keys[i].key, keys[i].mod);
+            push_key(keys[i].key, keys[i].mod, tap);
             return true;
         }
     return false;
@@ -132,11 +141,15 @@ static void push_mouse(Uint32 type, int x, int y) {
 static void print_state(App *app) {
     Session *s = &app->session;
     Vec3 eye = camera_eye(&app->camera);
+    char selected[256] = "-";
+    if (s->db && thingdb_valid(s->db, app->selected))
+        thing_path(s->db, app->selected, selected, sizeof selected);
     printf("state t=%.9g view %d %d %d %d camera %.9g %.9g %.9g %.9g %.9g %.9g %.9g "
-           "state_time=%.9g\n",
+           "state_time=%.9g rate=%.6g paused=%d selected=%s\n",
            s->frame_time, app->view_x, app->view_y, app->view_w, app->view_h, eye.x, eye.y, eye.z,
            app->camera.target.x, app->camera.target.y, app->camera.target.z, app->camera.fov_deg,
-           s->sim ? registry_state_time(s->reg) : NAN);
+           s->sim ? registry_state_time(s->reg) : NAN, app->sim_rate,
+           s->sim ? (int)sim_paused(s->sim) : 1, selected);
     for (int b = 0; s->view && b < s->view->body_count; b++) {
         const ViewBody *vb = &s->view->bodies[b];
         const double *p = s->frame + vb->var_pos;
@@ -145,14 +158,31 @@ static void print_state(App *app) {
     fflush(stdout);
 }
 
+static void print_bench(Script *s, App *app) {
+    double wall = issim_wall_time() - s->bench_wall;
+    long frames = app->frame_count - s->bench_frames;
+    double cpu = display_cpu_seconds() - s->bench_cpu;
+    double st = app->session.sim ? registry_state_time(app->session.reg) : 0.0;
+    printf("bench fps=%.1f frames=%ld wall=%.3f display_cpu_ms_per_frame=%.2f "
+           "display_cpu_share=%.3f sim_seconds_per_s=%.4f width=%d height=%d\n",
+           frames / wall, frames, wall, frames > 0 ? 1e3 * cpu / frames : 0.0, cpu / wall,
+           (st - s->bench_state_time) / wall, app->width, app->height);
+    fflush(stdout);
+    s->bench_wall = -1.0;
+}
+
 static bool toggle(App *app, const char *what, const char *onoff) {
     bool on = !onoff || strcmp(onoff, "off") != 0;
-    bool *flag = strcmp(what, "grid") == 0       ? &app->toggles.grid
-                 : strcmp(what, "contacts") == 0 ? &app->toggles.contacts
-                 : strcmp(what, "forces") == 0   ? &app->toggles.forces
-                 : strcmp(what, "trails") == 0   ? &app->toggles.trails
-                 : strcmp(what, "gui") == 0      ? &app->options.show_gui
-                                                 : NULL;
+    bool *flag = strcmp(what, "grid") == 0                ? &app->toggles.grid
+                 : strcmp(what, "contacts") == 0          ? &app->toggles.contacts
+                 : strcmp(what, "forces") == 0            ? &app->toggles.forces
+                 : strcmp(what, "trails") == 0            ? &app->toggles.trails
+                 : strcmp(what, "bodies") == 0            ? &app->toggles.bodies
+                 : strcmp(what, "panels") == 0            ? &app->toggles.panels
+                 : strcmp(what, "selected_contacts") == 0 ? &app->toggles.selected_contacts
+                 : strcmp(what, "hand") == 0              ? &app->mouse_hand_mode
+                 : strcmp(what, "gui") == 0               ? &app->options.show_gui
+                                                          : NULL;
     if (flag)
         *flag = on;
     return flag != NULL;
@@ -160,9 +190,9 @@ static bool toggle(App *app, const char *what, const char *onoff) {
 
 /* Runs one command. Returns true when the script may go on this frame; sets *failed. */
 static bool run_command(Script *s, App *app, char *line, bool *failed) {
-    char *words[12] = {0};
+    char *words[32] = {0};
     int n = 0;
-    for (char *save = NULL, *w = strtok_r(line, " \t", &save); w && n < 12;
+    for (char *save = NULL, *w = strtok_r(line, " \t", &save); w && n < 32;
          w = strtok_r(NULL, " \t", &save))
         words[n++] = w;
     const char *cmd = words[0];
@@ -171,6 +201,19 @@ static bool run_command(Script *s, App *app, char *line, bool *failed) {
     if (strcmp(cmd, "wait") == 0) {
         s->wait = WAIT_WALL;
         s->wait_until = issim_wall_time() + x;
+        return false;
+    }
+    if (strcmp(cmd, "fps") == 0) { /* the frame limiter's rate: a slow display */
+        app->max_fps = (int)x;
+        return true;
+    }
+    if (strcmp(cmd, "bench") == 0 && n > 1) { /* frames per second over S wall seconds */
+        s->bench_wall = issim_wall_time();
+        s->bench_cpu = display_cpu_seconds();
+        s->bench_frames = app->frame_count;
+        s->bench_state_time = ses->sim ? registry_state_time(ses->reg) : 0.0;
+        s->wait = WAIT_WALL;
+        s->wait_until = s->bench_wall + x;
         return false;
     }
     if (strcmp(cmd, "frames") == 0) {
@@ -240,6 +283,11 @@ static bool run_command(Script *s, App *app, char *line, bool *failed) {
             *failed = true;
     } else if (strcmp(cmd, "record_stop") == 0) {
         app_record_stop(app);
+    } else if (strcmp(cmd, "video_start") == 0 && n > 1) { /* video_start FILE [sim|wall] */
+        if (!app_video_start(app, words[1], n > 2 && strcmp(words[2], "sim") == 0))
+            *failed = true;
+    } else if (strcmp(cmd, "video_stop") == 0) {
+        app_video_stop(app);
     } else if (strcmp(cmd, "screenshot") == 0 && n > 1) {
         issim_strlcpy(app->screenshot_path, words[1], sizeof app->screenshot_path);
         return false; /* written at the end of this frame */
@@ -259,8 +307,8 @@ static bool run_command(Script *s, App *app, char *line, bool *failed) {
             text += piece;
         }
         return false;
-    } else if (strcmp(cmd, "key") == 0 && n > 1) {
-        if (!key_command(words[1]))
+    } else if ((strcmp(cmd, "key") == 0 || strcmp(cmd, "tap") == 0) && n > 1) {
+        if (!key_command(words[1], strcmp(cmd, "tap") == 0))
             *failed = true;
         return false; /* handled at the next frame's events */
     } else if ((strcmp(cmd, "click") == 0 || strcmp(cmd, "mouse_down") == 0 ||
@@ -288,6 +336,9 @@ static bool run_command(Script *s, App *app, char *line, bool *failed) {
         for (int p = 0; p < CAMERA_PRESET_COUNT; p++)
             if (strcmp(words[1], camera_preset_name(p)) == 0)
                 camera_set_preset(&app->camera, p);
+    } else if (strcmp(cmd, "follow") == 0 && n > 1) { /* follow BODY | follow off */
+        if (!app_follow(app, strcmp(words[1], "off") == 0 ? -1 : app_view_body(app, words[1])))
+            *failed = true;
     } else if (strcmp(cmd, "fit") == 0) {
         app_fit(app);
     } else if (strcmp(cmd, "toggle") == 0 && n > 1) {
@@ -295,6 +346,12 @@ static bool run_command(Script *s, App *app, char *line, bool *failed) {
             *failed = true;
     } else if (strcmp(cmd, "print_state") == 0) {
         print_state(app);
+    } else if (strcmp(cmd, "print_scenes") == 0) { /* the launcher's list, once described */
+        while (app_describe_next_scene(app))
+            ;
+        for (int i = 0; i < app->scene_count; i++)
+            printf("scene %s | %s\n", app->scenes[i], app->scene_descriptions[i]);
+        fflush(stdout);
     } else if (strcmp(cmd, "print_device") == 0) {
         app_device_print(app);
     } else if (strcmp(cmd, "device_enable") == 0 || strcmp(cmd, "device_disable") == 0) {
@@ -304,7 +361,12 @@ static bool run_command(Script *s, App *app, char *line, bool *failed) {
     } else if (strcmp(cmd, "device_reconnect") == 0) {
         app_device_reconnect(app);
     } else if (strcmp(cmd, "save") == 0 && n > 1) {
-        if (!app_save_scene(app, words[1]))
+        /* save FILE [description words...] */
+        char description[GUI_DESCRIPTION_MAX] = "";
+        for (int k = 2; k < n; k++)
+            snprintf(description + strlen(description), sizeof description - strlen(description),
+                     "%s%s", k > 2 ? " " : "", words[k]);
+        if (!app_save_scene(app, words[1], description))
             *failed = true;
     } else if (strcmp(cmd, "quit") == 0) {
         app->quit = true;
@@ -322,6 +384,8 @@ bool script_tick(Script *s, App *app) {
     }
     if (s->wait == WAIT_WALL && issim_wall_time() < s->wait_until)
         return true;
+    if (s->bench_wall > 0)
+        print_bench(s, app);
     if (s->wait == WAIT_FRAMES && s->wait_frames-- > 0)
         return true;
     if (s->wait != WAIT_CONDITION)

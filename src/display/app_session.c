@@ -71,6 +71,24 @@ void app_scan_scenes(App *app) {
     }
     closedir(dir);
     qsort(app->scenes, (size_t)app->scene_count, GUI_PATH_MAX, compare_paths);
+    app->described = 0;
+}
+
+bool app_describe_next_scene(App *app) {
+    if (app->described >= app->scene_count)
+        return false;
+    int i = app->described++;
+    ThingDb *db = NULL;
+    IssimError err = {0};
+    char *out = app->scene_descriptions[i];
+    if (scene_load_file(app->scenes[i], NULL, &db, &err) == ISSIM_OK) {
+        const char *d = thing_string(db, thingdb_find_kind(db, THING_UNIVERSE), "description");
+        issim_strlcpy(out, d[0] ? d : "(no description)", GUI_DESCRIPTION_MAX);
+    } else {
+        snprintf(out, GUI_DESCRIPTION_MAX, "(does not load: %.200s)", err.message);
+    }
+    thingdb_destroy(db);
+    return true;
 }
 
 static void remember_recent(App *app, const char *path) {
@@ -151,6 +169,35 @@ static void initial_camera(App *app) {
     app->camera =
         camera_from_eye(thing_vec3(db, u, "camera_eye"), thing_vec3(db, u, "camera_target"),
                         thing_real(db, u, "camera_fov"));
+    const char *follow = thing_string(db, u, "camera_follow");
+    app->follow_body = follow[0] ? app_view_body(app, follow) : -1;
+    if (follow[0] && app->follow_body < 0)
+        issim_log(ISSIM_LOG_WARN, "camera.follow: no body named '%s'", follow);
+}
+
+int app_view_body(const App *app, const char *name) {
+    const SceneView *v = app->session.view;
+    for (int b = 0; v && b < v->body_count; b++)
+        if (strcmp(v->bodies[b].name, name) == 0)
+            return b;
+    return -1;
+}
+
+bool app_follow(App *app, int body) {
+    const SceneView *v = app->session.view;
+    bool known = v && body >= 0 && body < v->body_count;
+    app->follow_body = known ? body : -1;
+    return known || body < 0;
+}
+
+/* A followed body keeps its place on screen: the camera's target is its centre, the eye keeps
+ * its offset (orbit and zoom still work about it). */
+static void follow_camera(App *app) {
+    const Session *s = &app->session;
+    if (app->follow_body < 0 || !s->view || app->follow_body >= s->view->body_count)
+        return;
+    const double *p = s->frame + s->view->bodies[app->follow_body].var_pos;
+    app->camera.target = (Vec3){p[0], p[1], p[2]};
 }
 
 /* Replaces the session by one built from db; on failure the old one keeps running. */
@@ -161,18 +208,25 @@ static bool replace_session(App *app, const ThingDb *db, const char *path,
         free_session(&fresh);
         return false;
     }
+    /* Reset and reload keep the view as the user left it: camera and selection (by path, the
+     * new database's ids are its own). */
+    char selected[256] = "";
+    if (keep_camera && app->session.db && thingdb_valid(app->session.db, app->selected))
+        thing_path(app->session.db, app->selected, selected, sizeof selected);
     app_record_stop(app);
     app_device_detach(app); /* the servo writes into the old registry: stop it first */
     free_session(&app->session);
     app->session = fresh;
-    app->selected = thing_id_null();
+    app->selected = selected[0] ? thingdb_find(fresh.db, selected) : thing_id_null();
     app->drag.active = false;
     app->pending_count = 0;
     app->edit_message[0] = '\0';
     allocate_trails(app, fresh.view->body_count);
     if (!keep_camera)
         initial_camera(app);
-    app_device_attach(app); /* --device: on the new scene if it has a haptics table */
+    else if (app->follow_body >= fresh.view->body_count)
+        app->follow_body = -1; /* a reload that lost bodies */
+    app_device_attach(app);    /* --device: on the new scene if it has a haptics table */
     return true;
 }
 
@@ -302,6 +356,7 @@ void app_read_frame(App *app) {
         s->frame_time = f.t;
         scene_view_set_frame(s->view, s->frame);
         push_trails(app);
+        follow_camera(app);
     }
     app_device_poll(app);
 }
@@ -352,6 +407,26 @@ uint64_t app_submit_edit(App *app, const char *path, const char *value) {
     return id;
 }
 
+/* A colour is the display's alone (the engine ignores it): an accepted "<thing>.color" is drawn
+ * from the next frame, not only after a Reset rebuilds the view. */
+static void redraw_color(Session *s, const char *path) {
+    const char *dot = strrchr(path, '.');
+    if (!dot || strcmp(dot, ".color") != 0 || (size_t)(dot - path) >= REGISTRY_EDIT_PATH_MAX)
+        return;
+    char thing[REGISTRY_EDIT_PATH_MAX];
+    memcpy(thing, path, (size_t)(dot - path));
+    thing[dot - path] = '\0';
+    scene_view_refresh_color(s->view, s->db, thingdb_find(s->db, thing));
+}
+
+/* The accepted edits, "path=value; ..." (for the saved description), and a colour is drawn. */
+static void note_edit(Session *s, const char *path, const char *value) {
+    size_t used = strlen(s->edited);
+    snprintf(s->edited + used, sizeof s->edited - used, "%s%.60s=%.60s", used ? "; " : "", path,
+             value);
+    redraw_color(s, path);
+}
+
 static void resolve_edit(App *app, const PendingEdit *p, const RegistryEditResult *res) {
     Session *s = &app->session;
     if (res->state == REGISTRY_EDIT_ACCEPTED) {
@@ -359,6 +434,8 @@ static void resolve_edit(App *app, const PendingEdit *p, const RegistryEditResul
         /* Mirror the engine's database: the property sheet shows and a save writes it. */
         if (thingdb_set_text(s->db, p->path, p->value, true, &err) != ISSIM_OK)
             issim_log(ISSIM_LOG_WARN, "display copy of %s: %s", p->path, err.message);
+        else
+            note_edit(s, p->path, p->value);
         /* The message line is bounded; a long value (a list of points) is cut there. */
         snprintf(app->edit_message, sizeof app->edit_message,
                  "%.120s = %.300s: accepted at t = %.4f s", p->path, p->value, res->sim_time);
@@ -528,12 +605,45 @@ void app_fit(App *app) {
     camera_fit(&app->camera, c, r);
 }
 
-bool app_save_scene(App *app, const char *path) {
+/* The saved scene opens as the user left it: the camera of the view, and a description that
+ * says what was changed (the one the user typed, else the scene's own followed by the edits
+ * accepted since it was opened, so it no longer describes the scene as loaded). */
+static IssimStatus set_saved_view(App *app, ThingDb *db, const char *description, IssimError *err) {
+    const Camera *c = &app->camera;
+    Vec3 eye = camera_eye(c);
+    char text[GUI_DESCRIPTION_MAX];
+    snprintf(text, sizeof text, "%.17g %.17g %.17g", eye.x, eye.y, eye.z);
+    if (thingdb_set_text(db, "universe.camera_eye", text, false, err) != ISSIM_OK)
+        return err->status;
+    snprintf(text, sizeof text, "%.17g %.17g %.17g", c->target.x, c->target.y, c->target.z);
+    if (thingdb_set_text(db, "universe.camera_target", text, false, err) != ISSIM_OK)
+        return err->status;
+    snprintf(text, sizeof text, "%.17g", c->fov_deg);
+    if (thingdb_set_text(db, "universe.camera_fov", text, false, err) != ISSIM_OK)
+        return err->status;
+    if (description && description[0])
+        issim_strlcpy(text, description, sizeof text);
+    else if (app->session.edited[0])
+        snprintf(text, sizeof text, "%.120s (edited in the GUI: %.100s)",
+                 thing_string(db, thingdb_find_kind(db, THING_UNIVERSE), "description"),
+                 app->session.edited);
+    else
+        return ISSIM_OK;
+    return thingdb_set_text(db, "universe.description", text, false, err);
+}
+
+bool app_save_scene(App *app, const char *path, const char *description) {
     if (!app->session.db)
         return false;
     IssimError err = {0};
-    if (scene_save_file(app->session.db, path, &err) != ISSIM_OK) {
-        issim_log(ISSIM_LOG_ERROR, "save: %s", err.message);
+    ThingDb *db = thingdb_clone(app->session.db);
+    if (!db)
+        issim_error_set(&err, ISSIM_ERR_NOMEM, "out of memory");
+    bool ok = db && set_saved_view(app, db, description, &err) == ISSIM_OK &&
+              scene_save_file(db, path, &err) == ISSIM_OK;
+    thingdb_destroy(db);
+    if (!ok) {
+        issim_log(ISSIM_LOG_ERROR, "save %s: %s", path, err.message);
         return false;
     }
     issim_log(ISSIM_LOG_INFO, "saved the scene to %s", path);

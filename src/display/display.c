@@ -142,6 +142,14 @@ static void update_rates(App *app) {
             if (app->rate_wall > 0 && state >= app->rate_steps)
                 app->engine_rate = (state - app->rate_steps) / (now - app->rate_wall);
             app->rate_steps = state;
+            double shown = app->session.frame_time;
+            bool moving =
+                !sim_paused(app->session.sim) && app->rate_wall > 0 && shown >= app->rate_shown_t;
+            bool paused = sim_paused(app->session.sim);
+            app->sim_rate = moving   ? (shown - app->rate_shown_t) / (now - app->rate_wall)
+                            : paused ? 0.0
+                                     : NAN; /* not measured yet: a new scene, a first window */
+            app->rate_shown_t = shown;
             app->rate_wall = now;
         }
     }
@@ -154,6 +162,7 @@ static void fill_gui_state(App *app, GuiState *g) {
     memset(g, 0, sizeof *g);
     g->width = app->width;
     g->height = app->height;
+    g->side_width = app->view_x;
     g->db = s->db;
     g->reg = s->sim ? s->reg : NULL;
     g->frame = s->has_frame ? s->frame : NULL;
@@ -167,6 +176,9 @@ static void fill_gui_state(App *app, GuiState *g) {
     g->edit_rejected = app->edit_rejected;
     g->scene_count = app->scene_count;
     g->scenes = (const char(*)[GUI_PATH_MAX])app->scenes;
+    g->scene_descriptions = (const char(*)[GUI_DESCRIPTION_MAX])app->scene_descriptions;
+    g->described = app->described;
+    g->show_help = &app->show_help;
     g->recent_count = app->recent_count;
     g->recent = (const char(*)[GUI_PATH_MAX])app->recent;
     app_log_snapshot(app, &g->log_count);
@@ -175,6 +187,8 @@ static void fill_gui_state(App *app, GuiState *g) {
     g->engine_rate = app->engine_rate;
     g->device = app_device_gui(app);
     g->map_view = app_map_view(app);
+    g->live = app_live_series(app, &g->live_count);
+    g->following = app->follow_body >= 0 && s->view ? s->view->bodies[app->follow_body].name : "";
     if (s->sim) {
         g->paused = sim_paused(s->sim);
         g->speed = sim_speed(s->sim);
@@ -185,10 +199,18 @@ static void fill_gui_state(App *app, GuiState *g) {
         RegistrySlot st;
         registry_slot_read(s->reg, REGISTRY_SLOT_ENGINE_STATS, &st);
         g->engine_step_us = st.v[ENGINE_STAT_STEP_TIME_US];
-        g->realtime_factor = st.v[ENGINE_STAT_REALTIME_FACTOR];
+        g->engine_headroom = st.v[ENGINE_STAT_REALTIME_FACTOR];
+        g->sim_rate = app->sim_rate;
         g->active_contacts = (int)st.v[ENGINE_STAT_ACTIVE_CONTACTS];
         g->awake_bodies = (int)st.v[ENGINE_STAT_AWAKE_BODIES];
         g->bodies = (int)st.v[ENGINE_STAT_BODIES];
+    }
+    if (app->video.pipe) {
+        g->video_recording = true;
+        g->video_path = app->video.path;
+        g->video_frames = app->video.frames;
+        g->video_bytes = app_video_bytes(app);
+        g->video_failed = app->video.failed;
     }
     if (app->recorder) {
         RecorderStats rs = recorder_stats(app->recorder);
@@ -232,8 +254,12 @@ static void carry_out(App *app, const GuiRequests *r) {
         app_record_start(app, r->record_path, r->record_vars);
     if (r->record_stop)
         app_record_stop(app);
+    if (r->video_start)
+        app_video_start(app, r->video_path, r->video_sim_time);
+    if (r->video_stop)
+        app_video_stop(app);
     if (r->save)
-        app_save_scene(app, r->save_path);
+        app_save_scene(app, r->save_path, r->save_description);
     if (r->screenshot)
         issim_strlcpy(app->screenshot_path, r->screenshot_path, sizeof app->screenshot_path);
     if (r->select)
@@ -242,12 +268,45 @@ static void carry_out(App *app, const GuiRequests *r) {
         camera_set_preset(&app->camera, r->camera_preset);
     if (r->fit)
         app_fit(app);
+    if (r->follow_toggle)
+        app_toggle_follow(app);
     if (r->quit)
         app->quit = true;
     app_device_carry_out(app, r);
 }
 
 /* ===== One frame ===== */
+
+/* Inside a pile every contact's cross and arrow hide each other: with the toggle on, only the
+ * selected body's are drawn (none while nothing is selected). */
+static int keep_selected_contacts(const App *app, ContactReport *c, int n) {
+    const SceneView *v = app->session.view;
+    uint64_t id = 0;
+    for (int b = 0; b < v->body_count; b++)
+        if (thing_id_equal(v->bodies[b].thing, app->selected))
+            id = engine_body_id_pack(v->bodies[b].id);
+    int kept = 0;
+    for (int i = 0; i < n; i++)
+        if (id != 0 && (c[i].body_a == id || c[i].body_b == id))
+            c[kept++] = c[i];
+    return kept;
+}
+
+/* The View menu's window switches: vsync (and the limiter) and fullscreen. */
+static void apply_window_toggles(App *app) {
+    if (app->toggles.vsync != app->options.vsync) {
+        app->options.vsync = app->toggles.vsync;
+        SDL_GL_SetSwapInterval(app->options.vsync ? 1 : 0);
+    }
+    bool full = (SDL_GetWindowFlags(app->window) & SDL_WINDOW_FULLSCREEN_DESKTOP) ==
+                SDL_WINDOW_FULLSCREEN_DESKTOP;
+    if (app->toggles.fullscreen != full &&
+        SDL_SetWindowFullscreen(app->window,
+                                app->toggles.fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0) != 0) {
+        issim_log(ISSIM_LOG_WARN, "fullscreen: %s", SDL_GetError());
+        app->toggles.fullscreen = full;
+    }
+}
 
 static void draw_scene(App *app) {
     Session *s = &app->session;
@@ -265,6 +324,8 @@ static void draw_scene(App *app) {
     int n = (app->toggles.contacts || app->toggles.forces)
                 ? registry_read_contacts(s->reg, &tc, contacts, 1024)
                 : 0;
+    if (app->toggles.selected_contacts)
+        n = keep_selected_contacts(app, contacts, n);
     int selected = -1;
     for (int i = 0; i < s->view->instance_count; i++)
         if (thing_id_equal(s->view->instances[i].thing, app->selected))
@@ -278,8 +339,12 @@ static void draw_scene(App *app) {
             }
     RenderFrame f = {.view = s->view,
                      .camera = &app->camera,
-                     .toggles = {app->toggles.grid, app->toggles.contacts, app->toggles.forces,
-                                 app->toggles.trails, app->toggles.force_scale},
+                     .toggles = {.grid = app->toggles.grid,
+                                 .contacts = app->toggles.contacts,
+                                 .forces = app->toggles.forces,
+                                 .trails = app->toggles.trails,
+                                 .bodies = app->toggles.bodies,
+                                 .force_scale = app->toggles.force_scale},
                      .selected_instance = selected,
                      .selected_thing = app->selected,
                      .contacts = contacts,
@@ -314,8 +379,10 @@ static void take_screenshot(App *app) {
 /* The 3D view's rectangle: the window between the GUI's side panels, menu and status bar
  * (gui.cpp's layout), or the whole window without the GUI. */
 static void layout_view(App *app) {
-    bool panels = app->gui_ready && app->options.show_gui && app->width > 2 * GUI_SIDE_WIDTH + 64;
-    app->view_x = panels ? GUI_SIDE_WIDTH : 0;
+    int side = gui_side_width(app->width);
+    bool panels = app->gui_ready && app->options.show_gui && app->toggles.panels &&
+                  app->width >= 2 * side + GUI_MIN_VIEW_WIDTH;
+    app->view_x = panels ? side : 0;
     app->view_y = panels ? GUI_MENU_HEIGHT : 0;
     app->view_w = app->width - 2 * app->view_x;
     app->view_h = app->height - (panels ? GUI_MENU_HEIGHT + GUI_STATUS_HEIGHT : 0);
@@ -353,7 +420,10 @@ static void limit_frame_rate(App *app) {
     if (!app->options.vsync)
         return;
     update_engine_bound(app);
-    double period = 1.0 / (app->engine_bound ? DISPLAY_FPS_ENGINE_BOUND : DISPLAY_FPS);
+    double fps = app->engine_bound ? DISPLAY_FPS_ENGINE_BOUND : DISPLAY_FPS;
+    if (app->max_fps > 0)
+        fps = fmin(fps, app->max_fps);
+    double period = 1.0 / fps;
     double now = issim_wall_time(), next = app->last_swap + period;
     if (now < next)
         nanosleep(&(struct timespec){0, (long)((next - now) * 1e9)}, NULL);
@@ -361,15 +431,22 @@ static void limit_frame_rate(App *app) {
 }
 
 static void frame(App *app) {
+    app->frame_count++;
+    apply_window_toggles(app);
     layout_view(app);
     SDL_Event e;
     while (SDL_PollEvent(&e))
         app_handle_event(app, &e);
     app_poll_edits(app);
+    if (app->options.show_gui) {
+        app_describe_next_scene(app);
+        app_live_sample(app);
+    }
     app_read_frame(app);
     app_record_pump(app);
     update_rates(app);
     draw_scene(app);
+    app_video_frame(app); /* the 3D view, before the panels are drawn over the window */
     if (app->gui_ready && app->options.show_gui) {
         GuiState state;
         GuiRequests req = {.camera_preset = -1};
@@ -394,7 +471,7 @@ static double engine_steps(const App *app) {
 /* CPU time (s) of the display's own threads: the main thread and llvmpipe's rasterisers. Under
  * load from other processes the frame rate says little about the display's cost; its CPU time
  * per frame does. */
-static double display_cpu_seconds(void) {
+double display_cpu_seconds(void) {
     DIR *dir = opendir("/proc/self/task");
     if (!dir)
         return 0.0;
@@ -500,8 +577,14 @@ int display_run(const char *scene_path, const SimOptions *sim_options,
     }
     app->options = options ? *options : display_options_default();
     app->sim_options = sim_options ? *sim_options : sim_options_default();
-    app->toggles = (GuiToggles){.grid = true, .force_scale = 0.01};
+    app->toggles = (GuiToggles){.grid = true,
+                                .bodies = true,
+                                .panels = true,
+                                .vsync = app->options.vsync,
+                                .force_scale = 0.01};
     app->selected = thing_id_null();
+    app->follow_body = -1;
+    app->sim_rate = NAN;
     app->fps_wall = issim_wall_time();
     app_log_init(&app->log);
     app_log_install(app);
@@ -524,6 +607,7 @@ int display_run(const char *scene_path, const SimOptions *sim_options,
     } else {
         rc = run_loop(app, scene_path);
     }
+    app_video_stop(app);
     app_close_session(app);
     free(app->trails);
     free(app->pending);

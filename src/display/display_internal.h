@@ -118,8 +118,15 @@ typedef struct ViewBody {
 
 /* The haptic handle (--device): its point mapped into the world and the coupling line to the
  * proxy body, set by app_device.c every frame from REGISTRY_SLOT_HANDLE. */
+#define VIEW_SURFACE_SEGMENTS 128
 typedef struct ViewHandle {
     bool shown;
+    /* The haptic surfaces of the scene's haptics table, mapped to the world plane of the
+     * coupling: wall lines with an inward tick, texture regions' outlines (brighter for a
+     * rougher texture, grey when smooth). */
+    int segment_count;
+    Vec3 segments[VIEW_SURFACE_SEGMENTS][2];
+    float segment_colors[VIEW_SURFACE_SEGMENTS][4];
     Vec3 point;   /* the handle's world point */
     bool coupled; /* a proxy body: draw the coupling line to it */
     Vec3 proxy;   /* the proxy's centre at display time */
@@ -155,6 +162,8 @@ Pose view_instance_mesh_pose(const ViewInstance *in);
 void scene_view_set_frame(SceneView *view, const double *values);
 /* Recomputes the bounding sphere from the current poses. */
 void scene_view_bounds(const SceneView *view, Vec3 *centre, double *radius);
+/* Takes thing's colour from db again for its instances (a colour edit was accepted). */
+void scene_view_refresh_color(SceneView *view, const ThingDb *db, ThingId thing);
 /* Nearest body hit by the ray: its instance index (or -1) and the hit point. */
 int scene_view_pick(const SceneView *view, Vec3 origin, Vec3 dir, Vec3 *hit);
 /* The view body whose engine id is id, or -1: an id read from the registry (a packed
@@ -170,6 +179,7 @@ int scene_view_map_node(const SceneView *view, int body, const ContactReport *c)
 
 typedef struct RenderToggles {
     bool grid, contacts, forces, trails;
+    bool bodies;        /* false: the obstacles alone (what the bodies cover, for the tests) */
     double force_scale; /* m per N for the arrows */
 } RenderToggles;
 

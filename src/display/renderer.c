@@ -349,12 +349,27 @@ static void map_node_lines(Renderer *r, const RenderFrame *f, double size) {
     }
 }
 
+/* Trails of many bodies share a budget of segments: 240 bodies x 240 points were 57,000 line
+ * segments a frame, half the pile's frame time on llvmpipe (docs/performance.md). Over budget,
+ * every trail keeps its whole span through every stride-th point, always ending at the newest.
+ * A trail has its body's colour, so trails inside a pile say whose they are. */
+#define TRAIL_SEGMENT_BUDGET 6000
+
 static void trail_lines(Renderer *r, const RenderFrame *f) {
-    static const float col[4] = {0.95f, 0.75f, 0.3f, 1};
-    for (int b = 0; b < f->view->body_count; b++) {
+    static const float fallback[4] = {0.95f, 0.75f, 0.3f, 1};
+    const SceneView *view = f->view;
+    long total = 0;
+    for (int b = 0; b < view->body_count; b++)
+        total += f->trails[b].count;
+    int stride = total > TRAIL_SEGMENT_BUDGET
+                     ? (int)((total + TRAIL_SEGMENT_BUDGET - 1) / TRAIL_SEGMENT_BUDGET)
+                     : 1;
+    for (int b = 0; b < view->body_count; b++) {
         const RenderTrail *t = &f->trails[b];
-        for (int k = 0; k + 1 < t->count; k++)
-            line(r, t->points[k], t->points[k + 1], col);
+        int inst = view->bodies[b].instance;
+        const float *col = inst >= 0 ? view->instances[inst].color : fallback;
+        for (int k = t->count - 1; k - stride >= 0; k -= stride)
+            line(r, t->points[k - stride], t->points[k], col);
     }
 }
 
@@ -398,8 +413,12 @@ static void build_lines(Renderer *r, const RenderFrame *f) {
         static const float col[4] = {1.0f, 1.0f, 0.2f, 1};
         line(r, f->drag_from, f->drag_to, col);
     }
-    if (view->handle.shown)
+    if (view->handle.shown) {
         handle_lines(r, &view->handle);
+        for (int i = 0; i < view->handle.segment_count; i++)
+            line(r, view->handle.segments[i][0], view->handle.segments[i][1],
+                 view->handle.segment_colors[i]);
+    }
 }
 
 /* ===== Meshes ===== */
@@ -494,7 +513,9 @@ static bool gather_instances(Renderer *r, const RenderFrame *f) {
     for (int k = 0; k < view->instance_count; k++) {
         const ViewInstance *in = &view->instances[r->order[k].instance];
         r->drawn_mesh[k] =
-            in->wire ? -1 : level_of_detail(view, in, r->order[k].depth, pixels_per_metre_at_1m);
+            in->wire || (!f->toggles.bodies && in->body >= 0)
+                ? -1
+                : level_of_detail(view, in, r->order[k].depth, pixels_per_metre_at_1m);
         if (r->drawn_mesh[k] >= 0)
             r->mesh_first[r->drawn_mesh[k] + 1]++;
     }

@@ -200,9 +200,44 @@ static int mesh_for(Builder *b, const char *key, const ThingDb *db, ThingId id) 
     return index;
 }
 
+/* Bodies left at the schema's default colour get one of a palette by body index, so the
+ * bodies of a pile, a chair's legs or two spheres are told apart; the first is the default
+ * itself (a one-body scene looks as before). A colour the scene gives is kept. */
+static const Vec3 body_palette[] = {{0.85, 0.55, 0.25}, {0.30, 0.60, 0.85}, {0.45, 0.75, 0.35},
+                                    {0.85, 0.35, 0.35}, {0.65, 0.45, 0.80}, {0.60, 0.45, 0.30},
+                                    {0.90, 0.55, 0.75}, {0.75, 0.75, 0.35}, {0.35, 0.75, 0.75},
+                                    {0.95, 0.80, 0.35}};
+
+static Vec3 shown_color(const ThingDb *db, ThingId id, int body) {
+    Vec3 c = thing_vec3(db, id, "color");
+    if (body < 0 || thing_kind(db, id) != THING_RIGID_BODY)
+        return c;
+    int n = 0;
+    const PropDef *defs = thing_kind_props(THING_RIGID_BODY, &n);
+    for (int i = 0; i < n; i++)
+        if (strcmp(defs[i].name, "color") == 0) {
+            const double *d = defs[i].default_value.vec;
+            if (c.x == d[0] && c.y == d[1] && c.z == d[2])
+                return body_palette[body % (int)(sizeof body_palette / sizeof body_palette[0])];
+        }
+    return c;
+}
+
 static void set_color(ViewInstance *in, Vec3 c, float alpha) {
     in->color[0] = (float)c.x, in->color[1] = (float)c.y, in->color[2] = (float)c.z;
     in->color[3] = alpha;
+}
+
+/* Colour edits are live: the instances of `thing` take its colour from db again (a plane's wall
+ * patch keeps its translucency), so the next frame draws it. */
+void scene_view_refresh_color(SceneView *view, const ThingDb *db, ThingId thing) {
+    if (!thingdb_valid(db, thing) || thing_prop_find(db, thing, "color") < 0)
+        return;
+    for (int i = 0; i < view->instance_count; i++) {
+        ViewInstance *in = &view->instances[i];
+        if (thing_id_equal(in->thing, thing))
+            set_color(in, shown_color(db, thing, in->body), in->color[3]);
+    }
 }
 
 static ViewInstance *body_piece(Builder *b, ThingId id, int body, const char *key) {
@@ -215,7 +250,7 @@ static ViewInstance *body_piece(Builder *b, ThingId id, int body, const char *ke
     in->thing = id;
     in->body = body;
     in->mesh = mesh;
-    set_color(in, thing_vec3(b->db, id, "color"), 1.0f);
+    set_color(in, shown_color(b->db, id, body), 1.0f);
     return in;
 }
 

@@ -26,7 +26,6 @@ extern "C" {
 
 namespace {
 
-const float kSideWidth = GUI_SIDE_WIDTH;
 const float kMenuHeight = GUI_MENU_HEIGHT;
 const float kStatusHeight = GUI_STATUS_HEIGHT;
 const ImVec4 kRed(1.0f, 0.4f, 0.35f, 1.0f);
@@ -37,12 +36,10 @@ struct GuiMemory {
     char record_path[GUI_PATH_MAX] = "recording.csv";
     char record_vars[1024] = "";
     char save_path[GUI_PATH_MAX] = "scene_saved.lua";
+    char save_description[GUI_DESCRIPTION_MAX] = "";
+    char video_path[GUI_PATH_MAX] = "video.mp4";
+    bool video_sim_time = false;
     char screenshot_path[GUI_PATH_MAX] = "screenshot.png";
-    char plot_filter[64] = "";
-    // Ids, not indices: the GUI outlives every scene's registry, and an index kept from the
-    // previous one would plot another variable of the next.
-    RegistryVarId plot_vars[GUI_MAX_PLOTS] = {};
-    RegistryVarId plots_chosen_for = {}; // a variable of the registry the plots were chosen for
     float plot_window = 5.0f;
     float speed = 1.0f;
     float scrub = 0.0f;
@@ -54,6 +51,37 @@ bool g_font_nearest = false; // the font atlas samples nearest (once per context
 // The pointer as the last SDL event placed it: used when the SDL back-end cannot read it
 // (a window without input focus, as under the offscreen driver the tests use).
 ImVec2 g_event_mouse(-FLT_MAX, -FLT_MAX);
+// ImGui 1.86 reads key state once per frame (io.KeysDown): a key pressed and released between
+// two frames would never be seen down. The release of a key that went down since the last
+// frame is held back and fed after that frame, so every tap lasts at least one frame.
+const int kScancodes = 512;
+bool g_down_since_frame[kScancodes];
+const int kHeldMax = 64;
+SDL_Event g_held_releases[kHeldMax];
+int g_held_count = 0;
+
+// true when the event is a release held back for the next frame
+bool hold_key_release(const SDL_Event *e) {
+    int code = e->key.keysym.scancode;
+    if (code < 0 || code >= kScancodes)
+        return false;
+    if (e->type == SDL_KEYDOWN) {
+        g_down_since_frame[code] = true;
+        return false;
+    }
+    if (e->type != SDL_KEYUP || !g_down_since_frame[code] || g_held_count == kHeldMax)
+        return false;
+    g_held_releases[g_held_count++] = *e;
+    return true;
+}
+
+// After a frame has seen the keys down: the held releases, then a clean slate.
+void release_held_keys() {
+    for (int i = 0; i < g_held_count; i++)
+        ImGui_ImplSDL2_ProcessEvent(&g_held_releases[i]);
+    g_held_count = 0;
+    std::memset(g_down_since_frame, 0, sizeof g_down_since_frame);
+}
 
 void copy_text(char *dst, const char *src, size_t size) {
     issim_strlcpy(dst, src ? src : "", size);
@@ -73,12 +101,22 @@ void menu_bar(const GuiState *s, GuiRequests *r) {
             r->screenshot = true;
             copy_text(r->screenshot_path, g_mem.screenshot_path, sizeof r->screenshot_path);
         }
-        if (ImGui::MenuItem("Quit", "Esc"))
+        if (ImGui::MenuItem("Quit", "Ctrl+Q"))
             r->quit = true;
+        ImGui::EndMenu();
+    }
+    if (ImGui::BeginMenu("Help")) {
+        if (s->show_help)
+            ImGui::MenuItem("Keys and mouse", "F1", s->show_help);
         ImGui::EndMenu();
     }
     if (ImGui::BeginMenu("View")) {
         GuiToggles *t = s->toggles;
+        ImGui::MenuItem("Side panels", "Tab", &t->panels);
+        ImGui::MenuItem("Fullscreen", "F11", &t->fullscreen);
+        ImGui::MenuItem("VSync (60 fps limit)", nullptr, &t->vsync);
+        ImGui::MenuItem("Contacts of the selected body only", nullptr, &t->selected_contacts);
+        ImGui::MenuItem("Bodies", nullptr, &t->bodies);
         ImGui::MenuItem("Ground grid", nullptr, &t->grid);
         ImGui::MenuItem("Contact points", nullptr, &t->contacts);
         ImGui::MenuItem("Contact forces", nullptr, &t->forces);
@@ -91,7 +129,7 @@ void menu_bar(const GuiState *s, GuiRequests *r) {
 }
 
 void navigation_bar(const GuiState *s, GuiRequests *r) {
-    ImGui::SetNextWindowPos(ImVec2(kSideWidth + 8, kMenuHeight + 6));
+    ImGui::SetNextWindowPos(ImVec2((float)s->side_width + 8, kMenuHeight + 6));
     ImGui::SetNextWindowBgAlpha(0.75f);
     ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize |
                              ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings;
@@ -104,10 +142,9 @@ void navigation_bar(const GuiState *s, GuiRequests *r) {
         }
         if (ImGui::Button("Fit"))
             r->fit = true;
-        ImGui::SameLine();
-        ImGui::TextDisabled("|");
+        // The toggles on a row of their own: one row of everything was wider than the view
+        // between the panels (600 pixels at 1280 x 720) and ran under the right panel.
         GuiToggles *t = s->toggles;
-        ImGui::SameLine();
         ImGui::Checkbox("Grid", &t->grid);
         ImGui::SameLine();
         ImGui::Checkbox("Contacts", &t->contacts);
@@ -115,6 +152,13 @@ void navigation_bar(const GuiState *s, GuiRequests *r) {
         ImGui::Checkbox("Forces", &t->forces);
         ImGui::SameLine();
         ImGui::Checkbox("Trails", &t->trails);
+        ImGui::SameLine();
+        bool following = s->following && s->following[0];
+        if (ImGui::Checkbox("Follow (T)", &following))
+            r->follow_toggle = true;
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("%s", following ? s->following
+                                              : "keep the selected body in view as it moves");
     }
     ImGui::End();
 }
@@ -143,6 +187,58 @@ void open_dialog(const GuiState *s, GuiRequests *r) {
     ImGui::End();
 }
 
+// ===== Help overlay (F1) =====
+
+struct HelpLine {
+    const char *keys, *action;
+};
+
+// Every key and mouse action of the window (app_input.c, app_device.c).
+const HelpLine kHelp[] = {
+    {"F1", "this help (again, or Esc: close)"},
+    {"Space", "pause / run (after scrubbing back: run from there)"},
+    {"S", "one output step (pauses)"},
+    {"R", "reset the scene as edited to its initial state"},
+    {"F", "fit the camera to the scene"},
+    {"T", "follow the selected body with the camera (again: stop)"},
+    {"Esc", "clear the selection"},
+    {"Ctrl+O", "open a scene by path"},
+    {"Ctrl+L", "reload the scene file (keeps camera and selection)"},
+    {"Ctrl+Q", "quit"},
+    {"F12", "screenshot to screenshot.png"},
+    {"Tab", "hide / show the side panels"},
+    {"F11", "fullscreen (again: windowed)"},
+    {"F9 / Pause", "emergency stop of the haptic device (--device)"},
+    {"Left drag, empty space", "orbit the camera"},
+    {"Left drag on a body", "select it and pull it with a spring"},
+    {"Right / middle drag, Shift+left", "pan"},
+    {"Wheel", "zoom"},
+    {"Ctrl + left drag (--device sim)", "move the simulated pantograph's hand"},
+    {"Drop a .lua file", "open it"},
+};
+
+void help_overlay(const GuiState *s) {
+    if (!s->show_help || !*s->show_help)
+        return;
+    ImGui::SetNextWindowPos(ImVec2(s->width * 0.5f, s->height * 0.5f), ImGuiCond_Always,
+                            ImVec2(0.5f, 0.5f));
+    ImGui::SetNextWindowBgAlpha(0.92f);
+    ImGuiWindowFlags flags = ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings |
+                             ImGuiWindowFlags_NoCollapse;
+    if (ImGui::Begin("Keys and mouse (F1)", s->show_help, flags)) {
+        if (ImGui::BeginTable("##help", 2, ImGuiTableFlags_RowBg)) {
+            for (const HelpLine &h : kHelp) {
+                ImGui::TableNextColumn();
+                ImGui::TextUnformatted(h.keys);
+                ImGui::TableNextColumn();
+                ImGui::TextUnformatted(h.action);
+            }
+            ImGui::EndTable();
+        }
+    }
+    ImGui::End();
+}
+
 // ===== Left panel: launcher, thing tree, property editor =====
 
 // One line whatever the path's length, so the panels below keep their places: a long path
@@ -163,22 +259,96 @@ void current_scene_line(const char *path) {
         ImGui::SetTooltip("%s", path);
 }
 
+const char *scene_description(const GuiState *s, int i) {
+    return i < s->described ? s->scene_descriptions[i] : "(reading the scene file)";
+}
+
+// A scene's name in the list: the file name without the folder and .lua, so two columns hold
+// every scene of scenes/ without cutting one.
+void scene_label(const char *path, char *out, size_t size) {
+    const char *slash = std::strrchr(path, '/');
+    copy_text(out, slash ? slash + 1 : path, size);
+    size_t n = std::strlen(out);
+    if (n > 4 && std::strcmp(out + n - 4, ".lua") == 0)
+        out[n - 4] = '\0';
+}
+
+// One line, cut with "..." to the panel's width; the whole text in a tooltip.
+void one_line(const char *text) {
+    float room = ImGui::GetContentRegionAvail().x;
+    if (ImGui::CalcTextSize(text).x <= room) {
+        ImGui::TextDisabled("%s", text);
+        return;
+    }
+    char cut[GUI_DESCRIPTION_MAX];
+    copy_text(cut, text, sizeof cut);
+    size_t n = std::strlen(cut);
+    while (n > 0 && ImGui::CalcTextSize(cut).x + ImGui::CalcTextSize("...").x > room) {
+        do
+            n--;
+        while (n > 0 && (cut[n] & 0xC0) == 0x80); // whole UTF-8 characters
+        cut[n] = '\0';
+    }
+    ImGui::TextDisabled("%s...", cut);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("%s", text);
+}
+
+// Every scene of scenes/ at once (two columns), its description on hover and below the list.
+void scene_list(const GuiState *s, GuiRequests *r) {
+    float widest = 0.0f;
+    for (int i = 0; i < s->scene_count; i++) {
+        char label[GUI_PATH_MAX + 16];
+        scene_label(s->scenes[i], label, sizeof label);
+        widest = fmaxf(widest, ImGui::CalcTextSize(label).x);
+    }
+    // Two columns where two fit (a 340-pixel panel), else one (the list scrolls).
+    int columns = 2 * widest + 40 <= ImGui::GetContentRegionAvail().x ? 2 : 1;
+    int rows = (s->scene_count + columns - 1) / columns;
+    float height = (float)(rows < 8 ? rows : 8) * ImGui::GetTextLineHeightWithSpacing() + 6;
+    int hovered = -1;
+    if (ImGui::BeginListBox("##scenes", ImVec2(-1, height))) {
+        // Columns as wide as their longest name: two halves cut "pile_internal_friction".
+        if (ImGui::BeginTable("##scenecols", columns, ImGuiTableFlags_SizingFixedFit)) {
+            for (int i = 0; i < s->scene_count; i++) {
+                ImGui::TableNextColumn();
+                char label[GUI_PATH_MAX + 16];
+                scene_label(s->scenes[i], label, sizeof label);
+                bool current = std::strcmp(s->scenes[i], s->scene_path) == 0;
+                ImGui::PushID(i);
+                if (ImGui::Selectable(label, current, ImGuiSelectableFlags_AllowDoubleClick) &&
+                    ImGui::IsMouseDoubleClicked(0)) {
+                    r->open = true;
+                    copy_text(r->open_path, s->scenes[i], sizeof r->open_path);
+                }
+                if (ImGui::IsItemHovered()) {
+                    hovered = i;
+                    ImGui::BeginTooltip();
+                    ImGui::PushTextWrapPos(420);
+                    ImGui::Text("%s", s->scenes[i]);
+                    ImGui::TextDisabled("%s", scene_description(s, i));
+                    ImGui::TextDisabled("double-click to open");
+                    ImGui::PopTextWrapPos();
+                    ImGui::EndTooltip();
+                }
+                ImGui::PopID();
+            }
+            ImGui::EndTable();
+        }
+        ImGui::EndListBox();
+    }
+    for (int i = 0; hovered < 0 && i < s->scene_count; i++)
+        if (std::strcmp(s->scenes[i], s->scene_path) == 0)
+            hovered = i;
+    one_line(hovered >= 0 ? scene_description(s, hovered)
+                          : "double-click a scene to open it, or drop a .lua file here");
+}
+
 void launcher(const GuiState *s, GuiRequests *r) {
     if (!ImGui::CollapsingHeader("Scene launcher", ImGuiTreeNodeFlags_DefaultOpen))
         return;
     current_scene_line(s->scene_path[0] ? s->scene_path : "(none)");
-    if (ImGui::BeginListBox("##scenes", ImVec2(-1, 5.5f * ImGui::GetTextLineHeightWithSpacing()))) {
-        for (int i = 0; i < s->scene_count; i++) {
-            bool current = std::strcmp(s->scenes[i], s->scene_path) == 0;
-            if (ImGui::Selectable(s->scenes[i], current, ImGuiSelectableFlags_AllowDoubleClick) &&
-                ImGui::IsMouseDoubleClicked(0)) {
-                r->open = true;
-                copy_text(r->open_path, s->scenes[i], sizeof r->open_path);
-            }
-        }
-        ImGui::EndListBox();
-    }
-    ImGui::TextDisabled("double-click to open; drop a .lua file on the window");
+    scene_list(s, r);
     if (s->recent_count > 0 && ImGui::TreeNode("Recent")) {
         for (int i = 0; i < s->recent_count; i++) {
             if (ImGui::Selectable(s->recent[i])) {
@@ -207,7 +377,8 @@ void thing_tree(const GuiState *s, GuiRequests *r) {
     if (!ImGui::CollapsingHeader("Things", ImGuiTreeNodeFlags_DefaultOpen) || !s->db)
         return;
     const ThingDb *db = s->db;
-    ImGui::BeginChild("##tree", ImVec2(0, 150), true);
+    // 102: with the launcher's list of every scene above, the property sheet keeps its place.
+    ImGui::BeginChild("##tree", ImVec2(0, 102), true);
     // Only the visible rows are built: a pile has a thousand things.
     ImGuiListClipper clipper;
     clipper.Begin(thingdb_count(db));
@@ -373,15 +544,17 @@ void body_state(const GuiState *s) {
 
 void left_panel(const GuiState *s, GuiRequests *r) {
     ImGui::SetNextWindowPos(ImVec2(0, kMenuHeight));
-    ImGui::SetNextWindowSize(ImVec2(kSideWidth, s->height - kMenuHeight - kStatusHeight));
+    ImGui::SetNextWindowSize(ImVec2((float)s->side_width, s->height - kMenuHeight - kStatusHeight));
     ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
                              ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |
                              ImGuiWindowFlags_NoBackground;
     if (ImGui::Begin("Experiment design", nullptr, flags)) {
+        ImGui::PushTextWrapPos(0.0f); // every line wraps at the panel's edge: nothing is cut
         launcher(s, r);
         thing_tree(s, r);
         property_editor(s, r);
         body_state(s);
+        ImGui::PopTextWrapPos();
     }
     ImGui::End();
 }
@@ -424,7 +597,9 @@ void transport(const GuiState *s, GuiRequests *r) {
         r->seek_time = g_mem.scrub;
         r->pause = true;
     }
+    ImGui::PushTextWrapPos(0.0f);
     ImGui::TextDisabled("drag back while paused, Run resumes from there");
+    ImGui::PopTextWrapPos();
     ImGui::EndDisabled();
 }
 
@@ -444,6 +619,7 @@ void universe_panel(const GuiState *s, GuiRequests *r) {
     ImGui::Text("horizon   %g s, planar %s", thing_real(s->db, u, "horizon"),
                 thing_bool(s->db, u, "planar") ? "yes" : "no");
     ImGui::Text("engine ahead by %.3f s", s->state_time - s->display_time);
+    ImGui::Text("engine headroom %.3gx (dt / step wall time)", s->engine_headroom);
     ImGui::Text("active contacts %d", s->active_contacts);
     ImGui::Text("bodies awake %d of %d", s->awake_bodies, s->bodies);
 }
@@ -479,65 +655,260 @@ void recording_panel(const GuiState *s, GuiRequests *r) {
     }
 }
 
-bool plotted(RegistryVarId var) {
-    return !registry_var_id_is_null(var);
+// ===== Plots: time axes, units, ranges, a cursor readout, several series =====
+
+// A series: a registry variable (its history) or a display-sampled quantity (GuiState.live).
+struct SeriesRef {
+    RegistryVarId var = {}; // valid: a registry variable
+    int live = -1;          // >= 0: GuiState.live[live]
+};
+
+bool series_set(const SeriesRef &r) {
+    return !registry_var_id_is_null(r.var) || r.live >= 0;
 }
 
-// Energy and the first height, once per registry (a new scene's registry issues new ids).
+const char *series_name(const GuiState *s, const SeriesRef &r) {
+    if (r.live >= 0 && r.live < s->live_count)
+        return s->live[r.live].name;
+    if (registry_var_valid(s->reg, r.var))
+        return registry_var_name(s->reg, r.var.index);
+    return "(none)";
+}
+
+const char *series_unit(const GuiState *s, const SeriesRef &r) {
+    if (r.live >= 0 && r.live < s->live_count)
+        return s->live[r.live].unit;
+    if (registry_var_valid(s->reg, r.var))
+        return registry_var_unit(s->reg, r.var.index);
+    return "";
+}
+
+const ImU32 kSeriesColors[GUI_PLOT_SERIES] = {
+    IM_COL32(255, 200, 60, 255), IM_COL32(90, 190, 255, 255), IM_COL32(240, 110, 200, 255)};
+
+// The samples of a series in [t0, t1], oldest first; returns how many.
+int series_samples(const GuiState *s, const SeriesRef &r, double t0, double t1, double *t,
+                   double *v, int max) {
+    if (r.live >= 0 && r.live < s->live_count) {
+        const GuiSeries &g = s->live[r.live];
+        int n = 0;
+        for (int i = 0; i < g.count && n < max; i++)
+            if (g.t[i] >= t0 && g.t[i] <= t1) {
+                t[n] = g.t[i];
+                v[n++] = g.v[i];
+            }
+        return n;
+    }
+    if (!registry_var_valid(s->reg, r.var))
+        return 0;
+    return registry_history(s->reg, r.var.index, t0, t1, t, v, max);
+}
+
+struct PlotMemory {
+    SeriesRef series[GUI_PLOT_SERIES];
+    float min_span = 0.0f; // the dead band: the y range never narrower (0: automatic)
+};
+
+PlotMemory g_plots[GUI_MAX_PLOTS];
+int g_plot_count = 2;
+RegistryVarId g_plots_chosen_for; // a variable of the registry the plots were chosen for
+char g_plot_filter[64] = "";
+
+// Energy, the first height and the summed contact force, once per registry (a new scene's
+// registry issues new ids).
 void choose_default_plots(const GuiState *s) {
-    if (!s->reg || registry_var_valid(s->reg, g_mem.plots_chosen_for))
+    if (!s->reg || registry_var_valid(s->reg, g_plots_chosen_for))
         return;
-    g_mem.plots_chosen_for = registry_var_id_at(s->reg, 0);
+    g_plots_chosen_for = registry_var_id_at(s->reg, 0);
     for (int k = 0; k < GUI_MAX_PLOTS; k++)
-        g_mem.plot_vars[k] = RegistryVarId{};
-    g_mem.plot_vars[0] = registry_var_id(s->reg, "universe.energy.total");
+        g_plots[k] = PlotMemory();
+    g_plot_count = 2;
+    g_plots[0].series[0].var = registry_var_id(s->reg, "universe.energy.total");
     int n = registry_var_count(s->reg);
     for (int i = 0; i < n; i++)
         if (std::strstr(registry_var_name(s->reg, i), ".pos.z")) {
-            g_mem.plot_vars[1] = registry_var_id_at(s->reg, i);
+            g_plots[1].series[0].var = registry_var_id_at(s->reg, i);
             break;
+        }
+    for (int k = 0; k < s->live_count; k++) // the contact force in a plot of its own (its unit)
+        if (std::strstr(s->live[k].name, "summed normal force")) {
+            g_plots[2].series[0].live = k;
+            g_plot_count = 3;
         }
 }
 
-void plot_one(const GuiState *s, int slot) {
-    static double times[8192], values[8192];
-    static float samples[1024];
-    RegistryVarId id = g_mem.plot_vars[slot];
-    int var = registry_var_valid(s->reg, id) ? id.index : -1;
-    ImGui::PushID(slot);
+void series_combo(const GuiState *s, SeriesRef *r, int k) {
+    ImGui::PushID(k);
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(kSeriesColors[k]));
     ImGui::SetNextItemWidth(-1);
-    const char *preview = var >= 0 ? registry_var_name(s->reg, var) : "(none)";
-    if (ImGui::BeginCombo("##var", preview)) {
-        ImGui::InputTextWithHint("##filter", "filter", g_mem.plot_filter, sizeof g_mem.plot_filter);
-        if (ImGui::Selectable("(none)", var < 0))
-            g_mem.plot_vars[slot] = RegistryVarId{};
+    bool open = ImGui::BeginCombo("##series", series_name(s, *r));
+    ImGui::PopStyleColor();
+    if (open) {
+        ImGui::InputTextWithHint("##filter", "filter", g_plot_filter, sizeof g_plot_filter);
+        if (ImGui::Selectable("(none)", !series_set(*r)))
+            *r = SeriesRef();
+        for (int i = 0; i < s->live_count; i++) {
+            if (g_plot_filter[0] && !std::strstr(s->live[i].name, g_plot_filter))
+                continue;
+            if (ImGui::Selectable(s->live[i].name, r->live == i)) {
+                *r = SeriesRef();
+                r->live = i;
+            }
+        }
         for (int i = 0; i < registry_var_count(s->reg); i++) {
             const char *name = registry_var_name(s->reg, i);
-            if (g_mem.plot_filter[0] && !std::strstr(name, g_mem.plot_filter))
+            if (g_plot_filter[0] && !std::strstr(name, g_plot_filter))
                 continue;
-            if (ImGui::Selectable(name, i == var))
-                g_mem.plot_vars[slot] = registry_var_id_at(s->reg, i);
+            if (ImGui::Selectable(name, r->live < 0 && r->var.index == i &&
+                                            registry_var_valid(s->reg, r->var))) {
+                *r = SeriesRef();
+                r->var = registry_var_id_at(s->reg, i);
+            }
         }
         ImGui::EndCombo();
     }
-    if (var >= 0) {
-        double t1 = s->display_time, t0 = t1 - g_mem.plot_window;
-        int n = registry_history(s->reg, var, t0, t1, times, values, 8192);
-        // Down-sample by taking every k-th sample: the window may hold more than fits.
-        int stride = n > 1024 ? (n + 1023) / 1024 : 1, m = 0;
-        float lo = INFINITY, hi = -INFINITY;
-        for (int i = 0; i < n; i += stride) {
-            samples[m] = (float)values[i];
-            lo = fminf(lo, samples[m]);
-            hi = fmaxf(hi, samples[m]);
-            m++;
-        }
-        char overlay[96];
-        std::snprintf(overlay, sizeof overlay, "%.5g %s", m ? samples[m - 1] : 0.0f,
-                      registry_var_unit(s->reg, var));
-        ImGui::PlotLines("##plot", samples, m, 0, overlay, lo, hi,
-                         ImVec2(ImGui::GetContentRegionAvail().x, 60));
+    ImGui::PopID();
+}
+
+// The y range: the data's, never narrower than the dead band, so 1e-8 m of noise on a body at
+// rest stays a flat line instead of filling the plot. Automatic band: a thousandth of the
+// largest magnitude shown, at least 1e-9.
+void plot_range(const PlotMemory &p, double lo, double hi, double *y0, double *y1) {
+    if (!(lo <= hi)) {
+        *y0 = -1.0, *y1 = 1.0;
+        return;
     }
+    double band = p.min_span > 0 ? p.min_span : fmax(1e-9, 1e-3 * fmax(fabs(lo), fabs(hi)));
+    double span = fmax(hi - lo, band), mid = 0.5 * (lo + hi);
+    *y0 = mid - 0.55 * span;
+    *y1 = mid + 0.55 * span;
+}
+
+struct PlotData {
+    int n[GUI_PLOT_SERIES];
+    double *t[GUI_PLOT_SERIES], *v[GUI_PLOT_SERIES];
+};
+
+// Per pixel column the smallest and largest sample: spikes survive any window length.
+void draw_series(ImDrawList *dl, const double *t, const double *v, int n, ImVec2 a, ImVec2 b,
+                 double t0, double t1, double y0, double y1, ImU32 color) {
+    if (n <= 0)
+        return;
+    float w = b.x - a.x, h = b.y - a.y;
+    auto X = [&](double tt) { return a.x + (float)((tt - t0) / (t1 - t0)) * w; };
+    auto Y = [&](double vv) { return b.y - (float)((vv - y0) / (y1 - y0)) * h; };
+    static ImVec2 points[4096];
+    int m = 0;
+    for (int i = 0; i < n && m < 4094;) {
+        int column = (int)X(t[i]);
+        double lo = v[i], hi = v[i], first = v[i], last = v[i];
+        int j = i + 1;
+        while (j < n && (int)X(t[j]) == column) {
+            lo = fmin(lo, v[j]), hi = fmax(hi, v[j]), last = v[j];
+            j++;
+        }
+        points[m++] = ImVec2((float)column, Y(first));
+        if (hi > lo) {
+            points[m++] = ImVec2((float)column, Y(first <= last ? lo : hi));
+            points[m++] = ImVec2((float)column, Y(first <= last ? hi : lo));
+        }
+        if (m < 4094)
+            points[m++] = ImVec2((float)column, Y(last));
+        i = j;
+    }
+    dl->AddPolyline(points, m, color, 0, 1.5f);
+}
+
+// The sample nearest `at`, NAN outside the series' span (no value to read there).
+double sample_at(const double *t, const double *v, int n, double at) {
+    if (n <= 0 || at < t[0] || at > t[n - 1])
+        return NAN;
+    int best = -1;
+    for (int i = 0; i < n; i++)
+        if (best < 0 || fabs(t[i] - at) < fabs(t[best] - at))
+            best = i;
+    return best >= 0 ? v[best] : NAN;
+}
+
+void plot_canvas(const GuiState *s, const PlotMemory &p, const PlotData &d, double t0, double t1) {
+    double lo = INFINITY, hi = -INFINITY;
+    for (int k = 0; k < GUI_PLOT_SERIES; k++)
+        for (int i = 0; i < d.n[k]; i++)
+            if (std::isfinite(d.v[k][i]))
+                lo = fmin(lo, d.v[k][i]), hi = fmax(hi, d.v[k][i]);
+    double y0, y1;
+    plot_range(p, lo, hi, &y0, &y1);
+    const SeriesRef &first = p.series[0];
+    const char *unit = series_unit(s, series_set(first) ? first : p.series[1]);
+    char ylo[48], yhi[48];
+    std::snprintf(yhi, sizeof yhi, "%.4g %s", y1, unit);
+    std::snprintf(ylo, sizeof ylo, "%.4g %s", y0, unit);
+    ImDrawList *dl = ImGui::GetWindowDrawList();
+    float line = ImGui::GetTextLineHeight();
+    ImVec2 a = ImGui::GetCursorScreenPos();
+    float width = ImGui::GetContentRegionAvail().x, height = 90.0f;
+    ImGui::InvisibleButton("##canvas", ImVec2(width, height + line));
+    ImVec2 pa(a.x, a.y), pb(a.x + width, a.y + height);
+    dl->AddRectFilled(pa, pb, IM_COL32(20, 22, 28, 255));
+    dl->AddRect(pa, pb, IM_COL32(90, 90, 100, 255));
+    if (y0 < 0 && y1 > 0) { // the zero line
+        float yz = pb.y - (float)((0 - y0) / (y1 - y0)) * height;
+        dl->AddLine(ImVec2(pa.x, yz), ImVec2(pb.x, yz), IM_COL32(70, 70, 80, 255));
+    }
+    dl->PushClipRect(pa, pb, true);
+    for (int k = 0; k < GUI_PLOT_SERIES; k++)
+        draw_series(dl, d.t[k], d.v[k], d.n[k], pa, pb, t0, t1, y0, y1, kSeriesColors[k]);
+    dl->PopClipRect();
+    ImU32 label = IM_COL32(170, 170, 180, 255);
+    dl->AddText(ImVec2(pa.x + 3, pa.y + 1), label, yhi);
+    dl->AddText(ImVec2(pa.x + 3, pb.y - line - 1), label, ylo);
+    char tl[32], tr[32];
+    std::snprintf(tl, sizeof tl, "%.3f s", t0);
+    std::snprintf(tr, sizeof tr, "%.3f s", t1);
+    dl->AddText(ImVec2(pa.x, pb.y + 1), label, tl);
+    dl->AddText(ImVec2(pb.x - ImGui::CalcTextSize(tr).x, pb.y + 1), label, tr);
+    if (!ImGui::IsItemHovered())
+        return;
+    float mx = ImGui::GetIO().MousePos.x;
+    double at = t0 + (mx - pa.x) / width * (t1 - t0);
+    dl->AddLine(ImVec2(mx, pa.y), ImVec2(mx, pb.y), IM_COL32(255, 255, 255, 120));
+    ImGui::BeginTooltip();
+    ImGui::Text("t = %.6f s", at);
+    for (int k = 0; k < GUI_PLOT_SERIES; k++) {
+        if (!series_set(p.series[k]))
+            continue;
+        double v = sample_at(d.t[k], d.v[k], d.n[k], at);
+        char value[64];
+        if (std::isfinite(v))
+            std::snprintf(value, sizeof value, "%.6g %s", v, series_unit(s, p.series[k]));
+        else
+            std::snprintf(value, sizeof value, "no sample here");
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kSeriesColors[k]), "%s  %s",
+                           series_name(s, p.series[k]), value);
+    }
+    ImGui::EndTooltip();
+}
+
+void plot_one(const GuiState *s, int slot, float window) {
+    static double times[GUI_PLOT_SERIES][8192], values[GUI_PLOT_SERIES][8192];
+    PlotMemory &p = g_plots[slot];
+    ImGui::PushID(slot);
+    for (int k = 0; k < GUI_PLOT_SERIES; k++)
+        if (k == 0 || series_set(p.series[k - 1]) || series_set(p.series[k]))
+            series_combo(s, &p.series[k], k);
+    // Before a window's worth of time the window is [0, window]: the axis stays put and the
+    // curves grow from the left.
+    double t0 = fmax(0.0, s->display_time - window), t1 = t0 + window;
+    PlotData d = {};
+    for (int k = 0; k < GUI_PLOT_SERIES; k++) {
+        d.t[k] = times[k];
+        d.v[k] = values[k];
+        d.n[k] = series_samples(s, p.series[k], t0, t1, times[k], values[k], 8192);
+    }
+    plot_canvas(s, p, d, t0, t1);
+    ImGui::SetNextItemWidth(120);
+    ImGui::InputFloat("dead band (min y span)", &p.min_span, 0, 0, "%.3g");
+    p.min_span = fmaxf(p.min_span, 0.0f);
     ImGui::PopID();
 }
 
@@ -546,10 +917,19 @@ void plots_panel(const GuiState *s) {
         return;
     choose_default_plots(s);
     ImGui::SetNextItemWidth(-80);
-    ImGui::SliderFloat("window", &g_mem.plot_window, 0.5f, 20.0f, "%.1f s");
-    for (int k = 0; k < GUI_MAX_PLOTS; k++)
-        if (k < 2 || plotted(g_mem.plot_vars[k - 1]) || plotted(g_mem.plot_vars[k]))
-            plot_one(s, k);
+    ImGui::SliderFloat("window", &g_mem.plot_window, 0.01f, 20.0f, "%.2f s",
+                       ImGuiSliderFlags_Logarithmic);
+    for (int k = 0; k < g_plot_count; k++) {
+        plot_one(s, k, g_mem.plot_window);
+        ImGui::Separator();
+    }
+    if (g_plot_count < GUI_MAX_PLOTS && ImGui::Button("Add a plot"))
+        g_plots[g_plot_count++] = PlotMemory();
+    if (g_plot_count > 1) {
+        ImGui::SameLine();
+        if (ImGui::Button("Remove the last"))
+            g_plot_count--;
+    }
 }
 
 // The selected body's contact map (000 ch. 3): a node's step response h(kT) and impulse
@@ -594,19 +974,51 @@ void map_panel(const GuiState *s) {
     ImGui::PlotLines("##impulse", impulse, k, 0, overlay, FLT_MAX, FLT_MAX, ImVec2(w, 55));
     float last = m->force_count ? m->force[m->force_count - 1] : 0.0f;
     std::snprintf(overlay, sizeof overlay, "force %.4g N (last %.3g s)", last, m->force_seconds);
-    ImGui::PlotLines("##force", m->force, m->force_count, 0, overlay, 0.0f, FLT_MAX,
-                     ImVec2(w, 55));
+    ImGui::PlotLines("##force", m->force, m->force_count, 0, overlay, 0.0f, FLT_MAX, ImVec2(w, 55));
+}
+
+// Video of the 3D view to MP4 through ffmpeg, at 30 frames per wall or simulated second.
+void video_panel(const GuiState *s, GuiRequests *r) {
+    if (!ImGui::CollapsingHeader("Video"))
+        return;
+    ImGui::BeginDisabled(s->video_recording || !s->running);
+    ImGui::InputText("mp4 file", g_mem.video_path, sizeof g_mem.video_path);
+    ImGui::Checkbox("simulated time (1 video s = 1 simulated s)", &g_mem.video_sim_time);
+    ImGui::EndDisabled();
+    if (!s->video_recording) {
+        ImGui::BeginDisabled(!s->running);
+        if (ImGui::Button("Start video")) {
+            r->video_start = true;
+            r->video_sim_time = g_mem.video_sim_time;
+            copy_text(r->video_path, g_mem.video_path, sizeof r->video_path);
+        }
+        ImGui::EndDisabled();
+        return;
+    }
+    if (ImGui::Button("Stop video"))
+        r->video_stop = true;
+    ImGui::SameLine();
+    ImGui::TextColored(kRed, "REC");
+    ImGui::Text("%ld frames (%.1f s of video), %.1f MB", s->video_frames, s->video_frames / 30.0,
+                s->video_bytes / 1e6);
+    if (s->video_failed)
+        ImGui::TextColored(kRed, "ffmpeg stopped taking frames (see the log)");
 }
 
 void save_panel(const GuiState *s, GuiRequests *r) {
     if (!ImGui::CollapsingHeader("Save and screenshot"))
         return;
     ImGui::InputText("scene file", g_mem.save_path, sizeof g_mem.save_path);
+    ImGui::InputTextWithHint("description", "empty: the scene's, with the edits noted",
+                             g_mem.save_description, sizeof g_mem.save_description);
     ImGui::BeginDisabled(!s->db);
     if (ImGui::Button("Save scene")) {
         r->save = true;
         copy_text(r->save_path, g_mem.save_path, sizeof r->save_path);
+        copy_text(r->save_description, g_mem.save_description, sizeof r->save_description);
     }
+    ImGui::SameLine();
+    ImGui::TextDisabled("(with this camera)");
     ImGui::EndDisabled();
     ImGui::InputText("png file", g_mem.screenshot_path, sizeof g_mem.screenshot_path);
     if (ImGui::Button("Screenshot")) {
@@ -632,20 +1044,23 @@ void log_panel(const GuiState *s) {
 }
 
 void right_panel(const GuiState *s, GuiRequests *r) {
-    ImGui::SetNextWindowPos(ImVec2(s->width - kSideWidth, kMenuHeight));
-    ImGui::SetNextWindowSize(ImVec2(kSideWidth, s->height - kMenuHeight - kStatusHeight));
+    ImGui::SetNextWindowPos(ImVec2((float)(s->width - s->side_width), kMenuHeight));
+    ImGui::SetNextWindowSize(ImVec2((float)s->side_width, s->height - kMenuHeight - kStatusHeight));
     ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
                              ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |
                              ImGuiWindowFlags_NoBackground;
     if (ImGui::Begin("Simulation", nullptr, flags)) {
+        ImGui::PushTextWrapPos(0.0f); // every line wraps at the panel's edge: nothing is cut
         transport(s, r);
         gui_device_panel(s, r); // gui_device.cpp: only with --device
         universe_panel(s, r);
         recording_panel(s, r);
         plots_panel(s);
         map_panel(s);
+        video_panel(s, r);
         save_panel(s, r);
         log_panel(s);
+        ImGui::PopTextWrapPos();
     }
     ImGui::End();
 }
@@ -656,10 +1071,20 @@ void status_bar(const GuiState *s) {
     ImGuiWindowFlags flags =
         ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings;
     if (ImGui::Begin("Status", nullptr, flags)) {
-        ImGui::Text("t = %.3f s %s | speed %.2fx | real-time factor %.2f | display %.0f fps | "
-                    "engine step %.1f us, %.0f output steps/s | state time %.3f s",
-                    s->display_time, s->paused ? "(paused)" : "", s->speed, s->realtime_factor,
-                    s->fps, s->engine_step_us, s->engine_rate, s->state_time);
+        // The rate is what the clock achieves (simulated s per wall s), not the engine's spare
+        // capacity; paused, there is no rate to show.
+        char rate[64];
+        if (s->paused)
+            std::snprintf(rate, sizeof rate, "paused");
+        else if (!std::isfinite(s->sim_rate))
+            std::snprintf(rate, sizeof rate, "rate -- (measuring)");
+        else
+            std::snprintf(rate, sizeof rate, "rate %.3g sim s / wall s (speed %.2fx)", s->sim_rate,
+                          s->speed);
+        ImGui::Text("t = %.3f s | %s | display %.0f fps | engine step %.1f us, %.0f output "
+                    "steps/s | state time %.3f s",
+                    s->display_time, rate, s->fps, s->engine_step_us, s->engine_rate,
+                    s->state_time);
     }
     ImGui::End();
 }
@@ -682,6 +1107,11 @@ extern "C" bool gui_create(void *window, void *gl_context) {
         return false;
     }
     g_mem = GuiMemory();
+    for (PlotMemory &p : g_plots)
+        p = PlotMemory();
+    g_plots_chosen_for = RegistryVarId{};
+    g_held_count = 0;
+    std::memset(g_down_since_frame, 0, sizeof g_down_since_frame);
     g_created = true;
     g_font_nearest = false;
     return true;
@@ -698,7 +1128,9 @@ extern "C" void gui_destroy(void) {
 
 extern "C" bool gui_process_event(const void *sdl_event) {
     const SDL_Event *e = static_cast<const SDL_Event *>(sdl_event);
-    ImGui_ImplSDL2_ProcessEvent(e);
+    bool key = e->type == SDL_KEYDOWN || e->type == SDL_KEYUP;
+    if (!(key && hold_key_release(e)))
+        ImGui_ImplSDL2_ProcessEvent(e);
     if (e->type == SDL_MOUSEMOTION)
         g_event_mouse = ImVec2((float)e->motion.x, (float)e->motion.y);
     else if (e->type == SDL_MOUSEBUTTONDOWN || e->type == SDL_MOUSEBUTTONUP)
@@ -736,10 +1168,14 @@ extern "C" void gui_frame(const GuiState *s, GuiRequests *r) {
     menu_bar(s, r);
     open_dialog(s, r);
     navigation_bar(s, r);
-    left_panel(s, r);
-    right_panel(s, r);
+    if (s->side_width > 0) {
+        left_panel(s, r);
+        right_panel(s, r);
+    }
     status_bar(s);
+    help_overlay(s);
     ImGui::Render();
+    release_held_keys();
 }
 
 // Glyphs sit on whole pixels at the atlas's own size, so nearest sampling draws the same text;

@@ -112,21 +112,14 @@ void status_line(const GuiDevice *d, const GuiDeviceReadout &ro) {
         ImGui::TextColored(kAmber, "running, motors off (enable to feel the scene)");
 }
 
+// The safety buttons come first, right under the section's header, at the same places whatever
+// the device's name or message (a wrapped status line above them moved Enable onto the line
+// where EMERGENCY STOP had been, between two scenes). EMERGENCY STOP is the top row; Enable is
+// a gap below it, so a click meant for one never lands on the other.
+const float kSafetyGap = 14.0f;
+const float kEnableWidth = 150.0f;
+
 void control_buttons(const GuiDevice *d, GuiRequests *r) {
-    bool running = d->status == GUI_DEVICE_RUNNING;
-    ImGui::BeginDisabled(!running);
-    if (!d->enable_requested) {
-        if (ImGui::Button("Enable motors"))
-            r->device_enable = true;
-    } else if (ImGui::Button("Disable motors")) {
-        r->device_disable = true;
-    }
-    ImGui::EndDisabled();
-    ImGui::SameLine();
-    ImGui::BeginDisabled(running);
-    if (ImGui::Button("Reconnect"))
-        r->device_reconnect = true;
-    ImGui::EndDisabled();
     // Always enabled: pressing it can never make anything worse.
     ImGui::PushStyleColor(ImGuiCol_Button, ImVec4(0.75f, 0.08f, 0.08f, 1.0f));
     ImGui::PushStyleColor(ImGuiCol_ButtonHovered, ImVec4(0.9f, 0.15f, 0.15f, 1.0f));
@@ -136,6 +129,21 @@ void control_buttons(const GuiDevice *d, GuiRequests *r) {
     if (ImGui::Button(label, ImVec2(-FLT_MIN, 32)))
         r->device_estop = true;
     ImGui::PopStyleColor(3);
+    ImGui::Dummy(ImVec2(0.0f, kSafetyGap));
+    bool running = d->status == GUI_DEVICE_RUNNING;
+    ImGui::BeginDisabled(!running);
+    if (!d->enable_requested) {
+        if (ImGui::Button("Enable motors", ImVec2(kEnableWidth, 0)))
+            r->device_enable = true;
+    } else if (ImGui::Button("Disable motors", ImVec2(kEnableWidth, 0))) {
+        r->device_disable = true;
+    }
+    ImGui::EndDisabled();
+    ImGui::SameLine();
+    ImGui::BeginDisabled(running);
+    if (ImGui::Button("Reconnect"))
+        r->device_reconnect = true;
+    ImGui::EndDisabled();
 }
 
 void timing_table(const GuiDeviceReadout &ro) {
@@ -225,8 +233,14 @@ extern "C" void gui_device_panel(const GuiState *s, GuiRequests *r) {
         return;
     GuiDeviceReadout ro;
     gui_device_readout(s->reg, d, &ro);
-    status_line(d, ro);
     control_buttons(d, r);
+    status_line(d, ro);
+    if (d->mouse_hand) {
+        ImGui::Checkbox("the mouse is the hand", d->mouse_hand);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("left drag in the view moves the simulated pantograph's handle "
+                              "(unticked: Ctrl + left drag)");
+    }
     if (!ro.have_stats && !ro.have_handle) {
         ImGui::TextDisabled("no servo data yet");
         return;

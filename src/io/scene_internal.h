@@ -21,6 +21,7 @@ static const SceneAlias scene_aliases[] = {
     {"camera", "eye", "camera_eye"},
     {"camera", "target", "camera_target"},
     {"camera", "fov", "camera_fov"},
+    {"camera", "follow", "camera_follow"},
 };
 
 #endif

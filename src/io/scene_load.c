@@ -1105,11 +1105,11 @@ static int build_scene(lua_State *L) {
         while (lua_next(L, c)) {
             lua_pop(L, 1);
             const char *key = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
-            if (!key ||
-                (strcmp(key, "eye") != 0 && strcmp(key, "target") != 0 && strcmp(key, "fov") != 0))
+            if (!key || (strcmp(key, "eye") != 0 && strcmp(key, "target") != 0 &&
+                         strcmp(key, "fov") != 0 && strcmp(key, "follow") != 0))
                 scene_fail(L, s, ISSIM_ERR_INVALID, place_at(&cspot, key),
-                           "unknown camera key%s%s%s; known: eye, target, fov", key ? " '" : "",
-                           key ? key : "", key ? "'" : "");
+                           "unknown camera key%s%s%s; known: eye, target, fov, follow",
+                           key ? " '" : "", key ? key : "", key ? "'" : "");
         }
     }
     lua_pop(L, 1);

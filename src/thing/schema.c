@@ -151,6 +151,13 @@ static const PropDef universe_props[] = {
      .max = 170,
      .mutability = PROP_LIVE,
      .default_value = REAL(45)},
+    {.name = "camera_follow",
+     .type = PROP_STRING,
+     .unit = "",
+     .description = "body the display's camera follows from the start (\"\": none); the user "
+                    "can stop or change it (Follow in the view bar)",
+     .mutability = PROP_LIVE,
+     .default_value = STR("")},
     {.name = "scene_name",
      .type = PROP_STRING,
      .unit = "",

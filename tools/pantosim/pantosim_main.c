@@ -13,7 +13,8 @@
  * protocol-1 controller (CRC-16 state frames) for testing the host's refusal.
  *
  * usage: issim-pantosim [--rate HZ] [--watchdog S] [--mass-min KG] [--mass-max KG]
- *                       [--start X,Y] [--hand free|hold:X,Y|circle:R,T] [--hand-stiffness K]
+ *                       [--start X,Y] [--hand free|hold:X,Y|circle:R,T|file:PATH]
+ *                       [--hand-stiffness K]
  *                       [--hand-damping B] [--duration S] [--protocol 1|2] [--describe]
  */
 #define _XOPEN_SOURCE 700 /* posix_openpt, grantpt, unlockpt, ptsname */
@@ -46,14 +47,40 @@ typedef struct Options {
 } Options;
 
 static int usage(void) {
-    fputs("usage: issim-pantosim [--rate HZ] [--watchdog S] [--mass-min KG] [--mass-max KG]\n"
-          "         [--start X,Y] [--hand free|hold:X,Y|circle:R,T] [--hand-stiffness K]\n"
-          "         [--hand-damping B] [--duration S] [--protocol 1|2] [--describe]\n",
-          stderr);
+    fputs(
+        "usage: issim-pantosim [--rate HZ] [--watchdog S] [--mass-min KG] [--mass-max KG]\n"
+        "         [--start X,Y] [--hand free|hold:X,Y|circle:R,T|file:PATH] [--hand-stiffness K]\n"
+        "         [--hand-damping B] [--duration S] [--protocol 1|2] [--describe]\n",
+        stderr);
     return 2;
 }
 
+/* "file:PATH": the hand follows what the host writes to PATH ("X Y": hold that point, m in the
+ * device frame; anything else: let go), read every HAND_FILE_PERIOD. The display writes it from
+ * the mouse (`issim run --device sim`, Ctrl + drag in the 3D view: docs/user-guide.md). */
+#define HAND_FILE_PERIOD 0.01
+static char hand_file[512];
+
+static void read_hand_file(SimHand *h) {
+    FILE *f = fopen(hand_file, "r");
+    if (!f)
+        return;
+    double x, y;
+    if (fscanf(f, "%lf %lf", &x, &y) == 2 && isfinite(x) && isfinite(y)) {
+        h->kind = HAND_HOLD;
+        h->point = (HapticVec2){x, y};
+    } else {
+        h->kind = HAND_FREE;
+    }
+    fclose(f);
+}
+
 static bool parse_hand(const char *s, SimHand *h, HapticVec2 centre) {
+    if (strncmp(s, "file:", 5) == 0 && s[5] && strlen(s + 5) < sizeof hand_file) {
+        snprintf(hand_file, sizeof hand_file, "%s", s + 5);
+        h->kind = HAND_FREE;
+        return true;
+    }
     if (strcmp(s, "free") == 0) {
         h->kind = HAND_FREE;
         return true;
@@ -183,6 +210,7 @@ static void run(int master, SimPantograph *sim, const Options *o, Counters *c, H
     struct timespec deadline;
     clock_gettime(CLOCK_MONOTONIC, &deadline);
     uint16_t seq = 0;
+    double hand_read_at = 0.0;
     while (!stop_signal && (o->duration <= 0 || t_prev < o->duration)) {
         deadline.tv_nsec += period_ns;
         while (deadline.tv_nsec >= 1000000000L) {
@@ -191,6 +219,10 @@ static void run(int master, SimPantograph *sim, const Options *o, Counters *c, H
         }
         clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, NULL);
         double t = now_s() - t0;
+        if (hand_file[0] && t >= hand_read_at) {
+            read_hand_file(&sim->hand);
+            hand_read_at = t + HAND_FILE_PERIOD;
+        }
         read_commands(master, dec, sim, t, c);
         if (sim->enabled)
             c->enabled_time += t - t_prev;
