@@ -26,7 +26,7 @@ return {
     gravity = {0, 0, 0},      -- eq. 6.3-6.5: the impact without gravity
     planar = true,            -- x-z plane, rotation about y (the map's outline plane)
     integrator = "bdf",
-    dt = 1e-5,
+    dt = 1e-4,                -- s: output interval (the impact itself runs at the map's T = 1 us)
     rtol = 1e-9,
     atol = 1e-12,
     horizon = 0.002,          -- s: the display follows the 0.2 ms impact closely
