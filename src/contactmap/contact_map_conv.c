@@ -82,6 +82,8 @@ IssimStatus contact_map_fft_prepare(ContactMap *map, IssimError *err) {
     fftw_complex *spec = fftw_malloc(sizeof(fftw_complex) * (largest + 1));
     bool ok = map->levels && real && spec;
     map->level_count = 0;
+    /* The planner under the lock, the kernels' spectra (most of the work: every node, both
+     * rules) outside it, so maps loaded by several threads at once (a sweep) do not queue. */
     pthread_mutex_lock(&planner_lock);
     for (int i = 0; ok && i < levels; i++) {
         ContactMapLevel *l = &map->levels[i];
@@ -93,9 +95,11 @@ IssimStatus contact_map_fft_prepare(ContactMap *map, IssimError *err) {
         l->forward = (void *)fftw_plan_dft_r2c_1d(2 * l->size, real, spec, flags);
         l->inverse = (void *)fftw_plan_dft_c2r_1d(2 * l->size, spec, real, flags);
         map->level_count = i + 1;
-        ok = l->forward && l->inverse && level_spectra(map, l, real, spec);
+        ok = l->forward && l->inverse;
     }
     pthread_mutex_unlock(&planner_lock);
+    for (int i = 0; ok && i < levels; i++)
+        ok = level_spectra(map, &map->levels[i], real, spec);
     fftw_free(real);
     fftw_free(spec);
     if (!ok) {
