@@ -478,11 +478,25 @@ static void begin_manifold(Engine *e, EngineContact *c, const ContactKinematics 
 
 /* Activity of a refreshed or new contact; returns whether the contact set changed. */
 static bool settle_activity(Engine *e, EngineContact *c, const EngineContact *old) {
+    bool stepped = engine_contact_time_stepped(e, c);
+    /* A time-stepped row (a complementarity island's) keeps the activity its solver gave it: no
+     * kinematics to compute (a pile's every contact, every step). */
+    if (stepped) {
+        c->active = old ? old->active : false;
+        c->released = false;
+        if (!old)
+            return true;
+        if (!c->active && old->active) {
+            engine_contact_end(e, c);
+            emit_manifold(e, old, ENGINE_EVENT_CONTACT_END, 0.0);
+            return true;
+        }
+        return false;
+    }
     ContactKinematics k;
     engine_manifold_kinematics(e, e->y, c, e->t, &k, NULL, NULL, NULL);
-    bool stepped = engine_contact_time_stepped(e, c);
     if (!old) {
-        c->active = !stepped && engine_contact_should_be_active(&k);
+        c->active = engine_contact_should_be_active(&k);
         if (c->active)
             begin_manifold(e, c, &k);
         return true;
@@ -491,7 +505,7 @@ static bool settle_activity(Engine *e, EngineContact *c, const EngineContact *ol
      * across zero without any root to report it. A time-stepped row keeps the activity its
      * solver gave it. */
     c->released = old->released && k.depth > 0.0; /* the model ended it: until they part */
-    c->active = stepped ? old->active : c->released ? false : engine_contact_should_be_active(&k);
+    c->active = c->released ? false : engine_contact_should_be_active(&k);
     if (c->active && !old->active) {
         begin_manifold(e, c, &k);
         return true;
