@@ -367,6 +367,45 @@ static void bolt_enters_hole(const EngineComplementaritySolver *solver) {
     engine_destroy(e);
 }
 
+/* Issue 15 item 5: a user force acts through the same step. The bolt stands upright on the flat
+ * plate 25 mm from the hole's axis (beyond the 16 mm chamfer), the pair in complementarity mode
+ * with friction (mu 0.1), its solver chosen by the pair (auto); a hand pushing it down by 2 N and
+ * toward the axis with a drag spring (the GUI's: k (target - x) - c v, set as the applied wrench
+ * before each step, as the display does) slides it onto the chamfer and down into the hole.
+ * Without the push it stays where it stands. */
+static double pushed_bolt(bool push) {
+    Engine *e = engine_from_file("scenes/bolt_and_hole.lua");
+    IssimError err = {0};
+    const char *edits[][2] = {{"bolt_plate.resolver", "complementarity"},
+                              {"bolt_plate.friction_static", "0.1"},
+                              {"bolt_plate.friction_kinetic", "0.1"},
+                              {"bolt.pos", "0.025 0 0.0301"}};
+    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++)
+        if (engine_apply_edit(e, edits[i][0], edits[i][1], &err) != ISSIM_OK)
+            fail_msg("%s", err.message);
+    EngineBodyId bolt = engine_body_id(e, 0);
+    for (int i = 1; i <= 600; i++) {
+        EngineBodyState b = engine_body_state(e, bolt);
+        Vec3 f =
+            push ? vec3(-400.0 * b.pos.x - 8.0 * b.vel.x, -400.0 * b.pos.y - 8.0 * b.vel.y, -2.0)
+                 : vec3(0, 0, 0);
+        assert_int_equal(engine_set_applied_wrench(e, bolt, f, vec3(0, 0, 0), &err), ISSIM_OK);
+        if (engine_advance(e, i * 1e-3, &err) != ISSIM_OK)
+            fail_msg("step to %g s: %s", i * 1e-3, err.message);
+    }
+    EngineBodyState b = engine_body_state(e, bolt);
+    printf("bolt %s: after 0.6 s %.4f m off the axis, tip at z = %.5f m\n",
+           push ? "pushed toward the hole" : "left alone", hypot(b.pos.x, b.pos.y), bolt_tip(b));
+    engine_destroy(e);
+    return bolt_tip(b);
+}
+
+static void test_user_pushes_the_bolt_into_the_hole(void **state) {
+    (void)state;
+    assert_true(pushed_bolt(false) > -1e-3);      /* stays on the plate */
+    assert_near(pushed_bolt(true), -0.025, 1e-3); /* in the hole, on its floor */
+}
+
 static void test_bolt_lemke(void **state) {
     (void)state;
     bolt_enters_hole(engine_complementarity_lemke());
@@ -447,6 +486,7 @@ int main(void) {
         cmocka_unit_test(test_incline_sticks_below_friction_angle),
         cmocka_unit_test(test_incline_slides_above_friction_angle),
         cmocka_unit_test(test_bolt_lemke),
+        cmocka_unit_test(test_user_pushes_the_bolt_into_the_hole),
         cmocka_unit_test(test_bolt_fischer_newton),
         cmocka_unit_test(test_solvers_on_a_point_and_on_nan),
     };
