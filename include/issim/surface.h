@@ -1,0 +1,106 @@
+/* issim surface: smooth parametric surfaces for Kry's contact evolution (seed 002, ch. 4-5).
+ *
+ * The contact evolution of 002 4.2-4.3 needs, at a contact parameter (s, t) of each surface, the
+ * position x(s, t) and its partial derivatives "in all combinations up to order three" (002 5.3:
+ * the ten of Table 6.1, counting x itself), and the contact frame built from them (002 eqs.
+ * 4.5-4.8, App. A): the unit normal and its first and second partial derivatives (H needs the
+ * frame's first derivatives, its time derivative the second). This module evaluates them for a
+ * bicubic Bezier patch (002 App. B.1) and derives the normal and the curvature from the position
+ * derivatives of any surface, so the Loop and S-patch surfaces of ch. 5 plug into the same
+ * SurfacePoint.
+ *
+ * How the derivatives are computed: the position derivatives of a Bezier patch in closed form
+ * (tensor products of the cubic Bernstein polynomials and their derivatives: exact, and cheaper
+ * than carrying derivatives through every operation because the patch is separable); the unit
+ * normal and its derivatives by forward-mode automatic differentiation (002 5.3, Fig. 5.11) with
+ * a small bivariate truncated-Taylor type ("jets": multivariate dual numbers carrying every mixed
+ * partial up to the third order), because the closed forms of the derivatives of
+ * (x_s x x_t) / |x_s x x_t| are long and error-prone.
+ *
+ * Thread: any. Every function is pure on caller-owned data; nothing is allocated.
+ */
+#ifndef ISSIM_SURFACE_H
+#define ISSIM_SURFACE_H
+
+#include "issim/core.h"
+#include "issim/math.h"
+
+/* ===== Evaluated point ===== */
+
+/* Index of a partial derivative in SurfacePoint.x and .normal: SURFACE_ST is d2/(ds dt) ... */
+typedef enum SurfaceDerivative {
+    SURFACE_VALUE = 0,
+    SURFACE_S,
+    SURFACE_T,
+    SURFACE_SS,
+    SURFACE_ST,
+    SURFACE_TT,
+    SURFACE_SSS,
+    SURFACE_SST,
+    SURFACE_STT,
+    SURFACE_TTT,
+    SURFACE_DERIVATIVES, /* 10: x and its nine partial derivatives up to order three */
+} SurfaceDerivative;
+
+/* Derivatives of the unit normal kept: up to second order (SURFACE_VALUE .. SURFACE_TT). */
+enum { SURFACE_NORMAL_DERIVATIVES = SURFACE_TT + 1 };
+
+/* A surface evaluated at (s, t): position and partial derivatives, the unit normal
+ * n = (x_s x x_t) / |x_s x x_t| and its partial derivatives up to second order. The normal of a
+ * closed body's surface points out of the body when the parameterisation is right-handed seen
+ * from outside (see bezier_patch_rattleback for the convention this fixes). */
+typedef struct SurfacePoint {
+    double s, t;
+    Vec3 x[SURFACE_DERIVATIVES];             /* by SurfaceDerivative */
+    Vec3 normal[SURFACE_NORMAL_DERIVATIVES]; /* n, n_s, n_t, n_ss, n_st, n_tt */
+} SurfacePoint;
+
+/* Fills point->normal from point->x (any surface). A degenerate point (x_s x x_t zero relative
+ * to |x_s| |x_t|, or not finite) is ISSIM_ERR_NUMERIC naming `surface` and (s, t); the normal is
+ * then zero. `surface` names the patch in messages (Nullable). */
+IssimStatus surface_point_normal(SurfacePoint *point, const char *surface, IssimError *err);
+
+/* Principal curvatures and directions at an evaluated point, from the first and second
+ * fundamental forms (I = [x_s.x_s, x_s.x_t; ., x_t.x_t], II = [x_ss.n, x_st.n; ., x_tt.n]).
+ * Sign: a curvature is positive where the surface bends away from its normal, i.e. a surface
+ * convex in the direction of n (a sphere with its outward normal: +1/R). */
+typedef struct SurfaceCurvature {
+    double principal[2]; /* principal[0] <= principal[1] */
+    Vec3 direction[2];   /* unit tangents of the principal directions (orthogonal) */
+    double gaussian, mean;
+} SurfaceCurvature;
+void surface_curvature(const SurfacePoint *point, SurfaceCurvature *out);
+
+/* ===== Bicubic Bezier patch (002 App. B.1) ===== */
+
+typedef struct BezierPatch {
+    Vec3 control[4][4]; /* control[i][j]: i along s, j along t; x(s, t) = sum B_i(s) B_j(t) P_ij */
+    char name[64];      /* names the patch in error messages */
+} BezierPatch;
+
+/* Evaluates position, its nine partial derivatives, the unit normal and its derivatives at
+ * (s, t). The polynomial extends beyond [0, 1]^2 and is evaluated there too (boundary traversal,
+ * 002 4.5.1, locates crossings by evaluating just outside). Errors: a non-finite parameter
+ * (ISSIM_ERR_INVALID); a degenerate normal (ISSIM_ERR_NUMERIC, naming the patch and (s, t); the
+ * position derivatives are still filled). */
+IssimStatus bezier_patch_evaluate(const BezierPatch *patch, double s, double t, SurfacePoint *out,
+                                  IssimError *err);
+
+/* The rattleback cap of 002 App. B.1 in its body frame (centre of mass at the origin): the
+ * listed control net, scaled by (0.6, 0.2, 0.2), rotated by -0.174 rad about z, offset by
+ * (0, 0, 0.2), in that order; control[i][j] is the (i * 4 + j)-th point of the listing (x constant
+ * along j, so s runs along the cap's length and t across it).
+ *
+ * Sign convention: with this order n = x_s x x_t is +z at the cap's lowest-curvature point
+ * (s, t) = (0.5, 0.5), which lies at (0, 0, 0.1): the normal points away from the centre of mass
+ * and the cap bends away from it (both principal curvatures positive in surface_curvature's
+ * sign), so the cap is convex in the direction of +z in the body frame. Resting on the floor, the
+ * contact frames align n with the floor's -normal: the body's +z points down, and the cap is
+ * convex toward the floor. Swapping s and t would flip n and make the cap concave toward the
+ * floor (the centre of mass outside the body). */
+void bezier_patch_rattleback(BezierPatch *out);
+
+/* The flat floor patch of 002 App. B.1: the square [-1.5, 1.5]^2 at z = 0, n = +z. */
+void bezier_patch_rattleback_floor(BezierPatch *out);
+
+#endif

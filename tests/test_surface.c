@@ -1,0 +1,343 @@
+/* Tests for issim/surface.h: the ten position derivatives and the normal's derivatives of bicubic
+ * Bezier patches against central finite differences on seeded random control nets; the jets
+ * (002 5.3's automatic differentiation) against the closed-form Bernstein derivatives; a flat
+ * patch; a paraboloid cap with closed-form curvatures; the rattleback cap of 002 App. B.1; and
+ * the degenerate normal reported with the patch and the parameter. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../src/surface/surface_internal.h"
+#include "issim/surface.h"
+
+enum { RANDOM_NETS = 20, POINTS_PER_NET = 10 };
+
+/* Parameter step of the central differences: the truncation error h^2/6 f''' and the rounding
+ * error eps |f| / h both stay near 1e-10 of the derivatives' size. */
+#define FD_STEP 1e-5
+#define FD_RELATIVE_TOLERANCE 1e-7
+/* Derivatives smaller than this are compared absolutely (units of the nets: about 1). */
+#define FD_FLOOR 1e-2
+
+/* ===== Seeded random numbers (splitmix64) ===== */
+
+static uint64_t rng_state;
+
+static uint64_t rng_next(void) {
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static double rng_uniform(double lo, double hi) {
+    return lo + (hi - lo) * (double)(rng_next() >> 11) * 0x1.0p-53;
+}
+
+/* A unit grid in the plane, moved by up to 0.2 in the plane (so the parameterisation stays
+ * regular: x_s . e_x >= 1.8 > |x_s . e_y|) and up to 1 out of it (strongly curved). */
+static void random_net(BezierPatch *patch, int index) {
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+            patch->control[i][j] = vec3(i - 1.5 + rng_uniform(-0.2, 0.2),
+                                        j - 1.5 + rng_uniform(-0.2, 0.2), rng_uniform(-1.0, 1.0));
+    snprintf(patch->name, sizeof patch->name, "random net %d", index);
+}
+
+static SurfacePoint evaluate(const BezierPatch *patch, double s, double t) {
+    SurfacePoint p;
+    IssimError err = {0};
+    if (bezier_patch_evaluate(patch, s, t, &p, &err) != ISSIM_OK)
+        fail_msg("%s", err.message);
+    return p;
+}
+
+/* ===== Finite differences ===== */
+
+/* A derivative checked as the central difference of a lower one along s or t. */
+typedef struct FdCase {
+    int derivative, of;
+    bool along_t;
+} FdCase;
+
+/* Every position derivative, the mixed ones by both routes. */
+static const FdCase POSITION_CASES[] = {
+    {SURFACE_S, SURFACE_VALUE, false}, {SURFACE_T, SURFACE_VALUE, true},
+    {SURFACE_SS, SURFACE_S, false},    {SURFACE_ST, SURFACE_S, true},
+    {SURFACE_ST, SURFACE_T, false},    {SURFACE_TT, SURFACE_T, true},
+    {SURFACE_SSS, SURFACE_SS, false},  {SURFACE_SST, SURFACE_SS, true},
+    {SURFACE_SST, SURFACE_ST, false},  {SURFACE_STT, SURFACE_ST, true},
+    {SURFACE_STT, SURFACE_TT, false},  {SURFACE_TTT, SURFACE_TT, true},
+};
+static const FdCase NORMAL_CASES[] = {
+    {SURFACE_S, SURFACE_VALUE, false}, {SURFACE_T, SURFACE_VALUE, true},
+    {SURFACE_SS, SURFACE_S, false},    {SURFACE_ST, SURFACE_S, true},
+    {SURFACE_ST, SURFACE_T, false},    {SURFACE_TT, SURFACE_T, true},
+};
+
+static double relative_error(Vec3 analytic, Vec3 fd) {
+    return vec3_norm(vec3_sub(analytic, fd)) / fmax(vec3_norm(analytic), FD_FLOOR);
+}
+
+/* Largest relative error over the cases at (s, t); normals when `normal`. */
+static double fd_max_error(const BezierPatch *patch, double s, double t, const FdCase *cases,
+                           int count, bool normal) {
+    SurfacePoint at = evaluate(patch, s, t);
+    double worst = 0.0;
+    for (int c = 0; c < count; c++) {
+        double ds = cases[c].along_t ? 0.0 : FD_STEP, dt = cases[c].along_t ? FD_STEP : 0.0;
+        SurfacePoint plus = evaluate(patch, s + ds, t + dt);
+        SurfacePoint minus = evaluate(patch, s - ds, t - dt);
+        const Vec3 *hi = normal ? plus.normal : plus.x, *lo = normal ? minus.normal : minus.x;
+        const Vec3 *an = normal ? at.normal : at.x;
+        Vec3 fd = vec3_scale(vec3_sub(hi[cases[c].of], lo[cases[c].of]), 0.5 / FD_STEP);
+        double e = relative_error(an[cases[c].derivative], fd);
+        if (e > worst)
+            worst = e;
+    }
+    return worst;
+}
+
+static void test_derivatives_match_finite_differences(void **state) {
+    (void)state;
+    rng_state = 16;
+    double worst_position = 0.0, worst_normal = 0.0;
+    for (int n = 0; n < RANDOM_NETS; n++) {
+        BezierPatch patch;
+        random_net(&patch, n);
+        for (int k = 0; k < POINTS_PER_NET; k++) {
+            double s = rng_uniform(0.0, 1.0), t = rng_uniform(0.0, 1.0);
+            worst_position =
+                fmax(worst_position,
+                     fd_max_error(&patch, s, t, POSITION_CASES,
+                                  (int)(sizeof POSITION_CASES / sizeof *POSITION_CASES), false));
+            worst_normal =
+                fmax(worst_normal,
+                     fd_max_error(&patch, s, t, NORMAL_CASES,
+                                  (int)(sizeof NORMAL_CASES / sizeof *NORMAL_CASES), true));
+            /* the normal itself: unit, orthogonal to both tangents, along x_s x x_t */
+            SurfacePoint p = evaluate(&patch, s, t);
+            Vec3 n0 = p.normal[SURFACE_VALUE];
+            assert_near(vec3_norm(n0), 1.0, 1e-14);
+            assert_near(vec3_dot(n0, p.x[SURFACE_S]), 0.0, 1e-13);
+            assert_near(vec3_dot(n0, p.x[SURFACE_T]), 0.0, 1e-13);
+            assert_true(vec3_dot(n0, vec3_cross(p.x[SURFACE_S], p.x[SURFACE_T])) > 0.0);
+        }
+    }
+    printf("# finite differences: worst relative error %.2e (position), %.2e (normal)\n",
+           worst_position, worst_normal);
+    assert_true(worst_position < FD_RELATIVE_TOLERANCE);
+    assert_true(worst_normal < FD_RELATIVE_TOLERANCE);
+}
+
+/* ===== Jets against the closed forms ===== */
+
+/* The jet of u0 + du (du along s or t). */
+static Jet variable_jet(double u0, bool along_t) {
+    Jet j = {{0}};
+    j.c[SURFACE_VALUE] = u0;
+    j.c[along_t ? SURFACE_T : SURFACE_S] = 1.0;
+    return j;
+}
+
+/* Cubic Bernstein polynomials of a jet: an independent route to the ten derivatives (the
+ * automatic differentiation of 002 5.3 applied to the whole patch). */
+static void bernstein_jets(const Jet *u, Jet b[4]) {
+    Jet one = {{1.0}};
+    Jet minus_u = jet_scale(u, -1.0);
+    Jet v = jet_add(&one, &minus_u);
+    Jet uu = jet_mul(u, u), vv = jet_mul(&v, &v);
+    Jet b0 = jet_mul(&vv, &v), b1 = jet_mul(u, &vv), b2 = jet_mul(&uu, &v), b3 = jet_mul(&uu, u);
+    b[0] = b0;
+    b[1] = jet_scale(&b1, 3.0);
+    b[2] = jet_scale(&b2, 3.0);
+    b[3] = b3;
+}
+
+static void test_jets_match_closed_form_derivatives(void **state) {
+    (void)state;
+    rng_state = 1616;
+    for (int n = 0; n < RANDOM_NETS; n++) {
+        BezierPatch patch;
+        random_net(&patch, n);
+        double s = rng_uniform(0.0, 1.0), t = rng_uniform(0.0, 1.0);
+        Jet js = variable_jet(s, false), jt = variable_jet(t, true), bs[4], bt[4];
+        bernstein_jets(&js, bs);
+        bernstein_jets(&jt, bt);
+        Jet x = {{0}}, y = {{0}}, z = {{0}};
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 4; j++) {
+                Jet w = jet_mul(&bs[i], &bt[j]);
+                Vec3 p = patch.control[i][j];
+                Jet wx = jet_scale(&w, p.x), wy = jet_scale(&w, p.y), wz = jet_scale(&w, p.z);
+                x = jet_add(&x, &wx);
+                y = jet_add(&y, &wy);
+                z = jet_add(&z, &wz);
+            }
+        double dx[SURFACE_DERIVATIVES], dy[SURFACE_DERIVATIVES], dz[SURFACE_DERIVATIVES];
+        jet_to_derivatives(&x, dx);
+        jet_to_derivatives(&y, dy);
+        jet_to_derivatives(&z, dz);
+        SurfacePoint p = evaluate(&patch, s, t);
+        for (int k = 0; k < SURFACE_DERIVATIVES; k++) {
+            double scale = fmax(vec3_norm(p.x[k]), 1.0);
+            assert_near(dx[k], p.x[k].x, 1e-13 * scale);
+            assert_near(dy[k], p.x[k].y, 1e-13 * scale);
+            assert_near(dz[k], p.x[k].z, 1e-13 * scale);
+        }
+    }
+}
+
+/* ===== Known shapes ===== */
+
+/* A flat patch with an irregular in-plane net: the normal is +z everywhere, its derivatives and
+ * the curvatures vanish; the floor of 002 App. B.1 has constant tangents (3, 0, 0), (0, 3, 0). */
+static void test_flat_patch(void **state) {
+    (void)state;
+    BezierPatch floor_patch;
+    bezier_patch_rattleback_floor(&floor_patch);
+    SurfacePoint f = evaluate(&floor_patch, 0.3, 0.8);
+    assert_near(f.x[SURFACE_VALUE].x, -1.5 + 3.0 * 0.3, 1e-15);
+    assert_near(f.x[SURFACE_VALUE].y, -1.5 + 3.0 * 0.8, 1e-15);
+    assert_near(f.x[SURFACE_S].x, 3.0, 1e-15);
+    assert_near(f.x[SURFACE_T].y, 3.0, 1e-15);
+    for (int k = SURFACE_SS; k < SURFACE_DERIVATIVES; k++)
+        assert_near(vec3_norm(f.x[k]), 0.0, 1e-14);
+    assert_near(f.normal[SURFACE_VALUE].z, 1.0, 1e-15);
+
+    rng_state = 7;
+    BezierPatch patch;
+    random_net(&patch, 0);
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+            patch.control[i][j].z = 0.25;
+    for (int k = 0; k < POINTS_PER_NET; k++) {
+        SurfacePoint p = evaluate(&patch, rng_uniform(0, 1), rng_uniform(0, 1));
+        assert_near(p.normal[SURFACE_VALUE].z, 1.0, 1e-15);
+        for (int d = SURFACE_S; d < SURFACE_NORMAL_DERIVATIVES; d++)
+            assert_near(vec3_norm(p.normal[d]), 0.0, 1e-14);
+        SurfaceCurvature c;
+        surface_curvature(&p, &c);
+        assert_near(c.principal[0], 0.0, 1e-14);
+        assert_near(c.principal[1], 0.0, 1e-14);
+    }
+}
+
+/* The dome z = -(x^2 + y^2) / (2R) over [-1, 1]^2 as a bicubic patch (z is quadratic in s and t:
+ * its Bernstein coefficients are the blossom of x(s)^2, (w^2, -w^2/3, -w^2/3, w^2) for
+ * x(s) = w (2s - 1)). It osculates the sphere of radius R at its apex, and as a surface of
+ * revolution with slope p = r/R its principal curvatures are (1/R) / (1 + p^2)^(3/2) along the
+ * meridian and (1/R) / (1 + p^2)^(1/2) along the parallel. */
+static void test_paraboloid_cap_curvature(void **state) {
+    (void)state;
+    const double radius = 0.5, w = 1.0;
+    const double square_blossom[4] = {w * w, -w * w / 3.0, -w * w / 3.0, w * w};
+    const double linear[4] = {-w, -w / 3.0, w / 3.0, w};
+    BezierPatch dome;
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+            dome.control[i][j] = vec3(linear[i], linear[j],
+                                      -(square_blossom[i] + square_blossom[j]) / (2.0 * radius));
+    snprintf(dome.name, sizeof dome.name, "dome");
+
+    SurfacePoint apex = evaluate(&dome, 0.5, 0.5);
+    assert_near(vec3_norm(apex.x[SURFACE_VALUE]), 0.0, 1e-15);
+    assert_near(apex.normal[SURFACE_VALUE].z, 1.0, 1e-15);
+    SurfaceCurvature c;
+    surface_curvature(&apex, &c);
+    assert_near(c.principal[0], 1.0 / radius, 1e-12);
+    assert_near(c.principal[1], 1.0 / radius, 1e-12);
+
+    rng_state = 99;
+    for (int k = 0; k < POINTS_PER_NET; k++) {
+        SurfacePoint p = evaluate(&dome, rng_uniform(0, 1), rng_uniform(0, 1));
+        Vec3 at = p.x[SURFACE_VALUE];
+        double r = hypot(at.x, at.y), slope2 = (r / radius) * (r / radius);
+        assert_near(at.z, -r * r / (2.0 * radius), 1e-14);
+        surface_curvature(&p, &c);
+        double meridian = 1.0 / (radius * pow(1.0 + slope2, 1.5));
+        double parallel = 1.0 / (radius * sqrt(1.0 + slope2));
+        assert_near(c.principal[0], meridian, 1e-12);
+        assert_near(c.principal[1], parallel, 1e-12);
+        assert_near(c.gaussian, meridian * parallel, 1e-12);
+        /* the meridian direction is radial: no component along the parallel (-y, x) */
+        if (r > 1e-3)
+            assert_near(vec3_dot(c.direction[0], vec3(-at.y / r, at.x / r, 0.0)), 0.0, 1e-10);
+    }
+}
+
+/* 002 App. B.1's cap: each row of the z net is 1 - 3u + 3u^2 in Bernstein form, so the cap is
+ * z = 0.2 - 0.2 (f(s) + f(t)) with f'' = 6 over x = 0.6 (3s - 1.5), y = 0.2 (3t - 1.5) before the
+ * rotation: at the bottom point (s, t) = (0.5, 0.5), (0, 0, 0.1), the principal curvatures are
+ * 1.2 / 1.8^2 = 1/2.7 along the length and 1.2 / 0.6^2 = 1/0.3 across, the length along
+ * -0.174 rad from x (002 6.4: "longest in a direction 10 degrees off of the x axis and its width
+ * is one third of the length"). The seed gives no curvature figures; these follow from its net. */
+static void test_rattleback_cap(void **state) {
+    (void)state;
+    BezierPatch cap;
+    bezier_patch_rattleback(&cap);
+    SurfacePoint bottom = evaluate(&cap, 0.5, 0.5);
+    assert_near(bottom.x[SURFACE_VALUE].x, 0.0, 1e-15);
+    assert_near(bottom.x[SURFACE_VALUE].y, 0.0, 1e-15);
+    assert_near(bottom.x[SURFACE_VALUE].z, 0.1, 1e-15);
+    /* the normal points away from the centre of mass (the origin): convex toward the floor
+     * once the contact frames turn the body's +z down */
+    assert_near(bottom.normal[SURFACE_VALUE].z, 1.0, 1e-15);
+    SurfaceCurvature c;
+    surface_curvature(&bottom, &c);
+    assert_near(c.principal[0], 1.0 / 2.7, 1e-12);
+    assert_near(c.principal[1], 1.0 / 0.3, 1e-12);
+    /* long axis 10 degrees (0.174 rad) off x, clockwise seen from +z */
+    Vec3 long_axis = vec3(cos(-0.174), sin(-0.174), 0.0);
+    assert_near(fabs(vec3_dot(c.direction[0], long_axis)), 1.0, 1e-12);
+    assert_near(fabs(c.direction[1].z), 0.0, 1e-12);
+    /* width one third of the length: the corner-to-corner extents along both axes */
+    SurfacePoint ends[2] = {evaluate(&cap, 0.0, 0.5), evaluate(&cap, 1.0, 0.5)};
+    SurfacePoint sides[2] = {evaluate(&cap, 0.5, 0.0), evaluate(&cap, 0.5, 1.0)};
+    double length = vec3_norm(vec3_sub(ends[1].x[SURFACE_VALUE], ends[0].x[SURFACE_VALUE]));
+    double width = vec3_norm(vec3_sub(sides[1].x[SURFACE_VALUE], sides[0].x[SURFACE_VALUE]));
+    assert_near(width / length, 1.0 / 3.0, 1e-12);
+    /* resting on the bottom point is stable both ways: the centre of mass (0.1 from the contact)
+     * lies inside both centres of curvature (2.7 and 0.3) */
+    assert_true(0.1 < 1.0 / c.principal[1] && 0.1 < 1.0 / c.principal[0]);
+}
+
+/* ===== Bad input ===== */
+
+static void test_degenerate_normal_reported(void **state) {
+    (void)state;
+    BezierPatch patch;
+    bezier_patch_rattleback_floor(&patch);
+    snprintf(patch.name, sizeof patch.name, "collapsed edge");
+    for (int j = 0; j < 4; j++)
+        patch.control[0][j] = vec3(-1.5, 0.0, 0.0); /* the s = 0 edge is a point: x_t = 0 */
+    SurfacePoint p;
+    IssimError err = {0};
+    assert_int_equal(bezier_patch_evaluate(&patch, 0.0, 0.25, &p, &err), ISSIM_ERR_NUMERIC);
+    assert_non_null(strstr(err.message, "collapsed edge"));
+    assert_non_null(strstr(err.message, "(s, t) = (0, 0.25)"));
+    assert_near(vec3_norm(p.normal[SURFACE_VALUE]), 0.0, 0.0);
+    /* the position derivatives are still there: x_s at the collapsed edge is not zero */
+    assert_true(vec3_norm(p.x[SURFACE_S]) > 1.0);
+    /* away from the edge the patch is regular */
+    assert_int_equal(bezier_patch_evaluate(&patch, 0.5, 0.25, &p, &err), ISSIM_OK);
+
+    issim_error_clear(&err);
+    assert_int_equal(bezier_patch_evaluate(&patch, NAN, 0.25, &p, &err), ISSIM_ERR_INVALID);
+    assert_non_null(strstr(err.message, "collapsed edge"));
+    assert_non_null(strstr(err.message, "not finite"));
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_derivatives_match_finite_differences),
+        cmocka_unit_test(test_jets_match_closed_form_derivatives),
+        cmocka_unit_test(test_flat_patch),
+        cmocka_unit_test(test_paraboloid_cap_curvature),
+        cmocka_unit_test(test_rattleback_cap),
+        cmocka_unit_test(test_degenerate_normal_reported),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
