@@ -148,8 +148,9 @@ static void bernstein_jets(const Jet *u, Jet b[4]) {
     Jet one = {{1.0}};
     Jet minus_u = jet_scale(u, -1.0);
     Jet v = jet_add(&one, &minus_u);
-    Jet uu = jet_mul(u, u), vv = jet_mul(&v, &v);
-    Jet b0 = jet_mul(&vv, &v), b1 = jet_mul(u, &vv), b2 = jet_mul(&uu, &v), b3 = jet_mul(&uu, u);
+    Jet uu = jet_mul(u, u, JET_ORDER), vv = jet_mul(&v, &v, JET_ORDER);
+    Jet b0 = jet_mul(&vv, &v, JET_ORDER), b1 = jet_mul(u, &vv, JET_ORDER),
+        b2 = jet_mul(&uu, &v, JET_ORDER), b3 = jet_mul(&uu, u, JET_ORDER);
     b[0] = b0;
     b[1] = jet_scale(&b1, 3.0);
     b[2] = jet_scale(&b2, 3.0);
@@ -169,7 +170,7 @@ static void test_jets_match_closed_form_derivatives(void **state) {
         Jet x = {{0}}, y = {{0}}, z = {{0}};
         for (int i = 0; i < 4; i++)
             for (int j = 0; j < 4; j++) {
-                Jet w = jet_mul(&bs[i], &bt[j]);
+                Jet w = jet_mul(&bs[i], &bt[j], JET_ORDER);
                 Vec3 p = patch.control[i][j];
                 Jet wx = jet_scale(&w, p.x), wy = jet_scale(&w, p.y), wz = jet_scale(&w, p.z);
                 x = jet_add(&x, &wx);
@@ -186,6 +187,26 @@ static void test_jets_match_closed_form_derivatives(void **state) {
             assert_near(dx[k], p.x[k].x, 1e-13 * scale);
             assert_near(dy[k], p.x[k].y, 1e-13 * scale);
             assert_near(dz[k], p.x[k].z, 1e-13 * scale);
+        }
+    }
+}
+
+/* 1/sqrt of a jet: r^2 a = 1 to every order (a random jet with a positive value). */
+static void test_jet_rsqrt_identity(void **state) {
+    (void)state;
+    rng_state = 3;
+    for (int n = 0; n < RANDOM_NETS; n++) {
+        Jet a;
+        for (int k = 0; k < SURFACE_DERIVATIVES; k++)
+            a.c[k] = rng_uniform(-1.0, 1.0);
+        a.c[SURFACE_VALUE] = rng_uniform(0.5, 2.0);
+        for (int order = 2; order <= JET_ORDER; order++) {
+            Jet r = jet_rsqrt(&a, order);
+            Jet r2 = jet_mul(&r, &r, order);
+            Jet one = jet_mul(&r2, &a, order);
+            assert_near(one.c[SURFACE_VALUE], 1.0, 1e-14);
+            for (int k = 1; k < SURFACE_DERIVATIVES; k++)
+                assert_near(one.c[k], 0.0, 1e-13);
         }
     }
 }
@@ -334,6 +355,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_derivatives_match_finite_differences),
         cmocka_unit_test(test_jets_match_closed_form_derivatives),
+        cmocka_unit_test(test_jet_rsqrt_identity),
         cmocka_unit_test(test_flat_patch),
         cmocka_unit_test(test_paraboloid_cap_curvature),
         cmocka_unit_test(test_rattleback_cap),

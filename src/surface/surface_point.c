@@ -37,12 +37,14 @@ static JetVec3 tangent_jet(const SurfacePoint *p, SurfaceDerivative along) {
     return (JetVec3){axes[0], axes[1], axes[2]};
 }
 
-static Vec3 jetvec3_derivative(const JetVec3 *v, int k) {
+/* Partial derivatives 0 .. count - 1 of a vector jet. */
+static void jetvec3_derivatives(const JetVec3 *v, Vec3 *out, int count) {
     double dx[SURFACE_DERIVATIVES], dy[SURFACE_DERIVATIVES], dz[SURFACE_DERIVATIVES];
     jet_to_derivatives(&v->x, dx);
     jet_to_derivatives(&v->y, dy);
     jet_to_derivatives(&v->z, dz);
-    return vec3(dx[k], dy[k], dz[k]);
+    for (int k = 0; k < count; k++)
+        out[k] = vec3(dx[k], dy[k], dz[k]);
 }
 
 IssimStatus surface_point_normal(SurfacePoint *point, const char *surface, IssimError *err) {
@@ -59,12 +61,12 @@ IssimStatus surface_point_normal(SurfacePoint *point, const char *surface, Issim
                                vec3_norm(xt));
     JetVec3 tangent_s = tangent_jet(point, SURFACE_S);
     JetVec3 tangent_t = tangent_jet(point, SURFACE_T);
-    JetVec3 normal = jetvec3_cross(&tangent_s, &tangent_t);
-    Jet length_squared = jetvec3_dot(&normal, &normal);
-    Jet inverse_length = jet_rsqrt(&length_squared);
-    JetVec3 unit = jetvec3_scale(&normal, &inverse_length);
-    for (int k = 0; k < SURFACE_NORMAL_DERIVATIVES; k++)
-        point->normal[k] = jetvec3_derivative(&unit, k);
+    /* the tangents' jets are exact to order 2 only: so is everything built from them */
+    JetVec3 normal = jetvec3_cross(&tangent_s, &tangent_t, 2);
+    Jet length_squared = jetvec3_dot(&normal, &normal, 2);
+    Jet inverse_length = jet_rsqrt(&length_squared, 2);
+    JetVec3 unit = jetvec3_scale(&normal, &inverse_length, 2);
+    jetvec3_derivatives(&unit, point->normal, SURFACE_NORMAL_DERIVATIVES);
     return ISSIM_OK;
 }
 
