@@ -325,6 +325,214 @@ static void test_rattleback_cap(void **state) {
     assert_true(0.1 < 1.0 / c.principal[1] && 0.1 < 1.0 / c.principal[0]);
 }
 
+/* ===== Loop subdivision surfaces ===== */
+
+enum { TORUS_AROUND = 8, TORUS_ACROSS = 6 };
+
+/* A torus of TORUS_AROUND x TORUS_ACROSS vertices (major radius 2, minor 0.7, each vertex moved
+ * by up to `jitter`), every quad split along the same diagonal: every vertex has valence 6, so
+ * every face is a regular patch. Faces counter-clockwise seen from outside. */
+static LoopMesh *torus_mesh(double jitter) {
+    Vec3 vertices[TORUS_AROUND * TORUS_ACROSS];
+    int faces[2 * TORUS_AROUND * TORUS_ACROSS][3];
+    for (int i = 0; i < TORUS_AROUND; i++)
+        for (int j = 0; j < TORUS_ACROSS; j++) {
+            double theta = 2.0 * M_PI * i / TORUS_AROUND, phi = 2.0 * M_PI * j / TORUS_ACROSS;
+            double ring = 2.0 + 0.7 * cos(phi);
+            vertices[i * TORUS_ACROSS + j] = vec3(ring * cos(theta) + rng_uniform(-jitter, jitter),
+                                                  ring * sin(theta) + rng_uniform(-jitter, jitter),
+                                                  0.7 * sin(phi) + rng_uniform(-jitter, jitter));
+        }
+    for (int i = 0; i < TORUS_AROUND; i++)
+        for (int j = 0; j < TORUS_ACROSS; j++) {
+            int i1 = (i + 1) % TORUS_AROUND, j1 = (j + 1) % TORUS_ACROSS;
+            int v00 = i * TORUS_ACROSS + j, v10 = i1 * TORUS_ACROSS + j;
+            int v11 = i1 * TORUS_ACROSS + j1, v01 = i * TORUS_ACROSS + j1;
+            int f = 2 * (i * TORUS_ACROSS + j);
+            memcpy(faces[f], (int[3]){v00, v10, v11}, sizeof faces[f]);
+            memcpy(faces[f + 1], (int[3]){v00, v11, v01}, sizeof faces[f + 1]);
+        }
+    IssimError err = {0};
+    LoopMesh *mesh =
+        loop_mesh_create("torus", vertices, TORUS_AROUND * TORUS_ACROSS, (const int(*)[3])faces,
+                         2 * TORUS_AROUND * TORUS_ACROSS, &err);
+    if (!mesh)
+        fail_msg("%s", err.message);
+    return mesh;
+}
+
+static SurfacePoint evaluate_loop(const LoopMesh *mesh, int face, double s, double t) {
+    SurfacePoint p;
+    IssimError err = {0};
+    if (loop_mesh_evaluate(mesh, face, s, t, &p, &err) != ISSIM_OK)
+        fail_msg("%s", err.message);
+    return p;
+}
+
+/* Largest relative error of the central differences over the cases (normals when `normal`). */
+static double loop_fd_max_error(const LoopMesh *mesh, int face, double s, double t,
+                                const FdCase *cases, int count, bool normal) {
+    SurfacePoint at = evaluate_loop(mesh, face, s, t);
+    double worst = 0.0;
+    for (int c = 0; c < count; c++) {
+        double ds = cases[c].along_t ? 0.0 : FD_STEP, dt = cases[c].along_t ? FD_STEP : 0.0;
+        SurfacePoint plus = evaluate_loop(mesh, face, s + ds, t + dt);
+        SurfacePoint minus = evaluate_loop(mesh, face, s - ds, t - dt);
+        const Vec3 *hi = normal ? plus.normal : plus.x, *lo = normal ? minus.normal : minus.x;
+        const Vec3 *an = normal ? at.normal : at.x;
+        Vec3 fd = vec3_scale(vec3_sub(hi[cases[c].of], lo[cases[c].of]), 0.5 / FD_STEP);
+        worst = fmax(worst, relative_error(an[cases[c].derivative], fd));
+    }
+    return worst;
+}
+
+static void test_loop_regular_derivatives_match_finite_differences(void **state) {
+    (void)state;
+    rng_state = 2000;
+    LoopMesh *mesh = torus_mesh(0.1);
+    assert_true(loop_mesh_is_closed(mesh));
+    double worst_position = 0.0, worst_normal = 0.0;
+    for (int k = 0; k < RANDOM_NETS * POINTS_PER_NET / 4; k++) {
+        int face = (int)(rng_next() % (uint64_t)loop_mesh_face_count(mesh));
+        double s = rng_uniform(0.0, 1.0), t = rng_uniform(0.0, 1.0 - s);
+        worst_position =
+            fmax(worst_position,
+                 loop_fd_max_error(mesh, face, s, t, POSITION_CASES,
+                                   (int)(sizeof POSITION_CASES / sizeof *POSITION_CASES), false));
+        worst_normal =
+            fmax(worst_normal,
+                 loop_fd_max_error(mesh, face, s, t, NORMAL_CASES,
+                                   (int)(sizeof NORMAL_CASES / sizeof *NORMAL_CASES), true));
+    }
+    printf("# loop finite differences: worst relative error %.2e (position), %.2e (normal)\n",
+           worst_position, worst_normal);
+    assert_true(worst_position < FD_RELATIVE_TOLERANCE);
+    assert_true(worst_normal < FD_RELATIVE_TOLERANCE);
+    loop_mesh_destroy(mesh);
+}
+
+/* At a corner the patch passes through Loop's limit point of the vertex: for valence 6,
+ * 1/2 of the vertex and 1/12 of each of its six neighbours (002 5.1; Loop's limit mask). */
+static void test_loop_corner_is_the_limit_point(void **state) {
+    (void)state;
+    rng_state = 2001;
+    LoopMesh *mesh = torus_mesh(0.2);
+    IssimError err = {0};
+    Vec3 vertices[TORUS_AROUND * TORUS_ACROSS];
+    rng_state = 2001; /* the same jitter again: the vertices as created */
+    for (int i = 0; i < TORUS_AROUND; i++)
+        for (int j = 0; j < TORUS_ACROSS; j++) {
+            double theta = 2.0 * M_PI * i / TORUS_AROUND, phi = 2.0 * M_PI * j / TORUS_ACROSS;
+            double ring = 2.0 + 0.7 * cos(phi);
+            vertices[i * TORUS_ACROSS + j] = vec3(ring * cos(theta) + rng_uniform(-0.2, 0.2),
+                                                  ring * sin(theta) + rng_uniform(-0.2, 0.2),
+                                                  0.7 * sin(phi) + rng_uniform(-0.2, 0.2));
+        }
+    for (int face = 0; face < loop_mesh_face_count(mesh); face += 5) {
+        int c[LOOP_PATCH_VERTICES];
+        assert_int_equal(loop_mesh_patch(mesh, face, c, &err), ISSIM_OK);
+        /* vertex 4 (index 3) and its ring 1, 2, 3, 5, 7, 8 */
+        Vec3 limit = vec3_scale(vertices[c[3]], 0.5);
+        const int ring[6] = {0, 1, 2, 4, 6, 7};
+        for (int k = 0; k < 6; k++)
+            limit = vec3_add(limit, vec3_scale(vertices[c[ring[k]]], 1.0 / 12.0));
+        SurfacePoint p = evaluate_loop(mesh, face, 0.0, 0.0);
+        assert_near(vec3_norm(vec3_sub(p.x[SURFACE_VALUE], limit)), 0.0, 1e-14);
+    }
+    loop_mesh_destroy(mesh);
+}
+
+/* (s, t) of the point at fraction `along` of edge k (corner k to corner k + 1) of a face. */
+static void edge_parameter(int k, double along, double *s, double *t) {
+    const double corner[3][2] = {{0, 0}, {1, 0}, {0, 1}};
+    const double *from = corner[k], *to = corner[(k + 1) % 3];
+    *s = from[0] + along * (to[0] - from[0]);
+    *t = from[1] + along * (to[1] - from[1]);
+}
+
+/* The box spline is C2: position, normal and both curvatures agree across every shared edge. */
+static void test_loop_patches_join_with_continuous_curvature(void **state) {
+    (void)state;
+    rng_state = 2002;
+    LoopMesh *mesh = torus_mesh(0.15);
+    IssimError err = {0};
+    int faces = loop_mesh_face_count(mesh);
+    int edges_checked = 0;
+    for (int f = 0; f < faces; f++) {
+        int fv[LOOP_PATCH_VERTICES];
+        assert_int_equal(loop_mesh_patch(mesh, f, fv, &err), ISSIM_OK);
+        int corners_f[3] = {fv[3], fv[6], fv[7]};
+        for (int g = 0; g < faces; g++) {
+            int gv[LOOP_PATCH_VERTICES];
+            assert_int_equal(loop_mesh_patch(mesh, g, gv, &err), ISSIM_OK);
+            int corners_g[3] = {gv[3], gv[6], gv[7]};
+            for (int k = 0; k < 3; k++)
+                for (int m = 0; m < 3; m++) {
+                    if (corners_f[k] != corners_g[(m + 1) % 3] ||
+                        corners_f[(k + 1) % 3] != corners_g[m])
+                        continue;
+                    for (double along = 0.2; along < 0.9; along += 0.3) {
+                        double sf, tf, sg, tg;
+                        edge_parameter(k, along, &sf, &tf);
+                        edge_parameter(m, 1.0 - along, &sg, &tg);
+                        SurfacePoint a = evaluate_loop(mesh, f, sf, tf);
+                        SurfacePoint b = evaluate_loop(mesh, g, sg, tg);
+                        SurfaceCurvature ca, cb;
+                        surface_curvature(&a, &ca);
+                        surface_curvature(&b, &cb);
+                        assert_near(vec3_norm(vec3_sub(a.x[SURFACE_VALUE], b.x[SURFACE_VALUE])),
+                                    0.0, 1e-13);
+                        assert_near(
+                            vec3_norm(vec3_sub(a.normal[SURFACE_VALUE], b.normal[SURFACE_VALUE])),
+                            0.0, 1e-12);
+                        assert_near(ca.gaussian, cb.gaussian, 1e-10);
+                        assert_near(ca.mean, cb.mean, 1e-10);
+                    }
+                    edges_checked++;
+                }
+        }
+    }
+    assert_int_equal(edges_checked, 3 * faces); /* every face's three edges: closed */
+    loop_mesh_destroy(mesh);
+}
+
+/* 002 App. B.2's bowl: read, closed, every vertex of valence 4 or 6; a face at a valence-4
+ * vertex is refused with the mesh, the face and the vertex named. */
+static void test_loop_bowl_of_the_seed(void **state) {
+    (void)state;
+    IssimError err = {0};
+    LoopMesh *bowl = loop_mesh_load(test_source_path("assets/loop_bowl.obj"), &err);
+    if (!bowl)
+        fail_msg("%s", err.message);
+    assert_int_equal(loop_mesh_face_count(bowl), 14);
+    assert_true(loop_mesh_is_closed(bowl));
+    assert_int_equal(loop_mesh_valence(bowl, 0), 6);
+    assert_int_equal(loop_mesh_valence(bowl, 3), 4);
+    SurfacePoint p;
+    assert_int_equal(loop_mesh_evaluate(bowl, 1, 0.2, 0.2, &p, &err), ISSIM_ERR_INVALID);
+    assert_non_null(strstr(err.message, "loop_bowl.obj"));
+    assert_non_null(strstr(err.message, "face 2 (vertices 4 5 6): vertex 4 has valence 4"));
+    loop_mesh_destroy(bowl);
+}
+
+/* A mesh whose faces disagree in orientation is refused, naming the edge; a torus missing one
+ * face is not closed. */
+static void test_loop_mesh_not_a_manifold(void **state) {
+    (void)state;
+    const Vec3 square[4] = {vec3(0, 0, 0), vec3(1, 0, 0), vec3(1, 1, 0), vec3(0, 1, 0)};
+    const int flipped[2][3] = {{0, 1, 2}, {0, 1, 3}}; /* edge 1-2 used twice as 1 -> 2 */
+    IssimError err = {0};
+    assert_null(loop_mesh_create("flipped", square, 4, flipped, 2, &err));
+    assert_int_equal(err.status, ISSIM_ERR_INVALID);
+    assert_non_null(strstr(err.message, "'flipped': edge 1-2 is used twice"));
+
+    const int open[1][3] = {{0, 1, 2}};
+    LoopMesh *mesh = loop_mesh_create("open", square, 4, open, 1, &err);
+    assert_non_null(mesh);
+    assert_false(loop_mesh_is_closed(mesh));
+    loop_mesh_destroy(mesh);
+}
+
 /* ===== Bad input ===== */
 
 static void test_degenerate_normal_reported(void **state) {
@@ -360,6 +568,11 @@ int main(void) {
         cmocka_unit_test(test_paraboloid_cap_curvature),
         cmocka_unit_test(test_rattleback_cap),
         cmocka_unit_test(test_degenerate_normal_reported),
+        cmocka_unit_test(test_loop_regular_derivatives_match_finite_differences),
+        cmocka_unit_test(test_loop_corner_is_the_limit_point),
+        cmocka_unit_test(test_loop_patches_join_with_continuous_curvature),
+        cmocka_unit_test(test_loop_bowl_of_the_seed),
+        cmocka_unit_test(test_loop_mesh_not_a_manifold),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -103,4 +103,49 @@ void bezier_patch_rattleback(BezierPatch *out);
 /* The flat floor patch of 002 App. B.1: the square [-1.5, 1.5]^2 at z = 0, n = +z. */
 void bezier_patch_rattleback_floor(BezierPatch *out);
 
+/* ===== Loop subdivision surfaces (002 5.1, App. B.2) ===== */
+
+/* A closed triangle mesh whose limit under Loop subdivision is the surface. Faces are
+ * counter-clockwise seen from outside (n = x_s x x_t then points out). */
+typedef struct LoopMesh LoopMesh;
+
+enum { LOOP_PATCH_VERTICES = 12 };
+
+/* Reads an .obj file (002 App. B.2: "v x y z" and "f i j k" lines; the collision module's reader,
+ * which fans polygons into triangles). Errors: the reader's (file:line), and a mesh that is not
+ * an oriented 2-manifold (an edge used twice in one direction), naming the edge. The mesh may
+ * have boundaries (loop_mesh_is_closed); evaluation needs a closed neighbourhood. */
+LoopMesh *loop_mesh_load(const char *path, IssimError *err);
+/* The same from arrays (copied); `name` names the mesh in messages. */
+LoopMesh *loop_mesh_create(const char *name, const Vec3 *vertices, int vertex_count,
+                           const int (*faces)[3], int face_count, IssimError *err);
+void loop_mesh_destroy(LoopMesh *mesh); /* NULL: no-op */
+int loop_mesh_face_count(const LoopMesh *mesh);
+int loop_mesh_valence(const LoopMesh *mesh, int vertex);
+bool loop_mesh_is_closed(const LoopMesh *mesh);
+
+/* The 12 control vertices of face `face`'s regular patch, in the layout of Stam's basis:
+ *
+ *        1   2
+ *      3   4   5
+ *    6   7   8   9          face = (4, 7, 8), counter-clockwise
+ *     10  11  12
+ *
+ * Errors (ISSIM_ERR_INVALID, naming the mesh, the face and the vertex, 1-based as in the file):
+ * a corner of valence other than 6 (an extraordinary vertex: 002 5.1.2 and 5.2's S-patches, not
+ * implemented), a boundary edge in the neighbourhood. */
+IssimStatus loop_mesh_patch(const LoopMesh *mesh, int face, int control[LOOP_PATCH_VERTICES],
+                            IssimError *err);
+
+/* The limit surface of a regular patch at (s, t), s, t >= 0, s + t <= 1: barycentric
+ * (u, v, w) = (1 - s - t, s, t) on the face (4, 7, 8), so (0, 0) is vertex 4's limit point, x_s
+ * points toward 7 and x_t toward 8. Position and the ten derivatives by jets through the quartic
+ * box-spline basis; outside the triangle the polynomial extends (it is no longer the limit
+ * surface there). Errors as bezier_patch_evaluate. */
+IssimStatus loop_patch_evaluate(const Vec3 control[LOOP_PATCH_VERTICES], double s, double t,
+                                const char *name, SurfacePoint *out, IssimError *err);
+/* loop_mesh_patch then loop_patch_evaluate; messages name the mesh and the face. */
+IssimStatus loop_mesh_evaluate(const LoopMesh *mesh, int face, double s, double t,
+                               SurfacePoint *out, IssimError *err);
+
 #endif
