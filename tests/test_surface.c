@@ -21,19 +21,11 @@ enum { RANDOM_NETS = 20, POINTS_PER_NET = 10 };
 /* Derivatives smaller than this are compared absolutely (units of the nets: about 1). */
 #define FD_FLOOR 1e-2
 
-/* ===== Seeded random numbers (splitmix64) ===== */
-
-static uint64_t rng_state;
-
-static uint64_t rng_next(void) {
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+/* Seeded random numbers (testutil's xorshift64*). */
+static TestRng rng;
 
 static double rng_uniform(double lo, double hi) {
-    return lo + (hi - lo) * (double)(rng_next() >> 11) * 0x1.0p-53;
+    return test_rng_range(&rng, lo, hi);
 }
 
 /* A unit grid in the plane, moved by up to 0.2 in the plane (so the parameterisation stays
@@ -81,42 +73,55 @@ static double relative_error(Vec3 analytic, Vec3 fd) {
     return vec3_norm(vec3_sub(analytic, fd)) / fmax(vec3_norm(analytic), FD_FLOOR);
 }
 
+/* A surface to differentiate: a Bezier patch, or a face of a Loop mesh. */
+typedef struct FdSurface {
+    const BezierPatch *patch;
+    const LoopMesh *mesh;
+    int face;
+} FdSurface;
+
+static SurfacePoint evaluate_loop(const LoopMesh *mesh, int face, double s, double t);
+
+static SurfacePoint fd_evaluate(const FdSurface *surface, double s, double t) {
+    return surface->patch ? evaluate(surface->patch, s, t)
+                          : evaluate_loop(surface->mesh, surface->face, s, t);
+}
+
 /* Largest relative error over the cases at (s, t); normals when `normal`. */
-static double fd_max_error(const BezierPatch *patch, double s, double t, const FdCase *cases,
+static double fd_max_error(const FdSurface *surface, double s, double t, const FdCase *cases,
                            int count, bool normal) {
-    SurfacePoint at = evaluate(patch, s, t);
+    SurfacePoint at = fd_evaluate(surface, s, t);
     double worst = 0.0;
     for (int c = 0; c < count; c++) {
         double ds = cases[c].along_t ? 0.0 : FD_STEP, dt = cases[c].along_t ? FD_STEP : 0.0;
-        SurfacePoint plus = evaluate(patch, s + ds, t + dt);
-        SurfacePoint minus = evaluate(patch, s - ds, t - dt);
+        SurfacePoint plus = fd_evaluate(surface, s + ds, t + dt);
+        SurfacePoint minus = fd_evaluate(surface, s - ds, t - dt);
         const Vec3 *hi = normal ? plus.normal : plus.x, *lo = normal ? minus.normal : minus.x;
         const Vec3 *an = normal ? at.normal : at.x;
         Vec3 fd = vec3_scale(vec3_sub(hi[cases[c].of], lo[cases[c].of]), 0.5 / FD_STEP);
-        double e = relative_error(an[cases[c].derivative], fd);
-        if (e > worst)
-            worst = e;
+        worst = fmax(worst, relative_error(an[cases[c].derivative], fd));
     }
     return worst;
 }
 
+#define CASES(array) array, (int)(sizeof array / sizeof *array)
+
+/* Worst errors of position and normal derivatives at (s, t), folded into worst[2]. */
+static void fd_check_point(const FdSurface *surface, double s, double t, double worst[2]) {
+    worst[0] = fmax(worst[0], fd_max_error(surface, s, t, CASES(POSITION_CASES), false));
+    worst[1] = fmax(worst[1], fd_max_error(surface, s, t, CASES(NORMAL_CASES), true));
+}
+
 static void test_derivatives_match_finite_differences(void **state) {
     (void)state;
-    rng_state = 16;
-    double worst_position = 0.0, worst_normal = 0.0;
+    rng.s = 16;
+    double worst[2] = {0.0, 0.0};
     for (int n = 0; n < RANDOM_NETS; n++) {
         BezierPatch patch;
         random_net(&patch, n);
         for (int k = 0; k < POINTS_PER_NET; k++) {
             double s = rng_uniform(0.0, 1.0), t = rng_uniform(0.0, 1.0);
-            worst_position =
-                fmax(worst_position,
-                     fd_max_error(&patch, s, t, POSITION_CASES,
-                                  (int)(sizeof POSITION_CASES / sizeof *POSITION_CASES), false));
-            worst_normal =
-                fmax(worst_normal,
-                     fd_max_error(&patch, s, t, NORMAL_CASES,
-                                  (int)(sizeof NORMAL_CASES / sizeof *NORMAL_CASES), true));
+            fd_check_point(&(FdSurface){.patch = &patch}, s, t, worst);
             /* the normal itself: unit, orthogonal to both tangents, along x_s x x_t */
             SurfacePoint p = evaluate(&patch, s, t);
             Vec3 n0 = p.normal[SURFACE_VALUE];
@@ -126,10 +131,10 @@ static void test_derivatives_match_finite_differences(void **state) {
             assert_true(vec3_dot(n0, vec3_cross(p.x[SURFACE_S], p.x[SURFACE_T])) > 0.0);
         }
     }
-    printf("# finite differences: worst relative error %.2e (position), %.2e (normal)\n",
-           worst_position, worst_normal);
-    assert_true(worst_position < FD_RELATIVE_TOLERANCE);
-    assert_true(worst_normal < FD_RELATIVE_TOLERANCE);
+    printf("# finite differences: worst relative error %.2e (position), %.2e (normal)\n", worst[0],
+           worst[1]);
+    assert_true(worst[0] < FD_RELATIVE_TOLERANCE);
+    assert_true(worst[1] < FD_RELATIVE_TOLERANCE);
 }
 
 /* ===== Jets against the closed forms ===== */
@@ -159,7 +164,7 @@ static void bernstein_jets(const Jet *u, Jet b[4]) {
 
 static void test_jets_match_closed_form_derivatives(void **state) {
     (void)state;
-    rng_state = 1616;
+    rng.s = 1616;
     for (int n = 0; n < RANDOM_NETS; n++) {
         BezierPatch patch;
         random_net(&patch, n);
@@ -194,7 +199,7 @@ static void test_jets_match_closed_form_derivatives(void **state) {
 /* 1/sqrt of a jet: r^2 a = 1 to every order (a random jet with a positive value). */
 static void test_jet_rsqrt_identity(void **state) {
     (void)state;
-    rng_state = 3;
+    rng.s = 3;
     for (int n = 0; n < RANDOM_NETS; n++) {
         Jet a;
         for (int k = 0; k < SURFACE_DERIVATIVES; k++)
@@ -228,7 +233,7 @@ static void test_flat_patch(void **state) {
         assert_near(vec3_norm(f.x[k]), 0.0, 1e-14);
     assert_near(f.normal[SURFACE_VALUE].z, 1.0, 1e-15);
 
-    rng_state = 7;
+    rng.s = 7;
     BezierPatch patch;
     random_net(&patch, 0);
     for (int i = 0; i < 4; i++)
@@ -271,7 +276,7 @@ static void test_paraboloid_cap_curvature(void **state) {
     assert_near(c.principal[0], 1.0 / radius, 1e-12);
     assert_near(c.principal[1], 1.0 / radius, 1e-12);
 
-    rng_state = 99;
+    rng.s = 99;
     for (int k = 0; k < POINTS_PER_NET; k++) {
         SurfacePoint p = evaluate(&dome, rng_uniform(0, 1), rng_uniform(0, 1));
         Vec3 at = p.x[SURFACE_VALUE];
@@ -369,45 +374,21 @@ static SurfacePoint evaluate_loop(const LoopMesh *mesh, int face, double s, doub
     return p;
 }
 
-/* Largest relative error of the central differences over the cases (normals when `normal`). */
-static double loop_fd_max_error(const LoopMesh *mesh, int face, double s, double t,
-                                const FdCase *cases, int count, bool normal) {
-    SurfacePoint at = evaluate_loop(mesh, face, s, t);
-    double worst = 0.0;
-    for (int c = 0; c < count; c++) {
-        double ds = cases[c].along_t ? 0.0 : FD_STEP, dt = cases[c].along_t ? FD_STEP : 0.0;
-        SurfacePoint plus = evaluate_loop(mesh, face, s + ds, t + dt);
-        SurfacePoint minus = evaluate_loop(mesh, face, s - ds, t - dt);
-        const Vec3 *hi = normal ? plus.normal : plus.x, *lo = normal ? minus.normal : minus.x;
-        const Vec3 *an = normal ? at.normal : at.x;
-        Vec3 fd = vec3_scale(vec3_sub(hi[cases[c].of], lo[cases[c].of]), 0.5 / FD_STEP);
-        worst = fmax(worst, relative_error(an[cases[c].derivative], fd));
-    }
-    return worst;
-}
-
 static void test_loop_regular_derivatives_match_finite_differences(void **state) {
     (void)state;
-    rng_state = 2000;
+    rng.s = 2000;
     LoopMesh *mesh = torus_mesh(0.1);
     assert_true(loop_mesh_is_closed(mesh));
-    double worst_position = 0.0, worst_normal = 0.0;
+    double worst[2] = {0.0, 0.0};
     for (int k = 0; k < RANDOM_NETS * POINTS_PER_NET / 4; k++) {
-        int face = (int)(rng_next() % (uint64_t)loop_mesh_face_count(mesh));
+        int face = (int)rng_uniform(0.0, loop_mesh_face_count(mesh));
         double s = rng_uniform(0.0, 1.0), t = rng_uniform(0.0, 1.0 - s);
-        worst_position =
-            fmax(worst_position,
-                 loop_fd_max_error(mesh, face, s, t, POSITION_CASES,
-                                   (int)(sizeof POSITION_CASES / sizeof *POSITION_CASES), false));
-        worst_normal =
-            fmax(worst_normal,
-                 loop_fd_max_error(mesh, face, s, t, NORMAL_CASES,
-                                   (int)(sizeof NORMAL_CASES / sizeof *NORMAL_CASES), true));
+        fd_check_point(&(FdSurface){.mesh = mesh, .face = face}, s, t, worst);
     }
     printf("# loop finite differences: worst relative error %.2e (position), %.2e (normal)\n",
-           worst_position, worst_normal);
-    assert_true(worst_position < FD_RELATIVE_TOLERANCE);
-    assert_true(worst_normal < FD_RELATIVE_TOLERANCE);
+           worst[0], worst[1]);
+    assert_true(worst[0] < FD_RELATIVE_TOLERANCE);
+    assert_true(worst[1] < FD_RELATIVE_TOLERANCE);
     loop_mesh_destroy(mesh);
 }
 
@@ -415,27 +396,17 @@ static void test_loop_regular_derivatives_match_finite_differences(void **state)
  * 1/2 of the vertex and 1/12 of each of its six neighbours (002 5.1; Loop's limit mask). */
 static void test_loop_corner_is_the_limit_point(void **state) {
     (void)state;
-    rng_state = 2001;
+    rng.s = 2001;
     LoopMesh *mesh = torus_mesh(0.2);
     IssimError err = {0};
-    Vec3 vertices[TORUS_AROUND * TORUS_ACROSS];
-    rng_state = 2001; /* the same jitter again: the vertices as created */
-    for (int i = 0; i < TORUS_AROUND; i++)
-        for (int j = 0; j < TORUS_ACROSS; j++) {
-            double theta = 2.0 * M_PI * i / TORUS_AROUND, phi = 2.0 * M_PI * j / TORUS_ACROSS;
-            double ring = 2.0 + 0.7 * cos(phi);
-            vertices[i * TORUS_ACROSS + j] = vec3(ring * cos(theta) + rng_uniform(-0.2, 0.2),
-                                                  ring * sin(theta) + rng_uniform(-0.2, 0.2),
-                                                  0.7 * sin(phi) + rng_uniform(-0.2, 0.2));
-        }
     for (int face = 0; face < loop_mesh_face_count(mesh); face += 5) {
         int c[LOOP_PATCH_VERTICES];
         assert_int_equal(loop_mesh_patch(mesh, face, c, &err), ISSIM_OK);
         /* vertex 4 (index 3) and its ring 1, 2, 3, 5, 7, 8 */
-        Vec3 limit = vec3_scale(vertices[c[3]], 0.5);
+        Vec3 limit = vec3_scale(loop_mesh_vertex(mesh, c[3]), 0.5);
         const int ring[6] = {0, 1, 2, 4, 6, 7};
         for (int k = 0; k < 6; k++)
-            limit = vec3_add(limit, vec3_scale(vertices[c[ring[k]]], 1.0 / 12.0));
+            limit = vec3_add(limit, vec3_scale(loop_mesh_vertex(mesh, c[ring[k]]), 1.0 / 12.0));
         SurfacePoint p = evaluate_loop(mesh, face, 0.0, 0.0);
         assert_near(vec3_norm(vec3_sub(p.x[SURFACE_VALUE], limit)), 0.0, 1e-14);
     }
@@ -453,7 +424,7 @@ static void edge_parameter(int k, double along, double *s, double *t) {
 /* The box spline is C2: position, normal and both curvatures agree across every shared edge. */
 static void test_loop_patches_join_with_continuous_curvature(void **state) {
     (void)state;
-    rng_state = 2002;
+    rng.s = 2002;
     LoopMesh *mesh = torus_mesh(0.15);
     IssimError err = {0};
     int faces = loop_mesh_face_count(mesh);
