@@ -201,16 +201,17 @@ IssimStatus loop_patch_evaluate(const Vec3 control[LOOP_PATCH_VERTICES], double 
         Jet uv = jet_mul(&powers[0][e[0]], &powers[1][e[1]], JET_ORDER);
         monomials[m] = jet_mul(&uv, &powers[2][e[2]], JET_ORDER);
     }
+    /* x = sum_m monomial_m (sum_i LOOP_BASIS[i][m] / 12 P_i): the control points folded into
+     * the monomial coefficients first, so the jets are summed 15 times, not 12 x 15 */
     JetVec3 x = {{{0}}, {{0}}, {{0}}};
-    for (int i = 0; i < LOOP_PATCH_VERTICES; i++) {
-        Jet basis = {{0}};
-        for (int m = 0; m < 15; m++)
-            for (int k = 0; k < SURFACE_DERIVATIVES; k++)
-                basis.c[k] += LOOP_BASIS[i][m] / 12.0 * monomials[m].c[k];
+    for (int m = 0; m < 15; m++) {
+        Vec3 coefficient = vec3(0, 0, 0);
+        for (int i = 0; i < LOOP_PATCH_VERTICES; i++)
+            coefficient = vec3_add(coefficient, vec3_scale(control[i], LOOP_BASIS[i][m] / 12.0));
         for (int k = 0; k < SURFACE_DERIVATIVES; k++) {
-            x.x.c[k] += basis.c[k] * control[i].x;
-            x.y.c[k] += basis.c[k] * control[i].y;
-            x.z.c[k] += basis.c[k] * control[i].z;
+            x.x.c[k] += monomials[m].c[k] * coefficient.x;
+            x.y.c[k] += monomials[m].c[k] * coefficient.y;
+            x.z.c[k] += monomials[m].c[k] * coefficient.z;
         }
     }
     double dx[SURFACE_DERIVATIVES], dy[SURFACE_DERIVATIVES], dz[SURFACE_DERIVATIVES];

@@ -34,6 +34,7 @@ static const int JET_PRODUCT_TERMS[4] = {1, 5, 15, 35};
 /* Inline so that a constant order unrolls the loop into straight-line products. */
 static inline Jet jet_mul(const Jet *a, const Jet *b, int order) {
     Jet out = {{0}};
+#pragma GCC unroll 35
     for (int k = 0; k < JET_PRODUCT_TERMS[order]; k++)
         out.c[JET_PRODUCT[k][0]] += a->c[JET_PRODUCT[k][1]] * b->c[JET_PRODUCT[k][2]];
     return out;
