@@ -4,10 +4,10 @@
  * position x(s, t) and its partial derivatives "in all combinations up to order three" (002 5.3:
  * the ten of Table 6.1, counting x itself), and the contact frame built from them (002 eqs.
  * 4.5-4.8, App. A): the unit normal and its first and second partial derivatives (H needs the
- * frame's first derivatives, its time derivative the second). This module evaluates them for a
- * bicubic Bezier patch (002 App. B.1) and derives the normal and the curvature from the position
- * derivatives of any surface, so the Loop and S-patch surfaces of ch. 5 plug into the same
- * SurfacePoint.
+ * frame's first derivatives, its time derivative the second). This module evaluates them for
+ * bicubic Bezier patches (002 App. B.1) and for the regular patches of Loop subdivision surfaces
+ * (002 5.1, App. B.2), and derives the normal and the curvature from the position derivatives of
+ * any surface, so the S-patches of 002 5.2 will plug into the same SurfacePoint.
  *
  * How the derivatives are computed: the position derivatives of a Bezier patch in closed form
  * (tensor products of the cubic Bernstein polynomials and their derivatives: exact, and cheaper
@@ -15,7 +15,7 @@
  * normal and its derivatives by forward-mode automatic differentiation (002 5.3, Fig. 5.11) with
  * a small bivariate truncated-Taylor type ("jets": multivariate dual numbers carrying every mixed
  * partial up to the third order), because the closed forms of the derivatives of
- * (x_s x x_t) / |x_s x x_t| are long and error-prone.
+ * (x_s x x_t) / |x_s x x_t| are long and error-prone; the Loop basis by jets too.
  *
  * Thread: any. Every function is pure on caller-owned data; nothing is allocated.
  */
