@@ -476,6 +476,7 @@ static void test_loop_bowl_of_the_seed(void **state) {
     if (!bowl)
         fail_msg("%s", err.message);
     assert_int_equal(loop_mesh_face_count(bowl), 14);
+    assert_int_equal(loop_mesh_vertex_count(bowl), 9);
     assert_true(loop_mesh_is_closed(bowl));
     assert_int_equal(loop_mesh_valence(bowl, 0), 6);
     assert_int_equal(loop_mesh_valence(bowl, 3), 4);

@@ -121,8 +121,10 @@ LoopMesh *loop_mesh_create(const char *name, const Vec3 *vertices, int vertex_co
                            const int (*faces)[3], int face_count, IssimError *err);
 void loop_mesh_destroy(LoopMesh *mesh); /* NULL: no-op */
 int loop_mesh_face_count(const LoopMesh *mesh);
+int loop_mesh_vertex_count(const LoopMesh *mesh);
+/* Faces around a vertex, 0 <= vertex < loop_mesh_vertex_count (0-based). */
 int loop_mesh_valence(const LoopMesh *mesh, int vertex);
-Vec3 loop_mesh_vertex(const LoopMesh *mesh, int vertex); /* the control vertex */
+Vec3 loop_mesh_vertex(const LoopMesh *mesh, int vertex); /* the control vertex (0-based) */
 bool loop_mesh_is_closed(const LoopMesh *mesh);
 
 /* The 12 control vertices of face `face`'s regular patch, in the layout of Stam's basis:

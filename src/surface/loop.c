@@ -134,6 +134,10 @@ int loop_mesh_face_count(const LoopMesh *mesh) {
     return mesh->face_count;
 }
 
+int loop_mesh_vertex_count(const LoopMesh *mesh) {
+    return trimesh_vertex_count(mesh->triangles);
+}
+
 Vec3 loop_mesh_vertex(const LoopMesh *mesh, int vertex) {
     return trimesh_vertex(mesh->triangles, vertex);
 }
