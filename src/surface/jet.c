@@ -9,10 +9,8 @@
 
 /* Coefficients of order <= k. */
 static const int COEFFICIENTS[4] = {1, 3, 6, 10};
-/* a! b! of each coefficient, and its inverse. */
+/* a! b! of each coefficient. */
 static const double FACTORIALS[SURFACE_DERIVATIVES] = {1, 1, 1, 2, 1, 2, 6, 2, 2, 6};
-static const double INVERSE_FACTORIALS[SURFACE_DERIVATIVES] = {1,   1,         1,   0.5, 1,
-                                                               0.5, 1.0 / 6.0, 0.5, 0.5, 1.0 / 6.0};
 
 Jet jet_add(const Jet *a, const Jet *b) {
     Jet out;
@@ -41,13 +39,6 @@ Jet jet_rsqrt(const Jet *a, int order) {
     for (int i = 0; i < COEFFICIENTS[order]; i++)
         out.c[i] = r0 * (-0.5 * e.c[i] + 0.375 * e2.c[i] - 0.3125 * e3.c[i]);
     out.c[0] = r0;
-    return out;
-}
-
-Jet jet_from_derivatives(const double d[SURFACE_DERIVATIVES]) {
-    Jet out;
-    for (int i = 0; i < SURFACE_DERIVATIVES; i++)
-        out.c[i] = d[i] * INVERSE_FACTORIALS[i];
     return out;
 }
 

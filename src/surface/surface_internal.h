@@ -45,8 +45,7 @@ Jet jet_scale(const Jet *a, double k);
 /* 1 / sqrt(a); a->c[0] must be positive. */
 Jet jet_rsqrt(const Jet *a, int order);
 
-/* Taylor coefficients from partial derivatives (divides by a! b!) and back. */
-Jet jet_from_derivatives(const double d[SURFACE_DERIVATIVES]);
+/* Partial derivatives from Taylor coefficients (multiplies by a! b!). */
 void jet_to_derivatives(const Jet *a, double d[SURFACE_DERIVATIVES]);
 
 /* Vector jets, inline for the same reason as jet_mul. */

@@ -14,37 +14,20 @@
  * parameterisation is not regular there and the normal's derivatives are meaningless. */
 #define SURFACE_DEGENERATE_SINE 1e-10
 
-static double component(Vec3 v, int axis) {
-    return axis == 0 ? v.x : axis == 1 ? v.y : v.z;
-}
+/* a! b! of the derivatives of order <= 2, in SurfaceDerivative order. */
+static const double FACTORIAL_TO_2[SURFACE_NORMAL_DERIVATIVES] = {1, 1, 1, 2, 1, 2};
 
-/* The jet of d/ds x (derivative 1 = SURFACE_S) or d/dt x (SURFACE_T), correct to order 2: built
- * from x's derivatives up to order 3. */
-static JetVec3 tangent_jet(const SurfacePoint *p, SurfaceDerivative along) {
-    /* indices into p->x of the derivatives of x_s (or x_t) in SurfaceDerivative order, to 2 */
-    static const int OF_S[SURFACE_NORMAL_DERIVATIVES] = {SURFACE_S,   SURFACE_SS,  SURFACE_ST,
-                                                         SURFACE_SSS, SURFACE_SST, SURFACE_STT};
-    static const int OF_T[SURFACE_NORMAL_DERIVATIVES] = {SURFACE_T,   SURFACE_ST,  SURFACE_TT,
-                                                         SURFACE_SST, SURFACE_STT, SURFACE_TTT};
-    const int *of = along == SURFACE_S ? OF_S : OF_T;
-    Jet axes[3];
-    for (int axis = 0; axis < 3; axis++) {
-        double d[SURFACE_DERIVATIVES] = {0};
-        for (int k = 0; k < SURFACE_NORMAL_DERIVATIVES; k++)
-            d[k] = component(p->x[of[k]], axis);
-        axes[axis] = jet_from_derivatives(d);
+/* The jet of x_s (derivatives listed in `of`: x_s, x_ss, x_st, x_sss, x_sst, x_stt) or of x_t,
+ * correct to order 2 (order-3 coefficients left zero: they would need x's fourth derivatives). */
+static JetVec3 tangent_jet(const SurfacePoint *p, const int of[SURFACE_NORMAL_DERIVATIVES]) {
+    JetVec3 out = {{{0}}, {{0}}, {{0}}};
+    for (int k = 0; k < SURFACE_NORMAL_DERIVATIVES; k++) {
+        Vec3 d = vec3_scale(p->x[of[k]], 1.0 / FACTORIAL_TO_2[k]);
+        out.x.c[k] = d.x;
+        out.y.c[k] = d.y;
+        out.z.c[k] = d.z;
     }
-    return (JetVec3){axes[0], axes[1], axes[2]};
-}
-
-/* Partial derivatives 0 .. count - 1 of a vector jet. */
-static void jetvec3_derivatives(const JetVec3 *v, Vec3 *out, int count) {
-    double dx[SURFACE_DERIVATIVES], dy[SURFACE_DERIVATIVES], dz[SURFACE_DERIVATIVES];
-    jet_to_derivatives(&v->x, dx);
-    jet_to_derivatives(&v->y, dy);
-    jet_to_derivatives(&v->z, dz);
-    for (int k = 0; k < count; k++)
-        out[k] = vec3(dx[k], dy[k], dz[k]);
+    return out;
 }
 
 IssimStatus surface_point_normal(SurfacePoint *point, const char *surface, IssimError *err) {
@@ -59,14 +42,20 @@ IssimStatus surface_point_normal(SurfacePoint *point, const char *surface, Issim
                                "parameterisation is not regular there)",
                                surface ? surface : "?", point->s, point->t, cross, vec3_norm(xs),
                                vec3_norm(xt));
-    JetVec3 tangent_s = tangent_jet(point, SURFACE_S);
-    JetVec3 tangent_t = tangent_jet(point, SURFACE_T);
+    static const int OF_S[SURFACE_NORMAL_DERIVATIVES] = {SURFACE_S,   SURFACE_SS,  SURFACE_ST,
+                                                         SURFACE_SSS, SURFACE_SST, SURFACE_STT};
+    static const int OF_T[SURFACE_NORMAL_DERIVATIVES] = {SURFACE_T,   SURFACE_ST,  SURFACE_TT,
+                                                         SURFACE_SST, SURFACE_STT, SURFACE_TTT};
+    JetVec3 tangent_s = tangent_jet(point, OF_S);
+    JetVec3 tangent_t = tangent_jet(point, OF_T);
     /* the tangents' jets are exact to order 2 only: so is everything built from them */
     JetVec3 normal = jetvec3_cross(&tangent_s, &tangent_t, 2);
     Jet length_squared = jetvec3_dot(&normal, &normal, 2);
     Jet inverse_length = jet_rsqrt(&length_squared, 2);
     JetVec3 unit = jetvec3_scale(&normal, &inverse_length, 2);
-    jetvec3_derivatives(&unit, point->normal, SURFACE_NORMAL_DERIVATIVES);
+    for (int k = 0; k < SURFACE_NORMAL_DERIVATIVES; k++)
+        point->normal[k] =
+            vec3_scale(vec3(unit.x.c[k], unit.y.c[k], unit.z.c[k]), FACTORIAL_TO_2[k]);
     return ISSIM_OK;
 }
 
