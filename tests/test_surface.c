@@ -487,8 +487,9 @@ static void test_loop_bowl_of_the_seed(void **state) {
     loop_mesh_destroy(bowl);
 }
 
-/* A mesh whose faces disagree in orientation is refused, naming the edge; a torus missing one
- * face is not closed. */
+/* A mesh whose faces disagree in orientation is refused, naming the edge; a parameter that is
+ * not finite or a face that does not exist is refused naming the face; a single triangle is not
+ * closed. */
 static void test_loop_mesh_not_a_manifold(void **state) {
     (void)state;
     const Vec3 square[4] = {vec3(0, 0, 0), vec3(1, 0, 0), vec3(1, 1, 0), vec3(0, 1, 0)};
@@ -497,6 +498,14 @@ static void test_loop_mesh_not_a_manifold(void **state) {
     assert_null(loop_mesh_create("flipped", square, 4, flipped, 2, &err));
     assert_int_equal(err.status, ISSIM_ERR_INVALID);
     assert_non_null(strstr(err.message, "'flipped': edge 1-2 is used twice"));
+
+    LoopMesh *torus = torus_mesh(0.0);
+    SurfacePoint p;
+    assert_int_equal(loop_mesh_evaluate(torus, 4, INFINITY, 0.1, &p, &err), ISSIM_ERR_INVALID);
+    assert_non_null(strstr(err.message, "'torus face 5'"));
+    assert_int_equal(loop_mesh_evaluate(torus, 96, 0.1, 0.1, &p, &err), ISSIM_ERR_RANGE);
+    assert_non_null(strstr(err.message, "face 97 out of range (96 faces)"));
+    loop_mesh_destroy(torus);
 
     const int open[1][3] = {{0, 1, 2}};
     LoopMesh *mesh = loop_mesh_create("open", square, 4, open, 1, &err);
