@@ -63,7 +63,8 @@ IssimStatus surface_point_normal(SurfacePoint *point, const char *surface, Issim
 /* Principal curvatures and directions at an evaluated point, from the first and second
  * fundamental forms (I = [x_s.x_s, x_s.x_t; ., x_t.x_t], II = [x_ss.n, x_st.n; ., x_tt.n]).
  * Sign: a curvature is positive where the surface bends away from its normal, i.e. a surface
- * convex in the direction of n (a sphere with its outward normal: +1/R). */
+ * convex in the direction of n (a sphere with its outward normal: +1/R). `point` must come
+ * from a successful evaluation (a regular point: the fundamental form I is invertible). */
 typedef struct SurfaceCurvature {
     double principal[2]; /* principal[0] <= principal[1] */
     Vec3 direction[2];   /* unit tangents of the principal directions (orthogonal) */
