@@ -467,6 +467,34 @@ static void test_loop_patches_join_with_continuous_curvature(void **state) {
     loop_mesh_destroy(mesh);
 }
 
+/* Subdividing keeps the limit surface: at the same points (coarse face f at (s, t) is fine face
+ * 4f at (2s, 2t)) position and normal agree and the tangents halve; the coarse corners and edge
+ * midpoints are the fine corners. This checks Loop's rules against the box-spline basis. */
+static void test_loop_subdivision_keeps_the_limit_surface(void **state) {
+    (void)state;
+    rng.s = 2003;
+    LoopMesh *coarse = torus_mesh(0.15);
+    IssimError err = {0};
+    LoopMesh *fine = loop_mesh_subdivide(coarse, &err);
+    if (!fine)
+        fail_msg("%s", err.message);
+    assert_int_equal(loop_mesh_face_count(fine), 4 * loop_mesh_face_count(coarse));
+    for (int f = 0; f < loop_mesh_face_count(coarse); f++) {
+        const double at[3][2] = {{0.0, 0.0}, {0.5, 0.0}, {0.2, 0.1}};
+        for (int k = 0; k < 3; k++) {
+            SurfacePoint a = evaluate_loop(coarse, f, at[k][0], at[k][1]);
+            SurfacePoint b = evaluate_loop(fine, 4 * f, 2.0 * at[k][0], 2.0 * at[k][1]);
+            assert_near(vec3_norm(vec3_sub(a.x[SURFACE_VALUE], b.x[SURFACE_VALUE])), 0.0, 1e-13);
+            assert_near(vec3_norm(vec3_sub(a.normal[SURFACE_VALUE], b.normal[SURFACE_VALUE])), 0.0,
+                        1e-12);
+            assert_near(vec3_norm(vec3_sub(a.x[SURFACE_S], vec3_scale(b.x[SURFACE_S], 2.0))), 0.0,
+                        1e-12);
+        }
+    }
+    loop_mesh_destroy(fine);
+    loop_mesh_destroy(coarse);
+}
+
 /* 002 App. B.2's bowl: read, closed, every vertex of valence 4 or 6; a face at a valence-4
  * vertex is refused with the mesh, the face and the vertex named. */
 static void test_loop_bowl_of_the_seed(void **state) {
@@ -484,6 +512,34 @@ static void test_loop_bowl_of_the_seed(void **state) {
     assert_int_equal(loop_mesh_evaluate(bowl, 1, 0.2, 0.2, &p, &err), ISSIM_ERR_INVALID);
     assert_non_null(strstr(err.message, "loop_bowl.obj"));
     assert_non_null(strstr(err.message, "face 2 (vertices 4 5 6): vertex 4 has valence 4"));
+
+    /* subdivided, every face away from the six valence-4 vertices (4 faces each) is regular,
+     * and a level-1 regular face agrees with its level-2 child: exact evaluation of the bowl */
+    LoopMesh *once = loop_mesh_subdivide(bowl, &err);
+    LoopMesh *twice = once ? loop_mesh_subdivide(once, &err) : NULL;
+    if (!twice)
+        fail_msg("%s", err.message);
+    int regular[2] = {0, 0};
+    const LoopMesh *levels[2] = {once, twice};
+    for (int level = 0; level < 2; level++)
+        for (int f = 0; f < loop_mesh_face_count(levels[level]); f++) {
+            int c[LOOP_PATCH_VERTICES];
+            regular[level] += loop_mesh_patch(levels[level], f, c, NULL) == ISSIM_OK;
+        }
+    assert_int_equal(regular[0], 56 - 24);
+    assert_int_equal(regular[1], 224 - 24);
+    for (int f = 0; f < loop_mesh_face_count(once); f++) {
+        int c[LOOP_PATCH_VERTICES];
+        if (loop_mesh_patch(once, f, c, NULL) != ISSIM_OK)
+            continue;
+        SurfacePoint a = evaluate_loop(once, f, 0.1, 0.3);
+        SurfacePoint b = evaluate_loop(twice, 4 * f, 0.2, 0.6);
+        assert_near(vec3_norm(vec3_sub(a.x[SURFACE_VALUE], b.x[SURFACE_VALUE])), 0.0, 1e-13);
+    }
+    assert_int_equal(loop_mesh_evaluate(twice, 0, 0.1, 0.1, &p, &err), ISSIM_ERR_INVALID);
+    assert_non_null(strstr(err.message, "loop_bowl.obj, subdivided, subdivided': face 1"));
+    loop_mesh_destroy(twice);
+    loop_mesh_destroy(once);
     loop_mesh_destroy(bowl);
 }
 
@@ -552,6 +608,7 @@ int main(void) {
         cmocka_unit_test(test_loop_regular_derivatives_match_finite_differences),
         cmocka_unit_test(test_loop_corner_is_the_limit_point),
         cmocka_unit_test(test_loop_patches_join_with_continuous_curvature),
+        cmocka_unit_test(test_loop_subdivision_keeps_the_limit_surface),
         cmocka_unit_test(test_loop_bowl_of_the_seed),
         cmocka_unit_test(test_loop_mesh_not_a_manifold),
     };

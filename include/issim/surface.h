@@ -128,6 +128,15 @@ int loop_mesh_valence(const LoopMesh *mesh, int vertex);
 Vec3 loop_mesh_vertex(const LoopMesh *mesh, int vertex); /* the control vertex (0-based) */
 bool loop_mesh_is_closed(const LoopMesh *mesh);
 
+/* One step of Loop subdivision (002 5.1, Fig. 5.1): the same limit surface with four times the
+ * faces. Old vertices keep their indices (moved by Loop's vertex rule), edge vertices follow;
+ * face f = (a, b, c) becomes faces 4f .. 4f + 3 = (a, ab, ca), (ab, b, bc), (ca, bc, c),
+ * (ab, bc, ca), so face f at (s, t) is face 4f at (2s, 2t) for s + t <= 1/2. Every face not
+ * touching an extraordinary vertex is regular, so subdividing k times evaluates exactly all but
+ * the 2^-k neighbourhoods of the extraordinary vertices. A mesh with a boundary is refused
+ * (ISSIM_ERR_INVALID naming the edge). */
+LoopMesh *loop_mesh_subdivide(const LoopMesh *mesh, IssimError *err);
+
 /* The 12 control vertices of face `face`'s regular patch, in the layout of Stam's basis:
  *
  *        1   2

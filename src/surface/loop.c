@@ -55,12 +55,18 @@ static int compare_half_edges(const void *pa, const void *pb) {
     return (a->to > b->to) - (a->to < b->to);
 }
 
-/* The third vertex of the face holding the directed edge from -> to, or -1 (a boundary). */
-static int third_vertex(const LoopMesh *mesh, int from, int to) {
+/* Index in mesh->edges of the directed edge from -> to, or -1 (a boundary). */
+static int half_edge_index(const LoopMesh *mesh, int from, int to) {
     HalfEdge key = {from, to, 0};
     const HalfEdge *e = bsearch(&key, mesh->edges, (size_t)(3 * mesh->face_count),
                                 sizeof *mesh->edges, compare_half_edges);
-    return e ? e->third : -1;
+    return e ? (int)(e - mesh->edges) : -1;
+}
+
+/* The third vertex of the face holding the directed edge from -> to, or -1 (a boundary). */
+static int third_vertex(const LoopMesh *mesh, int from, int to) {
+    int i = half_edge_index(mesh, from, to);
+    return i >= 0 ? mesh->edges[i].third : -1;
 }
 
 static IssimStatus build_topology(LoopMesh *mesh, IssimError *err) {
@@ -183,6 +189,86 @@ static IssimStatus regular_neighbourhood(const LoopMesh *mesh, int face,
     }
     memcpy(out, p + 1, sizeof(int) * LOOP_PATCH_VERTICES);
     return ISSIM_OK;
+}
+
+/* ===== One step of Loop subdivision (002 5.1, Fig. 5.1) ===== */
+
+/* Loop's vertex weight: a vertex of valence n moves to (1 - n beta) v + beta sum(neighbours). */
+static double loop_beta(int valence) {
+    double c = 0.375 + 0.25 * cos(2.0 * M_PI / valence);
+    return (0.625 - c * c) / valence;
+}
+
+/* New vertex positions: the old vertices moved (indices kept), then one per edge. edge_of[i]
+ * is the new index of half-edge i's edge. */
+static void subdivided_vertices(const LoopMesh *mesh, const int *edge_of, Vec3 *out) {
+    int vertices = loop_mesh_vertex_count(mesh);
+    Vec3 *ring = out; /* neighbour sums first, then the moved vertices in place */
+    for (int v = 0; v < vertices; v++)
+        ring[v] = vec3(0, 0, 0);
+    for (int i = 0; i < 3 * mesh->face_count; i++) {
+        const HalfEdge *e = &mesh->edges[i];
+        ring[e->from] = vec3_add(ring[e->from], loop_mesh_vertex(mesh, e->to));
+        if (e->from < e->to) { /* each edge once: 3/8 of its ends, 1/8 of the two opposite */
+            Vec3 ends = vec3_add(loop_mesh_vertex(mesh, e->from), loop_mesh_vertex(mesh, e->to));
+            Vec3 sides = vec3_add(loop_mesh_vertex(mesh, e->third),
+                                  loop_mesh_vertex(mesh, third_vertex(mesh, e->to, e->from)));
+            out[edge_of[i]] = vec3_add(vec3_scale(ends, 0.375), vec3_scale(sides, 0.125));
+        }
+    }
+    for (int v = 0; v < vertices; v++) {
+        int n = mesh->valence[v];
+        double beta = loop_beta(n);
+        ring[v] = vec3_add(vec3_scale(loop_mesh_vertex(mesh, v), 1.0 - n * beta),
+                           vec3_scale(ring[v], beta));
+    }
+}
+
+LoopMesh *loop_mesh_subdivide(const LoopMesh *mesh, IssimError *err) {
+    for (int i = 0; i < 3 * mesh->face_count; i++)
+        if (third_vertex(mesh, mesh->edges[i].to, mesh->edges[i].from) < 0) {
+            issim_error_set(err, ISSIM_ERR_INVALID,
+                            "loop mesh '%s': edge %d-%d lies on a boundary: subdivision needs a "
+                            "closed mesh",
+                            mesh->name, mesh->edges[i].from + 1, mesh->edges[i].to + 1);
+            return NULL;
+        }
+    int vertices = loop_mesh_vertex_count(mesh), half_edges = 3 * mesh->face_count;
+    int new_vertices = vertices + half_edges / 2, new_faces = 4 * mesh->face_count;
+    int *edge_of = malloc((size_t)half_edges * sizeof *edge_of);
+    Vec3 *positions = malloc((size_t)new_vertices * sizeof *positions);
+    int(*faces)[3] = malloc((size_t)new_faces * sizeof *faces);
+    LoopMesh *fine = NULL;
+    if (!edge_of || !positions || !faces) {
+        issim_error_set(err, ISSIM_ERR_NOMEM, "loop mesh '%s': out of memory", mesh->name);
+        goto done;
+    }
+    for (int i = 0, next = vertices; i < half_edges; i++)
+        if (mesh->edges[i].from < mesh->edges[i].to) {
+            edge_of[i] = next;
+            edge_of[half_edge_index(mesh, mesh->edges[i].to, mesh->edges[i].from)] = next++;
+        }
+    subdivided_vertices(mesh, edge_of, positions);
+    /* face (a, b, c) -> (a, ab, ca), (ab, b, bc), (ca, bc, c), (ab, bc, ca): 4 f + k */
+    for (int f = 0; f < mesh->face_count; f++) {
+        int v[3], mid[3];
+        trimesh_triangle_indices(mesh->triangles, f, v);
+        for (int k = 0; k < 3; k++)
+            mid[k] = edge_of[half_edge_index(mesh, v[k], v[(k + 1) % 3])];
+        const int children[4][3] = {{v[0], mid[0], mid[2]},
+                                    {mid[0], v[1], mid[1]},
+                                    {mid[2], mid[1], v[2]},
+                                    {mid[0], mid[1], mid[2]}};
+        memcpy(faces[4 * f], children, sizeof children);
+    }
+    char name[sizeof mesh->name];
+    snprintf(name, sizeof name, "%.100s, subdivided", mesh->name);
+    fine = loop_mesh_create(name, positions, new_vertices, (const int(*)[3])faces, new_faces, err);
+done:
+    free(edge_of);
+    free(positions);
+    free(faces);
+    return fine;
 }
 
 IssimStatus loop_patch_evaluate(const Vec3 control[LOOP_PATCH_VERTICES], double s, double t,
