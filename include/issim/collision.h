@@ -79,6 +79,10 @@ void trimesh_destroy(TriMesh *mesh);
 int trimesh_triangle_count(const TriMesh *mesh);
 /* The three corners of triangle i (mesh frame). */
 void trimesh_triangle(const TriMesh *mesh, int i, Vec3 corners[3]);
+/* The vertex indices of triangle i, in the order read (counter-clockwise seen from outside). */
+void trimesh_triangle_indices(const TriMesh *mesh, int i, int indices[3]);
+int trimesh_vertex_count(const TriMesh *mesh);
+Vec3 trimesh_vertex(const TriMesh *mesh, int i);
 /* Indices of triangles whose bounds overlap box (body frame); returns the total count, writes
  * up to max. */
 int trimesh_query(const TriMesh *mesh, Aabb box, int *out, int max);

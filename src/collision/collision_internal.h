@@ -241,8 +241,6 @@ static inline unsigned trimesh_edge_class(unsigned flags, int j) {
 
 /* Bounds of all vertices (mesh frame). */
 Aabb trimesh_bounds(const TriMesh *mesh);
-/* Vertex indices of triangle i. */
-void trimesh_triangle_indices(const TriMesh *mesh, int i, int indices[3]);
 /* Edge classes of triangle i, two bits per edge as above. */
 unsigned trimesh_edge_flags(const TriMesh *mesh, int i);
 

@@ -281,6 +281,14 @@ void trimesh_triangle_indices(const TriMesh *mesh, int i, int indices[3]) {
         indices[k] = mesh->triangles[i][k];
 }
 
+int trimesh_vertex_count(const TriMesh *mesh) {
+    return mesh->vertex_count;
+}
+
+Vec3 trimesh_vertex(const TriMesh *mesh, int i) {
+    return mesh->vertices[i];
+}
+
 unsigned trimesh_edge_flags(const TriMesh *mesh, int i) {
     return mesh->edge_flags[i];
 }

@@ -13,6 +13,7 @@ int bench_haptics(int argc, char **argv);
 int bench_display(int argc, char **argv);
 int bench_mapgen(int argc, char **argv);
 int bench_lcp(int argc, char **argv);
+int bench_surface(int argc, char **argv);
 
 /* Monotonic clock, seconds. */
 double bench_now(void);

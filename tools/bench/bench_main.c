@@ -1,6 +1,7 @@
 /* issim-bench: `issim-bench all | engine | registry | collision | contact | contact_map | dynamics
- * | lcp | display | haptics | mapgen`. Run by `make bench` (`all` leaves out haptics, which starts
- * the device simulator and runs about 30 s, and mapgen, about a minute of finite elements). */
+ * | lcp | surface | display | haptics | mapgen`. Run by `make bench` (`all` leaves out haptics,
+ * which starts the device simulator and runs about 30 s, and mapgen, about a minute of finite
+ * elements). */
 #include "bench.h"
 
 #include <stdio.h>
@@ -51,6 +52,8 @@ int main(int argc, char **argv) {
         return bench_haptics(argc - 1, argv + 1);
     if (strcmp(which, "lcp") == 0)
         return bench_lcp(argc - 1, argv + 1);
+    if (strcmp(which, "surface") == 0)
+        return bench_surface(argc - 1, argv + 1);
     if (strcmp(which, "display") == 0)
         return bench_display(argc - 1, argv + 1);
     if (strcmp(which, "mapgen") == 0)
@@ -65,10 +68,12 @@ int main(int argc, char **argv) {
         rc |= bench_contact_map(argc - 1, argv + 1);
         rc |= bench_dynamics(argc - 1, argv + 1);
         rc |= bench_lcp(argc - 1, argv + 1);
+        rc |= bench_surface(argc - 1, argv + 1);
         return rc | bench_display(argc - 1, argv + 1);
     }
-    fprintf(stderr, "usage: issim-bench "
-                    "[all|engine|registry|collision|contact|contact_map|dynamics|lcp|display|"
-                    "haptics|mapgen|sphere_pile [N ...]|pile]\n");
+    fprintf(stderr,
+            "usage: issim-bench "
+            "[all|engine|registry|collision|contact|contact_map|dynamics|lcp|surface|display|"
+            "haptics|mapgen|sphere_pile [N ...]|pile]\n");
     return 2;
 }

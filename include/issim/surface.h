@@ -1,0 +1,164 @@
+/* issim surface: smooth parametric surfaces for Kry's contact evolution (seed 002, ch. 4-5).
+ *
+ * The contact evolution of 002 4.2-4.3 needs, at a contact parameter (s, t) of each surface, the
+ * position x(s, t) and its partial derivatives "in all combinations up to order three" (002 5.3:
+ * the ten of Table 6.1, counting x itself), and the contact frame built from them (002 eqs.
+ * 4.5-4.8, App. A): the unit normal and its first and second partial derivatives (H needs the
+ * frame's first derivatives, its time derivative the second). This module evaluates them for
+ * bicubic Bezier patches (002 App. B.1) and for the regular patches of Loop subdivision surfaces
+ * (002 5.1, App. B.2), and derives the normal and the curvature from the position derivatives of
+ * any surface, so the S-patches of 002 5.2 will plug into the same SurfacePoint.
+ *
+ * How the derivatives are computed: the position derivatives of a Bezier patch in closed form
+ * (tensor products of the cubic Bernstein polynomials and their derivatives: exact, and cheaper
+ * than carrying derivatives through every operation because the patch is separable); the unit
+ * normal and its derivatives by forward-mode automatic differentiation (002 5.3, Fig. 5.11) with
+ * a small bivariate truncated-Taylor type ("jets": multivariate dual numbers carrying every mixed
+ * partial up to the third order), because the closed forms of the derivatives of
+ * (x_s x x_t) / |x_s x x_t| are long and error-prone; the Loop basis by jets too.
+ *
+ * Thread: any. Every function is pure on caller-owned data; nothing is allocated.
+ */
+#ifndef ISSIM_SURFACE_H
+#define ISSIM_SURFACE_H
+
+#include "issim/core.h"
+#include "issim/math.h"
+
+/* ===== Evaluated point ===== */
+
+/* Index of a partial derivative in SurfacePoint.x and .normal: SURFACE_ST is d2/(ds dt) ... */
+typedef enum SurfaceDerivative {
+    SURFACE_VALUE = 0,
+    SURFACE_S,
+    SURFACE_T,
+    SURFACE_SS,
+    SURFACE_ST,
+    SURFACE_TT,
+    SURFACE_SSS,
+    SURFACE_SST,
+    SURFACE_STT,
+    SURFACE_TTT,
+    SURFACE_DERIVATIVES, /* 10: x and its nine partial derivatives up to order three */
+} SurfaceDerivative;
+
+/* Derivatives of the unit normal kept: up to second order (SURFACE_VALUE .. SURFACE_TT). */
+enum { SURFACE_NORMAL_DERIVATIVES = SURFACE_TT + 1 };
+
+/* A surface evaluated at (s, t): position and partial derivatives, the unit normal
+ * n = (x_s x x_t) / |x_s x x_t| and its partial derivatives up to second order. The normal of a
+ * closed body's surface points out of the body when the parameterisation is right-handed seen
+ * from outside (see bezier_patch_rattleback for the convention this fixes). */
+typedef struct SurfacePoint {
+    double s, t;
+    Vec3 x[SURFACE_DERIVATIVES];             /* by SurfaceDerivative */
+    Vec3 normal[SURFACE_NORMAL_DERIVATIVES]; /* n, n_s, n_t, n_ss, n_st, n_tt */
+} SurfacePoint;
+
+/* Fills point->normal from point->x (any surface). A degenerate point (x_s x x_t zero relative
+ * to |x_s| |x_t|, or not finite) is ISSIM_ERR_NUMERIC naming `surface` and (s, t); the normal is
+ * then zero. `surface` names the patch in messages (Nullable). */
+IssimStatus surface_point_normal(SurfacePoint *point, const char *surface, IssimError *err);
+
+/* Principal curvatures and directions at an evaluated point, from the first and second
+ * fundamental forms (I = [x_s.x_s, x_s.x_t; ., x_t.x_t], II = [x_ss.n, x_st.n; ., x_tt.n]).
+ * Sign: a curvature is positive where the surface bends away from its normal, i.e. a surface
+ * convex in the direction of n (a sphere with its outward normal: +1/R). `point` must come
+ * from a successful evaluation (a regular point: the fundamental form I is invertible). */
+typedef struct SurfaceCurvature {
+    double principal[2]; /* principal[0] <= principal[1] */
+    Vec3 direction[2];   /* unit tangents of the principal directions (orthogonal) */
+    double gaussian, mean;
+} SurfaceCurvature;
+void surface_curvature(const SurfacePoint *point, SurfaceCurvature *out);
+
+/* ===== Bicubic Bezier patch (002 App. B.1) ===== */
+
+typedef struct BezierPatch {
+    Vec3 control[4][4]; /* control[i][j]: i along s, j along t; x(s, t) = sum B_i(s) B_j(t) P_ij */
+    char name[64];      /* names the patch in error messages */
+} BezierPatch;
+
+/* Evaluates position, its nine partial derivatives, the unit normal and its derivatives at
+ * (s, t). The polynomial extends beyond [0, 1]^2 and is evaluated there too (boundary traversal,
+ * 002 4.5.1, locates crossings by evaluating just outside). Errors: a non-finite parameter
+ * (ISSIM_ERR_INVALID); a degenerate normal (ISSIM_ERR_NUMERIC, naming the patch and (s, t); the
+ * position derivatives are still filled). */
+IssimStatus bezier_patch_evaluate(const BezierPatch *patch, double s, double t, SurfacePoint *out,
+                                  IssimError *err);
+
+/* The rattleback cap of 002 App. B.1 in its body frame (centre of mass at the origin): the
+ * listed control net, scaled by (0.6, 0.2, 0.2), rotated by -0.174 rad about z, offset by
+ * (0, 0, 0.2), in that order; control[i][j] is the (i * 4 + j)-th point of the listing (x constant
+ * along j, so s runs along the cap's length and t across it).
+ *
+ * Sign convention: with this order n = x_s x x_t is +z at the cap's lowest-curvature point
+ * (s, t) = (0.5, 0.5), which lies at (0, 0, 0.1): the normal points away from the centre of mass
+ * and the cap bends away from it (both principal curvatures positive in surface_curvature's
+ * sign), so the cap is convex in the direction of +z in the body frame. Resting on the floor, the
+ * contact frames align n with the floor's -normal: the body's +z points down, and the cap is
+ * convex toward the floor. Swapping s and t would flip n and make the cap concave toward the
+ * floor (the centre of mass outside the body). */
+void bezier_patch_rattleback(BezierPatch *out);
+
+/* The flat floor patch of 002 App. B.1: the square [-1.5, 1.5]^2 at z = 0, n = +z. */
+void bezier_patch_rattleback_floor(BezierPatch *out);
+
+/* ===== Loop subdivision surfaces (002 5.1, App. B.2) ===== */
+
+/* A closed triangle mesh whose limit under Loop subdivision is the surface. Faces are
+ * counter-clockwise seen from outside (n = x_s x x_t then points out). */
+typedef struct LoopMesh LoopMesh;
+
+enum { LOOP_PATCH_VERTICES = 12 };
+
+/* Reads an .obj file (002 App. B.2: "v x y z" and "f i j k" lines; the collision module's reader,
+ * which fans polygons into triangles). Errors: the reader's (file:line), and a mesh that is not
+ * an oriented 2-manifold (an edge used twice in one direction), naming the edge. The mesh may
+ * have boundaries (loop_mesh_is_closed); evaluation needs a closed neighbourhood. */
+LoopMesh *loop_mesh_load(const char *path, IssimError *err);
+/* The same from arrays (copied); `name` names the mesh in messages. */
+LoopMesh *loop_mesh_create(const char *name, const Vec3 *vertices, int vertex_count,
+                           const int (*faces)[3], int face_count, IssimError *err);
+void loop_mesh_destroy(LoopMesh *mesh); /* NULL: no-op */
+int loop_mesh_face_count(const LoopMesh *mesh);
+int loop_mesh_vertex_count(const LoopMesh *mesh);
+/* Faces around a vertex, 0 <= vertex < loop_mesh_vertex_count (0-based). */
+int loop_mesh_valence(const LoopMesh *mesh, int vertex);
+Vec3 loop_mesh_vertex(const LoopMesh *mesh, int vertex); /* the control vertex (0-based) */
+bool loop_mesh_is_closed(const LoopMesh *mesh);
+
+/* One step of Loop subdivision (002 5.1, Fig. 5.1): the same limit surface with four times the
+ * faces. Old vertices keep their indices (moved by Loop's vertex rule), edge vertices follow;
+ * face f = (a, b, c) becomes faces 4f .. 4f + 3 = (a, ab, ca), (ab, b, bc), (ca, bc, c),
+ * (ab, bc, ca), so face f at (s, t) is face 4f at (2s, 2t) for s + t <= 1/2. Every face not
+ * touching an extraordinary vertex is regular, so subdividing k times evaluates exactly all but
+ * the 2^-k neighbourhoods of the extraordinary vertices. A mesh with a boundary is refused
+ * (ISSIM_ERR_INVALID naming the edge). */
+LoopMesh *loop_mesh_subdivide(const LoopMesh *mesh, IssimError *err);
+
+/* The 12 control vertices of face `face`'s regular patch, in the layout of Stam's basis:
+ *
+ *        1   2
+ *      3   4   5
+ *    6   7   8   9          face = (4, 7, 8), counter-clockwise
+ *     10  11  12
+ *
+ * Errors (ISSIM_ERR_INVALID, naming the mesh, the face and the vertex, 1-based as in the file):
+ * a corner of valence other than 6 (an extraordinary vertex: 002 5.1.2 and 5.2's S-patches, not
+ * implemented), a boundary edge in the neighbourhood. */
+IssimStatus loop_mesh_patch(const LoopMesh *mesh, int face, int control[LOOP_PATCH_VERTICES],
+                            IssimError *err);
+
+/* The limit surface of a regular patch at (s, t), s, t >= 0, s + t <= 1: barycentric
+ * (u, v, w) = (1 - s - t, s, t) on the face (4, 7, 8), so (0, 0) is vertex 4's limit point, x_s
+ * points toward 7 and x_t toward 8. Position and the ten derivatives by jets through the quartic
+ * box-spline basis; outside the triangle the polynomial extends (it is no longer the limit
+ * surface there). Errors as bezier_patch_evaluate. */
+IssimStatus loop_patch_evaluate(const Vec3 control[LOOP_PATCH_VERTICES], double s, double t,
+                                const char *name, SurfacePoint *out, IssimError *err);
+/* loop_mesh_patch then loop_patch_evaluate; messages name the mesh and the face. */
+IssimStatus loop_mesh_evaluate(const LoopMesh *mesh, int face, double s, double t,
+                               SurfacePoint *out, IssimError *err);
+
+#endif

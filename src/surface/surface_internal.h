@@ -1,0 +1,71 @@
+/* Private to src/surface: bivariate jets (truncated Taylor series in (ds, dt) of total order 3),
+ * the forward-mode automatic differentiation of 002 5.3 (Fig. 5.11 propagates each partial
+ * derivative through every assignment; a jet carries all of them at once). */
+#ifndef ISSIM_SURFACE_INTERNAL_H
+#define ISSIM_SURFACE_INTERNAL_H
+
+#include "issim/surface.h"
+
+/* f(s0 + ds, t0 + dt) = sum c[k] ds^a dt^b over the monomials of SurfaceDerivative order
+ * (1, ds, dt, ds^2, ds dt, dt^2, ds^3, ds^2 dt, ds dt^2, dt^3): c[k] is the partial derivative
+ * of index k divided by a! b!. A coefficient of order k of any result depends only on the
+ * coefficients of order <= k of the operands, so a jet known to order 2 gives results correct to
+ * order 2. Products and functions take the order to truncate at (0..3): coefficients above it are
+ * left zero, which saves the work of orders nobody reads. */
+#define JET_ORDER 3
+typedef struct Jet {
+    double c[SURFACE_DERIVATIVES];
+} Jet;
+
+typedef struct JetVec3 {
+    Jet x, y, z;
+} JetVec3;
+
+/* The product's terms: {result, left, right} coefficient indices with the exponents of left and
+ * right adding to those of result, sorted by the result's order, so a product truncated at order
+ * k uses the first JET_PRODUCT_TERMS[k] rows. */
+static const unsigned char JET_PRODUCT[35][3] = {
+    {0, 0, 0}, {1, 0, 1}, {1, 1, 0}, {2, 0, 2}, {2, 2, 0}, {3, 0, 3}, {3, 1, 1},
+    {3, 3, 0}, {4, 0, 4}, {4, 1, 2}, {4, 2, 1}, {4, 4, 0}, {5, 0, 5}, {5, 2, 2},
+    {5, 5, 0}, {6, 0, 6}, {6, 1, 3}, {6, 3, 1}, {6, 6, 0}, {7, 0, 7}, {7, 1, 4},
+    {7, 2, 3}, {7, 3, 2}, {7, 4, 1}, {7, 7, 0}, {8, 0, 8}, {8, 1, 5}, {8, 2, 4},
+    {8, 4, 2}, {8, 5, 1}, {8, 8, 0}, {9, 0, 9}, {9, 2, 5}, {9, 5, 2}, {9, 9, 0}};
+static const int JET_PRODUCT_TERMS[4] = {1, 5, 15, 35};
+/* Inline so that a constant order unrolls the loop into straight-line products. */
+static inline Jet jet_mul(const Jet *a, const Jet *b, int order) {
+    Jet out = {{0}};
+#pragma GCC unroll 35
+    for (int k = 0; k < JET_PRODUCT_TERMS[order]; k++)
+        out.c[JET_PRODUCT[k][0]] += a->c[JET_PRODUCT[k][1]] * b->c[JET_PRODUCT[k][2]];
+    return out;
+}
+
+Jet jet_add(const Jet *a, const Jet *b);
+Jet jet_scale(const Jet *a, double k);
+/* 1 / sqrt(a); a->c[0] must be positive. */
+Jet jet_rsqrt(const Jet *a, int order);
+
+/* Partial derivatives from Taylor coefficients (multiplies by a! b!). */
+void jet_to_derivatives(const Jet *a, double d[SURFACE_DERIVATIVES]);
+
+/* Vector jets, inline for the same reason as jet_mul. */
+static inline JetVec3 jetvec3_cross(const JetVec3 *a, const JetVec3 *b, int order) {
+    Jet yz = jet_mul(&a->y, &b->z, order), zy = jet_mul(&a->z, &b->y, order);
+    Jet zx = jet_mul(&a->z, &b->x, order), xz = jet_mul(&a->x, &b->z, order);
+    Jet xy = jet_mul(&a->x, &b->y, order), yx = jet_mul(&a->y, &b->x, order);
+    Jet nzy = jet_scale(&zy, -1.0), nxz = jet_scale(&xz, -1.0), nyx = jet_scale(&yx, -1.0);
+    return (JetVec3){jet_add(&yz, &nzy), jet_add(&zx, &nxz), jet_add(&xy, &nyx)};
+}
+
+static inline Jet jetvec3_dot(const JetVec3 *a, const JetVec3 *b, int order) {
+    Jet xx = jet_mul(&a->x, &b->x, order), yy = jet_mul(&a->y, &b->y, order);
+    Jet zz = jet_mul(&a->z, &b->z, order);
+    Jet sum = jet_add(&xx, &yy);
+    return jet_add(&sum, &zz);
+}
+
+static inline JetVec3 jetvec3_scale(const JetVec3 *a, const Jet *k, int order) {
+    return (JetVec3){jet_mul(&a->x, k, order), jet_mul(&a->y, k, order), jet_mul(&a->z, k, order)};
+}
+
+#endif
