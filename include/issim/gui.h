@@ -92,15 +92,20 @@ typedef struct GuiDeviceReadout {
     double stale_reads, device_errors, force_limited, engine_stalls;
     double crc_errors, frames_lost, frames_dropped; /* link integrity (protocol 2) */
     int servo_state;                                /* HapticServoState */
-    double x, y, vx, vy, fx, fy;                    /* handle, device frame: m, m/s, N */
-    bool motors_on;                                 /* enabled and powered this period */
-    unsigned limits;                                /* HAPTIC_LIMIT_* of the last period */
-    unsigned device_status;                         /* HAPTIC_STATUS_* of the last frame */
-    double coupling_k;                              /* rendered coupling stiffness, world N/m */
-    double watchdog_fade;                           /* coupling_k / the scene's K_c (1: live) */
-    const char *watchdog; /* host watchdog: "live", "fading", "released", "motors off",
-                             "no coupling" */
-    double handle_age_s;  /* wall seconds since the servo last wrote the handle */
+    double x, y, vx, vy;                            /* handle, device frame: m, m/s */
+    double fx, fy;                 /* the force the motors are commanded with, on the handle, N */
+    double texture_fx, texture_fy; /* the texture's part of it, N */
+    double tau1, tau5;             /* joint torques sent to the D/A, N m */
+    double force_rms, force_peak;  /* |F| over the servo's last statistics interval, N */
+    double texture_periods;        /* periods that commanded a texture pulse */
+    bool motors_on;                /* enabled and powered this period */
+    unsigned limits;               /* HAPTIC_LIMIT_* of the last period */
+    unsigned device_status;        /* HAPTIC_STATUS_* of the last frame */
+    double coupling_k;             /* rendered coupling stiffness, world N/m */
+    double watchdog_fade;          /* coupling_k / the scene's K_c (1: live) */
+    const char *watchdog;          /* host watchdog: "live", "fading", "released", "motors off",
+                                      "no coupling" */
+    double handle_age_s;           /* wall seconds since the servo last wrote the handle */
 } GuiDeviceReadout;
 
 /* Fills out from reg (Nullable: nothing to show) for device. */

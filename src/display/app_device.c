@@ -381,13 +381,15 @@ void app_device_print(App *app) {
     printf("device status=%s enable=%d estop=%d motors_on=%d periods=%.0f rate_hz=%.1f "
            "measured_hz=%.1f p50_us=%.1f p99_us=%.1f p999_us=%.1f max_us=%.1f overruns=%.0f "
            "missed=%.0f compute_mean_us=%.2f compute_max_us=%.1f fifo=%d x=%.6f y=%.6f vx=%.6f "
-           "vy=%.6f fx=%.6f "
-           "fy=%.6f limits=%u device_status=%u watchdog=%s fade=%.3f stalls=%.0f age_s=%.3f "
+           "vy=%.6f fx=%.6f fy=%.6f texture_fx=%.6f texture_fy=%.6f tau1=%.6f tau5=%.6f "
+           "force_rms=%.6f force_peak=%.6f texture_periods=%.0f limits=%u device_status=%u "
+           "watchdog=%s fade=%.3f stalls=%.0f age_s=%.3f "
            "servo_state=%d pid=%d\n",
            status_name(g->status), g->enable_requested, g->emergency_stopped, ro.motors_on,
            ro.periods, ro.rate_hz, ro.measured_hz, ro.p50_us, ro.p99_us, ro.p999_us, ro.max_us,
            ro.overruns, ro.missed_deadlines, ro.compute_mean_us, ro.compute_max_us, ro.fifo, ro.x,
-           ro.y, ro.vx, ro.vy, ro.fx, ro.fy, ro.limits, ro.device_status, watchdog,
+           ro.y, ro.vx, ro.vy, ro.fx, ro.fy, ro.texture_fx, ro.texture_fy, ro.tau1, ro.tau5,
+           ro.force_rms, ro.force_peak, ro.texture_periods, ro.limits, ro.device_status, watchdog,
            ro.watchdog_fade, ro.engine_stalls, ro.handle_age_s, ro.servo_state, g->simulator_pid);
     const ViewHandle *vh = app->session.view ? &app->session.view->handle : NULL;
     if (vh && vh->shown) /* the 3D view's marker, as drawn this frame */
