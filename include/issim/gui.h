@@ -176,6 +176,8 @@ typedef struct GuiState {
     const char *following;      /* the body the camera follows, or "" */
     const GuiSeries *live;      /* plottable besides the registry's variables */
     int live_count;
+    const char *load_cycle; /* the prescribed load cycle ("block.force = ..."), or "" */
+    bool load_cycle_on;
 } GuiState;
 
 /* What the user asked for this frame. Cleared by the display before each frame. */
@@ -206,6 +208,7 @@ typedef struct GuiRequests {
     int camera_preset;  /* -1: none, else the display's CameraPreset */
     bool follow_toggle; /* follow the selected body, or stop following */
     bool device_enable, device_disable, device_estop, device_reconnect;
+    bool load_cycle_toggle; /* stop the prescribed load cycle, or start the scene's again */
 } GuiRequests;
 
 /* Creates the ImGui context and its SDL2 + OpenGL3 back-ends for window (SDL_Window *) and
@@ -227,6 +230,27 @@ void gui_render(void);
 void gui_device_panel(const GuiState *state, GuiRequests *requests);
 /* The side panels' opaque background colour (ImGui's window colour). */
 void gui_panel_color(float rgb[3]);
+
+/* What a plot drew in the last frame (the script's print_plots; tests). */
+typedef struct GuiPlotInfo {
+    int series;                       /* series set */
+    char names[GUI_PLOT_SERIES][160]; /* "(none)" when unset */
+    char units[GUI_PLOT_SERIES][16];
+    int samples[GUI_PLOT_SERIES];        /* drawn */
+    bool versus;                         /* y against the first series, not time */
+    double t0, t1;                       /* the time axis (or the samples' span) */
+    double x0, x1;                       /* versus: the x axis */
+    double y0, y1;                       /* the y axis as drawn */
+    double data_lo, data_hi;             /* the y data's own range */
+    double band;                         /* the dead band used (minimum y span) */
+    char x_label[2][48], y_label[2][48]; /* the axis labels drawn */
+} GuiPlotInfo;
+/* The number of plots shown; fills out for plot k (0-based) when k is one. */
+int gui_plot_info(int k, GuiPlotInfo *out);
+/* Sets plot k's series i to the registry variable or display quantity named name ("" clears
+ * it), at the next frame; adds plots up to k. versus: -1 unchanged, else x = the first series.
+ * band: < 0 unchanged, else the dead band (0: automatic). */
+void gui_plot_set(int k, int i, const char *name, int versus, double band);
 
 #ifdef __cplusplus
 }

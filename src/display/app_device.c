@@ -253,6 +253,60 @@ static void update_handle_marker(App *app) {
     surface_segments(app, &h);
 }
 
+/* The haptic walls' reaction on the handle, device N: the servo's own PD and friction law
+ * (haptic_surface_force) at the published handle state, before the safety chain's limits. */
+static HapticVec2 wall_reaction(const HapticServoDesc *servo, const RegistrySlot *h) {
+    HapticKinematics k = {.pos = {h->v[HAPTIC_HANDLE_X], h->v[HAPTIC_HANDLE_Y]},
+                          .vel = {h->v[HAPTIC_HANDLE_VX], h->v[HAPTIC_HANDLE_VY]}};
+    HapticRng rng;
+    haptic_rng_seed(&rng, 1);
+    double f[2] = {0, 0}, tau[2] = {0, 0}; /* the texture's torques are not a reaction */
+    for (int i = 0; i < servo->surface_count; i++)
+        if (servo->surfaces[i].kind == HAPTIC_SURFACE_WALL)
+            haptic_surface_force(&servo->surfaces[i], &k, &rng, f, tau);
+    return (HapticVec2){f[0], f[1]};
+}
+
+/* The forces of the haptic scene as arrows, in world newtons on one scale (the P2's force limit
+ * on the handle, seen in the world, is half the view's radius long): the coupling force the
+ * engine applies to the proxy (magenta, at the proxy), the force the motors are commanded with
+ * on the hand (cyan, at the handle's world point) and the haptic walls' reaction in it (red). */
+int app_device_arrows(const App *app, RenderArrow *out) {
+    const Session *s = &app->session;
+    if (!app->device.session || !s->view || !s->view->handle.shown)
+        return 0;
+    const HapticServoDesc *servo = &haptic_session_desc(app->device.session)->servo;
+    RegistrySlot h;
+    registry_slot_read(s->reg, REGISTRY_SLOT_HANDLE, &h);
+    double world_per_device = servo->coupling.force_scale > 0 ? servo->coupling.force_scale : 1.0;
+    double m_per_n =
+        0.5 * s->view->radius / (pantograph_config_default().max_force * world_per_device);
+    const ViewHandle *vh = &s->view->handle;
+    int n = 0;
+    int body =
+        scene_view_body_of(s->view, engine_body_id_unpack(h.ids[HAPTIC_HANDLE_ID_PROXY_BODY]));
+    Vec3 coupling;
+    if (body >= 0) {
+        const double *v = s->frame + s->view->bodies[body].var_vel;
+        if (haptic_coupling_engine_force(&h, vh->proxy, (Vec3){v[0], v[1], v[2]}, h.t, 1.0,
+                                         &coupling))
+            out[n++] = (RenderArrow){vh->proxy,
+                                     vec3_add(vh->proxy, vec3_scale(coupling, m_per_n)),
+                                     {1.0f, 0.3f, 1.0f, 1}};
+    }
+    Vec3 hand = {h.v[HAPTIC_HANDLE_FX], h.v[HAPTIC_HANDLE_FY], 0};
+    out[n++] = (RenderArrow){vh->point,
+                             vec3_add(vh->point, vec3_scale(hand, world_per_device * m_per_n)),
+                             {0.2f, 0.95f, 1.0f, 1}};
+    HapticVec2 w = wall_reaction(servo, &h);
+    if (w.x != 0.0 || w.y != 0.0)
+        out[n++] = (RenderArrow){
+            vh->point,
+            vec3_add(vh->point, vec3_scale((Vec3){w.x, w.y, 0}, world_per_device * m_per_n)),
+            {1.0f, 0.25f, 0.2f, 1}};
+    return n;
+}
+
 bool app_device_mouse_hand(const App *app) {
     const AppDevice *d = &app->device;
     return d->session && d->hand_file[0] && d->status == GUI_DEVICE_RUNNING;
