@@ -251,6 +251,8 @@ int gui_plot_info(int k, GuiPlotInfo *out);
  * it), at the next frame; adds plots up to k. versus: -1 unchanged, else x = the first series.
  * band: < 0 unchanged, else the dead band (0: automatic). */
 void gui_plot_set(int k, int i, const char *name, int versus, double band);
+/* The plots' time window, s (clamped to the slider's 0.01 .. 20 s). */
+void gui_plot_window(double seconds);
 
 #ifdef __cplusplus
 }

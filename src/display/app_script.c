@@ -218,7 +218,7 @@ static void print_plots(void) {
     fflush(stdout);
 }
 
-/* plot K I NAME... (none: clear), plot_versus K 0|1, plot_band K SPAN, print_plots,
+/* plot K I NAME... (none: clear), plot_versus K 0|1, plot_band K SPAN, plot_window S, print_plots,
  * print_live NAME...,
  * load_cycle BODY FX FY FZ PERIOD | load_cycle off. False: not one of these. */
 static bool plot_command(App *app, char *const *words, int n, bool *failed) {
@@ -230,6 +230,8 @@ static bool plot_command(App *app, char *const *words, int n, bool *failed) {
                      -1.0);
     } else if (strcmp(cmd, "plot_versus") == 0 && n > 2) {
         gui_plot_set(atoi(words[1]), 0, NULL, atoi(words[2]) != 0, -1.0);
+    } else if (strcmp(cmd, "plot_window") == 0 && n > 1) {
+        gui_plot_window(atof(words[1]));
     } else if (strcmp(cmd, "plot_band") == 0 && n > 2) {
         gui_plot_set(atoi(words[1]), 0, NULL, -1, atof(words[2]));
     } else if (strcmp(cmd, "print_plots") == 0) {

@@ -1374,6 +1374,10 @@ extern "C" int gui_plot_info(int k, GuiPlotInfo *out) {
     return g_plot_count;
 }
 
+extern "C" void gui_plot_window(double seconds) {
+    g_mem.plot_window = (float)fmin(fmax(seconds, 0.01), 20.0);
+}
+
 extern "C" void gui_plot_set(int k, int i, const char *name, int versus, double band) {
     if (k < 0 || k >= GUI_MAX_PLOTS || i < 0 || i >= GUI_PLOT_SERIES ||
         g_plot_request_count == (int)(sizeof g_plot_requests / sizeof g_plot_requests[0]))
