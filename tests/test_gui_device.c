@@ -96,6 +96,34 @@ static int run_and_kill(const char *extra, const char *script, int kill_after, c
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+typedef struct Arrow {
+    bool found;
+    Vec3 from, vector;
+    double m_per_n;
+} Arrow;
+
+/* The "device_arrow LABEL ..." line after the nth device line (print_device prints the arrows
+ * of the 3D view as drawn). */
+static Arrow arrow_of(const char *out, int nth, const char *label) {
+    Arrow a = {0};
+    const char *line = find_line(out, "device status=", nth);
+    const char *next = line ? find_line(out, "device status=", nth + 1) : NULL;
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "device_arrow %s ", label);
+    for (int i = 0; line; i++) {
+        const char *at = find_line(out, prefix, i);
+        if (!at || (next && at > next))
+            break;
+        if (at < line)
+            continue;
+        a.found = sscanf(at + strlen(prefix), "from %lf %lf %lf vector %lf %lf %lf m_per_n=%lf",
+                         &a.from.x, &a.from.y, &a.from.z, &a.vector.x, &a.vector.y, &a.vector.z,
+                         &a.m_per_n) == 7;
+        break;
+    }
+    return a;
+}
+
 /* Pixels of the emergency-stop button's red (0.75, 0.08, 0.08) in the right panel. */
 static int red_button_pixels(const Image *im) {
     int n = 0;
@@ -188,6 +216,20 @@ static void test_device_panel_estop_and_device_loss(void **state) {
     /* Enabled: the coupling pulls the handle towards the lagging proxy. */
     assert_int_equal(on.motors_on, 1);
     assert_true(hypot(on.fx, on.fy) > 0.05);
+    /* The view draws both ends of the coupling: the force on the proxy (from the published
+     * gains and handle point) and on the hand (what the motors are commanded with), opposite
+     * up to the display's lag behind the engine; no wall in this scene. */
+    Arrow coupling = arrow_of(out, 1, "coupling"), hand = arrow_of(out, 1, "hand");
+    assert_true(coupling.found && hand.found);
+    assert_false(arrow_of(out, 1, "wall").found);
+    double cosine = vec3_dot(coupling.vector, hand.vector) /
+                    (vec3_norm(coupling.vector) * vec3_norm(hand.vector));
+    print_message("coupling arrow %.4f m, hand arrow %.4f m, cosine %.3f\n",
+                  vec3_norm(coupling.vector), vec3_norm(hand.vector), cosine);
+    assert_true(cosine < -0.9);
+    assert_near(vec3_norm(coupling.vector), vec3_norm(hand.vector), 0.3 * vec3_norm(hand.vector));
+    /* the hand arrow is the panel's force, in world newtons (force_scale 5) */
+    assert_near(hand.vector.x, on.fx * 5.0 * hand.m_per_n, 0.2 * vec3_norm(hand.vector));
     /* The emergency stop: zero force, motors disabled, and they stay off while the servo runs. */
     assert_int_equal(stopped.estop, 1);
     assert_int_equal(stopped.motors_on, 0);
@@ -378,6 +420,34 @@ static void test_texture_force_in_the_panel(void **state) {
     assert_true(last_pulses > first_pulses + 100);
 }
 
+/* The haptic wall's reaction drawn (issue 17): pantograph_edge's PD wall (y < 0.15 m, k 1500
+ * N/m) with the hand held 5 mm inside it. The red arrow is the wall's force computed by the
+ * display from the published handle state; the cyan one the force the motors are commanded
+ * with. With no texture while the handle does not slide and no coupling, they agree, and
+ * both push out of the wall (+y). */
+static void test_wall_reaction_drawn(void **state) {
+    (void)state;
+    static char out[GUI_OUTPUT_MAX];
+    const char *script = "wait_device periods 100\ndevice_enable\nwait_device motors_on\n"
+                         "wait 0.6\nprint_device\n";
+    int rc = run_issim_script(test_source_path("scenes/pantograph_edge.lua"),
+                              "--device sim --device-rate 500 --device-hand hold:0.02,0.145",
+                              script, out, sizeof out);
+    assert_int_equal(rc, 0);
+    DeviceLine d = parse_device(out, 0);
+    Arrow wall = arrow_of(out, 0, "wall"), hand = arrow_of(out, 0, "hand");
+    assert_true(wall.found && hand.found);
+    assert_false(arrow_of(out, 0, "coupling").found);
+    double wall_n = wall.vector.y / (5.0 * wall.m_per_n);
+    print_message("handle y %.4f m; wall reaction %.3f N, commanded %.3f N\n",
+                  value_of(find_line(out, "device status=", 0), "y"), wall_n, d.fy);
+    assert_int_equal(d.motors_on, 1);
+    assert_true(wall_n > 0.5);
+    assert_near(wall.vector.x, 0.0, 1e-9);
+    assert_near(d.fy, wall_n, 0.1 * wall_n);
+    assert_near(hand.vector.y, wall.vector.y, 0.1 * wall.vector.y);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_device_panel_estop_and_device_loss),
@@ -385,6 +455,7 @@ int main(void) {
         cmocka_unit_test(test_device_options),
         cmocka_unit_test(test_mouse_is_the_hand),
         cmocka_unit_test(test_texture_force_in_the_panel),
+        cmocka_unit_test(test_wall_reaction_drawn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

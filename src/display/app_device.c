@@ -267,10 +267,34 @@ static HapticVec2 wall_reaction(const HapticServoDesc *servo, const RegistrySlot
     return (HapticVec2){f[0], f[1]};
 }
 
-/* The forces of the haptic scene as arrows, in world newtons on one scale (the P2's force limit
- * on the handle, seen in the world, is half the view's radius long): the coupling force the
- * engine applies to the proxy (magenta, at the proxy), the force the motors are commanded with
- * on the hand (cyan, at the handle's world point) and the haptic walls' reaction in it (red). */
+/* A body's position and velocity in the engine's newest frame: what the engine's coupling
+ * hook evaluates the spring against (the display's frame lags it by up to the horizon, and at
+ * the proxy's speed that changed the damper's part several-fold). */
+static bool newest_state(const Session *s, const ViewBody *vb, Vec3 *pos, Vec3 *vel) {
+    double *values = calloc((size_t)registry_var_count(s->reg) + 1, sizeof(double));
+    RegistryFrame f = {.values = values};
+    bool ok = values && registry_read_latest(s->reg, &f);
+    if (ok) {
+        const double *p = values + vb->var_pos, *v = values + vb->var_vel;
+        *pos = (Vec3){p[0], p[1], p[2]};
+        *vel = (Vec3){v[0], v[1], v[2]};
+    }
+    free(values);
+    return ok;
+}
+
+/* Metres of arrow per world newton (below). */
+static double device_arrow_scale(const App *app) {
+    double world_per_device = haptic_session_desc(app->device.session)->servo.coupling.force_scale;
+    return 0.25 * app->camera.distance / (world_per_device > 0 ? world_per_device : 1.0);
+}
+
+/* The forces of the haptic scene as arrows, in world newtons on one scale (1 N on the handle,
+ * seen in the world, is a quarter of the camera's distance long, whatever the zoom): the coupling
+ * force the engine applies to the proxy (magenta, from the top of the proxy), the force the motors
+ * are commanded with on the hand (cyan, from the diamond atop the handle's stem: the handle's point
+ * lies inside the proxy while the coupling holds it) and the haptic walls' reaction in it (red,
+ * same place). */
 int app_device_arrows(const App *app, RenderArrow *out) {
     const Session *s = &app->session;
     if (!app->device.session || !s->view || !s->view->handle.shown)
@@ -279,31 +303,34 @@ int app_device_arrows(const App *app, RenderArrow *out) {
     RegistrySlot h;
     registry_slot_read(s->reg, REGISTRY_SLOT_HANDLE, &h);
     double world_per_device = servo->coupling.force_scale > 0 ? servo->coupling.force_scale : 1.0;
-    double m_per_n =
-        0.5 * s->view->radius / (pantograph_config_default().max_force * world_per_device);
+    double m_per_n = device_arrow_scale(app);
     const ViewHandle *vh = &s->view->handle;
+    Vec3 hand_at = vec3_add(vh->point, (Vec3){0, 0, 4 * vh->size});
     int n = 0;
     int body =
         scene_view_body_of(s->view, engine_body_id_unpack(h.ids[HAPTIC_HANDLE_ID_PROXY_BODY]));
     Vec3 coupling;
-    if (body >= 0) {
-        const double *v = s->frame + s->view->bodies[body].var_vel;
-        if (haptic_coupling_engine_force(&h, vh->proxy, (Vec3){v[0], v[1], v[2]}, h.t, 1.0,
-                                         &coupling))
-            out[n++] = (RenderArrow){vh->proxy,
-                                     vec3_add(vh->proxy, vec3_scale(coupling, m_per_n)),
-                                     {1.0f, 0.3f, 1.0f, 1}};
+    Vec3 proxy_pos, proxy_vel;
+    if (body >= 0 && newest_state(s, &s->view->bodies[body], &proxy_pos, &proxy_vel)) {
+        const ViewBody *vb = &s->view->bodies[body];
+        double top = vb->instance >= 0 ? s->view->instances[vb->instance].local_box.max.z : 0.0;
+        Vec3 at = vec3_add(vh->proxy, (Vec3){0, 0, top});
+        if (haptic_coupling_engine_force(&h, proxy_pos, proxy_vel, h.t, 1.0, &coupling))
+            out[n++] = (RenderArrow){
+                at, vec3_add(at, vec3_scale(coupling, m_per_n)), {1.0f, 0.3f, 1.0f, 1}, "coupling"};
     }
     Vec3 hand = {h.v[HAPTIC_HANDLE_FX], h.v[HAPTIC_HANDLE_FY], 0};
-    out[n++] = (RenderArrow){vh->point,
-                             vec3_add(vh->point, vec3_scale(hand, world_per_device * m_per_n)),
-                             {0.2f, 0.95f, 1.0f, 1}};
+    out[n++] = (RenderArrow){hand_at,
+                             vec3_add(hand_at, vec3_scale(hand, world_per_device * m_per_n)),
+                             {0.2f, 0.95f, 1.0f, 1},
+                             "hand"};
     HapticVec2 w = wall_reaction(servo, &h);
     if (w.x != 0.0 || w.y != 0.0)
         out[n++] = (RenderArrow){
-            vh->point,
-            vec3_add(vh->point, vec3_scale((Vec3){w.x, w.y, 0}, world_per_device * m_per_n)),
-            {1.0f, 0.25f, 0.2f, 1}};
+            hand_at,
+            vec3_add(hand_at, vec3_scale((Vec3){w.x, w.y, 0}, world_per_device * m_per_n)),
+            {1.0f, 0.25f, 0.2f, 1},
+            "wall"};
     return n;
 }
 
@@ -445,6 +472,14 @@ void app_device_print(App *app) {
            ro.y, ro.vx, ro.vy, ro.fx, ro.fy, ro.texture_fx, ro.texture_fy, ro.tau1, ro.tau5,
            ro.force_rms, ro.force_peak, ro.texture_periods, ro.limits, ro.device_status, watchdog,
            ro.watchdog_fade, ro.engine_stalls, ro.handle_age_s, ro.servo_state, g->simulator_pid);
+    RenderArrow arrows[APP_DEVICE_ARROWS]; /* as drawn, with the scale they were drawn at */
+    int arrow_count = app_device_arrows(app, arrows);
+    for (int i = 0; i < arrow_count; i++) {
+        Vec3 d = vec3_sub(arrows[i].to, arrows[i].from);
+        printf("device_arrow %s from %.6f %.6f %.6f vector %.6f %.6f %.6f m_per_n=%.6f\n",
+               arrows[i].label, arrows[i].from.x, arrows[i].from.y, arrows[i].from.z, d.x, d.y, d.z,
+               device_arrow_scale(app));
+    }
     const ViewHandle *vh = app->session.view ? &app->session.view->handle : NULL;
     if (vh && vh->shown) /* the 3D view's marker, as drawn this frame */
         printf("device_marker %.6f %.6f %.6f size=%.6f active=%d\n", vh->point.x, vh->point.y,

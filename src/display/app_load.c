@@ -161,6 +161,7 @@ int app_load_arrows(const App *app, RenderArrow *out) {
     Vec3 towards = vec3_scale(l->amplitude, 1.0 / peak);
     Vec3 tip = vec3_sub(in->pose.p, vec3_scale(towards, size));
     Vec3 length = vec3_scale(l->sent, reach / peak);
-    *out = (RenderArrow){.from = vec3_sub(tip, length), .to = tip, .color = {1.0f, 0.6f, 0.1f, 1}};
+    *out = (RenderArrow){
+        .from = vec3_sub(tip, length), .to = tip, .color = {1.0f, 0.6f, 0.1f, 1}, .label = "load"};
     return 1;
 }

@@ -202,6 +202,7 @@ typedef struct RenderTrail {
 typedef struct RenderArrow {
     Vec3 from, to;
     float color[4];
+    const char *label; /* what it shows (the script's printouts) */
 } RenderArrow;
 
 typedef struct RenderFrame {
