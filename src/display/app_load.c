@@ -159,7 +159,11 @@ int app_load_arrows(const App *app, RenderArrow *out) {
     double size = 0.5 * vec3_norm(vec3_sub(in->local_box.max, in->local_box.min));
     double reach = 0.2 * app->camera.distance;
     Vec3 towards = vec3_scale(l->amplitude, 1.0 / peak);
-    Vec3 tip = vec3_sub(in->pose.p, vec3_scale(towards, size));
+    /* and a little aside, so the contact force arrow through the body does not cover it */
+    Vec3 aside, unused;
+    vec3_tangent_basis(towards, &aside, &unused);
+    Vec3 tip =
+        vec3_add(vec3_sub(in->pose.p, vec3_scale(towards, size)), vec3_scale(aside, 0.25 * size));
     Vec3 length = vec3_scale(l->sent, reach / peak);
     *out = (RenderArrow){
         .from = vec3_sub(tip, length), .to = tip, .color = {1.0f, 0.6f, 0.1f, 1}, .label = "load"};

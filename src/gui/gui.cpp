@@ -1063,8 +1063,7 @@ void plot_one(const GuiState *s, int slot, float window) {
     ImGui::SetNextItemWidth(120);
     ImGui::InputFloat("dead band (min y span)", &p.min_span, 0, 0, "%.3g");
     p.min_span = fmaxf(p.min_span, 0.0f);
-    ImGui::SameLine();
-    ImGui::Checkbox("vs first", &p.versus);
+    ImGui::Checkbox("against the first series (else time)", &p.versus);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("the other series against the first instead of time (e.g. contact "
                           "force against penetration: the hysteresis loop)");
