@@ -29,9 +29,7 @@ typedef struct PlotLine {
 static PlotLine parse_plot(const char *out, int k, int nth) {
     char prefix[32];
     snprintf(prefix, sizeof prefix, "plot %d ", k);
-    const char *line = find_line(out, prefix, nth);
-    if (!line)
-        fail_msg("no line '%s' number %d in:\n%s", prefix, nth, out);
+    const char *line = require_line(out, prefix, nth);
     PlotLine p;
     int n = sscanf(line + strlen(prefix),
                    "versus=%d series=%d t0=%lf t1=%lf x0=%lf x1=%lf y0=%lf y1=%lf lo=%lf hi=%lf "
@@ -46,9 +44,7 @@ static PlotLine parse_plot(const char *out, int k, int nth) {
 static int parse_series(const char *out, int k, int i, int nth, char unit[16], char name[160]) {
     char prefix[48];
     snprintf(prefix, sizeof prefix, "plot_series %d %d ", k, i);
-    const char *line = find_line(out, prefix, nth);
-    if (!line)
-        fail_msg("no line '%s' in:\n%s", prefix, out);
+    const char *line = require_line(out, prefix, nth);
     int samples = -1;
     assert_int_equal(sscanf(line + strlen(prefix), "samples=%d unit=%15s", &samples, unit), 2);
     const char *at = strstr(line, "name=");
@@ -62,10 +58,7 @@ static int parse_series(const char *out, int k, int i, int nth, char unit[16], c
 static const char *labels_of(const char *out, int k, int nth) {
     char prefix[32];
     snprintf(prefix, sizeof prefix, "plot_labels %d ", k);
-    const char *line = find_line(out, prefix, nth);
-    if (!line)
-        fail_msg("no line '%s' in:\n%s", prefix, out);
-    return line;
+    return require_line(out, prefix, nth);
 }
 
 static bool line_has(const char *line, const char *what) {
