@@ -4,12 +4,14 @@
 -- caller prescribes.
 --
 -- The scene schema has no time-varying force: the cycle F(t) = F_max (1 - cos(2 pi t / T)) / 2
--- pushing down is applied through the engine's transient wrench (engine_set_applied_wrench, the
--- path of the GUI drag spring and the haptic coupling) by tests/test_validation_v4_quasi_static.c
--- and tools/plot_contact_models.sh does the same with the constant `block.force` property at a
--- few load levels. A scene-level prescribed force (e.g. a body property `force_cycle =
--- {amplitude, period}`) would need a schema and engine change outside the contact module: not
--- done. Run as is, `issim run` shows the block resting on the plane under `block.force`.
+-- pushing down is applied through the engine's transient wrench (engine_set_applied_wrench) by
+-- tests/test_validation_v4_quasi_static.c, and tools/plot_contact_models.sh uses the constant
+-- `block.force` property at a few load levels. In the GUI the `load_cycle` global below (read
+-- by the display only; the scene loader, `issim run --headless` and sweeps ignore it) writes
+-- the cycle into `block.force` once a displayed frame: the load is drawn as an orange arrow
+-- and the plots show it against time and the contact force against depth, the hysteresis loop
+-- of 004 Fig. 4.12.
+load_cycle = { body = "block", force = {0, 0, -100}, period = 2 }   -- N, s
 --
 -- Properties a sweep usually changes with --set:
 --   block_floor.model        THE CONTACT MODEL: internal_friction (default) or spring_damper,
@@ -19,8 +21,8 @@
 --   block.force              constant load, N (world frame; {0, 0, -F} presses)
 return {
   name = "quasi_static_cycle",
-  description = "Block on one contact vertex, at rest until loaded (V4 cycles the load from its "
-    .. "test): edit block.force, e.g. 0 0 -50 N, and watch block.pos.z and the contact force",
+  description = "Block on one contact vertex pressed by a 100 N load cycle every 2 s (004 Fig. "
+    .. "4.12): the load, and the contact force against depth, loading above unloading",
   universe = {
     gravity = {0, 0, 0},
     planar = true,

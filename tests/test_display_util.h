@@ -79,13 +79,19 @@ static inline ShownState parse_state(const char *out, int nth) {
     return s;
 }
 
+/* The n-th line starting with prefix; the test fails (showing out) when there is none. */
+static inline const char *require_line(const char *out, const char *prefix, int nth) {
+    const char *line = find_line(out, prefix, nth);
+    if (!line)
+        fail_msg("no '%s' line %d in the output:\n%s", prefix, nth, out);
+    return line;
+}
+
 /* Position of body `name` from the n-th print_state. */
 static inline Vec3 parse_body(const char *out, const char *name, int nth) {
     char prefix[128];
     snprintf(prefix, sizeof prefix, "body %s ", name);
-    const char *line = find_line(out, prefix, nth);
-    if (!line)
-        fail_msg("no '%s' line %d in the output:\n%s", prefix, nth, out);
+    const char *line = require_line(out, prefix, nth);
     Vec3 p;
     assert_int_equal(sscanf(line + strlen(prefix), "%lf %lf %lf", &p.x, &p.y, &p.z), 3);
     return p;

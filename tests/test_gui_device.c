@@ -96,6 +96,34 @@ static int run_and_kill(const char *extra, const char *script, int kill_after, c
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+typedef struct Arrow {
+    bool found;
+    Vec3 from, vector;
+    double m_per_n;
+} Arrow;
+
+/* The "device_arrow LABEL ..." line after the nth device line (print_device prints the arrows
+ * of the 3D view as drawn). */
+static Arrow arrow_of(const char *out, int nth, const char *label) {
+    Arrow a = {0};
+    const char *line = find_line(out, "device status=", nth);
+    const char *next = line ? find_line(out, "device status=", nth + 1) : NULL;
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "device_arrow %s ", label);
+    for (int i = 0; line; i++) {
+        const char *at = find_line(out, prefix, i);
+        if (!at || (next && at > next))
+            break;
+        if (at < line)
+            continue;
+        a.found = sscanf(at + strlen(prefix), "from %lf %lf %lf vector %lf %lf %lf m_per_n=%lf",
+                         &a.from.x, &a.from.y, &a.from.z, &a.vector.x, &a.vector.y, &a.vector.z,
+                         &a.m_per_n) == 7;
+        break;
+    }
+    return a;
+}
+
 /* Pixels of the emergency-stop button's red (0.75, 0.08, 0.08) in the right panel. */
 static int red_button_pixels(const Image *im) {
     int n = 0;
@@ -188,6 +216,20 @@ static void test_device_panel_estop_and_device_loss(void **state) {
     /* Enabled: the coupling pulls the handle towards the lagging proxy. */
     assert_int_equal(on.motors_on, 1);
     assert_true(hypot(on.fx, on.fy) > 0.05);
+    /* The view draws both ends of the coupling: the force on the proxy (from the published
+     * gains and handle point) and on the hand (what the motors are commanded with), opposite
+     * up to the display's lag behind the engine; no wall in this scene. */
+    Arrow coupling = arrow_of(out, 1, "coupling"), hand = arrow_of(out, 1, "hand");
+    assert_true(coupling.found && hand.found);
+    assert_false(arrow_of(out, 1, "wall").found);
+    double cosine = vec3_dot(coupling.vector, hand.vector) /
+                    (vec3_norm(coupling.vector) * vec3_norm(hand.vector));
+    print_message("coupling arrow %.4f m, hand arrow %.4f m, cosine %.3f\n",
+                  vec3_norm(coupling.vector), vec3_norm(hand.vector), cosine);
+    assert_true(cosine < -0.9);
+    assert_near(vec3_norm(coupling.vector), vec3_norm(hand.vector), 0.3 * vec3_norm(hand.vector));
+    /* the hand arrow is the panel's force, in world newtons (force_scale 5) */
+    assert_near(hand.vector.x, on.fx * 5.0 * hand.m_per_n, 0.2 * vec3_norm(hand.vector));
     /* The emergency stop: zero force, motors disabled, and they stay off while the servo runs. */
     assert_int_equal(stopped.estop, 1);
     assert_int_equal(stopped.motors_on, 0);
@@ -302,12 +344,118 @@ static void test_mouse_is_the_hand(void **state) {
     assert_near(x2, x1, 0.01); /* let go: no hand pulls it back */
 }
 
+/* The texture is felt and shown (issue 17): pantograph_textures has no coupling and no wall,
+ * only the servo's joint-space texture (004 eqs. 3.29-3.43) in three of four quadrants. The
+ * panel's force is the force the motors are commanded with: non-zero while the handle crosses
+ * the coarse quadrant (sigma 0.7 N per axis), exactly zero in the smooth one, made of the texture
+ * alone, with the joint torques behind it; the servo's 50 ms RMS matches the quadrant's sigma. */
+#define TEXTURE_SAMPLES 48
+
+typedef struct QuadrantForces {
+    int samples, nonzero;
+    double sum_sq, rms_sum, max_texture_mismatch;
+} QuadrantForces;
+
+static void add_sample(QuadrantForces *q, const char *line) {
+    double fx = value_of(line, "fx"), fy = value_of(line, "fy");
+    double f = hypot(fx, fy);
+    double tau = hypot(value_of(line, "tau1"), value_of(line, "tau5"));
+    q->samples++;
+    q->nonzero += f > 0.0 && tau > 0.0;
+    q->sum_sq += f * f;
+    q->rms_sum += value_of(line, "force_rms");
+    double mismatch = hypot(fx - value_of(line, "texture_fx"), fy - value_of(line, "texture_fy"));
+    q->max_texture_mismatch = fmax(q->max_texture_mismatch, mismatch);
+}
+
+static void test_texture_force_in_the_panel(void **state) {
+    (void)state;
+    static char out[GUI_OUTPUT_MAX];
+    static char script[8192];
+    int n = snprintf(script, sizeof script,
+                     "wait_device periods 100\ndevice_enable\nwait_device motors_on\nwait 0.3\n");
+    for (int i = 0; i < TEXTURE_SAMPLES; i++)
+        n += snprintf(script + n, sizeof script - (size_t)n, "print_device\nwait 0.05\n");
+    int rc = run_issim_script(test_source_path("scenes/pantograph_textures.lua"),
+                              "--device sim --device-rate 500 --device-hand circle:0.04,1.5",
+                              script, out, sizeof out);
+    assert_int_equal(rc, 0);
+    /* the default P2 workspace's quadrants (scenes/pantograph_textures.lua), 5 mm inside */
+    const double xc = 0.02, yc = 0.155, margin = 0.005;
+    QuadrantForces coarse = {0}, smooth = {0};
+    double first_pulses = NAN, last_pulses = NAN;
+    for (int i = 0; i < TEXTURE_SAMPLES; i++) {
+        const char *line = find_line(out, "device status=", i);
+        if (!line)
+            fail_msg("no device line %d:\n%s", i, out);
+        assert_int_equal((int)value_of(line, "motors_on"), 1);
+        double x = value_of(line, "x"), y = value_of(line, "y");
+        if (x > xc + margin && y < yc - margin)
+            add_sample(&coarse, line);
+        else if (x < xc - margin && y > yc + margin)
+            add_sample(&smooth, line);
+        last_pulses = value_of(line, "texture_periods");
+        if (i == 0)
+            first_pulses = last_pulses;
+    }
+    double coarse_rms = coarse.samples ? sqrt(coarse.sum_sq / coarse.samples) : 0.0;
+    print_message("coarse quadrant: %d of %d samples with force, |F| rms %.3f N (servo's 50 ms rms "
+                  "%.3f N); smooth: %d of %d, |F| rms %.3f N; texture pulses %.0f -> %.0f\n",
+                  coarse.nonzero, coarse.samples, coarse_rms,
+                  coarse.samples ? coarse.rms_sum / coarse.samples : 0.0, smooth.nonzero,
+                  smooth.samples, smooth.samples ? sqrt(smooth.sum_sq / smooth.samples) : 0.0,
+                  first_pulses, last_pulses);
+    /* 1.5 s a turn and 2.4 s of samples: each quadrant is crossed at least once */
+    assert_true(coarse.samples >= 4);
+    assert_true(smooth.samples >= 4);
+    /* a pulse every period while the handle slides (0.17 m/s >> epsilon 5 mm/s) */
+    assert_true(coarse.nonzero >= coarse.samples - 1);
+    assert_int_equal(smooth.nonzero, 0);
+    assert_true(smooth.sum_sq == 0.0);
+    /* nothing but the texture: the commanded force is its texture part (torque clipping aside) */
+    assert_true(coarse.max_texture_mismatch < 0.05);
+    /* |F| of N(0, 0.7^2 I) has rms 0.7 sqrt(2) = 0.99 N; the faded and clipped edges lower it */
+    assert_true(coarse_rms > 0.4 && coarse_rms < 1.6);
+    assert_true(coarse.rms_sum / coarse.samples > 0.6 && coarse.rms_sum / coarse.samples < 1.3);
+    assert_true(last_pulses > first_pulses + 100);
+}
+
+/* The haptic wall's reaction drawn (issue 17): pantograph_edge's PD wall (y < 0.15 m, k 1500
+ * N/m) with the hand held 5 mm inside it. The red arrow is the wall's force computed by the
+ * display from the published handle state; the cyan one the force the motors are commanded
+ * with. With no texture while the handle does not slide and no coupling, they agree, and
+ * both push out of the wall (+y). */
+static void test_wall_reaction_drawn(void **state) {
+    (void)state;
+    static char out[GUI_OUTPUT_MAX];
+    const char *script = "wait_device periods 100\ndevice_enable\nwait_device motors_on\n"
+                         "wait 0.6\nprint_device\n";
+    int rc = run_issim_script(test_source_path("scenes/pantograph_edge.lua"),
+                              "--device sim --device-rate 500 --device-hand hold:0.02,0.145",
+                              script, out, sizeof out);
+    assert_int_equal(rc, 0);
+    DeviceLine d = parse_device(out, 0);
+    Arrow wall = arrow_of(out, 0, "wall"), hand = arrow_of(out, 0, "hand");
+    assert_true(wall.found && hand.found);
+    assert_false(arrow_of(out, 0, "coupling").found);
+    double wall_n = wall.vector.y / (5.0 * wall.m_per_n);
+    print_message("handle y %.4f m; wall reaction %.3f N, commanded %.3f N\n",
+                  value_of(find_line(out, "device status=", 0), "y"), wall_n, d.fy);
+    assert_int_equal(d.motors_on, 1);
+    assert_true(wall_n > 0.5);
+    assert_near(wall.vector.x, 0.0, 1e-9);
+    assert_near(d.fy, wall_n, 0.1 * wall_n);
+    assert_near(hand.vector.y, wall.vector.y, 0.1 * wall.vector.y);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_device_panel_estop_and_device_loss),
         cmocka_unit_test(test_device_that_cannot_open),
         cmocka_unit_test(test_device_options),
         cmocka_unit_test(test_mouse_is_the_hand),
+        cmocka_unit_test(test_texture_force_in_the_panel),
+        cmocka_unit_test(test_wall_reaction_drawn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

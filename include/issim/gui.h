@@ -92,15 +92,20 @@ typedef struct GuiDeviceReadout {
     double stale_reads, device_errors, force_limited, engine_stalls;
     double crc_errors, frames_lost, frames_dropped; /* link integrity (protocol 2) */
     int servo_state;                                /* HapticServoState */
-    double x, y, vx, vy, fx, fy;                    /* handle, device frame: m, m/s, N */
-    bool motors_on;                                 /* enabled and powered this period */
-    unsigned limits;                                /* HAPTIC_LIMIT_* of the last period */
-    unsigned device_status;                         /* HAPTIC_STATUS_* of the last frame */
-    double coupling_k;                              /* rendered coupling stiffness, world N/m */
-    double watchdog_fade;                           /* coupling_k / the scene's K_c (1: live) */
-    const char *watchdog; /* host watchdog: "live", "fading", "released", "motors off",
-                             "no coupling" */
-    double handle_age_s;  /* wall seconds since the servo last wrote the handle */
+    double x, y, vx, vy;                            /* handle, device frame: m, m/s */
+    double fx, fy;                 /* the force the motors are commanded with, on the handle, N */
+    double texture_fx, texture_fy; /* the texture's part of it, N */
+    double tau1, tau5;             /* joint torques sent to the D/A, N m */
+    double force_rms, force_peak;  /* |F| over the servo's last statistics interval, N */
+    double texture_periods;        /* periods that commanded a texture pulse */
+    bool motors_on;                /* enabled and powered this period */
+    unsigned limits;               /* HAPTIC_LIMIT_* of the last period */
+    unsigned device_status;        /* HAPTIC_STATUS_* of the last frame */
+    double coupling_k;             /* rendered coupling stiffness, world N/m */
+    double watchdog_fade;          /* coupling_k / the scene's K_c (1: live) */
+    const char *watchdog;          /* host watchdog: "live", "fading", "released", "motors off",
+                                      "no coupling" */
+    double handle_age_s;           /* wall seconds since the servo last wrote the handle */
 } GuiDeviceReadout;
 
 /* Fills out from reg (Nullable: nothing to show) for device. */
@@ -171,6 +176,8 @@ typedef struct GuiState {
     const char *following;      /* the body the camera follows, or "" */
     const GuiSeries *live;      /* plottable besides the registry's variables */
     int live_count;
+    const char *load_cycle; /* the prescribed load cycle ("block.force = ..."), or "" */
+    bool load_cycle_on;
 } GuiState;
 
 /* What the user asked for this frame. Cleared by the display before each frame. */
@@ -201,6 +208,7 @@ typedef struct GuiRequests {
     int camera_preset;  /* -1: none, else the display's CameraPreset */
     bool follow_toggle; /* follow the selected body, or stop following */
     bool device_enable, device_disable, device_estop, device_reconnect;
+    bool load_cycle_toggle; /* stop the prescribed load cycle, or start the scene's again */
 } GuiRequests;
 
 /* Creates the ImGui context and its SDL2 + OpenGL3 back-ends for window (SDL_Window *) and
@@ -222,6 +230,29 @@ void gui_render(void);
 void gui_device_panel(const GuiState *state, GuiRequests *requests);
 /* The side panels' opaque background colour (ImGui's window colour). */
 void gui_panel_color(float rgb[3]);
+
+/* What a plot drew in the last frame (the script's print_plots; tests). */
+typedef struct GuiPlotInfo {
+    int series;                       /* series set */
+    char names[GUI_PLOT_SERIES][160]; /* "(none)" when unset */
+    char units[GUI_PLOT_SERIES][16];
+    int samples[GUI_PLOT_SERIES];        /* drawn */
+    bool versus;                         /* y against the first series, not time */
+    double t0, t1;                       /* the time axis (or the samples' span) */
+    double x0, x1;                       /* versus: the x axis */
+    double y0, y1;                       /* the y axis as drawn */
+    double data_lo, data_hi;             /* the y data's own range */
+    double band;                         /* the dead band used (minimum y span) */
+    char x_label[2][48], y_label[2][48]; /* the axis labels drawn */
+} GuiPlotInfo;
+/* The number of plots shown; fills out for plot k (0-based) when k is one. */
+int gui_plot_info(int k, GuiPlotInfo *out);
+/* Sets plot k's series i to the registry variable or display quantity named name ("" clears
+ * it), at the next frame; adds plots up to k. versus: -1 unchanged, else x = the first series.
+ * band: < 0 unchanged, else the dead band (0: automatic). */
+void gui_plot_set(int k, int i, const char *name, int versus, double band);
+/* The plots' time window, s (clamped to the slider's 0.01 .. 20 s). */
+void gui_plot_window(double seconds);
 
 #ifdef __cplusplus
 }

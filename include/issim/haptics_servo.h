@@ -40,7 +40,9 @@ enum {
     HAPTIC_HANDLE_Y,
     HAPTIC_HANDLE_VX, /* m/s */
     HAPTIC_HANDLE_VY,
-    HAPTIC_HANDLE_FX, /* force rendered on the handle, N (after every limit) */
+    /* the force the motors are commanded with, on the handle, N: J^-T of the joint torques sent
+       to the D/A (coupling + local surfaces + joint-space texture, after every limit) */
+    HAPTIC_HANDLE_FX,
     HAPTIC_HANDLE_FY,
     HAPTIC_HANDLE_WORLD_X, /* handle mapped to the world (coupling), m */
     HAPTIC_HANDLE_WORLD_Y,
@@ -54,6 +56,10 @@ enum {
     HAPTIC_HANDLE_DEVICE_STATUS,
     HAPTIC_HANDLE_Q1,
     HAPTIC_HANDLE_Q5,
+    HAPTIC_HANDLE_TAU1, /* joint torques sent to the D/A, N m (0 with the motors off) */
+    HAPTIC_HANDLE_TAU5,
+    HAPTIC_HANDLE_TEXTURE_FX, /* the texture's part of FX, FY: N on the handle */
+    HAPTIC_HANDLE_TEXTURE_FY,
     HAPTIC_HANDLE_COUNT
 };
 
@@ -80,6 +86,9 @@ enum {
     HAPTIC_STAT_CRC_ERRORS,       /* device frames dropped for a bad CRC-32C */
     HAPTIC_STAT_FRAMES_LOST,      /* state frames missing (jumps in the sequence number) */
     HAPTIC_STAT_FRAMES_DROPPED,   /* state frames repeated or out of order: not applied */
+    HAPTIC_STAT_FORCE_RMS,        /* RMS of |FX, FY| over the last statistics interval, N */
+    HAPTIC_STAT_FORCE_PEAK,       /* largest |FX, FY| over that interval, N */
+    HAPTIC_STAT_TEXTURE_PERIODS,  /* periods that commanded a texture pulse, over the run */
     HAPTIC_STAT_COUNT
 };
 
@@ -139,8 +148,9 @@ const char *haptic_servo_error(const HapticServo *servo);
 /* Fills v[HAPTIC_STAT_COUNT] with the current statistics (what SERVO_STATS holds). Thread:
  * after stop, or the servo. */
 void haptic_servo_stats(const HapticServo *servo, double v[HAPTIC_STAT_COUNT]);
-/* The handle force rendered by the last period (after every limit), N. Thread: servo, or after
- * stop. */
+/* The handle force of the last period's models after steps 1-4 of the safety chain (coupling +
+ * constant + local surfaces, without the joint-space texture; HAPTIC_HANDLE_FX has the force the
+ * motors are commanded with), N. Thread: servo, or after stop. */
 HapticVec2 haptic_servo_force(const HapticServo *servo);
 
 /* ===== Engine side of the coupling (engine thread) ===== */

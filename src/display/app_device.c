@@ -253,6 +253,87 @@ static void update_handle_marker(App *app) {
     surface_segments(app, &h);
 }
 
+/* The haptic walls' reaction on the handle, device N: the servo's own PD and friction law
+ * (haptic_surface_force) at the published handle state, before the safety chain's limits. */
+static HapticVec2 wall_reaction(const HapticServoDesc *servo, const RegistrySlot *h) {
+    HapticKinematics k = {.pos = {h->v[HAPTIC_HANDLE_X], h->v[HAPTIC_HANDLE_Y]},
+                          .vel = {h->v[HAPTIC_HANDLE_VX], h->v[HAPTIC_HANDLE_VY]}};
+    HapticRng rng;
+    haptic_rng_seed(&rng, 1);
+    double f[2] = {0, 0}, tau[2] = {0, 0}; /* the texture's torques are not a reaction */
+    for (int i = 0; i < servo->surface_count; i++)
+        if (servo->surfaces[i].kind == HAPTIC_SURFACE_WALL)
+            haptic_surface_force(&servo->surfaces[i], &k, &rng, f, tau);
+    return (HapticVec2){f[0], f[1]};
+}
+
+/* A body's position and velocity in the engine's newest frame: what the engine's coupling
+ * hook evaluates the spring against (the display's frame lags it by up to the horizon, and at
+ * the proxy's speed that changed the damper's part several-fold). */
+static bool newest_state(const Session *s, const ViewBody *vb, Vec3 *pos, Vec3 *vel) {
+    double *values = calloc((size_t)registry_var_count(s->reg) + 1, sizeof(double));
+    RegistryFrame f = {.values = values};
+    bool ok = values && registry_read_latest(s->reg, &f);
+    if (ok) {
+        const double *p = values + vb->var_pos, *v = values + vb->var_vel;
+        *pos = (Vec3){p[0], p[1], p[2]};
+        *vel = (Vec3){v[0], v[1], v[2]};
+    }
+    free(values);
+    return ok;
+}
+
+/* Metres of arrow per world newton (below). */
+static double device_arrow_scale(const App *app) {
+    double world_per_device = haptic_session_desc(app->device.session)->servo.coupling.force_scale;
+    return 0.25 * app->camera.distance / (world_per_device > 0 ? world_per_device : 1.0);
+}
+
+/* The forces of the haptic scene as arrows, in world newtons on one scale (1 N on the handle,
+ * seen in the world, is a quarter of the camera's distance long, whatever the zoom): the coupling
+ * force the engine applies to the proxy (magenta, from the top of the proxy), the force the motors
+ * are commanded with on the hand (cyan, from the diamond atop the handle's stem: the handle's point
+ * lies inside the proxy while the coupling holds it) and the haptic walls' reaction in it (red,
+ * same place). */
+int app_device_arrows(const App *app, RenderArrow *out) {
+    const Session *s = &app->session;
+    if (!app->device.session || !s->view || !s->view->handle.shown)
+        return 0;
+    const HapticServoDesc *servo = &haptic_session_desc(app->device.session)->servo;
+    RegistrySlot h;
+    registry_slot_read(s->reg, REGISTRY_SLOT_HANDLE, &h);
+    double world_per_device = servo->coupling.force_scale > 0 ? servo->coupling.force_scale : 1.0;
+    double m_per_n = device_arrow_scale(app);
+    const ViewHandle *vh = &s->view->handle;
+    Vec3 hand_at = vec3_add(vh->point, (Vec3){0, 0, 4 * vh->size});
+    int n = 0;
+    int body =
+        scene_view_body_of(s->view, engine_body_id_unpack(h.ids[HAPTIC_HANDLE_ID_PROXY_BODY]));
+    Vec3 coupling;
+    Vec3 proxy_pos, proxy_vel;
+    if (body >= 0 && newest_state(s, &s->view->bodies[body], &proxy_pos, &proxy_vel)) {
+        const ViewBody *vb = &s->view->bodies[body];
+        double top = vb->instance >= 0 ? s->view->instances[vb->instance].local_box.max.z : 0.0;
+        Vec3 at = vec3_add(vh->proxy, (Vec3){0, 0, top});
+        if (haptic_coupling_engine_force(&h, proxy_pos, proxy_vel, h.t, 1.0, &coupling))
+            out[n++] = (RenderArrow){
+                at, vec3_add(at, vec3_scale(coupling, m_per_n)), {1.0f, 0.3f, 1.0f, 1}, "coupling"};
+    }
+    Vec3 hand = {h.v[HAPTIC_HANDLE_FX], h.v[HAPTIC_HANDLE_FY], 0};
+    out[n++] = (RenderArrow){hand_at,
+                             vec3_add(hand_at, vec3_scale(hand, world_per_device * m_per_n)),
+                             {0.2f, 0.95f, 1.0f, 1},
+                             "hand"};
+    HapticVec2 w = wall_reaction(servo, &h);
+    if (w.x != 0.0 || w.y != 0.0)
+        out[n++] = (RenderArrow){
+            hand_at,
+            vec3_add(hand_at, vec3_scale((Vec3){w.x, w.y, 0}, world_per_device * m_per_n)),
+            {1.0f, 0.25f, 0.2f, 1},
+            "wall"};
+    return n;
+}
+
 bool app_device_mouse_hand(const App *app) {
     const AppDevice *d = &app->device;
     return d->session && d->hand_file[0] && d->status == GUI_DEVICE_RUNNING;
@@ -381,14 +462,24 @@ void app_device_print(App *app) {
     printf("device status=%s enable=%d estop=%d motors_on=%d periods=%.0f rate_hz=%.1f "
            "measured_hz=%.1f p50_us=%.1f p99_us=%.1f p999_us=%.1f max_us=%.1f overruns=%.0f "
            "missed=%.0f compute_mean_us=%.2f compute_max_us=%.1f fifo=%d x=%.6f y=%.6f vx=%.6f "
-           "vy=%.6f fx=%.6f "
-           "fy=%.6f limits=%u device_status=%u watchdog=%s fade=%.3f stalls=%.0f age_s=%.3f "
+           "vy=%.6f fx=%.6f fy=%.6f texture_fx=%.6f texture_fy=%.6f tau1=%.6f tau5=%.6f "
+           "force_rms=%.6f force_peak=%.6f texture_periods=%.0f limits=%u device_status=%u "
+           "watchdog=%s fade=%.3f stalls=%.0f age_s=%.3f "
            "servo_state=%d pid=%d\n",
            status_name(g->status), g->enable_requested, g->emergency_stopped, ro.motors_on,
            ro.periods, ro.rate_hz, ro.measured_hz, ro.p50_us, ro.p99_us, ro.p999_us, ro.max_us,
            ro.overruns, ro.missed_deadlines, ro.compute_mean_us, ro.compute_max_us, ro.fifo, ro.x,
-           ro.y, ro.vx, ro.vy, ro.fx, ro.fy, ro.limits, ro.device_status, watchdog,
+           ro.y, ro.vx, ro.vy, ro.fx, ro.fy, ro.texture_fx, ro.texture_fy, ro.tau1, ro.tau5,
+           ro.force_rms, ro.force_peak, ro.texture_periods, ro.limits, ro.device_status, watchdog,
            ro.watchdog_fade, ro.engine_stalls, ro.handle_age_s, ro.servo_state, g->simulator_pid);
+    RenderArrow arrows[APP_DEVICE_ARROWS]; /* as drawn, with the scale they were drawn at */
+    int arrow_count = app_device_arrows(app, arrows);
+    for (int i = 0; i < arrow_count; i++) {
+        Vec3 d = vec3_sub(arrows[i].to, arrows[i].from);
+        printf("device_arrow %s from %.6f %.6f %.6f vector %.6f %.6f %.6f m_per_n=%.6f\n",
+               arrows[i].label, arrows[i].from.x, arrows[i].from.y, arrows[i].from.z, d.x, d.y, d.z,
+               device_arrow_scale(app));
+    }
     const ViewHandle *vh = app->session.view ? &app->session.view->handle : NULL;
     if (vh && vh->shown) /* the 3D view's marker, as drawn this frame */
         printf("device_marker %.6f %.6f %.6f size=%.6f active=%d\n", vh->point.x, vh->point.y,

@@ -97,6 +97,7 @@ typedef enum AppLiveQuantity {
     APP_LIVE_STEP_US,
     APP_LIVE_STEPS_PER_S,
     APP_LIVE_FPS,
+    APP_LIVE_LOAD,
     APP_LIVE_COUNT
 } AppLiveQuantity;
 
@@ -108,6 +109,19 @@ typedef struct AppLive {
     int count;
     GuiSeries gui[APP_LIVE_COUNT];
 } AppLive;
+
+/* The prescribed load cycle on a body (app_load.c). */
+typedef struct AppLoad {
+    bool configured; /* a cycle was started on this session */
+    bool on;         /* and runs */
+    char text[320];  /* what the plots panel says about it */
+    int body;        /* view body */
+    Vec3 amplitude;  /* N: the peak load */
+    double period;   /* s */
+    bool have_sent;
+    double sent_t; /* display time of the last edit */
+    Vec3 sent;     /* the load it set */
+} AppLoad;
 
 /* Video of the 3D view through ffmpeg (app_video.c). */
 #define APP_VIDEO_FPS 30
@@ -193,6 +207,7 @@ typedef struct App {
     AppDevice device;
     AppMapView map_view;
     AppLive live;
+    AppLoad load;
     long frame_count; /* frames drawn since start (the script's bench command) */
     AppVideo video;
 } App;
@@ -209,6 +224,27 @@ double display_cpu_seconds(void);
 /* app_live.c: one sample of the live quantities per displayed frame; the series for the GUI. */
 void app_live_sample(App *app);
 const GuiSeries *app_live_series(App *app, int *count);
+/* Prints the samples of the quantity named name (script print_live); false: no such name. */
+bool app_live_print(const App *app, const char *name);
+
+/* app_device.c: the haptic scene's forces as arrows (coupling on the proxy, the commanded force
+ * on the hand, the walls' reaction); returns how many were written. */
+#define APP_DEVICE_ARROWS 3
+int app_device_arrows(const App *app, RenderArrow *out);
+
+/* app_load.c: the prescribed load cycle */
+bool app_load_start(App *app, const char *body, Vec3 amplitude, double period);
+void app_load_stop(App *app);
+/* The plots panel's button: stops a running cycle, or starts the configured one again. */
+void app_load_toggle(App *app);
+/* Starts the cycle the scene file's `load_cycle` global asks for (stops any other). */
+void app_load_from_scene(App *app, const char *path);
+/* Every frame: the load at the display time, sent as the body's force property. */
+void app_load_pump(App *app);
+/* |the load last sent|, N (0: no cycle). */
+double app_load_magnitude(const App *app);
+/* The load's arrow (at most one); returns how many were written. */
+int app_load_arrows(const App *app, RenderArrow *out);
 
 /* app_map.c: the map panel's data for this frame, or NULL (the selection has no map) */
 const GuiMapView *app_map_view(App *app);

@@ -5,6 +5,7 @@
  * display) and kept oldest first; the plots draw what falls in their window. Display thread
  * only. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "app_internal.h"
@@ -20,6 +21,7 @@ static const struct {
     [APP_LIVE_STEP_US] = {"engine: step wall time", "us"},
     [APP_LIVE_STEPS_PER_S] = {"engine: output steps per wall second", "1/s"},
     [APP_LIVE_FPS] = {"display: frames per second", "1/s"},
+    [APP_LIVE_LOAD] = {"load cycle: prescribed load", "N"},
 };
 
 /* Drops the samples after t (an edit or a seek rewound the engine: another future). */
@@ -92,7 +94,22 @@ void app_live_sample(App *app) {
     v[APP_LIVE_STEP_US] = st.v[ENGINE_STAT_STEP_TIME_US];
     v[APP_LIVE_STEPS_PER_S] = app->engine_rate;
     v[APP_LIVE_FPS] = app->fps;
+    v[APP_LIVE_LOAD] = app_load_magnitude(app);
     push(l, tc, v);
+}
+
+bool app_live_print(const App *app, const char *name) {
+    const AppLive *l = &app->live;
+    for (int k = 0; k < APP_LIVE_COUNT; k++) {
+        if (strcmp(live_names[k].name, name) != 0)
+            continue;
+        printf("live %s: %d samples, %s\n", name, l->count, live_names[k].unit);
+        for (int i = 0; i < l->count; i++)
+            printf("live_sample %.9g %.9g\n", l->t[i], l->v[k][i]);
+        fflush(stdout);
+        return true;
+    }
+    return false;
 }
 
 const GuiSeries *app_live_series(App *app, int *count) {

@@ -189,6 +189,67 @@ static bool toggle(App *app, const char *what, const char *onoff) {
 }
 
 /* Runs one command. Returns true when the script may go on this frame; sets *failed. */
+/* The words from the k-th on, joined by single spaces. */
+static void join_words(char *const *words, int k, int n, char *out, size_t size) {
+    out[0] = '\0';
+    for (; k < n; k++) {
+        strncat(out, words[k], size - strlen(out) - 1);
+        if (k + 1 < n)
+            strncat(out, " ", size - strlen(out) - 1);
+    }
+}
+
+/* What each plot drew last frame: its series, samples, axes and labels. */
+static void print_plots(void) {
+    GuiPlotInfo p;
+    int count = gui_plot_info(0, &p);
+    for (int k = 0; k < count; k++) {
+        gui_plot_info(k, &p);
+        printf("plot %d versus=%d series=%d t0=%.9g t1=%.9g x0=%.9g x1=%.9g y0=%.9g y1=%.9g "
+               "lo=%.9g hi=%.9g band=%.9g\n",
+               k, p.versus, p.series, p.t0, p.t1, p.x0, p.x1, p.y0, p.y1, p.data_lo, p.data_hi,
+               p.band);
+        for (int i = 0; i < GUI_PLOT_SERIES; i++)
+            printf("plot_series %d %d samples=%d unit=%s name=%s\n", k, i, p.samples[i],
+                   p.units[i][0] ? p.units[i] : "-", p.names[i]);
+        printf("plot_labels %d x=[%s|%s] y=[%s|%s]\n", k, p.x_label[0], p.x_label[1], p.y_label[0],
+               p.y_label[1]);
+    }
+    fflush(stdout);
+}
+
+/* plot K I NAME... (none: clear), plot_versus K 0|1, plot_band K SPAN, plot_window S, print_plots,
+ * print_live NAME...,
+ * load_cycle BODY FX FY FZ PERIOD | load_cycle off. False: not one of these. */
+static bool plot_command(App *app, char *const *words, int n, bool *failed) {
+    const char *cmd = words[0];
+    char name[160];
+    if (strcmp(cmd, "plot") == 0 && n > 3) {
+        join_words(words, 3, n, name, sizeof name);
+        gui_plot_set(atoi(words[1]), atoi(words[2]), strcmp(name, "none") == 0 ? "" : name, -1,
+                     -1.0);
+    } else if (strcmp(cmd, "plot_versus") == 0 && n > 2) {
+        gui_plot_set(atoi(words[1]), 0, NULL, atoi(words[2]) != 0, -1.0);
+    } else if (strcmp(cmd, "plot_window") == 0 && n > 1) {
+        gui_plot_window(atof(words[1]));
+    } else if (strcmp(cmd, "plot_band") == 0 && n > 2) {
+        gui_plot_set(atoi(words[1]), 0, NULL, -1, atof(words[2]));
+    } else if (strcmp(cmd, "print_plots") == 0) {
+        print_plots();
+    } else if (strcmp(cmd, "print_live") == 0 && n > 1) {
+        join_words(words, 1, n, name, sizeof name);
+        *failed = !app_live_print(app, name);
+    } else if (strcmp(cmd, "load_cycle") == 0 && n == 2 && strcmp(words[1], "off") == 0) {
+        app_load_stop(app);
+    } else if (strcmp(cmd, "load_cycle") == 0 && n == 6) {
+        Vec3 a = {atof(words[2]), atof(words[3]), atof(words[4])};
+        *failed = !app_load_start(app, words[1], a, atof(words[5]));
+    } else {
+        return false;
+    }
+    return true;
+}
+
 static bool run_command(Script *s, App *app, char *line, bool *failed) {
     char *words[32] = {0};
     int n = 0;
@@ -262,6 +323,8 @@ static bool run_command(Script *s, App *app, char *line, bool *failed) {
                 strncat(value, " ", sizeof value - strlen(value) - 1);
         }
         app_submit_edit(app, words[1], value);
+    } else if (plot_command(app, words, n, failed)) {
+        /* plot, print_plots, load_cycle */
     } else if (strcmp(cmd, "pause") == 0 && ses->sim) {
         sim_set_paused(ses->sim, true);
     } else if (strcmp(cmd, "run") == 0 && ses->sim) {

@@ -225,8 +225,9 @@ static bool replace_session(App *app, const ThingDb *db, const char *path,
     if (!keep_camera)
         initial_camera(app);
     else if (app->follow_body >= fresh.view->body_count)
-        app->follow_body = -1; /* a reload that lost bodies */
-    app_device_attach(app);    /* --device: on the new scene if it has a haptics table */
+        app->follow_body = -1;      /* a reload that lost bodies */
+    app_device_attach(app);         /* --device: on the new scene if it has a haptics table */
+    app_load_from_scene(app, path); /* its load_cycle global, if any */
     return true;
 }
 
@@ -262,6 +263,7 @@ bool app_open_scene(App *app, const char *path, bool keep_camera) {
 }
 
 void app_close_session(App *app) {
+    app->load.on = app->load.configured = false;
     app_record_stop(app);
     app_device_detach(app);
     free_session(&app->session);

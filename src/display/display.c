@@ -188,6 +188,8 @@ static void fill_gui_state(App *app, GuiState *g) {
     g->device = app_device_gui(app);
     g->map_view = app_map_view(app);
     g->live = app_live_series(app, &g->live_count);
+    g->load_cycle = app->load.configured ? app->load.text : "";
+    g->load_cycle_on = app->load.on;
     g->following = app->follow_body >= 0 && s->view ? s->view->bodies[app->follow_body].name : "";
     if (s->sim) {
         g->paused = sim_paused(s->sim);
@@ -273,6 +275,8 @@ static void carry_out(App *app, const GuiRequests *r) {
     if (r->quit)
         app->quit = true;
     app_device_carry_out(app, r);
+    if (r->load_cycle_toggle)
+        app_load_toggle(app);
 }
 
 /* ===== One frame ===== */
@@ -337,6 +341,9 @@ static void draw_scene(App *app) {
                 from = pose_apply(s->view->instances[i].pose, app->drag.anchor_local);
                 break;
             }
+    RenderArrow arrows[1 + APP_DEVICE_ARROWS];
+    int arrow_count = app_load_arrows(app, arrows);
+    arrow_count += app_device_arrows(app, arrows + arrow_count);
     RenderFrame f = {.view = s->view,
                      .camera = &app->camera,
                      .toggles = {.grid = app->toggles.grid,
@@ -353,6 +360,8 @@ static void draw_scene(App *app) {
                      .drag_active = app->drag.active,
                      .drag_from = from,
                      .drag_to = app->drag.target,
+                     .arrows = arrows,
+                     .arrow_count = arrow_count,
                      .x = app->view_x,
                      .y = app->view_y,
                      .width = app->view_w,
@@ -438,6 +447,7 @@ static void frame(App *app) {
     while (SDL_PollEvent(&e))
         app_handle_event(app, &e);
     app_poll_edits(app);
+    app_load_pump(app);
     if (app->options.show_gui) {
         app_describe_next_scene(app);
         app_live_sample(app);

@@ -197,6 +197,14 @@ typedef struct RenderTrail {
     const Vec3 *points;
 } RenderTrail;
 
+/* A force drawn as an arrow from `from` to `to` (the caller scales it): prescribed loads,
+ * haptic coupling and wall forces. */
+typedef struct RenderArrow {
+    Vec3 from, to;
+    float color[4];
+    const char *label; /* what it shows (the script's printouts) */
+} RenderArrow;
+
 typedef struct RenderFrame {
     const SceneView *view;
     const Camera *camera;
@@ -208,6 +216,8 @@ typedef struct RenderFrame {
     const RenderTrail *trails; /* one per body, or NULL */
     bool drag_active;
     Vec3 drag_from, drag_to;
+    const RenderArrow *arrows;
+    int arrow_count;
     int x, y, width, height; /* the 3D view's rectangle in the window (origin top left) */
     int window_height;
 } RenderFrame;

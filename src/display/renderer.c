@@ -295,6 +295,20 @@ static void selection_box(Renderer *r, const ViewInstance *in) {
                 line(r, corner[k], corner[k | bit], col);
 }
 
+/* A shaft and a two-line head a fifth of its length. */
+static void arrow(Renderer *r, Vec3 from, Vec3 tip, const float col[4]) {
+    line(r, from, tip, col);
+    Vec3 d = vec3_sub(tip, from);
+    double len = vec3_norm(d);
+    if (len <= 1e-9)
+        return;
+    Vec3 t1, t2;
+    vec3_tangent_basis(vec3_scale(d, 1.0 / len), &t1, &t2);
+    Vec3 back = vec3_sub(tip, vec3_scale(d, 0.2));
+    line(r, tip, vec3_add(back, vec3_scale(t1, 0.08 * len)), col);
+    line(r, tip, vec3_sub(back, vec3_scale(t1, 0.08 * len)), col);
+}
+
 static void contact_lines(Renderer *r, const RenderFrame *f, double size) {
     static const float point_col[4] = {1.0f, 0.2f, 0.2f, 1}, force_col[4] = {0.2f, 1.0f, 0.4f, 1};
     for (int i = 0; i < f->contact_count; i++) {
@@ -304,19 +318,9 @@ static void contact_lines(Renderer *r, const RenderFrame *f, double size) {
             for (int a = 0; a < 3; a++)
                 line(r, vec3_sub(c->point, axes[a]), vec3_add(c->point, axes[a]), point_col);
         }
-        if (f->toggles.forces) {
-            Vec3 tip = vec3_add(c->point, vec3_scale(c->force, f->toggles.force_scale));
-            line(r, c->point, tip, force_col);
-            Vec3 d = vec3_sub(tip, c->point);
-            double len = vec3_norm(d);
-            if (len > 1e-9) {
-                Vec3 t1, t2;
-                vec3_tangent_basis(vec3_scale(d, 1.0 / len), &t1, &t2);
-                Vec3 back = vec3_sub(tip, vec3_scale(d, 0.2));
-                line(r, tip, vec3_add(back, vec3_scale(t1, 0.08 * len)), force_col);
-                line(r, tip, vec3_sub(back, vec3_scale(t1, 0.08 * len)), force_col);
-            }
-        }
+        if (f->toggles.forces)
+            arrow(r, c->point, vec3_add(c->point, vec3_scale(c->force, f->toggles.force_scale)),
+                  force_col);
     }
 }
 
@@ -413,6 +417,8 @@ static void build_lines(Renderer *r, const RenderFrame *f) {
         static const float col[4] = {1.0f, 1.0f, 0.2f, 1};
         line(r, f->drag_from, f->drag_to, col);
     }
+    for (int i = 0; i < f->arrow_count; i++)
+        arrow(r, f->arrows[i].from, f->arrows[i].to, f->arrows[i].color);
     if (view->handle.shown) {
         handle_lines(r, &view->handle);
         for (int i = 0; i < view->handle.segment_count; i++)

@@ -2,6 +2,7 @@
 // window is the launcher and the thing tree, the property sheet is the property editor, the
 // user view is the 3D view the display draws behind these panels). This file only reads the
 // GuiState it is given and writes GuiRequests; the display carries them out.
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
@@ -707,12 +708,49 @@ int series_samples(const GuiState *s, const SeriesRef &r, double t0, double t1, 
 struct PlotMemory {
     SeriesRef series[GUI_PLOT_SERIES];
     float min_span = 0.0f; // the dead band: the y range never narrower (0: automatic)
+    bool versus = false;   // the other series against the first (a force-depth loop), not time
 };
 
 PlotMemory g_plots[GUI_MAX_PLOTS];
 int g_plot_count = 2;
 RegistryVarId g_plots_chosen_for; // a variable of the registry the plots were chosen for
 char g_plot_filter[64] = "";
+GuiPlotInfo g_plot_info[GUI_MAX_PLOTS]; // what each plot drew last frame
+
+// gui_plot_set's requests, applied at the next frame (names resolve against that registry).
+struct PlotSetRequest {
+    int k, i, versus;
+    double band;
+    bool has_name;
+    char name[160];
+};
+PlotSetRequest g_plot_requests[16];
+int g_plot_request_count = 0;
+
+SeriesRef series_named(const GuiState *s, const char *name) {
+    SeriesRef r;
+    for (int i = 0; i < s->live_count; i++)
+        if (std::strcmp(s->live[i].name, name) == 0)
+            r.live = i;
+    if (r.live < 0 && name[0])
+        r.var = registry_var_id(s->reg, name);
+    return r;
+}
+
+void apply_plot_requests(const GuiState *s) {
+    for (int q = 0; q < g_plot_request_count; q++) {
+        const PlotSetRequest &r = g_plot_requests[q];
+        g_plot_count = std::max(g_plot_count, r.k + 1);
+        PlotMemory &p = g_plots[r.k];
+        if (r.has_name)
+            p.series[r.i] = series_named(s, r.name);
+        if (r.versus >= 0)
+            p.versus = r.versus != 0;
+        if (r.band >= 0)
+            p.min_span = (float)r.band;
+    }
+    g_plot_request_count = 0;
+}
 
 // Energy, the first height and the summed contact force, once per registry (a new scene's
 // registry issues new ids).
@@ -722,6 +760,15 @@ void choose_default_plots(const GuiState *s) {
     g_plots_chosen_for = registry_var_id_at(s->reg, 0);
     for (int k = 0; k < GUI_MAX_PLOTS; k++)
         g_plots[k] = PlotMemory();
+    if (s->load_cycle_on) { // the load and the contact force in time; force against depth
+        g_plots[0].series[0] = series_named(s, "load cycle: prescribed load");
+        g_plots[0].series[1] = series_named(s, "contacts: summed normal force");
+        g_plots[1].series[0] = series_named(s, "contacts: deepest penetration");
+        g_plots[1].series[1] = series_named(s, "contacts: summed normal force");
+        g_plots[1].versus = true;
+        g_plot_count = 2;
+        return;
+    }
     g_plot_count = 2;
     g_plots[0].series[0].var = registry_var_id(s->reg, "universe.energy.total");
     int n = registry_var_count(s->reg);
@@ -773,12 +820,16 @@ void series_combo(const GuiState *s, SeriesRef *r, int k) {
 // The y range: the data's, never narrower than the dead band, so 1e-8 m of noise on a body at
 // rest stays a flat line instead of filling the plot. Automatic band: a thousandth of the
 // largest magnitude shown, at least 1e-9.
-void plot_range(const PlotMemory &p, double lo, double hi, double *y0, double *y1) {
+double dead_band(float min_span, double lo, double hi) {
+    return min_span > 0 ? min_span : fmax(1e-9, 1e-3 * fmax(fabs(lo), fabs(hi)));
+}
+
+void plot_range(float min_span, double lo, double hi, double *y0, double *y1) {
     if (!(lo <= hi)) {
         *y0 = -1.0, *y1 = 1.0;
         return;
     }
-    double band = p.min_span > 0 ? p.min_span : fmax(1e-9, 1e-3 * fmax(fabs(lo), fabs(hi)));
+    double band = dead_band(min_span, lo, hi);
     double span = fmax(hi - lo, band), mid = 0.5 * (lo + hi);
     *y0 = mid - 0.55 * span;
     *y1 = mid + 0.55 * span;
@@ -830,43 +881,73 @@ double sample_at(const double *t, const double *v, int n, double at) {
     return best >= 0 ? v[best] : NAN;
 }
 
-void plot_canvas(const GuiState *s, const PlotMemory &p, const PlotData &d, double t0, double t1) {
-    double lo = INFINITY, hi = -INFINITY;
-    for (int k = 0; k < GUI_PLOT_SERIES; k++)
+// The data range of series [from, GUI_PLOT_SERIES).
+void data_range(const PlotData &d, int from, double *lo, double *hi) {
+    *lo = INFINITY, *hi = -INFINITY;
+    for (int k = from; k < GUI_PLOT_SERIES; k++)
         for (int i = 0; i < d.n[k]; i++)
             if (std::isfinite(d.v[k][i]))
-                lo = fmin(lo, d.v[k][i]), hi = fmax(hi, d.v[k][i]);
-    double y0, y1;
-    plot_range(p, lo, hi, &y0, &y1);
-    const SeriesRef &first = p.series[0];
-    const char *unit = series_unit(s, series_set(first) ? first : p.series[1]);
-    char ylo[48], yhi[48];
-    std::snprintf(yhi, sizeof yhi, "%.4g %s", y1, unit);
-    std::snprintf(ylo, sizeof ylo, "%.4g %s", y0, unit);
-    ImDrawList *dl = ImGui::GetWindowDrawList();
-    float line = ImGui::GetTextLineHeight();
+                *lo = fmin(*lo, d.v[k][i]), *hi = fmax(*hi, d.v[k][i]);
+}
+
+// The frame, the zero line and the y labels of a canvas; records the y axis in info.
+struct Canvas {
+    ImDrawList *dl;
+    ImVec2 pa, pb;
+    float line;
+};
+
+const ImU32 kLabel = IM_COL32(170, 170, 180, 255);
+
+Canvas begin_canvas(double y0, double y1, const char *unit, GuiPlotInfo *info) {
+    Canvas c;
+    c.dl = ImGui::GetWindowDrawList();
+    c.line = ImGui::GetTextLineHeight();
     ImVec2 a = ImGui::GetCursorScreenPos();
     float width = ImGui::GetContentRegionAvail().x, height = 90.0f;
-    ImGui::InvisibleButton("##canvas", ImVec2(width, height + line));
-    ImVec2 pa(a.x, a.y), pb(a.x + width, a.y + height);
-    dl->AddRectFilled(pa, pb, IM_COL32(20, 22, 28, 255));
-    dl->AddRect(pa, pb, IM_COL32(90, 90, 100, 255));
+    ImGui::InvisibleButton("##canvas", ImVec2(width, height + c.line));
+    c.pa = a;
+    c.pb = ImVec2(a.x + width, a.y + height);
+    c.dl->AddRectFilled(c.pa, c.pb, IM_COL32(20, 22, 28, 255));
+    c.dl->AddRect(c.pa, c.pb, IM_COL32(90, 90, 100, 255));
     if (y0 < 0 && y1 > 0) { // the zero line
-        float yz = pb.y - (float)((0 - y0) / (y1 - y0)) * height;
-        dl->AddLine(ImVec2(pa.x, yz), ImVec2(pb.x, yz), IM_COL32(70, 70, 80, 255));
+        float yz = c.pb.y - (float)((0 - y0) / (y1 - y0)) * height;
+        c.dl->AddLine(ImVec2(c.pa.x, yz), ImVec2(c.pb.x, yz), IM_COL32(70, 70, 80, 255));
     }
+    std::snprintf(info->y_label[1], sizeof info->y_label[1], "%.4g %s", y1, unit);
+    std::snprintf(info->y_label[0], sizeof info->y_label[0], "%.4g %s", y0, unit);
+    c.dl->AddText(ImVec2(c.pa.x + 3, c.pa.y + 1), kLabel, info->y_label[1]);
+    c.dl->AddText(ImVec2(c.pa.x + 3, c.pb.y - c.line - 1), kLabel, info->y_label[0]);
+    info->y0 = y0, info->y1 = y1;
+    return c;
+}
+
+// The x axis' end labels under the canvas.
+void x_labels(const Canvas &c, GuiPlotInfo *info) {
+    c.dl->AddText(ImVec2(c.pa.x, c.pb.y + 1), kLabel, info->x_label[0]);
+    c.dl->AddText(ImVec2(c.pb.x - ImGui::CalcTextSize(info->x_label[1]).x, c.pb.y + 1), kLabel,
+                  info->x_label[1]);
+}
+
+void plot_canvas(const GuiState *s, const PlotMemory &p, const PlotData &d, double t0, double t1,
+                 GuiPlotInfo *info) {
+    double lo, hi, y0, y1;
+    data_range(d, 0, &lo, &hi);
+    plot_range(p.min_span, lo, hi, &y0, &y1);
+    info->data_lo = lo, info->data_hi = hi;
+    info->band = lo <= hi ? dead_band(p.min_span, lo, hi) : 0.0;
+    const SeriesRef &first = p.series[0];
+    Canvas c = begin_canvas(y0, y1, series_unit(s, series_set(first) ? first : p.series[1]), info);
+    ImDrawList *dl = c.dl;
+    ImVec2 pa = c.pa, pb = c.pb;
+    float width = pb.x - pa.x;
     dl->PushClipRect(pa, pb, true);
     for (int k = 0; k < GUI_PLOT_SERIES; k++)
         draw_series(dl, d.t[k], d.v[k], d.n[k], pa, pb, t0, t1, y0, y1, kSeriesColors[k]);
     dl->PopClipRect();
-    ImU32 label = IM_COL32(170, 170, 180, 255);
-    dl->AddText(ImVec2(pa.x + 3, pa.y + 1), label, yhi);
-    dl->AddText(ImVec2(pa.x + 3, pb.y - line - 1), label, ylo);
-    char tl[32], tr[32];
-    std::snprintf(tl, sizeof tl, "%.3f s", t0);
-    std::snprintf(tr, sizeof tr, "%.3f s", t1);
-    dl->AddText(ImVec2(pa.x, pb.y + 1), label, tl);
-    dl->AddText(ImVec2(pb.x - ImGui::CalcTextSize(tr).x, pb.y + 1), label, tr);
+    std::snprintf(info->x_label[0], sizeof info->x_label[0], "%.3f s", t0);
+    std::snprintf(info->x_label[1], sizeof info->x_label[1], "%.3f s", t1);
+    x_labels(c, info);
     if (!ImGui::IsItemHovered())
         return;
     float mx = ImGui::GetIO().MousePos.x;
@@ -889,6 +970,73 @@ void plot_canvas(const GuiState *s, const PlotMemory &p, const PlotData &d, doub
     ImGui::EndTooltip();
 }
 
+// The index of the sample of (t, n) nearest `at`, walking forward from *from (the callers ask
+// in increasing time, so a pass over two series is linear).
+int nearest_from(const double *t, int n, double at, int *from) {
+    int i = *from;
+    while (i + 1 < n && fabs(t[i + 1] - at) <= fabs(t[i] - at))
+        i++;
+    *from = i;
+    return i;
+}
+
+// The other series against the first, paired by time (each sample of y with the x sample
+// nearest it): a contact force against depth draws its hysteresis loop. The newest point is
+// marked. Both axes have ranges, units and the dead band.
+void plot_canvas_versus(const GuiState *s, const PlotMemory &p, const PlotData &d,
+                        GuiPlotInfo *info) {
+    double lo, hi, y0, y1, xlo, xhi, x0, x1;
+    data_range(d, 1, &lo, &hi);
+    plot_range(p.min_span, lo, hi, &y0, &y1);
+    info->data_lo = lo, info->data_hi = hi;
+    info->band = lo <= hi ? dead_band(p.min_span, lo, hi) : 0.0;
+    xlo = INFINITY, xhi = -INFINITY;
+    for (int i = 0; i < d.n[0]; i++)
+        if (std::isfinite(d.v[0][i]))
+            xlo = fmin(xlo, d.v[0][i]), xhi = fmax(xhi, d.v[0][i]);
+    plot_range(0.0f, xlo, xhi, &x0, &x1);
+    info->x0 = x0, info->x1 = x1;
+    const char *yunit = series_unit(s, series_set(p.series[1]) ? p.series[1] : p.series[2]);
+    Canvas c = begin_canvas(y0, y1, yunit, info);
+    float w = c.pb.x - c.pa.x, h = c.pb.y - c.pa.y;
+    auto X = [&](double v) { return c.pa.x + (float)((v - x0) / (x1 - x0)) * w; };
+    auto Y = [&](double v) { return c.pb.y - (float)((v - y0) / (y1 - y0)) * h; };
+    static ImVec2 points[8192];
+    c.dl->PushClipRect(c.pa, c.pb, true);
+    for (int k = 1; k < GUI_PLOT_SERIES; k++) {
+        int m = 0, from = 0;
+        for (int i = 0; i < d.n[k] && d.n[0] > 0 && m < 8192; i++) {
+            int j = nearest_from(d.t[0], d.n[0], d.t[k][i], &from);
+            points[m++] = ImVec2(X(d.v[0][j]), Y(d.v[k][i]));
+        }
+        if (m > 1)
+            c.dl->AddPolyline(points, m, kSeriesColors[k], 0, 1.5f);
+        if (m > 0)
+            c.dl->AddCircleFilled(points[m - 1], 3.5f, kSeriesColors[k]);
+    }
+    c.dl->PopClipRect();
+    const char *xunit = series_unit(s, p.series[0]);
+    std::snprintf(info->x_label[0], sizeof info->x_label[0], "%.4g %s", x0, xunit);
+    std::snprintf(info->x_label[1], sizeof info->x_label[1], "%.4g %s", x1, xunit);
+    x_labels(c, info);
+    const char *title = "against the first";
+    c.dl->AddText(ImVec2(c.pb.x - ImGui::CalcTextSize(title).x - 3, c.pa.y + 1), kLabel, title);
+}
+
+// What plot_one drew, for gui_plot_info.
+void record_plot(const GuiState *s, const PlotMemory &p, const PlotData &d, double t0, double t1,
+                 GuiPlotInfo *info) {
+    info->versus = p.versus;
+    info->t0 = t0, info->t1 = t1;
+    info->series = 0;
+    for (int k = 0; k < GUI_PLOT_SERIES; k++) {
+        std::snprintf(info->names[k], sizeof info->names[k], "%s", series_name(s, p.series[k]));
+        std::snprintf(info->units[k], sizeof info->units[k], "%s", series_unit(s, p.series[k]));
+        info->samples[k] = d.n[k];
+        info->series += series_set(p.series[k]);
+    }
+}
+
 void plot_one(const GuiState *s, int slot, float window) {
     static double times[GUI_PLOT_SERIES][8192], values[GUI_PLOT_SERIES][8192];
     PlotMemory &p = g_plots[slot];
@@ -905,17 +1053,33 @@ void plot_one(const GuiState *s, int slot, float window) {
         d.v[k] = values[k];
         d.n[k] = series_samples(s, p.series[k], t0, t1, times[k], values[k], 8192);
     }
-    plot_canvas(s, p, d, t0, t1);
+    GuiPlotInfo *info = &g_plot_info[slot];
+    *info = GuiPlotInfo();
+    record_plot(s, p, d, t0, t1, info);
+    if (p.versus)
+        plot_canvas_versus(s, p, d, info);
+    else
+        plot_canvas(s, p, d, t0, t1, info);
     ImGui::SetNextItemWidth(120);
     ImGui::InputFloat("dead band (min y span)", &p.min_span, 0, 0, "%.3g");
     p.min_span = fmaxf(p.min_span, 0.0f);
+    ImGui::Checkbox("against the first series (else time)", &p.versus);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("the other series against the first instead of time (e.g. contact "
+                          "force against penetration: the hysteresis loop)");
     ImGui::PopID();
 }
 
-void plots_panel(const GuiState *s) {
+void plots_panel(const GuiState *s, GuiRequests *r) {
     if (!ImGui::CollapsingHeader("Plots", ImGuiTreeNodeFlags_DefaultOpen) || !s->reg)
         return;
     choose_default_plots(s);
+    apply_plot_requests(s);
+    if (s->load_cycle && s->load_cycle[0]) {
+        ImGui::TextColored(ImVec4(1.0f, 0.6f, 0.1f, 1.0f), "%s", s->load_cycle);
+        if (ImGui::Button(s->load_cycle_on ? "Stop the load cycle" : "Start the load cycle"))
+            r->load_cycle_toggle = true;
+    }
     ImGui::SetNextItemWidth(-80);
     ImGui::SliderFloat("window", &g_mem.plot_window, 0.01f, 20.0f, "%.2f s",
                        ImGuiSliderFlags_Logarithmic);
@@ -1055,7 +1219,7 @@ void right_panel(const GuiState *s, GuiRequests *r) {
         gui_device_panel(s, r); // gui_device.cpp: only with --device
         universe_panel(s, r);
         recording_panel(s, r);
-        plots_panel(s);
+        plots_panel(s, r);
         map_panel(s);
         video_panel(s, r);
         save_panel(s, r);
@@ -1201,4 +1365,25 @@ extern "C" void gui_render(void) {
 extern "C" void gui_panel_color(float rgb[3]) {
     const ImVec4 &c = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
     rgb[0] = c.x, rgb[1] = c.y, rgb[2] = c.z;
+}
+
+extern "C" int gui_plot_info(int k, GuiPlotInfo *out) {
+    if (k >= 0 && k < g_plot_count && k < GUI_MAX_PLOTS)
+        *out = g_plot_info[k];
+    return g_plot_count;
+}
+
+extern "C" void gui_plot_window(double seconds) {
+    g_mem.plot_window = (float)fmin(fmax(seconds, 0.01), 20.0);
+}
+
+extern "C" void gui_plot_set(int k, int i, const char *name, int versus, double band) {
+    if (k < 0 || k >= GUI_MAX_PLOTS || i < 0 || i >= GUI_PLOT_SERIES ||
+        g_plot_request_count == (int)(sizeof g_plot_requests / sizeof g_plot_requests[0]))
+        return;
+    PlotSetRequest &r = g_plot_requests[g_plot_request_count++];
+    r = PlotSetRequest();
+    r.k = k, r.i = i, r.versus = versus, r.band = band;
+    r.has_name = name != nullptr;
+    std::snprintf(r.name, sizeof r.name, "%s", name ? name : "");
 }

@@ -64,6 +64,9 @@ void fill_stats(const RegistrySlot &st, GuiDeviceReadout *out) {
     out->frames_dropped = v[HAPTIC_STAT_FRAMES_DROPPED];
     out->force_limited = v[HAPTIC_STAT_FORCE_LIMITED];
     out->engine_stalls = v[HAPTIC_STAT_ENGINE_STALLS];
+    out->force_rms = v[HAPTIC_STAT_FORCE_RMS];
+    out->force_peak = v[HAPTIC_STAT_FORCE_PEAK];
+    out->texture_periods = v[HAPTIC_STAT_TEXTURE_PERIODS];
     out->servo_state = (int)v[HAPTIC_STAT_STATE];
 }
 
@@ -76,6 +79,10 @@ void fill_handle(const RegistrySlot &h, const GuiDevice *device, GuiDeviceReadou
     out->vy = v[HAPTIC_HANDLE_VY];
     out->fx = v[HAPTIC_HANDLE_FX];
     out->fy = v[HAPTIC_HANDLE_FY];
+    out->texture_fx = v[HAPTIC_HANDLE_TEXTURE_FX];
+    out->texture_fy = v[HAPTIC_HANDLE_TEXTURE_FY];
+    out->tau1 = v[HAPTIC_HANDLE_TAU1];
+    out->tau5 = v[HAPTIC_HANDLE_TAU5];
     out->motors_on = v[HAPTIC_HANDLE_ENABLED] > 0.0;
     out->limits = (unsigned)v[HAPTIC_HANDLE_LIMITS];
     out->device_status = (unsigned)v[HAPTIC_HANDLE_DEVICE_STATUS];
@@ -180,7 +187,13 @@ void flag(const char *name, bool on) {
 void handle_lines(const GuiDeviceReadout &ro) {
     ImGui::Text("handle  (%.4f, %.4f) m", ro.x, ro.y);
     ImGui::Text("velocity (%.3f, %.3f) m/s", ro.vx, ro.vy);
+    // What the motors are commanded with (coupling + surfaces + texture), seen on the handle; a
+    // texture pulse lasts one servo period, so the 50 ms RMS and peak are what a reader can use.
     ImGui::Text("force   (%.3f, %.3f) N, |F| %.3f N", ro.fx, ro.fy, std::hypot(ro.fx, ro.fy));
+    ImGui::Text("|F| over 50 ms: rms %.3f N, peak %.3f N", ro.force_rms, ro.force_peak);
+    ImGui::Text("texture (%.3f, %.3f) N, %.0f pulses", ro.texture_fx, ro.texture_fy,
+                ro.texture_periods);
+    ImGui::Text("torques %.4f, %.4f N m", ro.tau1, ro.tau5);
     ImGui::TextUnformatted("limits");
     flag("workspace", ro.limits & HAPTIC_LIMIT_WORKSPACE);
     flag("singularity", ro.limits & HAPTIC_LIMIT_SINGULAR);

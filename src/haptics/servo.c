@@ -4,7 +4,10 @@
  * a late wake-up never shifts the following ones; under SCHED_FIFO when the system permits
  * (a warning otherwise, and a 1 us timer slack instead of the default 50 us). Each period:
  * read the newest device frame -> kinematics -> force (constant + local surfaces + coupling)
- * -> safety chain -> J^T -> torques (+ joint-space texture) -> D/A -> write.
+ * -> safety chain -> J^T -> torques (+ joint-space texture) -> D/A -> write. What it publishes as
+ * the handle force is the force the motors are commanded with, J^-T of the torques sent to the
+ * D/A, so the joint-space texture (004 eqs. 3.36-3.43) shows in the panel and the statistics
+ * like every other part of the force.
  *
  * Safety chain, in this order, the last step before the D/A being the torque limit:
  *  1. NaN guard on the force (replaced by zero, flagged);
@@ -54,11 +57,18 @@ struct HapticServo {
     atomic_bool estop;
     atomic_int state;
     char error[512];
-    double force[2]; /* rendered last period, after every limit */
+    double force[2];         /* the models' handle force last period, after steps 1-4 */
+    double tau[2];           /* joint torques sent to the D/A last period, N m */
+    double motor_force[2];   /* J^-T tau: the force the motors are commanded with, N */
+    double texture_force[2]; /* the texture's part of it, N */
     bool motors_on;
     unsigned limits;
     /* statistics (servo thread only) */
     uint64_t periods, overruns, missed_deadlines, stale_reads, device_errors, force_limited;
+    uint64_t texture_periods;
+    /* |motor_force| over the current statistics interval, and the last interval's figures */
+    double window_sum_sq, window_peak, force_rms, force_peak;
+    uint64_t window_periods;
     uint32_t lateness_hist[LATENESS_BINS];
     uint64_t lateness_samples;
     double lateness_max;
@@ -138,6 +148,9 @@ static void go_safe(HapticServo *servo, const char *message) {
     atomic_store(&servo->state, HAPTIC_SERVO_SAFE);
     servo->device_errors++;
     servo->force[0] = servo->force[1] = 0.0;
+    servo->tau[0] = servo->tau[1] = 0.0;
+    servo->motor_force[0] = servo->motor_force[1] = 0.0;
+    servo->texture_force[0] = servo->texture_force[1] = 0.0;
     servo->motors_on = false;
     uint16_t mid = (uint16_t)(1u << (servo->config.dac_bits - 1));
     HapticCommand off = {.dac = {mid, mid}, .enable = false};
@@ -182,6 +195,36 @@ static void compute_force(HapticServo *servo, double now, double f[2], double ta
                                 now, f);
 }
 
+/* The handle force equivalent to joint torques tau: J^T f = tau solved for f. Returns false
+ * (out untouched) at a singular Jacobian, where the force fade has already zeroed the motors. */
+static bool joint_to_handle(const double j[4], const double tau[2], double out[2]) {
+    double det = j[0] * j[3] - j[1] * j[2];
+    if (!(fabs(det) > 1e-12))
+        return false;
+    out[0] = (j[3] * tau[0] - j[2] * tau[1]) / det;
+    out[1] = (j[0] * tau[1] - j[1] * tau[0]) / det;
+    return true;
+}
+
+/* What the motors are commanded with, seen on the handle, and the texture's part of it. */
+static void record_motor_force(HapticServo *servo, const double f[2], const double tex[2]) {
+    const double *j = servo->kin.jacobian;
+    double scaled_tex[2] = {servo->kin.force_scale * tex[0], servo->kin.force_scale * tex[1]};
+    servo->motor_force[0] = f[0];
+    servo->motor_force[1] = f[1];
+    servo->texture_force[0] = servo->texture_force[1] = 0.0;
+    joint_to_handle(j, servo->tau, servo->motor_force);
+    joint_to_handle(j, scaled_tex, servo->texture_force);
+    if (servo->tau[0] == 0.0 && servo->tau[1] == 0.0) /* off, or nothing to render */
+        servo->motor_force[0] = servo->motor_force[1] = 0.0;
+    if (tex[0] != 0.0 || tex[1] != 0.0)
+        servo->texture_periods++;
+    double n = vec_norm(servo->motor_force);
+    servo->window_sum_sq += n * n;
+    servo->window_peak = fmax(servo->window_peak, n);
+    servo->window_periods++;
+}
+
 /* Step 5 and the D/A. */
 static HapticCommand to_command(HapticServo *servo, const double f[2], const double tex[2],
                                 bool enable) {
@@ -202,6 +245,7 @@ static HapticCommand to_command(HapticServo *servo, const double f[2], const dou
         }
         if (enable)
             cmd.dac[i] = pantograph_torque_to_dac(&servo->config, tau[i], NULL);
+        servo->tau[i] = enable ? tau[i] : 0.0;
     }
     return cmd;
 }
@@ -215,8 +259,8 @@ static void publish_handle(HapticServo *servo, const HapticSample *sample, doubl
         [HAPTIC_HANDLE_Y] = k->pos.y,
         [HAPTIC_HANDLE_VX] = k->vel.x,
         [HAPTIC_HANDLE_VY] = k->vel.y,
-        [HAPTIC_HANDLE_FX] = servo->force[0],
-        [HAPTIC_HANDLE_FY] = servo->force[1],
+        [HAPTIC_HANDLE_FX] = servo->motor_force[0],
+        [HAPTIC_HANDLE_FY] = servo->motor_force[1],
         [HAPTIC_HANDLE_WORLD_X] = servo->coupling.handle_world.x,
         [HAPTIC_HANDLE_WORLD_Y] = servo->coupling.handle_world.y,
         [HAPTIC_HANDLE_WORLD_Z] = servo->coupling.handle_world.z,
@@ -231,6 +275,10 @@ static void publish_handle(HapticServo *servo, const HapticSample *sample, doubl
         [HAPTIC_HANDLE_DEVICE_STATUS] = sample ? sample->state.status : 0,
         [HAPTIC_HANDLE_Q1] = k->joints.q1,
         [HAPTIC_HANDLE_Q5] = k->joints.q5,
+        [HAPTIC_HANDLE_TAU1] = servo->tau[0],
+        [HAPTIC_HANDLE_TAU5] = servo->tau[1],
+        [HAPTIC_HANDLE_TEXTURE_FX] = servo->texture_force[0],
+        [HAPTIC_HANDLE_TEXTURE_FY] = servo->texture_force[1],
     };
     uint64_t ids[HAPTIC_HANDLE_ID_COUNT] = {
         [HAPTIC_HANDLE_ID_PROXY_BODY] = haptic_coupling_on(c) ? c->proxy_body : 0,
@@ -239,8 +287,19 @@ static void publish_handle(HapticServo *servo, const HapticSample *sample, doubl
                             HAPTIC_HANDLE_ID_COUNT);
 }
 
+/* Closes the statistics interval's force figures (a single period's random texture pulse says
+ * little to someone reading a panel at 60 fps; the RMS and peak over 50 ms do). */
+static void close_force_window(HapticServo *servo) {
+    servo->force_rms =
+        servo->window_periods ? sqrt(servo->window_sum_sq / (double)servo->window_periods) : 0.0;
+    servo->force_peak = servo->window_peak;
+    servo->window_sum_sq = servo->window_peak = 0.0;
+    servo->window_periods = 0;
+}
+
 static void publish_stats(HapticServo *servo, double now) {
     double v[HAPTIC_STAT_COUNT];
+    close_force_window(servo);
     haptic_servo_stats(servo, v);
     registry_slot_write(servo->reg, REGISTRY_SLOT_SERVO_STATS, now, v, HAPTIC_STAT_COUNT);
     servo->last_stats = now;
@@ -291,6 +350,7 @@ bool haptic_servo_period(HapticServo *servo, double now) {
     HapticCommand cmd = to_command(servo, f, tex, enable);
     servo->force[0] = f[0];
     servo->force[1] = f[1];
+    record_motor_force(servo, f, tex); /* tex is zero with the motors off */
     servo->motors_on = enable;
     if (servo->limits &
         (HAPTIC_LIMIT_FORCE | HAPTIC_LIMIT_TORQUE | HAPTIC_LIMIT_WORKSPACE | HAPTIC_LIMIT_SINGULAR))
@@ -347,6 +407,9 @@ void haptic_servo_stats(const HapticServo *servo, double v[HAPTIC_STAT_COUNT]) {
     v[HAPTIC_STAT_CRC_ERRORS] = (double)link.crc_errors;
     v[HAPTIC_STAT_FRAMES_LOST] = (double)link.seq_lost;
     v[HAPTIC_STAT_FRAMES_DROPPED] = (double)link.seq_dropped;
+    v[HAPTIC_STAT_FORCE_RMS] = servo->force_rms;
+    v[HAPTIC_STAT_FORCE_PEAK] = servo->force_peak;
+    v[HAPTIC_STAT_TEXTURE_PERIODS] = (double)servo->texture_periods;
 }
 
 static void record_lateness(HapticServo *servo, double lateness) {

@@ -1,0 +1,226 @@
+/* The plots (issue 17), read back from what the GUI drew (the script's print_plots prints each
+ * plot's series, samples, axes and labels as drawn in the last frame; print_live the samples of
+ * a display quantity):
+ *  - several series in one plot, each with its unit; a time axis labelled in seconds spanning
+ *    the window; the y axis labelled in the first series' unit;
+ *  - the dead band: a box at rest at z = 5 cm shaken by 2e-8 m (a prescribed load of 8 mN on
+ *    its four 1e5 N/m contacts) stays a flat line: the y axis spans at least a thousandth of
+ *    the value, so the wiggle covers under 1 % of it; a dead band set by hand widens the axis;
+ *  - quasi_static_cycle's load cycle (seed 004 4.6.2, Fig. 4.12; VALIDATION.md V4): the
+ *    default plots are the prescribed load with the contact force against time, and the
+ *    contact force against depth; the load peaks at 100 N, the depth at
+ *    F_max / ((1 + f) k), and the force-depth loop is a hysteresis loop: loading on the
+ *    (1 + f) k line, unloading on the (1 - f) k line (f: the internal-friction factor of
+ *    r = 0.8, eq. 4.91). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "issim/contact.h"
+#include "test_display_util.h"
+
+typedef struct PlotLine {
+    int versus, series;
+    double t0, t1, x0, x1, y0, y1, lo, hi, band;
+} PlotLine;
+
+/* The nth "plot K ..." line of out for plot k. */
+static PlotLine parse_plot(const char *out, int k, int nth) {
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "plot %d ", k);
+    const char *line = require_line(out, prefix, nth);
+    PlotLine p;
+    int n = sscanf(line + strlen(prefix),
+                   "versus=%d series=%d t0=%lf t1=%lf x0=%lf x1=%lf y0=%lf y1=%lf lo=%lf hi=%lf "
+                   "band=%lf",
+                   &p.versus, &p.series, &p.t0, &p.t1, &p.x0, &p.x1, &p.y0, &p.y1, &p.lo, &p.hi,
+                   &p.band);
+    assert_int_equal(n, 11);
+    return p;
+}
+
+/* The nth "plot_series K I ..." line: samples, unit and name. */
+static int parse_series(const char *out, int k, int i, int nth, char unit[16], char name[160]) {
+    char prefix[48];
+    snprintf(prefix, sizeof prefix, "plot_series %d %d ", k, i);
+    const char *line = require_line(out, prefix, nth);
+    int samples = -1;
+    assert_int_equal(sscanf(line + strlen(prefix), "samples=%d unit=%15s", &samples, unit), 2);
+    const char *at = strstr(line, "name=");
+    assert_non_null(at);
+    size_t len = strcspn(at + 5, "\n");
+    snprintf(name, 160, "%.*s", (int)len, at + 5);
+    return samples;
+}
+
+/* The nth "plot_labels K ..." line. */
+static const char *labels_of(const char *out, int k, int nth) {
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "plot_labels %d ", k);
+    return require_line(out, prefix, nth);
+}
+
+static bool line_has(const char *line, const char *what) {
+    const char *end = strchr(line, '\n');
+    const char *at = strstr(line, what);
+    return at && (!end || at < end);
+}
+
+static void test_series_axes_and_dead_band(void **state) {
+    (void)state;
+    static char out[GUI_OUTPUT_MAX];
+    const char *script = "wait_sim 1.2\n" /* the box has landed and rests */
+                         "load_cycle box 0 0 -0.008 0.1\n"
+                         "plot_window 0.5\n"
+                         "plot 0 0 box.pos.z\n"
+                         "plot 0 1 box.vel.z\n"
+                         "plot 0 2 contacts: summed normal force\n"
+                         "plot 1 0 box.pos.z\n"
+                         "plot 1 1 none\n"
+                         "wait_sim 1.8\n"
+                         "print_plots\n"
+                         "plot_band 1 0.01\n"
+                         "frames 2\n"
+                         "print_plots\n";
+    int rc =
+        run_issim_script(test_source_path("scenes/box_on_plane.lua"), "", script, out, sizeof out);
+    assert_int_equal(rc, 0);
+    /* Several series, each with its samples and unit; the axes labelled in s and the first
+     * series' unit; the time axis is the window ending at the display time. */
+    PlotLine p0 = parse_plot(out, 0, 0);
+    char unit[16], name[160];
+    const char *units[3] = {"m", "m/s", "N"};
+    const char *names[3] = {"box.pos.z", "box.vel.z", "contacts: summed normal force"};
+    assert_int_equal(p0.series, 3);
+    for (int i = 0; i < 3; i++) {
+        int samples = parse_series(out, 0, i, 0, unit, name);
+        print_message("series %d: %s, %d samples, %s\n", i, name, samples, unit);
+        assert_true(samples >= 3); /* the force: once a displayed frame with new contacts */
+        assert_string_equal(unit, units[i]);
+        assert_string_equal(name, names[i]);
+    }
+    assert_int_equal(p0.versus, 0);
+    assert_near(p0.t1 - p0.t0, 0.5, 1e-6);
+    assert_true(p0.t1 >= 1.8 - 0.05);
+    const char *l0 = labels_of(out, 0, 0);
+    assert_true(line_has(l0, " s|") && line_has(l0, " m|"));
+
+    /* The dead band: the 2e-8 m wiggle is in the data, but fills under 1 % of the axis. */
+    PlotLine z = parse_plot(out, 1, 0);
+    double wiggle = z.hi - z.lo, span = z.y1 - z.y0;
+    print_message("box.pos.z: data %.3e m wide at %.5f m, axis %.3e m (band %.3e m)\n", wiggle,
+                  z.hi, span, z.band);
+    assert_true(wiggle > 2e-9 && wiggle < 1e-7);
+    assert_near(z.band, 1e-3 * fabs(z.hi), 1e-3 * fabs(z.hi) * 1e-6);
+    assert_true(span >= z.band);
+    assert_true(wiggle / span < 0.01);
+    assert_true(z.y0 <= z.lo && z.y1 >= z.hi);
+    /* A dead band set by hand: the axis is 1.1 times it. */
+    PlotLine wide = parse_plot(out, 1, 1);
+    assert_near(wide.band, 0.01, 1e-9);
+    assert_near(wide.y1 - wide.y0, 0.011, 1e-8);
+}
+
+/* Medians of f / g over the samples of one branch (nth_element would do; n is small). */
+static int compare_doubles(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, compare_doubles);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+#define LOOP_MAX 4096
+
+typedef struct Samples {
+    int n;
+    double t[LOOP_MAX], v[LOOP_MAX];
+} Samples;
+
+static void parse_live(const char *out, const char *name, Samples *s) {
+    char head[160];
+    snprintf(head, sizeof head, "live %s:", name);
+    const char *line = strstr(out, head);
+    if (!line)
+        fail_msg("no '%s' in:\n%s", head, out);
+    s->n = 0;
+    for (line = strchr(line, '\n'); line && strncmp(line + 1, "live_sample ", 12) == 0;
+         line = strchr(line + 1, '\n')) {
+        if (s->n < LOOP_MAX && sscanf(line + 13, "%lf %lf", &s->t[s->n], &s->v[s->n]) == 2)
+            s->n++;
+    }
+}
+
+static void test_load_cycle_force_depth_loop(void **state) {
+    (void)state;
+    static char out[4 * GUI_OUTPUT_MAX];
+    const char *script = "wait_sim 4.2\n"
+                         "print_plots\n"
+                         "print_live load cycle: prescribed load\n"
+                         "print_live contacts: summed normal force\n"
+                         "print_live contacts: deepest penetration\n";
+    int rc = run_issim_script(test_source_path("scenes/quasi_static_cycle.lua"), "", script, out,
+                              sizeof out);
+    assert_int_equal(rc, 0);
+    /* The default plots: the load and the contact force in time; the force against depth. */
+    char unit[16], name[160];
+    PlotLine time = parse_plot(out, 0, 0), loop = parse_plot(out, 1, 0);
+    assert_int_equal(time.versus, 0);
+    parse_series(out, 0, 0, 0, unit, name);
+    assert_string_equal(name, "load cycle: prescribed load");
+    assert_string_equal(unit, "N");
+    parse_series(out, 0, 1, 0, unit, name);
+    assert_string_equal(name, "contacts: summed normal force");
+    assert_int_equal(loop.versus, 1);
+    parse_series(out, 1, 0, 0, unit, name);
+    assert_string_equal(name, "contacts: deepest penetration");
+    assert_string_equal(unit, "m");
+    assert_true(line_has(labels_of(out, 1, 0), " m|") && line_has(labels_of(out, 1, 0), " N|"));
+
+    static Samples load, force, depth;
+    parse_live(out, "load cycle: prescribed load", &load);
+    parse_live(out, "contacts: summed normal force", &force);
+    parse_live(out, "contacts: deepest penetration", &depth);
+    assert_int_equal(force.n, depth.n); /* sampled together, once a frame */
+    assert_true(force.n > 40);
+    double f_max = 100.0, k = 1e5, period = 2.0, f = contact_internal_friction_factor(0.8);
+    double load_peak = 0.0, depth_peak = 0.0;
+    for (int i = 0; i < load.n; i++)
+        load_peak = fmax(load_peak, load.v[i]);
+    for (int i = 0; i < depth.n; i++)
+        depth_peak = fmax(depth_peak, depth.v[i]);
+    /* The two branches of the second cycle, away from the turning points and zero. */
+    static double up[LOOP_MAX], down[LOOP_MAX];
+    int nu = 0, nd = 0;
+    for (int i = 0; i < force.n; i++) {
+        double t = force.t[i], phase = fmod(t, period) / period, g = depth.v[i];
+        if (t < period || g < 0.3 * depth_peak || fabs(phase - 0.5) < 0.08)
+            continue;
+        if (phase < 0.5)
+            up[nu++] = force.v[i] / g;
+        else
+            down[nd++] = force.v[i] / g;
+    }
+    double k_up = nu ? median(up, nu) : 0, k_down = nd ? median(down, nd) : 0;
+    print_message("load peak %.2f N; depth peak %.4e m (F_max/((1+f)k) = %.4e m, f = %.3f); "
+                  "f/g loading %.4g N/m (%d samples, (1+f)k = %.4g), unloading %.4g N/m (%d, "
+                  "(1-f)k = %.4g)\n",
+                  load_peak, depth_peak, f_max / ((1 + f) * k), f, k_up, nu, (1 + f) * k, k_down,
+                  nd, (1 - f) * k);
+    assert_near(load_peak, f_max, 0.03 * f_max);
+    assert_near(depth_peak, f_max / ((1 + f) * k), 0.15 * f_max / ((1 + f) * k));
+    assert_true(nu >= 5 && nd >= 5);
+    assert_near(k_up, (1 + f) * k, 0.15 * (1 + f) * k);
+    assert_near(k_down, (1 - f) * k, 0.15 * (1 - f) * k);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_series_axes_and_dead_band),
+        cmocka_unit_test(test_load_cycle_force_depth_loop),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
