@@ -65,11 +65,15 @@ end
 -- Sleeping from physics (004 4.8.5, issue 11): velocity_tolerance = 0 derives each contact's
 -- tolerance from its equilibrium band (eq. 4.91: its App. C load, stiffness, f and effective
 -- mass; about 1 cm/s for a box on four contacts), and phase_ramp_time spreads internal
--- friction's jump at dg/dt = 0 over half a step, which RK4 cannot integrate across (the jump
--- made resting bodies tremble at a few cm/s and the energy rise while they landed). Half a step
--- keeps the ramp's damping rate 1 / (2 tau) inside RK4's stability with several contacts on a
--- body; the landings (about 35 steps per contact period) lose a little less than r = 0.3 says.
-local ramp = 1e-4          -- s
+-- friction's jump at dg/dt = 0, which RK4 cannot integrate across (the jump made resting bodies
+-- tremble at a few cm/s and the energy rise while they landed), over tau = 0.5 ms: its damping
+-- rate near rest, 1 / (2 tau) = 1000/s per contact, stays inside RK4's stability at the 0.2 ms
+-- step with several contacts on one body (0.1 ms: 5000/s, and the pile trembled at 1-2 mm/s,
+-- never asleep). The price: landings (about 35 steps per contact period) lose less than r = 0.3
+-- says, since the turning point's dissipation is spread. tangent_damping 10 N s/m for the same
+-- reason: 40 damped the light bodies' rotation (I ~ 1e-5 kg m^2, arms of 2-4 cm) at about
+-- 4000/s per contact, and with 40 the pile kept trembling with the ramp as well.
+local ramp = 5e-4          -- s
 return {
   name = "pile_internal_friction",
   description = "200 capsules, boxes and octahedra settling on internal-friction contacts",
@@ -85,11 +89,11 @@ return {
   contacts = {
     { name = "pile_pile", materials = {"pile", "pile"}, model = "internal_friction",
       stiffness = 1e4, restitution = 0.3, friction_static = 0.5, friction_kinetic = 0.4,
-      tangent_stiffness = 1e4, tangent_damping = 40, velocity_tolerance = 0,
+      tangent_stiffness = 1e4, tangent_damping = 10, velocity_tolerance = 0,
       phase_ramp_time = ramp },
     { name = "pile_wall", materials = {"pile", "wall"}, model = "internal_friction",
       stiffness = 1e4, restitution = 0.3, friction_static = 0.5, friction_kinetic = 0.4,
-      tangent_stiffness = 1e4, tangent_damping = 40, velocity_tolerance = 0,
+      tangent_stiffness = 1e4, tangent_damping = 10, velocity_tolerance = 0,
       phase_ramp_time = ramp },
   },
 }
