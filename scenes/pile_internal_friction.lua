@@ -7,7 +7,8 @@
 --
 -- Properties a sweep usually changes with --set: pile_pile.* and pile_wall.* (model
 -- internal_friction or spring_damper, stiffness, restitution, friction_static,
--- friction_kinetic, velocity_tolerance). The count is computed below (edit `count`).
+-- friction_kinetic, velocity_tolerance (0: derived from the band), phase_ramp_time). The count
+-- is computed below (edit `count`).
 local count = 200          -- bodies
 local r = 0.025            -- characteristic half size, m
 local density = 1000       -- kg/m^3

@@ -3,7 +3,8 @@
  *          the 21 runs on one core (target < 2 s) and the table of results;
  *   pile   a pile of bodies with internal-friction contacts coming to rest: the wall time of a
  *          step with every body awake against a step once they sleep (target < 5%); `pile TOL`
- *          with the pairs' velocity tolerance set to TOL m/s.
+ *          with the pairs' velocity tolerance set to TOL m/s (0: derived from each contact's
+ *          equilibrium band, the scene's own setting).
  *   energy the largest rise of a pile's total energy in one step (issue 11).
  * `issim-bench dynamics [sweep|table|pile|energy]`; tools/bar_drop_sweep.sh prints the table. */
 #include <math.h>
