@@ -202,7 +202,7 @@ IssimStatus contact_pair_add_props(ThingDb *db, ThingId pair, IssimError *err) {
                   0.0, 1e3, false, 1e-5),
         REAL_PROP("phase_ramp_time", "s",
                   "internal friction: time over which the phase switch at dg/dt = 0 is spread "
-                  "(0: the jump; RK4 needs at least a quarter of its step)",
+                  "(0: the jump; with RK4 a few of its steps, docs/contact-models.md)",
                   0.0, 1.0, false, 0.0),
         REAL_PROP("friction_static", "", "Coulomb static coefficient mu_s (0: frictionless)", 0.0,
                   10.0, false, 0.0),

@@ -17,11 +17,11 @@
  * about 2 f F v dt per switch, of either sign, which made resting piles tremble and their
  * energy rise (docs/performance.md, issue 11). With phase_ramp_time tau > 0 the factor +-f is
  * f tanh(v / w), w = 2 f F(g) tau / m_eff: the jump 2 f F spread over the speed it gives the
- * contact's effective mass in tau. Near v = 0 that is a damper of rate 1 / (2 tau), so RK4
- * stays stable for tau above a quarter of its step; the dissipated power f F(g) v tanh(v / w)
- * is never negative, so the smoothed law is still passive, and the band of eq. 4.91 is its
- * limit (1 -+ f) F(g) for |v| >> w. A body at rest settles at F(g) = W instead of anywhere in
- * the band. An impact at speed v0 loses about 1.6 f (w / v0)^2 of r^2 (the turning point's
+ * contact's effective mass in tau. Near v = 0 that is a damper of rate 1 / (2 tau) per contact,
+ * so RK4 needs tau of a few steps when several contacts press one body; the dissipated power f F(g)
+ * v tanh(v / w) is never negative, so the smoothed law is still passive, and the band of eq. 4.91
+ * is its limit (1 -+ f) F(g) for |v| >> w. A body at rest settles at F(g) = W instead of anywhere
+ * in the band. An impact at speed v0 loses about 1.6 f (w / v0)^2 of r^2 (the turning point's
  * share), so tau must stay well under the contact's period.
  *
  * Equilibrium (4.8.1, 4.8.5): a contact whose share W of the external load lies between the
