@@ -67,14 +67,14 @@ end
 -- tolerance from its equilibrium band (eq. 4.91: its App. C load, stiffness, f and effective
 -- mass; about 1 cm/s for a box on four contacts), and phase_ramp_time spreads internal
 -- friction's jump at dg/dt = 0, which RK4 cannot integrate across (the jump made resting bodies
--- tremble at a few cm/s and the energy rise while they landed), over tau = 0.5 ms: its damping
--- rate near rest, 1 / (2 tau) = 1000/s per contact, stays inside RK4's stability at the 0.2 ms
--- step with several contacts on one body (0.1 ms: 5000/s, and the pile trembled at 1-2 mm/s,
--- never asleep). The price: landings (about 35 steps per contact period) lose less than r = 0.3
--- says, since the turning point's dissipation is spread. tangent_damping 10 N s/m for the same
--- reason: 40 damped the light bodies' rotation (I ~ 1e-5 kg m^2, arms of 2-4 cm) at about
--- 4000/s per contact, and with 40 the pile kept trembling with the ramp as well.
-local ramp = 5e-4          -- s
+-- tremble at a few cm/s and the energy rise while they landed), over tau = 0.2 ms, one step:
+-- its damping rate near rest, 1 / (2 tau) = 2500/s per contact, stays inside RK4's stability
+-- with several contacts on one body. The price: landings (about 35 steps per contact period)
+-- lose less than r = 0.3 says (a single 15 g contact bounces at 0.37), since the turning
+-- point's dissipation is spread. tangent_damping 10 N s/m: 40 damped the light bodies' rotation
+-- (I ~ 1e-5 kg m^2, arms of 2-4 cm) at about 4000/s per contact, past RK4's stability with a
+-- few contacts, and the pile never stopped trembling (docs/performance.md).
+local ramp = 2e-4          -- s
 return {
   name = "pile_internal_friction",
   description = "200 capsules, boxes and octahedra settling on internal-friction contacts",
