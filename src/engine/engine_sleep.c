@@ -162,8 +162,8 @@ static double still_speed(const Engine *e, const EngineContact *c) {
 
 /* A contact frozen while its bodies slept did not move: its friction spring resumes from the
  * wake, not from its last commit. (Friction integrates the tangential velocity from
- * friction_t, so a spring frozen for a second stretched by a second's worth of the woken body's
- * first slip: a jump of up to 0.03 J in the pile's elastic energy in one step.) */
+ * friction_t, so a spring frozen for a second would stretch by a second's worth of the woken
+ * body's first slip, elastic energy nobody paid for.) */
 static void resume_frozen_contacts(Engine *e, int b, double t) {
     for (int ci = 0; ci < e->contact_count; ci++) {
         EngineContact *c = &e->contacts[ci];
