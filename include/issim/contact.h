@@ -86,7 +86,10 @@ typedef struct ContactParams {
     double youngs_a, poisson_a, radius_a;
     double youngs_b, poisson_b, radius_b;
     double tilt;               /* h of the C0 internal-friction variant (004 App. D) */
-    double velocity_tolerance; /* m/s: equilibrium test of internal friction (004 4.8.5) */
+    double velocity_tolerance; /* m/s: equilibrium test of internal friction (004 4.8.5); 0:
+                                  derived per contact from its band (contact_equilibrium_speed) */
+    double phase_ramp_time;    /* s: internal friction's phase switch spread over this time
+                                  (0: the jump of eq. 4.77-4.78; internal_friction.c) */
     double friction_static;    /* mu_s (0: no friction) */
     double friction_kinetic;   /* mu_k <= mu_s */
     double tangent_stiffness;  /* N/m: Goyal's tangential penalty spring (000 eq. 5.19) */
@@ -105,6 +108,13 @@ typedef struct ContactParams {
     double hertz_coeff; /* 4/3 E* R^(1/2), N/m^(3/2) (000 2.1.1) */
     double restitution_stiffness; /* bilinear k2 = k1 / e^2, or k1 e^2 through the origin */
 } ContactParams;
+
+/* The speed under which an internal-friction contact carrying `load` (N) with `effective_mass`
+ * (kg) counts as still (004 4.8.5): velocity_tolerance when it is given (> 0), else derived from
+ * the equilibrium band of eq. 4.91: the speed at the resting depth F(g) = load whose kinetic
+ * energy the band absorbs before the contact leaves it (internal_friction.c). 0 when the load
+ * or the mass is unknown (never still). */
+double contact_equilibrium_speed(const ContactParams *p, double load, double effective_mass);
 
 /* The kinematics of one contact at one instant. Penetration depth > 0 when the bodies overlap
  * (the seeds' g for spring/damper, 004 4.8; the sign is ours: positive = interpenetrating). */

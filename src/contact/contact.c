@@ -197,8 +197,13 @@ IssimStatus contact_pair_add_props(ThingDb *db, ThingId pair, IssimError *err) {
         REAL_PROP("tilt", "", "internal_friction_c0: width h of the tilted line, in g_max (< r^2)",
                   0.0, 1.0, false, 0.1),
         REAL_PROP("velocity_tolerance", "m/s",
-                  "internal friction: speed dg/dt below which a held contact is in equilibrium",
-                  0.0, 1e3, true, 1e-5),
+                  "internal friction: speed dg/dt below which a held contact is in equilibrium "
+                  "(0: derived per contact from its equilibrium band, 004 4.8.5)",
+                  0.0, 1e3, false, 1e-5),
+        REAL_PROP("phase_ramp_time", "s",
+                  "internal friction: time over which the phase switch at dg/dt = 0 is spread "
+                  "(0: the jump; with RK4 a few of its steps, docs/contact-models.md)",
+                  0.0, 1.0, false, 0.0),
         REAL_PROP("friction_static", "", "Coulomb static coefficient mu_s (0: frictionless)", 0.0,
                   10.0, false, 0.0),
         REAL_PROP("friction_kinetic", "", "Coulomb kinetic coefficient mu_k (<= mu_s)", 0.0, 10.0,
@@ -265,6 +270,7 @@ IssimStatus contact_params_from_thing(const ThingDb *db, ThingId pair, double re
     out->radius_b = thing_real(db, pair, "radius_b");
     out->tilt = thing_real(db, pair, "tilt");
     out->velocity_tolerance = thing_real(db, pair, "velocity_tolerance");
+    out->phase_ramp_time = thing_real(db, pair, "phase_ramp_time");
     out->friction_static = thing_real(db, pair, "friction_static");
     out->friction_kinetic = thing_real(db, pair, "friction_kinetic");
     out->tangent_stiffness = thing_real(db, pair, "tangent_stiffness");

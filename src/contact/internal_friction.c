@@ -13,6 +13,17 @@
  * variable-step integrators resolve by shortening the step. A turning point at dg/dt = 0 is
  * restitution, as in Fig. 4.15.
  *
+ * A fixed-step RK4 cannot resolve that jump: a stage on the other side of dg/dt = 0 errs by
+ * about 2 f F v dt per switch, of either sign, which made resting piles tremble and their
+ * energy rise (docs/performance.md, issue 11). With phase_ramp_time tau > 0 the factor +-f is
+ * f tanh(v / w), w = 2 f F(g) tau / m_eff: the jump 2 f F spread over the speed it gives the
+ * contact's effective mass in tau. Near v = 0 that is a damper of rate 1 / (2 tau) per contact,
+ * so RK4 needs tau of a few steps when several contacts press one body; the dissipated power f F(g)
+ * v tanh(v / w) is never negative, so the smoothed law is still passive, and the band of eq. 4.91
+ * is its limit (1 -+ f) F(g) for |v| >> w. A body at rest settles at F(g) = W instead of anywhere
+ * in the band. An impact at speed v0 loses about 1.6 f (w / v0)^2 of r^2 (the turning point's
+ * share), so tau must stay well under the contact's period.
+ *
  * Equilibrium (4.8.1, 4.8.5): a contact whose share W of the external load lies between the
  * restitution and the compression forces, (1 - f) F(g) <= W <= (1 + f) F(g), can hold the body
  * still in either phase: for F = k g this is eq. 4.91, W / (k (1 + f)) <= g <= W / (k (1 - f)).
@@ -23,10 +34,18 @@
 
 #include "contact_internal.h"
 
+/* s in [-1, 1] of (1 + s f) F(g): the sign of dg/dt, or its ramp (see the top). */
+static double phase_sign(const ContactParams *p, const ContactKinematics *k, double F) {
+    if (p->phase_ramp_time > 0.0 && k->effective_mass > 0.0 && p->if_factor > 0.0 && F > 0.0) {
+        double width = 2.0 * p->if_factor * F * p->phase_ramp_time / k->effective_mass;
+        return tanh(k->depth_rate / width);
+    }
+    return k->depth_rate > 0.0 ? 1.0 : -1.0;
+}
+
 static double internal_friction_normal(const ContactParams *p, const ContactKinematics *k) {
     double F = contact_power_force(p->stiffness, p->exponent, k->depth);
-    double scale = k->depth_rate > 0.0 ? 1.0 + p->if_factor : 1.0 - p->if_factor;
-    return scale * F;
+    return (1.0 + phase_sign(p, k, F) * p->if_factor) * F;
 }
 
 static ContactForce internal_friction_force(const ContactParams *p, const ContactHistory *h,
@@ -45,10 +64,34 @@ static void internal_friction_begin(const ContactParams *p, ContactHistory *h,
 static bool internal_friction_holds_load(const ContactParams *p, const ContactKinematics *k) {
     if (!(k->load > 0.0) || k->depth <= 0.0)
         return false;
-    if (fabs(k->depth_rate) >= p->velocity_tolerance)
+    if (fabs(k->depth_rate) >= contact_equilibrium_speed(p, k->load, k->effective_mass))
         return false;
     double F = contact_power_force(p->stiffness, p->exponent, k->depth);
     return (1.0 - p->if_factor) * F <= k->load && k->load <= (1.0 + p->if_factor) * F;
+}
+
+/* F^-1: the depth at which F(g) = force. */
+static double power_depth(const ContactParams *p, double force) {
+    return pow(force / p->stiffness, 1.0 / p->exponent);
+}
+
+/* Derived tolerance (004 4.8.5, eq. 4.91): from the resting depth g_w, F(g_w) = W, a contact
+ * moving out restores with (1 - f) F(g) < W, so the load decelerates it; it stays in the band
+ * while it stops above g_lo, (1 + f) F(g_lo) = W, i.e. while its kinetic energy is under
+ * W (g_w - g_lo) - (1 - f) (E(g_w) - E(g_lo)), E the integral of F. Moving in, it would have
+ * to climb to (1 - f) F(g_hi) = W, which takes more (the narrower side decides). For F = k g
+ * this is v = (W f / (1 + f)) sqrt((3 + f) / (k m)). */
+double contact_equilibrium_speed(const ContactParams *p, double load, double effective_mass) {
+    if (p->velocity_tolerance > 0.0)
+        return p->velocity_tolerance;
+    if (!(load > 0.0) || !(effective_mass > 0.0) || !(p->if_factor > 0.0) || !(p->stiffness > 0.0))
+        return 0.0;
+    double g_rest = power_depth(p, load);
+    double g_lo = power_depth(p, load / (1.0 + p->if_factor));
+    double stored = contact_power_energy(p->stiffness, p->exponent, g_rest) -
+                    contact_power_energy(p->stiffness, p->exponent, g_lo);
+    double absorbed = load * (g_rest - g_lo) - (1.0 - p->if_factor) * stored;
+    return absorbed > 0.0 ? sqrt(2.0 * absorbed / effective_mass) : 0.0;
 }
 
 static int internal_friction_commit(const ContactParams *p, ContactHistory *h,

@@ -305,9 +305,28 @@ static IssimStatus build_vars(Engine *e, IssimError *err) {
  * error in the restitution. A model that needs a fixed step no longer switches the whole run
  * to RK4: the force-law stage takes that step only while such a contact is active
  * (engine_step.c), and the base integrator the rest of the time. */
+/* Internal friction's phase ramp is a damper of rate 1 / (2 tau) per contact near rest
+ * (internal_friction.c): under one RK4 step, a body pressed by a few contacts trembles in a
+ * damped limit cycle instead of coming to rest (docs/performance.md, the internal-friction
+ * pile: half a step kept 37 of 200 bodies awake). */
+static void check_phase_ramps(Engine *e) {
+    for (int i = 0; i < e->pair_count; i++) {
+        const ContactParams *cp = &e->pairs[i].params;
+        if (cp->model != CONTACT_MODEL_INTERNAL_FRICTION || !(cp->phase_ramp_time > 0.0) ||
+            cp->phase_ramp_time >= e->dt)
+            continue;
+        issim_log(ISSIM_LOG_WARN,
+                  "phase_ramp_time %g s of contact %s is under the RK4 step %g s: bodies on "
+                  "several contacts will tremble; use phase_ramp_time >= %g s",
+                  cp->phase_ramp_time, thing_name(e->db, e->pairs[i].thing), e->dt, e->dt);
+        e->stats.warnings++;
+    }
+}
+
 static void check_time_scales(Engine *e) {
     if (e->integrator_kind != INTEGRATOR_RK4)
         return;
+    check_phase_ramps(e);
     for (int ci = 0; ci < e->contact_count; ci++) {
         const EngineContact *c = &e->contacts[ci];
         const EnginePair *p = &e->pairs[c->pair];

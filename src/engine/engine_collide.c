@@ -472,6 +472,7 @@ static void begin_manifold(Engine *e, EngineContact *c, const ContactKinematics 
     engine_contact_begin(e, c, k);
     c->equilibrium = false;
     c->load = 0.0;
+    c->still_speed = 0.0;
     emit_manifold(e, c, ENGINE_EVENT_CONTACT_BEGIN, k->depth_rate);
     engine_wake_on_contact(e, c, k, e->t);
 }

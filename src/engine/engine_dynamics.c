@@ -463,6 +463,7 @@ int engine_update_active_set(Engine *e, double t, const int *directions) {
             ev.contact_id = c->id;
             c->equilibrium = false;
             c->load = 0.0;
+            c->still_speed = 0.0;
         } else {
             c->active = false;
             engine_contact_end(e, c);
@@ -486,6 +487,7 @@ void engine_commit_contacts(Engine *e, double t) {
         ContactKinematics k;
         engine_contact_kinematics(e, e->y, c, t, &k, NULL, NULL);
         int events = engine_contact_commit_model(e, c, &k);
+        c->still_speed = contact_equilibrium_speed(&c->params, k.load, k.effective_mass);
         /* A model reports the instant equilibrium begins (internal friction: once, then keeps
          * history.in_equilibrium while it holds); the flag lasts while either says so. */
         c->equilibrium = (events & CONTACT_EVENT_EQUILIBRIUM) != 0 ||

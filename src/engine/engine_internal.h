@@ -104,7 +104,10 @@ typedef struct EngineContact {
     bool released;
     double load; /* manifold: App. C constraint force holding it still, N (engine_sleep.c) */
     double load_lo, load_hi; /* manifold: the model's restitution and compression forces, N */
-    uint32_t id;             /* issued at onset, persistent while active */
+    /* Under this speed the contact counts as still (m/s): contact_equilibrium_speed of its load
+     * and effective mass at the last commit (engine_commit_contacts); 0 before the first. */
+    double still_speed;
+    uint32_t id; /* issued at onset, persistent while active */
     double t_begin;
     /* history.state points at state_bytes bytes of the engine's contact-state pool at
      * state_offset (ContactModelClass.state_size, allocated at onset, freed at the end);
@@ -419,6 +422,9 @@ bool engine_contact_frozen(const Engine *e, const EngineContact *c);
 /* The rate (m/s) at which a model's restitution and compression forces are read for the App. C
  * band, and the time (s) a shaped body must stay a sleep candidate before it sleeps. */
 #define ENGINE_BAND_RATE 1e-9
+/* The same for a law whose phase switch is a ramp (phase_ramp_time): a rate far above any
+ * ramp's width, where the forces are the band's limits. */
+#define ENGINE_RAMP_BAND_RATE 1e6
 #define ENGINE_SETTLE_TIME 0.02
 
 /* engine_cvode.c / engine_rk4.c: integrator back-ends */

@@ -82,8 +82,12 @@ void engine_manifold_energy_free(Engine *e) {
     *m = (EngineManifoldEnergy){.fresh = m->fresh};
 }
 
+/* Frozen contacts count too: a contact between sleeping bodies that the world re-makes (the
+ * body moved in the step that put it to sleep) begins with new anchors and must not start
+ * deeper than the old one held. Only what the world carried over unchanged stays out of the
+ * ledger (engine_manifold_energy_settle takes its energy back out of the old side). */
 static bool counts_energy(const Engine *e, const EngineContact *c) {
-    return !engine_contact_frozen(e, c) && !engine_contact_time_stepped(e, c);
+    return !engine_contact_time_stepped(e, c);
 }
 
 bool engine_manifold_energy_begin(Engine *e, const EngineContact *previous, int old_count,
@@ -186,10 +190,15 @@ void engine_manifold_energy_settle(Engine *e, int new_count) {
     for (int i = 0; i < new_count; i++) {
         EngineContact *c = &e->contacts[e->vertex_contact_count + i];
         m->next[i] = -1;
-        if (m->previous_of[i] < -1 || !counts_energy(e, c))
-            continue; /* carried over frozen, or a time-stepped row */
+        if (!counts_energy(e, c))
+            continue; /* a time-stepped row */
         int s = slot_of(m, pair_key(e, c));
         engine_manifold_kinematics(e, e->y, c, e->t, &m->kinematics[i], NULL, NULL, NULL);
+        if (m->previous_of[i] < -1) { /* carried over frozen: the same energy on both sides */
+            if (c->active)
+                m->old_energy[s] -= engine_contact_potential(e, c, &m->kinematics[i]);
+            continue;
+        }
         m->next[i] = m->head[s];
         m->head[s] = i;
     }

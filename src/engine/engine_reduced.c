@@ -318,7 +318,7 @@ static bool slow_enough(const Engine *e, const EngineContact *c) {
     engine_contact_kinematics(e, e->y, c, e->t, &k, NULL, NULL);
     double speed =
         sqrt(k.depth_rate * k.depth_rate + vec3_dot(k.tangent_velocity, k.tangent_velocity));
-    return speed < c->params.velocity_tolerance;
+    return speed < contact_equilibrium_speed(&c->params, k.load, k.effective_mass);
 }
 
 static void try_enter(Engine *e, int body) {

@@ -151,13 +151,29 @@ static void emit_body_event(Engine *e, EngineEventKind kind, int body, int by, d
 }
 
 /* The speed under which a body counts as still for one of its contacts: EngineOptions
- * .sleep_speed if given, else the contact's velocity tolerance (the tolerance of 004 Fig. 4.15,
- * which a fixed step's chatter in the equilibrium band has to stay under anyway). */
+ * .sleep_speed if given, else the contact's velocity tolerance (004 Fig. 4.15): the pair's
+ * velocity_tolerance, or with 0 the one its equilibrium band gives for the contact's load and
+ * effective mass (contact_equilibrium_speed, kept from the last commit). */
 static double still_speed(const Engine *e, const EngineContact *c) {
-    return e->sleep_speed > 0.0 ? e->sleep_speed : c->params.velocity_tolerance;
+    if (e->sleep_speed > 0.0)
+        return e->sleep_speed;
+    return c->params.velocity_tolerance > 0.0 ? c->params.velocity_tolerance : c->still_speed;
+}
+
+/* A contact frozen while its bodies slept did not move: its friction spring resumes from the
+ * wake, not from its last commit. (Friction integrates the tangential velocity from
+ * friction_t, so a spring frozen for a second would stretch by a second's worth of the woken
+ * body's first slip, elastic energy nobody paid for.) */
+static void resume_frozen_contacts(Engine *e, int b, double t) {
+    for (int ci = 0; ci < e->contact_count; ci++) {
+        EngineContact *c = &e->contacts[ci];
+        if (c->active && (c->body == b || c->body_b == b) && c->history.friction_t < t)
+            c->history.friction_t = t;
+    }
 }
 
 static void wake_one(Engine *e, int b, int by, double t) {
+    resume_frozen_contacts(e, b, t);
     e->bodies[b].asleep = false;
     e->bodies[b].sleep_t = -1.0;
     e->bodies[b].still_since = -1.0;
@@ -349,9 +365,10 @@ static double point_normal_acc(const Engine *e, int b, Vec3 n, Vec3 r) {
 static void contact_band(const Engine *e, const EngineContact *c, const ContactKinematics *k,
                          double *lo, double *hi) {
     ContactKinematics side = *k;
-    side.depth_rate = ENGINE_BAND_RATE;
+    side.depth_rate = c->params.phase_ramp_time > 0.0 ? ENGINE_RAMP_BAND_RATE : ENGINE_BAND_RATE;
+    double rate = side.depth_rate;
     ContactForce up = engine_contact_force(e, c, &side);
-    side.depth_rate = -ENGINE_BAND_RATE;
+    side.depth_rate = -rate;
     ContactForce down = engine_contact_force(e, c, &side);
     *lo = fmax(0.0, fmin(up.normal, down.normal));
     *hi = fmax(0.0, fmax(up.normal, down.normal));
