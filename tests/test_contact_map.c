@@ -462,16 +462,8 @@ static void test_v9_restitution_falls_with_the_transient(void **state) {
 enum { REWIND_FRAMES = 200 };
 
 static Engine *spheres_engine(void) {
-    ThingDb *db = NULL;
     IssimError err = {0};
-    const char *path = test_source_path("scenes/spheres_transient_maps.lua");
-    if (scene_load_file(path, NULL, &db, &err) != ISSIM_OK)
-        fail_msg("%s", err.message);
-    EngineOptions o = engine_options_default();
-    Engine *e = engine_create(db, &o, &err);
-    thingdb_destroy(db);
-    if (!e)
-        fail_msg("%s", err.message);
+    Engine *e = test_engine_from_scene("scenes/spheres_transient_maps.lua");
     assert_int_equal(engine_enable_checkpoints(e, 4096, 64 << 20, &err), ISSIM_OK);
     return e;
 }

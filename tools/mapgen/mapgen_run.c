@@ -207,6 +207,15 @@ static IssimStatus make_partial_dir(const char *dir, IssimError *err) {
     return ISSIM_OK;
 }
 
+static void free_run(RunShared *s, pthread_t *ids, Worker *workers) {
+    free(s->todo);
+    free(s->fraction);
+    free(s->started);
+    free(s->current);
+    free(ids);
+    free(workers);
+}
+
 IssimStatus mapgen_run(const MapgenJob *job, double *h, int *computed, IssimError *err) {
     if (job->partial_dir) {
         IssimStatus st = make_partial_dir(job->partial_dir, err);
@@ -222,12 +231,7 @@ IssimStatus mapgen_run(const MapgenJob *job, double *h, int *computed, IssimErro
     pthread_t *ids = malloc((size_t)threads * sizeof *ids);
     Worker *workers = malloc((size_t)threads * sizeof *workers);
     if (!s.todo || !s.fraction || !s.started || !s.current || !ids || !workers) {
-        free(s.todo);
-        free(s.fraction);
-        free(s.started);
-        free(s.current);
-        free(ids);
-        free(workers);
+        free_run(&s, ids, workers);
         return issim_error_set(err, ISSIM_ERR_NOMEM, "run: out of memory");
     }
     int resumed = 0;
@@ -261,11 +265,6 @@ IssimStatus mapgen_run(const MapgenJob *job, double *h, int *computed, IssimErro
         *computed = s.done;
     if (s.status != ISSIM_OK && err)
         *err = s.error;
-    free(s.todo);
-    free(s.fraction);
-    free(s.started);
-    free(s.current);
-    free(ids);
-    free(workers);
+    free_run(&s, ids, workers);
     return s.status;
 }
