@@ -161,4 +161,65 @@ IssimStatus loop_patch_evaluate(const Vec3 control[LOOP_PATCH_VERTICES], double 
 IssimStatus loop_mesh_evaluate(const LoopMesh *mesh, int face, double s, double t,
                                SurfacePoint *out, IssimError *err);
 
+/* ===== Piecewise smooth surfaces (002 4.5): a body's boundary as patches with polygon domains
+ * =====
+ *
+ * What the contact evolution walks on. Each patch has a convex polygon domain (counter-clockwise
+ * corners in the (s, t) plane: the unit square of a Bezier patch, the triangle s, t >= 0,
+ * s + t <= 1 of a Loop patch, the n-gon of an S-patch) and an evaluator. Edge e of a patch runs
+ * from corner e to corner e + 1 (mod count); its neighbour across that edge is a patch and an edge
+ * of it that map to the same curve in space, traversed the other way (002 eq. 4.48-4.49 with
+ * g(u) = 1 - u): the point at fraction a along edge e is the point at fraction 1 - a along the
+ * neighbour's edge. Neighbouring patches must be tangent-plane continuous (002 4.5). */
+
+enum { SURFACE_DOMAIN_MAX = 12 }; /* polygon corners of a domain (an S-patch of that many sides) */
+
+typedef struct SurfaceDomain {
+    int count;                            /* 3 .. SURFACE_DOMAIN_MAX */
+    double corner[SURFACE_DOMAIN_MAX][2]; /* (s, t), counter-clockwise, convex */
+} SurfaceDomain;
+
+typedef struct SmoothSurface SmoothSurface;
+
+/* One bicubic Bezier patch (copied) as a surface of one patch with open edges (no neighbours).
+ * The patch's name names the surface. */
+SmoothSurface *smooth_surface_from_bezier(const BezierPatch *patch, IssimError *err);
+void smooth_surface_destroy(SmoothSurface *surface); /* NULL: no-op */
+const char *smooth_surface_name(const SmoothSurface *surface);
+int smooth_surface_patch_count(const SmoothSurface *surface);
+const SurfaceDomain *smooth_surface_domain(const SmoothSurface *surface, int patch);
+/* Evaluates patch `patch` at (s, t) (errors as bezier_patch_evaluate, naming the surface, the
+ * patch and (s, t)). Points outside the domain are evaluated by the patch's polynomial extended
+ * (boundary traversal locates crossings by evaluating just past them). */
+IssimStatus smooth_surface_evaluate(const SmoothSurface *surface, int patch, double s, double t,
+                                    SurfacePoint *out, IssimError *err);
+/* The neighbour across edge `edge` of `patch`; false on an open edge (the surface ends). */
+bool smooth_surface_neighbour(const SmoothSurface *surface, int patch, int edge, int *other_patch,
+                              int *other_edge);
+/* Whether (s, t) lies in the patch's domain grown by `margin` (distance in the parameter plane
+ * past an edge; 0: the closed polygon). When outside, *edge (Nullable) is the first edge, in
+ * order, whose outside half-plane holds the point. */
+bool smooth_surface_domain_contains(const SmoothSurface *surface, int patch, double s, double t,
+                                    double margin, int *edge);
+
+/* The surface point nearest to `point` (surface frame): its patch and (s, t) in that patch's
+ * domain, and the distance. A global search over a sampling of every patch, refined by Newton's
+ * method inside the nearest patch (kept in its closed domain). Cost: a few hundred evaluations;
+ * for starting a contact, not for every step. */
+IssimStatus smooth_surface_closest(const SmoothSurface *surface, Vec3 point, int *patch, double *s,
+                                   double *t, double *distance, IssimError *err);
+
+/* Triangles approximating the surface (for drawing and for the collision module), each patch
+ * cut into triangles of about 1/segments of its domain's size. Arrays are malloc'd and owned by
+ * the caller (free them); patch_of_triangle gives the patch each triangle lies in (Nullable). */
+typedef struct SurfaceTessellation {
+    int vertex_count, triangle_count;
+    Vec3 *vertices, *normals;
+    int (*triangles)[3]; /* counter-clockwise seen from the side the normals point to */
+    int *patch_of_triangle;
+} SurfaceTessellation;
+IssimStatus smooth_surface_tessellate(const SmoothSurface *surface, int segments,
+                                      SurfaceTessellation *out, IssimError *err);
+void surface_tessellation_free(SurfaceTessellation *t);
+
 #endif

@@ -68,4 +68,21 @@ static inline JetVec3 jetvec3_scale(const JetVec3 *a, const Jet *k, int order) {
     return (JetVec3){jet_mul(&a->x, k, order), jet_mul(&a->y, k, order), jet_mul(&a->z, k, order)};
 }
 
+/* ===== SmoothSurface (surface.h) from any kind of patch =====
+ * A kind fills domains, neighbours and its evaluator; smooth_surface.c does the rest (domain
+ * tests, closest point, tessellation) for every kind. */
+typedef IssimStatus (*SurfacePatchEvaluator)(const SmoothSurface *surface, int patch, double s,
+                                             double t, SurfacePoint *out, IssimError *err);
+struct SmoothSurface {
+    char name[128];
+    int patch_count;
+    SurfaceDomain *domains;                   /* patch_count */
+    int (*neighbours)[SURFACE_DOMAIN_MAX][2]; /* [patch][edge] = {patch, edge}, -1: open */
+    SurfacePatchEvaluator evaluate;
+    void (*destroy_impl)(void *impl); /* Nullable */
+    void *impl;                       /* the kind's data */
+};
+/* A surface of patch_count patches with every edge open and no evaluator yet. */
+SmoothSurface *smooth_surface_alloc(const char *name, int patch_count, IssimError *err);
+
 #endif
