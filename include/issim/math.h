@@ -92,6 +92,8 @@ Vec3 quat_rotate(Quat q, Vec3 v);
 /* v_body = q* v q */
 Vec3 quat_rotate_inv(Quat q, Vec3 v);
 Mat3 quat_to_mat3(Quat q);
+/* The unit quaternion (w >= 0) of a rotation matrix (orthonormal, det +1). */
+Quat quat_from_mat3(Mat3 r);
 /* dq/dt for world-frame angular velocity w: 0.5 (0, w) q. */
 Quat quat_derivative(Quat q, Vec3 w_world);
 /* Rotation angle about the world y axis of a planar attitude (rotation about y only). */

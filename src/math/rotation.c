@@ -44,6 +44,34 @@ Mat3 quat_to_mat3(Quat q) {
     }};
 }
 
+/* Shepperd's method: the largest of the four squared components is taken from the trace
+ * combination that is largest, so the square root never sees cancellation. */
+Quat quat_from_mat3(Mat3 r) {
+    const double(*m)[3] = r.m;
+    double trace = m[0][0] + m[1][1] + m[2][2];
+    Quat q;
+    if (trace >= m[0][0] && trace >= m[1][1] && trace >= m[2][2]) {
+        double k = 2.0 * sqrt(1.0 + trace);
+        q = (Quat){0.25 * k, (m[2][1] - m[1][2]) / k, (m[0][2] - m[2][0]) / k,
+                   (m[1][0] - m[0][1]) / k};
+    } else if (m[0][0] >= m[1][1] && m[0][0] >= m[2][2]) {
+        double k = 2.0 * sqrt(1.0 + m[0][0] - m[1][1] - m[2][2]);
+        q = (Quat){(m[2][1] - m[1][2]) / k, 0.25 * k, (m[0][1] + m[1][0]) / k,
+                   (m[0][2] + m[2][0]) / k};
+    } else if (m[1][1] >= m[2][2]) {
+        double k = 2.0 * sqrt(1.0 + m[1][1] - m[0][0] - m[2][2]);
+        q = (Quat){(m[0][2] - m[2][0]) / k, (m[0][1] + m[1][0]) / k, 0.25 * k,
+                   (m[1][2] + m[2][1]) / k};
+    } else {
+        double k = 2.0 * sqrt(1.0 + m[2][2] - m[0][0] - m[1][1]);
+        q = (Quat){(m[1][0] - m[0][1]) / k, (m[0][2] + m[2][0]) / k, (m[1][2] + m[2][1]) / k,
+                   0.25 * k};
+    }
+    if (q.w < 0.0)
+        q = (Quat){-q.w, -q.x, -q.y, -q.z};
+    return quat_normalize(q);
+}
+
 /* q(t) maps body to world and w is expressed in the world frame, so the world-side product
  * applies: dq/dt = 0.5 (0, w) q. */
 Quat quat_derivative(Quat q, Vec3 w_world) {

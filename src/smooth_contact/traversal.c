@@ -1,0 +1,152 @@
+/* Patch boundary traversal, seed 002 4.5: the contact leaves a patch's domain at the end of a
+ * step; it is moved to the adjacent patch at the crossing and the rest of the step is integrated
+ * there.
+ *
+ * 4.5.1: the crossing is found on the segment between the contact's parameters at the start and
+ * the end of the step, and the state there interpolated linearly (eq. 4.50-4.51). 4.5.2: on the
+ * adjacent patch the point at fraction a along the edge is at 1 - a (eq. 4.52 with g(u) = 1 - u,
+ * smooth_surface_neighbour); psi gains the signed angle between the two patches' contact-frame x
+ * axes at that point (eq. 4.53, with atan2 instead of acos and a sign test). 4.5.3: the new rates
+ * reproduce the relative spatial velocity (eq. 4.54; solved in the kinetic-energy metric, which is
+ * exact when the two patches share the tangent plane). 4.5.4: corners by repeating, taking the
+ * first edge the path crosses. 4.5.5: a contact within `margin` outside the domain stays. */
+#include "smooth_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+enum { TRAVERSE_MAX = 8 };
+static const double TRAVERSE_MARGIN = 1e-9; /* 4.5.5's epsilon, in parameter units */
+
+/* Signed distance of (s, t) outside edge e of d (> 0 outside). */
+static double outside(const SurfaceDomain *d, int e, double s, double t) {
+    const double *p = d->corner[e], *q = d->corner[(e + 1) % d->count];
+    double ex = q[0] - p[0], ey = q[1] - p[1];
+    return ((s - p[0]) * ey - (t - p[1]) * ex) / hypot(ex, ey);
+}
+
+/* The first edge the segment (s0, t0) -> (s1, t1) crosses: its index, the segment's fraction
+ * beta at the crossing and the edge's fraction alpha. -1 when none. */
+static int first_crossing(const SurfaceDomain *d, double s0, double t0, double s1, double t1,
+                          double *beta, double *alpha) {
+    int best = -1;
+    *beta = 2.0;
+    for (int e = 0; e < d->count; e++) {
+        double g0 = outside(d, e, s0, t0), g1 = outside(d, e, s1, t1);
+        if (!(g1 > TRAVERSE_MARGIN) || g0 >= g1)
+            continue;
+        double b = g0 > 0.0 ? 0.0 : g0 / (g0 - g1);
+        double s = s0 + b * (s1 - s0), t = t0 + b * (t1 - t0);
+        const double *p = d->corner[e], *q = d->corner[(e + 1) % d->count];
+        double ex = q[0] - p[0], ey = q[1] - p[1];
+        double a = ((s - p[0]) * ex + (t - p[1]) * ey) / (ex * ex + ey * ey);
+        if (a < -1e-9 || a > 1.0 + 1e-9)
+            continue; /* crosses the edge's line beyond the corner: another edge first */
+        /* 4.5.4: of two edges crossed at one corner, the one that ends there */
+        if (b < *beta - 1e-12 || (fabs(b - *beta) <= 1e-12 && a > *alpha)) {
+            best = e;
+            *beta = b;
+            *alpha = a < 0.0 ? 0.0 : a > 1.0 ? 1.0 : a;
+        }
+    }
+    return best;
+}
+
+static void edge_point(const SurfaceDomain *d, int e, double a, double *s, double *t) {
+    const double *p = d->corner[e], *q = d->corner[(e + 1) % d->count];
+    *s = p[0] + a * (q[0] - p[0]);
+    *t = p[1] + a * (q[1] - p[1]);
+}
+
+/* Moves side `which` (0: a's (s, t), 1: b's (u, v)) of the crossing state `st` from its patch
+ * across `edge` at fraction alpha; rates from the relative spatial velocity (eq. 4.54). */
+static IssimStatus cross_edge(const SmoothContactSystem *sys, SmoothContactState *st, int which,
+                              int edge, double alpha, IssimError *err) {
+    const SmoothSurface *surface = which == 0 ? sys->surface_a : sys->surface_b;
+    int *patch = which == 0 ? &st->patch_a : &st->patch_b;
+    double *param = st->q + 2 * which;
+    int other, other_edge;
+    if (!smooth_surface_neighbour(surface, *patch, edge, &other, &other_edge))
+        return issim_error_set(err, ISSIM_ERR_RANGE,
+                               "smooth contact: the contact left surface '%s' across the open "
+                               "edge %d of patch %d",
+                               smooth_surface_name(surface), edge, *patch);
+    SmoothKinematics before;
+    edge_point(smooth_surface_domain(surface, *patch), edge, alpha, &param[0], &param[1]);
+    IssimStatus status = smooth_kinematics(sys, st, &before, err);
+    if (status != ISSIM_OK)
+        return status;
+    Vec3 x_old = before.side[which].axis[0], normal = before.side[which].axis[2];
+    *patch = other;
+    edge_point(smooth_surface_domain(surface, other), other_edge, 1.0 - alpha, &param[0],
+               &param[1]);
+    ContactSide side;
+    status = contact_side_evaluate(surface, other, param[0], param[1], &side, err);
+    if (status != ISSIM_OK)
+        return status;
+    /* eq. 4.53: with R = R2 Rpsi R1^T fixed, a frame turned by theta about its own normal on
+     * either side turns psi by +theta */
+    st->q[4] +=
+        atan2(vec3_dot(vec3_cross(x_old, side.axis[0]), normal), vec3_dot(x_old, side.axis[0]));
+    SmoothKinematics after;
+    status = smooth_kinematics(sys, st, &after, err);
+    if (status != ISSIM_OK)
+        return status;
+    if (!smooth_project_rates(sys, &after, before.omega, before.vel, NULL, 0, st->rate))
+        return issim_error_set(err, ISSIM_ERR_NUMERIC,
+                               "smooth contact: singular contact equations on patch %d of '%s'",
+                               other, smooth_surface_name(surface));
+    return ISSIM_OK;
+}
+
+IssimStatus smooth_contact_traverse(const SmoothContactSystem *sys,
+                                    const SmoothContactState *before, SmoothContactState *st,
+                                    double h, Vec3 force, Vec3 torque, int *crossed,
+                                    IssimError *err) {
+    *crossed = 0;
+    SmoothContactState start = *before;
+    double remaining = h;
+    for (int round = 0; round < TRAVERSE_MAX; round++) {
+        int which = -1, edge = -1;
+        double beta = 2.0, alpha = 0.0;
+        for (int side = 0; side < 2; side++) {
+            const SmoothSurface *surface = side == 0 ? sys->surface_a : sys->surface_b;
+            int patch = side == 0 ? st->patch_a : st->patch_b;
+            const double *p0 = start.q + 2 * side, *p1 = st->q + 2 * side;
+            double b = 2.0, a = 0.0;
+            int e = first_crossing(smooth_surface_domain(surface, patch), p0[0], p0[1], p1[0],
+                                   p1[1], &b, &a);
+            if (e >= 0 && b < beta) {
+                which = side;
+                edge = e;
+                beta = b;
+                alpha = a;
+            }
+        }
+        if (which < 0)
+            return ISSIM_OK;
+        /* eq. 4.50-4.51: the state at the crossing */
+        SmoothContactState at = *st;
+        for (int i = 0; i < SMOOTH_COORDINATES; i++) {
+            at.q[i] = start.q[i] + beta * (st->q[i] - start.q[i]);
+            at.rate[i] = start.rate[i] + beta * (st->rate[i] - start.rate[i]);
+        }
+        IssimStatus status = cross_edge(sys, &at, which, edge, alpha, err);
+        if (status != ISSIM_OK)
+            return status;
+        (*crossed)++;
+        start = at;
+        *st = at;
+        remaining *= 1.0 - beta;
+        if (remaining > 0.0) {
+            status = smooth_contact_rk4(sys, st, remaining, force, torque, err);
+            if (status != ISSIM_OK)
+                return status;
+        }
+    }
+    return issim_error_set(err, ISSIM_ERR_NUMERIC,
+                           "smooth contact: more than %d patch crossings in one step of %g s on "
+                           "'%s' / '%s' (a smaller step is needed)",
+                           TRAVERSE_MAX, h, smooth_surface_name(sys->surface_a),
+                           smooth_surface_name(sys->surface_b));
+}
