@@ -252,6 +252,11 @@ void collision_world_set_pose(CollisionWorld *world, int body, Pose pose);
  * feature pair of the same body pair stays within the margin; a new feature pair gets a new id.
  * Deterministic: the same poses in the same order give the same contacts, ids and order. */
 void collision_world_update(CollisionWorld *world);
+/* Pairs whose contacts the next updates carry over unchanged instead of testing them (a pair a
+ * reduced contact model keeps in contact itself: their shapes' contacts would only be thrown
+ * away), until the next call; at most COLLISION_HELD_PAIRS_MAX. Thread: the one that updates. */
+#define COLLISION_HELD_PAIRS_MAX 8
+void collision_world_hold_pairs(CollisionWorld *world, const int (*pairs)[2], int count);
 /* Transient: valid until the next update. Sorted by (body_a, body_b, id). */
 const CollisionContact *collision_world_contacts(const CollisionWorld *world, int *count);
 /* The id the next new contact will get (the world's counter). */

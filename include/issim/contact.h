@@ -85,15 +85,20 @@ typedef struct ContactParams {
      * at the contact (m; 0 = flat). */
     double youngs_a, poisson_a, radius_a;
     double youngs_b, poisson_b, radius_b;
-    double tilt;               /* h of the C0 internal-friction variant (004 App. D) */
-    double velocity_tolerance; /* m/s: equilibrium test of internal friction (004 4.8.5); 0:
-                                  derived per contact from its band (contact_equilibrium_speed) */
-    double phase_ramp_time;    /* s: internal friction's phase switch spread over this time
-                                  (0: the jump of eq. 4.77-4.78; internal_friction.c) */
-    double friction_static;    /* mu_s (0: no friction) */
-    double friction_kinetic;   /* mu_k <= mu_s */
-    double tangent_stiffness;  /* N/m: Goyal's tangential penalty spring (000 eq. 5.19) */
-    double tangent_damping;    /* N s/m: its viscous part */
+    double tilt;                     /* h of the C0 internal-friction variant (004 App. D) */
+    double velocity_tolerance;       /* m/s: equilibrium test of internal friction (004 4.8.5); 0:
+                                        derived per contact from its band (contact_equilibrium_speed) */
+    double phase_ramp_time;          /* s: internal friction's phase switch spread over this time
+                                        (0: the jump of eq. 4.77-4.78; internal_friction.c) */
+    double friction_static;          /* mu_s (0: no friction) */
+    double friction_kinetic;         /* mu_k <= mu_s */
+    double rolling_friction;         /* m: smooth contact's mu_r (002 eq. 4.27-4.28) */
+    double spinning_friction;        /* m: its mu_s (002 eq. 4.29) */
+    double spinning_friction_static; /* m: static spin friction (002 eq. 4.46) */
+    double slip_tolerance;           /* m/s: smooth contact's stick / regularisation speed */
+    bool smooth_sliding_only; /* smooth contact: 002 4.4.1's dynamic friction, never sticks */
+    double tangent_stiffness; /* N/m: Goyal's tangential penalty spring (000 eq. 5.19) */
+    double tangent_damping;   /* N s/m: its viscous part */
     /* contact_map (000 ch. 3, docs/contact-models.md): the maps of the contact's two bodies,
      * Borrowed, set per contact by the engine from the bodies' contact_map property; NULL: that
      * side is a flat map of `stiffness` (000 6.5's foundation). The quadrature of the

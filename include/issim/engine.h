@@ -20,6 +20,7 @@
 #define ISSIM_ENGINE_H
 
 #include "issim/contact.h"
+#include "issim/surface.h"
 #include "issim/core.h"
 #include "issim/math.h"
 #include "issim/registry.h"
@@ -499,7 +500,11 @@ typedef struct EngineReducedPair {
     double mass_a, mass_b;     /* kg (mass_b 0: a fixed obstacle) */
     Vec3 inertia_a, inertia_b; /* principal moments, body frames */
     Vec3 point, normal;        /* the contact at entry: world point, normal from b to a */
-    bool fixed_b;              /* b is a fixed obstacle (its state is the identity at rest) */
+    bool fixed_b;              /* b is a fixed obstacle (enter gets its pose, at rest) */
+    /* The bodies' smooth surfaces (shape "smooth"; NULL: none) and the pair's contact
+     * parameters, Borrowed for the pair's life. */
+    const SmoothSurface *surface_a, *surface_b;
+    const ContactParams *params;
 } EngineReducedPair;
 
 /* The external wrenches on the two bodies (world, about their centres of mass): gravity, their
@@ -526,12 +531,30 @@ typedef struct EngineReducedModel {
      * motion needs under the loads: the pair separates when it turns negative. */
     double (*normal_force)(const EngineReducedPair *pair, const void *data, const double *block,
                            const EngineReducedLoads *loads);
+    /* Optional: at the end of each step at time t, what the model decides between steps
+     * (friction switching, patch traversal, 002 4.4.4 and 4.5), which may change the block and
+     * data. Returns ENGINE_REDUCED_KEEP, _CHANGED (the block jumped: the integrator restarts) or
+     * _LEAVE (the pair goes back to free bodies; err says why). A model with this hook decides
+     * separation in it (the engine then does not call normal_force at commits). */
+    int (*commit)(const EngineReducedPair *pair, void *data, double *block,
+                  const EngineReducedLoads *loads, double t, IssimError *err);
+    /* true: the model keeps the contact itself, so the pair stays while the collision world
+     * still reports it or not (it leaves on a negative normal force or a third body). */
+    bool keeps_contact;
 } EngineReducedModel;
+
+enum { ENGINE_REDUCED_KEEP, ENGINE_REDUCED_CHANGED, ENGINE_REDUCED_LEAVE };
 
 /* The welded pair: one rigid body of the two (mass, centre and inertia combined; the entry
  * conserves linear and angular momentum), 13 values; against an obstacle the body is held. */
 const EngineReducedModel *engine_reduced_welded(void);
-/* Chooses the model of reduced pairs (Borrowed; NULL: the welded reference). Thread: engine. */
+/* Kry's contact coordinates (issim/smooth_contact.h) for a smooth body on a smooth obstacle:
+ * 10 values (q, q_dot); friction from the pair's friction_kinetic, friction_static,
+ * rolling_friction, spinning_friction(_static) and slip_tolerance. The engine takes it for
+ * every pair whose two sides have surfaces (shape "smooth") and b is an obstacle; other pairs
+ * are welded. */
+const EngineReducedModel *engine_reduced_smooth(void);
+/* Chooses the model of reduced pairs (Borrowed; NULL: by the pair, as above). Thread: engine. */
 void engine_set_reduced_model(Engine *engine, const EngineReducedModel *model);
 /* Pairs in reduced form now. */
 int engine_reduced_pair_count(const Engine *engine);

@@ -184,6 +184,14 @@ typedef struct SmoothSurface SmoothSurface;
 /* One bicubic Bezier patch (copied) as a surface of one patch with open edges (no neighbours).
  * The patch's name names the surface. */
 SmoothSurface *smooth_surface_from_bezier(const BezierPatch *patch, IssimError *err);
+/* The surface a scene describes (the surface_* properties, docs/scene-format.md): a bicubic
+ * Bezier net of 16 points (control[i][j] = points[4 i + j]), or, with no points, the Loop
+ * surface of the .obj control mesh at `loop_file` subdivided `levels` times; every control point
+ * p becomes scale * p + offset first (Bezier and Loop surfaces are affine invariant). Errors name
+ * `name` and the property at fault. */
+SmoothSurface *smooth_surface_create(const char *name, const Vec3 *points, int point_count,
+                                     const char *loop_file, Vec3 scale, Vec3 offset, int levels,
+                                     IssimError *err);
 void smooth_surface_destroy(SmoothSurface *surface); /* NULL: no-op */
 const char *smooth_surface_name(const SmoothSurface *surface);
 int smooth_surface_patch_count(const SmoothSurface *surface);

@@ -54,7 +54,9 @@ struct CollisionWorld {
     bool *rest_valid; /* body_count */
     bool *restless;   /* body_count: moved beyond rest_tolerance since rest_poses */
     bool updated;     /* one full update done (its pairs and contacts can be carried) */
-    int fat_pairs;    /* broad pairs this update, static-static dropped */
+    int held[COLLISION_HELD_PAIRS_MAX][2]; /* pairs whose contacts are carried, not tested */
+    int held_count;
+    int fat_pairs;              /* broad pairs this update, static-static dropped */
     CollisionContact *contacts; /* contact_count, sorted by (body_a, body_b, id) */
     int contact_count, contact_cap;
     CollisionContact *previous; /* previous_count: the last update's, same order */
@@ -425,6 +427,20 @@ static void carry_everything(CollisionWorld *w, double t0) {
     w->stats.narrow_seconds = 0.0;
 }
 
+static bool is_held(const CollisionWorld *w, int a, int b) {
+    for (int i = 0; i < w->held_count; i++)
+        if ((w->held[i][0] == a && w->held[i][1] == b) ||
+            (w->held[i][0] == b && w->held[i][1] == a))
+            return true;
+    return false;
+}
+
+void collision_world_hold_pairs(CollisionWorld *w, const int (*pairs)[2], int count) {
+    w->held_count = count < COLLISION_HELD_PAIRS_MAX ? count : COLLISION_HELD_PAIRS_MAX;
+    if (w->held_count > 0)
+        memcpy(w->held, pairs, sizeof(int[2]) * (size_t)w->held_count);
+}
+
 void collision_world_update(CollisionWorld *w) {
     double t0 = issim_wall_time();
     for (int i = 0; i < w->body_count; i++) {
@@ -472,7 +488,7 @@ void collision_world_update(CollisionWorld *w) {
             tested_cursor++;
         bool was_tested = tested_cursor < w->tested_count &&
                           pair_key(w->tested[tested_cursor].a, w->tested[tested_cursor].b) == key;
-        if (was_tested && !w->restless[a] && !w->restless[b]) {
+        if (was_tested && ((!w->restless[a] && !w->restless[b]) || is_held(w, a, b))) {
             /* Both bodies within rest_tolerance of the poses their contacts were computed at:
              * the contacts carry over unchanged (a resting pile costs no narrow phase). */
             carry_pair(w, &prev[first], cursor - first);

@@ -83,6 +83,7 @@ const char *const *contact_model_names(int *count) {
 static const char *const damping_from_names[] = {"restitution", "value"};
 static const char *const map_rule_names[] = {"trapezoid", "endpoint"};
 static const char *const map_node_names[] = {"nearest", "interpolate"};
+static const char *const smooth_friction_names[] = {"stick_slip", "sliding"};
 static const char *const map_convolution_names[] = {"auto", "direct", "fft"};
 static const char *const resolver_names[CONTACT_RESOLVER_COUNT] = {"force_law", "complementarity",
                                                                    "reduced"};
@@ -208,6 +209,50 @@ IssimStatus contact_pair_add_props(ThingDb *db, ThingId pair, IssimError *err) {
                   10.0, false, 0.0),
         REAL_PROP("friction_kinetic", "", "Coulomb kinetic coefficient mu_k (<= mu_s)", 0.0, 10.0,
                   false, 0.0),
+        REAL_PROP("rolling_friction", "m",
+                  "smooth contact: rolling friction mu_r, torque per newton of normal force "
+                  "(002 eq. 4.27-4.28)",
+                  0.0, 1.0, false, 0.0),
+        REAL_PROP("spinning_friction", "m",
+                  "smooth contact: spinning friction mu_s, torque per newton of normal force "
+                  "(002 eq. 4.29)",
+                  0.0, 1.0, false, 0.0),
+        REAL_PROP("spinning_friction_static", "m",
+                  "smooth contact: static spinning friction (002 eq. 4.46; 0: never stops "
+                  "spinning)",
+                  0.0, 1.0, false, 0.0),
+        {.name = "smooth_friction",
+         .type = PROP_ENUM,
+         .unit = "",
+         .description = "smooth contact: stick_slip (sliding with friction_kinetic until the slip "
+                        "drops below slip_tolerance, then rolling without slip while the force "
+                        "stays inside friction_static's cone, 002 4.4.4) or sliding (002 4.4.1's "
+                        "dynamic friction only, as the seed's own runs)",
+         .mutability = PROP_LIVE,
+         .enum_names = smooth_friction_names,
+         .enum_count = 2,
+         .default_value = prop_enum(0)},
+        REAL_PROP("slip_tolerance", "m/s",
+                  "smooth contact: slip below which friction_static holds the contact "
+                  "(no-slip, 002 4.4.4), or without it the Coulomb law is scaled down linearly; "
+                  "the same in rad/s for spinning and rolling",
+                  1e-9, 10.0, false, 0.01),
+        {.name = "start_coords",
+         .type = PROP_STRING,
+         .unit = "",
+         .description = "smooth contact: start in contact at \"s t u v psi\" (or \"pa s t pb u v "
+                        "psi\" with patch indices): (s, t) on the first material's body, (u, v) "
+                        "on the second's (002 App. B.1's coords); empty: the collision manager "
+                        "finds the contact",
+         .mutability = PROP_FIXED_DURING_RUN,
+         .default_value = {.type = PROP_STRING}},
+        {.name = "start_rates",
+         .type = PROP_STRING,
+         .unit = "",
+         .description = "smooth contact: their rates \"s' t' u' v' psi'\" at the start (002 App. "
+                        "B.1's dcoords; 1/s)",
+         .mutability = PROP_FIXED_DURING_RUN,
+         .default_value = {.type = PROP_STRING}},
         REAL_PROP("tangent_stiffness", "N/m", "friction: tangential penalty spring kt (Goyal)",
                   1e-3, 1e13, false, 1e5),
         REAL_PROP("tangent_damping", "N s/m", "friction: tangential penalty damper ct (Goyal)", 0.0,
@@ -273,6 +318,11 @@ IssimStatus contact_params_from_thing(const ThingDb *db, ThingId pair, double re
     out->phase_ramp_time = thing_real(db, pair, "phase_ramp_time");
     out->friction_static = thing_real(db, pair, "friction_static");
     out->friction_kinetic = thing_real(db, pair, "friction_kinetic");
+    out->rolling_friction = thing_real(db, pair, "rolling_friction");
+    out->spinning_friction = thing_real(db, pair, "spinning_friction");
+    out->spinning_friction_static = thing_real(db, pair, "spinning_friction_static");
+    out->slip_tolerance = thing_real(db, pair, "slip_tolerance");
+    out->smooth_sliding_only = thing_enum(db, pair, "smooth_friction") == 1;
     out->tangent_stiffness = thing_real(db, pair, "tangent_stiffness");
     out->tangent_damping = thing_real(db, pair, "tangent_damping");
     out->map_rule = (ContactMapRule)thing_enum(db, pair, "map_quadrature");

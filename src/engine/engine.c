@@ -389,6 +389,9 @@ Engine *engine_create(const ThingDb *db, const EngineOptions *options, IssimErro
             EngineBodyState st = body_state_from_thing(e->db, e->bodies[b].thing);
             engine_block_store(e, e->y, b, &st);
         }
+        s = engine_smooth_start(e, err);
+    }
+    if (s == ISSIM_OK) {
         check_time_scales(e);
         engine_update_active_set(e, 0.0, NULL);
         engine_collide(e);

@@ -26,9 +26,19 @@ enum {
     BODY_SHAPE_CAPSULE,
     BODY_SHAPE_BOX,
     BODY_SHAPE_HULL,
-    BODY_SHAPE_POLYGON
+    BODY_SHAPE_POLYGON,
+    BODY_SHAPE_SMOOTH
 };
-enum { OBSTACLE_SHAPE_PLANE, OBSTACLE_SHAPE_BOX, OBSTACLE_SHAPE_MESH };
+enum { OBSTACLE_SHAPE_PLANE, OBSTACLE_SHAPE_BOX, OBSTACLE_SHAPE_MESH, OBSTACLE_SHAPE_SMOOTH };
+
+/* Segments per fan triangle of a smooth surface's tessellation for collision (each patch is a
+ * fan of triangles from its centre, smooth_surface_tessellate): the facets' gap to the surface,
+ * h^2 / 8R, is 6.5e-5 m for the rattleback (h = 3.75 cm along its 2.7 m radius), well inside the
+ * collision margin, and the hull keeps few enough vertices for GJK's support search. */
+enum { SMOOTH_COLLISION_SEGMENTS = 8 };
+/* A flat smooth obstacle collides as a slab this thick below its surface (a convex hull is far
+ * cheaper to test than the tessellation's triangles). */
+static const double SMOOTH_SLAB_THICKNESS = 0.02;
 
 /* A relative asset path is tried against the working directory, then the scene's folder, then
  * its parent (so "assets/x.obj" in scenes/y.lua works from anywhere). Returns the first that
@@ -43,6 +53,41 @@ const char *engine_asset_path(const Engine *e, const char *path, char *buf, size
             return buf;
     }
     return path;
+}
+
+/* The smooth surface the surface_* properties describe (002; issim/surface.h). */
+static SmoothSurface *thing_surface(const Engine *e, ThingId thing, const char *name,
+                                    IssimError *err) {
+    const ThingDb *db = e->db;
+    const PropValue *points = thing_get(db, thing, "surface_points");
+    char resolved[1024];
+    const char *file = thing_string(db, thing, "surface_file");
+    if (file[0])
+        file = engine_asset_path(e, file, resolved, sizeof resolved);
+    return smooth_surface_create(
+        name, points->points, points->point_count, file, thing_vec3(db, thing, "surface_scale"),
+        thing_vec3(db, thing, "surface_offset"), (int)thing_int(db, thing, "surface_levels"), err);
+}
+
+/* A smooth body collides as the convex hull of its tessellation (its vertices lie on the
+ * surface), so the collision manager finds the contacts that smooth contact evolution starts
+ * from. */
+static IssimStatus smooth_body_shape(Engine *e, EngineBody *b, IssimError *err) {
+    b->surface = thing_surface(e, b->thing, b->name, err);
+    if (!b->surface)
+        return err ? err->status : ISSIM_ERR_INVALID;
+    SurfaceTessellation t;
+    IssimStatus status = smooth_surface_tessellate(b->surface, SMOOTH_COLLISION_SEGMENTS, &t, err);
+    if (status != ISSIM_OK)
+        return status;
+    IssimError sub = {0};
+    b->hull = hull_create(t.vertices, t.vertex_count, &sub);
+    surface_tessellation_free(&t);
+    if (!b->hull)
+        return issim_error_set(err, ISSIM_ERR_INVALID, "%s: the hull of its surface: %s", b->name,
+                               sub.message);
+    b->shape = shape_hull(b->hull);
+    return ISSIM_OK;
 }
 
 static IssimStatus body_shape(Engine *e, EngineBody *b, IssimError *err) {
@@ -80,6 +125,8 @@ static IssimStatus body_shape(Engine *e, EngineBody *b, IssimError *err) {
         b->shape = shape_hull(b->hull);
         return ISSIM_OK;
     }
+    case BODY_SHAPE_SMOOTH:
+        return smooth_body_shape(e, b, err);
     case BODY_SHAPE_POLYGON: {
         const PropValue *v = thing_get(db, b->thing, "polygon");
         if (v->point_count < 3 || v->point_count > SHAPE_POLYGON_MAX)
@@ -91,6 +138,61 @@ static IssimStatus body_shape(Engine *e, EngineBody *b, IssimError *err) {
     }
     }
     return issim_error_set(err, ISSIM_ERR_INVALID, "%s: unknown shape", b->name);
+}
+
+/* Every vertex of the tessellation on the plane of its first vertex and normal. */
+static bool flat_tessellation(const SurfaceTessellation *t) {
+    Vec3 n = t->normals[0], p = t->vertices[0];
+    for (int i = 1; i < t->vertex_count; i++)
+        if (fabs(vec3_dot(vec3_sub(t->vertices[i], p), n)) > 1e-12 ||
+            vec3_norm(vec3_sub(t->normals[i], n)) > 1e-12)
+            return false;
+    return true;
+}
+
+static Hull *slab_hull(const SurfaceTessellation *t, IssimError *err) {
+    Vec3 *points = malloc(sizeof *points * 2 * (size_t)t->vertex_count);
+    if (!points) {
+        issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    for (int i = 0; i < t->vertex_count; i++) {
+        points[2 * i] = t->vertices[i];
+        points[2 * i + 1] = vec3_mad(t->vertices[i], -SMOOTH_SLAB_THICKNESS, t->normals[0]);
+    }
+    Hull *hull = hull_create(points, 2 * t->vertex_count, err);
+    free(points);
+    return hull;
+}
+
+/* A smooth obstacle collides as its tessellation, a static triangle mesh, or a slab when flat. */
+static IssimStatus smooth_obstacle_shape(Engine *e, EngineObstacle *o, const char *name,
+                                         IssimError *err) {
+    o->surface = thing_surface(e, o->thing, name, err);
+    if (!o->surface)
+        return err ? err->status : ISSIM_ERR_INVALID;
+    SurfaceTessellation t;
+    IssimStatus status = smooth_surface_tessellate(o->surface, SMOOTH_COLLISION_SEGMENTS, &t, err);
+    if (status != ISSIM_OK)
+        return status;
+    IssimError sub = {0};
+    if (flat_tessellation(&t)) {
+        o->hull = slab_hull(&t, &sub);
+        surface_tessellation_free(&t);
+        if (!o->hull)
+            return issim_error_set(err, ISSIM_ERR_INVALID, "%s: the slab under its surface: %s",
+                                   name, sub.message);
+        o->shape = shape_hull(o->hull);
+        return ISSIM_OK;
+    }
+    o->mesh = trimesh_create(t.vertices, t.vertex_count, (const int(*)[3])t.triangles,
+                             t.triangle_count, &sub);
+    surface_tessellation_free(&t);
+    if (!o->mesh)
+        return issim_error_set(err, ISSIM_ERR_INVALID, "%s: the mesh of its surface: %s", name,
+                               sub.message);
+    o->shape = shape_mesh(o->mesh);
+    return ISSIM_OK;
 }
 
 static IssimStatus obstacle_shape(Engine *e, EngineObstacle *o, IssimError *err) {
@@ -107,6 +209,8 @@ static IssimStatus obstacle_shape(Engine *e, EngineObstacle *o, IssimError *err)
         o->shape = shape_box(thing_vec3(db, o->thing, "half_extents"));
         return ISSIM_OK;
     }
+    if (kind == OBSTACLE_SHAPE_SMOOTH)
+        return smooth_obstacle_shape(e, o, name, err);
     const char *path = thing_string(db, o->thing, "mesh_file");
     if (!path[0])
         return issim_error_set(err, ISSIM_ERR_INVALID,
@@ -193,11 +297,17 @@ void engine_destroy_shapes(Engine *e) {
     for (int b = 0; b < e->body_count; b++) {
         hull_destroy(e->bodies[b].hull);
         e->bodies[b].hull = NULL;
+        smooth_surface_destroy(e->bodies[b].surface);
+        e->bodies[b].surface = NULL;
     }
     engine_release_maps(e);
     for (int o = 0; o < e->obstacle_count; o++) {
         trimesh_destroy(e->obstacles[o].mesh);
         e->obstacles[o].mesh = NULL;
+        smooth_surface_destroy(e->obstacles[o].surface);
+        e->obstacles[o].surface = NULL;
+        hull_destroy(e->obstacles[o].hull);
+        e->obstacles[o].hull = NULL;
     }
     free(e->world_owner);
     e->world_owner = NULL;
@@ -384,6 +494,21 @@ static bool take_report(Engine *e, CollisionReport *report) {
     return got;
 }
 
+/* Pairs in a reduced slot whose model keeps the contact itself need no narrow phase. */
+static void hold_reduced_pairs(Engine *e) {
+    int pairs[ENGINE_REDUCED_SLOTS][2], count = 0;
+    for (int s = 0; s < e->reduced_slots; s++) {
+        const EngineReducedSlot *slot = &e->reduced[s];
+        if (!slot->active || !slot->model || !slot->model->keeps_contact || slot->body_b >= 0 ||
+            slot->obstacle < 0)
+            continue;
+        pairs[count][0] = e->bodies[slot->body_a].world_index;
+        pairs[count][1] = e->obstacles[slot->obstacle].world_index;
+        count += pairs[count][0] >= 0 && pairs[count][1] >= 0;
+    }
+    collision_world_hold_pairs(e->collision, (const int(*)[2])pairs, count);
+}
+
 void engine_collide(Engine *e) {
     if (!e->manager)
         return;
@@ -393,6 +518,7 @@ void engine_collide(Engine *e) {
             return;
         e->reports_used++;
     } else {
+        hold_reduced_pairs(e);
         collision_manager_step(e->manager);
         if (!collision_manager_take(e->manager, &report))
             return;

@@ -5,6 +5,7 @@
 
 #include "issim/collision.h"
 #include "issim/engine.h"
+#include "issim/surface.h"
 
 typedef enum BlockKind {
     BLOCK_FREE_BODY,    /* 13: p(3) q(4) v(3) w(3) */
@@ -39,7 +40,8 @@ typedef struct EngineBody {
     int velocity_offset;
     bool shaped;             /* has a collision shape (else: contact vertices against planes) */
     Shape shape;             /* body frame, centre of mass at the origin */
-    Hull *hull;              /* owned, for shape = hull */
+    Hull *hull;              /* owned, for shape = hull and smooth (its tessellation's hull) */
+    SmoothSurface *surface;  /* owned, for shape = smooth (smooth contact, 002) */
     ContactMap *contact_map; /* owned reference, or NULL (engine_maps.c) */
     int world_index;         /* in the collision world, or -1 */
     double reach; /* farthest vertex or shape point from the centre of mass, m (sleep test) */
@@ -61,8 +63,10 @@ typedef struct EngineObstacle {
     int material;
     Shape shape; /* plane, box or mesh, in the obstacle's frame */
     Pose pose;
-    TriMesh *mesh;   /* owned, for shape = mesh */
-    int world_index; /* in the collision world, or -1 */
+    TriMesh *mesh;          /* owned, for shape = mesh and smooth (its tessellation) */
+    SmoothSurface *surface; /* owned, for shape = smooth */
+    Hull *hull;             /* owned, for a flat smooth surface: the slab under it */
+    int world_index;        /* in the collision world, or -1 */
 } EngineObstacle;
 
 typedef struct EnginePair {
@@ -143,6 +147,7 @@ typedef struct EngineReducedSlot {
     int block;                    /* its BLOCK_CONTACT_PAIR block */
     int body_a, body_b, obstacle; /* body_b -1: against the obstacle */
     EngineReducedPair pair;
+    const EngineReducedModel *model; /* chosen at entry (engine_reduced.c) */
     _Alignas(16) unsigned char data[ENGINE_REDUCED_DATA_MAX]; /* the model's constants */
 } EngineReducedSlot;
 
@@ -505,6 +510,16 @@ void engine_reduced_commit(Engine *e, double t);
 /* ISLANDS stage: pairs leave when a third body joins, islands of two enter when slow. */
 void engine_reduced_islands(Engine *e);
 void engine_reduced_leave(Engine *e, int slot, double t);
+/* Puts body and obstacle into a free slot as a pair of `model` with the given data (copied) and
+ * block (engine_smooth.c's start_coords). Errors: no free slot. */
+IssimStatus engine_reduced_start_pair(Engine *e, int body, int obstacle,
+                                      const EngineReducedPair *pair,
+                                      const EngineReducedModel *model, const void *data,
+                                      size_t size, const double *block, IssimError *err);
+/* engine_smooth.c: the pairs whose start_coords put them in contact at the start, and the entry
+ * time a smooth pair's data keeps. */
+IssimStatus engine_smooth_start(Engine *e, IssimError *err);
+void engine_smooth_entered(void *data, double t);
 
 /* engine_collide.c: shapes and the collision world */
 /* Room for count contacts (and as many live-contact entries); false when memory ran out. */

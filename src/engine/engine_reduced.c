@@ -179,8 +179,19 @@ const EngineReducedModel *engine_reduced_welded(void) {
 
 /* ===== Pairs in the engine ===== */
 
-static const EngineReducedModel *model_of(const Engine *e) {
-    return e->reduced_model ? e->reduced_model : &welded_model;
+/* The model a slot was entered with. */
+static const EngineReducedModel *model_of(const EngineReducedSlot *slot) {
+    return slot->model ? slot->model : &welded_model;
+}
+
+/* The model for a new pair: the engine's override, else Kry's contact coordinates for a smooth
+ * body on a smooth obstacle, else the welded reference. */
+static const EngineReducedModel *model_for(const Engine *e, int body, int partner, int obstacle) {
+    if (e->reduced_model)
+        return e->reduced_model;
+    if (partner < 0 && obstacle >= 0 && e->bodies[body].surface && e->obstacles[obstacle].surface)
+        return engine_reduced_smooth();
+    return &welded_model;
 }
 
 void engine_set_reduced_model(Engine *e, const EngineReducedModel *model) {
@@ -198,7 +209,7 @@ int engine_reduced_pair_count(const Engine *e) {
 void engine_reduced_body_state(const Engine *e, const double *y, int body, EngineBodyState *out) {
     const EngineReducedSlot *slot = &e->reduced[e->bodies[body].reduced_slot];
     EngineBodyState a, b = {0};
-    model_of(e)->bodies(&slot->pair, slot->data, y + e->blocks[slot->block].offset, &a, &b);
+    model_of(slot)->bodies(&slot->pair, slot->data, y + e->blocks[slot->block].offset, &a, &b);
     *out = body == slot->body_a ? a : b;
 }
 
@@ -218,7 +229,7 @@ void engine_reduced_leave(Engine *e, int s, double t) {
     if (!slot->active)
         return;
     EngineBodyState a, b = {0};
-    model_of(e)->bodies(&slot->pair, slot->data, e->y + e->blocks[slot->block].offset, &a, &b);
+    model_of(slot)->bodies(&slot->pair, slot->data, e->y + e->blocks[slot->block].offset, &a, &b);
     slot->active = false;
     e->bodies[slot->body_a].reduced_slot = -1;
     engine_block_store(e, e->y, slot->body_a, &a);
@@ -251,7 +262,7 @@ void engine_reduced_rhs(Engine *e, const double *y, const Vec3 *force, const Vec
             continue;
         EngineReducedLoads loads = slot_loads(slot, force, torque);
         int off = e->blocks[slot->block].offset;
-        model_of(e)->derivative(&slot->pair, slot->data, y + off, &loads, ydot + off);
+        model_of(slot)->derivative(&slot->pair, slot->data, y + off, &loads, ydot + off);
     }
 }
 
@@ -266,9 +277,20 @@ void engine_reduced_commit(Engine *e, double t) {
         if (!slot->active)
             continue;
         EngineReducedLoads loads = slot_loads(slot, force, torque);
-        double fn = model_of(e)->normal_force(&slot->pair, slot->data,
-                                              e->y + e->blocks[slot->block].offset, &loads);
-        if (fn < 0.0) {
+        const EngineReducedModel *model = model_of(slot);
+        double *block = e->y + e->blocks[slot->block].offset;
+        int decision = ENGINE_REDUCED_KEEP;
+        IssimError why = {0};
+        if (model->commit)
+            decision = model->commit(&slot->pair, slot->data, block, &loads, t, &why);
+        if (decision == ENGINE_REDUCED_CHANGED)
+            e->integrator_dirty = true;
+        if (decision == ENGINE_REDUCED_LEAVE)
+            issim_log(ISSIM_LOG_INFO, "reduced pair %s leaves at t = %.9g s: %s",
+                      e->bodies[slot->body_a].name, t, why.message);
+        /* a model with a commit hook decides separation there */
+        if (decision == ENGINE_REDUCED_LEAVE ||
+            (!model->commit && model->normal_force(&slot->pair, slot->data, block, &loads) < 0.0)) {
             engine_reduced_leave(e, s, t); /* the contact would have to pull: it separates */
             engine_refresh_awake(e);       /* the integrated vector changes from here */
         }
@@ -313,12 +335,58 @@ static bool pair_of_island(const Engine *e, int body, int *partner, int *obstacl
     return *contact >= 0;
 }
 
-static bool slow_enough(const Engine *e, const EngineContact *c) {
+/* A welded pair enters once the contact is still; a model that keeps the contact itself
+ * (sliding and rolling included) once the normal approach has stopped. */
+static bool slow_enough(const Engine *e, const EngineContact *c, const EngineReducedModel *model) {
     ContactKinematics k;
     engine_contact_kinematics(e, e->y, c, e->t, &k, NULL, NULL);
+    if (model->keeps_contact)
+        return fabs(k.depth_rate) < c->params.slip_tolerance;
     double speed =
         sqrt(k.depth_rate * k.depth_rate + vec3_dot(k.tangent_velocity, k.tangent_velocity));
     return speed < contact_equilibrium_speed(&c->params, k.load, k.effective_mass);
+}
+
+static int free_slot(const Engine *e) {
+    int s = 0;
+    while (s < ENGINE_REDUCED_SLOTS && e->reduced[s].active)
+        s++;
+    return s < e->reduced_slots ? s : -1;
+}
+
+static void occupy(Engine *e, int s, int body, int partner, int obstacle,
+                   const EngineReducedModel *model) {
+    EngineReducedSlot *slot = &e->reduced[s];
+    slot->active = true;
+    slot->model = model;
+    slot->body_a = body;
+    slot->body_b = partner;
+    slot->obstacle = obstacle;
+    e->bodies[body].reduced_slot = s;
+    if (partner >= 0)
+        e->bodies[partner].reduced_slot = s;
+    e->stats.reduced_entries++;
+    e->sleep_dirty = true;
+    e->integrator_dirty = true;
+}
+
+IssimStatus engine_reduced_start_pair(Engine *e, int body, int obstacle,
+                                      const EngineReducedPair *pair,
+                                      const EngineReducedModel *model, const void *data,
+                                      size_t size, const double *block, IssimError *err) {
+    int s = free_slot(e);
+    if (s < 0 || size > ENGINE_REDUCED_DATA_MAX)
+        return issim_error_set(err, ISSIM_ERR_INVALID,
+                               "%s: no free reduced-pair slot (at most %d pairs%s)",
+                               e->bodies[body].name, ENGINE_REDUCED_SLOTS,
+                               e->planar ? "; none in a planar scene" : "");
+    EngineReducedSlot *slot = &e->reduced[s];
+    slot->pair = *pair;
+    memset(slot->data, 0, sizeof slot->data);
+    memcpy(slot->data, data, size);
+    memcpy(e->y + e->blocks[slot->block].offset, block, sizeof(double) * model->block_size);
+    occupy(e, s, body, -1, obstacle, model);
+    return ISSIM_OK;
 }
 
 static void try_enter(Engine *e, int body) {
@@ -326,12 +394,11 @@ static void try_enter(Engine *e, int body) {
     if (!pair_of_island(e, body, &partner, &obstacle, &ci) || (partner >= 0 && partner < body))
         return; /* not a pair, or handled at its lower body */
     const EngineContact *c = &e->contacts[ci];
-    if (!slow_enough(e, c))
+    const EngineReducedModel *model = model_for(e, body, partner, obstacle);
+    if (!slow_enough(e, c, model))
         return;
-    int s = 0;
-    while (s < ENGINE_REDUCED_SLOTS && e->reduced[s].active)
-        s++;
-    if (s == ENGINE_REDUCED_SLOTS)
+    int s = free_slot(e);
+    if (s < 0)
         return; /* every slot taken: the force law carries on */
     EngineReducedSlot *slot = &e->reduced[s];
     const EngineBody *a = &e->bodies[body];
@@ -345,27 +412,41 @@ static void try_enter(Engine *e, int body) {
                                      .point = point,
                                      .normal = normal,
                                      .fixed_b = partner < 0};
+    slot->pair.surface_a = a->surface;
+    slot->pair.params = &e->pairs[c->pair].params;
     if (partner >= 0) {
         slot->pair.mass_b = e->bodies[partner].mass;
         slot->pair.inertia_b = e->bodies[partner].inertia;
+        slot->pair.surface_b = e->bodies[partner].surface;
+    } else if (obstacle >= 0) {
+        slot->pair.surface_b = e->obstacles[obstacle].surface;
     }
     memset(slot->data, 0, sizeof slot->data);
     EngineBodyState sa = engine_block_state(e, e->y, body), sb = {.orient = quat_identity()};
     if (partner >= 0)
         sb = engine_block_state(e, e->y, partner);
+    else if (obstacle >= 0)
+        sb = (EngineBodyState){.pos = e->obstacles[obstacle].pose.p,
+                               .orient = e->obstacles[obstacle].pose.q};
     double *block = e->y + e->blocks[slot->block].offset;
-    if (!model_of(e)->enter(&slot->pair, slot->data, &sa, &sb, block))
+    if (!model->enter(&slot->pair, slot->data, &sa, &sb, block))
         return;
-    slot->active = true;
-    slot->body_a = body;
-    slot->body_b = partner;
-    slot->obstacle = obstacle;
-    e->bodies[body].reduced_slot = s;
-    if (partner >= 0)
-        e->bodies[partner].reduced_slot = s;
-    e->stats.reduced_entries++;
-    e->sleep_dirty = true;
-    e->integrator_dirty = true;
+    if (model == engine_reduced_smooth())
+        engine_smooth_entered(slot->data, e->t);
+    occupy(e, s, body, partner, obstacle, model);
+}
+
+/* A body other than the pair's partner touches one of the pair's bodies. */
+static bool third_body_touches(const Engine *e, const EngineReducedSlot *slot) {
+    for (int ci = 0; ci < e->contact_count; ci++) {
+        const EngineContact *c = &e->contacts[ci];
+        if (!c->active || c->body_b < 0 || engine_contact_inside_pair(e, c))
+            continue;
+        if (c->body == slot->body_a || c->body_b == slot->body_a ||
+            (slot->body_b >= 0 && (c->body == slot->body_b || c->body_b == slot->body_b)))
+            return true;
+    }
+    return false;
 }
 
 void engine_reduced_islands(Engine *e) {
@@ -374,8 +455,15 @@ void engine_reduced_islands(Engine *e) {
     for (int s = 0; s < ENGINE_REDUCED_SLOTS; s++) { /* a third body joined: leave */
         EngineReducedSlot *slot = &e->reduced[s];
         int partner, obstacle, ci;
-        if (slot->active && (!pair_of_island(e, slot->body_a, &partner, &obstacle, &ci) ||
-                             partner != slot->body_b || obstacle != slot->obstacle))
+        if (!slot->active)
+            continue;
+        if (model_of(slot)->keeps_contact) {
+            if (third_body_touches(e, slot))
+                engine_reduced_leave(e, s, e->t);
+            continue;
+        }
+        if (!pair_of_island(e, slot->body_a, &partner, &obstacle, &ci) || partner != slot->body_b ||
+            obstacle != slot->obstacle)
             engine_reduced_leave(e, s, e->t);
     }
     for (int b = 0; b < e->body_count; b++) {

@@ -287,3 +287,46 @@ SmoothSurface *smooth_surface_from_bezier(const BezierPatch *patch, IssimError *
     memcpy(surface->domains[0].corner, square, sizeof square);
     return surface;
 }
+
+/* ===== From a scene's description ===== */
+
+static Vec3 affine(Vec3 p, Vec3 scale, Vec3 offset) {
+    return vec3_add(vec3_hadamard(p, scale), offset);
+}
+
+SmoothSurface *smooth_surface_create(const char *name, const Vec3 *points, int point_count,
+                                     const char *loop_file, Vec3 scale, Vec3 offset, int levels,
+                                     IssimError *err) {
+    (void)levels;
+    if (point_count == 0 && loop_file && loop_file[0]) {
+        issim_error_set(err, ISSIM_ERR_INVALID, "%s.surface_file: Loop surfaces are not built yet",
+                        name);
+        return NULL;
+    }
+    if (point_count != 16) {
+        issim_error_set(err, ISSIM_ERR_INVALID,
+                        "%s.surface_points: a bicubic Bezier patch needs 16 control points, not "
+                        "%d (or give surface_file, a Loop control mesh)",
+                        name, point_count);
+        return NULL;
+    }
+    BezierPatch patch;
+    for (int i = 0; i < 16; i++)
+        patch.control[i / 4][i % 4] = affine(points[i], scale, offset);
+    snprintf(patch.name, sizeof patch.name, "%s", name);
+    SmoothSurface *surface = smooth_surface_from_bezier(&patch, err);
+    if (!surface)
+        return NULL;
+    /* refuse a net with a degenerate point now, not in the middle of a run */
+    for (int i = 0; i <= 4; i++)
+        for (int j = 0; j <= 4; j++) {
+            SurfacePoint sp;
+            IssimError sub = {0};
+            if (bezier_patch_evaluate(&patch, i / 4.0, j / 4.0, &sp, &sub) != ISSIM_OK) {
+                issim_error_set(err, ISSIM_ERR_INVALID, "%s.surface_points: %s", name, sub.message);
+                smooth_surface_destroy(surface);
+                return NULL;
+            }
+        }
+    return surface;
+}

@@ -42,9 +42,52 @@ bool thing_kind_parse(const char *text, ThingKind *out) {
     }
 
 static const char *const integrator_names[] = {"bdf", "adams", "rk4"};
-static const char *const shape_names[] = {"plane", "box", "mesh"};
-static const char *const body_shape_names[] = {"points", "sphere", "capsule",
-                                               "box",    "hull",   "polygon"};
+static const char *const shape_names[] = {"plane", "box", "mesh", "smooth"};
+static const char *const body_shape_names[] = {"points", "sphere",  "capsule", "box",
+                                               "hull",   "polygon", "smooth"};
+
+#define SURFACE_PROPS(frame)                                                                       \
+    {.name = "surface_points",                                                                     \
+     .type = PROP_POINTS,                                                                          \
+     .unit = "m",                                                                                  \
+     .description = "smooth: the 16 control points of a bicubic Bezier patch, P_ij at 4 i + j "    \
+                    "(i along s), in the " frame " (002 App. B.1)",                                \
+     .min = -1e3,                                                                                  \
+     .max = 1e3,                                                                                   \
+     .mutability = PROP_FIXED_DURING_RUN,                                                          \
+     .default_value = {.type = PROP_POINTS}},                                                      \
+        {.name = "surface_file",                                                                   \
+         .type = PROP_STRING,                                                                      \
+         .unit = "",                                                                               \
+         .description = "smooth: a Loop subdivision surface, Wavefront .obj control mesh (002 "    \
+                        "App. B.2; path as for hull_file); used when surface_points is empty",     \
+         .mutability = PROP_FIXED_DURING_RUN,                                                      \
+         .default_value = {.type = PROP_STRING}},                                                  \
+        {.name = "surface_scale",                                                                  \
+         .type = PROP_VEC3,                                                                        \
+         .unit = "",                                                                               \
+         .description = "smooth: each control point p becomes scale * p + offset",                 \
+         .min = -1e3,                                                                              \
+         .max = 1e3,                                                                               \
+         .mutability = PROP_FIXED_DURING_RUN,                                                      \
+         .default_value = VEC(1, 1, 1)},                                                           \
+        {.name = "surface_offset",                                                                 \
+         .type = PROP_VEC3,                                                                        \
+         .unit = "m",                                                                              \
+         .description = "smooth: added to every scaled control point (the " frame " origin)",      \
+         .min = -1e3,                                                                              \
+         .max = 1e3,                                                                               \
+         .mutability = PROP_FIXED_DURING_RUN,                                                      \
+         .default_value = VEC(0, 0, 0)},                                                           \
+    {                                                                                              \
+        .name = "surface_levels", .type = PROP_INT, .unit = "",                                    \
+        .description = "smooth: Loop subdivision steps before evaluation (extraordinary "          \
+                       "vertices isolated, 002 5.2)",                                              \
+        .min = 0, .max = 6, .mutability = PROP_FIXED_DURING_RUN, .default_value = {                \
+            .type = PROP_INT,                                                                      \
+            .integer = 2                                                                           \
+        }                                                                                          \
+    }
 
 static const PropDef universe_props[] = {
     {.name = "gravity",
@@ -250,7 +293,7 @@ static const PropDef body_props[] = {
                     "obstacles, or a shape the collision manager tests against everything",
      .mutability = PROP_FIXED_DURING_RUN,
      .enum_names = body_shape_names,
-     .enum_count = 6,
+     .enum_count = 7,
      .default_value = ENUMV(0)},
     {.name = "half_extents",
      .type = PROP_VEC3,
@@ -286,6 +329,7 @@ static const PropDef body_props[] = {
                     "none (a flat map of the pair's stiffness)",
      .mutability = PROP_FIXED_DURING_RUN,
      .default_value = STR("")},
+    SURFACE_PROPS("body frame, centre of mass at the origin"),
     {.name = "polygon",
      .type = PROP_POINTS,
      .unit = "m",
@@ -330,7 +374,7 @@ static const PropDef obstacle_props[] = {
      .description = "geometry of the obstacle",
      .mutability = PROP_FIXED_DURING_RUN,
      .enum_names = shape_names,
-     .enum_count = 3,
+     .enum_count = 4,
      .default_value = ENUMV(0)},
     {.name = "normal",
      .type = PROP_VEC3,
@@ -371,6 +415,7 @@ static const PropDef obstacle_props[] = {
      .min_exclusive = true,
      .mutability = PROP_FIXED_DURING_RUN,
      .default_value = VEC(0.5, 0.5, 0.5)},
+    SURFACE_PROPS("obstacle's frame"),
     {.name = "mesh_file",
      .type = PROP_STRING,
      .unit = "",

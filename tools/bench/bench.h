@@ -14,6 +14,7 @@ int bench_display(int argc, char **argv);
 int bench_mapgen(int argc, char **argv);
 int bench_lcp(int argc, char **argv);
 int bench_surface(int argc, char **argv);
+int bench_smooth(int argc, char **argv);
 
 /* Monotonic clock, seconds. */
 double bench_now(void);

@@ -54,6 +54,8 @@ int main(int argc, char **argv) {
         return bench_lcp(argc - 1, argv + 1);
     if (strcmp(which, "surface") == 0)
         return bench_surface(argc - 1, argv + 1);
+    if (strcmp(which, "smooth") == 0)
+        return bench_smooth(argc - 1, argv + 1);
     if (strcmp(which, "display") == 0)
         return bench_display(argc - 1, argv + 1);
     if (strcmp(which, "mapgen") == 0)
@@ -69,11 +71,13 @@ int main(int argc, char **argv) {
         rc |= bench_dynamics(argc - 1, argv + 1);
         rc |= bench_lcp(argc - 1, argv + 1);
         rc |= bench_surface(argc - 1, argv + 1);
+        rc |= bench_smooth(argc - 1, argv + 1);
         return rc | bench_display(argc - 1, argv + 1);
     }
-    fprintf(stderr,
-            "usage: issim-bench "
-            "[all|engine|registry|collision|contact|contact_map|dynamics|lcp|surface|display|"
-            "haptics|mapgen|sphere_pile [N ...]|pile]\n");
+    fprintf(
+        stderr,
+        "usage: issim-bench "
+        "[all|engine|registry|collision|contact|contact_map|dynamics|lcp|surface|smooth|display|"
+        "haptics|mapgen|sphere_pile [N ...]|pile]\n");
     return 2;
 }
