@@ -161,6 +161,10 @@ IssimStatus loop_patch_evaluate(const Vec3 control[LOOP_PATCH_VERTICES], double 
 IssimStatus loop_mesh_evaluate(const LoopMesh *mesh, int face, double s, double t,
                                SurfacePoint *out, IssimError *err);
 
+/* The limit position of a control vertex (0-based) under Loop subdivision (002 5.1's limit
+ * mask): where the surface passes near it; subdividing keeps it. */
+Vec3 loop_mesh_limit_point(const LoopMesh *mesh, int vertex);
+
 /* ===== Piecewise smooth surfaces (002 4.5): a body's boundary as patches with polygon domains
  * =====
  *
@@ -184,6 +188,23 @@ typedef struct SmoothSurface SmoothSurface;
 /* One bicubic Bezier patch (copied) as a surface of one patch with open edges (no neighbours).
  * The patch's name names the surface. */
 SmoothSurface *smooth_surface_from_bezier(const BezierPatch *patch, IssimError *err);
+/* A closed Loop surface (002 5.1-5.2): `mesh` subdivided `levels` times (the mesh is not kept);
+ * patches 0 .. R - 1 are the subdivided mesh's faces without an extraordinary corner, in face
+ * order, each the exact regular patch (loop_patch_evaluate's (s, t) on the domain triangle
+ * (0, 0), (1, 0), (0, 1); edge e from face vertex e to e + 1); then one S-patch of degree 4 per
+ * extraordinary vertex (valence other than 6) in increasing vertex order (the subdivision keeps
+ * the control mesh's vertex numbers first), replacing that vertex's 1-ring: its domain the
+ * regular n-gon of unit area centred at (0, 0), corner 0 on the +s axis, edge j the ring's outer
+ * edge from its j-th to its (j + 1)-th neighbour counter-clockwise (002 5.2.1); its control
+ * points blossoms of the regular patches across its edges (002 5.2.2). Every edge has a
+ * neighbour. Regular patches meet with C2; an S-patch meets its neighbours with the same
+ * boundary curve, and tangent planes equal at its corners and close along its edges (the
+ * measured gap: docs/smooth-contact.md). Errors (ISSIM_ERR_INVALID naming the mesh and the edge
+ * or vertex, 1-based as in the file): a boundary edge, a vertex whose faces do not form one fan,
+ * a valence above SURFACE_DOMAIN_MAX, and `levels` too low to put the extraordinary vertices 3
+ * edges apart (the message gives the minimum: 2 when two are adjacent, 1 when two edges apart);
+ * ISSIM_ERR_RANGE for levels outside 0 .. 6. */
+SmoothSurface *smooth_surface_from_loop(const LoopMesh *mesh, int levels, IssimError *err);
 void smooth_surface_destroy(SmoothSurface *surface); /* NULL: no-op */
 const char *smooth_surface_name(const SmoothSurface *surface);
 int smooth_surface_patch_count(const SmoothSurface *surface);

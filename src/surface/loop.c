@@ -337,3 +337,70 @@ IssimStatus loop_mesh_evaluate(const LoopMesh *mesh, int face, double s, double 
     snprintf(name, sizeof name, "%s face %d", mesh->name, face + 1);
     return loop_patch_evaluate(control, s, t, name, out, err);
 }
+
+/* ===== For S-patch replacement (002 5.2.2) ===== */
+
+void loop_mesh_face(const LoopMesh *mesh, int face, int vertices[3]) {
+    trimesh_triangle_indices(mesh->triangles, face, vertices);
+}
+
+const char *loop_mesh_name(const LoopMesh *mesh) {
+    return mesh->name;
+}
+
+/* 002 5.1: the limit position of a vertex of valence n, (1 - n chi) v + chi sum(neighbours),
+ * chi = 1 / (3 / (8 beta) + n) (the eigenvector of Loop's vertex rule for eigenvalue 1). */
+Vec3 loop_mesh_limit_point(const LoopMesh *mesh, int vertex) {
+    int n = mesh->valence[vertex];
+    double chi = 1.0 / (3.0 / (8.0 * loop_beta(n)) + n);
+    Vec3 ring = vec3(0, 0, 0);
+    for (int i = 0; i < 3 * mesh->face_count; i++)
+        if (mesh->edges[i].from == vertex)
+            ring = vec3_add(ring, loop_mesh_vertex(mesh, mesh->edges[i].to));
+    return vec3_add(vec3_scale(loop_mesh_vertex(mesh, vertex), 1.0 - n * chi),
+                    vec3_scale(ring, chi));
+}
+
+/* A regular patch is a quartic triangular Bezier patch: its ordinate of u^a v^b w^c is the
+ * monomial coefficient divided by the multinomial 4! / (a! b! c!). */
+void loop_patch_bezier(const Vec3 control[LOOP_PATCH_VERTICES], Vec3 net[LOOP_PATCH_MONOMIALS]) {
+    static const double FACTORIAL[5] = {1, 1, 2, 6, 24};
+    for (int m = 0; m < LOOP_PATCH_MONOMIALS; m++) {
+        const int *e = LOOP_MONOMIALS[m];
+        double multinomial = 24.0 / (FACTORIAL[e[0]] * FACTORIAL[e[1]] * FACTORIAL[e[2]]);
+        Vec3 sum = vec3(0, 0, 0);
+        for (int i = 0; i < LOOP_PATCH_VERTICES; i++)
+            sum = vec3_add(sum, vec3_scale(control[i], LOOP_BASIS[i][m] / 12.0));
+        net[m] = vec3_scale(sum, 1.0 / multinomial);
+    }
+}
+
+/* Index in LOOP_MONOMIALS order of the exponents (a, b, c), a + b + c = degree of the
+ * de Casteljau level: the rows of the layout are sorted by a descending, then b descending. */
+static int monomial_index(int degree, int b, int c) {
+    int a = degree - b - c, before = 0;
+    for (int k = degree; k > a; k--)
+        before += degree - k + 1; /* the rows with first exponent k hold degree - k + 1 entries */
+    return before + (degree - a - b);
+}
+
+/* 002 5.2.2, eq. 5.18-5.19: the blossom f*(y1, y2, y3, y4) of the quartic by de Casteljau's
+ * algorithm with a different argument at each level (barycentric (u, v, w), affine, any
+ * position: the arguments of 5.19 lie outside the triangle). */
+Vec3 loop_patch_blossom(const Vec3 net[LOOP_PATCH_MONOMIALS], const double args[4][3]) {
+    Vec3 level[2][LOOP_PATCH_MONOMIALS];
+    memcpy(level[0], net, sizeof level[0]);
+    for (int degree = 4; degree > 0; degree--) {
+        const double *y = args[4 - degree];
+        const Vec3 *from = level[degree % 2];
+        Vec3 *to = level[(degree + 1) % 2];
+        for (int b = 0; b < degree; b++)
+            for (int c = 0; b + c < degree; c++) {
+                Vec3 p = vec3_scale(from[monomial_index(degree, b, c)], y[0]);
+                p = vec3_add(p, vec3_scale(from[monomial_index(degree, b + 1, c)], y[1]));
+                p = vec3_add(p, vec3_scale(from[monomial_index(degree, b, c + 1)], y[2]));
+                to[monomial_index(degree - 1, b, c)] = p;
+            }
+    }
+    return level[0][0];
+}
