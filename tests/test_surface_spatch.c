@@ -284,10 +284,194 @@ static void test_bowl_edges_are_shared(void **state) {
     check_edges("assets/loop_bowl.obj", 2, 4.0);
 }
 
+static void test_marble_and_plate_edges_are_shared(void **state) {
+    (void)state;
+    check_edges("assets/loop_marble.obj", 2, 1.0);
+    check_edges("assets/loop_plate.obj", 1, 8.0);
+}
+
+/* ===== The S-patch against its extraordinary vertex ===== */
+
+/* The centre of each S-patch against the limit point of its vertex (002 5.2 replaces the
+ * surface there, so the two differ: measured, bounded relative to the ring's size). */
+static void test_spatch_centre_near_limit_point(void **state) {
+    (void)state;
+    static const char *const ASSETS[] = {"assets/loop_bowl.obj", "assets/loop_marble.obj",
+                                         "assets/loop_plate.obj"};
+    for (int a = 0; a < 3; a++) {
+        IssimError err = {0};
+        LoopMesh *mesh = loop_mesh_load(test_source_path(ASSETS[a]), &err);
+        assert_non_null(mesh);
+        SmoothSurface *surface = smooth_surface_from_loop(mesh, 2, &err);
+        assert_non_null(surface);
+        int patch = 0, count = 0;
+        double worst = 0.0, ring = 0.0;
+        for (int v = 0; v < loop_mesh_vertex_count(mesh); v++) {
+            if (loop_mesh_valence(mesh, v) == 6)
+                continue;
+            while (!is_spatch(surface, patch))
+                patch++;
+            SurfacePoint centre = evaluate(surface, patch, 0.0, 0.0);
+            /* the ring's size: the S-patch's corner 0 against its centre */
+            const SurfaceDomain *d = smooth_surface_domain(surface, patch);
+            SurfacePoint corner = evaluate(surface, patch, d->corner[0][0], d->corner[0][1]);
+            ring =
+                fmax(ring, vec3_norm(vec3_sub(corner.x[SURFACE_VALUE], centre.x[SURFACE_VALUE])));
+            worst =
+                fmax(worst,
+                     vec3_norm(vec3_sub(centre.x[SURFACE_VALUE], loop_mesh_limit_point(mesh, v))));
+            patch++;
+            count++;
+        }
+        printf("# %s: %d S-patches; centre to limit point at most %.2e (ring radius up to "
+               "%.2e)\n",
+               ASSETS[a], count, worst, ring);
+        assert_true(count > 0);
+        assert_true(worst < 0.05 * ring);
+        smooth_surface_destroy(surface);
+        loop_mesh_destroy(mesh);
+    }
+}
+
+/* ===== The blossom, the assets' shapes ===== */
+
+/* On the diagonal the blossom (002 eq. 5.18) is the patch: f*(y, y, y, y) = f(y). */
+static void test_blossom_diagonal_is_the_patch(void **state) {
+    (void)state;
+    rng.s = 518;
+    Vec3 control[LOOP_PATCH_VERTICES], net[LOOP_PATCH_MONOMIALS];
+    for (int i = 0; i < LOOP_PATCH_VERTICES; i++)
+        control[i] = vec3(test_rng_range(&rng, -1, 1), test_rng_range(&rng, -1, 1),
+                          test_rng_range(&rng, -1, 1));
+    loop_patch_bezier(control, net);
+    for (int k = 0; k < 20; k++) {
+        double s = test_rng_range(&rng, -0.5, 1.0), t = test_rng_range(&rng, -0.5, 1.0);
+        double args[4][3];
+        for (int j = 0; j < 4; j++) {
+            args[j][0] = 1.0 - s - t;
+            args[j][1] = s;
+            args[j][2] = t;
+        }
+        SurfacePoint p;
+        assert_int_equal(loop_patch_evaluate(control, s, t, "random", &p, NULL), ISSIM_OK);
+        Vec3 b = loop_patch_blossom(net, (const double(*)[3])args);
+        assert_true(vec3_norm(vec3_sub(b, p.x[SURFACE_VALUE])) < 1e-13);
+    }
+}
+
+/* Signed volume of a tessellation (positive: normals out) and its bounds. */
+static double tessellated_volume(const SmoothSurface *surface, Vec3 *lo, Vec3 *hi) {
+    SurfaceTessellation mesh;
+    IssimError err = {0};
+    assert_int_equal(smooth_surface_tessellate(surface, 4, &mesh, &err), ISSIM_OK);
+    double volume = 0.0;
+    for (int i = 0; i < mesh.triangle_count; i++) {
+        Vec3 a = mesh.vertices[mesh.triangles[i][0]], b = mesh.vertices[mesh.triangles[i][1]];
+        Vec3 c = mesh.vertices[mesh.triangles[i][2]];
+        volume += vec3_dot(a, vec3_cross(b, c)) / 6.0;
+    }
+    *lo = *hi = mesh.vertices[0];
+    for (int i = 0; i < mesh.vertex_count; i++) {
+        Vec3 v = mesh.vertices[i];
+        *lo = vec3(fmin(lo->x, v.x), fmin(lo->y, v.y), fmin(lo->z, v.z));
+        *hi = vec3(fmax(hi->x, v.x), fmax(hi->y, v.y), fmax(hi->z, v.z));
+    }
+    surface_tessellation_free(&mesh);
+    return volume;
+}
+
+/* The marble: about 1 across, centred near the origin; the plate: a dish several marbles wide,
+ * concave up (its top surface higher at half the radius than at the centre). */
+static void test_marble_and_plate_shapes(void **state) {
+    (void)state;
+    Vec3 lo, hi;
+    SmoothSurface *marble = surface_from("assets/loop_marble.obj", 2);
+    double volume = tessellated_volume(marble, &lo, &hi);
+    printf("# marble: volume %.3f, bounds (%.2f %.2f %.2f) .. (%.2f %.2f %.2f)\n", volume, lo.x,
+           lo.y, lo.z, hi.x, hi.y, hi.z);
+    assert_true(volume > 0.0);
+    assert_true(hi.x - lo.x > 0.7 && hi.x - lo.x < 1.3 && hi.z - lo.z > 0.7 && hi.z - lo.z < 1.3);
+    assert_true(fabs(lo.x + hi.x) < 0.2 && fabs(lo.y + hi.y) < 0.2 && fabs(lo.z + hi.z) < 0.2);
+    smooth_surface_destroy(marble);
+
+    SmoothSurface *plate = surface_from("assets/loop_plate.obj", 1);
+    volume = tessellated_volume(plate, &lo, &hi);
+    printf("# plate: volume %.3f, bounds (%.2f %.2f %.2f) .. (%.2f %.2f %.2f)\n", volume, lo.x,
+           lo.y, lo.z, hi.x, hi.y, hi.z);
+    assert_true(volume > 0.0);
+    assert_true(hi.x - lo.x > 5.0 && hi.y - lo.y > 5.0 && hi.z - lo.z < 1.0);
+    int patch;
+    double s, t, centre, half;
+    IssimError err = {0};
+    assert_int_equal(smooth_surface_closest(plate, vec3(0, 0, 2), &patch, &s, &t, &centre, &err),
+                     ISSIM_OK);
+    assert_int_equal(smooth_surface_closest(plate, vec3(1.5, 0, 2), &patch, &s, &t, &half, &err),
+                     ISSIM_OK);
+    SurfacePoint p = evaluate(plate, patch, s, t);
+    printf("# plate: top surface %.3f below z = 2 at the centre, %.3f at r = 1.5 (normal z %.3f)\n",
+           centre, half, p.normal[SURFACE_VALUE].z);
+    assert_true(half < centre - 0.02);
+    assert_true(p.normal[SURFACE_VALUE].z > 0.9);
+    smooth_surface_destroy(plate);
+}
+
+/* ===== Refusals ===== */
+
+static void expect_refusal(const LoopMesh *mesh, int levels, const char *const *parts) {
+    IssimError err = {0};
+    SmoothSurface *surface = smooth_surface_from_loop(mesh, levels, &err);
+    assert_null(surface);
+    printf("# refused: %s\n", err.message);
+    for (int i = 0; parts[i]; i++)
+        if (!strstr(err.message, parts[i]))
+            fail_msg("'%s' lacks '%s'", err.message, parts[i]);
+}
+
+static void test_refusals_name_the_mesh_and_the_edge(void **state) {
+    (void)state;
+    IssimError err = {0};
+    LoopMesh *bowl = loop_mesh_load(test_source_path("assets/loop_bowl.obj"), &err);
+    assert_non_null(bowl);
+    /* its valence-4 vertices 4 and 5 are adjacent: two levels at least */
+    expect_refusal(bowl, 1,
+                   (const char *const[]){"loop_bowl.obj", "vertices 4 and 5", "at least 2", NULL});
+    expect_refusal(bowl, 0, (const char *const[]){"at least 2", NULL});
+    expect_refusal(bowl, 9, (const char *const[]){"loop_bowl.obj", "9 subdivision levels", NULL});
+    SmoothSurface *ok = smooth_surface_from_loop(bowl, 2, &err);
+    assert_non_null(ok);
+    smooth_surface_destroy(ok);
+    loop_mesh_destroy(bowl);
+
+    /* an octahedron without its last face: edges 6-5, 5-4 ... on the boundary */
+    static const Vec3 V[6] = {{1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}, {0, 0, 1}, {0, 0, -1}};
+    static const int F[8][3] = {{0, 2, 4}, {2, 1, 4}, {1, 3, 4}, {3, 0, 4},
+                                {2, 0, 5}, {1, 2, 5}, {3, 1, 5}, {0, 3, 5}};
+    LoopMesh *open = loop_mesh_create("open octahedron", V, 6, F, 7, &err);
+    assert_non_null(open);
+    expect_refusal(open, 2, (const char *const[]){"open octahedron", "edge 1-6", "boundary", NULL});
+    loop_mesh_destroy(open);
+
+    /* two tetrahedra sharing vertex 1 only: not a 2-manifold there */
+    static const Vec3 W[7] = {{0, 0, 0},  {1, 0, 0},  {0, 1, 0}, {0, 0, 1},
+                              {-1, 0, 0}, {0, -1, 0}, {0, 0, -1}};
+    static const int G[8][3] = {{0, 2, 1}, {0, 1, 3}, {0, 3, 2}, {1, 2, 3},
+                                {0, 5, 4}, {0, 4, 6}, {0, 6, 5}, {4, 5, 6}};
+    LoopMesh *pinched = loop_mesh_create("pinched", W, 7, G, 8, &err);
+    assert_non_null(pinched);
+    expect_refusal(pinched, 2,
+                   (const char *const[]){"pinched", "vertex 1", "not a 2-manifold", NULL});
+    loop_mesh_destroy(pinched);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_spatch_derivatives_match_finite_differences),
         cmocka_unit_test(test_bowl_edges_are_shared),
+        cmocka_unit_test(test_marble_and_plate_edges_are_shared),
+        cmocka_unit_test(test_spatch_centre_near_limit_point),
+        cmocka_unit_test(test_blossom_diagonal_is_the_patch),
+        cmocka_unit_test(test_marble_and_plate_shapes),
+        cmocka_unit_test(test_refusals_name_the_mesh_and_the_edge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

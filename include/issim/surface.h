@@ -6,8 +6,9 @@
  * 4.5-4.8, App. A): the unit normal and its first and second partial derivatives (H needs the
  * frame's first derivatives, its time derivative the second). This module evaluates them for
  * bicubic Bezier patches (002 App. B.1) and for the regular patches of Loop subdivision surfaces
- * (002 5.1, App. B.2), and derives the normal and the curvature from the position derivatives of
- * any surface, so the S-patches of 002 5.2 will plug into the same SurfacePoint.
+ * (002 5.1, App. B.2) and the S-patches that replace a Loop surface's extraordinary vertices
+ * (002 5.2, smooth_surface_from_loop), and derives the normal and the curvature from the position
+ * derivatives of any surface.
  *
  * How the derivatives are computed: the position derivatives of a Bezier patch in closed form
  * (tensor products of the cubic Bernstein polynomials and their derivatives: exact, and cheaper
@@ -145,8 +146,8 @@ LoopMesh *loop_mesh_subdivide(const LoopMesh *mesh, IssimError *err);
  *     10  11  12
  *
  * Errors (ISSIM_ERR_INVALID, naming the mesh, the face and the vertex, 1-based as in the file):
- * a corner of valence other than 6 (an extraordinary vertex: 002 5.1.2 and 5.2's S-patches, not
- * implemented), a boundary edge in the neighbourhood. */
+ * a corner of valence other than 6 (an extraordinary vertex: 002 5.1.2; smooth_surface_from_loop
+ * replaces its 1-ring by an S-patch, 5.2), a boundary edge in the neighbourhood. */
 IssimStatus loop_mesh_patch(const LoopMesh *mesh, int face, int control[LOOP_PATCH_VERTICES],
                             IssimError *err);
 

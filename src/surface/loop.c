@@ -4,7 +4,8 @@
  * (002 5.1.1, after Stam's "Evaluation of Loop subdivision surfaces", SIGGRAPH 1998, whose basis
  * functions are LOOP_BASIS below); its derivatives come from jets (002 5.3). Faces at
  * extraordinary vertices (valence other than 6) are refused: 002 replaces their neighbourhoods
- * by S-patches (5.2), which is not implemented yet. */
+ * by S-patches (5.2: smooth_surface_from_loop in loop_surface.c, whose blossoms and limit points
+ * come from the functions at the end of this file). */
 #include "surface_internal.h"
 
 #include <stdio.h>
@@ -172,7 +173,7 @@ static IssimStatus regular_neighbourhood(const LoopMesh *mesh, int face,
                 err, ISSIM_ERR_INVALID,
                 "loop mesh '%s': face %d (vertices %d %d %d): vertex %d has valence %d; exact "
                 "evaluation needs valence 6 at all three corners (extraordinary vertices need "
-                "S-patch replacement, 002 5.2, not implemented)",
+                "S-patch replacement, 002 5.2: smooth_surface_from_loop)",
                 mesh->name, face + 1, v[0] + 1, v[1] + 1, v[2] + 1, v[k] + 1, mesh->valence[v[k]]);
     int p[LOOP_PATCH_VERTICES + 1]; /* 1-based, as the layout */
     p[4] = v[0], p[7] = v[1], p[8] = v[2];
