@@ -175,7 +175,9 @@ void spatch_destroy(SPatch *patch) {
 
 /* 1 / a = (1 / a0) (1 - e + e^2 - e^3), e = (a - a0) / a0. */
 static Jet jet_reciprocal(const Jet *a) {
-    Jet e = jet_scale(a, 1.0 / a->c[0]);
+    Jet e;
+    for (int i = 0; i < SURFACE_DERIVATIVES; i++)
+        e.c[i] = a->c[i] / a->c[0];
     e.c[0] = 0.0;
     Jet e2 = jet_mul(&e, &e, JET_ORDER), e3 = jet_mul(&e2, &e, JET_ORDER);
     Jet out;
@@ -203,7 +205,8 @@ static bool embedding(const SPatch *patch, double s, double t, Jet l[SPATCH_MAX_
             if (j != i && j != (i + n - 1) % n)
                 product = jet_mul(&product, &alpha[j], JET_ORDER);
         l[i] = product;
-        sum = jet_add(&sum, &product);
+        for (int k = 0; k < SURFACE_DERIVATIVES; k++)
+            sum.c[k] += product.c[k];
     }
     if (!(fabs(sum.c[0]) > 1e-300))
         return false;
@@ -225,9 +228,11 @@ static void casteljau_step(const SPatchTables *t, int sides, int degree, const d
     }
 }
 
-/* x += k * point, a jet times a constant vector. */
-static void accumulate(JetVec3 *x, const Jet *k, Vec3 point) {
-    for (int i = 0; i < SURFACE_DERIVATIVES; i++) {
+/* x += k * point, a jet times a constant vector, over the coefficients first .. last - 1 (the
+ * others of k are zero: a product of j jets without constant terms starts at order j). */
+static void accumulate(JetVec3 *x, const Jet *k, double weight, Vec3 point, int first) {
+    point = vec3_scale(point, weight);
+    for (int i = first; i < SURFACE_DERIVATIVES; i++) {
         x->x.c[i] += k->c[i] * point.x;
         x->y.c[i] += k->c[i] * point.y;
         x->z.c[i] += k->c[i] * point.z;
@@ -235,6 +240,21 @@ static void accumulate(JetVec3 *x, const Jet *k, Vec3 point) {
 }
 
 enum { NET3_MAX = 364, NET2_MAX = 78 }; /* C(14, 3), C(13, 2): twelve sides */
+enum { ORDER1 = SURFACE_S, ORDER2 = SURFACE_SS, ORDER3 = SURFACE_SSS }; /* first coefficients */
+
+/* a * b for jets without constant terms: only the orders 2 and 3 of jet_mul's terms remain. */
+static Jet jet_mul_no_constants(const double *a, const double *b) {
+    Jet out;
+    out.c[0] = out.c[1] = out.c[2] = 0.0;
+    out.c[3] = a[1] * b[1];
+    out.c[4] = a[1] * b[2] + a[2] * b[1];
+    out.c[5] = a[2] * b[2];
+    out.c[6] = a[1] * b[3] + a[3] * b[1];
+    out.c[7] = a[1] * b[4] + a[2] * b[3] + a[3] * b[2] + a[4] * b[1];
+    out.c[8] = a[1] * b[5] + a[2] * b[4] + a[4] * b[2] + a[5] * b[1];
+    out.c[9] = a[2] * b[5] + a[5] * b[2];
+    return out;
+}
 
 IssimStatus spatch_evaluate(const SPatch *patch, double s, double t, const char *name,
                             SurfacePoint *out, IssimError *err) {
@@ -265,26 +285,23 @@ IssimStatus spatch_evaluate(const SPatch *patch, double s, double t, const char 
     /* B(l0 + delta) = b(l0^4) + 4 b(l0^3, delta) + 6 b(l0^2, delta^2) + 4 b(l0, delta^3) */
     JetVec3 x = {{{net0.x}}, {{net0.y}}, {{net0.z}}};
     for (int m = 0; m < n; m++) {
-        Jet k = jet_scale(&delta[m], 4.0);
-        accumulate(&x, &k, net1[m]);
+        accumulate(&x, &delta[m], 4.0, net1[m], ORDER1);
     }
     for (int j = 0; j < tb->count[2]; j++) {
         const int *m = tb->sides_of[2][j];
-        Jet k = jet_mul(&delta[m[0]], &delta[m[1]], JET_ORDER);
-        k = jet_scale(&k, 6.0 * tb->multiplicity[2][j]);
-        accumulate(&x, &k, net2[j]);
+        Jet k = jet_mul_no_constants(delta[m[0]].c, delta[m[1]].c);
+        accumulate(&x, &k, 6.0 * tb->multiplicity[2][j], net2[j], ORDER2);
     }
     for (int j = 0; j < tb->count[3]; j++) {
         /* a product of three jets without constant terms: only its order-3 part */
         const double *a = delta[tb->sides_of[3][j][0]].c, *b = delta[tb->sides_of[3][j][1]].c;
         const double *c = delta[tb->sides_of[3][j][2]].c;
-        double w = 4.0 * tb->multiplicity[3][j];
-        Jet k = {{0}};
-        k.c[SURFACE_SSS] = w * a[1] * b[1] * c[1];
-        k.c[SURFACE_SST] = w * (a[1] * b[1] * c[2] + a[1] * b[2] * c[1] + a[2] * b[1] * c[1]);
-        k.c[SURFACE_STT] = w * (a[1] * b[2] * c[2] + a[2] * b[1] * c[2] + a[2] * b[2] * c[1]);
-        k.c[SURFACE_TTT] = w * a[2] * b[2] * c[2];
-        accumulate(&x, &k, net3[j]);
+        Jet k;
+        k.c[SURFACE_SSS] = a[1] * b[1] * c[1];
+        k.c[SURFACE_SST] = a[1] * b[1] * c[2] + a[1] * b[2] * c[1] + a[2] * b[1] * c[1];
+        k.c[SURFACE_STT] = a[1] * b[2] * c[2] + a[2] * b[1] * c[2] + a[2] * b[2] * c[1];
+        k.c[SURFACE_TTT] = a[2] * b[2] * c[2];
+        accumulate(&x, &k, 4.0 * tb->multiplicity[3][j], net3[j], ORDER3);
     }
     double dx[SURFACE_DERIVATIVES], dy[SURFACE_DERIVATIVES], dz[SURFACE_DERIVATIVES];
     jet_to_derivatives(&x.x, dx);
