@@ -335,8 +335,9 @@ static void test_spatch_centre_near_limit_point(void **state) {
 
 /* ===== The blossom, the assets' shapes ===== */
 
-/* On the diagonal the blossom (002 eq. 5.18) is the patch: f*(y, y, y, y) = f(y). */
-static void test_blossom_diagonal_is_the_patch(void **state) {
+/* On the diagonal the blossom (002 eq. 5.18) is the patch: f*(y, y, y, y) = f(y); the power
+ * basis form the surface evaluates gives loop_patch_evaluate's ten derivatives. */
+static void test_blossom_and_power_basis_are_the_patch(void **state) {
     (void)state;
     rng.s = 518;
     Vec3 control[LOOP_PATCH_VERTICES], net[LOOP_PATCH_MONOMIALS];
@@ -344,6 +345,8 @@ static void test_blossom_diagonal_is_the_patch(void **state) {
         control[i] = vec3(test_rng_range(&rng, -1, 1), test_rng_range(&rng, -1, 1),
                           test_rng_range(&rng, -1, 1));
     loop_patch_bezier(control, net);
+    Vec3 power[LOOP_PATCH_MONOMIALS];
+    loop_patch_power(control, power);
     for (int k = 0; k < 20; k++) {
         double s = test_rng_range(&rng, -0.5, 1.0), t = test_rng_range(&rng, -0.5, 1.0);
         double args[4][3];
@@ -356,6 +359,13 @@ static void test_blossom_diagonal_is_the_patch(void **state) {
         assert_int_equal(loop_patch_evaluate(control, s, t, "random", &p, NULL), ISSIM_OK);
         Vec3 b = loop_patch_blossom(net, (const double(*)[3])args);
         assert_true(vec3_norm(vec3_sub(b, p.x[SURFACE_VALUE])) < 1e-13);
+        SurfacePoint q;
+        assert_int_equal(loop_patch_power_evaluate(power, s, t, "random", &q, NULL), ISSIM_OK);
+        for (int d = 0; d < SURFACE_DERIVATIVES; d++)
+            assert_true(vec3_norm(vec3_sub(q.x[d], p.x[d])) < 1e-12 * fmax(1.0, vec3_norm(p.x[d])));
+        for (int d = 0; d < SURFACE_NORMAL_DERIVATIVES; d++)
+            assert_true(vec3_norm(vec3_sub(q.normal[d], p.normal[d])) <
+                        1e-11 * fmax(1.0, vec3_norm(p.normal[d])));
     }
 }
 
@@ -469,7 +479,7 @@ int main(void) {
         cmocka_unit_test(test_bowl_edges_are_shared),
         cmocka_unit_test(test_marble_and_plate_edges_are_shared),
         cmocka_unit_test(test_spatch_centre_near_limit_point),
-        cmocka_unit_test(test_blossom_diagonal_is_the_patch),
+        cmocka_unit_test(test_blossom_and_power_basis_are_the_patch),
         cmocka_unit_test(test_marble_and_plate_shapes),
         cmocka_unit_test(test_refusals_name_the_mesh_and_the_edge),
     };

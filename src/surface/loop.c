@@ -405,3 +405,71 @@ Vec3 loop_patch_blossom(const Vec3 net[LOOP_PATCH_MONOMIALS], const double args[
     }
     return level[0][0];
 }
+
+/* ===== A regular patch in the power basis, for repeated evaluation ===== */
+
+/* (a, b) of each power-basis coefficient: x(s, t) = sum c_k s^a t^b, a + b <= 4. */
+static const int POWER_EXPONENTS[LOOP_PATCH_MONOMIALS][2] = {
+    {0, 0}, {1, 0}, {0, 1}, {2, 0}, {1, 1}, {0, 2}, {3, 0}, {2, 1},
+    {1, 2}, {0, 3}, {4, 0}, {3, 1}, {2, 2}, {1, 3}, {0, 4}};
+
+static int power_index(int a, int b) {
+    int order = a + b;
+    return order * (order + 1) / 2 + b;
+}
+
+/* u^e0 v^e1 w^e2 with u = 1 - s - t, v = s, w = t expanded: (1 - s - t)^e0 by the multinomial
+ * theorem, each term times s^e1 t^e2. */
+void loop_patch_power(const Vec3 control[LOOP_PATCH_VERTICES],
+                      Vec3 coefficient[LOOP_PATCH_MONOMIALS]) {
+    static const double FACTORIAL[5] = {1, 1, 2, 6, 24};
+    for (int k = 0; k < LOOP_PATCH_MONOMIALS; k++)
+        coefficient[k] = vec3(0, 0, 0);
+    for (int m = 0; m < LOOP_PATCH_MONOMIALS; m++) {
+        const int *e = LOOP_MONOMIALS[m];
+        Vec3 k_m = vec3(0, 0, 0);
+        for (int i = 0; i < LOOP_PATCH_VERTICES; i++)
+            k_m = vec3_add(k_m, vec3_scale(control[i], LOOP_BASIS[i][m] / 12.0));
+        for (int j = 0; j <= e[0]; j++)
+            for (int k = 0; j + k <= e[0]; k++) {
+                double w = FACTORIAL[e[0]] /
+                           (FACTORIAL[e[0] - j - k] * FACTORIAL[j] * FACTORIAL[k]) *
+                           ((j + k) % 2 ? -1.0 : 1.0);
+                int index = power_index(j + e[1], k + e[2]);
+                coefficient[index] = vec3_add(coefficient[index], vec3_scale(k_m, w));
+            }
+    }
+}
+
+/* Derivative orders (in s, in t) of each SurfaceDerivative. */
+static const int DERIVATIVE_S[SURFACE_DERIVATIVES] = {0, 1, 0, 2, 1, 0, 3, 2, 1, 0};
+static const int DERIVATIVE_T[SURFACE_DERIVATIVES] = {0, 0, 1, 0, 1, 2, 0, 1, 2, 3};
+
+IssimStatus loop_patch_power_evaluate(const Vec3 coefficient[LOOP_PATCH_MONOMIALS], double s,
+                                      double t, const char *name, SurfacePoint *out,
+                                      IssimError *err) {
+    if (!isfinite(s) || !isfinite(t))
+        return issim_error_set(err, ISSIM_ERR_INVALID,
+                               "loop patch '%s': parameter (s, t) = (%g, %g) is not finite",
+                               name ? name : "?", s, t);
+    /* d^p/ds^p s^a = a! / (a - p)! s^(a - p): falling[a][p] s_power[a - p] */
+    static const double FALLING[5][4] = {
+        {1, 0, 0, 0}, {1, 1, 0, 0}, {1, 2, 2, 0}, {1, 3, 6, 6}, {1, 4, 12, 24}};
+    double sp[5] = {1, s, s * s, s * s * s, s * s * s * s};
+    double tp[5] = {1, t, t * t, t * t * t, t * t * t * t};
+    for (int d = 0; d < SURFACE_DERIVATIVES; d++) {
+        int p = DERIVATIVE_S[d], q = DERIVATIVE_T[d];
+        Vec3 sum = vec3(0, 0, 0);
+        for (int k = 0; k < LOOP_PATCH_MONOMIALS; k++) {
+            int a = POWER_EXPONENTS[k][0], b = POWER_EXPONENTS[k][1];
+            if (a < p || b < q)
+                continue;
+            double w = FALLING[a][p] * FALLING[b][q] * sp[a - p] * tp[b - q];
+            sum = vec3_add(sum, vec3_scale(coefficient[k], w));
+        }
+        out->x[d] = sum;
+    }
+    out->s = s;
+    out->t = t;
+    return surface_point_normal(out, name, err);
+}

@@ -1,6 +1,7 @@
 /* A closed Loop subdivision surface as a SmoothSurface (seed 002 5.1-5.2): after enough steps of
  * subdivision every face away from the extraordinary vertices is a regular patch, evaluated
- * exactly (Stam's basis, loop_patch_evaluate), and the 1-ring of each extraordinary vertex is cut
+ * exactly (Stam's basis, loop_patch_evaluate's patch folded once per face into the power basis of
+ * (s, t): loop_patch_power), and the 1-ring of each extraordinary vertex is cut
  * out and replaced by one n-sided S-patch of degree 4 (002 5.2.1) whose control points are
  * blossoms of the regular patches around it (002 5.2.2, eq. 5.19), so that it meets them with the
  * same boundary curves (C0) and, at its corners and to the extent measured in docs, the same
@@ -161,7 +162,7 @@ static IssimStatus check_vertices(const LoopMesh *mesh, const EdgeTable *table, 
 
 typedef struct LoopSurface {
     int regular_count; /* patches 0 .. regular_count - 1: regular faces; then the S-patches */
-    Vec3 (*control)[LOOP_PATCH_VERTICES];
+    Vec3 (*power)[LOOP_PATCH_MONOMIALS]; /* per regular patch: loop_patch_power */
     int spatch_count;
     SPatch **spatches;
 } LoopSurface;
@@ -173,7 +174,7 @@ static void loop_surface_free(void *impl) {
     for (int i = 0; i < ls->spatch_count; i++)
         spatch_destroy(ls->spatches[i]);
     free(ls->spatches);
-    free(ls->control);
+    free(ls->power);
     free(ls);
 }
 
@@ -181,11 +182,11 @@ static IssimStatus loop_surface_evaluate(const SmoothSurface *surface, int patch
                                          double t, SurfacePoint *out, IssimError *err) {
     const LoopSurface *ls = surface->impl;
     IssimError sub = {0};
-    IssimStatus status =
-        patch < ls->regular_count
-            ? loop_patch_evaluate(ls->control[patch], s, t, surface->name, out, err ? &sub : NULL)
-            : spatch_evaluate(ls->spatches[patch - ls->regular_count], s, t, surface->name, out,
-                              err ? &sub : NULL);
+    IssimStatus status = patch < ls->regular_count
+                             ? loop_patch_power_evaluate(ls->power[patch], s, t, surface->name, out,
+                                                         err ? &sub : NULL)
+                             : spatch_evaluate(ls->spatches[patch - ls->regular_count], s, t,
+                                               surface->name, out, err ? &sub : NULL);
     if (status != ISSIM_OK && err)
         issim_error_set(err, status, "patch %d (%s): %s", patch,
                         patch < ls->regular_count ? "regular" : "S-patch", sub.message);
@@ -358,18 +359,20 @@ static SmoothSurface *build_surface(const LoopMesh *mesh, const EdgeTable *table
     }
     if (ls) {
         ls->regular_count = regular;
-        ls->control = malloc((size_t)(regular ? regular : 1) * sizeof *ls->control);
+        ls->power = malloc((size_t)(regular ? regular : 1) * sizeof *ls->power);
         ls->spatches = calloc((size_t)(r.count ? r.count : 1), sizeof *ls->spatches);
         ls->spatch_count = r.count;
     }
-    ok = ls && ls->control && ls->spatches;
+    ok = ls && ls->power && ls->spatches;
     static const double TRIANGLE[3][2] = {{0, 0}, {1, 0}, {0, 1}};
     for (int f = 0; ok && f < loop_mesh_face_count(mesh); f++) {
         int patch = r.patch_of_face[f], v[3];
         if (patch < 0)
             continue;
         loop_mesh_face(mesh, f, v);
-        regular_control(mesh, f, ls->control[patch]);
+        Vec3 control[LOOP_PATCH_VERTICES];
+        regular_control(mesh, f, control);
+        loop_patch_power(control, ls->power[patch]);
         surface->domains[patch].count = 3;
         memcpy(surface->domains[patch].corner, TRIANGLE, sizeof TRIANGLE);
         for (int k = 0; k < 3; k++)

@@ -94,6 +94,14 @@ const char *loop_mesh_name(const LoopMesh *mesh);
  * arguments (002 eq. 5.18-5.19). */
 void loop_patch_bezier(const Vec3 control[LOOP_PATCH_VERTICES], Vec3 net[LOOP_PATCH_MONOMIALS]);
 Vec3 loop_patch_blossom(const Vec3 net[LOOP_PATCH_MONOMIALS], const double args[4][3]);
+/* The same patch in the power basis of (s, t) (coefficient of s^a t^b at (a + b)(a + b + 1)/2
+ * + b), and its evaluation: loop_patch_evaluate's outputs in closed form, about three times
+ * cheaper (the basis is folded once per face, not per call). */
+void loop_patch_power(const Vec3 control[LOOP_PATCH_VERTICES],
+                      Vec3 coefficient[LOOP_PATCH_MONOMIALS]);
+IssimStatus loop_patch_power_evaluate(const Vec3 coefficient[LOOP_PATCH_MONOMIALS], double s,
+                                      double t, const char *name, SurfacePoint *out,
+                                      IssimError *err);
 
 /* ===== S-patches (spatch.c, 002 5.2.1, 5.3.1) ===== */
 enum { SPATCH_DEGREE = 4 };

@@ -6,7 +6,8 @@
  * Reference: 002 Table 6.1, 0.0801 ms for a bicubic Bezier patch's ten derivatives in Java on a 350
  * MHz Pentium II. Then S-patches of 3 to 7 sides (002 5.2; smooth_surface_evaluate on the
  * S-patch replacing a bipyramid's apex, or an octahedron's vertex for 4 sides, after 2 levels of
- * subdivision; same outputs). Usage: issim-bench surface. */
+ * subdivision; same outputs), and a regular patch of such a surface (its power-basis form).
+ * Usage: issim-bench surface. */
 #include "bench.h"
 
 #include <math.h>
@@ -89,9 +90,27 @@ static LoopMesh *bench_bipyramid(int sides) {
                             2 * sides, NULL);
 }
 
-/* Nanoseconds per evaluation of an S-patch of `sides` sides at points spread over its domain;
- * NAN when the surface cannot be built. */
-static double time_spatch(int sides) {
+/* Median nanoseconds per smooth_surface_evaluate of `patch` at the points `params`. */
+static double time_surface_patch(const SmoothSurface *surface, int patch,
+                                 const double (*params)[2]) {
+    double times[BS_REPEATS];
+    for (int r = 0; r < BS_REPEATS; r++) {
+        double start = bench_now(), sum = 0.0;
+        for (int b = 0; b < BS_BATCHES / 4; b++)
+            for (int k = 0; k < BS_POINTS; k++) {
+                SurfacePoint p;
+                smooth_surface_evaluate(surface, patch, params[k][0], params[k][1], &p, NULL);
+                sum += p.normal[SURFACE_TT].x;
+            }
+        bench_surface_sink = sum;
+        times[r] = (bench_now() - start) / (BS_BATCHES / 4 * (double)BS_POINTS);
+    }
+    return 1e9 * bench_quantile(times, BS_REPEATS, 0.5);
+}
+
+/* Nanoseconds per evaluation of an S-patch of `sides` sides at points spread over its domain
+ * (NAN when there is none), and of the surface's regular patch 0 (*regular, Nullable). */
+static double time_spatch(int sides, double *regular) {
     LoopMesh *mesh = bench_bipyramid(sides);
     SmoothSurface *surface = mesh ? smooth_surface_from_loop(mesh, 2, NULL) : NULL;
     loop_mesh_destroy(mesh);
@@ -113,20 +132,16 @@ static double time_spatch(int sides) {
         params[k][0] = radius * cos(angle) * cos(M_PI / sides);
         params[k][1] = radius * sin(angle) * cos(M_PI / sides);
     }
-    double times[BS_REPEATS];
-    for (int r = 0; r < BS_REPEATS; r++) {
-        double start = bench_now(), sum = 0.0;
-        for (int b = 0; b < BS_BATCHES / 4; b++)
-            for (int k = 0; k < BS_POINTS; k++) {
-                SurfacePoint p;
-                smooth_surface_evaluate(surface, patch, params[k][0], params[k][1], &p, NULL);
-                sum += p.normal[SURFACE_TT].x;
-            }
-        bench_surface_sink = sum;
-        times[r] = (bench_now() - start) / (BS_BATCHES / 4 * (double)BS_POINTS);
+    double ns = time_surface_patch(surface, patch, (const double(*)[2])params);
+    if (regular) { /* patch 0 is a regular face: points of its triangle */
+        for (int k = 0; k < BS_POINTS; k++) {
+            params[k][0] = 0.9 * ((double)k + 0.5) / BS_POINTS;
+            params[k][1] = (0.9 - params[k][0]) * (double)((k * 618) % BS_POINTS) / BS_POINTS;
+        }
+        *regular = time_surface_patch(surface, 0, (const double(*)[2])params);
     }
     smooth_surface_destroy(surface);
-    return bench_quantile(times, BS_REPEATS, 0.5);
+    return ns;
 }
 
 int bench_surface(int argc, char **argv) {
@@ -158,8 +173,9 @@ int bench_surface(int argc, char **argv) {
            1e9 * bench_quantile(normal, BS_REPEATS, 0.5));
     printf("surface  loop_patch_evaluate (regular Loop patch, same outputs): %.1f ns median\n",
            1e9 * bench_quantile(loop, BS_REPEATS, 0.5));
+    double regular = NAN;
     for (int sides = 3; sides <= 7; sides++) {
-        double ns = 1e9 * time_spatch(sides);
+        double ns = time_spatch(sides, sides == 3 ? &regular : NULL);
         if (isnan(ns)) /* valence 6 is regular: no 6-sided S-patch arises */
             printf("surface  S-patch of %d sides: none (valence %d is regular)\n", sides, sides);
         else
@@ -167,5 +183,8 @@ int bench_surface(int argc, char **argv) {
                    "median\n",
                    sides, ns);
     }
+    printf("surface  regular patch of a Loop surface (smooth_surface_evaluate: power basis cached "
+           "per face, same outputs): %.1f ns median\n",
+           regular);
     return 0;
 }
