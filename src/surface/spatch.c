@@ -7,9 +7,10 @@
  * How B's derivatives are carried: not by pushing jets through all C(n + 3, 4) Bernstein terms,
  * but by Taylor-expanding B at l0 = L(s, t): with l = l0 + delta (delta a jet without constant
  * term), B(l0 + delta) = sum_k C(4, k) b(l0^(4 - k), delta^k), b the multilinear polar form of
- * B (a homogeneous quartic in l). de Casteljau's algorithm at l0 gives every b(l0^(4 - k), e_..)
- * as its intermediate nets, so the jets touch only the n + C(n + 1, 2) + C(n + 2, 3) points of
- * the nets of degree 1 to 3, and delta^4 vanishes at order 3. */
+ * B (a homogeneous quartic in l), and delta^4 = 0 at order 3. de Casteljau's algorithm at l0
+ * gives the nets of b(l0^(4 - k), ...); the delta terms are contractions of those nets with the
+ * vectors of delta's first and second order coefficients (taylor_coefficients), so each control
+ * point is touched a few times, not once per jet coefficient. */
 #include "surface_internal.h"
 
 #include <math.h>
@@ -68,13 +69,10 @@ void spatch_domain(int sides, SurfaceDomain *out) {
 enum { SPATCH_MAX_SIDES = SURFACE_DOMAIN_MAX };
 
 /* For the nets of degree d = 0..3: up[d][j * sides + m] is the index in the net of degree d + 1
- * of multiset j plus side m; multiplicity[d][j] = d! / (j_1! ... j_n!), the ordered tuples the
- * multiset stands for. */
+ * of multiset j plus side m. */
 struct SPatchTables {
     int count[SPATCH_DEGREE + 1];
     int *up[SPATCH_DEGREE];
-    double *multiplicity[SPATCH_DEGREE];
-    int (*sides_of[SPATCH_DEGREE])[SPATCH_DEGREE]; /* the multisets of degree d */
 };
 
 /* Rank of a sorted multiset by dense code lookup (code = sum side * sides^position). */
@@ -92,8 +90,6 @@ static int compare_int(const void *a, const void *b) {
 static void spatch_tables_free(SPatchTables *t) {
     for (int d = 0; d < SPATCH_DEGREE; d++) {
         free(t->up[d]);
-        free(t->multiplicity[d]);
-        free(t->sides_of[d]);
     }
 }
 
@@ -103,42 +99,31 @@ static bool spatch_tables_build(int sides, SPatchTables *t) {
     for (int k = 0; k < SPATCH_DEGREE; k++)
         dense *= sides;
     int *rank = malloc((size_t)dense * sizeof *rank);
-    int(*next)[SPATCH_DEGREE] = malloc((size_t)multiset_count(sides, 4) * sizeof *next);
-    bool ok = rank && next;
+    int(*below)[SPATCH_DEGREE] = malloc((size_t)multiset_count(sides, 4) * sizeof *below);
+    int(*above)[SPATCH_DEGREE] = malloc((size_t)multiset_count(sides, 4) * sizeof *above);
+    bool ok = rank && below && above;
     for (int d = 0; d <= SPATCH_DEGREE; d++)
         t->count[d] = multiset_count(sides, d);
     for (int d = 0; d < SPATCH_DEGREE && ok; d++) {
         t->up[d] = malloc((size_t)t->count[d] * sides * sizeof *t->up[d]);
-        t->multiplicity[d] = malloc((size_t)t->count[d] * sizeof *t->multiplicity[d]);
-        t->sides_of[d] = malloc((size_t)t->count[d] * sizeof *t->sides_of[d]);
-        ok = t->up[d] && t->multiplicity[d] && t->sides_of[d];
-        if (!ok)
+        if (!(ok = t->up[d] != NULL))
             break;
-        list_multisets(sides, d, t->sides_of[d]);
-        int above = list_multisets(sides, d + 1, next);
-        for (int i = 0; i < above; i++)
-            rank[multiset_code(next[i], d + 1, sides)] = i;
-        static const double FACTORIAL[5] = {1, 1, 2, 6, 24};
-        for (int j = 0; j < t->count[d]; j++) {
-            const int *m = t->sides_of[d][j];
-            int occurrences[SPATCH_MAX_SIDES] = {0};
-            for (int k = 0; k < d; k++)
-                occurrences[m[k]]++;
-            double denominator = 1.0;
-            for (int side = 0; side < sides; side++)
-                denominator *= FACTORIAL[occurrences[side]];
-            t->multiplicity[d][j] = FACTORIAL[d] / denominator;
+        list_multisets(sides, d, below);
+        int count = list_multisets(sides, d + 1, above);
+        for (int i = 0; i < count; i++)
+            rank[multiset_code(above[i], d + 1, sides)] = i;
+        for (int j = 0; j < t->count[d]; j++)
             for (int side = 0; side < sides; side++) {
                 int child[SPATCH_DEGREE];
-                memcpy(child, m, sizeof(int) * (size_t)d);
+                memcpy(child, below[j], sizeof(int) * (size_t)d);
                 child[d] = side;
                 qsort(child, (size_t)d + 1, sizeof *child, compare_int);
                 t->up[d][j * sides + side] = rank[multiset_code(child, d + 1, sides)];
             }
-        }
     }
     free(rank);
-    free(next);
+    free(below);
+    free(above);
     if (!ok)
         spatch_tables_free(t);
     return ok;
@@ -216,44 +201,78 @@ static bool embedding(const SPatch *patch, double s, double t, Jet l[SPATCH_MAX_
     return true;
 }
 
-/* One de Casteljau step: net of degree d + 1 to degree d at l0. */
-static void casteljau_step(const SPatchTables *t, int sides, int degree, const double *l0,
-                           const Vec3 *from, Vec3 *to) {
+/* The contraction of a net of degree d + 1 with a vector y of the simplex's n coordinates:
+ * to[j] = sum_m y_m from[j + e_m], the polar form with one argument fixed to y. With y = l0 it is
+ * one step of de Casteljau's algorithm. */
+static void contract(const SPatchTables *t, int sides, int degree, const double *y,
+                     const Vec3 *from, Vec3 *to) {
     const int *up = t->up[degree];
     for (int j = 0; j < t->count[degree]; j++) {
         Vec3 sum = vec3(0, 0, 0);
         for (int m = 0; m < sides; m++)
-            sum = vec3_add(sum, vec3_scale(from[up[j * sides + m]], l0[m]));
+            sum = vec3_add(sum, vec3_scale(from[up[j * sides + m]], y[m]));
         to[j] = sum;
     }
 }
 
-/* x += k * point, a jet times a constant vector, over the coefficients first .. last - 1 (the
- * others of k are zero: a product of j jets without constant terms starts at order j). */
-static void accumulate(JetVec3 *x, const Jet *k, double weight, Vec3 point, int first) {
-    point = vec3_scale(point, weight);
-    for (int i = first; i < SURFACE_DERIVATIVES; i++) {
-        x->x.c[i] += k->c[i] * point.x;
-        x->y.c[i] += k->c[i] * point.y;
-        x->z.c[i] += k->c[i] * point.z;
-    }
+static Vec3 dot(const double *y, const Vec3 *net1, int sides) {
+    Vec3 sum = vec3(0, 0, 0);
+    for (int m = 0; m < sides; m++)
+        sum = vec3_add(sum, vec3_scale(net1[m], y[m]));
+    return sum;
 }
 
 enum { NET3_MAX = 364, NET2_MAX = 78 }; /* C(14, 3), C(13, 2): twelve sides */
-enum { ORDER1 = SURFACE_S, ORDER2 = SURFACE_SS, ORDER3 = SURFACE_SSS }; /* first coefficients */
 
-/* a * b for jets without constant terms: only the orders 2 and 3 of jet_mul's terms remain. */
-static Jet jet_mul_no_constants(const double *a, const double *b) {
-    Jet out;
-    out.c[0] = out.c[1] = out.c[2] = 0.0;
-    out.c[3] = a[1] * b[1];
-    out.c[4] = a[1] * b[2] + a[2] * b[1];
-    out.c[5] = a[2] * b[2];
-    out.c[6] = a[1] * b[3] + a[3] * b[1];
-    out.c[7] = a[1] * b[4] + a[2] * b[3] + a[3] * b[2] + a[4] * b[1];
-    out.c[8] = a[1] * b[5] + a[2] * b[4] + a[4] * b[2] + a[5] * b[1];
-    out.c[9] = a[2] * b[5] + a[5] * b[2];
-    return out;
+/* The Taylor coefficients of x = B(l0 + delta) (SurfaceDerivative order) from the embedding's
+ * jets l = l0 + delta. delta = D1 + D2 + D3 by order, D1 = P ds + Q dt, D2 = R ds^2 + S ds dt
+ * + U dt^2 (P .. U vectors of the n simplex coordinates). Up to order 3:
+ *   4 b(l0^3, delta)      every order of delta against the degree-1 net;
+ *   6 b(l0^2, delta^2) = 6 b(l0^2, D1, D1) + 12 b(l0^2, D1, D2);
+ *   4 b(l0, delta^3)   = 4 b(l0, D1, D1, D1);
+ * each b a contraction of the de Casteljau nets with P, Q, R, S, U. */
+static void taylor_coefficients(const SPatch *patch, const Jet *l, Vec3 x[SURFACE_DERIVATIVES]) {
+    int n = patch->sides;
+    const SPatchTables *tb = patch->tables;
+    double l0[SPATCH_MAX_SIDES] = {0}, d[SURFACE_DERIVATIVES][SPATCH_MAX_SIDES] = {{0}};
+    for (int m = 0; m < n; m++) {
+        l0[m] = l[m].c[0];
+        for (int k = 1; k < SURFACE_DERIVATIVES; k++)
+            d[k][m] = l[m].c[k];
+    }
+    const double *P = d[SURFACE_S], *Q = d[SURFACE_T];
+    const double *R = d[SURFACE_SS], *S = d[SURFACE_ST], *U = d[SURFACE_TT];
+    Vec3 net3[NET3_MAX], net2[NET2_MAX], net1[SPATCH_MAX_SIDES];
+    contract(tb, n, 3, l0, patch->control, net3);
+    contract(tb, n, 2, l0, net3, net2);
+    contract(tb, n, 1, l0, net2, net1);
+    x[SURFACE_VALUE] = dot(l0, net1, n);
+    for (int k = 1; k < SURFACE_DERIVATIVES; k++)
+        x[k] = vec3_scale(dot(d[k], net1, n), 4.0);
+    Vec3 n2p[SPATCH_MAX_SIDES], n2q[SPATCH_MAX_SIDES]; /* b(l0^2, P, .), b(l0^2, Q, .) */
+    contract(tb, n, 1, P, net2, n2p);
+    contract(tb, n, 1, Q, net2, n2q);
+    Vec3 n3p[NET2_MAX], n3q[NET2_MAX], n3pp[SPATCH_MAX_SIDES], n3pq[SPATCH_MAX_SIDES],
+        n3qq[SPATCH_MAX_SIDES];
+    contract(tb, n, 2, P, net3, n3p);
+    contract(tb, n, 2, Q, net3, n3q);
+    contract(tb, n, 1, P, n3p, n3pp);
+    contract(tb, n, 1, Q, n3p, n3pq);
+    contract(tb, n, 1, Q, n3q, n3qq);
+    /* order 2: 6 b(l0^2, D1, D1) */
+    x[SURFACE_SS] = vec3_add(x[SURFACE_SS], vec3_scale(dot(P, n2p, n), 6.0));
+    x[SURFACE_ST] = vec3_add(x[SURFACE_ST], vec3_scale(dot(Q, n2p, n), 12.0));
+    x[SURFACE_TT] = vec3_add(x[SURFACE_TT], vec3_scale(dot(Q, n2q, n), 6.0));
+    /* order 3: 12 b(l0^2, D1, D2) + 4 b(l0, D1, D1, D1) */
+    Vec3 rp = dot(R, n2p, n), sp = dot(S, n2p, n), up = dot(U, n2p, n);
+    Vec3 rq = dot(R, n2q, n), sq = dot(S, n2q, n), uq = dot(U, n2q, n);
+    Vec3 third[4] = {
+        vec3_add(vec3_scale(rp, 12.0), vec3_scale(dot(P, n3pp, n), 4.0)),
+        vec3_add(vec3_scale(vec3_add(sp, rq), 12.0), vec3_scale(dot(Q, n3pp, n), 12.0)),
+        vec3_add(vec3_scale(vec3_add(up, sq), 12.0), vec3_scale(dot(Q, n3pq, n), 12.0)),
+        vec3_add(vec3_scale(uq, 12.0), vec3_scale(dot(Q, n3qq, n), 4.0))};
+    for (int k = 0; k < 4; k++)
+        x[SURFACE_SSS + k] = vec3_add(x[SURFACE_SSS + k], third[k]);
 }
 
 IssimStatus spatch_evaluate(const SPatch *patch, double s, double t, const char *name,
@@ -262,54 +281,19 @@ IssimStatus spatch_evaluate(const SPatch *patch, double s, double t, const char 
         return issim_error_set(err, ISSIM_ERR_INVALID,
                                "s-patch '%s': parameter (s, t) = (%g, %g) is not finite",
                                name ? name : "?", s, t);
-    int n = patch->sides;
     Jet l[SPATCH_MAX_SIDES];
     if (!embedding(patch, s, t, l))
         return issim_error_set(err, ISSIM_ERR_NUMERIC,
                                "s-patch '%s': (s, t) = (%g, %g) is too far outside the domain "
                                "(the embedding's denominator vanishes)",
                                name ? name : "?", s, t);
-    double l0[SPATCH_MAX_SIDES];
-    Jet delta[SPATCH_MAX_SIDES];
-    for (int m = 0; m < n; m++) {
-        l0[m] = l[m].c[0];
-        delta[m] = l[m];
-        delta[m].c[0] = 0.0;
-    }
-    const SPatchTables *tb = patch->tables;
-    Vec3 net3[NET3_MAX], net2[NET2_MAX], net1[SPATCH_MAX_SIDES], net0;
-    casteljau_step(tb, n, 3, l0, patch->control, net3);
-    casteljau_step(tb, n, 2, l0, net3, net2);
-    casteljau_step(tb, n, 1, l0, net2, net1);
-    casteljau_step(tb, n, 0, l0, net1, &net0);
-    /* B(l0 + delta) = b(l0^4) + 4 b(l0^3, delta) + 6 b(l0^2, delta^2) + 4 b(l0, delta^3) */
-    JetVec3 x = {{{net0.x}}, {{net0.y}}, {{net0.z}}};
-    for (int m = 0; m < n; m++) {
-        accumulate(&x, &delta[m], 4.0, net1[m], ORDER1);
-    }
-    for (int j = 0; j < tb->count[2]; j++) {
-        const int *m = tb->sides_of[2][j];
-        Jet k = jet_mul_no_constants(delta[m[0]].c, delta[m[1]].c);
-        accumulate(&x, &k, 6.0 * tb->multiplicity[2][j], net2[j], ORDER2);
-    }
-    for (int j = 0; j < tb->count[3]; j++) {
-        /* a product of three jets without constant terms: only its order-3 part */
-        const double *a = delta[tb->sides_of[3][j][0]].c, *b = delta[tb->sides_of[3][j][1]].c;
-        const double *c = delta[tb->sides_of[3][j][2]].c;
-        Jet k;
-        k.c[SURFACE_SSS] = a[1] * b[1] * c[1];
-        k.c[SURFACE_SST] = a[1] * b[1] * c[2] + a[1] * b[2] * c[1] + a[2] * b[1] * c[1];
-        k.c[SURFACE_STT] = a[1] * b[2] * c[2] + a[2] * b[1] * c[2] + a[2] * b[2] * c[1];
-        k.c[SURFACE_TTT] = a[2] * b[2] * c[2];
-        accumulate(&x, &k, 4.0 * tb->multiplicity[3][j], net3[j], ORDER3);
-    }
-    double dx[SURFACE_DERIVATIVES], dy[SURFACE_DERIVATIVES], dz[SURFACE_DERIVATIVES];
-    jet_to_derivatives(&x.x, dx);
-    jet_to_derivatives(&x.y, dy);
-    jet_to_derivatives(&x.z, dz);
+    Vec3 taylor[SURFACE_DERIVATIVES];
+    taylor_coefficients(patch, l, taylor);
+    /* partial derivatives from Taylor coefficients: times a! b! */
+    static const double FACTORIALS[SURFACE_DERIVATIVES] = {1, 1, 1, 2, 1, 2, 6, 2, 2, 6};
     out->s = s;
     out->t = t;
     for (int k = 0; k < SURFACE_DERIVATIVES; k++)
-        out->x[k] = vec3(dx[k], dy[k], dz[k]);
+        out->x[k] = vec3_scale(taylor[k], FACTORIALS[k]);
     return surface_point_normal(out, name, err);
 }
