@@ -1,10 +1,10 @@
 /* Tests for smooth_surface_from_loop (seed 002 5.2: S-patches replacing the 1-rings of
  * extraordinary vertices of Loop surfaces): the S-patches' position and normal derivatives (jets,
  * 002 5.3.1) against central differences on seeded random perturbations of the bowl of 002
- * App. B.2 and on bipyramids of 3 to 8 sides; every shared edge of the bowl, the marble and the
- * plate (positions at fractions a and 1 - a, normals); neighbour of neighbour is self; the
- * S-patch's centre against its extraordinary vertex's limit point; the blossom (002 eq. 5.18)
- * on the diagonal; the refusal messages. */
+ * App. B.2 and on bipyramids (loop_mesh_bipyramid) of 3 to 8 sides; every shared edge of the bowl,
+ * the marble and the plate (positions at fractions a and 1 - a, normals); neighbour of neighbour is
+ * self; the S-patch's centre against its extraordinary vertex's limit point; the blossom (002
+ * eq. 5.18) on the diagonal; the refusal messages. */
 #include "testutil.h"
 
 #include <math.h>
@@ -13,14 +13,13 @@
 
 #include "../src/surface/surface_internal.h"
 #include "issim/surface.h"
+#include "surface_fd.h"
 
 static TestRng rng;
 
-/* Central differences as tests/test_surface.c: step 1e-5 in the parameter, relative tolerance
- * 1e-6 (the S-patch domains are about 1 across, its derivatives up to ~10x the model size). */
-#define FD_STEP 1e-5
+/* Central differences (support/surface_fd.h) agree to this (the S-patch domains are about 1
+ * across, their derivatives up to ~10x the model size). */
 #define FD_RELATIVE_TOLERANCE 1e-6
-#define FD_FLOOR 1e-2
 
 /* Positions at shared edges: relative to the model's size (002's bowl: about 4 across). */
 #define EDGE_POSITION_TOLERANCE 1e-12
@@ -78,43 +77,14 @@ static void random_domain_point(const SurfaceDomain *d, double *s, double *t) {
 
 /* ===== Derivatives against central differences ===== */
 
-typedef struct FdCase {
-    int derivative, of;
-    bool along_t;
-} FdCase;
+typedef struct FdPatch {
+    const SmoothSurface *surface;
+    int patch;
+} FdPatch;
 
-static const FdCase POSITION_CASES[] = {
-    {SURFACE_S, SURFACE_VALUE, false}, {SURFACE_T, SURFACE_VALUE, true},
-    {SURFACE_SS, SURFACE_S, false},    {SURFACE_ST, SURFACE_S, true},
-    {SURFACE_ST, SURFACE_T, false},    {SURFACE_TT, SURFACE_T, true},
-    {SURFACE_SSS, SURFACE_SS, false},  {SURFACE_SST, SURFACE_SS, true},
-    {SURFACE_SST, SURFACE_ST, false},  {SURFACE_STT, SURFACE_ST, true},
-    {SURFACE_STT, SURFACE_TT, false},  {SURFACE_TTT, SURFACE_TT, true},
-};
-static const FdCase NORMAL_CASES[] = {
-    {SURFACE_S, SURFACE_VALUE, false}, {SURFACE_T, SURFACE_VALUE, true},
-    {SURFACE_SS, SURFACE_S, false},    {SURFACE_ST, SURFACE_S, true},
-    {SURFACE_ST, SURFACE_T, false},    {SURFACE_TT, SURFACE_T, true},
-};
-#define CASES(array) array, (int)(sizeof array / sizeof *array)
-
-/* Largest relative error over the cases at (s, t); normals when `normal`. */
-static double fd_max_error(const SmoothSurface *surface, int patch, double s, double t,
-                           const FdCase *cases, int count, bool normal) {
-    SurfacePoint at = evaluate(surface, patch, s, t);
-    double worst = 0.0;
-    for (int c = 0; c < count; c++) {
-        double ds = cases[c].along_t ? 0.0 : FD_STEP, dt = cases[c].along_t ? FD_STEP : 0.0;
-        SurfacePoint plus = evaluate(surface, patch, s + ds, t + dt);
-        SurfacePoint minus = evaluate(surface, patch, s - ds, t - dt);
-        const Vec3 *hi = normal ? plus.normal : plus.x, *lo = normal ? minus.normal : minus.x;
-        const Vec3 *an = normal ? at.normal : at.x;
-        Vec3 fd = vec3_scale(vec3_sub(hi[cases[c].of], lo[cases[c].of]), 0.5 / FD_STEP);
-        Vec3 analytic = an[cases[c].derivative];
-        worst =
-            fmax(worst, vec3_norm(vec3_sub(analytic, fd)) / fmax(vec3_norm(analytic), FD_FLOOR));
-    }
-    return worst;
+static SurfacePoint fd_evaluate(const void *context, double s, double t) {
+    const FdPatch *p = context;
+    return evaluate(p->surface, p->patch, s, t);
 }
 
 /* Worst errors over `points` random points of every S-patch, folded into worst[2]. */
@@ -127,8 +97,7 @@ static int fd_check_spatches(const SmoothSurface *surface, int points, double wo
         for (int k = 0; k < points; k++) {
             double s, t;
             random_domain_point(smooth_surface_domain(surface, p), &s, &t);
-            worst[0] = fmax(worst[0], fd_max_error(surface, p, s, t, CASES(POSITION_CASES), false));
-            worst[1] = fmax(worst[1], fd_max_error(surface, p, s, t, CASES(NORMAL_CASES), true));
+            surface_fd_check(fd_evaluate, &(FdPatch){surface, p}, s, t, worst);
         }
     }
     return checked;
@@ -159,28 +128,18 @@ static LoopMesh *jittered_bowl(double jitter) {
     return mesh;
 }
 
-/* A bipyramid: a regular `sides`-gon (radius 1) and two apexes at +-1: apexes of valence
- * `sides`, equator vertices of valence 4. */
-static LoopMesh *bipyramid(int sides) {
-    Vec3 vertices[SURFACE_DOMAIN_MAX + 2];
-    int faces[2 * SURFACE_DOMAIN_MAX][3];
-    for (int i = 0; i < sides; i++)
-        vertices[i] = vec3(cos(2.0 * M_PI * i / sides), sin(2.0 * M_PI * i / sides), 0.0);
-    vertices[sides] = vec3(0, 0, 1);
-    vertices[sides + 1] = vec3(0, 0, -1);
-    for (int i = 0; i < sides; i++) {
-        int j = (i + 1) % sides;
-        memcpy(faces[2 * i], (int[3]){i, j, sides}, sizeof(int[3]));
-        memcpy(faces[2 * i + 1], (int[3]){j, i, sides + 1}, sizeof(int[3]));
-    }
-    char name[32];
-    snprintf(name, sizeof name, "bipyramid %d", sides);
+/* fd_check_spatches on the surface of `mesh` after 2 levels; destroys the mesh. */
+static int fd_check_mesh(LoopMesh *mesh, int points, double worst[2]) {
     IssimError err = {0};
-    LoopMesh *mesh =
-        loop_mesh_create(name, vertices, sides + 2, (const int(*)[3])faces, 2 * sides, &err);
     if (!mesh)
+        fail_msg("no mesh");
+    SmoothSurface *surface = smooth_surface_from_loop(mesh, 2, &err);
+    if (!surface)
         fail_msg("%s", err.message);
-    return mesh;
+    int checked = fd_check_spatches(surface, points, worst);
+    smooth_surface_destroy(surface);
+    loop_mesh_destroy(mesh);
+    return checked;
 }
 
 static void test_spatch_derivatives_match_finite_differences(void **state) {
@@ -188,26 +147,10 @@ static void test_spatch_derivatives_match_finite_differences(void **state) {
     rng.s = 1602;
     double worst[2] = {0.0, 0.0};
     int spatches = 0;
-    for (int trial = 0; trial < 3; trial++) {
-        LoopMesh *mesh = jittered_bowl(0.15);
-        IssimError err = {0};
-        SmoothSurface *surface = smooth_surface_from_loop(mesh, 2, &err);
-        if (!surface)
-            fail_msg("%s", err.message);
-        spatches += fd_check_spatches(surface, 4, worst);
-        smooth_surface_destroy(surface);
-        loop_mesh_destroy(mesh);
-    }
-    for (int sides = 3; sides <= 8; sides++) {
-        LoopMesh *mesh = bipyramid(sides);
-        IssimError err = {0};
-        SmoothSurface *surface = smooth_surface_from_loop(mesh, 2, &err);
-        if (!surface)
-            fail_msg("%s", err.message);
-        spatches += fd_check_spatches(surface, 3, worst);
-        smooth_surface_destroy(surface);
-        loop_mesh_destroy(mesh);
-    }
+    for (int trial = 0; trial < 3; trial++)
+        spatches += fd_check_mesh(jittered_bowl(0.15), 4, worst);
+    for (int sides = 3; sides <= 8; sides++)
+        spatches += fd_check_mesh(loop_mesh_bipyramid(sides, NULL), 3, worst);
     printf("# %d S-patches: worst relative error against central differences %.2e (position), "
            "%.2e (normal)\n",
            spatches, worst[0], worst[1]);

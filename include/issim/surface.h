@@ -162,6 +162,11 @@ IssimStatus loop_patch_evaluate(const Vec3 control[LOOP_PATCH_VERTICES], double 
 IssimStatus loop_mesh_evaluate(const LoopMesh *mesh, int face, double s, double t,
                                SurfacePoint *out, IssimError *err);
 
+/* A test shape: the bipyramid over the regular `sides`-gon of radius 1 in the xy plane with
+ * apexes at z = +-1, named "bipyramid <sides>": apexes of valence `sides` (3 .. 12), equator
+ * vertices of valence 4. */
+LoopMesh *loop_mesh_bipyramid(int sides, IssimError *err);
+
 /* The limit position of a control vertex (0-based) under Loop subdivision (002 5.1's limit
  * mask): where the surface passes near it; subdividing keeps it. */
 Vec3 loop_mesh_limit_point(const LoopMesh *mesh, int vertex);

@@ -473,3 +473,24 @@ IssimStatus loop_patch_power_evaluate(const Vec3 coefficient[LOOP_PATCH_MONOMIAL
     out->t = t;
     return surface_point_normal(out, name, err);
 }
+
+LoopMesh *loop_mesh_bipyramid(int sides, IssimError *err) {
+    if (sides < 3 || sides > SURFACE_DOMAIN_MAX) {
+        issim_error_set(err, ISSIM_ERR_RANGE, "bipyramid: %d sides (3 .. %d)", sides,
+                        SURFACE_DOMAIN_MAX);
+        return NULL;
+    }
+    Vec3 vertices[SURFACE_DOMAIN_MAX + 2];
+    int faces[2 * SURFACE_DOMAIN_MAX][3];
+    for (int i = 0; i < sides; i++) {
+        int j = (i + 1) % sides;
+        vertices[i] = vec3(cos(2.0 * M_PI * i / sides), sin(2.0 * M_PI * i / sides), 0.0);
+        memcpy(faces[2 * i], (int[3]){i, j, sides}, sizeof(int[3]));
+        memcpy(faces[2 * i + 1], (int[3]){j, i, sides + 1}, sizeof(int[3]));
+    }
+    vertices[sides] = vec3(0, 0, 1);
+    vertices[sides + 1] = vec3(0, 0, -1);
+    char name[32];
+    snprintf(name, sizeof name, "bipyramid %d", sides);
+    return loop_mesh_create(name, vertices, sides + 2, (const int(*)[3])faces, 2 * sides, err);
+}

@@ -73,23 +73,6 @@ static double time_normal(SurfacePoint *points) {
     return (bench_now() - start) / (BS_BATCHES * (double)BS_POINTS);
 }
 
-/* A bipyramid over a regular `sides`-gon: its apexes have valence `sides`. */
-static LoopMesh *bench_bipyramid(int sides) {
-    Vec3 vertices[SURFACE_DOMAIN_MAX + 2];
-    int faces[2 * SURFACE_DOMAIN_MAX][3];
-    for (int i = 0; i < sides; i++)
-        vertices[i] = vec3(cos(2.0 * M_PI * i / sides), sin(2.0 * M_PI * i / sides), 0.0);
-    vertices[sides] = vec3(0, 0, 1);
-    vertices[sides + 1] = vec3(0, 0, -1);
-    for (int i = 0; i < sides; i++) {
-        int j = (i + 1) % sides;
-        memcpy(faces[2 * i], (int[3]){i, j, sides}, sizeof(int[3]));
-        memcpy(faces[2 * i + 1], (int[3]){j, i, sides + 1}, sizeof(int[3]));
-    }
-    return loop_mesh_create("bench bipyramid", vertices, sides + 2, (const int(*)[3])faces,
-                            2 * sides, NULL);
-}
-
 /* Median nanoseconds per smooth_surface_evaluate of `patch` at the points `params`. */
 static double time_surface_patch(const SmoothSurface *surface, int patch,
                                  const double (*params)[2]) {
@@ -111,7 +94,7 @@ static double time_surface_patch(const SmoothSurface *surface, int patch,
 /* Nanoseconds per evaluation of an S-patch of `sides` sides at points spread over its domain
  * (NAN when there is none), and of the surface's regular patch 0 (*regular, Nullable). */
 static double time_spatch(int sides, double *regular) {
-    LoopMesh *mesh = bench_bipyramid(sides);
+    LoopMesh *mesh = loop_mesh_bipyramid(sides, NULL);
     SmoothSurface *surface = mesh ? smooth_surface_from_loop(mesh, 2, NULL) : NULL;
     loop_mesh_destroy(mesh);
     int patch = -1;
