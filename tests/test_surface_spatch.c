@@ -175,6 +175,20 @@ typedef struct EdgeGaps {
     double position, regular, spatch_corner, spatch_edge;
 } EdgeGaps;
 
+/* Boundary traversal (002 4.5.1) evaluates just past an edge: the polynomial extends there. */
+static void check_just_outside(const SmoothSurface *surface, int patch, int edge, double s,
+                               double t) {
+    const SurfaceDomain *d = smooth_surface_domain(surface, patch);
+    const double *p = d->corner[edge], *q = d->corner[(edge + 1) % d->count];
+    double ex = q[0] - p[0], ey = q[1] - p[1], len = hypot(ex, ey);
+    double os = s + 1e-3 * ey / len, ot = t - 1e-3 * ex / len; /* outward: the edge's right */
+    int outside = -1;
+    assert_false(smooth_surface_domain_contains(surface, patch, os, ot, 0.0, &outside));
+    assert_int_equal(outside, edge);
+    SurfacePoint at = evaluate(surface, patch, os, ot);
+    assert_true(vec3_norm(at.normal[SURFACE_VALUE]) > 0.99);
+}
+
 static EdgeGaps edge_gaps(const SmoothSurface *surface, double size) {
     enum { FRACTIONS = 16 };
     EdgeGaps gaps = {0};
@@ -193,6 +207,8 @@ static EdgeGaps edge_gaps(const SmoothSurface *surface, double size) {
                 edge_point(smooth_surface_domain(surface, q), f, 1.0 - a, &s2, &t2);
                 SurfacePoint x = evaluate(surface, p, s, t), y = evaluate(surface, q, s2, t2);
                 double gap = vec3_norm(vec3_sub(x.x[SURFACE_VALUE], y.x[SURFACE_VALUE])) / size;
+                if (k > 0 && k < FRACTIONS)
+                    check_just_outside(surface, p, e, s, t);
                 Vec3 n = x.normal[SURFACE_VALUE], m = y.normal[SURFACE_VALUE];
                 double angle = atan2(vec3_norm(vec3_cross(n, m)), vec3_dot(n, m));
                 gaps.position = fmax(gaps.position, gap);
@@ -414,6 +430,13 @@ static void test_refusals_name_the_mesh_and_the_edge(void **state) {
     expect_refusal(pinched, 2,
                    (const char *const[]){"pinched", "vertex 1", "not a 2-manifold", NULL});
     loop_mesh_destroy(pinched);
+
+    /* an edge with three faces (two in one direction) cannot become a LoopMesh at all */
+    static const int H[3][3] = {{0, 1, 2}, {1, 0, 3}, {0, 1, 4}};
+    assert_null(loop_mesh_create("fin", W, 7, H, 3, &err));
+    printf("# refused: %s\n", err.message);
+    assert_non_null(strstr(err.message, "'fin'"));
+    assert_non_null(strstr(err.message, "edge 1-2"));
 }
 
 int main(void) {
