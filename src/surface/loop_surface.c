@@ -144,10 +144,10 @@ static IssimStatus check_vertices(const LoopMesh *mesh, const EdgeTable *table, 
         if (valence == 0)
             continue; /* an unused vertex: not on the surface */
         int count = vertex_ring(mesh, table, v, ring);
-        if (valence > SURFACE_DOMAIN_MAX)
+        if (valence > SURFACE_DOMAIN_MAX || valence < 3)
             return issim_error_set(err, ISSIM_ERR_INVALID,
                                    "loop mesh '%s': vertex %d has valence %d; S-patches have "
-                                   "at most %d sides",
+                                   "3 to %d sides",
                                    loop_mesh_name(mesh), v + 1, valence, SURFACE_DOMAIN_MAX);
         if (count < 0)
             return issim_error_set(err, ISSIM_ERR_INVALID,

@@ -183,16 +183,27 @@ static bool embedding(const SPatch *patch, double s, double t, Jet l[SPATCH_MAX_
         double ex = q[0] - p[0], ey = q[1] - p[1];
         alpha[j] = (Jet){{ex * (t - p[1]) - ey * (s - p[0]), -ey, ex}};
     }
+    /* pi_i = (alpha_0 .. alpha_(i-2)) (alpha_(i+1) .. alpha_(n-1)) from prefix and suffix
+     * products, pi_0 = alpha_1 .. alpha_(n-2): 4n - 9 jet products, not n (n - 2) */
+    Jet prefix[SPATCH_MAX_SIDES + 1], suffix[SPATCH_MAX_SIDES + 1];
+    prefix[0] = suffix[n] = (Jet){{1.0}};
+    prefix[1] = alpha[0];
+    suffix[n - 1] = alpha[n - 1];
+    for (int k = 2; k <= n - 2; k++)
+        prefix[k] = jet_mul(&prefix[k - 1], &alpha[k - 1], JET_ORDER);
+    for (int k = n - 2; k >= 2; k--)
+        suffix[k] = jet_mul(&suffix[k + 1], &alpha[k], JET_ORDER);
+    l[0] = alpha[1];
+    for (int k = 2; k <= n - 2; k++)
+        l[0] = jet_mul(&l[0], &alpha[k], JET_ORDER);
+    l[1] = suffix[2];
+    l[n - 1] = prefix[n - 2];
+    for (int i = 2; i <= n - 2; i++)
+        l[i] = jet_mul(&prefix[i - 1], &suffix[i + 1], JET_ORDER);
     Jet sum = {{0}};
-    for (int i = 0; i < n; i++) {
-        Jet product = {{1.0}};
-        for (int j = 0; j < n; j++)
-            if (j != i && j != (i + n - 1) % n)
-                product = jet_mul(&product, &alpha[j], JET_ORDER);
-        l[i] = product;
+    for (int i = 0; i < n; i++)
         for (int k = 0; k < SURFACE_DERIVATIVES; k++)
-            sum.c[k] += product.c[k];
-    }
+            sum.c[k] += l[i].c[k];
     if (!(fabs(sum.c[0]) > 1e-300))
         return false;
     Jet inverse = jet_reciprocal(&sum);
