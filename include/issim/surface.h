@@ -207,8 +207,8 @@ SmoothSurface *smooth_surface_from_bezier(const BezierPatch *patch, IssimError *
  * boundary curve, and tangent planes equal at its corners and close along its edges (the
  * measured gap: docs/smooth-contact.md). Errors (ISSIM_ERR_INVALID naming the mesh and the edge
  * or vertex, 1-based as in the file): a boundary edge, a vertex whose faces do not form one fan,
- * a valence above SURFACE_DOMAIN_MAX, and `levels` too low to put the extraordinary vertices 3
- * edges apart (the message gives the minimum: 2 when two are adjacent, 1 when two edges apart);
+ * a valence outside 3 .. SURFACE_DOMAIN_MAX, and `levels` too low to put the extraordinary vertices
+ * 3 edges apart (the message gives the minimum: 2 when two are adjacent, 1 when two edges apart);
  * ISSIM_ERR_RANGE for levels outside 0 .. 6. */
 SmoothSurface *smooth_surface_from_loop(const LoopMesh *mesh, int levels, IssimError *err);
 void smooth_surface_destroy(SmoothSurface *surface); /* NULL: no-op */
