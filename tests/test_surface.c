@@ -11,15 +11,12 @@
 
 #include "../src/surface/surface_internal.h"
 #include "issim/surface.h"
+#include "surface_fd.h"
 
 enum { RANDOM_NETS = 20, POINTS_PER_NET = 10 };
 
-/* Parameter step of the central differences: the truncation error h^2/6 f''' and the rounding
- * error eps |f| / h both stay near 1e-10 of the derivatives' size. */
-#define FD_STEP 1e-5
+/* Central differences (support/surface_fd.h) agree to this. */
 #define FD_RELATIVE_TOLERANCE 1e-7
-/* Derivatives smaller than this are compared absolutely (units of the nets: about 1). */
-#define FD_FLOOR 1e-2
 
 /* Seeded random numbers (testutil's xorshift64*). */
 static TestRng rng;
@@ -48,31 +45,6 @@ static SurfacePoint evaluate(const BezierPatch *patch, double s, double t) {
 
 /* ===== Finite differences ===== */
 
-/* A derivative checked as the central difference of a lower one along s or t. */
-typedef struct FdCase {
-    int derivative, of;
-    bool along_t;
-} FdCase;
-
-/* Every position derivative, the mixed ones by both routes. */
-static const FdCase POSITION_CASES[] = {
-    {SURFACE_S, SURFACE_VALUE, false}, {SURFACE_T, SURFACE_VALUE, true},
-    {SURFACE_SS, SURFACE_S, false},    {SURFACE_ST, SURFACE_S, true},
-    {SURFACE_ST, SURFACE_T, false},    {SURFACE_TT, SURFACE_T, true},
-    {SURFACE_SSS, SURFACE_SS, false},  {SURFACE_SST, SURFACE_SS, true},
-    {SURFACE_SST, SURFACE_ST, false},  {SURFACE_STT, SURFACE_ST, true},
-    {SURFACE_STT, SURFACE_TT, false},  {SURFACE_TTT, SURFACE_TT, true},
-};
-static const FdCase NORMAL_CASES[] = {
-    {SURFACE_S, SURFACE_VALUE, false}, {SURFACE_T, SURFACE_VALUE, true},
-    {SURFACE_SS, SURFACE_S, false},    {SURFACE_ST, SURFACE_S, true},
-    {SURFACE_ST, SURFACE_T, false},    {SURFACE_TT, SURFACE_T, true},
-};
-
-static double relative_error(Vec3 analytic, Vec3 fd) {
-    return vec3_norm(vec3_sub(analytic, fd)) / fmax(vec3_norm(analytic), FD_FLOOR);
-}
-
 /* A surface to differentiate: a Bezier patch, or a face of a Loop mesh. */
 typedef struct FdSurface {
     const BezierPatch *patch;
@@ -82,34 +54,15 @@ typedef struct FdSurface {
 
 static SurfacePoint evaluate_loop(const LoopMesh *mesh, int face, double s, double t);
 
-static SurfacePoint fd_evaluate(const FdSurface *surface, double s, double t) {
+static SurfacePoint fd_evaluate(const void *context, double s, double t) {
+    const FdSurface *surface = context;
     return surface->patch ? evaluate(surface->patch, s, t)
                           : evaluate_loop(surface->mesh, surface->face, s, t);
 }
 
-/* Largest relative error over the cases at (s, t); normals when `normal`. */
-static double fd_max_error(const FdSurface *surface, double s, double t, const FdCase *cases,
-                           int count, bool normal) {
-    SurfacePoint at = fd_evaluate(surface, s, t);
-    double worst = 0.0;
-    for (int c = 0; c < count; c++) {
-        double ds = cases[c].along_t ? 0.0 : FD_STEP, dt = cases[c].along_t ? FD_STEP : 0.0;
-        SurfacePoint plus = fd_evaluate(surface, s + ds, t + dt);
-        SurfacePoint minus = fd_evaluate(surface, s - ds, t - dt);
-        const Vec3 *hi = normal ? plus.normal : plus.x, *lo = normal ? minus.normal : minus.x;
-        const Vec3 *an = normal ? at.normal : at.x;
-        Vec3 fd = vec3_scale(vec3_sub(hi[cases[c].of], lo[cases[c].of]), 0.5 / FD_STEP);
-        worst = fmax(worst, relative_error(an[cases[c].derivative], fd));
-    }
-    return worst;
-}
-
-#define CASES(array) array, (int)(sizeof array / sizeof *array)
-
 /* Worst errors of position and normal derivatives at (s, t), folded into worst[2]. */
 static void fd_check_point(const FdSurface *surface, double s, double t, double worst[2]) {
-    worst[0] = fmax(worst[0], fd_max_error(surface, s, t, CASES(POSITION_CASES), false));
-    worst[1] = fmax(worst[1], fd_max_error(surface, s, t, CASES(NORMAL_CASES), true));
+    surface_fd_check(fd_evaluate, surface, s, t, worst);
 }
 
 static void test_derivatives_match_finite_differences(void **state) {

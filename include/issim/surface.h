@@ -6,8 +6,9 @@
  * 4.5-4.8, App. A): the unit normal and its first and second partial derivatives (H needs the
  * frame's first derivatives, its time derivative the second). This module evaluates them for
  * bicubic Bezier patches (002 App. B.1) and for the regular patches of Loop subdivision surfaces
- * (002 5.1, App. B.2), and derives the normal and the curvature from the position derivatives of
- * any surface, so the S-patches of 002 5.2 will plug into the same SurfacePoint.
+ * (002 5.1, App. B.2) and the S-patches that replace a Loop surface's extraordinary vertices
+ * (002 5.2, smooth_surface_from_loop), and derives the normal and the curvature from the position
+ * derivatives of any surface.
  *
  * How the derivatives are computed: the position derivatives of a Bezier patch in closed form
  * (tensor products of the cubic Bernstein polynomials and their derivatives: exact, and cheaper
@@ -145,8 +146,8 @@ LoopMesh *loop_mesh_subdivide(const LoopMesh *mesh, IssimError *err);
  *     10  11  12
  *
  * Errors (ISSIM_ERR_INVALID, naming the mesh, the face and the vertex, 1-based as in the file):
- * a corner of valence other than 6 (an extraordinary vertex: 002 5.1.2 and 5.2's S-patches, not
- * implemented), a boundary edge in the neighbourhood. */
+ * a corner of valence other than 6 (an extraordinary vertex: 002 5.1.2; smooth_surface_from_loop
+ * replaces its 1-ring by an S-patch, 5.2), a boundary edge in the neighbourhood. */
 IssimStatus loop_mesh_patch(const LoopMesh *mesh, int face, int control[LOOP_PATCH_VERTICES],
                             IssimError *err);
 
@@ -160,6 +161,15 @@ IssimStatus loop_patch_evaluate(const Vec3 control[LOOP_PATCH_VERTICES], double 
 /* loop_mesh_patch then loop_patch_evaluate; messages name the mesh and the face. */
 IssimStatus loop_mesh_evaluate(const LoopMesh *mesh, int face, double s, double t,
                                SurfacePoint *out, IssimError *err);
+
+/* A test shape: the bipyramid over the regular `sides`-gon of radius 1 in the xy plane with
+ * apexes at z = +-1, named "bipyramid <sides>": apexes of valence `sides` (3 .. 12), equator
+ * vertices of valence 4. */
+LoopMesh *loop_mesh_bipyramid(int sides, IssimError *err);
+
+/* The limit position of a control vertex (0-based) under Loop subdivision (002 5.1's limit
+ * mask): where the surface passes near it; subdividing keeps it. */
+Vec3 loop_mesh_limit_point(const LoopMesh *mesh, int vertex);
 
 /* ===== Piecewise smooth surfaces (002 4.5): a body's boundary as patches with polygon domains
  * =====
@@ -192,6 +202,23 @@ SmoothSurface *smooth_surface_from_bezier(const BezierPatch *patch, IssimError *
 SmoothSurface *smooth_surface_create(const char *name, const Vec3 *points, int point_count,
                                      const char *loop_file, Vec3 scale, Vec3 offset, int levels,
                                      IssimError *err);
+/* A closed Loop surface (002 5.1-5.2): `mesh` subdivided `levels` times (the mesh is not kept);
+ * patches 0 .. R - 1 are the subdivided mesh's faces without an extraordinary corner, in face
+ * order, each the exact regular patch (loop_patch_evaluate's (s, t) on the domain triangle
+ * (0, 0), (1, 0), (0, 1); edge e from face vertex e to e + 1); then one S-patch of degree 4 per
+ * extraordinary vertex (valence other than 6) in increasing vertex order (the subdivision keeps
+ * the control mesh's vertex numbers first), replacing that vertex's 1-ring: its domain the
+ * regular n-gon of unit area centred at (0, 0), corner 0 on the +s axis, edge j the ring's outer
+ * edge from its j-th to its (j + 1)-th neighbour counter-clockwise (002 5.2.1); its control
+ * points blossoms of the regular patches across its edges (002 5.2.2). Every edge has a
+ * neighbour. Regular patches meet with C2; an S-patch meets its neighbours with the same
+ * boundary curve, and tangent planes equal at its corners and close along its edges (the
+ * measured gap: docs/smooth-contact.md). Errors (ISSIM_ERR_INVALID naming the mesh and the edge
+ * or vertex, 1-based as in the file): a boundary edge, a vertex whose faces do not form one fan,
+ * a valence outside 3 .. SURFACE_DOMAIN_MAX, and `levels` too low to put the extraordinary vertices
+ * 3 edges apart (the message gives the minimum: 2 when two are adjacent, 1 when two edges apart);
+ * ISSIM_ERR_RANGE for levels outside 0 .. 6. */
+SmoothSurface *smooth_surface_from_loop(const LoopMesh *mesh, int levels, IssimError *err);
 void smooth_surface_destroy(SmoothSurface *surface); /* NULL: no-op */
 const char *smooth_surface_name(const SmoothSurface *surface);
 int smooth_surface_patch_count(const SmoothSurface *surface);

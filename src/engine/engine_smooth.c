@@ -293,6 +293,8 @@ static IssimStatus start_pair(Engine *e, int pair_index, IssimError *err) {
         return issim_error_set(err, ISSIM_ERR_INVALID, "%s.start_coords: %s", name, sub.message);
     EngineBodyState bs = {.pos = m.pos, .orient = m.orient, .vel = m.vel, .angvel = m.angvel};
     engine_block_store(e, e->y, body, &bs);
+    if (pair->params.resolver != CONTACT_RESOLVER_REDUCED)
+        return ISSIM_OK; /* the same start for a force law: the body placed, free */
     SmoothData data = {.sys = sys, .state = st, .t = e->t};
     double block[2 * SMOOTH_COORDINATES];
     store(&st, block);
@@ -302,8 +304,7 @@ static IssimStatus start_pair(Engine *e, int pair_index, IssimError *err) {
 
 IssimStatus engine_smooth_start(Engine *e, IssimError *err) {
     for (int p = 0; p < e->pair_count; p++) {
-        if (e->pairs[p].params.resolver != CONTACT_RESOLVER_REDUCED ||
-            !thing_string(e->db, e->pairs[p].thing, "start_coords")[0])
+        if (!thing_string(e->db, e->pairs[p].thing, "start_coords")[0])
             continue;
         IssimStatus s = start_pair(e, p, err);
         if (s != ISSIM_OK)

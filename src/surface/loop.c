@@ -4,7 +4,8 @@
  * (002 5.1.1, after Stam's "Evaluation of Loop subdivision surfaces", SIGGRAPH 1998, whose basis
  * functions are LOOP_BASIS below); its derivatives come from jets (002 5.3). Faces at
  * extraordinary vertices (valence other than 6) are refused: 002 replaces their neighbourhoods
- * by S-patches (5.2), which is not implemented yet. */
+ * by S-patches (5.2: smooth_surface_from_loop in loop_surface.c, whose blossoms and limit points
+ * come from the functions at the end of this file). */
 #include "surface_internal.h"
 
 #include <stdio.h>
@@ -172,7 +173,7 @@ static IssimStatus regular_neighbourhood(const LoopMesh *mesh, int face,
                 err, ISSIM_ERR_INVALID,
                 "loop mesh '%s': face %d (vertices %d %d %d): vertex %d has valence %d; exact "
                 "evaluation needs valence 6 at all three corners (extraordinary vertices need "
-                "S-patch replacement, 002 5.2, not implemented)",
+                "S-patch replacement, 002 5.2: smooth_surface_from_loop)",
                 mesh->name, face + 1, v[0] + 1, v[1] + 1, v[2] + 1, v[k] + 1, mesh->valence[v[k]]);
     int p[LOOP_PATCH_VERTICES + 1]; /* 1-based, as the layout */
     p[4] = v[0], p[7] = v[1], p[8] = v[2];
@@ -336,4 +337,160 @@ IssimStatus loop_mesh_evaluate(const LoopMesh *mesh, int face, double s, double 
     char name[160];
     snprintf(name, sizeof name, "%s face %d", mesh->name, face + 1);
     return loop_patch_evaluate(control, s, t, name, out, err);
+}
+
+/* ===== For S-patch replacement (002 5.2.2) ===== */
+
+void loop_mesh_face(const LoopMesh *mesh, int face, int vertices[3]) {
+    trimesh_triangle_indices(mesh->triangles, face, vertices);
+}
+
+const char *loop_mesh_name(const LoopMesh *mesh) {
+    return mesh->name;
+}
+
+/* 002 5.1: the limit position of a vertex of valence n, (1 - n chi) v + chi sum(neighbours),
+ * chi = 1 / (3 / (8 beta) + n) (the eigenvector of Loop's vertex rule for eigenvalue 1). */
+Vec3 loop_mesh_limit_point(const LoopMesh *mesh, int vertex) {
+    int n = mesh->valence[vertex];
+    double chi = 1.0 / (3.0 / (8.0 * loop_beta(n)) + n);
+    Vec3 ring = vec3(0, 0, 0);
+    for (int i = 0; i < 3 * mesh->face_count; i++)
+        if (mesh->edges[i].from == vertex)
+            ring = vec3_add(ring, loop_mesh_vertex(mesh, mesh->edges[i].to));
+    return vec3_add(vec3_scale(loop_mesh_vertex(mesh, vertex), 1.0 - n * chi),
+                    vec3_scale(ring, chi));
+}
+
+/* A regular patch is a quartic triangular Bezier patch: its ordinate of u^a v^b w^c is the
+ * monomial coefficient divided by the multinomial 4! / (a! b! c!). */
+void loop_patch_bezier(const Vec3 control[LOOP_PATCH_VERTICES], Vec3 net[LOOP_PATCH_MONOMIALS]) {
+    static const double FACTORIAL[5] = {1, 1, 2, 6, 24};
+    for (int m = 0; m < LOOP_PATCH_MONOMIALS; m++) {
+        const int *e = LOOP_MONOMIALS[m];
+        double multinomial = 24.0 / (FACTORIAL[e[0]] * FACTORIAL[e[1]] * FACTORIAL[e[2]]);
+        Vec3 sum = vec3(0, 0, 0);
+        for (int i = 0; i < LOOP_PATCH_VERTICES; i++)
+            sum = vec3_add(sum, vec3_scale(control[i], LOOP_BASIS[i][m] / 12.0));
+        net[m] = vec3_scale(sum, 1.0 / multinomial);
+    }
+}
+
+/* Index in LOOP_MONOMIALS order of the exponents (a, b, c), a + b + c = degree of the
+ * de Casteljau level: the rows of the layout are sorted by a descending, then b descending. */
+static int monomial_index(int degree, int b, int c) {
+    int a = degree - b - c, before = 0;
+    for (int k = degree; k > a; k--)
+        before += degree - k + 1; /* the rows with first exponent k hold degree - k + 1 entries */
+    return before + (degree - a - b);
+}
+
+/* 002 5.2.2, eq. 5.18-5.19: the blossom f*(y1, y2, y3, y4) of the quartic by de Casteljau's
+ * algorithm with a different argument at each level (barycentric (u, v, w), affine, any
+ * position: the arguments of 5.19 lie outside the triangle). */
+Vec3 loop_patch_blossom(const Vec3 net[LOOP_PATCH_MONOMIALS], const double args[4][3]) {
+    Vec3 level[2][LOOP_PATCH_MONOMIALS];
+    memcpy(level[0], net, sizeof level[0]);
+    for (int degree = 4; degree > 0; degree--) {
+        const double *y = args[4 - degree];
+        const Vec3 *from = level[degree % 2];
+        Vec3 *to = level[(degree + 1) % 2];
+        for (int b = 0; b < degree; b++)
+            for (int c = 0; b + c < degree; c++) {
+                Vec3 p = vec3_scale(from[monomial_index(degree, b, c)], y[0]);
+                p = vec3_add(p, vec3_scale(from[monomial_index(degree, b + 1, c)], y[1]));
+                p = vec3_add(p, vec3_scale(from[monomial_index(degree, b, c + 1)], y[2]));
+                to[monomial_index(degree - 1, b, c)] = p;
+            }
+    }
+    return level[0][0];
+}
+
+/* ===== A regular patch in the power basis, for repeated evaluation ===== */
+
+/* (a, b) of each power-basis coefficient: x(s, t) = sum c_k s^a t^b, a + b <= 4. */
+static const int POWER_EXPONENTS[LOOP_PATCH_MONOMIALS][2] = {
+    {0, 0}, {1, 0}, {0, 1}, {2, 0}, {1, 1}, {0, 2}, {3, 0}, {2, 1},
+    {1, 2}, {0, 3}, {4, 0}, {3, 1}, {2, 2}, {1, 3}, {0, 4}};
+
+static int power_index(int a, int b) {
+    int order = a + b;
+    return order * (order + 1) / 2 + b;
+}
+
+/* u^e0 v^e1 w^e2 with u = 1 - s - t, v = s, w = t expanded: (1 - s - t)^e0 by the multinomial
+ * theorem, each term times s^e1 t^e2. */
+void loop_patch_power(const Vec3 control[LOOP_PATCH_VERTICES],
+                      Vec3 coefficient[LOOP_PATCH_MONOMIALS]) {
+    static const double FACTORIAL[5] = {1, 1, 2, 6, 24};
+    for (int k = 0; k < LOOP_PATCH_MONOMIALS; k++)
+        coefficient[k] = vec3(0, 0, 0);
+    for (int m = 0; m < LOOP_PATCH_MONOMIALS; m++) {
+        const int *e = LOOP_MONOMIALS[m];
+        Vec3 k_m = vec3(0, 0, 0);
+        for (int i = 0; i < LOOP_PATCH_VERTICES; i++)
+            k_m = vec3_add(k_m, vec3_scale(control[i], LOOP_BASIS[i][m] / 12.0));
+        for (int j = 0; j <= e[0]; j++)
+            for (int k = 0; j + k <= e[0]; k++) {
+                double w = FACTORIAL[e[0]] /
+                           (FACTORIAL[e[0] - j - k] * FACTORIAL[j] * FACTORIAL[k]) *
+                           ((j + k) % 2 ? -1.0 : 1.0);
+                int index = power_index(j + e[1], k + e[2]);
+                coefficient[index] = vec3_add(coefficient[index], vec3_scale(k_m, w));
+            }
+    }
+}
+
+/* Derivative orders (in s, in t) of each SurfaceDerivative. */
+static const int DERIVATIVE_S[SURFACE_DERIVATIVES] = {0, 1, 0, 2, 1, 0, 3, 2, 1, 0};
+static const int DERIVATIVE_T[SURFACE_DERIVATIVES] = {0, 0, 1, 0, 1, 2, 0, 1, 2, 3};
+
+IssimStatus loop_patch_power_evaluate(const Vec3 coefficient[LOOP_PATCH_MONOMIALS], double s,
+                                      double t, const char *name, SurfacePoint *out,
+                                      IssimError *err) {
+    if (!isfinite(s) || !isfinite(t))
+        return issim_error_set(err, ISSIM_ERR_INVALID,
+                               "loop patch '%s': parameter (s, t) = (%g, %g) is not finite",
+                               name ? name : "?", s, t);
+    /* d^p/ds^p s^a = a! / (a - p)! s^(a - p): falling[a][p] s_power[a - p] */
+    static const double FALLING[5][4] = {
+        {1, 0, 0, 0}, {1, 1, 0, 0}, {1, 2, 2, 0}, {1, 3, 6, 6}, {1, 4, 12, 24}};
+    double sp[5] = {1, s, s * s, s * s * s, s * s * s * s};
+    double tp[5] = {1, t, t * t, t * t * t, t * t * t * t};
+    for (int d = 0; d < SURFACE_DERIVATIVES; d++) {
+        int p = DERIVATIVE_S[d], q = DERIVATIVE_T[d];
+        Vec3 sum = vec3(0, 0, 0);
+        for (int k = 0; k < LOOP_PATCH_MONOMIALS; k++) {
+            int a = POWER_EXPONENTS[k][0], b = POWER_EXPONENTS[k][1];
+            if (a < p || b < q)
+                continue;
+            double w = FALLING[a][p] * FALLING[b][q] * sp[a - p] * tp[b - q];
+            sum = vec3_add(sum, vec3_scale(coefficient[k], w));
+        }
+        out->x[d] = sum;
+    }
+    out->s = s;
+    out->t = t;
+    return surface_point_normal(out, name, err);
+}
+
+LoopMesh *loop_mesh_bipyramid(int sides, IssimError *err) {
+    if (sides < 3 || sides > SURFACE_DOMAIN_MAX) {
+        issim_error_set(err, ISSIM_ERR_RANGE, "bipyramid: %d sides (3 .. %d)", sides,
+                        SURFACE_DOMAIN_MAX);
+        return NULL;
+    }
+    Vec3 vertices[SURFACE_DOMAIN_MAX + 2];
+    int faces[2 * SURFACE_DOMAIN_MAX][3];
+    for (int i = 0; i < sides; i++) {
+        int j = (i + 1) % sides;
+        vertices[i] = vec3(cos(2.0 * M_PI * i / sides), sin(2.0 * M_PI * i / sides), 0.0);
+        memcpy(faces[2 * i], (int[3]){i, j, sides}, sizeof(int[3]));
+        memcpy(faces[2 * i + 1], (int[3]){j, i, sides + 1}, sizeof(int[3]));
+    }
+    vertices[sides] = vec3(0, 0, 1);
+    vertices[sides + 1] = vec3(0, 0, -1);
+    char name[32];
+    snprintf(name, sizeof name, "bipyramid %d", sides);
+    return loop_mesh_create(name, vertices, sides + 2, (const int(*)[3])faces, 2 * sides, err);
 }

@@ -294,15 +294,43 @@ static Vec3 affine(Vec3 p, Vec3 scale, Vec3 offset) {
     return vec3_add(vec3_hadamard(p, scale), offset);
 }
 
+/* The control mesh read, moved by the affine map (Loop subdivision commutes with it), then
+ * surfaced. */
+static SmoothSurface *loop_surface(const char *name, const char *file, Vec3 scale, Vec3 offset,
+                                   int levels, IssimError *err) {
+    IssimError sub = {0};
+    LoopMesh *read = loop_mesh_load(file, &sub);
+    if (!read) {
+        issim_error_set(err, ISSIM_ERR_INVALID, "%s.surface_file: %s", name, sub.message);
+        return NULL;
+    }
+    int nv = loop_mesh_vertex_count(read), nf = loop_mesh_face_count(read);
+    Vec3 *vertices = malloc(sizeof *vertices * (size_t)(nv > 0 ? nv : 1));
+    int(*faces)[3] = malloc(sizeof *faces * (size_t)(nf > 0 ? nf : 1));
+    LoopMesh *mesh = NULL;
+    if (vertices && faces) {
+        for (int i = 0; i < nv; i++)
+            vertices[i] = affine(loop_mesh_vertex(read, i), scale, offset);
+        for (int f = 0; f < nf; f++)
+            loop_mesh_face(read, f, faces[f]);
+        mesh = loop_mesh_create(name, vertices, nv, (const int(*)[3])faces, nf, &sub);
+    }
+    free(vertices);
+    free(faces);
+    loop_mesh_destroy(read);
+    SmoothSurface *surface = mesh ? smooth_surface_from_loop(mesh, levels, &sub) : NULL;
+    loop_mesh_destroy(mesh);
+    if (!surface)
+        issim_error_set(err, ISSIM_ERR_INVALID, "%s.surface_file: %s", name,
+                        sub.message[0] ? sub.message : "out of memory");
+    return surface;
+}
+
 SmoothSurface *smooth_surface_create(const char *name, const Vec3 *points, int point_count,
                                      const char *loop_file, Vec3 scale, Vec3 offset, int levels,
                                      IssimError *err) {
-    (void)levels;
-    if (point_count == 0 && loop_file && loop_file[0]) {
-        issim_error_set(err, ISSIM_ERR_INVALID, "%s.surface_file: Loop surfaces are not built yet",
-                        name);
-        return NULL;
-    }
+    if (point_count == 0 && loop_file && loop_file[0])
+        return loop_surface(name, loop_file, scale, offset, levels, err);
     if (point_count != 16) {
         issim_error_set(err, ISSIM_ERR_INVALID,
                         "%s.surface_points: a bicubic Bezier patch needs 16 control points, not "

@@ -85,4 +85,49 @@ struct SmoothSurface {
 /* A surface of patch_count patches with every edge open and no evaluator yet. */
 SmoothSurface *smooth_surface_alloc(const char *name, int patch_count, IssimError *err);
 
+/* ===== Loop meshes for S-patch replacement (loop.c, 002 5.2.2) ===== */
+enum { LOOP_PATCH_MONOMIALS = 15 }; /* quartic: u^a v^b w^c, a + b + c = 4 */
+void loop_mesh_face(const LoopMesh *mesh, int face, int vertices[3]);
+const char *loop_mesh_name(const LoopMesh *mesh);
+/* The regular patch as a quartic triangular Bezier net (ordinates of u^a v^b w^c, a descending
+ * then b descending; (u, v, w) = (1 - s - t, s, t)), and its blossom at four barycentric
+ * arguments (002 eq. 5.18-5.19). */
+void loop_patch_bezier(const Vec3 control[LOOP_PATCH_VERTICES], Vec3 net[LOOP_PATCH_MONOMIALS]);
+Vec3 loop_patch_blossom(const Vec3 net[LOOP_PATCH_MONOMIALS], const double args[4][3]);
+/* The same patch in the power basis of (s, t) (coefficient of s^a t^b at (a + b)(a + b + 1)/2
+ * + b), and its evaluation: loop_patch_evaluate's outputs in closed form, about three times
+ * cheaper (the basis is folded once per face, not per call). */
+void loop_patch_power(const Vec3 control[LOOP_PATCH_VERTICES],
+                      Vec3 coefficient[LOOP_PATCH_MONOMIALS]);
+IssimStatus loop_patch_power_evaluate(const Vec3 coefficient[LOOP_PATCH_MONOMIALS], double s,
+                                      double t, const char *name, SurfacePoint *out,
+                                      IssimError *err);
+
+/* ===== S-patches (spatch.c, 002 5.2.1, 5.3.1) ===== */
+enum { SPATCH_DEGREE = 4 };
+/* An n-sided S-patch of degree 4 over the regular n-gon of unit area (spatch_domain): control
+ * points by multi-index, in spatch_multi_indices order (the caller sets them), and the index
+ * tables of its de Casteljau nets. */
+typedef struct SPatchTables SPatchTables;
+typedef struct SPatch {
+    int sides;
+    Vec3 *control;        /* spatch_control_count(sides) */
+    SurfaceDomain domain; /* spatch_domain(sides) */
+    SPatchTables *tables;
+} SPatch;
+/* 3 <= sides <= SURFACE_DOMAIN_MAX; control points zero. NULL: out of memory. */
+SPatch *spatch_create(int sides);
+void spatch_destroy(SPatch *patch); /* NULL: no-op */
+/* Number of degree-4 multi-indices over n sides: C(n + 3, 4). */
+int spatch_control_count(int sides);
+/* The multi-indices of degree 4 as sorted side lists (a <= b <= c <= d), in control order;
+ * `out` holds spatch_control_count(sides) rows. */
+void spatch_multi_indices(int sides, int (*out)[SPATCH_DEGREE]);
+/* The regular n-gon of unit area centred at the origin, corner 0 on the positive s axis. */
+void spatch_domain(int sides, SurfaceDomain *out);
+/* Position, its nine derivatives (jets, 002 5.3.1) and the normal; errors as
+ * bezier_patch_evaluate, naming `name`. */
+IssimStatus spatch_evaluate(const SPatch *patch, double s, double t, const char *name,
+                            SurfacePoint *out, IssimError *err);
+
 #endif

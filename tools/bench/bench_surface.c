@@ -4,10 +4,15 @@
  * (surface_point_normal, the jets of 002 5.3), and of a regular Loop patch (loop_patch_evaluate:
  * Stam's box-spline basis through jets, same outputs). Medians of BS_REPEATS timed batches.
  * Reference: 002 Table 6.1, 0.0801 ms for a bicubic Bezier patch's ten derivatives in Java on a 350
- * MHz Pentium II. Usage: issim-bench surface. */
+ * MHz Pentium II. Then S-patches of 3 to 7 sides and of 10 (002 Table 6.1's largest) (002 5.2;
+ * smooth_surface_evaluate on the S-patch replacing a bipyramid's apex, or an octahedron's vertex
+ * for 4 sides, after 2 levels of subdivision; same outputs), and a regular patch of such a surface
+ * (its power-basis form). Usage: issim-bench surface. */
 #include "bench.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "issim/surface.h"
 
@@ -68,6 +73,60 @@ static double time_normal(SurfacePoint *points) {
     return (bench_now() - start) / (BS_BATCHES * (double)BS_POINTS);
 }
 
+/* Median nanoseconds per smooth_surface_evaluate of `patch` at the points `params`. */
+static double time_surface_patch(const SmoothSurface *surface, int patch,
+                                 const double (*params)[2]) {
+    double times[BS_REPEATS];
+    for (int r = 0; r < BS_REPEATS; r++) {
+        double start = bench_now(), sum = 0.0;
+        for (int b = 0; b < BS_BATCHES / 4; b++)
+            for (int k = 0; k < BS_POINTS; k++) {
+                SurfacePoint p;
+                smooth_surface_evaluate(surface, patch, params[k][0], params[k][1], &p, NULL);
+                sum += p.normal[SURFACE_TT].x;
+            }
+        bench_surface_sink = sum;
+        times[r] = (bench_now() - start) / (BS_BATCHES / 4 * (double)BS_POINTS);
+    }
+    return 1e9 * bench_quantile(times, BS_REPEATS, 0.5);
+}
+
+/* Nanoseconds per evaluation of an S-patch of `sides` sides at points spread over its domain
+ * (NAN when there is none), and of the surface's regular patch 0 (*regular, Nullable). */
+static double time_spatch(int sides, double *regular) {
+    LoopMesh *mesh = loop_mesh_bipyramid(sides, NULL);
+    SmoothSurface *surface = mesh ? smooth_surface_from_loop(mesh, 2, NULL) : NULL;
+    loop_mesh_destroy(mesh);
+    int patch = -1;
+    for (int p = 0; surface && p < smooth_surface_patch_count(surface) && patch < 0; p++) {
+        const SurfaceDomain *d = smooth_surface_domain(surface, p);
+        if (d->count == sides && fabs(d->corner[0][1]) < 1e-12 && d->corner[0][0] > 0.0)
+            patch = p; /* an S-patch: corner 0 on the +s axis */
+    }
+    if (patch < 0) {
+        smooth_surface_destroy(surface);
+        return NAN;
+    }
+    static double params[BS_POINTS][2];
+    const SurfaceDomain *d = smooth_surface_domain(surface, patch);
+    for (int k = 0; k < BS_POINTS; k++) { /* 0.9 of the way to the corners, spread in angle */
+        double radius = 0.9 * d->corner[0][0] * sqrt((k + 0.5) / BS_POINTS);
+        double angle = 2.0 * M_PI * (double)((k * 618) % BS_POINTS) / BS_POINTS;
+        params[k][0] = radius * cos(angle) * cos(M_PI / sides);
+        params[k][1] = radius * sin(angle) * cos(M_PI / sides);
+    }
+    double ns = time_surface_patch(surface, patch, (const double(*)[2])params);
+    if (regular) { /* patch 0 is a regular face: points of its triangle */
+        for (int k = 0; k < BS_POINTS; k++) {
+            params[k][0] = 0.9 * ((double)k + 0.5) / BS_POINTS;
+            params[k][1] = (0.9 - params[k][0]) * (double)((k * 618) % BS_POINTS) / BS_POINTS;
+        }
+        *regular = time_surface_patch(surface, 0, (const double(*)[2])params);
+    }
+    smooth_surface_destroy(surface);
+    return ns;
+}
+
 int bench_surface(int argc, char **argv) {
     (void)argc;
     (void)argv;
@@ -97,5 +156,18 @@ int bench_surface(int argc, char **argv) {
            1e9 * bench_quantile(normal, BS_REPEATS, 0.5));
     printf("surface  loop_patch_evaluate (regular Loop patch, same outputs): %.1f ns median\n",
            1e9 * bench_quantile(loop, BS_REPEATS, 0.5));
+    double regular = NAN;
+    for (int sides = 3; sides <= 10; sides += sides < 7 ? 1 : 3) { /* 3 .. 7, and 002's 10 */
+        double ns = time_spatch(sides, sides == 3 ? &regular : NULL);
+        if (isnan(ns)) /* valence 6 is regular: no 6-sided S-patch arises */
+            printf("surface  S-patch of %d sides: none (valence %d is regular)\n", sides, sides);
+        else
+            printf("surface  S-patch of %d sides (smooth_surface_evaluate, same outputs): %.1f ns "
+                   "median\n",
+                   sides, ns);
+    }
+    printf("surface  regular patch of a Loop surface (smooth_surface_evaluate: power basis cached "
+           "per face, same outputs): %.1f ns median\n",
+           regular);
     return 0;
 }

@@ -1,0 +1,440 @@
+/* A closed Loop subdivision surface as a SmoothSurface (seed 002 5.1-5.2): after enough steps of
+ * subdivision every face away from the extraordinary vertices is a regular patch, evaluated
+ * exactly (Stam's basis, loop_patch_evaluate's patch folded once per face into the power basis of
+ * (s, t): loop_patch_power), and the 1-ring of each extraordinary vertex is cut
+ * out and replaced by one n-sided S-patch of degree 4 (002 5.2.1) whose control points are
+ * blossoms of the regular patches around it (002 5.2.2, eq. 5.19), so that it meets them with the
+ * same boundary curves (C0) and, at its corners and to the extent measured in docs, the same
+ * tangent planes. Patch edges are paired as smooth_surface_neighbour documents (g(u) = 1 - u,
+ * 002 eq. 4.48 and 5.17). */
+#include "surface_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { LOOP_SURFACE_MAX_LEVELS = 6 };
+
+/* A directed edge of a face: from = vertex[corner], to = vertex[corner + 1]. */
+typedef struct FaceEdge {
+    int from, to, face, corner;
+} FaceEdge;
+
+typedef struct EdgeTable {
+    FaceEdge *edges; /* 3 faces, sorted by (from, to) */
+    int count;
+} EdgeTable;
+
+static int compare_face_edges(const void *pa, const void *pb) {
+    const FaceEdge *a = pa, *b = pb;
+    if (a->from != b->from)
+        return (a->from > b->from) - (a->from < b->from);
+    return (a->to > b->to) - (a->to < b->to);
+}
+
+static bool edge_table_build(const LoopMesh *mesh, EdgeTable *table) {
+    table->count = 3 * loop_mesh_face_count(mesh);
+    table->edges = malloc((size_t)table->count * sizeof *table->edges);
+    if (!table->edges)
+        return false;
+    for (int f = 0; f < loop_mesh_face_count(mesh); f++) {
+        int v[3];
+        loop_mesh_face(mesh, f, v);
+        for (int k = 0; k < 3; k++)
+            table->edges[3 * f + k] = (FaceEdge){v[k], v[(k + 1) % 3], f, k};
+    }
+    qsort(table->edges, (size_t)table->count, sizeof *table->edges, compare_face_edges);
+    return true;
+}
+
+/* The face edge running from -> to, or NULL (a boundary). */
+static const FaceEdge *edge_find(const EdgeTable *table, int from, int to) {
+    FaceEdge key = {from, to, 0, 0};
+    return bsearch(&key, table->edges, (size_t)table->count, sizeof key, compare_face_edges);
+}
+
+static IssimStatus check_closed(const LoopMesh *mesh, const EdgeTable *table, IssimError *err) {
+    for (int i = 0; i < table->count; i++)
+        if (!edge_find(table, table->edges[i].to, table->edges[i].from))
+            return issim_error_set(err, ISSIM_ERR_INVALID,
+                                   "loop mesh '%s': edge %d-%d lies on a boundary (one face "
+                                   "only): a Loop surface for contact needs a closed mesh",
+                                   loop_mesh_name(mesh), table->edges[i].from + 1,
+                                   table->edges[i].to + 1);
+    return ISSIM_OK;
+}
+
+/* The neighbours of `vertex` counter-clockwise seen from outside: ring[j], ring[j + 1] and the
+ * vertex make a face (vertex, ring[j], ring[j + 1]). A vertex whose faces do not form one fan
+ * (two cones touching at a point) is not a 2-manifold vertex. Returns the count, or -1. */
+static int vertex_ring(const LoopMesh *mesh, const EdgeTable *table, int vertex,
+                       int ring[SURFACE_DOMAIN_MAX + 1]) {
+    int valence = loop_mesh_valence(mesh, vertex);
+    const FaceEdge *first = NULL;
+    for (int i = 0; i < table->count && !first; i++)
+        if (table->edges[i].from == vertex)
+            first = &table->edges[i];
+    if (!first)
+        return -1;
+    int count = 0, current = first->to;
+    do {
+        if (count > SURFACE_DOMAIN_MAX)
+            return count;
+        ring[count++] = current;
+        const FaceEdge *e = edge_find(table, vertex, current);
+        int v[3];
+        loop_mesh_face(mesh, e->face, v);
+        current = v[(e->corner + 2) % 3];
+    } while (current != first->to);
+    return count == valence ? count : -1;
+}
+
+/* ===== Separation of the extraordinary vertices ===== */
+
+static bool extraordinary(const LoopMesh *mesh, int vertex) {
+    return loop_mesh_valence(mesh, vertex) != 6;
+}
+
+/* An extraordinary vertex within two edges of `vertex` (-1: none). Two edges apart, their
+ * 1-rings would share a face or the S-patches' outer faces would not be regular. */
+static int extraordinary_within_two(const LoopMesh *mesh, const EdgeTable *table, int vertex) {
+    for (int i = 0; i < table->count; i++) {
+        if (table->edges[i].from != vertex)
+            continue;
+        int near = table->edges[i].to;
+        if (extraordinary(mesh, near))
+            return near;
+        for (int k = 0; k < table->count; k++)
+            if (table->edges[k].from == near && table->edges[k].to != vertex &&
+                extraordinary(mesh, table->edges[k].to))
+                return table->edges[k].to;
+    }
+    return -1;
+}
+
+/* Loop subdivision doubles the edge distance between old vertices and adds only valence-6 ones:
+ * distance 1 needs two steps to reach 4 >= 3, distance 2 one step. */
+static IssimStatus check_separation(const LoopMesh *mesh, const EdgeTable *table, int levels,
+                                    IssimError *err) {
+    for (int v = 0; v < loop_mesh_vertex_count(mesh); v++) {
+        if (!extraordinary(mesh, v))
+            continue;
+        int other = extraordinary_within_two(mesh, table, v);
+        if (other < 0)
+            continue;
+        bool adjacent = edge_find(table, v, other) != NULL;
+        int minimum = adjacent ? 2 : 1;
+        if (levels < minimum)
+            return issim_error_set(
+                err, ISSIM_ERR_INVALID,
+                "loop mesh '%s': extraordinary vertices %d and %d (valences %d and %d) are %d "
+                "edge%s apart; S-patch replacement needs them 3 apart: subdivide at least %d "
+                "levels (asked: %d)",
+                loop_mesh_name(mesh), v + 1, other + 1, loop_mesh_valence(mesh, v),
+                loop_mesh_valence(mesh, other), adjacent ? 1 : 2, adjacent ? "" : "s", minimum,
+                levels);
+    }
+    return ISSIM_OK;
+}
+
+static IssimStatus check_vertices(const LoopMesh *mesh, const EdgeTable *table, IssimError *err) {
+    for (int v = 0; v < loop_mesh_vertex_count(mesh); v++) {
+        int ring[SURFACE_DOMAIN_MAX + 1], valence = loop_mesh_valence(mesh, v);
+        if (valence == 0)
+            continue; /* an unused vertex: not on the surface */
+        int count = vertex_ring(mesh, table, v, ring);
+        if (valence > SURFACE_DOMAIN_MAX || valence < 3)
+            return issim_error_set(err, ISSIM_ERR_INVALID,
+                                   "loop mesh '%s': vertex %d has valence %d; S-patches have "
+                                   "3 to %d sides",
+                                   loop_mesh_name(mesh), v + 1, valence, SURFACE_DOMAIN_MAX);
+        if (count < 0)
+            return issim_error_set(err, ISSIM_ERR_INVALID,
+                                   "loop mesh '%s': the faces at vertex %d do not form one fan "
+                                   "(cones touching at the vertex): not a 2-manifold",
+                                   loop_mesh_name(mesh), v + 1);
+    }
+    return ISSIM_OK;
+}
+
+/* ===== The surface ===== */
+
+typedef struct LoopSurface {
+    int regular_count; /* patches 0 .. regular_count - 1: regular faces; then the S-patches */
+    Vec3 (*power)[LOOP_PATCH_MONOMIALS]; /* per regular patch: loop_patch_power */
+    int spatch_count;
+    SPatch **spatches;
+} LoopSurface;
+
+static void loop_surface_free(void *impl) {
+    LoopSurface *ls = impl;
+    if (!ls)
+        return;
+    for (int i = 0; i < ls->spatch_count; i++)
+        spatch_destroy(ls->spatches[i]);
+    free(ls->spatches);
+    free(ls->power);
+    free(ls);
+}
+
+static IssimStatus loop_surface_evaluate(const SmoothSurface *surface, int patch, double s,
+                                         double t, SurfacePoint *out, IssimError *err) {
+    const LoopSurface *ls = surface->impl;
+    IssimError sub = {0};
+    IssimStatus status = patch < ls->regular_count
+                             ? loop_patch_power_evaluate(ls->power[patch], s, t, surface->name, out,
+                                                         err ? &sub : NULL)
+                             : spatch_evaluate(ls->spatches[patch - ls->regular_count], s, t,
+                                               surface->name, out, err ? &sub : NULL);
+    if (status != ISSIM_OK && err)
+        issim_error_set(err, status, "patch %d (%s): %s", patch,
+                        patch < ls->regular_count ? "regular" : "S-patch", sub.message);
+    return status;
+}
+
+/* Barycentric coordinates of corner `m` of the S-patch's domain with respect to the domain
+ * triangle T of the regular patch across edge j (002 5.2.2, Fig. 5.7), in the order of that
+ * face's vertices (Loop's (u, v, w)); `corner` is the face corner holding ring[j + 1], so the
+ * face is (ring[j + 1], ring[j], apex) from it. 002 takes T equilateral; we take T the mirror
+ * image, across edge j, of the triangle (centre, corner j, corner j + 1) that the ring face
+ * (vertex, ring[j], ring[j + 1]) occupies, as the mesh's face across that edge mirrors the ring
+ * face: the S-patch's normals then follow its neighbours' along its edges 5 to 20 times closer
+ * (the gaps are in docs/smooth-contact.md; n = 6 is the regular lattice either way). */
+static void corner_in_neighbour(const SurfaceDomain *d, int j, int corner, int m, double out[3]) {
+    int n = d->count;
+    const double *b = d->corner[j], *a = d->corner[(j + 1) % n];
+    double ex = a[0] - b[0], ey = a[1] - b[1];
+    /* outside a counter-clockwise edge is its right: (ey, -ex) */
+    double height = 0.5 / tan(M_PI / n); /* the apothem, in edge lengths */
+    double apex[2] = {0.5 * (a[0] + b[0]) + height * ey, 0.5 * (a[1] + b[1]) - height * ex};
+    double ux = b[0] - a[0], uy = b[1] - a[1], vx = apex[0] - a[0], vy = apex[1] - a[1];
+    double px = d->corner[m][0] - a[0], py = d->corner[m][1] - a[1];
+    double det = ux * vy - uy * vx;
+    double lb = (px * vy - py * vx) / det, lc = (ux * py - uy * px) / det;
+    out[corner] = 1.0 - lb - lc;
+    out[(corner + 1) % 3] = lb;
+    out[(corner + 2) % 3] = lc;
+}
+
+/* 002 5.2.2: every control point (multi-index i) is the blossom (eq. 5.19) of the regular patch
+ * across the edge j nearest to it (largest i_j + i_(j+1): the points on an edge come from the
+ * patch across it, which keeps the boundary curves exact). Where two edges are equally near, 002
+ * takes the first ("first come first serve") and notes that averaging "may also be a reasonable
+ * thing to do": averaging halves the normal gap along the edges of 3- and 4-sided patches. */
+static bool set_spatch_control(SPatch *patch, const Vec3 (*nets)[LOOP_PATCH_MONOMIALS],
+                               const int *corners) {
+    int n = patch->sides, count = spatch_control_count(n);
+    int(*indices)[SPATCH_DEGREE] = malloc((size_t)count * sizeof *indices);
+    if (!indices)
+        return false;
+    spatch_multi_indices(n, indices);
+    for (int c = 0; c < count; c++) {
+        int occurrences[SURFACE_DOMAIN_MAX] = {0};
+        for (int k = 0; k < SPATCH_DEGREE; k++)
+            occurrences[indices[c][k]]++;
+        int top = 0, ties = 0;
+        for (int j = 0; j < n; j++)
+            if (occurrences[j] + occurrences[(j + 1) % n] > top)
+                top = occurrences[j] + occurrences[(j + 1) % n];
+        Vec3 sum = vec3(0, 0, 0);
+        for (int j = 0; j < n; j++) {
+            if (occurrences[j] + occurrences[(j + 1) % n] != top)
+                continue;
+            double args[SPATCH_DEGREE][3];
+            for (int k = 0; k < SPATCH_DEGREE; k++)
+                corner_in_neighbour(&patch->domain, j, corners[j], indices[c][k], args[k]);
+            sum = vec3_add(sum, loop_patch_blossom(nets[j], (const double(*)[3])args));
+            ties++;
+        }
+        patch->control[c] = vec3_scale(sum, 1.0 / ties);
+    }
+    free(indices);
+    return true;
+}
+
+/* What the construction keeps about the subdivided mesh: each extraordinary vertex's ring and
+ * which S-patch (or none: -1) each face's area belongs to. */
+typedef struct Rings {
+    int count;
+    int (*ring)[SURFACE_DOMAIN_MAX + 1];
+    int *sides;
+    int *owner;         /* per face: the S-patch replacing it, or -1 (a regular patch) */
+    int *patch_of_face; /* per regular face: its patch index */
+} Rings;
+
+static void rings_free(Rings *r) {
+    free(r->ring);
+    free(r->sides);
+    free(r->owner);
+    free(r->patch_of_face);
+}
+
+static bool rings_build(const LoopMesh *mesh, const EdgeTable *table, Rings *r,
+                        int *regular_count) {
+    int faces = loop_mesh_face_count(mesh), vertices = loop_mesh_vertex_count(mesh);
+    memset(r, 0, sizeof *r);
+    r->ring = malloc((size_t)(vertices + 1) * sizeof *r->ring);
+    r->sides = malloc((size_t)(vertices + 1) * sizeof *r->sides);
+    r->owner = malloc((size_t)faces * sizeof *r->owner);
+    r->patch_of_face = malloc((size_t)faces * sizeof *r->patch_of_face);
+    if (!r->ring || !r->sides || !r->owner || !r->patch_of_face)
+        return false;
+    for (int f = 0; f < faces; f++)
+        r->owner[f] = -1;
+    for (int v = 0; v < vertices; v++) {
+        if (!extraordinary(mesh, v) || loop_mesh_valence(mesh, v) == 0)
+            continue;
+        int e = r->count++;
+        r->sides[e] = vertex_ring(mesh, table, v, r->ring[e]);
+        for (int j = 0; j < r->sides[e]; j++)
+            r->owner[edge_find(table, v, r->ring[e][j])->face] = e;
+    }
+    *regular_count = 0;
+    for (int f = 0; f < faces; f++)
+        r->patch_of_face[f] = r->owner[f] < 0 ? (*regular_count)++ : -1;
+    return true;
+}
+
+/* The patch and edge across face edge from -> to (seen from the face holding it). */
+static void neighbour_across(const EdgeTable *table, const Rings *r, int regular_count, int from,
+                             int to, int out[2]) {
+    const FaceEdge *other = edge_find(table, to, from);
+    int e = r->owner[other->face];
+    if (e < 0) {
+        out[0] = r->patch_of_face[other->face];
+        out[1] = other->corner;
+        return;
+    }
+    int n = r->sides[e];
+    for (int j = 0; j < n; j++)
+        if (r->ring[e][j] == to && r->ring[e][(j + 1) % n] == from) {
+            out[0] = regular_count + e;
+            out[1] = j;
+        }
+}
+
+static void regular_control(const LoopMesh *mesh, int face, Vec3 control[LOOP_PATCH_VERTICES]) {
+    int index[LOOP_PATCH_VERTICES];
+    loop_mesh_patch(mesh, face, index, NULL); /* corners are valence 6: rings_build's split */
+    for (int i = 0; i < LOOP_PATCH_VERTICES; i++)
+        control[i] = loop_mesh_vertex(mesh, index[i]);
+}
+
+static bool build_spatch(const LoopMesh *mesh, const EdgeTable *table, const Rings *r, int e,
+                         SmoothSurface *surface, LoopSurface *ls) {
+    int n = r->sides[e], patch = ls->regular_count + e;
+    SPatch *sp = ls->spatches[e] = spatch_create(n);
+    if (!sp)
+        return false;
+    surface->domains[patch] = sp->domain;
+    Vec3 nets[SURFACE_DOMAIN_MAX][LOOP_PATCH_MONOMIALS];
+    int corners[SURFACE_DOMAIN_MAX];
+    for (int j = 0; j < n; j++) {
+        const FaceEdge *outer = edge_find(table, r->ring[e][(j + 1) % n], r->ring[e][j]);
+        Vec3 control[LOOP_PATCH_VERTICES];
+        regular_control(mesh, outer->face, control);
+        loop_patch_bezier(control, nets[j]);
+        corners[j] = outer->corner;
+        surface->neighbours[patch][j][0] = r->patch_of_face[outer->face];
+        surface->neighbours[patch][j][1] = outer->corner;
+    }
+    return set_spatch_control(sp, (const Vec3(*)[LOOP_PATCH_MONOMIALS])nets, corners);
+}
+
+static SmoothSurface *build_surface(const LoopMesh *mesh, const EdgeTable *table, const char *name,
+                                    IssimError *err) {
+    Rings r;
+    int regular = 0;
+    SmoothSurface *surface = NULL;
+    LoopSurface *ls = NULL;
+    bool rings_ok = rings_build(mesh, table, &r, &regular), ok = rings_ok;
+    if (ok)
+        surface = smooth_surface_alloc(name, regular + r.count, err);
+    if (surface) {
+        ls = calloc(1, sizeof *ls);
+        surface->impl = ls;
+        surface->destroy_impl = loop_surface_free;
+        surface->evaluate = loop_surface_evaluate;
+    }
+    if (ls) {
+        ls->regular_count = regular;
+        ls->power = malloc((size_t)(regular ? regular : 1) * sizeof *ls->power);
+        ls->spatches = calloc((size_t)(r.count ? r.count : 1), sizeof *ls->spatches);
+        ls->spatch_count = r.count;
+    }
+    ok = ls && ls->power && ls->spatches;
+    static const double TRIANGLE[3][2] = {{0, 0}, {1, 0}, {0, 1}};
+    for (int f = 0; ok && f < loop_mesh_face_count(mesh); f++) {
+        int patch = r.patch_of_face[f], v[3];
+        if (patch < 0)
+            continue;
+        loop_mesh_face(mesh, f, v);
+        Vec3 control[LOOP_PATCH_VERTICES];
+        regular_control(mesh, f, control);
+        loop_patch_power(control, ls->power[patch]);
+        surface->domains[patch].count = 3;
+        memcpy(surface->domains[patch].corner, TRIANGLE, sizeof TRIANGLE);
+        for (int k = 0; k < 3; k++)
+            neighbour_across(table, &r, regular, v[k], v[(k + 1) % 3],
+                             surface->neighbours[patch][k]);
+    }
+    for (int e = 0; ok && e < r.count; e++)
+        ok = build_spatch(mesh, table, &r, e, surface, ls);
+    rings_free(&r);
+    if (!ok) {
+        if (surface || !rings_ok) /* else smooth_surface_alloc said why */
+            issim_error_set(err, ISSIM_ERR_NOMEM, "loop surface '%s': out of memory", name);
+        smooth_surface_destroy(surface);
+        return NULL;
+    }
+    return surface;
+}
+
+/* Checks the control mesh, then subdivides `levels` times (*out NULL for 0 levels). */
+static IssimStatus subdivided(const LoopMesh *mesh, int levels, LoopMesh **out, IssimError *err) {
+    EdgeTable table;
+    *out = NULL;
+    if (!edge_table_build(mesh, &table))
+        return issim_error_set(err, ISSIM_ERR_NOMEM, "loop mesh '%s': out of memory",
+                               loop_mesh_name(mesh));
+    IssimStatus status = check_closed(mesh, &table, err);
+    if (status == ISSIM_OK)
+        status = check_vertices(mesh, &table, err);
+    if (status == ISSIM_OK)
+        status = check_separation(mesh, &table, levels, err);
+    free(table.edges);
+    for (int level = 0; status == ISSIM_OK && level < levels; level++) {
+        LoopMesh *next = loop_mesh_subdivide(*out ? *out : mesh, err);
+        loop_mesh_destroy(*out);
+        *out = next;
+        if (!next)
+            status = err ? err->status : ISSIM_ERR_NOMEM;
+    }
+    return status;
+}
+
+SmoothSurface *smooth_surface_from_loop(const LoopMesh *mesh, int levels, IssimError *err) {
+    if (levels < 0 || levels > LOOP_SURFACE_MAX_LEVELS) {
+        issim_error_set(err, ISSIM_ERR_RANGE,
+                        "loop mesh '%s': %d subdivision levels (0 .. %d: each multiplies the "
+                        "faces by 4)",
+                        loop_mesh_name(mesh), levels, LOOP_SURFACE_MAX_LEVELS);
+        return NULL;
+    }
+    LoopMesh *fine = NULL;
+    if (subdivided(mesh, levels, &fine, err) != ISSIM_OK)
+        return NULL;
+    const LoopMesh *used = fine ? fine : mesh;
+    EdgeTable table;
+    SmoothSurface *surface = NULL;
+    char name[128];
+    snprintf(name, sizeof name, "%.90s (Loop, %d levels)", loop_mesh_name(mesh), levels);
+    if (!edge_table_build(used, &table))
+        issim_error_set(err, ISSIM_ERR_NOMEM, "loop surface '%s': out of memory", name);
+    else if (check_separation(used, &table, 0, err) == ISSIM_OK)
+        surface = build_surface(used, &table, name, err);
+    free(table.edges);
+    loop_mesh_destroy(fine);
+    return surface;
+}
