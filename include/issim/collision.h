@@ -58,6 +58,7 @@ typedef struct Hull {
     HullFace *faces;
     int *face_vertices;
     Vec3 centroid;
+    Vec3 box_center, box_half; /* the vertices' bounds in the hull's frame */
 } Hull;
 
 /* Convex hull of points (quickhull; coplanar faces merged). NULL with err for fewer than 4

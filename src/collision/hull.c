@@ -713,6 +713,14 @@ static Hull *hull_from_triangles(const Qh *q, IssimError *err) {
         }
     }
     hull->centroid = volume > 0.0 ? vec3_add(c0, vec3_scale(moment, 1.0 / volume)) : c0;
+    Vec3 box_lo = hull->vertices[0], box_hi = hull->vertices[0];
+    for (int i = 1; i < vcount; i++) {
+        Vec3 v = hull->vertices[i];
+        box_lo = vec3(fmin(box_lo.x, v.x), fmin(box_lo.y, v.y), fmin(box_lo.z, v.z));
+        box_hi = vec3(fmax(box_hi.x, v.x), fmax(box_hi.y, v.y), fmax(box_hi.z, v.z));
+    }
+    hull->box_center = vec3_scale(vec3_add(box_lo, box_hi), 0.5);
+    hull->box_half = vec3_scale(vec3_sub(box_hi, box_lo), 0.5);
 done:
     free(remap);
     free(m.tv);

@@ -162,6 +162,21 @@ static Aabb aabb_inflate(Aabb box, double r) {
     return (Aabb){vec3_sub(box.min, d), vec3_add(box.max, d)};
 }
 
+/* The world bounds of a box of half widths h centred at local point c: half widths |R| h,
+ * exact for the box. */
+static Aabb rotated_box(Pose pose, Vec3 c, Vec3 h) {
+    Mat3 r = quat_to_mat3(pose.q);
+    Vec3 e;
+    e.x = fabs(r.m[0][0]) * h.x + fabs(r.m[0][1]) * h.y + fabs(r.m[0][2]) * h.z;
+    e.y = fabs(r.m[1][0]) * h.x + fabs(r.m[1][1]) * h.y + fabs(r.m[1][2]) * h.z;
+    e.z = fabs(r.m[2][0]) * h.x + fabs(r.m[2][1]) * h.y + fabs(r.m[2][2]) * h.z;
+    Vec3 center = pose_apply(pose, c);
+    return (Aabb){vec3_sub(center, e), vec3_add(center, e)};
+}
+
+/* Hulls with more vertices get their bounds from their local box (see shape_aabb). */
+enum { HULL_EXACT_BOUNDS_MAX = 64 };
+
 Aabb shape_aabb(const Shape *s, Pose pose) {
     switch (s->kind) {
     case SHAPE_SPHERE:
@@ -172,19 +187,16 @@ Aabb shape_aabb(const Shape *s, Pose pose) {
         aabb_add(&box, vec3_sub(pose.p, axis));
         return aabb_inflate(box, s->radius);
     }
-    case SHAPE_BOX: {
-        /* Half widths |R| h: exact for a box. */
-        Mat3 r = quat_to_mat3(pose.q);
-        Vec3 h = s->half_extents, e;
-        e.x = fabs(r.m[0][0]) * h.x + fabs(r.m[0][1]) * h.y + fabs(r.m[0][2]) * h.z;
-        e.y = fabs(r.m[1][0]) * h.x + fabs(r.m[1][1]) * h.y + fabs(r.m[1][2]) * h.z;
-        e.z = fabs(r.m[2][0]) * h.x + fabs(r.m[2][1]) * h.y + fabs(r.m[2][2]) * h.z;
-        return (Aabb){vec3_sub(pose.p, e), vec3_add(pose.p, e)};
-    }
+    case SHAPE_BOX:
+        return rotated_box(pose, vec3(0, 0, 0), s->half_extents);
     case SHAPE_HULL: {
         const Hull *h = s->hull;
         if (!h || h->vertex_count == 0)
             return aabb_point(pose.p);
+        /* Many vertices (a tessellated smooth surface): the bounds of its local box, a little
+         * looser and independent of the vertex count. */
+        if (h->vertex_count > HULL_EXACT_BOUNDS_MAX)
+            return rotated_box(pose, h->box_center, h->box_half);
         Aabb box = aabb_point(pose_apply(pose, h->vertices[0]));
         for (int i = 1; i < h->vertex_count; i++)
             aabb_add(&box, pose_apply(pose, h->vertices[i]));

@@ -32,10 +32,22 @@ enum {
 enum { OBSTACLE_SHAPE_PLANE, OBSTACLE_SHAPE_BOX, OBSTACLE_SHAPE_MESH, OBSTACLE_SHAPE_SMOOTH };
 
 /* Segments per fan triangle of a smooth surface's tessellation for collision (each patch is a
- * fan of triangles from its centre, smooth_surface_tessellate): the facets' gap to the surface,
- * h^2 / 8R, is 6.5e-5 m for the rattleback (h = 3.75 cm along its 2.7 m radius), well inside the
- * collision margin, and the hull keeps few enough vertices for GJK's support search. */
-enum { SMOOTH_COLLISION_SEGMENTS = 8 };
+ * fan of triangles from its centre, smooth_surface_tessellate): at most 8, and fewer for surfaces
+ * of many patches, so the samples stay near SMOOTH_COLLISION_SAMPLES (GJK's support search is
+ * linear in the hull's vertices). The facets' gap to the surface, h^2 / 8R, is 6.5e-5 m for the
+ * rattleback (h = 3.75 cm along its 2.7 m radius) and 2e-5 m for the bowl (one segment per fan
+ * triangle of its 206 patches), well inside the collision margin. */
+enum { SMOOTH_COLLISION_SEGMENTS = 8, SMOOTH_COLLISION_SAMPLES = 1500 };
+
+static int collision_segments(const SmoothSurface *surface) {
+    int fans = 0;
+    for (int p = 0; p < smooth_surface_patch_count(surface); p++)
+        fans += smooth_surface_domain(surface, p)->count;
+    int k = SMOOTH_COLLISION_SEGMENTS;
+    while (k > 1 && fans * (k + 1) * (k + 2) / 2 > SMOOTH_COLLISION_SAMPLES)
+        k--;
+    return k;
+}
 /* A flat smooth obstacle collides as a slab this thick below its surface (a convex hull is far
  * cheaper to test than the tessellation's triangles). */
 static const double SMOOTH_SLAB_THICKNESS = 0.02;
@@ -77,7 +89,8 @@ static IssimStatus smooth_body_shape(Engine *e, EngineBody *b, IssimError *err) 
     if (!b->surface)
         return err ? err->status : ISSIM_ERR_INVALID;
     SurfaceTessellation t;
-    IssimStatus status = smooth_surface_tessellate(b->surface, SMOOTH_COLLISION_SEGMENTS, &t, err);
+    IssimStatus status =
+        smooth_surface_tessellate(b->surface, collision_segments(b->surface), &t, err);
     if (status != ISSIM_OK)
         return status;
     IssimError sub = {0};
@@ -172,7 +185,8 @@ static IssimStatus smooth_obstacle_shape(Engine *e, EngineObstacle *o, const cha
     if (!o->surface)
         return err ? err->status : ISSIM_ERR_INVALID;
     SurfaceTessellation t;
-    IssimStatus status = smooth_surface_tessellate(o->surface, SMOOTH_COLLISION_SEGMENTS, &t, err);
+    IssimStatus status =
+        smooth_surface_tessellate(o->surface, collision_segments(o->surface), &t, err);
     if (status != ISSIM_OK)
         return status;
     IssimError sub = {0};
