@@ -3,7 +3,8 @@
  * there.
  *
  * 4.5.1: the crossing is found on the segment between the contact's parameters at the start and
- * the end of the step, and the state there interpolated linearly (eq. 4.50-4.51). 4.5.2: on the
+ * the end of the step (eq. 4.50-4.51's linear estimate), then refined by integrating from the
+ * step's start to the time the contact meets the edge (4.5.1's other option). 4.5.2: on the
  * adjacent patch the point at fraction a along the edge is at 1 - a (eq. 4.52 with g(u) = 1 - u,
  * smooth_surface_neighbour); psi gains the signed angle between the two patches' contact-frame x
  * axes at that point (eq. 4.53, with atan2 instead of acos and a sign test). 4.5.3: the new rates
@@ -50,6 +51,70 @@ static int first_crossing(const SurfaceDomain *d, double s0, double t0, double s
         }
     }
     return best;
+}
+
+/* The fraction along edge e of the point nearest (s, t), in [0, 1]. */
+static double edge_fraction(const SurfaceDomain *d, int e, double s, double t) {
+    const double *p = d->corner[e], *q = d->corner[(e + 1) % d->count];
+    double ex = q[0] - p[0], ey = q[1] - p[1];
+    double a = ((s - p[0]) * ex + (t - p[1]) * ey) / (ex * ex + ey * ey);
+    return a < 0.0 ? 0.0 : a > 1.0 ? 1.0 : a;
+}
+
+/* Integrates from `start` (inside) for the time tau (in [0, span]) at which side `which` meets
+ * edge `edge` (the seed's first option in 4.5.1, "integrate with smaller time steps until the
+ * contact position ... is sufficiently close to the boundary"): a bracketed secant (Illinois)
+ * search on the contact's signed distance past the edge, each trial one RK4 step from the start,
+ * so the crossing state carries RK4's accuracy instead of the linear interpolation's O(h^2). */
+static IssimStatus state_at_edge(const SmoothContactSystem *sys, const SmoothContactState *start,
+                                 int which, int edge, double span, Vec3 force, Vec3 torque,
+                                 double *tau, SmoothContactState *at, IssimError *err) {
+    const SurfaceDomain *d = smooth_surface_domain(which == 0 ? sys->surface_a : sys->surface_b,
+                                                   which == 0 ? start->patch_a : start->patch_b);
+    double lo = 0.0, hi = span;
+    double g_lo = outside(d, edge, start->q[2 * which], start->q[2 * which + 1]), g_hi = 0.0;
+    SmoothContactState trial = *start;
+    IssimStatus status = smooth_contact_rk4(sys, &trial, hi, force, torque, err);
+    if (status != ISSIM_OK)
+        return status;
+    g_hi = outside(d, edge, trial.q[2 * which], trial.q[2 * which + 1]);
+    if (!(g_lo <= 0.0 && g_hi > 0.0)) { /* no bracket: take the linear guess as 4.5.1 does */
+        *at = *start;
+        double f = *tau / (span > 0.0 ? span : 1.0);
+        for (int i = 0; i < SMOOTH_COORDINATES; i++) {
+            at->q[i] += f * (trial.q[i] - start->q[i]);
+            at->rate[i] += f * (trial.rate[i] - start->rate[i]);
+        }
+        return ISSIM_OK;
+    }
+    int side = 0;
+    double t = *tau > lo && *tau < hi ? *tau : 0.5 * (lo + hi);
+    for (int iteration = 0; iteration < 40; iteration++) {
+        trial = *start;
+        status = smooth_contact_rk4(sys, &trial, t, force, torque, err);
+        if (status != ISSIM_OK)
+            return status;
+        double g = outside(d, edge, trial.q[2 * which], trial.q[2 * which + 1]);
+        if (fabs(g) < 1e-14 || hi - lo < 1e-15 * span)
+            break;
+        if (g > 0.0) {
+            hi = t;
+            g_hi = g;
+            if (side == 1)
+                g_lo *= 0.5;
+            side = 1;
+        } else {
+            lo = t;
+            g_lo = g;
+            if (side == -1)
+                g_hi *= 0.5;
+            side = -1;
+        }
+        t = lo + (hi - lo) * (-g_lo) / (g_hi - g_lo);
+    }
+    *tau = t;
+    *at = trial;
+    return ISSIM_OK;
 }
 
 static void edge_point(const SurfaceDomain *d, int e, double a, double *s, double *t) {
@@ -125,13 +190,19 @@ IssimStatus smooth_contact_traverse(const SmoothContactSystem *sys,
         }
         if (which < 0)
             return ISSIM_OK;
-        /* eq. 4.50-4.51: the state at the crossing */
-        SmoothContactState at = *st;
-        for (int i = 0; i < SMOOTH_COORDINATES; i++) {
-            at.q[i] = start.q[i] + beta * (st->q[i] - start.q[i]);
-            at.rate[i] = start.rate[i] + beta * (st->rate[i] - start.rate[i]);
-        }
-        IssimStatus status = cross_edge(sys, &at, which, edge, alpha, err);
+        /* the state at the crossing: eq. 4.50-4.51's linear guess, refined by integrating
+         * from the step's start to the time the contact meets the edge */
+        SmoothContactState at;
+        double tau = beta * remaining;
+        IssimStatus status =
+            state_at_edge(sys, &start, which, edge, remaining, force, torque, &tau, &at, err);
+        if (status != ISSIM_OK)
+            return status;
+        const SurfaceDomain *domain = smooth_surface_domain(
+            which == 0 ? sys->surface_a : sys->surface_b, which == 0 ? at.patch_a : at.patch_b);
+        alpha = edge_fraction(domain, edge, at.q[2 * which], at.q[2 * which + 1]);
+        beta = remaining > 0.0 ? tau / remaining : 0.0;
+        status = cross_edge(sys, &at, which, edge, alpha, err);
         if (status != ISSIM_OK)
             return status;
         (*crossed)++;
