@@ -24,7 +24,9 @@
 --                                       slip sticks: rolling without slip, 002 4.4.2-4.4.4)
 --   rattleback_floor.rolling_friction, .spinning_friction   002 eq. 4.27-4.29 (m)
 --   rattleback_floor.start_coords       "0.15 0.5 0.5 0.5 0" with start_rates "0 0 0 0 0": tap start
---   rattleback_floor.resolver           force_law: the same top through the penalty path
+--   rattleback_floor.resolver           force_law: the same top through the penalty path (the
+--                                       cap's tessellated hull on a spring/damper, restitution
+--                                       0.95: more damping takes the rocking before it reverses)
 local net = {
   {-1.5, -1.5, -2.0}, {-1.5, -0.5, -1.0}, {-1.5, 0.5, -1.0}, {-1.5, 1.5, -2.0},
   {-0.5, -1.5, -1.0}, {-0.5, -0.5, 0.0}, {-0.5, 0.5, 0.0}, {-0.5, 1.5, -1.0},
@@ -65,7 +67,7 @@ return {
     { name = "rattleback_floor", materials = {"rattleback", "floor"}, resolver = "reduced",
       friction_static = 0.3, friction_kinetic = 0.3, smooth_friction = "sliding",
       slip_tolerance = 0.01,
-      model = "spring_damper", stiffness = 1e5, restitution = 0.3,
+      model = "spring_damper", stiffness = 1e5, restitution = 0.95,
       start_coords = "0.45 0.45 0.5 0.5 0", start_rates = "0 0 0 0 -1" },
   },
 }

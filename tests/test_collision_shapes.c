@@ -51,7 +51,7 @@ static void box_hull_init(BoxHull *b, Vec3 h, Vec3 centroid) {
         b->f[f] = (HullFace){n, hv[f / 2], 4 * f, 4};
         memcpy(&b->fv[4 * f], faces[f], sizeof faces[f]);
     }
-    b->hull = (Hull){8, b->v, 6, b->f, b->fv, centroid};
+    b->hull = (Hull){8, b->v, 6, b->f, b->fv, centroid, centroid, h};
 }
 
 /* ===== Constructors ===== */

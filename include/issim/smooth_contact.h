@@ -101,8 +101,9 @@ IssimStatus smooth_contact_motion(const SmoothContactSystem *sys, const SmoothCo
 /* The state whose configuration is nearest a's motion: the contact point on each surface
  * nearest `point` (world), psi from the two contact frames, and q_dot by the projection of a's
  * spatial velocity onto the contact's motions in the kinetic-energy metric (so entering never
- * adds kinetic energy: the normal approach speed is removed). Errors: a point farther than
- * `tolerance` (m) from either surface ("a contact started off the surfaces", naming which). */
+ * adds kinetic energy: the normal approach speed is removed). Errors (ISSIM_ERR_RANGE): a point
+ * farther than `tolerance` (m) from either surface ("a contact started off the surfaces", naming
+ * which), or coordinates whose configuration is more than `tolerance` or 0.02 rad from a's. */
 IssimStatus smooth_contact_enter(const SmoothContactSystem *sys, const SmoothBodyMotion *a,
                                  Vec3 point, double tolerance, SmoothContactState *out,
                                  IssimError *err);

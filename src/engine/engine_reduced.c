@@ -241,6 +241,12 @@ void engine_reduced_leave(Engine *e, int s, double t) {
     e->sleep_dirty = true;
     e->integrator_dirty = true;
     (void)t;
+    /* A model that kept the contact itself moved the bodies relative to each other while the
+     * collision world carried the pair's contacts unchanged (engine_collide.c holds the pair):
+     * their anchors are stale, so the contacts are found again now, before any force law reads
+     * them. */
+    if (model_of(slot)->keeps_contact)
+        engine_collide_now(e);
 }
 
 /* The pair's loads from the per-body loads engine_accumulate_loads fills. */

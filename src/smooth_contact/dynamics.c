@@ -184,6 +184,9 @@ bool smooth_project_rates(const SmoothContactSystem *sys, const SmoothKinematics
     return true;
 }
 
+/* The attitude change an entry may make (about 1 degree). */
+static const double ENTRY_ANGLE_TOLERANCE = 0.02;
+
 IssimStatus smooth_contact_enter(const SmoothContactSystem *sys, const SmoothBodyMotion *a,
                                  Vec3 point, double tolerance, SmoothContactState *out,
                                  IssimError *err) {
@@ -220,6 +223,23 @@ IssimStatus smooth_contact_enter(const SmoothContactSystem *sys, const SmoothBod
     status = smooth_kinematics(sys, out, &k, err);
     if (status != ISSIM_OK)
         return status;
+    /* The configuration the coordinates give must be the body's (to the tolerance): a contact
+     * point clamped to a surface's edge, or far from where the bodies touch, would move it. */
+    SmoothBodyMotion at;
+    status = smooth_contact_motion(sys, out, &at, err);
+    if (status != ISSIM_OK)
+        return status;
+    Quat turn = quat_mul(at.orient, quat_conj(a->orient));
+    double angle = 2.0 * asin(fmin(1.0, sqrt(turn.x * turn.x + turn.y * turn.y + turn.z * turn.z)));
+    double moved = vec3_norm(vec3_sub(at.pos, a->pos));
+    if (moved > tolerance || angle > ENTRY_ANGLE_TOLERANCE)
+        return issim_error_set(err, ISSIM_ERR_RANGE,
+                               "smooth contact '%s' on '%s': the contact coordinates would move "
+                               "the body by %.3g m and %.3g rad (more than %.3g m, %.3g rad): the "
+                               "bodies do not touch at one point of both surfaces",
+                               smooth_surface_name(sys->surface_a),
+                               smooth_surface_name(sys->surface_b), moved, angle, tolerance,
+                               ENTRY_ANGLE_TOLERANCE);
     Mat3 ra_t = mat3_transpose(mat3_mul(quat_to_mat3(sys->orient_b), k.rotation));
     if (!smooth_project_rates(sys, &k, mat3_mul_vec(ra_t, a->angvel), mat3_mul_vec(ra_t, a->vel),
                               NULL, 0, out->rate))

@@ -121,7 +121,7 @@ void test_octahedron(TestOctahedron *o, double s) {
         o->fv[3 * f + 2] = ccw ? c : b;
         o->f[f] = (HullFace){vec3_normalize(vec3(sx, sy, sz)), s / sqrt(3.0), 3 * f, 3};
     }
-    o->hull = (Hull){6, o->v, 8, o->f, o->fv, {0, 0, 0}};
+    o->hull = (Hull){6, o->v, 8, o->f, o->fv, {0, 0, 0}, {0, 0, 0}, {s, s, s}};
 }
 
 int test_run_issim(const char *args, char *out, size_t size) {
