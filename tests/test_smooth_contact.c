@@ -66,7 +66,7 @@ static SmoothBodyMotion motion_of(const SmoothContactSystem *sys, const SmoothCo
 }
 
 static SmoothKinematics kinematics_of(const SmoothContactSystem *sys,
-                                       const SmoothContactState *st) {
+                                      const SmoothContactState *st) {
     SmoothKinematics k;
     IssimError err = {0};
     if (smooth_kinematics(sys, st, &k, &err) != ISSIM_OK)
@@ -161,7 +161,7 @@ static void test_acceleration_matches_velocity_differences(void **state) {
             }
         }
         SmoothKinematics kp = kinematics_of(&pair.sys, &at[1]),
-                          km = kinematics_of(&pair.sys, &at[0]);
+                         km = kinematics_of(&pair.sys, &at[0]);
         Vec3 fw = vec3_scale(vec3_sub(kp.omega, km.omega), 0.5 / eps);
         Vec3 fv = vec3_scale(vec3_sub(kp.vel, km.vel), 0.5 / eps);
         worst = fmax(worst, fmax(relative_error(dw, fw), relative_error(dv, fv)));

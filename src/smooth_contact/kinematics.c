@@ -123,7 +123,7 @@ static Mat3 columns(const Vec3 axis[3]) {
 }
 
 IssimStatus smooth_kinematics(const SmoothContactSystem *sys, const SmoothContactState *st,
-                               SmoothKinematics *k, IssimError *err) {
+                              SmoothKinematics *k, IssimError *err) {
     IssimStatus status =
         contact_side_evaluate(sys->surface_a, st->patch_a, st->q[0], st->q[1], &k->side[0], err);
     if (status == ISSIM_OK)

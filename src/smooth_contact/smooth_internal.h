@@ -35,7 +35,7 @@ typedef struct SmoothKinematics {
 } SmoothKinematics;
 
 IssimStatus smooth_kinematics(const SmoothContactSystem *sys, const SmoothContactState *st,
-                               SmoothKinematics *k, IssimError *err);
+                              SmoothKinematics *k, IssimError *err);
 
 /* Contact-frame vector v of side k (k.side[i].axis) in body coordinates. */
 static inline Vec3 side_to_body(const ContactSide *side, Vec3 v) {
