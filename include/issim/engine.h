@@ -233,6 +233,12 @@ IssimStatus engine_set_applied_wrench(Engine *engine, EngineBodyId body, Vec3 fo
 
 /* Active contacts now. Returns the count written (<= max). */
 int engine_contact_reports(const Engine *engine, ContactReport *out, int max);
+/* One report per smooth pair in reduced form (Kry's contact coordinates, engine_reduced_smooth),
+ * which has no collision contact while reduced: the contact point, the obstacle's normal, the
+ * normal force and the contact force on a (friction included), depth 0, id 0, and patch = the
+ * patch of a's surface holding the contact (002 6.2 draws it). Returns the count written
+ * (<= max). Thread: engine. */
+int engine_smooth_contact_reports(const Engine *engine, ContactReport *out, int max);
 int engine_active_contact_count(const Engine *engine);
 
 typedef enum EngineEventKind {

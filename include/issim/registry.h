@@ -182,6 +182,8 @@ typedef struct ContactReport {
     double depth_rate;   /* d(depth)/dt, m/s */
     double normal_force; /* N, on a along normal */
     Vec3 force;          /* N, total contact force on a, world */
+    int32_t patch;       /* smooth contact (engine_smooth_contact_reports): the patch of a's
+                            surface holding it; -1 for every other contact */
 } ContactReport;
 
 /* Publishes the contacts at time t (n <= max_contacts; extra are dropped and counted).

@@ -312,6 +312,14 @@ static void apply_window_toggles(App *app) {
     }
 }
 
+/* A view with smooth surfaces draws their contacts always (the renderer's smooth contacts). */
+static bool view_has_patches(const SceneView *view) {
+    for (int m = 0; m < view->mesh_count; m++)
+        if (view->meshes[m].patch_of_triangle)
+            return true;
+    return false;
+}
+
 static void draw_scene(App *app) {
     Session *s = &app->session;
     glViewport(0, 0, app->width, app->height);
@@ -325,7 +333,7 @@ static void draw_scene(App *app) {
         return;
     static ContactReport contacts[1024];
     double tc;
-    int n = (app->toggles.contacts || app->toggles.forces)
+    int n = (app->toggles.contacts || app->toggles.forces || view_has_patches(s->view))
                 ? registry_read_contacts(s->reg, &tc, contacts, 1024)
                 : 0;
     if (app->toggles.selected_contacts)

@@ -11,6 +11,7 @@
 #include "issim/display.h"
 #include "issim/engine.h"
 #include "issim/registry.h"
+#include "issim/surface.h"
 #include "issim/thing.h"
 
 /* ===== Camera (orbit about a target; z up) ===== */
@@ -69,6 +70,9 @@ bool mesh_trimesh(MeshData *m, const TriMesh *mesh);
 bool mesh_polygon_prism(MeshData *m, const Vec3 *points, int count, double half_width);
 /* A square of side 2 in the local x-y plane, normal +z. */
 bool mesh_unit_quad(MeshData *m);
+/* A smooth surface's tessellation as an indexed mesh with the surface's own normals (so it
+ * shades round however coarse the triangles). */
+bool mesh_smooth_surface(MeshData *m, const SurfaceTessellation *t);
 
 /* ===== Scene view: what to draw, built from a copy of the thing database ===== */
 
@@ -102,6 +106,8 @@ typedef struct ViewMesh {
     int coarser;             /* the next coarser level of detail, or -1 */
     double coarser_below_px; /* take `coarser` when the round radius projects below this */
     double round_radius;     /* radius of the round part in mesh units (scaled per instance) */
+    int *patch_of_triangle;  /* smooth surfaces: the patch of each triangle of data (owned, so
+                                the patch in contact can be drawn: 002 6.2); else NULL */
 } ViewMesh;
 
 typedef struct ViewBody {

@@ -1,6 +1,6 @@
 /* Triangle meshes of the collision shapes (collision.h), as unindexed triangle lists with
  * per-vertex normals: spheres and boxes once per scene (scaled per instance), capsules per
- * radius/length pair, hulls, polygons and triangle meshes per shape. */
+ * radius/length pair, hulls, polygons, triangle meshes and smooth surfaces per shape. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,4 +216,26 @@ bool mesh_unit_quad(MeshData *m) {
     for (int k = 0; k < 6; k++)
         push_vertex(&b, c[order[k]], n);
     return builder_finish(&b);
+}
+
+bool mesh_smooth_surface(MeshData *m, const SurfaceTessellation *t) {
+    *m = (MeshData){0};
+    m->positions = malloc((size_t)t->vertex_count * 3 * sizeof(float));
+    m->normals = malloc((size_t)t->vertex_count * 3 * sizeof(float));
+    m->indices = malloc((size_t)t->triangle_count * 3 * sizeof(unsigned));
+    if (!m->positions || !m->normals || !m->indices) {
+        mesh_data_free(m);
+        return false;
+    }
+    for (int i = 0; i < t->vertex_count; i++) {
+        Vec3 p = t->vertices[i], n = t->normals[i];
+        float *pp = m->positions + 3 * i, *nn = m->normals + 3 * i;
+        pp[0] = (float)p.x, pp[1] = (float)p.y, pp[2] = (float)p.z;
+        nn[0] = (float)n.x, nn[1] = (float)n.y, nn[2] = (float)n.z;
+    }
+    for (int k = 0; k < 3 * t->triangle_count; k++)
+        m->indices[k] = (unsigned)t->triangles[k / 3][k % 3];
+    m->vertex_count = t->vertex_count;
+    m->index_count = 3 * t->triangle_count;
+    return true;
 }

@@ -79,6 +79,7 @@ struct Renderer {
     int instance_capacity;
     float *lines;
     int line_count, line_capacity; /* vertices */
+    int overlay_first;             /* lines from here on are drawn over the solids */
     struct DepthKey *order;        /* draw order, nearest first */
     int order_capacity;
     int *drawn_mesh; /* per entry of order: the level of detail drawn, or -1 */
@@ -324,6 +325,38 @@ static void contact_lines(Renderer *r, const RenderFrame *f, double size) {
     }
 }
 
+/* A smooth contact (002 6.2: "the triangular patch which is currently in contact is drawn with
+ * greater detail"): the triangles of body a's patch holding it as magenta edges, and the point
+ * as a magenta cross. Drawn over the solids: the contact lies under the body, out of sight from
+ * most views. */
+static void smooth_contact_lines(Renderer *r, const SceneView *view, const ContactReport *c,
+                                 double size) {
+    static const float col[4] = {1.0f, 0.2f, 0.9f, 1};
+    Vec3 axes[3] = {{size, 0, 0}, {0, size, 0}, {0, 0, size}};
+    for (int a = 0; a < 3; a++)
+        line(r, vec3_sub(c->point, axes[a]), vec3_add(c->point, axes[a]), col);
+    int body = scene_view_body_of(view, engine_body_id_unpack(c->body_a));
+    if (body < 0 || view->bodies[body].instance < 0)
+        return;
+    const ViewInstance *in = &view->instances[view->bodies[body].instance];
+    const ViewMesh *mesh = &view->meshes[in->mesh];
+    if (!mesh->patch_of_triangle)
+        return;
+    Pose pose = view_instance_mesh_pose(in);
+    const MeshData *d = &mesh->data;
+    for (int t = 0; t < d->index_count / 3; t++) {
+        if (mesh->patch_of_triangle[t] != c->patch)
+            continue;
+        Vec3 p[3];
+        for (int k = 0; k < 3; k++) {
+            const float *v = d->positions + 3 * d->indices[3 * t + k];
+            p[k] = pose_apply(pose, vec3_hadamard((Vec3){v[0], v[1], v[2]}, in->scale));
+        }
+        for (int k = 0; k < 3; k++)
+            line(r, p[k], p[(k + 1) % 3], col);
+    }
+}
+
 /* Contact-map bodies (000 ch. 3): each node as a short stick along its outward normal, and the
  * node an active contact uses (the one the model chose: same rule) long and red. */
 static void map_node_lines(Renderer *r, const RenderFrame *f, double size) {
@@ -425,6 +458,10 @@ static void build_lines(Renderer *r, const RenderFrame *f) {
             line(r, view->handle.segments[i][0], view->handle.segments[i][1],
                  view->handle.segment_colors[i]);
     }
+    r->overlay_first = r->line_count;
+    for (int i = 0; i < f->contact_count; i++)
+        if (f->contacts[i].patch >= 0)
+            smooth_contact_lines(r, view, &f->contacts[i], 0.04 * view->radius);
 }
 
 /* ===== Meshes ===== */
@@ -609,7 +646,10 @@ void renderer_draw(Renderer *r, const RenderFrame *f) {
         glBufferData(GL_ARRAY_BUFFER,
                      (GLsizeiptr)((size_t)r->line_count * LINE_FLOATS * sizeof(float)), r->lines,
                      GL_STREAM_DRAW);
-        glDrawArrays(GL_LINES, 0, r->line_count);
+        glDrawArrays(GL_LINES, 0, r->overlay_first);
+        glDisable(GL_DEPTH_TEST);
+        glDrawArrays(GL_LINES, r->overlay_first, r->line_count - r->overlay_first);
+        glEnable(GL_DEPTH_TEST);
         glBindVertexArray(0);
     }
     glUseProgram(0);

@@ -11,8 +11,8 @@
 #include "display_internal.h"
 
 /* The body shape enum's order in the thing schema ("points", "sphere", ...). */
-enum { BODY_POINTS, BODY_SPHERE, BODY_CAPSULE, BODY_BOX, BODY_HULL, BODY_POLYGON };
-enum { OBSTACLE_PLANE, OBSTACLE_BOX, OBSTACLE_MESH };
+enum { BODY_POINTS, BODY_SPHERE, BODY_CAPSULE, BODY_BOX, BODY_HULL, BODY_POLYGON, BODY_SMOOTH };
+enum { OBSTACLE_PLANE, OBSTACLE_BOX, OBSTACLE_MESH, OBSTACLE_SMOOTH };
 
 typedef struct Builder {
     SceneView *view;
@@ -142,12 +142,79 @@ static int round_mesh_levels(SceneView *v, const char *key) {
     return finest;
 }
 
+/* A smooth surface's mesh key: things with the same surface file, scale, offset and levels
+ * share a mesh; a control net (surface_points) is the thing's own. */
+static void smooth_key(const ThingDb *db, ThingId id, char *key, size_t size) {
+    const char *file = thing_string(db, id, "surface_file");
+    char path[256];
+    if (thing_get(db, id, "surface_points")->point_count > 0 || !file[0]) {
+        snprintf(key, size, "smooth:%s", thing_path(db, id, path, sizeof path));
+        return;
+    }
+    Vec3 scale = thing_vec3(db, id, "surface_scale"), offset = thing_vec3(db, id, "surface_offset");
+    snprintf(key, size, "smooth:%s|%.9g %.9g %.9g|%.9g %.9g %.9g|%d", file, scale.x, scale.y,
+             scale.z, offset.x, offset.y, offset.z, (int)thing_int(db, id, "surface_levels"));
+}
+
+/* Segments per fan triangle of a patch's domain: a one-patch surface needs many to look round;
+ * a subdivided Loop surface has hundreds of small patches and its own normals at every vertex. */
+static int smooth_segments(const SmoothSurface *surface) {
+    int patches = smooth_surface_patch_count(surface);
+    return patches == 1 ? 12 : patches <= 64 ? 6 : 3;
+}
+
+static SmoothSurface *thing_surface(Builder *b, ThingId id, IssimError *err) {
+    const ThingDb *db = b->db;
+    const PropValue *points = thing_get(db, id, "surface_points");
+    const char *file = thing_string(db, id, "surface_file");
+    char buf[1024];
+    return smooth_surface_create(
+        thing_name(db, id), points->points, points->point_count,
+        file[0] ? asset_path(b, file, buf, sizeof buf) : file, thing_vec3(db, id, "surface_scale"),
+        thing_vec3(db, id, "surface_offset"), (int)thing_int(db, id, "surface_levels"), err);
+}
+
+/* The tessellated surface of a "smooth" thing, with the patch of every triangle kept for
+ * drawing the patch in contact. A Loop surface is closed and wound outward (back faces culled);
+ * a Bezier patch is an open sheet seen from both sides. */
+static int smooth_mesh(Builder *b, const char *key, ThingId id) {
+    const ThingDb *db = b->db;
+    bool from_file = thing_get(db, id, "surface_points")->point_count == 0;
+    IssimError sub = {0};
+    SmoothSurface *surface = thing_surface(b, id, &sub);
+    SurfaceTessellation t = {0};
+    if (!surface ||
+        smooth_surface_tessellate(surface, smooth_segments(surface), &t, &sub) != ISSIM_OK) {
+        smooth_surface_destroy(surface);
+        issim_error_set(b->err, ISSIM_ERR_INVALID, "%s.%s: %s", thing_name(db, id),
+                        from_file ? "surface_file" : "surface_points", sub.message);
+        return -1;
+    }
+    smooth_surface_destroy(surface);
+    MeshData data;
+    int index = -1;
+    if (mesh_smooth_surface(&data, &t) && (index = add_mesh(b->view, key, &data)) < 0)
+        mesh_data_free(&data);
+    if (index >= 0) {
+        b->view->meshes[index].closed = from_file;
+        b->view->meshes[index].patch_of_triangle = t.patch_of_triangle;
+        t.patch_of_triangle = NULL;
+    } else {
+        issim_error_set(b->err, ISSIM_ERR_INVALID, "%s: cannot build a mesh for its surface",
+                        thing_name(db, id));
+    }
+    surface_tessellation_free(&t);
+    return index;
+}
+
 /* The mesh for a geometry key, generated on first use. */
 static int mesh_for(Builder *b, const char *key, const ThingDb *db, ThingId id) {
     SceneView *v = b->view;
     int found = find_mesh(v, key);
     if (found >= 0)
         return found;
+    if (strncmp(key, "smooth:", 7) == 0)
+        return smooth_mesh(b, key, id);
     if (strcmp(key, "sphere") == 0 || strncmp(key, "capsule:", 8) == 0) {
         int finest = round_mesh_levels(v, key);
         if (finest < 0)
@@ -348,6 +415,10 @@ static bool add_body(Builder *b, ThingId id, int body) {
         in = body_piece(b, id, body, key);
         break;
     }
+    case BODY_SMOOTH:
+        smooth_key(db, id, key, sizeof key);
+        in = body_piece(b, id, body, key);
+        break;
     }
     return in != NULL;
 }
@@ -360,6 +431,8 @@ static bool add_obstacle(Builder *b, ThingId id) {
     char key[600];
     if (kind == OBSTACLE_BOX)
         issim_strlcpy(key, "box", sizeof key);
+    else if (kind == OBSTACLE_SMOOTH)
+        smooth_key(db, id, key, sizeof key);
     else
         snprintf(key, sizeof key, "mesh:%s", thing_string(db, id, "mesh_file"));
     int mesh = mesh_for(b, key, db, id);
@@ -541,8 +614,10 @@ SceneView *scene_view_create(const ThingDb *db, const Registry *reg, const char 
 void scene_view_destroy(SceneView *v) {
     if (!v)
         return;
-    for (int i = 0; i < v->mesh_count; i++)
+    for (int i = 0; i < v->mesh_count; i++) {
         mesh_data_free(&v->meshes[i].data);
+        free(v->meshes[i].patch_of_triangle);
+    }
     for (int i = 0; i < v->hull_count; i++)
         hull_destroy(v->hulls[i]);
     for (int i = 0; i < v->trimesh_count; i++)

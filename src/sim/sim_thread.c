@@ -103,6 +103,9 @@ static void publish_frame(Sim *sim, double step_wall, uint64_t resets) {
     registry_publish(sim->registry, engine_time(e), sim->values);
     ContactReport reports[64];
     int n = engine_contact_reports(e, reports, 64);
+    for (int i = 0; i < n; i++)
+        reports[i].patch = -1;
+    n += engine_smooth_contact_reports(e, reports + n, 64 - n);
     registry_publish_contacts(sim->registry, engine_time(e), reports, n);
     EngineStats st = engine_stats(e);
     double stats[ENGINE_STAT_COUNT] = {
