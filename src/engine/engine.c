@@ -784,6 +784,7 @@ int engine_contact_reports(const Engine *e, ContactReport *out, int max) {
         if (engine_contact_time_stepped(e, c))
             f = (ContactForce){.normal = c->resolved_force, .tangent = c->resolved_friction};
         out[n++] = (ContactReport){.id = c->id,
+                                   .patch = -1,
                                    .body_a = engine_body_id_pack(engine_body_id(e, c->body)),
                                    .body_b = engine_body_id_pack(engine_body_id(e, c->body_b)),
                                    .obstacle = c->obstacle,
