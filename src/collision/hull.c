@@ -694,6 +694,19 @@ static Hull *hull_from_triangles(const Qh *q, IssimError *err) {
             }
         face->offset = off;
     }
+    /* A merged face whose corners were all dropped as collinear but two (coordinates that span
+     * many orders of magnitude, found by fuzzing) is no polygon: refuse the point set. */
+    for (int g = 0; g < fcount; g++)
+        if (hull->faces[g].count < 3) {
+            issim_error_set(err, ISSIM_ERR_INVALID,
+                            "hull: the points are degenerate at double precision (a face of the "
+                            "hull has %d corners; coordinates spanning too many orders of "
+                            "magnitude?)",
+                            hull->faces[g].count);
+            free(hull);
+            hull = NULL;
+            goto done;
+        }
     /* Volume centroid. */
     Vec3 c0 = {0, 0, 0};
     for (int i = 0; i < vcount; i++)
