@@ -49,7 +49,8 @@ static SpinTrace trace_spin(Engine *e, double until) {
     return tr;
 }
 
-static Engine *scene_engine(const char *scene, const char *const *sets, int count) {
+/* The scene with the "path=value" overrides applied. */
+static ThingDb *scene_db(const char *scene, const char *const *sets, int count) {
     ThingDb *db = NULL;
     IssimError err = {0};
     if (scene_load_file(test_source_path(scene), NULL, &db, &err) != ISSIM_OK)
@@ -61,10 +62,21 @@ static Engine *scene_engine(const char *scene, const char *const *sets, int coun
         if (thingdb_set_text(db, path, eq + 1, false, &err) != ISSIM_OK)
             fail_msg("%s: %s", sets[i], err.message);
     }
+    return db;
+}
+
+/* An engine for the scene (NULL with err when it refuses it). */
+static Engine *engine_of(ThingDb *db, IssimError *err) {
     EngineOptions o = engine_options_default();
     o.asset_dir = test_source_path("scenes");
-    Engine *e = engine_create(db, &o, &err);
+    Engine *e = engine_create(db, &o, err);
     thingdb_destroy(db);
+    return e;
+}
+
+static Engine *scene_engine(const char *scene, const char *const *sets, int count) {
+    IssimError err = {0};
+    Engine *e = engine_of(scene_db(scene, sets, count), &err);
     if (!e)
         fail_msg("%s", err.message);
     return e;
@@ -84,6 +96,16 @@ static void test_rattleback_scene_reverses(void **state) {
     assert_true(tr.first_reversal > 20.0 && tr.first_reversal < 35.0);
     assert_true(tr.energy_max <= tr.energy_start + 1e-9 * fabs(tr.energy_start));
     assert_int_equal(tr.reduced_pairs_min, 1);
+    /* the contact the display draws: the commit's solve, on patch 0, carrying about the weight */
+    ContactReport report;
+    assert_int_equal(engine_smooth_contact_reports(e, &report, 1), 1);
+    print_message("smooth contact report: patch %d, normal force %.2f N (weight 49.05 N), point z "
+                  "%.2e m\n",
+                  report.patch, report.normal_force, report.point.z);
+    assert_int_equal(report.patch, 0);
+    assert_true(report.normal_force > 20.0 && report.normal_force < 100.0);
+    assert_true(fabs(report.point.z) < 1e-12);
+    assert_true(vec3_dot(report.force, report.normal) > 0.0);
     engine_destroy(e);
 }
 
@@ -182,21 +204,8 @@ static void test_marble_rolls_in_the_dish(void **state) {
 /* ===== Bad input ===== */
 
 static void expect_refused(const char *set, const char *needle) {
-    ThingDb *db = NULL;
     IssimError err = {0};
-    if (scene_load_file(test_source_path("scenes/rattleback.lua"), NULL, &db, &err) != ISSIM_OK)
-        fail_msg("%s", err.message);
-    const char *eq = strchr(set, '=');
-    char path[256];
-    snprintf(path, sizeof path, "%.*s", (int)(eq - set), set);
-    IssimStatus s = thingdb_set_text(db, path, eq + 1, false, &err);
-    Engine *e = NULL;
-    if (s == ISSIM_OK) {
-        EngineOptions o = engine_options_default();
-        o.asset_dir = test_source_path("scenes");
-        e = engine_create(db, &o, &err);
-    }
-    thingdb_destroy(db);
+    Engine *e = engine_of(scene_db("scenes/rattleback.lua", &set, 1), &err);
     print_message("%s -> %s\n", set, err.message);
     assert_null(e);
     assert_non_null(strstr(err.message, needle));
@@ -224,17 +233,11 @@ static void test_open_loop_mesh_is_refused(void **state) {
     assert_non_null(f);
     fputs("v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 2\nf 1 2 4\nf 2 3 4\n", f);
     fclose(f);
-    char set[512];
-    snprintf(set, sizeof set, "rattleback.surface_file=%s", path);
-    ThingDb *db = NULL;
+    char file[512];
+    snprintf(file, sizeof file, "rattleback.surface_file=%s", path);
+    const char *sets[] = {"rattleback.surface_points={}", file};
     IssimError err = {0};
-    if (scene_load_file(test_source_path("scenes/rattleback.lua"), NULL, &db, &err) != ISSIM_OK)
-        fail_msg("%s", err.message);
-    assert_int_equal(thingdb_set_text(db, "rattleback.surface_points", "{}", false, &err),
-                     ISSIM_OK);
-    assert_int_equal(thingdb_set_text(db, "rattleback.surface_file", path, false, &err), ISSIM_OK);
-    Engine *e = engine_create(db, NULL, &err);
-    thingdb_destroy(db);
+    Engine *e = engine_of(scene_db("scenes/rattleback.lua", sets, 2), &err);
     print_message("open mesh -> %s\n", err.message);
     assert_null(e);
     assert_non_null(strstr(err.message, "rattleback.surface_file"));

@@ -500,7 +500,7 @@ void engine_set_complementarity_solver(Engine *engine, const EngineComplementari
  * (a sticking, no-slip no-spin contact) while the contact presses. 3D scenes only. */
 
 #define ENGINE_REDUCED_BLOCK_MAX 32 /* values of a pair block */
-#define ENGINE_REDUCED_DATA_MAX 512 /* bytes of constants a model keeps per pair */
+#define ENGINE_REDUCED_DATA_MAX 640 /* bytes of constants a model keeps per pair */
 
 typedef struct EngineReducedPair {
     double mass_a, mass_b;     /* kg (mass_b 0: a fixed obstacle) */
@@ -511,6 +511,7 @@ typedef struct EngineReducedPair {
      * parameters, Borrowed for the pair's life. */
     const SmoothSurface *surface_a, *surface_b;
     const ContactParams *params;
+    double t; /* s: when the pair entered */
 } EngineReducedPair;
 
 /* The external wrenches on the two bodies (world, about their centres of mass): gravity, their

@@ -78,6 +78,7 @@ typedef struct SmoothContactDynamics {
     Vec3 spin;                        /* a's angular velocity relative to b, contact frame */
     Vec3 point;                       /* the contact point, world */
     Vec3 normal;                      /* b's outward normal there, world */
+    Vec3 force;                       /* the contact force on a (normal and friction), world */
 } SmoothContactDynamics;
 
 /* The contact kinematics (002 4.2, App. A) at a state: H's columns, body coordinates of a

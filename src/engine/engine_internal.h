@@ -516,10 +516,8 @@ IssimStatus engine_reduced_start_pair(Engine *e, int body, int obstacle,
                                       const EngineReducedPair *pair,
                                       const EngineReducedModel *model, const void *data,
                                       size_t size, const double *block, IssimError *err);
-/* engine_smooth.c: the pairs whose start_coords put them in contact at the start, and the entry
- * time a smooth pair's data keeps. */
+/* engine_smooth.c: the pairs whose start_coords put them in contact at the start. */
 IssimStatus engine_smooth_start(Engine *e, IssimError *err);
-void engine_smooth_entered(void *data, double t);
 
 /* engine_collide.c: shapes and the collision world */
 /* Room for count contacts (and as many live-contact entries); false when memory ran out. */

@@ -417,7 +417,8 @@ static void try_enter(Engine *e, int body) {
                                      .inertia_a = a->inertia,
                                      .point = point,
                                      .normal = normal,
-                                     .fixed_b = partner < 0};
+                                     .fixed_b = partner < 0,
+                                     .t = e->t};
     slot->pair.surface_a = a->surface;
     slot->pair.params = &e->pairs[c->pair].params;
     if (partner >= 0) {
@@ -437,8 +438,6 @@ static void try_enter(Engine *e, int body) {
     double *block = e->y + e->blocks[slot->block].offset;
     if (!model->enter(&slot->pair, slot->data, &sa, &sb, block))
         return;
-    if (model == engine_reduced_smooth())
-        engine_smooth_entered(slot->data, e->t);
     occupy(e, s, body, partner, obstacle, model);
 }
 

@@ -25,6 +25,11 @@ typedef struct SmoothData {
     int motion_patches[2];
     SmoothBodyMotion motion;
     bool motion_valid;
+    /* The contact at the last commit, for the published contact reports (the commit solves the
+     * dynamics there anyway). */
+    Vec3 report_point, report_normal, report_force;
+    double report_normal_force;
+    bool report_valid;
 } SmoothData;
 
 _Static_assert(sizeof(SmoothData) <= ENGINE_REDUCED_DATA_MAX, "smooth pair data too large");
@@ -83,6 +88,7 @@ static bool smooth_enter(const EngineReducedPair *pair, void *data, const Engine
         return false;
     SmoothData *d = data;
     d->sys = system_of(pair, b->pos, b->orient);
+    d->t = pair->t; /* the first commit's step starts here */
     SmoothBodyMotion m = {a->pos, a->orient, a->vel, a->angvel};
     IssimError err = {0};
     if (smooth_contact_enter(&d->sys, &m, pair->point, ENTRY_TOLERANCE, &d->state, &err) !=
@@ -167,6 +173,11 @@ static int smooth_commit(const EngineReducedPair *pair, void *data, double *bloc
     }
     if (smooth_contact_switch_friction(&d->sys, &st, &dyn) || crossed > 0)
         result = ENGINE_REDUCED_CHANGED;
+    d->report_point = dyn.point;
+    d->report_normal = dyn.normal;
+    d->report_force = dyn.force;
+    d->report_normal_force = dyn.normal_force;
+    d->report_valid = true;
     d->state = st;
     d->t = t;
     store(&st, block);
@@ -184,11 +195,6 @@ static const EngineReducedModel smooth_model = {.name = "smooth",
 
 const EngineReducedModel *engine_reduced_smooth(void) {
     return &smooth_model;
-}
-
-/* The time of the entry, so the first commit knows its step. */
-void engine_smooth_entered(void *data, double t) {
-    ((SmoothData *)data)->t = t;
 }
 
 /* ===== Starting in contact (the pair's start_coords, 002 App. B.1's coords / dcoords) ===== */
@@ -320,51 +326,22 @@ IssimStatus engine_smooth_start(Engine *e, IssimError *err) {
 /* One pair's report: the contact point, b's outward normal there, the normal force and the whole
  * force of b on a, friction included, turned from a's contact frame (x along x_s, z a's outward
  * normal: smooth_contact.h) into the world. false: a degenerate point (nothing to report). */
-static bool pair_report(const Engine *e, const EngineReducedSlot *slot, Vec3 force, Vec3 torque,
-                        ContactReport *out) {
-    const SmoothData *d = (const SmoothData *)slot->data;
-    SmoothContactSystem sys = live_system(&slot->pair, d);
-    SmoothContactState st = state_of(d, e->y + e->blocks[slot->block].offset);
-    SmoothContactDynamics dyn;
-    SmoothBodyMotion m;
-    SurfacePoint sp;
-    if (smooth_contact_dynamics(&sys, &st, force, torque, &dyn, NULL) != ISSIM_OK ||
-        smooth_contact_motion(&sys, &st, &m, NULL) != ISSIM_OK ||
-        smooth_surface_evaluate(sys.surface_a, st.patch_a, st.q[0], st.q[1], &sp, NULL) != ISSIM_OK)
-        return false;
-    Vec3 x = quat_rotate(m.orient, vec3_normalize(sp.x[SURFACE_S]));
-    Vec3 y = vec3_cross(quat_rotate(m.orient, sp.normal[SURFACE_VALUE]), x);
-    Vec3 friction = vec3_mad(vec3_scale(x, dyn.friction_force.x), dyn.friction_force.y, y);
-    *out = (ContactReport){.id = 0,
-                           .obstacle = slot->obstacle,
-                           .body_a = engine_body_id_pack(engine_body_id(e, slot->body_a)),
-                           .body_b = 0,
-                           .point = dyn.point,
-                           .normal = dyn.normal,
-                           .normal_force = dyn.normal_force,
-                           .force = vec3_mad(friction, dyn.normal_force, dyn.normal),
-                           .patch = st.patch_a};
-    return true;
-}
-
 int engine_smooth_contact_reports(const Engine *e, ContactReport *out, int max) {
-    int active = 0;
-    for (int s = 0; s < e->reduced_slots; s++)
-        active += e->reduced[s].active && e->reduced[s].model == &smooth_model;
-    if (active == 0 || max <= 0)
-        return 0;
-    /* The loads on the bodies now (gravity, applied wrenches): the contact force balances them. */
-    Vec3 *force = malloc(2 * (size_t)e->body_count * sizeof *force);
-    if (!force)
-        return 0;
-    Vec3 *torque = force + e->body_count;
-    engine_accumulate_loads(e, e->t, e->y, force, torque);
     int n = 0;
     for (int s = 0; s < e->reduced_slots && n < max; s++) {
         const EngineReducedSlot *slot = &e->reduced[s];
-        if (slot->active && slot->model == &smooth_model && slot->obstacle >= 0)
-            n += pair_report(e, slot, force[slot->body_a], torque[slot->body_a], &out[n]);
+        const SmoothData *d = (const SmoothData *)slot->data;
+        if (!slot->active || slot->model != &smooth_model || slot->obstacle < 0 || !d->report_valid)
+            continue;
+        out[n++] = (ContactReport){.id = 0,
+                                   .obstacle = slot->obstacle,
+                                   .body_a = engine_body_id_pack(engine_body_id(e, slot->body_a)),
+                                   .body_b = 0,
+                                   .point = d->report_point,
+                                   .normal = d->report_normal,
+                                   .normal_force = d->report_normal_force,
+                                   .force = d->report_force,
+                                   .patch = d->state.patch_a};
     }
-    free(force);
     return n;
 }

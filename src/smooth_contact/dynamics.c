@@ -91,7 +91,7 @@ IssimStatus smooth_contact_dynamics(const SmoothContactSystem *sys, const Smooth
     int n = SMOOTH_COORDINATES + 1 + (no_slip ? 2 : 0) + (no_spin ? 1 : 0);
     double a[MAX_UNKNOWNS * MAX_UNKNOWNS] = {0}, x[MAX_UNKNOWNS] = {0};
 
-    Mat3 ra = mat3_mul(quat_to_mat3(sys->orient_b), k.rotation);
+    Mat3 rb = quat_to_mat3(sys->orient_b), ra = mat3_mul(rb, k.rotation);
     Vec3 f_ext = mat3_mul_vec(mat3_transpose(ra), force);
     Vec3 t_ext = mat3_mul_vec(mat3_transpose(ra), torque);
     Vec3 iw = vec3_hadamard(sys->inertia, k.omega);
@@ -154,8 +154,9 @@ IssimStatus smooth_contact_dynamics(const SmoothContactSystem *sys, const Smooth
         out->friction_torque.z = x[n - 1];
     out->slip = k.slip_c;
     out->spin = k.omega_c;
-    Mat3 rb = quat_to_mat3(sys->orient_b);
     out->point = vec3_add(sys->pos_b, mat3_mul_vec(rb, k.side[1].p));
+    Vec3 contact_force = vec3_add(out->friction_force, vec3(0, 0, -fn)); /* a's contact frame */
+    out->force = mat3_mul_vec(ra, side_to_body(&k.side[0], contact_force));
     out->normal = mat3_mul_vec(rb, k.side[1].axis[2]);
     return ISSIM_OK;
 }
