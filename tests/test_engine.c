@@ -71,6 +71,25 @@ static void test_free_fall_rk4(void **state) {
     free_fall_matches_closed_form("rk4", 1e-9);
 }
 
+/* Output instants on RK4's own grid cost one step each, also where an ulp of t exceeds the old
+ * remainder tolerance (1e-12 steps): past t = 8 s every output instant used to add a step of one
+ * ulp (the rattleback took 45,120 steps for 40,000 outputs). */
+static void test_rk4_outputs_on_the_step_grid_take_one_step_each(void **state) {
+    ThingDb *db = make_drop("rk4", false, 1e3, 1e4); /* no contact: it falls for 20 s */
+    IssimError err;
+    assert_int_equal(thingdb_set_text(db, "universe.dt", "1e-3", false, &err), ISSIM_OK);
+    Engine *e = engine_from(db);
+    const int outputs = 20000;
+    for (int k = 1; k <= outputs; k++)
+        assert_int_equal(engine_advance(e, (double)k * 1e-3, &err), ISSIM_OK);
+    EngineStats st = engine_stats(e);
+    print_message("RK4 steps for %d output instants of 1 ms to 20 s: %llu\n", outputs,
+                  (unsigned long long)st.steps);
+    assert_int_equal(st.steps, outputs);
+    assert_near(engine_time(e), 20.0, 1e-12);
+    engine_destroy(e);
+}
+
 /* Torque-free asymmetric body: energy and world angular momentum are invariants. */
 static void test_free_rigid_body_invariants(void **state) {
     ThingDb *db = make_drop("bdf", false, 1e5, 100.0);
@@ -338,6 +357,7 @@ int main(void) {
         cmocka_unit_test(test_free_fall_bdf),
         cmocka_unit_test(test_free_fall_adams),
         cmocka_unit_test(test_free_fall_rk4),
+        cmocka_unit_test(test_rk4_outputs_on_the_step_grid_take_one_step_each),
         cmocka_unit_test(test_free_rigid_body_invariants),
         cmocka_unit_test(test_planar_mode_stays_in_plane),
         cmocka_unit_test(test_onset_located_bdf),
