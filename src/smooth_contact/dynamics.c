@@ -202,13 +202,16 @@ IssimStatus smooth_contact_enter(const SmoothContactSystem *sys, const SmoothBod
                                         &dist_b, err);
     if (status != ISSIM_OK)
         return status;
-    if (dist_a > tolerance || dist_b > tolerance)
+    if (dist_a > tolerance || dist_b > tolerance) {
+        bool off_a = dist_a > tolerance;
         return issim_error_set(
             err, ISSIM_ERR_RANGE,
-            "smooth contact: the contact point is %.3g m from surface '%s' (more than %.3g m): a "
-            "contact started off the surfaces",
-            dist_a > tolerance ? dist_a : dist_b,
-            smooth_surface_name(dist_a > tolerance ? sys->surface_a : sys->surface_b), tolerance);
+            "smooth contact: the contact point is %.3g m from surface '%s' (more than %.3g m; its "
+            "nearest point: patch %d at (%.4g, %.4g)): a contact started off the surfaces",
+            off_a ? dist_a : dist_b, smooth_surface_name(off_a ? sys->surface_a : sys->surface_b),
+            tolerance, off_a ? out->patch_a : out->patch_b, off_a ? out->q[0] : out->q[2],
+            off_a ? out->q[1] : out->q[3]);
+    }
     ContactSide s1, s2;
     status = contact_side_evaluate(sys->surface_a, out->patch_a, out->q[0], out->q[1], &s1, err);
     if (status == ISSIM_OK)
