@@ -38,6 +38,7 @@ return {
       inertia = {1e-3, 1e-3, 1e-3},      -- kg m^2
       pos = {0, 0, 0},                   -- the vertex touches the plane
       vertices = {{0, 0, 0}},            -- at the centre of mass: no torque
+      display_box = {0.015, 0.015, 0.01}, -- drawn as a block standing on its vertex (no collision)
       force = {0, 0, 0},                 -- N
       material = "block",
       color = {0.3, 0.6, 0.85},

@@ -364,6 +364,17 @@ static bool add_points_body(Builder *b, ThingId id, int body) {
         in->offset = verts->points[k];
         in->scale = (Vec3){marker, marker, marker};
     }
+    Vec3 box = thing_vec3(b->db, id, "display_box");
+    if (box.x > 0.0 && box.y > 0.0 && box.z > 0.0 && verts->point_count > 0) {
+        double lowest = verts->points[0].z;
+        for (int k = 1; k < verts->point_count; k++)
+            lowest = fmin(lowest, verts->points[k].z);
+        ViewInstance *in = body_piece(b, id, body, "box");
+        if (!in)
+            return false;
+        in->offset = (Vec3){0.0, 0.0, lowest + box.z};
+        in->scale = box;
+    }
     for (int k = 0; k + 1 < verts->point_count; k++) {
         Vec3 p = verts->points[k], q = verts->points[k + 1];
         double len = vec3_norm(vec3_sub(q, p));

@@ -304,6 +304,16 @@ static const PropDef body_props[] = {
      .min_exclusive = true,
      .mutability = PROP_FIXED_DURING_RUN,
      .default_value = VEC(0.05, 0.05, 0.05)},
+    {.name = "display_box",
+     .type = PROP_VEC3,
+     .unit = "m",
+     .description = "points: also draw a box of these half extents standing on the lowest "
+                    "contact vertex (body z), for a body that is one contact point (the "
+                    "quasi_static_cycle block); {0, 0, 0}: none; drawing only",
+     .min = 0,
+     .max = 1e3,
+     .mutability = PROP_FIXED_DURING_RUN,
+     .default_value = VEC(0, 0, 0)},
     {.name = "half_length",
      .type = PROP_REAL,
      .unit = "m",
