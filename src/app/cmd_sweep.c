@@ -663,7 +663,8 @@ int cmd_sweep(int argc, char **argv) {
         phase(rank, "mpi-init-done");
     }
     /* Every run builds the same scene: its contact maps are read once per process, shared
-     * read-only by the threads (contactmap.h; 8.7 of a bar-drop run's 9 ms, docs/performance.md). */
+     * read-only by the threads (contactmap.h; 8.7 of a bar-drop run's 9 ms, docs/performance.md).
+     */
     contact_map_cache_enable();
     rc = sweep(&a, rank, ranks);
     contact_map_cache_clear();
