@@ -83,6 +83,15 @@ IssimStatus contact_map_load(const char *spec, const char *path, const char *bod
 void contact_map_retain(ContactMap *map);
 void contact_map_release(ContactMap *map);
 
+/* A process-wide cache of map files for programs that build the same scenes again and again (a
+ * parameter study: reading a map is most of a short run's cost). Off by default. Once enabled,
+ * contact_map_load hands out the map it read before from the same path while the file is
+ * unchanged (device, inode, size, modification time), retained: the same immutable data a new
+ * read would give, so results do not change. Threading: loads from any thread; enable and clear
+ * may be called at any time, clear releases the cache's references (maps in use stay alive). */
+void contact_map_cache_enable(void);
+void contact_map_cache_clear(void);
+
 /* Read-only views (Borrowed while the map is retained). */
 const char *contact_map_body(const ContactMap *map);
 const char *contact_map_origin(const ContactMap *map);

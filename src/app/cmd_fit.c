@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "issim/contactmap.h"
 #include "issim/study.h"
 
 int cmd_fit(int argc, char **argv);
@@ -127,6 +128,8 @@ int cmd_fit(int argc, char **argv) {
     }
     printf("fit        %s to %s: %d rows (%s), %d parameter%s\n", study.scene, data_path, data.rows,
            data.trajectory ? "trajectory" : "table of experiments", count, count > 1 ? "s" : "");
+    /* Every trial is the same scene: its contact maps are read once (contactmap.h). */
+    contact_map_cache_enable();
     FitResult res;
     double start = issim_wall_time();
     int rc = 0;
@@ -149,5 +152,6 @@ int cmd_fit(int argc, char **argv) {
         }
     }
     fit_data_free(&data);
+    contact_map_cache_clear();
     return rc;
 }

@@ -4,17 +4,22 @@
  * are written as they finish (one flushed line each), so a killed sweep keeps every finished run
  * and `issim sweep` with the same arguments resumes with the rest; at the end the table is
  * rewritten in run order, the same whichever way it ran. */
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <mpi.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "issim/contactmap.h"
 #include "issim/study.h"
 
 int cmd_sweep(int argc, char **argv);
@@ -50,6 +55,22 @@ static int sweep_bad(const char *what, const char *arg) {
     fprintf(stderr, "issim sweep: %s%s\n", what, arg ? arg : "");
     sweep_usage(stderr);
     return 2;
+}
+
+/* ===== Phase times (ISSIM_SWEEP_TIMES=1): where a sweep's wall time goes ===== */
+
+/* Wall-clock (epoch) seconds on stderr, so the phases line up with the launching shell's `date
+ * +%s.%N` before mpirun and after it returns (tools/bench_sweep.sh --phases). */
+static void phase(int rank, const char *name) {
+    static int enabled = -1;
+    if (enabled < 0)
+        enabled = getenv("ISSIM_SWEEP_TIMES") != NULL;
+    if (!enabled)
+        return;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    fprintf(stderr, "sweep-phase rank %d %s %.6f\n", rank, name,
+            (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec);
 }
 
 /* ===== Arguments ===== */
@@ -503,6 +524,7 @@ static int run_rank(SweepArgs *a, int rank, int ranks, const long *todo, long to
         if (workers_done && rank == 0 && ranks_done < ranks)
             nanosleep(&(struct timespec){0, 1000000}, NULL); /* waiting for other ranks */
     }
+    phase(rank, "own-runs-done");
     if (rank > 0)
         MPI_Send("", 1, MPI_CHAR, 0, TAG_DONE, MPI_COMM_WORLD);
     for (int i = 0; i < threads; i++)
@@ -566,7 +588,9 @@ static int sweep(SweepArgs *a, int rank, int ranks) {
         fflush(stdout);
     }
     Progress progress = {.total = todo_count, .start = issim_wall_time(), .quiet = a->quiet};
+    phase(rank, "runs-start");
     run_rank(a, rank, ranks, todo, todo_count, out, &progress);
+    phase(rank, "rows-gathered");
     int rc = 0;
     if (rank == 0) {
         fclose(out);
@@ -574,6 +598,7 @@ static int sweep(SweepArgs *a, int rank, int ranks) {
             fprintf(stderr, "issim sweep: could not sort %s (the rows are all there)\n", a->out);
         printf("table    %s: %ld runs, %ld failed this time, %.2f s wall\n", a->out, runs,
                progress.failed, issim_wall_time() - progress.start);
+        phase(rank, "table-sorted");
         if (a->plot)
             rc = plot_table(a->out, header, a->plot, a->plot_out ? a->plot_out : "study.png");
     }
@@ -581,6 +606,25 @@ static int sweep(SweepArgs *a, int rank, int ranks) {
     free(done);
     free(todo);
     return rc;
+}
+
+/* OpenMPI 4.1 talks to its launcher (PMIx 4.2) over loopback TCP without TCP_NODELAY: at
+ * MPI_Finalize the client's small messages wait for the launcher's delayed acknowledgement (Nagle),
+ * 40 ms of a sweep's teardown (strace). Latency is all that matters on these sockets: every TCP
+ * socket the process holds after MPI_Init is set to send at once. */
+static void tcp_send_at_once(void) {
+    DIR *dir = opendir("/proc/self/fd");
+    for (struct dirent *d; dir && (d = readdir(dir)) != NULL;) {
+        int fd = atoi(d->d_name), type = 0, one = 1;
+        struct sockaddr_storage addr;
+        socklen_t len = sizeof type, alen = sizeof addr;
+        if (d->d_name[0] != '.' && getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 &&
+            type == SOCK_STREAM && getsockname(fd, (struct sockaddr *)&addr, &alen) == 0 &&
+            (addr.ss_family == AF_INET || addr.ss_family == AF_INET6))
+            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    }
+    if (dir)
+        closedir(dir);
 }
 
 /* Under mpirun (OpenMPI sets OMPI_COMM_WORLD_SIZE): one study shared by the ranks. */
@@ -605,6 +649,8 @@ int cmd_sweep(int argc, char **argv) {
     }
     int rank = 0, ranks = 1;
     bool mpi = under_mpi();
+    phase(mpi ? atoi(getenv("OMPI_COMM_WORLD_RANK") ? getenv("OMPI_COMM_WORLD_RANK") : "0") : 0,
+          "main");
     if (mpi) {
         /* A sweep's ranks exchange only table rows: OpenMPI's ob1 point-to-point layer starts in
          * a tenth of the time UCX takes here (0.13 against 0.36 s for a one-run sweep); a user's
@@ -613,10 +659,19 @@ int cmd_sweep(int argc, char **argv) {
         MPI_Init(&argc, &argv);
         MPI_Comm_rank(MPI_COMM_WORLD, &rank);
         MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+        tcp_send_at_once();
+        phase(rank, "mpi-init-done");
     }
+    /* Every run builds the same scene: its contact maps are read once per process, shared
+     * read-only by the threads (contactmap.h; 8.7 of a bar-drop run's 9 ms, docs/performance.md).
+     */
+    contact_map_cache_enable();
     rc = sweep(&a, rank, ranks);
-    if (mpi)
+    contact_map_cache_clear();
+    if (mpi) {
         MPI_Finalize();
+        phase(rank, "mpi-finalize-done");
+    }
     study_free(&a.study);
     return rc;
 }

@@ -344,7 +344,7 @@ IssimStatus contact_map_load(const char *spec, const char *path, const char *bod
     *out = NULL;
     if (contact_map_is_synthetic(spec))
         return make_synthetic(spec, body, out, err);
-    IssimStatus s = contact_map_read(path, out, err);
+    IssimStatus s = contact_map_read_cached(path, out, err);
     if (s == ISSIM_OK && strcmp(contact_map_body(*out), body) != 0) {
         s = issim_error_set(err, ISSIM_ERR_INVALID,
                             "%s: the map is for body \"%s\", not \"%s\" (its 'body' line)", spec,

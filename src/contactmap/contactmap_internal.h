@@ -38,5 +38,7 @@ struct ContactMap {
 
 IssimStatus contact_map_fft_prepare(ContactMap *map, IssimError *err);
 void contact_map_fft_destroy(ContactMap *map);
+/* contact_map_read, through the cache when contact_map_cache_enable has turned it on. */
+IssimStatus contact_map_read_cached(const char *path, ContactMap **out, IssimError *err);
 
 #endif
