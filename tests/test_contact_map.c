@@ -170,12 +170,13 @@ static void test_node_choice(void **state) {
 }
 
 /* Item 4: the FFT convolution equals the direct sum within 1e-9 relative (largest difference
- * over the largest output), on random inputs, for
- * lengths around the partition sizes, both rules, a blend of two nodes. */
+ * over the largest output), on random inputs, for lengths around the partition sizes (12000:
+ * four partitions of the largest block, contactmap_internal.h), both rules, a blend of two nodes
+ * (trapezoid) and one node alone (endpoint). */
 static void test_fft_equals_direct_sum(void **state) {
     (void)state;
     TestRng rng = {.s = 20261123};
-    const int lengths[] = {1, 63, 64, 65, 200, 1000, 4096, 5000};
+    const int lengths[] = {1, 63, 64, 65, 200, 1000, 4096, 5000, 12000};
     for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++) {
         int n = lengths[li];
         double *step = malloc(sizeof(double) * 2 * (size_t)n);
@@ -193,8 +194,12 @@ static void test_fft_equals_direct_sum(void **state) {
         ContactMap *map = NULL;
         assert_int_equal(contact_map_create(&spec, "random", &map, NULL), ISSIM_OK);
         for (int rule = 0; rule < 2; rule++) {
-            ContactMapSource src = {
-                .map = map, .node = 0, .second = 1, .weight = 0.3, .rule = (ContactMapRule)rule};
+            bool blend = rule == CONTACT_MAP_TRAPEZOID;
+            ContactMapSource src = {.map = map,
+                                    .node = 0,
+                                    .second = blend ? 1 : 0,
+                                    .weight = blend ? 0.3 : 1.0,
+                                    .rule = (ContactMapRule)rule};
             size_t nd = contact_map_conv_doubles(map, CONTACT_MAP_CONV_DIRECT);
             size_t nf = contact_map_conv_doubles(map, CONTACT_MAP_CONV_FFT);
             double *sd = malloc(sizeof(double) * nd), *sf = malloc(sizeof(double) * nf);
