@@ -195,8 +195,11 @@ static size_t ring_length(const ContactMap *map, bool fft) {
     return fft ? largest_block(map) : (size_t)map->samples;
 }
 
+/* A level's state: its output ring, the delay line of its last P block spectra and (when it
+ * spreads its multiply-adds, fft_push) the next block's pending sum. */
 static size_t level_doubles(const ContactMapLevel *l) {
-    return (size_t)l->ring + (size_t)l->partitions * spectrum_doubles(l);
+    bool spreads = l->partitions > CONTACT_MAP_FFT_GROWING_PARTS;
+    return (size_t)l->ring + ((size_t)l->partitions + spreads) * spectrum_doubles(l);
 }
 
 bool contact_map_conv_uses_fft(const ContactMap *map, ContactMapConvolution kind) {
@@ -224,27 +227,39 @@ void contact_map_conv_init(const ContactMap *map, ContactMapConvolution kind, do
     ((ConvHeader *)state)->fft = contact_map_conv_uses_fft(map, kind) ? 1.0 : 0.0;
 }
 
+/* sum over m < count of w_m x_last[-m], in four partial sums: one chain of dependent additions
+ * would wait on the adder's latency at every product. */
+static double dot_backwards(const double *w, const double *x_last, int count) {
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    int m = 0;
+    for (; m + 4 <= count; m += 4) {
+        s0 += w[m] * x_last[-m];
+        s1 += w[m + 1] * x_last[-m - 1];
+        s2 += w[m + 2] * x_last[-m - 2];
+        s3 += w[m + 3] * x_last[-m - 3];
+    }
+    for (; m < count; m++)
+        s0 += w[m] * x_last[-m];
+    return (s0 + s1) + (s2 + s3);
+}
+
 /* sum over lags [0, lags) of w_m x_{n-m}, from a ring of length `ring` whose newest sample is at
- * slot newest. */
+ * slot newest: two straight runs instead of a wrapping index, [newest down to 0], then from the
+ * end. */
+static double ring_dot(const double *w, const double *x, size_t ring, size_t newest, int lags) {
+    int first = (int)newest + 1 < lags ? (int)newest + 1 : lags;
+    double s = dot_backwards(w, x + newest, first);
+    return first < lags ? s + dot_backwards(w + first, x + ring - 1, lags - first) : s;
+}
+
 static double direct_sum(const ContactMapSource *src, const double *x, size_t ring, size_t newest,
                          int lags) {
     const double *w1 = contact_map_history_weights(src->map, src->node, src->rule);
-    bool blend = src->second != src->node && src->weight != 1.0;
-    const double *w2 = blend ? contact_map_history_weights(src->map, src->second, src->rule) : w1;
-    /* Two straight runs instead of a wrapping index: [newest down to 0], then from the end. */
-    int first = (int)newest + 1 < lags ? (int)newest + 1 : lags;
-    double s1 = 0.0, s2 = 0.0;
-    for (int m = 0; m < first; m++)
-        s1 += w1[m] * x[newest - (size_t)m];
-    for (int m = first; m < lags; m++)
-        s1 += w1[m] * x[ring - 1 - (size_t)(m - first)];
-    if (!blend)
+    double s1 = ring_dot(w1, x, ring, newest, lags);
+    if (src->second == src->node || src->weight == 1.0)
         return s1;
-    for (int m = 0; m < first; m++)
-        s2 += w2[m] * x[newest - (size_t)m];
-    for (int m = first; m < lags; m++)
-        s2 += w2[m] * x[ring - 1 - (size_t)(m - first)];
-    return src->weight * s1 + (1.0 - src->weight) * s2;
+    const double *w2 = contact_map_history_weights(src->map, src->second, src->rule);
+    return src->weight * s1 + (1.0 - src->weight) * ring_dot(w2, x, ring, newest, lags);
 }
 
 /* The scratch of an FFT convolver: a real array of 2S and a complex one of S + 1 (S the largest
@@ -294,27 +309,79 @@ static void ring_add(double *ring, size_t length, size_t from, const double *val
         ring[j - first] += values[j];
 }
 
+/* acc[lo, hi) (= or +=) sum over partitions p in [from, to) of X_{block-p} K_p on bins [lo, hi),
+ * the blocks' spectra from the level's delay line. */
+static void partitions_mac(const ContactMapSource *src, const ContactMapLevel *l,
+                           const double *delay, long long block, int from, int to, size_t lo,
+                           size_t hi, double *acc, bool first) {
+    size_t doubles = spectrum_doubles(l);
+    bool blend = src->second != src->node && src->weight != 1.0;
+    for (int p = from; p < to; p++) {
+        const double *x = delay + doubles * (size_t)((block - p) % l->partitions) + 2 * lo;
+        const double *k1 = kernel_spectrum(src->map, l, src->rule, src->node, p) + 2 * lo;
+        bool set = first && p == from;
+        if (blend)
+            multiply_add_blend(acc + 2 * lo, x, k1,
+                               kernel_spectrum(src->map, l, src->rule, src->second, p) + 2 * lo,
+                               src->weight, 1.0 - src->weight, hi - lo, set);
+        else
+            multiply_add(acc + 2 * lo, x, k1, hi - lo, set);
+    }
+}
+
+/* A level with many partitions (the tail of long maps) spreads its multiply-adds: partitions
+ * p >= 1 of the next block need only spectra that exist already, so each sample of a block
+ * period adds its share of bins into the level's pending sum, and the block itself does only
+ * p = 0 and the transforms (the slowest single step is then a few transforms, not P spectra). */
+static bool level_spreads(const ContactMapLevel *l) {
+    return l->partitions > CONTACT_MAP_FFT_GROWING_PARTS;
+}
+
+/* The share of the next block's sum over p >= 1 due at sample `pushed`, into pending: the
+ * (P - 1)(S + 1) products in partition-major order, 1/S of them per sample of the block period,
+ * done every SPREAD_EVERY samples (long contiguous runs stream from memory well; a few bins of
+ * every partition at every sample cost 15% more on average, bench_contact_map). */
+#define SPREAD_EVERY 32
+
+static void spread_share(const ContactMapSource *src, const ContactMapLevel *l, const double *delay,
+                         double *pending, long long pushed) {
+    size_t s = (size_t)l->size, bins = s + 1;
+    long long next = (pushed - 1) / (long long)s + 1;            /* blocks 1 ... next - 1 exist */
+    size_t phase = (size_t)(pushed - (next - 1) * (long long)s); /* 1 ... S */
+    size_t every = s < SPREAD_EVERY ? s : SPREAD_EVERY;
+    if (phase % every != 0)
+        return;
+    size_t work = (size_t)(l->partitions - 1) * bins;
+    size_t from = (phase - every) * work / s, to = phase * work / s;
+    while (from < to) {
+        int p = 1 + (int)(from / bins);
+        size_t lo = from % bins, hi = lo + (to - from) < bins ? lo + (to - from) : bins;
+        if (p < next)
+            partitions_mac(src, l, delay, next, p, p + 1, lo, hi, pending, false);
+        from += hi - lo;
+    }
+}
+
 /* The block of the last S samples x_{n-S+1..n} through level l: its spectrum into the delay line,
  * sum_p X_{b-p} K_p back to the time domain and added at the outputs n + 1 + a - S ... */
 static void level_block(const ContactMapSource *src, const ContactMapLevel *l, const double *input,
-                        size_t newest, double *out, double *delay, long long n, Scratch sc) {
+                        size_t newest, double *level_state, long long n, Scratch sc) {
     size_t s = (size_t)l->size, bins = s + 1, doubles = spectrum_doubles(l);
+    double *out = level_state, *delay = out + l->ring, *pending = delay + l->partitions * doubles;
     memcpy(sc.real, input + newest + 1 - s, sizeof(double) * s);
     memset(sc.real + s, 0, sizeof(double) * s);
     fftw_execute_dft_r2c((fftw_plan)l->forward, sc.real, sc.spec);
-    long long block = (n + 1) / (long long)s, parts = l->partitions;
-    memcpy(delay + doubles * (size_t)(block % parts), sc.spec, sizeof(double) * doubles);
+    long long block = (n + 1) / (long long)s;
+    memcpy(delay + doubles * (size_t)(block % l->partitions), sc.spec, sizeof(double) * doubles);
     double *acc = (double *)sc.spec;
-    bool blend = src->second != src->node && src->weight != 1.0;
-    long long filled = block < parts ? block : parts; /* blocks 1 ... block exist */
-    for (int p = 0; p < filled; p++) {
-        const double *x = delay + doubles * (size_t)((block - p) % parts);
-        const double *k1 = kernel_spectrum(src->map, l, src->rule, src->node, p);
-        if (blend)
-            multiply_add_blend(acc, x, k1, kernel_spectrum(src->map, l, src->rule, src->second, p),
-                               src->weight, 1.0 - src->weight, bins, p == 0);
-        else
-            multiply_add(acc, x, k1, bins, p == 0);
+    if (level_spreads(l)) {
+        partitions_mac(src, l, delay, block, 0, 1, 0, bins, acc, true);
+        for (size_t b = 0; b < 2 * bins; b++)
+            acc[b] += pending[b];
+        memset(pending, 0, sizeof(double) * 2 * bins);
+    } else {
+        long long filled = block < l->partitions ? block : l->partitions; /* blocks 1 ... block */
+        partitions_mac(src, l, delay, block, 0, (int)filled, 0, bins, acc, true);
     }
     fftw_execute_dft_c2r((fftw_plan)l->inverse, sc.spec, sc.real);
     /* result j is output n - S + 1 + a + j (lag a + j - i for block sample i) */
@@ -339,8 +406,10 @@ static double fft_push(const ContactMapSource *src, double *state, double x) {
     for (int i = 0; i < map->level_count; i++) {
         const ContactMapLevel *l = &map->levels[i];
         double *out = level_state, *delay = out + l->ring;
+        if (level_spreads(l))
+            spread_share(src, l, delay, delay + l->partitions * spectrum_doubles(l), pushed);
         if ((pushed & (l->size - 1)) == 0)
-            level_block(src, l, input, newest, out, delay, n, sc);
+            level_block(src, l, input, newest, level_state, n, sc);
         /* y_n's share of this level was added by earlier blocks; read and clear it */
         double *slot = &out[(size_t)n & ((size_t)l->ring - 1)];
         y += *slot;
