@@ -195,11 +195,18 @@ static size_t ring_length(const ContactMap *map, bool fft) {
     return fft ? largest_block(map) : (size_t)map->samples;
 }
 
+/* A level with many partitions (the tail of long maps) spreads its multiply-adds: partitions
+ * p >= 1 of the next block need only spectra that exist already, so each sample of a block
+ * period adds its share of bins into the level's pending sum, and the block itself does only
+ * p = 0 and the transforms (the slowest single step is then a few transforms, not P spectra). */
+static bool level_spreads(const ContactMapLevel *l) {
+    return l->partitions > CONTACT_MAP_FFT_GROWING_PARTS;
+}
+
 /* A level's state: its output ring, the delay line of its last P block spectra and (when it
  * spreads its multiply-adds, fft_push) the next block's pending sum. */
 static size_t level_doubles(const ContactMapLevel *l) {
-    bool spreads = l->partitions > CONTACT_MAP_FFT_GROWING_PARTS;
-    return (size_t)l->ring + ((size_t)l->partitions + spreads) * spectrum_doubles(l);
+    return (size_t)l->ring + ((size_t)l->partitions + level_spreads(l)) * spectrum_doubles(l);
 }
 
 bool contact_map_conv_uses_fft(const ContactMap *map, ContactMapConvolution kind) {
@@ -327,14 +334,6 @@ static void partitions_mac(const ContactMapSource *src, const ContactMapLevel *l
         else
             multiply_add(acc + 2 * lo, x, k1, hi - lo, set);
     }
-}
-
-/* A level with many partitions (the tail of long maps) spreads its multiply-adds: partitions
- * p >= 1 of the next block need only spectra that exist already, so each sample of a block
- * period adds its share of bins into the level's pending sum, and the block itself does only
- * p = 0 and the transforms (the slowest single step is then a few transforms, not P spectra). */
-static bool level_spreads(const ContactMapLevel *l) {
-    return l->partitions > CONTACT_MAP_FFT_GROWING_PARTS;
 }
 
 /* The share of the next block's sum over p >= 1 due at sample `pushed`, into pending: the
