@@ -170,12 +170,13 @@ static void test_node_choice(void **state) {
 }
 
 /* Item 4: the FFT convolution equals the direct sum within 1e-9 relative (largest difference
- * over the largest output), on random inputs, for
- * lengths around the partition sizes, both rules, a blend of two nodes. */
+ * over the largest output), on random inputs, for lengths around the partition sizes (12000:
+ * four partitions of the largest block, contactmap_internal.h), both rules, a blend of two nodes
+ * (trapezoid) and one node alone (endpoint). */
 static void test_fft_equals_direct_sum(void **state) {
     (void)state;
     TestRng rng = {.s = 20261123};
-    const int lengths[] = {1, 63, 64, 65, 200, 1000, 4096, 5000};
+    const int lengths[] = {1, 63, 64, 65, 200, 1000, 4096, 5000, 12000};
     for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++) {
         int n = lengths[li];
         double *step = malloc(sizeof(double) * 2 * (size_t)n);
@@ -193,8 +194,12 @@ static void test_fft_equals_direct_sum(void **state) {
         ContactMap *map = NULL;
         assert_int_equal(contact_map_create(&spec, "random", &map, NULL), ISSIM_OK);
         for (int rule = 0; rule < 2; rule++) {
-            ContactMapSource src = {
-                .map = map, .node = 0, .second = 1, .weight = 0.3, .rule = (ContactMapRule)rule};
+            bool blend = rule == CONTACT_MAP_TRAPEZOID;
+            ContactMapSource src = {.map = map,
+                                    .node = 0,
+                                    .second = blend ? 1 : 0,
+                                    .weight = blend ? 0.3 : 1.0,
+                                    .rule = (ContactMapRule)rule};
             size_t nd = contact_map_conv_doubles(map, CONTACT_MAP_CONV_DIRECT);
             size_t nf = contact_map_conv_doubles(map, CONTACT_MAP_CONV_FFT);
             double *sd = malloc(sizeof(double) * nd), *sf = malloc(sizeof(double) * nf);
@@ -220,6 +225,47 @@ static void test_fft_equals_direct_sum(void **state) {
         contact_map_release(map);
         free(step);
     }
+}
+
+/* The FFT convolver's state is plain doubles that checkpoints copy anywhere: a copy at another
+ * alignment (its scratch is aligned afresh inside it) continues bit-identically. */
+static void test_fft_state_copies_anywhere(void **state) {
+    (void)state;
+    TestRng rng = {.s = 7};
+    int n = 12000;
+    double *step = malloc(sizeof(double) * (size_t)n);
+    for (int i = 0; i < n; i++)
+        step[i] = test_rng_range(&rng, 1e5, 1e6);
+    ContactMapNode node = {.position = {0, 0, 0}, .normal = {0, 0, 1}};
+    ContactMapSpec spec = {.body = "r",
+                           .dimension = 3,
+                           .period = 1e-6,
+                           .samples = n,
+                           .node_count = 1,
+                           .nodes = &node,
+                           .step = step};
+    ContactMap *map = NULL;
+    assert_int_equal(contact_map_create(&spec, "random", &map, NULL), ISSIM_OK);
+    ContactMapSource src = {.map = map, .weight = 1.0, .rule = CONTACT_MAP_TRAPEZOID};
+    size_t doubles = contact_map_conv_doubles(map, CONTACT_MAP_CONV_FFT);
+    double *original = malloc(sizeof(double) * doubles);
+    double *moved = malloc(sizeof(double) * (doubles + 1)); /* the copy one double along */
+    contact_map_conv_init(map, CONTACT_MAP_CONV_FFT, original);
+    for (int k = 0; k < 7000; k++)
+        contact_map_conv_push(&src, CONTACT_MAP_CONV_FFT, original, test_rng_range(&rng, 0, 1e-3));
+    memcpy(moved + 1, original, sizeof(double) * doubles);
+    int differing = 0;
+    for (int k = 0; k < 9000; k++) {
+        double x = test_rng_range(&rng, 0, 1e-3);
+        double a = contact_map_conv_push(&src, CONTACT_MAP_CONV_FFT, original, x);
+        double b = contact_map_conv_push(&src, CONTACT_MAP_CONV_FFT, moved + 1, x);
+        differing += a != b;
+    }
+    assert_int_equal(differing, 0);
+    free(original);
+    free(moved);
+    free(step);
+    contact_map_release(map);
 }
 
 /* ===== The model on one degree of freedom: two bodies closing, reduced mass MU ===== */
@@ -649,6 +695,7 @@ int main(void) {
         cmocka_unit_test(test_negative_first_sample_warns),
         cmocka_unit_test(test_node_choice),
         cmocka_unit_test(test_fft_equals_direct_sum),
+        cmocka_unit_test(test_fft_state_copies_anywhere),
         cmocka_unit_test(test_v7_endpoint_rule_is_first_order),
         cmocka_unit_test(test_quadrature_orders_with_memory),
         cmocka_unit_test(test_v8_flat_map_is_the_linear_spring),

@@ -10,14 +10,27 @@
 #define CONTACT_MAP_MAX_VALUES (1 << 26)
 #define CONTACT_MAP_FILE_MAX_BYTES (512ll << 20)
 
-/* Lags [0, HEAD) of the FFT convolution are summed directly (contact_map_conv.c). */
+/* The FFT convolution's partitions (contact_map_conv.c; sizes chosen by measurement,
+ * docs/performance.md): lags [0, HEAD) summed directly; then blocks of S = HEAD, 2 HEAD, ...
+ * doubling up to BLOCK, GROWING_PARTS partitions of S lags per size below BLOCK, as many
+ * partitions of BLOCK lags as the map needs after that. All powers of two. */
+#ifndef CONTACT_MAP_FFT_HEAD
 #define CONTACT_MAP_FFT_HEAD 64
+#endif
+#ifndef CONTACT_MAP_FFT_BLOCK
+#define CONTACT_MAP_FFT_BLOCK 2048
+#endif
+#ifndef CONTACT_MAP_FFT_GROWING_PARTS
+#define CONTACT_MAP_FFT_GROWING_PARTS 2
+#endif
 
-/* One level of the partitioned convolution: lags [size, 2 size). */
+/* One level of the partitioned convolution: blocks of `size` samples, kernel lags
+ * [lag, lag + partitions * size) in partitions of `size` lags. */
 typedef struct ContactMapLevel {
-    int size;
-    void *forward, *inverse; /* fftw_plan, real 2 size <-> complex size + 1 */
-    double *spectra;         /* per rule and node, size + 1 complex values */
+    int size, partitions, lag;
+    int ring;                /* its output ring: a power of two >= lag + size */
+    void *forward, *inverse; /* fftw_plan, real 2 size <-> complex size + 1 (shared) */
+    double *spectra;         /* per rule, node and partition, size + 1 complex values */
 } ContactMapLevel;
 
 struct ContactMap {
