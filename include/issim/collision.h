@@ -240,9 +240,11 @@ typedef struct CollisionDesc {
      * test's contacts (the same ids, the same material points on both bodies, the normal turning
      * with the body whose face it is) and only refreshes their points and distances from the
      * body-fixed anchors: each distance is the exact separation, along the normal, of the two
-     * material points the last full test found. Against a full test at the same poses a
-     * refreshed distance differs by at most 2 * coherence_tolerance per update (exactly 0 for a
-     * vertex or a round core on a face whose features persist); a point that would newly come
+     * material points the last full test found. Against a full test at the same poses the
+     * pair's depth (its smallest distance) differs by at most 2 * coherence_tolerance per update,
+     * each refreshed distance is within coherence_tolerance of its value at the last full test,
+     * and a vertex or a round core on the face carrying the normal is exact while its features
+     * persist (tests/test_collision_coherence.c); a point that would newly come
      * within margin - coherence_tolerance is never missed (the pair is tested in full once it
      * moved farther), and a refreshed point that leaves the margin makes the pair tested in
      * full. Must be below margin. Default 0: every moving pair is tested in full each update
