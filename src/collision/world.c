@@ -72,6 +72,7 @@ struct CollisionWorld {
     int body_count, body_cap;
     Shape *shapes;    /* body_count */
     Pose *poses;      /* body_count */
+    Mat3 *rotations;  /* body_count: the poses' rotation matrices (refreshes use them) */
     int *proxies;     /* body_count */
     bool *statics;    /* body_count */
     bool *moved;      /* body_count: pose set since the last update */
@@ -182,6 +183,7 @@ void collision_world_destroy(CollisionWorld *w) {
     broadphase_destroy(w->bp);
     free(w->shapes);
     free(w->poses);
+    free(w->rotations);
     free(w->proxies);
     free(w->statics);
     free(w->moved);
@@ -243,6 +245,9 @@ int collision_world_add(CollisionWorld *w, const Shape *shape, Pose pose, bool i
     if (!grow((void **)&w->poses, &cap, n + 1, sizeof *w->poses))
         return -1;
     cap = w->body_cap;
+    if (!grow((void **)&w->rotations, &cap, n + 1, sizeof *w->rotations))
+        return -1;
+    cap = w->body_cap;
     if (!grow((void **)&w->proxies, &cap, n + 1, sizeof *w->proxies))
         return -1;
     cap = w->body_cap;
@@ -268,6 +273,7 @@ int collision_world_add(CollisionWorld *w, const Shape *shape, Pose pose, bool i
         return -1;
     w->shapes[n] = *shape;
     w->poses[n] = pose;
+    w->rotations[n] = quat_to_mat3(pose.q);
     w->statics[n] = is_static;
     w->moved[n] = false;
     w->boxes[n] = proxy_box(w, n);
@@ -363,6 +369,18 @@ static double core_radius(const Shape *s) {
     return s->kind == SHAPE_SPHERE || s->kind == SHAPE_CAPSULE ? s->radius : 0.0;
 }
 
+static inline Vec3 rotate(const Mat3 *r, Vec3 v) {
+    return (Vec3){r->m[0][0] * v.x + r->m[0][1] * v.y + r->m[0][2] * v.z,
+                  r->m[1][0] * v.x + r->m[1][1] * v.y + r->m[1][2] * v.z,
+                  r->m[2][0] * v.x + r->m[2][1] * v.y + r->m[2][2] * v.z};
+}
+
+static inline Vec3 rotate_inv(const Mat3 *r, Vec3 v) {
+    return (Vec3){r->m[0][0] * v.x + r->m[1][0] * v.y + r->m[2][0] * v.z,
+                  r->m[0][1] * v.x + r->m[1][1] * v.y + r->m[2][1] * v.z,
+                  r->m[0][2] * v.x + r->m[1][2] * v.y + r->m[2][2] * v.z};
+}
+
 /* The body-fixed anchors of a full test's contacts c[0..count) of pair (a, b). */
 static void store_anchors(const CollisionWorld *w, int a, int b, bool normal_on_a,
                           const CollisionContact *c, ContactAnchor *out, int count) {
@@ -385,18 +403,18 @@ static PairFrame pair_frame(const CollisionWorld *w, int a, int b, double *reach
     int small = w->radii[a] <= w->radii[b] ? a : b, other = small == a ? b : a;
     Pose ps = w->poses[small], po = w->poses[other];
     *reach = w->radii[small] + w->desc.margin;
-    return (PairFrame){.t = quat_rotate_inv(po.q, vec3_sub(ps.p, po.p)),
+    return (PairFrame){.t = rotate_inv(&w->rotations[other], vec3_sub(ps.p, po.p)),
                        .q = quat_mul(quat_conj(po.q), ps.q),
                        .valid = true};
 }
 
-/* Largest displacement, relative to the other body, of a point within reach of the smaller
- * body's origin between frames then and now: the translation plus the turn times the reach. */
+/* Bound on the displacement, relative to the other body, of a point within reach of the
+ * smaller body's origin between frames then and now: the translation plus the turn times the
+ * reach, the turn 2 atan(s / |w|) of the quaternion between them bounded by 2 s / |w|. */
 static double frame_motion(PairFrame then, PairFrame now, double reach) {
     Quat dq = quat_mul(quat_conj(then.q), now.q);
     double s = sqrt(dq.x * dq.x + dq.y * dq.y + dq.z * dq.z);
-    double angle = 2.0 * atan2(s, fabs(dq.w));
-    return vec3_norm(vec3_sub(now.t, then.t)) + angle * reach;
+    return vec3_norm(vec3_sub(now.t, then.t)) + 2.0 * s / fabs(dq.w) * reach;
 }
 
 /* Pairs whose full test costs more than a refresh: any involving a box, hull, polygon or mesh
@@ -421,15 +439,16 @@ static bool refresh_pair(CollisionWorld *w, int a, int b, PairFrame then,
     if (count == 0)
         return true;
     reserve_contacts_or_die(w, w->contact_count + count);
-    Pose pa = w->poses[a], pb = w->poses[b];
+    Vec3 ca = w->poses[a].p, cb = w->poses[b].p;
+    const Mat3 *rot_a = &w->rotations[a], *rot_b = &w->rotations[b];
     double ra = core_radius(&w->shapes[a]), rb = core_radius(&w->shapes[b]);
-    Vec3 n = quat_rotate(anchors[0].normal_on_a ? pa.q : pb.q, anchors[0].normal);
+    Vec3 n = rotate(anchors[0].normal_on_a ? rot_a : rot_b, anchors[0].normal);
     Vec3 t1, t2;
     vec3_tangent_basis(n, &t1, &t2);
     CollisionContact *out = &w->contacts[w->contact_count];
     for (int k = 0; k < count; k++) {
-        Vec3 qa = vec3_mad(pose_apply(pa, anchors[k].core_a), -ra, n);
-        Vec3 qb = vec3_mad(pose_apply(pb, anchors[k].core_b), rb, n);
+        Vec3 qa = vec3_mad(vec3_add(ca, rotate(rot_a, anchors[k].core_a)), -ra, n);
+        Vec3 qb = vec3_mad(vec3_add(cb, rotate(rot_b, anchors[k].core_b)), rb, n);
         double d = vec3_dot(vec3_sub(qa, qb), n);
         if (!(d < w->desc.margin))
             return false; /* leaving the margin: the full test decides what remains */
@@ -603,6 +622,7 @@ void collision_world_update(CollisionWorld *w) {
     double t0 = issim_wall_time();
     for (int i = 0; i < w->body_count; i++) {
         if (w->moved[i]) {
+            w->rotations[i] = quat_to_mat3(w->poses[i].q);
             w->boxes[i] = proxy_box(w, i);
             broadphase_move(w->bp, w->proxies[i], w->boxes[i]);
             w->moved[i] = false;
