@@ -527,8 +527,9 @@ static void match_pair(CollisionWorld *w, int a, int b, const Manifold *m,
         }
         out[j + 1] = x;
     }
-    store_anchors(w, a, b, m->normal_owner == MANIFOLD_NORMAL_OF_A, out,
-                  &w->anchors[w->contact_count], m->count);
+    if (w->desc.coherence_tolerance > 0.0) /* without coherence nothing reads them */
+        store_anchors(w, a, b, m->normal_owner == MANIFOLD_NORMAL_OF_A, out,
+                      &w->anchors[w->contact_count], m->count);
     w->contact_count += m->count;
     for (int j = 0; j < prev_count; j++) {
         if (!taken[j])
@@ -572,7 +573,8 @@ static void carry_pair(CollisionWorld *w, const CollisionContact *prev,
     if (count == 0)
         return;
     reserve_contacts_or_die(w, w->contact_count + count);
-    memcpy(&w->anchors[w->contact_count], anchors, sizeof *anchors * (size_t)count);
+    if (w->desc.coherence_tolerance > 0.0)
+        memcpy(&w->anchors[w->contact_count], anchors, sizeof *anchors * (size_t)count);
     for (int k = 0; k < count; k++) {
         w->contacts[w->contact_count] = prev[k];
         w->contacts[w->contact_count].age++;
@@ -655,7 +657,9 @@ void collision_world_update(CollisionWorld *w) {
     const CollisionContact *prev = w->previous;
     const ContactAnchor *prev_anchors = w->previous_anchors;
     int np = w->previous_count, cursor = 0, tested_cursor = 0, carried = 0, refreshed = 0;
-    bool coherent = w->desc.coherence_tolerance > 0.0 && w->updated;
+    /* Anchors and frames are kept only with coherence on (nothing else reads them); they are
+     * used from the second update on. */
+    bool anchored = w->desc.coherence_tolerance > 0.0, coherent = anchored && w->updated;
     grow_or_die((void **)&w->frames, &w->frame_cap, w->pair_count + 1, sizeof *w->frames);
     mark_restless(w);
     for (int i = 0; i < w->pair_count; i++) {
@@ -676,7 +680,8 @@ void collision_world_update(CollisionWorld *w) {
             /* Both bodies within rest_tolerance of the poses their contacts were computed at:
              * the contacts carry over unchanged (a resting pile costs no narrow phase). */
             carry_pair(w, &prev[first], &prev_anchors[first], cursor - first);
-            w->frames[i] = w->tested_frames[tested_cursor];
+            if (anchored)
+                w->frames[i] = w->tested_frames[tested_cursor];
             touching += cursor > first;
             carried++;
             continue;
@@ -691,7 +696,8 @@ void collision_world_update(CollisionWorld *w) {
             continue;
         }
         double reach;
-        w->frames[i] = pair_frame(w, a, b, &reach);
+        if (anchored)
+            w->frames[i] = pair_frame(w, a, b, &reach);
         Manifold m;
         int n = collide_shapes(&w->shapes[a], w->poses[a], &w->shapes[b], w->poses[b],
                                w->desc.margin, &m);
