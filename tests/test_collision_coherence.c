@@ -76,11 +76,11 @@ static void test_refresh_against_full_test(void **state) {
         Shape s;
         switch (i % 4) {
         case 0:
-            s = shape_box(vec3(test_rng_range(&rng, 0.03, 0.05), test_rng_range(&rng, 0.03, 0.05),
-                               test_rng_range(&rng, 0.03, 0.05)));
+            s = shape_box(vec3(test_rng_range(&rng, 0.02, 0.05), test_rng_range(&rng, 0.02, 0.05),
+                               test_rng_range(&rng, 0.02, 0.05)));
             break;
-        case 1:
-            s = shape_sphere(test_rng_range(&rng, 0.035, 0.05));
+        case 1: /* some larger than their neighbouring boxes: the box is the pair's moving body */
+            s = shape_sphere(test_rng_range(&rng, 0.035, 0.06));
             break;
         case 2:
             s = shape_capsule(0.03, 0.02);

@@ -30,15 +30,16 @@
  * point, any other shape's surface point: the material points the engine anchors its contact
  * at, engine_collide.c) and the normal in the frame of the body whose face it is (or B's), and per
  * pair the relative pose of its smaller body in the other's frame. A later update whose relative
- * pose moved every point of the smaller body (within its bounding radius plus the margin) by at
- * most the tolerance rebuilds the contacts from those anchors: the same ids and material points,
- * the normal turned with its body, each distance the exact separation of the two material
- * points along it. That distance moves by at most the motion since the full test (the anchor on
- * the other body moves that much against the fixed face), and the pair's true depth (the signed
- * MTD, 1-Lipschitz in the motion) too, so the pair's depth is within twice the tolerance of a full
- * test's; a vertex or round core on a face it keeps is exact. A point absent at the full test was
- * at least the margin away, so none closer than margin - tolerance can be missed. Round-round and
- * round-plane pairs cost less in full than refreshed and are always tested in full.
+ * pose moved every anchor (within the smaller body's bounding radius plus the margin, plus the
+ * other's core radius, of its origin) by at most the tolerance rebuilds the contacts from those
+ * anchors: the same ids and material points, the normal turned with its body, each distance the
+ * exact separation of the two material points along it. That distance moves by at most the motion
+ * since the full test (the anchor on the other body moves that much against the fixed face), and
+ * the pair's true depth (the signed MTD, 1-Lipschitz in the motion) too, so the pair's depth is
+ * within twice the tolerance of a full test's; a vertex or round core on a face it keeps is exact.
+ * A point absent at the full test was at least the margin away, so none closer than margin -
+ * tolerance can be missed. Round-round and round-plane pairs cost less in full than refreshed and
+ * are always tested in full.
  *
  * Threading: one thread at a time (the collision manager, or the engine in lock-step mode). */
 #include "issim/collision.h"
@@ -397,12 +398,13 @@ static void store_anchors(const CollisionWorld *w, int a, int b, bool normal_on_
     }
 }
 
-/* Pose of pair (a, b)'s smaller body in the other's frame, and that body's reach: its bounding
- * radius plus the margin, beyond which no contact point of the pair lies. */
+/* Pose of pair (a, b)'s smaller body in the other's frame, and the reach of the pair's anchors
+ * from the smaller body's origin: its bounding radius plus the margin holds every contact
+ * point, and the other body's round core lies up to its radius beyond. */
 static PairFrame pair_frame(const CollisionWorld *w, int a, int b, double *reach) {
     int small = w->radii[a] <= w->radii[b] ? a : b, other = small == a ? b : a;
     Pose ps = w->poses[small], po = w->poses[other];
-    *reach = w->radii[small] + w->desc.margin;
+    *reach = w->radii[small] + w->desc.margin + core_radius(&w->shapes[other]);
     return (PairFrame){.t = rotate_inv(&w->rotations[other], vec3_sub(ps.p, po.p)),
                        .q = quat_mul(quat_conj(po.q), ps.q),
                        .valid = true};
