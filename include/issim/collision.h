@@ -156,9 +156,19 @@ typedef struct ContactPoint {
                          face) in each half's top two bits, the index in the low 30 */
 } ContactPoint;
 
+/* Which body the manifold's normal is fixed to: a face normal of A or of B turns with that
+ * body; a free normal (round cores, edge on edge) turns with neither. The collision world's
+ * coherent refresh (CollisionDesc.coherence_tolerance) turns the normal with its owner. */
+typedef enum ManifoldNormalOwner {
+    MANIFOLD_NORMAL_FREE = 0,
+    MANIFOLD_NORMAL_OF_A,
+    MANIFOLD_NORMAL_OF_B,
+} ManifoldNormalOwner;
+
 typedef struct Manifold {
     Vec3 normal; /* world, unit, from B to A */
     int count;   /* 0 .. MANIFOLD_MAX_POINTS */
+    ManifoldNormalOwner normal_owner;
     ContactPoint points[MANIFOLD_MAX_POINTS];
 } Manifold;
 
@@ -225,13 +235,30 @@ typedef struct CollisionDesc {
      * exactly unchanged (sleeping or fixed) are carried, which is exact; every other pair is
      * tested every update. */
     double rest_tolerance;
+    /* Temporal coherence (m): a pair whose relative pose moved less than this (any point of the
+     * smaller body, relative to the other, since the pair's last full narrow test) keeps that
+     * test's contacts (the same ids, the same material points on both bodies, the normal turning
+     * with the body whose face it is) and only refreshes their points and distances from the
+     * body-fixed anchors: each distance is the exact separation, along the normal, of the two
+     * material points the last full test found. Against a full test at the same poses the
+     * pair's depth (its smallest distance) differs by at most 2 * coherence_tolerance per update,
+     * each refreshed distance is within coherence_tolerance of its value at the last full test,
+     * and a vertex or a round core on the face carrying the normal is exact while its features
+     * persist (tests/test_collision_coherence.c); a point that would newly come
+     * within margin - coherence_tolerance is never missed (the pair is tested in full once it
+     * moved farther), and a refreshed point that leaves the margin makes the pair tested in
+     * full. Must be below margin. Default 0: every moving pair is tested in full each update
+     * (exact; an engine rewound to a checkpoint then replays the same contacts bit for bit,
+     * which a history-dependent refresh would not). */
+    double coherence_tolerance;
 } CollisionDesc;
 
 typedef struct CollisionStats {
     int bodies;
-    int broad_pairs;    /* pairs whose fat boxes overlap */
-    int touching_pairs; /* pairs with at least one contact */
-    int carried_pairs;  /* pairs carried over at rest (rest_tolerance) */
+    int broad_pairs;     /* pairs whose fat boxes overlap */
+    int touching_pairs;  /* pairs with at least one contact */
+    int carried_pairs;   /* pairs carried over at rest (rest_tolerance) */
+    int refreshed_pairs; /* pairs refreshed from their anchors (coherence_tolerance) */
     int contacts;
     int began, ended; /* contacts created and removed by the last update */
     double broad_seconds, narrow_seconds;

@@ -90,6 +90,9 @@ Vec3 segment_cone_direction(Vec3 axis, double t, Vec3 d) {
 
 void manifold_flip(Manifold *m) {
     m->normal = vec3_neg(m->normal);
+    if (m->normal_owner != MANIFOLD_NORMAL_FREE)
+        m->normal_owner =
+            m->normal_owner == MANIFOLD_NORMAL_OF_A ? MANIFOLD_NORMAL_OF_B : MANIFOLD_NORMAL_OF_A;
     for (int i = 0; i < m->count; i++) {
         ContactPoint *p = &m->points[i];
         Vec3 t = p->point_a;

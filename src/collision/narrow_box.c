@@ -71,6 +71,7 @@ static int vertices_plane(const Vec3 *local, int count, Pose pa, const Shape *pl
     PlaneCandidates c = {.local = local, .pose = pa, .margin = margin};
     plane_world(plane, pb, &c.n, &c.offset);
     out->normal = c.n;
+    out->normal_owner = MANIFOLD_NORMAL_OF_B;
     out->count =
         contact_points_select(count, plane_candidate, &c, c.n, MANIFOLD_MAX_POINTS, out->points);
     return out->count;
@@ -315,6 +316,7 @@ static int face_contact(const BoxW *ref, int ref_face, const BoxW *inc, int w, b
         }
     }
     out->normal = ref_is_b ? nr : vec3_neg(nr);
+    out->normal_owner = ref_is_b ? MANIFOLD_NORMAL_OF_B : MANIFOLD_NORMAL_OF_A;
     fc.count = contact_points_reduce(fc.points, fc.count, out->normal, MANIFOLD_MAX_POINTS);
     memcpy(out->points, fc.points, (size_t)fc.count * sizeof fc.points[0]);
     return out->count = fc.count;

@@ -240,6 +240,8 @@ int collide_sphere_box(const Shape *a, Pose pa, const Shape *b, Pose pb, double 
         return out->count = 0;
     Vec3 n = quat_rotate(pb.q, nl);
     out->normal = n;
+    if (feature_half_kind(fb) == FEATURE_FACE)
+        out->normal_owner = MANIFOLD_NORMAL_OF_B;
     Vec3 qb = pose_apply(pb, vec3(q[0], q[1], q[2]));
     out->count = emit(out, 0, vec3_mad(pa.p, -a->radius, n), qb,
                       feature_pair(feature_half(FEATURE_VERTEX, 0), fb));
@@ -255,6 +257,7 @@ int collide_sphere_plane(const Shape *a, Pose pa, const Shape *b, Pose pb, doubl
     if (h - a->radius >= margin)
         return out->count = 0;
     out->normal = n;
+    out->normal_owner = MANIFOLD_NORMAL_OF_B;
     out->count = emit(out, 0, vec3_mad(pa.p, -a->radius, n), vec3_mad(pa.p, -h, n),
                       feature_id(FEATURE_VERTEX, 0, FEATURE_FACE, 0));
     return out->count;
@@ -267,6 +270,7 @@ int collide_capsule_plane(const Shape *a, Pose pa, const Shape *b, Pose pb, doub
     plane_world(b, pb, &n, &offset);
     Segment g = capsule_segment(a, pa);
     out->normal = n;
+    out->normal_owner = MANIFOLD_NORMAL_OF_B;
     int count = 0;
     int ends = g.length > 0.0 ? 2 : 1;
     for (int e = 0; e < ends; e++) {

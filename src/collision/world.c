@@ -24,6 +24,23 @@
  * settle an update allocates nothing. Everything is in a fixed order, so the same poses give the
  * same contacts, ids and order.
  *
+ * Temporal coherence (CollisionDesc.coherence_tolerance; Catto's and Bullet's persistent
+ * manifolds keep body-local anchors the same way). Every full narrow test stores, per contact,
+ * its anchors in the bodies' frames: A's and B's core points (a sphere's centre, a capsule's axis
+ * point, any other shape's surface point: the material points the engine anchors its contact
+ * at, engine_collide.c) and the normal in the frame of the body whose face it is (or B's), and per
+ * pair the relative pose of its smaller body in the other's frame. A later update whose relative
+ * pose moved every anchor (within the smaller body's bounding radius plus the margin, plus the
+ * other's core radius, of its origin) by at most the tolerance rebuilds the contacts from those
+ * anchors: the same ids and material points, the normal turned with its body, each distance the
+ * exact separation of the two material points along it. That distance moves by at most the motion
+ * since the full test (the anchor on the other body moves that much against the fixed face), and
+ * the pair's true depth (the signed MTD, 1-Lipschitz in the motion) too, so the pair's depth is
+ * within twice the tolerance of a full test's; a vertex or round core on a face it keeps is exact.
+ * A point absent at the full test was at least the margin away, so none closer than margin -
+ * tolerance can be missed. Round-round and round-plane pairs cost less in full than refreshed and
+ * are always tested in full.
+ *
  * Threading: one thread at a time (the collision manager, or the engine in lock-step mode). */
 #include "issim/collision.h"
 
@@ -35,12 +52,28 @@ typedef struct WorldPair {
     int a, b;
 } WorldPair;
 
+/* Body-fixed anchors of a contact (coherence_tolerance): core points in A's and B's frames, the
+ * normal in its owner's frame. */
+typedef struct ContactAnchor {
+    Vec3 core_a, core_b, normal;
+    bool normal_on_a;
+} ContactAnchor;
+
+/* Pose of a pair's smaller body (bounding radius; A on a tie) in the other body's frame at the
+ * pair's last full narrow test. */
+typedef struct PairFrame {
+    Vec3 t;
+    Quat q;
+    bool valid;
+} PairFrame;
+
 struct CollisionWorld {
     CollisionDesc desc;
     BroadPhase *bp;
     int body_count, body_cap;
     Shape *shapes;    /* body_count */
     Pose *poses;      /* body_count */
+    Mat3 *rotations;  /* body_count: the poses' rotation matrices (refreshes use them) */
     int *proxies;     /* body_count */
     bool *statics;    /* body_count */
     bool *moved;      /* body_count: pose set since the last update */
@@ -50,6 +83,10 @@ struct CollisionWorld {
     int pair_count, pair_cap;
     WorldPair *tested; /* tested_count: last update's narrow-phase pairs, same order */
     int tested_count, tested_cap;
+    PairFrame *frames; /* pair_count (capacity frame_cap): each pair's last full test */
+    int frame_cap;
+    PairFrame *tested_frames; /* tested_count: the last update's frames */
+    int tested_frame_cap;
     Pose *rest_poses; /* body_count: pose at the body's last narrow test (rest_tolerance) */
     bool *rest_valid; /* body_count */
     bool *restless;   /* body_count: moved beyond rest_tolerance since rest_poses */
@@ -58,8 +95,10 @@ struct CollisionWorld {
     int held_count;
     int fat_pairs;              /* broad pairs this update, static-static dropped */
     CollisionContact *contacts; /* contact_count, sorted by (body_a, body_b, id) */
+    ContactAnchor *anchors;     /* contact_count (capacity contact_cap): contacts' anchors */
     int contact_count, contact_cap;
     CollisionContact *previous; /* previous_count: the last update's, same order */
+    ContactAnchor *previous_anchors;
     int previous_count, previous_cap;
     uint32_t *ended; /* ended_count */
     int ended_count, ended_cap;
@@ -82,6 +121,16 @@ static bool grow(void **array, int *cap, int need, size_t item) {
     return true;
 }
 
+/* Grows the contact array and its anchors together to hold need contacts. */
+static bool reserve_contacts(CollisionWorld *w, int need) {
+    int cap = w->contact_cap, anchor_cap = w->contact_cap;
+    if (!grow((void **)&w->contacts, &cap, need, sizeof *w->contacts) ||
+        !grow((void **)&w->anchors, &anchor_cap, need, sizeof *w->anchors))
+        return false;
+    w->contact_cap = cap; /* both doubled from the same capacity to the same size */
+    return true;
+}
+
 /* Update-time growth has no error path (the API's update cannot fail), and an incomplete
  * contact set would be silently wrong physics, so running out of memory there is fatal. */
 static void grow_or_die(void **array, int *cap, int need, size_t item) {
@@ -89,8 +138,14 @@ static void grow_or_die(void **array, int *cap, int need, size_t item) {
         issim_fatal("collision world: out of memory (%d items of %zu bytes)", need, item);
 }
 
+static void reserve_contacts_or_die(CollisionWorld *w, int need) {
+    if (!reserve_contacts(w, need))
+        issim_fatal("collision world: out of memory (%d contacts)", need);
+}
+
 CollisionDesc collision_desc_default(void) {
-    return (CollisionDesc){.margin = 1e-3, .fat_margin = 0.01, .rest_tolerance = 0.0};
+    return (CollisionDesc){
+        .margin = 1e-3, .fat_margin = 0.01, .rest_tolerance = 0.0, .coherence_tolerance = 0.0};
 }
 
 CollisionWorld *collision_world_create(const CollisionDesc *desc, IssimError *err) {
@@ -98,6 +153,14 @@ CollisionWorld *collision_world_create(const CollisionDesc *desc, IssimError *er
     if (!(d.margin >= 0.0) || !isfinite(d.margin)) {
         issim_error_set(err, ISSIM_ERR_RANGE, "collision world: margin %g must be finite and >= 0",
                         d.margin);
+        return NULL;
+    }
+    if (!(d.coherence_tolerance >= 0.0) ||
+        (d.coherence_tolerance > 0.0 && !(d.coherence_tolerance < d.margin))) {
+        issim_error_set(err, ISSIM_ERR_RANGE,
+                        "collision world: coherence_tolerance %g must be >= 0 and below the "
+                        "margin %g",
+                        d.coherence_tolerance, d.margin);
         return NULL;
     }
     CollisionWorld *w = calloc(1, sizeof *w);
@@ -121,6 +184,7 @@ void collision_world_destroy(CollisionWorld *w) {
     broadphase_destroy(w->bp);
     free(w->shapes);
     free(w->poses);
+    free(w->rotations);
     free(w->proxies);
     free(w->statics);
     free(w->moved);
@@ -130,9 +194,13 @@ void collision_world_destroy(CollisionWorld *w) {
     free(w->rest_valid);
     free(w->restless);
     free(w->tested);
+    free(w->frames);
+    free(w->tested_frames);
     free(w->pairs);
     free(w->contacts);
+    free(w->anchors);
     free(w->previous);
+    free(w->previous_anchors);
     free(w->ended);
     free(w);
 }
@@ -178,6 +246,9 @@ int collision_world_add(CollisionWorld *w, const Shape *shape, Pose pose, bool i
     if (!grow((void **)&w->poses, &cap, n + 1, sizeof *w->poses))
         return -1;
     cap = w->body_cap;
+    if (!grow((void **)&w->rotations, &cap, n + 1, sizeof *w->rotations))
+        return -1;
+    cap = w->body_cap;
     if (!grow((void **)&w->proxies, &cap, n + 1, sizeof *w->proxies))
         return -1;
     cap = w->body_cap;
@@ -203,6 +274,7 @@ int collision_world_add(CollisionWorld *w, const Shape *shape, Pose pose, bool i
         return -1;
     w->shapes[n] = *shape;
     w->poses[n] = pose;
+    w->rotations[n] = quat_to_mat3(pose.q);
     w->statics[n] = is_static;
     w->moved[n] = false;
     w->boxes[n] = proxy_box(w, n);
@@ -293,6 +365,109 @@ static int nearest_previous(const CollisionContact *c, const CollisionContact *p
     return best;
 }
 
+/* Radius of a shape's round core (sphere, capsule): its contact anchor is the core point. */
+static double core_radius(const Shape *s) {
+    return s->kind == SHAPE_SPHERE || s->kind == SHAPE_CAPSULE ? s->radius : 0.0;
+}
+
+static inline Vec3 rotate(const Mat3 *r, Vec3 v) {
+    return (Vec3){r->m[0][0] * v.x + r->m[0][1] * v.y + r->m[0][2] * v.z,
+                  r->m[1][0] * v.x + r->m[1][1] * v.y + r->m[1][2] * v.z,
+                  r->m[2][0] * v.x + r->m[2][1] * v.y + r->m[2][2] * v.z};
+}
+
+static inline Vec3 rotate_inv(const Mat3 *r, Vec3 v) {
+    return (Vec3){r->m[0][0] * v.x + r->m[1][0] * v.y + r->m[2][0] * v.z,
+                  r->m[0][1] * v.x + r->m[1][1] * v.y + r->m[2][1] * v.z,
+                  r->m[0][2] * v.x + r->m[1][2] * v.y + r->m[2][2] * v.z};
+}
+
+/* The body-fixed anchors of a full test's contacts c[0..count) of pair (a, b). */
+static void store_anchors(const CollisionWorld *w, int a, int b, bool normal_on_a,
+                          const CollisionContact *c, ContactAnchor *out, int count) {
+    Pose pa = w->poses[a], pb = w->poses[b];
+    double ra = core_radius(&w->shapes[a]), rb = core_radius(&w->shapes[b]);
+    for (int k = 0; k < count; k++) {
+        Vec3 n = c[k].normal;
+        out[k] = (ContactAnchor){
+            .core_a = pose_apply_inv(pa, vec3_mad(c[k].point.point_a, ra, n)),
+            .core_b = pose_apply_inv(pb, vec3_mad(c[k].point.point_b, -rb, n)),
+            .normal = quat_rotate_inv(normal_on_a ? pa.q : pb.q, n),
+            .normal_on_a = normal_on_a,
+        };
+    }
+}
+
+/* Pose of pair (a, b)'s smaller body in the other's frame, and the reach of the pair's anchors
+ * from the smaller body's origin: its bounding radius plus the margin holds every contact
+ * point, and the other body's round core lies up to its radius beyond. */
+static PairFrame pair_frame(const CollisionWorld *w, int a, int b, double *reach) {
+    int small = w->radii[a] <= w->radii[b] ? a : b, other = small == a ? b : a;
+    Pose ps = w->poses[small], po = w->poses[other];
+    *reach = w->radii[small] + w->desc.margin + core_radius(&w->shapes[other]);
+    return (PairFrame){.t = rotate_inv(&w->rotations[other], vec3_sub(ps.p, po.p)),
+                       .q = quat_mul(quat_conj(po.q), ps.q),
+                       .valid = true};
+}
+
+/* Bound on the displacement, relative to the other body, of a point within reach of the
+ * smaller body's origin between frames then and now: the translation plus the turn times the
+ * reach, the turn 2 atan(s / |w|) of the quaternion between them bounded by 2 s / |w|. */
+static double frame_motion(PairFrame then, PairFrame now, double reach) {
+    Quat dq = quat_mul(quat_conj(then.q), now.q);
+    double s = sqrt(dq.x * dq.x + dq.y * dq.y + dq.z * dq.z);
+    return vec3_norm(vec3_sub(now.t, then.t)) + 2.0 * s / fabs(dq.w) * reach;
+}
+
+/* Pairs whose full test costs more than a refresh: any involving a box, hull, polygon or mesh
+ * (two round shapes, or a round shape and a plane, are a few dot products either way). */
+static bool refresh_pays(const CollisionWorld *w, int a, int b) {
+    ShapeKind ka = w->shapes[a].kind, kb = w->shapes[b].kind;
+    bool round_a = ka == SHAPE_SPHERE || ka == SHAPE_CAPSULE || ka == SHAPE_PLANE;
+    bool round_b = kb == SHAPE_SPHERE || kb == SHAPE_CAPSULE || kb == SHAPE_PLANE;
+    return !(round_a && round_b);
+}
+
+/* Appends pair (a, b)'s previous contacts prev[0..count) rebuilt from their anchors at the
+ * current poses (file comment), when the pair moved at most coherence_tolerance since frame
+ * `then` and every rebuilt point stays within the margin; otherwise appends nothing and returns
+ * false: the pair needs a full test. */
+static bool refresh_pair(CollisionWorld *w, int a, int b, PairFrame then,
+                         const CollisionContact *prev, const ContactAnchor *anchors, int count) {
+    double reach;
+    PairFrame now = pair_frame(w, a, b, &reach);
+    if (!(frame_motion(then, now, reach) <= w->desc.coherence_tolerance))
+        return false;
+    if (count == 0)
+        return true;
+    reserve_contacts_or_die(w, w->contact_count + count);
+    Vec3 ca = w->poses[a].p, cb = w->poses[b].p;
+    const Mat3 *rot_a = &w->rotations[a], *rot_b = &w->rotations[b];
+    double ra = core_radius(&w->shapes[a]), rb = core_radius(&w->shapes[b]);
+    Vec3 n = rotate(anchors[0].normal_on_a ? rot_a : rot_b, anchors[0].normal);
+    Vec3 t1, t2;
+    vec3_tangent_basis(n, &t1, &t2);
+    CollisionContact *out = &w->contacts[w->contact_count];
+    for (int k = 0; k < count; k++) {
+        Vec3 qa = vec3_mad(vec3_add(ca, rotate(rot_a, anchors[k].core_a)), -ra, n);
+        Vec3 qb = vec3_mad(vec3_add(cb, rotate(rot_b, anchors[k].core_b)), rb, n);
+        double d = vec3_dot(vec3_sub(qa, qb), n);
+        if (!(d < w->desc.margin))
+            return false; /* leaving the margin: the full test decides what remains */
+        out[k] = prev[k];
+        out[k].normal = n;
+        out[k].tangent1 = t1;
+        out[k].tangent2 = t2;
+        out[k].point.point_a = qa;
+        out[k].point.point_b = qb;
+        out[k].point.distance = d;
+        out[k].age++;
+    }
+    memcpy(&w->anchors[w->contact_count], anchors, sizeof *anchors * (size_t)count);
+    w->contact_count += count;
+    return true;
+}
+
 /* Appends pair (a, b)'s contacts from manifold m, matched against prev[0..prev_count): by feature
  * first, then by position (nearest_previous). */
 static void match_pair(CollisionWorld *w, int a, int b, const Manifold *m,
@@ -354,6 +529,9 @@ static void match_pair(CollisionWorld *w, int a, int b, const Manifold *m,
         }
         out[j + 1] = x;
     }
+    if (w->desc.coherence_tolerance > 0.0) /* without coherence nothing reads them */
+        store_anchors(w, a, b, m->normal_owner == MANIFOLD_NORMAL_OF_A, out,
+                      &w->anchors[w->contact_count], m->count);
     w->contact_count += m->count;
     for (int j = 0; j < prev_count; j++) {
         if (!taken[j])
@@ -391,12 +569,14 @@ static void mark_restless(CollisionWorld *w) {
     }
 }
 
-/* Appends a pair's previous contacts unchanged but one update older. */
-static void carry_pair(CollisionWorld *w, const CollisionContact *prev, int count) {
+/* Appends a pair's previous contacts (and their anchors) unchanged but one update older. */
+static void carry_pair(CollisionWorld *w, const CollisionContact *prev,
+                       const ContactAnchor *anchors, int count) {
     if (count == 0)
         return;
-    grow_or_die((void **)&w->contacts, &w->contact_cap, w->contact_count + count,
-                sizeof *w->contacts);
+    reserve_contacts_or_die(w, w->contact_count + count);
+    if (w->desc.coherence_tolerance > 0.0)
+        memcpy(&w->anchors[w->contact_count], anchors, sizeof *anchors * (size_t)count);
     for (int k = 0; k < count; k++) {
         w->contacts[w->contact_count] = prev[k];
         w->contacts[w->contact_count].age++;
@@ -423,6 +603,7 @@ static void carry_everything(CollisionWorld *w, double t0) {
     w->stats.began = 0;
     w->stats.ended = 0;
     w->stats.carried_pairs = w->pair_count;
+    w->stats.refreshed_pairs = 0;
     w->stats.broad_seconds = issim_wall_time() - t0;
     w->stats.narrow_seconds = 0.0;
 }
@@ -445,6 +626,7 @@ void collision_world_update(CollisionWorld *w) {
     double t0 = issim_wall_time();
     for (int i = 0; i < w->body_count; i++) {
         if (w->moved[i]) {
+            w->rotations[i] = quat_to_mat3(w->poses[i].q);
             w->boxes[i] = proxy_box(w, i);
             broadphase_move(w->bp, w->proxies[i], w->boxes[i]);
             w->moved[i] = false;
@@ -461,18 +643,26 @@ void collision_world_update(CollisionWorld *w) {
 
     /* The last update's contacts become the previous ones; the other buffer is refilled. */
     CollisionContact *tmp = w->previous;
+    ContactAnchor *tmp_anchors = w->previous_anchors;
     int tmp_cap = w->previous_cap;
     w->previous = w->contacts;
+    w->previous_anchors = w->anchors;
     w->previous_cap = w->contact_cap;
     w->previous_count = w->contact_count;
     w->contacts = tmp;
+    w->anchors = tmp_anchors;
     w->contact_cap = tmp_cap;
     w->contact_count = 0;
     w->ended_count = 0;
     w->stats.began = 0;
     int touching = 0;
     const CollisionContact *prev = w->previous;
-    int np = w->previous_count, cursor = 0, tested_cursor = 0, carried = 0;
+    const ContactAnchor *prev_anchors = w->previous_anchors;
+    int np = w->previous_count, cursor = 0, tested_cursor = 0, carried = 0, refreshed = 0;
+    /* Anchors and frames are kept only with coherence on (nothing else reads them); they are
+     * used from the second update on. */
+    bool anchored = w->desc.coherence_tolerance > 0.0, coherent = anchored && w->updated;
+    grow_or_die((void **)&w->frames, &w->frame_cap, w->pair_count + 1, sizeof *w->frames);
     mark_restless(w);
     for (int i = 0; i < w->pair_count; i++) {
         int a = w->pairs[i].a, b = w->pairs[i].b;
@@ -491,11 +681,25 @@ void collision_world_update(CollisionWorld *w) {
         if (was_tested && ((!w->restless[a] && !w->restless[b]) || is_held(w, a, b))) {
             /* Both bodies within rest_tolerance of the poses their contacts were computed at:
              * the contacts carry over unchanged (a resting pile costs no narrow phase). */
-            carry_pair(w, &prev[first], cursor - first);
+            carry_pair(w, &prev[first], &prev_anchors[first], cursor - first);
+            if (anchored)
+                w->frames[i] = w->tested_frames[tested_cursor];
             touching += cursor > first;
             carried++;
             continue;
         }
+        if (coherent && was_tested && w->tested_frames[tested_cursor].valid &&
+            refresh_pays(w, a, b) &&
+            refresh_pair(w, a, b, w->tested_frames[tested_cursor], &prev[first],
+                         &prev_anchors[first], cursor - first)) {
+            w->frames[i] = w->tested_frames[tested_cursor]; /* still the full test's */
+            touching += cursor > first;
+            refreshed++;
+            continue;
+        }
+        double reach;
+        if (anchored)
+            w->frames[i] = pair_frame(w, a, b, &reach);
         Manifold m;
         int n = collide_shapes(&w->shapes[a], w->poses[a], &w->shapes[b], w->poses[b],
                                w->desc.margin, &m);
@@ -503,8 +707,7 @@ void collision_world_update(CollisionWorld *w) {
             m.count = 0;
         } else {
             touching++;
-            grow_or_die((void **)&w->contacts, &w->contact_cap, w->contact_count + n,
-                        sizeof *w->contacts);
+            reserve_contacts_or_die(w, w->contact_count + n);
         }
         match_pair(w, a, b, &m, cursor > first ? &prev[first] : NULL, cursor - first);
     }
@@ -516,6 +719,12 @@ void collision_world_update(CollisionWorld *w) {
     if (w->pair_count > 0)
         memcpy(w->tested, w->pairs, sizeof *w->pairs * (size_t)w->pair_count);
     w->tested_count = w->pair_count;
+    PairFrame *frames = w->tested_frames; /* the frames are swapped, not copied */
+    int frame_cap = w->tested_frame_cap;
+    w->tested_frames = w->frames;
+    w->tested_frame_cap = w->frame_cap;
+    w->frames = frames;
+    w->frame_cap = frame_cap;
     for (int i = 0; i < w->body_count; i++) {
         if (w->restless[i]) {
             w->rest_poses[i] = w->poses[i];
@@ -523,6 +732,7 @@ void collision_world_update(CollisionWorld *w) {
         }
     }
     w->stats.carried_pairs = carried;
+    w->stats.refreshed_pairs = refreshed;
     double t2 = issim_wall_time();
 
     w->stats.bodies = w->body_count;
@@ -553,11 +763,16 @@ IssimStatus collision_world_restore_identity(CollisionWorld *w, const CollisionC
                                              int count, uint32_t next_id, IssimError *err) {
     if (count < 0 || (count > 0 && !contacts))
         return issim_error_set(err, ISSIM_ERR_INVALID, "collision world: bad identity (%d)", count);
-    if (!grow((void **)&w->contacts, &w->contact_cap, count + 1, sizeof *w->contacts))
+    if (!reserve_contacts(w, count + 1))
         return issim_error_set(err, ISSIM_ERR_NOMEM,
                                "collision world: out of memory restoring %d contacts", count);
     if (count > 0)
         memcpy(w->contacts, contacts, sizeof *contacts * (size_t)count);
+    /* No anchors or frames come with a report: a held pair carries its contacts without them,
+     * and no pair is refreshed before its next full test. */
+    memset(w->anchors, 0, sizeof *w->anchors * (size_t)(count + 1));
+    for (int i = 0; i < w->tested_count; i++)
+        w->tested_frames[i].valid = false;
     w->contact_count = count;
     w->next_id = next_id != 0 ? next_id : 1;
     w->ended_count = 0;

@@ -14,7 +14,8 @@
  * the median from 1000 to 10000 bodies against n log n (x13.3) and the target of 1 ms for 1000
  * bodies on one core. Usage: issim-bench collision [--updates K] [--fat-margin M] [--rest-tolerance
  * R] (K >= 20, default 30; M: the broad phase's fat margin in m, default collision_desc_default's;
- * R: the rest tolerance of the second run, default 5e-5 m). */
+ * R: the rest tolerance of the third run, default 5e-5 m) [--coherence C] (the coherence tolerance
+ * of the fourth run, default 1e-4 m) [--bodies N] (only that pile size, for profiling one size). */
 #include "bench.h"
 
 #include <math.h>
@@ -155,7 +156,7 @@ static double bench_pile(int n, bool boxes, bool still, const CollisionDesc *des
         pile_tremble(&pile, &rng, still);
         collision_world_update(pile.world);
     }
-    int began = 0, ended = 0;
+    int began = 0, ended = 0, refreshed = 0;
     for (int k = 0; k < updates; k++) {
         pile_tremble(&pile, &rng, still);
         double t0 = now_s();
@@ -166,14 +167,16 @@ static double bench_pile(int n, bool boxes, bool still, const CollisionDesc *des
         narrow[k] = st.narrow_seconds * 1e3;
         began += st.began;
         ended += st.ended;
+        refreshed += st.refreshed_pairs;
     }
     CollisionStats st = collision_world_stats(pile.world);
     double median = bench_quantile(total, updates, 0.5);
     printf("  %6d bodies: update %8.3f ms (broad %7.3f, narrow %7.3f; p90 %8.3f; first %8.3f)  "
-           "contacts %6d (first %d)  broad pairs %7d  touching %6d  began/ended %d/%d\n",
+           "contacts %6d (first %d)  broad pairs %7d  touching %6d  began/ended %d/%d  refreshed "
+           "pairs %.0f per update\n",
            n, median, bench_quantile(broad, updates, 0.5), bench_quantile(narrow, updates, 0.5),
            bench_quantile(total, updates, 0.9), t_first, st.contacts, first_contacts,
-           st.broad_pairs, st.touching_pairs, began, ended);
+           st.broad_pairs, st.touching_pairs, began, ended, (double)refreshed / updates);
     free(total);
     free(broad);
     free(narrow);
@@ -184,17 +187,19 @@ static double bench_pile(int n, bool boxes, bool still, const CollisionDesc *des
 
 /* One configuration: the three pile sizes, growth and target verdicts. */
 static int bench_configuration(const char *label, bool boxes, bool still, const CollisionDesc *desc,
-                               int updates) {
+                               int updates, int only) {
     printf("collision: %s: settled pile in a container (floor + 4 walls), %s, size %.2f m, "
            "overlaps %.0e m, tremble %.0e m; margin %.0e m, fat margin %.3g m, rest tolerance "
-           "%.0e m; median of %d updates after %d\n",
+           "%.0e m, coherence tolerance %.0e m; median of %d updates after %d\n",
            label,
            boxes ? "spheres and boxes on a checkerboard"
                  : "spheres only (no box routines in the narrow phase yet)",
            BC_SIZE, BC_OVERLAP, still ? 0.0 : BC_TREMBLE, desc->margin, desc->fat_margin,
-           desc->rest_tolerance, updates, BC_WARMUP);
+           desc->rest_tolerance, desc->coherence_tolerance, updates, BC_WARMUP);
     const int sizes[3] = {100, 1000, 10000};
     double ms[3];
+    if (only > 0)
+        return bench_pile(only, boxes, still, desc, updates) < 0.0;
     for (int i = 0; i < 3; i++) {
         ms[i] = bench_pile(sizes[i], boxes, still, desc, updates);
         if (ms[i] < 0.0)
@@ -210,9 +215,10 @@ static int bench_configuration(const char *label, bool boxes, bool still, const 
 }
 
 int bench_collision(int argc, char **argv) {
-    int updates = 30;
+    int updates = 30, only = 0;
     CollisionDesc desc = collision_desc_default();
     double rest = 5e-5;              /* covers the tremble: two trembles of 1e-5 per axis apart */
+    double coherence = 1e-4;         /* covers two bodies' trembles: up to 6.9e-5 m apart */
     for (int i = 1; i < argc; i++) { /* others' options ("all" passes them all) are ignored */
         if (strcmp(argv[i], "--updates") == 0 && i + 1 < argc)
             updates = atoi(argv[++i]);
@@ -220,6 +226,10 @@ int bench_collision(int argc, char **argv) {
             desc.fat_margin = atof(argv[++i]);
         else if (strcmp(argv[i], "--rest-tolerance") == 0 && i + 1 < argc)
             rest = atof(argv[++i]);
+        else if (strcmp(argv[i], "--coherence") == 0 && i + 1 < argc)
+            coherence = atof(argv[++i]);
+        else if (strcmp(argv[i], "--bodies") == 0 && i + 1 < argc)
+            only = atoi(argv[++i]);
     }
     if (updates < 20)
         updates = 20;
@@ -229,10 +239,17 @@ int bench_collision(int argc, char **argv) {
      * exactly unchanged: the engine's sleeping bodies, carried exactly at the engine's rest
      * tolerance 0); the trembling pile with the world's approximate rest mode. */
     desc.rest_tolerance = 0.0;
-    int rc = bench_configuration("trembling, every pair tested", boxes, false, &desc, updates);
-    rc |= bench_configuration("asleep (poses unchanged), exact", boxes, true, &desc, updates);
+    int rc =
+        bench_configuration("trembling, every pair tested", boxes, false, &desc, updates, only);
+    rc |= bench_configuration("asleep (poses unchanged), exact", boxes, true, &desc, updates, only);
     desc.rest_tolerance = rest;
     rc |= bench_configuration("trembling, bodies within the rest tolerance carried", boxes, false,
-                              &desc, updates);
+                              &desc, updates, only);
+    /* The trembling pile with temporal coherence: pairs that moved less than the tolerance since
+     * their last full test rebuilt from their anchors (collision.h, coherence_tolerance). */
+    desc.rest_tolerance = 0.0;
+    desc.coherence_tolerance = coherence;
+    rc |= bench_configuration("trembling, coherent refresh of pairs within the tolerance", boxes,
+                              false, &desc, updates, only);
     return rc;
 }
