@@ -3,15 +3,11 @@
 -- contact vertex at the block's centre of mass, no gravity, so the only load is the force the
 -- caller prescribes.
 --
--- The scene schema has no time-varying force: the cycle F(t) = F_max (1 - cos(2 pi t / T)) / 2
--- pushing down is applied through the engine's transient wrench (engine_set_applied_wrench) by
--- tests/test_validation_v4_quasi_static.c, and tools/plot_contact_models.sh uses the constant
--- `block.force` property at a few load levels. In the GUI the `load_cycle` global below (read
--- by the display only; the scene loader, `issim run --headless` and sweeps ignore it) writes
--- the cycle into `block.force` once a displayed frame: the load is drawn as an orange arrow
--- and the plots show it against time and the contact force against depth, the hysteresis loop
--- of 004 Fig. 4.12.
-load_cycle = { body = "block", force = {0, 0, -100}, period = 2 }   -- N, s
+-- The block carries the cycle F(t) = F_max (1 - cos(2 pi t / T)) / 2 pushing down as its
+-- `force_cycle` / `force_cycle_period` properties: the engine applies it at every step, in the
+-- GUI (drawn as an orange arrow; the plots show it against time and the contact force against
+-- depth, the hysteresis loop of 004 Fig. 4.12), headless and in sweeps. Tests that apply their
+-- own load set block.force_cycle_period = 0 (tests/test_validation_v4_quasi_static.c).
 --
 -- Properties a sweep usually changes with --set:
 --   block_floor.model        THE CONTACT MODEL: internal_friction (default) or spring_damper,
@@ -19,6 +15,8 @@ load_cycle = { body = "block", force = {0, 0, -100}, period = 2 }   -- N, s
 --   block_floor.stiffness    k, N/m
 --   block_floor.restitution  r
 --   block.force              constant load, N (world frame; {0, 0, -F} presses)
+--   block.force_cycle        the cycle's peak load, N; block.force_cycle_period its period, s
+--                            (0: no cycle)
 return {
   name = "quasi_static_cycle",
   description = "Block on one contact vertex pressed by a 100 N load cycle every 2 s (004 Fig. "
@@ -40,6 +38,8 @@ return {
       vertices = {{0, 0, 0}},            -- at the centre of mass: no torque
       display_box = {0.015, 0.015, 0.01}, -- drawn as a block standing on its vertex (no collision)
       force = {0, 0, 0},                 -- N
+      force_cycle = {0, 0, -100},        -- N: the load cycle's peak
+      force_cycle_period = 2,            -- s
       material = "block",
       color = {0.3, 0.6, 0.85},
     },

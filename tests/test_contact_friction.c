@@ -93,6 +93,7 @@ static Engine *block_engine(ThingDb **db, const char *model, const char *vel, co
                              {"block_floor.exponent", "1"},
                              {"universe.dt", "5e-6"},
                              {"block.pos", pos},
+                             {"block.force_cycle_period", "0"},
                              {"block.vel", vel}};
     for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
         if (thingdb_set_text(*db, sets[i][0], sets[i][1], false, &err) != ISSIM_OK)

@@ -29,6 +29,8 @@ static Cycle load_cycles(const char *model, double period) {
         scene_load_file(test_source_path("scenes/quasi_static_cycle.lua"), NULL, &db, &err),
         ISSIM_OK);
     assert_int_equal(thingdb_set_text(db, "block_floor.model", model, false, &err), ISSIM_OK);
+    /* the load below, at each step's middle, instead of the scene's own cycle */
+    assert_int_equal(thingdb_set_text(db, "block.force_cycle_period", "0", false, &err), ISSIM_OK);
     EngineOptions o = engine_options_default();
     Engine *e = engine_create(db, &o, &err);
     if (!e)

@@ -119,8 +119,8 @@ typedef struct AppLoad {
     Vec3 amplitude;  /* N: the peak load */
     double period;   /* s */
     bool have_sent;
-    double sent_t; /* display time of the last edit */
-    Vec3 sent;     /* the load it set */
+    double sent_t; /* display time of the last pump */
+    Vec3 sent;     /* the load the engine applies then */
 } AppLoad;
 
 /* Video of the 3D view through ffmpeg (app_video.c). */
@@ -237,11 +237,11 @@ bool app_load_start(App *app, const char *body, Vec3 amplitude, double period);
 void app_load_stop(App *app);
 /* The plots panel's button: stops a running cycle, or starts the configured one again. */
 void app_load_toggle(App *app);
-/* Starts the cycle the scene file's `load_cycle` global asks for (stops any other). */
-void app_load_from_scene(App *app, const char *path);
-/* Every frame: the load at the display time, sent as the body's force property. */
+/* Shows the cycle of the scene's first body with force_cycle_period > 0 (the engine runs it). */
+void app_load_from_scene(App *app);
+/* Every frame: the load the engine applies at the display time. */
 void app_load_pump(App *app);
-/* |the load last sent|, N (0: no cycle). */
+/* |the load at the display time|, N (0: no cycle). */
 double app_load_magnitude(const App *app);
 /* The load's arrow (at most one); returns how many were written. */
 int app_load_arrows(const App *app, RenderArrow *out);

@@ -1,20 +1,14 @@
 /* The prescribed load cycle (issue 17): F(t) = A (1 - cos(2 pi t / T)) / 2 on one body, the
- * quasi-static cycle of seed 004 4.6.2 (Fig. 4.12; VALIDATION.md V4, the cycle
- * tests/test_validation_v4_quasi_static.c applies), drawn as an arrow on the body and plotted
- * with the contact force against depth (the hysteresis loop).
+ * quasi-static cycle of seed 004 4.6.2 (Fig. 4.12; VALIDATION.md V4), drawn as an arrow on the
+ * body and plotted with the contact force against depth (the hysteresis loop).
  *
- * The scene schema has no time-varying force, so the display applies the cycle once a frame,
- * at the engine's newest time, through the pointer spring the engine reads before every step
- * (write_load): the load is piecewise constant over one displayed frame (60 fps and T = 2 s:
- * 120 levels a cycle) and follows the simulated clock whatever the speed, pausing with it.
- * Property edits were not used: each accepted edit rewinds the engine to the display time, and
- * 30 rewinds a second cut the internal-friction loop's loading branch short. A scene asks for
- * the cycle with a global the scene loader ignores (as `haptics`):
- * load_cycle = { body = "block", force = {0, 0, -100}, period = 2 }.
+ * The engine applies the cycle itself, at every integrator stage (the body's `force_cycle` and
+ * `force_cycle_period` properties): a scene that sets them opens with the cycle running, and
+ * Start / Stop / the script's `load_cycle` are edits of those two properties. Until then the
+ * display wrote the load once a frame through the pointer spring: piecewise constant over a
+ * frame, so each frame's step of up to 6 N rang the block's 20 ms contact oscillation and the
+ * plotted loop was jagged.
  */
-#include <lauxlib.h>
-#include <lua.h>
-#include <lualib.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,6 +17,28 @@
 
 static Vec3 load_at(const AppLoad *l, double t) {
     return vec3_scale(l->amplitude, 0.5 * (1.0 - cos(2.0 * M_PI * t / l->period)));
+}
+
+static void describe(AppLoad *l, const char *name) {
+    snprintf(l->text, sizeof l->text,
+             "load cycle on %s: (%g, %g, %g) N (1 - cos(2 pi t / %g s)) / 2", name, l->amplitude.x,
+             l->amplitude.y, l->amplitude.z, l->period);
+}
+
+/* Sends the cycle's period (0: stopped) to the engine, and the peak when starting. */
+static void send_cycle(App *app, bool with_peak, double period) {
+    const AppLoad *l = &app->load;
+    const char *name = app->session.view->bodies[l->body].name;
+    char path[200], value[96];
+    if (with_peak) {
+        snprintf(path, sizeof path, "%s.force_cycle", name);
+        snprintf(value, sizeof value, "%.17g %.17g %.17g", l->amplitude.x, l->amplitude.y,
+                 l->amplitude.z);
+        app_submit_edit(app, path, value);
+    }
+    snprintf(path, sizeof path, "%s.force_cycle_period", name);
+    snprintf(value, sizeof value, "%.17g", period);
+    app_submit_edit(app, path, value);
 }
 
 bool app_load_start(App *app, const char *body, Vec3 amplitude, double period) {
@@ -39,10 +55,9 @@ bool app_load_start(App *app, const char *body, Vec3 amplitude, double period) {
     }
     *l = (AppLoad){
         .configured = true, .on = true, .body = b, .amplitude = amplitude, .period = period};
-    snprintf(l->text, sizeof l->text,
-             "load cycle on %s: (%g, %g, %g) N (1 - cos(2 pi t / %g s)) / 2", name, amplitude.x,
-             amplitude.y, amplitude.z, period);
+    describe(l, name);
     issim_log(ISSIM_LOG_INFO, "%s", l->text);
+    send_cycle(app, true, period);
     return true;
 }
 
@@ -52,93 +67,45 @@ void app_load_toggle(App *app) {
         app_load_stop(app);
     } else if (l->configured) {
         l->on = true;
-        l->have_sent = false;
+        send_cycle(app, false, l->period);
     }
-}
-
-/* The load through the engine's pointer spring (REGISTRY_SLOT_POINTER, the path of the mouse
- * drag): a soft spring (the peak load at 0.5 m of stretch) re-aimed every frame at the body's
- * point plus load / stiffness, so the engine applies the load within (stiffness x how far the
- * body moved since the frame): 0.16 N of 100 N for quasi_static_cycle's 0.8 mm. */
-static void write_load(App *app, Vec3 f, bool on) {
-    const AppLoad *l = &app->load;
-    Session *s = &app->session;
-    const ViewBody *b = &s->view->bodies[l->body];
-    double k = vec3_norm(l->amplitude) / 0.5;
-    Vec3 at = b->instance >= 0 ? s->view->instances[b->instance].pose.p : (Vec3){0, 0, 0};
-    Vec3 target = vec3_add(at, vec3_scale(f, 1.0 / k));
-    if (!isfinite(vec3_norm(target)))
-        return;
-    double v[SIM_POINTER_COUNT] = {[SIM_POINTER_DRAGGING] = on,
-                                   [SIM_POINTER_TARGET_X] = target.x,
-                                   [SIM_POINTER_TARGET_X + 1] = target.y,
-                                   [SIM_POINTER_TARGET_X + 2] = target.z,
-                                   [SIM_POINTER_STIFFNESS] = k};
-    uint64_t ids[SIM_POINTER_ID_COUNT] = {[SIM_POINTER_ID_BODY] = engine_body_id_pack(b->id)};
-    registry_slot_write_ids(s->reg, REGISTRY_SLOT_POINTER, sim_display_time(s->sim), v,
-                            SIM_POINTER_COUNT, ids, SIM_POINTER_ID_COUNT);
 }
 
 void app_load_stop(App *app) {
     AppLoad *l = &app->load;
-    if (l->on && app->session.sim && app->session.view && !app->drag.active)
-        write_load(app, (Vec3){0, 0, 0}, false);
+    if (l->on && app->session.sim && app->session.view)
+        send_cycle(app, false, 0.0);
     l->on = false;
 }
 
-static double field_number(lua_State *L, const char *key, double fallback) {
-    lua_getfield(L, -1, key);
-    double v = lua_isnumber(L, -1) ? lua_tonumber(L, -1) : fallback;
-    lua_pop(L, 1);
-    return v;
-}
-
-/* The scene file's `load_cycle` global, run in a bare Lua state as src/haptics/scene.c reads
- * `haptics`. A malformed table is logged and ignored: the scene still opens. */
-void app_load_from_scene(App *app, const char *path) {
-    app->load.on = app->load.configured = false;
-    lua_State *L = luaL_newstate();
-    if (!L)
+/* The first body the scene gives a load cycle (force_cycle_period > 0), shown as running. */
+void app_load_from_scene(App *app) {
+    AppLoad *l = &app->load;
+    *l = (AppLoad){0};
+    const Session *s = &app->session;
+    for (int b = 0; s->view && b < s->view->body_count; b++) {
+        ThingId id = thingdb_find(s->db, s->view->bodies[b].name);
+        if (thing_id_is_null(id) || !(thing_real(s->db, id, "force_cycle_period") > 0.0))
+            continue;
+        *l = (AppLoad){.configured = true,
+                       .on = true,
+                       .body = b,
+                       .amplitude = thing_vec3(s->db, id, "force_cycle"),
+                       .period = thing_real(s->db, id, "force_cycle_period")};
+        describe(l, s->view->bodies[b].name);
         return;
-    luaL_requiref(L, LUA_GNAME, luaopen_base, 1);
-    luaL_requiref(L, LUA_MATHLIBNAME, luaopen_math, 1);
-    lua_settop(L, 0);
-    if (luaL_loadfile(L, path) == LUA_OK && lua_pcall(L, 0, 0, 0) == LUA_OK &&
-        lua_getglobal(L, "load_cycle") == LUA_TTABLE) {
-        char body[160] = "";
-        lua_getfield(L, -1, "body");
-        if (lua_isstring(L, -1))
-            snprintf(body, sizeof body, "%s", lua_tostring(L, -1));
-        lua_pop(L, 1);
-        double a[3] = {NAN, NAN, NAN};
-        if (lua_getfield(L, -1, "force") == LUA_TTABLE)
-            for (int i = 0; i < 3; i++) {
-                lua_rawgeti(L, -1, i + 1);
-                a[i] = lua_isnumber(L, -1) ? lua_tonumber(L, -1) : NAN;
-                lua_pop(L, 1);
-            }
-        lua_pop(L, 1);
-        double period = field_number(L, "period", NAN);
-        if (!app_load_start(app, body, (Vec3){a[0], a[1], a[2]}, period))
-            issim_log(ISSIM_LOG_WARN, "%s: load_cycle needs body, force = {x, y, z} and period",
-                      path);
     }
-    lua_close(L);
 }
 
+/* Every frame: the load the engine applies at the display time (for the arrow and the plot). */
 void app_load_pump(App *app) {
     AppLoad *l = &app->load;
     Session *s = &app->session;
-    if (!l->on || !s->sim || !s->has_frame || l->body >= s->view->body_count || app->drag.active)
-        return; /* a mouse drag takes the pointer spring while it lasts */
-    /* at the engine's time: the load applies from there on, as the formula says */
-    double t = registry_state_time(s->reg);
-    if (l->have_sent && t == l->sent_t)
-        return; /* paused: the load stays */
-    l->sent = load_at(l, t);
-    l->sent_t = t;
+    if (!l->on || !s->sim || !s->has_frame)
+        return;
+    l->sent_t = registry_state_time(s->reg);
+    l->sent = load_at(l, l->sent_t);
     l->have_sent = true;
-    write_load(app, l->sent, true);
 }
 
 double app_load_magnitude(const App *app) {

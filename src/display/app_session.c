@@ -225,9 +225,9 @@ static bool replace_session(App *app, const ThingDb *db, const char *path,
     if (!keep_camera)
         initial_camera(app);
     else if (app->follow_body >= fresh.view->body_count)
-        app->follow_body = -1;      /* a reload that lost bodies */
-    app_device_attach(app);         /* --device: on the new scene if it has a haptics table */
-    app_load_from_scene(app, path); /* its load_cycle global, if any */
+        app->follow_body = -1; /* a reload that lost bodies */
+    app_device_attach(app);    /* --device: on the new scene if it has a haptics table */
+    app_load_from_scene(app);  /* a body's load cycle, if any */
     return true;
 }
 

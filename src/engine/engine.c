@@ -69,7 +69,10 @@ static void read_body(Engine *e, EngineBody *b) {
     b->inertia = thing_vec3(db, b->thing, "inertia");
     b->force = thing_vec3(db, b->thing, "force");
     b->torque = thing_vec3(db, b->thing, "torque");
+    b->cycle_force = thing_vec3(db, b->thing, "force_cycle");
+    b->cycle_period = thing_real(db, b->thing, "force_cycle_period");
     if (e->planar) {
+        b->cycle_force.y = 0.0;
         b->force.y = 0.0;
         b->torque = vec3(0.0, b->torque.y, 0.0);
     }

@@ -237,7 +237,7 @@ static void assemble_bodies(IslandWork *w) {
         int b = w->bodies[i], o = offset_in(w, b);
         const EngineBody *body = &e->bodies[b];
         EngineBodyState st = w->pose[o / bd];
-        Vec3 f = engine_body_own_force(e, body);
+        Vec3 f = engine_body_own_force(e, body, e->t);
         Vec3 tau = engine_body_own_torque(body);
         double *mb = w->mass_blocks + (size_t)o * bd, *ib = w->inv_blocks + (size_t)o * bd;
         memset(mb, 0, sizeof(double) * (size_t)(bd * bd));

@@ -158,7 +158,7 @@ void engine_manifold_kinematics(const Engine *e, const double *y, const EngineCo
  * consecutive in e->contacts (build_contacts), vertex v at v places after the first. */
 static double vertex_load_share(const Engine *e, const EngineContact *c, Vec3 n) {
     const EngineBody *body = &e->bodies[c->body];
-    Vec3 f = engine_body_own_force(e, body);
+    Vec3 f = engine_body_own_force(e, body, e->t);
     double press = -vec3_dot(f, n);
     if (!(press > 0.0))
         return 0.0;
@@ -283,21 +283,21 @@ static bool takes_loads(const EngineBody *b) {
     return b->integrated || b->reduced_slot >= 0;
 }
 
-static void own_loads(const Engine *e, int b, Vec3 *force, Vec3 *torque) {
-    force[b] = engine_body_own_force(e, &e->bodies[b]);
+static void own_loads(const Engine *e, int b, double t, Vec3 *force, Vec3 *torque) {
+    force[b] = engine_body_own_force(e, &e->bodies[b], t);
     torque[b] = engine_body_own_torque(&e->bodies[b]);
 }
 
 void engine_accumulate_loads(const Engine *e, double t, const double *y, Vec3 *force,
                              Vec3 *torque) {
     for (int i = 0; i < e->awake_count; i++)
-        own_loads(e, e->awake_bodies[i], force, torque);
+        own_loads(e, e->awake_bodies[i], t, force, torque);
     for (int s = 0; s < e->reduced_slots; s++) { /* the bodies of reduced pairs */
         const EngineReducedSlot *slot = &e->reduced[s];
         if (slot->active)
-            own_loads(e, slot->body_a, force, torque);
+            own_loads(e, slot->body_a, t, force, torque);
         if (slot->active && slot->body_b >= 0)
-            own_loads(e, slot->body_b, force, torque);
+            own_loads(e, slot->body_b, t, force, torque);
     }
     for (int li = 0; li < e->live_contact_count; li++) {
         const EngineContact *c = &e->contacts[e->live_contacts[li]];

@@ -27,8 +27,10 @@ typedef struct EngineBody {
     ThingId thing;
     char name[64];
     double mass;
-    Vec3 inertia;       /* principal moments, body frame */
-    Vec3 force, torque; /* external, world (the body's properties) */
+    Vec3 inertia;        /* principal moments, body frame */
+    Vec3 force, torque;  /* external, world (the body's properties) */
+    Vec3 cycle_force;    /* force_cycle: peak of the load cycle, world */
+    double cycle_period; /* force_cycle_period, s; 0: none */
     /* Transient wrench from outside the thing database (GUI drag spring, haptic coupling):
      * world frame, torque about the centre of mass; not saved with the scene. */
     Vec3 applied_force, applied_torque;
@@ -321,9 +323,13 @@ struct Engine {
 /* engine.c: the next instance serial, process-wide, never 0 (engine_create takes one). */
 uint32_t engine_next_serial(void);
 
-/* A body's own loads (world): gravity, its force and torque properties, the applied wrench. */
-static inline Vec3 engine_body_own_force(const Engine *e, const EngineBody *b) {
-    return vec3_add(vec3_mad(b->force, b->mass, e->gravity), b->applied_force);
+/* A body's own loads (world) at time t: gravity, its force and torque properties, its load
+ * cycle, the applied wrench. */
+static inline Vec3 engine_body_own_force(const Engine *e, const EngineBody *b, double t) {
+    Vec3 f = vec3_add(vec3_mad(b->force, b->mass, e->gravity), b->applied_force);
+    if (b->cycle_period > 0.0)
+        f = vec3_mad(f, 0.5 * (1.0 - cos(2.0 * M_PI * t / b->cycle_period)), b->cycle_force);
+    return f;
 }
 static inline Vec3 engine_body_own_torque(const EngineBody *b) {
     return vec3_add(b->torque, b->applied_torque);

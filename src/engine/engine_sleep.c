@@ -294,7 +294,9 @@ static void sleep_bodies(Engine *e, double t) {
     int *sleepers = e->sleep_scratch + ((size_t)e->body_count + 1);
     for (int i = 0; i < e->awake_count; i++) {
         int b = e->awake_bodies[i];
-        if (verdict[b] != SLEEP_CANDIDATE || body_speed(e, b) >= still[b]) {
+        /* a body under a load cycle is never in equilibrium for long: it stays awake */
+        if (verdict[b] != SLEEP_CANDIDATE || body_speed(e, b) >= still[b] ||
+            e->bodies[b].cycle_period > 0.0) {
             e->bodies[b].still_since = -1.0;
             continue;
         }
@@ -380,7 +382,7 @@ void engine_equilibrium_loads(Engine *e) {
     for (int i = 0; i < e->awake_count; i++) {
         int b = e->awake_bodies[i];
         const EngineBody *body = &e->bodies[b];
-        Vec3 f = engine_body_own_force(e, body);
+        Vec3 f = engine_body_own_force(e, body, e->t);
         e->load_acc[2 * b] = vec3_scale(f, 1.0 / body->mass);
         e->load_acc[2 * b + 1] = apply_inv_inertia(e, b, engine_body_own_torque(body));
     }

@@ -375,6 +375,25 @@ static const PropDef body_props[] = {
      .max = 1e9,
      .mutability = PROP_LIVE,
      .default_value = VEC(0, 0, 0)},
+    {.name = "force_cycle",
+     .type = PROP_VEC3,
+     .unit = "N",
+     .description = "peak of a load cycle at the centre of mass, world frame: force_cycle (1 - "
+                    "cos(2 pi t / force_cycle_period)) / 2 added to `force` at every step (004 "
+                    "4.6.2's quasi-static cycle)",
+     .min = -1e9,
+     .max = 1e9,
+     .mutability = PROP_LIVE,
+     .default_value = VEC(0, 0, 0)},
+    {.name = "force_cycle_period",
+     .type = PROP_REAL,
+     .unit = "s",
+     .description = "period of the load cycle (simulated time t from 0); 0: no cycle; a body "
+                    "under a cycle never sleeps",
+     .min = 0,
+     .max = 1e6,
+     .mutability = PROP_LIVE,
+     .default_value = REAL(0)},
 };
 
 static const PropDef obstacle_props[] = {
