@@ -117,6 +117,14 @@ static void case_bowl(Case *c, int finer) {
     case_make(c, mesh, finer);
 }
 
+/* Cases 3 .. 8: the bipyramids of that many sides; 9: the bowl. */
+static void case_numbered(Case *c, int number) {
+    if (number < 9)
+        case_bipyramid(c, number, 0);
+    else
+        case_bowl(c, 0);
+}
+
 /* A random point of the domain triangle with s + t in 2^-level [1/2, 1]. */
 static void random_point_at_level(int level, double *s, double *t) {
     double r = ldexp(test_rng_range(&rng, 0.5, 1.0), -level), a = test_rng_range(&rng, 0, 1);
@@ -228,14 +236,7 @@ static double fd_error(const SmoothSurface *surface, int patch, double s, double
 #define NORMAL_SECOND_DEEPEST 9
 
 static void fd_check_case(const Case *c, double worst[3]) {
-    static const SurfaceFdCase POSITION[] = {
-        {SURFACE_S, SURFACE_VALUE, false}, {SURFACE_T, SURFACE_VALUE, true},
-        {SURFACE_SS, SURFACE_S, false},    {SURFACE_ST, SURFACE_S, true},
-        {SURFACE_ST, SURFACE_T, false},    {SURFACE_TT, SURFACE_T, true},
-        {SURFACE_SSS, SURFACE_SS, false},  {SURFACE_SST, SURFACE_SS, true},
-        {SURFACE_SST, SURFACE_ST, false},  {SURFACE_STT, SURFACE_ST, true},
-        {SURFACE_STT, SURFACE_TT, false},  {SURFACE_TTT, SURFACE_TT, true},
-    };
+    const SurfaceFdCase *POSITION = SURFACE_FD_POSITION;
     for (int i = 0; i < c->ev_count; i++)
         for (int level = 0; level <= DEEPEST_LEVEL; level += 3) {
             double s, t;
@@ -258,10 +259,7 @@ static void test_exact_derivatives_match_central_differences(void **state) {
     double all[3] = {0, 0, 0};
     for (int sides = 3; sides <= 9; sides++) {
         Case c;
-        if (sides < 9)
-            case_bipyramid(&c, sides, 0);
-        else
-            case_bowl(&c, 0);
+        case_numbered(&c, sides);
         double worst[3] = {0, 0, 0};
         fd_check_case(&c, worst);
         print_message("%s: %d EV faces, levels 0 .. %d: position derivatives %.1e, normal "
@@ -357,10 +355,7 @@ static void test_exact_faces_meet_with_c2(void **state) {
     int checked = 0;
     for (int sides = 3; sides <= 9; sides++) {
         Case c;
-        if (sides < 9)
-            case_bipyramid(&c, sides, 0);
-        else
-            case_bowl(&c, 0);
+        case_numbered(&c, sides);
         for (int i = 0; i < c.ev_count; i++) {
             for (int e = 0; e < 3; e++)
                 for (int level = 0; level <= DEEPEST_LEVEL; level += 2) {
