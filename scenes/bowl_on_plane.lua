@@ -5,7 +5,8 @@
 -- the test of 002 6.2 ("Observing purely vertical motion of the center of mass validates much of
 -- our implementation"), whose own run drifted at S-patch transitions. The bowl is 002 App. B.2's
 -- control mesh scaled by 0.05 (as App. B.1's commented-out bowl), subdivided twice: 200 regular
--- Loop patches and 6 S-patches over its extraordinary vertices (docs/smooth-contact.md). Its
+-- Loop patches, then the 24 faces at its 6 extraordinary vertices evaluated exactly (Stam;
+-- surface_extraordinary = "spatch": 6 S-patches instead, docs/smooth-contact.md). Its
 -- centre of mass is put 1 cm above its lowest point ("close to its base"), and its mass and
 -- inertia are those of a solid of 1300 kg/m^3 (rounded); both are choices, the seed gives none.
 --

@@ -12,6 +12,11 @@
 #include "issim/engine.h"
 #include "issim/io.h"
 #include "issim/sim.h"
+#include "issim/surface.h"
+
+/* The bowl of scenes/bowl_on_plane.lua: its regular patches, then the faces at its 6
+ * extraordinary vertices (smooth_surface_from_loop). */
+enum { BOWL_REGULAR_PATCHES = 200 };
 
 typedef struct SpinTrace {
     double first_reversal, second_reversal;
@@ -149,32 +154,134 @@ static void test_rattleback_penalty_path_reverses_at_the_same_time(void **state)
     engine_destroy(e);
 }
 
+/* What a bowl run measured: the centre of mass's horizontal drift and height range, the energy's
+ * rise, and at the contact (every sample, body a's patch and the point's (s, t) on it found
+ * again from the report) the crossings into or out of faces at extraordinary vertices (patches
+ * from `first_extraordinary`), the smallest |x_s x x_t| and the largest condition number of the
+ * first fundamental form (the metric the contact coordinates' rates are solved through). */
+typedef struct BowlRun {
+    double drift, zmin, zmax, energy_rise, jacobian_min, metric_condition_max;
+    int extraordinary_crossings, samples_extraordinary, reduced_pairs;
+} BowlRun;
+
+/* (s, t) on `patch` of `surface` nearest to `point` (surface frame), by Gauss-Newton from the
+ * domain's centroid (the point is on the surface: a few steps). */
+static void locate_on_patch(const SmoothSurface *surface, int patch, Vec3 point, SurfacePoint *sp) {
+    double s = 1.0 / 3.0, t = 1.0 / 3.0;
+    for (int i = 0; i < 40; i++) {
+        IssimError err = {0};
+        if (smooth_surface_evaluate(surface, patch, s, t, sp, &err) != ISSIM_OK)
+            fail_msg("%s", err.message);
+        Vec3 r = vec3_sub(point, sp->x[SURFACE_VALUE]);
+        double a = vec3_dot(sp->x[SURFACE_S], sp->x[SURFACE_S]);
+        double b = vec3_dot(sp->x[SURFACE_S], sp->x[SURFACE_T]);
+        double c = vec3_dot(sp->x[SURFACE_T], sp->x[SURFACE_T]);
+        double gs = vec3_dot(r, sp->x[SURFACE_S]), gt = vec3_dot(r, sp->x[SURFACE_T]);
+        double det = a * c - b * b, ds = (c * gs - b * gt) / det, dt = (a * gt - b * gs) / det;
+        s += ds;
+        t += dt;
+        if (fabs(ds) + fabs(dt) < 1e-15)
+            break;
+    }
+}
+
+static void bowl_contact_metrics(Engine *e, EngineBodyId bowl, const SmoothSurface *surface,
+                                 int first_extraordinary, int *last_patch, BowlRun *run) {
+    ContactReport report;
+    if (engine_smooth_contact_reports(e, &report, 1) != 1)
+        return;
+    bool extraordinary = report.patch >= first_extraordinary;
+    if (*last_patch >= 0 && report.patch != *last_patch &&
+        (extraordinary || *last_patch >= first_extraordinary))
+        run->extraordinary_crossings++;
+    *last_patch = report.patch;
+    if (!extraordinary)
+        return;
+    run->samples_extraordinary++;
+    EngineBodyState b = engine_body_state(e, bowl);
+    SurfacePoint sp;
+    locate_on_patch(surface, report.patch, quat_rotate_inv(b.orient, vec3_sub(report.point, b.pos)),
+                    &sp);
+    double a = vec3_dot(sp.x[SURFACE_S], sp.x[SURFACE_S]);
+    double c = vec3_dot(sp.x[SURFACE_T], sp.x[SURFACE_T]);
+    double m = vec3_dot(sp.x[SURFACE_S], sp.x[SURFACE_T]);
+    double root = sqrt(0.25 * (a - c) * (a - c) + m * m);
+    run->jacobian_min =
+        fmin(run->jacobian_min, vec3_norm(vec3_cross(sp.x[SURFACE_S], sp.x[SURFACE_T])));
+    run->metric_condition_max =
+        fmax(run->metric_condition_max, (0.5 * (a + c) + root) / (0.5 * (a + c) - root));
+}
+
+/* scenes/bowl_on_plane.lua with `sets` for `seconds`, sampled every 5 ms. */
+static BowlRun run_bowl(const char *const *sets, int count, double seconds) {
+    IssimError err = {0};
+    SmoothSurface *surface = smooth_surface_create(
+        "bowl", NULL, 0, test_source_path("assets/loop_bowl.obj"), vec3(0.05, 0.05, 0.05),
+        vec3(0, 0, 0.025), 2, SURFACE_EXTRAORDINARY_EXACT, &err);
+    if (!surface)
+        fail_msg("%s", err.message);
+    Engine *e = scene_engine("scenes/bowl_on_plane.lua", sets, count);
+    EngineBodyId bowl = engine_body_find(e, "bowl");
+    EngineBodyState s0 = engine_body_state(e, bowl);
+    BowlRun run = {.zmin = 1e9, .zmax = -1e9, .jacobian_min = 1e9};
+    double e0 = engine_energy(e).total, emax = e0;
+    int last_patch = -1;
+    for (double t = 0.005; t <= seconds + 1e-9; t += 0.005) {
+        if (engine_advance(e, t, &err) != ISSIM_OK)
+            fail_msg("%s", err.message);
+        EngineBodyState s = engine_body_state(e, bowl);
+        run.drift = fmax(run.drift, hypot(s.pos.x - s0.pos.x, s.pos.y - s0.pos.y));
+        run.zmin = fmin(run.zmin, s.pos.z);
+        run.zmax = fmax(run.zmax, s.pos.z);
+        emax = fmax(emax, engine_energy(e).total);
+        bowl_contact_metrics(e, bowl, surface, BOWL_REGULAR_PATCHES, &last_patch, &run);
+    }
+    run.energy_rise = emax - e0;
+    run.reduced_pairs = engine_reduced_pair_count(e);
+    engine_destroy(e);
+    smooth_surface_destroy(surface);
+    return run;
+}
+
 /* V13: the bowl rocks on a frictionless plane; its centre of mass moves only vertically. The
  * shipped start keeps the contact on regular Loop patches (C2 between them). */
 static void test_bowl_centre_of_mass_moves_only_vertically(void **state) {
     (void)state;
-    Engine *e = scene_engine("scenes/bowl_on_plane.lua", NULL, 0);
-    EngineBodyId bowl = engine_body_find(e, "bowl");
-    EngineBodyState s0 = engine_body_state(e, bowl);
-    double drift = 0.0, zmin = 1e9, zmax = -1e9, e0 = engine_energy(e).total, emax = e0;
-    IssimError err = {0};
-    for (double t = 0.05; t <= 10.0 + 1e-9; t += 0.05) {
-        if (engine_advance(e, t, &err) != ISSIM_OK)
-            fail_msg("%s", err.message);
-        EngineBodyState s = engine_body_state(e, bowl);
-        drift = fmax(drift, hypot(s.pos.x - s0.pos.x, s.pos.y - s0.pos.y));
-        zmin = fmin(zmin, s.pos.z);
-        zmax = fmax(zmax, s.pos.z);
-        emax = fmax(emax, engine_energy(e).total);
-    }
+    BowlRun run = run_bowl(NULL, 0, 10.0);
     print_message("bowl on a frictionless plane, 10 s: horizontal drift %.2e m, height %.5f .. "
                   "%.5f m, energy rise %.2e J, reduced pairs %d\n",
-                  drift, zmin, zmax, emax - e0, engine_reduced_pair_count(e));
-    assert_true(drift < 1e-6);
-    assert_true(zmax - zmin > 1e-3); /* it does rock */
-    assert_true(emax - e0 < 1e-9);
-    assert_int_equal(engine_reduced_pair_count(e), 1);
-    engine_destroy(e);
+                  run.drift, run.zmin, run.zmax, run.energy_rise, run.reduced_pairs);
+    assert_true(run.drift < 1e-6);
+    assert_true(run.zmax - run.zmin > 1e-3); /* it does rock */
+    assert_true(run.energy_rise < 1e-9);
+    assert_int_equal(run.reduced_pairs, 1);
+}
+
+/* V13 through the extraordinary vertices (issue 16's "including through S-patch transitions"),
+ * measured:
+ * started on a face at one of the bowl's valence-4 vertices on its underside (patch 213, the
+ * region S-patch 203 covers with surface_extraordinary = spatch), the contact rocks across the
+ * faces at that vertex, evaluated exactly (Stam), and the centre of mass still only moves up
+ * and down. */
+static void test_bowl_through_extraordinary_vertices(void **state) {
+    (void)state;
+    const char *sets[] = {"bowl_floor.start_coords=213 0.25 0.25 0 0.5 0.5 0"};
+    BowlRun run = run_bowl(sets, 1, 10.0);
+    print_message("bowl from an extraordinary vertex's face, 10 s: %d crossings into or out of "
+                  "its faces (5 ms samples, %d samples on them), horizontal drift %.2e m, height "
+                  "%.5f .. %.5f m, energy rise %.2e J; there |x_s x x_t| >= %.3e, first "
+                  "fundamental form's condition <= %.2f\n",
+                  run.extraordinary_crossings, run.samples_extraordinary, run.drift, run.zmin,
+                  run.zmax, run.energy_rise, run.jacobian_min, run.metric_condition_max);
+    /* V13's 1e-6 m is NOT reached here: within a face the surface is C2, not C3, across its
+     * sub-triangles' boundaries (x_sss jumps by half), and the RK4 step straddles them where it
+     * stops at patch edges; measured 1.6e-3 m and 1.2e-6 J (S-patches: 0.15 m), bounded here so
+     * that a regression shows (docs/smooth-contact.md) */
+    assert_true(run.extraordinary_crossings > 10);
+    assert_true(run.drift < 5e-3);
+    assert_true(run.zmax - run.zmin > 1e-3);
+    assert_true(run.energy_rise < 5e-6);
+    assert_int_equal(run.reduced_pairs, 1);
 }
 
 /* The marble rolls in its dish with Coulomb friction: it stays in contact (one reduced pair),
@@ -250,6 +357,7 @@ int main(void) {
         cmocka_unit_test(test_rattleback_scene_without_friction_spins_on),
         cmocka_unit_test(test_rattleback_penalty_path_reverses_at_the_same_time),
         cmocka_unit_test(test_bowl_centre_of_mass_moves_only_vertically),
+        cmocka_unit_test(test_bowl_through_extraordinary_vertices),
         cmocka_unit_test(test_marble_rolls_in_the_dish),
         cmocka_unit_test(test_bad_smooth_input_is_named),
         cmocka_unit_test(test_open_loop_mesh_is_refused),

@@ -41,7 +41,8 @@ static SmoothSurface *surface_from(const char *asset, int levels) {
     LoopMesh *mesh = loop_mesh_load(test_source_path(asset), &err);
     if (!mesh)
         fail_msg("%s", err.message);
-    SmoothSurface *surface = smooth_surface_from_loop(mesh, levels, &err);
+    SmoothSurface *surface =
+        smooth_surface_from_loop(mesh, levels, SURFACE_EXTRAORDINARY_SPATCH, &err);
     if (!surface)
         fail_msg("%s", err.message);
     loop_mesh_destroy(mesh);
@@ -133,7 +134,7 @@ static int fd_check_mesh(LoopMesh *mesh, int points, double worst[2]) {
     IssimError err = {0};
     if (!mesh)
         fail_msg("no mesh");
-    SmoothSurface *surface = smooth_surface_from_loop(mesh, 2, &err);
+    SmoothSurface *surface = smooth_surface_from_loop(mesh, 2, SURFACE_EXTRAORDINARY_SPATCH, &err);
     if (!surface)
         fail_msg("%s", err.message);
     int checked = fd_check_spatches(surface, points, worst);
@@ -261,7 +262,8 @@ static void test_spatch_centre_near_limit_point(void **state) {
         IssimError err = {0};
         LoopMesh *mesh = loop_mesh_load(test_source_path(ASSETS[a]), &err);
         assert_non_null(mesh);
-        SmoothSurface *surface = smooth_surface_from_loop(mesh, 2, &err);
+        SmoothSurface *surface =
+            smooth_surface_from_loop(mesh, 2, SURFACE_EXTRAORDINARY_SPATCH, &err);
         assert_non_null(surface);
         int patch = 0, count = 0;
         double worst = 0.0, ring = 0.0;
@@ -388,7 +390,8 @@ static void test_marble_and_plate_shapes(void **state) {
 
 static void expect_refusal(const LoopMesh *mesh, int levels, const char *const *parts) {
     IssimError err = {0};
-    SmoothSurface *surface = smooth_surface_from_loop(mesh, levels, &err);
+    SmoothSurface *surface =
+        smooth_surface_from_loop(mesh, levels, SURFACE_EXTRAORDINARY_SPATCH, &err);
     assert_null(surface);
     printf("# refused: %s\n", err.message);
     for (int i = 0; parts[i]; i++)
@@ -406,7 +409,7 @@ static void test_refusals_name_the_mesh_and_the_edge(void **state) {
                    (const char *const[]){"loop_bowl.obj", "vertices 4 and 5", "at least 2", NULL});
     expect_refusal(bowl, 0, (const char *const[]){"at least 2", NULL});
     expect_refusal(bowl, 9, (const char *const[]){"loop_bowl.obj", "9 subdivision levels", NULL});
-    SmoothSurface *ok = smooth_surface_from_loop(bowl, 2, &err);
+    SmoothSurface *ok = smooth_surface_from_loop(bowl, 2, SURFACE_EXTRAORDINARY_SPATCH, &err);
     assert_non_null(ok);
     smooth_surface_destroy(ok);
     loop_mesh_destroy(bowl);

@@ -191,21 +191,43 @@ typedef struct SurfaceDomain {
 
 typedef struct SmoothSurface SmoothSurface;
 
+/* How a Loop surface is evaluated at its extraordinary vertices (the scene property
+ * surface_extraordinary, in this order). */
+typedef enum SurfaceExtraordinary {
+    SURFACE_EXTRAORDINARY_EXACT = 0, /* Stam's exact evaluation of the limit surface: C2 but at the
+                                      * vertex itself (smooth_surface_from_loop) */
+    SURFACE_EXTRAORDINARY_SPATCH,    /* 002 5.2's S-patches replacing the 1-rings: G1 at their
+                                      * corners only */
+} SurfaceExtraordinary;
+
 /* One bicubic Bezier patch (copied) as a surface of one patch with open edges (no neighbours).
  * The patch's name names the surface. */
 SmoothSurface *smooth_surface_from_bezier(const BezierPatch *patch, IssimError *err);
 /* The surface a scene describes (the surface_* properties, docs/scene-format.md): a bicubic
  * Bezier net of 16 points (control[i][j] = points[4 i + j]), or, with no points, the Loop
- * surface of the .obj control mesh at `loop_file` subdivided `levels` times; every control point
- * p becomes scale * p + offset first (Bezier and Loop surfaces are affine invariant). Errors name
- * `name` and the property at fault. */
+ * surface of the .obj control mesh at `loop_file` subdivided `levels` times, its extraordinary
+ * vertices as `extraordinary` says; every control point p becomes scale * p + offset first
+ * (Bezier and Loop surfaces are affine invariant). Errors name `name` and the property at
+ * fault. */
 SmoothSurface *smooth_surface_create(const char *name, const Vec3 *points, int point_count,
                                      const char *loop_file, Vec3 scale, Vec3 offset, int levels,
-                                     IssimError *err);
+                                     SurfaceExtraordinary extraordinary, IssimError *err);
 /* A closed Loop surface (002 5.1-5.2): `mesh` subdivided `levels` times (the mesh is not kept);
  * patches 0 .. R - 1 are the subdivided mesh's faces without an extraordinary corner, in face
  * order, each the exact regular patch (loop_patch_evaluate's (s, t) on the domain triangle
- * (0, 0), (1, 0), (0, 1); edge e from face vertex e to e + 1); then one S-patch of degree 4 per
+ * (0, 0), (1, 0), (0, 1); edge e from face vertex e to e + 1).
+ *
+ * SURFACE_EXTRAORDINARY_EXACT: then the faces at the extraordinary vertices (valence other than
+ * 6), for each such vertex v in increasing vertex order its n faces (v, r_j, r_(j+1)) with r_j
+ * its ring counter-clockwise from the first neighbour in the mesh's edge order, j = 0 .. n - 1;
+ * each on the same domain triangle with v at (0, 0), r_j at (1, 0), r_(j+1) at (0, 1) (edge e
+ * from local corner e to e + 1), evaluated exactly by Stam's method (the face subdivided until
+ * the point lies in a regular sub-triangle: docs/smooth-contact.md). Every patch meets its
+ * neighbours with C2 except at v itself, where the parameterisation is singular (x_s x x_t ->
+ * 0 for valence 3 to 5, -> infinity above 6); within 2^-48 of v (s + t) the position is v's limit
+ * point and the derivatives those at 2^-48 on the same ray.
+ *
+ * SURFACE_EXTRAORDINARY_SPATCH: then one S-patch of degree 4 per
  * extraordinary vertex (valence other than 6) in increasing vertex order (the subdivision keeps
  * the control mesh's vertex numbers first), replacing that vertex's 1-ring: its domain the
  * regular n-gon of unit area centred at (0, 0), corner 0 on the +s axis, edge j the ring's outer
@@ -216,9 +238,11 @@ SmoothSurface *smooth_surface_create(const char *name, const Vec3 *points, int p
  * measured gap: docs/smooth-contact.md). Errors (ISSIM_ERR_INVALID naming the mesh and the edge
  * or vertex, 1-based as in the file): a boundary edge, a vertex whose faces do not form one fan,
  * a valence outside 3 .. SURFACE_DOMAIN_MAX, and `levels` too low to put the extraordinary vertices
- * 3 edges apart (the message gives the minimum: 2 when two are adjacent, 1 when two edges apart);
+ * 3 edges apart (the message gives the minimum: 2 when two are adjacent, 1 when two edges apart;
+ * either mode needs it);
  * ISSIM_ERR_RANGE for levels outside 0 .. 6. */
-SmoothSurface *smooth_surface_from_loop(const LoopMesh *mesh, int levels, IssimError *err);
+SmoothSurface *smooth_surface_from_loop(const LoopMesh *mesh, int levels,
+                                        SurfaceExtraordinary extraordinary, IssimError *err);
 void smooth_surface_destroy(SmoothSurface *surface); /* NULL: no-op */
 const char *smooth_surface_name(const SmoothSurface *surface);
 int smooth_surface_patch_count(const SmoothSurface *surface);

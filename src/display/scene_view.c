@@ -142,7 +142,8 @@ static int round_mesh_levels(SceneView *v, const char *key) {
     return finest;
 }
 
-/* A smooth surface's mesh key: things with the same surface file, scale, offset and levels
+/* A smooth surface's mesh key: things with the same surface file, scale, offset, levels and
+ * extraordinary-vertex mode
  * share a mesh; a control net (surface_points) is the thing's own. */
 static void smooth_key(const ThingDb *db, ThingId id, char *key, size_t size) {
     const char *file = thing_string(db, id, "surface_file");
@@ -152,8 +153,9 @@ static void smooth_key(const ThingDb *db, ThingId id, char *key, size_t size) {
         return;
     }
     Vec3 scale = thing_vec3(db, id, "surface_scale"), offset = thing_vec3(db, id, "surface_offset");
-    snprintf(key, size, "smooth:%s|%.9g %.9g %.9g|%.9g %.9g %.9g|%d", file, scale.x, scale.y,
-             scale.z, offset.x, offset.y, offset.z, (int)thing_int(db, id, "surface_levels"));
+    snprintf(key, size, "smooth:%s|%.9g %.9g %.9g|%.9g %.9g %.9g|%d|%d", file, scale.x, scale.y,
+             scale.z, offset.x, offset.y, offset.z, (int)thing_int(db, id, "surface_levels"),
+             thing_enum(db, id, "surface_extraordinary"));
 }
 
 /* Segments per fan triangle of a patch's domain: a one-patch surface needs many to look round;
@@ -171,7 +173,8 @@ static SmoothSurface *thing_surface(Builder *b, ThingId id, IssimError *err) {
     return smooth_surface_create(
         thing_name(db, id), points->points, points->point_count,
         file[0] ? asset_path(b, file, buf, sizeof buf) : file, thing_vec3(db, id, "surface_scale"),
-        thing_vec3(db, id, "surface_offset"), (int)thing_int(db, id, "surface_levels"), err);
+        thing_vec3(db, id, "surface_offset"), (int)thing_int(db, id, "surface_levels"),
+        (SurfaceExtraordinary)thing_enum(db, id, "surface_extraordinary"), err);
 }
 
 /* The tessellated surface of a "smooth" thing, with the patch of every triangle kept for

@@ -78,7 +78,8 @@ static SmoothSurface *thing_surface(const Engine *e, ThingId thing, const char *
         file = engine_asset_path(e, file, resolved, sizeof resolved);
     return smooth_surface_create(
         name, points->points, points->point_count, file, thing_vec3(db, thing, "surface_scale"),
-        thing_vec3(db, thing, "surface_offset"), (int)thing_int(db, thing, "surface_levels"), err);
+        thing_vec3(db, thing, "surface_offset"), (int)thing_int(db, thing, "surface_levels"),
+        (SurfaceExtraordinary)thing_enum(db, thing, "surface_extraordinary"), err);
 }
 
 /* A smooth body collides as the convex hull of its tessellation (its vertices lie on the

@@ -160,35 +160,69 @@ bool loop_mesh_is_closed(const LoopMesh *mesh) {
     return true;
 }
 
-/* Walks the neighbourhood of face (a, b, c) in the layout of LOOP_BASIS (a = 4, b = 7, c = 8
- * there, 1-based as in the header): the vertex across each directed edge is the third vertex of
- * the face on the other side. */
+int loop_mesh_third(const void *mesh, int from, int to) {
+    return third_vertex(mesh, from, to);
+}
+
+/* {target, from, to}: p[target] = third vertex of the face holding p[from] -> p[to], in the
+ * layout of LOOP_BASIS (1-based; the face is (4, 7, 8)) */
+static const int REGULAR_WALK[9][3] = {{3, 7, 4}, {5, 4, 8},  {11, 8, 7},  {2, 4, 5}, {1, 4, 2},
+                                       {6, 7, 3}, {10, 7, 6}, {12, 8, 11}, {9, 8, 12}};
+
+bool loop_walk_regular(LoopThirdVertex third, const void *mesh, const int face[3],
+                       int out[LOOP_PATCH_VERTICES], int boundary[2]) {
+    int p[LOOP_PATCH_VERTICES + 1]; /* 1-based, as the layout */
+    p[4] = face[0], p[7] = face[1], p[8] = face[2];
+    for (int k = 0; k < 9; k++) {
+        p[REGULAR_WALK[k][0]] = third(mesh, p[REGULAR_WALK[k][1]], p[REGULAR_WALK[k][2]]);
+        if (p[REGULAR_WALK[k][0]] < 0) {
+            boundary[0] = p[REGULAR_WALK[k][2]];
+            boundary[1] = p[REGULAR_WALK[k][1]];
+            return false;
+        }
+    }
+    memcpy(out, p + 1, sizeof(int) * LOOP_PATCH_VERTICES);
+    return true;
+}
+
+/* Around ev counter-clockwise: ring[i + 1] closes the face (ev, ring[i], ring[i + 1]); then the
+ * five second-ring vertices of LOOP_EXACT_NET's layout, each closing a face with r0 or r1. */
+bool loop_walk_extraordinary(LoopThirdVertex third, const void *mesh, int ev, int r0, int r1,
+                             int valence, int *out) {
+    out[0] = ev, out[1] = r0, out[2] = r1;
+    for (int i = 2; i < valence; i++)
+        out[i + 1] = third(mesh, ev, out[i]);
+    int *extra = out + 1 + valence; /* p, q, a, s, u */
+    extra[2] = third(mesh, r1, r0);
+    extra[1] = extra[2] < 0 ? -1 : third(mesh, extra[2], r0);
+    extra[0] = extra[1] < 0 ? -1 : third(mesh, extra[1], r0);
+    extra[3] = extra[2] < 0 ? -1 : third(mesh, r1, extra[2]);
+    extra[4] = extra[3] < 0 ? -1 : third(mesh, r1, extra[3]);
+    for (int i = 0; i < valence + 6; i++)
+        if (out[i] < 0)
+            return false;
+    return third(mesh, ev, out[valence]) == r0; /* the ring closes: ev has that valence */
+}
+
+/* The neighbourhood of face (a, b, c) in the layout of LOOP_BASIS (a = 4, b = 7, c = 8 there,
+ * 1-based as in the header). */
 static IssimStatus regular_neighbourhood(const LoopMesh *mesh, int face,
                                          int out[LOOP_PATCH_VERTICES], IssimError *err) {
-    int v[3];
+    int v[3], boundary[2];
     trimesh_triangle_indices(mesh->triangles, face, v);
     for (int k = 0; k < 3; k++)
         if (mesh->valence[v[k]] != 6)
             return issim_error_set(
                 err, ISSIM_ERR_INVALID,
                 "loop mesh '%s': face %d (vertices %d %d %d): vertex %d has valence %d; exact "
-                "evaluation needs valence 6 at all three corners (extraordinary vertices need "
-                "S-patch replacement, 002 5.2: smooth_surface_from_loop)",
+                "evaluation needs valence 6 at all three corners (extraordinary vertices: "
+                "smooth_surface_from_loop, Stam's subdivision or S-patches)",
                 mesh->name, face + 1, v[0] + 1, v[1] + 1, v[2] + 1, v[k] + 1, mesh->valence[v[k]]);
-    int p[LOOP_PATCH_VERTICES + 1]; /* 1-based, as the layout */
-    p[4] = v[0], p[7] = v[1], p[8] = v[2];
-    /* {target, from, to}: p[target] = third vertex of the face holding p[from] -> p[to] */
-    static const int WALK[9][3] = {{3, 7, 4}, {5, 4, 8},  {11, 8, 7},  {2, 4, 5}, {1, 4, 2},
-                                   {6, 7, 3}, {10, 7, 6}, {12, 8, 11}, {9, 8, 12}};
-    for (int k = 0; k < 9; k++) {
-        p[WALK[k][0]] = third_vertex(mesh, p[WALK[k][1]], p[WALK[k][2]]);
-        if (p[WALK[k][0]] < 0)
-            return issim_error_set(err, ISSIM_ERR_INVALID,
-                                   "loop mesh '%s': face %d: edge %d-%d lies on a boundary (the "
-                                   "mesh is not closed around the face)",
-                                   mesh->name, face + 1, p[WALK[k][2]] + 1, p[WALK[k][1]] + 1);
-    }
-    memcpy(out, p + 1, sizeof(int) * LOOP_PATCH_VERTICES);
+    if (!loop_walk_regular(loop_mesh_third, mesh, v, out, boundary))
+        return issim_error_set(err, ISSIM_ERR_INVALID,
+                               "loop mesh '%s': face %d: edge %d-%d lies on a boundary (the "
+                               "mesh is not closed around the face)",
+                               mesh->name, face + 1, boundary[0] + 1, boundary[1] + 1);
     return ISSIM_OK;
 }
 
@@ -445,13 +479,8 @@ void loop_patch_power(const Vec3 control[LOOP_PATCH_VERTICES],
 static const int DERIVATIVE_S[SURFACE_DERIVATIVES] = {0, 1, 0, 2, 1, 0, 3, 2, 1, 0};
 static const int DERIVATIVE_T[SURFACE_DERIVATIVES] = {0, 0, 1, 0, 1, 2, 0, 1, 2, 3};
 
-IssimStatus loop_patch_power_evaluate(const Vec3 coefficient[LOOP_PATCH_MONOMIALS], double s,
-                                      double t, const char *name, SurfacePoint *out,
-                                      IssimError *err) {
-    if (!isfinite(s) || !isfinite(t))
-        return issim_error_set(err, ISSIM_ERR_INVALID,
-                               "loop patch '%s': parameter (s, t) = (%g, %g) is not finite",
-                               name ? name : "?", s, t);
+void loop_patch_power_derivatives(const Vec3 coefficient[LOOP_PATCH_MONOMIALS], double s, double t,
+                                  Vec3 x[SURFACE_DERIVATIVES]) {
     /* d^p/ds^p s^a = a! / (a - p)! s^(a - p): falling[a][p] s_power[a - p] */
     static const double FALLING[5][4] = {
         {1, 0, 0, 0}, {1, 1, 0, 0}, {1, 2, 2, 0}, {1, 3, 6, 6}, {1, 4, 12, 24}};
@@ -467,8 +496,18 @@ IssimStatus loop_patch_power_evaluate(const Vec3 coefficient[LOOP_PATCH_MONOMIAL
             double w = FALLING[a][p] * FALLING[b][q] * sp[a - p] * tp[b - q];
             sum = vec3_add(sum, vec3_scale(coefficient[k], w));
         }
-        out->x[d] = sum;
+        x[d] = sum;
     }
+}
+
+IssimStatus loop_patch_power_evaluate(const Vec3 coefficient[LOOP_PATCH_MONOMIALS], double s,
+                                      double t, const char *name, SurfacePoint *out,
+                                      IssimError *err) {
+    if (!isfinite(s) || !isfinite(t))
+        return issim_error_set(err, ISSIM_ERR_INVALID,
+                               "loop patch '%s': parameter (s, t) = (%g, %g) is not finite",
+                               name ? name : "?", s, t);
+    loop_patch_power_derivatives(coefficient, s, t, out->x);
     out->s = s;
     out->t = t;
     return surface_point_normal(out, name, err);

@@ -161,10 +161,13 @@ static IssimStatus check_vertices(const LoopMesh *mesh, const EdgeTable *table, 
 /* ===== The surface ===== */
 
 typedef struct LoopSurface {
-    int regular_count; /* patches 0 .. regular_count - 1: regular faces; then the S-patches */
+    int regular_count; /* patches 0 .. regular_count - 1: regular faces; then the S-patches or
+                        * the faces at extraordinary vertices */
     Vec3 (*power)[LOOP_PATCH_MONOMIALS]; /* per regular patch: loop_patch_power */
     int spatch_count;
     SPatch **spatches;
+    int exact_count;
+    LoopExactFace *exact;
 } LoopSurface;
 
 static void loop_surface_free(void *impl) {
@@ -174,6 +177,9 @@ static void loop_surface_free(void *impl) {
     for (int i = 0; i < ls->spatch_count; i++)
         spatch_destroy(ls->spatches[i]);
     free(ls->spatches);
+    for (int i = 0; i < ls->exact_count; i++)
+        loop_exact_face_free(&ls->exact[i]);
+    free(ls->exact);
     free(ls->power);
     free(ls);
 }
@@ -182,14 +188,18 @@ static IssimStatus loop_surface_evaluate(const SmoothSurface *surface, int patch
                                          double t, SurfacePoint *out, IssimError *err) {
     const LoopSurface *ls = surface->impl;
     IssimError sub = {0};
-    IssimStatus status = patch < ls->regular_count
-                             ? loop_patch_power_evaluate(ls->power[patch], s, t, surface->name, out,
-                                                         err ? &sub : NULL)
-                             : spatch_evaluate(ls->spatches[patch - ls->regular_count], s, t,
-                                               surface->name, out, err ? &sub : NULL);
+    IssimError *inner = err ? &sub : NULL;
+    int special = patch - ls->regular_count;
+    IssimStatus status =
+        special < 0 ? loop_patch_power_evaluate(ls->power[patch], s, t, surface->name, out, inner)
+        : ls->exact ? loop_exact_face_evaluate(&ls->exact[special], s, t, surface->name, out, inner)
+                    : spatch_evaluate(ls->spatches[special], s, t, surface->name, out, inner);
     if (status != ISSIM_OK && err)
         issim_error_set(err, status, "patch %d (%s): %s", patch,
-                        patch < ls->regular_count ? "regular" : "S-patch", sub.message);
+                        special < 0 ? "regular"
+                        : ls->exact ? "extraordinary"
+                                    : "S-patch",
+                        sub.message);
     return status;
 }
 
@@ -260,7 +270,9 @@ typedef struct Rings {
     int (*ring)[SURFACE_DOMAIN_MAX + 1];
     int *sides;
     int *owner;         /* per face: the S-patch replacing it, or -1 (a regular patch) */
-    int *patch_of_face; /* per regular face: its patch index */
+    int *patch_of_face; /* per face with a patch of its own: its index, else -1 */
+    int *rotation;      /* per face: the face corner at its patch's (0, 0) (the extraordinary
+                         * vertex's in exact mode) */
 } Rings;
 
 static void rings_free(Rings *r) {
@@ -268,9 +280,10 @@ static void rings_free(Rings *r) {
     free(r->sides);
     free(r->owner);
     free(r->patch_of_face);
+    free(r->rotation);
 }
 
-static bool rings_build(const LoopMesh *mesh, const EdgeTable *table, Rings *r,
+static bool rings_build(const LoopMesh *mesh, const EdgeTable *table, bool exact, Rings *r,
                         int *regular_count) {
     int faces = loop_mesh_face_count(mesh), vertices = loop_mesh_vertex_count(mesh);
     memset(r, 0, sizeof *r);
@@ -278,7 +291,8 @@ static bool rings_build(const LoopMesh *mesh, const EdgeTable *table, Rings *r,
     r->sides = malloc((size_t)(vertices + 1) * sizeof *r->sides);
     r->owner = malloc((size_t)faces * sizeof *r->owner);
     r->patch_of_face = malloc((size_t)faces * sizeof *r->patch_of_face);
-    if (!r->ring || !r->sides || !r->owner || !r->patch_of_face)
+    r->rotation = calloc((size_t)faces, sizeof *r->rotation);
+    if (!r->ring || !r->sides || !r->owner || !r->patch_of_face || !r->rotation)
         return false;
     for (int f = 0; f < faces; f++)
         r->owner[f] = -1;
@@ -287,12 +301,20 @@ static bool rings_build(const LoopMesh *mesh, const EdgeTable *table, Rings *r,
             continue;
         int e = r->count++;
         r->sides[e] = vertex_ring(mesh, table, v, r->ring[e]);
+        r->ring[e][r->sides[e]] = v; /* the centre after the ring */
         for (int j = 0; j < r->sides[e]; j++)
             r->owner[edge_find(table, v, r->ring[e][j])->face] = e;
     }
     *regular_count = 0;
     for (int f = 0; f < faces; f++)
         r->patch_of_face[f] = r->owner[f] < 0 ? (*regular_count)++ : -1;
+    /* exact mode: then each extraordinary vertex's faces, (v, ring[j], ring[j + 1]) in j order */
+    for (int e = 0, next = *regular_count; exact && e < r->count; e++)
+        for (int j = 0; j < r->sides[e]; j++) {
+            const FaceEdge *edge = edge_find(table, r->ring[e][r->sides[e]], r->ring[e][j]);
+            r->patch_of_face[edge->face] = next++;
+            r->rotation[edge->face] = edge->corner;
+        }
     return true;
 }
 
@@ -301,9 +323,9 @@ static void neighbour_across(const EdgeTable *table, const Rings *r, int regular
                              int to, int out[2]) {
     const FaceEdge *other = edge_find(table, to, from);
     int e = r->owner[other->face];
-    if (e < 0) {
+    if (r->patch_of_face[other->face] >= 0) { /* edges counted from the patch's (0, 0) */
         out[0] = r->patch_of_face[other->face];
-        out[1] = other->corner;
+        out[1] = (other->corner - r->rotation[other->face] + 3) % 3;
         return;
     }
     int n = r->sides[e];
@@ -342,15 +364,43 @@ static bool build_spatch(const LoopMesh *mesh, const EdgeTable *table, const Rin
     return set_spatch_control(sp, (const Vec3(*)[LOOP_PATCH_MONOMIALS])nets, corners);
 }
 
+/* Exact mode: each face at an extraordinary vertex with its net subdivided (loop_exact.c, one
+ * rule per valence). */
+static bool build_exact(const LoopMesh *mesh, const Rings *r, LoopSurface *ls) {
+    LoopExactRule *rules[SURFACE_DOMAIN_MAX + 1] = {0};
+    bool ok = true;
+    for (int f = 0; ok && f < loop_mesh_face_count(mesh); f++) {
+        int special = r->patch_of_face[f] - ls->regular_count, v[3];
+        if (special < 0)
+            continue;
+        loop_mesh_face(mesh, f, v);
+        int turn = r->rotation[f], n = loop_mesh_valence(mesh, v[turn]);
+        int index[LOOP_EXACT_NET(SURFACE_DOMAIN_MAX)];
+        Vec3 net[LOOP_EXACT_NET(SURFACE_DOMAIN_MAX)];
+        if (!rules[n])
+            rules[n] = loop_exact_rule_create(n);
+        ok = rules[n] && loop_walk_extraordinary(loop_mesh_third, mesh, v[turn], v[(turn + 1) % 3],
+                                                 v[(turn + 2) % 3], n, index);
+        for (int i = 0; ok && i < LOOP_EXACT_NET(n); i++)
+            net[i] = loop_mesh_vertex(mesh, index[i]);
+        ok = ok && loop_exact_face_init(&ls->exact[special], rules[n], net);
+    }
+    for (int n = 0; n <= SURFACE_DOMAIN_MAX; n++)
+        loop_exact_rule_destroy(rules[n]);
+    return ok;
+}
+
 static SmoothSurface *build_surface(const LoopMesh *mesh, const EdgeTable *table, const char *name,
-                                    IssimError *err) {
+                                    bool exact, IssimError *err) {
     Rings r;
-    int regular = 0;
+    int regular = 0, special = 0;
     SmoothSurface *surface = NULL;
     LoopSurface *ls = NULL;
-    bool rings_ok = rings_build(mesh, table, &r, &regular), ok = rings_ok;
+    bool rings_ok = rings_build(mesh, table, exact, &r, &regular), ok = rings_ok;
+    for (int e = 0; ok && e < r.count; e++)
+        special += exact ? r.sides[e] : 1;
     if (ok)
-        surface = smooth_surface_alloc(name, regular + r.count, err);
+        surface = smooth_surface_alloc(name, regular + special, err);
     if (surface) {
         ls = calloc(1, sizeof *ls);
         surface->impl = ls;
@@ -360,26 +410,35 @@ static SmoothSurface *build_surface(const LoopMesh *mesh, const EdgeTable *table
     if (ls) {
         ls->regular_count = regular;
         ls->power = malloc((size_t)(regular ? regular : 1) * sizeof *ls->power);
-        ls->spatches = calloc((size_t)(r.count ? r.count : 1), sizeof *ls->spatches);
-        ls->spatch_count = r.count;
+        if (exact) {
+            ls->exact = calloc((size_t)(special ? special : 1), sizeof *ls->exact);
+            ls->exact_count = special;
+        } else {
+            ls->spatches = calloc((size_t)(r.count ? r.count : 1), sizeof *ls->spatches);
+            ls->spatch_count = r.count;
+        }
     }
-    ok = ls && ls->power && ls->spatches;
+    ok = ls && ls->power && (ls->spatches || ls->exact);
     static const double TRIANGLE[3][2] = {{0, 0}, {1, 0}, {0, 1}};
     for (int f = 0; ok && f < loop_mesh_face_count(mesh); f++) {
         int patch = r.patch_of_face[f], v[3];
         if (patch < 0)
             continue;
         loop_mesh_face(mesh, f, v);
-        Vec3 control[LOOP_PATCH_VERTICES];
-        regular_control(mesh, f, control);
-        loop_patch_power(control, ls->power[patch]);
+        if (patch < regular) {
+            Vec3 control[LOOP_PATCH_VERTICES];
+            regular_control(mesh, f, control);
+            loop_patch_power(control, ls->power[patch]);
+        }
         surface->domains[patch].count = 3;
         memcpy(surface->domains[patch].corner, TRIANGLE, sizeof TRIANGLE);
-        for (int k = 0; k < 3; k++)
-            neighbour_across(table, &r, regular, v[k], v[(k + 1) % 3],
+        for (int k = 0, turn = r.rotation[f]; k < 3; k++)
+            neighbour_across(table, &r, regular, v[(turn + k) % 3], v[(turn + k + 1) % 3],
                              surface->neighbours[patch][k]);
     }
-    for (int e = 0; ok && e < r.count; e++)
+    if (ok && exact)
+        ok = build_exact(mesh, &r, ls);
+    for (int e = 0; ok && !exact && e < r.count; e++)
         ok = build_spatch(mesh, table, &r, e, surface, ls);
     rings_free(&r);
     if (!ok) {
@@ -414,7 +473,8 @@ static IssimStatus subdivided(const LoopMesh *mesh, int levels, LoopMesh **out, 
     return status;
 }
 
-SmoothSurface *smooth_surface_from_loop(const LoopMesh *mesh, int levels, IssimError *err) {
+SmoothSurface *smooth_surface_from_loop(const LoopMesh *mesh, int levels,
+                                        SurfaceExtraordinary extraordinary, IssimError *err) {
     if (levels < 0 || levels > LOOP_SURFACE_MAX_LEVELS) {
         issim_error_set(err, ISSIM_ERR_RANGE,
                         "loop mesh '%s': %d subdivision levels (0 .. %d: each multiplies the "
@@ -433,7 +493,8 @@ SmoothSurface *smooth_surface_from_loop(const LoopMesh *mesh, int levels, IssimE
     if (!edge_table_build(used, &table))
         issim_error_set(err, ISSIM_ERR_NOMEM, "loop surface '%s': out of memory", name);
     else if (check_separation(used, &table, 0, err) == ISSIM_OK)
-        surface = build_surface(used, &table, name, err);
+        surface =
+            build_surface(used, &table, name, extraordinary != SURFACE_EXTRAORDINARY_SPATCH, err);
     free(table.edges);
     loop_mesh_destroy(fine);
     return surface;

@@ -297,7 +297,8 @@ static Vec3 affine(Vec3 p, Vec3 scale, Vec3 offset) {
 /* The control mesh read, moved by the affine map (Loop subdivision commutes with it), then
  * surfaced. */
 static SmoothSurface *loop_surface(const char *name, const char *file, Vec3 scale, Vec3 offset,
-                                   int levels, IssimError *err) {
+                                   int levels, SurfaceExtraordinary extraordinary,
+                                   IssimError *err) {
     IssimError sub = {0};
     LoopMesh *read = loop_mesh_load(file, &sub);
     if (!read) {
@@ -318,7 +319,8 @@ static SmoothSurface *loop_surface(const char *name, const char *file, Vec3 scal
     free(vertices);
     free(faces);
     loop_mesh_destroy(read);
-    SmoothSurface *surface = mesh ? smooth_surface_from_loop(mesh, levels, &sub) : NULL;
+    SmoothSurface *surface =
+        mesh ? smooth_surface_from_loop(mesh, levels, extraordinary, &sub) : NULL;
     loop_mesh_destroy(mesh);
     if (!surface)
         issim_error_set(err, ISSIM_ERR_INVALID, "%s.surface_file: %s", name,
@@ -328,9 +330,9 @@ static SmoothSurface *loop_surface(const char *name, const char *file, Vec3 scal
 
 SmoothSurface *smooth_surface_create(const char *name, const Vec3 *points, int point_count,
                                      const char *loop_file, Vec3 scale, Vec3 offset, int levels,
-                                     IssimError *err) {
+                                     SurfaceExtraordinary extraordinary, IssimError *err) {
     if (point_count == 0 && loop_file && loop_file[0])
-        return loop_surface(name, loop_file, scale, offset, levels, err);
+        return loop_surface(name, loop_file, scale, offset, levels, extraordinary, err);
     if (point_count != 16) {
         issim_error_set(err, ISSIM_ERR_INVALID,
                         "%s.surface_points: a bicubic Bezier patch needs 16 control points, not "

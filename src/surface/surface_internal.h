@@ -103,6 +103,51 @@ IssimStatus loop_patch_power_evaluate(const Vec3 coefficient[LOOP_PATCH_MONOMIAL
                                       double t, const char *name, SurfacePoint *out,
                                       IssimError *err);
 
+/* loop_patch_power_evaluate's position derivatives alone (no normal). */
+void loop_patch_power_derivatives(const Vec3 coefficient[LOOP_PATCH_MONOMIALS], double s, double t,
+                                  Vec3 x[SURFACE_DERIVATIVES]);
+
+/* Walks over any triangle mesh given by its third-vertex function (the vertex closing the face
+ * that holds the directed edge from -> to, -1 on a boundary): a LoopMesh (loop_mesh_third) or
+ * loop_exact.c's local nets. */
+typedef int (*LoopThirdVertex)(const void *mesh, int from, int to);
+int loop_mesh_third(const void *mesh, int from, int to);
+/* The 12 vertices of face[0..2]'s regular patch in loop_mesh_patch's layout; false on a
+ * boundary, the edge in boundary[0..1]. */
+bool loop_walk_regular(LoopThirdVertex third, const void *mesh, const int face[3],
+                       int out[LOOP_PATCH_VERTICES], int boundary[2]);
+/* The LOOP_EXACT_NET of face (ev, r0, r1) at an extraordinary vertex ev of `valence`
+ * (valence + 6 vertices); false on a boundary or when ev's ring does not close. */
+bool loop_walk_extraordinary(LoopThirdVertex third, const void *mesh, int ev, int r0, int r1,
+                             int valence, int *out);
+
+/* ===== Exact evaluation at extraordinary vertices (loop_exact.c, Stam 1998) =====
+ * A face (ev, r0, r1) whose first corner has valence N != 6 and whose other vertices within two
+ * edges of ev have valence 6. Its net, LOOP_EXACT_NET(N) = N + 6 vertices: ev, its ring r0 ..
+ * r_(N-1) counter-clockwise, then p, q, a, s, u: a across the edge r0-r1, and the faces (r0,
+ * r_(N-1), p), (r0, p, q), (r0, q, a), (r0, a, r1), (r1, a, s), (r1, s, u), (r1, u, r2). */
+enum { LOOP_EXACT_LEVELS = 48 }; /* sub-triangle levels cached; nearer the vertex: its limit */
+#define LOOP_EXACT_NET(valence) ((valence) + 6)
+typedef struct LoopExactRule LoopExactRule; /* Stam's subdivision matrices for one valence */
+LoopExactRule *loop_exact_rule_create(int valence); /* NULL: out of memory */
+void loop_exact_rule_destroy(LoopExactRule *rule);  /* NULL: no-op */
+typedef struct LoopExactFace {
+    int valence;
+    Vec3 limit;                             /* ev's limit point */
+    Vec3 (*power)[3][LOOP_PATCH_MONOMIALS]; /* [level][sub-triangle], minus limit */
+} LoopExactFace;
+/* Subdivides the net (LOOP_EXACT_NET(rule's valence) points) LOOP_EXACT_LEVELS times; false:
+ * out of memory. */
+bool loop_exact_face_init(LoopExactFace *face, const LoopExactRule *rule, const Vec3 *net);
+void loop_exact_face_free(LoopExactFace *face);
+/* The limit surface on the face's domain triangle (0, 0) = ev, (1, 0) = r0, (0, 1) = r1, with
+ * loop_patch_evaluate's outputs and errors (outside the triangle: the polynomial of the nearest
+ * regular sub-triangle extended). Within 2^-LOOP_EXACT_LEVELS of ev (s + t), the position is the
+ * limit point and the derivatives those at that distance on the same ray (the diagonal at ev):
+ * the parameterisation is singular at ev (|x_s x x_t| ~ (2 lambda)^(2k)). */
+IssimStatus loop_exact_face_evaluate(const LoopExactFace *face, double s, double t,
+                                     const char *name, SurfacePoint *out, IssimError *err);
+
 /* ===== S-patches (spatch.c, 002 5.2.1, 5.3.1) ===== */
 enum { SPATCH_DEGREE = 4 };
 /* An n-sided S-patch of degree 4 over the regular n-gon of unit area (spatch_domain): control

@@ -42,6 +42,7 @@ bool thing_kind_parse(const char *text, ThingKind *out) {
     }
 
 static const char *const integrator_names[] = {"bdf", "adams", "rk4"};
+static const char *const surface_extraordinary_names[] = {"exact", "spatch"};
 static const char *const shape_names[] = {"plane", "box", "mesh", "smooth"};
 static const char *const body_shape_names[] = {"points", "sphere",  "capsule", "box",
                                                "hull",   "polygon", "smooth"};
@@ -79,14 +80,21 @@ static const char *const body_shape_names[] = {"points", "sphere",  "capsule", "
          .max = 1e3,                                                                               \
          .mutability = PROP_FIXED_DURING_RUN,                                                      \
          .default_value = VEC(0, 0, 0)},                                                           \
+        {.name = "surface_levels",                                                                 \
+         .type = PROP_INT,                                                                         \
+         .unit = "",                                                                               \
+         .description = "smooth: Loop subdivision steps before evaluation (extraordinary "         \
+                        "vertices isolated, 002 5.2)",                                             \
+         .min = 0,                                                                                 \
+         .max = 6,                                                                                 \
+         .mutability = PROP_FIXED_DURING_RUN,                                                      \
+         .default_value = {.type = PROP_INT, .integer = 2}},                                       \
     {                                                                                              \
-        .name = "surface_levels", .type = PROP_INT, .unit = "",                                    \
-        .description = "smooth: Loop subdivision steps before evaluation (extraordinary "          \
-                       "vertices isolated, 002 5.2)",                                              \
-        .min = 0, .max = 6, .mutability = PROP_FIXED_DURING_RUN, .default_value = {                \
-            .type = PROP_INT,                                                                      \
-            .integer = 2                                                                           \
-        }                                                                                          \
+        .name = "surface_extraordinary", .type = PROP_ENUM, .unit = "",                            \
+        .description = "smooth: a Loop surface at its extraordinary vertices: exact (Stam's "      \
+                       "evaluation, C2 up to the vertex) or spatch (002 5.2's S-patches)",         \
+        .mutability = PROP_FIXED_DURING_RUN, .enum_names = surface_extraordinary_names,            \
+        .enum_count = 2, .default_value = ENUMV(0)                                                 \
     }
 
 static const PropDef universe_props[] = {

@@ -95,7 +95,8 @@ static double time_surface_patch(const SmoothSurface *surface, int patch,
  * (NAN when there is none), and of the surface's regular patch 0 (*regular, Nullable). */
 static double time_spatch(int sides, double *regular) {
     LoopMesh *mesh = loop_mesh_bipyramid(sides, NULL);
-    SmoothSurface *surface = mesh ? smooth_surface_from_loop(mesh, 2, NULL) : NULL;
+    SmoothSurface *surface =
+        mesh ? smooth_surface_from_loop(mesh, 2, SURFACE_EXTRAORDINARY_SPATCH, NULL) : NULL;
     loop_mesh_destroy(mesh);
     int patch = -1;
     for (int p = 0; surface && p < smooth_surface_patch_count(surface) && patch < 0; p++) {
