@@ -30,7 +30,7 @@ static void scene_make(Scene *sc) {
     sc->mesh = loop_mesh_load(test_source_path("assets/loop_plate.obj"), &err);
     if (!sc->mesh)
         fail_msg("%s", err.message);
-    sc->dish = smooth_surface_from_loop(sc->mesh, 1, &err);
+    sc->dish = smooth_surface_from_loop(sc->mesh, 1, SURFACE_EXTRAORDINARY_EXACT, &err);
     if (!sc->cap || !sc->dish)
         fail_msg("%s", err.message);
     /* turned over about x: the flat bottom (z = 0, outward normal -z) faces up at z = 0 */
