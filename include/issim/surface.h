@@ -255,6 +255,14 @@ IssimStatus smooth_surface_evaluate(const SmoothSurface *surface, int patch, dou
 /* The neighbour across edge `edge` of `patch`; false on an open edge (the surface ends). */
 bool smooth_surface_neighbour(const SmoothSurface *surface, int patch, int edge, int *other_patch,
                               int *other_edge);
+/* Lines inside a patch's domain where the surface is C2 but not C3: the edges of Stam's
+ * sub-triangles on a Loop face at an extraordinary vertex (exact mode). A contact integrator
+ * stops its steps there (002 4.5's traversal, applied inside the patch), as a step straddling
+ * one makes an O(h^3) error of a size that does not fall with the distance to the vertex. True
+ * when the segment from -> to crosses one: line {a, b, c} (a s + b t - c < 0 at from) of the
+ * first, and the segment's fraction *beta there. */
+bool smooth_surface_first_break(const SmoothSurface *surface, int patch, const double from[2],
+                                const double to[2], double line[3], double *beta);
 /* Whether (s, t) lies in the patch's domain grown by `margin` (distance in the parameter plane
  * past an edge; 0: the closed polygon). When outside, *edge (Nullable) is the first edge, in
  * order, whose outside half-plane holds the point. */

@@ -283,3 +283,42 @@ IssimStatus loop_exact_face_evaluate(const LoopExactFace *face, double s, double
     out->t = t;
     return surface_point_normal(out, name, err);
 }
+
+/* Keeps the line if the segment crosses it (strictly past the start) earlier than *beta, where
+ * `valid` says the crossing point lies on the part of the line that is a break. */
+static void consider(double a, double b, double c, const double from[2], const double to[2],
+                     double bound, double line[3], double *beta) {
+    double g0 = a * from[0] + b * from[1] - c, g1 = a * to[0] + b * to[1] - c;
+    if (!((g0 < 0.0 && g1 > 0.0) || (g0 > 0.0 && g1 < 0.0)))
+        return;
+    double f = g0 / (g0 - g1);
+    if (!(f > 1e-12) || f >= *beta)
+        return;
+    double s = from[0] + f * (to[0] - from[0]), t = from[1] + f * (to[1] - from[1]);
+    /* s = 2^-j and t = 2^-j are breaks only in the band below s + t = 2^-(j - 1) */
+    if (bound > 0.0 && (a > 0.0 ? t : s) > bound)
+        return;
+    double sign = g0 < 0.0 ? 1.0 : -1.0;
+    line[0] = sign * a;
+    line[1] = sign * b;
+    line[2] = sign * c;
+    *beta = f;
+}
+
+bool loop_exact_first_break(const double from[2], const double to[2], double line[3],
+                            double *beta) {
+    *beta = 2.0;
+    double lo = fmin(from[0] + from[1], to[0] + to[1]), hi = fmax(from[0] + from[1], to[0] + to[1]);
+    double smax = fmax(from[0], to[0]), tmax = fmax(from[1], to[1]);
+    for (int j = 1; j <= LOOP_EXACT_LEVELS; j++) {
+        double level = ldexp(1.0, -j);
+        if (level < 0.25 * lo)
+            break; /* finer lines lie nearer the vertex than the segment */
+        if (level > 2.0 * hi && level > smax && level > tmax)
+            continue;
+        consider(1.0, 1.0, level, from, to, 0.0, line, beta);
+        consider(1.0, 0.0, level, from, to, level, line, beta);
+        consider(0.0, 1.0, level, from, to, level, line, beta);
+    }
+    return *beta <= 1.0;
+}

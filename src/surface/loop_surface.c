@@ -203,6 +203,12 @@ static IssimStatus loop_surface_evaluate(const SmoothSurface *surface, int patch
     return status;
 }
 
+static bool loop_surface_first_break(const SmoothSurface *surface, int patch, const double from[2],
+                                     const double to[2], double line[3], double *beta) {
+    const LoopSurface *ls = surface->impl;
+    return ls->exact && patch >= ls->regular_count && loop_exact_first_break(from, to, line, beta);
+}
+
 /* Barycentric coordinates of corner `m` of the S-patch's domain with respect to the domain
  * triangle T of the regular patch across edge j (002 5.2.2, Fig. 5.7), in the order of that
  * face's vertices (Loop's (u, v, w)); `corner` is the face corner holding ring[j + 1], so the
@@ -406,6 +412,7 @@ static SmoothSurface *build_surface(const LoopMesh *mesh, const EdgeTable *table
         surface->impl = ls;
         surface->destroy_impl = loop_surface_free;
         surface->evaluate = loop_surface_evaluate;
+        surface->first_break = loop_surface_first_break;
     }
     if (ls) {
         ls->regular_count = regular;

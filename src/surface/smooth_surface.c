@@ -40,6 +40,12 @@ void smooth_surface_destroy(SmoothSurface *surface) {
     free(surface);
 }
 
+bool smooth_surface_first_break(const SmoothSurface *surface, int patch, const double from[2],
+                                const double to[2], double line[3], double *beta) {
+    return surface->first_break && patch >= 0 && patch < surface->patch_count &&
+           surface->first_break(surface, patch, from, to, line, beta);
+}
+
 const char *smooth_surface_name(const SmoothSurface *surface) {
     return surface->name;
 }

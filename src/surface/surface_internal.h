@@ -79,6 +79,9 @@ struct SmoothSurface {
     SurfaceDomain *domains;                   /* patch_count */
     int (*neighbours)[SURFACE_DOMAIN_MAX][2]; /* [patch][edge] = {patch, edge}, -1: open */
     SurfacePatchEvaluator evaluate;
+    /* smooth_surface_first_break for this kind; NULL: no patch has breaks */
+    bool (*first_break)(const SmoothSurface *surface, int patch, const double from[2],
+                        const double to[2], double line[3], double *beta);
     void (*destroy_impl)(void *impl); /* Nullable */
     void *impl;                       /* the kind's data */
 };
@@ -145,6 +148,10 @@ void loop_exact_face_free(LoopExactFace *face);
  * regular sub-triangle extended). Within 2^-LOOP_EXACT_LEVELS of ev (s + t), the position is the
  * limit point and the derivatives those at that distance on the same ray (the diagonal at ev):
  * the parameterisation is singular at ev (|x_s x x_t| ~ (2 lambda)^(2k)). */
+/* The first line where the face's sub-triangles meet (s + t = 2^-j; s = 2^-j with t <= 2^-j;
+ * t = 2^-j with s <= 2^-j; j = 1 .. LOOP_EXACT_LEVELS) that the segment from -> to crosses:
+ * line {a, b, c} with a s + b t - c < 0 at from, and the segment's fraction *beta there. */
+bool loop_exact_first_break(const double from[2], const double to[2], double line[3], double *beta);
 IssimStatus loop_exact_face_evaluate(const LoopExactFace *face, double s, double t,
                                      const char *name, SurfacePoint *out, IssimError *err);
 
