@@ -117,9 +117,11 @@ static bool invert(int s, double *a) {
             }
         }
     }
-    for (int r = 0; ok && r < s; r++)
+    for (int r = 0; ok && r < s; r++) {
+        double pivot = a[r * s + r];
         for (int k = 0; k < s; k++)
-            a[r * s + k] = b[r * s + k] / a[r * s + r];
+            a[r * s + k] = b[r * s + k] / pivot;
+    }
     free(b);
     return ok;
 }
