@@ -266,8 +266,8 @@ IssimStatus mapgen_relief_static(const MapgenModel *model, const MapgenDrive *dr
         return st;
     int s = drive->node_count, nd = model->dof_count;
     double *x = calloc((size_t)s * (size_t)nd, sizeof *x), *r = malloc((size_t)nd * sizeof *r),
-           *w = malloc((size_t)nd * sizeof *w), *target = malloc((size_t)s * sizeof *target);
-    if (!x || !r || !w || !target)
+           *w = malloc((size_t)nd * sizeof *w), *lambda = calloc((size_t)s, sizeof *lambda);
+    if (!x || !r || !w || !lambda)
         st = issim_error_set(err, ISSIM_ERR_NOMEM, "deformation only, static: out of memory");
     for (int k = 0; st == ISSIM_OK && k < s; k++) {
         double *xk = x + (size_t)k * nd;
@@ -276,18 +276,18 @@ IssimStatus mapgen_relief_static(const MapgenModel *model, const MapgenDrive *dr
             r[e] = model->mass[e] * relief.constraint[(size_t)k * nd + e];
         st = mapgen_conjugate_gradients(model, xk, r, remove_rigid, &relief, err);
         mapgen_rigid_remove(model, relief.modes, relief.mode_count, xk);
-        target[k] = -1.0;
+        lambda[k] = -1.0; /* the target first: D = 1 m into the body at each driven node */
     }
-    if (st == ISSIM_OK && !combine(&relief, x, target, w, target))
+    if (st == ISSIM_OK && !combine(&relief, x, lambda, w, lambda))
         st = issim_error_set(err, ISSIM_ERR_NUMERIC, "deformation only, static: singular");
     /* w = sum_k lambda_k x_k: the reaction is -sum lambda_k (the indenter pushes inward). */
     *reaction = 0.0;
     for (int k = 0; st == ISSIM_OK && k < s; k++)
-        *reaction -= target[k];
+        *reaction -= lambda[k];
     free(x);
     free(r);
     free(w);
-    free(target);
+    free(lambda);
     mapgen_relief_free(&relief);
     return st;
 }
