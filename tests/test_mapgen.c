@@ -421,6 +421,7 @@ static void test_3d_bar_tip_matches_plane_strain(void **state) {
  * h0: the first samples; means: of WINDOWS windows of WINDOW samples ending at the last. */
 enum { WINDOWS = 10 };
 typedef struct TwoMaps {
+    int driven; /* nodes */
     double free_h0, deformation_h0, steady, early_free, early_deformation;
     double free_means[WINDOWS], deformation_means[WINDOWS];
 } TwoMaps;
@@ -456,6 +457,7 @@ static void two_maps(const Body *b, const double *point, double segment, double 
     MapgenDrive drive = {.nodes = nodes,
                          .node_count = mapgen_segment_nodes(&b->mesh, index, segment, nodes)};
     memcpy(drive.direction, b->mesh.normals + 2 * index, 2 * sizeof(double));
+    out->driven = drive.node_count;
     double *h[2] = {malloc(samples * sizeof(double)), malloc(samples * sizeof(double))};
     for (int m = 0; m < 2; m++) {
         drive.deformation_only = m == 1;
@@ -494,9 +496,10 @@ static void test_deformation_only_map_settles_free_map_does_not(void **state) {
     for (int segment = 0; segment < 2; segment++) {
         TwoMaps t;
         two_maps(&b, (double[]){0.01, 0.0}, segment * 2.5e-3, 5e-7, 4000, 200, &t);
-        printf("disc, segment %g mm: h(T) %.4g (free) %.4g (deformation) Pa; static inertia "
+        printf("disc, segment %g mm (%d nodes): h(T) %.4g (free) %.4g (deformation) Pa; static "
+               "inertia "
                "relief %.4g Pa\n100 us means over 1-2 ms / static: free, deformation\n",
-               segment * 2.5, t.free_h0, t.deformation_h0, t.steady);
+               segment * 2.5, t.driven, t.free_h0, t.deformation_h0, t.steady);
         for (int w = 0; w < WINDOWS; w++)
             printf("  %6.3f  %6.3f\n", t.free_means[w] / t.steady,
                    t.deformation_means[w] / t.steady);
