@@ -1,6 +1,7 @@
 /* issim-mapgen (tools/mapgen, docs/contact-map-generator.md): the explicit plane-strain solver
  * against the analytic 1D wave solution, a static solve, mesh refinement and its energy; V10
- * (VALIDATION.md; seed 000 4.4, Table 4.2) on a coarse bar mesh; bad input refused; one output
+ * (VALIDATION.md; seed 000 4.4, Table 4.2) on a coarse bar mesh; the deformation-only map's
+ * steady state against the free body's; bad input refused; one output
  * from threads and from `mpirun -np 2`; a resumed run recomputes nothing it finished. */
 #include "testutil.h"
 

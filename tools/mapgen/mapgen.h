@@ -3,7 +3,8 @@
  * (tests/test_mapgen.c); not part of libissim.
  *
  * Pieces: geometry and meshing through Gmsh (mapgen_mesh.c), the explicit solver and a static
- * solve for checks (mapgen_fem.c), the per-node runs with threads, resume files and progress
+ * solve for checks (mapgen_fem.c), the deformation-only drive with the rigid-body modes
+ * removed (mapgen_relief.c), the per-node runs with threads, resume files and progress
  * (mapgen_run.c). The executable (mapgen_main.c) adds the command line and MPI.
  *
  * Threading: a MapgenMesh and a MapgenModel are read-only once built and may be shared by any
