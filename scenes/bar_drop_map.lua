@@ -3,7 +3,12 @@
 -- onto a massive foundation, but the contact force is the convolution of the bar's indentation
 -- history with its contact-response map (assets/maps/steel_bar.map: issim-mapgen's plane-strain
 -- step responses at the nodes of impact angles 18, 30, ..., 90 degrees on both rounded ends,
--- T = 1 us, 1 ms of memory; docs/contact-map-generator.md). The foundation has no map: as in
+-- T = 1 us, 1 ms of memory; docs/contact-map-generator.md). The map is of the bar's deformation
+-- only (--deformation-only: its rigid-body modes removed, since the engine moves the bar as a
+-- rigid body itself); the free body's map, which counts that motion twice, is
+-- assets/maps/steel_bar_free.map (--set bar.contact_map=assets/maps/steel_bar_free.map). With
+-- it the energy lost peaks near the critical angle, 66 degrees, as in 000 Fig. 6.8
+-- (docs/contact-models.md). The foundation has no map: as in
 -- 000 6.5 it is a flat step response of Table 6.1's K = 5.5e7 N/m (the pair's stiffness), which
 -- has no damping: energy is lost only to the bar's elastic waves and to friction
 -- (mu_s 0.1, mu_k 0.075).

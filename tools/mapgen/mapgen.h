@@ -3,7 +3,8 @@
  * (tests/test_mapgen.c); not part of libissim.
  *
  * Pieces: geometry and meshing through Gmsh (mapgen_mesh.c), the explicit solver and a static
- * solve for checks (mapgen_fem.c), the per-node runs with threads, resume files and progress
+ * solve for checks (mapgen_fem.c), the deformation-only drive with the rigid-body modes
+ * removed (mapgen_relief.c), the per-node runs with threads, resume files and progress
  * (mapgen_run.c). The executable (mapgen_main.c) adds the command line and MPI.
  *
  * Threading: a MapgenMesh and a MapgenModel are read-only once built and may be shared by any
@@ -139,6 +140,11 @@ typedef struct MapgenDrive {
     const int *nodes;          /* mesh node indices */
     double direction[3];       /* the prescribed displacement is -D H(t) direction (eq. 3.11) */
     const unsigned char *held; /* dof_count flags, Nullable */
+    /* The deformable part only (mapgen_relief.c): the prescribed displacement is the driven
+     * nodes' motion relative to the body's rigid-body motion, whose modes are projected out of
+     * the solution, so the body keeps a steady compliance instead of recoiling as a whole.
+     * Refused with held dofs (a supported body has no rigid-body motion to remove). */
+    bool deformation_only;
 } MapgenDrive;
 
 /* The step response of 000 3.5: displacement D = 1 m (linear: h is per unit displacement) into
@@ -162,6 +168,52 @@ double mapgen_time_step(const MapgenModel *model, double period, double safety);
 IssimStatus mapgen_static_response(const MapgenModel *model, const MapgenDrive *drive,
                                    double *reaction, IssimError *err);
 
+/* ----------------------------------------------------------------------------------------------
+ * The deformable part only (mapgen_relief.c): the rigid-body modes removed by inertia relief
+ */
+
+/* The rigid-body modes of the mesh (2 translations and 1 rotation in 2D, 3 and 3 in 3D, the
+ * rotations about the centre of mass), orthonormal in the mass inner product: modes holds
+ * 6 x dof_count entries; returns the count. */
+int mapgen_rigid_modes(const MapgenModel *model, double *modes);
+/* x -= Phi Phi^T M x: the part of x that moves the body as a whole, removed. */
+void mapgen_rigid_remove(const MapgenModel *model, const double *modes, int count, double *x);
+
+/* What the deformation-only drive needs per step: the rigid-body modes and the constraint
+ * forces' accelerations P M^-1 e_k with the gain (E^T P M^-1 E)^-1 that keeps the driven dofs
+ * still. Owned: mapgen_relief_free. One per run (it holds scratch): one per thread. */
+typedef struct MapgenRelief {
+    const MapgenModel *model; /* Borrowed */
+    const MapgenDrive *drive; /* Borrowed */
+    int mode_count;
+    double *modes;      /* mode_count x dof_count */
+    double *constraint; /* node_count x dof_count: P M^-1 e_k */
+    double *gain;       /* node_count x node_count */
+    double *lambda;     /* node_count: scratch */
+} MapgenRelief;
+
+IssimStatus mapgen_relief_build(const MapgenModel *model, const MapgenDrive *drive,
+                                MapgenRelief *relief, IssimError *err);
+void mapgen_relief_free(MapgenRelief *relief);
+/* The initial displacement: -D at the driven dofs, free of rigid-body motion. */
+IssimStatus mapgen_relief_start(const MapgenRelief *relief, double *w, IssimError *err);
+/* a holds M^-1 (-K w) on entry, the constrained acceleration of the deformation on return;
+ * returns the force the body pushes the indenter back with (the sum of the constraint forces
+ * along the drive's direction, sign as mapgen_step_response's h). */
+double mapgen_relief_accelerate(const MapgenRelief *relief, double *a);
+/* The steady (static) answer of the same drive: K w = P^T E lambda, w free of rigid-body
+ * motion, E^T w = -D; the reaction per unit thickness and displacement (Pa). */
+IssimStatus mapgen_relief_static(const MapgenModel *model, const MapgenDrive *drive,
+                                 double *reaction, IssimError *err);
+
+/* Jacobi-preconditioned conjugate gradients for K u = b from u with residual r = b - K u:
+ * constrain (Nullable) removes what the problem forbids from a dof vector (applied to the
+ * residual and the preconditioned residual). ISSIM_ERR_NUMERIC when it does not converge. */
+typedef void (*MapgenConstrain)(const void *user, double *x);
+IssimStatus mapgen_conjugate_gradients(const MapgenModel *model, double *u, double *r,
+                                       MapgenConstrain constrain, const void *user,
+                                       IssimError *err);
+
 /* Free vibration from an initial velocity field for `steps` steps of dt: the energies
  * 1/2 v.M v + 1/2 u.K u at each whole step (v the mean of the half-step velocities), for the
  * energy check. energy has steps + 1 entries. */
@@ -177,6 +229,7 @@ typedef struct MapgenJob {
     const int *boundary_index; /* per map node: index into mesh->boundary */
     const double *directions;  /* per map node: outward unit normal (d); Nullable: the mesh's */
     double segment;            /* driven arc length around each node, m; 0: the node alone */
+    bool deformation_only;     /* MapgenDrive.deformation_only for every node */
     double period;
     int samples;
     double safety;

@@ -329,28 +329,45 @@ static void drive_displacement(const MapgenModel *model, const MapgenDrive *driv
             u[d * drive->nodes[k] + a] = -drive->direction[a];
 }
 
+/* The acceleration of u: M^-1 (-K u) with the drive's constraints; returns the reaction. With a
+ * relief (deformation only) the constraint forces also drive the rigid-body modes' removal. */
+static double accelerate(const MapgenModel *model, const MapgenDrive *drive,
+                         const MapgenRelief *relief, const double *u, double *a) {
+    mapgen_model_apply(model, u, a);
+    double reaction = relief ? 0.0 : drive_reaction(drive, model->dimension, a);
+    for (int d = 0; d < model->dof_count; d++)
+        a[d] = -a[d] * model->inverse_mass[d];
+    if (relief)
+        return mapgen_relief_accelerate(relief, a);
+    project_held(model, drive, a);
+    return reaction;
+}
+
 IssimStatus mapgen_step_response(const MapgenModel *model, const MapgenDrive *drive, double period,
                                  int samples, double safety, double *h, MapgenProgress progress,
                                  void *user, IssimError *err) {
     int nd = model->dof_count;
     double dt = mapgen_time_step(model, period, safety);
     long substeps = lround(period / dt);
+    MapgenRelief relief = {0};
     double *u = malloc((size_t)nd * sizeof *u), *v = calloc((size_t)nd, sizeof *v),
            *f = malloc((size_t)nd * sizeof *f);
-    if (!u || !v || !f) {
-        free(u);
-        free(v);
-        free(f);
-        return issim_error_set(err, ISSIM_ERR_NOMEM, "step response: out of memory");
-    }
-    drive_displacement(model, drive, u);
+    IssimStatus st = !u || !v || !f
+                         ? issim_error_set(err, ISSIM_ERR_NOMEM, "step response: out of memory")
+                         : ISSIM_OK;
+    if (st == ISSIM_OK && drive->deformation_only)
+        st = mapgen_relief_build(model, drive, &relief, err);
+    if (st == ISSIM_OK && drive->deformation_only)
+        st = mapgen_relief_start(&relief, u, err);
+    else if (st == ISSIM_OK)
+        drive_displacement(model, drive, u);
+    const MapgenRelief *r = drive->deformation_only ? &relief : NULL;
     long total = substeps * samples;
     double sum = 0.0;
-    IssimStatus st = ISSIM_OK;
     for (long step = 0; step <= total && st == ISSIM_OK; step++) {
-        mapgen_model_apply(model, u, f);
+        double reaction = accelerate(model, drive, r, u, f);
         if (step > 0)
-            sum += drive_reaction(drive, model->dimension, f);
+            sum += reaction;
         if (step > 0 && step % substeps == 0) {
             long k = step / substeps - 1;
             h[k] = sum / (double)substeps;
@@ -362,9 +379,6 @@ IssimStatus mapgen_step_response(const MapgenModel *model, const MapgenDrive *dr
         }
         if (step == total)
             break;
-        for (int d = 0; d < nd; d++)
-            f[d] = -f[d] * model->inverse_mass[d];
-        project_held(model, drive, f);
         for (int d = 0; d < nd; d++) {
             v[d] += dt * f[d];
             u[d] += dt * v[d];
@@ -374,25 +388,24 @@ IssimStatus mapgen_step_response(const MapgenModel *model, const MapgenDrive *dr
     }
     if (progress)
         progress(user, 1.0);
+    mapgen_relief_free(&relief);
     free(u);
     free(v);
     free(f);
     return st;
 }
 
-/* Jacobi-preconditioned conjugate gradients for K u = 0 on the unconstrained subspace. */
-IssimStatus mapgen_static_response(const MapgenModel *model, const MapgenDrive *drive,
-                                   double *reaction, IssimError *err) {
-    int nd = model->dof_count;
-    double *u = malloc((size_t)nd * sizeof *u), *r = malloc((size_t)nd * sizeof *r),
-           *z = malloc((size_t)nd * sizeof *z), *p = malloc((size_t)nd * sizeof *p),
+IssimStatus mapgen_conjugate_gradients(const MapgenModel *model, double *u, double *r,
+                                       MapgenConstrain constrain, const void *user,
+                                       IssimError *err) {
+    int nd = model->dof_count, dim = model->dimension;
+    double *z = malloc((size_t)nd * sizeof *z), *p = malloc((size_t)nd * sizeof *p),
            *q = malloc((size_t)nd * sizeof *q), *diag = malloc((size_t)nd * sizeof *diag);
     IssimStatus st = ISSIM_OK;
-    if (!u || !r || !z || !p || !q || !diag) {
+    if (!z || !p || !q || !diag) {
         st = issim_error_set(err, ISSIM_ERR_NOMEM, "static solve: out of memory");
         goto done;
     }
-    int dim = model->dimension;
     for (int i = 0; i < model->mesh->node_count; i++) {
         const double *blk = model->values + dim * dim * model->row_start[i];
         for (int e = model->row_start[i]; e < model->row_start[i + 1]; e++)
@@ -401,17 +414,15 @@ IssimStatus mapgen_static_response(const MapgenModel *model, const MapgenDrive *
         for (int a = 0; a < dim; a++)
             diag[dim * i + a] = 1.0 / blk[(dim + 1) * a];
     }
-    drive_displacement(model, drive, u);
-    mapgen_model_apply(model, u, r);
     double rz = 0.0, r0 = 0.0;
-    for (int d = 0; d < nd; d++)
-        r[d] = -r[d];
-    project_held(model, drive, r);
+    if (constrain)
+        constrain(user, r);
     for (int d = 0; d < nd; d++) {
         z[d] = diag[d] * r[d];
         r0 += r[d] * r[d];
     }
-    project_held(model, drive, z);
+    if (constrain)
+        constrain(user, z);
     for (int d = 0; d < nd; d++) {
         p[d] = z[d];
         rz += r[d] * z[d];
@@ -424,7 +435,8 @@ IssimStatus mapgen_static_response(const MapgenModel *model, const MapgenDrive *
         if (rr <= 1e-24 * r0 || r0 == 0.0)
             break;
         mapgen_model_apply(model, p, q);
-        project_held(model, drive, q);
+        if (constrain)
+            constrain(user, q);
         double pq = 0.0;
         for (int d = 0; d < nd; d++)
             pq += p[d] * q[d];
@@ -434,7 +446,8 @@ IssimStatus mapgen_static_response(const MapgenModel *model, const MapgenDrive *
             r[d] -= alpha * q[d];
             z[d] = diag[d] * r[d];
         }
-        project_held(model, drive, z);
+        if (constrain)
+            constrain(user, z);
         double rz_next = 0.0;
         for (int d = 0; d < nd; d++)
             rz_next += r[d] * z[d];
@@ -442,20 +455,46 @@ IssimStatus mapgen_static_response(const MapgenModel *model, const MapgenDrive *
             p[d] = z[d] + rz_next / rz * p[d];
         rz = rz_next;
     }
-    if (iterations >= 20 * nd) {
+    if (iterations >= 20 * nd)
         st = issim_error_set(err, ISSIM_ERR_NUMERIC,
                              "static solve did not converge: is the body supported?");
-        goto done;
-    }
-    mapgen_model_apply(model, u, r);
-    *reaction = drive_reaction(drive, model->dimension, r);
 done:
-    free(u);
-    free(r);
     free(z);
     free(p);
     free(q);
     free(diag);
+    return st;
+}
+
+static void constrain_drive(const void *user, double *x) {
+    const MapgenModel *model = ((const void *const *)user)[0];
+    project_held(model, ((const void *const *)user)[1], x);
+}
+
+/* K u = 0 on the unconstrained subspace, the drive prescribed. */
+IssimStatus mapgen_static_response(const MapgenModel *model, const MapgenDrive *drive,
+                                   double *reaction, IssimError *err) {
+    if (drive->deformation_only)
+        return mapgen_relief_static(model, drive, reaction, err);
+    int nd = model->dof_count;
+    double *u = malloc((size_t)nd * sizeof *u), *r = malloc((size_t)nd * sizeof *r);
+    IssimStatus st = ISSIM_OK;
+    if (!u || !r)
+        st = issim_error_set(err, ISSIM_ERR_NOMEM, "static solve: out of memory");
+    if (st == ISSIM_OK) {
+        drive_displacement(model, drive, u);
+        mapgen_model_apply(model, u, r);
+        for (int d = 0; d < nd; d++)
+            r[d] = -r[d];
+        const void *user[2] = {model, drive};
+        st = mapgen_conjugate_gradients(model, u, r, constrain_drive, user, err);
+    }
+    if (st == ISSIM_OK) {
+        mapgen_model_apply(model, u, r);
+        *reaction = drive_reaction(drive, model->dimension, r);
+    }
+    free(u);
+    free(r);
     return st;
 }
 

@@ -27,7 +27,7 @@ typedef struct Options {
     int every;
     double period, segment, thickness, safety;
     int samples, threads;
-    bool quiet, by_angle, mirror;
+    bool quiet, by_angle, mirror, deformation_only;
 } Options;
 
 static void usage(FILE *to) {
@@ -46,7 +46,9 @@ static void usage(FILE *to) {
             "            bar's or circle's diameter, 1 for a polygon)\n"
             "  run:      --threads N (1) --resume-dir DIR (OUT.partial) --safety F (0.9)\n"
             "            --quiet\n"
-            "  bar:      --mirror (also write each node's images in x = 0 and y = 0)\n");
+            "  bar:      --mirror (also write each node's images in x = 0 and y = 0)\n"
+            "  physics:  --deformation-only (the rigid-body modes removed: the map of the\n"
+            "            deformation, which settles to a steady compliance)\n");
 }
 
 static int parse_list(const char *text, double *values, int max, const char *sep) {
@@ -114,8 +116,9 @@ static IssimStatus parse_args(int argc, char **argv, Options *o, IssimError *err
             o->points = v;
         else if (strcmp(a, "--resume-dir") == 0)
             o->partial_dir = v;
-        else if (strcmp(a, "--quiet") == 0 || strcmp(a, "--mirror") == 0) {
-            *(a[2] == 'q' ? &o->quiet : &o->mirror) = true;
+        else if (strcmp(a, "--quiet") == 0 || strcmp(a, "--mirror") == 0 ||
+                 strcmp(a, "--deformation-only") == 0) {
+            *(a[2] == 'q' ? &o->quiet : a[2] == 'm' ? &o->mirror : &o->deformation_only) = true;
             value = false;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
@@ -318,6 +321,8 @@ static unsigned long long job_key(const Options *o, const MapgenMesh *mesh, cons
     h = fnv1a(h, job->directions, (size_t)job->node_count * (size_t)d * sizeof *job->directions);
     double scalars[3] = {job->segment, job->period, job->safety};
     h = fnv1a(h, scalars, sizeof scalars);
+    if (job->deformation_only) /* the free body's keys stay those of earlier versions */
+        h = fnv1a(h, "deformation only", 16);
     return fnv1a(h, &job->samples, sizeof job->samples);
 }
 
@@ -422,10 +427,12 @@ static IssimStatus write_map(const Options *o, const MapgenMesh *mesh, const Map
     time_t now = time(NULL);
     strftime(pv->created, sizeof pv->created, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
     snprintf(pv->note, sizeof pv->note,
-             "%d nodes %d cells, dt %.4g s (safety %g), segment %g m, c1 %.6g c2 %.6g m/s%s",
+             "%d nodes %d cells, dt %.4g s (safety %g), segment %g m, c1 %.6g c2 %.6g m/s%s%s",
              mesh->node_count, mesh->cell_count, mapgen_time_step(model, o->period, o->safety),
              o->safety, o->segment, mapgen_c1(&o->material), mapgen_c2(&o->material),
-             o->mirror ? ", mirrored in x = 0 and y = 0" : "");
+             o->mirror ? ", mirrored in x = 0 and y = 0" : "",
+             o->deformation_only ? ", deformation only (rigid-body modes removed by inertia relief)"
+                                 : ", free body");
     if (st == ISSIM_OK)
         st = write_verified(&spec, o->output, err);
     free(nodes);
@@ -490,6 +497,7 @@ static IssimStatus generate(const Options *o, bool mpi, int rank, int ranks, Iss
                      .boundary_index = index,
                      .directions = normals,
                      .segment = o->segment,
+                     .deformation_only = o->deformation_only,
                      .period = o->period,
                      .samples = o->samples,
                      .safety = o->safety,

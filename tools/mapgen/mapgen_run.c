@@ -155,7 +155,7 @@ static IssimStatus solve_node(const MapgenJob *job, int node, double *h, Worker 
                               IssimError *err) {
     const MapgenMesh *mesh = job->model->mesh;
     int b = job->boundary_index[node];
-    MapgenDrive drive = {.nodes = driven, .held = NULL};
+    MapgenDrive drive = {.nodes = driven, .held = NULL, .deformation_only = job->deformation_only};
     drive.node_count = mapgen_segment_nodes(mesh, b, job->segment, driven);
     int d = mesh->dimension;
     const double *n = job->directions ? job->directions + d * node : mesh->normals + d * b;
