@@ -471,7 +471,7 @@ static bool refresh_pair(CollisionWorld *w, int a, int b, PairFrame then,
 /* Appends pair (a, b)'s contacts from manifold m, matched against prev[0..prev_count): by feature
  * first, then by position (nearest_previous). */
 static void match_pair(CollisionWorld *w, int a, int b, const Manifold *m,
-                       const CollisionContact *prev, int prev_count) {
+                       const CollisionContact *prev, int prev_count, bool anchor) {
     ISSIM_ASSERT(prev_count <= MANIFOLD_MAX_POINTS && m->count <= MANIFOLD_MAX_POINTS);
     bool taken[MANIFOLD_MAX_POINTS] = {false};
     CollisionContact *out = m->count > 0 ? &w->contacts[w->contact_count] : NULL;
@@ -529,7 +529,7 @@ static void match_pair(CollisionWorld *w, int a, int b, const Manifold *m,
         }
         out[j + 1] = x;
     }
-    if (w->desc.coherence_tolerance > 0.0) /* without coherence nothing reads them */
+    if (anchor) /* only a pair that can be refreshed reads them */
         store_anchors(w, a, b, m->normal_owner == MANIFOLD_NORMAL_OF_A, out,
                       &w->anchors[w->contact_count], m->count);
     w->contact_count += m->count;
@@ -697,8 +697,11 @@ void collision_world_update(CollisionWorld *w) {
             refreshed++;
             continue;
         }
+        /* Round-round and round-plane pairs are always tested in full: no frame, no anchors. */
+        bool anchor = anchored && refresh_pays(w, a, b);
         double reach;
-        if (anchored)
+        w->frames[i].valid = false;
+        if (anchor)
             w->frames[i] = pair_frame(w, a, b, &reach);
         Manifold m;
         int n = collide_shapes(&w->shapes[a], w->poses[a], &w->shapes[b], w->poses[b],
@@ -709,7 +712,7 @@ void collision_world_update(CollisionWorld *w) {
             touching++;
             reserve_contacts_or_die(w, w->contact_count + n);
         }
-        match_pair(w, a, b, &m, cursor > first ? &prev[first] : NULL, cursor - first);
+        match_pair(w, a, b, &m, cursor > first ? &prev[first] : NULL, cursor - first, anchor);
     }
     while (cursor < np)
         end_contact(w, prev[cursor++].id);

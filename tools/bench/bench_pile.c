@@ -5,7 +5,7 @@
  * 240-body scenes/pile.lua with its pairs switched to complementarity.
  *
  *   issim-bench sphere_pile [N ...]    (default 100 1000)
- *   issim-bench pile
+ *   issim-bench pile [COHERENCE ...]  (default 0 and 1e-4 m: coherence off and on)
  *
  * Both simulators advance 2000 steps of 1 ms; the wall time covers the steps only. The largest
  * penetration is measured the same way for both, from the sphere centres after every step
@@ -296,11 +296,14 @@ static int bench_sphere_pile(int n) {
     return mine.ok ? 0 : 1;
 }
 
-/* The mixed 240-body pile with every pair switched to complementarity: real-time factor. */
-static int bench_mixed_pile(void) {
+/* The mixed 240-body pile with every pair switched to complementarity: real-time factor, with
+ * the collision world's temporal coherence tolerance `coherence` (m, 0: off). */
+static int bench_mixed_pile(double coherence) {
     /* 1 ms steps for the complementarity islands (the scene's 0.2 ms is RK4's for its stiff
      * penalty contacts; universe.dt is fixed during a run: --set universe.dt=1e-3 at start). */
-    char *text = scene_source("pile.lua", "    dt = ", "    dt = 1e-3,");
+    char universe[64];
+    snprintf(universe, sizeof universe, "    dt = 1e-3, collision_coherence = %.3g,", coherence);
+    char *text = scene_source("pile.lua", "    dt = ", universe);
     Engine *e = text ? engine_from_text("pile.lua", text) : NULL;
     free(text);
     if (!e)
@@ -327,10 +330,10 @@ static int bench_mixed_pile(void) {
         }
     }
     EngineStats st = engine_stats(e);
-    printf("pile (240 mixed bodies) complementarity, dt 1 ms: 2 s simulated in %.3f s wall (%.3f "
-           "s CPU), %.2fx real time (%.2fx by CPU); stages (s): collide %.3f, islands %.3f, "
-           "resolve %.3f, integrate %.3f\n",
-           wall, cpu, 2.0 / wall, 2.0 / cpu, st.stage_seconds[ENGINE_STAGE_COLLIDE],
+    printf("pile (240 mixed bodies) complementarity, dt 1 ms, coherence %.3g m: 2 s simulated in "
+           "%.3f s wall (%.3f s CPU), %.2fx real time (%.2fx by CPU); stages (s): collide %.3f, "
+           "islands %.3f, resolve %.3f, integrate %.3f\n",
+           coherence, wall, cpu, 2.0 / wall, 2.0 / cpu, st.stage_seconds[ENGINE_STAGE_COLLIDE],
            st.stage_seconds[ENGINE_STAGE_ISLANDS], st.stage_seconds[ENGINE_STAGE_RESOLVE],
            st.stage_seconds[ENGINE_STAGE_INTEGRATE]);
     engine_destroy(e);
@@ -338,9 +341,12 @@ static int bench_mixed_pile(void) {
 }
 
 int bench_piles(int argc, char **argv) {
-    if (strcmp(argv[0], "pile") == 0)
-        return bench_mixed_pile();
     int rc = 0;
+    if (strcmp(argv[0], "pile") == 0) { /* pile [COHERENCE...]: default off and 1e-4 m */
+        for (int i = 1; i < argc; i++)
+            rc |= bench_mixed_pile(atof(argv[i]));
+        return argc > 1 ? rc : bench_mixed_pile(0.0) | bench_mixed_pile(1e-4);
+    }
     if (argc > 1) {
         for (int i = 1; i < argc; i++)
             rc |= bench_sphere_pile(atoi(argv[i]));
