@@ -296,6 +296,33 @@ static int bench_sphere_pile(int n) {
     return mine.ok ? 0 : 1;
 }
 
+/* Rewinds of the settled pile to each of its last 40 frames, newest first (a scrubber dragged
+ * back), as the interactive engine's edits do: the slowest, and what the keys held. */
+static void report_rewinds(Engine *e) {
+    EngineStats before = engine_stats(e);
+    size_t held = engine_checkpoint_bytes(e);
+    double *values = calloc((size_t)engine_var_count(e), sizeof(double));
+    engine_write_vars(e, values); /* used only if a frame had no checkpoint */
+    double worst = 0.0;
+    IssimError err = {0};
+    for (int k = 0; k < 40 && values; k++) {
+        double w0 = issim_wall_time();
+        if (engine_restore_vars(e, (PILE_STEPS - k) * PILE_DT, values, &err) != ISSIM_OK)
+            fprintf(stderr, "bench: rewind: %s\n", err.message);
+        worst = fmax(worst, issim_wall_time() - w0);
+    }
+    free(values);
+    EngineStats st = engine_stats(e);
+    printf("  checkpoints: %llu keys, %.1f kB a key on average, %.0f kB held for %d frames; 40 "
+           "rewinds: worst %.2f ms, %llu frames replayed, %llu restored from a key or replay, %llu "
+           "restarted\n",
+           (unsigned long long)st.checkpoints, held / 1024.0 / (double)st.checkpoints,
+           held / 1024.0, PILE_STEPS, 1e3 * worst,
+           (unsigned long long)(st.replayed_frames - before.replayed_frames),
+           (unsigned long long)(st.restores - before.restores),
+           (unsigned long long)(st.restarts - before.restarts));
+}
+
 /* The mixed 240-body pile with every pair switched to complementarity: real-time factor, with
  * the collision world's temporal coherence tolerance `coherence` (m, 0: off). */
 static int bench_mixed_pile(double coherence) {
@@ -317,12 +344,16 @@ static int bench_mixed_pile(double coherence) {
             engine_destroy(e);
             return 1;
         }
+    /* A checkpoint every frame, as the interactive engine keeps them (outside the timing). */
+    if (engine_enable_checkpoints(e, 4096, (size_t)128 << 20, &err) != ISSIM_OK)
+        fprintf(stderr, "bench: %s\n", err.message);
     double wall = 0.0, cpu = 0.0;
     for (int s = 1; s <= PILE_STEPS; s++) {
         double w0 = issim_wall_time(), c0 = cpu_time();
         IssimStatus st = engine_advance(e, s * PILE_DT, &err);
         cpu += cpu_time() - c0;
         wall += issim_wall_time() - w0;
+        engine_checkpoint(e);
         if (st != ISSIM_OK) {
             fprintf(stderr, "bench: pile step %d: %s\n", s, err.message);
             engine_destroy(e);
@@ -336,6 +367,7 @@ static int bench_mixed_pile(double coherence) {
            coherence, wall, cpu, 2.0 / wall, 2.0 / cpu, st.stage_seconds[ENGINE_STAGE_COLLIDE],
            st.stage_seconds[ENGINE_STAGE_ISLANDS], st.stage_seconds[ENGINE_STAGE_RESOLVE],
            st.stage_seconds[ENGINE_STAGE_INTEGRATE]);
+    report_rewinds(e);
     engine_destroy(e);
     return 0;
 }
