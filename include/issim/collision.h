@@ -248,8 +248,9 @@ typedef struct CollisionDesc {
      * within margin - coherence_tolerance is never missed (the pair is tested in full once it
      * moved farther), and a refreshed point that leaves the margin makes the pair tested in
      * full. Must be below margin. Default 0: every moving pair is tested in full each update
-     * (exact; an engine rewound to a checkpoint then replays the same contacts bit for bit,
-     * which a history-dependent refresh would not). */
+     * (exact). The refresh depends on history (when each pair was last tested in full): a
+     * rewound run gives back the same contacts bit for bit only with that history restored
+     * (collision_world_save_coherence / collision_world_restore_coherence). */
     double coherence_tolerance;
 } CollisionDesc;
 

@@ -39,7 +39,14 @@
  * within twice the tolerance of a full test's; a vertex or round core on a face it keeps is exact.
  * A point absent at the full test was at least the margin away, so none closer than margin -
  * tolerance can be missed. Round-round and round-plane pairs cost less in full than refreshed and
- * are always tested in full.
+ * are always tested in full (they keep no frame and no anchors).
+ *
+ * The refresh decision reads history: the tested pairs' frames, the contacts' anchors and the
+ * bodies' rest poses (which decide carrying). collision_world_save_coherence writes exactly that
+ * into a byte buffer and collision_world_restore_coherence puts it back after
+ * collision_world_restore_identity, so an engine rewound to a checkpoint refreshes the pairs the
+ * original run refreshed and replays the same bits (tests/test_collision_coherence.c,
+ * tests/test_coherence_rewind.c).
  *
  * Threading: one thread at a time (the collision manager, or the engine in lock-step mode). */
 #include "issim/collision.h"
