@@ -10,6 +10,8 @@
  * - a vertex or sphere centre on the face that carries the normal (box on a plane, sphere on a
  *   box, a small box on a big one, trembling and turning): exact;
  * - after collision_world_restore_identity every pair is tested in full;
+ * - the coherence state saved and restored with the identity: a replay of the same poses gives
+ *   back the same contacts bit for bit;
  * - a tolerance at or above the margin is refused by name. */
 #include <math.h>
 #include <stdlib.h>
@@ -65,10 +67,10 @@ static double smallest_distance(const ContactPoint *p, int stride_bytes, int cou
 #define CL_BODIES (CL_SIDE * CL_SIDE * CL_SIDE + 1)
 #define CL_UPDATES 200
 
-static void test_refresh_against_full_test(void **state) {
-    TestRng rng = {0x5eed0c0e4e7ull};
-    TestOctahedron octa;
-    test_octahedron(&octa, 0.06);
+/* A random cluster of CL_BODIES - 1 boxes, spheres, capsules and octahedra on a grid above a
+ * floor (body 0), turned at random: they touch their neighbours and the floor. */
+static CollisionWorld *cluster_world(TestRng *rng, TestOctahedron *octa) {
+    test_octahedron(octa, 0.06);
     CollisionWorld *w = coherent_world(CO_TOLERANCE);
     Shape floor = shape_plane(vec3(0, 0, 1), 0.0);
     assert_int_equal(collision_world_add(w, &floor, pose_identity(), true), 0);
@@ -76,31 +78,42 @@ static void test_refresh_against_full_test(void **state) {
         Shape s;
         switch (i % 4) {
         case 0:
-            s = shape_box(vec3(test_rng_range(&rng, 0.02, 0.05), test_rng_range(&rng, 0.02, 0.05),
-                               test_rng_range(&rng, 0.02, 0.05)));
+            s = shape_box(vec3(test_rng_range(rng, 0.02, 0.05), test_rng_range(rng, 0.02, 0.05),
+                               test_rng_range(rng, 0.02, 0.05)));
             break;
         case 1: /* some larger than their neighbouring boxes: the box is the pair's moving body */
-            s = shape_sphere(test_rng_range(&rng, 0.035, 0.06));
+            s = shape_sphere(test_rng_range(rng, 0.035, 0.06));
             break;
         case 2:
             s = shape_capsule(0.03, 0.02);
             break;
         default:
-            s = shape_hull(&octa.hull);
+            s = shape_hull(&octa->hull);
         }
         int ix = i % CL_SIDE, iy = (i / CL_SIDE) % CL_SIDE, iz = i / (CL_SIDE * CL_SIDE);
-        Pose p = {vec3(0.085 * ix, 0.085 * iy, 0.04 + 0.085 * iz), test_rng_rotation(&rng)};
+        Pose p = {vec3(0.085 * ix, 0.085 * iy, 0.04 + 0.085 * iz), test_rng_rotation(rng)};
         assert_int_equal(collision_world_add(w, &s, p, false), i + 1);
     }
+    return w;
+}
+
+/* Every body but the floor trembles: mostly within the tolerance, now and then beyond it. */
+static void tremble(TestRng *rng, CollisionWorld *w) {
+    for (int i = 1; i < CL_BODIES; i++) {
+        bool jump = test_rng_uniform(rng) < 0.03;
+        Pose p = wander(rng, collision_world_pose(w, i), jump ? 2e-4 : 2e-5, jump ? 4e-3 : 3e-4);
+        collision_world_set_pose(w, i, p);
+    }
+}
+
+static void test_refresh_against_full_test(void **state) {
+    TestRng rng = {0x5eed0c0e4e7ull};
+    TestOctahedron octa;
+    CollisionWorld *w = cluster_world(&rng, &octa);
     double worst_depth = 0.0, worst_point = 0.0;
     long refreshed = 0, narrow_full = 0, pairs_checked = 0, touching_checked = 0;
     for (int update = 0; update < CL_UPDATES; update++) {
-        for (int i = 1; i < CL_BODIES; i++) {
-            bool jump = test_rng_uniform(&rng) < 0.03; /* now and then beyond the tolerance */
-            Pose p =
-                wander(&rng, collision_world_pose(w, i), jump ? 2e-4 : 2e-5, jump ? 4e-3 : 3e-4);
-            collision_world_set_pose(w, i, p);
-        }
+        tremble(&rng, w);
         collision_world_update(w);
         CollisionStats st = collision_world_stats(w);
         if (update > 0) {
@@ -258,6 +271,109 @@ static void test_restore_identity_tests_in_full(void **state) {
     collision_world_destroy(w);
 }
 
+#define RS_BEFORE 40 /* updates before the save */
+#define RS_AFTER 60  /* updates recorded after it, then replayed */
+
+/* Runs RS_AFTER updates from the world's state, the poses from `poses` (recorded into it when
+ * record is set), the contacts of each update appended to contacts (counts[u] each), the
+ * refreshed pairs summed into *refreshed. */
+static void run_recorded(CollisionWorld *w, TestRng *rng, bool record, Pose *poses,
+                         CollisionContact **contacts, int *counts, long *refreshed) {
+    for (int u = 0; u < RS_AFTER; u++) {
+        Pose *row = &poses[(size_t)u * CL_BODIES];
+        if (record) {
+            tremble(rng, w);
+            for (int i = 0; i < CL_BODIES; i++)
+                row[i] = collision_world_pose(w, i);
+        }
+        for (int i = 1; i < CL_BODIES; i++)
+            collision_world_set_pose(w, i, row[i]);
+        collision_world_update(w);
+        *refreshed += collision_world_stats(w).refreshed_pairs;
+        const CollisionContact *c = collision_world_contacts(w, &counts[u]);
+        contacts[u] = malloc(sizeof *c * (size_t)counts[u] + 1);
+        memcpy(contacts[u], c, sizeof *c * (size_t)counts[u]);
+    }
+}
+
+/* Updates u whose contacts differ bitwise between runs a and b. */
+static int differing_updates(CollisionContact **a, const int *na, CollisionContact **b,
+                             const int *nb) {
+    int differ = 0;
+    for (int u = 0; u < RS_AFTER; u++)
+        differ += na[u] != nb[u] || memcmp(a[u], b[u], sizeof *a[u] * (size_t)na[u]) != 0;
+    return differ;
+}
+
+/* Save after RS_BEFORE updates, run RS_AFTER more, restore identity and coherence state, replay
+ * the same poses: the same contacts bit for bit (ids, points, normals, distances, ages), with
+ * refreshes in both runs. Restoring the identity alone tests every pair in full at the first
+ * replayed update, and its contacts differ (the comparison can fail). */
+static void test_saved_coherence_replays_bit_identical(void **state) {
+    TestRng rng = {0xc0de5a7eull};
+    TestOctahedron octa;
+    CollisionWorld *w = cluster_world(&rng, &octa);
+    for (int u = 0; u < RS_BEFORE; u++) {
+        tremble(&rng, w);
+        collision_world_update(w);
+    }
+    int n;
+    const CollisionContact *c = collision_world_contacts(w, &n);
+    CollisionContact *identity = malloc(sizeof *c * (size_t)n + 1);
+    memcpy(identity, c, sizeof *c * (size_t)n);
+    uint32_t next_id = collision_world_next_id(w);
+    size_t size = collision_world_coherence_size(w);
+    assert_true(size > sizeof(CollisionContact) * (size_t)n); /* anchors, frames, rest poses */
+    unsigned char *saved = malloc(size);
+    IssimError err;
+    assert_int_equal(collision_world_save_coherence(w, saved, size - 1, &err), ISSIM_ERR_RANGE);
+    assert_int_equal(collision_world_save_coherence(w, saved, size, &err), ISSIM_OK);
+    Pose start[CL_BODIES];
+    for (int i = 0; i < CL_BODIES; i++)
+        start[i] = collision_world_pose(w, i);
+
+    Pose *poses = malloc(sizeof *poses * RS_AFTER * CL_BODIES);
+    CollisionContact *first[RS_AFTER], *again[RS_AFTER], *identity_only[RS_AFTER];
+    int first_n[RS_AFTER], again_n[RS_AFTER], identity_only_n[RS_AFTER];
+    long refreshed_first = 0, refreshed_again = 0, refreshed_identity_only = 0;
+    run_recorded(w, &rng, true, poses, first, first_n, &refreshed_first);
+
+    /* A state that does not fit (the contacts of another update) is refused by name. */
+    assert_int_equal(collision_world_restore_coherence(w, saved, size, &err), ISSIM_ERR_INVALID);
+    assert_non_null(strstr(err.message, "coherence state"));
+
+    assert_int_equal(collision_world_restore_identity(w, identity, n, next_id, &err), ISSIM_OK);
+    assert_int_equal(collision_world_restore_coherence(w, saved, size, &err), ISSIM_OK);
+    for (int i = 1; i < CL_BODIES; i++)
+        collision_world_set_pose(w, i, start[i]);
+    run_recorded(w, &rng, false, poses, again, again_n, &refreshed_again);
+
+    assert_int_equal(collision_world_restore_identity(w, identity, n, next_id, &err), ISSIM_OK);
+    for (int i = 1; i < CL_BODIES; i++)
+        collision_world_set_pose(w, i, start[i]);
+    run_recorded(w, &rng, false, poses, identity_only, identity_only_n, &refreshed_identity_only);
+
+    int differ = differing_updates(first, first_n, again, again_n);
+    int differ_identity_only = differing_updates(first, first_n, identity_only, identity_only_n);
+    print_message("%d contacts and %zu bytes of coherence state saved; %ld / %ld pairs refreshed "
+                  "in the run / its replay: %d of %d updates differ (identity alone: %d)\n",
+                  n, size, refreshed_first, refreshed_again, differ, RS_AFTER,
+                  differ_identity_only);
+    assert_true(refreshed_first > 50 * RS_AFTER); /* most pairs refresh */
+    assert_int_equal(refreshed_again, refreshed_first);
+    assert_int_equal(differ, 0);
+    assert_true(differ_identity_only > 0);
+    for (int u = 0; u < RS_AFTER; u++) {
+        free(first[u]);
+        free(again[u]);
+        free(identity_only[u]);
+    }
+    free(poses);
+    free(saved);
+    free(identity);
+    collision_world_destroy(w);
+}
+
 static void test_tolerance_checked(void **state) {
     CollisionDesc d = collision_desc_default();
     IssimError err;
@@ -277,6 +393,7 @@ int main(void) {
         cmocka_unit_test(test_refresh_against_full_test),
         cmocka_unit_test(test_vertex_on_face_exact),
         cmocka_unit_test(test_restore_identity_tests_in_full),
+        cmocka_unit_test(test_saved_coherence_replays_bit_identical),
         cmocka_unit_test(test_tolerance_checked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -248,8 +248,9 @@ typedef struct CollisionDesc {
      * within margin - coherence_tolerance is never missed (the pair is tested in full once it
      * moved farther), and a refreshed point that leaves the margin makes the pair tested in
      * full. Must be below margin. Default 0: every moving pair is tested in full each update
-     * (exact; an engine rewound to a checkpoint then replays the same contacts bit for bit,
-     * which a history-dependent refresh would not). */
+     * (exact). The refresh depends on history (when each pair was last tested in full): a
+     * rewound run gives back the same contacts bit for bit only with that history restored
+     * (collision_world_save_coherence / collision_world_restore_coherence). */
     double coherence_tolerance;
 } CollisionDesc;
 
@@ -298,6 +299,26 @@ uint32_t collision_world_next_id(const CollisionWorld *world);
 IssimStatus collision_world_restore_identity(CollisionWorld *world,
                                              const CollisionContact *contacts, int count,
                                              uint32_t next_id, IssimError *err);
+/* The coherence state (coherence_tolerance > 0): what the next update's choice between carrying,
+ * refreshing and testing a pair in full reads besides the contacts (each pair's relative pose at
+ * its last full test, the contacts' body-fixed anchors, the bodies' poses at their last narrow
+ * test). Its size in bytes now: 0 when coherence is off (nothing to keep: every moving pair is
+ * tested in full, which needs no history). Saved after an update, restored after
+ * collision_world_restore_identity with the contacts of that same update, the next updates refresh
+ * exactly the pairs they refreshed then and give back the same bits. */
+size_t collision_world_coherence_size(const CollisionWorld *world);
+/* Writes the coherence state into buf (size bytes, at least collision_world_coherence_size).
+ * ISSIM_ERR_RANGE when buf is too small (nothing written). */
+IssimStatus collision_world_save_coherence(const CollisionWorld *world, void *buf, size_t size,
+                                           IssimError *err);
+/* Restores a state written by collision_world_save_coherence (size bytes) into a world built with
+ * the same bodies, after collision_world_restore_identity restored that update's contacts. A
+ * state of 0 bytes restores nothing (the next update tests every pair in full). ISSIM_ERR_INVALID
+ * when the bytes do not fit this world (their bodies or contacts differ; the world keeps the
+ * restore_identity state), ISSIM_ERR_NOMEM when out of memory. Not while the manager thread runs.
+ */
+IssimStatus collision_world_restore_coherence(CollisionWorld *world, const void *buf, size_t size,
+                                              IssimError *err);
 /* Ids of the contacts that ended in the last update. Transient. */
 const uint32_t *collision_world_ended(const CollisionWorld *world, int *count);
 CollisionStats collision_world_stats(const CollisionWorld *world);

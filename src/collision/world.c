@@ -39,7 +39,14 @@
  * within twice the tolerance of a full test's; a vertex or round core on a face it keeps is exact.
  * A point absent at the full test was at least the margin away, so none closer than margin -
  * tolerance can be missed. Round-round and round-plane pairs cost less in full than refreshed and
- * are always tested in full.
+ * are always tested in full (they keep no frame and no anchors).
+ *
+ * The refresh decision reads history: the tested pairs' frames, the contacts' anchors and the
+ * bodies' rest poses (which decide carrying). collision_world_save_coherence writes exactly that
+ * into a byte buffer and collision_world_restore_coherence puts it back after
+ * collision_world_restore_identity, so an engine rewound to a checkpoint refreshes the pairs the
+ * original run refreshed and replays the same bits (tests/test_collision_coherence.c,
+ * tests/test_coherence_rewind.c).
  *
  * Threading: one thread at a time (the collision manager, or the engine in lock-step mode). */
 #include "issim/collision.h"
@@ -471,7 +478,7 @@ static bool refresh_pair(CollisionWorld *w, int a, int b, PairFrame then,
 /* Appends pair (a, b)'s contacts from manifold m, matched against prev[0..prev_count): by feature
  * first, then by position (nearest_previous). */
 static void match_pair(CollisionWorld *w, int a, int b, const Manifold *m,
-                       const CollisionContact *prev, int prev_count) {
+                       const CollisionContact *prev, int prev_count, bool anchor) {
     ISSIM_ASSERT(prev_count <= MANIFOLD_MAX_POINTS && m->count <= MANIFOLD_MAX_POINTS);
     bool taken[MANIFOLD_MAX_POINTS] = {false};
     CollisionContact *out = m->count > 0 ? &w->contacts[w->contact_count] : NULL;
@@ -529,7 +536,7 @@ static void match_pair(CollisionWorld *w, int a, int b, const Manifold *m,
         }
         out[j + 1] = x;
     }
-    if (w->desc.coherence_tolerance > 0.0) /* without coherence nothing reads them */
+    if (anchor) /* only a pair that can be refreshed reads them */
         store_anchors(w, a, b, m->normal_owner == MANIFOLD_NORMAL_OF_A, out,
                       &w->anchors[w->contact_count], m->count);
     w->contact_count += m->count;
@@ -697,8 +704,11 @@ void collision_world_update(CollisionWorld *w) {
             refreshed++;
             continue;
         }
+        /* Round-round and round-plane pairs are always tested in full: no frame, no anchors. */
+        bool anchor = anchored && refresh_pays(w, a, b);
         double reach;
-        if (anchored)
+        w->frames[i].valid = false;
+        if (anchor)
             w->frames[i] = pair_frame(w, a, b, &reach);
         Manifold m;
         int n = collide_shapes(&w->shapes[a], w->poses[a], &w->shapes[b], w->poses[b],
@@ -709,7 +719,7 @@ void collision_world_update(CollisionWorld *w) {
             touching++;
             reserve_contacts_or_die(w, w->contact_count + n);
         }
-        match_pair(w, a, b, &m, cursor > first ? &prev[first] : NULL, cursor - first);
+        match_pair(w, a, b, &m, cursor > first ? &prev[first] : NULL, cursor - first, anchor);
     }
     while (cursor < np)
         end_contact(w, prev[cursor++].id);
@@ -788,4 +798,129 @@ CollisionStats collision_world_stats(const CollisionWorld *w) {
     CollisionStats s = w->stats;
     s.bodies = w->body_count;
     return s;
+}
+
+/* The coherence state's bytes (collision_world_save_coherence): a header, then the bodies' rest
+ * poses and flags, the tested pairs and their frames, the contacts' anchors, each part 16-byte
+ * aligned so the arrays can be copied in place. */
+typedef struct CoherenceHeader {
+    uint32_t magic;
+    int body_count, contact_count, tested_count;
+    bool updated;
+} CoherenceHeader;
+
+#define COHERENCE_MAGIC 0x636f6831u /* "coh1" */
+
+static size_t align16(size_t n) {
+    return (n + 15) & ~(size_t)15;
+}
+
+static size_t coherence_bytes(int bodies, int contacts, int tested) {
+    return align16(sizeof(CoherenceHeader)) + align16(sizeof(Pose) * (size_t)bodies) +
+           align16(sizeof(bool) * (size_t)bodies) + align16(sizeof(WorldPair) * (size_t)tested) +
+           align16(sizeof(PairFrame) * (size_t)tested) +
+           align16(sizeof(ContactAnchor) * (size_t)contacts);
+}
+
+size_t collision_world_coherence_size(const CollisionWorld *w) {
+    if (!(w->desc.coherence_tolerance > 0.0))
+        return 0;
+    return coherence_bytes(w->body_count, w->contact_count, w->tested_count);
+}
+
+static unsigned char *put_bytes(unsigned char *at, const void *src, size_t bytes) {
+    if (bytes > 0)
+        memcpy(at, src, bytes);
+    return at + align16(bytes);
+}
+
+static const unsigned char *get_bytes(void *dst, const unsigned char *at, size_t bytes) {
+    if (bytes > 0)
+        memcpy(dst, at, bytes);
+    return at + align16(bytes);
+}
+
+IssimStatus collision_world_save_coherence(const CollisionWorld *w, void *buf, size_t size,
+                                           IssimError *err) {
+    size_t need = collision_world_coherence_size(w);
+    if (size < need || (need > 0 && !buf))
+        return issim_error_set(err, ISSIM_ERR_RANGE,
+                               "collision world: the coherence state needs %zu bytes, got %zu",
+                               need, size);
+    if (need == 0)
+        return ISSIM_OK;
+    CoherenceHeader h = {.magic = COHERENCE_MAGIC,
+                         .body_count = w->body_count,
+                         .contact_count = w->contact_count,
+                         .tested_count = w->tested_count,
+                         .updated = w->updated};
+    unsigned char *p = put_bytes(buf, &h, sizeof h);
+    p = put_bytes(p, w->rest_poses, sizeof(Pose) * (size_t)w->body_count);
+    p = put_bytes(p, w->rest_valid, sizeof(bool) * (size_t)w->body_count);
+    p = put_bytes(p, w->tested, sizeof(WorldPair) * (size_t)w->tested_count);
+    p = put_bytes(p, w->tested_frames, sizeof(PairFrame) * (size_t)w->tested_count);
+    put_bytes(p, w->anchors, sizeof(ContactAnchor) * (size_t)w->contact_count);
+    return ISSIM_OK;
+}
+
+/* The saved pairs name bodies of this world, in the (body_a, body_b) order the update walks. */
+static bool pairs_fit(const WorldPair *pairs, int count, int bodies) {
+    for (int i = 0; i < count; i++) {
+        if (pairs[i].a < 0 || pairs[i].a >= bodies || pairs[i].b < 0 || pairs[i].b >= bodies)
+            return false;
+        if (i > 0 && pair_key(pairs[i - 1].a, pairs[i - 1].b) >= pair_key(pairs[i].a, pairs[i].b))
+            return false;
+    }
+    return true;
+}
+
+IssimStatus collision_world_restore_coherence(CollisionWorld *w, const void *buf, size_t size,
+                                              IssimError *err) {
+    if (size == 0)
+        return ISSIM_OK;
+    CoherenceHeader h;
+    if (!buf || size < sizeof h)
+        return issim_error_set(err, ISSIM_ERR_INVALID,
+                               "collision world: a coherence state of %zu bytes is truncated",
+                               size);
+    memcpy(&h, buf, sizeof h);
+    if (h.magic != COHERENCE_MAGIC || h.body_count != w->body_count ||
+        h.contact_count != w->contact_count || h.tested_count < 0 ||
+        size != coherence_bytes(h.body_count, h.contact_count, h.tested_count) ||
+        !(w->desc.coherence_tolerance > 0.0))
+        return issim_error_set(err, ISSIM_ERR_INVALID,
+                               "collision world: the coherence state (%d bodies, %d contacts, %zu "
+                               "bytes) does not fit this world (%d bodies, %d contacts, coherence "
+                               "tolerance %g)",
+                               h.body_count, h.contact_count, size, w->body_count, w->contact_count,
+                               w->desc.coherence_tolerance);
+    int need = h.tested_count + 1;
+    if (!grow((void **)&w->tested, &w->tested_cap, need, sizeof *w->tested) ||
+        !grow((void **)&w->tested_frames, &w->tested_frame_cap, need, sizeof *w->tested_frames) ||
+        !grow((void **)&w->pairs, &w->pair_cap, need, sizeof *w->pairs))
+        return issim_error_set(err, ISSIM_ERR_NOMEM,
+                               "collision world: out of memory restoring %d pairs", h.tested_count);
+    const unsigned char *p = (const unsigned char *)buf + align16(sizeof h);
+    const unsigned char *pairs = p + align16(sizeof(Pose) * (size_t)h.body_count) +
+                                 align16(sizeof(bool) * (size_t)h.body_count);
+    get_bytes(w->tested, pairs,
+              sizeof(WorldPair) * (size_t)h.tested_count); /* buf: any alignment */
+    if (!pairs_fit(w->tested, h.tested_count, w->body_count)) {
+        w->tested_count = 0; /* as restore_identity left it: every pair tested in full */
+        return issim_error_set(err, ISSIM_ERR_INVALID,
+                               "collision world: the coherence state names pairs outside the %d "
+                               "bodies or out of order",
+                               w->body_count);
+    }
+    p = get_bytes(w->rest_poses, p, sizeof(Pose) * (size_t)h.body_count);
+    p = get_bytes(w->rest_valid, p, sizeof(bool) * (size_t)h.body_count);
+    p += align16(sizeof(WorldPair) * (size_t)h.tested_count);
+    p = get_bytes(w->tested_frames, p, sizeof(PairFrame) * (size_t)h.tested_count);
+    get_bytes(w->anchors, p, sizeof(ContactAnchor) * (size_t)h.contact_count);
+    w->tested_count = h.tested_count;
+    /* The pair list of the saved update (only carry_everything's statistics read it). */
+    memcpy(w->pairs, w->tested, sizeof *w->pairs * (size_t)h.tested_count);
+    w->pair_count = h.tested_count;
+    w->updated = h.updated;
+    return ISSIM_OK;
 }

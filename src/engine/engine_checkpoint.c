@@ -6,9 +6,12 @@
  * last bits), the bodies' sleep state and applied wrenches, the reduced-pair slots, the contact
  * array (each contact up to its parameters), the contact-state pool's bytes below its end, and
  * the collision world's identity (the contacts of the last merged report and the world's id
- * counter). The frames between two keys keep only their time: a restore to one of them restores
- * the key before it and replays the output steps to it (engine_advance with the synchronous
- * collision world and no events), which in lock-step gives back the same bits.
+ * counter), then, with the universe's collision_coherence on and the synchronous world, the
+ * world's coherence state (collision_world_save_coherence: what its choice to refresh a pair
+ * from anchors instead of testing it in full reads). The frames between two keys keep only their
+ * time: a restore to one of them restores the key before it and replays the output steps to it
+ * (engine_advance with the synchronous collision world and no events), which in lock-step gives
+ * back the same bits.
  *
  * Why keys and replays: a key costs a memcpy of its size into a ring far larger than the caches,
  * and on the 2-core VM that runs at about 2.2 GB/s: a 240-body pile's 100 kB key took 45 us, 7%
@@ -33,7 +36,7 @@
 typedef struct CheckpointHeader {
     double t;
     int state_size, body_count, contact_count, identity_count;
-    size_t pool_end;
+    size_t pool_end, coherence_bytes;
     uint32_t next_contact_id, identity_next_id;
     double report_t;
     double fixed_step, fixed_anchor;
@@ -60,16 +63,26 @@ static size_t align16(size_t n) {
  * a restore takes the current ones and a rewind across an edit of the pair keeps the edit. */
 #define CONTACT_SAVED_BYTES offsetof(EngineContact, params)
 
-static size_t record_bytes(const Engine *e, int contacts, int identity) {
+static size_t record_bytes(const Engine *e, int contacts, int identity, size_t coherence) {
     return align16(sizeof(CheckpointHeader)) + align16(sizeof(double) * (size_t)e->state_size) +
            align16(sizeof(BodySleepState) * (size_t)e->body_count) +
            align16(sizeof(EngineReducedSlot) * (size_t)e->reduced_slots) +
            align16(CONTACT_SAVED_BYTES * (size_t)contacts) + align16(e->pool.end) +
-           align16(sizeof(CollisionContact) * (size_t)identity);
+           align16(sizeof(CollisionContact) * (size_t)identity) + align16(coherence);
+}
+
+/* The collision world's coherence state, when it is the engine's and its last update is the
+ * identity kept (the synchronous world: lock-step and replays). The manager thread's world may
+ * be updates ahead of the merged report and is not the engine's to read: its keys hold none, and
+ * a restore from them tests every pair in full once. */
+static size_t coherence_size(const Engine *e) {
+    if (!e->collision || e->collision_registry)
+        return 0;
+    return collision_world_coherence_size(e->collision);
 }
 
 static size_t record_size(const Engine *e) {
-    return record_bytes(e, e->contact_count, e->identity_count);
+    return record_bytes(e, e->contact_count, e->identity_count, coherence_size(e));
 }
 
 /* The first CHECKPOINT_POPULATE_BYTES of the ring get their pages now (a first write into a fresh
@@ -98,7 +111,7 @@ IssimStatus engine_enable_checkpoints(Engine *e, int max_frames, size_t max_byte
     /* Sized for max_frames records of a scene with about eight contacts per body (a pile), at
      * most max_bytes. */
     int guess = e->contact_count > 8 * e->body_count ? e->contact_count : 8 * e->body_count;
-    size_t want = (size_t)max_frames * record_bytes(e, guess, guess);
+    size_t want = (size_t)max_frames * record_bytes(e, guess, guess, 0);
     size_t bytes = want < max_bytes ? (want > 4096 ? want : 4096) : max_bytes;
     void *arena = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (arena != MAP_FAILED) {
@@ -226,12 +239,14 @@ static void copy_pool(const Engine *e, unsigned char *dst, const unsigned char *
 }
 
 static void write_key(Engine *e, unsigned char *p, size_t bytes) {
+    const unsigned char *start = p;
     CheckpointHeader h = {.t = e->t,
                           .state_size = e->state_size,
                           .body_count = e->body_count,
                           .contact_count = e->contact_count,
                           .identity_count = e->identity_count,
                           .pool_end = e->pool.end,
+                          .coherence_bytes = coherence_size(e),
                           .next_contact_id = e->next_contact_id,
                           .identity_next_id = e->identity_next_id,
                           .report_t = e->report_t,
@@ -239,7 +254,6 @@ static void write_key(Engine *e, unsigned char *p, size_t bytes) {
                           .fixed_anchor = e->fixed_anchor,
                           .integrator_dirty = e->integrator_dirty,
                           .collision_stale = e->collision_stale};
-    (void)bytes;
     p = put(p, &h, sizeof h);
     p = put(p, e->y, sizeof(double) * (size_t)e->state_size);
     BodySleepState *sleep = (BodySleepState *)p;
@@ -258,7 +272,12 @@ static void write_key(Engine *e, unsigned char *p, size_t bytes) {
     p += align16(CONTACT_SAVED_BYTES * (size_t)e->contact_count);
     copy_pool(e, p, e->pool.bytes);
     p += align16(e->pool.end);
-    put(p, e->identity, sizeof(CollisionContact) * (size_t)e->identity_count);
+    p = put(p, e->identity, sizeof(CollisionContact) * (size_t)e->identity_count);
+    IssimError err;
+    if (h.coherence_bytes > 0 &&
+        collision_world_save_coherence(e->collision, p, bytes - (size_t)(p - start), &err) !=
+            ISSIM_OK)
+        issim_fatal("checkpoint: %s", err.message); /* record_size counted these bytes */
 }
 
 /* A key every k frames, so that keys average CHECKPOINT_KEY_BYTES_PER_FRAME bytes a frame. */
@@ -387,6 +406,11 @@ static bool restore_key(Engine *e, const CheckpointRecord *r) {
                                              &err) != ISSIM_OK)
             issim_log(ISSIM_LOG_WARN, "restore: %s", err.message);
         engine_keep_identity(e, (const CollisionContact *)p, h.identity_count, h.identity_next_id);
+        p += align16(sizeof(CollisionContact) * (size_t)h.identity_count);
+        /* After the identity: the same update's coherence state, so the replay refreshes the
+         * pairs the original refreshed (a key without it: every pair tested in full once). */
+        if (collision_world_restore_coherence(e->collision, p, h.coherence_bytes, &err) != ISSIM_OK)
+            issim_log(ISSIM_LOG_WARN, "restore: %s", err.message);
     }
     e->t = h.t;
     e->next_contact_id = h.next_contact_id;

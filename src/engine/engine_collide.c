@@ -274,6 +274,10 @@ IssimStatus engine_build_shapes(Engine *e, IssimError *err) {
      * no difference to the 240-body pile's wall time and let its settled energy creep up by
      * 5e-4, so ENGINE_REST_TOLERANCE is 0. */
     desc.rest_tolerance = ENGINE_REST_TOLERANCE;
+    /* Pairs that moved less than the tolerance are refreshed from their anchors (world.c); the
+     * checkpoints keep the state that choice reads, so rewinds still replay bit for bit. */
+    desc.coherence_tolerance =
+        thing_real(e->db, thingdb_find_kind(e->db, THING_UNIVERSE), "collision_coherence");
     e->collision = collision_world_create(&desc, err);
     e->world_owner = calloc((size_t)(e->body_count + e->obstacle_count), sizeof(int));
     if (!e->collision || !e->world_owner)

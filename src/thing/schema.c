@@ -154,6 +154,17 @@ static const PropDef universe_props[] = {
      .max = 1,
      .mutability = PROP_FIXED_DURING_RUN,
      .default_value = REAL(0)},
+    {.name = "collision_coherence",
+     .type = PROP_REAL,
+     .unit = "m",
+     .description = "temporal coherence of the collision world: a pair that moved less than this "
+                    "since its last full narrow test keeps its contacts, refreshed from "
+                    "body-fixed anchors (each depth within twice this of a full test's); 0 = "
+                    "every moving pair tested in full; below the 1 mm contact margin",
+     .min = 0,
+     .max = 5e-4,
+     .mutability = PROP_FIXED_DURING_RUN,
+     .default_value = REAL(1e-4)},
     {.name = "horizon",
      .type = PROP_REAL,
      .unit = "s",

@@ -5,7 +5,7 @@
  * 240-body scenes/pile.lua with its pairs switched to complementarity.
  *
  *   issim-bench sphere_pile [N ...]    (default 100 1000)
- *   issim-bench pile
+ *   issim-bench pile [COHERENCE ...]  (default 0 and 1e-4 m: coherence off and on)
  *
  * Both simulators advance 2000 steps of 1 ms; the wall time covers the steps only. The largest
  * penetration is measured the same way for both, from the sphere centres after every step
@@ -296,11 +296,41 @@ static int bench_sphere_pile(int n) {
     return mine.ok ? 0 : 1;
 }
 
-/* The mixed 240-body pile with every pair switched to complementarity: real-time factor. */
-static int bench_mixed_pile(void) {
+/* Rewinds of the settled pile to each of its last 40 frames, newest first (a scrubber dragged
+ * back), as the interactive engine's edits do: the slowest, and what the keys held. */
+static void report_rewinds(Engine *e) {
+    EngineStats before = engine_stats(e);
+    size_t held = engine_checkpoint_bytes(e);
+    double *values = calloc((size_t)engine_var_count(e), sizeof(double));
+    engine_write_vars(e, values); /* used only if a frame had no checkpoint */
+    double worst = 0.0;
+    IssimError err = {0};
+    for (int k = 0; k < 40 && values; k++) {
+        double w0 = issim_wall_time();
+        if (engine_restore_vars(e, (PILE_STEPS - k) * PILE_DT, values, &err) != ISSIM_OK)
+            fprintf(stderr, "bench: rewind: %s\n", err.message);
+        worst = fmax(worst, issim_wall_time() - w0);
+    }
+    free(values);
+    EngineStats st = engine_stats(e);
+    printf("  checkpoints: %llu keys, %.1f kB a key on average, %.0f kB held for %d frames; 40 "
+           "rewinds: worst %.2f ms, %llu frames replayed, %llu restored from a key or replay, %llu "
+           "restarted\n",
+           (unsigned long long)st.checkpoints, held / 1024.0 / (double)st.checkpoints,
+           held / 1024.0, PILE_STEPS, 1e3 * worst,
+           (unsigned long long)(st.replayed_frames - before.replayed_frames),
+           (unsigned long long)(st.restores - before.restores),
+           (unsigned long long)(st.restarts - before.restarts));
+}
+
+/* The mixed 240-body pile with every pair switched to complementarity: real-time factor, with
+ * the collision world's temporal coherence tolerance `coherence` (m, 0: off). */
+static int bench_mixed_pile(double coherence) {
     /* 1 ms steps for the complementarity islands (the scene's 0.2 ms is RK4's for its stiff
      * penalty contacts; universe.dt is fixed during a run: --set universe.dt=1e-3 at start). */
-    char *text = scene_source("pile.lua", "    dt = ", "    dt = 1e-3,");
+    char universe[64];
+    snprintf(universe, sizeof universe, "    dt = 1e-3, collision_coherence = %.3g,", coherence);
+    char *text = scene_source("pile.lua", "    dt = ", universe);
     Engine *e = text ? engine_from_text("pile.lua", text) : NULL;
     free(text);
     if (!e)
@@ -314,12 +344,16 @@ static int bench_mixed_pile(void) {
             engine_destroy(e);
             return 1;
         }
+    /* A checkpoint every frame, as the interactive engine keeps them (outside the timing). */
+    if (engine_enable_checkpoints(e, 4096, (size_t)128 << 20, &err) != ISSIM_OK)
+        fprintf(stderr, "bench: %s\n", err.message);
     double wall = 0.0, cpu = 0.0;
     for (int s = 1; s <= PILE_STEPS; s++) {
         double w0 = issim_wall_time(), c0 = cpu_time();
         IssimStatus st = engine_advance(e, s * PILE_DT, &err);
         cpu += cpu_time() - c0;
         wall += issim_wall_time() - w0;
+        engine_checkpoint(e);
         if (st != ISSIM_OK) {
             fprintf(stderr, "bench: pile step %d: %s\n", s, err.message);
             engine_destroy(e);
@@ -327,20 +361,24 @@ static int bench_mixed_pile(void) {
         }
     }
     EngineStats st = engine_stats(e);
-    printf("pile (240 mixed bodies) complementarity, dt 1 ms: 2 s simulated in %.3f s wall (%.3f "
-           "s CPU), %.2fx real time (%.2fx by CPU); stages (s): collide %.3f, islands %.3f, "
-           "resolve %.3f, integrate %.3f\n",
-           wall, cpu, 2.0 / wall, 2.0 / cpu, st.stage_seconds[ENGINE_STAGE_COLLIDE],
+    printf("pile (240 mixed bodies) complementarity, dt 1 ms, coherence %.3g m: 2 s simulated in "
+           "%.3f s wall (%.3f s CPU), %.2fx real time (%.2fx by CPU); stages (s): collide %.3f, "
+           "islands %.3f, resolve %.3f, integrate %.3f\n",
+           coherence, wall, cpu, 2.0 / wall, 2.0 / cpu, st.stage_seconds[ENGINE_STAGE_COLLIDE],
            st.stage_seconds[ENGINE_STAGE_ISLANDS], st.stage_seconds[ENGINE_STAGE_RESOLVE],
            st.stage_seconds[ENGINE_STAGE_INTEGRATE]);
+    report_rewinds(e);
     engine_destroy(e);
     return 0;
 }
 
 int bench_piles(int argc, char **argv) {
-    if (strcmp(argv[0], "pile") == 0)
-        return bench_mixed_pile();
     int rc = 0;
+    if (strcmp(argv[0], "pile") == 0) { /* pile [COHERENCE...]: default off and 1e-4 m */
+        for (int i = 1; i < argc; i++)
+            rc |= bench_mixed_pile(atof(argv[i]));
+        return argc > 1 ? rc : bench_mixed_pile(0.0) | bench_mixed_pile(1e-4);
+    }
     if (argc > 1) {
         for (int i = 1; i < argc; i++)
             rc |= bench_sphere_pile(atoi(argv[i]));
