@@ -562,6 +562,18 @@ static Hull *hull_from_triangles(const Qh *q, IssimError *err) {
         m.toff[t] = face->offset;
         m.tarea[t] = 0.5 * vec3_norm(cr);
     }
+    /* Every live triangle must have three live neighbours; a point set at the edge of double
+     * precision (found by fuzzing: an octahedron with a far outlier) left one pointing at a
+     * deleted face, which the merge below would read out of bounds. */
+    for (int t = 0; t < tc; t++)
+        for (int k = 0; k < 3; k++)
+            if (m.tadj[t][k] < 0) {
+                issim_error_set(err, ISSIM_ERR_INVALID,
+                                "hull: the points are degenerate at double precision (the hull's "
+                                "triangles do not close; coordinates spanning too many orders of "
+                                "magnitude, or nearly coincident points?)");
+                goto done;
+            }
     for (int i = 0; i < n; i++)
         start[i] = -1;
     merge_groups(&m, p, HULL_PLANAR_TOL * size, order, queue, start);
