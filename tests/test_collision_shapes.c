@@ -359,39 +359,36 @@ static void test_mass_properties(void **state) {
     assert_vec_near(inertia, vec3(0, 0, 0), 0.0);
 }
 
-/* Found by fuzz_obj: four unit-scale points and one at 1e9 made a merged hull face lose all but
- * two corners as collinear. The point set is refused by name now, never a malformed hull. */
-static void test_hull_of_points_spanning_nine_orders_is_refused_or_whole(void **state) {
-    (void)state;
+/* A fuzz_obj finding kept as a corpus seed: the hull is whole (every face a polygon), or the
+ * point set is refused with a message containing `reason`. */
+static void expect_hull_refused_or_whole(const char *seed, const char *reason) {
+    char path[256];
+    snprintf(path, sizeof path, "tools/fuzz/corpus/obj/%s", seed);
     IssimError err = {0};
-    Hull *h = hull_load_obj(
-        test_source_path("tools/fuzz/corpus/obj/regression-hull-face-collapsed"), &err);
+    Hull *h = hull_load_obj(test_source_path(path), &err);
     if (h) {
         for (int f = 0; f < h->face_count; f++)
             assert_true(h->faces[f].count >= 3);
         hull_destroy(h);
     } else {
         print_message("refused: %s\n", err.message);
-        assert_non_null(strstr(err.message, "degenerate"));
+        assert_non_null(strstr(err.message, reason));
     }
 }
 
-/* Found by fuzz_obj in CI: a regular octahedron's .obj with mangled lines around it made
- * quickhull leave a live triangle whose neighbour had been deleted, and the face merge read
- * before its array (ASan: heap-buffer-overflow). Refused by name now, or a whole hull. */
+/* Four unit-scale points and one at 1e9 made a merged hull face lose all but two corners as
+ * collinear. */
+static void test_hull_of_points_spanning_nine_orders_is_refused_or_whole(void **state) {
+    (void)state;
+    expect_hull_refused_or_whole("regression-hull-face-collapsed", "degenerate");
+}
+
+/* Found in CI: a regular octahedron's .obj with mangled lines around it made quickhull leave a
+ * live triangle whose neighbour had been deleted, and the face merge read before its array
+ * (ASan: heap-buffer-overflow). */
 static void test_hull_with_an_open_triangle_is_refused_or_whole(void **state) {
     (void)state;
-    IssimError err = {0};
-    Hull *h = hull_load_obj(
-        test_source_path("tools/fuzz/corpus/obj/regression-hull-open-adjacency"), &err);
-    if (h) {
-        for (int f = 0; f < h->face_count; f++)
-            assert_true(h->faces[f].count >= 3);
-        hull_destroy(h);
-    } else {
-        print_message("refused: %s\n", err.message);
-        assert_non_null(strstr(err.message, "triangles do not close"));
-    }
+    expect_hull_refused_or_whole("regression-hull-open-adjacency", "triangles do not close");
 }
 
 int main(void) {

@@ -34,14 +34,6 @@ typedef struct Case {
     int patch[MAX_EV_PATCHES], face[MAX_EV_PATCHES], corner[3][MAX_EV_PATCHES]; /* ev, r0, r1 */
 } Case;
 
-static SurfacePoint evaluate(const SmoothSurface *surface, int patch, double s, double t) {
-    SurfacePoint p;
-    IssimError err = {0};
-    if (smooth_surface_evaluate(surface, patch, s, t, &p, &err) != ISSIM_OK)
-        fail_msg("%s", err.message);
-    return p;
-}
-
 /* The vertex of `mesh` whose limit point is `x` (-1: none). */
 static int vertex_at(const LoopMesh *mesh, Vec3 x) {
     for (int v = 0; v < loop_mesh_vertex_count(mesh); v++)
@@ -82,7 +74,8 @@ static void case_make(Case *c, LoopMesh *mesh, int finer) {
         const double corners[3][2] = {{0, 0}, {1, 0}, {0, 1}};
         for (int k = 0; k < 3; k++)
             v[k] = vertex_at(
-                c->fine[0], evaluate(c->surface, p, corners[k][0], corners[k][1]).x[SURFACE_VALUE]);
+                c->fine[0],
+                surface_point_at(c->surface, p, corners[k][0], corners[k][1]).x[SURFACE_VALUE]);
         if (v[0] < 0 || loop_mesh_valence(c->fine[0], v[0]) == 6)
             continue;
         assert_true(c->ev_count < MAX_EV_PATCHES);
@@ -177,7 +170,7 @@ static void test_exact_agrees_with_finer_subdivision(void **state) {
                     for (int j = 0; j < 3; j++)
                         if (v[k] == c.corner[j][i])
                             w[k] = j == 0 ? 1.0 - s - t : j == 1 ? s : t;
-                SurfacePoint exact = evaluate(c.surface, c.patch[i], s, t);
+                SurfacePoint exact = surface_point_at(c.surface, c.patch[i], s, t);
                 SurfacePoint finer = finer_evaluate(&c, c.face[i], w);
                 position = fmax(
                     position, vec3_norm(vec3_sub(exact.x[SURFACE_VALUE], finer.x[SURFACE_VALUE])));
@@ -211,13 +204,13 @@ static double order_scale(const Vec3 *d, int order, int count) {
  * (1e-16 of them over h) is allowed for by the scale's floor. */
 static double fd_error(const SmoothSurface *surface, int patch, double s, double t, double h,
                        const SurfaceFdCase *cases, int count, bool normal) {
-    SurfacePoint at = evaluate(surface, patch, s, t);
+    SurfacePoint at = surface_point_at(surface, patch, s, t);
     const Vec3 *values = normal ? at.normal : at.x;
     double worst = 0.0;
     for (int c = 0; c < count; c++) {
         double ds = cases[c].along_t ? 0.0 : h, dt = cases[c].along_t ? h : 0.0;
-        SurfacePoint plus = evaluate(surface, patch, s + ds, t + dt);
-        SurfacePoint minus = evaluate(surface, patch, s - ds, t - dt);
+        SurfacePoint plus = surface_point_at(surface, patch, s + ds, t + dt);
+        SurfacePoint minus = surface_point_at(surface, patch, s - ds, t - dt);
         const Vec3 *hi = normal ? plus.normal : plus.x, *lo = normal ? minus.normal : minus.x;
         Vec3 fd = vec3_scale(vec3_sub(hi[cases[c].of], lo[cases[c].of]), 0.5 / h);
         int order = ORDER[cases[c].derivative];
@@ -322,9 +315,9 @@ static void edge_check(const SmoothSurface *surface, int patch, int e, double a,
     const double *p = d->corner[e], *q = d->corner[(e + 1) % 3];
     const double *op = od->corner[oe], *oq = od->corner[(oe + 1) % 3];
     SurfacePoint mine =
-        evaluate(surface, patch, p[0] + a * (q[0] - p[0]), p[1] + a * (q[1] - p[1]));
-    SurfacePoint theirs = evaluate(surface, other, op[0] + (1 - a) * (oq[0] - op[0]),
-                                   op[1] + (1 - a) * (oq[1] - op[1]));
+        surface_point_at(surface, patch, p[0] + a * (q[0] - p[0]), p[1] + a * (q[1] - p[1]));
+    SurfacePoint theirs = surface_point_at(surface, other, op[0] + (1 - a) * (oq[0] - op[0]),
+                                           op[1] + (1 - a) * (oq[1] - op[1]));
     double J[2][2], c[2];
     neighbour_map(d, e, od, oe, J, c);
     Vec3 mapped[6];
@@ -340,8 +333,10 @@ static void edge_check(const SmoothSurface *surface, int patch, int e, double a,
 static void level_check(const SmoothSurface *surface, int patch, int level, double a,
                         double worst[2]) {
     double r = ldexp(1.0, -level), delta = 1e-13;
-    SurfacePoint in = evaluate(surface, patch, a * r * (1 - delta), (1 - a) * r * (1 - delta));
-    SurfacePoint out = evaluate(surface, patch, a * r * (1 + delta), (1 - a) * r * (1 + delta));
+    SurfacePoint in =
+        surface_point_at(surface, patch, a * r * (1 - delta), (1 - a) * r * (1 - delta));
+    SurfacePoint out =
+        surface_point_at(surface, patch, a * r * (1 + delta), (1 - a) * r * (1 + delta));
     for (int k = 0; k < 6; k++) {
         double scale = order_scale(in.x, ORDER[k], 6);
         worst[0] = fmax(worst[0], vec3_norm(vec3_sub(in.x[k], out.x[k])) / scale);
@@ -393,7 +388,7 @@ static void test_exact_at_the_vertex(void **state) {
         case_bipyramid(&c, sides, 0);
         double worst = 0.0, ratio_error = 0.0, jacobian_deep = 0.0;
         for (int i = 0; i < c.ev_count; i++) {
-            SurfacePoint at = evaluate(c.surface, c.patch[i], 0.0, 0.0);
+            SurfacePoint at = surface_point_at(c.surface, c.patch[i], 0.0, 0.0);
             Vec3 limit = loop_mesh_limit_point(c.fine[0], c.corner[0][i]);
             worst = fmax(worst, vec3_norm(vec3_sub(at.x[SURFACE_VALUE], limit)));
             assert_true(fabs(vec3_norm(at.normal[SURFACE_VALUE]) - 1.0) < 1e-12);
@@ -402,7 +397,7 @@ static void test_exact_at_the_vertex(void **state) {
             double lambda = 0.375 + 0.25 * cos(2.0 * M_PI / n), previous = 0.0;
             for (int level = 0; level <= 46; level++) {
                 double r = ldexp(0.75, -level);
-                SurfacePoint p = evaluate(c.surface, c.patch[i], 0.5 * r, 0.5 * r);
+                SurfacePoint p = surface_point_at(c.surface, c.patch[i], 0.5 * r, 0.5 * r);
                 double j = vec3_norm(vec3_cross(p.x[SURFACE_S], p.x[SURFACE_T]));
                 assert_true(isfinite(j) && j > 0.0);
                 if (level >= 20)

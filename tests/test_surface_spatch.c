@@ -28,14 +28,6 @@ static TestRng rng;
 #define REGULAR_NORMAL_TOLERANCE 1e-12
 #define SPATCH_NORMAL_TOLERANCE 0.03 /* radians; measured 0.017 on the bowl */
 
-static SurfacePoint evaluate(const SmoothSurface *surface, int patch, double s, double t) {
-    SurfacePoint p;
-    IssimError err = {0};
-    if (smooth_surface_evaluate(surface, patch, s, t, &p, &err) != ISSIM_OK)
-        fail_msg("%s", err.message);
-    return p;
-}
-
 static SmoothSurface *surface_from(const char *asset, int levels) {
     IssimError err = {0};
     LoopMesh *mesh = loop_mesh_load(test_source_path(asset), &err);
@@ -85,7 +77,7 @@ typedef struct FdPatch {
 
 static SurfacePoint fd_evaluate(const void *context, double s, double t) {
     const FdPatch *p = context;
-    return evaluate(p->surface, p->patch, s, t);
+    return surface_point_at(p->surface, p->patch, s, t);
 }
 
 /* Worst errors over `points` random points of every S-patch, folded into worst[2]. */
@@ -186,7 +178,7 @@ static void check_just_outside(const SmoothSurface *surface, int patch, int edge
     int outside = -1;
     assert_false(smooth_surface_domain_contains(surface, patch, os, ot, 0.0, &outside));
     assert_int_equal(outside, edge);
-    SurfacePoint at = evaluate(surface, patch, os, ot);
+    SurfacePoint at = surface_point_at(surface, patch, os, ot);
     assert_true(vec3_norm(at.normal[SURFACE_VALUE]) > 0.99);
 }
 
@@ -206,7 +198,8 @@ static EdgeGaps edge_gaps(const SmoothSurface *surface, double size) {
                 double a = (double)k / FRACTIONS, s, t, s2, t2;
                 edge_point(d, e, a, &s, &t);
                 edge_point(smooth_surface_domain(surface, q), f, 1.0 - a, &s2, &t2);
-                SurfacePoint x = evaluate(surface, p, s, t), y = evaluate(surface, q, s2, t2);
+                SurfacePoint x = surface_point_at(surface, p, s, t),
+                             y = surface_point_at(surface, q, s2, t2);
                 double gap = vec3_norm(vec3_sub(x.x[SURFACE_VALUE], y.x[SURFACE_VALUE])) / size;
                 if (k > 0 && k < FRACTIONS)
                     check_just_outside(surface, p, e, s, t);
@@ -272,10 +265,11 @@ static void test_spatch_centre_near_limit_point(void **state) {
                 continue;
             while (!is_spatch(surface, patch))
                 patch++;
-            SurfacePoint centre = evaluate(surface, patch, 0.0, 0.0);
+            SurfacePoint centre = surface_point_at(surface, patch, 0.0, 0.0);
             /* the ring's size: the S-patch's corner 0 against its centre */
             const SurfaceDomain *d = smooth_surface_domain(surface, patch);
-            SurfacePoint corner = evaluate(surface, patch, d->corner[0][0], d->corner[0][1]);
+            SurfacePoint corner =
+                surface_point_at(surface, patch, d->corner[0][0], d->corner[0][1]);
             ring =
                 fmax(ring, vec3_norm(vec3_sub(corner.x[SURFACE_VALUE], centre.x[SURFACE_VALUE])));
             worst =
@@ -378,7 +372,7 @@ static void test_marble_and_plate_shapes(void **state) {
                      ISSIM_OK);
     assert_int_equal(smooth_surface_closest(plate, vec3(1.5, 0, 2), &patch, &s, &t, &half, &err),
                      ISSIM_OK);
-    SurfacePoint p = evaluate(plate, patch, s, t);
+    SurfacePoint p = surface_point_at(plate, patch, s, t);
     printf("# plate: top surface %.3f below z = 2 at the centre, %.3f at r = 1.5 (normal z %.3f)\n",
            centre, half, p.normal[SURFACE_VALUE].z);
     assert_true(half < centre - 0.02);

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "issim/surface.h"
+#include "testutil.h"
 
 /* Parameter step: the truncation error h^2/6 f''' and the rounding error eps |f| / h both stay
  * near 1e-10 of the derivatives' size (surfaces about 1 across). */
@@ -66,6 +67,17 @@ static inline void surface_fd_check(SurfaceFdEvaluate evaluate, const void *surf
     worst[0] = fmax(worst[0], surface_fd_error(evaluate, surface, s, t, POSITION, 12, false));
     worst[1] = fmax(worst[1], surface_fd_error(evaluate, surface, s, t, NORMAL,
                                                (int)(sizeof NORMAL / sizeof *NORMAL), true));
+}
+
+/* The patch at (s, t), failing the current test with the surface's message when it cannot be
+ * evaluated. */
+static inline SurfacePoint surface_point_at(const SmoothSurface *surface, int patch, double s,
+                                            double t) {
+    SurfacePoint p;
+    IssimError err = {0};
+    if (smooth_surface_evaluate(surface, patch, s, t, &p, &err) != ISSIM_OK)
+        fail_msg("%s", err.message);
+    return p;
 }
 
 #endif
