@@ -121,6 +121,28 @@ static void test_pause_freezes_display_time(void **state) {
     test_run_free(run);
 }
 
+/* With the clock far ahead of the engine (speed 1e4), Pause stops the display at the newest
+ * computed frame instead of at the clock's instant, which the engine would go on chasing. */
+static void test_pause_stops_at_the_newest_frame_when_the_engine_lags(void **state) {
+    (void)state;
+    TestRun *run = test_load_scene("scenes/point_drop.lua", NULL);
+    Sim *sim = run->sim;
+    IssimError err = {0};
+    assert_int_equal(sim_start(sim, &err), ISSIM_OK);
+    wait_display(sim, 0.05);
+    sim_set_speed(sim, 1e4);
+    nap_ms(20);
+    double clock_before = sim_display_time(sim);
+    sim_set_paused(sim, true);
+    double shown = sim_display_time(sim), newest = registry_state_time(sim_registry(sim));
+    assert_true(clock_before > newest + 1.0); /* the clock ran seconds ahead of the engine */
+    assert_true(shown <= newest);
+    nap_ms(50);
+    assert_near(sim_display_time(sim), shown, 0.0);
+    sim_stop(sim);
+    test_run_free(run);
+}
+
 /* An edit rewinds to the display time through the checkpoint of that frame (contact state kept
  * with the data, engine.h): the restore is exact, nothing restarts. */
 static void test_edit_rewinds_through_checkpoints(void **state) {
@@ -152,6 +174,7 @@ int main(void) {
         cmocka_unit_test(test_edit_rewinds_through_checkpoints),
         cmocka_unit_test(test_run_ahead_and_reset_on_edit),
         cmocka_unit_test(test_pause_freezes_display_time),
+        cmocka_unit_test(test_pause_stops_at_the_newest_frame_when_the_engine_lags),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "app_internal.h"
 
@@ -171,6 +172,20 @@ static void print_bench(Script *s, App *app) {
     s->bench_wall = -1.0;
 }
 
+/* "bench_idle S": the engine's throughput over S wall seconds with the display drawing nothing
+ * (the main thread sleeps), in the same session and at the same point of the scene as a "bench"
+ * around it: the baseline the display's cost to the engine is measured against. */
+static void bench_idle(App *app, double seconds) {
+    Session *ses = &app->session;
+    double w0 = issim_wall_time(), st0 = ses->sim ? registry_state_time(ses->reg) : 0.0;
+    while (issim_wall_time() - w0 < seconds)
+        nanosleep(&(struct timespec){0, 5000000}, NULL);
+    double wall = issim_wall_time() - w0;
+    double st = ses->sim ? registry_state_time(ses->reg) : 0.0;
+    printf("bench_idle wall=%.3f sim_seconds_per_s=%.4f\n", wall, (st - st0) / wall);
+    fflush(stdout);
+}
+
 static bool toggle(App *app, const char *what, const char *onoff) {
     bool on = !onoff || strcmp(onoff, "off") != 0;
     bool *flag = strcmp(what, "grid") == 0                ? &app->toggles.grid
@@ -276,6 +291,10 @@ static bool run_command(Script *s, App *app, char *line, bool *failed) {
         s->wait = WAIT_WALL;
         s->wait_until = s->bench_wall + x;
         return false;
+    }
+    if (strcmp(cmd, "bench_idle") == 0 && n > 1 && x > 0.0) {
+        bench_idle(app, x);
+        return true;
     }
     if (strcmp(cmd, "frames") == 0) {
         s->wait = WAIT_FRAMES;

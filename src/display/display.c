@@ -413,7 +413,7 @@ static void layout_view(App *app) {
  * engine and the collision manager; at about 10 ms of CPU per frame, 30 frames per second
  * cost it 14 % of its throughput and 20 cost it under 10 % (docs/performance.md). */
 #define DISPLAY_FPS 60.0
-#define DISPLAY_FPS_ENGINE_BOUND 20.0
+#define DISPLAY_FPS_ENGINE_BOUND 30.0
 
 static void update_engine_bound(App *app) {
     Sim *sim = app->session.sim;

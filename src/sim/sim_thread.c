@@ -38,9 +38,15 @@ static void rebase_clock_locked(Sim *sim) {
     sim->clock_wall_origin = wall;
 }
 
+/* Pausing stops what the user sees: when the engine lags the clock (a pile at 0.1x real time),
+ * the clock is pulled back to the newest computed frame, else the display would keep moving
+ * while "paused" until the engine caught up with the instant Pause was pressed. */
 void sim_set_paused(Sim *sim, bool paused) {
+    double newest = registry_state_time(sim->registry);
     pthread_mutex_lock(&sim->clock_mutex);
     rebase_clock_locked(sim);
+    if (paused && isfinite(newest) && sim->clock_sim_origin > newest)
+        sim->clock_sim_origin = newest;
     sim->paused = paused;
     pthread_mutex_unlock(&sim->clock_mutex);
 }
