@@ -257,8 +257,9 @@ bool smooth_surface_neighbour(const SmoothSurface *surface, int patch, int edge,
                               int *other_edge);
 /* Lines inside a patch's domain where the surface is C2 but not C3: the edges of Stam's
  * sub-triangles on a Loop face at an extraordinary vertex (exact mode). A contact integrator
- * stops its steps there (002 4.5's traversal, applied inside the patch), as a step straddling
- * one makes an O(h^3) error of a size that does not fall with the distance to the vertex. True
+ * stops its steps there (002 4.5's traversal, applied inside the patch) and goes on with the
+ * piece across (below): a step, or one stage of it, that evaluates two pieces makes an error in
+ * the contact's rates of order h times the jump of their acceleration there. True
  * when the segment from -> to crosses one: line {a, b, c} (a s + b t - c < 0 at from) of the
  * first, and the segment's fraction *beta there. */
 bool smooth_surface_first_break(const SmoothSurface *surface, int patch, const double from[2],

@@ -12,9 +12,13 @@
  * exact when the two patches share the tangent plane). 4.5.4: corners by repeating, taking the
  * first edge the path crosses. 4.5.5: a contact within `margin` outside the domain stays.
  * Inside a patch, a step is also cut where the contact crosses a line on which the surface is
- * only C2 (smooth_surface_first_break: Loop faces at extraordinary vertices), by the same search
- * as an edge, so no RK4 step straddles one; on the V13 bowl started on such a face this halved
- * the energy rise (1.15e-6 to 5.7e-7 J in 10 s) but left the drift (1.6e-3 m) where it was. */
+ * only C2 (smooth_surface_first_break: the sub-triangles of Loop faces at extraordinary
+ * vertices), by the same search as an edge, and the rest of the step goes on with the piece
+ * across the line (SmoothContactState.piece_*), so no RK4 step, and no stage of one, mixes two
+ * polynomials: q'' jumps across the line with the surface's third derivatives, and a part of a
+ * step whose last stage landed past the line took an error in q' of its length / 6 times that
+ * jump (the V13 bowl on such a face drifted 1.6e-3 m in 10 s; with pieces 6.2e-8 m,
+ * docs/smooth-contact.md). */
 #include "smooth_internal.h"
 
 #include <math.h>
