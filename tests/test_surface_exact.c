@@ -416,6 +416,75 @@ static void test_exact_at_the_vertex(void **state) {
     }
 }
 
+/* ===== Pieces (the sub-triangles a contact step keeps) ===== */
+
+/* On every line between two sub-triangles of the bowl's EV faces (s + t = 2^-k, k >= 1, and
+ * s = 2^-(k+1) and t = 2^-(k+1) inside the band below it), the pieces on its two sides differ; each
+ * is the piece of the points inside it, where its evaluation is the surface's to the bit; on the
+ * line the two polynomials meet with C2 and their third derivatives differ (why a step keeps one).
+ */
+static void expect_same_point(const SurfacePoint *a, const SurfacePoint *b) {
+    for (int k = 0; k < SURFACE_DERIVATIVES; k++)
+        assert_memory_equal(&a->x[k], &b->x[k], sizeof(Vec3));
+}
+
+static void test_pieces_extend_their_sub_triangles(void **state) {
+    (void)state;
+    Case c;
+    case_bowl(&c, 0);
+    double c2 = 0.0, third_min = INFINITY;
+    int lines = 0;
+    for (int i = 0; i < c.ev_count; i++)
+        for (int level = 0; level <= 20; level++) {
+            double r = ldexp(1.0, -level), h = ldexp(1.0, -level - 1),
+                   a = test_rng_range(&rng, 0.05, 0.95);
+            /* a point on each line and the line's normal: {s + t = r}, {s = h}, {t = h} */
+            const double on[3][2] = {{a * r, (1 - a) * r}, {h, a * h}, {a * h, h}};
+            const double normal[3][2] = {{1, 1}, {1, 0}, {0, 1}};
+            for (int l = level == 0 ? 1 : 0; l < 3; l++) { /* s + t = 1: the face's edge */
+                double s = on[l][0], t = on[l][1], ns = normal[l][0], nt = normal[l][1];
+                int piece[2];
+                SurfacePoint at[2];
+                for (int side = 0; side < 2; side++) {
+                    double sign = side ? 1.0 : -1.0, inside = 1e-3 * r * sign;
+                    piece[side] =
+                        smooth_surface_piece(c.surface, c.patch[i], s, t, sign * ns, sign * nt);
+                    double si = s + inside * ns, ti = t + inside * nt;
+                    assert_int_equal(piece[side],
+                                     smooth_surface_piece(c.surface, c.patch[i], si, ti, 0, 0));
+                    SurfacePoint by_piece,
+                        by_location = surface_point_at(c.surface, c.patch[i], si, ti);
+                    IssimError err = {0};
+                    assert_int_equal(smooth_surface_evaluate_piece(c.surface, c.patch[i],
+                                                                   piece[side], si, ti, &by_piece,
+                                                                   &err),
+                                     ISSIM_OK);
+                    expect_same_point(&by_piece, &by_location);
+                    assert_int_equal(smooth_surface_evaluate_piece(
+                                         c.surface, c.patch[i], piece[side], s, t, &at[side], &err),
+                                     ISSIM_OK);
+                }
+                assert_int_not_equal(piece[0], piece[1]);
+                for (int k = 0; k < 6; k++)
+                    c2 = fmax(c2, vec3_norm(vec3_sub(at[0].x[k], at[1].x[k])) /
+                                      order_scale(at[0].x, ORDER[k], 6));
+                double third = 0.0;
+                for (int k = 6; k < SURFACE_DERIVATIVES; k++)
+                    third = fmax(third, vec3_norm(vec3_sub(at[0].x[k], at[1].x[k])) /
+                                            order_scale(at[0].x, 3, SURFACE_DERIVATIVES));
+                third_min = fmin(third_min, third);
+                lines++;
+            }
+        }
+    print_message("%d points on the bowl's sub-triangle lines, levels 0 .. 20: the two pieces "
+                  "meet with C0..C2 to %.1e relative; their third derivatives differ by >= %.2f "
+                  "relative\n",
+                  lines, c2, third_min);
+    assert_true(c2 < 1e-9);
+    assert_true(third_min > 1e-3);
+    case_free(&c);
+}
+
 int main(void) {
     rng.s = 16;
     const struct CMUnitTest tests[] = {
@@ -423,6 +492,7 @@ int main(void) {
         cmocka_unit_test(test_exact_derivatives_match_central_differences),
         cmocka_unit_test(test_exact_faces_meet_with_c2),
         cmocka_unit_test(test_exact_at_the_vertex),
+        cmocka_unit_test(test_pieces_extend_their_sub_triangles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

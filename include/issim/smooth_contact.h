@@ -55,6 +55,10 @@ typedef struct SmoothContactSystem {
 
 typedef struct SmoothContactState {
     int patch_a, patch_b;
+    /* The piece of each patch the contact is on (smooth_surface_piece; 0: the one holding the
+     * point), kept for a whole step and changed where the contact crosses a break, as the
+     * patch is at an edge (smooth_contact_traverse). */
+    int piece_a, piece_b;
     double q[SMOOTH_COORDINATES];    /* s, t, u, v, psi */
     double rate[SMOOTH_COORDINATES]; /* their time derivatives */
     SmoothFrictionMode mode;
@@ -127,6 +131,10 @@ IssimStatus smooth_contact_traverse(const SmoothContactSystem *sys,
                                     const SmoothContactState *before, SmoothContactState *st,
                                     double h, Vec3 force, Vec3 torque, int *crossed,
                                     IssimError *err);
+
+/* Sets each side's piece to the one holding its contact point, on a break the one its rate
+ * leads into (a state made from coordinates: smooth_contact_enter does it). */
+void smooth_contact_locate_pieces(const SmoothContactSystem *sys, SmoothContactState *st);
 
 /* One classical RK4 step of (q, q_dot) under a constant world force and torque on a. */
 IssimStatus smooth_contact_rk4(const SmoothContactSystem *sys, SmoothContactState *st, double h,

@@ -257,12 +257,25 @@ bool smooth_surface_neighbour(const SmoothSurface *surface, int patch, int edge,
                               int *other_edge);
 /* Lines inside a patch's domain where the surface is C2 but not C3: the edges of Stam's
  * sub-triangles on a Loop face at an extraordinary vertex (exact mode). A contact integrator
- * stops its steps there (002 4.5's traversal, applied inside the patch), as a step straddling
- * one makes an O(h^3) error of a size that does not fall with the distance to the vertex. True
+ * stops its steps there (002 4.5's traversal, applied inside the patch) and goes on with the
+ * piece across (below): a step, or one stage of it, that evaluates two pieces makes an error in
+ * the contact's rates of order h times the jump of their acceleration there. True
  * when the segment from -> to crosses one: line {a, b, c} (a s + b t - c < 0 at from) of the
  * first, and the segment's fraction *beta there. */
 bool smooth_surface_first_break(const SmoothSurface *surface, int patch, const double from[2],
                                 const double to[2], double line[3], double *beta);
+/* A patch with breaks is made of pieces, one polynomial each (Stam's sub-triangles). A contact
+ * integrator keeps the piece a step starts on for the whole step (evaluated past its lines, the
+ * polynomial extended), so that no step mixes two polynomials (the derivative of the contact's
+ * equations jumps across a break), and moves to the next piece where the contact crosses a
+ * break, as it moves to the next patch at an edge. smooth_surface_piece: the piece holding
+ * (s, t), or for a point on a break the one the direction (ds, dt) leads into ((0, 0): either);
+ * 0 on a patch without pieces. smooth_surface_evaluate_piece: smooth_surface_evaluate with
+ * `piece`'s polynomial (0: the piece holding (s, t), as smooth_surface_evaluate). */
+int smooth_surface_piece(const SmoothSurface *surface, int patch, double s, double t, double ds,
+                         double dt);
+IssimStatus smooth_surface_evaluate_piece(const SmoothSurface *surface, int patch, int piece,
+                                          double s, double t, SurfacePoint *out, IssimError *err);
 /* Whether (s, t) lies in the patch's domain grown by `margin` (distance in the parameter plane
  * past an edge; 0: the closed polygon). When outside, *edge (Nullable) is the first edge, in
  * order, whose outside half-plane holds the point. */

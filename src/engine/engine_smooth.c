@@ -22,7 +22,7 @@ typedef struct SmoothData {
      * several times per step (loads, collision poses, publishing). Written by bodies() through
      * the const data pointer (the slot's data is not const), engine thread only. */
     double motion_block[2 * SMOOTH_COORDINATES];
-    int motion_patches[2];
+    int motion_patches[4]; /* the patches and pieces it was for */
     SmoothBodyMotion motion;
     bool motion_valid;
     /* The contact at the last commit, for the published contact reports (the commit solves the
@@ -121,16 +121,15 @@ static void smooth_bodies(const EngineReducedPair *pair, const void *data, const
     (void)pair;
     (void)b;
     SmoothData *d = (SmoothData *)data;
-    bool cached = d->motion_valid && d->motion_patches[0] == d->state.patch_a &&
-                  d->motion_patches[1] == d->state.patch_b &&
+    const int patches[4] = {d->state.patch_a, d->state.patch_b, d->state.piece_a, d->state.piece_b};
+    bool cached = d->motion_valid && memcmp(d->motion_patches, patches, sizeof patches) == 0 &&
                   memcmp(d->motion_block, block, sizeof d->motion_block) == 0;
     if (!cached) {
         SmoothContactState st = state_of(d, block);
         if (smooth_contact_motion(&d->sys, &st, &d->motion, NULL) != ISSIM_OK)
             return; /* a degenerate point: the derivative already made the step fail */
         memcpy(d->motion_block, block, sizeof d->motion_block);
-        d->motion_patches[0] = d->state.patch_a;
-        d->motion_patches[1] = d->state.patch_b;
+        memcpy(d->motion_patches, patches, sizeof patches);
         d->motion_valid = true;
     }
     const SmoothBodyMotion *m = &d->motion;
@@ -295,6 +294,7 @@ static IssimStatus start_pair(Engine *e, int pair_index, IssimError *err) {
     if (s != ISSIM_OK)
         return s;
     SmoothContactSystem sys = system_of(&rp, ob->pose.p, ob->pose.q);
+    smooth_contact_locate_pieces(&sys, &st);
     SmoothBodyMotion m;
     IssimError sub = {0};
     if (smooth_contact_motion(&sys, &st, &m, &sub) != ISSIM_OK)

@@ -213,10 +213,10 @@ IssimStatus smooth_contact_enter(const SmoothContactSystem *sys, const SmoothBod
             off_a ? out->q[1] : out->q[3]);
     }
     ContactSide s1, s2;
-    status = contact_side_evaluate(sys->surface_a, out->patch_a, out->q[0], out->q[1], &s1, err);
+    status = contact_side_evaluate(sys->surface_a, out->patch_a, 0, out->q[0], out->q[1], &s1, err);
     if (status == ISSIM_OK)
         status =
-            contact_side_evaluate(sys->surface_b, out->patch_b, out->q[2], out->q[3], &s2, err);
+            contact_side_evaluate(sys->surface_b, out->patch_b, 0, out->q[2], out->q[3], &s2, err);
     if (status != ISSIM_OK)
         return status;
     /* a's contact frame seen in b's: Rpsi's first row is (cos psi, -sin psi, 0) */
@@ -252,7 +252,15 @@ IssimStatus smooth_contact_enter(const SmoothContactSystem *sys, const SmoothBod
                                "(H^T M H singular, 002 4.2.3)",
                                smooth_surface_name(sys->surface_a),
                                smooth_surface_name(sys->surface_b));
+    smooth_contact_locate_pieces(sys, out);
     return ISSIM_OK;
+}
+
+void smooth_contact_locate_pieces(const SmoothContactSystem *sys, SmoothContactState *st) {
+    st->piece_a = smooth_surface_piece(sys->surface_a, st->patch_a, st->q[0], st->q[1], st->rate[0],
+                                       st->rate[1]);
+    st->piece_b = smooth_surface_piece(sys->surface_b, st->patch_b, st->q[2], st->q[3], st->rate[2],
+                                       st->rate[3]);
 }
 
 /* The velocity constraints of a friction mode: the slip rows (no-slip), then the spin row. */

@@ -43,10 +43,10 @@ static void frame_x(const SurfacePoint *sp, Vec3 *x, Vec3 x_a[2], Vec3 x_ab[2][2
         }
 }
 
-IssimStatus contact_side_evaluate(const SmoothSurface *surface, int patch, double s, double t,
-                                  ContactSide *out, IssimError *err) {
+IssimStatus contact_side_evaluate(const SmoothSurface *surface, int patch, int piece, double s,
+                                  double t, ContactSide *out, IssimError *err) {
     SurfacePoint sp;
-    IssimStatus status = smooth_surface_evaluate(surface, patch, s, t, &sp, err);
+    IssimStatus status = smooth_surface_evaluate_piece(surface, patch, piece, s, t, &sp, err);
     if (status != ISSIM_OK)
         return status;
     out->p = sp.x[SURFACE_VALUE];
@@ -124,11 +124,11 @@ static Mat3 columns(const Vec3 axis[3]) {
 
 IssimStatus smooth_kinematics(const SmoothContactSystem *sys, const SmoothContactState *st,
                               SmoothKinematics *k, IssimError *err) {
-    IssimStatus status =
-        contact_side_evaluate(sys->surface_a, st->patch_a, st->q[0], st->q[1], &k->side[0], err);
+    IssimStatus status = contact_side_evaluate(sys->surface_a, st->patch_a, st->piece_a, st->q[0],
+                                               st->q[1], &k->side[0], err);
     if (status == ISSIM_OK)
-        status = contact_side_evaluate(sys->surface_b, st->patch_b, st->q[2], st->q[3], &k->side[1],
-                                       err);
+        status = contact_side_evaluate(sys->surface_b, st->patch_b, st->piece_b, st->q[2], st->q[3],
+                                       &k->side[1], err);
     if (status != ISSIM_OK)
         return status;
     const ContactSide *s1 = &k->side[0], *s2 = &k->side[1];

@@ -15,8 +15,8 @@ typedef struct ContactSide {
     Vec3 omega_ab[2][2];     /* d(omega_a)/d(b) */
 } ContactSide;
 
-IssimStatus contact_side_evaluate(const SmoothSurface *surface, int patch, double s, double t,
-                                  ContactSide *out, IssimError *err);
+IssimStatus contact_side_evaluate(const SmoothSurface *surface, int patch, int piece, double s,
+                                  double t, ContactSide *out, IssimError *err);
 
 /* Everything the dynamics and the motion read at one state (body coordinates of a unless said):
  * a's relative spatial velocity is (gw q_dot, gv q_dot) and its time derivative

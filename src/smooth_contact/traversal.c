@@ -12,9 +12,13 @@
  * exact when the two patches share the tangent plane). 4.5.4: corners by repeating, taking the
  * first edge the path crosses. 4.5.5: a contact within `margin` outside the domain stays.
  * Inside a patch, a step is also cut where the contact crosses a line on which the surface is
- * only C2 (smooth_surface_first_break: Loop faces at extraordinary vertices), by the same search
- * as an edge, so no RK4 step straddles one; on the V13 bowl started on such a face this halved
- * the energy rise (1.15e-6 to 5.7e-7 J in 10 s) but left the drift (1.6e-3 m) where it was. */
+ * only C2 (smooth_surface_first_break: the sub-triangles of Loop faces at extraordinary
+ * vertices), by the same search as an edge, and the rest of the step goes on with the piece
+ * across the line (SmoothContactState.piece_*), so no RK4 step, and no stage of one, mixes two
+ * polynomials: q'' jumps across the line with the surface's third derivatives, and a part of a
+ * step whose last stage landed past the line took an error in q' of its length / 6 times that
+ * jump (the V13 bowl on such a face drifted 1.6e-3 m in 10 s; with pieces 6.2e-8 m,
+ * docs/smooth-contact.md). */
 #include "smooth_internal.h"
 
 #include <math.h>
@@ -145,6 +149,7 @@ static IssimStatus cross_edge(const SmoothContactSystem *sys, SmoothContactState
                               int edge, double alpha, IssimError *err) {
     const SmoothSurface *surface = which == 0 ? sys->surface_a : sys->surface_b;
     int *patch = which == 0 ? &st->patch_a : &st->patch_b;
+    int *piece = which == 0 ? &st->piece_a : &st->piece_b;
     double *param = st->q + 2 * which;
     int other, other_edge;
     if (!smooth_surface_neighbour(surface, *patch, edge, &other, &other_edge))
@@ -159,10 +164,14 @@ static IssimStatus cross_edge(const SmoothContactSystem *sys, SmoothContactState
         return status;
     Vec3 x_old = before.side[which].axis[0], normal = before.side[which].axis[2];
     *patch = other;
-    edge_point(smooth_surface_domain(surface, other), other_edge, 1.0 - alpha, &param[0],
-               &param[1]);
+    const SurfaceDomain *domain = smooth_surface_domain(surface, other);
+    edge_point(domain, other_edge, 1.0 - alpha, &param[0], &param[1]);
+    /* the piece just inside the edge (its inward normal: the edge runs counter-clockwise) */
+    double line[3];
+    edge_line(domain, other_edge, line);
+    *piece = smooth_surface_piece(surface, other, param[0], param[1], -line[0], -line[1]);
     ContactSide side;
-    status = contact_side_evaluate(surface, other, param[0], param[1], &side, err);
+    status = contact_side_evaluate(surface, other, *piece, param[0], param[1], &side, err);
     if (status != ISSIM_OK)
         return status;
     /* eq. 4.53: with R = R2 Rpsi R1^T fixed, a frame turned by theta about its own normal on
@@ -225,8 +234,13 @@ IssimStatus smooth_contact_traverse(const SmoothContactSystem *sys,
             return status;
         if (edge < 0) {
             /* a break inside the patch (a line where the surface is only C2): the step goes on
-             * from there on the same patch, so no RK4 step straddles it */
+             * from there on the same patch with the piece across the line (the line is
+             * positive on the side the path goes to), so no RK4 step mixes two pieces */
             breaks++;
+            const SmoothSurface *surface = which == 0 ? sys->surface_a : sys->surface_b;
+            int *piece = which == 0 ? &at.piece_a : &at.piece_b;
+            *piece = smooth_surface_piece(surface, which == 0 ? at.patch_a : at.patch_b,
+                                          at.q[2 * which], at.q[2 * which + 1], line[0], line[1]);
             start = at;
             *st = at;
             remaining *= 1.0 - (remaining > 0.0 ? tau / remaining : 0.0);

@@ -244,34 +244,59 @@ void loop_exact_face_free(LoopExactFace *face) {
 /* Derivative orders of each SurfaceDerivative (s + t). */
 static const int DERIVATIVE_ORDER[SURFACE_DERIVATIVES] = {0, 1, 1, 2, 2, 2, 3, 3, 3, 3};
 
-IssimStatus loop_exact_face_evaluate(const LoopExactFace *face, double s, double t,
+/* The sub-triangle holding (s, t) (past an edge: the one at the nearest point of the domain, so
+ * extended) as its level k + 1 and index c; *at_vertex when it lies within 2^-LOOP_EXACT_LEVELS
+ * of the vertex, where the deepest level is used on the same ray. */
+static void locate(double s, double t, int *k, int *c, bool *at_vertex) {
+    double sc = fmax(s, 0.0), tc = fmax(t, 0.0);
+    double nearest = ldexp(1.0, -LOOP_EXACT_LEVELS);
+    *at_vertex = sc + tc < nearest;
+    if (*at_vertex) {
+        double r = sc + tc;
+        sc = r > 0.0 ? sc * nearest / r : 0.5 * nearest;
+        tc = r > 0.0 ? tc * nearest / r : 0.5 * nearest;
+    }
+    int exponent;
+    frexp(sc + tc, &exponent); /* s + t in [2^(e-1), 2^e): level k = -e */
+    int level = exponent < 0 ? -exponent : 0;
+    *k = level < LOOP_EXACT_LEVELS ? level : LOOP_EXACT_LEVELS - 1;
+    *c = ldexp(sc, *k) >= 0.5 ? 0 : ldexp(tc, *k) >= 0.5 ? 1 : 2;
+}
+
+int loop_exact_piece(double s, double t) {
+    int k, c;
+    bool at_vertex;
+    locate(s, t, &k, &c, &at_vertex);
+    return 1 + 3 * k + c;
+}
+
+IssimStatus loop_exact_face_evaluate(const LoopExactFace *face, int piece, double s, double t,
                                      const char *name, SurfacePoint *out, IssimError *err) {
     if (!isfinite(s) || !isfinite(t))
         return issim_error_set(err, ISSIM_ERR_INVALID,
                                "loop patch '%s': parameter (s, t) = (%g, %g) is not finite",
                                name ? name : "?", s, t);
-    /* the level from the nearest point of the domain (past an edge: the sub-triangle there,
-     * extended) */
-    double sc = fmax(s, 0.0), tc = fmax(t, 0.0), es = s, et = t;
-    double nearest = ldexp(1.0, -LOOP_EXACT_LEVELS);
-    bool at_vertex = sc + tc < nearest;
+    int k, c;
+    bool at_vertex;
+    locate(s, t, &k, &c, &at_vertex);
+    double es = s, et = t;
     if (at_vertex) {
-        double r = sc + tc;
-        es = sc = r > 0.0 ? sc * nearest / r : 0.5 * nearest;
-        et = tc = r > 0.0 ? tc * nearest / r : 0.5 * nearest;
+        double sc = fmax(s, 0.0), tc = fmax(t, 0.0), r = sc + tc;
+        double nearest = ldexp(1.0, -LOOP_EXACT_LEVELS);
+        es = r > 0.0 ? sc * nearest / r : 0.5 * nearest;
+        et = r > 0.0 ? tc * nearest / r : 0.5 * nearest;
+    } else if (piece > 0 && piece <= 3 * LOOP_EXACT_LEVELS) {
+        /* the piece asked for, its polynomial extended past its own sub-triangle */
+        k = (piece - 1) / 3;
+        c = (piece - 1) % 3;
     }
-    int exponent;
-    frexp(sc + tc, &exponent); /* s + t in [2^(e-1), 2^e): level k = -e */
-    int k = exponent < 0 ? -exponent : 0;
-    k = k < LOOP_EXACT_LEVELS ? k : LOOP_EXACT_LEVELS - 1;
     double S = ldexp(es, k), T = ldexp(et, k), u, v, sigma = 1.0;
-    int c;
-    if (ldexp(sc, k) >= 0.5)
-        c = 0, u = 2.0 * S - 1.0, v = 2.0 * T;
-    else if (ldexp(tc, k) >= 0.5)
-        c = 1, u = 2.0 * S, v = 2.0 * T - 1.0;
+    if (c == 0)
+        u = 2.0 * S - 1.0, v = 2.0 * T;
+    else if (c == 1)
+        u = 2.0 * S, v = 2.0 * T - 1.0;
     else
-        c = 2, u = 1.0 - 2.0 * S, v = 1.0 - 2.0 * T, sigma = -1.0;
+        u = 1.0 - 2.0 * S, v = 1.0 - 2.0 * T, sigma = -1.0;
     loop_patch_power_derivatives(face->power[k][c], u, v, out->x);
     double factor[4] = {1.0, sigma * ldexp(1.0, k + 1)};
     factor[2] = factor[1] * factor[1];

@@ -184,16 +184,18 @@ static void loop_surface_free(void *impl) {
     free(ls);
 }
 
-static IssimStatus loop_surface_evaluate(const SmoothSurface *surface, int patch, double s,
-                                         double t, SurfacePoint *out, IssimError *err) {
+static IssimStatus loop_surface_evaluate_piece(const SmoothSurface *surface, int patch, int piece,
+                                               double s, double t, SurfacePoint *out,
+                                               IssimError *err) {
     const LoopSurface *ls = surface->impl;
     IssimError sub = {0};
     IssimError *inner = err ? &sub : NULL;
     int special = patch - ls->regular_count;
     IssimStatus status =
         special < 0 ? loop_patch_power_evaluate(ls->power[patch], s, t, surface->name, out, inner)
-        : ls->exact ? loop_exact_face_evaluate(&ls->exact[special], s, t, surface->name, out, inner)
-                    : spatch_evaluate(ls->spatches[special], s, t, surface->name, out, inner);
+        : ls->exact
+            ? loop_exact_face_evaluate(&ls->exact[special], piece, s, t, surface->name, out, inner)
+            : spatch_evaluate(ls->spatches[special], s, t, surface->name, out, inner);
     if (status != ISSIM_OK && err)
         issim_error_set(err, status, "patch %d (%s): %s", patch,
                         special < 0 ? "regular"
@@ -201,6 +203,18 @@ static IssimStatus loop_surface_evaluate(const SmoothSurface *surface, int patch
                                     : "S-patch",
                         sub.message);
     return status;
+}
+
+static IssimStatus loop_surface_evaluate(const SmoothSurface *surface, int patch, double s,
+                                         double t, SurfacePoint *out, IssimError *err) {
+    return loop_surface_evaluate_piece(surface, patch, 0, s, t, out, err);
+}
+
+/* The exact faces' pieces are Stam's sub-triangles (loop_exact_piece); every other patch is one
+ * polynomial. */
+static int loop_surface_piece(const SmoothSurface *surface, int patch, double s, double t) {
+    const LoopSurface *ls = surface->impl;
+    return ls->exact && patch >= ls->regular_count ? loop_exact_piece(s, t) : 0;
 }
 
 static bool loop_surface_first_break(const SmoothSurface *surface, int patch, const double from[2],
@@ -413,6 +427,8 @@ static SmoothSurface *build_surface(const LoopMesh *mesh, const EdgeTable *table
         surface->destroy_impl = loop_surface_free;
         surface->evaluate = loop_surface_evaluate;
         surface->first_break = loop_surface_first_break;
+        surface->piece = loop_surface_piece;
+        surface->evaluate_piece = loop_surface_evaluate_piece;
     }
     if (ls) {
         ls->regular_count = regular;

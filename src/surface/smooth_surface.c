@@ -46,6 +46,31 @@ bool smooth_surface_first_break(const SmoothSurface *surface, int patch, const d
            surface->first_break(surface, patch, from, to, line, beta);
 }
 
+int smooth_surface_piece(const SmoothSurface *surface, int patch, double s, double t, double ds,
+                         double dt) {
+    if (!surface->piece || patch < 0 || patch >= surface->patch_count)
+        return 0;
+    /* a point on a line between pieces belongs to the one the direction leads into: a step
+     * relative to the point's distance from the domain's origin (the lines crowd toward an
+     * extraordinary vertex there), far above the rounding of a point found on the line */
+    double length = hypot(ds, dt), step = 1e-9 * fmax(fabs(s) + fabs(t), 1e-300);
+    if (length > 0.0 && isfinite(length)) {
+        s += step * ds / length;
+        t += step * dt / length;
+    }
+    return surface->piece(surface, patch, s, t);
+}
+
+IssimStatus smooth_surface_evaluate_piece(const SmoothSurface *surface, int patch, int piece,
+                                          double s, double t, SurfacePoint *out, IssimError *err) {
+    if (piece == 0 || !surface->evaluate_piece)
+        return smooth_surface_evaluate(surface, patch, s, t, out, err);
+    if (patch < 0 || patch >= surface->patch_count)
+        return issim_error_set(err, ISSIM_ERR_INVALID, "surface '%s': no patch %d (it has %d)",
+                               surface->name, patch, surface->patch_count);
+    return surface->evaluate_piece(surface, patch, piece, s, t, out, err);
+}
+
 const char *smooth_surface_name(const SmoothSurface *surface) {
     return surface->name;
 }

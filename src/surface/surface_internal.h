@@ -82,6 +82,11 @@ struct SmoothSurface {
     /* smooth_surface_first_break for this kind; NULL: no patch has breaks */
     bool (*first_break)(const SmoothSurface *surface, int patch, const double from[2],
                         const double to[2], double line[3], double *beta);
+    /* smooth_surface_piece and smooth_surface_evaluate_piece for this kind; NULL: every patch
+     * is one piece */
+    int (*piece)(const SmoothSurface *surface, int patch, double s, double t);
+    IssimStatus (*evaluate_piece)(const SmoothSurface *surface, int patch, int piece, double s,
+                                  double t, SurfacePoint *out, IssimError *err);
     void (*destroy_impl)(void *impl); /* Nullable */
     void *impl;                       /* the kind's data */
 };
@@ -152,7 +157,11 @@ void loop_exact_face_free(LoopExactFace *face);
  * t = 2^-j with s <= 2^-j; j = 1 .. LOOP_EXACT_LEVELS) that the segment from -> to crosses:
  * line {a, b, c} with a s + b t - c < 0 at from, and the segment's fraction *beta there. */
 bool loop_exact_first_break(const double from[2], const double to[2], double line[3], double *beta);
-IssimStatus loop_exact_face_evaluate(const LoopExactFace *face, double s, double t,
+/* Piece 1 + 3 k + c is sub-triangle c of level k + 1 (loop_exact_piece: the one holding (s, t));
+ * loop_exact_face_evaluate with piece > 0 evaluates that one's polynomial, extended past its
+ * sub-triangle (within 2^-LOOP_EXACT_LEVELS of ev as above); with 0 the one holding (s, t). */
+int loop_exact_piece(double s, double t);
+IssimStatus loop_exact_face_evaluate(const LoopExactFace *face, int piece, double s, double t,
                                      const char *name, SurfacePoint *out, IssimError *err);
 
 /* ===== S-patches (spatch.c, 002 5.2.1, 5.3.1) ===== */
