@@ -101,6 +101,40 @@ static void test_one_run_and_a_failed_one(void **state) {
     study_free(&s);
 }
 
+/* A study run's registry keeps its whole trajectory and no more (study_history_set): run to U
+ * with the set, the history starts at 0; run to 3 U with the same set, it starts after U
+ * (the scene's own 20 s history would have kept everything, in a 32 MiB ring per run). */
+static double history_start_after(const char *history_set, double until) {
+    const char *sets[] = {history_set};
+    SimOptions o = sim_options_default();
+    o.until = until;
+    o.quiet = true;
+    o.lockstep = true;
+    o.sets = sets;
+    o.set_count = 1;
+    IssimError err = {0};
+    Sim *sim = sim_create(test_source_path("scenes/bar_drop_angle.lua"), &o, &err);
+    assert_non_null(sim);
+    SimSummary *sum = calloc(1, sizeof *sum);
+    assert_int_equal(sim_run_headless(sim, sum, &err), ISSIM_OK);
+    double start = registry_history_start(sim_registry(sim));
+    free(sum);
+    sim_destroy(sim);
+    return start;
+}
+
+static void test_run_history_sized_to_the_run(void **state) {
+    (void)state;
+    const double until = 3e-3;
+    char set[STUDY_HISTORY_SET_MAX];
+    study_history_set(until, set);
+    double whole = history_start_after(set, until), longer = history_start_after(set, 3 * until);
+    printf("%s: history from %g s after a %g s run, from %g s after a %g s run\n", set, whole,
+           until, longer, 3 * until);
+    assert_true(whole == 0.0);
+    assert_true(longer > until && longer < 2 * until + 1e-12);
+}
+
 /* The sweep's table without its wall-time column (the last): the part that must not depend on
  * threads or ranks. */
 static char *table_without_wall(const char *path) {
@@ -356,6 +390,7 @@ int main(void) {
         cmocka_unit_test(test_axes_and_their_errors),
         cmocka_unit_test(test_random_samples_keyed_by_index),
         cmocka_unit_test(test_one_run_and_a_failed_one),
+        cmocka_unit_test(test_run_history_sized_to_the_run),
         cmocka_unit_test(test_same_table_on_threads_and_ranks),
         cmocka_unit_test(test_killed_sweep_resumes),
         cmocka_unit_test(test_bad_input_named),

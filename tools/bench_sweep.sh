@@ -9,6 +9,9 @@
 #   once the runs outweigh the fixed costs;
 # - where an MPI sweep's wall time goes (ISSIM_SWEEP_TIMES=1: launch to main, MPI_Init, runs,
 #   MPI_Finalize, exit), and the overhead per run beyond the run itself.
+# Each scaling line is printed three ways: the whole wall time, the sweep's own part (MPI_Init or
+# main to the table written: what issim controls), and what the two workers lost, waiting for a
+# core (another process's load: the machine is shared) or blocked inside the process.
 # Usage: tools/bench_sweep.sh [build dir, default build]
 set -eu
 cd "$(dirname "$0")/.."
@@ -21,33 +24,47 @@ scene=scenes/bar_drop_map.lua
 small=(--grid angle_deg=18:90:25 --grid speed=0.5,1,2,3)
 large=(--grid angle_deg=18:90:625 --grid speed=0.5,1,2,3)
 now() { date +%s.%N; }
-wall() { # seconds of wall time of a sweep (a fresh table each time)
+# One sweep (a fresh table): "whole own waiting blocked" in seconds. whole: the launching
+# shell's wall time (process start, under MPI mpirun's launch, exit); own: the sweep's own part,
+# from MPI_Init's return (or main) to the table written (ISSIM_SWEEP_TIMES phases, rank 0);
+# waiting / blocked: its workers' time runnable without a core (other processes' load) and
+# blocked (on a lock or the kernel: serialisation inside the process), summed over workers.
+wall() {
   local start end
   rm -f "$tmp/t.csv"
   start=$(now)
-  "$@" --out "$tmp/t.csv" --quiet >/dev/null 2>&1
+  ISSIM_SWEEP_TIMES=1 "$@" --out "$tmp/t.csv" --quiet >/dev/null 2>"$tmp/t.err"
   end=$(now)
-  awk -v a="$start" -v b="$end" 'BEGIN {print b - a}'
+  awk -v a="$start" -v b="$end" '/sweep-phase rank 0 / {p[$4] = $5}
+    /sweep-worker/ {w += $12; k += $14}
+    END {s = ("mpi-init-done" in p) ? p["mpi-init-done"] : p["main"]
+      printf "%.3f %.3f %.3f %.3f\n", b - a, p["table-sorted"] - s, w, k}' "$tmp/t.err"
 }
 # scaling LABEL GRID-NAME: five pairs (1 then 2 workers) of threads, then of ranks
 scaling() {
   local label=$1 name=$2[@]
   local grid=("${!name}")
   for kind in threads MPI; do
-    local line="" ratios=""
+    local whole="" own="" rw="" ro="" lost=""
     for i in 1 2 3 4 5; do
       if [ $kind = threads ]; then
-        a=$(wall "$bin" sweep $scene "${grid[@]}" --until 5e-4 --threads 1)
-        b=$(wall "$bin" sweep $scene "${grid[@]}" --until 5e-4 --threads 2)
+        read -r a ao aw ab < <(wall "$bin" sweep $scene "${grid[@]}" --until 5e-4 --threads 1)
+        read -r b bo bw bb < <(wall "$bin" sweep $scene "${grid[@]}" --until 5e-4 --threads 2)
       else
-        a=$(wall mpirun -np 1 "$bin" sweep $scene "${grid[@]}" --until 5e-4 --threads 1)
-        b=$(wall mpirun -np 2 --oversubscribe "$bin" sweep $scene "${grid[@]}" --until 5e-4 \
+        read -r a ao aw ab < <(wall mpirun -np 1 "$bin" sweep $scene "${grid[@]}" --until 5e-4 \
           --threads 1)
+        read -r b bo bw bb < <(wall mpirun -np 2 --oversubscribe "$bin" sweep $scene "${grid[@]}" \
+          --until 5e-4 --threads 1)
       fi
-      line+=$(printf " %.2f/%.2f" "$a" "$b")
-      ratios+=$(awk -v a="$a" -v b="$b" 'BEGIN {printf " %.2f", a / b}')
+      whole+=$(printf " %.2f/%.2f" "$a" "$b")
+      own+=$(printf " %.3f/%.3f" "$ao" "$bo")
+      rw+=$(awk -v a="$a" -v b="$b" 'BEGIN {printf " %.2f", a / b}')
+      ro+=$(awk -v a="$ao" -v b="$bo" 'BEGIN {printf " %.2f", a / b}')
+      lost+=$(printf " %.2f/%.3f" "$bw" "$bb")
     done
-    printf "%-10s %-7s 1/2 s:%s  speed-up:%s (target >= 1.8)\n" "$label" "$kind" "$line" "$ratios"
+    printf "%-10s %-7s whole 1/2 s:%s  speed-up:%s (target >= 1.8)\n" "$label" "$kind" "$whole" "$rw"
+    printf "%-10s %-7s own   1/2 s:%s  speed-up:%s\n" "$label" "$kind" "$own" "$ro"
+    printf "%-10s %-7s 2 workers waiting for a core / blocked, s:%s\n" "$label" "$kind" "$lost"
   done
 }
 echo "## sweep: bar-drop runs ($scene, --until 5e-4), $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"

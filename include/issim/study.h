@@ -86,6 +86,14 @@ typedef struct StudyRow {
  * its message. */
 void study_run(const Study *study, long index, StudyRow *row);
 
+/* The `--set` a headless study run starts with: universe.history = the run's length, so the
+ * registry keeps the whole trajectory and no more (written into buf, returned). A sweep run of
+ * a few frames in a ring sized for the scene's 20 s history mapped and unmapped 32 MiB at every
+ * run, and the threads of one process queued on the kernel's lock of their shared memory map
+ * (docs/performance.md, Studies). A presentation property: the dynamics never read it. */
+#define STUDY_HISTORY_SET_MAX 64
+const char *study_history_set(double until, char *buf);
+
 /* The table's header line (no newline) and a row (no newline), CSV; strings quoted. */
 void study_format_header(const Study *study, FILE *out);
 void study_format_row(const Study *study, const StudyRow *row, FILE *out);

@@ -264,6 +264,7 @@ typedef struct Pool {
     long todo_count;
     atomic_long next;
     Queue *queue;
+    int rank;
 } Pool;
 
 static void queue_push(Queue *q, char *text) {
@@ -272,15 +273,37 @@ static void queue_push(Queue *q, char *text) {
         q->capacity = q->capacity ? 2 * q->capacity : 64;
         q->rows = realloc(q->rows, sizeof *q->rows * (size_t)q->capacity);
     }
-    q->rows[q->count++] = text;
-    pthread_cond_signal(&q->ready);
+    q->rows[q->count++] = text; /* no signal: the main thread polls (take_row) */
     pthread_mutex_unlock(&q->lock);
+}
+
+/* With ISSIM_SWEEP_TIMES, where a worker's wall time went (the kernel's /proc/thread-self/
+ * schedstat: time on a core, time runnable but waiting for one): the rest it was blocked, on a
+ * lock or the kernel, the serialisation inside the process that other processes' load cannot
+ * explain (docs/performance.md, Studies). */
+static void worker_times(int rank, double wall_start, long runs) {
+    if (!getenv("ISSIM_SWEEP_TIMES"))
+        return;
+    double wall = issim_wall_time() - wall_start, on_cpu = NAN, waiting = NAN;
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
+    if (f && fscanf(f, "%lf %lf", &on_cpu, &waiting) == 2) {
+        on_cpu *= 1e-9;
+        waiting *= 1e-9;
+    }
+    if (f)
+        fclose(f);
+    fprintf(stderr,
+            "sweep-worker rank %d runs %ld wall %.3f s on-cpu %.3f runnable-waiting %.3f "
+            "blocked %.3f\n",
+            rank, runs, wall, on_cpu, waiting, wall - on_cpu - waiting);
 }
 
 static void *worker(void *arg) {
     Pool *p = arg;
     StudyRow *row = malloc(sizeof *row);
-    for (long k; row && (k = atomic_fetch_add(&p->next, 1)) < p->todo_count;) {
+    double start = issim_wall_time();
+    long runs = 0;
+    for (long k; row && (k = atomic_fetch_add(&p->next, 1)) < p->todo_count; runs++) {
         study_run(p->study, p->todo[k], row);
         char *text = NULL;
         size_t size = 0;
@@ -293,6 +316,7 @@ static void *worker(void *arg) {
         }
     }
     free(row);
+    worker_times(p->rank, start, runs);
     pthread_mutex_lock(&p->queue->lock);
     p->queue->running--;
     pthread_cond_signal(&p->queue->ready);
@@ -328,12 +352,16 @@ static void write_row(FILE *out, Progress *progress, const char *text) {
     progress_row(progress, text);
 }
 
-static bool take_row(Queue *q, char **text, bool *workers_done, bool wait) {
+/* The main thread collects the rows every poll_ns (it waits only when the queue is empty; the
+ * last worker to finish wakes it), not at every row: waking it for each row (a futex wake, then the
+ * main thread preempting the worker that woke it) was 2 context switches per run on cores the
+ * workers need (perf sched). */
+static bool take_row(Queue *q, char **text, bool *workers_done, long poll_ns) {
     pthread_mutex_lock(&q->lock);
-    if (wait && q->count == 0 && q->running > 0) {
+    if (poll_ns > 0 && q->count == 0 && q->running > 0) {
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += 2000000; /* 2 ms: the main thread also polls the other ranks */
+        until.tv_nsec += poll_ns;
         if (until.tv_nsec >= 1000000000) {
             until.tv_sec++;
             until.tv_nsec -= 1000000000;
@@ -501,7 +529,7 @@ static int run_rank(SweepArgs *a, int rank, int ranks, const long *todo, long to
     for (long k = rank; share && k < todo_count; k += ranks)
         share[mine++] = todo[k];
     Queue q = {.lock = PTHREAD_MUTEX_INITIALIZER, .ready = PTHREAD_COND_INITIALIZER};
-    Pool pool = {.study = &a->study, .todo = share, .todo_count = mine, .queue = &q};
+    Pool pool = {.study = &a->study, .todo = share, .todo_count = mine, .queue = &q, .rank = rank};
     atomic_init(&pool.next, 0);
     int threads = a->threads < mine ? a->threads : (int)(mine > 0 ? mine : 1);
     pthread_t tid[256];
@@ -510,9 +538,12 @@ static int run_rank(SweepArgs *a, int rank, int ranks, const long *todo, long to
         pthread_create(&tid[i], NULL, worker, &pool);
     int ranks_done = 1; /* this one, when its workers finish */
     bool workers_done = false;
+    /* Alone: a row every 20 ms is soon enough for the table and the progress bar; with other
+     * ranks rank 0 also polls their rows (2 ms). */
+    long poll_ns = ranks > 1 ? 2000000 : 20000000;
     while (!workers_done || (rank == 0 && ranks_done < ranks)) {
         char *text = NULL;
-        if (take_row(&q, &text, &workers_done, true)) {
+        if (take_row(&q, &text, &workers_done, poll_ns)) {
             if (rank == 0)
                 write_row(out, progress, text);
             else

@@ -190,14 +190,15 @@ static int param_sets(const FitCtx *c, const gsl_vector *u, char (*buf)[192], co
 
 static int trajectory_residuals(FitCtx *c, const gsl_vector *u, gsl_vector *f) {
     const FitData *d = c->data;
-    char buf[FIT_MAX_PARAMS][192];
+    char buf[FIT_MAX_PARAMS][192], history[STUDY_HISTORY_SET_MAX];
     const char *sets[256];
     SimOptions o = sim_options_default();
     o.lockstep = true;
     o.quiet = true;
     o.until = d->values[(d->rows - 1) * FIT_MAX_COLUMNS] + 1e-12;
     o.sets = sets;
-    o.set_count = param_sets(c, u, buf, sets, 0);
+    sets[0] = study_history_set(o.until, history); /* first: a user's --set wins */
+    o.set_count = param_sets(c, u, buf, sets, 1);
     IssimError err = {0};
     Sim *sim = sim_create(c->study->scene, &o, &err);
     SimSummary *sum = calloc(1, sizeof *sum);

@@ -212,6 +212,13 @@ static void fill_impact(const SimSummary *sum, StudyRow *row) {
     }
 }
 
+const char *study_history_set(double until, char *buf) {
+    /* The property's range is (0, 3600] s; a longer run's ring is capped by the registry's
+     * memory budget anyway (sim.c). */
+    snprintf(buf, STUDY_HISTORY_SET_MAX, "universe.history=%.17g", fmin(until, 3600.0));
+    return buf;
+}
+
 void study_run(const Study *study, long index, StudyRow *row) {
     memset(row, 0, sizeof *row);
     row->index = index;
@@ -220,9 +227,12 @@ void study_run(const Study *study, long index, StudyRow *row) {
     row->t_impact = row->v_in = row->v_out = row->restitution = row->duration = NAN;
     row->kinetic_end = NAN;
     study_run_values(study, index, row->values);
-    char buffers[STUDY_MAX_AXES][STUDY_VALUE_MAX + 130];
-    const char *sets[256 + STUDY_MAX_AXES], *params[STUDY_MAX_AXES];
+    SimOptions o = sim_options_default();
+    o.until = study->until > 0.0 ? study->until : o.until;
+    char buffers[STUDY_MAX_AXES][STUDY_VALUE_MAX + 130], history[STUDY_HISTORY_SET_MAX];
+    const char *sets[1 + 256 + STUDY_MAX_AXES], *params[STUDY_MAX_AXES];
     int set_count = 0, param_count = 0;
+    sets[set_count++] = study_history_set(o.until, history); /* first: a user's --set wins */
     for (int i = 0; i < study->set_count && i < 256; i++)
         sets[set_count++] = study->sets[i];
     for (int i = 0; i < study->axis_count; i++) {
@@ -232,8 +242,6 @@ void study_run(const Study *study, long index, StudyRow *row) {
         else
             sets[set_count++] = buffers[i];
     }
-    SimOptions o = sim_options_default();
-    o.until = study->until > 0.0 ? study->until : o.until;
     o.lockstep = true;
     o.quiet = true;
     o.sets = sets;
