@@ -263,7 +263,9 @@ static IssimStatus build_layout(Engine *e, IssimError *err) {
     size_t n = (size_t)offset + 1;
     e->y = calloc(n, sizeof(double));
     e->y_saved = calloc(n, sizeof(double));
-    e->scratch = calloc(6 * n + 6 * (size_t)e->body_count + 6, sizeof(double));
+    /* RK4 stages and y_next (6n), the loads (6 per body), the right-hand side's body states */
+    e->scratch =
+        calloc(6 * n + (6 + ENGINE_BODY_STATE_DOUBLES) * (size_t)e->body_count + 6, sizeof(double));
     if (!e->y || !e->y_saved || !e->scratch)
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
     return ISSIM_OK;

@@ -351,6 +351,10 @@ void engine_block_store(const Engine *e, double *y, int body, const EngineBodySt
  * (Nullable) its offset from the centre of mass. */
 void engine_contact_kinematics(const Engine *e, const double *y, const EngineContact *c, double t,
                                ContactKinematics *k, Vec3 *point, Vec3 *arm);
+/* Per-body states of one right-hand side evaluation (scratch past the load arrays). */
+#define ENGINE_BODY_STATE_DOUBLES (sizeof(EngineBodyState) / sizeof(double))
+_Static_assert(sizeof(EngineBodyState) % sizeof(double) == 0, "body states tile the scratch");
+EngineBodyState *engine_rhs_body_states(const Engine *e);
 void engine_manifold_kinematics(const Engine *e, const double *y, const EngineContact *c, double t,
                                 ContactKinematics *k, Vec3 *point, Vec3 *arm_a, Vec3 *arm_b);
 /* The geometry of manifold contact c from its bodies' states (b NULL: a static B) only (what a

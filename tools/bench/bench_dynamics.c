@@ -6,11 +6,15 @@
  *          with the pairs' velocity tolerance set to TOL m/s (0: derived from each contact's
  *          equilibrium band, the scene's own setting).
  *   energy the largest rise of a pile's total energy in one step (issue 11).
- * `issim-bench dynamics [sweep|table|pile|energy]`; tools/bar_drop_sweep.sh prints the table. */
+ *   penalty the mixed pile on its force laws in several integrator configurations side by side
+ *          (issue 15).
+ * `issim-bench dynamics [sweep|table|pile|energy|penalty]`; tools/bar_drop_sweep.sh prints the
+ * table. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bench.h"
 #include "issim/bar_drop.h"
@@ -292,6 +296,126 @@ static int bench_energy(int argc, char **argv) {
     return 0;
 }
 
+/* One configuration of the penalty pile: what it cost and what the physics did. */
+typedef struct PenaltyRun {
+    double cpu, wall;        /* s, engine_step only (energy and contact reads excluded) */
+    double penetration;      /* largest contact depth after any step, m */
+    double peak_kinetic;     /* J: the pour's end */
+    double worst_rise_after; /* largest one-step rise of the total energy after the peak, J */
+    long rises_after;        /* steps after the peak whose total energy rose > 1e-6 J */
+    double kinetic_end;      /* J, at the end */
+    EngineStats stats;
+} PenaltyRun;
+
+static double process_cpu_time(void) {
+    return (double)clock() / CLOCKS_PER_SEC; /* the process's CPU time on POSIX */
+}
+
+static double deepest_contact(const Engine *e) {
+    enum { MAX_REPORTS = 16384 };
+    static ContactReport reports[MAX_REPORTS];
+    int n = engine_contact_reports(e, reports, MAX_REPORTS);
+    double deepest = 0.0;
+    for (int i = 0; i < n; i++)
+        deepest = fmax(deepest, reports[i].depth);
+    return deepest;
+}
+
+/* scenes/pile.lua with universe.integrator and universe.dt set from "INTEGRATOR:DT". */
+static Engine *penalty_engine(const char *config, IssimError *err) {
+    char integrator[32] = "", dt[32] = "";
+    if (sscanf(config, "%31[^:]:%31s", integrator, dt) != 2) {
+        fprintf(stderr, "bench: configuration \"%s\" is not INTEGRATOR:DT (rk4:2e-4)\n", config);
+        return NULL;
+    }
+    ThingDb *db = load("pile.lua");
+    if (!db)
+        return NULL;
+    EngineOptions o = engine_options_default();
+    o.asset_dir = scene_path("");
+    o.profile_stages = true; /* two clock reads per stage: nothing against a pile step */
+    Engine *e = NULL;
+    if (thingdb_set_text(db, "universe.integrator", integrator, false, err) == ISSIM_OK &&
+        thingdb_set_text(db, "universe.dt", dt, false, err) == ISSIM_OK)
+        e = engine_create(db, &o, err);
+    thingdb_destroy(db);
+    return e;
+}
+
+static int run_penalty(const char *config, double until, PenaltyRun *run) {
+    IssimError err = {0};
+    Engine *e = penalty_engine(config, &err);
+    if (!e) {
+        fprintf(stderr, "bench: %s: %s\n", config, err.message);
+        return 1;
+    }
+    *run = (PenaltyRun){0};
+    EngineEnergy before = engine_energy(e);
+    run->peak_kinetic = before.kinetic;
+    while (engine_time(e) < until - 1e-9) {
+        double w0 = issim_wall_time(), c0 = process_cpu_time();
+        IssimStatus s = engine_step(e, &err);
+        run->cpu += process_cpu_time() - c0;
+        run->wall += issim_wall_time() - w0;
+        if (s != ISSIM_OK) {
+            fprintf(stderr, "bench: %s at t = %g s: %s\n", config, engine_time(e), err.message);
+            engine_destroy(e);
+            return 1;
+        }
+        EngineEnergy now = engine_energy(e);
+        double rise = now.total - before.total;
+        before = now;
+        if (now.kinetic > run->peak_kinetic) { /* still pouring: the verdict starts later */
+            run->peak_kinetic = now.kinetic;
+            run->worst_rise_after = 0.0;
+            run->rises_after = 0;
+        }
+        run->worst_rise_after = fmax(run->worst_rise_after, rise);
+        run->rises_after += rise > 1e-6;
+        run->penetration = fmax(run->penetration, deepest_contact(e));
+    }
+    run->kinetic_end = before.kinetic;
+    run->stats = engine_stats(e);
+    engine_destroy(e);
+    return 0;
+}
+
+/* The penalty path of the mixed 240-body pile (issue 15), configurations side by side on the
+ * same scene and simulated time. `issim-bench dynamics penalty [SECONDS [INTEGRATOR:DT ...]]`;
+ * the first configuration is the reference the others' speed-ups are taken against. */
+static int bench_penalty(int argc, char **argv) {
+    double until = argc > 2 ? atof(argv[2]) : 2.5;
+    const char *defaults[] = {"rk4:2e-4", "rk4:1e-3"};
+    const char **configs = argc > 3 ? (const char **)argv + 3 : defaults;
+    int count = argc > 3 ? argc - 3 : 2;
+    double reference_cpu = 0.0;
+    int rc = 0;
+    for (int i = 0; i < count; i++) {
+        PenaltyRun r;
+        if (run_penalty(configs[i], until, &r) != 0) {
+            rc = 1;
+            continue;
+        }
+        if (i == 0)
+            reference_cpu = r.cpu;
+        const EngineStats *st = &r.stats;
+        printf("dynamics  penalty pile %-14s %.2f s simulated: %.2f s CPU (%.3fx real time, "
+               "%.2fx the first), %.2f s wall; stages (s): collide %.2f, islands %.2f, "
+               "integrate %.2f; %llu steps, %llu RHS evaluations, %llu events\n",
+               configs[i], until, r.cpu, until / r.cpu, reference_cpu / r.cpu, r.wall,
+               st->stage_seconds[ENGINE_STAGE_COLLIDE], st->stage_seconds[ENGINE_STAGE_ISLANDS],
+               st->stage_seconds[ENGINE_STAGE_INTEGRATE], (unsigned long long)st->steps,
+               (unsigned long long)st->rhs_evals, (unsigned long long)st->root_events);
+        printf("dynamics  penalty pile %-14s largest penetration %.3g mm; kinetic energy peak "
+               "%.3g J, at the end %.3g J (settles: %s); after the pour the total energy rose "
+               "at most %.3g J in one step, %ld steps > 1e-6 J (issue 11 verdict: %s)\n",
+               configs[i], 1e3 * r.penetration, r.peak_kinetic, r.kinetic_end,
+               r.kinetic_end < 1e-3 * r.peak_kinetic ? "yes" : "NO", r.worst_rise_after,
+               r.rises_after, r.rises_after == 0 ? "met" : "NOT met");
+    }
+    return rc;
+}
+
 /* The same 21 impacts through the engine (the scene's Hunt-Crossley pair with Goyal friction,
  * CVODE BDF): engine creation included, 1 ms simulated each. */
 static int bench_engine_sweep(void) {
@@ -343,5 +467,7 @@ int bench_dynamics(int argc, char **argv) {
         rc |= bench_pile(argc, argv);
     if (strcmp(which, "energy") == 0)
         rc |= bench_energy(argc, argv);
+    if (strcmp(which, "penalty") == 0)
+        rc |= bench_penalty(argc, argv);
     return rc;
 }
