@@ -409,9 +409,9 @@ static void layout_view(App *app) {
  * when it counts as caught up again (hysteresis, so the rate does not flap). */
 #define ENGINE_LAG_ON 0.1
 #define ENGINE_LAG_OFF 0.02
-/* Frame rates: normal, and while the engine lags. A 240-body pile uses both cores for the
- * engine and the collision manager; at about 10 ms of CPU per frame, 30 frames per second
- * cost it 14 % of its throughput and 20 cost it under 10 % (docs/performance.md). */
+/* Frame rates: normal, and while the engine lags. 30 is what a user needs to follow a pile
+ * (issue 17's target); the display's cost to the lagging engine at that rate is measured by
+ * the script's bench / bench_idle pairs (docs/performance.md, "the pile at 30 fps"). */
 #define DISPLAY_FPS 60.0
 #define DISPLAY_FPS_ENGINE_BOUND 30.0
 
@@ -431,7 +431,7 @@ static void update_engine_bound(App *app) {
 /* With vsync asked for, at most 60 frames per second even where swapping does not wait (Xvfb,
  * offscreen): frames nobody can see would only take CPU from the engine. While the engine
  * cannot keep up with the clock (a heavy scene, or a speed factor beyond it) the display
- * draws 20: every frame's CPU then comes out of the simulation's progress on a machine without
+ * draws 30: every frame's CPU then comes out of the simulation's progress on a machine without
  * a spare core (docs/performance.md, the display's cost to the engine). */
 static void limit_frame_rate(App *app) {
     if (!app->options.vsync)
