@@ -2,10 +2,11 @@
  * subdivision every face away from the extraordinary vertices is a regular patch, evaluated
  * exactly (Stam's basis, loop_patch_evaluate's patch folded once per face into the power basis of
  * (s, t): loop_patch_power), and the 1-ring of each extraordinary vertex is cut
- * out and replaced by one n-sided S-patch of degree 4 (002 5.2.1) whose control points are
- * blossoms of the regular patches around it (002 5.2.2, eq. 5.19), so that it meets them with the
- * same boundary curves (C0) and, at its corners and to the extent measured in docs, the same
- * tangent planes. Patch edges are paired as smooth_surface_neighbour documents (g(u) = 1 - u,
+ * out and replaced by one n-sided S-patch (002 5.2.1) whose control points are blossoms of the
+ * regular patches around it (002 5.2.2, eq. 5.19), so that it meets them with the same boundary
+ * curves (C0), then raised to degree 6 (7 with 3 sides) and its rows along each edge reset from
+ * the patch across it (spatch_g1.c), so that it meets them with the same tangent planes along
+ * the whole edge (G1). Patch edges are paired as smooth_surface_neighbour documents (g(u) = 1 - u,
  * 002 eq. 4.48 and 5.17). */
 #include "surface_internal.h"
 

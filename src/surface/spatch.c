@@ -1,15 +1,16 @@
 /* S-patches (seed 002 5.2.1, after Loop and DeRose, "A multisided generalization of Bezier
  * surfaces", ACM ToG 8(3), 1989): an n-sided patch S = B o L, the embedding L of a regular n-gon
- * into the n-simplex (eq. 5.13-5.16) followed by the degree-4 Bezier simplex map B (eq.
- * 5.10-5.12). Its ten position derivatives by jets (002 5.3.1: forward-mode automatic
- * differentiation, "u and v partial derivatives in all combinations up to order three").
+ * into the n-simplex (eq. 5.13-5.16) followed by a Bezier simplex map B of degree d (eq.
+ * 5.10-5.12; d = 4 as 002 builds it, raised to 6 or 7 for G1 joins: spatch_g1.c). Its ten position
+ * derivatives by jets (002 5.3.1: forward-mode automatic differentiation, "u and v partial
+ * derivatives in all combinations up to order three").
  *
- * How B's derivatives are carried: not by pushing jets through all C(n + 3, 4) Bernstein terms,
- * but by Taylor-expanding B at l0 = L(s, t): with l = l0 + delta (delta a jet without constant
- * term), B(l0 + delta) = sum_k C(4, k) b(l0^(4 - k), delta^k), b the multilinear polar form of
- * B (a homogeneous quartic in l), and delta^4 = 0 at order 3. de Casteljau's algorithm at l0
- * gives the nets of b(l0^(4 - k), ...); the delta terms are contractions of those nets with the
- * vectors of delta's first and second order coefficients (taylor_coefficients), so each control
+ * How B's derivatives are carried: not by pushing jets through all C(n + d - 1, d) Bernstein
+ * terms, but by Taylor-expanding B at l0 = L(s, t): with l = l0 + delta (delta a jet without
+ * constant term), B(l0 + delta) = sum_k C(d, k) b(l0^(d - k), delta^k), b the multilinear polar
+ * form of B (homogeneous of degree d in l), and delta^4 = 0 at order 3. de Casteljau's algorithm
+ * at l0 gives the nets of b(l0^(d - k), ...); the delta terms are contractions of those nets with
+ * the vectors of delta's first and second order coefficients (taylor_coefficients), so each control
  * point is touched a few times, not once per jet coefficient. */
 #include "surface_internal.h"
 

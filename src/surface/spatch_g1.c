@@ -34,9 +34,10 @@
  *   test it, docs/smooth-contact.md).
  * So the twist needs a free ordinate p_1 per row (d >= 6) that is not also fixed at the other
  * corner: with 3 sides the row m = j + 2 = j - 1 meets a twist at both ends, hence d >= 7 there.
- * The ordinates left free (none for d = 6, 7 with the choices above but those of rows without a
- * twist) are fitted by least squares to the row of the patch as given (the degree-elevated
- * 002 5.2.2 construction, within 0.017 rad of G1), so the shape stays that construction's. */
+ * The ordinates left free (with d = 6 the inner one of each row that meets no twist, which
+ * happens from 5 sides on; none with 3 sides and d = 7) are fitted by least squares to the row
+ * of the patch as given (the degree-elevated 002 5.2.2 construction, within 0.017 rad of G1 on
+ * the bowl), so the shape stays close to it. */
 #include "surface_internal.h"
 
 #include <math.h>
@@ -231,6 +232,8 @@ void spatch_join_g1(SPatch *patch, const Vec3 (*tangent)[4], const Vec3 (*cross)
     g.tangent = tangent;
     g.cross = cross;
     int n = patch->sides;
+    if (patch->degree < 6 || (n == 3 && patch->degree < 7))
+        return; /* no inner ordinate for the twists (see above): the caller's degree is wrong */
     for (int c = 0; c < n; c++)
         join_corner(&g, c);
     for (int c = 0; c < n; c++)
