@@ -227,20 +227,19 @@ SmoothSurface *smooth_surface_create(const char *name, const Vec3 *points, int p
  * 0 for valence 3 to 5, -> infinity above 6); within 2^-48 of v (s + t) the position is v's limit
  * point and the derivatives those at 2^-48 on the same ray.
  *
- * SURFACE_EXTRAORDINARY_SPATCH: then one S-patch of degree 4 per
+ * SURFACE_EXTRAORDINARY_SPATCH: then one S-patch (degree 6, 7 with 3 sides) per
  * extraordinary vertex (valence other than 6) in increasing vertex order (the subdivision keeps
  * the control mesh's vertex numbers first), replacing that vertex's 1-ring: its domain the
  * regular n-gon of unit area centred at (0, 0), corner 0 on the +s axis, edge j the ring's outer
  * edge from its j-th to its (j + 1)-th neighbour counter-clockwise (002 5.2.1); its control
- * points blossoms of the regular patches across its edges (002 5.2.2). Every edge has a
- * neighbour. Regular patches meet with C2; an S-patch meets its neighbours with the same
- * boundary curve, and tangent planes equal at its corners and close along its edges (the
- * measured gap: docs/smooth-contact.md). Errors (ISSIM_ERR_INVALID naming the mesh and the edge
- * or vertex, 1-based as in the file): a boundary edge, a vertex whose faces do not form one fan,
- * a valence outside 3 .. SURFACE_DOMAIN_MAX, and `levels` too low to put the extraordinary vertices
- * 3 edges apart (the message gives the minimum: 2 when two are adjacent, 1 when two edges apart;
- * either mode needs it);
- * ISSIM_ERR_RANGE for levels outside 0 .. 6. */
+ * points blossoms of the regular patches across its edges (002 5.2.2), its rows along each edge
+ * then reset from the patch across it. Every edge has a neighbour. Regular patches meet with C2;
+ * an S-patch meets its neighbours with the same boundary curve and the same tangent planes
+ * along the whole edge (G1; the curvature jumps: docs/smooth-contact.md). Errors (ISSIM_ERR_INVALID
+ * naming the mesh and the edge or vertex, 1-based as in the file): a boundary edge, a vertex whose
+ * faces do not form one fan, a valence outside 3 .. SURFACE_DOMAIN_MAX, and `levels` too low to put
+ * the extraordinary vertices 3 edges apart (the message gives the minimum: 2 when two are adjacent,
+ * 1 when two edges apart; either mode needs it); ISSIM_ERR_RANGE for levels outside 0 .. 6. */
 SmoothSurface *smooth_surface_from_loop(const LoopMesh *mesh, int levels,
                                         SurfaceExtraordinary extraordinary, IssimError *err);
 void smooth_surface_destroy(SmoothSurface *surface); /* NULL: no-op */

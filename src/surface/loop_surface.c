@@ -2,10 +2,11 @@
  * subdivision every face away from the extraordinary vertices is a regular patch, evaluated
  * exactly (Stam's basis, loop_patch_evaluate's patch folded once per face into the power basis of
  * (s, t): loop_patch_power), and the 1-ring of each extraordinary vertex is cut
- * out and replaced by one n-sided S-patch of degree 4 (002 5.2.1) whose control points are
- * blossoms of the regular patches around it (002 5.2.2, eq. 5.19), so that it meets them with the
- * same boundary curves (C0) and, at its corners and to the extent measured in docs, the same
- * tangent planes. Patch edges are paired as smooth_surface_neighbour documents (g(u) = 1 - u,
+ * out and replaced by one n-sided S-patch (002 5.2.1) whose control points are blossoms of the
+ * regular patches around it (002 5.2.2, eq. 5.19), so that it meets them with the same boundary
+ * curves (C0), then raised to degree 6 (7 with 3 sides) and its rows along each edge reset from
+ * the patch across it (spatch_g1.c), so that it meets them with the same tangent planes along
+ * the whole edge (G1). Patch edges are paired as smooth_surface_neighbour documents (g(u) = 1 - u,
  * 002 eq. 4.48 and 5.17). */
 #include "surface_internal.h"
 
@@ -15,6 +16,9 @@
 #include <string.h>
 
 enum { LOOP_SURFACE_MAX_LEVELS = 6 };
+/* S-patches: 002 5.2.2's construction is quartic; the G1 rows need degree 6 (7 with 3 sides:
+ * spatch_join_g1) */
+enum { REFERENCE_DEGREE = 4, G1_DEGREE = 6, G1_DEGREE_3 = 7 };
 
 /* A directed edge of a face: from = vertex[corner], to = vertex[corner + 1]. */
 typedef struct FaceEdge {
@@ -254,14 +258,14 @@ static void corner_in_neighbour(const SurfaceDomain *d, int j, int corner, int m
  * thing to do": averaging halves the normal gap along the edges of 3- and 4-sided patches. */
 static bool set_spatch_control(SPatch *patch, const Vec3 (*nets)[LOOP_PATCH_MONOMIALS],
                                const int *corners) {
-    int n = patch->sides, count = spatch_control_count(n);
-    int(*indices)[SPATCH_DEGREE] = malloc((size_t)count * sizeof *indices);
+    int n = patch->sides, count = spatch_control_count(n, REFERENCE_DEGREE);
+    int(*indices)[SPATCH_MAX_DEGREE] = malloc((size_t)count * sizeof *indices);
     if (!indices)
         return false;
-    spatch_multi_indices(n, indices);
+    spatch_multi_indices(n, REFERENCE_DEGREE, indices);
     for (int c = 0; c < count; c++) {
         int occurrences[SURFACE_DOMAIN_MAX] = {0};
-        for (int k = 0; k < SPATCH_DEGREE; k++)
+        for (int k = 0; k < REFERENCE_DEGREE; k++)
             occurrences[indices[c][k]]++;
         int top = 0, ties = 0;
         for (int j = 0; j < n; j++)
@@ -271,8 +275,8 @@ static bool set_spatch_control(SPatch *patch, const Vec3 (*nets)[LOOP_PATCH_MONO
         for (int j = 0; j < n; j++) {
             if (occurrences[j] + occurrences[(j + 1) % n] != top)
                 continue;
-            double args[SPATCH_DEGREE][3];
-            for (int k = 0; k < SPATCH_DEGREE; k++)
+            double args[REFERENCE_DEGREE][3];
+            for (int k = 0; k < REFERENCE_DEGREE; k++)
                 corner_in_neighbour(&patch->domain, j, corners[j], indices[c][k], args[k]);
             sum = vec3_add(sum, loop_patch_blossom(nets[j], (const double(*)[3])args));
             ties++;
@@ -363,13 +367,56 @@ static void regular_control(const LoopMesh *mesh, int face, Vec3 control[LOOP_PA
         control[i] = loop_mesh_vertex(mesh, index[i]);
 }
 
+/* Edge j's cubics for spatch_join_g1, from the regular patch across it (its net, `corner` as in
+ * corner_in_neighbour): the boundary's derivative / 4, b(x^3, x_(j+1) - x_j), and the derivative
+ * towards the face's third vertex / 4, b(x^3, apex - x_j), x = (1 - a) x_j + a x_(j+1) (002 eq.
+ * 5.18: the blossom is linear in each argument). */
+static void edge_cubics(const SurfaceDomain *d, int j, int corner,
+                        const Vec3 net[LOOP_PATCH_MONOMIALS], Vec3 tangent[4], Vec3 cross[4]) {
+    double from[3], to[3], along[3], across[3];
+    corner_in_neighbour(d, j, corner, j, from);
+    corner_in_neighbour(d, j, corner, (j + 1) % d->count, to);
+    for (int i = 0; i < 3; i++) {
+        along[i] = to[i] - from[i];
+        across[i] = (i == (corner + 2) % 3) - from[i];
+    }
+    for (int l = 0; l < 4; l++) {
+        double args[4][3];
+        for (int k = 0; k < 3; k++)
+            memcpy(args[k], k < 3 - l ? from : to, sizeof from);
+        memcpy(args[3], along, sizeof along);
+        tangent[l] = loop_patch_blossom(net, (const double(*)[3])args);
+        memcpy(args[3], across, sizeof across);
+        cross[l] = loop_patch_blossom(net, (const double(*)[3])args);
+    }
+}
+
+/* The S-patch of degree 4 of 002 5.2.2 (set_spatch_control), elevated to G1_DEGREE (3 sides:
+ * G1_DEGREE_3) and made tangent-plane continuous along its edges (spatch_join_g1). NULL: out of
+ * memory. */
+static SPatch *g1_spatch(int n, const Vec3 (*nets)[LOOP_PATCH_MONOMIALS], const int *corners) {
+    SPatch *sp = spatch_create(n, REFERENCE_DEGREE);
+    if (!sp || !set_spatch_control(sp, nets, corners)) {
+        spatch_destroy(sp);
+        return NULL;
+    }
+    while (sp && sp->degree < (n == 3 ? G1_DEGREE_3 : G1_DEGREE)) {
+        SPatch *up = spatch_elevate(sp);
+        spatch_destroy(sp);
+        sp = up;
+    }
+    if (!sp)
+        return NULL;
+    Vec3 tangent[SURFACE_DOMAIN_MAX][4], cross[SURFACE_DOMAIN_MAX][4];
+    for (int j = 0; j < n; j++)
+        edge_cubics(&sp->domain, j, corners[j], nets[j], tangent[j], cross[j]);
+    spatch_join_g1(sp, (const Vec3(*)[4])tangent, (const Vec3(*)[4])cross);
+    return sp;
+}
+
 static bool build_spatch(const LoopMesh *mesh, const EdgeTable *table, const Rings *r, int e,
                          SmoothSurface *surface, LoopSurface *ls) {
     int n = r->sides[e], patch = ls->regular_count + e;
-    SPatch *sp = ls->spatches[e] = spatch_create(n);
-    if (!sp)
-        return false;
-    surface->domains[patch] = sp->domain;
     Vec3 nets[SURFACE_DOMAIN_MAX][LOOP_PATCH_MONOMIALS];
     int corners[SURFACE_DOMAIN_MAX];
     for (int j = 0; j < n; j++) {
@@ -381,7 +428,10 @@ static bool build_spatch(const LoopMesh *mesh, const EdgeTable *table, const Rin
         surface->neighbours[patch][j][0] = r->patch_of_face[outer->face];
         surface->neighbours[patch][j][1] = outer->corner;
     }
-    return set_spatch_control(sp, (const Vec3(*)[LOOP_PATCH_MONOMIALS])nets, corners);
+    SPatch *sp = ls->spatches[e] = g1_spatch(n, (const Vec3(*)[LOOP_PATCH_MONOMIALS])nets, corners);
+    if (sp)
+        surface->domains[patch] = sp->domain;
+    return sp != NULL;
 }
 
 /* Exact mode: each face at an extraordinary vertex with its net subdivided (loop_exact.c, one

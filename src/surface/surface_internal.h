@@ -164,31 +164,45 @@ int loop_exact_piece(double s, double t);
 IssimStatus loop_exact_face_evaluate(const LoopExactFace *face, int piece, double s, double t,
                                      const char *name, SurfacePoint *out, IssimError *err);
 
-/* ===== S-patches (spatch.c, 002 5.2.1, 5.3.1) ===== */
-enum { SPATCH_DEGREE = 4 };
-/* An n-sided S-patch of degree 4 over the regular n-gon of unit area (spatch_domain): control
+/* ===== S-patches (spatch.c, 002 5.2.1, 5.3.1; spatch_g1.c) ===== */
+enum { SPATCH_MAX_DEGREE = 7 };
+/* An n-sided S-patch of degree d over the regular n-gon of unit area (spatch_domain): control
  * points by multi-index, in spatch_multi_indices order (the caller sets them), and the index
  * tables of its de Casteljau nets. */
 typedef struct SPatchTables SPatchTables;
 typedef struct SPatch {
-    int sides;
-    Vec3 *control;        /* spatch_control_count(sides) */
+    int sides, degree;
+    Vec3 *control;        /* spatch_control_count(sides, degree) */
     SurfaceDomain domain; /* spatch_domain(sides) */
     SPatchTables *tables;
 } SPatch;
-/* 3 <= sides <= SURFACE_DOMAIN_MAX; control points zero. NULL: out of memory. */
-SPatch *spatch_create(int sides);
+/* 3 <= sides <= SURFACE_DOMAIN_MAX, 4 <= degree <= SPATCH_MAX_DEGREE; control points zero.
+ * NULL: out of memory. */
+SPatch *spatch_create(int sides, int degree);
 void spatch_destroy(SPatch *patch); /* NULL: no-op */
-/* Number of degree-4 multi-indices over n sides: C(n + 3, 4). */
-int spatch_control_count(int sides);
-/* The multi-indices of degree 4 as sorted side lists (a <= b <= c <= d), in control order;
- * `out` holds spatch_control_count(sides) rows. */
-void spatch_multi_indices(int sides, int (*out)[SPATCH_DEGREE]);
+/* The same map as a patch of one degree more (degree elevation); NULL: out of memory. */
+SPatch *spatch_elevate(const SPatch *from);
+/* Number of multi-indices of a degree over n sides: C(n + d - 1, d). */
+int spatch_control_count(int sides, int degree);
+/* The multi-indices as sorted side lists (a <= b <= ...), in control order; `out` holds
+ * spatch_control_count(sides, degree) rows. */
+void spatch_multi_indices(int sides, int degree, int (*out)[SPATCH_MAX_DEGREE]);
+/* The control index of a sorted side list of `degree` entries. */
+int spatch_rank(int sides, int degree, const int *sorted);
 /* The regular n-gon of unit area centred at the origin, corner 0 on the positive s axis. */
 void spatch_domain(int sides, SurfaceDomain *out);
 /* Position, its nine derivatives (jets, 002 5.3.1) and the normal; errors as
  * bezier_patch_evaluate, naming `name`. */
 IssimStatus spatch_evaluate(const SPatch *patch, double s, double t, const char *name,
                             SurfacePoint *out, IssimError *err);
+/* Makes a patch of degree >= 6 (>= 7 for 3 sides) tangent-plane continuous along every edge with
+ * the surface across it (spatch_g1.c): resets the two control rows along each edge so that the
+ * patch's cross-boundary derivatives lie in the planes spanned by tangent[j] and cross[j] at
+ * every point of edge j. tangent[j] and cross[j] are cubics in the edge fraction a (Bezier
+ * ordinates): the boundary curve's derivative and a transversal derivative of the neighbour;
+ * the boundary rows and, at each corner, the tangent plane must already agree with them (the
+ * neighbours meeting at a corner C2 to each other, which makes the two edges' conditions on the
+ * corner's twist point agree). */
+void spatch_join_g1(SPatch *patch, const Vec3 (*tangent)[4], const Vec3 (*cross)[4]);
 
 #endif
