@@ -309,6 +309,26 @@ EngineBodyState *engine_rhs_body_states(const Engine *e) {
     return (EngineBodyState *)(e->scratch + 6 * (size_t)e->state_size + 6 * (size_t)e->body_count);
 }
 
+/* Fills the state cache for y's awake bodies (engine_rhs_body_states). */
+static EngineBodyState *cache_awake_states(const Engine *e, const double *y) {
+    EngineBodyState *states = engine_rhs_body_states(e);
+    for (int i = 0; i < e->awake_count; i++)
+        states[e->awake_bodies[i]] = engine_block_state(e, y, e->awake_bodies[i]);
+    return states;
+}
+
+/* engine_contact_kinematics through the state cache: the step-end passes (the active set, the
+ * commit) visit every contact too, and since every RK4 step commits, their state reads cost as
+ * much as the right-hand side's did (issue 15). */
+static void cached_kinematics(const Engine *e, const EngineBodyState *states, const double *y,
+                              const EngineContact *c, double t, ContactKinematics *k) {
+    if (c->kind == CONTACT_MANIFOLD)
+        manifold_kinematics_of(e, c, body_state(e, states, y, c->body),
+                               body_state(e, states, y, c->body_b), t, k, NULL, NULL, NULL);
+    else
+        engine_contact_kinematics(e, y, c, t, k, NULL, NULL);
+}
+
 void engine_accumulate_loads(const Engine *e, double t, const double *y, Vec3 *force,
                              Vec3 *torque) {
     for (int i = 0; i < e->awake_count; i++)
@@ -320,9 +340,7 @@ void engine_accumulate_loads(const Engine *e, double t, const double *y, Vec3 *f
         if (slot->active && slot->body_b >= 0)
             own_loads(e, slot->body_b, t, force, torque);
     }
-    EngineBodyState *states = engine_rhs_body_states(e);
-    for (int i = 0; i < e->awake_count; i++)
-        states[e->awake_bodies[i]] = engine_block_state(e, y, e->awake_bodies[i]);
+    EngineBodyState *states = cache_awake_states(e, y);
     for (int li = 0; li < e->live_contact_count; li++) {
         const EngineContact *c = &e->contacts[e->live_contacts[li]];
         if (!c->active || engine_contact_inside_pair(e, c))
@@ -450,12 +468,13 @@ EngineEvent engine_contact_event(const EngineContact *c, double t, double normal
  * never lost. */
 int engine_update_active_set(Engine *e, double t, const int *directions) {
     int changes = 0;
+    const EngineBodyState *states = cache_awake_states(e, e->y);
     for (int ci = 0; ci < e->contact_count; ci++) {
         EngineContact *c = &e->contacts[ci];
         if (engine_contact_frozen(e, c) || engine_contact_time_stepped(e, c))
             continue; /* nothing of it moves, or its solver decides (RESOLVE stage) */
         ContactKinematics k;
-        engine_contact_kinematics(e, e->y, c, t, &k, NULL, NULL);
+        cached_kinematics(e, states, e->y, c, t, &k);
         bool want = engine_contact_should_be_active(&k);
         /* A located crossing decides, unless the depth rate contradicts it: an onset located
          * exactly at an output time (CVODE's stop time) was followed by a "separation" root
@@ -508,12 +527,13 @@ int engine_update_active_set(Engine *e, double t, const int *directions) {
 
 void engine_commit_contacts(Engine *e, double t) {
     engine_equilibrium_loads(e);
+    const EngineBodyState *states = cache_awake_states(e, e->y);
     for (int li = 0; li < e->live_contact_count; li++) {
         EngineContact *c = &e->contacts[e->live_contacts[li]];
         if (!c->active)
             continue;
         ContactKinematics k;
-        engine_contact_kinematics(e, e->y, c, t, &k, NULL, NULL);
+        cached_kinematics(e, states, e->y, c, t, &k);
         int events = engine_contact_commit_model(e, c, &k);
         c->still_speed = contact_equilibrium_speed(&c->params, k.load, k.effective_mass);
         /* A model reports the instant equilibrium begins (internal friction: once, then keeps
