@@ -275,4 +275,7 @@ void engine_set_complementarity_solver(Engine *e, const EngineComplementaritySol
     e->complementarity = solver;
     e->complementarity_user = user;
     e->replay_broken = true;
+    /* another solver, other impulses: as an edit of the pairs' solver, every body wakes */
+    engine_wake_all(e, e->t);
+    engine_refresh_awake(e);
 }
