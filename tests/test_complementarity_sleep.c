@@ -17,7 +17,7 @@
 #define G 9.81
 #define STEP 1e-3
 /* ENGINE_STEPPED_SLEEP_SPEED (engine_internal.h): the tolerance these scenes sleep under. */
-#define SLEEP_SPEED 1e-2
+#define SLEEP_SPEED 1e-3
 
 /* ===== A solver that counts its solves and the worst distance after each ===== */
 

@@ -445,9 +445,9 @@ bool engine_contact_frozen(const Engine *e, const EngineContact *c);
 #define ENGINE_RAMP_BAND_RATE 1e6
 #define ENGINE_SETTLE_TIME 0.02
 /* The speed (m/s, linear plus angular times reach) under which a time-stepped body counts as
- * still when neither EngineOptions.sleep_speed nor its pair's velocity_tolerance says: a
- * settled PGS pile trembles at about XXX m/s (issue 15's pile). */
-#define ENGINE_STEPPED_SLEEP_SPEED 1e-2
+ * still unless EngineOptions.sleep_speed says: a settled PGS pile trembles at under 1e-4 m/s
+ * (issue 15's pile with friction: 7e-5 at most), a body sliding or rolling on moves at cm/s. */
+#define ENGINE_STEPPED_SLEEP_SPEED 1e-3
 
 /* engine_cvode.c / engine_rk4.c: integrator back-ends */
 Integrator *integrator_cvode_create(Engine *e, IssimError *err);

@@ -157,10 +157,11 @@ static void emit_body_event(Engine *e, EngineEventKind kind, int body, int by, d
 static double still_speed(const Engine *e, const EngineContact *c) {
     if (e->sleep_speed > 0.0)
         return e->sleep_speed;
-    if (c->params.velocity_tolerance > 0.0)
-        return c->params.velocity_tolerance;
-    /* a time-stepped row has no force law and so no equilibrium band to derive one from */
-    return engine_contact_time_stepped(e, c) ? ENGINE_STEPPED_SLEEP_SPEED : c->still_speed;
+    /* A time-stepped row has no force law: neither internal friction's velocity_tolerance (a
+     * rate dg/dt of its equilibrium test, 1e-5 m/s by default) nor a band applies to it. */
+    if (engine_contact_time_stepped(e, c))
+        return ENGINE_STEPPED_SLEEP_SPEED;
+    return c->params.velocity_tolerance > 0.0 ? c->params.velocity_tolerance : c->still_speed;
 }
 
 /* A contact frozen while its bodies slept did not move: its friction spring resumes from the
@@ -369,10 +370,10 @@ void engine_update_sleep(Engine *e, double t) {
  * every body exactly (001 eqs. 1-2), so being in equilibrium is being still. The island sleeps
  * as a whole (004 App. E: its bodies share constraint forces, each on the others' equilibrium
  * lists) once each of its bodies touches something and has been slower than its tolerance
- * (still_speed: EngineOptions.sleep_speed, the pair's velocity_tolerance, or
- * ENGINE_STEPPED_SLEEP_SPEED) for ENGINE_SETTLE_TIME. A sleeping island is neither solved nor
- * moved (engine_step.c leaves its bodies out of the stepped list), its contacts are frozen, and
- * with every body asleep engine_advance skips the collision update. */
+ * (still_speed: EngineOptions.sleep_speed, else ENGINE_STEPPED_SLEEP_SPEED) for ENGINE_SETTLE_TIME.
+ * A sleeping island is neither solved nor moved (engine_step.c leaves its bodies out of the stepped
+ * list), its contacts are frozen, and with every body asleep engine_advance skips the collision
+ * update. */
 
 /* Is time-stepped body b still at t? Its timer (still_since) starts or restarts here. */
 static bool stepped_body_still(Engine *e, int b, double t, const double *tolerance) {

@@ -5,8 +5,9 @@
  * 240-body scenes/pile.lua with its pairs switched to complementarity.
  *
  *   issim-bench sphere_pile [N ...]    (default 100 1000)
- *   issim-bench pile [COHERENCE ...] [--seconds=S]  (default 0 and 1e-4 m: coherence off and
- *                                                  on; S simulated seconds, default 2)
+ *   issim-bench pile [COHERENCE ...] [--seconds=S] [--friction=MU]  (default 0 and 1e-4 m:
+ *       coherence off and on; S simulated seconds, default 2; MU the pairs' Coulomb coefficient,
+ *       static and kinetic, default 0: the scene's frictionless pairs)
  *
  * Both simulators advance 2000 steps of 1 ms; the wall time covers the steps only. The largest
  * penetration is measured the same way for both, from the sphere centres after every step
@@ -331,7 +332,7 @@ static void report_rewinds(Engine *e, int steps) {
 /* The mixed 240-body pile with every pair switched to complementarity: real-time factor over
  * `seconds` simulated, with the collision world's temporal coherence tolerance `coherence` (m,
  * 0: off). */
-static int bench_mixed_pile(double coherence, double seconds) {
+static int bench_mixed_pile(double coherence, double seconds, double friction) {
     /* 1 ms steps for the complementarity islands (the scene's 0.2 ms is RK4's for its stiff
      * penalty contacts; universe.dt is fixed during a run: --set universe.dt=1e-3 at start). */
     char universe[64];
@@ -342,9 +343,13 @@ static int bench_mixed_pile(double coherence, double seconds) {
     if (!e)
         return 1;
     IssimError err = {0};
-    const char *edits[][2] = {{"pile_pile.resolver", "complementarity"},
-                              {"pile_wall.resolver", "complementarity"}};
-    for (int i = 0; i < 2; i++)
+    char mu[32];
+    snprintf(mu, sizeof mu, "%.17g", friction);
+    const char *edits[][2] = {
+        {"pile_pile.resolver", "complementarity"}, {"pile_wall.resolver", "complementarity"},
+        {"pile_pile.friction_static", mu},         {"pile_pile.friction_kinetic", mu},
+        {"pile_wall.friction_static", mu},         {"pile_wall.friction_kinetic", mu}};
+    for (int i = 0; i < (friction > 0.0 ? 6 : 2); i++)
         if (engine_apply_edit(e, edits[i][0], edits[i][1], &err) != ISSIM_OK) {
             fprintf(stderr, "bench: %s\n", err.message);
             engine_destroy(e);
@@ -355,9 +360,9 @@ static int bench_mixed_pile(double coherence, double seconds) {
         fprintf(stderr, "bench: %s\n", err.message);
     int steps = (int)lround(seconds / PILE_DT);
     double wall = 0.0, cpu = 0.0, interval_cpu = 0.0;
-    printf("pile (240 mixed bodies) complementarity, coherence %.3g m: awake bodies / CPU s of "
-           "the last %d steps:",
-           coherence, PILE_REPORT_STEPS);
+    printf("pile (240 mixed bodies) complementarity, coherence %.3g m, friction %g: awake bodies "
+           "/ CPU s of the last %d steps:",
+           coherence, friction, PILE_REPORT_STEPS);
     for (int s = 1; s <= steps; s++) {
         double w0 = issim_wall_time(), c0 = cpu_time();
         IssimStatus st = engine_advance(e, s * PILE_DT, &err);
@@ -377,14 +382,16 @@ static int bench_mixed_pile(double coherence, double seconds) {
     }
     cpu += interval_cpu;
     EngineStats st = engine_stats(e);
-    printf("\npile (240 mixed bodies) complementarity, dt 1 ms, coherence %.3g m: %.3g s simulated "
-           "in %.3f s wall (%.3f s CPU), %.2fx real time (%.2fx by CPU); stages (s): collide %.3f, "
-           "islands %.3f, resolve %.3f, integrate %.3f; %llu sleeps, %llu wakes, %.3g J of "
-           "kinetic energy zeroed by sleeping\n",
-           coherence, seconds, wall, cpu, seconds / wall, seconds / cpu,
-           st.stage_seconds[ENGINE_STAGE_COLLIDE], st.stage_seconds[ENGINE_STAGE_ISLANDS],
-           st.stage_seconds[ENGINE_STAGE_RESOLVE], st.stage_seconds[ENGINE_STAGE_INTEGRATE],
-           (unsigned long long)st.sleeps, (unsigned long long)st.wakes, st.sleep_energy);
+    printf(
+        "\npile (240 mixed bodies) complementarity, dt 1 ms, coherence %.3g m, friction %g: %.3g s "
+        "simulated "
+        "in %.3f s wall (%.3f s CPU), %.2fx real time (%.2fx by CPU); stages (s): collide %.3f, "
+        "islands %.3f, resolve %.3f, integrate %.3f; %llu sleeps, %llu wakes, %.3g J of "
+        "kinetic energy zeroed by sleeping\n",
+        coherence, friction, seconds, wall, cpu, seconds / wall, seconds / cpu,
+        st.stage_seconds[ENGINE_STAGE_COLLIDE], st.stage_seconds[ENGINE_STAGE_ISLANDS],
+        st.stage_seconds[ENGINE_STAGE_RESOLVE], st.stage_seconds[ENGINE_STAGE_INTEGRATE],
+        (unsigned long long)st.sleeps, (unsigned long long)st.wakes, st.sleep_energy);
     report_rewinds(e, steps);
     engine_destroy(e);
     return 0;
@@ -393,22 +400,27 @@ static int bench_mixed_pile(double coherence, double seconds) {
 int bench_piles(int argc, char **argv) {
     int rc = 0;
     if (strcmp(argv[0], "pile") == 0) { /* pile [COHERENCE...] [--seconds=S] */
-        double seconds = 2.0;
+        double seconds = 2.0, friction = 0.0;
         int runs = 0;
-        for (int i = 1; i < argc; i++)
+        for (int i = 1; i < argc; i++) {
             if (strncmp(argv[i], "--seconds=", 10) == 0)
                 seconds = atof(argv[i] + 10);
+            if (strncmp(argv[i], "--friction=", 11) == 0)
+                friction = atof(argv[i] + 11);
+        }
         if (!(seconds > 0.0)) {
             fprintf(stderr, "bench: pile --seconds must be > 0\n");
             return 2;
         }
         for (int i = 1; i < argc; i++)
-            if (strncmp(argv[i], "--seconds=", 10) != 0) {
-                rc |= bench_mixed_pile(atof(argv[i]), seconds);
+            if (strncmp(argv[i], "--", 2) != 0) {
+                rc |= bench_mixed_pile(atof(argv[i]), seconds, friction);
                 runs++;
             }
         /* default: coherence off and 1e-4 m */
-        return runs > 0 ? rc : bench_mixed_pile(0.0, seconds) | bench_mixed_pile(1e-4, seconds);
+        return runs > 0 ? rc
+                        : bench_mixed_pile(0.0, seconds, friction) |
+                              bench_mixed_pile(1e-4, seconds, friction);
     }
     if (argc > 1) {
         for (int i = 1; i < argc; i++)
