@@ -65,16 +65,7 @@ static IssimStatus counted_solve(void *user, const EngineIslandSystem *sys,
 static const EngineComplementaritySolver counted = {.name = "counted", .solve = counted_solve};
 
 static Engine *engine_from_source(const char *source) {
-    ThingDb *db = NULL;
-    IssimError err = {0};
-    if (scene_load_string("csleep.lua", source, strlen(source), NULL, &db, &err) != ISSIM_OK)
-        fail_msg("scene: %s", err.message);
-    EngineOptions o = engine_options_default();
-    Engine *e = engine_create(db, &o, &err);
-    thingdb_destroy(db);
-    if (!e)
-        fail_msg("engine: %s", err.message);
-    return e;
+    return test_engine_from_source("csleep.lua", source);
 }
 
 /* Counts every solve of e's islands with Lemke (the direct solver: distances >= 0 exactly). */
