@@ -278,17 +278,19 @@ typedef struct EngineStats {
     uint64_t root_events;
     uint64_t reinits;
     uint64_t warnings;
-    int awake_bodies;               /* bodies not asleep: integrated, time-stepped or in a pair */
-    uint64_t sleeps;                /* ENGINE_EVENT_SLEEP so far */
-    uint64_t wakes;                 /* ENGINE_EVENT_WAKE so far */
-    uint64_t fixed_steps;           /* RK4 steps taken because an active contact asked for them */
-    uint64_t checkpoints;           /* key checkpoints written (the whole state) */
-    uint64_t replayed_frames;       /* output steps replayed by restores between keys */
-    uint64_t restores;              /* restores from a checkpoint (exact) */
-    uint64_t restarts;              /* restores without one (contact histories restarted) */
-    uint64_t state_pool_grows;      /* the contact-state pool grew (at an onset) */
-    uint64_t complementarity_steps; /* time steps of complementarity islands */
-    uint64_t complementarity_failures;       /* solves the solver reported as failed */
+    int awake_bodies;     /* bodies not asleep: integrated, time-stepped or in a pair */
+    uint64_t sleeps;      /* ENGINE_EVENT_SLEEP so far */
+    uint64_t wakes;       /* ENGINE_EVENT_WAKE so far */
+    double sleep_energy;  /* J: kinetic energy removed by putting bodies to sleep (each was slower
+                             than its tolerance), so far */
+    uint64_t fixed_steps; /* RK4 steps taken because an active contact asked for them */
+    uint64_t checkpoints; /* key checkpoints written (the whole state) */
+    uint64_t replayed_frames;          /* output steps replayed by restores between keys */
+    uint64_t restores;                 /* restores from a checkpoint (exact) */
+    uint64_t restarts;                 /* restores without one (contact histories restarted) */
+    uint64_t state_pool_grows;         /* the contact-state pool grew (at an onset) */
+    uint64_t complementarity_steps;    /* time steps of complementarity islands */
+    uint64_t complementarity_failures; /* solves the solver reported as failed */
     uint64_t reduced_entries, reduced_exits; /* pairs that entered / left reduced form */
     int islands;                             /* islands of awake bodies at the last advance */
     int islands_by_resolver[CONTACT_RESOLVER_COUNT];

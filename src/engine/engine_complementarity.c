@@ -793,6 +793,11 @@ static void update_row_activity(IslandWork *w, double t) {
             c->t_begin = t;
             engine_contact_begin(e, c, &k);
             ev.kind = ENGINE_EVENT_CONTACT_BEGIN;
+            /* Against a sleeping body (held in this solve): a landing wakes its island (004
+             * App. E.3.1), judged by the approach speed before this step's impulse stopped it. */
+            ContactKinematics landing = k;
+            landing.depth_rate = -normal_rate(w, i, w->velocity);
+            engine_wake_on_contact(e, c, &landing, t);
         } else {
             engine_contact_end(e, c);
             c->resolved_force = 0.0;

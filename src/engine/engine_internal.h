@@ -417,6 +417,9 @@ void engine_refresh_awake(Engine *e);
 /* After the commit of an accepted step: puts to sleep every island of awake bodies that is in
  * equilibrium, and wakes sleeping bodies an awake one touches. */
 void engine_update_sleep(Engine *e, double t);
+/* After the RESOLVE stage's accepted steps: wakes sleeping bodies a moving body touches and puts
+ * to sleep every time-stepped island whose bodies have all been still for ENGINE_SETTLE_TIME. */
+void engine_update_stepped_sleep(Engine *e, double t);
 /* Wakes a body; by: the moving body that woke it, or -1 for an edit or a reset, which also wakes
  * the bodies on its equilibrium list. */
 void engine_wake_body(Engine *e, int body, int by, double t);
@@ -441,6 +444,10 @@ bool engine_contact_frozen(const Engine *e, const EngineContact *c);
  * ramp's width, where the forces are the band's limits. */
 #define ENGINE_RAMP_BAND_RATE 1e6
 #define ENGINE_SETTLE_TIME 0.02
+/* The speed (m/s, linear plus angular times reach) under which a time-stepped body counts as
+ * still unless EngineOptions.sleep_speed says: a settled PGS pile trembles at under 1e-4 m/s
+ * (issue 15's pile with friction: 7e-5 at most), a body sliding or rolling on moves at cm/s. */
+#define ENGINE_STEPPED_SLEEP_SPEED 1e-3
 
 /* engine_cvode.c / engine_rk4.c: integrator back-ends */
 Integrator *integrator_cvode_create(Engine *e, IssimError *err);

@@ -157,6 +157,10 @@ static void emit_body_event(Engine *e, EngineEventKind kind, int body, int by, d
 static double still_speed(const Engine *e, const EngineContact *c) {
     if (e->sleep_speed > 0.0)
         return e->sleep_speed;
+    /* A time-stepped row has no force law: neither internal friction's velocity_tolerance (a
+     * rate dg/dt of its equilibrium test, 1e-5 m/s by default) nor a band applies to it. */
+    if (engine_contact_time_stepped(e, c))
+        return ENGINE_STEPPED_SLEEP_SPEED;
     return c->params.velocity_tolerance > 0.0 ? c->params.velocity_tolerance : c->still_speed;
 }
 
@@ -183,15 +187,42 @@ static void wake_one(Engine *e, int b, int by, double t) {
     emit_body_event(e, ENGINE_EVENT_WAKE, b, by, t);
 }
 
+/* A time-stepped island went to sleep as a whole and wakes as a whole: its contact impulses
+ * are one coupled solution, and a body woken alone would be solved against neighbours held
+ * fixed (the weight of the bodies above it lost). Flood fill over the active body-body contacts
+ * between sleeping time-stepped bodies; the stack is the third part of sleep_scratch. */
+static void wake_stepped_island(Engine *e, int body, double t) {
+    int *stack = e->sleep_scratch + 2 * ((size_t)e->body_count + 1), top = 0;
+    stack[top++] = body;
+    while (top > 0) {
+        int b = stack[--top];
+        for (int ci = e->vertex_contact_count; ci < e->contact_count; ci++) {
+            const EngineContact *c = &e->contacts[ci];
+            if (!c->active || c->body_b < 0 || (c->body != b && c->body_b != b))
+                continue;
+            int other = c->body == b ? c->body_b : c->body;
+            if (!e->bodies[other].asleep ||
+                e->bodies[other].resolver != CONTACT_RESOLVER_COMPLEMENTARITY)
+                continue;
+            wake_one(e, other, b, t);
+            stack[top++] = other; /* each body is pushed once: it is awake from here on */
+        }
+    }
+}
+
 /* Woken by an edit or a reset (by < 0): the body and the sleeping bodies on its equilibrium
  * list (App. E.3.1: "all items in C's equilibrium list are re-inserted"). Woken by a moving
  * body (by >= 0): the body alone. Farther bodies wake only if these then move (wake_touched),
  * so a re-inserted body that stays still propagates nothing, and a fixed obstacle, never on a
- * list, never propagates (App. E.3.2). */
+ * list, never propagates (App. E.3.2). A time-stepped body wakes with its whole island. */
 void engine_wake_body(Engine *e, int body, int by, double t) {
     if (body < 0 || !e->bodies[body].asleep)
         return;
     wake_one(e, body, by, t);
+    if (e->bodies[body].resolver == CONTACT_RESOLVER_COMPLEMENTARITY) {
+        wake_stepped_island(e, body, t);
+        return;
+    }
     if (by >= 0)
         return;
     for (int ci = e->vertex_contact_count; ci < e->contact_count; ci++) {
@@ -226,8 +257,21 @@ static double body_speed(const Engine *e, int b) {
     return vec3_norm(st.vel) + vec3_norm(st.angvel) * e->bodies[b].reach;
 }
 
+/* Kinetic energy (J) of body b in the state y. */
+static double kinetic_energy(const Engine *e, int b) {
+    const EngineBody *body = &e->bodies[b];
+    EngineBodyState st = engine_block_state(e, e->y, b);
+    Mat3 inertia = mat3_world_inertia(st.orient, body->inertia);
+    return 0.5 * body->mass * vec3_dot(st.vel, st.vel) +
+           0.5 * vec3_dot(st.angvel, mat3_mul_vec(inertia, st.angvel));
+}
+
+/* Only a body slower than its tolerance sleeps, so the kinetic energy its zeroed velocities
+ * remove is at most about m v_tol^2 / 2 (issue 11's rule, "a body put to sleep keeps the
+ * energy it had", up to the tolerance); it is counted in stats.sleep_energy. */
 static void put_to_sleep(Engine *e, int b, double t) {
     EngineBody *body = &e->bodies[b];
+    e->stats.sleep_energy += kinetic_energy(e, b);
     EngineBodyState st = engine_block_state(e, e->y, b);
     st.vel = vec3(0.0, 0.0, 0.0);
     st.angvel = vec3(0.0, 0.0, 0.0);
@@ -316,6 +360,82 @@ void engine_update_sleep(Engine *e, double t) {
     wake_touched(e, t);
     if (!e->sleep_disabled && !e->sleep_dirty)
         sleep_bodies(e, t);
+    if (e->sleep_dirty)
+        engine_refresh_awake(e);
+}
+
+/* ===== Time-stepped (complementarity) islands =====
+ *
+ * A time-stepped island has no force law to report equilibrium: its contact impulses hold
+ * every body exactly (001 eqs. 1-2), so being in equilibrium is being still. The island sleeps
+ * as a whole (004 App. E: its bodies share constraint forces, each on the others' equilibrium
+ * lists) once each of its bodies touches something and has been slower than its tolerance
+ * (still_speed: EngineOptions.sleep_speed, else ENGINE_STEPPED_SLEEP_SPEED) for ENGINE_SETTLE_TIME.
+ * A sleeping island is neither solved nor moved (engine_step.c leaves its bodies out of the stepped
+ * list), its contacts are frozen, and with every body asleep engine_advance skips the collision
+ * update. */
+
+/* Is time-stepped body b still at t? Its timer (still_since) starts or restarts here. */
+static bool stepped_body_still(Engine *e, int b, double t, const double *tolerance) {
+    EngineBody *body = &e->bodies[b];
+    if (!(body_speed(e, b) < tolerance[b]) || body->cycle_period > 0.0) {
+        body->still_since = -1.0;
+        return false;
+    }
+    if (body->still_since < 0.0)
+        body->still_since = t;
+    return t - body->still_since >= ENGINE_SETTLE_TIME;
+}
+
+static void sleep_stepped_islands(Engine *e, double t) {
+    int n = e->body_count;
+    double *tolerance = e->sleep_speeds;
+    int *island_still = e->sleep_scratch; /* by island root */
+    for (int i = 0; i < e->stepped_count; i++) {
+        int b = e->stepped_bodies[i];
+        tolerance[b] = INFINITY;
+        island_still[e->island_of_body[b]] = 1;
+    }
+    int *touching = e->sleep_scratch + (n + 1); /* by body: has an active contact */
+    for (int i = 0; i < e->stepped_count; i++)
+        touching[e->stepped_bodies[i]] = 0;
+    for (int i = 0; i < e->live_contact_count; i++) {
+        const EngineContact *c = &e->contacts[e->live_contacts[i]];
+        if (!c->active)
+            continue;
+        /* a force-law contact inside the island must be in equilibrium by its model */
+        bool settled = engine_contact_time_stepped(e, c) || c->equilibrium;
+        int sides[2] = {c->body, c->body_b};
+        for (int s = 0; s < 2; s++) {
+            int b = sides[s];
+            if (b < 0 || e->bodies[b].asleep || e->bodies[b].integrated ||
+                e->bodies[b].resolver != CONTACT_RESOLVER_COMPLEMENTARITY)
+                continue;
+            tolerance[b] = fmin(tolerance[b], still_speed(e, c));
+            touching[b] = 1;
+            if (!settled)
+                island_still[e->island_of_body[b]] = 0;
+        }
+    }
+    for (int i = 0; i < e->stepped_count; i++) {
+        int b = e->stepped_bodies[i];
+        bool still = stepped_body_still(e, b, t, tolerance); /* every body's timer runs */
+        if (!still || !touching[b])
+            island_still[e->island_of_body[b]] = 0;
+    }
+    for (int i = 0; i < e->stepped_count; i++) {
+        int b = e->stepped_bodies[i];
+        if (island_still[e->island_of_body[b]] && !e->bodies[b].asleep)
+            put_to_sleep(e, b, t);
+    }
+}
+
+void engine_update_stepped_sleep(Engine *e, double t) {
+    if (e->sleep_dirty)
+        engine_refresh_awake(e);
+    wake_touched(e, t);
+    if (!e->sleep_disabled)
+        sleep_stepped_islands(e, t);
     if (e->sleep_dirty)
         engine_refresh_awake(e);
 }

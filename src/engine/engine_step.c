@@ -102,11 +102,15 @@ static void stage_islands(Engine *e) {
         ContactResolverKind r;
         if (engine_contact_frozen(e, c) || !contact_joins(e, c, &r))
             continue;
-        if (c->body_b >= 0) /* fixed obstacles never join islands (004 App. E) */
+        /* Fixed obstacles never join islands (004 App. E), nor do sleeping bodies: an awake
+         * body solves against them held, and their own island stays whole and asleep. */
+        bool awake_a = !e->bodies[c->body].asleep;
+        bool awake_b = c->body_b >= 0 && !e->bodies[c->body_b].asleep;
+        if (awake_a && awake_b)
             join(parent, c->body, c->body_b);
-        if ((int)r > strongest[c->body])
+        if (awake_a && (int)r > strongest[c->body])
             strongest[c->body] = (int)r;
-        if (c->body_b >= 0 && (int)r > strongest[c->body_b])
+        if (awake_b && (int)r > strongest[c->body_b])
             strongest[c->body_b] = (int)r;
     }
     for (int b = 0; b < n; b++) { /* an island's resolver: the strongest of its bodies' */
@@ -123,12 +127,12 @@ static void stage_islands(Engine *e) {
         int root = engine_find_root(parent, b);
         ContactResolverKind r = available(e, (ContactResolverKind)strongest[root]);
         e->island_of_body[b] = root;
+        if (body->asleep)
+            continue; /* keeps the resolver it fell asleep with: it wakes into it */
         if (body->resolver != r) {
             body->resolver = r;
             changed = true;
         }
-        if (body->asleep)
-            continue;
         if (root == b) {
             e->stats.islands++;
             e->stats.islands_by_resolver[r]++;
@@ -218,8 +222,9 @@ IssimStatus engine_advance(Engine *e, double t_target, IssimError *err) {
                                t_target);
     double clock = stage_clock(e);
     /* COLLIDE. With every body asleep and the world updated since the last motion, nothing can
-     * touch anything new: the update is skipped too. */
-    if (e->awake_state_size > 0 || e->stepped_count > 0 || e->collision_stale) {
+     * touch anything new: the update is skipped too. (Asked of the bodies, not of the last
+     * advance's stepped list, which a checkpoint does not carry.) */
+    if (e->awake_state_size > 0 || e->stats.awake_bodies > 0 || e->collision_stale) {
         engine_collide(e);
         e->collision_stale = false;
     }
@@ -255,7 +260,8 @@ IssimStatus engine_advance(Engine *e, double t_target, IssimError *err) {
         memcpy(e->y, e->y_saved, sizeof(double) * (size_t)e->state_size);
         e->integrator_dirty = true;
         e->stats.warnings++;
-    }
+    } else if (e->stepped_count > 0)
+        engine_update_stepped_sleep(e, e->t); /* time-stepped islands settle and sleep */
     stage_done(e, ENGINE_STAGE_COMMIT, &clock);
     return s;
 }
@@ -269,4 +275,7 @@ void engine_set_complementarity_solver(Engine *e, const EngineComplementaritySol
     e->complementarity = solver;
     e->complementarity_user = user;
     e->replay_broken = true;
+    /* another solver, other impulses: as an edit of the pairs' solver, every body wakes */
+    engine_wake_all(e, e->t);
+    engine_refresh_awake(e);
 }

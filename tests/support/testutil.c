@@ -67,17 +67,30 @@ const char *test_source_path(const char *relative) {
     return buf;
 }
 
-Engine *test_engine_from_scene(const char *relative) {
-    ThingDb *db = NULL;
+static Engine *engine_from_db(ThingDb *db) {
     IssimError err = {0};
-    if (scene_load_file(test_source_path(relative), NULL, &db, &err) != ISSIM_OK)
-        fail_msg("scene: %s", err.message);
     EngineOptions o = engine_options_default();
     Engine *e = engine_create(db, &o, &err);
     thingdb_destroy(db);
     if (!e)
         fail_msg("engine: %s", err.message);
     return e;
+}
+
+Engine *test_engine_from_scene(const char *relative) {
+    ThingDb *db = NULL;
+    IssimError err = {0};
+    if (scene_load_file(test_source_path(relative), NULL, &db, &err) != ISSIM_OK)
+        fail_msg("scene: %s", err.message);
+    return engine_from_db(db);
+}
+
+Engine *test_engine_from_source(const char *name, const char *source) {
+    ThingDb *db = NULL;
+    IssimError err = {0};
+    if (scene_load_string(name, source, strlen(source), NULL, &db, &err) != ISSIM_OK)
+        fail_msg("scene: %s", err.message);
+    return engine_from_db(db);
 }
 
 const char *test_temp_path(const char *suffix) {

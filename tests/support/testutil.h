@@ -26,6 +26,8 @@ const char *test_source_path(const char *relative);
 /* An engine (default options) for the scene at `relative` in the source tree; fails the current
  * test with the loader's or the engine's message. engine_destroy it. */
 Engine *test_engine_from_scene(const char *relative);
+/* The same for a scene given as Lua source text (`name` for its messages). */
+Engine *test_engine_from_source(const char *name, const char *source);
 /* Runs the issim executable ($ISSIM_BINARY, else build/issim) with args (shell words) from the
  * source directory, stdout and stderr into out (NUL-terminated, truncated to size). Returns its
  * exit status, -1 when it did not exit. */

@@ -78,6 +78,6 @@ int main(int argc, char **argv) {
         stderr,
         "usage: issim-bench "
         "[all|engine|registry|collision|contact|contact_map|dynamics|lcp|surface|smooth|display|"
-        "haptics|mapgen|sphere_pile [N ...]|pile]\n");
+        "haptics|mapgen|sphere_pile [N ...]|pile [COHERENCE ...] [--seconds=S] [--friction=MU]]\n");
     return 2;
 }

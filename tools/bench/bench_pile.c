@@ -5,7 +5,9 @@
  * 240-body scenes/pile.lua with its pairs switched to complementarity.
  *
  *   issim-bench sphere_pile [N ...]    (default 100 1000)
- *   issim-bench pile [COHERENCE ...]  (default 0 and 1e-4 m: coherence off and on)
+ *   issim-bench pile [COHERENCE ...] [--seconds=S] [--friction=MU]  (default 0 and 1e-4 m:
+ *       coherence off and on; S simulated seconds, default 2; MU the pairs' Coulomb coefficient,
+ *       static and kinetic, default 0: the scene's frictionless pairs)
  *
  * Both simulators advance 2000 steps of 1 ms; the wall time covers the steps only. The largest
  * penetration is measured the same way for both, from the sphere centres after every step
@@ -298,7 +300,7 @@ static int bench_sphere_pile(int n) {
 
 /* Rewinds of the settled pile to each of its last 40 frames, newest first (a scrubber dragged
  * back), as the interactive engine's edits do: the slowest, and what the keys held. */
-static void report_rewinds(Engine *e) {
+static void report_rewinds(Engine *e, int steps) {
     EngineStats before = engine_stats(e);
     size_t held = engine_checkpoint_bytes(e);
     double *values = calloc((size_t)engine_var_count(e), sizeof(double));
@@ -307,7 +309,7 @@ static void report_rewinds(Engine *e) {
     IssimError err = {0};
     for (int k = 0; k < 40 && values; k++) {
         double w0 = issim_wall_time();
-        if (engine_restore_vars(e, (PILE_STEPS - k) * PILE_DT, values, &err) != ISSIM_OK)
+        if (engine_restore_vars(e, (steps - k) * PILE_DT, values, &err) != ISSIM_OK)
             fprintf(stderr, "bench: rewind: %s\n", err.message);
         worst = fmax(worst, issim_wall_time() - w0);
     }
@@ -317,15 +319,20 @@ static void report_rewinds(Engine *e) {
            "rewinds: worst %.2f ms, %llu frames replayed, %llu restored from a key or replay, %llu "
            "restarted\n",
            (unsigned long long)st.checkpoints, held / 1024.0 / (double)st.checkpoints,
-           held / 1024.0, PILE_STEPS, 1e3 * worst,
+           held / 1024.0, steps, 1e3 * worst,
            (unsigned long long)(st.replayed_frames - before.replayed_frames),
            (unsigned long long)(st.restores - before.restores),
            (unsigned long long)(st.restarts - before.restarts));
 }
 
-/* The mixed 240-body pile with every pair switched to complementarity: real-time factor, with
- * the collision world's temporal coherence tolerance `coherence` (m, 0: off). */
-static int bench_mixed_pile(double coherence) {
+/* Every PILE_REPORT_STEPS of the mixed pile: the awake bodies and the CPU time of the interval
+ * (complementarity islands sleep once settled, issue 15). */
+#define PILE_REPORT_STEPS 250
+
+/* The mixed 240-body pile with every pair switched to complementarity: real-time factor over
+ * `seconds` simulated, with the collision world's temporal coherence tolerance `coherence` (m,
+ * 0: off). */
+static int bench_mixed_pile(double coherence, double seconds, double friction) {
     /* 1 ms steps for the complementarity islands (the scene's 0.2 ms is RK4's for its stiff
      * penalty contacts; universe.dt is fixed during a run: --set universe.dt=1e-3 at start). */
     char universe[64];
@@ -336,9 +343,13 @@ static int bench_mixed_pile(double coherence) {
     if (!e)
         return 1;
     IssimError err = {0};
-    const char *edits[][2] = {{"pile_pile.resolver", "complementarity"},
-                              {"pile_wall.resolver", "complementarity"}};
-    for (int i = 0; i < 2; i++)
+    char mu[32];
+    snprintf(mu, sizeof mu, "%.17g", friction);
+    const char *edits[][2] = {
+        {"pile_pile.resolver", "complementarity"}, {"pile_wall.resolver", "complementarity"},
+        {"pile_pile.friction_static", mu},         {"pile_pile.friction_kinetic", mu},
+        {"pile_wall.friction_static", mu},         {"pile_wall.friction_kinetic", mu}};
+    for (int i = 0; i < (friction > 0.0 ? 6 : 2); i++)
         if (engine_apply_edit(e, edits[i][0], edits[i][1], &err) != ISSIM_OK) {
             fprintf(stderr, "bench: %s\n", err.message);
             engine_destroy(e);
@@ -347,11 +358,15 @@ static int bench_mixed_pile(double coherence) {
     /* A checkpoint every frame, as the interactive engine keeps them (outside the timing). */
     if (engine_enable_checkpoints(e, 4096, (size_t)128 << 20, &err) != ISSIM_OK)
         fprintf(stderr, "bench: %s\n", err.message);
-    double wall = 0.0, cpu = 0.0;
-    for (int s = 1; s <= PILE_STEPS; s++) {
+    int steps = (int)lround(seconds / PILE_DT);
+    double wall = 0.0, cpu = 0.0, interval_cpu = 0.0;
+    printf("pile (240 mixed bodies) complementarity, coherence %.3g m, friction %g: awake bodies "
+           "/ CPU s of the last %d steps:",
+           coherence, friction, PILE_REPORT_STEPS);
+    for (int s = 1; s <= steps; s++) {
         double w0 = issim_wall_time(), c0 = cpu_time();
         IssimStatus st = engine_advance(e, s * PILE_DT, &err);
-        cpu += cpu_time() - c0;
+        interval_cpu += cpu_time() - c0;
         wall += issim_wall_time() - w0;
         engine_checkpoint(e);
         if (st != ISSIM_OK) {
@@ -359,25 +374,53 @@ static int bench_mixed_pile(double coherence) {
             engine_destroy(e);
             return 1;
         }
+        if (s % PILE_REPORT_STEPS == 0) {
+            printf(" t %.2f: %d / %.3f;", s * PILE_DT, engine_awake_body_count(e), interval_cpu);
+            cpu += interval_cpu;
+            interval_cpu = 0.0;
+        }
     }
+    cpu += interval_cpu;
     EngineStats st = engine_stats(e);
-    printf("pile (240 mixed bodies) complementarity, dt 1 ms, coherence %.3g m: 2 s simulated in "
-           "%.3f s wall (%.3f s CPU), %.2fx real time (%.2fx by CPU); stages (s): collide %.3f, "
-           "islands %.3f, resolve %.3f, integrate %.3f\n",
-           coherence, wall, cpu, 2.0 / wall, 2.0 / cpu, st.stage_seconds[ENGINE_STAGE_COLLIDE],
-           st.stage_seconds[ENGINE_STAGE_ISLANDS], st.stage_seconds[ENGINE_STAGE_RESOLVE],
-           st.stage_seconds[ENGINE_STAGE_INTEGRATE]);
-    report_rewinds(e);
+    printf(
+        "\npile (240 mixed bodies) complementarity, dt 1 ms, coherence %.3g m, friction %g: %.3g s "
+        "simulated "
+        "in %.3f s wall (%.3f s CPU), %.2fx real time (%.2fx by CPU); stages (s): collide %.3f, "
+        "islands %.3f, resolve %.3f, integrate %.3f; %llu sleeps, %llu wakes, %.3g J of "
+        "kinetic energy zeroed by sleeping\n",
+        coherence, friction, seconds, wall, cpu, seconds / wall, seconds / cpu,
+        st.stage_seconds[ENGINE_STAGE_COLLIDE], st.stage_seconds[ENGINE_STAGE_ISLANDS],
+        st.stage_seconds[ENGINE_STAGE_RESOLVE], st.stage_seconds[ENGINE_STAGE_INTEGRATE],
+        (unsigned long long)st.sleeps, (unsigned long long)st.wakes, st.sleep_energy);
+    report_rewinds(e, steps);
     engine_destroy(e);
     return 0;
 }
 
 int bench_piles(int argc, char **argv) {
     int rc = 0;
-    if (strcmp(argv[0], "pile") == 0) { /* pile [COHERENCE...]: default off and 1e-4 m */
+    if (strcmp(argv[0], "pile") == 0) { /* pile [COHERENCE...] [--seconds=S] */
+        double seconds = 2.0, friction = 0.0;
+        int runs = 0;
+        for (int i = 1; i < argc; i++) {
+            if (strncmp(argv[i], "--seconds=", 10) == 0)
+                seconds = atof(argv[i] + 10);
+            if (strncmp(argv[i], "--friction=", 11) == 0)
+                friction = atof(argv[i] + 11);
+        }
+        if (!(seconds > 0.0)) {
+            fprintf(stderr, "bench: pile --seconds must be > 0\n");
+            return 2;
+        }
         for (int i = 1; i < argc; i++)
-            rc |= bench_mixed_pile(atof(argv[i]));
-        return argc > 1 ? rc : bench_mixed_pile(0.0) | bench_mixed_pile(1e-4);
+            if (strncmp(argv[i], "--", 2) != 0) {
+                rc |= bench_mixed_pile(atof(argv[i]), seconds, friction);
+                runs++;
+            }
+        /* default: coherence off and 1e-4 m */
+        return runs > 0 ? rc
+                        : bench_mixed_pile(0.0, seconds, friction) |
+                              bench_mixed_pile(1e-4, seconds, friction);
     }
     if (argc > 1) {
         for (int i = 1; i < argc; i++)
