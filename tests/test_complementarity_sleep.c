@@ -104,18 +104,8 @@ static bool same_state(EngineBodyState a, EngineBodyState b) {
            memcmp(&a.angvel, &b.angvel, sizeof a.angvel) == 0;
 }
 
-/* V12's box: 2 kg, 10 cm, dropped flat from 2 cm, tilted so its corners land one by one. */
-static const char *box_source =
-    "return { name = 'csleep_box',\n"
-    "  universe = { gravity = {0, 0, -9.81}, integrator = 'bdf', dt = 1e-3 },\n"
-    "  things = {\n"
-    "    { name = 'box', kind = 'body', shape = 'box', half_extents = {0.05, 0.05, 0.05},\n"
-    "      mass = 2, inertia = {3.333e-3, 3.333e-3, 3.333e-3}, pos = {0, 0, 0.07},\n"
-    "      orient = {0.99995, 0.00707, 0.00707, 0}, material = 'box' },\n"
-    "    { name = 'floor', kind = 'obstacle', shape = 'plane', normal = {0, 0, 1},\n"
-    "      offset = 0, material = 'floor' } },\n"
-    "  contacts = {\n"
-    "    { name = 'box_floor', materials = {'box', 'floor'}, resolver = 'complementarity' } } }\n";
+/* V12's box (testutil.h), as the validation test drops it. */
+static const char *box_source = test_v12_box_source;
 
 /* The box settles on the floor and sleeps; asleep for a second, it is not solved, not moved,
  * not counted awake, and its contacts still report its weight. */

@@ -130,19 +130,11 @@ static const char *point_drop_source(const char *integrator) {
 }
 
 static Engine *engine_from_source(const char *source) {
-    ThingDb *db = NULL;
-    IssimError err = {0};
-    if (scene_load_string("stages.lua", source, strlen(source), NULL, &db, &err) != ISSIM_OK)
-        fail_msg("scene: %s", err.message);
     EngineOptions o = engine_options_default();
     /* the stages are checked on every advance: a settled complementarity island would sleep
      * (test_complementarity_sleep) */
     o.sleep_disabled = true;
-    Engine *e = engine_create(db, &o, &err);
-    thingdb_destroy(db);
-    if (!e)
-        fail_msg("engine: %s", err.message);
-    return e;
+    return test_engine_from_source_with("stages.lua", source, &o);
 }
 
 /* ===== Fixed steps only while the contact is active ===== */

@@ -114,11 +114,9 @@ static Engine *engine_from_db(ThingDb *db, IssimError *err) {
 }
 
 static Engine *engine_from_source(const char *source) {
-    ThingDb *db = NULL;
-    IssimError err = {0};
-    if (scene_load_string("v12.lua", source, strlen(source), NULL, &db, &err) != ISSIM_OK)
-        fail_msg("scene: %s", err.message);
-    return engine_from_db(db, &err);
+    EngineOptions o = engine_options_default();
+    o.sleep_disabled = true; /* as engine_from_db */
+    return test_engine_from_source_with("v12.lua", source, &o);
 }
 
 static Engine *engine_from_file(const char *relative) {
@@ -129,18 +127,7 @@ static Engine *engine_from_file(const char *relative) {
     return engine_from_db(db, &err);
 }
 
-/* A 2 kg box dropped flat from 2 cm, tilted slightly so its corners land one after another. */
-static const char *box_source =
-    "return { name = 'v12_box',\n"
-    "  universe = { gravity = {0, 0, -9.81}, integrator = 'bdf', dt = 1e-3 },\n"
-    "  things = {\n"
-    "    { name = 'box', kind = 'body', shape = 'box', half_extents = {0.05, 0.05, 0.05},\n"
-    "      mass = 2, inertia = {3.333e-3, 3.333e-3, 3.333e-3}, pos = {0, 0, 0.07},\n"
-    "      orient = {0.99995, 0.00707, 0.00707, 0}, material = 'box' },\n"
-    "    { name = 'floor', kind = 'obstacle', shape = 'plane', normal = {0, 0, 1},\n"
-    "      offset = 0, material = 'floor' } },\n"
-    "  contacts = {\n"
-    "    { name = 'box_floor', materials = {'box', 'floor'}, resolver = 'complementarity' } } }\n";
+static const char *box_source = test_v12_box_source; /* testutil.h */
 
 typedef struct RunResult {
     double deepest;       /* largest depth reported after any step, m */

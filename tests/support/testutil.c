@@ -67,9 +67,9 @@ const char *test_source_path(const char *relative) {
     return buf;
 }
 
-static Engine *engine_from_db(ThingDb *db) {
+static Engine *engine_from_db(ThingDb *db, const EngineOptions *options) {
     IssimError err = {0};
-    EngineOptions o = engine_options_default();
+    EngineOptions o = options ? *options : engine_options_default();
     Engine *e = engine_create(db, &o, &err);
     thingdb_destroy(db);
     if (!e)
@@ -82,16 +82,33 @@ Engine *test_engine_from_scene(const char *relative) {
     IssimError err = {0};
     if (scene_load_file(test_source_path(relative), NULL, &db, &err) != ISSIM_OK)
         fail_msg("scene: %s", err.message);
-    return engine_from_db(db);
+    return engine_from_db(db, NULL);
 }
 
-Engine *test_engine_from_source(const char *name, const char *source) {
+Engine *test_engine_from_source_with(const char *name, const char *source,
+                                     const EngineOptions *options) {
     ThingDb *db = NULL;
     IssimError err = {0};
     if (scene_load_string(name, source, strlen(source), NULL, &db, &err) != ISSIM_OK)
         fail_msg("scene: %s", err.message);
-    return engine_from_db(db);
+    return engine_from_db(db, options);
 }
+
+Engine *test_engine_from_source(const char *name, const char *source) {
+    return test_engine_from_source_with(name, source, NULL);
+}
+
+const char test_v12_box_source[] =
+    "return { name = 'v12_box',\n"
+    "  universe = { gravity = {0, 0, -9.81}, integrator = 'bdf', dt = 1e-3 },\n"
+    "  things = {\n"
+    "    { name = 'box', kind = 'body', shape = 'box', half_extents = {0.05, 0.05, 0.05},\n"
+    "      mass = 2, inertia = {3.333e-3, 3.333e-3, 3.333e-3}, pos = {0, 0, 0.07},\n"
+    "      orient = {0.99995, 0.00707, 0.00707, 0}, material = 'box' },\n"
+    "    { name = 'floor', kind = 'obstacle', shape = 'plane', normal = {0, 0, 1},\n"
+    "      offset = 0, material = 'floor' } },\n"
+    "  contacts = {\n"
+    "    { name = 'box_floor', materials = {'box', 'floor'}, resolver = 'complementarity' } } }\n";
 
 const char *test_temp_path(const char *suffix) {
     static char buffers[4][256];

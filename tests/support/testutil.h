@@ -28,6 +28,12 @@ const char *test_source_path(const char *relative);
 Engine *test_engine_from_scene(const char *relative);
 /* The same for a scene given as Lua source text (`name` for its messages). */
 Engine *test_engine_from_source(const char *name, const char *source);
+/* The same with these engine options (NULL: the defaults). */
+Engine *test_engine_from_source_with(const char *name, const char *source,
+                                     const EngineOptions *options);
+/* V12's box (VALIDATION.md): 2 kg, 10 cm, dropped flat from 2 cm on a plane, tilted slightly so
+ * its corners land one after another; resolver complementarity. */
+extern const char test_v12_box_source[];
 /* Runs the issim executable ($ISSIM_BINARY, else build/issim) with args (shell words) from the
  * source directory, stdout and stderr into out (NUL-terminated, truncated to size). Returns its
  * exit status, -1 when it did not exit. */
