@@ -387,7 +387,7 @@ void sim_print_summary(const Sim *sim, const SimSummary *sum, FILE *out) {
     fprintf(out, "scene      %s\n", sim->scene_path);
     fprintf(out,
             "simulated  %.6g s with %s, dt %.3g s: %llu integrator steps, %llu contact events, "
-            "%.3f s wall (%.0fx real time)\n",
+            "%.3f s wall (%.3gx real time)\n",
             sum->t_end, integrator_name(engine_integrator(e)), engine_dt(e),
             (unsigned long long)sum->engine.steps, (unsigned long long)sum->engine.root_events,
             sum->wall_seconds, sum->wall_seconds > 0 ? sum->t_end / sum->wall_seconds : 0.0);
