@@ -202,6 +202,25 @@ static IssimStatus read_header(Reader *r, Header *h) {
     return ISSIM_OK;
 }
 
+/* Sample k of node j, parsed where it stands: the samples are nearly all of a map's text (26,000
+ * numbers in assets/maps/steel_bar.map), and copying each into r->token and formatting its
+ * message beforehand was a third of the read (docs/performance.md, "Sweep start-up"). Anything
+ * the fast path does not accept goes through read_double, whose message names the token. */
+static IssimStatus read_sample(Reader *r, int j, int k, int samples, double *out) {
+    skip_space(r);
+    char *end = NULL;
+    *out = strtod(r->p, &end);
+    bool token_ends = *end == '\0' || *end == '#' || isspace((unsigned char)*end);
+    if (end != r->p && token_ends && isfinite(*out)) {
+        r->token_line = r->line;
+        r->p = end;
+        return ISSIM_OK;
+    }
+    char what[96];
+    snprintf(what, sizeof what, "node %d: sample %d of %d", j, k + 1, samples);
+    return read_double(r, what, out);
+}
+
 /* One node record; r->token holds "node" (or whatever came instead). */
 static IssimStatus read_node(Reader *r, int j, int samples, ContactMapNode *node, double *step) {
     char ctx[64];
@@ -234,11 +253,8 @@ static IssimStatus read_node(Reader *r, int j, int samples, ContactMapNode *node
         r->p = save;
         r->line = save_line;
     }
-    for (int k = 0; s == ISSIM_OK && k < samples; k++) {
-        char what[96];
-        snprintf(what, sizeof what, "node %d: sample %d of %d", j, k + 1, samples);
-        s = read_double(r, what, &step[k]);
-    }
+    for (int k = 0; s == ISSIM_OK && k < samples; k++)
+        s = read_sample(r, j, k, samples, &step[k]);
     return s;
 }
 
