@@ -91,6 +91,12 @@ void contact_map_release(ContactMap *map);
  * may be called at any time, clear releases the cache's references (maps in use stay alive). */
 void contact_map_cache_enable(void);
 void contact_map_cache_clear(void);
+/* Map files read from now on use up to `threads` threads (1, the default: the reading thread
+ * alone): the reading thread and helpers it starts for the read share planning the FFTs,
+ * parsing the nodes and transforming their kernels. For programs whose other threads would wait
+ * for the read (a sweep's workers, all waiting for its first run's map); the map is the same
+ * whatever the count. Clamped to 1 ... 64. Threading: any thread, any time. */
+void contact_map_read_threads(int threads);
 
 /* Read-only views (Borrowed while the map is retained). */
 const char *contact_map_body(const ContactMap *map);

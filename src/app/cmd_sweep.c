@@ -697,7 +697,11 @@ int cmd_sweep(int argc, char **argv) {
      * read-only by the threads (contactmap.h; 8.7 of a bar-drop run's 9 ms, docs/performance.md).
      */
     contact_map_cache_enable();
+    /* ... and the first run's read is shared with the threads that wait for it (its FFT plans,
+     * node records and kernel spectra: docs/performance.md, "Sweep start-up"). */
+    contact_map_read_threads(a.threads);
     rc = sweep(&a, rank, ranks);
+    contact_map_read_threads(1);
     contact_map_cache_clear();
     if (mpi) {
         MPI_Finalize();

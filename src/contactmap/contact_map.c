@@ -75,6 +75,11 @@ static void fill_weights(ContactMap *map, int j) {
 
 IssimStatus contact_map_create(const ContactMapSpec *spec, const char *origin, ContactMap **out,
                                IssimError *err) {
+    return contact_map_create_threads(spec, origin, 1, out, err);
+}
+
+IssimStatus contact_map_create_threads(const ContactMapSpec *spec, const char *origin, int threads,
+                                       ContactMap **out, IssimError *err) {
     *out = NULL;
     origin = origin ? origin : "contact map";
     IssimStatus s = check_spec_header(spec, origin, err);
@@ -119,7 +124,7 @@ IssimStatus contact_map_create(const ContactMapSpec *spec, const char *origin, C
             a[k] = h[k] - h[k - 1];
         fill_weights(map, j);
     }
-    s = contact_map_fft_prepare(map, err);
+    s = contact_map_fft_prepare(map, threads, err);
     if (s != ISSIM_OK) {
         contact_map_release(map);
         return s;

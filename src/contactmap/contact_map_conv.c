@@ -23,6 +23,7 @@
  */
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,14 +128,11 @@ static const double *kernel_spectrum(const ContactMap *map, const ContactMapLeve
 }
 
 /* The spectra of w[a + p S, a + (p + 1) S) zero-padded to 2S, divided by 2S (FFTW's inverse is
- * unnormalised), for every node, rule and partition. */
-static bool level_spectra(ContactMap *map, ContactMapLevel *l, double *real, fftw_complex *spec) {
-    size_t count = 2 * (size_t)map->node_count * (size_t)l->partitions;
-    l->spectra = malloc(sizeof(double) * spectrum_doubles(l) * count);
-    if (!l->spectra)
-        return false;
-    for (int rule = 0; rule < 2; rule++)
-        for (int j = 0; j < map->node_count; j++)
+ * unnormalised), of nodes [first_node, end_node), both rules and every partition. */
+static void level_spectra(ContactMap *map, ContactMapLevel *l, int first_node, int end_node,
+                          double *real, fftw_complex *spec) {
+    for (int j = first_node; j < end_node; j++)
+        for (int rule = 0; rule < 2; rule++)
             for (int p = 0; p < l->partitions; p++) {
                 const double *w = map->weights[rule] + (size_t)j * (size_t)map->samples;
                 int first = l->lag + p * l->size;
@@ -145,10 +143,46 @@ static bool level_spectra(ContactMap *map, ContactMapLevel *l, double *real, fft
                 memcpy((double *)kernel_spectrum(map, l, rule, j, p), spec,
                        sizeof(double) * spectrum_doubles(l));
             }
-    return true;
 }
 
-IssimStatus contact_map_fft_prepare(ContactMap *map, IssimError *err) {
+/* The kernels' spectra (most of the work: every node, both rules) are computed outside the
+ * planner's lock, so maps loaded by several threads at once (a sweep) do not queue, and in
+ * tasks of a few nodes each, so that one read can share them among threads. */
+typedef struct SpectraJob {
+    ContactMap *map;
+    int chunks;
+    atomic_bool failed;
+} SpectraJob;
+
+static void spectra_task(void *context, int task) {
+    SpectraJob *job = context;
+    ContactMap *map = job->map;
+    int first = (int)((long long)task * map->node_count / job->chunks);
+    int end = (int)((long long)(task + 1) * map->node_count / job->chunks);
+    size_t largest = (size_t)map->levels[map->level_count - 1].size;
+    double *real = fftw_malloc(sizeof(double) * 2 * largest);
+    fftw_complex *spec = fftw_malloc(sizeof(fftw_complex) * (largest + 1));
+    if (real && spec)
+        for (int i = 0; i < map->level_count; i++)
+            level_spectra(map, &map->levels[i], first, end, real, spec);
+    else
+        atomic_store(&job->failed, true);
+    fftw_free(real);
+    fftw_free(spec);
+}
+
+void contact_map_fft_plan(int samples) {
+    int count = schedule(samples, NULL);
+    ContactMapLevel *levels = count > 0 ? calloc((size_t)count, sizeof *levels) : NULL;
+    if (!levels)
+        return;
+    schedule(samples, levels);
+    for (int i = 0; i < count; i++)
+        shared_plans(levels[i].size, &levels[i]);
+    free(levels);
+}
+
+IssimStatus contact_map_fft_prepare(ContactMap *map, int threads, IssimError *err) {
     int levels = schedule(map->samples, NULL);
     if (levels == 0 || map->levels)
         return ISSIM_OK;
@@ -156,17 +190,20 @@ IssimStatus contact_map_fft_prepare(ContactMap *map, IssimError *err) {
     bool ok = map->levels != NULL;
     if (ok)
         map->level_count = schedule(map->samples, map->levels);
-    size_t largest = ok ? (size_t)map->levels[levels - 1].size : 0;
-    double *real = ok ? fftw_malloc(sizeof(double) * 2 * largest) : NULL;
-    fftw_complex *spec = ok ? fftw_malloc(sizeof(fftw_complex) * (largest + 1)) : NULL;
-    ok = ok && real && spec;
-    /* The kernels' spectra (most of the work: every node, both rules) outside the planner's
-     * lock, so maps loaded by several threads at once (a sweep) do not queue. */
-    for (int i = 0; ok && i < levels; i++)
-        ok = shared_plans(map->levels[i].size, &map->levels[i]) &&
-             level_spectra(map, &map->levels[i], real, spec);
-    fftw_free(real);
-    fftw_free(spec);
+    for (int i = 0; ok && i < levels; i++) {
+        ContactMapLevel *l = &map->levels[i];
+        size_t count = 2 * (size_t)map->node_count * (size_t)l->partitions;
+        l->spectra = malloc(sizeof(double) * spectrum_doubles(l) * count);
+        ok = l->spectra && shared_plans(l->size, l);
+    }
+    if (ok) {
+        int chunks = threads > 1 ? 4 * threads : 1;
+        SpectraJob job = {.map = map,
+                          .chunks = chunks < map->node_count ? chunks : map->node_count};
+        atomic_init(&job.failed, false);
+        contact_map_parallel(threads, job.chunks, spectra_task, &job);
+        ok = !atomic_load(&job.failed);
+    }
     if (!ok) {
         contact_map_fft_destroy(map);
         return issim_error_set(err, ISSIM_ERR_NOMEM, "%s: out of memory for the FFT convolution",

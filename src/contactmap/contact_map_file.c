@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -258,18 +259,91 @@ static IssimStatus read_node(Reader *r, int j, int samples, ContactMapNode *node
     return s;
 }
 
-static IssimStatus parse_map(Reader *r, const char *path, ContactMap **out) {
-    Header h = {0};
-    IssimStatus s = read_header(r, &h);
-    if (s != ISSIM_OK)
-        return s;
-    ContactMapSpec *spec = &h.spec;
-    if ((size_t)spec->samples * (size_t)spec->node_count > CONTACT_MAP_MAX_VALUES)
-        return fail(r, ISSIM_ERR_RANGE, "nodes x samples is over the 2^26 values a map may hold");
-    ContactMapNode *nodes = calloc((size_t)spec->node_count, sizeof *nodes);
-    double *step = malloc((size_t)spec->samples * (size_t)spec->node_count * sizeof *step);
-    if (!nodes || !step)
-        s = fail(r, ISSIM_ERR_NOMEM, "out of memory");
+/* ===== Node records parsed by several threads (contact_map_read_threads) =====
+ * The records start at the word "node" first on a line (as contact_map_write puts them); each
+ * task parses a run of records with its own Reader and checks that the run ends where the next
+ * one starts, so every record is read from the place the serial reader would read it. Anything
+ * else (records sharing lines, a bad value) sends the caller back to the serial reader: its
+ * messages, and its map. Task 0 makes the FFT plans meanwhile (contact_map_fft_plan). */
+
+/* The starts of the node_count records from node 0's (first); false unless exactly that many. */
+static bool find_records(char *first, char **starts, int node_count) {
+    int found = 0;
+    for (char *line = first; line;) {
+        char *p = line;
+        while (*p == ' ' || *p == '\t' || *p == '\r')
+            p++;
+        bool record = strncmp(p, "node", 4) == 0 &&
+                      (p[4] == '\0' || p[4] == '#' || isspace((unsigned char)p[4]));
+        if (record && found == node_count)
+            return false;
+        if (record)
+            starts[found++] = p;
+        line = strchr(p, '\n');
+        if (line)
+            line++;
+    }
+    return found == node_count;
+}
+
+typedef struct RecordJob {
+    const char *path;
+    char **starts;
+    int samples, node_count, chunks;
+    ContactMapNode *nodes;
+    double *step;
+    atomic_bool failed;
+} RecordJob;
+
+static void record_task(void *context, int task) {
+    RecordJob *job = context;
+    if (task == 0) {
+        contact_map_fft_plan(job->samples);
+        return;
+    }
+    int first = (int)((long long)(task - 1) * job->node_count / job->chunks);
+    int end = (int)((long long)task * job->node_count / job->chunks);
+    IssimError unused;
+    Reader r = {.path = job->path, .p = job->starts[first], .line = 1, .err = &unused};
+    bool ok = true;
+    for (int j = first; ok && j < end; j++)
+        ok = next_token(&r) && read_node(&r, j, job->samples, &job->nodes[j],
+                                         job->step + (size_t)j * (size_t)job->samples) == ISSIM_OK;
+    if (ok && end < job->node_count) {
+        skip_space(&r);
+        ok = r.p == job->starts[end];
+    } else if (ok) {
+        ok = !next_token(&r);
+    }
+    if (!ok)
+        atomic_store(&job->failed, true);
+}
+
+/* r holds node 0's "node" token. True when every record was read. */
+static bool parse_records_parallel(Reader *r, const ContactMapSpec *spec, int threads,
+                                   ContactMapNode *nodes, double *step) {
+    char **starts = malloc(sizeof *starts * (size_t)spec->node_count);
+    bool ok = starts && find_records(r->p - strlen("node"), starts, spec->node_count);
+    if (ok) {
+        int chunks = 4 * threads < spec->node_count ? 4 * threads : spec->node_count;
+        RecordJob job = {.path = r->path,
+                         .starts = starts,
+                         .samples = spec->samples,
+                         .node_count = spec->node_count,
+                         .chunks = chunks,
+                         .nodes = nodes,
+                         .step = step};
+        atomic_init(&job.failed, false);
+        contact_map_parallel(threads, chunks + 1, record_task, &job);
+        ok = !atomic_load(&job.failed);
+    }
+    free(starts);
+    return ok;
+}
+
+static IssimStatus parse_records(Reader *r, const ContactMapSpec *spec, ContactMapNode *nodes,
+                                 double *step) {
+    IssimStatus s = ISSIM_OK;
     for (int j = 0; s == ISSIM_OK && j < spec->node_count; j++) {
         if (j > 0)
             next_token(r);
@@ -282,10 +356,30 @@ static IssimStatus parse_map(Reader *r, const char *path, ContactMap **out) {
                  spec->node_count);
         s = fail(r, ISSIM_ERR_INVALID, msg);
     }
+    return s;
+}
+
+static IssimStatus parse_map(Reader *r, const char *path, ContactMap **out) {
+    Header h = {0};
+    IssimStatus s = read_header(r, &h);
+    if (s != ISSIM_OK)
+        return s;
+    ContactMapSpec *spec = &h.spec;
+    if ((size_t)spec->samples * (size_t)spec->node_count > CONTACT_MAP_MAX_VALUES)
+        return fail(r, ISSIM_ERR_RANGE, "nodes x samples is over the 2^26 values a map may hold");
+    ContactMapNode *nodes = calloc((size_t)spec->node_count, sizeof *nodes);
+    double *step = malloc((size_t)spec->samples * (size_t)spec->node_count * sizeof *step);
+    if (!nodes || !step)
+        s = fail(r, ISSIM_ERR_NOMEM, "out of memory");
+    int threads = contact_map_read_thread_count();
+    bool parsed = s == ISSIM_OK && threads > 1 && strcmp(r->token, "node") == 0 &&
+                  parse_records_parallel(r, spec, threads, nodes, step);
+    if (s == ISSIM_OK && !parsed)
+        s = parse_records(r, spec, nodes, step);
     if (s == ISSIM_OK) {
         spec->nodes = nodes;
         spec->step = step;
-        s = contact_map_create(spec, path, out, r->err);
+        s = contact_map_create_threads(spec, path, threads, out, r->err);
     }
     free(nodes);
     free(step);

@@ -49,7 +49,22 @@ struct ContactMap {
     int level_count;
 };
 
-IssimStatus contact_map_fft_prepare(ContactMap *map, IssimError *err);
+/* The FFT levels and kernel spectra of map, the spectra's work spread over `threads` threads. */
+IssimStatus contact_map_fft_prepare(ContactMap *map, int threads, IssimError *err);
+/* Makes the process-wide FFT plans a map of `samples` samples will need (the slow part of a
+ * first read: 3.4 ms for 1000 samples), so that another thread can make them while the map is
+ * parsed. Failures are left for contact_map_fft_prepare to report. */
+void contact_map_fft_plan(int samples);
+/* contact_map_create with the FFT spectra computed on `threads` threads (the same result). */
+IssimStatus contact_map_create_threads(const ContactMapSpec *spec, const char *origin, int threads,
+                                       ContactMap **out, IssimError *err);
+
+/* Runs run(context, task) for task = 0 ... tasks - 1 on the calling thread and up to threads - 1
+ * helpers started for the call; returns when all are done. Tasks are taken in order. */
+#define CONTACT_MAP_MAX_READ_THREADS 64
+void contact_map_parallel(int threads, int tasks, void (*run)(void *context, int task),
+                          void *context);
+int contact_map_read_thread_count(void);
 void contact_map_fft_destroy(ContactMap *map);
 /* contact_map_read, through the cache when contact_map_cache_enable has turned it on. */
 IssimStatus contact_map_read_cached(const char *path, ContactMap **out, IssimError *err);
