@@ -430,7 +430,8 @@ int collide_convex_generic(const Shape *a, Pose pa, const Shape *b, Pose pb, dou
     out->count = 0;
     out->normal = vec3(0, 0, 1);
     Vec3 qa, qb, n;
-    double d = gjk_epa_distance(a, pa, b, pb, &qa, &qb, &n);
+    ConvexCore ca = convex_core(a, pa), cb = convex_core(b, pb);
+    double d = gjk_epa_core_within(&ca, &cb, margin, &qa, &qb, &n);
     if (!(d < margin))
         return 0;
     Side sa, sb;
