@@ -35,16 +35,6 @@ static Hull *octahedron(void) {
     return h;
 }
 
-static Hull *box_hull(Vec3 he) {
-    Vec3 pts[8];
-    for (int i = 0; i < 8; i++)
-        pts[i] = vec3(i & 1 ? he.x : -he.x, i & 2 ? he.y : -he.y, i & 4 ? he.z : -he.z);
-    IssimError err;
-    Hull *h = hull_create(pts, 8, &err);
-    assert_non_null(h);
-    return h;
-}
-
 /* A pose of B at distance about FP_SIZE * spread of A's (at the origin), random attitude. */
 static Pose near_pose(TestRng *r, double reach) {
     Vec3 dir = vec3_normalize(random_vec(r, 1.0));
@@ -118,7 +108,7 @@ static void test_generic_matches_box_box(void **state) {
     TestRng r = {4242};
     Vec3 ha = vec3(FP_SIZE, 0.7 * FP_SIZE, 0.5 * FP_SIZE);
     Vec3 hb = vec3(0.8 * FP_SIZE, FP_SIZE, 0.4 * FP_SIZE);
-    Hull *hull_a = box_hull(ha);
+    Hull *hull_a = test_box_hull(ha);
     Shape box_a = shape_box(ha), as_hull = shape_hull(hull_a), box_b = shape_box(hb);
     int touching = 0;
     for (int i = 0; i < 4000; i++) {
