@@ -253,16 +253,6 @@ static Hull *random_hull(TestRng *r, int n, double size) {
     return h;
 }
 
-static Hull *box_hull(Vec3 h) {
-    Vec3 pts[8];
-    for (int i = 0; i < 8; i++)
-        pts[i] = vec3(i & 1 ? h.x : -h.x, i & 2 ? h.y : -h.y, i & 4 ? h.z : -h.z);
-    IssimError err;
-    Hull *hull = hull_create(pts, 8, &err);
-    assert_non_null(hull);
-    return hull;
-}
-
 typedef struct ErrStats {
     double apart, overlap, normal, witness;
     int n_apart, n_overlap;
@@ -482,7 +472,7 @@ static void test_capsule_box_random(void **state) {
 static void test_degenerate_configurations(void **state) {
     Vec3 h = {0.5, 0.5, 0.5};
     Shape box = shape_box(h);
-    Hull *cube = box_hull(h);
+    Hull *cube = test_box_hull(h);
     Shape hc = shape_hull(cube);
     Vec3 qa, qb, n;
     /* Identical poses: depth 1 (a full side) along some axis. */
@@ -729,7 +719,7 @@ static void check_manifold_surfaces(const Manifold *m, const Poly *a, const Poly
 }
 
 static void test_manifold_resting_box(void **state) {
-    Hull *big = box_hull(vec3(2, 2, 0.5));
+    Hull *big = test_box_hull(vec3(2, 2, 0.5));
     Shape ground = shape_hull(big), box = shape_box(vec3(0.2, 0.1, 0.05));
     Pose pg = pose_identity();
     Poly g;

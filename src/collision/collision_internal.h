@@ -7,6 +7,7 @@
 #ifndef ISSIM_COLLISION_INTERNAL_H
 #define ISSIM_COLLISION_INTERNAL_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -156,13 +157,54 @@ int collide_mesh(const Shape *mesh, Pose pm, const Shape *other, Pose po, double
  * A mesh triangle t is face t; its edge j (corner j to corner j+1) is edge 3 t + j; its corner
  * is the mesh vertex index. */
 
+/* Farthest point of a sphere, capsule, box, hull or polygon in body-frame direction dl (not
+ * zero), in the body frame; the origin for planes and meshes. Inline: GJK calls it for every
+ * support point. */
+static inline Vec3 shape_support_local(const Shape *s, Vec3 dl) {
+    const Vec3 *v = NULL;
+    int count = 0;
+    switch (s->kind) {
+    case SHAPE_SPHERE:
+        return vec3_scale(vec3_normalize(dl), s->radius);
+    case SHAPE_CAPSULE:
+        return vec3_mad(vec3(0, 0, dl.z >= 0.0 ? s->half_length : -s->half_length), s->radius,
+                        vec3_normalize(dl));
+    case SHAPE_BOX: {
+        Vec3 h = s->half_extents;
+        return vec3(dl.x >= 0.0 ? h.x : -h.x, dl.y >= 0.0 ? h.y : -h.y, dl.z >= 0.0 ? h.z : -h.z);
+    }
+    case SHAPE_HULL:
+        v = s->hull ? s->hull->vertices : NULL;
+        count = s->hull ? s->hull->vertex_count : 0;
+        break;
+    case SHAPE_POLYGON:
+        v = s->polygon;
+        count = s->polygon_count;
+        break;
+    default: /* planes and meshes have no support mapping */
+        return vec3(0, 0, 0);
+    }
+    Vec3 local = vec3(0, 0, 0);
+    double best = -INFINITY;
+    for (int i = 0; i < count; i++) {
+        double t = vec3_dot(v[i], dl);
+        if (t > best) {
+            best = t;
+            local = v[i];
+        }
+    }
+    return local;
+}
+
 /* A convex set as GJK and EPA see it: a polytope core swept by a ball of radius `radius`
  * (sphere: a point; capsule: a segment; box, hull, polygon: the shape itself, radius 0; a mesh
  * triangle: three points). Distances of rounded shapes are therefore exact, not iterated. */
 typedef struct ConvexCore {
-    const Shape *shape; /* Borrowed; box, hull or polygon (support by shape_support), or NULL */
-    Pose pose;          /* of shape */
-    int point_count;    /* shape NULL: 1 to 3 points (world), their convex hull is the core */
+    const Shape
+        *shape;      /* Borrowed; box, hull or polygon (support by shape_support_local), or NULL */
+    Pose pose;       /* of shape */
+    Mat3 rotation;   /* shape: pose.q as a matrix, computed once for all the support calls */
+    int point_count; /* shape NULL: 1 to 3 points (world), their convex hull is the core */
     Vec3 points[3];
     double radius;
 } ConvexCore;
@@ -175,6 +217,12 @@ Vec3 convex_core_support(const ConvexCore *c, Vec3 d);
  * the unit normal from B to A. */
 double gjk_epa_core(const ConvexCore *a, const ConvexCore *b, Vec3 *point_a, Vec3 *point_b,
                     Vec3 *normal);
+/* gjk_epa_core for callers that only need distances below limit: as soon as GJK finds an axis
+ * separating the shapes by at least limit it stops and returns that axis's separation (a lower
+ * bound of the distance, >= limit) with the normal along it and the current closest points of
+ * its simplex. Below limit the answer is gjk_epa_core's, bit for bit. */
+double gjk_epa_core_within(const ConvexCore *a, const ConvexCore *b, double limit, Vec3 *point_a,
+                           Vec3 *point_b, Vec3 *normal);
 
 /* A box or hull as a polytope in its local frame. The box arrays live inside the view, so a
  * view must not be copied (use it through the pointer polytope_view filled). */

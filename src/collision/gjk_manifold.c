@@ -169,12 +169,14 @@ int polytope_edge_feature(const PolytopeView *view, int face, int local_edge) {
 }
 
 FeatureHalf polytope_support_feature(const PolytopeView *view, Vec3 d, double rel_tol) {
-    double best = -INFINITY, radius = 0.0;
+    double best = -INFINITY, radius2 = 0.0;
     for (int i = 0; i < view->vertex_count; i++) {
         best = fmax(best, vec3_dot(view->vertices[i], d));
-        radius = fmax(radius, vec3_norm(view->vertices[i]));
+        radius2 = fmax(radius2, vec3_dot(view->vertices[i], view->vertices[i]));
     }
-    double tol = rel_tol * radius * vec3_norm(d);
+    /* One root for the largest |v| (the root is monotonic and correctly rounded: the same
+     * value as the largest of the roots). */
+    double tol = rel_tol * sqrt(radius2) * vec3_norm(d);
     int found[2] = {-1, -1}, count = 0;
     for (int i = 0; i < view->vertex_count; i++) {
         if (vec3_dot(view->vertices[i], d) >= best - tol) {
@@ -430,7 +432,8 @@ int collide_convex_generic(const Shape *a, Pose pa, const Shape *b, Pose pb, dou
     out->count = 0;
     out->normal = vec3(0, 0, 1);
     Vec3 qa, qb, n;
-    double d = gjk_epa_distance(a, pa, b, pb, &qa, &qb, &n);
+    ConvexCore ca = convex_core(a, pa), cb = convex_core(b, pb);
+    double d = gjk_epa_core_within(&ca, &cb, margin, &qa, &qb, &n);
     if (!(d < margin))
         return 0;
     Side sa, sb;

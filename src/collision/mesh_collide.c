@@ -301,7 +301,7 @@ static void triangle_contacts(MeshCtx *c, int t) {
     for (int k = 0; k < 3; k++)
         core.points[k] = tri.p[k];
     Vec3 qa, qb, nrm;
-    double d = gjk_epa_core(&core, &c->core, &qa, &qb, &nrm);
+    double d = gjk_epa_core_within(&core, &c->core, c->margin, &qa, &qb, &nrm);
     if (!(d < c->margin))
         return;
     Vec3 m = vec3_neg(nrm); /* triangle to body */

@@ -407,8 +407,9 @@ static void closest_offer(Closest *best, const Closest *c, double tol) {
         *best = *c;
 }
 
-/* Exact closest features of two disjoint boxes. */
-static Closest box_box_closest(const BoxW *a, const BoxW *b, double tol) {
+/* Exact closest features of two disjoint boxes; sep (the largest SAT separation) bounds their
+ * distance from below. */
+static Closest box_box_closest(const BoxW *a, const BoxW *b, double sep, double tol) {
     Closest best = {.d = INFINITY, .ref_face = -1};
     for (int pass = 0; pass < 2; pass++) {
         const BoxW *p = pass == 0 ? a : b, *q = pass == 0 ? b : a;
@@ -425,8 +426,12 @@ static Closest box_box_closest(const BoxW *a, const BoxW *b, double tol) {
             closest_offer(&best, &c, tol);
         }
     }
+    /* A vertex at the SAT bound is closest: an edge pair can at best tie, and a tie never
+     * replaces it (closest_offer), so the edge pairs are skipped (a box resting on a face). */
+    if (best.d <= sep + tol)
+        return best;
     /* Edge pairs, skipping those whose bounding spheres are already farther than the best
-     * (the vertex checks above make that bound tight quickly). */
+     * (the vertex checks above make that bound tight quickly); compared squared, no root. */
     Vec3 e0[2][12], e1[2][12], mid[2][12];
     double half[2][12];
     for (int k = 0; k < 2; k++) {
@@ -442,8 +447,9 @@ static Closest box_box_closest(const BoxW *a, const BoxW *b, double tol) {
     }
     for (int ea = 0; ea < 12; ea++) {
         for (int eb = 0; eb < 12; eb++) {
-            double bound = vec3_norm(vec3_sub(mid[0][ea], mid[1][eb])) - half[0][ea] - half[1][eb];
-            if (bound > best.d + tol)
+            Vec3 gap = vec3_sub(mid[0][ea], mid[1][eb]);
+            double reach = best.d + tol + half[0][ea] + half[1][eb];
+            if (vec3_dot(gap, gap) > reach * reach)
                 continue;
             double s, t;
             segment_closest_points(e0[0][ea], e1[0][ea], e0[1][eb], e1[1][eb], &s, &t);
@@ -533,7 +539,7 @@ int collide_box_box(const Shape *sa, Pose pa, const Shape *sb, Pose pb, double m
         return out->count = 0;
 
     if (sep_max > 0.0) {
-        Closest c = box_box_closest(&a, &b, tol);
+        Closest c = box_box_closest(&a, &b, sep_max, tol);
         if (!(c.d < margin))
             return out->count = 0;
         if (c.ref_face >= 0)

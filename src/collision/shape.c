@@ -263,51 +263,7 @@ Aabb shape_aabb(const Shape *s, Pose pose) {
 Vec3 shape_support(const Shape *s, Pose pose, Vec3 d) {
     if (d.x == 0.0 && d.y == 0.0 && d.z == 0.0)
         d = vec3(1, 0, 0);
-    Vec3 dl = quat_rotate_inv(pose.q, d); /* body frame */
-    Vec3 local;
-    switch (s->kind) {
-    case SHAPE_SPHERE:
-        local = vec3_scale(vec3_normalize(dl), s->radius);
-        break;
-    case SHAPE_CAPSULE:
-        local = vec3_mad(vec3(0, 0, dl.z >= 0.0 ? s->half_length : -s->half_length), s->radius,
-                         vec3_normalize(dl));
-        break;
-    case SHAPE_BOX: {
-        Vec3 h = s->half_extents;
-        local = vec3(dl.x >= 0.0 ? h.x : -h.x, dl.y >= 0.0 ? h.y : -h.y, dl.z >= 0.0 ? h.z : -h.z);
-        break;
-    }
-    case SHAPE_HULL: {
-        const Hull *h = s->hull;
-        local = vec3(0, 0, 0);
-        double best = -INFINITY;
-        for (int i = 0; h && i < h->vertex_count; i++) {
-            double v = vec3_dot(h->vertices[i], dl);
-            if (v > best) {
-                best = v;
-                local = h->vertices[i];
-            }
-        }
-        break;
-    }
-    case SHAPE_POLYGON: {
-        local = vec3(0, 0, 0);
-        double best = -INFINITY;
-        for (int i = 0; i < s->polygon_count; i++) {
-            double v = vec3_dot(s->polygon[i], dl);
-            if (v > best) {
-                best = v;
-                local = s->polygon[i];
-            }
-        }
-        break;
-    }
-    default: /* planes and meshes have no support mapping */
-        local = vec3(0, 0, 0);
-        break;
-    }
-    return pose_apply(pose, local);
+    return pose_apply(pose, shape_support_local(s, quat_rotate_inv(pose.q, d)));
 }
 
 /* ===== Mass properties ===== */

@@ -721,18 +721,20 @@ void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, 
             e->contacts[n++] = e->previous[j];
             continue;
         }
-        EngineContact c;
-        if (!contact_from_world(e, &world[i], poses, &c))
+        /* Built in its slot (a contact is large: no copy through the stack); a contact that
+         * fails is overwritten by the next. */
+        EngineContact *c = &e->contacts[n];
+        if (!contact_from_world(e, &world[i], poses, c))
             continue;
         IssimError err;
-        if (engine_contact_params(e, &c, &err) != ISSIM_OK)
+        if (engine_contact_params(e, c, &err) != ISSIM_OK)
             continue;
         if (j >= 0) {
             e->previous_kept[j] = true;
-            persist(&c, &e->previous[j]);
+            persist(c, &e->previous[j]);
         }
         previous_of[n - first] = j;
-        e->contacts[n++] = c;
+        n++;
     }
     e->contact_count = n;
     engine_manifold_energy_settle(e, n - first);

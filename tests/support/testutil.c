@@ -278,3 +278,13 @@ SimSummary *test_thrown_bar(const char *scene, double tip_offset, double v, cons
         .sets = all, .set_count = set_count + 3, .until = TEST_THROW_GAP / v + tail};
     return test_run_summary(scene, &o);
 }
+
+Hull *test_box_hull(Vec3 h) {
+    Vec3 pts[8];
+    for (int i = 0; i < 8; i++)
+        pts[i] = vec3(i & 1 ? h.x : -h.x, i & 2 ? h.y : -h.y, i & 4 ? h.z : -h.z);
+    IssimError err;
+    Hull *hull = hull_create(pts, 8, &err);
+    assert_non_null(hull);
+    return hull;
+}

@@ -101,6 +101,9 @@ typedef struct TestOctahedron {
     int fv[24];
 } TestOctahedron;
 void test_octahedron(TestOctahedron *o, double s);
+/* The box of half extents h as a Hull (hull_create; the caller destroys it), for tests that run
+ * a box through the generic hull paths. Fails the test when it cannot be made. */
+Hull *test_box_hull(Vec3 h);
 
 #define assert_near(a, b, tol)                                                                     \
     do {                                                                                           \
