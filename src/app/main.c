@@ -295,25 +295,10 @@ int cmd_map(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_fit(int argc, char **argv);
 
-/* OpenBLAS's pthread build (Debian's libopenblas0-pthread) starts its pool thread in the library's
- * constructor, before main, where setting OPENBLAS_NUM_THREADS is too late; the thread then spins
- * in sched_yield for about 0.1 s before it sleeps, taking a core from issim's own threads (a
- * sweep's workers, the engine, the 1 kHz haptic servo: docs/performance.md, "Sweep start-up").
- * issim does its parallel work itself and its matrices are small, so BLAS is pinned to one
- * thread (linalg_init, first: with one thread it never starts the pool again) and the pool is
- * stopped for the whole program. blas_thread_shutdown_ is exported by libopenblas.so.0
- * (driver/others/blas_server.c; `nm -D`) but declared in no header: weak, so that a BLAS
- * without it still links, and the call is skipped. */
-extern int blas_thread_shutdown_(void) __attribute__((weak));
-
-static void stop_blas_pool(void) {
-    linalg_init();
-    if (blas_thread_shutdown_)
-        blas_thread_shutdown_();
-}
-
+/* BLAS pinned to one thread and OpenBLAS's spinning pool stopped before anything else runs
+ * (linalg_init: why, in src/math/linalg.c). */
 int main(int argc, char **argv) {
-    stop_blas_pool();
+    linalg_init();
     /* A file-size limit reached while recording must be an EFBIG write error the recorder
      * reports, not a signal that kills the simulation. */
     signal(SIGXFSZ, SIG_IGN);

@@ -1,9 +1,9 @@
 /* Dense linear algebra through LAPACKE (column-major, caller-owned arrays).
  *
  * Every entry point calls linalg_init first (a pthread_once, one atomic load once done), so a
- * caller that forgets it still gets a single-threaded OpenBLAS. The column-major LAPACKE
- * wrappers used here do not allocate; the symmetric eigensolver uses a stack workspace for
- * n <= LINALG_STACK_N and lets LAPACKE allocate above that.
+ * caller that forgets it still gets a single-threaded OpenBLAS without its pool thread. The
+ * column-major LAPACKE wrappers used here do not allocate; the symmetric eigensolver uses a stack
+ * workspace for n <= LINALG_STACK_N and lets LAPACKE allocate above that.
  */
 #include "issim/math.h"
 
@@ -14,12 +14,25 @@
  * between the pthread, openmp and serial builds). */
 void openblas_set_num_threads(int num_threads);
 
+/* OpenBLAS's pthread build (Debian's libopenblas0-pthread) starts its pool thread in the
+ * library's constructor, before main, where setting OPENBLAS_NUM_THREADS is too late; the thread
+ * then spins in sched_yield for about 0.1 s before it sleeps, taking a core from issim's own
+ * threads (a sweep's workers, the engine, the 1 kHz haptic servo: docs/performance.md, "Sweep
+ * start-up"). issim does its parallel work itself and its matrices are small, so BLAS is pinned
+ * to one thread (first: with one thread it never starts the pool again) and the pool is stopped
+ * for the whole process. blas_thread_shutdown_ is exported by libopenblas.so.0
+ * (driver/others/blas_server.c; `nm -D`) but declared in no header: weak, so that a BLAS without
+ * it still links, and the call is skipped. */
+extern int blas_thread_shutdown_(void) __attribute__((weak));
+
 enum { LINALG_STACK_N = 32 };
 
 static pthread_once_t linalg_once = PTHREAD_ONCE_INIT;
 
 static void linalg_init_once(void) {
     openblas_set_num_threads(1);
+    if (blas_thread_shutdown_)
+        blas_thread_shutdown_();
 }
 
 void linalg_init(void) {

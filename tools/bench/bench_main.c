@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "issim/core.h"
+#include "issim/math.h"
 
 static int compare_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -33,7 +34,7 @@ double bench_now(void) {
 }
 
 int main(int argc, char **argv) {
-    setenv("OPENBLAS_NUM_THREADS", "1", 0);
+    linalg_init(); /* one BLAS thread, OpenBLAS's pool stopped (src/math/linalg.c) */
     const char *which = argc > 1 ? argv[1] : "all";
     printf("# issim-bench %s\n", ISSIM_VERSION);
     if (strcmp(which, "engine") == 0)
