@@ -54,6 +54,7 @@ typedef struct IslandIndex {
     int *candidates, *candidate_start; /* complementarity contacts touching the island */
     int *forces, *force_start;         /* active force-law contacts touching it */
     int *rows;                         /* scratch: this step's rows (engine contact indices) */
+    int *order;                        /* scratch: the bucket sort of order_top_down */
 } IslandIndex;
 
 typedef struct IslandWork {
@@ -138,7 +139,7 @@ static void bucket(const int *key, int count, int islands, int *start, int *out)
 /* One pass over the stepped bodies and the contacts. Returns false when out of memory. */
 static bool index_islands(Engine *e, IslandIndex *x) {
     int nb = e->body_count, nc = e->contact_count;
-    if (!reserve_index(e, 7 * nb + 4 * nc + 8)) /* the lists below, key: nb + nc */
+    if (!reserve_index(e, 7 * nb + 6 * nc + 10)) /* the lists below, key: nb + nc */
         return false;
     int *p = e->resolve_index;
     x->island_of = p;
@@ -150,7 +151,8 @@ static bool index_islands(Engine *e, IslandIndex *x) {
     x->forces = p += nb + 1;
     x->force_start = p += nc;
     x->rows = p += nb + 1;
-    int *key = p + nc; /* nb + nc ints */
+    x->order = p += nc;        /* 2 nc + 2 */
+    int *key = p + 2 * nc + 2; /* nb + nc ints */
     x->count = 0;
     for (int b = 0; b < nb; b++)
         x->island_of[b] = x->local[b] = -1;
@@ -197,6 +199,49 @@ static int offset_in(const IslandWork *w, int b) {
 }
 
 /* ===== Assembly ===== */
+
+/* A candidate's height along -gravity: the mean of its island bodies' centres (a body held in
+ * this solve, or an obstacle, does not count). */
+static double candidate_height(const IslandWork *w, const EngineContact *c, Vec3 up) {
+    int oa = offset_in(w, c->body), ob = offset_in(w, c->body_b);
+    double sum = 0.0;
+    int count = 0;
+    if (oa >= 0)
+        sum += vec3_dot(w->pose[oa / w->bd].pos, up), count++;
+    if (ob >= 0)
+        sum += vec3_dot(w->pose[ob / w->bd].pos, up), count++;
+    return count ? sum / count : 0.0;
+}
+
+/* Orders the island's candidates from the top of the pile down, so that Gauss-Seidel relaxes its
+ * rows in that order: one sweep then carries the weight each step's gravity adds through every
+ * layer to the floor, where bottom-up it moves down one layer a sweep (the 240-body pile's big
+ * island: 8 sweeps ending at 1e-2 m/s residual in the collision order, 1-2 sweeps at 1e-7 m/s
+ * once it rests in this one). A bucket sort on the heights, O(m); keys uses the rows' gap array
+ * before assembly fills it. */
+static void order_top_down(IslandWork *w, int *candidates, int count, double *keys) {
+    Vec3 up = vec3_scale(w->e->gravity, -1.0);
+    if (count < 2 || vec3_dot(up, up) == 0.0)
+        return;
+    double low = INFINITY, high = -INFINITY;
+    for (int i = 0; i < count; i++) {
+        keys[i] = candidate_height(w, &w->e->contacts[candidates[i]], up);
+        low = fmin(low, keys[i]);
+        high = fmax(high, keys[i]);
+    }
+    if (!(high > low))
+        return;
+    int *start = w->index->order, *sorted = start + count + 2;
+    double scale = (count - 1) / (high - low);
+    memset(start, 0, sizeof(int) * (size_t)(count + 2));
+    for (int i = 0; i < count; i++) /* bucket 0 the highest */
+        start[(int)((high - keys[i]) * scale) + 1]++;
+    for (int k = 0; k < count; k++)
+        start[k + 1] += start[k];
+    for (int i = 0; i < count; i++)
+        sorted[start[(int)((high - keys[i]) * scale)]++] = candidates[i];
+    memcpy(candidates, sorted, sizeof(int) * (size_t)count);
+}
 
 /* Body b's state at the step's start: the island's cached copy, or the engine's for a body
  * outside the island (held). */
@@ -528,11 +573,13 @@ static const EngineComplementaritySolver *auto_direct_solver(void) {
     return NULL;
 }
 
-const EngineComplementaritySolver *engine_complementarity_for(int solver_kind, int contacts) {
+const EngineComplementaritySolver *engine_complementarity_for(int solver_kind, int contacts,
+                                                              bool friction) {
     if (solver_kind != CONTACT_SOLVER_AUTO)
         return solver_of_kind(solver_kind);
     const EngineComplementaritySolver *direct = auto_direct_solver();
-    if (direct && contacts <= ENGINE_AUTO_DIRECT_CONTACTS)
+    int limit = friction ? ENGINE_AUTO_DIRECT_FRICTION_CONTACTS : ENGINE_AUTO_DIRECT_CONTACTS;
+    if (direct && contacts <= limit)
         return direct;
     return engine_complementarity_pgs();
 }
@@ -544,7 +591,10 @@ static const EngineComplementaritySolver *island_solver(const IslandWork *w, int
         return w->e->complementarity;
     for (int i = 0; i < w->contact_count && *kind == CONTACT_SOLVER_AUTO; i++)
         *kind = (int)w->e->pairs[w->e->contacts[w->contacts[i]].pair].params.solver;
-    return engine_complementarity_for(*kind, w->contact_count);
+    bool friction = false;
+    for (int i = 0; i < w->contact_count && !friction; i++)
+        friction = w->mu[i] > 0.0 || w->mu_static[i] > 0.0;
+    return engine_complementarity_for(*kind, w->contact_count, friction);
 }
 
 static const char *island_name(const IslandWork *w) {
@@ -830,6 +880,7 @@ static IssimStatus island_step(Engine *e, const IslandIndex *x, int k, double t,
                                e->bodies[w.bodies[0]].name);
     e->t = t; /* contact kinematics are evaluated at the island's own time */
     read_poses(&w);
+    order_top_down(&w, x->candidates + c0, nc, w.gap);
     int bad = assemble_contacts(&w, x->rows + c0, x->candidates + c0, nc);
     if (bad >= 0)
         return bad_row(&w, bad, err);
