@@ -44,6 +44,16 @@
  * the next step (a quarter of the pile benchmark's solve time went here at full budget). */
 #define POSITION_PASS_SWEEPS 8
 
+/* The gap a row of the position pass may close. With a slop (iterative solvers) every row may
+ * close to -slop, a separated one by its whole gap: the pass pushes out the overlaps beyond the
+ * slop and moves only the bodies that must give way. Holding every non-overlapping row at its
+ * place instead (the direct solvers' rule, no slop: distances >= 0 exactly, V12) spread each
+ * push through the whole pile: on the 240-body pile the pass cost 0.33 s of 1.09 s resolve
+ * over 2 s, and 0.09 s this way. */
+static double position_gap(double gap, double slop) {
+    return slop > 0.0 ? gap + slop : fmin(gap, 0.0);
+}
+
 /* The islands of one advance: stepped bodies and candidate contacts sorted by island
  * (compressed rows: island k owns [start[k], start[k + 1]) of each list). */
 typedef struct IslandIndex {
@@ -752,7 +762,7 @@ static IssimStatus solve_step(IslandWork *w, IssimError *err) {
     memset(w->zero, 0, sizeof(double) * (size_t)n);
     for (int i = 0; i < m; i++) {
         w->gap_velocity[i] = fmax(w->gap[i], 0.0);
-        w->gap_position[i] = fmin(w->gap[i] + slop, 0.0);
+        w->gap_position[i] = position_gap(w->gap[i], slop);
         w->no_friction[i] = 0.0;
         overlap = overlap || w->gap[i] < -slop;
     }

@@ -188,6 +188,18 @@ static inline void project_friction(double mu, double ln, double lt[2]) {
     lt[1] *= scale;
 }
 
+/* Jn_i v: the contact's separation rate. */
+static double normal_rate(const EngineIslandSystem *sys, int i, const double *v) {
+    const EngineContactBlock *blk = &sys->blocks[i];
+    int bd = sys->body_dim;
+    double rate = 0.0;
+    if (blk->offset_a >= 0)
+        rate += dot(blk->ja[0], v + blk->offset_a, bd);
+    if (blk->offset_b >= 0)
+        rate += dot(blk->jb[0], v + blk->offset_b, bd);
+    return rate;
+}
+
 /* max(0, x) inline (fmax is a library call at -O2: its NaN rule keeps it out of line); a NaN
  * gives 0 as fmax(0, NaN) does. */
 static inline double non_negative(double x) {
@@ -200,11 +212,9 @@ static double relax_normal(const EngineIslandSystem *sys, int i, const PgsRow *r
                            double *ln) {
     const EngineContactBlock *blk = &sys->blocks[i];
     int bd = sys->body_dim;
-    double rate = 0.0;
-    if (blk->offset_a >= 0)
-        rate += dot(blk->ja[0], v + blk->offset_a, bd);
-    if (blk->offset_b >= 0)
-        rate += dot(blk->jb[0], v + blk->offset_b, bd);
+    double rate = normal_rate(sys, i, v);
+    if (ln[i] == 0.0 && rate + row->bias >= 0.0)
+        return 0.0; /* separating and unloaded: stays so */
     double next_n = non_negative(ln[i] - (rate + row->bias) * row->inv_dnn);
     double dl = next_n - ln[i];
     ln[i] = next_n;
@@ -229,6 +239,11 @@ static double relax_contact(const EngineIslandSystem *sys, int i, const PgsRow *
         row->dtt_scale > 0.0 && (row->mu > 0.0 || lt[2 * i] != 0.0 || lt[2 * i + 1] != 0.0);
     if (!friction)
         return relax_normal(sys, i, row, v, ln);
+    /* An unloaded contact that separates (most of a pile's rows within the margin) stays
+     * unloaded, and its friction disc has radius 0: the normal rate alone decides it. */
+    bool unloaded = ln[i] == 0.0 && lt[2 * i] == 0.0 && lt[2 * i + 1] == 0.0;
+    if (unloaded && normal_rate(sys, i, v) + row->bias >= 0.0)
+        return 0.0;
     double r[3];
     rates(sys, i, v, r);
     double next_n = non_negative(ln[i] - (r[0] + row->bias) * row->inv_dnn);
