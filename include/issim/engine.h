@@ -291,6 +291,11 @@ typedef struct EngineStats {
     uint64_t state_pool_grows;         /* the contact-state pool grew (at an onset) */
     uint64_t complementarity_steps;    /* time steps of complementarity islands */
     uint64_t complementarity_failures; /* solves the solver reported as failed */
+    /* Velocity passes solved by an iterative (sparse) solver, their iterations (PGS sweeps), and
+     * the largest residual one ended with during the last advance (the solver's own measure:
+     * m/s for PGS; 0 when none ran). */
+    uint64_t complementarity_iterative_solves, complementarity_sweeps;
+    double complementarity_residual;
     uint64_t reduced_entries, reduced_exits; /* pairs that entered / left reduced form */
     int islands;                             /* islands of awake bodies at the last advance */
     int islands_by_resolver[CONTACT_RESOLVER_COUNT];

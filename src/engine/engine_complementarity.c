@@ -725,6 +725,12 @@ static IssimStatus position_pass(IslandWork *w, const EngineComplementaritySolve
     return ISSIM_OK;
 }
 
+static void count_iterations(EngineStats *stats, const EngineIslandSolution *sol) {
+    stats->complementarity_iterative_solves++;
+    stats->complementarity_sweeps += (uint64_t)sol->iterations;
+    stats->complementarity_residual = fmax(stats->complementarity_residual, sol->residual);
+}
+
 static IssimStatus solve_step(IslandWork *w, IssimError *err) {
     int n = w->dim, m = w->contact_count;
     const EngineComplementaritySolver *solver = NULL;
@@ -770,6 +776,8 @@ static IssimStatus solve_step(IslandWork *w, IssimError *err) {
     EngineIslandSolution sol = {.lambda_n = w->lambda_n, .lambda_t = w->lambda_t};
     if (m > 0 && run_solver(w, solver, &sys, &sol, err) != ISSIM_OK)
         return ISSIM_ERR_NUMERIC;
+    if (m > 0 && solver->sparse)
+        count_iterations(&w->e->stats, &sol);
     velocity_after(w, w->lambda_n, w->lambda_t, w->u_next);
     if (overlap && position_pass(w, solver, &sys, err) != ISSIM_OK)
         return ISSIM_ERR_NUMERIC;
@@ -907,6 +915,7 @@ static IssimStatus island_step(Engine *e, const IslandIndex *x, int k, double t,
 IssimStatus engine_resolve_complementarity(Engine *e, double t_start, double t_target,
                                            IssimError *err) {
     double t_saved = e->t;
+    e->stats.complementarity_residual = 0.0;
     IslandIndex x;
     if (!index_islands(e, &x))
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for islands");
