@@ -291,6 +291,11 @@ typedef struct EngineStats {
     uint64_t state_pool_grows;         /* the contact-state pool grew (at an onset) */
     uint64_t complementarity_steps;    /* time steps of complementarity islands */
     uint64_t complementarity_failures; /* solves the solver reported as failed */
+    /* Velocity passes solved by an iterative (sparse) solver, their iterations (PGS sweeps), and
+     * the largest residual one ended with during the last advance (the solver's own measure:
+     * m/s for PGS; 0 when none ran). */
+    uint64_t complementarity_iterative_solves, complementarity_sweeps;
+    double complementarity_residual;
     uint64_t reduced_entries, reduced_exits; /* pairs that entered / left reduced form */
     int islands;                             /* islands of awake bodies at the last advance */
     int islands_by_resolver[CONTACT_RESOLVER_COUNT];
@@ -478,10 +483,15 @@ const EngineComplementaritySolver *engine_complementarity_fischer_newton(void);
  * the row's effective inverse mass (m/s). */
 const EngineComplementaritySolver *engine_complementarity_pgs(void);
 /* The solver a contact pair's "solver" property names (ContactSolverKind, contact.h), for an
- * island of `contacts` rows: "auto" takes a direct solver up to ENGINE_AUTO_DIRECT_CONTACTS
- * rows when one is built in, PGS above. NULL when the name has no solver in this build. */
+ * island of `contacts` rows, `friction` when any of them has a Coulomb coefficient: "auto" takes
+ * a direct solver when one is built in up to ENGINE_AUTO_DIRECT_CONTACTS frictionless rows or
+ * ENGINE_AUTO_DIRECT_FRICTION_CONTACTS frictional ones (Lemke's friction cone makes 10
+ * unknowns of a contact and its cost grows with their cube: a 13-contact island of a pile cost
+ * 120 us a step, 40 PGS solves), PGS above. NULL when the name has no solver in this build. */
 #define ENGINE_AUTO_DIRECT_CONTACTS 24
-const EngineComplementaritySolver *engine_complementarity_for(int solver_kind, int contacts);
+#define ENGINE_AUTO_DIRECT_FRICTION_CONTACTS 4
+const EngineComplementaritySolver *engine_complementarity_for(int solver_kind, int contacts,
+                                                              bool friction);
 /* Overrides the pairs' "solver" choice for every complementarity island (Borrowed; user is
  * passed to solve). NULL restores the pairs' choice. Thread: engine (set-up). */
 void engine_set_complementarity_solver(Engine *engine, const EngineComplementaritySolver *solver,

@@ -44,6 +44,16 @@
  * the next step (a quarter of the pile benchmark's solve time went here at full budget). */
 #define POSITION_PASS_SWEEPS 8
 
+/* The gap a row of the position pass may close. With a slop (iterative solvers) every row may
+ * close to -slop, a separated one by its whole gap: the pass pushes out the overlaps beyond the
+ * slop and moves only the bodies that must give way. Holding every non-overlapping row at its
+ * place instead (the direct solvers' rule, no slop: distances >= 0 exactly, V12) spread each
+ * push through the whole pile: on the 240-body pile the pass cost 0.33 s of 1.09 s resolve
+ * over 2 s, and 0.09 s this way. */
+static double position_gap(double gap, double slop) {
+    return slop > 0.0 ? gap + slop : fmin(gap, 0.0);
+}
+
 /* The islands of one advance: stepped bodies and candidate contacts sorted by island
  * (compressed rows: island k owns [start[k], start[k + 1]) of each list). */
 typedef struct IslandIndex {
@@ -54,6 +64,7 @@ typedef struct IslandIndex {
     int *candidates, *candidate_start; /* complementarity contacts touching the island */
     int *forces, *force_start;         /* active force-law contacts touching it */
     int *rows;                         /* scratch: this step's rows (engine contact indices) */
+    int *order;                        /* scratch: the bucket sort of order_top_down */
 } IslandIndex;
 
 typedef struct IslandWork {
@@ -138,7 +149,7 @@ static void bucket(const int *key, int count, int islands, int *start, int *out)
 /* One pass over the stepped bodies and the contacts. Returns false when out of memory. */
 static bool index_islands(Engine *e, IslandIndex *x) {
     int nb = e->body_count, nc = e->contact_count;
-    if (!reserve_index(e, 7 * nb + 4 * nc + 8)) /* the lists below, key: nb + nc */
+    if (!reserve_index(e, 7 * nb + 6 * nc + 10)) /* the lists below, key: nb + nc */
         return false;
     int *p = e->resolve_index;
     x->island_of = p;
@@ -150,7 +161,8 @@ static bool index_islands(Engine *e, IslandIndex *x) {
     x->forces = p += nb + 1;
     x->force_start = p += nc;
     x->rows = p += nb + 1;
-    int *key = p + nc; /* nb + nc ints */
+    x->order = p += nc;        /* 2 nc + 2 */
+    int *key = p + 2 * nc + 2; /* nb + nc ints */
     x->count = 0;
     for (int b = 0; b < nb; b++)
         x->island_of[b] = x->local[b] = -1;
@@ -197,6 +209,49 @@ static int offset_in(const IslandWork *w, int b) {
 }
 
 /* ===== Assembly ===== */
+
+/* A candidate's height along -gravity: the mean of its island bodies' centres (a body held in
+ * this solve, or an obstacle, does not count). */
+static double candidate_height(const IslandWork *w, const EngineContact *c, Vec3 up) {
+    int oa = offset_in(w, c->body), ob = offset_in(w, c->body_b);
+    double sum = 0.0;
+    int count = 0;
+    if (oa >= 0)
+        sum += vec3_dot(w->pose[oa / w->bd].pos, up), count++;
+    if (ob >= 0)
+        sum += vec3_dot(w->pose[ob / w->bd].pos, up), count++;
+    return count ? sum / count : 0.0;
+}
+
+/* Orders the island's candidates from the top of the pile down, so that Gauss-Seidel relaxes its
+ * rows in that order: one sweep then carries the weight each step's gravity adds through every
+ * layer to the floor, where bottom-up it moves down one layer a sweep (the 240-body pile's big
+ * island: 8 sweeps ending at 1e-2 m/s residual in the collision order, 1-2 sweeps at 1e-7 m/s
+ * once it rests in this one). A bucket sort on the heights, O(m); keys uses the rows' gap array
+ * before assembly fills it. */
+static void order_top_down(IslandWork *w, int *candidates, int count, double *keys) {
+    Vec3 up = vec3_scale(w->e->gravity, -1.0);
+    if (count < 2 || vec3_dot(up, up) == 0.0)
+        return;
+    double low = INFINITY, high = -INFINITY;
+    for (int i = 0; i < count; i++) {
+        keys[i] = candidate_height(w, &w->e->contacts[candidates[i]], up);
+        low = fmin(low, keys[i]);
+        high = fmax(high, keys[i]);
+    }
+    if (!(high > low))
+        return;
+    int *start = w->index->order, *sorted = start + count + 2;
+    double scale = (count - 1) / (high - low);
+    memset(start, 0, sizeof(int) * (size_t)(count + 2));
+    for (int i = 0; i < count; i++) /* bucket 0 the highest */
+        start[(int)((high - keys[i]) * scale) + 1]++;
+    for (int k = 0; k < count; k++)
+        start[k + 1] += start[k];
+    for (int i = 0; i < count; i++)
+        sorted[start[(int)((high - keys[i]) * scale)]++] = candidates[i];
+    memcpy(candidates, sorted, sizeof(int) * (size_t)count);
+}
 
 /* Body b's state at the step's start: the island's cached copy, or the engine's for a body
  * outside the island (held). */
@@ -528,11 +583,13 @@ static const EngineComplementaritySolver *auto_direct_solver(void) {
     return NULL;
 }
 
-const EngineComplementaritySolver *engine_complementarity_for(int solver_kind, int contacts) {
+const EngineComplementaritySolver *engine_complementarity_for(int solver_kind, int contacts,
+                                                              bool friction) {
     if (solver_kind != CONTACT_SOLVER_AUTO)
         return solver_of_kind(solver_kind);
     const EngineComplementaritySolver *direct = auto_direct_solver();
-    if (direct && contacts <= ENGINE_AUTO_DIRECT_CONTACTS)
+    int limit = friction ? ENGINE_AUTO_DIRECT_FRICTION_CONTACTS : ENGINE_AUTO_DIRECT_CONTACTS;
+    if (direct && contacts <= limit)
         return direct;
     return engine_complementarity_pgs();
 }
@@ -544,7 +601,10 @@ static const EngineComplementaritySolver *island_solver(const IslandWork *w, int
         return w->e->complementarity;
     for (int i = 0; i < w->contact_count && *kind == CONTACT_SOLVER_AUTO; i++)
         *kind = (int)w->e->pairs[w->e->contacts[w->contacts[i]].pair].params.solver;
-    return engine_complementarity_for(*kind, w->contact_count);
+    bool friction = false;
+    for (int i = 0; i < w->contact_count && !friction; i++)
+        friction = w->mu[i] > 0.0 || w->mu_static[i] > 0.0;
+    return engine_complementarity_for(*kind, w->contact_count, friction);
 }
 
 static const char *island_name(const IslandWork *w) {
@@ -665,6 +725,12 @@ static IssimStatus position_pass(IslandWork *w, const EngineComplementaritySolve
     return ISSIM_OK;
 }
 
+static void count_iterations(EngineStats *stats, const EngineIslandSolution *sol) {
+    stats->complementarity_iterative_solves++;
+    stats->complementarity_sweeps += (uint64_t)sol->iterations;
+    stats->complementarity_residual = fmax(stats->complementarity_residual, sol->residual);
+}
+
 static IssimStatus solve_step(IslandWork *w, IssimError *err) {
     int n = w->dim, m = w->contact_count;
     const EngineComplementaritySolver *solver = NULL;
@@ -702,7 +768,7 @@ static IssimStatus solve_step(IslandWork *w, IssimError *err) {
     memset(w->zero, 0, sizeof(double) * (size_t)n);
     for (int i = 0; i < m; i++) {
         w->gap_velocity[i] = fmax(w->gap[i], 0.0);
-        w->gap_position[i] = fmin(w->gap[i] + slop, 0.0);
+        w->gap_position[i] = position_gap(w->gap[i], slop);
         w->no_friction[i] = 0.0;
         overlap = overlap || w->gap[i] < -slop;
     }
@@ -710,6 +776,8 @@ static IssimStatus solve_step(IslandWork *w, IssimError *err) {
     EngineIslandSolution sol = {.lambda_n = w->lambda_n, .lambda_t = w->lambda_t};
     if (m > 0 && run_solver(w, solver, &sys, &sol, err) != ISSIM_OK)
         return ISSIM_ERR_NUMERIC;
+    if (m > 0 && solver->sparse)
+        count_iterations(&w->e->stats, &sol);
     velocity_after(w, w->lambda_n, w->lambda_t, w->u_next);
     if (overlap && position_pass(w, solver, &sys, err) != ISSIM_OK)
         return ISSIM_ERR_NUMERIC;
@@ -830,6 +898,7 @@ static IssimStatus island_step(Engine *e, const IslandIndex *x, int k, double t,
                                e->bodies[w.bodies[0]].name);
     e->t = t; /* contact kinematics are evaluated at the island's own time */
     read_poses(&w);
+    order_top_down(&w, x->candidates + c0, nc, w.gap);
     int bad = assemble_contacts(&w, x->rows + c0, x->candidates + c0, nc);
     if (bad >= 0)
         return bad_row(&w, bad, err);
@@ -846,6 +915,7 @@ static IssimStatus island_step(Engine *e, const IslandIndex *x, int k, double t,
 IssimStatus engine_resolve_complementarity(Engine *e, double t_start, double t_target,
                                            IssimError *err) {
     double t_saved = e->t;
+    e->stats.complementarity_residual = 0.0;
     IslandIndex x;
     if (!index_islands(e, &x))
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for islands");

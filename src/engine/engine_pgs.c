@@ -8,9 +8,8 @@
  *
  *   per contact i, in turn (Gauss-Seidel), with the current velocities v = u+ (lambda):
  *     lambda_n <- max(0, lambda_n - (Jn_i v + s_i / h) / D_nn)
- *     lambda_t <- lambda_t - Jt_i v / d_t (the impulse that stops the slip); if it leaves the
- *                 disc |lambda_t| <= mu lambda_n, the contact slips: lambda_t = -mu lambda_n
- *                 w / |w| with w = Jt_i v its slip velocity (maximum dissipation)
+ *     lambda_t <- lambda_t - Jt_i v / d_t (the impulse that stops the slip), scaled back onto
+ *                 the disc |lambda_t| <= mu lambda_n when it leaves it (the contact slips)
  *     v        <- v + M^-1 J_i^T (change of lambda_i)
  *
  * where D = J_i M^-1 J_i^T is the contact's 3 x 3 Delassus block, d_t the mean of its tangent
@@ -18,6 +17,11 @@
  * that was sticking at the start of the step (slip below PGS_STICK_SPEED) and mu_k for one that
  * was sliding: the static limit holds a contact still, the kinetic one acts while it slides
  * (deciding per sweep instead would drop a lightly loaded contact of a sticking box to mu_k).
+ * The radial projection onto the disc is also the sliding contacts' maximum dissipation: at its
+ * fixed point an impulse on the rim is opposite the slip. Setting a sliding contact's impulse
+ * opposite its current slip at every sweep instead flips it whenever a sweep over-corrects the
+ * slip: on the 240-body pile, 8 sweeps ended at 0.01-0.1 m/s residual on 95 % of the big
+ * island's solves that way, against 0.001-0.01 m/s on 70 % with the projection.
  * Everything is per contact and per body block (EngineIslandSystem.blocks): a sweep costs O(m),
  * memory O(n + m), so a pile of a thousand spheres never forms an n x n or m x m matrix. The
  * previous step's impulses (warm_n, warm_t, matched by the persistent contact ids) start the
@@ -47,7 +51,6 @@ typedef struct PgsRow {
     double dtt_scale, inv_dtt;
     double bias; /* s / h */
     double mu;   /* the friction limit of this step: mu_s sticking, mu_k sliding */
-    bool sliding;
 } PgsRow;
 
 enum { PGS_ROW_DOUBLES = (int)((sizeof(PgsRow) + sizeof(double) - 1) / sizeof(double)) };
@@ -112,14 +115,12 @@ static void prepare_row(const EngineIslandSystem *sys, int i, PgsRow *row) {
 static void friction_limit(const EngineIslandSystem *sys, int i, PgsRow *row) {
     if (!(sys->mu_static[i] > 0.0 || sys->mu[i] > 0.0)) { /* frictionless: no slip to measure */
         row->mu = 0.0;
-        row->sliding = false;
         return;
     }
     double r[3];
     rates(sys, i, sys->velocity, r);
     double slip = sqrt(r[1] * r[1] + r[2] * r[2]);
-    row->sliding = slip > PGS_STICK_SPEED;
-    row->mu = row->sliding ? sys->mu[i] : sys->mu_static[i];
+    row->mu = slip > PGS_STICK_SPEED ? sys->mu[i] : sys->mu_static[i];
 }
 
 /* v += W lambda for one body (a contact's impulse change, three components). The body
@@ -175,23 +176,34 @@ static void rates(const EngineIslandSystem *sys, int i, const double *v, double 
     }
 }
 
-/* The Coulomb disc of radius mu ln: lt stays when inside, else it opposes the slip w of a
- * sliding contact (along -w), or is scaled back along itself (a sticking contact, w NULL: the
- * radial projection, which converges where the slip direction of a contact at rest is noise). */
-static inline void project_friction(double mu, double ln, const double *w, double lt[2]) {
+/* The Coulomb disc of radius mu ln: lt stays when inside, else it is scaled back along itself
+ * (the radial projection). */
+static inline void project_friction(double mu, double ln, double lt[2]) {
     double norm2 = lt[0] * lt[0] + lt[1] * lt[1], limit = mu * ln;
     if (norm2 <= limit * limit)
         return;
     double norm = sqrt(norm2);
-    double slip = w ? sqrt(w[0] * w[0] + w[1] * w[1]) : 0.0;
-    if (slip > 0.0) {
-        lt[0] = -mu * ln * w[0] / slip;
-        lt[1] = -mu * ln * w[1] / slip;
-        return;
-    }
-    double scale = norm > 0.0 ? mu * ln / norm : 0.0;
+    double scale = norm > 0.0 ? limit / norm : 0.0;
     lt[0] *= scale;
     lt[1] *= scale;
+}
+
+/* Jn_i v: the contact's separation rate. */
+static double normal_rate(const EngineIslandSystem *sys, int i, const double *v) {
+    const EngineContactBlock *blk = &sys->blocks[i];
+    int bd = sys->body_dim;
+    double rate = 0.0;
+    if (blk->offset_a >= 0)
+        rate += dot(blk->ja[0], v + blk->offset_a, bd);
+    if (blk->offset_b >= 0)
+        rate += dot(blk->jb[0], v + blk->offset_b, bd);
+    return rate;
+}
+
+/* max(0, x) inline (fmax is a library call at -O2: its NaN rule keeps it out of line); a NaN
+ * gives 0 as fmax(0, NaN) does. */
+static inline double non_negative(double x) {
+    return x > 0.0 ? x : 0.0;
 }
 
 /* The normal row alone (no friction: the position pass, frictionless pairs): a third of the
@@ -200,12 +212,10 @@ static double relax_normal(const EngineIslandSystem *sys, int i, const PgsRow *r
                            double *ln) {
     const EngineContactBlock *blk = &sys->blocks[i];
     int bd = sys->body_dim;
-    double rate = 0.0;
-    if (blk->offset_a >= 0)
-        rate += dot(blk->ja[0], v + blk->offset_a, bd);
-    if (blk->offset_b >= 0)
-        rate += dot(blk->jb[0], v + blk->offset_b, bd);
-    double next_n = fmax(0.0, ln[i] - (rate + row->bias) * row->inv_dnn);
+    double rate = normal_rate(sys, i, v);
+    if (ln[i] == 0.0 && rate + row->bias >= 0.0)
+        return 0.0; /* separating and unloaded: stays so */
+    double next_n = non_negative(ln[i] - (rate + row->bias) * row->inv_dnn);
     double dl = next_n - ln[i];
     ln[i] = next_n;
     for (int k = 0; k < bd; k++) {
@@ -229,15 +239,20 @@ static double relax_contact(const EngineIslandSystem *sys, int i, const PgsRow *
         row->dtt_scale > 0.0 && (row->mu > 0.0 || lt[2 * i] != 0.0 || lt[2 * i + 1] != 0.0);
     if (!friction)
         return relax_normal(sys, i, row, v, ln);
+    /* An unloaded contact that separates (most of a pile's rows within the margin) stays
+     * unloaded, and its friction disc has radius 0: the normal rate alone decides it. */
+    bool unloaded = ln[i] == 0.0 && lt[2 * i] == 0.0 && lt[2 * i + 1] == 0.0;
+    if (unloaded && normal_rate(sys, i, v) + row->bias >= 0.0)
+        return 0.0;
     double r[3];
     rates(sys, i, v, r);
-    double next_n = fmax(0.0, ln[i] - (r[0] + row->bias) * row->inv_dnn);
+    double next_n = non_negative(ln[i] - (r[0] + row->bias) * row->inv_dnn);
     double dl[3] = {next_n - ln[i], 0.0, 0.0};
     ln[i] = next_n;
     double change = dl[0] * dl[0] * row->dnn * row->dnn;
     double slip[2] = {r[1] + row->dtn[0] * dl[0], r[2] + row->dtn[1] * dl[0]};
     double trial[2] = {lt[2 * i] - slip[0] * row->inv_dtt, lt[2 * i + 1] - slip[1] * row->inv_dtt};
-    project_friction(row->mu, next_n, row->sliding ? slip : NULL, trial);
+    project_friction(row->mu, next_n, trial);
     dl[1] = trial[0] - lt[2 * i];
     dl[2] = trial[1] - lt[2 * i + 1];
     lt[2 * i] = trial[0];
@@ -264,7 +279,7 @@ static void start_velocity(const EngineIslandSystem *sys, const PgsRow *rows, do
     for (int i = 0; i < sys->contacts; i++) {
         out->lambda_n[i] = sys->warm_n[i];
         double lt[2] = {sys->warm_t[2 * i], sys->warm_t[2 * i + 1]};
-        project_friction(rows[i].mu, out->lambda_n[i], NULL, lt);
+        project_friction(rows[i].mu, out->lambda_n[i], lt);
         out->lambda_t[2 * i] = lt[0];
         out->lambda_t[2 * i + 1] = lt[1];
         double l[3] = {out->lambda_n[i], lt[0], lt[1]};

@@ -325,8 +325,9 @@ static void report_rewinds(Engine *e, int steps) {
            (unsigned long long)(st.restarts - before.restarts));
 }
 
-/* Every PILE_REPORT_STEPS of the mixed pile: the awake bodies and the CPU time of the interval
- * (complementarity islands sleep once settled, issue 15). */
+/* Every PILE_REPORT_STEPS of the mixed pile: the awake bodies, the CPU time of the interval
+ * (complementarity islands sleep once settled, issue 15), PGS's sweeps per velocity pass and
+ * the largest residual a pass ended with (m/s). */
 #define PILE_REPORT_STEPS 250
 
 /* The mixed 240-body pile with every pair switched to complementarity: real-time factor over
@@ -359,9 +360,11 @@ static int bench_mixed_pile(double coherence, double seconds, double friction) {
     if (engine_enable_checkpoints(e, 4096, (size_t)128 << 20, &err) != ISSIM_OK)
         fprintf(stderr, "bench: %s\n", err.message);
     int steps = (int)lround(seconds / PILE_DT);
-    double wall = 0.0, cpu = 0.0, interval_cpu = 0.0;
+    double wall = 0.0, cpu = 0.0, interval_cpu = 0.0, residual = 0.0;
+    EngineStats mark = engine_stats(e);
+    uint64_t solves_before = mark.complementarity_iterative_solves;
     printf("pile (240 mixed bodies) complementarity, coherence %.3g m, friction %g: awake bodies "
-           "/ CPU s of the last %d steps:",
+           "/ CPU s / PGS sweeps per solve / largest PGS residual (m/s) of the last %d steps:",
            coherence, friction, PILE_REPORT_STEPS);
     for (int s = 1; s <= steps; s++) {
         double w0 = issim_wall_time(), c0 = cpu_time();
@@ -374,8 +377,18 @@ static int bench_mixed_pile(double coherence, double seconds, double friction) {
             engine_destroy(e);
             return 1;
         }
+        EngineStats now = engine_stats(e);
+        if (now.complementarity_iterative_solves > solves_before) /* else a stale residual */
+            residual = fmax(residual, now.complementarity_residual);
+        solves_before = now.complementarity_iterative_solves;
         if (s % PILE_REPORT_STEPS == 0) {
-            printf(" t %.2f: %d / %.3f;", s * PILE_DT, engine_awake_body_count(e), interval_cpu);
+            uint64_t solves =
+                now.complementarity_iterative_solves - mark.complementarity_iterative_solves;
+            double sweeps = (double)(now.complementarity_sweeps - mark.complementarity_sweeps);
+            printf(" t %.2f: %d / %.3f / %.1f / %.1e;", s * PILE_DT, engine_awake_body_count(e),
+                   interval_cpu, solves ? sweeps / (double)solves : 0.0, residual);
+            mark = now;
+            residual = 0.0;
             cpu += interval_cpu;
             interval_cpu = 0.0;
         }
