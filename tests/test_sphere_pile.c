@@ -83,6 +83,17 @@ static void test_sphere_pile_v12(void **state) {
      * solver moved this figure from 2 to 16 mm/s). */
     assert_true(speed < 0.05);
     assert_true(fabs(mean_load - weight) < 0.005 * weight);
+    /* The contacts are rigid (001 2.2): the pile stores no elastic energy although PGS leaves
+     * contacts closed into their slop (engine_energy once charged each its pair's force law). */
+    int count = engine_contact_reports(e, reports, MAX_REPORTS);
+    double pressed = 0.0;
+    for (int i = 0; i < count; i++)
+        pressed = fmax(pressed, reports[i].depth);
+    EngineEnergy en = engine_energy(e);
+    printf("sphere pile at 2 s: deepest reported contact %.3g m, elastic energy %.3g J\n", pressed,
+           en.elastic);
+    assert_true(pressed > 1e-6);
+    assert_true(en.elastic == 0.0 && en.total == en.kinetic + en.potential);
     free(reports);
     engine_destroy(e);
 }

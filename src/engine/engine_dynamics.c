@@ -590,7 +590,9 @@ EngineEnergy engine_energy(const Engine *e) {
     }
     for (int ci = 0; ci < e->contact_count; ci++) {
         const EngineContact *c = &e->contacts[ci];
-        if (!c->active)
+        /* A complementarity contact is rigid (001 2.2): it stores no elastic energy, whatever
+         * its pair's force law would say of its (slop-sized) depth. */
+        if (!c->active || engine_contact_time_stepped(e, c))
             continue;
         ContactKinematics k;
         engine_contact_kinematics(e, e->y, c, e->t, &k, NULL, NULL);
