@@ -24,38 +24,9 @@ typedef struct PileRun {
     double peak_kinetic, kinetic_end, potential_end;
 } PileRun;
 
-/* scenes/pile.lua with `count` bodies and universe.dt = dt; NULL when the text is not found. */
-static char *pile_text(int count, double dt) {
-    FILE *f = fopen(test_source_path("scenes/pile.lua"), "rb");
-    assert_non_null(f);
-    static char text[16384];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = '\0';
-    char *out = malloc(n + 128);
-    assert_non_null(out);
-    const char *count_at = strstr(text, "local count = 240");
-    const char *dt_at = strstr(text, "dt = 2e-4");
-    assert_non_null(count_at);
-    assert_non_null(dt_at);
-    assert_true(count_at < dt_at);
-    int w = snprintf(out, n + 128, "%.*slocal count = %d%.*sdt = %.17g%s", (int)(count_at - text),
-                     text, count, (int)(dt_at - count_at - 17), count_at + 17, dt, dt_at + 9);
-    assert_true(w > 0 && (size_t)w < n + 128);
-    return out;
-}
-
 static PileRun run_pile(double dt, double until) {
-    char *text = pile_text(32, dt);
-    ThingDb *db = NULL;
+    Engine *e = test_pile_engine(32, dt, "");
     IssimError err = {0};
-    assert_int_equal(scene_load_string("pile.lua", text, strlen(text), NULL, &db, &err), ISSIM_OK);
-    free(text);
-    EngineOptions o = engine_options_default();
-    o.asset_dir = test_source_path("scenes/");
-    Engine *e = engine_create(db, &o, &err);
-    thingdb_destroy(db);
-    assert_non_null(e);
     PileRun r = {0};
     EngineEnergy before = engine_energy(e);
     ContactReport reports[1024];
