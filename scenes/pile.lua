@@ -7,7 +7,9 @@
 --   --set pile_pile.resolver=complementarity --set pile_wall.resolver=complementarity
 -- resolves the pile as complementarity contact (PGS with friction: `issim-bench pile`).
 -- Friction (mu_s 0.5, mu_k 0.4) lets the pile come to rest and sleep; in the penalty path it is
--- Goyal's tangential spring, as stiff as the normal one so that RK4's step stays the same.
+-- Goyal's tangential spring, as stiff as the normal one. RK4 keeps it passive while
+-- dt omega < 1.96 on the stiffest sticking mode: dt = 2e-4 holds; 1e-3 does not (light bodies
+-- turning on several springs; docs/performance.md, "Friction in the penalty pile").
 local resolver = "force_law"   -- force_law | complementarity
 local count = 240          -- bodies
 local r = 0.025            -- characteristic half size, m

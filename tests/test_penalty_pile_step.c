@@ -1,9 +1,12 @@
 /* The penalty pile at 5x the scene's RK4 step (issue 15, docs/performance.md "penalty path"):
- * a two-layer cut of scenes/pile.lua (32 mixed bodies) poured at dt 2e-4 s (the scene's) and at
- * 1e-3 s. The larger step is what makes the 240-body pile 5x faster; these are the physics it
- * must keep: the pair ledger's passivity (engine_manifold_energy.c: no step raises the total
- * energy, now with its offset found by regula falsi instead of bisection), the same largest
- * penetration, the pile coming to rest at the same height. */
+ * a two-layer cut of scenes/pile.lua (32 mixed bodies, with its friction) poured at dt 2e-4 s
+ * (the scene's) and at 1e-3 s: the pair ledger's passivity (engine_manifold_energy.c), the same
+ * largest penetration, the pile coming to rest at the same height. With friction the larger
+ * step is no longer passive: Goyal's anchor (000 eq. 5.22, backward Euler) under RK4 is stable
+ * and per step passive only for h omega < 1.96 on a sticking contact's mode, and the pile's
+ * stiffest tangential modes (light bodies turning on several springs) pass that at 1 ms: a
+ * stick-slip burst at t = 0.99 s raised the energy by 1.7e-7 J in a step (4.5e-7 J by 1.01 s),
+ * which is why the scene keeps 2e-4 s (docs/performance.md, "Friction in the penalty pile"). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -55,11 +58,13 @@ static void test_pile_at_five_times_the_step(void **state) {
            fine.worst_rise, 1e3 * fine.penetration, fine.peak_kinetic, fine.kinetic_end,
            fine.potential_end, coarse.worst_rise, 1e3 * coarse.penetration, coarse.peak_kinetic,
            coarse.kinetic_end, coarse.potential_end);
-    /* Passive at both steps: a rise beyond round-off means the ledger's offset left a pair with
-     * more energy than it held (issue 11's bound is 1e-6 J). */
+    /* Passive at the scene's step: a rise beyond round-off means the ledger's offset left a pair
+     * with more energy than it held, or a step moved the clock without the bodies (engine_rk4.c).
+     * At 1 ms the friction springs' stability limit is crossed (above): held to issue 11's
+     * bound of 1e-6 J only. */
     assert_true(fine.worst_rise < 1e-9);
-    assert_true(coarse.worst_rise < 1e-9);
-    /* The impacts are resolved as deep at the coarse step (1.63 and 1.62 mm measured). */
+    assert_true(coarse.worst_rise < 1e-6);
+    /* The impacts are resolved as deep at the coarse step (1.475 and 1.494 mm measured). */
     assert_true(coarse.penetration < 1.25 * fine.penetration);
     assert_true(coarse.penetration > 0.75 * fine.penetration);
     /* Both come to rest (under 3% of the pour's kinetic energy is left after 1 s) at one height:
