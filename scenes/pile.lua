@@ -6,6 +6,10 @@
 -- Resolver switch: `resolver` below sets both pairs; from the command line (also live)
 --   --set pile_pile.resolver=complementarity --set pile_wall.resolver=complementarity
 -- resolves the pile as complementarity contact (PGS with friction: `issim-bench pile`).
+-- Friction (mu_s 0.5, mu_k 0.4) lets the pile come to rest and sleep; in the penalty path it is
+-- Goyal's tangential spring, as stiff as the normal one. RK4 keeps it passive while
+-- dt omega < 1.96 on the stiffest sticking mode: dt = 2e-4 holds; 1e-3 does not (light bodies
+-- turning on several springs; docs/performance.md, "Friction in the penalty pile").
 local resolver = "force_law"   -- force_law | complementarity
 local count = 240          -- bodies
 local r = 0.025            -- characteristic half size, m
@@ -75,8 +79,10 @@ return {
   things = things,
   contacts = {
     { name = "pile_pile", materials = {"pile", "pile"}, model = "spring_damper",
-      stiffness = 1e4, restitution = 0.3, clamp_attraction = true, resolver = resolver },
+      stiffness = 1e4, restitution = 0.3, clamp_attraction = true, resolver = resolver,
+      friction_static = 0.5, friction_kinetic = 0.4, tangent_stiffness = 1e4 },
     { name = "pile_wall", materials = {"pile", "wall"}, model = "spring_damper",
-      stiffness = 1e4, restitution = 0.3, clamp_attraction = true, resolver = resolver },
+      stiffness = 1e4, restitution = 0.3, clamp_attraction = true, resolver = resolver,
+      friction_static = 0.5, friction_kinetic = 0.4, tangent_stiffness = 1e4 },
   },
 }

@@ -1,9 +1,12 @@
 /* The penalty pile at 5x the scene's RK4 step (issue 15, docs/performance.md "penalty path"):
- * a two-layer cut of scenes/pile.lua (32 mixed bodies) poured at dt 2e-4 s (the scene's) and at
- * 1e-3 s. The larger step is what makes the 240-body pile 5x faster; these are the physics it
- * must keep: the pair ledger's passivity (engine_manifold_energy.c: no step raises the total
- * energy, now with its offset found by regula falsi instead of bisection), the same largest
- * penetration, the pile coming to rest at the same height. */
+ * a two-layer cut of scenes/pile.lua (32 mixed bodies, with its friction) poured at dt 2e-4 s
+ * (the scene's) and at 1e-3 s: the pair ledger's passivity (engine_manifold_energy.c), the same
+ * largest penetration, the pile coming to rest at the same height. With friction the larger
+ * step is no longer passive: Goyal's anchor (000 eq. 5.22, backward Euler) under RK4 is stable
+ * and per step passive only for h omega < 1.96 on a sticking contact's mode, and the pile's
+ * stiffest tangential modes (light bodies turning on several springs) pass that at 1 ms: a
+ * stick-slip burst at t = 0.99 s raised the energy by 1.7e-7 J in a step (4.5e-7 J by 1.01 s),
+ * which is why the scene keeps 2e-4 s (docs/performance.md, "Friction in the penalty pile"). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,38 +27,9 @@ typedef struct PileRun {
     double peak_kinetic, kinetic_end, potential_end;
 } PileRun;
 
-/* scenes/pile.lua with `count` bodies and universe.dt = dt; NULL when the text is not found. */
-static char *pile_text(int count, double dt) {
-    FILE *f = fopen(test_source_path("scenes/pile.lua"), "rb");
-    assert_non_null(f);
-    static char text[16384];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = '\0';
-    char *out = malloc(n + 128);
-    assert_non_null(out);
-    const char *count_at = strstr(text, "local count = 240");
-    const char *dt_at = strstr(text, "dt = 2e-4");
-    assert_non_null(count_at);
-    assert_non_null(dt_at);
-    assert_true(count_at < dt_at);
-    int w = snprintf(out, n + 128, "%.*slocal count = %d%.*sdt = %.17g%s", (int)(count_at - text),
-                     text, count, (int)(dt_at - count_at - 17), count_at + 17, dt, dt_at + 9);
-    assert_true(w > 0 && (size_t)w < n + 128);
-    return out;
-}
-
 static PileRun run_pile(double dt, double until) {
-    char *text = pile_text(32, dt);
-    ThingDb *db = NULL;
+    Engine *e = test_pile_engine(32, dt, "");
     IssimError err = {0};
-    assert_int_equal(scene_load_string("pile.lua", text, strlen(text), NULL, &db, &err), ISSIM_OK);
-    free(text);
-    EngineOptions o = engine_options_default();
-    o.asset_dir = test_source_path("scenes/");
-    Engine *e = engine_create(db, &o, &err);
-    thingdb_destroy(db);
-    assert_non_null(e);
     PileRun r = {0};
     EngineEnergy before = engine_energy(e);
     ContactReport reports[1024];
@@ -84,11 +58,13 @@ static void test_pile_at_five_times_the_step(void **state) {
            fine.worst_rise, 1e3 * fine.penetration, fine.peak_kinetic, fine.kinetic_end,
            fine.potential_end, coarse.worst_rise, 1e3 * coarse.penetration, coarse.peak_kinetic,
            coarse.kinetic_end, coarse.potential_end);
-    /* Passive at both steps: a rise beyond round-off means the ledger's offset left a pair with
-     * more energy than it held (issue 11's bound is 1e-6 J). */
+    /* Passive at the scene's step: a rise beyond round-off means the ledger's offset left a pair
+     * with more energy than it held, or a step moved the clock without the bodies (engine_rk4.c).
+     * At 1 ms the friction springs' stability limit is crossed (above): held to issue 11's
+     * bound of 1e-6 J only. */
     assert_true(fine.worst_rise < 1e-9);
-    assert_true(coarse.worst_rise < 1e-9);
-    /* The impacts are resolved as deep at the coarse step (1.63 and 1.62 mm measured). */
+    assert_true(coarse.worst_rise < 1e-6);
+    /* The impacts are resolved as deep at the coarse step (1.475 and 1.494 mm measured). */
     assert_true(coarse.penetration < 1.25 * fine.penetration);
     assert_true(coarse.penetration > 0.75 * fine.penetration);
     /* Both come to rest (under 3% of the pour's kinetic energy is left after 1 s) at one height:

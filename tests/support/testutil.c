@@ -98,6 +98,54 @@ Engine *test_engine_from_source(const char *name, const char *source) {
     return test_engine_from_source_with(name, source, NULL);
 }
 
+/* The text after `key` up to the first of `stops` is replaced by `value`. */
+static void replace_after(char *text, size_t size, const char *key, const char *stops,
+                          const char *value) {
+    char *at = strstr(text, key);
+    if (!at)
+        fail_msg("scenes/pile.lua: '%s' not found", key);
+    at += strlen(key);
+    size_t old = strcspn(at, stops), add = strlen(value), len = strlen(text);
+    if (len - old + add >= size)
+        fail_msg("scenes/pile.lua: no room to set '%s'", key);
+    memmove(at + add, at + old, len - (size_t)(at - text) - old + 1);
+    memcpy(at, value, add);
+}
+
+char *test_pile_source(int count, double dt, const char *extra) {
+    FILE *f = fopen(test_source_path("scenes/pile.lua"), "rb");
+    if (!f)
+        fail_msg("cannot open scenes/pile.lua");
+    size_t size = 32768 + strlen(extra);
+    char *text = malloc(size);
+    if (!text)
+        fail_msg("out of memory");
+    size_t n = fread(text, 1, 16384, f);
+    fclose(f);
+    text[n] = '\0';
+    char value[64];
+    snprintf(value, sizeof value, "%d ", count);
+    replace_after(text, size, "local count = ", " \n", value);
+    snprintf(value, sizeof value, "%.17g", dt);
+    replace_after(text, size, "\n    dt = ", ",", value);
+    char *ret = strstr(text, "\nreturn {");
+    if (!ret)
+        fail_msg("scenes/pile.lua: no 'return {'");
+    size_t add = strlen(extra), tail = strlen(ret) + 1;
+    memmove(ret + 1 + add, ret + 1, tail - 1);
+    memcpy(ret + 1, extra, add);
+    return text;
+}
+
+Engine *test_pile_engine(int count, double dt, const char *extra) {
+    char *text = test_pile_source(count, dt, extra);
+    EngineOptions o = engine_options_default();
+    o.asset_dir = test_source_path("scenes/");
+    Engine *e = test_engine_from_source_with("pile.lua", text, &o);
+    free(text);
+    return e;
+}
+
 const char test_v12_box_source[] =
     "return { name = 'v12_box',\n"
     "  universe = { gravity = {0, 0, -9.81}, integrator = 'bdf', dt = 1e-3 },\n"

@@ -31,6 +31,11 @@ Engine *test_engine_from_source(const char *name, const char *source);
 /* The same with these engine options (NULL: the defaults). */
 Engine *test_engine_from_source_with(const char *name, const char *source,
                                      const EngineOptions *options);
+/* scenes/pile.lua with `count` bodies, universe.dt = dt and the Lua statements `extra` (may be
+ * "") run just before its `return`, where they may append to `things`; malloc'd, free it. */
+char *test_pile_source(int count, double dt, const char *extra);
+/* The engine of that text, its hulls loaded from scenes/. engine_destroy it. */
+Engine *test_pile_engine(int count, double dt, const char *extra);
 /* V12's box (VALIDATION.md): 2 kg, 10 cm, dropped flat from 2 cm on a plane, tilted slightly so
  * its corners land one after another; resolver complementarity. */
 extern const char test_v12_box_source[];
