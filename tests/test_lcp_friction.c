@@ -247,6 +247,17 @@ static void island_lcp(const Island *is, double mu, Lcp *p) {
     add_cone_rows(p, mu);
 }
 
+/* Lemke on p from basis (cold when empty), its solution verified; what names the solve. */
+static void solve_island(const Lcp *p, LcpWorkspace *ws, LcpBasis *basis, const char *what,
+                         LcpReport *rep) {
+    double z[MAX_SIZE];
+    IssimError err = {0};
+    LcpProblem lcp = {.n = p->size, .matrix = (double *)p->matrix, .q = (double *)p->q};
+    if (lcp_lemke(&lcp, ws, basis, NULL, z, rep, &err) != ISSIM_OK)
+        fail_msg("%s: %s", what, err.message);
+    assert_solution(p, z, what);
+}
+
 static void test_random_frictional_islands(void **state) {
     (void)state;
     enum { ISLANDS = 5000 };
@@ -263,17 +274,12 @@ static void test_random_frictional_islands(void **state) {
         double mu = k % 10 == 0 ? 0.0 : uniform(&r, 0, 1);
         resting += is.resting;
         island_lcp(&is, mu, p);
-        double z[MAX_SIZE];
         LcpReport rep;
-        IssimError err = {0};
         char what[96];
-        LcpProblem lcp = {.n = p->size, .matrix = p->matrix, .q = p->q};
         snprintf(what, sizeof what, "island %d (%d bodies, %d contacts, mu %.3f%s) cold", k,
                  is.bodies, is.m, mu, is.resting ? ", resting" : "");
         lcp_basis_reset(basis);
-        if (lcp_lemke(&lcp, ws, basis, NULL, z, &rep, &err) != ISSIM_OK)
-            fail_msg("%s: %s", what, err.message);
-        assert_solution(p, z, what);
+        solve_island(p, ws, basis, what, &rep);
         solves++;
         restarts += rep.restarts;
         pivots += rep.pivots;
@@ -284,12 +290,9 @@ static void test_random_frictional_islands(void **state) {
         for (int i = 0; i < is.m; i++)
             is.gap[i] = fmax(0.0, is.gap[i] + uniform(&r, -1e-5, 1e-5));
         island_lcp(&is, mu, next);
-        LcpProblem later = {.n = next->size, .matrix = next->matrix, .q = next->q};
         snprintf(what, sizeof what, "island %d (%d bodies, %d contacts, mu %.3f%s) warm", k,
                  is.bodies, is.m, mu, is.resting ? ", resting" : "");
-        if (lcp_lemke(&later, ws, basis, NULL, z, &rep, &err) != ISSIM_OK)
-            fail_msg("%s: %s", what, err.message);
-        assert_solution(next, z, what);
+        solve_island(next, ws, basis, what, &rep);
         solves++;
         warm += rep.warm_started;
         rejected += rep.warm_rejected;
