@@ -145,20 +145,14 @@ static void wisdom_export(void) {
 }
 
 /* A plan from wisdom when the cache holds it, else planned (and the cache to be rewritten). */
-static fftw_plan forward_plan(int size, double *real, fftw_complex *spec) {
-    fftw_plan p = fftw_plan_dft_r2c_1d(2 * size, real, spec, FFTW_ESTIMATE | FFTW_WISDOM_ONLY);
-    if (p)
-        return p;
-    wisdom_grown = true;
-    return fftw_plan_dft_r2c_1d(2 * size, real, spec, FFTW_ESTIMATE);
-}
-
-static fftw_plan inverse_plan(int size, fftw_complex *spec, double *real) {
-    fftw_plan p = fftw_plan_dft_c2r_1d(2 * size, spec, real, FFTW_ESTIMATE | FFTW_WISDOM_ONLY);
-    if (p)
-        return p;
-    wisdom_grown = true;
-    return fftw_plan_dft_c2r_1d(2 * size, spec, real, FFTW_ESTIMATE);
+static fftw_plan plan(int size, double *real, fftw_complex *spec, bool inverse) {
+    for (unsigned flags = FFTW_ESTIMATE | FFTW_WISDOM_ONLY;; flags = FFTW_ESTIMATE) {
+        fftw_plan p = inverse ? fftw_plan_dft_c2r_1d(2 * size, spec, real, flags)
+                              : fftw_plan_dft_r2c_1d(2 * size, real, spec, flags);
+        if (p || flags == FFTW_ESTIMATE)
+            return p;
+        wisdom_grown = true;
+    }
 }
 
 /* Writes the cache when this process planned something new: once its plans are all made. */
@@ -178,9 +172,9 @@ static bool shared_plans(int size, ContactMapLevel *l) {
         double *real = fftw_malloc(sizeof(double) * 2 * (size_t)size);
         fftw_complex *spec = fftw_malloc(sizeof(fftw_complex) * ((size_t)size + 1));
         if (real && spec && !forward_plans[i])
-            forward_plans[i] = forward_plan(size, real, spec);
+            forward_plans[i] = plan(size, real, spec, false);
         if (real && spec && !inverse_plans[i])
-            inverse_plans[i] = inverse_plan(size, spec, real);
+            inverse_plans[i] = plan(size, real, spec, true);
         fftw_free(real);
         fftw_free(spec);
     }
