@@ -9,7 +9,10 @@
  * REGISTRY_SLOT_POINTER (sim.h), the clock through sim_set_paused / sim_set_speed / sim_seek.
  *
  * Not part of libissim: tests and tools link without SDL or OpenGL; they drive the `issim`
- * executable (--script, --screenshot, --bench) instead.
+ * executable (--script, --screenshot, --bench) instead. Built as a module, libissim-display.so,
+ * that the executable loads with dlopen only when it opens a window (src/app/display_module.c;
+ * docs/architecture.md, "The display module"): display_run and display_module_matches are the
+ * module's entry points, found with dlsym; the module calls libissim through the executable.
  *
  * Threading: every function here runs on the display (main) thread.
  */
@@ -40,7 +43,17 @@ typedef struct DisplayOptions {
     const char *device_hand;     /* Nullable: the simulated hand ("circle:R,T"...), sim only */
 } DisplayOptions;
 
-DisplayOptions display_options_default(void);
+/* Inline: the executable parses the options before (and whether or not) it loads the module. */
+static inline DisplayOptions display_options_default(void) {
+    return (DisplayOptions){
+        .width = 1280, .height = 720, .show_gui = true, .vsync = true, .bench_speed = 1.0};
+}
+
+/* True when the module was built from the same issim version and the same layout of the
+ * structures display_run takes as the caller (a stale module left beside a newer executable
+ * must be refused, not called with a struct of another size). */
+bool display_module_matches(const char *version, size_t display_options_size,
+                            size_t sim_options_size);
 
 /* Opens the window and runs the GUI on scene_path (sim_options: --set overrides and the
  * like) until the user quits or the script ends. A scene that fails to load at start is

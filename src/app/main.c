@@ -13,6 +13,8 @@
 #include "issim/math.h"
 #include "issim/sim.h"
 
+#include "display_module.h"
+
 #define EXIT_USAGE 2
 
 static void usage(FILE *out) {
@@ -264,10 +266,30 @@ static int cmd_validate(CliArgs *a) {
     return rc;
 }
 
+/* The options that only mean something in a window: without the display module they are an
+ * error, while a plain `issim run SCENE` still simulates, headless. */
+static const char *window_only_option(const DisplayOptions *d) {
+    return d->script_path       ? "--script"
+           : d->screenshot_path ? "--screenshot"
+           : d->bench_seconds   ? "--bench"
+           : d->device          ? "--device"
+                                : NULL;
+}
+
 static int cmd_run(CliArgs *a, int argc, char **argv) {
     a->options.command_line = join_command_line(argc, argv);
-    if (!a->headless)
-        return display_run(a->scene, &a->options, &a->display);
+    if (!a->headless) {
+        char why[4608];
+        DisplayRunFn run_window = display_module_load(why, sizeof why);
+        if (run_window)
+            return run_window(a->scene, &a->options, &a->display);
+        const char *option = window_only_option(&a->display);
+        if (option) {
+            fprintf(stderr, "issim: %s needs the GUI: %s\n", option, why);
+            return 1;
+        }
+        fprintf(stderr, "issim: %s; running %s headless\n", why, a->scene);
+    }
     IssimError err = {0};
     Sim *sim = sim_create(a->scene, &a->options, &err);
     if (!sim) {

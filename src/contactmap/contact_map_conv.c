@@ -28,6 +28,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <limits.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fftw3.h>
 
 #include "contactmap_internal.h"
@@ -52,18 +57,124 @@ static int plan_index(int size) {
     return i;
 }
 
+/* ===== FFTW wisdom: the plans of earlier processes =====
+ * Planning costs about 3.4 ms per process even with ESTIMATE (docs/performance.md, "Sweep
+ * start-up"), on the critical path of a sweep's first run and of every MPI rank's. FFTW's wisdom
+ * (the planner's choices, which it re-creates a plan from without planning) is kept in a
+ * per-user cache file, $XDG_CACHE_HOME/issim/fftw-wisdom-ISA (default ~/.cache/issim/), read
+ * once per process before the first plan and written, to a temporary file renamed over it (a
+ * parallel rank never reads half a file), by a process that had to plan something the file did
+ * not hold. ISA names the SIMD the CPU has (a home directory shared by unlike cluster nodes): a
+ * plan chosen for AVX2 must not be taken by a node whose ESTIMATE planner would choose another.
+ * An optimisation only: a missing, unreadable, corrupt or unwritable file changes nothing but
+ * the time (FFTW keeps its wisdom as it was when an import fails), and a plan re-created from
+ * ESTIMATE wisdom is the plan ESTIMATE would make, so the forces are bit-identical with and
+ * without it (tests/test_fftw_wisdom.c). All of it runs under planner_lock. */
+
+static bool wisdom_read, wisdom_grown;
+
+static const char *isa_name(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f")                                 ? "avx512"
+           : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? "avx2"
+           : __builtin_cpu_supports("avx")                                   ? "avx"
+                                                                             : "sse2";
+#else
+    return "generic";
+#endif
+}
+
+/* The cache directory (XDG base directories: $XDG_CACHE_HOME when absolute, else ~/.cache). */
+static bool cache_dir(char *dir, size_t size) {
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    int n = xdg && xdg[0] == '/' ? snprintf(dir, size, "%s/issim", xdg)
+            : home && *home      ? snprintf(dir, size, "%s/.cache/issim", home)
+                                 : -1;
+    return n > 0 && (size_t)n < size;
+}
+
+static bool wisdom_path(char *path, size_t size) {
+    char dir[PATH_MAX];
+    if (!cache_dir(dir, sizeof dir))
+        return false;
+    int n = snprintf(path, size, "%s/fftw-wisdom-%s", dir, isa_name());
+    return n > 0 && (size_t)n < size;
+}
+
+static void wisdom_import(void) {
+    char path[PATH_MAX];
+    if (wisdom_read)
+        return;
+    wisdom_read = true;
+    if (wisdom_path(path, sizeof path))
+        fftw_import_wisdom_from_filename(path);
+}
+
+/* mkdir -p of dir's parent and dir; failures show in the write that follows. */
+static void make_dirs(char *dir) {
+    for (char *slash = strchr(dir + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+        *slash = '\0';
+        mkdir(dir, 0700);
+        *slash = '/';
+    }
+    mkdir(dir, 0700);
+}
+
+static void wisdom_export(void) {
+    char dir[PATH_MAX], path[PATH_MAX], temp[PATH_MAX + 16];
+    if (!wisdom_grown || !cache_dir(dir, sizeof dir) || !wisdom_path(path, sizeof path))
+        return;
+    wisdom_grown = false;
+    make_dirs(dir);
+    snprintf(temp, sizeof temp, "%s.XXXXXX", path);
+    int fd = mkstemp(temp);
+    if (fd < 0)
+        return;
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        close(fd);
+        unlink(temp);
+        return;
+    }
+    fftw_export_wisdom_to_file(f);
+    bool written = !ferror(f);
+    if (fclose(f) != 0 || !written || rename(temp, path) != 0)
+        unlink(temp);
+}
+
+/* A plan from wisdom when the cache holds it, else planned (and the cache to be rewritten). */
+static fftw_plan plan(int size, double *real, fftw_complex *spec, bool inverse) {
+    for (unsigned flags = FFTW_ESTIMATE | FFTW_WISDOM_ONLY;; flags = FFTW_ESTIMATE) {
+        fftw_plan p = inverse ? fftw_plan_dft_c2r_1d(2 * size, spec, real, flags)
+                              : fftw_plan_dft_r2c_1d(2 * size, real, spec, flags);
+        if (p || flags == FFTW_ESTIMATE)
+            return p;
+        wisdom_grown = true;
+    }
+}
+
+/* Writes the cache when this process planned something new: once its plans are all made. */
+static void save_wisdom(void) {
+    pthread_mutex_lock(&planner_lock);
+    wisdom_export();
+    pthread_mutex_unlock(&planner_lock);
+}
+
 static bool shared_plans(int size, ContactMapLevel *l) {
     int i = plan_index(size);
     if (i >= PLAN_SIZES)
         return false;
     pthread_mutex_lock(&planner_lock);
+    wisdom_import();
     if (!forward_plans[i] || !inverse_plans[i]) {
         double *real = fftw_malloc(sizeof(double) * 2 * (size_t)size);
         fftw_complex *spec = fftw_malloc(sizeof(fftw_complex) * ((size_t)size + 1));
         if (real && spec && !forward_plans[i])
-            forward_plans[i] = fftw_plan_dft_r2c_1d(2 * size, real, spec, FFTW_ESTIMATE);
+            forward_plans[i] = plan(size, real, spec, false);
         if (real && spec && !inverse_plans[i])
-            inverse_plans[i] = fftw_plan_dft_c2r_1d(2 * size, spec, real, FFTW_ESTIMATE);
+            inverse_plans[i] = plan(size, real, spec, true);
         fftw_free(real);
         fftw_free(spec);
     }
@@ -180,6 +291,7 @@ void contact_map_fft_plan(int samples) {
     for (int i = 0; i < count; i++)
         shared_plans(levels[i].size, &levels[i]);
     free(levels);
+    save_wisdom();
 }
 
 IssimStatus contact_map_fft_prepare(ContactMap *map, int threads, IssimError *err) {
@@ -196,6 +308,7 @@ IssimStatus contact_map_fft_prepare(ContactMap *map, int threads, IssimError *er
         l->spectra = malloc(sizeof(double) * spectrum_doubles(l) * count);
         ok = l->spectra && shared_plans(l->size, l);
     }
+    save_wisdom();
     if (ok) {
         int chunks = threads > 1 ? 4 * threads : 1;
         SpectraJob job = {.map = map,

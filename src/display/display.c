@@ -14,9 +14,10 @@
 
 #include "app_internal.h"
 
-DisplayOptions display_options_default(void) {
-    return (DisplayOptions){
-        .width = 1280, .height = 720, .show_gui = true, .vsync = true, .bench_speed = 1.0};
+bool display_module_matches(const char *version, size_t display_options_size,
+                            size_t sim_options_size) {
+    return version && strcmp(version, ISSIM_VERSION) == 0 &&
+           display_options_size == sizeof(DisplayOptions) && sim_options_size == sizeof(SimOptions);
 }
 
 IssimStatus display_write_png(const char *path, int width, int height, IssimError *err) {
