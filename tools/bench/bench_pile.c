@@ -363,9 +363,13 @@ static int bench_mixed_pile(double coherence, double seconds, double friction) {
     double wall = 0.0, cpu = 0.0, interval_cpu = 0.0, residual = 0.0;
     EngineStats mark = engine_stats(e);
     uint64_t solves_before = mark.complementarity_iterative_solves;
-    printf("pile (240 mixed bodies) complementarity, coherence %.3g m, friction %g: awake bodies "
+    /* --friction=MU overrides both coefficients of both pairs; without it, the scene's own */
+    char friction_label[48] = "the scene's friction";
+    if (friction > 0.0)
+        snprintf(friction_label, sizeof friction_label, "friction %g", friction);
+    printf("pile (240 mixed bodies) complementarity, coherence %.3g m, %s: awake bodies "
            "/ CPU s / PGS sweeps per solve / largest PGS residual (m/s) of the last %d steps:",
-           coherence, friction, PILE_REPORT_STEPS);
+           coherence, friction_label, PILE_REPORT_STEPS);
     for (int s = 1; s <= steps; s++) {
         double w0 = issim_wall_time(), c0 = cpu_time();
         IssimStatus st = engine_advance(e, s * PILE_DT, &err);
@@ -395,16 +399,15 @@ static int bench_mixed_pile(double coherence, double seconds, double friction) {
     }
     cpu += interval_cpu;
     EngineStats st = engine_stats(e);
-    printf(
-        "\npile (240 mixed bodies) complementarity, dt 1 ms, coherence %.3g m, friction %g: %.3g s "
-        "simulated "
-        "in %.3f s wall (%.3f s CPU), %.2fx real time (%.2fx by CPU); stages (s): collide %.3f, "
-        "islands %.3f, resolve %.3f, integrate %.3f; %llu sleeps, %llu wakes, %.3g J of "
-        "kinetic energy zeroed by sleeping\n",
-        coherence, friction, seconds, wall, cpu, seconds / wall, seconds / cpu,
-        st.stage_seconds[ENGINE_STAGE_COLLIDE], st.stage_seconds[ENGINE_STAGE_ISLANDS],
-        st.stage_seconds[ENGINE_STAGE_RESOLVE], st.stage_seconds[ENGINE_STAGE_INTEGRATE],
-        (unsigned long long)st.sleeps, (unsigned long long)st.wakes, st.sleep_energy);
+    printf("\npile (240 mixed bodies) complementarity, dt 1 ms, coherence %.3g m, %s: %.3g s "
+           "simulated "
+           "in %.3f s wall (%.3f s CPU), %.2fx real time (%.2fx by CPU); stages (s): collide %.3f, "
+           "islands %.3f, resolve %.3f, integrate %.3f; %llu sleeps, %llu wakes, %.3g J of "
+           "kinetic energy zeroed by sleeping\n",
+           coherence, friction_label, seconds, wall, cpu, seconds / wall, seconds / cpu,
+           st.stage_seconds[ENGINE_STAGE_COLLIDE], st.stage_seconds[ENGINE_STAGE_ISLANDS],
+           st.stage_seconds[ENGINE_STAGE_RESOLVE], st.stage_seconds[ENGINE_STAGE_INTEGRATE],
+           (unsigned long long)st.sleeps, (unsigned long long)st.wakes, st.sleep_energy);
     report_rewinds(e, steps);
     engine_destroy(e);
     return 0;
