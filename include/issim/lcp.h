@@ -61,6 +61,10 @@ typedef struct LcpReport {
     int pivots;           /* Lemke: pivots (0 when the warm-start basis solved it) */
     int iterations;       /* Newton: iterations; bilateral: active-set changes */
     bool warm_started;    /* Lemke: the given basis was complementary feasible */
+    bool warm_rejected;   /* Lemke: a basis of this size was given but is not feasible for this
+                           * q, so Lemke started cold */
+    int restarts;         /* Lemke: 1 when the first covering vector's path failed (a ray, the
+                           * pivot limit or a result that does not verify) and a second ran */
     double max_violation; /* max(-min w, -min z, max |z_i w_i|) of the returned z */
     double tolerance;     /* the violation accepted (scaled by the data) */
 } LcpReport;

@@ -29,6 +29,7 @@
  * (O(N^2 + n N) doubles, N = m or 10 m with friction); Lemke itself allocates nothing.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,11 +58,13 @@ typedef struct StepLcp {
     double *dir;    /* 2 m d: cos, sin of each contact's directions in its (t1, t2) frame */
     LcpWorkspace *ws;
     LcpBasis *basis;
+    bool *warm; /* size: the basis handed to Lemke, for the failure dump */
     void *block;
 } StepLcp;
 
 static void step_lcp_free(StepLcp *s) {
     free(s->block);
+    free(s->warm);
     lcp_workspace_destroy(s->ws);
     lcp_basis_destroy(s->basis);
 }
@@ -81,7 +84,8 @@ static IssimStatus step_lcp_alloc(StepLcp *s, const DirectIsland *d, bool fricti
     double *p = calloc(2 * rows * n + size * size + 2 * size + 2 * m * dd + 1, sizeof(double));
     s->ws = lcp_workspace_create(s->size, err);
     s->basis = lcp_basis_create(s->size, err);
-    if (!p || !s->ws || !s->basis) {
+    s->warm = calloc(size, sizeof(bool));
+    if (!p || !s->ws || !s->basis || !s->warm) {
         s->block = p;
         step_lcp_free(s);
         return issim_error_set(err, ISSIM_ERR_NOMEM, SOLVER ": out of memory for %d unknowns",
@@ -197,6 +201,38 @@ static double max_change(int n, const double *a, const double *b, double *scale)
     return change;
 }
 
+/* Diagnostics: with ISSIM_LEMKE_DUMP=<file> set, every LCP Lemke fails on is appended to the
+ * file (size, the warm basis it was given, q, the matrix column-major, the island's gaps,
+ * Jn u_free and mu), for replaying it outside the engine. */
+static void dump_failed_lcp(const DirectIsland *d, const StepLcp *s, const bool *warm, int warm_n,
+                            int iteration, const char *why) {
+    const char *path = getenv("ISSIM_LEMKE_DUMP");
+    FILE *f = path ? fopen(path, "a") : NULL;
+    if (!f)
+        return;
+    fprintf(f, "lcp %d contacts %d dim %d iteration %d h %.17g\n# %s\nwarm %d", s->size, d->m, d->n,
+            iteration, d->sys->h, why, warm_n);
+    for (int i = 0; i < warm_n; i++)
+        fprintf(f, " %d", warm[i] ? 1 : 0);
+    fprintf(f, "\nq");
+    for (int i = 0; i < s->size; i++)
+        fprintf(f, " %.17g", s->q[i]);
+    fprintf(f, "\nmatrix");
+    for (size_t i = 0; i < (size_t)s->size * (size_t)s->size; i++)
+        fprintf(f, " %.17g", s->matrix[i]);
+    fprintf(f, "\ngap");
+    for (int i = 0; i < d->m; i++)
+        fprintf(f, " %.17g", d->sys->gap[i]);
+    fprintf(f, "\nb_free");
+    for (int i = 0; i < d->m; i++)
+        fprintf(f, " %.17g", d->b_free[i]);
+    fprintf(f, "\nmu");
+    for (int i = 0; i < d->m; i++)
+        fprintf(f, " %.17g %.17g", d->sys->mu[i], d->sys->mu_static[i]);
+    fprintf(f, "\n");
+    fclose(f);
+}
+
 /* The iteration settles when the LCP's right-hand side b (the only part that moves: 001's nu)
  * stops changing, not on |f - f'|: for a PSD A the forces may form a family (a chair's four
  * legs) while b, A f and u' are unique. It may also end in a round-off cycle (a deep overlap
@@ -225,9 +261,14 @@ static IssimStatus fixpoint(DirectIsland *d, StepLcp *s, EngineIslandSolution *o
         memcpy(s->q, d->b, sizeof(double) * (size_t)m);
         LcpReport rep;
         IssimError why = {0};
-        if (lcp_lemke(&lcp, s->ws, s->basis, NULL, s->z, &rep, &why) != ISSIM_OK)
+        int warm_n = lcp_basis_size(s->basis);
+        for (int i = 0; i < warm_n; i++)
+            s->warm[i] = lcp_basis_z_basic(s->basis, i);
+        if (lcp_lemke(&lcp, s->ws, s->basis, NULL, s->z, &rep, &why) != ISSIM_OK) {
+            dump_failed_lcp(d, s, s->warm, warm_n, it, why.message);
             return issim_error_set(err, ISSIM_ERR_NUMERIC, "fixpoint iteration %d: %s", it,
                                    why.message);
+        }
         trial_velocity(d, s);
     }
     trial_velocity(d, s); /* the velocities of the last LCP's impulses, for the step check */

@@ -21,14 +21,20 @@
 #include "lcp_internal.h"
 
 #define SOLVER "Lemke"
+/* The round-off accepted as zero in a basic value, relative to max(1, |q|_inf), when z0 leaves
+ * on a tie: well below the verification's tolerance (1e-10), above the 1e-15 the ties of
+ * friction cones show. */
+#define LEMKE_FEASIBLE 1e-12
 
 typedef struct Lemke {
     const LcpProblem *p;
     int n;
-    double *binv; /* n x n, column-major: B^-1 */
-    double *x;    /* n: values of the basic variables, B^-1 q */
-    double *col;  /* n: the entering column B^-1 A_e */
-    int *basic;   /* n: the variable basic in each row (0..n-1 w, n..2n-1 z, 2n z0) */
+    double *binv;        /* n x n, column-major: B^-1 */
+    double *x;           /* n: values of the basic variables, B^-1 q */
+    double *col;         /* n: the entering column B^-1 A_e */
+    const double *cover; /* n: the covering vector d (> 0) */
+    double feasible;     /* a basic value above -feasible counts as non-negative (z0's leaving) */
+    int *basic;          /* n: the variable basic in each row (0..n-1 w, n..2n-1 z, 2n z0) */
     double pivot_tol;
 } Lemke;
 
@@ -58,7 +64,7 @@ static void entering_column(Lemke *l, int e) {
     for (int i = 0; i < n; i++)
         l->col[i] = 0.0;
     for (int j = 0; j < n; j++) {
-        double a = e == 2 * n ? -1.0 : -l->p->matrix[j + (size_t)n * (e - n)];
+        double a = e == 2 * n ? -l->cover[j] : -l->p->matrix[j + (size_t)n * (e - n)];
         if (a == 0.0)
             continue;
         const double *bj = l->binv + (size_t)n * j;
@@ -72,7 +78,7 @@ static bool lex_less(const Lemke *l, int a, int b) {
     int n = l->n;
     double ca = l->col[a], cb = l->col[b];
     double va = l->x[a] / ca, vb = l->x[b] / cb;
-    double scale = 1e-13 * lcp_max(1.0, lcp_max(fabs(va), fabs(vb)));
+    double scale = 1e-13 * lcp_max(fabs(va), fabs(vb));
     if (fabs(va - vb) > scale)
         return va < vb;
     for (int j = 0; j < n; j++) {
@@ -84,10 +90,25 @@ static bool lex_less(const Lemke *l, int a, int b) {
     return a < b;
 }
 
+/* Whether z0 may leave from row a now: pivoting it out leaves every basic variable >= -feasible
+ * (x_i - col_i x_a / col_a, O(n)), i.e. its ratio ties the smallest up to round-off. */
+static bool artificial_may_leave(const Lemke *l, int a) {
+    double ratio = l->x[a] / l->col[a];
+    for (int i = 0; i < l->n; i++)
+        if (i != a && l->x[i] - l->col[i] * ratio < -l->feasible)
+            return false;
+    return true;
+}
+
 /* The leaving row of the ratio test, -1 when no row limits the entering variable (a ray).
- * z0 leaves whenever it ties for the minimum ratio: that ends the solve. */
+ * z0 leaves whenever its ratio ties the smallest (that ends the solve): on degenerate problems
+ * (a sticking contact's opposite directions, gamma's q = 0) the tie is exact, and deciding it on
+ * the computed ratios follows their round-off (1e-12 relative after cancellation), which can
+ * keep z0 basic and end on a ray exact arithmetic does not reach (the pile's ray terminations).
+ * So the tie is judged where it matters, on the values z0's leaving would give. Other ties go
+ * by the lexicographic rule. */
 static int ratio_test(const Lemke *l) {
-    int n = l->n, best = -1;
+    int n = l->n, best = -1, artificial = -1;
     double cmax = 0.0;
     for (int i = 0; i < n; i++)
         cmax = lcp_max(cmax, fabs(l->col[i]));
@@ -95,16 +116,13 @@ static int ratio_test(const Lemke *l) {
     for (int i = 0; i < n; i++) {
         if (l->col[i] <= tol)
             continue;
+        if (l->basic[i] == 2 * n)
+            artificial = i;
         if (best < 0 || lex_less(l, i, best))
             best = i;
     }
-    if (best < 0)
-        return -1;
-    double ratio = l->x[best] / l->col[best];
-    for (int i = 0; i < n; i++)
-        if (l->basic[i] == 2 * n && l->col[i] > tol &&
-            l->x[i] / l->col[i] <= ratio + 1e-13 * lcp_max(1.0, fabs(ratio)))
-            return i;
+    if (artificial >= 0 && artificial != best && artificial_may_leave(l, artificial))
+        return artificial;
     return best;
 }
 
@@ -130,12 +148,12 @@ static void pivot(Lemke *l, int r, int e) {
     l->basic[r] = e;
 }
 
-/* The first pivot: z0 enters where q is most negative (ties: lexicographic on -e_i, the last
- * row), making every basic variable non-negative. */
+/* The first pivot: z0 enters where q / d is most negative (ties: lexicographic on -e_i, the
+ * last row), making every basic variable non-negative. */
 static int initial_row(const Lemke *l) {
     int r = 0;
     for (int i = 1; i < l->n; i++)
-        if (l->x[i] <= l->x[r])
+        if (l->x[i] / l->cover[i] <= l->x[r] / l->cover[r])
             r = i;
     return r;
 }
@@ -197,6 +215,42 @@ static void keep_basis(LcpBasis *basis, const bool *z_basic, int n) {
     basis->n = n;
 }
 
+/* Lemke's pivots from the all-w basis with covering vector `cover`, the refinement and the
+ * verification; the complementary basis into ws->flags. */
+static IssimStatus solve_cold(const LcpProblem *p, LcpWorkspace *ws, LcpNorms norms,
+                              const LcpLemkeOptions *o, const double *cover, double *z,
+                              LcpReport *rep, IssimError *err) {
+    int n = p->n;
+    bool *z_basic = ws->flags;
+    Lemke l = {.p = p,
+               .n = n,
+               .binv = ws->square_a,
+               .x = lcp_vec(ws, LCP_VEC_TRIAL),
+               .col = lcp_vec(ws, LCP_VEC_COLUMN),
+               .basic = ws->index,
+               .cover = cover,
+               .pivot_tol = o->pivot_tol,
+               .feasible = LEMKE_FEASIBLE * lcp_max(1.0, norms.q)};
+    bool trivial = true;
+    for (int i = 0; i < n; i++)
+        trivial = trivial && p->q[i] >= 0.0;
+    if (trivial) {
+        memset(z, 0, sizeof(double) * (size_t)n);
+        memset(z_basic, 0, sizeof(bool) * (size_t)n);
+    } else if (pivot_to_solution(&l, o->max_pivots, z_basic, z, &rep->pivots, err) != ISSIM_OK) {
+        return ISSIM_ERR_NUMERIC;
+    }
+    /* Refine when the pivots' round-off shows: the same basis solved directly, kept only if it
+     * verifies at least as well. */
+    double *refined = lcp_vec(ws, LCP_VEC_STEP);
+    double pivoted = trivial ? 0.0 : lcp_violation(p, z, NULL);
+    double scale = lcp_scaled_tolerance(norms, n, z, 1.0);
+    if (pivoted > 1e-13 * scale && lcp_solve_basis(p, ws, z_basic, refined) &&
+        lcp_violation(p, refined, NULL) <= pivoted)
+        memcpy(z, refined, sizeof(double) * (size_t)n);
+    return lcp_verify(SOLVER, p, ws, z, o->tolerance * scale, rep, err);
+}
+
 /* The warm start: the kept basis solved exactly, accepted only when it verifies. */
 static bool try_basis(const LcpProblem *p, LcpWorkspace *ws, const LcpBasis *basis, LcpNorms norms,
                       double tol, double *z, LcpReport *report) {
@@ -221,36 +275,26 @@ IssimStatus lcp_lemke(const LcpProblem *p, LcpWorkspace *ws, LcpBasis *basis,
         rep->warm_started = true;
         return ISSIM_OK;
     }
-    bool *z_basic = ws->flags;
-    Lemke l = {.p = p,
-               .n = n,
-               .binv = ws->square_a,
-               .x = lcp_vec(ws, LCP_VEC_TRIAL),
-               .col = lcp_vec(ws, LCP_VEC_COLUMN),
-               .basic = ws->index,
-               .pivot_tol = o.pivot_tol};
-    bool trivial = true;
+    if (basis && basis->n == n)
+        rep->warm_rejected = true;
+    double *cover = lcp_vec(ws, LCP_VEC_GRAD);
     for (int i = 0; i < n; i++)
-        trivial = trivial && p->q[i] >= 0.0;
-    if (trivial) {
-        memset(z, 0, sizeof(double) * (size_t)n);
-        memset(z_basic, 0, sizeof(bool) * (size_t)n);
-    } else if (pivot_to_solution(&l, o.max_pivots, z_basic, z, &rep->pivots, err) != ISSIM_OK) {
-        if (basis)
-            lcp_basis_reset(basis);
-        return ISSIM_ERR_NUMERIC;
+        cover[i] = 1.0;
+    IssimStatus s = solve_cold(p, ws, norms, &o, cover, z, rep, err);
+    if (s == ISSIM_ERR_NUMERIC) {
+        /* a second path from another covering vector (Lemke's theory holds for any d > 0): on
+         * degenerate, badly conditioned problems (friction cones of several contacts on few
+         * bodies: B^-1 entries of 1e-18 that are zeros) round-off can still turn the lexicographic
+         * path onto a ray; another path usually avoids it. */
+        for (int i = 0; i < n; i++)
+            cover[i] = 1.0 + (double)i / n;
+        int first_pivots = rep->pivots;
+        rep->restarts = 1;
+        s = solve_cold(p, ws, norms, &o, cover, z, rep, err);
+        rep->pivots += first_pivots;
     }
-    /* Refine when the pivots' round-off shows: the same basis solved directly, kept only if it
-     * verifies at least as well. */
-    double *refined = lcp_vec(ws, LCP_VEC_STEP);
-    double pivoted = trivial ? 0.0 : lcp_violation(p, z, NULL);
-    double scale = lcp_scaled_tolerance(norms, n, z, 1.0);
-    if (pivoted > 1e-13 * scale && lcp_solve_basis(p, ws, z_basic, refined) &&
-        lcp_violation(p, refined, NULL) <= pivoted)
-        memcpy(z, refined, sizeof(double) * (size_t)n);
-    IssimStatus s = lcp_verify(SOLVER, p, ws, z, o.tolerance * scale, rep, err);
     if (s == ISSIM_OK)
-        keep_basis(basis, z_basic, n);
+        keep_basis(basis, ws->flags, n);
     else if (basis)
         lcp_basis_reset(basis);
     return s;
