@@ -357,12 +357,19 @@ static void bolt_enters_hole(const EngineComplementaritySolver *solver) {
     engine_destroy(e);
 }
 
-/* Issue 15 item 5: a user force acts through the same step. The bolt stands upright on the flat
- * plate 25 mm from the hole's axis (beyond the 16 mm chamfer), the pair in complementarity mode
- * with friction (mu 0.1), its solver chosen by the pair (auto); a hand pushing it down by 2 N and
- * toward the axis with a drag spring (the GUI's: k (target - x) - c v, set as the applied wrench
- * before each step, as the display does) slides it onto the chamfer and down into the hole.
- * Without the push it stays where it stands. */
+/* 001's VR assembly demo by hand: the bolt stands upright on the plate 25 mm from the hole's
+ * axis (beyond the 16 mm chamfer), the pair in complementarity mode with friction (mu 0.1), its
+ * solver chosen by the pair (auto). A hand holds it as one holds a bolt: the GUI's drag spring on
+ * the centre of mass (3 Hz for the body's mass, critically damped, toward the axis, as
+ * app_input.c's DRAG_OMEGA), 2 N down, and a 20 Hz critically damped attitude spring keeping it
+ * upright (the grasp: the GUI's drag with Alt, app_input.c). Set as the applied wrench before
+ * each step, as the display does; it slides onto the chamfer and down into the hole. Without
+ * the hand it stays where it stands.
+ * Why the attitude spring: a capsule standing on its round end has its centre of mass 20 mm
+ * above the end's centre of curvature, so it balances unstably; a force on its centre of mass
+ * alone tips it over (it ends lying across the hole, with any solver), as a pencil pushed at its
+ * middle would. The hold must beat the pushed weight's tipping stiffness, (m g + 2 N) x 0.02 m
+ * = 0.066 N m/rad: at 20 Hz it is 0.33 N m/rad (at 10 Hz, 0.08, the bolt still leans 29 deg). */
 static double pushed_bolt(bool push) {
     Engine *e = engine_from_file("scenes/bolt_and_hole.lua");
     IssimError err = {0};
@@ -374,18 +381,27 @@ static double pushed_bolt(bool push) {
         if (engine_apply_edit(e, edits[i][0], edits[i][1], &err) != ISSIM_OK)
             fail_msg("%s", err.message);
     EngineBodyId bolt = engine_body_id(e, 0);
+    const double mass = 0.13069, inertia = 2.0693e-5; /* the scene's bolt: kg, kg m^2 (tilt) */
+    const double drag_omega = 2.0 * M_PI * 3.0, hold_omega = 2.0 * M_PI * 20.0;
+    const double k = mass * drag_omega * drag_omega, c = 2.0 * mass * drag_omega;
+    const double kr = inertia * hold_omega * hold_omega, cr = 2.0 * inertia * hold_omega;
     for (int i = 1; i <= 600; i++) {
         EngineBodyState b = engine_body_state(e, bolt);
-        Vec3 f =
-            push ? vec3(-400.0 * b.pos.x - 8.0 * b.vel.x, -400.0 * b.pos.y - 8.0 * b.vel.y, -2.0)
-                 : vec3(0, 0, 0);
-        assert_int_equal(engine_set_applied_wrench(e, bolt, f, vec3(0, 0, 0), &err), ISSIM_OK);
+        Vec3 f = vec3(0, 0, 0), torque = vec3(0, 0, 0);
+        if (push) {
+            f = vec3(-k * b.pos.x - c * b.vel.x, -k * b.pos.y - c * b.vel.y, -2.0);
+            Vec3 axis = quat_rotate(b.orient, vec3(0.0, 0.0, 1.0)); /* turn it back to +z */
+            torque =
+                vec3_sub(vec3_scale(vec3_cross(axis, vec3(0, 0, 1)), kr), vec3_scale(b.angvel, cr));
+        }
+        assert_int_equal(engine_set_applied_wrench(e, bolt, f, torque, &err), ISSIM_OK);
         if (engine_advance(e, i * 1e-3, &err) != ISSIM_OK)
             fail_msg("step to %g s: %s", i * 1e-3, err.message);
     }
     EngineBodyState b = engine_body_state(e, bolt);
     printf("bolt %s: after 0.6 s %.4f m off the axis, tip at z = %.5f m\n",
-           push ? "pushed toward the hole" : "left alone", hypot(b.pos.x, b.pos.y), bolt_tip(b));
+           push ? "held and pushed toward the hole" : "left alone", hypot(b.pos.x, b.pos.y),
+           bolt_tip(b));
     engine_destroy(e);
     return bolt_tip(b);
 }
