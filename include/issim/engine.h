@@ -222,6 +222,8 @@ const char *engine_body_name(const Engine *engine, EngineBodyId body);
 ThingId engine_body_thing(const Engine *engine, EngineBodyId body);
 EngineBodyState engine_body_state(const Engine *engine, EngineBodyId body);
 double engine_body_mass(const Engine *engine, EngineBodyId body);
+/* Principal moments of inertia, body frame, kg m^2 (NaN for an invalid id). */
+Vec3 engine_body_inertia(const Engine *engine, EngineBodyId body);
 /* Sets a transient wrench on a body (world frame, N and N m about its centre of mass), added to
  * its force/torque properties until set again; not part of the thing database or saved scenes.
  * For interaction: the GUI's drag spring, the haptic proxy's virtual coupling. A changed value

@@ -126,7 +126,10 @@ double sim_dt(const Sim *sim);
  * session's engine before its thread started; the engine thread checks it (engine_body_check)
  * and ignores a drag of a body it did not issue, with a warning. Every new write resets the
  * engine to the display time, so the perturbation acts on the state the user sees, not on the
- * speculative future. */
+ * speculative future. With v[SIM_POINTER_HOLD_OMEGA] > 0 the drag is a grasp: the body is also
+ * held at the attitude it had when the drag took it, by a critically damped attitude spring of
+ * that angular frequency for the body's own inertia, tau = I (omega^2 theta - 2 omega w), theta
+ * the rotation back to the grasped attitude, as a hand holds a bolt upright while pushing it. */
 enum {
     SIM_POINTER_ID_BODY, /* ids[]: the dragged body, engine_body_id_pack; 0 when none */
     SIM_POINTER_ID_COUNT
@@ -137,6 +140,7 @@ enum {
     SIM_POINTER_TARGET_X = SIM_POINTER_ANCHOR_X + 3,  /* world, m (and _Y, _Z) */
     SIM_POINTER_STIFFNESS = SIM_POINTER_TARGET_X + 3, /* N/m */
     SIM_POINTER_DAMPING,                              /* N s/m */
+    SIM_POINTER_HOLD_OMEGA,                           /* rad/s; 0: no attitude hold */
     SIM_POINTER_COUNT
 };
 

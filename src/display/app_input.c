@@ -1,9 +1,10 @@
 /* Mouse and keyboard in the 3D view: orbit (left drag on empty space), pan (right or middle
  * drag, or shift + left), zoom (wheel), pick and drag a body with a spring (left press on a
- * body), and the shortcuts: space pause/run, S step, R reset, F fit, Ctrl+O open, Ctrl+L reload,
- * with --device sim Ctrl + left drag (or any left drag with the device panel's "mouse is the hand"
- * ticked) moves the simulated pantograph's hand; F1 help, Tab side panels, F11 fullscreen, T follow
- * the selected body (again: stop), F12 screenshot, Esc clear the selection, Ctrl+Q quit; with
+ * body; with Alt a grasp that also holds its attitude), and the shortcuts: space pause/run, S step,
+ * R reset, F fit, Ctrl+O open, Ctrl+L reload, with --device sim Ctrl + left drag (or any left drag
+ * with the device panel's "mouse is the hand" ticked) moves the simulated pantograph's hand; F1
+ * help, Tab side panels, F11 fullscreen, T follow the selected body (again: stop), F12 screenshot,
+ * Esc clear the selection, Ctrl+Q quit; with
  * --device, F9 or Pause is the emergency stop (app_device.c), whatever has the keyboard. Files
  * dropped on the window are opened. */
 #include <math.h>
@@ -14,6 +15,11 @@
 /* Drag spring: a 3 Hz oscillator for the body's mass, critically damped, so a drag feels the
  * same for a 10 g pebble and a 10 kg box. */
 #define DRAG_OMEGA (2.0 * M_PI * 3.0)
+/* Grasp (Alt + drag): the attitude held by a 20 Hz critically damped rotational spring for the
+ * body's inertia, stiff enough to keep a bolt standing on its round end upright while it is
+ * pushed (a pushed bolt's tipping stiffness is a fifth of it; see
+ * tests/test_validation_v12_complementarity.c). */
+#define GRASP_OMEGA (2.0 * M_PI * 20.0)
 
 void app_select(App *app, ThingId thing) {
     app->selected = thing;
@@ -45,6 +51,7 @@ static void write_pointer(App *app) {
     v[SIM_POINTER_TARGET_X + 2] = d->target.z;
     v[SIM_POINTER_STIFFNESS] = mass * DRAG_OMEGA * DRAG_OMEGA;
     v[SIM_POINTER_DAMPING] = 2.0 * mass * DRAG_OMEGA;
+    v[SIM_POINTER_HOLD_OMEGA] = d->active && d->grasp ? GRASP_OMEGA : 0.0;
     registry_slot_write_ids(s->reg, REGISTRY_SLOT_POINTER, sim_display_time(s->sim), v,
                             SIM_POINTER_COUNT, ids, SIM_POINTER_ID_COUNT);
 }
@@ -65,7 +72,8 @@ static void start_pick(App *app, int x, int y) {
                        .anchor_local = pose_apply_inv(in->pose, hit),
                        .plane_point = hit,
                        .plane_normal = vec3_normalize(vec3_sub(camera_eye(&app->camera), hit)),
-                       .target = hit};
+                       .target = hit,
+                       .grasp = app->grasp_mode || (SDL_GetModState() & KMOD_ALT) != 0};
     write_pointer(app);
 }
 

@@ -51,6 +51,7 @@ typedef struct Drag {
     Vec3 anchor_local; /* on the body, body frame */
     Vec3 plane_point, plane_normal;
     Vec3 target;
+    bool grasp; /* Alt held at the press (or grasp_mode): the body's attitude is held too */
 } Drag;
 
 typedef struct Script Script;
@@ -188,6 +189,7 @@ typedef struct App {
     Drag drag;
     bool mouse_left, mouse_right, mouse_moved;
     bool mouse_hand_mode; /* --device sim: every left drag in the view moves the hand */
+    bool grasp_mode;      /* every body drag is a grasp (script: toggle grasp) */
     int mouse_x, mouse_y;
     SDL_Keymod mods;
 

@@ -196,6 +196,7 @@ static bool toggle(App *app, const char *what, const char *onoff) {
                  : strcmp(what, "panels") == 0            ? &app->toggles.panels
                  : strcmp(what, "selected_contacts") == 0 ? &app->toggles.selected_contacts
                  : strcmp(what, "hand") == 0              ? &app->mouse_hand_mode
+                 : strcmp(what, "grasp") == 0             ? &app->grasp_mode
                  : strcmp(what, "gui") == 0               ? &app->options.show_gui
                                                           : NULL;
     if (flag)

@@ -730,6 +730,10 @@ double engine_body_mass(const Engine *e, EngineBodyId body) {
     return engine_body_valid(e, body) ? e->bodies[body.index].mass : NAN;
 }
 
+Vec3 engine_body_inertia(const Engine *e, EngineBodyId body) {
+    return engine_body_valid(e, body) ? e->bodies[body.index].inertia : (Vec3){NAN, NAN, NAN};
+}
+
 EngineBodyState engine_body_state(const Engine *e, EngineBodyId body) {
     if (!engine_body_valid(e, body)) {
         Vec3 nan3 = {NAN, NAN, NAN};

@@ -212,6 +212,7 @@ const HelpLine kHelp[] = {
     {"F9 / Pause", "emergency stop of the haptic device (--device)"},
     {"Left drag, empty space", "orbit the camera"},
     {"Left drag on a body", "select it and pull it with a spring"},
+    {"Alt + left drag on a body", "grasp it: pull it and hold its attitude"},
     {"Right / middle drag, Shift+left", "pan"},
     {"Wheel", "zoom"},
     {"Ctrl + left drag (--device sim)", "move the simulated pantograph's hand"},

@@ -215,6 +215,9 @@ typedef struct DragState {
     EngineBodyId body;
     Vec3 anchor, target;
     double stiffness, damping;
+    double hold_omega; /* rad/s, 0: a plain drag; > 0: a grasp holding `held` */
+    Quat held;         /* the attitude when the grasp took the body */
+    bool take_hold;    /* a new grasp: hold the attitude at the next apply (after the reset) */
 } DragState;
 
 static bool read_pointer(Sim *sim, DragState *drag) {
@@ -228,8 +231,12 @@ static bool read_pointer(Sim *sim, DragState *drag) {
     EngineBodyId body = v[SIM_POINTER_DRAGGING] > 0.5
                             ? slot_body(sim, "drag", slot.ids[SIM_POINTER_ID_BODY], &drag->refused)
                             : engine_body_id_null();
+    bool same_grasp = was_active && drag->hold_omega > 0.0 && !engine_body_id_is_null(body) &&
+                      engine_body_id_equal(body, drag->body);
     drag->active = !engine_body_id_is_null(body);
     drag->body = body;
+    drag->hold_omega = v[SIM_POINTER_HOLD_OMEGA] > 0.0 ? v[SIM_POINTER_HOLD_OMEGA] : 0.0;
+    drag->take_hold = drag->active && !same_grasp;
     drag->anchor =
         (Vec3){v[SIM_POINTER_ANCHOR_X], v[SIM_POINTER_ANCHOR_X + 1], v[SIM_POINTER_ANCHOR_X + 2]};
     drag->target =
@@ -239,9 +246,30 @@ static bool read_pointer(Sim *sim, DragState *drag) {
     return drag->active || was_active;
 }
 
+/* The grasp's torque (SIM_POINTER_HOLD_OMEGA): tau = I_world (omega^2 theta - 2 omega w), theta
+ * the rotation vector from the attitude now back to the held one (the short way round). */
+static Vec3 grasp_torque(Sim *sim, DragState *drag, EngineBodyState st) {
+    if (drag->take_hold) { /* applied first after the reset: the attitude the user sees */
+        drag->held = st.orient;
+        drag->take_hold = false;
+    }
+    Quat err = quat_mul(drag->held, quat_conj(st.orient));
+    if (err.w < 0.0) /* q and -q are one attitude: take the rotation of at most pi */
+        err = (Quat){-err.w, -err.x, -err.y, -err.z};
+    Vec3 axis = {err.x, err.y, err.z};
+    double s = vec3_norm(axis), angle = 2.0 * atan2(s, err.w);
+    Vec3 theta = s > 1e-300 ? vec3_scale(axis, angle / s) : (Vec3){0, 0, 0};
+    double w = drag->hold_omega;
+    Vec3 accel = vec3_sub(vec3_scale(theta, w * w), vec3_scale(st.angvel, 2.0 * w));
+    Vec3 inertia = engine_body_inertia(sim->engine, drag->body);
+    Vec3 local = quat_rotate_inv(st.orient, accel);
+    local = (Vec3){local.x * inertia.x, local.y * inertia.y, local.z * inertia.z};
+    return quat_rotate(st.orient, local);
+}
+
 /* Spring and damper from the current state: re-evaluated before every step, so the pull is
  * piecewise constant over one output step only. */
-static void apply_drag(Sim *sim, const DragState *drag, EngineBodyId released_body) {
+static void apply_drag(Sim *sim, DragState *drag, EngineBodyId released_body) {
     IssimError err;
     Vec3 zero = {0, 0, 0};
     if (!engine_body_id_is_null(released_body))
@@ -254,7 +282,10 @@ static void apply_drag(Sim *sim, const DragState *drag, EngineBodyId released_bo
     Vec3 anchor_vel = vec3_add(st.vel, vec3_cross(st.angvel, arm));
     Vec3 f = vec3_sub(vec3_scale(vec3_sub(drag->target, anchor_world), drag->stiffness),
                       vec3_scale(anchor_vel, drag->damping));
-    if (engine_set_applied_wrench(sim->engine, drag->body, f, vec3_cross(arm, f), &err) != ISSIM_OK)
+    Vec3 torque = vec3_cross(arm, f);
+    if (drag->hold_omega > 0.0)
+        torque = vec3_add(torque, grasp_torque(sim, drag, st));
+    if (engine_set_applied_wrench(sim->engine, drag->body, f, torque, &err) != ISSIM_OK)
         issim_log(ISSIM_LOG_WARN, "drag: %s", err.message);
 }
 
