@@ -302,6 +302,9 @@ typedef struct EngineStats {
     int islands;                             /* islands of awake bodies at the last advance */
     int islands_by_resolver[CONTACT_RESOLVER_COUNT];
     double stage_seconds[ENGINE_STAGE_COUNT]; /* wall time per stage (profile_stages) */
+    /* The collision manager thread's reports (interactive runs): merged, waited for (the
+     * newest merged one was too far behind), and stale (the wait gave up). */
+    uint64_t collision_reports_used, collision_report_waits, collision_reports_stale;
 } EngineStats;
 
 EngineStats engine_stats(const Engine *engine);

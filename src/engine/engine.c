@@ -451,7 +451,11 @@ double engine_dt(const Engine *e) {
     return e->dt;
 }
 EngineStats engine_stats(const Engine *e) {
-    return e->stats;
+    EngineStats s = e->stats;
+    s.collision_reports_used = e->reports_used;
+    s.collision_report_waits = e->report_waits;
+    s.collision_reports_stale = e->reports_stale;
+    return s;
 }
 
 void engine_set_event_callback(Engine *e, EngineEventFn fn, void *user) {

@@ -467,8 +467,11 @@ static bool engine_pose_source(void *ctx, double *t, Pose *poses, int count) {
         *t = e->t;
         return true;
     }
+    /* A newest frame earlier than the last one read means the engine rewound (a drag, an edit,
+     * the scrubber): it is new work too. Waiting for a time beyond the old one left the
+     * engine without reports after every rewind, each step waiting ENGINE_REPORT_WAIT_LIMIT. */
     RegistryFrame frame = {.values = e->collision_frame};
-    if (!registry_read_latest(e->collision_registry, &frame) || !(frame.t > *t))
+    if (!registry_read_latest(e->collision_registry, &frame) || frame.t == *t)
         return false;
     for (int b = 0; b < e->body_count; b++) {
         if (!e->bodies[b].shaped)
