@@ -131,8 +131,9 @@ IssimStatus contact_pair_add_props(ThingDb *db, ThingId pair, IssimError *err) {
         {.name = "solver",
          .type = PROP_ENUM,
          .unit = "",
-         .description = "solver of complementarity islands: auto (lemke up to 24 contacts, pgs "
-                        "above), pgs (projected Gauss-Seidel, exact friction cone), reference "
+         .description = "solver of complementarity islands: auto (lemke up to 24 contacts, 4 "
+                        "with friction, pgs above), pgs (projected Gauss-Seidel, exact friction "
+                        "cone), reference "
                         "(frictionless PGS), lemke (001 2.2, 8-sided friction cone), "
                         "fischer_newton (001 2.1, frictionless)",
          .mutability = PROP_LIVE,
