@@ -23,25 +23,6 @@ static const char *const free_box =
     "  },\n"
     "}\n";
 
-static void nap_ms(int ms) {
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-static Sim *sim_from_string(const char *source) {
-    ThingDb *db = NULL;
-    IssimError err = {0};
-    if (scene_load_string("grasp.lua", source, strlen(source), NULL, &db, &err) != ISSIM_OK)
-        fail_msg("scene: %s", err.message);
-    SimOptions o = sim_options_default();
-    o.quiet = true;
-    Sim *sim = sim_create_from_db(db, "grasp.lua", &o, &err);
-    thingdb_destroy(db);
-    if (!sim)
-        fail_msg("sim_create: %s", err.message);
-    return sim;
-}
-
 /* Pull the body point (0.1, 0, 0) toward (0.1, 0, 2) with the GUI's 3 Hz spring for 1 kg;
  * hold_omega 0 is a plain drag. */
 static void write_pull(Registry *reg, double t, EngineBodyId body, double hold_omega) {
@@ -61,7 +42,7 @@ static void write_pull(Registry *reg, double t, EngineBodyId body, double hold_o
 /* The box's largest tilt (rad) and its height at the end, over `seconds` of simulated time
  * after the pull starts; the engine thread is waited for (bounded). */
 static void pulled_box(double hold_omega, double seconds, double *largest_tilt, double *z_end) {
-    Sim *sim = sim_from_string(free_box);
+    Sim *sim = test_sim_from_source("grasp.lua", free_box);
     Registry *reg = sim_registry(sim);
     EngineBodyId box = engine_body_find(sim_engine(sim), "box"); /* before the thread starts */
     IssimError err;
@@ -75,7 +56,7 @@ static void pulled_box(double hold_omega, double seconds, double *largest_tilt, 
     *largest_tilt = 0.0;
     double t = t0;
     for (int i = 0; i < 20000 && t < t0 + seconds; i++) {
-        nap_ms(1);
+        test_nap_ms(1);
         if (!registry_read_latest(reg, &frame) || frame.t <= t)
             continue;
         t = frame.t;

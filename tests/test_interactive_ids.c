@@ -24,29 +24,10 @@ static const char *const free_box =
     "  },\n"
     "}\n";
 
-static void nap_ms(int ms) {
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-static Sim *sim_from_string(const char *source) {
-    ThingDb *db = NULL;
-    IssimError err = {0};
-    if (scene_load_string("ids.lua", source, strlen(source), NULL, &db, &err) != ISSIM_OK)
-        fail_msg("scene: %s", err.message);
-    SimOptions o = sim_options_default();
-    o.quiet = true;
-    Sim *sim = sim_create_from_db(db, "ids.lua", &o, &err);
-    thingdb_destroy(db);
-    if (!sim)
-        fail_msg("sim_create: %s", err.message);
-    return sim;
-}
-
 /* The id of the box in a session that is gone: what a display or servo still holding the
  * previous scene's ids would write. */
 static EngineBodyId previous_scenes_box(void) {
-    Sim *old = sim_from_string(free_box);
+    Sim *old = test_sim_from_source("ids.lua", free_box);
     EngineBodyId id = engine_body_find(sim_engine(old), "box");
     sim_destroy(old);
     return id;
@@ -59,7 +40,7 @@ static double box_x_after(Registry *reg, double t) {
     assert_true(registry_var_count(reg) <= 64);
     RegistryFrame frame = {.values = values};
     for (int i = 0; i < 10000 && !(registry_state_time(reg) >= t); i++)
-        nap_ms(1);
+        test_nap_ms(1);
     assert_true(registry_read_latest(reg, &frame));
     assert_true(frame.t >= t);
     return registry_frame_value(reg, &frame, x);
@@ -80,7 +61,7 @@ static void write_drag(Registry *reg, double t, EngineBodyId body) {
 
 static void test_a_drag_of_a_stale_body_is_ignored(void **state) {
     EngineBodyId stale = previous_scenes_box();
-    Sim *sim = sim_from_string(free_box);
+    Sim *sim = test_sim_from_source("ids.lua", free_box);
     Registry *reg = sim_registry(sim);
     EngineBodyId box = engine_body_find(sim_engine(sim), "box"); /* before the thread starts */
     assert_int_equal(stale.index, box.index);
@@ -91,7 +72,7 @@ static void test_a_drag_of_a_stale_body_is_ignored(void **state) {
     write_drag(reg, sim_display_time(sim), stale);
     double t = sim_display_time(sim) + 0.2;
     for (int i = 0; i < 5000 && sim_display_time(sim) < t; i++)
-        nap_ms(1);
+        test_nap_ms(1);
     assert_near(box_x_after(reg, t), 0.0, 0.0); /* nothing pulled it */
     assert_int_equal(testlog_count(ISSIM_LOG_WARN, "drag ignored"), 1);
     assert_int_equal(testlog_count(ISSIM_LOG_WARN, "stale"), 1);
@@ -99,7 +80,7 @@ static void test_a_drag_of_a_stale_body_is_ignored(void **state) {
     write_drag(reg, sim_display_time(sim), box);
     double x = 0.0;
     for (int i = 0; i < 5000 && !(x > 0.1); i++) {
-        nap_ms(1);
+        test_nap_ms(1);
         x = box_x_after(reg, 0.0);
     }
     print_message("pulled by this engine's id: box.pos.x = %.3f m\n", x);
@@ -124,13 +105,13 @@ static void write_handle_for(Registry *reg, EngineBodyId proxy, double seconds) 
                                                     engine_body_id_pack(proxy)};
         registry_slot_write_ids(reg, REGISTRY_SLOT_HANDLE, issim_wall_time(), v,
                                 HAPTIC_HANDLE_COUNT, ids, HAPTIC_HANDLE_ID_COUNT);
-        nap_ms(1);
+        test_nap_ms(1);
     }
 }
 
 static void test_a_coupling_to_a_stale_proxy_is_ignored(void **state) {
     EngineBodyId stale = previous_scenes_box();
-    Sim *sim = sim_from_string(free_box);
+    Sim *sim = test_sim_from_source("ids.lua", free_box);
     Registry *reg = sim_registry(sim);
     EngineBodyId box = engine_body_find(sim_engine(sim), "box");
     testlog_capture();

@@ -31,30 +31,17 @@ static const char *const box_on_floor =
     "  },\n"
     "}\n";
 
-static void nap_ms(int ms) {
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 /* Bounded wait (20 s of wall time) for the engine's newest state to pass t. */
 static bool state_passes(Registry *reg, double t) {
     for (int i = 0; i < 20000 && !(registry_state_time(reg) > t); i++)
-        nap_ms(1);
+        test_nap_ms(1);
     return registry_state_time(reg) > t;
 }
 
 static void test_reports_stay_fresh_after_a_rewind(void **state) {
     (void)state;
-    ThingDb *db = NULL;
     IssimError err = {0};
-    if (scene_load_string("rewind.lua", box_on_floor, strlen(box_on_floor), NULL, &db, &err) !=
-        ISSIM_OK)
-        fail_msg("scene: %s", err.message);
-    SimOptions o = sim_options_default();
-    o.quiet = true;
-    Sim *sim = sim_create_from_db(db, "rewind.lua", &o, &err);
-    thingdb_destroy(db);
-    assert_non_null(sim);
+    Sim *sim = test_sim_from_source("rewind.lua", box_on_floor);
     Registry *reg = sim_registry(sim);
     EngineBodyId box = engine_body_find(sim_engine(sim), "box");
     assert_int_equal(sim_start(sim, &err), ISSIM_OK);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "issim/io.h"
@@ -335,4 +336,23 @@ Hull *test_box_hull(Vec3 h) {
     Hull *hull = hull_create(pts, 8, &err);
     assert_non_null(hull);
     return hull;
+}
+
+Sim *test_sim_from_source(const char *name, const char *source) {
+    ThingDb *db = NULL;
+    IssimError err = {0};
+    if (scene_load_string(name, source, strlen(source), NULL, &db, &err) != ISSIM_OK)
+        fail_msg("scene %s: %s", name, err.message);
+    SimOptions o = sim_options_default();
+    o.quiet = true;
+    Sim *sim = sim_create_from_db(db, name, &o, &err);
+    thingdb_destroy(db);
+    if (!sim)
+        fail_msg("sim_create %s: %s", name, err.message);
+    return sim;
+}
+
+void test_nap_ms(int ms) {
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
 }

@@ -28,6 +28,11 @@ const char *test_source_path(const char *relative);
 Engine *test_engine_from_scene(const char *relative);
 /* The same for a scene given as Lua source text (`name` for its messages). */
 Engine *test_engine_from_source(const char *name, const char *source);
+/* An interactive session (not started) on a scene given as Lua source, quiet; fails the test
+ * with the message when it cannot be made. */
+Sim *test_sim_from_source(const char *name, const char *source);
+/* Sleeps ms milliseconds: the step of a bounded wait for another thread. */
+void test_nap_ms(int ms);
 /* The same with these engine options (NULL: the defaults). */
 Engine *test_engine_from_source_with(const char *name, const char *source,
                                      const EngineOptions *options);
