@@ -187,6 +187,10 @@ typedef struct ContactModelClass {
     /* Shortest time scale of the contact for effective mass m (s); used to warn when a fixed
      * step is too coarse. */
     double (*time_scale)(const ContactParams *p, double effective_mass);
+    /* true: commit() reports CONTACT_EVENT_EQUILIBRIUM when the contact holds its load still
+     * (internal friction, 004 4.8.5 eq. 4.91). false (the default): the model has no such test,
+     * and the engine judges a body on such contacts by stillness alone (engine_sleep.c). */
+    bool tests_equilibrium;
     /* Energy stored in the contact's conservative part at this depth (J): the engine's
      * elastic energy, and the reference the no-energy-gain tests compare against. */
     double (*potential)(const ContactParams *p, const ContactHistory *h,

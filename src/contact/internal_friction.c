@@ -129,5 +129,6 @@ const ContactModelClass contact_internal_friction_class = {
     .commit = internal_friction_commit,
     .fixed_step = contact_no_fixed_step,
     .time_scale = internal_friction_time_scale,
+    .tests_equilibrium = true,
     .potential = internal_friction_potential,
 };

@@ -625,8 +625,11 @@ static void begin_manifold(Engine *e, EngineContact *c, const ContactKinematics 
     engine_wake_on_contact(e, c, k, e->t);
 }
 
-/* Activity of a refreshed or new contact; returns whether the contact set changed. */
-static bool settle_activity(Engine *e, EngineContact *c, const EngineContact *old) {
+/* Activity of a refreshed or new contact; returns whether the contact set changed. ledger: its
+ * kinematics as the energy ledger computed them (engine_manifold_energy_settle, before it set the
+ * depth offset). */
+static bool settle_activity(Engine *e, EngineContact *c, const EngineContact *old,
+                            const ContactKinematics *ledger) {
     bool stepped = engine_contact_time_stepped(e, c);
     /* A time-stepped row (a complementarity island's) keeps the activity its solver gave it: no
      * kinematics to compute (a pile's every contact, every step). */
@@ -642,8 +645,10 @@ static bool settle_activity(Engine *e, EngineContact *c, const EngineContact *ol
         }
         return false;
     }
-    ContactKinematics k;
-    engine_manifold_kinematics(e, e->y, c, e->t, &k, NULL, NULL, NULL);
+    /* The ledger's depth is the geometric one (a refreshed contact starts at offset 0): with
+     * the offset subtracted it is what engine_merge_kinematics would give, to the last bit. */
+    ContactKinematics k = *ledger;
+    k.depth -= c->depth_offset;
     if (!old) {
         c->active = engine_contact_should_be_active(&k);
         if (c->active)
@@ -699,11 +704,13 @@ static void warn_initial_overlap(Engine *e) {
 void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, const Pose *poses) {
     /* Previous manifold contacts, sorted by collision id (the world issues increasing ids). */
     int old_count = e->contact_count - e->vertex_contact_count;
+    e->merge_states = engine_merge_states(e);
     if (!reserve_previous(e, old_count + 1) ||
         !engine_reserve_contacts(e, e->vertex_contact_count + count + 1) ||
         !engine_manifold_energy_begin(e, e->contacts + e->vertex_contact_count, old_count, count)) {
         issim_log(ISSIM_LOG_ERROR, "out of memory for %d contacts: contacts dropped", count);
         e->stats.warnings++;
+        e->merge_states = NULL;
         return;
     }
     memcpy(e->previous, e->contacts + e->vertex_contact_count,
@@ -730,6 +737,10 @@ void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, 
         if (!contact_from_world(e, &world[i], poses, c))
             continue;
         IssimError err;
+        /* The patch's point count of the last update (engine_manifold_energy.c shares the
+         * damping among a pair's points): the damping is derived once unless it changed. */
+        if (j >= 0)
+            c->patch_points = e->previous[j].patch_points;
         if (engine_contact_params(e, c, &err) != ISSIM_OK)
             continue;
         if (j >= 0) {
@@ -746,7 +757,9 @@ void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, 
         if (j < -1)
             continue; /* frozen */
         EngineContact *c = &e->contacts[i];
-        changed = settle_activity(e, c, j >= 0 ? &e->previous[j] : NULL) || changed;
+        changed = settle_activity(e, c, j >= 0 ? &e->previous[j] : NULL,
+                                  &e->manifold_energy.kinematics[i - first]) ||
+                  changed;
         any_active = any_active || (c->active && !engine_contact_frozen(e, c));
     }
     /* Active contacts the world no longer reports have ended. */
@@ -766,4 +779,5 @@ void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, 
         e->manifold_energy.check_overlap = false;
         warn_initial_overlap(e);
     }
+    e->merge_states = NULL;
 }

@@ -158,6 +158,20 @@ void engine_manifold_kinematics(const Engine *e, const double *y, const EngineCo
     manifold_kinematics_of(e, c, a, b, t, k, point, arm_a, arm_b);
 }
 
+const EngineBodyState *engine_merge_states(const Engine *e) {
+    EngineBodyState *states = engine_rhs_body_states(e);
+    for (int b = 0; b < e->body_count; b++)
+        states[b] = engine_block_state(e, e->y, b);
+    return states;
+}
+
+void engine_merge_kinematics(const Engine *e, const EngineBodyState *states, const EngineContact *c,
+                             ContactKinematics *k) {
+    manifold_kinematics_of(e, c, states[c->body],
+                           c->body_b >= 0 ? states[c->body_b] : obstacle_state, e->t, k, NULL, NULL,
+                           NULL);
+}
+
 /* The share f_ext / n_v of the external load (gravity, the body's force, the applied force)
  * that presses a body into a plane, n_v its active vertex contacts on that plane (004 4.8.1),
  * for the internal-friction equilibrium test. A body's vertex contacts with one plane are

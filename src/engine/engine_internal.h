@@ -232,6 +232,8 @@ struct Engine {
     int *previous_index; /* open addressing by collision id, previous_slots entries */
     int previous_capacity, previous_slots;
     EngineManifoldEnergy manifold_energy; /* engine_manifold_energy.c */
+    /* engine_merge_contacts: every body's state at y during the merge; NULL outside it */
+    const EngineBodyState *merge_states;
     char (*materials)[PROP_STRING_MAX];
     int material_count;
 
@@ -357,6 +359,13 @@ _Static_assert(sizeof(EngineBodyState) % sizeof(double) == 0, "body states tile 
 EngineBodyState *engine_rhs_body_states(const Engine *e);
 void engine_manifold_kinematics(const Engine *e, const double *y, const EngineContact *c, double t,
                                 ContactKinematics *k, Vec3 *point, Vec3 *arm_a, Vec3 *arm_b);
+/* The collision update's passes over every contact (the merge, its energy ledger, the activity
+ * of each contact) read every body's state at e->y once: engine_merge_states fills the cache
+ * (the right-hand side's, free outside an evaluation) and engine_merge_kinematics reads it, the
+ * same numbers as engine_manifold_kinematics at (e->y, e->t). */
+const EngineBodyState *engine_merge_states(const Engine *e);
+void engine_merge_kinematics(const Engine *e, const EngineBodyState *states, const EngineContact *c,
+                             ContactKinematics *k);
 /* The geometry of manifold contact c from its bodies' states (b NULL: a static B) only (what a
  * time-stepping solver needs): depth, world normal (from B into A), the points' offsets from
  * the two centres of mass. */
@@ -436,6 +445,8 @@ void engine_wake_all(Engine *e, double t);
 void engine_equilibrium_loads(Engine *e);
 /* A contact whose bodies are all asleep (or asleep and fixed) cannot change. */
 bool engine_contact_frozen(const Engine *e, const EngineContact *c);
+/* Does the contact's model report equilibrium (ContactModelClass.tests_equilibrium)? */
+bool engine_contact_tests_equilibrium(const Engine *e, const EngineContact *c);
 
 /* The rate (m/s) at which a model's restitution and compression forces are read for the App. C
  * band, and the time (s) a shaped body must stay a sleep candidate before it sleeps. */
@@ -444,9 +455,10 @@ bool engine_contact_frozen(const Engine *e, const EngineContact *c);
  * ramp's width, where the forces are the band's limits. */
 #define ENGINE_RAMP_BAND_RATE 1e6
 #define ENGINE_SETTLE_TIME 0.02
-/* The speed (m/s, linear plus angular times reach) under which a time-stepped body counts as
- * still unless EngineOptions.sleep_speed says: a settled PGS pile trembles at under 1e-4 m/s
- * (issue 15's pile with friction: 7e-5 at most), a body sliding or rolling on moves at cm/s. */
+/* The speed (m/s, linear plus angular times reach) under which a time-stepped body, or one on
+ * force laws without an equilibrium test, counts as still unless EngineOptions.sleep_speed says: a
+ * settled PGS pile trembles at under 1e-4 m/s (issue 15's pile with friction: 7e-5 at most), a body
+ * sliding or rolling on moves at cm/s. */
 #define ENGINE_STEPPED_SLEEP_SPEED 1e-3
 
 /* engine_cvode.c / engine_rk4.c: integrator back-ends */

@@ -103,7 +103,7 @@ bool engine_manifold_energy_begin(Engine *e, const EngineContact *previous, int 
         if (!c->active || !counts_energy(e, c))
             continue;
         ContactKinematics k;
-        engine_manifold_kinematics(e, e->y, c, e->t, &k, NULL, NULL, NULL);
+        engine_merge_kinematics(e, e->merge_states, c, &k);
         m->old_energy[slot_of(m, pair_key(e, c))] += engine_contact_potential(e, c, &k);
     }
     return true;
@@ -203,6 +203,9 @@ static void share_patch_damping(Engine *e, int head) {
         n++;
     for (int i = head; i >= 0; i = m->next[i]) {
         EngineContact *c = &e->contacts[e->vertex_contact_count + i];
+        /* the merge derived it with the count the contact had: again only if that changed */
+        if (c->patch_points == n)
+            continue;
         c->patch_points = n;
         engine_contact_params(e, c, NULL); /* it was derived once already: it cannot fail */
     }
@@ -216,7 +219,7 @@ void engine_manifold_energy_settle(Engine *e, int new_count) {
         if (!counts_energy(e, c))
             continue; /* a time-stepped row */
         int s = slot_of(m, pair_key(e, c));
-        engine_manifold_kinematics(e, e->y, c, e->t, &m->kinematics[i], NULL, NULL, NULL);
+        engine_merge_kinematics(e, e->merge_states, c, &m->kinematics[i]);
         if (m->previous_of[i] < -1) { /* carried over frozen: the same energy on both sides */
             if (c->active)
                 m->old_energy[s] -= engine_contact_potential(e, c, &m->kinematics[i]);

@@ -161,7 +161,23 @@ static double still_speed(const Engine *e, const EngineContact *c) {
      * rate dg/dt of its equilibrium test, 1e-5 m/s by default) nor a band applies to it. */
     if (engine_contact_time_stepped(e, c))
         return ENGINE_STEPPED_SLEEP_SPEED;
-    return c->params.velocity_tolerance > 0.0 ? c->params.velocity_tolerance : c->still_speed;
+    if (c->params.velocity_tolerance > 0.0)
+        return c->params.velocity_tolerance;
+    /* A force law without an equilibrium test (spring/damper, Hertz, Hunt-Crossley, maps) has
+     * no band to derive a speed from: such a contact is judged like a time-stepped one. */
+    return engine_contact_tests_equilibrium(e, c) ? c->still_speed : ENGINE_STEPPED_SLEEP_SPEED;
+}
+
+bool engine_contact_tests_equilibrium(const Engine *e, const EngineContact *c) {
+    return engine_contact_model(e, c)->tests_equilibrium;
+}
+
+/* Does this contact let its bodies sleep? A model with an equilibrium test must report it; one
+ * without (a spring/damper pile) leaves the verdict to the bodies' stillness over
+ * ENGINE_SETTLE_TIME, the rule time-stepped islands follow. Before it, penalty piles never
+ * slept: a settled 240-body pile cost as much per second as its pour (issue 15). */
+static bool contact_settled(const Engine *e, const EngineContact *c) {
+    return c->equilibrium || !engine_contact_tests_equilibrium(e, c);
 }
 
 /* A contact frozen while its bodies slept did not move: its friction spring resumes from the
@@ -311,10 +327,13 @@ enum { SLEEP_NO_CONTACT = 0, SLEEP_CANDIDATE = 1, SLEEP_REFUSED = 2 };
 static void sleep_bodies(Engine *e, double t) {
     int *verdict = e->sleep_scratch;
     double *still = e->sleep_speeds;
+    /* by body: judged by stillness over ENGINE_SETTLE_TIME, not at the instant */
+    int *by_stillness = e->sleep_scratch + 2 * ((size_t)e->body_count + 1);
     for (int i = 0; i < e->awake_count; i++) {
         int b = e->awake_bodies[i];
         verdict[b] = SLEEP_NO_CONTACT;
         still[b] = INFINITY;
+        by_stillness[b] = e->bodies[b].shaped;
     }
     for (int i = 0; i < e->live_contact_count; i++) {
         const EngineContact *c = &e->contacts[e->live_contacts[i]];
@@ -326,7 +345,9 @@ static void sleep_bodies(Engine *e, double t) {
             if (b < 0 || e->bodies[b].asleep)
                 continue;
             still[b] = fmin(still[b], still_speed(e, c));
-            if (!c->equilibrium)
+            if (!engine_contact_tests_equilibrium(e, c))
+                by_stillness[b] = 1;
+            if (!contact_settled(e, c))
                 verdict[b] = SLEEP_REFUSED;
             else if (verdict[b] == SLEEP_NO_CONTACT)
                 verdict[b] = SLEEP_CANDIDATE;
@@ -346,9 +367,10 @@ static void sleep_bodies(Engine *e, double t) {
         }
         if (e->bodies[b].still_since < 0.0)
             e->bodies[b].still_since = t;
-        /* Shaped bodies must stay still for a while (see the App. C section); vertex bodies
-         * are judged at the instant by eq. 4.91 (V5). */
-        if (e->bodies[b].shaped && t - e->bodies[b].still_since < ENGINE_SETTLE_TIME)
+        /* Shaped bodies, and bodies on contacts without an equilibrium test, must stay still
+         * for a while (see the App. C section); vertex bodies on internal friction are judged
+         * at the instant by eq. 4.91 (V5). */
+        if (by_stillness[b] && t - e->bodies[b].still_since < ENGINE_SETTLE_TIME)
             continue;
         sleepers[n++] = b;
     }
@@ -404,7 +426,7 @@ static void sleep_stepped_islands(Engine *e, double t) {
         if (!c->active)
             continue;
         /* a force-law contact inside the island must be in equilibrium by its model */
-        bool settled = engine_contact_time_stepped(e, c) || c->equilibrium;
+        bool settled = engine_contact_time_stepped(e, c) || contact_settled(e, c);
         int sides[2] = {c->body, c->body_b};
         for (int s = 0; s < 2; s++) {
             int b = sides[s];
@@ -496,9 +518,21 @@ static void contact_band(const Engine *e, const EngineContact *c, const ContactK
     *hi = fmax(0.0, fmax(up.normal, down.normal));
 }
 
+/* Does any contact pair use a model with an equilibrium test? */
+static bool models_test_equilibrium(const Engine *e) {
+    for (int i = 0; i < e->pair_count; i++)
+        if (e->pairs[i].model->tests_equilibrium)
+            return true;
+    return false;
+}
+
 void engine_equilibrium_loads(Engine *e) {
     if (e->contact_count == e->vertex_contact_count)
         return; /* vertex bodies only: their loads come with the kinematics */
+    /* Only equilibrium tests read the loads: without one the sweep below was a tenth of a
+     * penalty pile's time for nothing (issue 15). */
+    if (!models_test_equilibrium(e))
+        return;
     for (int i = 0; i < e->awake_count; i++) {
         int b = e->awake_bodies[i];
         const EngineBody *body = &e->bodies[b];

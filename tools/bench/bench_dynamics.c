@@ -304,6 +304,9 @@ typedef struct PenaltyRun {
     double worst_rise_after; /* largest one-step rise of the total energy after the peak, J */
     long rises_after;        /* steps after the peak whose total energy rose > 1e-6 J */
     double kinetic_end;      /* J, at the end */
+    double first_sleep;      /* s: when the first body fell asleep (-1: none did) */
+    double half_asleep;      /* s: when half the bodies were asleep (-1: never) */
+    int bodies;
     EngineStats stats;
 } PenaltyRun;
 
@@ -349,7 +352,8 @@ static int run_penalty(const char *config, double until, PenaltyRun *run) {
         fprintf(stderr, "bench: %s: %s\n", config, err.message);
         return 1;
     }
-    *run = (PenaltyRun){0};
+    *run = (PenaltyRun){.first_sleep = -1.0, .half_asleep = -1.0};
+    run->bodies = engine_body_count(e);
     EngineEnergy before = engine_energy(e);
     run->peak_kinetic = before.kinetic;
     while (engine_time(e) < until - 1e-9) {
@@ -373,6 +377,21 @@ static int run_penalty(const char *config, double until, PenaltyRun *run) {
         run->worst_rise_after = fmax(run->worst_rise_after, rise);
         run->rises_after += rise > 1e-6;
         run->penetration = fmax(run->penetration, deepest_contact(e));
+        int asleep = run->bodies - engine_stats(e).awake_bodies;
+        if (getenv("DBG_SPEEDS") && fmod(engine_time(e) + 1e-9, 0.25) < 2e-4) {
+            int hist[8] = {0};
+            for (int b = 0; b < run->bodies; b++) {
+                EngineBodyState st = engine_body_state(e, engine_body_id(e, b));
+                double v = vec3_norm(st.vel) + 0.04 * vec3_norm(st.angvel);
+                int k = v < 1e-5 ? 0 : v < 1e-4 ? 1 : v < 3e-4 ? 2 : v < 1e-3 ? 3 : v < 3e-3 ? 4 : v < 1e-2 ? 5 : v < 1e-1 ? 6 : 7;
+                hist[k]++;
+            }
+            fprintf(stderr, "t %.3f asleep %d  <1e-5 %d <1e-4 %d <3e-4 %d <1e-3 %d <3e-3 %d <1e-2 %d <0.1 %d more %d\n", engine_time(e), asleep, hist[0], hist[1], hist[2], hist[3], hist[4], hist[5], hist[6], hist[7]);
+        }
+        if (asleep > 0 && run->first_sleep < 0.0)
+            run->first_sleep = engine_time(e);
+        if (2 * asleep >= run->bodies && run->half_asleep < 0.0)
+            run->half_asleep = engine_time(e);
     }
     run->kinetic_end = before.kinetic;
     run->stats = engine_stats(e);
@@ -412,6 +431,9 @@ static int bench_penalty(int argc, char **argv) {
                configs[i], 1e3 * r.penetration, r.peak_kinetic, r.kinetic_end,
                r.kinetic_end < 1e-3 * r.peak_kinetic ? "yes" : "NO", r.worst_rise_after,
                r.rises_after, r.rises_after == 0 ? "met" : "NOT met");
+        printf("dynamics  penalty pile %-14s asleep: first at %.3g s, half at %.3g s, %d of %d at "
+               "the end (-1: never)\n",
+               configs[i], r.first_sleep, r.half_asleep, r.bodies - st->awake_bodies, r.bodies);
     }
     return rc;
 }
