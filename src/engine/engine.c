@@ -424,6 +424,7 @@ void engine_destroy(Engine *e) {
     free(e->previous_kept);
     free(e->previous_index);
     free(e->event_dirs);
+    free(e->event_states);
     free(e->materials);
     free(e->blocks);
     free(e->y);

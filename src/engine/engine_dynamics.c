@@ -158,11 +158,28 @@ void engine_manifold_kinematics(const Engine *e, const double *y, const EngineCo
     manifold_kinematics_of(e, c, a, b, t, k, point, arm_a, arm_b);
 }
 
+void engine_fill_states(const Engine *e, const double *y, EngineBodyState *states) {
+    for (int b = 0; b < e->body_count; b++)
+        states[b] = engine_block_state(e, y, b);
+}
+
 const EngineBodyState *engine_merge_states(const Engine *e) {
     EngineBodyState *states = engine_rhs_body_states(e);
-    for (int b = 0; b < e->body_count; b++)
-        states[b] = engine_block_state(e, e->y, b);
+    engine_fill_states(e, e->y, states);
     return states;
+}
+
+double engine_contact_depth(const Engine *e, const EngineBodyState *states, const double *y,
+                            const EngineContact *c) {
+    if (c->kind != CONTACT_MANIFOLD) {
+        ContactKinematics k;
+        engine_contact_kinematics(e, y, c, e->t, &k, NULL, NULL);
+        return k.depth;
+    }
+    Vec3 n, pa, pb, ra, rb;
+    manifold_points(c, &states[c->body], c->body_b >= 0 ? &states[c->body_b] : NULL, &n, &pa, &pb,
+                    &ra, &rb);
+    return vec3_dot(vec3_sub(pb, pa), n) - c->depth_offset; /* as manifold_kinematics_of */
 }
 
 void engine_merge_kinematics(const Engine *e, const EngineBodyState *states, const EngineContact *c,

@@ -226,8 +226,9 @@ struct Engine {
     double report_t; /* state time of the newest collision report merged (-inf before any) */
     int *event_dirs; /* RK4: located crossing per contact, all zero between events */
     int event_dirs_capacity;
-    int *world_owner;        /* world index -> body index (>= 0) or -(obstacle + 1) */
-    EngineContact *previous; /* scratch for matching manifold contacts across updates */
+    EngineBodyState *event_states; /* RK4: every body's state at a step's start and end */
+    int *world_owner;              /* world index -> body index (>= 0) or -(obstacle + 1) */
+    EngineContact *previous;       /* scratch for matching manifold contacts across updates */
     bool *previous_kept;
     int *previous_index; /* open addressing by collision id, previous_slots entries */
     int previous_capacity, previous_slots;
@@ -364,6 +365,12 @@ void engine_manifold_kinematics(const Engine *e, const double *y, const EngineCo
  * (the right-hand side's, free outside an evaluation) and engine_merge_kinematics reads it, the
  * same numbers as engine_manifold_kinematics at (e->y, e->t). */
 const EngineBodyState *engine_merge_states(const Engine *e);
+/* Every body's state in y (engine_block_state), into states[body_count]. */
+void engine_fill_states(const Engine *e, const double *y, EngineBodyState *states);
+/* The depth of contact c in y, states being y's (engine_fill_states): k.depth of
+ * engine_contact_kinematics, for the event tests that need no more. */
+double engine_contact_depth(const Engine *e, const EngineBodyState *states, const double *y,
+                            const EngineContact *c);
 void engine_merge_kinematics(const Engine *e, const EngineBodyState *states, const EngineContact *c,
                              ContactKinematics *k);
 /* The geometry of manifold contact c from its bodies' states (b NULL: a static B) only (what a
