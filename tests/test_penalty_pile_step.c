@@ -74,7 +74,59 @@ static void test_pile_at_five_times_the_step(void **state) {
     assert_true(fabs(coarse.potential_end - fine.potential_end) < 0.02 * fabs(fine.potential_end));
 }
 
+/* scenes/pile.lua sets universe.sleep = "still": its spring/damper contacts report no
+ * equilibrium, so a body sleeps once under 1 mm/s for 20 ms (engine_sleep.c). The 32-body cut
+ * at the scene's step, with that policy and with "never": by 3 s every body asleep but the
+ * spheres and capsules still rolling on the floor, the energy
+ * never rising in a step (sleeping and waking included), the kinetic energy the sleeps took
+ * within what 1 mm/s carries, and the heap at rest where the awake one ends (potential energy
+ * within 1%). */
+static void test_pile_sleeps_when_still(void **state) {
+    (void)state;
+    double potential[2] = {0}, worst[2] = {0};
+    for (int policy = 0; policy < 2; policy++) {
+        Engine *e = test_pile_engine(32, 2e-4, "");
+        IssimError err = {0};
+        if (policy == 1)
+            assert_int_equal(engine_apply_edit(e, "universe.sleep", "never", &err), ISSIM_OK);
+        EngineEnergy before = engine_energy(e);
+        while (engine_time(e) < 3.0 - 1e-4) {
+            assert_int_equal(engine_step(e, &err), ISSIM_OK);
+            EngineEnergy now = engine_energy(e);
+            worst[policy] = fmax(worst[policy], now.total - before.total);
+            before = now;
+        }
+        potential[policy] = before.potential;
+        EngineStats st = engine_stats(e);
+        printf("  sleep %s: %d of 32 awake at 3 s, %llu sleeps, %llu wakes, %.3g J taken by "
+               "sleeping; largest rise %.3g J; potential %.6g J\n",
+               policy == 0 ? "still" : "never", st.awake_bodies, (unsigned long long)st.sleeps,
+               (unsigned long long)st.wakes, st.sleep_energy, worst[policy], potential[policy]);
+        if (policy == 0) {
+            /* the boxes and octahedra (every 4k+2 and 4k+3) all rest; a sphere or a capsule
+             * may be rolling along the floor (no rolling resistance): awake only if moving */
+            for (int b = 0; b < 32; b++) {
+                EngineBodyState bs = engine_body_state(e, engine_body_id(e, b));
+                double speed = vec3_norm(bs.vel) + 0.015 * vec3_norm(bs.angvel);
+                if (b % 4 >= 2)
+                    assert_true(engine_body_asleep(e, b));
+                else if (!engine_body_asleep(e, b))
+                    assert_true(speed > 1e-3);
+            }
+            /* each sleep zeroes a body under 1 mm/s (linear plus angular times its reach, so
+             * no more than 0.5 m (1e-3)^2 + the same in rotation); the heaviest is 65 g */
+            assert_true(st.sleep_energy <= (double)st.sleeps * 0.065 * 1e-6);
+        } else {
+            assert_int_equal(st.sleeps, 0);
+        }
+        engine_destroy(e);
+    }
+    assert_true(worst[0] < 1e-9);
+    assert_true(fabs(potential[0] - potential[1]) < 0.01 * fabs(potential[1]));
+}
+
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_pile_at_five_times_the_step)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_pile_at_five_times_the_step),
+                                       cmocka_unit_test(test_pile_sleeps_when_still)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

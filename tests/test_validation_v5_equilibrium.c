@@ -158,6 +158,51 @@ static int body_named(const Engine *e, const char *name) {
 
 /* D sleeps on the floor; the ball E lands on it and wakes it: the wake event names E and comes
  * at E's contact onset on D. D falls asleep again once E's bounce has left it. */
+/* The universe's sleep policy "still": the same spring/damper bar sleeps once slower than 1 mm/s
+ * for 20 ms, with at most the kinetic energy such a speed carries taken away, and it stays at
+ * rest where the spring holds it (depth m g / k to 1%). */
+static void test_spring_damper_sleeps_when_still(void **state) {
+    (void)state;
+    static const char *const sets[] = {"universe.sleep", "still"};
+    Engine *e = load_engine("scenes/point_drop.lua", sets, 2);
+    EventLog *log = calloc(1, sizeof *log);
+    engine_set_event_callback(e, log_event, log);
+    advance(e, 4.0);
+    const EngineEvent *sleep = find_event(log, ENGINE_EVENT_SLEEP, 0);
+    assert_non_null(sleep);
+    assert_true(engine_body_asleep(e, 0));
+    EngineStats st = engine_stats(e);
+    assert_int_equal(st.sleeps, 1);
+    assert_true(st.sleep_energy <= 0.5 * 1.0 * 1e-3 * 1e-3); /* unit mass under 1 mm/s */
+    ContactReport reports[4];
+    int n = engine_contact_reports(e, reports, 4);
+    assert_int_equal(n, 1);
+    double rest = 9.81 / 1e8; /* m g / k of the scene's pair */
+    printf("V5 still: spring/damper bar asleep at t = %.6f s, depth %.6g m (m g / k = %.6g)\n",
+           sleep->t, reports[0].depth, rest);
+    assert_true(fabs(reports[0].depth - rest) < 0.01 * rest);
+    free(log);
+    engine_destroy(e);
+}
+
+/* "never": a complementarity box, which sleeps by default once still (time-stepped islands),
+ * stays awake. */
+static void test_sleep_never(void **state) {
+    (void)state;
+    static const char *const sets[] = {"box_floor.resolver", "complementarity", "universe.sleep",
+                                       "never"};
+    for (int policy = 0; policy < 2; policy++) {
+        Engine *e = load_engine("scenes/box_on_plane.lua", sets, policy == 0 ? 2 : 4);
+        advance(e, 1.5);
+        printf("V5 box_on_plane (complementarity), sleep %s: %s at 1.5 s\n",
+               policy == 0 ? "equilibrium" : "never",
+               engine_body_asleep(e, 0) ? "asleep" : "awake");
+        assert_int_equal(engine_body_asleep(e, 0), policy == 0);
+        assert_int_equal(engine_stats(e).sleeps, policy == 0 ? 1 : 0);
+        engine_destroy(e);
+    }
+}
+
 static void test_woken_by_a_hit(void **state) {
     (void)state;
     Engine *e = load_engine("scenes/equilibrium_lists.lua", NULL, 0);
@@ -195,6 +240,8 @@ int main(void) {
         cmocka_unit_test(test_one_vertex),
         cmocka_unit_test(test_two_vertices),
         cmocka_unit_test(test_spring_damper_never_sleeps),
+        cmocka_unit_test(test_spring_damper_sleeps_when_still),
+        cmocka_unit_test(test_sleep_never),
         cmocka_unit_test(test_woken_by_a_hit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

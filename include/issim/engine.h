@@ -336,7 +336,9 @@ enum {
  * balance it. Its velocities are then set to zero (App. C: "set all of its derivatives to
  * zero") and it leaves the integrated system: no right-hand side, no state in the integrator,
  * no evaluation of its contacts with obstacles and other sleeping bodies. A model that never
- * reports equilibrium (spring/damper) never lets a body sleep.
+ * reports equilibrium (spring/damper) never lets a body sleep, unless the universe's "sleep"
+ * property is "still": then a body on such contacts sleeps once slower than 1 mm/s (or
+ * sleep_speed) for ENGINE_SETTLE_TIME, as time-stepped islands do; "never" turns sleeping off.
  *
  * Its equilibrium list is the bodies it shares constraint forces with (active contacts); fixed
  * obstacles are never on a list and never propagate (App. E.3.2). A sleeping body wakes when

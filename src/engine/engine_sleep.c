@@ -157,27 +157,33 @@ static void emit_body_event(Engine *e, EngineEventKind kind, int body, int by, d
 static double still_speed(const Engine *e, const EngineContact *c) {
     if (e->sleep_speed > 0.0)
         return e->sleep_speed;
-    /* A time-stepped row has no force law: neither internal friction's velocity_tolerance (a
-     * rate dg/dt of its equilibrium test, 1e-5 m/s by default) nor a band applies to it. */
-    if (engine_contact_time_stepped(e, c))
+    /* A time-stepped row has no force law, and a force law without an equilibrium test
+     * (spring/damper, Hertz, Hunt-Crossley, maps; slept on only under the "still" policy) no
+     * band: neither internal friction's
+     * velocity_tolerance (a rate dg/dt of its equilibrium test, 1e-5 m/s by default) nor a band
+     * applies to them. */
+    if (engine_contact_time_stepped(e, c) ||
+        (e->sleep_policy == ENGINE_SLEEP_STILL && !engine_contact_tests_equilibrium(e, c)))
         return ENGINE_STEPPED_SLEEP_SPEED;
-    if (c->params.velocity_tolerance > 0.0)
-        return c->params.velocity_tolerance;
-    /* A force law without an equilibrium test (spring/damper, Hertz, Hunt-Crossley, maps) has
-     * no band to derive a speed from: such a contact is judged like a time-stepped one. */
-    return engine_contact_tests_equilibrium(e, c) ? c->still_speed : ENGINE_STEPPED_SLEEP_SPEED;
+    return c->params.velocity_tolerance > 0.0 ? c->params.velocity_tolerance : c->still_speed;
 }
 
 bool engine_contact_tests_equilibrium(const Engine *e, const EngineContact *c) {
     return engine_contact_model(e, c)->tests_equilibrium;
 }
 
-/* Does this contact let its bodies sleep? A model with an equilibrium test must report it; one
- * without (a spring/damper pile) leaves the verdict to the bodies' stillness over
- * ENGINE_SETTLE_TIME, the rule time-stepped islands follow. Before it, penalty piles never
- * slept: a settled 240-body pile cost as much per second as its pour (issue 15). */
+/* Does this contact let its bodies sleep? A model with an equilibrium test must report it. One
+ * without (a spring/damper pile) never does (004 4.8.5: the spring/damper has no equilibrium,
+ * V5), unless the universe's sleep policy is "still": then the verdict is the bodies'
+ * stillness over ENGINE_SETTLE_TIME, the rule time-stepped islands follow. Without it a settled
+ * 240-body penalty pile cost as much per second as its pour (issue 15). */
 static bool contact_settled(const Engine *e, const EngineContact *c) {
-    return c->equilibrium || !engine_contact_tests_equilibrium(e, c);
+    return c->equilibrium ||
+           (e->sleep_policy == ENGINE_SLEEP_STILL && !engine_contact_tests_equilibrium(e, c));
+}
+
+static bool sleep_off(const Engine *e) {
+    return e->sleep_disabled || e->sleep_policy == ENGINE_SLEEP_NEVER;
 }
 
 /* A contact frozen while its bodies slept did not move: its friction spring resumes from the
@@ -380,7 +386,7 @@ static void sleep_bodies(Engine *e, double t) {
 
 void engine_update_sleep(Engine *e, double t) {
     wake_touched(e, t);
-    if (!e->sleep_disabled && !e->sleep_dirty)
+    if (!sleep_off(e) && !e->sleep_dirty)
         sleep_bodies(e, t);
     if (e->sleep_dirty)
         engine_refresh_awake(e);
@@ -456,7 +462,7 @@ void engine_update_stepped_sleep(Engine *e, double t) {
     if (e->sleep_dirty)
         engine_refresh_awake(e);
     wake_touched(e, t);
-    if (!e->sleep_disabled)
+    if (!sleep_off(e))
         sleep_stepped_islands(e, t);
     if (e->sleep_dirty)
         engine_refresh_awake(e);

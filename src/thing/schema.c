@@ -42,6 +42,7 @@ bool thing_kind_parse(const char *text, ThingKind *out) {
     }
 
 static const char *const integrator_names[] = {"bdf", "adams", "rk4"};
+static const char *const sleep_names[] = {"equilibrium", "still", "never"};
 static const char *const surface_extraordinary_names[] = {"exact", "spatch"};
 static const char *const shape_names[] = {"plane", "box", "mesh", "smooth"};
 static const char *const body_shape_names[] = {"points", "sphere",  "capsule", "box",
@@ -154,6 +155,17 @@ static const PropDef universe_props[] = {
      .max = 1,
      .mutability = PROP_FIXED_DURING_RUN,
      .default_value = REAL(0)},
+    {.name = "sleep",
+     .type = PROP_ENUM,
+     .unit = "",
+     .description = "when a body at rest leaves the integration: equilibrium (every contact's "
+                    "model reports it, 004 4.8.5; a spring/damper never does), still (also on "
+                    "force laws without an equilibrium test, once slower than 1 mm/s for 20 "
+                    "ms), never",
+     .mutability = PROP_LIVE,
+     .enum_names = sleep_names,
+     .enum_count = 3,
+     .default_value = ENUMV(0)},
     {.name = "collision_coherence",
      .type = PROP_REAL,
      .unit = "m",

@@ -19,6 +19,8 @@ int bench_smooth(int argc, char **argv);
 /* Monotonic clock, seconds. */
 double bench_now(void);
 int bench_piles(int argc, char **argv);
+/* `dynamics restitution [DT ...]`: argv holds only the steps. */
+int bench_restitution(int argc, char **argv);
 
 /* Sorts samples in place and returns the q-quantile (0..1) by nearest rank. */
 double bench_quantile(double *samples, int n, double q);

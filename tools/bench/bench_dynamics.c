@@ -8,6 +8,7 @@
  *   energy the largest rise of a pile's total energy in one step (issue 11).
  *   penalty the mixed pile on its force laws in several integrator configurations side by side
  *          (issue 15).
+ *   restitution the pile's impacts, one per shape, against the time step (bench_restitution.c).
  * `issim-bench dynamics [sweep|table|pile|energy|penalty]`; tools/bar_drop_sweep.sh prints the
  * table. */
 #include <math.h>
@@ -378,16 +379,6 @@ static int run_penalty(const char *config, double until, PenaltyRun *run) {
         run->rises_after += rise > 1e-6;
         run->penetration = fmax(run->penetration, deepest_contact(e));
         int asleep = run->bodies - engine_stats(e).awake_bodies;
-        if (getenv("DBG_SPEEDS") && fmod(engine_time(e) + 1e-9, 0.25) < 2e-4) {
-            int hist[8] = {0};
-            for (int b = 0; b < run->bodies; b++) {
-                EngineBodyState st = engine_body_state(e, engine_body_id(e, b));
-                double v = vec3_norm(st.vel) + 0.04 * vec3_norm(st.angvel);
-                int k = v < 1e-5 ? 0 : v < 1e-4 ? 1 : v < 3e-4 ? 2 : v < 1e-3 ? 3 : v < 3e-3 ? 4 : v < 1e-2 ? 5 : v < 1e-1 ? 6 : 7;
-                hist[k]++;
-            }
-            fprintf(stderr, "t %.3f asleep %d  <1e-5 %d <1e-4 %d <3e-4 %d <1e-3 %d <3e-3 %d <1e-2 %d <0.1 %d more %d\n", engine_time(e), asleep, hist[0], hist[1], hist[2], hist[3], hist[4], hist[5], hist[6], hist[7]);
-        }
         if (asleep > 0 && run->first_sleep < 0.0)
             run->first_sleep = engine_time(e);
         if (2 * asleep >= run->bodies && run->half_asleep < 0.0)
@@ -491,5 +482,7 @@ int bench_dynamics(int argc, char **argv) {
         rc |= bench_energy(argc, argv);
     if (strcmp(which, "penalty") == 0)
         rc |= bench_penalty(argc, argv);
+    if (strcmp(which, "restitution") == 0)
+        rc |= bench_restitution(argc - 2, argv + 2);
     return rc;
 }
