@@ -104,9 +104,12 @@ static void test_launcher_edit_changes_trajectory_at_that_instant(void **state) 
     assert_non_null(edit);
     assert_non_null(strstr(edit, "universe.gravity=0 0 -1.62 accepted"));
     double t_edit = atof(strstr(edit, " t=") + 3);
-    /* Applied at the display time when the engine took it: a frame or two after 0.1 s. The
-     * bar (lower end 0.5 m up) then lands near 0.4 s, after the recording ends. */
-    assert_true(t_edit >= 0.1 && t_edit < 0.2);
+    /* Applied at the display time when the engine took it: a frame or a few after 0.1 s (a
+     * frame of llvmpipe under ASan beside another GUI test in CI: t = 0.2 was passed once). The
+     * bar (lower end 0.5 m up) then lands after the recording ends at 0.3 s, for an edit at
+     * up to 0.3 s. */
+    printf("edit applied at t = %.4f s\n", t_edit);
+    assert_true(t_edit >= 0.1 && t_edit < 0.25);
 
     static Row rows[4096];
     int n = read_recording(csv, rows, 4096);
@@ -128,7 +131,7 @@ static void test_launcher_edit_changes_trajectory_at_that_instant(void **state) 
         }
     }
     assert_true(before > 60);
-    assert_true(after > 80);
+    assert_true(after > 40); /* 0.3 s - t_edit of rows at 1 ms */
     remove(csv);
 }
 
