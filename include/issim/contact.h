@@ -138,6 +138,15 @@ typedef struct ContactKinematics {
      * obstacle's frame), filled for begin() only (unset in other calls): the contact map picks
      * its node from them. */
     Vec3 point_in_a, normal_in_a, point_in_b, normal_in_b;
+    /* Friction (friction.c): the world point on a where the force acts (the engine pins the
+     * friction spring's material points there at each commit), and, when has_slip is set, the
+     * separation X_a - X_b (world, m) of the two material points pinned at the last commit:
+     * the tangential spring stretches by exactly what the bodies moved. Without it (has_slip
+     * false: a contact built outside the engine) the spring stretches by dt v_t, the backward
+     * Euler of 000 eq. 5.22. */
+    Vec3 contact_point;
+    Vec3 slip;
+    bool has_slip;
 } ContactKinematics;
 
 /* Per-contact history. The fixed part below is shared by every model; a model with more memory
@@ -153,6 +162,10 @@ typedef struct ContactHistory {
     Vec3 friction_spring;
     double friction_t;
     bool sliding;
+    /* The material points of a and b that coincided at the contact point at friction_t, each in
+     * its body's frame (an obstacle's: world), pinned by the engine (friction_pinned). */
+    Vec3 friction_pin_a, friction_pin_b;
+    bool friction_pinned;
     bool in_equilibrium; /* internal friction: reported, not reported again until it moves */
     /* Model-owned state: state_bytes bytes (ContactModelClass.state_size at begin), aligned for
      * doubles; NULL and 0 for models that declare none. Borrowed: the engine keeps it valid
@@ -191,6 +204,9 @@ typedef struct ContactModelClass {
      * (internal friction, 004 4.8.5 eq. 4.91). false (the default): the model has no such test,
      * and the engine judges a body on such contacts by stillness alone (engine_sleep.c). */
     bool tests_equilibrium;
+    /* true: force() never reads k->effective_mass, so the engine's right-hand side leaves it
+     * unset (NaN) instead of computing it for every contact at every evaluation. */
+    bool force_ignores_effective_mass;
     /* Energy stored in the contact's conservative part at this depth (J): the engine's
      * elastic energy, and the reference the no-energy-gain tests compare against. */
     double (*potential)(const ContactParams *p, const ContactHistory *h,

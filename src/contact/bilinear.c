@@ -115,6 +115,7 @@ const ContactModelClass contact_bilinear_class = {
     .commit = stronge_commit,
     .fixed_step = contact_no_fixed_step,
     .time_scale = bilinear_time_scale,
+    .force_ignores_effective_mass = true,
     .potential = stronge_potential,
 };
 
@@ -128,5 +129,6 @@ const ContactModelClass contact_bilinear_origin_class = {
     .commit = origin_commit,
     .fixed_step = contact_no_fixed_step,
     .time_scale = bilinear_time_scale,
+    .force_ignores_effective_mass = true,
     .potential = origin_potential,
 };

@@ -241,6 +241,7 @@ const ContactModelClass contact_map_class = {
     .commit = map_commit,
     .fixed_step = map_fixed_step,
     .time_scale = map_time_scale,
+    .force_ignores_effective_mass = true,
     .potential = map_potential,
     .state_size = map_state_size,
     .reset = map_reset,

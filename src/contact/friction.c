@@ -45,7 +45,12 @@ static FrictionSolve friction_solve(const ContactParams *p, const ContactHistory
     if (dt < 0.0)
         dt = 0.0;
     Vec3 v_t = tangential(k->tangent_velocity, k->normal);
-    Vec3 s_trial = tangential(vec3_mad(h->friction_spring, dt, v_t), k->normal);
+    /* What the contact slid since the last commit: the pinned material points' separation
+     * when the engine tracks them (the bodies' motion, to the integrator's order), else dt v_t
+     * (eq. 5.22's backward Euler: first order in the step, the error that grew with the step
+     * in the penalty pile's restitution, docs/performance.md). */
+    Vec3 moved = k->has_slip ? k->slip : vec3_scale(v_t, dt);
+    Vec3 s_trial = tangential(vec3_add(h->friction_spring, moved), k->normal);
     Vec3 f_star =
         vec3_neg(vec3_mad(vec3_scale(s_trial, p->tangent_stiffness), p->tangent_damping, v_t));
     double f_star_norm = vec3_norm(f_star);

@@ -54,5 +54,6 @@ const ContactModelClass contact_hertz_class = {
     .commit = hertz_commit,
     .fixed_step = contact_no_fixed_step,
     .time_scale = hertz_time_scale,
+    .force_ignores_effective_mass = true,
     .potential = hertz_potential,
 };

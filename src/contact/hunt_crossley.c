@@ -59,5 +59,6 @@ const ContactModelClass contact_hunt_crossley_class = {
     .commit = hunt_crossley_commit,
     .fixed_step = contact_no_fixed_step,
     .time_scale = hunt_crossley_time_scale,
+    .force_ignores_effective_mass = true,
     .potential = hunt_crossley_potential,
 };

@@ -192,6 +192,11 @@ void engine_contact_begin(Engine *e, EngineContact *c, const ContactKinematics *
     ContactKinematics at = *k;
     engine_contact_local_frames(e, c, &at);
     model->begin(&c->params, engine_contact_history(e, c), &at);
+    EngineBodyState a = engine_block_state(e, e->y, c->body), b = a;
+    bool with_b = c->kind == CONTACT_MANIFOLD && c->body_b >= 0;
+    if (with_b)
+        b = engine_block_state(e, e->y, c->body_b);
+    engine_pin_friction(c, &a, with_b ? &b : NULL, k->contact_point);
 }
 
 void engine_contact_end(Engine *e, EngineContact *c) {

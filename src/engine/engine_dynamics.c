@@ -91,6 +91,32 @@ void engine_manifold_geometry(const EngineContact *c, const EngineBodyState *a,
     *depth = vec3_dot(vec3_sub(pb, pa), *normal);
 }
 
+/* Friction's material points (ContactHistory.friction_pin_a/b) where they are now. */
+static Vec3 pinned_point(const EngineBodyState *body, Vec3 pin) {
+    return body ? vec3_add(body->pos, quat_rotate(body->orient, pin)) : pin;
+}
+
+/* k->slip: how far a's pinned material point moved from b's since the last commit (b NULL: an
+ * obstacle, its pin in world coordinates). */
+static void friction_slip(const EngineContact *c, const EngineBodyState *a,
+                          const EngineBodyState *b, ContactKinematics *k) {
+    k->has_slip = c->history.friction_pinned;
+    if (k->has_slip)
+        k->slip = vec3_sub(pinned_point(a, c->history.friction_pin_a),
+                           pinned_point(b, c->history.friction_pin_b));
+}
+
+void engine_pin_friction(EngineContact *c, const EngineBodyState *a, const EngineBodyState *b,
+                         Vec3 point) {
+    if (!(c->params.friction_static > 0.0)) {
+        c->history.friction_pinned = false;
+        return;
+    }
+    c->history.friction_pin_a = quat_rotate_inv(a->orient, vec3_sub(point, a->pos));
+    c->history.friction_pin_b = b ? quat_rotate_inv(b->orient, vec3_sub(point, b->pos)) : point;
+    c->history.friction_pinned = true;
+}
+
 /* Kinematics of a manifold contact: the points found by the last collision update ride on
  * their bodies; depth = (p_b - p_a) . n with n fixed in B's frame (000 3.6: minus the signed
  * MTD).
@@ -107,12 +133,15 @@ void engine_manifold_geometry(const EngineContact *c, const EngineBodyState *a,
  * between updates, so it changes nothing of the above.
  *
  * arm_a and arm_b (Nullable) receive the offsets of p_a from A's and B's centres of mass. */
+static double contact_effective_mass(const Engine *e, const EngineContact *c,
+                                     const EngineBodyState *a, const EngineBodyState *b, Vec3 ra,
+                                     Vec3 rb, Vec3 n);
+
+/* with_mass false: k->effective_mass is left NaN (the right-hand side of a model whose force
+ * does not read it: ContactModelClass.force_ignores_effective_mass). */
 static void manifold_kinematics_of(const Engine *e, const EngineContact *c, EngineBodyState a,
                                    EngineBodyState b, double t, ContactKinematics *k, Vec3 *point,
-                                   Vec3 *arm_a, Vec3 *arm_b) {
-    double inv_mass = 1.0 / e->bodies[c->body].mass;
-    if (c->body_b >= 0)
-        inv_mass += 1.0 / e->bodies[c->body_b].mass;
+                                   Vec3 *arm_a, Vec3 *arm_b, bool with_mass) {
     Vec3 n, pa, pb, ra, rb_own;
     manifold_points(c, &a, c->body_b >= 0 ? &b : NULL, &n, &pa, &pb, &ra, &rb_own);
     Vec3 rb = vec3_sub(pa, b.pos); /* B's material point at p_a */
@@ -125,27 +154,38 @@ static void manifold_kinematics_of(const Engine *e, const EngineContact *c, Engi
     k->normal = n;
     k->tangent_velocity = vec3_mad(rel, -vn, n);
     k->t = t;
-    double angular = 0.0;
-    const EngineBody *ba = &e->bodies[c->body];
-    Vec3 ua = quat_rotate_inv(a.orient, vec3_cross(ra, n));
-    angular +=
-        ua.x * ua.x / ba->inertia.x + ua.y * ua.y / ba->inertia.y + ua.z * ua.z / ba->inertia.z;
-    if (c->body_b >= 0) {
-        const EngineBody *bb = &e->bodies[c->body_b];
-        Vec3 ub = quat_rotate_inv(b.orient, vec3_cross(rb, n));
-        angular +=
-            ub.x * ub.x / bb->inertia.x + ub.y * ub.y / bb->inertia.y + ub.z * ub.z / bb->inertia.z;
-    }
-    k->effective_mass = 1.0 / (inv_mass + angular);
-    /* The constraint force that would hold this contact still (004 App. C's lambda*), solved
-     * by engine_equilibrium_loads at each commit; 0 until then (no equilibrium test). */
-    k->load = c->load;
+    k->contact_point = pa;
+    friction_slip(c, &a, c->body_b >= 0 ? &b : NULL, k);
+    k->load = c->load; /* App. C's lambda*: engine_equilibrium_loads, 0 until then */
     if (point)
         *point = vec3_scale(vec3_add(pa, pb), 0.5);
     if (arm_a)
         *arm_a = ra;
     if (arm_b) /* an obstacle takes no load */
         *arm_b = c->body_b >= 0 ? rb : (Vec3){0, 0, 0};
+    k->effective_mass = with_mass ? contact_effective_mass(e, c, &a, &b, ra, rb, n) : NAN;
+}
+
+/* 1 / m_eff = 1/m_a + 1/m_b + (r x n)^T I^-1 (r x n) for each body, in the body frames where I
+ * is diagonal. */
+static double contact_effective_mass(const Engine *e, const EngineContact *c,
+                                     const EngineBodyState *a, const EngineBodyState *b, Vec3 ra,
+                                     Vec3 rb, Vec3 n) {
+    double inv_mass = 1.0 / e->bodies[c->body].mass;
+    if (c->body_b >= 0)
+        inv_mass += 1.0 / e->bodies[c->body_b].mass;
+    double angular = 0.0;
+    const EngineBody *ba = &e->bodies[c->body];
+    Vec3 ua = quat_rotate_inv(a->orient, vec3_cross(ra, n));
+    angular +=
+        ua.x * ua.x / ba->inertia.x + ua.y * ua.y / ba->inertia.y + ua.z * ua.z / ba->inertia.z;
+    if (c->body_b >= 0) {
+        const EngineBody *bb = &e->bodies[c->body_b];
+        Vec3 ub = quat_rotate_inv(b->orient, vec3_cross(rb, n));
+        angular +=
+            ub.x * ub.x / bb->inertia.x + ub.y * ub.y / bb->inertia.y + ub.z * ub.z / bb->inertia.z;
+    }
+    return 1.0 / (inv_mass + angular);
 }
 
 static const EngineBodyState obstacle_state = {
@@ -155,7 +195,7 @@ void engine_manifold_kinematics(const Engine *e, const double *y, const EngineCo
                                 ContactKinematics *k, Vec3 *point, Vec3 *arm_a, Vec3 *arm_b) {
     EngineBodyState a = engine_block_state(e, y, c->body);
     EngineBodyState b = c->body_b >= 0 ? engine_block_state(e, y, c->body_b) : obstacle_state;
-    manifold_kinematics_of(e, c, a, b, t, k, point, arm_a, arm_b);
+    manifold_kinematics_of(e, c, a, b, t, k, point, arm_a, arm_b, true);
 }
 
 void engine_fill_states(const Engine *e, const double *y, EngineBodyState *states) {
@@ -186,7 +226,7 @@ void engine_merge_kinematics(const Engine *e, const EngineBodyState *states, con
                              ContactKinematics *k) {
     manifold_kinematics_of(e, c, states[c->body],
                            c->body_b >= 0 ? states[c->body_b] : obstacle_state, e->t, k, NULL, NULL,
-                           NULL);
+                           NULL, true);
 }
 
 /* The share f_ext / n_v of the external load (gravity, the body's force, the applied force)
@@ -246,6 +286,18 @@ void engine_contact_kinematics(const Engine *e, const double *y, const EngineCon
     k->normal = n;
     k->tangent_velocity = vec3_mad(v_point, -vn, n);
     k->t = t;
+    k->contact_point = vec3_add(st.pos, r_point);
+    k->has_slip = c->history.friction_pinned;
+    if (k->has_slip) { /* the planar path leaves st.orient unset: its pin is rotated here */
+        Vec3 pin = c->history.friction_pin_a, pinned_arm;
+        if (blk->kind == BLOCK_PLANAR_BODY) {
+            double sn = sin(y[blk->offset + 2]), cs = cos(y[blk->offset + 2]);
+            pinned_arm = vec3(cs * pin.x + sn * pin.z, pin.y, -sn * pin.x + cs * pin.z);
+        } else {
+            pinned_arm = quat_rotate(st.orient, pin);
+        }
+        k->slip = vec3_sub(vec3_add(st.pos, pinned_arm), c->history.friction_pin_b);
+    }
     /* 1/m_eff = 1/m + (r x n)^T I_w^-1 (r x n), evaluated in the body frame where I is
      * diagonal: no world inertia matrix is formed on this hot path. */
     Vec3 rxn = vec3_cross(r_point, n);
@@ -355,7 +407,7 @@ static void cached_kinematics(const Engine *e, const EngineBodyState *states, co
                               const EngineContact *c, double t, ContactKinematics *k) {
     if (c->kind == CONTACT_MANIFOLD)
         manifold_kinematics_of(e, c, body_state(e, states, y, c->body),
-                               body_state(e, states, y, c->body_b), t, k, NULL, NULL, NULL);
+                               body_state(e, states, y, c->body_b), t, k, NULL, NULL, NULL, true);
     else
         engine_contact_kinematics(e, y, c, t, k, NULL, NULL);
 }
@@ -380,7 +432,8 @@ void engine_accumulate_loads(const Engine *e, double t, const double *y, Vec3 *f
         Vec3 arm, arm_b;
         if (c->kind == CONTACT_MANIFOLD)
             manifold_kinematics_of(e, c, body_state(e, states, y, c->body),
-                                   body_state(e, states, y, c->body_b), t, &k, NULL, &arm, &arm_b);
+                                   body_state(e, states, y, c->body_b), t, &k, NULL, &arm, &arm_b,
+                                   !engine_contact_model(e, c)->force_ignores_effective_mass);
         else
             engine_contact_arms(e, y, c, t, &k, &arm, &arm_b);
         ContactForce f = engine_contact_force(e, c, &k);
@@ -566,6 +619,13 @@ void engine_commit_contacts(Engine *e, double t) {
         ContactKinematics k;
         cached_kinematics(e, states, e->y, c, t, &k);
         int events = engine_contact_commit_model(e, c, &k);
+        /* the friction spring's material points, pinned where the force acts now */
+        EngineBodyState a = body_state(e, states, e->y, c->body);
+        EngineBodyState b = c->kind == CONTACT_MANIFOLD && c->body_b >= 0
+                                ? body_state(e, states, e->y, c->body_b)
+                                : obstacle_state;
+        engine_pin_friction(c, &a, c->kind == CONTACT_MANIFOLD && c->body_b >= 0 ? &b : NULL,
+                            k.contact_point);
         c->still_speed = contact_equilibrium_speed(&c->params, k.load, k.effective_mass);
         /* A model reports the instant equilibrium begins (internal friction: once, then keeps
          * history.in_equilibrium while it holds); the flag lasts while either says so. */

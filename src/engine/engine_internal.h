@@ -373,6 +373,10 @@ void engine_manifold_kinematics(const Engine *e, const double *y, const EngineCo
  * (the right-hand side's, free outside an evaluation) and engine_merge_kinematics reads it, the
  * same numbers as engine_manifold_kinematics at (e->y, e->t). */
 const EngineBodyState *engine_merge_states(const Engine *e);
+/* Pins contact c's friction spring (ContactHistory.friction_pin_a/b) at the world point where
+ * its force acts, on a and b (NULL: an obstacle) as they are now; unpinned without friction. */
+void engine_pin_friction(EngineContact *c, const EngineBodyState *a, const EngineBodyState *b,
+                         Vec3 point);
 /* Every body's state in y (engine_block_state), into states[body_count]. */
 void engine_fill_states(const Engine *e, const double *y, EngineBodyState *states);
 /* The depth of contact c in y, states being y's (engine_fill_states): k.depth of

@@ -395,9 +395,9 @@ static int run_penalty(const char *config, double until, PenaltyRun *run) {
  * the first configuration is the reference the others' speed-ups are taken against. */
 static int bench_penalty(int argc, char **argv) {
     double until = argc > 2 ? atof(argv[2]) : 2.5;
-    const char *defaults[] = {"rk4:2e-4", "rk4:1e-3"};
+    const char *defaults[] = {"rk4:5e-4", "rk4:2e-4", "rk4:1e-3"};
     const char **configs = argc > 3 ? (const char **)argv + 3 : defaults;
-    int count = argc > 3 ? argc - 3 : 2;
+    int count = argc > 3 ? argc - 3 : 3;
     double reference_cpu = 0.0;
     int rc = 0;
     for (int i = 0; i < count; i++) {
