@@ -89,7 +89,7 @@ static void test_launcher_edit_changes_trajectory_at_that_instant(void **state) 
     snprintf(script, sizeof script,
              "open %s\n"
              "record_start %s bar.pos.z,bar.vel.z\n"
-             "wait_sim 0.1\n"
+             "wait_sim 0.05\n"
              "set universe.gravity 0 0 -1.62\n"
              "wait_edits\n"
              "wait_sim 0.3\n"
@@ -104,12 +104,12 @@ static void test_launcher_edit_changes_trajectory_at_that_instant(void **state) 
     assert_non_null(edit);
     assert_non_null(strstr(edit, "universe.gravity=0 0 -1.62 accepted"));
     double t_edit = atof(strstr(edit, " t=") + 3);
-    /* Applied at the display time when the engine took it: a frame or a few after 0.1 s (a
-     * frame of llvmpipe under ASan beside another GUI test in CI: t = 0.2 was passed once). The
-     * bar (lower end 0.5 m up) then lands after the recording ends at 0.3 s, for an edit at
-     * up to 0.3 s. */
+    /* Applied at the display time when the engine took it: a frame or a few after 0.05 s (0.157
+     * s after a wait of 0.1 s on a quiet machine; 0.26 under CI load, llvmpipe and ASan beside
+     * another GUI test). The bar (lower end 0.5 m up) lands at 0.32 s in full gravity: an edit
+     * before 0.28 s leaves it in the air until the recording ends at 0.3 s. */
     printf("edit applied at t = %.4f s\n", t_edit);
-    assert_true(t_edit >= 0.1 && t_edit < 0.25);
+    assert_true(t_edit >= 0.05 && t_edit < 0.28);
 
     static Row rows[4096];
     int n = read_recording(csv, rows, 4096);
@@ -130,8 +130,8 @@ static void test_launcher_edit_changes_trajectory_at_that_instant(void **state) 
             after++;
         }
     }
-    assert_true(before > 60);
-    assert_true(after > 40); /* 0.3 s - t_edit of rows at 1 ms */
+    assert_true(before > 40); /* t_edit of rows at 1 ms */
+    assert_true(after > 15);  /* 0.3 s - t_edit */
     remove(csv);
 }
 
