@@ -506,5 +506,7 @@ int app_device_condition(App *app, const char *what, const char *value) {
     /* A position condition, so tests wait for the handle rather than for wall-clock time. */
     if (strcmp(what, "y_below") == 0 && value)
         return ro.have_handle && ro.handle_age_s < 0.1 && ro.y < atof(value);
+    if (strcmp(what, "y_above") == 0 && value)
+        return ro.have_handle && ro.handle_age_s < 0.1 && ro.y > atof(value);
     return -1;
 }
