@@ -61,6 +61,19 @@ static const EngineEvent *find_event(const EventLog *log, EngineEventKind kind, 
     return NULL;
 }
 
+/* Runs e to `until` logging its events (*log, the caller frees it): body 0's sleep event, which
+ * must have happened, the body still asleep at the end. */
+static const EngineEvent *asleep_by(Engine *e, double until, EventLog **log) {
+    *log = calloc(1, sizeof **log);
+    assert_non_null(*log);
+    engine_set_event_callback(e, log_event, *log);
+    advance(e, until);
+    const EngineEvent *sleep = find_event(*log, ENGINE_EVENT_SLEEP, 0);
+    assert_non_null(sleep);
+    assert_true(engine_body_asleep(e, 0));
+    return sleep;
+}
+
 /* The bar of the scene drops, bounces, and comes to rest on n vertices. */
 static void check_equilibrium_transition(const char *scene, int vertices) {
     /* The velocity tolerance of Fig. 4.15: 1 mm/s (CVODE resolves the bar's arrest in the
@@ -68,12 +81,8 @@ static void check_equilibrium_transition(const char *scene, int vertices) {
     static const char *const sets[] = {"bar_floor.model", "internal_friction",
                                        "bar_floor.velocity_tolerance", "1e-3"};
     Engine *e = load_engine(scene, sets, 4);
-    EventLog *log = calloc(1, sizeof *log);
-    engine_set_event_callback(e, log_event, log);
-    advance(e, 4.0);
-    const EngineEvent *sleep = find_event(log, ENGINE_EVENT_SLEEP, 0);
-    assert_non_null(sleep);
-    assert_true(engine_body_asleep(e, 0));
+    EventLog *log = NULL;
+    const EngineEvent *sleep = asleep_by(e, 4.0, &log);
     assert_near(engine_body_sleep_time(e, 0), sleep->t, 0.0);
 
     /* The reported instant: every contact of the bar has reported equilibrium (each contact
@@ -165,12 +174,8 @@ static void test_spring_damper_sleeps_when_still(void **state) {
     (void)state;
     static const char *const sets[] = {"universe.sleep", "still"};
     Engine *e = load_engine("scenes/point_drop.lua", sets, 2);
-    EventLog *log = calloc(1, sizeof *log);
-    engine_set_event_callback(e, log_event, log);
-    advance(e, 4.0);
-    const EngineEvent *sleep = find_event(log, ENGINE_EVENT_SLEEP, 0);
-    assert_non_null(sleep);
-    assert_true(engine_body_asleep(e, 0));
+    EventLog *log = NULL;
+    const EngineEvent *sleep = asleep_by(e, 4.0, &log);
     EngineStats st = engine_stats(e);
     assert_int_equal(st.sleeps, 1);
     assert_true(st.sleep_energy <= 0.5 * 1.0 * 1e-3 * 1e-3); /* unit mass under 1 mm/s */

@@ -192,6 +192,8 @@ void engine_contact_begin(Engine *e, EngineContact *c, const ContactKinematics *
     ContactKinematics at = *k;
     engine_contact_local_frames(e, c, &at);
     model->begin(&c->params, engine_contact_history(e, c), &at);
+    if (!engine_contact_has_friction(c))
+        return; /* the history was zeroed: unpinned */
     EngineBodyState a = engine_block_state(e, e->y, c->body), b = a;
     bool with_b = c->kind == CONTACT_MANIFOLD && c->body_b >= 0;
     if (with_b)

@@ -106,12 +106,12 @@ static void friction_slip(const EngineContact *c, const EngineBodyState *a,
                            pinned_point(b, c->history.friction_pin_b));
 }
 
+bool engine_contact_has_friction(const EngineContact *c) {
+    return c->params.friction_static > 0.0;
+}
+
 void engine_pin_friction(EngineContact *c, const EngineBodyState *a, const EngineBodyState *b,
                          Vec3 point) {
-    if (!(c->params.friction_static > 0.0)) {
-        c->history.friction_pinned = false;
-        return;
-    }
     c->history.friction_pin_a = quat_rotate_inv(a->orient, vec3_sub(point, a->pos));
     c->history.friction_pin_b = b ? quat_rotate_inv(b->orient, vec3_sub(point, b->pos)) : point;
     c->history.friction_pinned = true;
@@ -216,10 +216,11 @@ double engine_contact_depth(const Engine *e, const EngineBodyState *states, cons
         engine_contact_kinematics(e, y, c, e->t, &k, NULL, NULL);
         return k.depth;
     }
-    Vec3 n, pa, pb, ra, rb;
-    manifold_points(c, &states[c->body], c->body_b >= 0 ? &states[c->body_b] : NULL, &n, &pa, &pb,
-                    &ra, &rb);
-    return vec3_dot(vec3_sub(pb, pa), n) - c->depth_offset; /* as manifold_kinematics_of */
+    double depth;
+    Vec3 n, ra, rb;
+    engine_manifold_geometry(c, &states[c->body], c->body_b >= 0 ? &states[c->body_b] : NULL,
+                             &depth, &n, &ra, &rb);
+    return depth - c->depth_offset; /* as manifold_kinematics_of */
 }
 
 void engine_merge_kinematics(const Engine *e, const EngineBodyState *states, const EngineContact *c,
@@ -260,11 +261,14 @@ void engine_contact_kinematics(const Engine *e, const double *y, const EngineCon
     const StateBlock *blk = &e->blocks[body->block];
     EngineBodyState st;
     Vec3 r, v = body->vertices[c->vertex];
-    if (blk->kind == BLOCK_PLANAR_BODY) {
+    bool planar = blk->kind == BLOCK_PLANAR_BODY;
+    double sn = 0.0, cs = 1.0; /* the planar rotation, kept for the friction pin below */
+    if (planar) {
         /* Rotation about y by theta, without going through a quaternion: this is the hot
          * path of every planar right-hand side. */
         const double *s = y + blk->offset;
-        double sn = sin(s[2]), cs = cos(s[2]);
+        sn = sin(s[2]);
+        cs = cos(s[2]);
         st.pos = vec3(s[0], 0.0, s[1]);
         st.vel = vec3(s[3], 0.0, s[4]);
         st.angvel = vec3(0.0, s[5], 0.0);
@@ -289,13 +293,9 @@ void engine_contact_kinematics(const Engine *e, const double *y, const EngineCon
     k->contact_point = vec3_add(st.pos, r_point);
     k->has_slip = c->history.friction_pinned;
     if (k->has_slip) { /* the planar path leaves st.orient unset: its pin is rotated here */
-        Vec3 pin = c->history.friction_pin_a, pinned_arm;
-        if (blk->kind == BLOCK_PLANAR_BODY) {
-            double sn = sin(y[blk->offset + 2]), cs = cos(y[blk->offset + 2]);
-            pinned_arm = vec3(cs * pin.x + sn * pin.z, pin.y, -sn * pin.x + cs * pin.z);
-        } else {
-            pinned_arm = quat_rotate(st.orient, pin);
-        }
+        Vec3 pin = c->history.friction_pin_a;
+        Vec3 pinned_arm = planar ? vec3(cs * pin.x + sn * pin.z, pin.y, -sn * pin.x + cs * pin.z)
+                                 : quat_rotate(st.orient, pin);
         k->slip = vec3_sub(vec3_add(st.pos, pinned_arm), c->history.friction_pin_b);
     }
     /* 1/m_eff = 1/m + (r x n)^T I_w^-1 (r x n), evaluated in the body frame where I is
@@ -609,6 +609,21 @@ int engine_update_active_set(Engine *e, double t, const int *directions) {
     return changes;
 }
 
+/* The friction spring's material points, pinned where the force acts now (its bodies' states
+ * read only for a contact with friction: the commit visits every contact at every step). */
+static void pin_at_commit(const Engine *e, const EngineBodyState *states, EngineContact *c,
+                          Vec3 point) {
+    if (!engine_contact_has_friction(c)) {
+        c->history.friction_pinned = false;
+        return;
+    }
+    EngineBodyState a = body_state(e, states, e->y, c->body), b = a;
+    bool with_b = c->kind == CONTACT_MANIFOLD && c->body_b >= 0;
+    if (with_b)
+        b = body_state(e, states, e->y, c->body_b);
+    engine_pin_friction(c, &a, with_b ? &b : NULL, point);
+}
+
 void engine_commit_contacts(Engine *e, double t) {
     engine_equilibrium_loads(e);
     const EngineBodyState *states = cache_awake_states(e, e->y);
@@ -619,13 +634,7 @@ void engine_commit_contacts(Engine *e, double t) {
         ContactKinematics k;
         cached_kinematics(e, states, e->y, c, t, &k);
         int events = engine_contact_commit_model(e, c, &k);
-        /* the friction spring's material points, pinned where the force acts now */
-        EngineBodyState a = body_state(e, states, e->y, c->body);
-        EngineBodyState b = c->kind == CONTACT_MANIFOLD && c->body_b >= 0
-                                ? body_state(e, states, e->y, c->body_b)
-                                : obstacle_state;
-        engine_pin_friction(c, &a, c->kind == CONTACT_MANIFOLD && c->body_b >= 0 ? &b : NULL,
-                            k.contact_point);
+        pin_at_commit(e, states, c, k.contact_point);
         c->still_speed = contact_equilibrium_speed(&c->params, k.load, k.effective_mass);
         /* A model reports the instant equilibrium begins (internal friction: once, then keeps
          * history.in_equilibrium while it holds); the flag lasts while either says so. */

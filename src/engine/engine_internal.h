@@ -374,9 +374,11 @@ void engine_manifold_kinematics(const Engine *e, const double *y, const EngineCo
  * same numbers as engine_manifold_kinematics at (e->y, e->t). */
 const EngineBodyState *engine_merge_states(const Engine *e);
 /* Pins contact c's friction spring (ContactHistory.friction_pin_a/b) at the world point where
- * its force acts, on a and b (NULL: an obstacle) as they are now; unpinned without friction. */
+ * its force acts, on a and b (NULL: an obstacle) as they are now. For contacts with friction
+ * (engine_contact_has_friction) only. */
 void engine_pin_friction(EngineContact *c, const EngineBodyState *a, const EngineBodyState *b,
                          Vec3 point);
+bool engine_contact_has_friction(const EngineContact *c);
 /* Every body's state in y (engine_block_state), into states[body_count]. */
 void engine_fill_states(const Engine *e, const double *y, EngineBodyState *states);
 /* The depth of contact c in y, states being y's (engine_fill_states): k.depth of

@@ -55,7 +55,10 @@ static EngineBodyState *event_states(Engine *e) {
  * a settled pile's time (issue 15). */
 static int first_event(Engine *e, const double *y_end, double *value_end) {
     int found = -1;
-    EngineBodyState *start = event_states(e), *end = start ? start + e->body_count + 1 : NULL;
+    /* vertex contacts read the state vector themselves: the states serve manifold contacts */
+    bool manifold = e->contact_count > e->vertex_contact_count;
+    EngineBodyState *start = manifold ? event_states(e) : NULL;
+    EngineBodyState *end = start ? start + e->body_count + 1 : NULL;
     if (start) {
         engine_fill_states(e, e->y, start);
         engine_fill_states(e, y_end, end);

@@ -159,9 +159,8 @@ static double still_speed(const Engine *e, const EngineContact *c) {
         return e->sleep_speed;
     /* A time-stepped row has no force law, and a force law without an equilibrium test
      * (spring/damper, Hertz, Hunt-Crossley, maps; slept on only under the "still" policy) no
-     * band: neither internal friction's
-     * velocity_tolerance (a rate dg/dt of its equilibrium test, 1e-5 m/s by default) nor a band
-     * applies to them. */
+     * band: neither internal friction's velocity_tolerance (a rate dg/dt of its equilibrium
+     * test, 1e-5 m/s by default) nor a band applies to them. */
     if (engine_contact_time_stepped(e, c) ||
         (e->sleep_policy == ENGINE_SLEEP_STILL && !engine_contact_tests_equilibrium(e, c)))
         return ENGINE_STEPPED_SLEEP_SPEED;
