@@ -110,6 +110,10 @@ typedef struct GuiDeviceReadout {
 
 /* Fills out from reg (Nullable: nothing to show) for device. */
 void gui_device_readout(const Registry *reg, const GuiDevice *device, GuiDeviceReadout *out);
+/* The same from slots already read (REGISTRY_SLOT_SERVO_STATS, REGISTRY_SLOT_HANDLE), so what
+ * else is drawn from that handle slot shows the same servo period. */
+void gui_device_readout_of(const RegistrySlot *stats, const RegistrySlot *handle,
+                           const GuiDevice *device, GuiDeviceReadout *out);
 
 /* What the panels show. Filled by the display each frame; Borrowed by the GUI for the frame. */
 /* The selected body's contact-response map (000 ch. 3) for the map panel: its node responses,

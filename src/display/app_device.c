@@ -295,13 +295,16 @@ static double device_arrow_scale(const App *app) {
  * are commanded with on the hand (cyan, from the diamond atop the handle's stem: the handle's point
  * lies inside the proxy while the coupling holds it) and the haptic walls' reaction in it (red,
  * same place). */
-int app_device_arrows(const App *app, RenderArrow *out) {
+int app_device_arrows(const App *app, const RegistrySlot *handle, RenderArrow *out) {
     const Session *s = &app->session;
     if (!app->device.session || !s->view || !s->view->handle.shown)
         return 0;
     const HapticServoDesc *servo = &haptic_session_desc(app->device.session)->servo;
     RegistrySlot h;
-    registry_slot_read(s->reg, REGISTRY_SLOT_HANDLE, &h);
+    if (handle)
+        h = *handle;
+    else
+        registry_slot_read(s->reg, REGISTRY_SLOT_HANDLE, &h);
     double world_per_device = servo->coupling.force_scale > 0 ? servo->coupling.force_scale : 1.0;
     double m_per_n = device_arrow_scale(app);
     const ViewHandle *vh = &s->view->handle;
@@ -453,8 +456,18 @@ void app_device_print(App *app) {
         fflush(stdout);
         return;
     }
+    /* One read of the handle slot for the readout and the arrows: a frame preempted between two
+     * reads would print a force and an arrow of different servo periods. */
     GuiDeviceReadout ro;
-    gui_device_readout(app->session.sim ? app->session.reg : NULL, g, &ro);
+    RegistrySlot stats, handle;
+    bool live = app->session.sim != NULL;
+    if (live) {
+        registry_slot_read(app->session.reg, REGISTRY_SLOT_SERVO_STATS, &stats);
+        registry_slot_read(app->session.reg, REGISTRY_SLOT_HANDLE, &handle);
+        gui_device_readout_of(&stats, &handle, g, &ro);
+    } else {
+        gui_device_readout(NULL, g, &ro);
+    }
     char watchdog[32];
     issim_strlcpy(watchdog, ro.watchdog[0] ? ro.watchdog : "-", sizeof watchdog);
     for (char *c = watchdog; *c; c++)
@@ -473,7 +486,7 @@ void app_device_print(App *app) {
            ro.force_rms, ro.force_peak, ro.texture_periods, ro.limits, ro.device_status, watchdog,
            ro.watchdog_fade, ro.engine_stalls, ro.handle_age_s, ro.servo_state, g->simulator_pid);
     RenderArrow arrows[APP_DEVICE_ARROWS]; /* as drawn, with the scale they were drawn at */
-    int arrow_count = app_device_arrows(app, arrows);
+    int arrow_count = app_device_arrows(app, live ? &handle : NULL, arrows);
     for (int i = 0; i < arrow_count; i++) {
         Vec3 d = vec3_sub(arrows[i].to, arrows[i].from);
         printf("device_arrow %s from %.6f %.6f %.6f vector %.6f %.6f %.6f m_per_n=%.6f\n",

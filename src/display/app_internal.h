@@ -230,9 +230,10 @@ const GuiSeries *app_live_series(App *app, int *count);
 bool app_live_print(const App *app, const char *name);
 
 /* app_device.c: the haptic scene's forces as arrows (coupling on the proxy, the commanded force
- * on the hand, the walls' reaction); returns how many were written. */
+ * on the hand, the walls' reaction) from handle (Nullable: read the registry now); returns how
+ * many were written. */
 #define APP_DEVICE_ARROWS 3
-int app_device_arrows(const App *app, RenderArrow *out);
+int app_device_arrows(const App *app, const RegistrySlot *handle, RenderArrow *out);
 
 /* app_load.c: the prescribed load cycle */
 bool app_load_start(App *app, const char *body, Vec3 amplitude, double period);

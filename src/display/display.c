@@ -352,7 +352,7 @@ static void draw_scene(App *app) {
             }
     RenderArrow arrows[1 + APP_DEVICE_ARROWS];
     int arrow_count = app_load_arrows(app, arrows);
-    arrow_count += app_device_arrows(app, arrows + arrow_count);
+    arrow_count += app_device_arrows(app, NULL, arrows + arrow_count);
     RenderFrame f = {.view = s->view,
                      .camera = &app->camera,
                      .toggles = {.grid = app->toggles.grid,

@@ -236,8 +236,16 @@ extern "C" void gui_device_readout(const Registry *reg, const GuiDevice *device,
     RegistrySlot st, h;
     registry_slot_read(reg, REGISTRY_SLOT_SERVO_STATS, &st);
     registry_slot_read(reg, REGISTRY_SLOT_HANDLE, &h);
-    fill_stats(st, out);
-    fill_handle(h, device, out);
+    gui_device_readout_of(&st, &h, device, out);
+}
+
+extern "C" void gui_device_readout_of(const RegistrySlot *stats, const RegistrySlot *handle,
+                                      const GuiDevice *device, GuiDeviceReadout *out) {
+    *out = GuiDeviceReadout();
+    out->watchdog = "";
+    out->handle_age_s = INFINITY;
+    fill_stats(*stats, out);
+    fill_handle(*handle, device, out);
 }
 
 extern "C" void gui_device_panel(const GuiState *s, GuiRequests *r) {
