@@ -521,5 +521,9 @@ int app_device_condition(App *app, const char *what, const char *value) {
         return ro.have_handle && ro.handle_age_s < 0.1 && ro.y < atof(value);
     if (strcmp(what, "y_above") == 0 && value)
         return ro.have_handle && ro.handle_age_s < 0.1 && ro.y > atof(value);
+    /* At rest: the force the motors are commanded with has caught up with the surfaces' law
+     * (max_force_step slews it) only once the handle stops. */
+    if (strcmp(what, "still") == 0 && value)
+        return ro.have_handle && ro.handle_age_s < 0.1 && hypot(ro.vx, ro.vy) < atof(value);
     return -1;
 }

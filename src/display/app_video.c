@@ -54,18 +54,12 @@ bool app_video_start(App *app, const char *path, bool sim_time) {
     return true;
 }
 
-/* After the 3D view is drawn: as many frames as the video's clock asks for by now. */
-void app_video_frame(App *app) {
-    AppVideo *v = &app->video;
-    if (!v->pipe || v->failed)
-        return;
-    double now = v->sim_time ? app->session.frame_time : issim_wall_time();
-    long due = (long)floor((now - v->start) * APP_VIDEO_FPS) + 1;
-    if (due <= v->frames)
-        return;
-    glPixelStorei(GL_PACK_ALIGNMENT, 1);
-    glReadBuffer(GL_BACK);
-    glReadPixels(v->x, v->y, v->width, v->height, GL_RGB, GL_UNSIGNED_BYTE, v->pixels);
+static double video_clock(const App *app) {
+    return app->video.sim_time ? app->session.frame_time : issim_wall_time();
+}
+
+/* The picture in v->pixels until the video holds `due` frames. */
+static void write_frames(AppVideo *v, long due) {
     size_t bytes = (size_t)v->width * v->height * 3;
     for (; v->frames < due; v->frames++)
         if (fwrite(v->pixels, 1, bytes, v->pipe) != bytes) {
@@ -73,6 +67,20 @@ void app_video_frame(App *app) {
             issim_log(ISSIM_LOG_ERROR, "video %s: ffmpeg stopped taking frames", v->path);
             return;
         }
+}
+
+/* After the 3D view is drawn: as many frames as the video's clock asks for by now. */
+void app_video_frame(App *app) {
+    AppVideo *v = &app->video;
+    if (!v->pipe || v->failed)
+        return;
+    long due = (long)floor((video_clock(app) - v->start) * APP_VIDEO_FPS) + 1;
+    if (due <= v->frames)
+        return;
+    glPixelStorei(GL_PACK_ALIGNMENT, 1);
+    glReadBuffer(GL_BACK);
+    glReadPixels(v->x, v->y, v->width, v->height, GL_RGB, GL_UNSIGNED_BYTE, v->pixels);
+    write_frames(v, due);
 }
 
 /* The file's size so far (the panel shows it while recording). */
@@ -85,6 +93,10 @@ void app_video_stop(App *app) {
     AppVideo *v = &app->video;
     if (!v->pipe)
         return;
+    /* The last picture held to the stop instant: a slow last frame (100 ms and more under load)
+     * would otherwise cut the video short of the time it recorded. */
+    if (v->frames > 0 && !v->failed)
+        write_frames(v, (long)ceil((video_clock(app) - v->start) * APP_VIDEO_FPS));
     int status = pclose(v->pipe);
     v->pipe = NULL;
     free(v->pixels);

@@ -412,7 +412,7 @@ static void trail_lines(Renderer *r, const RenderFrame *f) {
 
 /* The haptic handle (--device): a cross at its world point with a stem and a diamond above it
  * (the point lies inside the proxy ball when the coupling holds it), and the coupling spring to
- * the proxy. Bright while the motors are on, grey while off. */
+ * the proxy. Bright while the motors are on, grey while off; drawn over the solids. */
 static void handle_lines(Renderer *r, const ViewHandle *h) {
     static const float on[4] = {0.2f, 0.95f, 1.0f, 1}, off[4] = {0.7f, 0.7f, 0.7f, 1};
     static const float spring_on[4] = {1.0f, 0.3f, 1.0f, 1};
@@ -452,13 +452,15 @@ static void build_lines(Renderer *r, const RenderFrame *f) {
     }
     for (int i = 0; i < f->arrow_count; i++)
         arrow(r, f->arrows[i].from, f->arrows[i].to, f->arrows[i].color);
-    if (view->handle.shown) {
-        handle_lines(r, &view->handle);
+    if (view->handle.shown)
         for (int i = 0; i < view->handle.segment_count; i++)
             line(r, view->handle.segments[i][0], view->handle.segments[i][1],
                  view->handle.segment_colors[i]);
-    }
     r->overlay_first = r->line_count;
+    /* Over the solids: the hand goes inside whatever blocks the proxy (a box it pushes), and the
+     * user must still see where it is. */
+    if (view->handle.shown)
+        handle_lines(r, &view->handle);
     for (int i = 0; i < f->contact_count; i++)
         if (f->contacts[i].patch >= 0)
             smooth_contact_lines(r, view, &f->contacts[i], 0.04 * view->radius);
