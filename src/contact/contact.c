@@ -5,6 +5,7 @@
 #include "issim/contact.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "contact_internal.h"
@@ -70,12 +71,17 @@ bool contact_model_parse(const char *name, ContactModelKind *out) {
     return false;
 }
 
-const char *const *contact_model_names(int *count) {
-    /* Filled from the class table so a new model needs one line above, not two. The writes
-     * are idempotent (same pointers every time), so concurrent first calls are harmless in
-     * practice; callers are set-up code anyway. */
+static void fill_model_names(void) {
     for (int i = 0; i < model_class_count; i++)
         model_names[i] = model_classes[i]->name;
+}
+
+const char *const *contact_model_names(int *count) {
+    /* Filled from the class table so a new model needs one line above, not two; once, because
+     * scene loaders run concurrently (`issim sweep --threads`: ThreadSanitizer saw the same
+     * pointers written by two workers, a data race however idempotent). */
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, fill_model_names);
     *count = model_class_count;
     return model_names;
 }
