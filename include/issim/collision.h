@@ -362,5 +362,11 @@ bool collision_manager_step(CollisionManager *manager);
 bool collision_manager_take(CollisionManager *manager, CollisionReport *out);
 /* Reports published so far. Thread: any. */
 uint64_t collision_manager_published(const CollisionManager *manager);
+/* Tells a running manager that its source has a newer state: wakes it if it waits idle.
+ * Thread: the producer of the source's states (the engine), after publishing one. */
+void collision_manager_notify(CollisionManager *manager);
+/* Waits until more than `seen` reports are published (seen: collision_manager_published read
+ * before the last take), at most max_seconds; returns whether one was. Thread: the consumer. */
+bool collision_manager_wait_published(CollisionManager *manager, uint64_t seen, double max_seconds);
 
 #endif

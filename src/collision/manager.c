@@ -6,8 +6,8 @@
  * the consumer (the engine thread) is the only reader, and owns the front slot between two
  * takes. The middle slot changes hands by an atomic exchange of slot indices: the writer
  * exchanges back and middle and sets the "fresh" bit; the reader, when the bit is set,
- * exchanges front and middle. Neither side ever waits for the other, the writer never
- * overwrites what the reader holds, and the reader always gets the newest complete report
+ * exchanges front and middle. No lock guards the slots (the waits below only pace), the writer
+ * never overwrites what the reader holds, and the reader always gets the newest complete report
  * (older unread ones are skipped: the engine matches contacts by id, so a skipped report
  * loses nothing but latency).
  *
@@ -18,6 +18,15 @@
  * it only delays the discovery of new contacts, which the margin covers for bodies that move
  * less than the margin during one update. The engine bounds the lag: it waits for a newer report
  * when the one it merged last is more than two output steps old (engine_collide.c).
+ *
+ * Wake-ups. An idle manager waits on `wake` until the engine pokes it after publishing a state
+ * (collision_manager_notify); an engine waiting for a report waits on `published_cond` until the
+ * manager publishes. Both waits are bounded (MANAGER_WAIT_SLICE_S). A waker sets or reads its
+ * flag under the waiter's mutex after making the work visible, and the waiter tests for work
+ * under the same mutex before it waits, so a wake-up is never lost (an uncontended lock per
+ * step and per report: tens of nanoseconds). Before,
+ * both sides napped (250 us and 50 us): at a 20 us output step (bolt_and_hole.lua) the engine
+ * made 2-3 steps per nap, 7,500 steps/s whatever the step cost, 0.15x real time in the GUI.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -26,6 +35,8 @@
 #include <time.h>
 
 #include "issim/collision.h"
+
+#define MANAGER_WAIT_SLICE_S 1e-3
 
 typedef struct ReportSlot {
     CollisionReport report;
@@ -51,6 +62,15 @@ struct CollisionManager {
     pthread_t thread;
     bool running;
     atomic_bool stop;
+    /* the manager's idle wait: poked by the engine (collision_manager_notify) */
+    pthread_mutex_t wake_lock;
+    pthread_cond_t wake;
+    bool poked; /* a state was published since the manager last looked; under wake_lock */
+    /* the engine's wait for a report: signalled by the manager after each publish */
+    pthread_mutex_t published_lock;
+    pthread_cond_t published_cond;
+    bool reader_waiting; /* the engine waits in collision_manager_wait_published; under
+                            published_lock */
 };
 
 CollisionManager *collision_manager_create(CollisionWorld *world, CollisionPoseSource source,
@@ -65,6 +85,10 @@ CollisionManager *collision_manager_create(CollisionWorld *world, CollisionPoseS
     m->ctx = ctx;
     m->body_count = collision_world_body_count(world);
     m->last_t = -INFINITY;
+    pthread_mutex_init(&m->wake_lock, NULL);
+    pthread_cond_init(&m->wake, NULL);
+    pthread_mutex_init(&m->published_lock, NULL);
+    pthread_cond_init(&m->published_cond, NULL);
     m->poses = calloc((size_t)m->body_count + 1, sizeof(Pose));
     bool ok = m->poses != NULL;
     for (int i = 0; i < 3 && ok; i++) {
@@ -94,6 +118,10 @@ void collision_manager_destroy(CollisionManager *m) {
         free(m->slots[i].contacts);
     }
     free(m->poses);
+    pthread_mutex_destroy(&m->wake_lock);
+    pthread_cond_destroy(&m->wake);
+    pthread_mutex_destroy(&m->published_lock);
+    pthread_cond_destroy(&m->published_cond);
     free(m);
 }
 
@@ -139,7 +167,11 @@ bool collision_manager_step(CollisionManager *m) {
     /* Release: the reader that sees the fresh bit sees the slot's contents. */
     int old = atomic_exchange_explicit(&m->middle, m->back | FRESH_BIT, memory_order_acq_rel);
     m->back = old & ~FRESH_BIT;
-    atomic_fetch_add_explicit(&m->published, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&m->published, 1, memory_order_release);
+    pthread_mutex_lock(&m->published_lock);
+    if (m->reader_waiting)
+        pthread_cond_signal(&m->published_cond);
+    pthread_mutex_unlock(&m->published_lock);
     return true;
 }
 
@@ -156,17 +188,53 @@ uint64_t collision_manager_published(const CollisionManager *m) {
     return atomic_load_explicit(&((CollisionManager *)m)->published, memory_order_relaxed);
 }
 
+/* An absolute CLOCK_REALTIME deadline `seconds` from now, for pthread_cond_timedwait. */
+static struct timespec deadline_in(double seconds) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    long ns = ts.tv_nsec + (long)(seconds * 1e9);
+    ts.tv_sec += ns / 1000000000L;
+    ts.tv_nsec = ns % 1000000000L;
+    return ts;
+}
+
+/* No new state: wait for the engine's poke, unless one came since the last look (the engine
+ * published while the manager stepped). */
+static void wait_for_work(CollisionManager *m) {
+    pthread_mutex_lock(&m->wake_lock);
+    if (!m->poked && !atomic_load(&m->stop)) {
+        struct timespec until = deadline_in(MANAGER_WAIT_SLICE_S);
+        pthread_cond_timedwait(&m->wake, &m->wake_lock, &until);
+    }
+    m->poked = false;
+    pthread_mutex_unlock(&m->wake_lock);
+}
+
 static void *manager_thread(void *arg) {
     CollisionManager *m = arg;
-    while (!atomic_load(&m->stop)) {
-        if (!collision_manager_step(m)) {
-            /* No new state: wait a little rather than spin; the engine publishes at its own
-             * rate and a quarter millisecond is well below an output step. */
-            struct timespec nap = {0, 250000};
-            nanosleep(&nap, NULL);
-        }
-    }
+    while (!atomic_load(&m->stop))
+        if (!collision_manager_step(m))
+            wait_for_work(m);
     return NULL;
+}
+
+void collision_manager_notify(CollisionManager *m) {
+    pthread_mutex_lock(&m->wake_lock);
+    m->poked = true;
+    pthread_cond_signal(&m->wake);
+    pthread_mutex_unlock(&m->wake_lock);
+}
+
+bool collision_manager_wait_published(CollisionManager *m, uint64_t seen, double max_seconds) {
+    pthread_mutex_lock(&m->published_lock);
+    if (atomic_load_explicit(&m->published, memory_order_acquire) == seen) {
+        m->reader_waiting = true;
+        struct timespec until = deadline_in(max_seconds);
+        pthread_cond_timedwait(&m->published_cond, &m->published_lock, &until);
+        m->reader_waiting = false;
+    }
+    pthread_mutex_unlock(&m->published_lock);
+    return atomic_load_explicit(&m->published, memory_order_acquire) != seen;
 }
 
 IssimStatus collision_manager_start(CollisionManager *m, IssimError *err) {
@@ -183,6 +251,10 @@ void collision_manager_stop(CollisionManager *m) {
     if (!m->running)
         return;
     atomic_store(&m->stop, true);
+    pthread_mutex_lock(&m->wake_lock);
+    m->poked = true;
+    pthread_cond_signal(&m->wake);
+    pthread_mutex_unlock(&m->wake_lock);
     pthread_join(m->thread, NULL);
     m->running = false;
 }

@@ -494,6 +494,7 @@ static bool engine_pose_source(void *ctx, double *t, Pose *poses, int count) {
  * gives up after ENGINE_REPORT_WAIT_LIMIT s of wall time (counted as stale) so a stopped
  * manager never hangs the engine. */
 static bool take_report(Engine *e, CollisionReport *report) {
+    collision_manager_notify(e->manager); /* the state published after the last step */
     bool got = collision_manager_take(e->manager, report);
     if (got)
         e->report_t = report->t;
@@ -504,12 +505,15 @@ static bool take_report(Engine *e, CollisionReport *report) {
     double t0 = issim_wall_time();
     while (e->report_t < oldest && registry_state_time(e->collision_registry) > e->report_t &&
            issim_wall_time() - t0 < ENGINE_REPORT_WAIT_LIMIT) {
-        struct timespec nap = {0, 50000};
-        nanosleep(&nap, NULL);
-        if (collision_manager_take(e->manager, report)) {
-            got = true;
-            e->report_t = report->t;
+        uint64_t seen = collision_manager_published(e->manager);
+        if (!collision_manager_take(e->manager, report)) {
+            collision_manager_notify(e->manager);
+            collision_manager_wait_published(e->manager, seen, 1e-3);
+            if (!collision_manager_take(e->manager, report))
+                continue;
         }
+        got = true;
+        e->report_t = report->t;
     }
     if (e->report_t < oldest)
         e->reports_stale++;
