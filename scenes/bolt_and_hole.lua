@@ -1,8 +1,9 @@
 -- bolt_and_hole: a bolt (a capsule shaft, 10 mm radius, 60 mm tip to tip) held above a plate with
 -- a chamfered blind hole (11 mm radius, 25 mm deep, 45-degree chamfer to 16 mm;
 -- assets/plate_chamfered_hole.obj, a static triangle mesh). Off-centre by 4 mm, it lands on the
--- chamfer, slides into the hole and seats on its floor. The set-up of
--- Hotz et al. (seed 001), whose complementarity model will use it; here with spring/dampers.
+-- chamfer, slides into the hole and seats on its floor. The set-up of Hotz et al. (seed 001):
+-- here with spring/dampers; their complementarity contact (docs/complementarity.md) with
+-- --set bolt_plate.resolver=complementarity, or the pair's resolver in the property editor.
 --
 -- Properties a sweep usually changes with --set:
 --   bolt.pos               starting position (x offset from the hole's axis), m

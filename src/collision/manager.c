@@ -85,10 +85,16 @@ CollisionManager *collision_manager_create(CollisionWorld *world, CollisionPoseS
     m->ctx = ctx;
     m->body_count = collision_world_body_count(world);
     m->last_t = -INFINITY;
+    /* The waits' deadlines on the monotonic clock: a wall-clock step (NTP) must not stretch a
+     * 1 ms wait into hours. */
+    pthread_condattr_t monotonic;
+    pthread_condattr_init(&monotonic);
+    pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
     pthread_mutex_init(&m->wake_lock, NULL);
-    pthread_cond_init(&m->wake, NULL);
+    pthread_cond_init(&m->wake, &monotonic);
     pthread_mutex_init(&m->published_lock, NULL);
-    pthread_cond_init(&m->published_cond, NULL);
+    pthread_cond_init(&m->published_cond, &monotonic);
+    pthread_condattr_destroy(&monotonic);
     m->poses = calloc((size_t)m->body_count + 1, sizeof(Pose));
     bool ok = m->poses != NULL;
     for (int i = 0; i < 3 && ok; i++) {
@@ -188,10 +194,10 @@ uint64_t collision_manager_published(const CollisionManager *m) {
     return atomic_load_explicit(&((CollisionManager *)m)->published, memory_order_relaxed);
 }
 
-/* An absolute CLOCK_REALTIME deadline `seconds` from now, for pthread_cond_timedwait. */
+/* An absolute CLOCK_MONOTONIC deadline `seconds` from now, for pthread_cond_timedwait. */
 static struct timespec deadline_in(double seconds) {
     struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
+    clock_gettime(CLOCK_MONOTONIC, &ts);
     long ns = ts.tv_nsec + (long)(seconds * 1e9);
     ts.tv_sec += ns / 1000000000L;
     ts.tv_nsec = ns % 1000000000L;
