@@ -312,7 +312,8 @@ EngineStats engine_stats(const Engine *engine);
 /* Layout of REGISTRY_SLOT_ENGINE_STATS.v: what the interactive engine thread publishes with every
  * frame (sim_thread.c; t = wall time) for the GUI's status bar and universe panel. */
 enum {
-    ENGINE_STAT_STEPS,        /* integrator steps since start, plus complementarity time steps */
+    ENGINE_STAT_STEPS, /* integrator steps since start, plus complementarity island steps (one
+                          per island per time step) */
     ENGINE_STAT_STEP_TIME_US, /* mean wall time of a step over the last publication, us */
     ENGINE_STAT_SIM_TIME,     /* engine (state) time, s */
     ENGINE_STAT_REALTIME_FACTOR,

@@ -361,7 +361,7 @@ static bool take_row(Queue *q, char **text, bool *workers_done, long poll_ns) {
     pthread_mutex_lock(&q->lock);
     if (poll_ns > 0 && q->count == 0 && q->running > 0) {
         struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
+        clock_gettime(CLOCK_MONOTONIC, &until);
         until.tv_nsec += poll_ns;
         if (until.tv_nsec >= 1000000000) {
             until.tv_sec++;
@@ -529,7 +529,13 @@ static int run_rank(SweepArgs *a, int rank, int ranks, const long *todo, long to
     long *share = malloc(sizeof *share * (size_t)(todo_count + 1));
     for (long k = rank; share && k < todo_count; k += ranks)
         share[mine++] = todo[k];
-    Queue q = {.lock = PTHREAD_MUTEX_INITIALIZER, .ready = PTHREAD_COND_INITIALIZER};
+    Queue q = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    /* take_row's poll deadline on the monotonic clock: a wall-clock step must not stall it */
+    pthread_condattr_t monotonic;
+    pthread_condattr_init(&monotonic);
+    pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
+    pthread_cond_init(&q.ready, &monotonic);
+    pthread_condattr_destroy(&monotonic);
     Pool pool = {.study = &a->study, .todo = share, .todo_count = mine, .queue = &q, .rank = rank};
     atomic_init(&pool.next, 0);
     int threads = a->threads < mine ? a->threads : (int)(mine > 0 ? mine : 1);
@@ -561,6 +567,7 @@ static int run_rank(SweepArgs *a, int rank, int ranks, const long *todo, long to
         MPI_Send("", 1, MPI_CHAR, 0, TAG_DONE, MPI_COMM_WORLD);
     for (int i = 0; i < threads; i++)
         pthread_join(tid[i], NULL);
+    pthread_cond_destroy(&q.ready);
     free(q.rows);
     free(share);
     return 0;

@@ -115,8 +115,8 @@ static void publish_frame(Sim *sim, double step_wall, uint64_t resets) {
     registry_publish_contacts(sim->registry, engine_time(e), reports, n);
     EngineStats st = engine_stats(e);
     double stats[ENGINE_STAT_COUNT] = {
-        /* a complementarity island's time step is a step too: a scene of such islands only
-           counted 0 (`--bench` printed engine_steps=0 for sphere_pile.lua) */
+        /* an island's complementarity step is work too: a scene of such islands only counted
+           0 (`--bench` printed engine_steps=0 for sphere_pile.lua) */
         [ENGINE_STAT_STEPS] = (double)(st.steps + st.complementarity_steps),
         [ENGINE_STAT_STEP_TIME_US] = 1e6 * step_wall,
         [ENGINE_STAT_SIM_TIME] = engine_time(e),
