@@ -2,7 +2,9 @@
  * - a producer publishes moving sphere poses through a real registry, the manager thread reads
  *   them and publishes reports, a consumer takes reports: every report is internally consistent
  *   (its contacts are what collide_shapes gives for its own poses), sequences increase, no
- *   report is torn;
+ *   report is torn; the consumer waits as the engine does (collision_manager_wait_published)
+ *   and the producer pokes the manager after each publish;
+ * - the waits' contract: nothing published, false; published and poked, true;
  * - the interactive session runs box_on_plane with the engine and the collision manager on
  *   separate threads: the box comes to rest on four contacts at the height a spring stack gives. */
 #include <math.h>
@@ -22,6 +24,7 @@ enum { SPHERES = 24, FRAMES = 3000 };
 
 typedef struct Shared {
     Registry *reg;
+    CollisionManager *manager; /* poked after each publish, as the engine does */
     atomic_bool done;
 } Shared;
 
@@ -47,6 +50,7 @@ static void *producer(void *arg) {
             values[3 * i + 2] = p.z;
         }
         registry_publish(sh->reg, t, values);
+        collision_manager_notify(sh->manager);
         if (f % 16 == 0)
             nap_us(50);
     }
@@ -91,7 +95,7 @@ static void test_manager_thread_reports_are_consistent(void **state) {
     sc->reg = reg;
     CollisionManager *m = collision_manager_create(world, registry_source, sc, &err);
     assert_non_null(m);
-    Shared sh = {.reg = reg};
+    Shared sh = {.reg = reg, .manager = m};
     assert_int_equal(collision_manager_start(m, &err), ISSIM_OK);
     pthread_t prod;
     pthread_create(&prod, NULL, producer, &sh);
@@ -100,8 +104,9 @@ static void test_manager_thread_reports_are_consistent(void **state) {
     int taken = 0, checked_contacts = 0;
     while (!atomic_load(&sh.done) || taken == 0) {
         CollisionReport r;
+        uint64_t seen = collision_manager_published(m);
         if (!collision_manager_take(m, &r)) {
-            nap_us(100);
+            collision_manager_wait_published(m, seen, 1e-3); /* the engine's wait */
             continue;
         }
         taken++;
@@ -127,6 +132,56 @@ static void test_manager_thread_reports_are_consistent(void **state) {
                   (unsigned long long)collision_manager_published(m), checked_contacts);
     assert_true(taken > 10);
     assert_true(checked_contacts > 100);
+    collision_manager_destroy(m);
+    free(sc);
+    registry_destroy(reg);
+}
+
+/* The waits' contract, without timing: a wait with nothing published returns false; after a
+ * state is published and the manager poked, the wait returns true and the report is that
+ * state's. */
+static void test_wait_published_and_notify(void **state) {
+    (void)state;
+    IssimError err = {0};
+    Registry *reg = registry_create(NULL, &err);
+    assert_non_null(reg);
+    char name[32];
+    for (int i = 0; i < SPHERES; i++)
+        for (int c = 0; c < 3; c++) {
+            snprintf(name, sizeof name, "s%d.pos.%c", i, "xyz"[c]);
+            assert_true(registry_add_var(reg, name, "m", &err) >= 0);
+        }
+    CollisionWorld *world = collision_world_create(NULL, &err);
+    Shape sphere = shape_sphere(0.05);
+    for (int i = 0; i < SPHERES; i++)
+        collision_world_add(world, &sphere, (Pose){sphere_position(i, 0), quat_identity()}, false);
+    SourceCtx *sc = calloc(1, sizeof *sc);
+    sc->reg = reg;
+    CollisionManager *m = collision_manager_create(world, registry_source, sc, &err);
+    assert_non_null(m);
+    assert_int_equal(collision_manager_start(m, &err), ISSIM_OK);
+    uint64_t seen = collision_manager_published(m);
+    assert_false(collision_manager_wait_published(m, seen, 0.02)); /* no state yet */
+    CollisionReport r;
+    assert_false(collision_manager_take(m, &r));
+    double values[SPHERES * 3];
+    for (int i = 0; i < SPHERES; i++) {
+        Vec3 p = sphere_position(i, 0.5);
+        values[3 * i] = p.x;
+        values[3 * i + 1] = p.y;
+        values[3 * i + 2] = p.z;
+    }
+    registry_publish(reg, 0.5, values);
+    collision_manager_notify(m);
+    bool published = false;
+    for (int tries = 0; tries < 5000 && !published; tries++) /* 5 s at most, under any load */
+        published = collision_manager_wait_published(m, seen, 1e-3);
+    assert_true(published);
+    assert_true(collision_manager_take(m, &r));
+    assert_near(r.t, 0.5, 0.0);
+    assert_near(r.poses[3].p.x, sphere_position(3, 0.5).x, 1e-12);
+    collision_manager_stop(m);
+    collision_manager_notify(m); /* after the stop: nothing to wake, nothing breaks */
     collision_manager_destroy(m);
     free(sc);
     registry_destroy(reg);
@@ -171,6 +226,7 @@ static void test_interactive_box_rests_on_four_contacts(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_manager_thread_reports_are_consistent),
+        cmocka_unit_test(test_wait_published_and_notify),
         cmocka_unit_test(test_interactive_box_rests_on_four_contacts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
