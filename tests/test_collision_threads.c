@@ -21,6 +21,7 @@
 #include "testutil.h"
 
 enum { SPHERES = 24, FRAMES = 3000 };
+#define SPHERE_RADIUS 0.05 /* neighbours 0.09 apart: they overlap by about 1 cm */
 
 typedef struct Shared {
     Registry *reg;
@@ -76,7 +77,9 @@ static bool registry_source(void *ctx, double *t, Pose *poses, int count) {
     return true;
 }
 
-static void test_manager_thread_reports_are_consistent(void **state) {
+/* The spheres' registry (s<i>.pos.x|y|z), their collision world at t = 0 and a manager reading
+ * the registry: the fixture of the tests below (sc and reg freed by the caller). */
+static CollisionManager *sphere_manager(Registry **reg_out, SourceCtx **sc_out) {
     IssimError err = {0};
     Registry *reg = registry_create(NULL, &err);
     assert_non_null(reg);
@@ -88,13 +91,25 @@ static void test_manager_thread_reports_are_consistent(void **state) {
         }
     CollisionWorld *world = collision_world_create(NULL, &err);
     assert_non_null(world);
-    Shape sphere = shape_sphere(0.05); /* neighbours 0.09 apart: they overlap by about 1 cm */
+    Shape sphere = shape_sphere(SPHERE_RADIUS);
     for (int i = 0; i < SPHERES; i++)
         collision_world_add(world, &sphere, (Pose){sphere_position(i, 0), quat_identity()}, false);
     SourceCtx *sc = calloc(1, sizeof *sc);
+    assert_non_null(sc);
     sc->reg = reg;
     CollisionManager *m = collision_manager_create(world, registry_source, sc, &err);
     assert_non_null(m);
+    *reg_out = reg;
+    *sc_out = sc;
+    return m;
+}
+
+static void test_manager_thread_reports_are_consistent(void **state) {
+    IssimError err = {0};
+    Registry *reg;
+    SourceCtx *sc;
+    CollisionManager *m = sphere_manager(&reg, &sc);
+    Shape sphere = shape_sphere(SPHERE_RADIUS);
     Shared sh = {.reg = reg, .manager = m};
     assert_int_equal(collision_manager_start(m, &err), ISSIM_OK);
     pthread_t prod;
@@ -143,22 +158,9 @@ static void test_manager_thread_reports_are_consistent(void **state) {
 static void test_wait_published_and_notify(void **state) {
     (void)state;
     IssimError err = {0};
-    Registry *reg = registry_create(NULL, &err);
-    assert_non_null(reg);
-    char name[32];
-    for (int i = 0; i < SPHERES; i++)
-        for (int c = 0; c < 3; c++) {
-            snprintf(name, sizeof name, "s%d.pos.%c", i, "xyz"[c]);
-            assert_true(registry_add_var(reg, name, "m", &err) >= 0);
-        }
-    CollisionWorld *world = collision_world_create(NULL, &err);
-    Shape sphere = shape_sphere(0.05);
-    for (int i = 0; i < SPHERES; i++)
-        collision_world_add(world, &sphere, (Pose){sphere_position(i, 0), quat_identity()}, false);
-    SourceCtx *sc = calloc(1, sizeof *sc);
-    sc->reg = reg;
-    CollisionManager *m = collision_manager_create(world, registry_source, sc, &err);
-    assert_non_null(m);
+    Registry *reg;
+    SourceCtx *sc;
+    CollisionManager *m = sphere_manager(&reg, &sc);
     assert_int_equal(collision_manager_start(m, &err), ISSIM_OK);
     uint64_t seen = collision_manager_published(m);
     assert_false(collision_manager_wait_published(m, seen, 0.02)); /* no state yet */
