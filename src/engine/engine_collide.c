@@ -507,7 +507,7 @@ static bool take_report(Engine *e, CollisionReport *report) {
            issim_wall_time() - t0 < ENGINE_REPORT_WAIT_LIMIT) {
         uint64_t seen = collision_manager_published(e->manager);
         if (!collision_manager_take(e->manager, report)) {
-            collision_manager_notify(e->manager);
+            /* poked above: no state is published while this thread waits */
             collision_manager_wait_published(e->manager, seen, 1e-3);
             if (!collision_manager_take(e->manager, report))
                 continue;
