@@ -158,6 +158,18 @@ static int marker_pixels(const Image *im, const ShownState *s, const char *out) 
     return n;
 }
 
+static int compare_doubles(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_of_five(const double values[5]) {
+    double sorted[5];
+    memcpy(sorted, values, sizeof sorted);
+    qsort(sorted, 5, sizeof sorted[0], compare_doubles);
+    return sorted[2];
+}
+
 static void test_device_panel_estop_and_device_loss(void **state) {
     (void)state;
     static char out[GUI_OUTPUT_MAX];
@@ -172,35 +184,39 @@ static void test_device_panel_estop_and_device_loss(void **state) {
              "screenshot %s\n"
              "print_device\n" /* 1: motors on, the coupling force on the handle */
              "print_state\n"
+             "wait 0.1\nprint_device\n" /* 2-5: more samples of the coupling's two ends */
+             "wait 0.1\nprint_device\n"
+             "wait 0.1\nprint_device\n"
+             "wait 0.1\nprint_device\n"
              "key f9\n"
              "frames 2\n"
-             "print_device\n" /* 2: emergency stop */
+             "print_device\n" /* 6: emergency stop */
              "wait 0.3\n"
-             "print_device\n" /* 3: still off */
+             "print_device\n" /* 7: still off */
              "device_enable\n"
              "wait_device motors_on\n"
-             "print_device\n" /* 4: on again; the test kills the simulator now */
+             "print_device\n" /* 8: on again; the test kills the simulator now */
              "wait_device error\n"
-             "print_device\n" /* 5: the error */
+             "print_device\n" /* 9: the error */
              "print_state\n"
              "wait 0.3\n"
              "print_state\n"
              "open scenes/box_on_plane.lua\n"
-             "print_device\n" /* 6: idle: no haptics table */
+             "print_device\n" /* 10: idle: no haptics table */
              "open scenes/pantograph_push.lua\n"
              "wait_device periods 50\n"
-             "print_device\n", /* 7: a new simulator, motors off again */
+             "print_device\n", /* 11: a new simulator, motors off again */
              png);
     int killed;
-    int rc = run_and_kill("--device sim --device-rate 500 --device-hand circle:0.04,1", script, 4,
+    int rc = run_and_kill("--device sim --device-rate 500 --device-hand circle:0.04,1", script, 8,
                           out, sizeof out, &killed);
     print_message("%s", out);
     assert_int_equal(rc, 0);
 
     DeviceLine off = parse_device(out, 0), on = parse_device(out, 1);
-    DeviceLine stopped = parse_device(out, 2), still = parse_device(out, 3);
-    DeviceLine again = parse_device(out, 4), lost = parse_device(out, 5);
-    DeviceLine idle = parse_device(out, 6), reopened = parse_device(out, 7);
+    DeviceLine stopped = parse_device(out, 6), still = parse_device(out, 7);
+    DeviceLine again = parse_device(out, 8), lost = parse_device(out, 9);
+    DeviceLine idle = parse_device(out, 10), reopened = parse_device(out, 11);
 
     /* Motors off until enabled: no force on the handle. */
     assert_string_equal(off.status, "running");
@@ -218,16 +234,24 @@ static void test_device_panel_estop_and_device_loss(void **state) {
     assert_true(hypot(on.fx, on.fy) > 0.05);
     /* The view draws both ends of the coupling: the force on the proxy (from the published
      * gains and handle point) and on the hand (what the motors are commanded with), opposite
-     * up to the display's lag behind the engine; no wall in this scene. */
-    Arrow coupling = arrow_of(out, 1, "coupling"), hand = arrow_of(out, 1, "hand");
-    assert_true(coupling.found && hand.found);
-    assert_false(arrow_of(out, 1, "wall").found);
-    double cosine = vec3_dot(coupling.vector, hand.vector) /
-                    (vec3_norm(coupling.vector) * vec3_norm(hand.vector));
-    print_message("coupling arrow %.4f m, hand arrow %.4f m, cosine %.3f\n",
-                  vec3_norm(coupling.vector), vec3_norm(hand.vector), cosine);
-    assert_true(cosine < -0.9);
-    assert_near(vec3_norm(coupling.vector), vec3_norm(hand.vector), 0.3 * vec3_norm(hand.vector));
+     * up to the display's lag behind the engine; no wall in this scene. That lag grows when
+     * the GUI thread is preempted between its reads (CI's 2 cores run engine, servo, device
+     * simulator and llvmpipe), and near a zero of the force its direction is noise: the law
+     * is asserted on the median of five samples 0.1 s apart. */
+    double cosines[5], ratios[5];
+    for (int i = 0; i < 5; i++) {
+        Arrow coupling = arrow_of(out, 1 + i, "coupling"), hand = arrow_of(out, 1 + i, "hand");
+        assert_true(coupling.found && hand.found);
+        assert_false(arrow_of(out, 1 + i, "wall").found);
+        cosines[i] = vec3_dot(coupling.vector, hand.vector) /
+                     (vec3_norm(coupling.vector) * vec3_norm(hand.vector));
+        ratios[i] = vec3_norm(coupling.vector) / vec3_norm(hand.vector);
+        print_message("sample %d: coupling arrow %.4f m, hand arrow %.4f m, cosine %.3f\n", i,
+                      vec3_norm(coupling.vector), vec3_norm(hand.vector), cosines[i]);
+    }
+    assert_true(median_of_five(cosines) < -0.9);
+    assert_near(median_of_five(ratios), 1.0, 0.3);
+    Arrow hand = arrow_of(out, 1, "hand");
     /* the hand arrow is the panel's force, in world newtons (force_scale 5) */
     assert_near(hand.vector.x, on.fx * 5.0 * hand.m_per_n, 0.2 * vec3_norm(hand.vector));
     /* The emergency stop: zero force, motors disabled, and they stay off while the servo runs. */
@@ -243,7 +267,7 @@ static void test_device_panel_estop_and_device_loss(void **state) {
     /* The simulator killed: the error in the panel, the GUI runs on (its clock advances). */
     assert_int_equal(killed, again.pid);
     assert_string_equal(lost.status, "error");
-    const char *message = find_line(out, "device_message ", 5);
+    const char *message = find_line(out, "device_message ", 9);
     assert_non_null(message);
     assert_non_null(strstr(message, "/dev/pts/"));
     assert_true(strstr(message, "closed the link") || strstr(message, "link lost"));
@@ -252,7 +276,7 @@ static void test_device_panel_estop_and_device_loss(void **state) {
 
     /* Another scene without a haptics table: no device; back to one: a new simulator. */
     assert_string_equal(idle.status, "idle");
-    assert_non_null(strstr(find_line(out, "device_message ", 6), "has no haptics table"));
+    assert_non_null(strstr(find_line(out, "device_message ", 10), "has no haptics table"));
     assert_string_equal(reopened.status, "running");
     assert_true(reopened.pid > 0 && reopened.pid != killed);
     assert_int_equal(reopened.motors_on, 0);
