@@ -20,6 +20,7 @@ typedef struct DeviceLine {
     char status[16];
     int enable, estop, motors_on, pid;
     double periods, rate_hz, measured_hz, p50, p99, p999, max, overruns, missed, fx, fy;
+    unsigned limits;
 } DeviceLine;
 
 /* A value of "key=" in line (up to its end), NAN if absent. */
@@ -54,6 +55,7 @@ static DeviceLine parse_device(const char *out, int nth) {
     d.missed = value_of(line, "missed");
     d.fx = value_of(line, "fx");
     d.fy = value_of(line, "fy");
+    d.limits = (unsigned)value_of(line, "limits");
     return d;
 }
 
@@ -158,18 +160,6 @@ static int marker_pixels(const Image *im, const ShownState *s, const char *out) 
     return n;
 }
 
-static int compare_doubles(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median_of_five(const double values[5]) {
-    double sorted[5];
-    memcpy(sorted, values, sizeof sorted);
-    qsort(sorted, 5, sizeof sorted[0], compare_doubles);
-    return sorted[2];
-}
-
 static void test_device_panel_estop_and_device_loss(void **state) {
     (void)state;
     static char out[GUI_OUTPUT_MAX];
@@ -237,24 +227,27 @@ static void test_device_panel_estop_and_device_loss(void **state) {
         largest = fmax(largest, hypot(parse_device(out, 1 + i).fx, parse_device(out, 1 + i).fy));
     assert_true(largest > 0.05);
     /* The view draws both ends of the coupling: the force on the proxy (from the published
-     * gains and handle point) and on the hand (what the motors are commanded with), opposite
-     * up to the display's lag behind the engine; no wall in this scene. That lag grows when
-     * the GUI thread is preempted between its reads (CI's 2 cores run engine, servo, device
-     * simulator and llvmpipe), and near a zero of the force its direction is noise: the law
-     * is asserted on the median of five samples 0.1 s apart. */
-    double cosines[5], ratios[5];
+     * gains and handle point, and the engine frame the servo computed against) and on the hand
+     * (what the motors are commanded with): equal and opposite, in every sample whose force
+     * no limit of the safety chain changed; no wall in this scene. (Drawn from the engine's
+     * newest frame instead, the two ends differed by the proxy's motion between the servo's
+     * read and the display's: 28 degrees apart once in CI.) */
+    int compared = 0;
     for (int i = 0; i < 5; i++) {
         Arrow coupling = arrow_of(out, 1 + i, "coupling"), hand = arrow_of(out, 1 + i, "hand");
         assert_true(coupling.found && hand.found);
         assert_false(arrow_of(out, 1 + i, "wall").found);
-        cosines[i] = vec3_dot(coupling.vector, hand.vector) /
-                     (vec3_norm(coupling.vector) * vec3_norm(hand.vector));
-        ratios[i] = vec3_norm(coupling.vector) / vec3_norm(hand.vector);
-        print_message("sample %d: coupling arrow %.4f m, hand arrow %.4f m, cosine %.3f\n", i,
-                      vec3_norm(coupling.vector), vec3_norm(hand.vector), cosines[i]);
+        unsigned limits = parse_device(out, 1 + i).limits;
+        double gap = vec3_norm(vec3_add(coupling.vector, hand.vector));
+        print_message("sample %d: coupling arrow %.5f m, hand arrow %.5f m, |sum| %.2e m, "
+                      "limits %u\n",
+                      i, vec3_norm(coupling.vector), vec3_norm(hand.vector), gap, limits);
+        if (limits != 0)
+            continue;
+        compared++;
+        assert_true(gap <= 1e-5 + 1e-4 * vec3_norm(hand.vector));
     }
-    assert_true(median_of_five(cosines) < -0.9);
-    assert_near(median_of_five(ratios), 1.0, 0.3);
+    assert_true(compared >= 3);
     Arrow hand = arrow_of(out, 1, "hand");
     /* the hand arrow is the panel's force, in world newtons (force_scale 5) */
     assert_near(hand.vector.x, on.fx * 5.0 * hand.m_per_n, 0.2 * vec3_norm(hand.vector));

@@ -414,7 +414,8 @@ static void test_playback(void **state) {
 
 /* A late period: the recorded handle jumps 6 mm into a stiff wall between two frames (what a
  * 6 ms stall at 1 m/s looks like). The force rises to its limit in steps of at most
- * max_force_step, never in one jump. */
+ * max_force_step, never in one jump, and a step held to it is flagged (HAPTIC_LIMIT_SLEW, the
+ * panel's "slew limit"). */
 static void test_late_period_without_force_spike(void **state) {
     PantographConfig c = pantograph_config_default();
     HapticVec2 centre = pantograph_workspace_centre(&c);
@@ -439,14 +440,21 @@ static void test_late_period_without_force_spike(void **state) {
     assert_non_null(servo);
     haptic_servo_enable(servo, true);
     double prev = 0.0, biggest_step = 0.0, peak = 0.0;
+    int slewed = 0;
     for (int i = 0; i < 150; i++) {
         assert_true(haptic_servo_period(servo, i * 1e-3));
         double fy = haptic_servo_force(servo).y;
+        bool held = (haptic_servo_limits(servo) & HAPTIC_LIMIT_SLEW) != 0;
+        if (held) /* (an unflagged step may equal it too: the force limit's last step) */
+            assert_near(fabs(fy - prev), desc.max_force_step, 1e-9);
+        slewed += held;
         biggest_step = fmax(biggest_step, fabs(fy - prev));
         peak = fmax(peak, fy);
         prev = fy;
     }
-    print_message("force reached %.2f N in steps of at most %.2f N\n", peak, biggest_step);
+    print_message("force reached %.2f N in steps of at most %.2f N (%d periods slewed)\n", peak,
+                  biggest_step, slewed);
+    assert_true(slewed >= 2);
     assert_true(biggest_step <= desc.max_force_step + 1e-9);
     assert_near(peak, fmin(3000 * 0.0055, c.max_force), 0.3); /* encoder-quantised depth */
     haptic_servo_destroy(servo);

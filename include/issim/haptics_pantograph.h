@@ -93,6 +93,7 @@ enum {
     HAPTIC_LIMIT_TORQUE = 1u << 3,      /* joint torque clipped at max_joint_torque */
     HAPTIC_LIMIT_NONFINITE = 1u << 4,   /* a NaN/inf force was replaced by zero */
     HAPTIC_LIMIT_NO_SOLUTION = 1u << 5, /* kinematics failed: force zero */
+    HAPTIC_LIMIT_SLEW = 1u << 6,        /* force change held to max_force_step this period */
 };
 
 /* Kinematic state tracked by the servo: warm start and velocity filter. */

@@ -60,6 +60,9 @@ enum {
     HAPTIC_HANDLE_TAU5,
     HAPTIC_HANDLE_TEXTURE_FX, /* the texture's part of FX, FY: N on the handle */
     HAPTIC_HANDLE_TEXTURE_FY,
+    /* the time of the engine frame the coupling's force was computed against, s (NAN before
+       the first): the view draws the proxy's end of the spring from the same frame */
+    HAPTIC_HANDLE_FRAME_T,
     HAPTIC_HANDLE_COUNT
 };
 
@@ -152,6 +155,8 @@ void haptic_servo_stats(const HapticServo *servo, double v[HAPTIC_STAT_COUNT]);
  * constant + local surfaces, without the joint-space texture; HAPTIC_HANDLE_FX has the force the
  * motors are commanded with), N. Thread: servo, or after stop. */
 HapticVec2 haptic_servo_force(const HapticServo *servo);
+/* HAPTIC_LIMIT_* of the last period (HAPTIC_HANDLE_LIMITS). Thread: servo, or after stop. */
+unsigned haptic_servo_limits(const HapticServo *servo);
 
 /* ===== Engine side of the coupling (engine thread) ===== */
 

@@ -267,13 +267,19 @@ static HapticVec2 wall_reaction(const HapticServoDesc *servo, const RegistrySlot
     return (HapticVec2){f[0], f[1]};
 }
 
-/* A body's position and velocity in the engine's newest frame: what the engine's coupling
- * hook evaluates the spring against (the display's frame lags it by up to the horizon, and at
- * the proxy's speed that changed the damper's part several-fold). */
-static bool newest_state(const Session *s, const ViewBody *vb, Vec3 *pos, Vec3 *vel) {
+/* A body's position and velocity in the engine frame at frame_t, the one the servo computed
+ * the hand's force against, so the spring's two ends are drawn from one state (the engine's
+ * newest frame when that one is gone or unknown: the engine's coupling hook evaluates the
+ * spring against it, and the display's own frame lags it by up to the horizon, which at the
+ * proxy's speed changed the damper's part several-fold). */
+static bool rendered_state(const Session *s, const ViewBody *vb, double frame_t, Vec3 *pos,
+                           Vec3 *vel) {
     double *values = calloc((size_t)registry_var_count(s->reg) + 1, sizeof(double));
     RegistryFrame f = {.values = values};
-    bool ok = values && registry_read_latest(s->reg, &f);
+    bool ok =
+        values && isfinite(frame_t) && registry_read_at(s->reg, frame_t, &f) && f.t == frame_t;
+    if (!ok)
+        ok = values && registry_read_latest(s->reg, &f);
     if (ok) {
         const double *p = values + vb->var_pos, *v = values + vb->var_vel;
         *pos = (Vec3){p[0], p[1], p[2]};
@@ -291,10 +297,11 @@ static double device_arrow_scale(const App *app) {
 
 /* The forces of the haptic scene as arrows, in world newtons on one scale (1 N on the handle,
  * seen in the world, is a quarter of the camera's distance long, whatever the zoom): the coupling
- * force the engine applies to the proxy (magenta, from the top of the proxy), the force the motors
- * are commanded with on the hand (cyan, from the diamond atop the handle's stem: the handle's point
- * lies inside the proxy while the coupling holds it) and the haptic walls' reaction in it (red,
- * same place). */
+ * force the engine applies to the proxy (magenta, from the top of the proxy; against the frame
+ * the servo computed against, so it is the hand's force reversed until a limit acts), the force the
+ * motors are commanded with on the hand (cyan, from the diamond atop the handle's stem: the
+ * handle's point lies inside the proxy while the coupling holds it) and the haptic walls' reaction
+ * in it (red, same place). */
 int app_device_arrows(const App *app, const RegistrySlot *handle, RenderArrow *out) {
     const Session *s = &app->session;
     if (!app->device.session || !s->view || !s->view->handle.shown)
@@ -314,7 +321,8 @@ int app_device_arrows(const App *app, const RegistrySlot *handle, RenderArrow *o
         scene_view_body_of(s->view, engine_body_id_unpack(h.ids[HAPTIC_HANDLE_ID_PROXY_BODY]));
     Vec3 coupling;
     Vec3 proxy_pos, proxy_vel;
-    if (body >= 0 && newest_state(s, &s->view->bodies[body], &proxy_pos, &proxy_vel)) {
+    if (body >= 0 && rendered_state(s, &s->view->bodies[body], h.v[HAPTIC_HANDLE_FRAME_T],
+                                    &proxy_pos, &proxy_vel)) {
         const ViewBody *vb = &s->view->bodies[body];
         double top = vb->instance >= 0 ? s->view->instances[vb->instance].local_box.max.z : 0.0;
         Vec3 at = vec3_add(vh->proxy, (Vec3){0, 0, top});

@@ -198,6 +198,7 @@ void handle_lines(const GuiDeviceReadout &ro) {
     flag("workspace", ro.limits & HAPTIC_LIMIT_WORKSPACE);
     flag("singularity", ro.limits & HAPTIC_LIMIT_SINGULAR);
     flag("force limit", ro.limits & (HAPTIC_LIMIT_FORCE | HAPTIC_LIMIT_TORQUE));
+    flag("slew limit", ro.limits & HAPTIC_LIMIT_SLEW);
     if (ro.limits & (HAPTIC_LIMIT_NONFINITE | HAPTIC_LIMIT_NO_SOLUTION))
         ImGui::TextColored(kRed, "%s",
                            ro.limits & HAPTIC_LIMIT_NO_SOLUTION ? "no kinematic solution: force 0"

@@ -70,6 +70,7 @@ IssimStatus haptic_coupling_bind(const HapticCoupling *c, CouplingState *cs, con
     if (!cs->frame_values)
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
     cs->vars = v;
+    cs->frame_t = NAN;
     return ISSIM_OK;
 }
 
@@ -82,6 +83,8 @@ static void update_watchdog(const HapticCoupling *c, CouplingState *cs, const Re
                             double now) {
     RegistryFrame frame = {.values = cs->frame_values};
     bool have = registry_read_latest(reg, &frame);
+    if (have)
+        cs->frame_t = frame.t;
     if (have && (!cs->have_frame || frame.index != cs->last_index)) {
         cs->last_index = frame.index;
         cs->last_change_wall = now;

@@ -182,6 +182,7 @@ static void limit_force(HapticServo *servo, double f[2]) {
         double s = servo->desc.max_force_step / step;
         f[0] = servo->force[0] + s * d[0];
         f[1] = servo->force[1] + s * d[1];
+        servo->limits |= HAPTIC_LIMIT_SLEW;
     }
 }
 
@@ -279,6 +280,7 @@ static void publish_handle(HapticServo *servo, const HapticSample *sample, doubl
         [HAPTIC_HANDLE_TAU5] = servo->tau[1],
         [HAPTIC_HANDLE_TEXTURE_FX] = servo->texture_force[0],
         [HAPTIC_HANDLE_TEXTURE_FY] = servo->texture_force[1],
+        [HAPTIC_HANDLE_FRAME_T] = servo->coupling.have_frame ? servo->coupling.frame_t : NAN,
     };
     uint64_t ids[HAPTIC_HANDLE_ID_COUNT] = {
         [HAPTIC_HANDLE_ID_PROXY_BODY] = haptic_coupling_on(c) ? c->proxy_body : 0,
@@ -525,4 +527,8 @@ const char *haptic_servo_error(const HapticServo *servo) {
 
 HapticVec2 haptic_servo_force(const HapticServo *servo) {
     return (HapticVec2){servo->force[0], servo->force[1]};
+}
+
+unsigned haptic_servo_limits(const HapticServo *servo) {
+    return servo->limits;
 }
