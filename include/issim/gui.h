@@ -110,8 +110,9 @@ typedef struct GuiDeviceReadout {
 
 /* Fills out from reg (Nullable: nothing to show) for device. */
 void gui_device_readout(const Registry *reg, const GuiDevice *device, GuiDeviceReadout *out);
-/* The same from slots already read (REGISTRY_SLOT_SERVO_STATS, REGISTRY_SLOT_HANDLE), so what
- * else is drawn from that handle slot shows the same servo period. */
+/* The same from slots already read (REGISTRY_SLOT_SERVO_STATS, REGISTRY_SLOT_HANDLE; each
+ * Nullable: nothing to show), so what else is drawn from that handle slot shows the same servo
+ * period. */
 void gui_device_readout_of(const RegistrySlot *stats, const RegistrySlot *handle,
                            const GuiDevice *device, GuiDeviceReadout *out);
 

@@ -472,10 +472,8 @@ void app_device_print(App *app) {
     if (live) {
         registry_slot_read(app->session.reg, REGISTRY_SLOT_SERVO_STATS, &stats);
         registry_slot_read(app->session.reg, REGISTRY_SLOT_HANDLE, &handle);
-        gui_device_readout_of(&stats, &handle, g, &ro);
-    } else {
-        gui_device_readout(NULL, g, &ro);
     }
+    gui_device_readout_of(live ? &stats : NULL, live ? &handle : NULL, g, &ro);
     char watchdog[32];
     issim_strlcpy(watchdog, ro.watchdog[0] ? ro.watchdog : "-", sizeof watchdog);
     for (char *c = watchdog; *c; c++)

@@ -229,15 +229,12 @@ void handle_lines(const GuiDeviceReadout &ro) {
 
 extern "C" void gui_device_readout(const Registry *reg, const GuiDevice *device,
                                    GuiDeviceReadout *out) {
-    *out = GuiDeviceReadout();
-    out->watchdog = "";
-    out->handle_age_s = INFINITY;
-    if (!reg)
-        return;
     RegistrySlot st, h;
-    registry_slot_read(reg, REGISTRY_SLOT_SERVO_STATS, &st);
-    registry_slot_read(reg, REGISTRY_SLOT_HANDLE, &h);
-    gui_device_readout_of(&st, &h, device, out);
+    if (reg) {
+        registry_slot_read(reg, REGISTRY_SLOT_SERVO_STATS, &st);
+        registry_slot_read(reg, REGISTRY_SLOT_HANDLE, &h);
+    }
+    gui_device_readout_of(reg ? &st : nullptr, reg ? &h : nullptr, device, out);
 }
 
 extern "C" void gui_device_readout_of(const RegistrySlot *stats, const RegistrySlot *handle,
@@ -245,8 +242,10 @@ extern "C" void gui_device_readout_of(const RegistrySlot *stats, const RegistryS
     *out = GuiDeviceReadout();
     out->watchdog = "";
     out->handle_age_s = INFINITY;
-    fill_stats(*stats, out);
-    fill_handle(*handle, device, out);
+    if (stats)
+        fill_stats(*stats, out);
+    if (handle)
+        fill_handle(*handle, device, out);
 }
 
 extern "C" void gui_device_panel(const GuiState *s, GuiRequests *r) {

@@ -70,7 +70,6 @@ IssimStatus haptic_coupling_bind(const HapticCoupling *c, CouplingState *cs, con
     if (!cs->frame_values)
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
     cs->vars = v;
-    cs->frame_t = NAN;
     return ISSIM_OK;
 }
 

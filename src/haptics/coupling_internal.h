@@ -20,7 +20,7 @@ typedef struct CouplingState {
     CouplingVars vars;
     double *frame_values; /* registry_var_count doubles, allocated by haptic_coupling_bind */
     uint64_t last_index;
-    double frame_t; /* time of the frame in frame_values, NAN before the first */
+    double frame_t; /* time of the frame in frame_values, once have_frame */
     double last_change_wall;
     bool have_frame;
     bool stalled;
