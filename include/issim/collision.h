@@ -144,7 +144,10 @@ void shape_mass_properties(const Shape *s, double density, double *mass, Vec3 *i
 
 /* ===== Narrow phase ===== */
 
-#define MANIFOLD_MAX_POINTS 4
+/* Four per face; a body against a mesh may touch up to MESH_MAX_FACES faces at once (a bolt on
+ * a hole's floor and against its wall), each with its own normal. */
+#define MANIFOLD_FACE_POINTS 4
+#define MANIFOLD_MAX_POINTS 16
 
 typedef struct ContactPoint {
     Vec3 point_a;     /* world, on A's surface */
@@ -166,11 +169,20 @@ typedef enum ManifoldNormalOwner {
 } ManifoldNormalOwner;
 
 typedef struct Manifold {
-    Vec3 normal; /* world, unit, from B to A */
+    Vec3 normal; /* world, unit, from B to A; the deepest point's when the normals are mixed */
     int count;   /* 0 .. MANIFOLD_MAX_POINTS */
     ManifoldNormalOwner normal_owner;
     ContactPoint points[MANIFOLD_MAX_POINTS];
+    /* A mesh's manifold may hold points of several faces: then each point has its own normal
+     * (the face's), and a point's distance is measured along it. Read with
+     * manifold_point_normal. */
+    bool mixed_normals;
+    Vec3 point_normals[MANIFOLD_MAX_POINTS];
 } Manifold;
+
+static inline Vec3 manifold_point_normal(const Manifold *m, int k) {
+    return m->mixed_normals ? m->point_normals[k] : m->normal;
+}
 
 /* Contacts between two shapes whose signed distance is below margin (margin >= 0 reports
  * near-contacts too, so the engine sees them coming). Face contact gives up to four points (a
@@ -277,6 +289,11 @@ int collision_world_body_count(const CollisionWorld *world);
 const Shape *collision_world_shape(const CollisionWorld *world, int body);
 Pose collision_world_pose(const CollisionWorld *world, int body);
 void collision_world_set_pose(CollisionWorld *world, int body, Pose pose);
+/* How far any point of the body may move before the contacts of the next update are in use (m,
+ * >= 0; 0 at creation): its pairs are tested with the margin grown by both bodies' distances, so
+ * a fast body's contact is reported, at a positive distance, before the body reaches it
+ * (speculative contacts; Catto, "Speculative Contacts", 2013). */
+void collision_world_set_reach_ahead(CollisionWorld *world, int body, double distance);
 /* Broad phase, narrow phase and contact matching. A contact keeps its id while the same
  * feature pair of the same body pair stays within the margin; a new feature pair gets a new id.
  * Deterministic: the same poses in the same order give the same contacts, ids and order. */
@@ -326,10 +343,12 @@ CollisionStats collision_world_stats(const CollisionWorld *world);
 /* ===== Collision manager thread (000 App. B.4.3: a relationship manager) ===== */
 
 /* Fills the poses of the world's bodies (only dynamic ones need to be written) with the newest
- * state and its time. Returns false when no new state exists since *t. Called on the manager
- * thread (threaded) or the caller's thread (synchronous); it must not block (read the
- * registry's snapshot functions). */
-typedef bool (*CollisionPoseSource)(void *ctx, double *t, Pose *poses, int body_count);
+ * state and its time, and reach_ahead with how far each may move before the contacts are used
+ * (collision_world_set_reach_ahead; 0 where unknown). Returns false when no new state exists
+ * since *t. Called on the manager thread (threaded) or the caller's thread (synchronous); it
+ * must not block (read the registry's snapshot functions). */
+typedef bool (*CollisionPoseSource)(void *ctx, double *t, Pose *poses, double *reach_ahead,
+                                    int body_count);
 
 /* One published result of the manager. Transient: valid until the consumer's next take. */
 typedef struct CollisionReport {

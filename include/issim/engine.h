@@ -274,6 +274,20 @@ typedef struct EngineEnergy {
 
 EngineEnergy engine_energy(const Engine *engine);
 
+/* Contact geometry measured from the poses alone, against what the contact models are given:
+ * pose_depth is the deepest overlap of any body pair holding a manifold contact, as the collision
+ * module's signed distance of the two shapes at the bodies' current poses (independent of the
+ * contacts' anchors and depth offsets); model_depth the deepest depth an active manifold contact's
+ * model is given; largest_offset the largest depth offset a contact carries (an overlap the
+ * bodies' motion could not pay for, healing: docs/contact-models.md, "Energy at contact
+ * changes"), offset_contacts how many carry one. Vertex ("points") and smooth contacts are not
+ * counted. Engine thread. */
+typedef struct EnginePenetration {
+    double pose_depth, model_depth, largest_offset; /* m */
+    int offset_contacts;
+} EnginePenetration;
+EnginePenetration engine_penetration(const Engine *engine);
+
 typedef struct EngineStats {
     uint64_t steps; /* integrator steps (CVODE internal or RK4) */
     uint64_t rhs_evals;
@@ -287,11 +301,15 @@ typedef struct EngineStats {
                              than its tolerance), so far */
     uint64_t fixed_steps; /* RK4 steps taken because an active contact asked for them */
     uint64_t checkpoints; /* key checkpoints written (the whole state) */
-    uint64_t replayed_frames;          /* output steps replayed by restores between keys */
-    uint64_t restores;                 /* restores from a checkpoint (exact) */
-    uint64_t restarts;                 /* restores without one (contact histories restarted) */
-    uint64_t state_pool_grows;         /* the contact-state pool grew (at an onset) */
-    uint64_t complementarity_steps;    /* time steps of complementarity islands */
+    uint64_t replayed_frames;       /* output steps replayed by restores between keys */
+    uint64_t restores;              /* restores from a checkpoint (exact) */
+    uint64_t restarts;              /* restores without one (contact histories restarted) */
+    uint64_t state_pool_grows;      /* the contact-state pool grew (at an onset) */
+    uint64_t complementarity_steps; /* time steps of complementarity islands */
+    /* J, so far: kinetic energy the contact energy ledger took out of the bodies' relative motion
+     * so that contacts found overlapping begin at their geometric depth, and elastic energy it let
+     * collision updates add while depth offsets healed (docs/contact-models.md). */
+    double onset_brake_energy, offset_heal_energy;
     uint64_t complementarity_failures; /* solves the solver reported as failed */
     /* Velocity passes solved by an iterative (sparse) solver, their iterations (PGS sweeps), and
      * the largest residual one ended with during the last advance (the solver's own measure:

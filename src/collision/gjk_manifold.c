@@ -421,7 +421,7 @@ static int clip_manifold(const Side *r, const Side *i, bool ref_is_a, double mar
         cands[slot].distance = mtd_along;
         count = slot == count ? count + 1 : count;
     }
-    count = contact_points_reduce(cands, count, out->normal, MANIFOLD_MAX_POINTS);
+    count = contact_points_reduce(cands, count, out->normal, MANIFOLD_FACE_POINTS);
     memcpy(out->points, cands, (size_t)count * sizeof cands[0]);
     out->count = count;
     return count;

@@ -52,7 +52,8 @@ struct CollisionManager {
     CollisionPoseSource source;
     void *ctx;
     int body_count;
-    Pose *poses; /* source scratch, manager thread */
+    Pose *poses;         /* source scratch, manager thread */
+    double *reach_ahead; /* source scratch, manager thread */
     double last_t;
     uint64_t sequence;
     ReportSlot slots[3];
@@ -96,7 +97,8 @@ CollisionManager *collision_manager_create(CollisionWorld *world, CollisionPoseS
     pthread_cond_init(&m->published_cond, &monotonic);
     pthread_condattr_destroy(&monotonic);
     m->poses = calloc((size_t)m->body_count + 1, sizeof(Pose));
-    bool ok = m->poses != NULL;
+    m->reach_ahead = calloc((size_t)m->body_count + 1, sizeof(double));
+    bool ok = m->poses != NULL && m->reach_ahead != NULL;
     for (int i = 0; i < 3 && ok; i++) {
         m->slots[i].poses = calloc((size_t)m->body_count + 1, sizeof(Pose));
         ok = m->slots[i].poses != NULL;
@@ -124,6 +126,7 @@ void collision_manager_destroy(CollisionManager *m) {
         free(m->slots[i].contacts);
     }
     free(m->poses);
+    free(m->reach_ahead);
     pthread_mutex_destroy(&m->wake_lock);
     pthread_cond_destroy(&m->wake);
     pthread_mutex_destroy(&m->published_lock);
@@ -134,13 +137,15 @@ void collision_manager_destroy(CollisionManager *m) {
 /* One update from the source into the back slot, then publish it. */
 bool collision_manager_step(CollisionManager *m) {
     double t = m->last_t;
-    if (!m->source(m->ctx, &t, m->poses, m->body_count))
+    if (!m->source(m->ctx, &t, m->poses, m->reach_ahead, m->body_count))
         return false;
     m->last_t = t;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (int b = 0; b < m->body_count; b++)
+    for (int b = 0; b < m->body_count; b++) {
         collision_world_set_pose(m->world, b, m->poses[b]);
+        collision_world_set_reach_ahead(m->world, b, m->reach_ahead[b]);
+    }
     collision_world_update(m->world);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     int count = 0;

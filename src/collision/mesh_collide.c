@@ -9,10 +9,13 @@
  * gjk_manifold.c: the triangle is the reference when the normal is its own (the body's face or
  * segment is clipped to the triangle), a body face is the reference when the normal is that
  * face's (the triangle is clipped to it), and otherwise the single GJK/EPA point is the contact.
- * All triangles' contacts are pooled; the deepest point's normal becomes the manifold normal,
- * points whose own normal is more than 30 degrees from it are dropped, duplicates (the same
- * body point seen by two triangles) merged, and at most four kept (contact_points_reduce);
- * each point's distance is then measured along the manifold normal.
+ * All triangles' contacts are pooled and grouped into faces, deepest first: a face is the
+ * deepest point not yet taken and every point whose own normal is within 30 degrees of its
+ * normal; each point becomes the body's core point on that normal (a sphere's centre, a point of
+ * a capsule's axis, a polytope's own surface point), core points closer than 2% of the body's size
+ * are one contact (two facets of a tessellated wall under one spot are not two springs), at most
+ * four are kept per face (contact_points_reduce), each measured along its face's normal, and up
+ * to MESH_MAX_FACES faces make the manifold (Manifold.mixed_normals when more than one).
  *
  * One-sided triangles and internal edges (the "ghost collision" problem: a box sliding on a
  * flat floor made of triangles must not catch on the floor's internal edges). A triangle is
@@ -30,9 +33,10 @@
  * smoothed: a body sliding over a slightly convex tessellated surface (a coarse sphere or
  * cylinder) still sees the convex edges as sharp, and may get a normal tilted towards the edge
  * while crossing it. A body deeper than its centre behind a triangle loses that triangle's
- * contact (tunnelling through thin walls is the time step's problem). One manifold has one
- * normal: a body touching two faces at a large angle (a box in a corner) gets the contacts of
- * the deepest face only. The pooled candidates are capped at MESH_CANDIDATES (deepest kept).
+ * contact (the engine's speculative margin, collision_world_set_reach_ahead, reports a fast body's
+ * triangles before it reaches them). A body touching more than MESH_MAX_FACES faces at large
+ * angles keeps the deepest ones. The pooled candidates are capped at MESH_CANDIDATES (deepest
+ * kept).
  * A planar polygon (shape_distance passes them) is treated as a flat convex in 3D: one point per
  * triangle, its support point, never clipped.
  *
@@ -48,6 +52,12 @@
 
 #define MESH_QUERY_STACK 512
 #define MESH_CANDIDATES 128
+/* Core points of one face closer than this fraction of the body's size are one contact: two
+ * facets of a tessellated wall meeting under the body would otherwise be two springs in
+ * parallel at one place, twice the stiffness the pair states. */
+#define MESH_MERGE_FRACTION 0.02
+/* Faces of one manifold, each with its own normal and up to MANIFOLD_FACE_POINTS points. */
+#define MESH_MAX_FACES (MANIFOLD_MAX_POINTS / MANIFOLD_FACE_POINTS)
 /* As in gjk_manifold.c: faces within about 1.1 degrees of the normal are clipped. */
 #define FACE_ALIGN_COS 0.9998
 /* Points whose normal is within 30 degrees of the deepest one's share its manifold. */
@@ -70,6 +80,7 @@ typedef struct MeshCtx {
     Vec3 centre; /* body centre (mesh frame) */
     double margin;
     double dedupe; /* distance under which two body points are the same */
+    double merge;  /* distance under which two core points of one face are one contact */
     int count;
     MeshCandidate cand[MESH_CANDIDATES];
 } MeshCtx;
@@ -326,6 +337,88 @@ static void triangle_contacts(MeshCtx *c, int t) {
     add_candidate(c, qa, qb, d, m, tf, body_feature(c, qb, vec3_neg(m)));
 }
 
+/* Radius of the body's round core (a sphere's centre, a capsule's axis): its contact points are
+ * that far out along the normal from a core point. */
+static double core_radius_of(const Shape *s) {
+    return s->kind == SHAPE_SPHERE || s->kind == SHAPE_CAPSULE ? s->radius : 0.0;
+}
+
+/* Candidate indices by depth, deepest first (insertion sort: at most MESH_CANDIDATES). */
+static void depth_order(const MeshCtx *c, int *order) {
+    for (int i = 0; i < c->count; i++) {
+        int j = i;
+        while (j > 0 && c->cand[order[j - 1]].c.distance > c->cand[i].c.distance) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = i;
+    }
+}
+
+/* One face of the manifold: the candidates within 30 degrees of its deepest one's normal m, each
+ * made a point of the body's core on that normal (a round core's surface point is the radius out
+ * along m; a polytope's is its own), duplicates of one core point merged (two triangles seeing one
+ * sphere: one contact, not two springs in parallel), at most MANIFOLD_FACE_POINTS kept. Writes the
+ * points (world) to pts and returns their count. */
+static int mesh_face(const MeshCtx *c, Pose pm, const int *order, bool *used, Vec3 m,
+                     ContactPoint *pts) {
+    double r = core_radius_of(c->body);
+    Vec3 normal = quat_rotate(pm.q, vec3_neg(m));
+    Vec3 cores[MESH_CANDIDATES];
+    int kept = 0;
+    for (int o = 0; o < c->count; o++) {
+        int i = order[o];
+        const MeshCandidate *k = &c->cand[i];
+        if (used[i] || vec3_dot(k->m, m) < MESH_NORMAL_COS)
+            continue;
+        used[i] = true;
+        Vec3 core = vec3_mad(k->c.point_b, r, k->m);
+        bool dup = false;
+        for (int j = 0; j < kept && !dup; j++)
+            dup = vec3_norm(vec3_sub(cores[j], core)) <= c->merge;
+        if (dup)
+            continue;
+        cores[kept] = core;
+        ContactPoint p = k->c;
+        p.point_b = vec3_mad(core, -r, m);
+        p.point_a = pose_apply(pm, p.point_a);
+        p.point_b = pose_apply(pm, p.point_b);
+        p.distance = vec3_dot(vec3_sub(p.point_a, p.point_b), normal);
+        pts[kept++] = p;
+    }
+    return contact_points_reduce(pts, kept, normal, MANIFOLD_FACE_POINTS);
+}
+
+/* The pooled candidates as a manifold of up to MESH_MAX_FACES faces, the deepest first: a body
+ * touching two faces at a large angle (a bolt on a hole's floor and against its wall) keeps the
+ * contacts of both, each measured along its own face's normal, so neither face lets it sink. */
+static int mesh_manifold(const MeshCtx *c, Pose pm, Manifold *out) {
+    int order[MESH_CANDIDATES];
+    bool used[MESH_CANDIDATES] = {false};
+    depth_order(c, order);
+    out->count = 0;
+    int faces = 0;
+    for (int o = 0; o < c->count && faces < MESH_MAX_FACES; o++) {
+        int i = order[o];
+        if (used[i])
+            continue;
+        Vec3 m = c->cand[i].m;
+        Vec3 normal = quat_rotate(pm.q, vec3_neg(m));
+        ContactPoint pts[MESH_CANDIDATES];
+        int n = mesh_face(c, pm, order, used, m, pts);
+        if (faces == 0)
+            out->normal = normal;
+        for (int k = 0; k < n; k++) {
+            out->points[out->count] = pts[k];
+            out->point_normals[out->count] = normal;
+            out->count++;
+        }
+        faces++;
+    }
+    out->mixed_normals = faces > 1;
+    return out->count;
+}
+
 int collide_mesh(const Shape *mesh, Pose pm, const Shape *other, Pose po, double margin,
                  Manifold *out) {
     out->count = 0;
@@ -347,6 +440,7 @@ int collide_mesh(const Shape *mesh, Pose pm, const Shape *other, Pose po, double
     c->margin = margin;
     Aabb box = shape_aabb(other, c->rel);
     c->dedupe = 1e-9 * (1.0 + vec3_norm(vec3_sub(box.max, box.min)));
+    c->merge = MESH_MERGE_FRACTION * vec3_norm(vec3_sub(box.max, box.min));
     double grow = margin > 0.0 ? margin : 0.0;
     box.min = vec3_sub(box.min, vec3(grow, grow, grow));
     box.max = vec3_add(box.max, vec3(grow, grow, grow));
@@ -365,35 +459,6 @@ int collide_mesh(const Shape *mesh, Pose pm, const Shape *other, Pose po, double
         free(tris);
     if (c->count == 0)
         return 0;
-    /* One normal: the deepest point's. */
-    int deepest = 0;
-    for (int i = 1; i < c->count; i++)
-        if (c->cand[i].c.distance < c->cand[deepest].c.distance)
-            deepest = i;
-    Vec3 m = c->cand[deepest].m;
-    Vec3 normal = quat_rotate(pm.q, vec3_neg(m));
-    ContactPoint pts[MESH_CANDIDATES];
-    int kept = 0;
-    pts[kept] = c->cand[deepest].c;
-    kept++;
-    for (int i = 0; i < c->count; i++) {
-        const MeshCandidate *k = &c->cand[i];
-        if (i == deepest || vec3_dot(k->m, m) < MESH_NORMAL_COS)
-            continue;
-        bool dup = false;
-        for (int j = 0; j < kept && !dup; j++)
-            dup = vec3_norm(vec3_sub(pts[j].point_b, k->c.point_b)) <= c->dedupe;
-        if (!dup)
-            pts[kept++] = k->c;
-    }
-    for (int i = 0; i < kept; i++) {
-        pts[i].point_a = pose_apply(pm, pts[i].point_a);
-        pts[i].point_b = pose_apply(pm, pts[i].point_b);
-        pts[i].distance = vec3_dot(vec3_sub(pts[i].point_a, pts[i].point_b), normal);
-    }
-    kept = contact_points_reduce(pts, kept, normal, MANIFOLD_MAX_POINTS);
-    out->normal = normal;
-    out->count = kept;
-    memcpy(out->points, pts, (size_t)kept * sizeof pts[0]);
+    int kept = mesh_manifold(c, pm, out);
     return kept;
 }

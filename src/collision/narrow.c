@@ -90,6 +90,8 @@ Vec3 segment_cone_direction(Vec3 axis, double t, Vec3 d) {
 
 void manifold_flip(Manifold *m) {
     m->normal = vec3_neg(m->normal);
+    for (int i = 0; m->mixed_normals && i < m->count; i++)
+        m->point_normals[i] = vec3_neg(m->point_normals[i]);
     if (m->normal_owner != MANIFOLD_NORMAL_FREE)
         m->normal_owner =
             m->normal_owner == MANIFOLD_NORMAL_OF_A ? MANIFOLD_NORMAL_OF_B : MANIFOLD_NORMAL_OF_A;
@@ -352,7 +354,7 @@ static double manifold_min(const Manifold *m, Vec3 *qa, Vec3 *qb, Vec3 *n) {
             best = i;
     *qa = m->points[best].point_a;
     *qb = m->points[best].point_b;
-    *n = m->normal;
+    *n = manifold_point_normal(m, best);
     return m->points[best].distance;
 }
 

@@ -73,7 +73,7 @@ static int vertices_plane(const Vec3 *local, int count, Pose pa, const Shape *pl
     out->normal = c.n;
     out->normal_owner = MANIFOLD_NORMAL_OF_B;
     out->count =
-        contact_points_select(count, plane_candidate, &c, c.n, MANIFOLD_MAX_POINTS, out->points);
+        contact_points_select(count, plane_candidate, &c, c.n, MANIFOLD_FACE_POINTS, out->points);
     return out->count;
 }
 
@@ -317,7 +317,7 @@ static int face_contact(const BoxW *ref, int ref_face, const BoxW *inc, int w, b
     }
     out->normal = ref_is_b ? nr : vec3_neg(nr);
     out->normal_owner = ref_is_b ? MANIFOLD_NORMAL_OF_B : MANIFOLD_NORMAL_OF_A;
-    fc.count = contact_points_reduce(fc.points, fc.count, out->normal, MANIFOLD_MAX_POINTS);
+    fc.count = contact_points_reduce(fc.points, fc.count, out->normal, MANIFOLD_FACE_POINTS);
     memcpy(out->points, fc.points, (size_t)fc.count * sizeof fc.points[0]);
     return out->count = fc.count;
 }

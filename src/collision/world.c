@@ -93,6 +93,7 @@ struct CollisionWorld {
     bool *statics;    /* body_count */
     bool *moved;      /* body_count: pose set since the last update */
     Aabb *boxes;      /* body_count: shape bounds grown by the margin, at the current pose */
+    double *ahead;    /* body_count: how far the body may move before the next update, m */
     double *radii;    /* body_count: bounding-sphere radius about the shape origin */
     WorldPair *pairs; /* pair_count: the pairs for the narrow phase */
     int pair_count, pair_cap;
@@ -205,6 +206,7 @@ void collision_world_destroy(CollisionWorld *w) {
     free(w->moved);
     free(w->boxes);
     free(w->radii);
+    free(w->ahead);
     free(w->rest_poses);
     free(w->rest_valid);
     free(w->restless);
@@ -220,9 +222,15 @@ void collision_world_destroy(CollisionWorld *w) {
     free(w);
 }
 
+/* The margin of a body's pair: the world's, plus how far each body may move before the next
+ * update, so a fast body's contact is reported before it touches (a speculative contact). */
+static double pair_margin(const CollisionWorld *w, int a, int b) {
+    return w->desc.margin + w->ahead[a] + w->ahead[b];
+}
+
 static Aabb proxy_box(const CollisionWorld *w, int body) {
     Aabb box = shape_aabb(&w->shapes[body], w->poses[body]);
-    double m = w->desc.margin;
+    double m = w->desc.margin + w->ahead[body];
     return (Aabb){{box.min.x - m, box.min.y - m, box.min.z - m},
                   {box.max.x + m, box.max.y + m, box.max.z + m}};
 }
@@ -287,6 +295,10 @@ int collision_world_add(CollisionWorld *w, const Shape *shape, Pose pose, bool i
     cap = w->body_cap;
     if (!grow((void **)&w->restless, &cap, n + 1, sizeof *w->restless))
         return -1;
+    cap = w->body_cap;
+    if (!grow((void **)&w->ahead, &cap, n + 1, sizeof *w->ahead))
+        return -1;
+    w->ahead[n] = 0.0;
     w->shapes[n] = *shape;
     w->poses[n] = pose;
     w->rotations[n] = quat_to_mat3(pose.q);
@@ -325,6 +337,14 @@ void collision_world_set_pose(CollisionWorld *w, int body, Pose pose) {
     w->moved[body] = true;
 }
 
+void collision_world_set_reach_ahead(CollisionWorld *w, int body, double distance) {
+    ISSIM_ASSERT(body >= 0 && body < w->body_count);
+    double d = isfinite(distance) && distance > 0.0 ? distance : 0.0;
+    if (d != w->ahead[body])
+        w->moved[body] = true; /* its box grows or shrinks */
+    w->ahead[body] = d;
+}
+
 static inline bool boxes_overlap(Aabb a, Aabb b) {
     return a.min.x <= b.max.x && b.min.x <= a.max.x && a.min.y <= b.max.y && b.min.y <= a.max.y &&
            a.min.z <= b.max.z && b.min.z <= a.max.z;
@@ -339,7 +359,7 @@ static void collect_pair(int a, int b, void *ctx) {
         return; /* fat boxes overlap, the bodies' own do not: no contact possible */
     /* Bounding spheres about the shapes' origins: diagonal neighbours in a pile have
      * overlapping boxes but cannot touch; this test is far cheaper than the narrow phase. */
-    double reach = w->radii[a] + w->radii[b] + w->desc.margin;
+    double reach = w->radii[a] + w->radii[b] + pair_margin(w, a, b);
     Vec3 d = vec3_sub(w->poses[a].p, w->poses[b].p);
     if (vec3_dot(d, d) > reach * reach)
         return;
@@ -419,7 +439,7 @@ static void store_anchors(const CollisionWorld *w, int a, int b, bool normal_on_
 static PairFrame pair_frame(const CollisionWorld *w, int a, int b, double *reach) {
     int small = w->radii[a] <= w->radii[b] ? a : b, other = small == a ? b : a;
     Pose ps = w->poses[small], po = w->poses[other];
-    *reach = w->radii[small] + w->desc.margin + core_radius(&w->shapes[other]);
+    *reach = w->radii[small] + pair_margin(w, a, b) + core_radius(&w->shapes[other]);
     return (PairFrame){.t = rotate_inv(&w->rotations[other], vec3_sub(ps.p, po.p)),
                        .q = quat_mul(quat_conj(po.q), ps.q),
                        .valid = true};
@@ -459,15 +479,19 @@ static bool refresh_pair(CollisionWorld *w, int a, int b, PairFrame then,
     Vec3 ca = w->poses[a].p, cb = w->poses[b].p;
     const Mat3 *rot_a = &w->rotations[a], *rot_b = &w->rotations[b];
     double ra = core_radius(&w->shapes[a]), rb = core_radius(&w->shapes[b]);
-    Vec3 n = rotate(anchors[0].normal_on_a ? rot_a : rot_b, anchors[0].normal);
-    Vec3 t1, t2;
-    vec3_tangent_basis(n, &t1, &t2);
     CollisionContact *out = &w->contacts[w->contact_count];
+    Vec3 n = {0, 0, 0}, t1 = {0, 0, 0}, t2 = {0, 0, 0};
     for (int k = 0; k < count; k++) {
+        /* a mesh's manifold may hold several faces: each anchor keeps its own normal */
+        Vec3 nk = rotate(anchors[k].normal_on_a ? rot_a : rot_b, anchors[k].normal);
+        if (k == 0 || memcmp(&anchors[k].normal, &anchors[k - 1].normal, sizeof(Vec3)) != 0) {
+            n = nk;
+            vec3_tangent_basis(n, &t1, &t2);
+        }
         Vec3 qa = vec3_mad(vec3_add(ca, rotate(rot_a, anchors[k].core_a)), -ra, n);
         Vec3 qb = vec3_mad(vec3_add(cb, rotate(rot_b, anchors[k].core_b)), rb, n);
         double d = vec3_dot(vec3_sub(qa, qb), n);
-        if (!(d < w->desc.margin))
+        if (!(d < pair_margin(w, a, b)))
             return false; /* leaving the margin: the full test decides what remains */
         out[k] = prev[k];
         out[k].normal = n;
@@ -492,14 +516,16 @@ static void match_pair(CollisionWorld *w, int a, int b, const Manifold *m,
     CollisionContact *out = m->count > 0 ? &w->contacts[w->contact_count] : NULL;
     Vec3 t1 = {0, 0, 0}, t2 = {0, 0, 0};
     if (m->count > 0)
-        vec3_tangent_basis(m->normal, &t1, &t2); /* one frame per manifold */
+        vec3_tangent_basis(m->normal, &t1, &t2); /* one frame per manifold face */
     for (int k = 0; k < m->count; k++) {
         CollisionContact *c = &out[k];
         /* Every field is written (age below), and the struct has no padding (asserted at the
          * top), so contact arrays of two runs compare equal bytewise without a memset. */
         c->body_a = a;
         c->body_b = b;
-        c->normal = m->normal;
+        c->normal = manifold_point_normal(m, k);
+        if (m->mixed_normals)
+            vec3_tangent_basis(c->normal, &t1, &t2);
         c->tangent1 = t1;
         c->tangent2 = t2;
         c->point.point_a = m->points[k].point_a;
@@ -535,7 +561,7 @@ static void match_pair(CollisionWorld *w, int a, int b, const Manifold *m,
             w->stats.began++;
         }
     }
-    for (int k = 1; k < m->count; k++) { /* by id: at most four */
+    for (int k = 1; k < m->count; k++) { /* by id: at most MANIFOLD_MAX_POINTS */
         CollisionContact x = out[k];
         int j = k - 1;
         while (j >= 0 && out[j].id > x.id) {
@@ -720,7 +746,7 @@ void collision_world_update(CollisionWorld *w) {
             w->frames[i] = pair_frame(w, a, b, &reach);
         Manifold m;
         int n = collide_shapes(&w->shapes[a], w->poses[a], &w->shapes[b], w->poses[b],
-                               w->desc.margin, &m);
+                               pair_margin(w, a, b), &m);
         if (n <= 0) {
             m.count = 0;
         } else {

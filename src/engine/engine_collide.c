@@ -239,7 +239,7 @@ static IssimStatus obstacle_shape(Engine *e, EngineObstacle *o, IssimError *err)
     return ISSIM_OK;
 }
 
-static bool engine_pose_source(void *ctx, double *t, Pose *poses, int count);
+static bool engine_pose_source(void *ctx, double *t, Pose *poses, double *ahead, int count);
 
 static Pose body_pose(const Engine *e, int body) {
     EngineBodyState st = engine_block_state(e, e->y, body);
@@ -458,12 +458,26 @@ static void emit_manifold(Engine *e, const EngineContact *c, EngineEventKind kin
 /* The manager's pose source. Synchronously (lock-step, resets) it reads the engine's own state;
  * while the manager thread runs it reads only the registry's newest frame, because the engine
  * state belongs to the engine thread. */
-static bool engine_pose_source(void *ctx, double *t, Pose *poses, int count) {
+/* How far body b (state st) may move before the contacts of an update from st are merged: its
+ * speed at its farthest point over the updates that may pass first (one in lock-step, the
+ * tolerated lag behind a threaded manager), twice over for what it gains meanwhile. */
+static double reach_ahead(const Engine *e, int b, Vec3 vel, Vec3 angvel) {
+    double speed = vec3_norm(vel) + vec3_norm(angvel) * e->bodies[b].reach;
+    double updates = e->collision_registry ? 1.0 + ENGINE_REPORT_MAX_LAG : 1.0;
+    return ENGINE_REACH_AHEAD_SAFETY * speed * e->dt * updates;
+}
+
+static bool engine_pose_source(void *ctx, double *t, Pose *poses, double *ahead, int count) {
     Engine *e = ctx;
     if (!e->collision_registry) {
-        for (int b = 0; b < e->body_count; b++)
-            if (e->bodies[b].shaped)
-                poses[e->bodies[b].world_index] = body_pose(e, b);
+        for (int b = 0; b < e->body_count; b++) {
+            if (!e->bodies[b].shaped)
+                continue;
+            EngineBodyState st = engine_block_state(e, e->y, b);
+            int w = e->bodies[b].world_index;
+            poses[w] = (Pose){st.pos, st.orient};
+            ahead[w] = e->bodies[b].asleep ? 0.0 : reach_ahead(e, b, st.vel, st.angvel);
+        }
         *t = e->t;
         return true;
     }
@@ -477,8 +491,9 @@ static bool engine_pose_source(void *ctx, double *t, Pose *poses, int count) {
         if (!e->bodies[b].shaped)
             continue;
         const double *v = frame.values + 13 * b; /* engine_write_vars layout */
-        poses[e->bodies[b].world_index] =
-            (Pose){vec3(v[0], v[1], v[2]), quat_normalize((Quat){v[3], v[4], v[5], v[6]})};
+        int w = e->bodies[b].world_index;
+        poses[w] = (Pose){vec3(v[0], v[1], v[2]), quat_normalize((Quat){v[3], v[4], v[5], v[6]})};
+        ahead[w] = reach_ahead(e, b, vec3(v[7], v[8], v[9]), vec3(v[10], v[11], v[12]));
     }
     *t = frame.t;
     (void)count;
@@ -784,4 +799,43 @@ void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, 
         warn_initial_overlap(e);
     }
     e->merge_states = NULL;
+}
+
+/* The two shapes of c's pair at the current poses. */
+static double pose_distance(const Engine *e, const EngineContact *c) {
+    Pose pa = body_pose(e, c->body), pb;
+    const Shape *sb;
+    if (c->body_b >= 0) {
+        sb = &e->bodies[c->body_b].shape;
+        pb = body_pose(e, c->body_b);
+    } else {
+        sb = &e->obstacles[c->obstacle].shape;
+        pb = e->obstacles[c->obstacle].pose;
+    }
+    Vec3 qa, qb, n;
+    return shape_distance(&e->bodies[c->body].shape, pa, sb, pb, &qa, &qb, &n);
+}
+
+EnginePenetration engine_penetration(const Engine *e) {
+    EnginePenetration p = {0};
+    const EngineContact *last = NULL;
+    for (int i = e->vertex_contact_count; i < e->contact_count; i++) {
+        const EngineContact *c = &e->contacts[i];
+        if (c->depth_offset > 0.0) {
+            p.offset_contacts++;
+            p.largest_offset = fmax(p.largest_offset, c->depth_offset);
+        }
+        if (c->active) {
+            ContactKinematics k;
+            engine_manifold_kinematics(e, e->y, c, e->t, &k, NULL, NULL, NULL);
+            p.model_depth = fmax(p.model_depth, k.depth);
+        }
+        /* a pair's contacts are consecutive: its shapes are measured once */
+        bool same_pair = last && last->body == c->body && last->body_b == c->body_b &&
+                         last->obstacle == c->obstacle;
+        last = c;
+        if (!same_pair)
+            p.pose_depth = fmax(p.pose_depth, -pose_distance(e, c));
+    }
+    return p;
 }

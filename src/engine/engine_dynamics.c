@@ -203,7 +203,7 @@ void engine_fill_states(const Engine *e, const double *y, EngineBodyState *state
         states[b] = engine_block_state(e, y, b);
 }
 
-const EngineBodyState *engine_merge_states(const Engine *e) {
+EngineBodyState *engine_merge_states(const Engine *e) {
     EngineBodyState *states = engine_rhs_body_states(e);
     engine_fill_states(e, e->y, states);
     return states;
@@ -552,7 +552,7 @@ EngineEvent engine_contact_event(const EngineContact *c, double t, double normal
  * never lost. */
 int engine_update_active_set(Engine *e, double t, const int *directions) {
     int changes = 0;
-    const EngineBodyState *states = cache_awake_states(e, e->y);
+    EngineBodyState *states = cache_awake_states(e, e->y);
     for (int ci = 0; ci < e->contact_count; ci++) {
         EngineContact *c = &e->contacts[ci];
         if (engine_contact_frozen(e, c) || engine_contact_time_stepped(e, c))
@@ -577,9 +577,21 @@ int engine_update_active_set(Engine *e, double t, const int *directions) {
         if (want && !onset_located && c->kind == CONTACT_MANIFOLD && k.depth > 0.0) {
             /* An onset found already overlapping (RK4 in a crowded scene switches contacts at
              * step ends): starting at that depth would hand the contact elastic energy nobody
-             * paid for, up to k (v dt)^2 / 2 per onset. It starts at zero depth instead, like
-             * a contact the collision update finds overlapping (engine_manifold_energy.c). */
-            c->depth_offset += k.depth;
+             * paid for, up to k (v dt)^2 / 2 per onset. The approach pays it, as the spring would
+             * have had it begun at zero depth: an impulse along the normal takes exactly that
+             * energy out of the bodies' closing motion, and the contact keeps its geometric
+             * depth. Only what the approach cannot pay becomes a depth offset, sized for a
+             * quadratic potential (a stiffer-than-quadratic law such as Hertz's then holds less
+             * than it was paid), and the next collision update heals it
+             * (engine_manifold_energy.c). */
+            double excess = engine_contact_potential(e, c, &k);
+            double paid = engine_contact_brake(e, states, c, k.contact_point,
+                                               vec3_scale(k.normal, -1.0), excess);
+            e->stats.onset_brake_energy += paid;
+            if (paid > 0.0)
+                e->integrator_dirty = true; /* the bodies' rates changed */
+            if (paid < excess)
+                c->depth_offset += k.depth * (1.0 - sqrt(paid / excess));
             engine_contact_kinematics(e, e->y, c, t, &k, NULL, NULL);
         }
         changes++;
@@ -700,4 +712,49 @@ EngineEnergy engine_energy(const Engine *e) {
     }
     en.total = en.kinetic + en.potential + en.elastic;
     return en;
+}
+
+/* A body whose velocity an impulse may change here: integrated by the force laws (awake, not in
+ * a reduced pair or a time-stepped island) and free (a planar body's block has no out-of-plane
+ * rates to take the impulse's other components). */
+static bool brakeable(const Engine *e, int body) {
+    const EngineBody *b = &e->bodies[body];
+    return b->integrated && e->blocks[b->block].kind == BLOCK_FREE_BODY;
+}
+
+static void apply_point_impulse(Engine *e, EngineBodyState *states, int body, Vec3 arm,
+                                Vec3 impulse) {
+    const EngineBody *b = &e->bodies[body];
+    EngineBodyState *s = &states[body];
+    s->vel = vec3_mad(s->vel, 1.0 / b->mass, impulse);
+    Vec3 torque = quat_rotate_inv(s->orient, vec3_cross(arm, impulse));
+    Vec3 dw = {torque.x / b->inertia.x, torque.y / b->inertia.y, torque.z / b->inertia.z};
+    s->angvel = vec3_add(s->angvel, quat_rotate(s->orient, dw));
+    double *y = e->y + e->blocks[b->block].offset;
+    double rates[6] = {s->vel.x, s->vel.y, s->vel.z, s->angvel.x, s->angvel.y, s->angvel.z};
+    memcpy(y + 7, rates, sizeof rates); /* only the rates: the pose keeps its every bit */
+}
+
+double engine_contact_brake(Engine *e, EngineBodyState *states, const EngineContact *c, Vec3 point,
+                            Vec3 dir, double energy) {
+    bool has_b = c->body_b >= 0;
+    if (!(energy > 0.0) || !brakeable(e, c->body) || (has_b && !brakeable(e, c->body_b)))
+        return 0.0;
+    EngineBodyState a = states[c->body], b = has_b ? states[c->body_b] : obstacle_state;
+    Vec3 ra = vec3_sub(point, a.pos), rb = vec3_sub(point, b.pos);
+    Vec3 rel = vec3_sub(spatial_point_velocity(a.vel, a.angvel, ra),
+                        spatial_point_velocity(b.vel, b.angvel, rb));
+    if (vec3_dot(dir, dir) == 0.0) /* along the relative velocity */
+        dir = vec3_scale(rel, 1.0 / fmax(vec3_norm(rel), 1e-300));
+    double speed = vec3_dot(rel, dir);
+    if (!(speed > 0.0))
+        return 0.0;
+    double mass = contact_effective_mass(e, c, &a, &b, ra, rb, dir);
+    double taken = fmin(energy, 0.5 * mass * speed * speed);
+    double after = sqrt(fmax(0.0, speed * speed - 2.0 * taken / mass));
+    Vec3 impulse = vec3_scale(dir, -mass * (speed - after)); /* on A; B takes its opposite */
+    apply_point_impulse(e, states, c->body, ra, impulse);
+    if (has_b)
+        apply_point_impulse(e, states, c->body_b, rb, vec3_scale(impulse, -1.0));
+    return taken;
 }

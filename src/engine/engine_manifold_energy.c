@@ -1,4 +1,5 @@
-/* A collision update never raises a pair's elastic energy; a contact patch's damping.
+/* A collision update never raises a pair's elastic energy, and never hides depth for long; a
+ * contact patch's damping.
  *
  * Between updates a manifold contact is passive: its anchors ride on the bodies and its force
  * is the gradient of its depth (engine_manifold_kinematics), so it only stores what the bodies
@@ -9,12 +10,22 @@
  * (measured on scenes/pile.lua: total energy rose in a third of the steps, independent of dt).
  *
  * The ledger per body pair: E_old, the elastic energy the pair's contacts held just before the
- * update (old anchors, current state), against E_new(delta), the energy of the new contacts
- * with one common offset delta subtracted from their geometric depths. delta is the smallest
- * value with E_new(delta) <= E_old, found by a bracketing root search (E_new falls with delta); 0
- * whenever the new geometry holds no more energy than the old, so an offset heals as soon as the
- * geometry allows it and a pair that keeps its contacts keeps its depths. A pair touching for the
- * first time has E_old = 0: a contact that appears already overlapping starts at zero force.
+ * update (old anchors, current state), against E_new, the energy of the new contacts at their
+ * geometric depths (000 3.7.2: a collision may not gain energy). The excess E_new - E_old is paid,
+ * in this order:
+ * 1. by the bodies' motion relative to each other (brake_pair): an impulse at each overlapping
+ *    contact along its normal while they approach there takes exactly the work its spring would
+ *    have done had it begun at zero depth, then one along their relative velocity (a sliding pair
+ *    pays as friction would). The contacts keep their geometric depths: nothing is hidden.
+ *    EngineStats.onset_brake_energy counts it.
+ * 2. what the motion cannot pay (a pair at rest whose manifold changed) by a depth offset delta
+ *    common to the pair's contacts, the smallest with E_new(delta) <= E_old + paid + heal (a
+ *    bracketing root search; each contact takes it up to its own depth, so one not overlapping
+ *    keeps its true distance). heal is ENGINE_HEAL_ENERGY shared among the pairs that need an
+ *    offset at this update: an offset shrinks at every update by that much energy until the
+ *    geometry is back, and offsets cannot accumulate (the ledger is recomputed from the geometric
+ *    depths at every update). EngineStats.offset_heal_energy counts what healing added.
+ * engine_penetration compares the depths the models are given with the overlap from the poses.
  *
  * The first update after creation or a state jump is the user's initial condition and keeps
  * its geometric depths (the loader warns about an overlapping start). Models with their own
@@ -49,6 +60,7 @@ static bool reserve(EngineManifoldEnergy *m, int count) {
     size_t n = (size_t)count, s = (size_t)slots;
     bool ok = resize((void **)&m->keys, sizeof *m->keys * s);
     ok = resize((void **)&m->old_energy, sizeof *m->old_energy * s) && ok;
+    ok = resize((void **)&m->allowed, sizeof *m->allowed * s) && ok;
     ok = resize((void **)&m->head, sizeof *m->head * s) && ok;
     ok = resize((void **)&m->next, sizeof *m->next * n) && ok;
     ok = resize((void **)&m->previous_of, sizeof *m->previous_of * n) && ok;
@@ -76,6 +88,7 @@ void engine_manifold_energy_free(Engine *e) {
     EngineManifoldEnergy *m = &e->manifold_energy;
     free(m->keys);
     free(m->old_energy);
+    free(m->allowed);
     free(m->head);
     free(m->next);
     free(m->previous_of);
@@ -150,10 +163,10 @@ static double pair_energy(const Engine *e, int head, double delta) {
  * every iterate, so the pair never ends with more energy than it had) and reaches the same
  * width in about ten sums on these smooth, monotone E_new; a bisection step every fourth
  * iteration bounds the count by the bisection's own if it ever stalls. */
-static double smallest_offset(const Engine *e, int head, double old_energy) {
+static double smallest_offset(const Engine *e, int head, double allowed_energy) {
     const EngineManifoldEnergy *m = &e->manifold_energy;
     /* a relative slack of round-off: a pair that kept its geometry must keep delta = 0 */
-    double allowed = old_energy * (1.0 + 1e-12) + 1e-300;
+    double allowed = allowed_energy * (1.0 + 1e-12) + 1e-300;
     double f_lo = pair_energy(e, head, 0.0) - allowed;
     if (f_lo <= 0.0)
         return 0.0;
@@ -194,13 +207,17 @@ static double smallest_offset(const Engine *e, int head, double old_energy) {
  * re-derivation after an edit or a restore keeps it): b(k, m / n) = b(k, m) / sqrt(n), and the
  * patch, stiffness n k and damping n b(k, m / n), has the damping ratio a single point would
  * have on m: a body bounces with the restitution its pair states whether it touches at one
- * point or on a face. n counts the points the manifold reports for the pair (within the
- * margin), not only the active ones, so a face landing flat has its damping from the start. */
+ * point or on a face. n counts the points the manifold reports for the pair within the collision
+ * margin, not only the active ones, so a face landing flat has its damping from the start. */
 static void share_patch_damping(Engine *e, int head) {
     const EngineManifoldEnergy *m = &e->manifold_energy;
+    /* The world's own margin, not the speculative one a fast body's pairs are tested with: the
+     * count must not change with the step. */
+    double margin = collision_desc_default().margin;
     int n = 0;
     for (int i = head; i >= 0; i = m->next[i])
-        n++;
+        n += m->kinematics[i].depth > -margin;
+    n = n > 0 ? n : 1;
     for (int i = head; i >= 0; i = m->next[i]) {
         EngineContact *c = &e->contacts[e->vertex_contact_count + i];
         /* the merge derived it with the count the contact had: again only if that changed */
@@ -209,6 +226,39 @@ static void share_patch_damping(Engine *e, int head) {
         c->patch_points = n;
         engine_contact_params(e, c, NULL); /* it was derived once already: it cannot fail */
     }
+}
+
+/* The pair's excess elastic energy taken out of its bodies' motion relative to each other: at
+ * each overlapping contact, deepest first, along its normal while the bodies approach there (the
+ * work that contact's spring would have done had it begun at zero depth: a box whose face slaps
+ * down pivots about its deepest corner, and it is the far corners that approach), then, in the
+ * same order, along their relative velocity there (a sliding pair pays as friction would). Returns
+ * what was taken; what the bodies' motion cannot pay (a pair at rest) is left to the depth offset.
+ * The points are visited in a fixed order (depth, then position in the list), so a replay brakes
+ * the same way. */
+static double brake_pair(Engine *e, int head, double excess) {
+    const EngineManifoldEnergy *m = &e->manifold_energy;
+    double taken = 0.0;
+    for (int along_normal = 1; along_normal >= 0; along_normal--) {
+        double below = INFINITY;
+        for (int pass = 0; pass < MANIFOLD_MAX_POINTS && taken < excess; pass++) {
+            int next = -1; /* the deepest contact shallower than the last one braked */
+            for (int i = head; i >= 0; i = m->next[i]) {
+                double d = m->kinematics[i].depth;
+                if (d > 0.0 && d < below && (next < 0 || d > m->kinematics[next].depth))
+                    next = i;
+            }
+            if (next < 0)
+                break;
+            below = m->kinematics[next].depth;
+            const ContactKinematics *k = &m->kinematics[next];
+            Vec3 dir = along_normal ? vec3_scale(k->normal, -1.0) : (Vec3){0, 0, 0};
+            taken += engine_contact_brake(e, e->merge_states,
+                                          &e->contacts[e->vertex_contact_count + next],
+                                          k->contact_point, dir, excess - taken);
+        }
+    }
+    return taken;
 }
 
 void engine_manifold_energy_settle(Engine *e, int new_count) {
@@ -230,12 +280,57 @@ void engine_manifold_energy_settle(Engine *e, int new_count) {
     }
     bool fresh = m->fresh;
     m->fresh = false;
+    bool braked = false;
+    int unpaid_pairs = 0;
+    for (int s = 0; s < m->slots; s++)
+        m->allowed[s] = NAN; /* not visited yet */
+    /* The pairs in the order of their contacts, not of their hash slots: a brake changes the
+     * rates the next pair's brake reads, and the slots' order depends on the table's size, which
+     * a rewound engine need not share with the run it replays. */
+    for (int i = 0; i < new_count; i++) {
+        int s =
+            m->previous_of[i] < -1 || !counts_energy(e, &e->contacts[e->vertex_contact_count + i])
+                ? -1
+                : slot_of(m, pair_key(e, &e->contacts[e->vertex_contact_count + i]));
+        if (s < 0 || !isnan(m->allowed[s]))
+            continue;
+        m->allowed[s] = m->old_energy[s] * (1.0 + 1e-12);
+        share_patch_damping(e, m->head[s]);
+        double excess = fresh ? 0.0 : pair_energy(e, m->head[s], 0.0) - m->allowed[s];
+        if (!(excess > 0.0))
+            continue;
+        double paid = brake_pair(e, m->head[s], excess);
+        e->stats.onset_brake_energy += paid;
+        braked = braked || paid > 0.0;
+        m->allowed[s] += paid;
+        unpaid_pairs += paid < excess;
+    }
+    double heal = unpaid_pairs ? ENGINE_HEAL_ENERGY / unpaid_pairs : 0.0;
     for (int s = 0; s < m->slots; s++) {
         if (m->keys[s] == 0 || m->head[s] < 0)
             continue;
-        share_patch_damping(e, m->head[s]);
-        double delta = fresh ? 0.0 : smallest_offset(e, m->head[s], m->old_energy[s]);
+        double delta = fresh ? 0.0 : smallest_offset(e, m->head[s], m->allowed[s] + heal);
+        if (delta > 0.0 || heal > 0.0) {
+            double gained = pair_energy(e, m->head[s], delta) - m->allowed[s];
+            e->stats.offset_heal_energy += gained > 0.0 ? gained : 0.0;
+        }
+        /* Each contact takes the offset up to its own geometric depth: the pair's energy is the
+         * same (a contact no deeper than delta holds nothing either way), and one that is not
+         * overlapping keeps its true distance, so it begins when the bodies touch, not delta
+         * later. */
         for (int i = m->head[s]; i >= 0; i = m->next[i])
-            e->contacts[e->vertex_contact_count + i].depth_offset = delta;
+            e->contacts[e->vertex_contact_count + i].depth_offset =
+                fmin(delta, fmax(m->kinematics[i].depth, 0.0));
+    }
+    if (!braked)
+        return;
+    e->integrator_dirty = true; /* the bodies' rates changed under the integrator */
+    /* the rates changed: the kinematics the activity and the models' onsets read follow */
+    for (int i = 0; i < new_count; i++) {
+        const EngineContact *c = &e->contacts[e->vertex_contact_count + i];
+        if (!counts_energy(e, c) || m->previous_of[i] < -1)
+            continue;
+        engine_merge_kinematics(e, e->merge_states, c, &m->kinematics[i]);
+        m->kinematics[i].depth += c->depth_offset; /* the ledger's depth is the geometric one */
     }
 }
