@@ -10,6 +10,9 @@
 - octahedron_small.obj: the same, circumradius 0.03 m (the piles' hull, the size of their other
   bodies).
 - bolt_head.obj: a hexagonal prism (across corners 0.03 m, height 0.01 m) as a convex hull.
+- thin_plate.obj: a square plate 0.2 m wide and 1 mm thick, top face at z = 0, its top and
+  bottom faces each a 4 x 4 grid of quads (two triangles each): the tunnelling target of
+  tests/test_contact_tunnelling.c.
 """
 import math
 import os
@@ -78,6 +81,32 @@ def plate_with_chamfered_hole(half=0.1, thickness=0.03, r_hole=0.011, r_chamfer=
     return v, f
 
 
+def thin_plate(half=0.1, thickness=0.001, n=4):
+    v, f = [], []
+
+    def grid(z):
+        base = len(v)
+        for j in range(n + 1):
+            for i in range(n + 1):
+                v.append((-half + 2 * half * i / n, -half + 2 * half * j / n, z))
+        return lambda i, j: base + j * (n + 1) + i
+
+    top, bottom = grid(0.0), grid(-thickness)
+    for j in range(n):
+        for i in range(n):
+            a, b, c, d = top(i, j), top(i + 1, j), top(i + 1, j + 1), top(i, j + 1)
+            f += [(a, b, c), (a, c, d)]  # counter-clockwise seen from above
+            a, b, c, d = bottom(i, j), bottom(i + 1, j), bottom(i + 1, j + 1), bottom(i, j + 1)
+            f += [(a, c, b), (a, d, c)]  # seen from below
+    for k in range(n):  # the four sides, quads between the rims
+        for (p, q) in (((k, 0), (k + 1, 0)), ((n, k), (n, k + 1)),
+                       ((k + 1, n), (k, n)), ((0, k + 1), (0, k))):
+            a, b = top(*p), top(*q)
+            c, d = bottom(*q), bottom(*p)
+            f += [(a, d, c), (a, c, b)]
+    return v, f
+
+
 def octahedron(r=0.05):
     v = [(r, 0, 0), (-r, 0, 0), (0, r, 0), (0, -r, 0), (0, 0, r), (0, 0, -r)]
     f = [(0, 2, 4), (2, 1, 4), (1, 3, 4), (3, 0, 4), (2, 0, 5), (1, 2, 5), (3, 1, 5), (0, 3, 5)]
@@ -105,3 +134,4 @@ if __name__ == "__main__":
     write_obj("octahedron.obj", *octahedron(), "regular octahedron, circumradius 0.05 m")
     write_obj("octahedron_small.obj", *octahedron(0.03), "regular octahedron, circumradius 0.03 m")
     write_obj("bolt_head.obj", *hex_prism(), "hexagonal prism, circumradius 0.015 m, height 0.01 m")
+    write_obj("thin_plate.obj", *thin_plate(), "plate 0.2 x 0.2 x 0.001 m, top face at z = 0")

@@ -269,6 +269,7 @@ IssimStatus engine_build_shapes(Engine *e, IssimError *err) {
     e->manifold_energy.fresh = true; /* the initial overlaps are the user's */
     e->manifold_energy.check_overlap = true;
     CollisionDesc desc = collision_desc_default();
+    e->collision_margin = desc.margin;
     /* Pairs of bodies whose poses did not change at all (sleeping bodies, engine_sleep.c) are
      * carried by the world anyway; carrying awake bodies at rest with a coarser tolerance made
      * no difference to the 240-body pile's wall time and let its settled energy creep up by
@@ -458,13 +459,16 @@ static void emit_manifold(Engine *e, const EngineContact *c, EngineEventKind kin
 /* The manager's pose source. Synchronously (lock-step, resets) it reads the engine's own state;
  * while the manager thread runs it reads only the registry's newest frame, because the engine
  * state belongs to the engine thread. */
-/* How far body b (state st) may move before the contacts of an update from st are merged: its
- * speed at its farthest point over the updates that may pass first (one in lock-step, the
- * tolerated lag behind a threaded manager), twice over for what it gains meanwhile. */
+/* How far beyond the world's margin body b may move before the contacts of an update from this
+ * state are merged: its speed at its farthest point over the updates that may pass first (one in
+ * lock-step, the tolerated lag behind a threaded manager), twice over for what it gains
+ * meanwhile, less the margin every pair has anyway. A body slower than that adds nothing, so the
+ * contacts of an ordinary scene are those it always had. */
 static double reach_ahead(const Engine *e, int b, Vec3 vel, Vec3 angvel) {
     double speed = vec3_norm(vel) + vec3_norm(angvel) * e->bodies[b].reach;
     double updates = e->collision_registry ? 1.0 + ENGINE_REPORT_MAX_LAG : 1.0;
-    return ENGINE_REACH_AHEAD_SAFETY * speed * e->dt * updates;
+    double travel = ENGINE_REACH_AHEAD_SAFETY * speed * e->dt * updates;
+    return fmax(0.0, travel - e->collision_margin);
 }
 
 static bool engine_pose_source(void *ctx, double *t, Pose *poses, double *ahead, int count) {

@@ -365,7 +365,19 @@ static void warm_start_row(IslandWork *w, int i, const EngineContact *c) {
     w->warm_t[2 * i + 1] = vec3_dot(c->warm_impulse, f[2]);
 }
 
-/* This step's rows: the island's candidates within the margin, their blocks and gaps. Returns
+/* How fast c's bodies approach along n at their points ra, rb (m/s, > 0 closing). */
+static double closing_speed(const IslandWork *w, const EngineContact *c, Vec3 n, Vec3 ra, Vec3 rb) {
+    EngineBodyState a = body_state(w, c->body);
+    Vec3 va = spatial_point_velocity(a.vel, a.angvel, ra), vb = {0, 0, 0};
+    if (c->body_b >= 0) {
+        EngineBodyState b = body_state(w, c->body_b);
+        vb = spatial_point_velocity(b.vel, b.angvel, rb);
+    }
+    return -vec3_dot(vec3_sub(va, vb), n);
+}
+
+/* This step's rows: the island's candidates within the margin (grown by what they close in the
+ * step: engine_speculative_reach), their blocks and gaps. Returns
  * the index of a non-finite row, or -1. */
 static int assemble_contacts(IslandWork *w, int *rows, const int *candidates, int count) {
     Engine *e = w->e;
@@ -384,7 +396,8 @@ static int assemble_contacts(IslandWork *w, int *rows, const int *candidates, in
             engine_contact_arms(e, e->y, c, e->t, &k, &ra, &rb);
         bool finite = isfinite(k.depth) && isfinite(k.normal.x) && isfinite(k.normal.y) &&
                       isfinite(k.normal.z);
-        if (finite && !(k.depth > -RESOLVE_MARGIN))
+        k.depth_rate = finite ? closing_speed(w, c, k.normal, ra, rb) : 0.0;
+        if (finite && !(k.depth > -engine_speculative_reach(e, &k, RESOLVE_MARGIN)))
             continue;
         rows[m] = candidates[ci];
         if (!finite) {

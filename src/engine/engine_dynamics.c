@@ -758,3 +758,8 @@ double engine_contact_brake(Engine *e, EngineBodyState *states, const EngineCont
         apply_point_impulse(e, states, c->body_b, rb, vec3_scale(impulse, -1.0));
     return taken;
 }
+
+double engine_speculative_reach(const Engine *e, const ContactKinematics *k, double margin) {
+    double closing = k->depth_rate > 0.0 ? k->depth_rate : 0.0;
+    return fmax(margin, ENGINE_REACH_AHEAD_SAFETY * closing * e->dt);
+}

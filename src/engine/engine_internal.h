@@ -248,6 +248,7 @@ struct Engine {
     int previous_capacity, previous_slots;
     EngineManifoldEnergy manifold_energy; /* engine_manifold_energy.c */
     /* engine_merge_contacts: every body's state at y during the merge; NULL outside it */
+    double collision_margin;       /* the collision world's margin (CollisionDesc.margin), m */
     EngineBodyState *merge_states; /* the merge's states: the ledger's brake changes their rates */
     char (*materials)[PROP_STRING_MAX];
     int material_count;
@@ -392,6 +393,11 @@ void engine_fill_states(const Engine *e, const double *y, EngineBodyState *state
  * engine_contact_kinematics, for the event tests that need no more. */
 double engine_contact_depth(const Engine *e, const EngineBodyState *states, const double *y,
                             const EngineContact *c);
+/* How far apart a time-stepped contact's bodies may be and still take part in this step: margin,
+ * or what they close at their present approach speed (k->depth_rate) over the step twice over
+ * (ENGINE_REACH_AHEAD_SAFETY) if that is more: a body thrown at a thin plate joins its island,
+ * and gets its speculative row, before a step can carry it through. */
+double engine_speculative_reach(const Engine *e, const ContactKinematics *k, double margin);
 /* Takes up to energy (J) of kinetic energy out of the motion of c's bodies relative to each other
  * at point along dir, by an impulse along dir at point (equal and opposite on B): the kinetic
  * energy falls by exactly the amount returned; 0 when the bodies are not moving along dir there

@@ -72,7 +72,7 @@ static bool contact_joins(const Engine *e, const EngineContact *c, ContactResolv
         return false;
     ContactKinematics k;
     engine_contact_kinematics(e, e->y, c, e->t, &k, NULL, NULL);
-    return k.depth > -ENGINE_SPECULATIVE_MARGIN;
+    return k.depth > -engine_speculative_reach(e, &k, ENGINE_SPECULATIVE_MARGIN);
 }
 
 /* Reduced pairs need 3D bodies (the pair blocks hold free-body motion): a planar scene
