@@ -142,9 +142,28 @@ static char *scene_source(TestRng *rng, int shape_a, int shape_b, ContactModelKi
     return src;
 }
 
+/* How far the deepest depth a model is given may lie from the deepest overlap measured from the
+ * poses (engine_penetration; these draws reach 1 to 6 mm): the anchors of a manifold contact ride
+ * on the bodies between collision updates, so a pair with a round core (its anchor is the core)
+ * stays within a few um; two polytopes' clipped points drift from the signed MTD as the pair
+ * turns (measured up to 94 um, box on box); on a triangle mesh a resting body whose manifold
+ * changes keeps a depth offset its motion could not pay, healing at ENGINE_HEAL_ENERGY per
+ * update (measured up to 258 um, capsule on the plate's flat top: docs/contact-models.md,
+ * "Energy at contact changes"). */
+static double depth_tolerance(int shape_a, int shape_b) {
+    bool round = shape_a == SPHERE || shape_a == CAPSULE || shape_b == SPHERE ||
+                 shape_b == CAPSULE || shape_b == PLANE;
+    if (shape_b == MESH)
+        return 3e-4;
+    return round ? 1e-5 : 1e-4;
+}
+
 typedef struct Outcome {
     double e0, worst_rise, worst_t;
     int contacts;
+    /* The depth the models were given against the overlap from the poses (engine_penetration),
+     * largest difference over the output steps, and the largest depth offset, m. */
+    double depth_error, offset, pose_depth;
 } Outcome;
 
 static void on_event(const EngineEvent *ev, void *user) {
@@ -178,6 +197,10 @@ static Outcome run_draw(const char *src, bool bdf, bool may_stall) {
             }
             fail_msg("%s\n%s", err.message, src);
         }
+        EnginePenetration p = engine_penetration(e);
+        out.depth_error = fmax(out.depth_error, fabs(p.model_depth - p.pose_depth));
+        out.offset = fmax(out.offset, p.largest_offset);
+        out.pose_depth = fmax(out.pose_depth, p.pose_depth);
         double now = engine_energy(e).total;
         if (now - before > out.worst_rise) {
             out.worst_rise = now - before;
@@ -195,7 +218,7 @@ static void test_no_shape_pair_gains_energy(void **state) {
     int failures = 0, runs = 0;
     for (int sa = 0; sa < BODY_SHAPES; sa++) {
         for (int sb = sa; sb < SHAPE_COUNT; sb++) {
-            double worst = 0.0;
+            double worst = 0.0, depth_error = 0.0, offset = 0.0, pose = 0.0;
             for (int m = 0; m < CONTACT_MODEL_COUNT; m++) {
                 for (int integrator = 0; integrator < 2; integrator++) {
                     bool bdf = integrator == 1;
@@ -208,6 +231,18 @@ static void test_no_shape_pair_gains_energy(void **state) {
                     const char *src = scene_source(&rng, sa, sb, (ContactModelKind)m, bdf);
                     Outcome out = run_draw(src, bdf, bdf && jumps_at_rest((ContactModelKind)m));
                     runs++;
+                    if (out.depth_error > depth_tolerance(sa, sb)) {
+                        failures++;
+                        print_message("%s on %s, %s, %s: the models' depth %.3g um from the "
+                                      "poses' (tolerance %.3g um)\n",
+                                      shape_names[sa], shape_names[sb],
+                                      contact_model_class((ContactModelKind)m)->name,
+                                      bdf ? "bdf" : "rk4", 1e6 * out.depth_error,
+                                      1e6 * depth_tolerance(sa, sb));
+                    }
+                    depth_error = fmax(depth_error, out.depth_error);
+                    offset = fmax(offset, out.offset);
+                    pose = fmax(pose, out.pose_depth);
                     double rise = out.worst_rise / out.e0;
                     worst = fmax(worst, rise);
                     bool kink = !bdf && m != CONTACT_MODEL_SPRING_DAMPER &&
@@ -223,8 +258,10 @@ static void test_no_shape_pair_gains_energy(void **state) {
                     }
                 }
             }
-            printf("%s on %s: largest rise per step %.3g of the initial energy\n", shape_names[sa],
-                   shape_names[sb], worst);
+            printf("%s on %s: largest rise per step %.3g of the initial energy; depths %.3g um "
+                   "from the poses at most, the models' %.3g um from them, offsets %.3g um\n",
+                   shape_names[sa], shape_names[sb], worst, 1e6 * pose, 1e6 * depth_error,
+                   1e6 * offset);
         }
     }
     printf("%d of %d runs stalled at a law's jump under BDF (bilinear, internal friction: the "
