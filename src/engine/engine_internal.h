@@ -190,14 +190,18 @@ typedef struct CheckpointRing {
  * open-addressing index of body-pair keys; the new contacts of a pair chained from its head. */
 /* What a collision update may add to the elastic energy of the pairs whose excess the bodies'
  * motion could not pay (engine_manifold_energy.c), shared among them, J: the rate at which depth
- * offsets heal to the geometric depth. 1e-7 J is a tenth of the per-step bound the piles are held
- * to (issue 11) and heals a resting 0.13 kg bolt's 20 um offsets in about 700 updates. */
+ * offsets heal to the geometric depth. Under the piles' per-step bound (issue 11: 1e-6 J) and the
+ * 1e-8 J their tests hold (tests/test_penalty_pile_step.c). */
 #define ENGINE_HEAL_ENERGY 5e-9
+/* Offsets up to this (m) do not heal: the geometry or the motion pays them. Healing every such
+ * offset of a resting pile kept it trembling and awake. */
+#define ENGINE_HEAL_MIN_OFFSET 5e-7
 
 typedef struct EngineManifoldEnergy {
     uint64_t *keys;     /* pair key + 1 (0: empty slot) */
     double *old_energy; /* per slot: the pair's elastic energy before the update, J */
     double *allowed;    /* per slot: what the new contacts may hold (old + what the brake took) */
+    double *offset;     /* per slot: the offset that holds them to it, before healing, m */
     int *head;          /* per slot: first new contact of the pair (index past the vertex ones) */
     int slots;
     int *next, *previous_of; /* per new contact: the pair's next one; its previous (-1: new) */

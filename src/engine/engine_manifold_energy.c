@@ -61,6 +61,7 @@ static bool reserve(EngineManifoldEnergy *m, int count) {
     bool ok = resize((void **)&m->keys, sizeof *m->keys * s);
     ok = resize((void **)&m->old_energy, sizeof *m->old_energy * s) && ok;
     ok = resize((void **)&m->allowed, sizeof *m->allowed * s) && ok;
+    ok = resize((void **)&m->offset, sizeof *m->offset * s) && ok;
     ok = resize((void **)&m->head, sizeof *m->head * s) && ok;
     ok = resize((void **)&m->next, sizeof *m->next * n) && ok;
     ok = resize((void **)&m->previous_of, sizeof *m->previous_of * n) && ok;
@@ -89,6 +90,7 @@ void engine_manifold_energy_free(Engine *e) {
     free(m->keys);
     free(m->old_energy);
     free(m->allowed);
+    free(m->offset);
     free(m->head);
     free(m->next);
     free(m->previous_of);
@@ -281,9 +283,11 @@ void engine_manifold_energy_settle(Engine *e, int new_count) {
     bool fresh = m->fresh;
     m->fresh = false;
     bool braked = false;
-    int unpaid_pairs = 0;
-    for (int s = 0; s < m->slots; s++)
+    int healing = 0;
+    for (int s = 0; s < m->slots; s++) {
         m->allowed[s] = NAN; /* not visited yet */
+        m->offset[s] = 0.0;
+    }
     /* The pairs in the order of their contacts, not of their hash slots: a brake changes the
      * rates the next pair's brake reads, and the slots' order depends on the table's size, which
      * a rewound engine need not share with the run it replays. */
@@ -303,14 +307,21 @@ void engine_manifold_energy_settle(Engine *e, int new_count) {
         e->stats.onset_brake_energy += paid;
         braked = braked || paid > 0.0;
         m->allowed[s] += paid;
-        unpaid_pairs += paid < excess;
+        if (paid < excess) {
+            m->offset[s] = smallest_offset(e, m->head[s], m->allowed[s]);
+            healing += m->offset[s] > ENGINE_HEAL_MIN_OFFSET;
+        }
     }
-    double heal = unpaid_pairs ? ENGINE_HEAL_ENERGY / unpaid_pairs : 0.0;
+    /* Offsets above ENGINE_HEAL_MIN_OFFSET share the healing energy; smaller ones stay as they
+     * are until the geometry or the motion pays them (healing every micrometre of a resting pile
+     * kept its bodies trembling awake). */
+    double heal = healing ? ENGINE_HEAL_ENERGY / healing : 0.0;
     for (int s = 0; s < m->slots; s++) {
-        if (m->keys[s] == 0 || m->head[s] < 0)
+        if (m->keys[s] == 0 || m->head[s] < 0 || isnan(m->allowed[s]))
             continue;
-        double delta = fresh ? 0.0 : smallest_offset(e, m->head[s], m->allowed[s] + heal);
-        if (delta > 0.0 || heal > 0.0) {
+        double delta = m->offset[s];
+        if (delta > ENGINE_HEAL_MIN_OFFSET) {
+            delta = smallest_offset(e, m->head[s], m->allowed[s] + heal);
             double gained = pair_energy(e, m->head[s], delta) - m->allowed[s];
             e->stats.offset_heal_energy += gained > 0.0 ? gained : 0.0;
         }
