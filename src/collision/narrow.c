@@ -220,89 +220,41 @@ static int collide_mesh_convex(const Shape *a, Pose pa, const Shape *b, Pose pb,
     return collide_mesh(a, pa, b, pb, margin, out);
 }
 
-/* table[a][b] handles (a, b) in that order; a pair is stored once. */
-static CollideFn collide_table(ShapeKind a, ShapeKind b) {
-    switch (a) {
-    case SHAPE_SPHERE:
-        switch (b) {
-        case SHAPE_SPHERE:
-            return collide_sphere_sphere;
-        case SHAPE_CAPSULE:
-            return collide_sphere_capsule;
-        case SHAPE_BOX:
-            return collide_sphere_box;
-        case SHAPE_PLANE:
-            return collide_sphere_plane;
-        case SHAPE_HULL:
-            return collide_convex_generic;
-        default:
-            return NULL;
-        }
-    case SHAPE_CAPSULE:
-        switch (b) {
-        case SHAPE_CAPSULE:
-            return collide_capsule_capsule;
-        case SHAPE_PLANE:
-            return collide_capsule_plane;
-        case SHAPE_BOX:
-        case SHAPE_HULL:
-            return collide_convex_generic;
-        default:
-            return NULL;
-        }
-    case SHAPE_BOX:
-        switch (b) {
-        case SHAPE_BOX:
-            return collide_box_box;
-        case SHAPE_PLANE:
-            return collide_box_plane;
-        case SHAPE_HULL:
-            return collide_convex_generic;
-        default:
-            return NULL;
-        }
-    case SHAPE_HULL:
-        switch (b) {
-        case SHAPE_PLANE:
-            return collide_hull_plane;
-        case SHAPE_HULL:
-            return collide_convex_generic;
-        default:
-            return NULL;
-        }
-    case SHAPE_POLYGON:
-        switch (b) {
-        case SHAPE_POLYGON:
-            return collide_polygon_polygon;
-        case SHAPE_SPHERE:
-            return collide_polygon_sphere;
-        case SHAPE_CAPSULE:
-            return collide_polygon_capsule;
-        case SHAPE_PLANE:
-            return collide_polygon_plane;
-        default: /* polygons collide in their plane only: no box, hull or mesh */
-            return NULL;
-        }
-    case SHAPE_MESH:
-        switch (b) {
-        case SHAPE_SPHERE:
-        case SHAPE_CAPSULE:
-        case SHAPE_BOX:
-        case SHAPE_HULL:
-            return collide_mesh_convex;
-        default:
-            return NULL;
-        }
-    default:
-        return NULL;
-    }
-}
+/* COLLIDE_TABLE[a][b] handles (a, b) in that order; a pair is stored once (collide_dispatch tries
+ * (b, a) and flips). Empty: no contacts (two static kinds; polygons collide in their plane only,
+ * so with no box, hull or mesh). Adding a shape kind adds a row and a column here. */
+static const CollideFn COLLIDE_TABLE[SHAPE_KIND_COUNT][SHAPE_KIND_COUNT] = {
+    [SHAPE_SPHERE] = {[SHAPE_SPHERE] = collide_sphere_sphere,
+                      [SHAPE_CAPSULE] = collide_sphere_capsule,
+                      [SHAPE_BOX] = collide_sphere_box,
+                      [SHAPE_PLANE] = collide_sphere_plane,
+                      [SHAPE_HULL] = collide_convex_generic},
+    [SHAPE_CAPSULE] = {[SHAPE_CAPSULE] = collide_capsule_capsule,
+                       [SHAPE_PLANE] = collide_capsule_plane,
+                       [SHAPE_BOX] = collide_convex_generic,
+                       [SHAPE_HULL] = collide_convex_generic},
+    [SHAPE_BOX] = {[SHAPE_BOX] = collide_box_box,
+                   [SHAPE_PLANE] = collide_box_plane,
+                   [SHAPE_HULL] = collide_convex_generic},
+    [SHAPE_HULL] = {[SHAPE_PLANE] = collide_hull_plane, [SHAPE_HULL] = collide_convex_generic},
+    [SHAPE_POLYGON] = {[SHAPE_POLYGON] = collide_polygon_polygon,
+                       [SHAPE_SPHERE] = collide_polygon_sphere,
+                       [SHAPE_CAPSULE] = collide_polygon_capsule,
+                       [SHAPE_PLANE] = collide_polygon_plane},
+    [SHAPE_MESH] = {[SHAPE_SPHERE] = collide_mesh_convex,
+                    [SHAPE_CAPSULE] = collide_mesh_convex,
+                    [SHAPE_BOX] = collide_mesh_convex,
+                    [SHAPE_HULL] = collide_mesh_convex},
+};
 
 static bool kind_valid(ShapeKind k) {
     return (int)k >= 0 && k < SHAPE_KIND_COUNT;
 }
 
-/* Runs the routine for (a, b), or (b, a) flipped. Returns -1 when the pair has none. */
+static CollideFn collide_table(ShapeKind a, ShapeKind b) {
+    return kind_valid(a) && kind_valid(b) ? COLLIDE_TABLE[a][b] : NULL;
+}
+
 static int collide_dispatch(const Shape *a, Pose pa, const Shape *b, Pose pb, double margin,
                             Manifold *out) {
     memset(out, 0, sizeof *out);
