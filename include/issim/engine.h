@@ -235,6 +235,10 @@ IssimStatus engine_set_applied_wrench(Engine *engine, EngineBodyId body, Vec3 fo
 
 /* Active contacts now. Returns the count written (<= max). */
 int engine_contact_reports(const Engine *engine, ContactReport *out, int max);
+/* The world normal (from b to a, as in ContactReport) of the active contact issued `id`; false
+ * when no active contact has it. Callable from an event callback: at CONTACT_BEGIN the contact is
+ * already active. Thread: engine. */
+bool engine_contact_normal(const Engine *engine, uint32_t id, Vec3 *normal);
 /* One report per smooth pair in reduced form (Kry's contact coordinates, engine_reduced_smooth),
  * which has no collision contact while reduced: the contact point, the obstacle's normal, the
  * normal force and the contact force on a (friction included), depth 0, id 0, and patch = the

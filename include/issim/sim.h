@@ -37,15 +37,19 @@ typedef struct SimOptions {
 
 SimOptions sim_options_default(void);
 
-/* One impact of a body: from the first of its contacts beginning to the last one ending. */
+/* One impact of a body: from the first of its contacts beginning to the last one ending. Against
+ * an obstacle the normal is the obstacle's; against another body (body_b >= 0) it is the normal
+ * of the contact that began the impact, and the velocities are body's relative to body_b's. */
 typedef struct SimImpact {
     int body;
+    int body_b; /* the other body of a two-body impact, or -1 */
     double t_begin, t_end;
-    double v_in;        /* centre-of-mass normal velocity before (< 0), m/s */
-    double v_out;       /* after (> 0), m/s */
+    double v_in;        /* centre-of-mass (relative) normal velocity at onset (< 0), m/s */
+    double v_out;       /* at separation (> 0), m/s */
     double restitution; /* -v_out / v_in */
     double apex;        /* height of the centre of mass along the contact normal at the top of the
-                           ballistic flight that follows this impact, m (NaN without gravity) */
+                           ballistic flight that follows this impact, m (NaN without gravity and
+                           for a two-body impact) */
     int contacts;       /* most simultaneous contacts during the impact */
 } SimImpact;
 
@@ -53,7 +57,10 @@ typedef struct SimImpact {
 
 typedef struct SimSummary {
     double t_end;
-    uint64_t output_steps;
+    uint64_t output_steps; /* the engine's time steps: one per output step */
+    /* ENGINE_EVENT_CONTACT_BEGIN and _END seen, whatever resolved them (the engine's root_events
+     * count only the integrator's located crossings: none for a complementarity island). */
+    uint64_t contact_onsets, contact_ends;
     EngineStats engine;
     double wall_seconds;
     double drop_height; /* starting height of the first body along the first obstacle normal */

@@ -786,6 +786,19 @@ int engine_active_contact_count(const Engine *e) {
     return n;
 }
 
+bool engine_contact_normal(const Engine *e, uint32_t id, Vec3 *normal) {
+    for (int ci = 0; ci < e->contact_count; ci++) {
+        const EngineContact *c = &e->contacts[ci];
+        if (!c->active || c->id != id)
+            continue;
+        ContactKinematics k;
+        engine_contact_kinematics(e, e->y, c, e->t, &k, NULL, NULL);
+        *normal = k.normal;
+        return true;
+    }
+    return false;
+}
+
 int engine_contact_reports(const Engine *e, ContactReport *out, int max) {
     int n = 0;
     for (int ci = 0; ci < e->contact_count && n < max; ci++) {

@@ -142,8 +142,20 @@ static const char *body_name(const Sim *sim, int body) {
     return engine_body_name(sim->engine, engine_body_id(sim->engine, body));
 }
 
-static double normal_velocity(const Sim *sim, int body, Vec3 normal) {
-    return vec3_dot(body_state(sim, body).vel, normal);
+/* body's centre-of-mass velocity along the normal, relative to body_b's when body_b >= 0. */
+static double normal_velocity(const Sim *sim, int body, int body_b, Vec3 normal) {
+    Vec3 v = body_state(sim, body).vel;
+    if (body_b >= 0)
+        v = vec3_sub(v, body_state(sim, body_b).vel);
+    return vec3_dot(v, normal);
+}
+
+static int obstacle_count(const Sim *sim) {
+    const ThingDb *db = engine_thingdb(sim->engine);
+    int n = 0;
+    for (int i = 0; i < thingdb_count(db); i++)
+        n += thing_kind(db, thingdb_at(db, i)) == THING_FIXED_OBSTACLE;
+    return n;
 }
 
 static Vec3 obstacle_normal(const Sim *sim, int obstacle) {
@@ -170,20 +182,40 @@ static double ballistic_apex(const Sim *sim, int body, Vec3 normal, double v_out
     return h + (v_out > 0.0 ? v_out * v_out / (2.0 * g_n) : 0.0);
 }
 
+/* The normal an impact is measured along: the obstacle's, or between two bodies the normal of
+ * the contact that begins it (from body_b to body), so that the relative velocity is the closing
+ * speed (the obstacle's normal, or (0, 0, 1) for no obstacle, measured one body's own velocity
+ * along an axis that had nothing to do with the collision). */
+static Vec3 impact_normal(const Sim *sim, const EngineEvent *ev) {
+    if (ev->body_b < 0)
+        return obstacle_normal(sim, ev->obstacle);
+    Vec3 n;
+    if (engine_contact_normal(sim->engine, ev->contact_id, &n))
+        return n;
+    return vec3_normalize(vec3_sub(body_state(sim, ev->body).pos, body_state(sim, ev->body_b).pos));
+}
+
 static void on_engine_event(const EngineEvent *ev, void *user) {
     Sim *sim = user;
     SimSummary *sum = sim->summary;
-    if (!sum || ev->body >= SIM_MAX_BODIES)
+    if (!sum)
+        return;
+    sum->contact_onsets += ev->kind == ENGINE_EVENT_CONTACT_BEGIN;
+    sum->contact_ends += ev->kind == ENGINE_EVENT_CONTACT_END;
+    if (ev->body >= SIM_MAX_BODIES)
         return;
     SimBodyTrack *track = &sim->tracks[ev->body];
-    Vec3 n = obstacle_normal(sim, ev->obstacle);
     if (ev->kind == ENGINE_EVENT_CONTACT_BEGIN) {
         if (track->active_contacts++ == 0 && sum->impact_count < SIM_MAX_IMPACTS) {
             track->impact = sum->impact_count++;
             SimImpact *im = &sum->impacts[track->impact];
+            int other =
+                ev->body_b >= 0 && ev->body_b < engine_body_count(sim->engine) ? ev->body_b : -1;
+            Vec3 n = impact_normal(sim, ev);
             *im = (SimImpact){.body = ev->body,
+                              .body_b = other,
                               .t_begin = ev->t,
-                              .v_in = normal_velocity(sim, ev->body, n),
+                              .v_in = normal_velocity(sim, ev->body, other, n),
                               .apex = -INFINITY};
             track->normal = n;
         }
@@ -193,9 +225,10 @@ static void on_engine_event(const EngineEvent *ev, void *user) {
         if (--track->active_contacts == 0 && track->impact >= 0) {
             SimImpact *im = &sum->impacts[track->impact];
             im->t_end = ev->t;
-            im->v_out = normal_velocity(sim, ev->body, track->normal);
+            im->v_out = normal_velocity(sim, ev->body, im->body_b, track->normal);
             im->restitution = im->v_in < 0 ? -im->v_out / im->v_in : NAN;
-            im->apex = ballistic_apex(sim, ev->body, track->normal, im->v_out);
+            im->apex =
+                im->body_b < 0 ? ballistic_apex(sim, ev->body, track->normal, im->v_out) : NAN;
         }
     }
 }
@@ -373,26 +406,47 @@ IssimStatus sim_run_headless(Sim *sim, SimSummary *sum, IssimError *err) {
 }
 
 static void print_impact(const Sim *sim, int i, const SimImpact *im, FILE *out) {
-    if (im->t_end > 0)
-        fprintf(out, "  %3d  %-10s %10.6f %10.4f %11.6f %11.6f %11.6f %12.4f %8d\n", i + 1,
-                body_name(sim, im->body), im->t_begin, im->v_in, im->v_out, im->restitution,
-                im->apex, 1e3 * (im->t_end - im->t_begin), im->contacts);
+    char who[160];
+    if (im->body_b >= 0)
+        snprintf(who, sizeof who, "%s/%s", body_name(sim, im->body), body_name(sim, im->body_b));
     else
-        fprintf(out, "  %3d  %-10s %10.6f %10.4f   (still in contact at the end)\n", i + 1,
-                body_name(sim, im->body), im->t_begin, im->v_in);
+        snprintf(who, sizeof who, "%s", body_name(sim, im->body));
+    if (im->t_end > 0 && isfinite(im->apex))
+        fprintf(out, "  %3d  %-14s %10.6f %10.4f %11.6f %11.6f %11.6f %12.4f %8d\n", i + 1, who,
+                im->t_begin, im->v_in, im->v_out, im->restitution, im->apex,
+                1e3 * (im->t_end - im->t_begin), im->contacts);
+    else if (im->t_end > 0)
+        fprintf(out, "  %3d  %-14s %10.6f %10.4f %11.6f %11.6f %11s %12.4f %8d\n", i + 1, who,
+                im->t_begin, im->v_in, im->v_out, im->restitution, "-",
+                1e3 * (im->t_end - im->t_begin), im->contacts);
+    else
+        fprintf(out, "  %3d  %-14s %10.6f %10.4f   (still in contact at the end)\n", i + 1, who,
+                im->t_begin, im->v_in);
 }
 
 void sim_print_summary(const Sim *sim, const SimSummary *sum, FILE *out) {
     const Engine *e = sim->engine;
     fprintf(out, "scene      %s\n", sim->scene_path);
+    /* Time steps and onsets from the session's own count: a complementarity island is time-stepped
+     * by its solver, so the integrator's steps and located roots leave it out. */
+    char island_steps[96] = "";
+    if (sum->engine.complementarity_steps > 0)
+        snprintf(island_steps, sizeof island_steps, " (%llu complementarity island steps)",
+                 (unsigned long long)sum->engine.complementarity_steps);
     fprintf(out,
-            "simulated  %.6g s with %s, dt %.3g s: %llu integrator steps, %llu contact events, "
-            "%.3f s wall (%.3gx real time)\n",
+            "simulated  %.6g s with %s, dt %.3g s: %llu time steps%s, %llu integrator steps, "
+            "%llu contact onsets, %llu contact ends, %.3f s wall (%.3gx real time)\n",
             sum->t_end, integrator_name(engine_integrator(e)), engine_dt(e),
-            (unsigned long long)sum->engine.steps, (unsigned long long)sum->engine.root_events,
-            sum->wall_seconds, sum->wall_seconds > 0 ? sum->t_end / sum->wall_seconds : 0.0);
-    fprintf(out, "start      height %.6g m (first body, along the first obstacle's normal)\n",
-            sum->drop_height);
+            (unsigned long long)sum->output_steps, island_steps,
+            (unsigned long long)sum->engine.steps, (unsigned long long)sum->contact_onsets,
+            (unsigned long long)sum->contact_ends, sum->wall_seconds,
+            sum->wall_seconds > 0 ? sum->t_end / sum->wall_seconds : 0.0);
+    if (obstacle_count(sim) > 0)
+        fprintf(out, "start      height %.6g m (first body, along the first obstacle's normal)\n",
+                sum->drop_height);
+    else
+        fprintf(out, "start      no obstacle: impacts between bodies are measured along the "
+                     "contact normal, relative to the other body\n");
     if (sum->impact_count == 0) {
         fprintf(out, "impacts    none\n");
     } else {
@@ -400,10 +454,10 @@ void sim_print_summary(const Sim *sim, const SimSummary *sum, FILE *out) {
          * user compares with the model, the rest are summarised. */
         enum { SHOWN = 10 };
         fprintf(out,
-                "impacts    %d (restitution = -v_out / v_in of the centre of mass; apex = "
-                "top of the following flight)\n",
+                "impacts    %d (restitution = -v_out / v_in of the centre of mass, relative for "
+                "a/b; apex = top of the following flight)\n",
                 sum->impact_count);
-        fprintf(out, "  %3s  %-10s %10s %10s %10s %11s %11s %12s %8s\n", "#", "body", "t [s]",
+        fprintf(out, "  %3s  %-14s %10s %10s %10s %11s %11s %12s %8s\n", "#", "body", "t [s]",
                 "v_in [m/s]", "v_out [m/s]", "restitution", "apex [m]", "contact [ms]", "vertices");
         for (int i = 0; i < sum->impact_count && i < SHOWN; i++)
             print_impact(sim, i, &sum->impacts[i], out);
