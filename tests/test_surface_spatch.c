@@ -467,6 +467,36 @@ static void test_refusals_name_the_mesh_and_the_edge(void **state) {
                    (const char *const[]){"pinched", "vertex 1", "not a 2-manifold", NULL});
     loop_mesh_destroy(pinched);
 
+    /* the octahedron with every face listed clockwise from outside: its normals would point into
+     * the body; refused by the sign of the volume it encloses (accepted before issue 34) */
+    int reversed[8][3];
+    for (int f = 0; f < 8; f++) {
+        reversed[f][0] = F[f][0];
+        reversed[f][1] = F[f][2];
+        reversed[f][2] = F[f][1];
+    }
+    LoopMesh *inward = loop_mesh_create("inward octahedron", V, 6, reversed, 8, &err);
+    assert_non_null(inward);
+    expect_refusal(inward, 2,
+                   (const char *const[]){"inward octahedron", "turn inwards", "-1.33", NULL});
+    loop_mesh_destroy(inward);
+
+    /* 512 faces (the octahedron subdivided three times) asked for 6 more levels: 2.1e6 faces,
+     * refused with the estimate before anything is subdivided (a 316 KB mesh at 6 levels took
+     * 6 GB before) */
+    LoopMesh *fine = loop_mesh_create("octahedron", V, 6, F, 8, &err);
+    for (int level = 0; level < 3 && fine; level++) {
+        LoopMesh *next = loop_mesh_subdivide(fine, &err);
+        loop_mesh_destroy(fine);
+        fine = next;
+    }
+    assert_non_null(fine);
+    assert_int_equal(loop_mesh_face_count(fine), 512);
+    expect_refusal(
+        fine, 6,
+        (const char *const[]){"512 faces", "6 levels", "2.1e+06", "GB", "fewer levels", NULL});
+    loop_mesh_destroy(fine);
+
     /* an edge with three faces (two in one direction) cannot become a LoopMesh at all */
     static const int H[3][3] = {{0, 1, 2}, {1, 0, 3}, {0, 1, 4}};
     assert_null(loop_mesh_create("fin", W, 7, H, 3, &err));

@@ -193,7 +193,9 @@ TriMesh *trimesh_create(const Vec3 *vertices, int vertex_count, const int (*tria
     for (int i = 0; i < vertex_count; i++) {
         Vec3 v = vertices[i];
         if (!isfinite(v.x) || !isfinite(v.y) || !isfinite(v.z)) {
-            issim_error_set(err, ISSIM_ERR_INVALID, "mesh: vertex %d is not finite", i);
+            issim_error_set(err, ISSIM_ERR_INVALID,
+                            "mesh: vertex %d (counting from 1, as .obj files do) is not finite",
+                            i + 1);
             return NULL;
         }
     }
@@ -201,8 +203,9 @@ TriMesh *trimesh_create(const Vec3 *vertices, int vertex_count, const int (*tria
         for (int k = 0; k < 3; k++)
             if (triangles[t][k] < 0 || triangles[t][k] >= vertex_count) {
                 issim_error_set(err, ISSIM_ERR_RANGE,
-                                "mesh: triangle %d uses vertex %d (there are %d)", t,
-                                triangles[t][k], vertex_count);
+                                "mesh: triangle %d uses vertex %d (there are %d; counting from 1, "
+                                "as .obj files do)",
+                                t + 1, triangles[t][k] + 1, vertex_count);
                 return NULL;
             }
     TriMesh *m = calloc(1, sizeof *m);
