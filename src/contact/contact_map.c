@@ -210,18 +210,41 @@ static double map_time_scale(const ContactParams *p, double effective_mass) {
     return k > 0.0 ? sqrt(effective_mass / k) : INFINITY;
 }
 
-/* The elastic energy of the steady state at this depth (the two sides' h(NT) in series): exact
- * for flat maps; with memory the stored energy is not a function of the depth (000 3.7.2: the
- * transient's share sits in the body's internal waves), this is its equilibrium part. */
+/* The energy a side holds at indentation d under the force f: its steady spring, plus what its
+ * transient holds read as one Maxwell branch (a spring of the transient's first-sample stiffness
+ * c - K in series with a dashpot: a step response K + P exp(-t / tau)), whose spring carries the
+ * force above the steady one. Exact for such a map, the `transient` family of 000 4.3; for other
+ * shapes of memory an estimate, and nothing for a side whose first sample is not above its
+ * steady state (a flat map, a free body's map). */
+static double side_energy(const MapSide *s, double d, double f) {
+    double energy = 0.5 * s->steady * d * d;
+    double branch = s->current - s->steady;
+    if (branch > 0.0) {
+        double held = f - s->steady * d;
+        energy += 0.5 * held * held / branch;
+    }
+    return energy;
+}
+
+/* The elastic energy the contact holds: each side's steady spring at its own indentation and the
+ * energy held in its transient (side_energy), so that the memory's energy is counted while it is
+ * stored and only its loss (000 3.7.2: into the body's internal waves) leaves the total. Flat
+ * sides reduce to the two springs in series. */
 static double map_potential(const ContactParams *p, const ContactHistory *h,
                             const ContactKinematics *k) {
     const MapState *st = h->state;
     if (k->depth <= 0.0)
         return 0.0;
     bool begun = st && st->begun;
-    double ka = begun ? st->a.steady : side_fallback(p, p->map_a);
-    double kb = begun ? st->b.steady : side_fallback(p, p->map_b);
-    return 0.5 * series(ka, kb) * k->depth * k->depth;
+    if (!begun || (st->a.current <= st->a.steady && st->b.current <= st->b.steady)) {
+        double ka = begun ? st->a.steady : side_fallback(p, p->map_a);
+        double kb = begun ? st->b.steady : side_fallback(p, p->map_b);
+        return 0.5 * series(ka, kb) * k->depth * k->depth;
+    }
+    double da;
+    double f = balanced_force(st, k->depth, history_at(st, &st->a, k->t),
+                              history_at(st, &st->b, k->t), &da);
+    return side_energy(&st->a, da, f) + side_energy(&st->b, k->depth - da, f);
 }
 
 /* A contact that cannot be restored from a checkpoint restarts its history at k: the
