@@ -48,11 +48,60 @@ IssimStatus scene_load_file(const char *path, const SceneLimits *limits, ThingDb
 IssimStatus scene_load_string(const char *chunkname, const char *source, size_t size,
                               const SceneLimits *limits, ThingDb **out, IssimError *err);
 /* Writes db as a scene file that loads back to the same database (every property of every
- * thing, with units in comments). The file is written to path.tmp and renamed, so a failure
- * never destroys an existing file. */
+ * thing, with units in comments). As every whole output (output_begin below): a regular file is
+ * replaced through a temporary beside it and a rename, so a failure never destroys it; a
+ * character device or FIFO with a reader is written through; a symbolic link, a FIFO without a
+ * reader, a directory or block device is refused. Every write is checked (a full disk is an
+ * error, the old file kept). */
 IssimStatus scene_save_file(const ThingDb *db, const char *path, IssimError *err);
 /* Returns a malloc'd scene text (Owned by the caller), or NULL on out of memory. */
 char *scene_save_string(const ThingDb *db);
+
+/* ===== Output files =====
+ * What the writers of outputs (scene saves, a sweep's table, recordings) do with the path they
+ * are given, so none destroys what is there: a regular file (or nothing) is written; a
+ * character device (/dev/stdout, /dev/null, a terminal) or a FIFO with a reader is written
+ * through, never replaced by a file; a symbolic link (the last component: a link is never
+ * followed nor replaced), a FIFO without a reader, a directory, a block device or a socket is
+ * refused with a message saying which. No open blocks. Thread: any. */
+typedef enum OutputKind {
+    OUTPUT_NEW,     /* nothing at the path */
+    OUTPUT_REGULAR, /* a regular file */
+    OUTPUT_THROUGH  /* a character device or a FIFO: written through */
+} OutputKind;
+
+/* What is at path now (lstat: a link is refused, not followed); messages begin "cannot write
+ * WHAT PATH: it is ...". */
+IssimStatus output_path_kind(const char *path, const char *what, OutputKind *kind, IssimError *err);
+
+typedef enum OutputOpen { OUTPUT_TRUNCATE, OUTPUT_APPEND } OutputOpen;
+/* Opens path for writing in place (a regular file, created if missing, truncated or appended
+ * to) or through (a character device, a FIFO with a reader): a blocking, close-on-exec
+ * descriptor, *kind (Nullable) saying which; -1 with err ("cannot open 'PATH' for writing: it is
+ * a FIFO that no process is reading ...") otherwise. */
+int output_open_fd(const char *path, OutputOpen how, OutputKind *kind, IssimError *err);
+/* Writes all of data (short writes and EINTR retried): 0, or the errno of the failure (EIO when
+ * write(2) makes no progress); *done (Nullable) receives the bytes the kernel accepted. */
+int output_write_all(int fd, const void *data, size_t size, size_t *done);
+
+/* A whole output: written to a new temporary beside a regular file (or none) and renamed over
+ * it at output_commit (fsynced first), written straight to a device or FIFO. A failure at any
+ * step (output_write, output_commit) removes the temporary, leaves what was at the path as it
+ * was (a device or FIFO has what was written) and returns ISSIM_ERR_IO with "cannot write WHAT
+ * PATH: REASON (after N bytes)"; the OutputFile is then closed. */
+typedef struct OutputFile {
+    int fd;
+    bool replace; /* through a temporary and a rename */
+    const char *path, *what;
+    char *tmp;    /* Owned */
+    size_t bytes; /* written so far */
+} OutputFile;
+
+IssimStatus output_begin(OutputFile *out, const char *path, const char *what, IssimError *err);
+IssimStatus output_write(OutputFile *out, const void *data, size_t size, IssimError *err);
+IssimStatus output_commit(OutputFile *out, IssimError *err);
+/* Closes and removes the temporary; idempotent. */
+void output_abort(OutputFile *out);
 
 /* ===== Recorder ===== */
 
@@ -78,8 +127,10 @@ typedef struct RecorderStats {
 typedef struct Recorder Recorder;
 
 RecorderDesc recorder_desc_default(void);
-/* Creates the file, writes the header and starts the writer thread. Returns NULL with err
- * filled ("cannot open out.csv for writing: Permission denied") on failure. */
+/* Creates the file (output_open_fd: a device or a FIFO with a reader is written through; a
+ * symbolic link or a FIFO without a reader is refused), writes the header and starts the writer
+ * thread. Returns NULL with err filled ("cannot open out.csv for writing: Permission denied")
+ * on failure. */
 Recorder *recorder_open(const RecorderDesc *desc, IssimError *err);
 /* Queues one row (column_count values). With block true the call waits while the buffer is
  * full (headless runs: nothing is lost); with block false a full buffer drops the row and

@@ -26,6 +26,13 @@
 #define STUDY_MAX_PROBES 16
 #define STUDY_VALUE_MAX 96
 #define STUDY_DEFAULT_MAX_RUNS 100000
+/* No study is larger, --force or not: a sweep keeps 9 bytes of bookkeeping per run (which are
+ * done, which to run), 900 MB at this size. */
+#define STUDY_MAX_RUNS 100000000L
+/* The longest simulated time a run (`issim run`, a sweep's or a fit's) accepts, s: about 11.6
+ * days, far beyond any contact study, and small enough that until / dt steps of the finest
+ * step stays an exact count (1e20 s overflowed it into a run of 0 steps that "succeeded"). */
+#define STUDY_UNTIL_MAX 1.0e6
 
 typedef struct StudyAxis {
     char name[128];
@@ -63,8 +70,18 @@ IssimStatus study_add_axis(Study *study, const char *spec, IssimError *err);
 IssimStatus study_add_probe(Study *study, const char *spec, IssimError *err);
 void study_free(Study *study);
 
-/* Runs in the study: the grid's product or the samples. */
+/* Runs in the study: the grid's product or the samples; LONG_MAX when the product does not fit
+ * in a long (8 axes of 4096 values are 2^96 runs). */
 long study_run_count(const Study *study);
+/* Checks the study against its scene before anything runs, so a typo is one message instead
+ * of a table of failed runs: the scene loads with every parameter axis at its first value and
+ * the fixed sets applied (each set must apply); each axis names a parameter the scene declares
+ * (every grid value a finite number) or a property it has, whose range accepts every grid value
+ * (a random axis: both ends and run 0's draw); no two axes, nor an axis and a set, name the same
+ * property or parameter; every probe names a variable of run 0's scene (when run 0's scene
+ * builds: a run that cannot be built is that run's failure, not the study's). Messages name the
+ * axis, the value and the accepted range or names. */
+IssimStatus study_check(const Study *study, IssimError *err);
 /* The values of run `index` (axis_count strings of STUDY_VALUE_MAX). */
 void study_run_values(const Study *study, long index, char (*values)[STUDY_VALUE_MAX]);
 

@@ -107,7 +107,11 @@ int cmd_fit(int argc, char **argv) {
         } else if (strcmp(arg, "--set") == 0 && value && study.set_count < 256) {
             sets[study.set_count++] = argv[++i];
         } else if (strcmp(arg, "--until") == 0 && value) {
-            study.until = strtod(argv[++i], NULL);
+            char *end = NULL;
+            study.until = strtod(argv[++i], &end);
+            if (end == argv[i] || *end != '\0' || !(study.until > 0.0) ||
+                study.until > STUDY_UNTIL_MAX)
+                return fit_bad("--until needs a time in (0, 1e6] seconds, not ", argv[i]);
         } else if (strcmp(arg, "--plot") == 0 && value) {
             png = argv[++i];
         } else if (strcmp(arg, "--quiet") == 0) {

@@ -6,6 +6,8 @@
  * rewritten in run order, the same whichever way it ran. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <malloc.h>
 #include <math.h>
 #include <mpi.h>
@@ -17,10 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "issim/contactmap.h"
+#include "issim/io.h"
 #include "issim/study.h"
 
 int cmd_sweep(int argc, char **argv);
@@ -76,20 +80,71 @@ static void phase(int rank, const char *name) {
 
 /* ===== Arguments ===== */
 
+/* A whole number in [lo, hi]: digits, or exponent notation that is whole ("1e6"). A fraction
+ * ("1.5"), trailing text or a value that overflows is refused: strtol read "1e6" as 1 and atoi
+ * read "1.5" as 1. */
+static bool parse_count(const char *text, long lo, long hi, long *out) {
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (end == text || *end != '\0') {
+        errno = 0;
+        double d = strtod(text, &end);
+        if (end == text || *end != '\0' || errno || !isfinite(d) || d != floor(d) || fabs(d) > 9e18)
+            return false;
+        v = (long long)d;
+    } else if (errno == ERANGE) {
+        return false;
+    }
+    if (v < lo || v > hi)
+        return false;
+    *out = (long)v;
+    return true;
+}
+
+/* A seed is any 64-bit unsigned integer, in digits (strtoull took "-1" as 2^64 - 1). */
+static bool parse_seed(const char *text, uint64_t *out) {
+    char *end = NULL;
+    errno = 0;
+    if (text[0] < '0' || text[0] > '9')
+        return false;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (*end != '\0' || errno == ERANGE)
+        return false;
+    *out = (uint64_t)v;
+    return true;
+}
+
+static bool parse_until(const char *text, double *out) {
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (end == text || *end != '\0' || errno || !isfinite(v) || v <= 0.0 || v > STUDY_UNTIL_MAX)
+        return false;
+    *out = v;
+    return true;
+}
+
 static int parse_sweep_args(int argc, char **argv, SweepArgs *a, const char **grids,
                             int *grid_count, const char **sets) {
     a->out = "study.csv";
     a->threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    a->threads = a->threads < 1 ? 1 : a->threads > 256 ? 256 : a->threads;
     a->max_runs = STUDY_DEFAULT_MAX_RUNS;
     for (int i = 2; i < argc; i++) {
         const char *arg = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         bool value = v != NULL;
+        long n = 0;
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
             sweep_usage(stdout);
             return -1;
-        } else if (strcmp(arg, "--grid") == 0 && value && *grid_count < STUDY_MAX_AXES) {
+        } else if (strcmp(arg, "--grid") == 0 && value) {
+            if (*grid_count == STUDY_MAX_AXES)
+                return sweep_bad("at most 8 --grid axes", NULL);
             grids[(*grid_count)++] = argv[++i];
-        } else if (strcmp(arg, "--set") == 0 && value && a->study.set_count < 256) {
+        } else if (strcmp(arg, "--set") == 0 && value) {
+            if (a->study.set_count == 256)
+                return sweep_bad("at most 256 --set options", NULL);
             sets[a->study.set_count++] = argv[++i];
         } else if (strcmp(arg, "--out") == 0 && value) {
             a->out = argv[++i];
@@ -98,19 +153,24 @@ static int parse_sweep_args(int argc, char **argv, SweepArgs *a, const char **gr
         } else if (strcmp(arg, "--plot-out") == 0 && value) {
             a->plot_out = argv[++i];
         } else if (strcmp(arg, "--until") == 0 && value) {
-            a->study.until = strtod(argv[++i], NULL);
+            if (!parse_until(argv[++i], &a->study.until))
+                return sweep_bad("--until needs a time in (0, 1e6] seconds, not ", argv[i]);
         } else if (strcmp(arg, "--random") == 0 && value) {
-            a->study.samples = strtol(argv[++i], NULL, 10);
-            if (a->study.samples < 1)
-                return sweep_bad("--random needs a number of runs >= 1", NULL);
+            if (!parse_count(argv[++i], 1, STUDY_MAX_RUNS, &a->study.samples))
+                return sweep_bad("--random needs a whole number of runs in 1 ... 100000000, not ",
+                                 argv[i]);
         } else if (strcmp(arg, "--seed") == 0 && value) {
-            a->study.seed = strtoull(argv[++i], NULL, 10);
+            if (!parse_seed(argv[++i], &a->study.seed))
+                return sweep_bad("--seed needs a whole number in 0 ... 18446744073709551615, not ",
+                                 argv[i]);
         } else if (strcmp(arg, "--threads") == 0 && value) {
-            a->threads = atoi(argv[++i]);
-            if (a->threads < 1 || a->threads > 256)
-                return sweep_bad("--threads needs 1 ... 256, not ", argv[i]);
+            if (!parse_count(argv[++i], 1, 256, &n))
+                return sweep_bad("--threads needs a whole number in 1 ... 256, not ", argv[i]);
+            a->threads = (int)n;
         } else if (strcmp(arg, "--max-runs") == 0 && value) {
-            a->max_runs = strtol(argv[++i], NULL, 10);
+            if (!parse_count(argv[++i], 1, STUDY_MAX_RUNS, &a->max_runs))
+                return sweep_bad("--max-runs needs a whole number in 1 ... 100000000, not ",
+                                 argv[i]);
         } else if (strcmp(arg, "--at") == 0 && value) {
             IssimError err = {0};
             if (study_add_probe(&a->study, argv[++i], &err) != ISSIM_OK)
@@ -143,46 +203,166 @@ static char *header_text(const Study *study) {
     return buf;
 }
 
-/* Does a finished row hold run `index`'s values (the same study, not one with other ranges)? */
-static bool row_matches(const Study *study, const char *line, long index) {
-    char values[STUDY_MAX_AXES][STUDY_VALUE_MAX];
-    study_run_values(study, index, values);
-    const char *p = strchr(line, ',');
-    for (int i = 0; i < study->axis_count; i++) {
-        if (!p)
-            return false;
-        p++;
-        size_t len = strlen(values[i]);
-        bool quoted = *p == '"';
-        if (strncmp(p + quoted, values[i], len) != 0 || p[quoted + len] != (quoted ? '"' : ','))
-            return false;
-        p = strchr(p + quoted + len, ',');
+/* The fields of a CSV line (no newline) as study_format_row writes them: a field is quoted
+ * when it holds a comma or a quote, quotes doubled. Unquoted copies go to buf (len + 1 bytes).
+ * Returns the field count, or -1 when the quoting is broken or there are more than max. */
+static int csv_split(const char *line, size_t len, char *buf, char **fields, int max) {
+    int count = 0;
+    size_t i = 0;
+    char *o = buf;
+    for (;;) {
+        if (count == max)
+            return -1;
+        fields[count++] = o;
+        if (i < len && line[i] == '"') {
+            for (i++;; i++) {
+                if (i >= len)
+                    return -1; /* no closing quote */
+                if (line[i] == '"') {
+                    if (i + 1 < len && line[i + 1] == '"') {
+                        *o++ = '"';
+                        i++;
+                        continue;
+                    }
+                    i++;
+                    break;
+                }
+                *o++ = line[i];
+            }
+            if (i < len && line[i] != ',')
+                return -1; /* text after the closing quote */
+        } else {
+            for (; i < len && line[i] != ','; i++) {
+                if (line[i] == '"')
+                    return -1;
+                *o++ = line[i];
+            }
+        }
+        *o++ = '\0';
+        if (i >= len)
+            return count;
+        i++; /* the comma */
     }
+}
+
+/* Columns of a row: run, the axes, status, impacts, six measures, the probes, wall_s. */
+static int row_columns(const Study *study) {
+    return 1 + study->axis_count + 1 + 7 + study->probe_count + 1;
+}
+
+static bool is_number(const char *s) {
+    char *end = NULL;
+    strtod(s, &end);
+    return end != s && *end == '\0';
+}
+
+static bool is_whole(const char *s, long lo, long hi, long *out) {
+    char *end = NULL;
+    if (*s < '0' || *s > '9')
+        return false;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (*end != '\0' || errno || v < lo || v > hi)
+        return false;
+    if (out)
+        *out = v;
     return true;
 }
 
+/* Checks that a finished row (one line, without its newline) is a row of this study, exactly
+ * as study_format_row writes it: its index, run `index`'s axis values, a status, a whole impact
+ * count, numbers in every other column (nan included). On success *index and *ok (the status
+ * is "ok") are set; else why says what is wrong. */
+static bool row_valid(const Study *study, const char *line, size_t len, long runs, long *index,
+                      bool *ok, char *status, size_t status_size, char *why, size_t why_size) {
+    enum { MAX_COLUMNS = 1 + STUDY_MAX_AXES + 1 + 7 + STUDY_MAX_PROBES + 1 };
+    char *fields[MAX_COLUMNS];
+    char *buf = malloc(len + 1);
+    int want = row_columns(study);
+    int got = buf ? csv_split(line, len, buf, fields, MAX_COLUMNS) : -1;
+    bool valid = false;
+    if (got < 0) {
+        snprintf(why, why_size, "broken quoting, or more columns than the table's %d", want);
+    } else if (got != want) {
+        snprintf(why, why_size, "%d columns, the table has %d", got, want);
+    } else if (!is_whole(fields[0], 0, runs - 1, index)) {
+        snprintf(why, why_size, "run '%.40s' is not a run number in 0 ... %ld", fields[0],
+                 runs - 1);
+    } else {
+        char values[STUDY_MAX_AXES][STUDY_VALUE_MAX];
+        study_run_values(study, *index, values);
+        valid = true;
+        for (int i = 0; i < study->axis_count && valid; i++)
+            if (strcmp(fields[1 + i], values[i]) != 0) {
+                snprintf(why, why_size, "run %ld has %s = '%.40s', this study's run %ld has '%s'",
+                         *index, study->axes[i].name, fields[1 + i], *index, values[i]);
+                valid = false;
+            }
+        int first = 1 + study->axis_count;
+        if (valid && (!fields[first][0] || !is_whole(fields[first + 1], 0, INT_MAX, NULL))) {
+            snprintf(why, why_size,
+                     "run %ld: an empty status or an impact count that is not a "
+                     "whole number",
+                     *index);
+            valid = false;
+        }
+        for (int c = first + 2; c < want && valid; c++)
+            if (!is_number(fields[c])) {
+                snprintf(why, why_size, "run %ld: column %d holds '%.40s', not a number", *index,
+                         c + 1, fields[c]);
+                valid = false;
+            }
+        if (valid) {
+            *ok = strcmp(fields[first], "ok") == 0;
+            if (status)
+                issim_strlcpy(status, fields[first], status_size);
+        }
+    }
+    free(buf);
+    return valid;
+}
+
 /* Reads the runs an earlier sweep of the same study finished (whole lines only: a line cut by a
- * kill is dropped and the file truncated after the last whole one). -1: the file has another
- * header or rows with other values (a different study). */
+ * kill is dropped and the file truncated after the last whole one). -1 with why: the file has
+ * another header, or a whole line that is not a row of this study (another study's values, or
+ * malformed: it would be kept as a finished run). Regular files only (the caller checked; the
+ * open neither follows a link nor blocks, in case that changed). */
 static long read_done(const Study *study, const char *path, const char *header, bool *done,
-                      long runs) {
-    FILE *f = fopen(path, "r+");
-    if (!f)
+                      long runs, bool truncate_cut, char *why, size_t why_size) {
+    int fd = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT)
         return 0;
+    struct stat st;
+    FILE *f = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? fdopen(fd, "r") : NULL;
+    if (!f) {
+        snprintf(why, why_size, "%s: cannot read it back (%s)", path,
+                 fd < 0 ? strerror(errno) : "not a regular file");
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
     char *line = NULL;
     size_t cap = 0;
     ssize_t n = getline(&line, &cap, f);
     if (n <= 0 || strncmp(line, header, strlen(header)) != 0 || line[strlen(header)] != '\n') {
         free(line);
         fclose(f);
+        snprintf(why, why_size, "%s holds another study's table (other columns)", path);
         return n <= 0 ? 0 : -1;
     }
-    long count = 0, whole = (long)n;
+    long count = 0, number = 1;
+    off_t whole = (off_t)n;
     while ((n = getline(&line, &cap, f)) > 0) {
+        number++;
         if (line[n - 1] != '\n')
             break;
-        long index = strtol(line, NULL, 10);
-        if (index < 0 || index >= runs || !row_matches(study, line, index)) {
+        long index = -1;
+        bool ok = false;
+        char reason[300];
+        if (!row_valid(study, line, (size_t)n - 1, runs, &index, &ok, NULL, 0, reason,
+                       sizeof reason)) {
+            snprintf(why, why_size, "%s, line %ld: not a row of this study: %s", path, number,
+                     reason);
             free(line);
             fclose(f);
             return -1;
@@ -194,10 +374,11 @@ static long read_done(const Study *study, const char *path, const char *header, 
         whole += n;
     }
     free(line);
+    int rc = truncate_cut && whole < st.st_size ? ftruncate(fileno(f), whole) : 0;
+    if (rc != 0)
+        snprintf(why, why_size, "%s: cannot drop its cut last line: %s", path, strerror(errno));
     fclose(f);
-    if (truncate(path, whole) != 0)
-        return -1;
-    return count;
+    return rc == 0 ? count : -1;
 }
 
 typedef struct Line {
@@ -210,43 +391,84 @@ static int by_index(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* Rewrites the table in run order (a row twice, from a resumed run: the last kept). */
-static int sort_table(const char *path) {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
+/* What the final table holds. */
+typedef struct TableCount {
+    long rows, ok;
+    long first_failed; /* -1: none */
+    char first_failure[256];
+} TableCount;
+
+/* Rewrites the table in run order (a row twice, from a resumed run: the last kept), through a
+ * temporary and a rename (output_begin): a failed write leaves the table as it was. Counts its
+ * rows and the ok ones. */
+static IssimStatus sort_table(const Study *study, const char *path, long runs, TableCount *count,
+                              IssimError *err) {
+    *count = (TableCount){.first_failed = -1};
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    FILE *f = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? fdopen(fd, "r") : NULL;
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
+        return issim_error_set(err, ISSIM_ERR_IO, "cannot read %s back", path);
+    }
     char *line = NULL, *header = NULL;
     size_t cap = 0;
     Line *lines = NULL;
-    long count = 0, capacity = 0;
+    long n_lines = 0, capacity = 0;
+    IssimStatus s = ISSIM_OK;
     ssize_t n = getline(&header, &cap, f);
     cap = 0;
-    while (n > 0 && (n = getline(&line, &cap, f)) > 0) {
-        if (count == capacity) {
+    while (n > 0 && s == ISSIM_OK && (n = getline(&line, &cap, f)) > 0) {
+        if (n_lines == capacity) {
             capacity = capacity ? 2 * capacity : 256;
-            lines = realloc(lines, sizeof *lines * (size_t)capacity);
+            Line *grown = realloc(lines, sizeof *lines * (size_t)capacity);
+            if (!grown) {
+                s = issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory sorting %s", path);
+                break;
+            }
+            lines = grown;
         }
-        lines[count++] = (Line){strtol(line, NULL, 10), strdup(line)};
+        lines[n_lines] = (Line){strtol(line, NULL, 10), strdup(line)};
+        if (!lines[n_lines++].text)
+            s = issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory sorting %s", path);
     }
     free(line);
     fclose(f);
-    qsort(lines, (size_t)count, sizeof *lines, by_index);
-    char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *o = fopen(tmp, "w");
-    int rc = o && header ? 0 : -1;
-    if (o && header)
-        fputs(header, o);
-    for (long i = 0; i < count; i++) {
-        if (o && (i + 1 == count || lines[i + 1].index != lines[i].index))
-            fputs(lines[i].text, o);
+    if (s == ISSIM_OK && !header)
+        s = issim_error_set(err, ISSIM_ERR_IO, "%s has no header", path);
+    if (s == ISSIM_OK)
+        qsort(lines, (size_t)n_lines, sizeof *lines, by_index);
+    OutputFile out = {.fd = -1};
+    if (s == ISSIM_OK && (s = output_begin(&out, path, "table", err)) == ISSIM_OK)
+        s = output_write(&out, header, strlen(header), err);
+    for (long i = 0; i < n_lines; i++) {
+        bool last = i + 1 == n_lines || lines[i + 1].index != lines[i].index;
+        if (s == ISSIM_OK && last) {
+            size_t len = strlen(lines[i].text);
+            long index = -1;
+            bool ok = false;
+            char status[256], why[300];
+            if (row_valid(study, lines[i].text, len - (len && lines[i].text[len - 1] == '\n'), runs,
+                          &index, &ok, status, sizeof status, why, sizeof why)) {
+                count->rows++;
+                count->ok += ok;
+                if (!ok && count->first_failed < 0) {
+                    count->first_failed = index;
+                    issim_strlcpy(count->first_failure, status, sizeof count->first_failure);
+                }
+            }
+            s = output_write(&out, lines[i].text, len, err);
+        }
         free(lines[i].text);
     }
     free(lines);
     free(header);
-    if (o && (fclose(o) != 0 || rename(tmp, path) != 0))
-        rc = -1;
-    return rc;
+    if (s == ISSIM_OK)
+        s = output_commit(&out, err);
+    else
+        output_abort(&out);
+    return s;
 }
 
 /* ===== Workers: threads take runs, the main thread writes (or sends) the rows ===== */
@@ -264,6 +486,7 @@ typedef struct Pool {
     const long *todo; /* this rank's runs */
     long todo_count;
     atomic_long next;
+    atomic_bool stop; /* the table cannot be written: no more runs */
     Queue *queue;
     int rank;
 } Pool;
@@ -304,7 +527,9 @@ static void *worker(void *arg) {
     StudyRow *row = malloc(sizeof *row);
     double start = issim_wall_time();
     long runs = 0;
-    for (long k; row && (k = atomic_fetch_add(&p->next, 1)) < p->todo_count; runs++) {
+    for (long k;
+         row && !atomic_load(&p->stop) && (k = atomic_fetch_add(&p->next, 1)) < p->todo_count;
+         runs++) {
         study_run(p->study, p->todo[k], row);
         char *text = NULL;
         size_t size = 0;
@@ -331,9 +556,9 @@ typedef struct Progress {
     bool quiet;
 } Progress;
 
-static void progress_row(Progress *p, const char *text) {
+static void progress_row(Progress *p, bool ok) {
     p->done++;
-    p->failed += strstr(text, ",ok,") == NULL; /* the status column */
+    p->failed += !ok;
     if (p->quiet)
         return;
     double elapsed = issim_wall_time() - p->start;
@@ -346,11 +571,57 @@ static void progress_row(Progress *p, const char *text) {
         fputc('\n', stderr);
 }
 
-/* Rank 0: its own rows and the other ranks' into the table, flushed line by line. */
-static void write_row(FILE *out, Progress *progress, const char *text) {
-    fputs(text, out);
-    fflush(out);
-    progress_row(progress, text);
+/* Rank 0's table while rows come in. */
+typedef struct Table {
+    const Study *study;
+    long runs;
+    int fd;
+    bool through; /* a device or FIFO: written as rows come, never read back nor sorted */
+    off_t whole;  /* bytes of whole lines in the file (a regular file) */
+    long written; /* rows written this time */
+    long ok;      /* of which ok */
+    long lost;    /* rows that could not be written */
+    int errnum;   /* the first write error: no row is written after it */
+    atomic_bool *stop;
+    long first_failed; /* this time's first failed run (-1: none) */
+    char first_failure[256];
+} Table;
+
+/* Rank 0: its own rows and the other ranks' into the table, one write(2) per line. A write that
+ * fails (a full disk) stops the sweep: the file is cut back to its whole lines (a rerun resumes
+ * from them) and the runs not yet started are not started. */
+static void write_row(Table *t, Progress *progress, const char *text) {
+    long index = -1;
+    bool ok = false;
+    char status[256], why[300];
+    size_t len = strlen(text);
+    if (!row_valid(t->study, text, len - (len && text[len - 1] == '\n'), t->runs, &index, &ok,
+                   status, sizeof status, why, sizeof why))
+        ok = false; /* cannot happen: rows are formatted here */
+    progress_row(progress, ok);
+    if (t->errnum) {
+        t->lost++;
+        return;
+    }
+    size_t done = 0;
+    int errnum = output_write_all(t->fd, text, len, &done);
+    if (errnum) {
+        t->errnum = errnum;
+        t->lost++;
+        if (done > 0 && !t->through && ftruncate(t->fd, t->whole) != 0) {
+            /* the cut line stays; a resume drops a last line without its newline anyway */
+        }
+        if (t->stop)
+            atomic_store(t->stop, true);
+        return;
+    }
+    t->whole += (off_t)len;
+    t->written++;
+    t->ok += ok;
+    if (!ok && t->first_failed < 0) {
+        t->first_failed = index;
+        issim_strlcpy(t->first_failure, status, sizeof t->first_failure);
+    }
 }
 
 /* The main thread collects the rows every poll_ns (it waits only when the queue is empty; the
@@ -381,7 +652,7 @@ static bool take_row(Queue *q, char **text, bool *workers_done, long poll_ns) {
 }
 
 /* Receives whatever the other ranks sent; counts their "done" messages. */
-static void receive_rows(FILE *out, Progress *progress, int *ranks_done) {
+static void receive_rows(Table *out, Progress *progress, int *ranks_done) {
     for (;;) {
         int flag = 0;
         MPI_Status st;
@@ -522,8 +793,8 @@ static int plot_table(const char *table, const char *header, const char *spec, c
 
 /* ===== The sweep ===== */
 
-static int run_rank(SweepArgs *a, int rank, int ranks, const long *todo, long todo_count, FILE *out,
-                    Progress *progress) {
+static int run_rank(SweepArgs *a, int rank, int ranks, const long *todo, long todo_count,
+                    Table *out, Progress *progress) {
     /* This rank's share: every ranks-th run of the list (the same list on every rank). */
     long mine = 0;
     long *share = malloc(sizeof *share * (size_t)(todo_count + 1));
@@ -538,6 +809,9 @@ static int run_rank(SweepArgs *a, int rank, int ranks, const long *todo, long to
     pthread_condattr_destroy(&monotonic);
     Pool pool = {.study = &a->study, .todo = share, .todo_count = mine, .queue = &q, .rank = rank};
     atomic_init(&pool.next, 0);
+    atomic_init(&pool.stop, false);
+    if (out)
+        out->stop = &pool.stop;
     int threads = a->threads < mine ? a->threads : (int)(mine > 0 ? mine : 1);
     pthread_t tid[256];
     q.running = threads;
@@ -562,6 +836,8 @@ static int run_rank(SweepArgs *a, int rank, int ranks, const long *todo, long to
         if (workers_done && rank == 0 && ranks_done < ranks)
             nanosleep(&(struct timespec){0, 1000000}, NULL); /* waiting for other ranks */
     }
+    if (out)
+        out->stop = NULL;
     phase(rank, "own-runs-done");
     if (rank > 0)
         MPI_Send("", 1, MPI_CHAR, 0, TAG_DONE, MPI_COMM_WORLD);
@@ -573,31 +849,27 @@ static int run_rank(SweepArgs *a, int rank, int ranks, const long *todo, long to
     return 0;
 }
 
-static int sweep(SweepArgs *a, int rank, int ranks) {
-    long runs = study_run_count(&a->study);
-    if (runs > a->max_runs && !a->force) {
-        if (rank == 0)
-            fprintf(stderr,
-                    "issim sweep: %ld runs is over the limit of %ld (--max-runs N to raise it, "
-                    "or --force)\n",
-                    runs, a->max_runs);
-        return 2;
-    }
+static int sweep(SweepArgs *a, OutputKind kind, int rank, int ranks) {
+    long runs = study_run_count(&a->study); /* within STUDY_MAX_RUNS: check_sweep */
     char *header = header_text(&a->study);
     bool *done = calloc((size_t)runs, sizeof *done);
     long *todo = malloc(sizeof *todo * (size_t)runs);
     if (!header || !done || !todo) {
         fprintf(stderr, "issim sweep: out of memory for %ld runs\n", runs);
+        free(header);
+        free(done);
+        free(todo);
         return 1;
     }
-    /* Every rank reads which runs are finished: they share the list to split. */
-    long finished = read_done(&a->study, a->out, header, done, runs);
+    /* Every rank reads which runs are finished: they share the list to split. A device or FIFO
+     * is never read back (/dev/zero was read until memory ran out). */
+    char why[1600] = "";
+    long finished = kind == OUTPUT_REGULAR ? read_done(&a->study, a->out, header, done, runs,
+                                                       rank == 0, why, sizeof why)
+                                           : 0;
     if (finished < 0) {
         if (rank == 0)
-            fprintf(stderr,
-                    "issim sweep: %s holds another study's table (other columns or values); "
-                    "give another --out or remove it\n",
-                    a->out);
+            fprintf(stderr, "issim sweep: %s; give another --out or remove it\n", why);
         free(header);
         free(done);
         free(todo);
@@ -609,17 +881,36 @@ static int sweep(SweepArgs *a, int rank, int ranks) {
     for (long i = 0; i < runs; i++)
         if (!done[i])
             todo[todo_count++] = i;
-    FILE *out = NULL;
+    Table table = {.study = &a->study, .runs = runs, .fd = -1, .first_failed = -1};
+    int rc = 0;
     if (rank == 0) {
         bool fresh = finished == 0;
-        out = fopen(a->out, fresh ? "w" : "a");
-        if (!out) {
-            fprintf(stderr, "issim sweep: cannot write %s: %s\n", a->out, strerror(errno));
+        IssimError err = {0};
+        OutputKind opened = OUTPUT_NEW;
+        table.fd = output_open_fd(a->out, fresh ? OUTPUT_TRUNCATE : OUTPUT_APPEND, &opened, &err);
+        table.through = opened == OUTPUT_THROUGH;
+        struct stat st;
+        table.whole = table.fd >= 0 && !table.through && fstat(table.fd, &st) == 0 ? st.st_size : 0;
+        int errnum = 0;
+        if (table.fd >= 0 && fresh) {
+            size_t len = strlen(header);
+            header[len] = '\n'; /* written with its newline, restored after */
+            errnum = output_write_all(table.fd, header, len + 1, NULL);
+            header[len] = '\0';
+            table.whole = (off_t)len + 1;
+        }
+        if (table.fd < 0 || errnum) {
+            if (table.fd < 0)
+                fprintf(stderr, "issim sweep: %s\n", err.message);
+            else
+                fprintf(stderr, "issim sweep: cannot write %s: %s\n", a->out, strerror(errnum));
+            if (table.fd >= 0)
+                close(table.fd);
+            free(header);
+            free(done);
+            free(todo);
             return 1;
         }
-        if (fresh)
-            fprintf(out, "%s\n", header);
-        fflush(out);
         printf("sweep    %s: %ld runs (%ld done before, %ld to run) on %d rank%s x %d "
                "thread%s\n",
                a->study.scene, runs, finished, todo_count, ranks, ranks > 1 ? "s" : "", a->threads,
@@ -628,23 +919,107 @@ static int sweep(SweepArgs *a, int rank, int ranks) {
     }
     Progress progress = {.total = todo_count, .start = issim_wall_time(), .quiet = a->quiet};
     phase(rank, "runs-start");
-    run_rank(a, rank, ranks, todo, todo_count, out, &progress);
+    run_rank(a, rank, ranks, todo, todo_count, rank == 0 ? &table : NULL, &progress);
     phase(rank, "rows-gathered");
-    int rc = 0;
     if (rank == 0) {
-        fclose(out);
-        if (sort_table(a->out) != 0)
-            fprintf(stderr, "issim sweep: could not sort %s (the rows are all there)\n", a->out);
-        printf("table    %s: %ld runs, %ld failed this time, %.2f s wall\n", a->out, runs,
-               progress.failed, issim_wall_time() - progress.start);
+        if (close(table.fd) != 0 && !table.errnum)
+            table.errnum = errno;
+        if (!a->quiet && progress.done < progress.total)
+            fputc('\n', stderr);
+        TableCount count = {.rows = table.written + (table.through ? 0 : finished),
+                            .ok = table.ok,
+                            .first_failed = table.first_failed};
+        issim_strlcpy(count.first_failure, table.first_failure, sizeof count.first_failure);
+        bool counted = table.through; /* a resumed table's earlier rows are counted when sorted */
+        IssimError err = {0};
+        if (table.errnum) {
+            fprintf(stderr,
+                    "issim sweep: writing %s failed: %s; this sweep wrote %ld rows and lost %ld, "
+                    "%ld runs were not started; %s\n",
+                    a->out, strerror(table.errnum), table.written, table.lost,
+                    todo_count - progress.done,
+                    table.through ? "the rows written are all there is"
+                                  : "the table keeps its whole rows: the same command resumes "
+                                    "once there is room");
+            rc = 1;
+        } else if (!table.through) {
+            if (sort_table(&a->study, a->out, runs, &count, &err) != ISSIM_OK) {
+                fprintf(stderr,
+                        "issim sweep: could not sort %s: %s (its rows are there, in the order "
+                        "the runs finished)\n",
+                        a->out, err.message);
+                rc = 1;
+            } else {
+                counted = true;
+                if (count.rows != runs) {
+                    fprintf(stderr, "issim sweep: %s holds %ld of the %ld runs\n", a->out,
+                            count.rows, runs);
+                    rc = 1;
+                }
+            }
+        }
+        printf("table    %s: %ld runs, %ld rows in the table (%ld written this time), %ld failed "
+               "this time, %.2f s wall\n",
+               a->out, runs, count.rows, table.written, progress.failed,
+               issim_wall_time() - progress.start);
         phase(rank, "table-sorted");
-        if (a->plot)
+        /* A study whose every run failed (a scene that does not build at any value) has no
+         * result: it must not look like one to a script. */
+        if (rc == 0 && counted && count.rows > 0 && count.ok == 0) {
+            fprintf(stderr, "issim sweep: every run failed (run %ld: %s)\n", count.first_failed,
+                    count.first_failure);
+            rc = 1;
+        }
+        if (rc == 0 && a->plot)
             rc = plot_table(a->out, header, a->plot, a->plot_out ? a->plot_out : "study.png");
     }
     free(header);
     free(done);
     free(todo);
     return rc;
+}
+
+/* Everything that can be known wrong before a run starts (docs/studies.md, "Bad input"): the
+ * study's size, the axes against the scene (study_check), what is at --out. Refused with exit
+ * 2 and the reason, before any run: a typo used to cost every run of the study. */
+static int check_sweep(SweepArgs *a, bool speak, OutputKind *kind) {
+    long runs = study_run_count(&a->study);
+    if (runs > STUDY_MAX_RUNS) {
+        if (speak)
+            fprintf(stderr,
+                    "issim sweep: %s%ld runs is over the limit of %ld runs (--max-runs and --force "
+                    "cannot pass it: a sweep keeps 9 bytes per run)\n",
+                    runs == LONG_MAX ? "more than " : "", runs, STUDY_MAX_RUNS);
+        return 2;
+    }
+    if (runs > a->max_runs && !a->force) {
+        if (speak)
+            fprintf(stderr,
+                    "issim sweep: %ld runs is over the limit of %ld (--max-runs N to raise it, "
+                    "or --force)\n",
+                    runs, a->max_runs);
+        return 2;
+    }
+    IssimError err = {0};
+    if (study_check(&a->study, &err) != ISSIM_OK) {
+        if (speak)
+            fprintf(stderr, "issim sweep: %s (nothing was run)\n", err.message);
+        return 2;
+    }
+    if (output_path_kind(a->out, "table", kind, &err) != ISSIM_OK) {
+        if (speak)
+            fprintf(stderr, "issim sweep: --out: %s\n", err.message);
+        return 2;
+    }
+    if (*kind == OUTPUT_THROUGH && a->plot) {
+        if (speak)
+            fprintf(stderr,
+                    "issim sweep: --plot reads the table back: --out %s must be a regular file, "
+                    "not a device or FIFO\n",
+                    a->out);
+        return 2;
+    }
+    return 0;
 }
 
 /* OpenMPI 4.1 talks to its launcher (PMIx 4.2) over loopback TCP without TCP_NODELAY: at
@@ -688,8 +1063,16 @@ int cmd_sweep(int argc, char **argv) {
     }
     int rank = 0, ranks = 1;
     bool mpi = under_mpi();
-    phase(mpi ? atoi(getenv("OMPI_COMM_WORLD_RANK") ? getenv("OMPI_COMM_WORLD_RANK") : "0") : 0,
-          "main");
+    int launch_rank =
+        mpi ? atoi(getenv("OMPI_COMM_WORLD_RANK") ? getenv("OMPI_COMM_WORLD_RANK") : "0") : 0;
+    phase(launch_rank, "main");
+    /* Before MPI_Init: a refused study costs no rank a start-up, and only the first says why. */
+    OutputKind kind = OUTPUT_NEW;
+    rc = check_sweep(&a, launch_rank == 0, &kind);
+    if (rc != 0) {
+        study_free(&a.study);
+        return rc;
+    }
     if (mpi) {
         /* A sweep's ranks exchange only table rows: OpenMPI's ob1 point-to-point layer starts in
          * a tenth of the time UCX takes here (0.13 against 0.36 s for a one-run sweep); a user's
@@ -714,7 +1097,7 @@ int cmd_sweep(int argc, char **argv) {
     /* ... and the first run's read is shared with the threads that wait for it (its FFT plans,
      * node records and kernel spectra: docs/performance.md, "Sweep start-up"). */
     contact_map_read_threads(a.threads);
-    rc = sweep(&a, rank, ranks);
+    rc = sweep(&a, kind, rank, ranks);
     contact_map_read_threads(1);
     contact_map_cache_clear();
     if (mpi) {

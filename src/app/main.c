@@ -12,6 +12,7 @@
 #include "issim/io.h"
 #include "issim/math.h"
 #include "issim/sim.h"
+#include "issim/study.h"
 
 #include "display_module.h"
 
@@ -38,7 +39,7 @@ static void usage(FILE *out) {
           "  map       print a contact-response map (docs/contact-map-format.md), plot it\n"
           "\n"
           "  --headless        no window: run to --until as fast as possible, print a summary\n"
-          "  --until T         simulated end time in seconds (default 2)\n"
+          "  --until T         simulated end time in seconds (default 2, at most 1e6)\n"
           "  --dt DT           output interval (CVODE) or fixed step (RK4), seconds\n"
           "  --integrator K    override the scene's integrator\n"
           "  --record FILE     write a CSV trajectory (first column t)\n"
@@ -130,8 +131,9 @@ static int parse_args(int argc, char **argv, CliArgs *a) {
         } else if (strcmp(arg, "--quiet") == 0) {
             a->options.quiet = true;
         } else if (strcmp(arg, "--until") == 0) {
-            if (!parse_double(value, &d) || d <= 0)
-                return bad_usage("--until needs a positive time in seconds, not '%s'", value);
+            /* Bounded: 1e20 s overflowed the step count into a run of 0 steps, exit 0. */
+            if (!parse_double(value, &d) || d <= 0 || d > STUDY_UNTIL_MAX)
+                return bad_usage("--until needs a time in (0, 1e6] seconds, not '%s'", value);
             a->options.until = d;
             i++;
         } else if (strcmp(arg, "--dt") == 0) {

@@ -474,16 +474,16 @@ Recorder *recorder_open(const RecorderDesc *desc, IssimError *err) {
     }
     char reason[256];
 
-    rec->fd = open(desc->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    /* Never blocks (a FIFO without a reader hung the open) and never follows a link; a device
+     * or a FIFO with a reader is written through (output_open_fd). */
+    OutputKind kind;
+    rec->fd = output_open_fd(desc->path, OUTPUT_TRUNCATE, &kind, err);
     if (rec->fd < 0) {
-        describe_errno(errno, reason, sizeof reason);
-        issim_error_set(err, ISSIM_ERR_IO, "cannot open '%s' for writing: %s", desc->path, reason);
         free(header.data);
         recorder_free(rec);
         return NULL;
     }
-    struct stat st;
-    rec->regular_file = fstat(rec->fd, &st) == 0 && S_ISREG(st.st_mode);
+    rec->regular_file = kind == OUTPUT_REGULAR;
 
     /* The header goes out synchronously, so a file that cannot be written at all is reported
      * here rather than later from the writer thread. */

@@ -10,11 +10,9 @@
  */
 #include "scene_internal.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* Largest formatted value: 32 points of 3 numbers of up to 24 characters, plus punctuation. */
 #define SCENE_VALUE_MAX 4096
@@ -168,42 +166,12 @@ IssimStatus scene_save_file(const ThingDb *db, const char *path, IssimError *err
     char *text = scene_save_string(db);
     if (!text)
         return issim_error_set(err, ISSIM_ERR_NOMEM, "cannot write scene %s: out of memory", path);
-    size_t len = strlen(path);
-    char *tmp = malloc(len + 5);
-    if (!tmp) {
-        free(text);
-        return issim_error_set(err, ISSIM_ERR_NOMEM, "cannot write scene %s: out of memory", path);
-    }
-    memcpy(tmp, path, len);
-    memcpy(tmp + len, ".tmp", 5);
-
-    IssimStatus status = ISSIM_OK;
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        status =
-            issim_error_set(err, ISSIM_ERR_IO, "cannot write scene %s: %s", path, strerror(errno));
-        goto done;
-    }
-    size_t n = strlen(text);
-    bool ok = fwrite(text, 1, n, f) == n && fflush(f) == 0 && fsync(fileno(f)) == 0;
-    int saved_errno = errno;
-    if (fclose(f) != 0 && ok) {
-        ok = false;
-        saved_errno = errno;
-    }
-    if (!ok) {
-        status = issim_error_set(err, ISSIM_ERR_IO, "cannot write scene %s: %s", path,
-                                 strerror(saved_errno));
-        unlink(tmp);
-        goto done;
-    }
-    if (rename(tmp, path) != 0) {
-        status = issim_error_set(err, ISSIM_ERR_IO, "cannot write scene %s: rename from %s: %s",
-                                 path, tmp, strerror(errno));
-        unlink(tmp);
-    }
-done:
-    free(tmp);
+    OutputFile out;
+    IssimStatus status = output_begin(&out, path, "scene", err);
+    if (status == ISSIM_OK)
+        status = output_write(&out, text, strlen(text), err);
+    if (status == ISSIM_OK)
+        status = output_commit(&out, err);
     free(text);
     return status;
 }

@@ -374,9 +374,14 @@ IssimStatus study_fit(const Study *study, const FitData *data, FitParam *params,
     size_t n = residual_count(data);
     if (count < 1 || count > FIT_MAX_PARAMS)
         return issim_error_set(err, ISSIM_ERR_RANGE, "1 ... %d free parameters", FIT_MAX_PARAMS);
-    if (n < (size_t)count)
-        return issim_error_set(err, ISSIM_ERR_INVALID,
-                               "%zu residuals cannot fit %d parameters: give more data", n, count);
+    /* n = p fits exactly and leaves no degree of freedom for s^2: the intervals would be NaN. */
+    if (n <= (size_t)count)
+        return issim_error_set(
+            err, ISSIM_ERR_INVALID,
+            "%zu residual%s cannot fit %d parameter%s with confidence intervals: "
+            "give more data (at least %d residuals: data rows x compared "
+            "columns)",
+            n, n == 1 ? "" : "s", count, count == 1 ? "" : "s", count + 1);
     FitCtx ctx = {.study = study, .data = data, .params = params, .count = count, .log = log};
     gsl_vector *u0 = gsl_vector_alloc((size_t)count);
     for (int i = 0; i < count; i++) {
@@ -411,6 +416,14 @@ IssimStatus study_fit(const Study *study, const FitData *data, FitParam *params,
     res->residuals = (int)n;
     if (s == ISSIM_OK)
         fill_intervals(w, params, count, n, res);
+    /* An estimate without a finite interval is not a result (exit 0 with NaN intervals was). */
+    for (int i = 0; i < count && s == ISSIM_OK; i++)
+        if (!isfinite(params[i].value) || !isfinite(params[i].sigma) || !isfinite(params[i].lo95) ||
+            !isfinite(params[i].hi95))
+            s = issim_error_set(err, ISSIM_ERR_NUMERIC,
+                                "no finite confidence interval for %s (estimate %g, standard "
+                                "error %g): the data does not determine it",
+                                params[i].path, params[i].value, params[i].sigma);
     gsl_set_error_handler(old);
     gsl_multifit_nlinear_free(w);
     gsl_vector_free(u0);

@@ -1,10 +1,12 @@
 /* Parameter studies (include/issim/study.h): axes, run enumeration, one lock-step run and the
  * table it adds. The measures are those of the seeds' studies: the first impact's restitution,
  * velocities and duration (000 Figs. 6.2-6.5, 004 4.7) and chosen variables at chosen instants. */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "issim/io.h"
 #include "issim/sim.h"
 #include "issim/study.h"
 
@@ -132,8 +134,12 @@ long study_run_count(const Study *study) {
     if (study->samples > 0)
         return study->samples;
     long n = 1;
-    for (int i = 0; i < study->axis_count; i++)
-        n = n > STUDY_DEFAULT_MAX_RUNS * 100L ? n : n * study->axes[i].count;
+    for (int i = 0; i < study->axis_count; i++) {
+        long count = study->axes[i].count;
+        if (count > 0 && n > LONG_MAX / count)
+            return LONG_MAX;
+        n *= count;
+    }
     return n;
 }
 
@@ -264,6 +270,161 @@ void study_run(const Study *study, long index, StudyRow *row) {
     free(sum);
     sim_destroy(sim);
     row->wall_seconds = issim_wall_time() - start;
+}
+
+/* ===== Checks before the first run ===== */
+
+/* The values study_check tries on an axis: every grid value; for random sampling both ends and
+ * run 0's draw (an integer property refuses a fractional draw). Returns the count. */
+static int check_values(const Study *study, int axis, char (*out)[STUDY_VALUE_MAX], int max) {
+    const StudyAxis *a = &study->axes[axis];
+    if (study->samples <= 0) {
+        int n = a->count < max ? a->count : max;
+        for (int i = 0; i < n; i++)
+            issim_strlcpy(out[i], a->values[i], STUDY_VALUE_MAX);
+        return n;
+    }
+    char run0[STUDY_MAX_AXES][STUDY_VALUE_MAX];
+    study_run_values(study, 0, run0);
+    snprintf(out[0], STUDY_VALUE_MAX, "%.12g", a->lo);
+    snprintf(out[1], STUDY_VALUE_MAX, "%.12g", a->hi);
+    issim_strlcpy(out[2], run0[axis], STUDY_VALUE_MAX);
+    return 3;
+}
+
+/* The property a "path=value" names, resolved in db (so two spellings of one property meet). */
+static IssimStatus resolve_set(ThingDb *db, const char *set, ThingId *thing, int *prop,
+                               IssimError *err) {
+    const char *eq = strchr(set, '=');
+    char path[256];
+    size_t len = eq ? (size_t)(eq - set) : strlen(set);
+    if (!eq || len == 0 || len >= sizeof path)
+        return issim_error_set(err, ISSIM_ERR_INVALID, "--set %s: expected PATH=VALUE", set);
+    memcpy(path, set, len);
+    path[len] = '\0';
+    IssimError sub = {0};
+    if (thingdb_resolve(db, path, thing, prop, &sub) != ISSIM_OK ||
+        thingdb_set_text(db, path, eq + 1, false, &sub) != ISSIM_OK)
+        return issim_error_set(err, sub.status, "--set %s: %s", set, sub.message);
+    return ISSIM_OK;
+}
+
+/* Every probe is a variable of run 0's scene (db with run 0's values). A scene that does not
+ * build is left to the run, which reports why. */
+static IssimStatus check_probes(const Study *study, const ThingDb *db, IssimError *err) {
+    if (study->probe_count == 0)
+        return ISSIM_OK;
+    SimOptions o = sim_options_default();
+    o.until = study->until > 0.0 ? study->until : o.until;
+    o.lockstep = true;
+    o.quiet = true;
+    IssimError sub = {0};
+    Sim *sim = sim_create_from_db(db, study->scene, &o, &sub);
+    if (!sim)
+        return ISSIM_OK;
+    IssimStatus s = ISSIM_OK;
+    Registry *reg = sim_registry(sim);
+    for (int i = 0; i < study->probe_count && s == ISSIM_OK; i++)
+        if (registry_var_find(reg, study->probes[i].var) < 0)
+            s = issim_error_set(err, ISSIM_ERR_NOT_FOUND,
+                                "--at %s: the scene has no variable %s (variables: BODY.pos.x ... "
+                                "BODY.angvel.z, universe.energy.kinetic ...; docs/scene-format.md)",
+                                study->probes[i].var, study->probes[i].var);
+    sim_destroy(sim);
+    return s;
+}
+
+static IssimStatus check_with_values(const Study *study, char (*values)[STUDY_VALUE_MAX],
+                                     IssimError *err);
+
+IssimStatus study_check(const Study *study, IssimError *err) {
+    char(*values)[STUDY_VALUE_MAX] = malloc(sizeof *values * STUDY_MAX_VALUES);
+    if (!values)
+        return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
+    IssimStatus s = check_with_values(study, values, err);
+    free(values);
+    return s;
+}
+
+static IssimStatus check_with_values(const Study *study, char (*values)[STUDY_VALUE_MAX],
+                                     IssimError *err) {
+    for (int i = 0; i < study->axis_count; i++)
+        for (int j = 0; j < i; j++)
+            if (strcmp(study->axes[i].name, study->axes[j].name) == 0)
+                return issim_error_set(err, ISSIM_ERR_INVALID,
+                                       "--grid %s is given twice: one axis per property or "
+                                       "parameter (list every value in one --grid)",
+                                       study->axes[i].name);
+    char params_text[STUDY_MAX_AXES][STUDY_VALUE_MAX + 130];
+    const char *params[STUDY_MAX_AXES];
+    int param_count = 0;
+    for (int i = 0; i < study->axis_count; i++) {
+        const StudyAxis *a = &study->axes[i];
+        if (!a->is_param)
+            continue;
+        int n = check_values(study, i, values, STUDY_MAX_VALUES);
+        for (int k = 0; k < n; k++) {
+            double v;
+            if (!parse_number(values[k], &v))
+                return issim_error_set(err, ISSIM_ERR_INVALID,
+                                       "--grid %s: '%s' is not a number (a scene parameter takes "
+                                       "finite numbers; a property path has a dot: thing.property)",
+                                       a->name, values[k]);
+        }
+        snprintf(params_text[param_count], sizeof params_text[0], "%s=%s", a->name, values[0]);
+        params[param_count] = params_text[param_count];
+        param_count++;
+    }
+    SceneLimits limits = scene_limits_default();
+    limits.params = params;
+    limits.param_count = param_count;
+    ThingDb *db = NULL;
+    IssimError sub = {0};
+    if (scene_load_file(study->scene, &limits, &db, &sub) != ISSIM_OK)
+        return issim_error_set(err, sub.status, "%s", sub.message);
+    ThingId set_thing[256], axis_thing[STUDY_MAX_AXES];
+    int set_prop[256], axis_prop[STUDY_MAX_AXES];
+    int sets = study->set_count < 256 ? study->set_count : 256;
+    IssimStatus s = ISSIM_OK;
+    for (int i = 0; i < sets && s == ISSIM_OK; i++)
+        s = resolve_set(db, study->sets[i], &set_thing[i], &set_prop[i], err);
+    for (int i = 0; i < study->axis_count && s == ISSIM_OK; i++) {
+        const StudyAxis *a = &study->axes[i];
+        axis_prop[i] = -1;
+        if (a->is_param)
+            continue;
+        if (thingdb_resolve(db, a->name, &axis_thing[i], &axis_prop[i], &sub) != ISSIM_OK) {
+            s = issim_error_set(err, sub.status, "--grid %s", sub.message);
+            break;
+        }
+        for (int j = 0; j < i && s == ISSIM_OK; j++)
+            if (axis_prop[j] == axis_prop[i] && thing_id_equal(axis_thing[j], axis_thing[i]))
+                s = issim_error_set(err, ISSIM_ERR_INVALID,
+                                    "--grid %s and --grid %s name the same property: one axis "
+                                    "per property",
+                                    study->axes[j].name, a->name);
+        for (int j = 0; j < sets && s == ISSIM_OK; j++)
+            if (set_prop[j] == axis_prop[i] && thing_id_equal(set_thing[j], axis_thing[i]))
+                s = issim_error_set(err, ISSIM_ERR_INVALID,
+                                    "--grid %s conflicts with --set %s: the axis would override "
+                                    "it in every run; drop one of them",
+                                    a->name, study->sets[j]);
+        int n = s == ISSIM_OK ? check_values(study, i, values, STUDY_MAX_VALUES) : 0;
+        for (int k = 0; k < n && s == ISSIM_OK; k++)
+            if (thingdb_set_text(db, a->name, values[k], false, &sub) != ISSIM_OK)
+                s = issim_error_set(err, sub.status, "--grid %s=%s: %s", a->name, values[k],
+                                    sub.message);
+    }
+    if (s == ISSIM_OK && study->probe_count > 0) {
+        char run0[STUDY_MAX_AXES][STUDY_VALUE_MAX];
+        study_run_values(study, 0, run0);
+        for (int i = 0; i < study->axis_count; i++)
+            if (!study->axes[i].is_param)
+                thingdb_set_text(db, study->axes[i].name, run0[i], false, &sub);
+        s = check_probes(study, db, err);
+    }
+    thingdb_destroy(db);
+    return s;
 }
 
 void study_format_header(const Study *study, FILE *out) {
