@@ -28,6 +28,26 @@ static void test_help_and_usage(void **state) {
     assert_non_null(strstr(output, "usage: issim run SCENE"));
     assert_int_equal(issim("run --help"), 0); /* asked for: usage on stdout, not an error */
     assert_non_null(strstr(output, "usage: issim run SCENE"));
+    /* Every subcommand listed (`issim device` was missing), and each one's own help through
+     * `issim help SUBCOMMAND`. */
+    static const char *const subcommands[][2] = {
+        {"run", "usage: issim run SCENE"},  {"validate", "usage: issim run SCENE"},
+        {"map", "usage: issim map FILE"},   {"sweep", "usage: issim sweep SCENE"},
+        {"fit", "usage: issim fit SCENE"},  {"device", "usage: issim device DEVICE"},
+        {"help", "issim help [SUBCOMMAND]"}};
+    for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++) {
+        char listed[64], args[64];
+        assert_int_equal(issim("--help"), 0);
+        snprintf(listed, sizeof listed, "\n  %-9s ", subcommands[i][0]);
+        if (!strstr(output, listed))
+            fail_msg("issim --help does not list '%s'", subcommands[i][0]);
+        snprintf(args, sizeof args, "help %s", subcommands[i][0]);
+        assert_int_equal(issim(args), 0);
+        if (!strstr(output, subcommands[i][1]))
+            fail_msg("issim %s printed no '%s'", args, subcommands[i][1]);
+    }
+    assert_int_equal(issim("help frobnicate"), 2);
+    assert_non_null(strstr(output, "no subcommand 'frobnicate'; they are: run validate map"));
     assert_int_equal(issim(""), 2);
     assert_int_equal(issim("frobnicate"), 2);
     assert_non_null(strstr(output, "unknown command"));

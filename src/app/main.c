@@ -18,6 +18,39 @@
 
 #define EXIT_USAGE 2
 
+typedef struct Command {
+    const char *name;
+    int (*run)(int argc, char **argv); /* NULL: run and validate, parsed here */
+    const char *summary;
+} Command;
+
+int cmd_device(int argc, char **argv);
+int cmd_map(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
+int cmd_fit(int argc, char **argv);
+
+/* Every subcommand: the dispatch, `issim help` and the usage's list come from this table. */
+static const Command COMMANDS[] = {
+    {"run", NULL, "simulate SCENE (a Lua scene file, see docs/scene-format.md)"},
+    {"validate", NULL,
+     "load SCENE and build its engine; report problems, simulate nothing;\n"
+     "            --save FILE writes the scene with the --set overrides applied"},
+    {"map", cmd_map, "print a contact-response map (docs/contact-map-format.md), plot it"},
+    {"sweep", cmd_sweep, "run a parameter study: a grid or random draws (docs/studies.md)"},
+    {"fit", cmd_fit, "fit scene parameters to measured data (docs/studies.md)"},
+    {"device", cmd_device,
+     "run the haptic servo headless on a device (docs/haptics.md, pantograph-protocol.md)"},
+    {"help", NULL, "this text, or a subcommand's own: issim help SUBCOMMAND"},
+    {NULL, NULL, NULL},
+};
+
+static const Command *find_command(const char *name) {
+    for (const Command *c = COMMANDS; c->name; c++)
+        if (strcmp(c->name, name) == 0)
+            return c;
+    return NULL;
+}
+
 static void usage(FILE *out) {
     fputs("usage: issim run SCENE [--headless] [--until T] [--dt DT] [--integrator bdf|adams|rk4]\n"
           "                 [--record FILE] [--vars LIST] [--every N] [--set PATH=VALUE ...]\n"
@@ -31,13 +64,13 @@ static void usage(FILE *out) {
           "       issim map FILE [--plot PNG] [--nodes LIST] [--until T]\n"
           "       issim sweep SCENE --grid NAME=VALUES ... [--out FILE] (issim sweep --help)\n"
           "       issim fit SCENE --data FILE --free PATH ... (issim fit --help)\n"
-          "       issim --help | --version\n"
-          "\n"
-          "  run       simulate SCENE (a Lua scene file, see docs/scene-format.md)\n"
-          "  validate  load SCENE and build its engine; report problems, simulate nothing;\n"
-          "            --save FILE writes the scene with the --set overrides applied\n"
-          "  map       print a contact-response map (docs/contact-map-format.md), plot it\n"
-          "\n"
+          "       issim device DEVICE SCENE [--duration S] ... (issim device --help)\n"
+          "       issim help [SUBCOMMAND] | --help | --version\n"
+          "\n",
+          out);
+    for (const Command *c = COMMANDS; c->name; c++)
+        fprintf(out, "  %-9s %s\n", c->name, c->summary);
+    fputs("\n"
           "  --headless        no window: run to --until as fast as possible, print a summary\n"
           "  --until T         simulated end time in seconds (default 2, at most 1e6)\n"
           "  --dt DT           output interval (CVODE) or fixed step (RK4), seconds\n"
@@ -314,10 +347,27 @@ static int cmd_run(CliArgs *a, int argc, char **argv) {
     return rc;
 }
 
-int cmd_device(int argc, char **argv);
-int cmd_map(int argc, char **argv);
-int cmd_sweep(int argc, char **argv);
-int cmd_fit(int argc, char **argv);
+/* `issim help [SUBCOMMAND]`: a subcommand's own help is what `issim SUBCOMMAND --help` prints. */
+static int help(int argc, char **argv) {
+    if (argc < 3) {
+        usage(stdout);
+        return 0;
+    }
+    const Command *command = find_command(argv[2]);
+    if (!command) {
+        fprintf(stderr, "issim: no subcommand '%s'; they are:", argv[2]);
+        for (const Command *c = COMMANDS; c->name; c++)
+            fprintf(stderr, " %s", c->name);
+        fputc('\n', stderr);
+        return EXIT_USAGE;
+    }
+    if (!command->run) {
+        usage(stdout);
+        return 0;
+    }
+    char *args[] = {argv[0], argv[2], "--help", NULL};
+    return command->run(3, args);
+}
 
 /* BLAS pinned to one thread and OpenBLAS's spinning pool stopped before anything else runs
  * (linalg_init: why, in src/math/linalg.c). */
@@ -330,8 +380,7 @@ int main(int argc, char **argv) {
         usage(stderr);
         return EXIT_USAGE;
     }
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-        strcmp(argv[1], "help") == 0) {
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         usage(stdout);
         return 0;
     }
@@ -339,14 +388,11 @@ int main(int argc, char **argv) {
         printf("issim %s\n", ISSIM_VERSION);
         return 0;
     }
-    if (strcmp(argv[1], "device") == 0) /* src/app/cmd_device.c: the haptic servo */
-        return cmd_device(argc, argv);
-    if (strcmp(argv[1], "map") == 0) /* src/app/cmd_map.c: print and plot a contact map */
-        return cmd_map(argc, argv);
-    if (strcmp(argv[1], "sweep") == 0) /* src/app/cmd_sweep.c: parameter studies */
-        return cmd_sweep(argc, argv);
-    if (strcmp(argv[1], "fit") == 0) /* src/app/cmd_fit.c: parameters fitted to data */
-        return cmd_fit(argc, argv);
+    if (strcmp(argv[1], "help") == 0)
+        return help(argc, argv);
+    const Command *command = find_command(argv[1]);
+    if (command && command->run)
+        return command->run(argc, argv);
     CliArgs a = {.command = argv[1]};
     if (strcmp(a.command, "run") != 0 && strcmp(a.command, "validate") != 0)
         return bad_usage("unknown command '%s'", argv[1]);
