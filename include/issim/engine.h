@@ -14,7 +14,10 @@
  * Threading: an Engine is used by one thread at a time (the engine thread in interactive runs,
  * the caller in headless runs). It owns a private copy of the thing database; other threads
  * change it only through edits (engine_apply_edit, fed from the registry's edit queue by the
- * session). Nothing here takes a lock.
+ * session). The engine's own state takes no lock; with the collision manager on its thread
+ * (engine_start_collision_thread), a step waits on the manager's published report when the newest
+ * one it merged lags too far behind (engine_collide.c, take_report), and pokes the manager after
+ * each published state.
  */
 #ifndef ISSIM_ENGINE_H
 #define ISSIM_ENGINE_H

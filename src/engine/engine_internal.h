@@ -1,5 +1,10 @@
-/* Private engine structures shared by engine.c (build, variables, edits), engine_dynamics.c
- * (right-hand side, contacts, energy), engine_cvode.c, engine_rk4.c and engine_system.c. */
+/* Private engine structures shared by the engine's files: engine.c (build, variables, edits),
+ * engine_step.c (the stage table of a step), engine_dynamics.c (right-hand side, contact
+ * kinematics, the active set), engine_collide.c (shapes, the collision world, the merge),
+ * engine_manifold_energy.c (the merge's energy ledger), the integrators (engine_cvode.c,
+ * engine_rk4.c), the resolvers (engine_complementarity.c with its solvers, engine_reduced.c,
+ * engine_smooth.c), sleeping (engine_sleep.c), checkpoints (engine_checkpoint.c), contact state
+ * (engine_contact_state.c), maps (engine_maps.c) and system matrices (engine_system.c). */
 #ifndef ISSIM_ENGINE_INTERNAL_H
 #define ISSIM_ENGINE_INTERNAL_H
 
