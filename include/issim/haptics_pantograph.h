@@ -94,6 +94,10 @@ enum {
     HAPTIC_LIMIT_NONFINITE = 1u << 4,   /* a NaN/inf force was replaced by zero */
     HAPTIC_LIMIT_NO_SOLUTION = 1u << 5, /* kinematics failed: force zero */
     HAPTIC_LIMIT_SLEW = 1u << 6,        /* force change held to max_force_step this period */
+    /* a device fault holds the motors off until the user enables them again: handle motion the
+       mechanism cannot make (HAPTIC_FAULT_SPEED, _ACCELERATION) or the device's FAULT status
+       (haptics_servo.h, HapticFault) */
+    HAPTIC_LIMIT_FAULT = 1u << 7,
 };
 
 /* Kinematic state tracked by the servo: warm start and velocity filter. */

@@ -92,6 +92,16 @@ enum {
     HAPTIC_STAT_FORCE_RMS,        /* RMS of |FX, FY| over the last statistics interval, N */
     HAPTIC_STAT_FORCE_PEAK,       /* largest |FX, FY| over that interval, N */
     HAPTIC_STAT_TEXTURE_PERIODS,  /* periods that commanded a texture pulse, over the run */
+    /* device faults (HapticFault, docs/haptics.md "Device plausibility"), over the run: */
+    HAPTIC_STAT_MOTION_FAULTS,        /* trips on handle motion the mechanism cannot make */
+    HAPTIC_STAT_DEVICE_FAULT_REPORTS, /* times the device's FAULT status came on */
+    HAPTIC_STAT_FAULT,                /* the HapticFault holding the motors off now, 0 none */
+    /* the last trip's figure and its bound: m/s for HAPTIC_FAULT_SPEED, m/s^2 for
+       HAPTIC_FAULT_ACCELERATION, 0 otherwise */
+    HAPTIC_STAT_FAULT_MEASURED,
+    HAPTIC_STAT_FAULT_ALLOWED,
+    /* the largest measured / allowed of either motion check over the run (1 or more: a trip) */
+    HAPTIC_STAT_MOTION_RATIO,
     HAPTIC_STAT_COUNT
 };
 
@@ -106,6 +116,37 @@ typedef enum HapticServoState {
 
 #define HAPTIC_MAX_SURFACES 16
 
+/* Device plausibility (docs/haptics.md "Device plausibility"): what a hand and the motors can do
+ * to the handle. The servo derives from these, the link lengths, the motors' full-scale torque
+ * and the encoder resolution the largest handle speed and acceleration a measurement may imply;
+ * beyond them the encoder counts are wrong (jitter, a loose connector, a miscount), not the
+ * handle, and the servo turns the motors off until the user enables them again. */
+typedef struct HapticPlausibility {
+    bool enabled;           /* judge devices that can actuate (playback never is) */
+    double hand_speed;      /* m/s: the fastest stroke a hand makes on the handle (2) */
+    double hand_accel;      /* m/s^2: the hand's largest acceleration of the handle (150) */
+    double handle_mass_min; /* kg: the lightest effective handle mass (004 2.4: 0.12) */
+} HapticPlausibility;
+
+/* The bounds derived from a configuration and those limits (constant over the workspace). */
+typedef struct HapticMotionBounds {
+    double motor_accel; /* m/s^2: full-scale torques on the lightest handle, worst posture */
+    double accel;       /* m/s^2: hand_accel + motor_accel */
+    double travel;      /* m: the diameter of the circle holding every reachable point */
+    double speed;       /* m/s: sqrt(hand_speed^2 + 2 accel travel) */
+} HapticMotionBounds;
+
+HapticMotionBounds haptic_motion_bounds(const PantographConfig *config,
+                                        const HapticPlausibility *p);
+
+/* Why the servo holds the motors off until re-enabled (HAPTIC_STAT_FAULT). */
+typedef enum HapticFault {
+    HAPTIC_FAULT_NONE,
+    HAPTIC_FAULT_SPEED,        /* two readings further apart than the mechanism can move */
+    HAPTIC_FAULT_ACCELERATION, /* three readings the mechanism cannot pass through */
+    HAPTIC_FAULT_DEVICE,       /* the device reported FAULT (amplifier fault, hardware e-stop) */
+} HapticFault;
+
 typedef struct HapticServoDesc {
     double rate_hz;        /* 1000 default; 4000+ allowed */
     bool realtime;         /* try SCHED_FIFO (warning when refused) */
@@ -116,6 +157,7 @@ typedef struct HapticServoDesc {
     HapticSurface surfaces[HAPTIC_MAX_SURFACES];
     HapticCoupling coupling;
     HapticVec2 constant_force; /* N on the handle (tests, bench) */
+    HapticPlausibility plausibility;
 } HapticServoDesc;
 
 HapticServoDesc haptic_servo_desc_default(void);
@@ -138,8 +180,8 @@ bool haptic_servo_period(HapticServo *servo, double now);
 IssimStatus haptic_servo_start(HapticServo *servo, IssimError *err);
 /* Stops and joins it; the last command sent has the motors disabled. Idempotent. */
 void haptic_servo_stop(HapticServo *servo);
-/* Thread: any. Motors stay disabled until enabled (and after an emergency stop until
- * re-enabled). */
+/* Thread: any. Motors stay disabled until enabled (and after an emergency stop or a device fault
+ * until re-enabled: enable(true) clears both). */
 void haptic_servo_enable(HapticServo *servo, bool enable);
 void haptic_servo_emergency_stop(HapticServo *servo);
 HapticServoState haptic_servo_state(const HapticServo *servo);
@@ -148,6 +190,11 @@ const HapticKinematics *haptic_servo_kinematics(const HapticServo *servo);
 /* The message of the error that sent the servo to its safe state ("" if none). Thread: after
  * haptic_servo_stop or from the servo. */
 const char *haptic_servo_error(const HapticServo *servo);
+/* The device fault holding the motors off (HAPTIC_FAULT_NONE when none). Thread: any. */
+HapticFault haptic_servo_fault(const HapticServo *servo);
+/* The message of the last device fault, naming it with the measured and allowed figures ("" if
+ * none; kept after a re-enable). Thread: servo, or after stop. */
+const char *haptic_servo_fault_message(const HapticServo *servo);
 /* Fills v[HAPTIC_STAT_COUNT] with the current statistics (what SERVO_STATS holds). Thread:
  * after stop, or the servo. */
 void haptic_servo_stats(const HapticServo *servo, double v[HAPTIC_STAT_COUNT]);

@@ -21,6 +21,15 @@
  * sends the servo to its safe state: zero force, motors disabled, the message kept; the
  * device's own watchdog zeroes the motors if even the disable command cannot get through.
  *
+ * Device plausibility (docs/haptics.md "Device plausibility"): before the force is computed,
+ * each new reading is judged against what the mechanism can do. Two readings further apart than
+ * the handle can travel between their timestamps, or three that imply a larger acceleration
+ * (both bounds widened by the encoder's quantisation), mean the counts are wrong: jitter, a loose
+ * connector, a miscount. The safety chain would only limit the force such readings make (an
+ * encoder jittering by tens of counts held the D/A at full scale for 1,790 periods, issue 34); a
+ * fault turns the motors off at once, names the figure and its bound, and holds until the user
+ * enables the motors again. The device's own FAULT status latches the same way.
+ *
  * Late periods: a wake-up later than one whole period is an overrun; the missed deadlines are
  * skipped (not replayed in a burst) and counted. Lateness goes into a 1 us histogram, so the
  * percentiles the registry shows cost O(bins) to compute and nothing to record.
@@ -30,6 +39,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -40,6 +50,17 @@
 
 #define LATENESS_BINS 20000 /* 1 us each (20 ms); the last bin collects everything later */
 #define STATS_INTERVAL_S 0.05
+/* The quantisation of a reading is linearised through the Jacobian; over one count (3 mrad)
+   the second-order term is below 1% of it, so 10% covers it and the solver's tolerance. */
+#define QUANTUM_SLACK 1.1
+
+/* One reading as the motion checks keep it. */
+typedef struct MotionReading {
+    HapticVec2 pos;
+    double t;       /* device time, s */
+    double quantum; /* m: how far one count of both encoders moves the handle here */
+    bool free;      /* inside the force region, away from the mechanism's end stops */
+} MotionReading;
 
 struct HapticServo {
     HapticDevice *dev;
@@ -75,6 +96,16 @@ struct HapticServo {
     double compute_sum, compute_max;
     double t_first, t_last, last_stats;
     bool fifo;
+    /* device plausibility (servo thread, except fault: any thread clears it by enabling) */
+    bool judge; /* the device can actuate and the check is on */
+    HapticMotionBounds bounds;
+    MotionReading motion[2]; /* the newest reading judged, then the one before */
+    int motion_readings;
+    atomic_int fault; /* HapticFault latched until haptic_servo_enable(true) */
+    bool device_fault_on;
+    uint64_t motion_faults, device_fault_reports;
+    double fault_measured, fault_allowed, motion_ratio;
+    char fault_message[384];
 };
 
 HapticServoDesc haptic_servo_desc_default(void) {
@@ -85,7 +116,46 @@ HapticServoDesc haptic_servo_desc_default(void) {
         .max_force_step = 1.0,
         .seed = 0x5eed,
         .coupling = haptic_coupling_default(),
+        .plausibility = {.enabled = true,
+                         .hand_speed = 2.0,
+                         .hand_accel = 150.0,
+                         .handle_mass_min = 0.12},
     };
+}
+
+/* The force J^-T tau on the handle for joint torques tau. */
+static bool joint_to_handle(const double j[4], const double tau[2], double out[2]);
+
+HapticMotionBounds haptic_motion_bounds(const PantographConfig *c, const HapticPlausibility *p) {
+    /* The motors push hardest where J is least well conditioned; the acceleration check only
+       applies inside the force region (the workspace and its fade margin), so search there. */
+    double worst = 0.0;
+    const int n = 32;
+    for (int i = 0; i <= n; i++)
+        for (int k = 0; k <= n; k++) {
+            double wx = c->workspace_max_x - c->workspace_min_x + 2 * c->workspace_margin;
+            double wy = c->workspace_max_y - c->workspace_min_y + 2 * c->workspace_margin;
+            HapticVec2 at = {c->workspace_min_x - c->workspace_margin + wx * i / n,
+                             c->workspace_min_y - c->workspace_margin + wy * k / n};
+            PantographJoints q;
+            double j[4];
+            if (!pantograph_inverse(c, at, &q) || !pantograph_jacobian(c, &q, j))
+                continue;
+            /* |J^-T tau| over the torque box peaks at a corner */
+            double corners[2][2] = {{1, 1}, {1, -1}}, f[2];
+            for (int m = 0; m < 2; m++) {
+                double tau[2] = {corners[m][0] * c->max_joint_torque,
+                                 corners[m][1] * c->max_joint_torque};
+                if (joint_to_handle(j, tau, f))
+                    worst = fmax(worst, hypot(f[0], f[1]));
+            }
+        }
+    HapticMotionBounds b;
+    b.motor_accel = worst / p->handle_mass_min;
+    b.accel = p->hand_accel + b.motor_accel;
+    b.travel = 2.0 * fmax(c->d1 + c->d2, c->d4 + c->d3);
+    b.speed = sqrt(p->hand_speed * p->hand_speed + 2.0 * b.accel * b.travel);
+    return b;
 }
 
 static void prepare_textures(HapticServoDesc *d, IssimError *err, IssimStatus *s) {
@@ -102,6 +172,13 @@ HapticServo *haptic_servo_create(HapticDevice *dev, const PantographConfig *conf
     if (s == ISSIM_OK && (!(desc->rate_hz >= 100.0) || desc->rate_hz > 20000.0))
         s = issim_error_set(err, ISSIM_ERR_RANGE, "servo rate %g Hz outside 100..20000",
                             desc->rate_hz);
+    const HapticPlausibility *pl = &desc->plausibility;
+    if (s == ISSIM_OK && pl->enabled &&
+        !(pl->hand_speed > 0.0 && pl->hand_accel > 0.0 && pl->handle_mass_min > 0.0))
+        s = issim_error_set(err, ISSIM_ERR_RANGE,
+                            "plausibility limits must be positive (hand %g m/s, %g m/s^2, handle "
+                            "mass %g kg)",
+                            pl->hand_speed, pl->hand_accel, pl->handle_mass_min);
     if (s == ISSIM_OK && (desc->surface_count < 0 || desc->surface_count > HAPTIC_MAX_SURFACES))
         s = issim_error_set(err, ISSIM_ERR_RANGE, "%d surfaces (at most %d)", desc->surface_count,
                             HAPTIC_MAX_SURFACES);
@@ -129,6 +206,11 @@ HapticServo *haptic_servo_create(HapticDevice *dev, const PantographConfig *conf
     atomic_init(&servo->stop_requested, false);
     atomic_init(&servo->enable_requested, false);
     atomic_init(&servo->estop, false);
+    atomic_init(&servo->fault, HAPTIC_FAULT_NONE);
+    /* playback replays positions, with no motors to turn off */
+    servo->judge = desc->plausibility.enabled && haptic_device_caps(dev).can_actuate;
+    if (servo->judge)
+        servo->bounds = haptic_motion_bounds(config, &desc->plausibility);
     return servo;
 }
 
@@ -160,6 +242,108 @@ static void go_safe(HapticServo *servo, const char *message) {
 
 static double vec_norm(const double v[2]) {
     return hypot(v[0], v[1]);
+}
+
+/* ===== Device plausibility ===== */
+
+/* How far one count of each encoder moves the handle at the posture just solved. */
+static double reading_quantum(const HapticKinematics *k) {
+    const double *j = k->jacobian;
+    double count = 2.0 * M_PI / k->config.counts_per_rev;
+    return QUANTUM_SLACK * count * (hypot(j[0], j[2]) + hypot(j[1], j[3]));
+}
+
+/* Latches a fault (the first one holds until re-enabled), says why, and shows it at once. */
+static bool trip(HapticServo *servo, HapticFault kind, double measured, double allowed,
+                 const char *message, double now) {
+    int none = HAPTIC_FAULT_NONE;
+    if (!atomic_compare_exchange_strong(&servo->fault, &none, (int)kind))
+        return false;
+    if (kind != HAPTIC_FAULT_DEVICE)
+        servo->motion_faults++;
+    servo->fault_measured = measured;
+    servo->fault_allowed = allowed;
+    snprintf(servo->fault_message, sizeof servo->fault_message, "%s: %s",
+             haptic_device_caps(servo->dev).name, message);
+    issim_log(ISSIM_LOG_ERROR, "haptics: device fault: %s", servo->fault_message);
+    servo->last_stats = now - STATS_INTERVAL_S; /* publish the count with this period */
+    return true;
+}
+
+/* Judges a new reading against the two before it (docs/haptics.md "Device plausibility").
+ * Quantisation: each reading is off by less than one count per encoder, which moves the handle
+ * by at most q = count (|J col 1| + |J col 5|); a difference of two readings is off by less than
+ * q, a change of two consecutive mean velocities by less than q (1/dt + 1/dt1). */
+static void judge_motion(HapticServo *servo, double now) {
+    const HapticKinematics *k = &servo->kin;
+    MotionReading r = {k->pos, k->t, reading_quantum(k), k->force_scale > 0.0};
+    const MotionReading *a = &servo->motion[0], *b = &servo->motion[1];
+    double dt = servo->motion_readings >= 1 ? r.t - a->t : 0.0;
+    if (servo->motion_readings >= 1 && !(dt > 0.0))
+        return; /* no new device time: nothing to judge, keep the older reading */
+    char msg[320];
+    bool tripped = false;
+    if (servo->motion_readings >= 1) {
+        double q = fmax(r.quantum, a->quantum);
+        double speed = hypot(r.pos.x - a->pos.x, r.pos.y - a->pos.y) / dt;
+        double allowed = servo->bounds.speed + q / dt;
+        servo->motion_ratio = fmax(servo->motion_ratio, speed / allowed);
+        if (speed > allowed) {
+            snprintf(msg, sizeof msg,
+                     "implausible handle speed: %.3g m/s measured, %.3g m/s allowed (%.3g for the "
+                     "mechanism + %.3g for one count of each encoder in %.3g ms): the encoder "
+                     "counts jumped (loose connector, noise, miscount); motors off until enabled "
+                     "again",
+                     speed, allowed, servo->bounds.speed, q / dt, 1e3 * dt);
+            tripped = trip(servo, HAPTIC_FAULT_SPEED, speed, allowed, msg, now);
+        }
+    }
+    double dt1 = servo->motion_readings >= 2 ? a->t - b->t : 0.0;
+    /* the end stops stop the handle harder than any bound: judge acceleration only away from
+       them, where the two older readings lie in the force region */
+    if (!tripped && servo->motion_readings >= 2 && dt1 > 0.0 && a->free && b->free) {
+        double q = fmax(r.quantum, fmax(a->quantum, b->quantum));
+        double mid = 0.5 * (dt + dt1); /* between the two intervals' middles */
+        double dv = hypot((r.pos.x - a->pos.x) / dt - (a->pos.x - b->pos.x) / dt1,
+                          (r.pos.y - a->pos.y) / dt - (a->pos.y - b->pos.y) / dt1);
+        double accel = dv / mid, quantised = q * (1.0 / dt + 1.0 / dt1) / mid;
+        double allowed = servo->bounds.accel + quantised;
+        servo->motion_ratio = fmax(servo->motion_ratio, accel / allowed);
+        if (accel > allowed) {
+            snprintf(msg, sizeof msg,
+                     "implausible handle acceleration: %.4g m/s^2 measured, %.4g m/s^2 allowed "
+                     "(%.4g for the hand and motors + %.4g for the encoder resolution over %.3g "
+                     "and %.3g ms): the encoder counts jitter (loose connector, noise); motors "
+                     "off until enabled again",
+                     accel, allowed, servo->bounds.accel, quantised, 1e3 * dt1, 1e3 * dt);
+            tripped = trip(servo, HAPTIC_FAULT_ACCELERATION, accel, allowed, msg, now);
+        }
+    }
+    /* A trip says the readings disagree; judging the next ones against those before it would
+       report the same event again (a jump, then the "stop" after it) once re-enabled. */
+    if (tripped)
+        servo->motion_readings = 0;
+    servo->motion[1] = servo->motion[0];
+    servo->motion[0] = r;
+    servo->motion_readings = servo->motion_readings < 2 ? servo->motion_readings + 1 : 2;
+}
+
+/* The device's FAULT status, on its rising edge: until now it only kept the motors off while
+   set, silently, and they came back by themselves when it cleared. */
+static void judge_status(HapticServo *servo, const HapticSample *sample, double now) {
+    bool on = (sample->state.status & HAPTIC_STATUS_FAULT) != 0;
+    if (on && !servo->device_fault_on) {
+        servo->device_fault_reports++;
+        char msg[200];
+        snprintf(msg, sizeof msg,
+                 "the device reports FAULT (amplifier fault or hardware emergency stop); motors "
+                 "off until it clears and they are enabled again");
+        if (atomic_load(&servo->fault) != HAPTIC_FAULT_NONE) /* already latched: say it anyway */
+            issim_log(ISSIM_LOG_ERROR, "haptics: device fault: %s: %s",
+                      haptic_device_caps(servo->dev).name, msg);
+        trip(servo, HAPTIC_FAULT_DEVICE, 0.0, 0.0, msg, now);
+    }
+    servo->device_fault_on = on;
 }
 
 /* Steps 1-4 of the safety chain on the handle force. */
@@ -336,14 +520,22 @@ bool haptic_servo_period(HapticServo *servo, double now) {
     bool solved = haptic_kinematics_update(&servo->kin, sample.state.counts[0],
                                            sample.state.counts[1], sample.t);
     servo->limits |= servo->kin.flags;
+    judge_status(servo, &sample, now);
+    if (servo->judge && sample.fresh) {
+        if (solved)
+            judge_motion(servo, now);
+        else
+            servo->motion_readings = 0; /* no position to judge against */
+    }
+    bool fault = atomic_load(&servo->fault) != HAPTIC_FAULT_NONE;
+    if (fault)
+        servo->limits |= HAPTIC_LIMIT_FAULT;
+    bool want = atomic_load(&servo->enable_requested) && !atomic_load(&servo->estop) && !fault;
     double f[2] = {0, 0}, tex[2] = {0, 0};
-    haptic_coupling_engage(&servo->desc.coupling, &servo->coupling,
-                           atomic_load(&servo->enable_requested) && !atomic_load(&servo->estop),
-                           now);
+    haptic_coupling_engage(&servo->desc.coupling, &servo->coupling, want, now);
     if (solved)
         compute_force(servo, now, f, tex);
-    bool enable = solved && atomic_load(&servo->enable_requested) && !atomic_load(&servo->estop) &&
-                  !(sample.state.status & HAPTIC_STATUS_FAULT);
+    bool enable = solved && want && !(sample.state.status & HAPTIC_STATUS_FAULT);
     if (!enable)
         f[0] = f[1] = tex[0] = tex[1] = 0.0;
     limit_force(servo, f);
@@ -412,6 +604,12 @@ void haptic_servo_stats(const HapticServo *servo, double v[HAPTIC_STAT_COUNT]) {
     v[HAPTIC_STAT_FORCE_RMS] = servo->force_rms;
     v[HAPTIC_STAT_FORCE_PEAK] = servo->force_peak;
     v[HAPTIC_STAT_TEXTURE_PERIODS] = (double)servo->texture_periods;
+    v[HAPTIC_STAT_MOTION_FAULTS] = (double)servo->motion_faults;
+    v[HAPTIC_STAT_DEVICE_FAULT_REPORTS] = (double)servo->device_fault_reports;
+    v[HAPTIC_STAT_FAULT] = atomic_load(&((HapticServo *)servo)->fault);
+    v[HAPTIC_STAT_FAULT_MEASURED] = servo->fault_measured;
+    v[HAPTIC_STAT_FAULT_ALLOWED] = servo->fault_allowed;
+    v[HAPTIC_STAT_MOTION_RATIO] = servo->motion_ratio;
 }
 
 static void record_lateness(HapticServo *servo, double lateness) {
@@ -503,8 +701,10 @@ void haptic_servo_stop(HapticServo *servo) {
 }
 
 void haptic_servo_enable(HapticServo *servo, bool enable) {
-    if (enable)
+    if (enable) {
         atomic_store(&servo->estop, false);
+        atomic_store(&servo->fault, HAPTIC_FAULT_NONE);
+    }
     atomic_store(&servo->enable_requested, enable);
 }
 
@@ -523,6 +723,14 @@ const HapticKinematics *haptic_servo_kinematics(const HapticServo *servo) {
 
 const char *haptic_servo_error(const HapticServo *servo) {
     return servo->error;
+}
+
+HapticFault haptic_servo_fault(const HapticServo *servo) {
+    return (HapticFault)atomic_load(&((HapticServo *)servo)->fault);
+}
+
+const char *haptic_servo_fault_message(const HapticServo *servo) {
+    return servo->fault_message;
 }
 
 HapticVec2 haptic_servo_force(const HapticServo *servo) {

@@ -12,10 +12,19 @@
  * except that one turning the motors off is still obeyed). --protocol 1 makes it an old
  * protocol-1 controller (CRC-16 state frames) for testing the host's refusal.
  *
+ * Faults, for the host's device-plausibility tests (docs/haptics.md "Device plausibility"):
+ * --encoder jitter:A@T adds independent uniform noise of up to A counts to both encoders of
+ * every frame from device time T on (a loose connector, electrical noise); jump:N@T offsets
+ * encoder 1 by N counts from T on (a burst of miscounts); freeze:T0[:T1] repeats the counts
+ * latched at T0 until T1 (for ever without T1) while frames keep coming (a dead encoder).
+ * --amp-fault T0[:T1] sets the FAULT status and holds the motors off from T0 to T1 (an
+ * amplifier fault or a hardware emergency stop).
+ *
  * usage: issim-pantosim [--rate HZ] [--watchdog S] [--mass-min KG] [--mass-max KG]
- *                       [--start X,Y] [--hand free|hold:X,Y|circle:R,T|file:PATH]
+ *                       [--start X,Y] [--hand free|hold:X,Y|circle:R,T[,RAMP]|file:PATH]
  *                       [--hand-stiffness K]
  *                       [--hand-damping B] [--duration S] [--protocol 1|2] [--describe]
+ *                       [--encoder jitter:A@T|jump:N@T|freeze:T0[:T1]] [--amp-fault T0[:T1]]
  */
 #define _XOPEN_SOURCE 700 /* posix_openpt, grantpt, unlockpt, ptsname */
 #include <errno.h>
@@ -38,20 +47,35 @@ static void on_signal(int sig) {
     stop_signal = sig;
 }
 
+typedef enum EncoderFaultKind { ENC_OK, ENC_JITTER, ENC_JUMP, ENC_FREEZE } EncoderFaultKind;
+
+typedef struct EncoderFault {
+    EncoderFaultKind kind;
+    int counts;    /* JITTER: amplitude; JUMP: offset of encoder 1 */
+    double t0, t1; /* device time, s: from t0 (to t1 for FREEZE) */
+    int32_t frozen[2];
+    bool have_frozen;
+    uint64_t rng;
+    uint64_t frames; /* frames whose counts were altered */
+} EncoderFault;
+
 typedef struct Options {
     double rate, watchdog, mass_min, mass_max, duration;
     int protocol;
     HapticVec2 start;
     SimHand hand;
     bool describe;
+    EncoderFault encoder;
+    double amp_fault_t0, amp_fault_t1; /* FAULT status from t0 to t1; t0 < 0: none */
 } Options;
 
 static int usage(void) {
-    fputs(
-        "usage: issim-pantosim [--rate HZ] [--watchdog S] [--mass-min KG] [--mass-max KG]\n"
-        "         [--start X,Y] [--hand free|hold:X,Y|circle:R,T|file:PATH] [--hand-stiffness K]\n"
-        "         [--hand-damping B] [--duration S] [--protocol 1|2] [--describe]\n",
-        stderr);
+    fputs("usage: issim-pantosim [--rate HZ] [--watchdog S] [--mass-min KG] [--mass-max KG]\n"
+          "         [--start X,Y] [--hand free|hold:X,Y|circle:R,T[,RAMP]|file:PATH]\n"
+          "         [--hand-stiffness K] [--hand-damping B] [--duration S] [--protocol 1|2]\n"
+          "         [--encoder jitter:A@T|jump:N@T|freeze:T0[:T1]] [--amp-fault T0[:T1]]\n"
+          "         [--describe]\n",
+          stderr);
     return 2;
 }
 
@@ -89,13 +113,72 @@ static bool parse_hand(const char *s, SimHand *h, HapticVec2 centre) {
         h->kind = HAND_HOLD;
         return true;
     }
-    if (strncmp(s, "circle:", 7) == 0 && sscanf(s + 7, "%lf,%lf", &h->radius, &h->period) == 2 &&
-        h->period > 0) {
+    h->ramp = 0.0;
+    if (strncmp(s, "circle:", 7) == 0 &&
+        sscanf(s + 7, "%lf,%lf,%lf", &h->radius, &h->period, &h->ramp) >= 2 && h->period > 0 &&
+        h->ramp >= 0) {
         h->kind = HAND_CIRCLE;
         h->point = centre;
         return true;
     }
     return false;
+}
+
+/* "T0" or "T0:T1" (T1 absent: for ever). */
+static bool parse_window(const char *s, double *t0, double *t1) {
+    *t1 = INFINITY;
+    int n = sscanf(s, "%lf:%lf", t0, t1);
+    return n >= 1 && *t0 >= 0 && *t1 > *t0;
+}
+
+static bool parse_encoder(const char *s, EncoderFault *e) {
+    *e = (EncoderFault){.rng = 0x9e3779b97f4a7c15ull, .t1 = INFINITY};
+    if (sscanf(s, "jitter:%d@%lf", &e->counts, &e->t0) == 2 && e->counts > 0 && e->t0 >= 0) {
+        e->kind = ENC_JITTER;
+        return true;
+    }
+    if (sscanf(s, "jump:%d@%lf", &e->counts, &e->t0) == 2 && e->counts != 0 && e->t0 >= 0) {
+        e->kind = ENC_JUMP;
+        return true;
+    }
+    if (strncmp(s, "freeze:", 7) == 0 && parse_window(s + 7, &e->t0, &e->t1)) {
+        e->kind = ENC_FREEZE;
+        return true;
+    }
+    return false;
+}
+
+static int jitter_counts(EncoderFault *e) {
+    e->rng ^= e->rng << 13; /* xorshift64: reproducible, no libc state */
+    e->rng ^= e->rng >> 7;
+    e->rng ^= e->rng << 17;
+    return (int)(e->rng % (uint64_t)(2 * e->counts + 1)) - e->counts;
+}
+
+static void apply_encoder_fault(EncoderFault *e, HapticState *s, double t) {
+    if (e->kind == ENC_OK || t < e->t0 || t >= e->t1)
+        return;
+    e->frames++;
+    switch (e->kind) {
+    case ENC_JITTER:
+        s->counts[0] += jitter_counts(e);
+        s->counts[1] += jitter_counts(e);
+        break;
+    case ENC_JUMP:
+        s->counts[0] += e->counts;
+        break;
+    case ENC_FREEZE:
+        if (!e->have_frozen) {
+            e->frozen[0] = s->counts[0];
+            e->frozen[1] = s->counts[1];
+            e->have_frozen = true;
+        }
+        s->counts[0] = e->frozen[0];
+        s->counts[1] = e->frozen[1];
+        break;
+    case ENC_OK:
+        break;
+    }
 }
 
 static bool parse(int argc, char **argv, Options *o, HapticVec2 centre) {
@@ -105,7 +188,8 @@ static bool parse(int argc, char **argv, Options *o, HapticVec2 centre) {
                    .mass_max = 0.26,
                    .protocol = HAPTIC_PROTOCOL_VERSION,
                    .start = centre,
-                   .hand = {.kind = HAND_FREE, .stiffness = 200, .damping = 2}};
+                   .hand = {.kind = HAND_FREE, .stiffness = 200, .damping = 2},
+                   .amp_fault_t0 = -1.0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--describe") == 0) {
@@ -136,6 +220,10 @@ static bool parse(int argc, char **argv, Options *o, HapticVec2 centre) {
             ok = sscanf(v, "%lf,%lf", &o->start.x, &o->start.y) == 2;
         else if (strcmp(a, "--hand") == 0)
             ok = parse_hand(v, &o->hand, centre);
+        else if (strcmp(a, "--encoder") == 0)
+            ok = parse_encoder(v, &o->encoder);
+        else if (strcmp(a, "--amp-fault") == 0)
+            ok = parse_window(v, &o->amp_fault_t0, &o->amp_fault_t1);
         else
             ok = false;
         if (!ok)
@@ -167,7 +255,7 @@ static int open_pty(char *slave_path, size_t size, int *slave_fd) {
 }
 
 typedef struct Counters {
-    uint64_t frames, commands, dropped_frames;
+    uint64_t frames, commands, dropped_frames, amp_fault_frames;
     double enabled_time;
     HapticSeqCheck command_seq; /* the host's command numbering */
 } Counters;
@@ -204,7 +292,7 @@ static double now_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void run(int master, SimPantograph *sim, const Options *o, Counters *c, HapticDecoder *dec) {
+static void run(int master, SimPantograph *sim, Options *o, Counters *c, HapticDecoder *dec) {
     double t0 = now_s(), t_prev = 0.0;
     long period_ns = (long)llround(1e9 / o->rate);
     struct timespec deadline;
@@ -224,12 +312,20 @@ static void run(int master, SimPantograph *sim, const Options *o, Counters *c, H
             hand_read_at = t + HAND_FILE_PERIOD;
         }
         read_commands(master, dec, sim, t, c);
+        bool amp_fault = o->amp_fault_t0 >= 0 && t >= o->amp_fault_t0 && t < o->amp_fault_t1;
+        if (amp_fault) /* the amplifier cuts the current whatever the host commands */
+            sim->enabled = false;
         if (sim->enabled)
             c->enabled_time += t - t_prev;
         simpanto_advance(sim, t, t - t_prev);
         t_prev = t;
         HapticState s = simpanto_state(sim, seq++, t);
         s.status |= dec->crc_errors ? HAPTIC_STATUS_BAD_COMMAND : 0;
+        if (amp_fault) {
+            s.status |= HAPTIC_STATUS_FAULT;
+            c->amp_fault_frames++;
+        }
+        apply_encoder_fault(&o->encoder, &s, t);
         uint8_t frame[HAPTIC_FRAME_MAX];
         size_t len =
             o->protocol == 1 ? haptic_encode_state_v1(&s, frame) : haptic_encode_state(&s, frame);
@@ -281,12 +377,14 @@ int main(int argc, char **argv) {
     run(master, &sim, &o, &c, &dec);
     printf("SUMMARY frames=%llu commands=%llu bad_commands=%llu commands_lost=%llu "
            "commands_dropped=%llu protocol=%d watchdog_trips=%llu "
-           "max_torque1=%.6f max_torque5=%.6f enabled_s=%.4f x=%.6f y=%.6f\n",
+           "max_torque1=%.6f max_torque5=%.6f enabled_s=%.4f x=%.6f y=%.6f "
+           "encoder_fault_frames=%llu amp_fault_frames=%llu\n",
            (unsigned long long)c.frames, (unsigned long long)c.commands,
            (unsigned long long)dec.crc_errors, (unsigned long long)c.command_seq.lost,
            (unsigned long long)c.command_seq.dropped, o.protocol,
            (unsigned long long)sim.watchdog_trips, sim.max_torque[0], sim.max_torque[1],
-           c.enabled_time, sim.handle.x, sim.handle.y);
+           c.enabled_time, sim.handle.x, sim.handle.y, (unsigned long long)o.encoder.frames,
+           (unsigned long long)c.amp_fault_frames);
     fflush(stdout);
     close(slave);
     close(master);

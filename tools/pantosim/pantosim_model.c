@@ -86,9 +86,14 @@ void simpanto_command(SimPantograph *s, const HapticCommand *cmd, double t) {
 }
 
 static HapticVec2 hand_target(const SimHand *h, double t) {
-    if (h->kind == HAND_CIRCLE)
-        return (HapticVec2){h->point.x + h->radius * cos(2 * M_PI * t / h->period),
-                            h->point.y + h->radius * sin(2 * M_PI * t / h->period)};
+    if (h->kind == HAND_CIRCLE) {
+        /* the angular speed rises linearly over the ramp: a hand starting a fast circle from
+           rest, rather than a target that leaves at full speed and yanks the handle after it */
+        double w = 2 * M_PI / h->period;
+        double phase = t < h->ramp ? 0.5 * w * t * t / h->ramp : w * (t - 0.5 * h->ramp);
+        return (HapticVec2){h->point.x + h->radius * cos(phase),
+                            h->point.y + h->radius * sin(phase)};
+    }
     return h->point;
 }
 

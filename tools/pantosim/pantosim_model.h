@@ -13,6 +13,7 @@ typedef struct SimHand {
     HapticVec2 point; /* HOLD: where the hand holds; CIRCLE: centre */
     double radius;    /* CIRCLE, m */
     double period;    /* CIRCLE, s */
+    double ramp;      /* CIRCLE: s to reach full speed from rest (0: at once) */
     double stiffness; /* N/m between the hand target and the handle */
     double damping;   /* N s/m on the handle velocity */
 } SimHand;
