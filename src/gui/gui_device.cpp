@@ -119,6 +119,42 @@ void status_line(const GuiDevice *d, const GuiDeviceReadout &ro) {
         ImGui::TextColored(kAmber, "running, motors off (enable to feel the scene)");
 }
 
+// A device fault (docs/haptics.md "Device plausibility") holds the motors off until Enable is
+// pressed again; the status line above only says "enabled but not powered". The figures come
+// from SERVO_STATS, which the servo publishes in the period of the trip.
+void fault_line(const Registry *reg, const GuiDeviceReadout &ro) {
+    if (!(ro.limits & HAPTIC_LIMIT_FAULT))
+        return;
+    RegistrySlot st = RegistrySlot();
+    if (reg)
+        registry_slot_read(reg, REGISTRY_SLOT_SERVO_STATS, &st);
+    const double *v = st.v;
+    ImGui::PushStyleColor(ImGuiCol_Text, kRed);
+    switch ((int)v[HAPTIC_STAT_FAULT]) {
+    case HAPTIC_FAULT_SPEED:
+        ImGui::TextWrapped("DEVICE FAULT: implausible handle speed, %.3g m/s measured, %.3g m/s "
+                           "allowed: the encoder counts jumped (loose connector, noise)",
+                           v[HAPTIC_STAT_FAULT_MEASURED], v[HAPTIC_STAT_FAULT_ALLOWED]);
+        break;
+    case HAPTIC_FAULT_ACCELERATION:
+        ImGui::TextWrapped("DEVICE FAULT: implausible handle acceleration, %.4g m/s^2 measured, "
+                           "%.4g m/s^2 allowed: the encoder counts jitter (loose connector, noise)",
+                           v[HAPTIC_STAT_FAULT_MEASURED], v[HAPTIC_STAT_FAULT_ALLOWED]);
+        break;
+    case HAPTIC_FAULT_DEVICE:
+        ImGui::TextWrapped("DEVICE FAULT: the device reports FAULT (amplifier fault or hardware "
+                           "emergency stop)");
+        break;
+    default:
+        ImGui::TextWrapped("DEVICE FAULT");
+        break;
+    }
+    ImGui::TextWrapped("motors off until enabled again (Disable motors, then Enable motors); "
+                       "%.0f motion faults, %.0f device FAULT reports",
+                       v[HAPTIC_STAT_MOTION_FAULTS], v[HAPTIC_STAT_DEVICE_FAULT_REPORTS]);
+    ImGui::PopStyleColor();
+}
+
 // The safety buttons come first, right under the section's header, at the same places whatever
 // the device's name or message (a wrapped status line above them moved Enable onto the line
 // where EMERGENCY STOP had been, between two scenes). EMERGENCY STOP is the top row; Enable is
@@ -256,6 +292,7 @@ extern "C" void gui_device_panel(const GuiState *s, GuiRequests *r) {
     gui_device_readout(s->reg, d, &ro);
     control_buttons(d, r);
     status_line(d, ro);
+    fault_line(s->reg, ro);
     if (d->mouse_hand) {
         ImGui::Checkbox("the mouse is the hand", d->mouse_hand);
         if (ImGui::IsItemHovered())
