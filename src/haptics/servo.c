@@ -263,8 +263,9 @@ static bool trip(HapticServo *servo, HapticFault kind, double measured, double a
         servo->motion_faults++;
     servo->fault_measured = measured;
     servo->fault_allowed = allowed;
-    snprintf(servo->fault_message, sizeof servo->fault_message, "%s: %s",
-             haptic_device_caps(servo->dev).name, message);
+    if (snprintf(servo->fault_message, sizeof servo->fault_message, "%s: %s",
+                 haptic_device_caps(servo->dev).name, message) >= (int)sizeof servo->fault_message)
+        servo->fault_message[sizeof servo->fault_message - 2] = '~'; /* cut: say so */
     issim_log(ISSIM_LOG_ERROR, "haptics: device fault: %s", servo->fault_message);
     servo->last_stats = now - STATS_INTERVAL_S; /* publish the count with this period */
     return true;
