@@ -496,6 +496,11 @@ static void test_v9_restitution_falls_with_the_transient(void **state) {
         assert_true(r < last);
         if (i == 0)
             assert_near(r, 1.0, 1e-9);
+        /* The spheres part with the restitution the summary measures at separation (0.947,
+         * 0.900, 0.827, 0.741 for 1500 to 12,000 N/m) and keep it: a separating pair whose map
+         * ended the contact while they still overlapped lost all its kinetic energy to the
+         * collision update's ledger within 1 ms (r = 0.000 at 12,000 N/m). */
+        assert_true(r > 0.7);
         last = r;
         free(v);
     }

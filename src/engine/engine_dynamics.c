@@ -559,6 +559,10 @@ int engine_update_active_set(Engine *e, double t, const int *directions) {
             continue; /* nothing of it moves, or its solver decides (RESOLVE stage) */
         ContactKinematics k;
         cached_kinematics(e, states, e->y, c, t, &k);
+        if (c->released) { /* the model ended it: it may begin again only once they part */
+            c->released = k.depth > 0.0;
+            continue;
+        }
         bool want = engine_contact_should_be_active(&k);
         /* A located crossing decides, unless the depth rate contradicts it: an onset located
          * exactly at an output time (CVODE's stop time) was followed by a "separation" root

@@ -130,6 +130,8 @@ static double energy_at(const Engine *e, const EngineContact *c, const ContactKi
                         bool has_history, double delta) {
     ContactKinematics k = *k0;
     k.depth -= delta;
+    if (c->released)
+        return 0.0; /* its model ended it while the bodies still overlap: nothing until they part */
     if (has_history)
         return engine_contact_potential(e, c, &k);
     const ContactModelClass *model = engine_contact_model(e, c);
