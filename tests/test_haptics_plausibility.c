@@ -355,6 +355,57 @@ static void test_device_fault_status(void **state) {
     assert_true(haptic_simulator_summary_value(&rig.sim, "amp_fault_frames") > 100);
 }
 
+/* The servo thread: jitter from 0.3 s trips the fault on the thread, the main thread sees it as
+ * the GUI does (the HANDLE and SERVO_STATS slots, haptic_servo_fault), and its re-enable clears
+ * the fault, which the still-jittering device trips again. Bounded by the servo's own period
+ * count (SERVO_STATS), not by time; the teardown stops the thread when an assertion fails. */
+static void test_fault_on_the_servo_thread(void **state) {
+    const char *args[] = {"--hand", "hold:0.02,0.155", "--encoder", "jitter:20@0.3", NULL};
+    rig_open(args);
+    testlog_capture();
+    IssimError err;
+    assert_int_equal(haptic_servo_start(rig.servo, &err), ISSIM_OK);
+    for (int round = 1; round <= 2; round++) {
+        RegistrySlot h, st;
+        double periods_at_start = -1.0;
+        for (;;) {
+            struct timespec nap = {0, 2000000};
+            nanosleep(&nap, NULL);
+            registry_slot_read(rig.reg, REGISTRY_SLOT_HANDLE, &h);
+            registry_slot_read(rig.reg, REGISTRY_SLOT_SERVO_STATS, &st);
+            if (st.count == 0)
+                continue;
+            if (periods_at_start < 0.0)
+                periods_at_start = st.v[HAPTIC_STAT_PERIODS];
+            if (st.v[HAPTIC_STAT_MOTION_FAULTS] >= round &&
+                ((unsigned)h.v[HAPTIC_HANDLE_LIMITS] & HAPTIC_LIMIT_FAULT))
+                break;
+            if (st.v[HAPTIC_STAT_PERIODS] > periods_at_start + 3000)
+                fail_msg("round %d: no fault after 3000 periods of the servo", round);
+        }
+        assert_int_equal(haptic_servo_state(rig.servo), HAPTIC_SERVO_RUNNING);
+        HapticFault kind = haptic_servo_fault(rig.servo);
+        assert_true(kind == HAPTIC_FAULT_ACCELERATION || kind == HAPTIC_FAULT_SPEED);
+        assert_near(st.v[HAPTIC_STAT_MOTION_FAULTS], round, 0.0);
+        assert_near(h.v[HAPTIC_HANDLE_ENABLED], 0.0, 0.0);
+        assert_near(h.v[HAPTIC_HANDLE_FX], 0.0, 0.0);
+        assert_near(h.v[HAPTIC_HANDLE_TAU1], 0.0, 0.0);
+        print_message("round %d: fault seen %.0f periods after the round began\n", round,
+                      st.v[HAPTIC_STAT_PERIODS] - periods_at_start);
+        if (round == 1) {
+            haptic_servo_enable(rig.servo, true);
+            assert_int_equal(haptic_servo_fault(rig.servo), HAPTIC_FAULT_NONE);
+        }
+    }
+    haptic_servo_stop(rig.servo);
+    /* latched since the second trip: one message each, whatever the jitter did meanwhile */
+    assert_int_equal(testlog_count(ISSIM_LOG_ERROR, "device fault"), 2);
+    double v[HAPTIC_STAT_COUNT];
+    haptic_servo_stats(rig.servo, v);
+    assert_near(v[HAPTIC_STAT_MOTION_FAULTS], 2.0, 0.0);
+    testlog_release();
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bounds_of_the_default_p2),
@@ -363,6 +414,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_frozen_counts, rig_teardown),
         cmocka_unit_test_teardown(test_fast_circle_is_plausible, rig_teardown),
         cmocka_unit_test_teardown(test_device_fault_status, rig_teardown),
+        cmocka_unit_test_teardown(test_fault_on_the_servo_thread, rig_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -272,9 +272,9 @@ static bool trip(HapticServo *servo, HapticFault kind, double measured, double a
 }
 
 /* Judges a new reading against the two before it (docs/haptics.md "Device plausibility").
- * Quantisation: each reading is off by less than one count per encoder, which moves the handle
- * by at most q = count (|J col 1| + |J col 5|); a difference of two readings is off by less than
- * q, a change of two consecutive mean velocities by less than q (1/dt + 1/dt1). */
+ * Quantisation: a count is decoded at its middle, so each base angle is off by less than half a
+ * count; a difference of two readings is then off by less than q = count (|J col 1| + |J col 5|)
+ * on the handle, a change of two consecutive mean velocities by less than q (1/dt + 1/dt1). */
 static void judge_motion(HapticServo *servo, double now) {
     const HapticKinematics *k = &servo->kin;
     MotionReading r = {k->pos, k->t, reading_quantum(k), k->force_scale > 0.0};
