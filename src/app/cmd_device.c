@@ -151,6 +151,12 @@ static void print_stats(const HapticServo *servo, Sim *sim, const char *proxy) {
            "of order (dropped)\n",
            HAPTIC_PROTOCOL_VERSION, v[HAPTIC_STAT_CRC_ERRORS], v[HAPTIC_STAT_FRAMES_LOST],
            v[HAPTIC_STAT_FRAMES_DROPPED]);
+    printf("device faults: %.0f implausible handle motions (largest measured/allowed %.2f), %.0f "
+           "FAULT reports from the device\n",
+           v[HAPTIC_STAT_MOTION_FAULTS], v[HAPTIC_STAT_MOTION_RATIO],
+           v[HAPTIC_STAT_DEVICE_FAULT_REPORTS]);
+    if (haptic_servo_fault(servo) != HAPTIC_FAULT_NONE)
+        printf("motors held off by a device fault: %s\n", haptic_servo_fault_message(servo));
     RegistrySlot h;
     registry_slot_read(sim_registry(sim), REGISTRY_SLOT_HANDLE, &h);
     printf("handle: (%.4f, %.4f) m, force (%.3f, %.3f) N, motors %s\n", h.v[HAPTIC_HANDLE_X],

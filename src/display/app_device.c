@@ -428,6 +428,10 @@ const GuiDevice *app_device_gui(App *app) {
     AppDevice *d = &app->device;
     if (!app->options.device)
         return NULL;
+    /* A device fault turned the motors off: the panel offers Enable again, which is how the user
+     * acknowledges it (haptic_servo_enable clears the fault). */
+    if (d->enable_requested && servo_of(d) && haptic_servo_fault(servo_of(d)) != HAPTIC_FAULT_NONE)
+        d->enable_requested = false;
     d->gui = (GuiDevice){.spec = app->options.device,
                          .name = d->name,
                          .status = d->status,

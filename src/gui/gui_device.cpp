@@ -149,7 +149,7 @@ void fault_line(const Registry *reg, const GuiDeviceReadout &ro) {
         ImGui::TextWrapped("DEVICE FAULT");
         break;
     }
-    ImGui::TextWrapped("motors off until enabled again (Disable motors, then Enable motors); "
+    ImGui::TextWrapped("motors off until enabled again (Enable motors); "
                        "%.0f motion faults, %.0f device FAULT reports",
                        v[HAPTIC_STAT_MOTION_FAULTS], v[HAPTIC_STAT_DEVICE_FAULT_REPORTS]);
     ImGui::PopStyleColor();
