@@ -12,10 +12,17 @@
 -- convex along the body's +z; resting, the contact frames put that +z down (the cap convex
 -- toward the floor, the centre of mass 0.1 m above the contact).
 --
+-- Run time: the scene is meant to run 150 s (both reversals, below). The floor is App. B.1's
+-- flat patch made 20 times larger, 60 m x 60 m (App. B.1's is 3 m): without friction nothing
+-- stops the 9 cm/s drift of the spin start's centre of mass, which left the 3 m floor at 17.5 s
+-- and would leave this one after about 340 s (tests/test_rattleback_floor.c). A flat floor's
+-- size does not change the physics (the friction case's trajectory is the same to 1e-12).
+--
 -- Spin start (App. B.1): contact at (s, t) = (0.45, 0.45) on the cap (slightly off its lowest
 -- point, or it would spin steadily), (u, v) = (0.5, 0.5) on the floor, psi_dot = -1: it turns
 -- counter-clockwise seen from above, slows, rocks, and spins clockwise (about 28 s with sliding
--- friction 0.3); a second reversal follows much later (about 113 s).
+-- friction 0.3); a second reversal follows much later (about 113 s; 002 Fig. 6.8 shows it by
+-- 40 s, which App. B.1's parameters do not give: docs/smooth-contact.md, V14).
 --
 -- Properties a user usually changes:
 --   rattleback_floor.friction_kinetic   mu of sliding (0 with friction_static 0: no friction, no
@@ -40,10 +47,11 @@ for i, p in ipairs(net) do
   local x, y, z = 0.6 * p[1], 0.2 * p[2], 0.2 * p[3]
   cap[i] = {c * x - s * y, s * x + c * y, z + 0.2}
 end
+local floor_scale = 20 -- App. B.1's floor net (-1.5 .. 1.5 m) times 20: 60 m x 60 m
 local floor = {}
 for i = 0, 3 do
   for j = 0, 3 do
-    floor[#floor + 1] = {-1.5 + i, -1.5 + j, 0}
+    floor[#floor + 1] = {floor_scale * (-1.5 + i), floor_scale * (-1.5 + j), 0}
   end
 end
 
