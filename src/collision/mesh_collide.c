@@ -14,8 +14,9 @@
  * normal; each point becomes the body's core point on that normal (a sphere's centre, a point of
  * a capsule's axis, a polytope's own surface point), core points closer than 2% of the body's size
  * are one contact (two facets of a tessellated wall under one spot are not two springs), at most
- * four are kept per face (contact_points_reduce), each measured along its face's normal, and up
- * to MESH_MAX_FACES faces make the manifold (Manifold.mixed_normals when more than one).
+ * MESH_FACE_POINTS are kept per face (contact_points_reduce), each measured along its face's
+ * normal, and up to MESH_MAX_FACES faces make the manifold (Manifold.mixed_normals when more
+ * than one).
  *
  * One-sided triangles and internal edges (the "ghost collision" problem: a box sliding on a
  * flat floor made of triangles must not catch on the floor's internal edges). A triangle is
@@ -56,8 +57,13 @@
  * facets of a tessellated wall meeting under the body would otherwise be two springs in
  * parallel at one place, twice the stiffness the pair states. */
 #define MESH_MERGE_FRACTION 0.02
-/* Faces of one manifold, each with its own normal and up to MANIFOLD_FACE_POINTS points. */
-#define MESH_MAX_FACES (MANIFOLD_MAX_POINTS / MANIFOLD_FACE_POINTS)
+/* Faces of one manifold, each with its own normal and up to MESH_FACE_POINTS points, at most
+ * MANIFOLD_MAX_POINTS in all. A face keeps more points than a convex pair's four: a body on a
+ * tessellated floor has candidates where its face crosses sharp triangle edges besides its
+ * corners, and a corner left out of four sinks unseen until it is the deepest (a box rocking on
+ * the hole plate's top found two corners 0.9 mm deep at once). */
+#define MESH_MAX_FACES 4
+#define MESH_FACE_POINTS 8
 /* As in gjk_manifold.c: faces within about 1.1 degrees of the normal are clipped. */
 #define FACE_ALIGN_COS 0.9998
 /* Points whose normal is within 30 degrees of the deepest one's share its manifold. */
@@ -358,9 +364,9 @@ static void depth_order(const MeshCtx *c, int *order) {
 /* One face of the manifold: the candidates within 30 degrees of its deepest one's normal m, each
  * made a point of the body's core on that normal (a round core's surface point is the radius out
  * along m; a polytope's is its own), duplicates of one core point merged (two triangles seeing one
- * sphere: one contact, not two springs in parallel), at most MANIFOLD_FACE_POINTS kept. Writes the
- * points (world) to pts and returns their count. */
-static int mesh_face(const MeshCtx *c, Pose pm, const int *order, bool *used, Vec3 m,
+ * sphere: one contact, not two springs in parallel), at most max_keep kept. Writes the points
+ * (world) to pts and returns their count. */
+static int mesh_face(const MeshCtx *c, Pose pm, const int *order, bool *used, Vec3 m, int max_keep,
                      ContactPoint *pts) {
     double r = core_radius_of(c->body);
     Vec3 normal = quat_rotate(pm.q, vec3_neg(m));
@@ -386,7 +392,7 @@ static int mesh_face(const MeshCtx *c, Pose pm, const int *order, bool *used, Ve
         p.distance = vec3_dot(vec3_sub(p.point_a, p.point_b), normal);
         pts[kept++] = p;
     }
-    return contact_points_reduce(pts, kept, normal, MANIFOLD_FACE_POINTS);
+    return contact_points_reduce(pts, kept, normal, max_keep);
 }
 
 /* The pooled candidates as a manifold of up to MESH_MAX_FACES faces, the deepest first: a body
@@ -398,14 +404,17 @@ static int mesh_manifold(const MeshCtx *c, Pose pm, Manifold *out) {
     depth_order(c, order);
     out->count = 0;
     int faces = 0;
-    for (int o = 0; o < c->count && faces < MESH_MAX_FACES; o++) {
+    for (int o = 0; o < c->count && faces < MESH_MAX_FACES && out->count < MANIFOLD_MAX_POINTS;
+         o++) {
         int i = order[o];
         if (used[i])
             continue;
         Vec3 m = c->cand[i].m;
         Vec3 normal = quat_rotate(pm.q, vec3_neg(m));
         ContactPoint pts[MESH_CANDIDATES];
-        int n = mesh_face(c, pm, order, used, m, pts);
+        int room = MANIFOLD_MAX_POINTS - out->count;
+        int n = mesh_face(c, pm, order, used, m, room < MESH_FACE_POINTS ? room : MESH_FACE_POINTS,
+                          pts);
         if (faces == 0)
             out->normal = normal;
         for (int k = 0; k < n; k++) {
