@@ -3,6 +3,7 @@
  * simulated pantograph tools/pantosim on a pseudo-terminal), "usb[:VID:PID]", "serial:PATH"
  * or "playback:FILE". Uses public headers only. */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "issim/engine.h"
 #include "issim/haptics_device.h"
 #include "issim/haptics_servo.h"
+#include "issim/io.h"
 #include "issim/sim.h"
 
 int cmd_device(int argc, char **argv);
@@ -252,6 +254,13 @@ int cmd_device(int argc, char **argv) {
     int rc = parse_device_args(argc, argv, &a);
     if (rc)
         return rc < 0 ? 0 : rc;
+    char scene[PATH_MAX];
+    IssimError err;
+    if (scene_find(a.scene, scene, sizeof scene, &err) != ISSIM_OK) {
+        fprintf(stderr, "issim: %s\n", err.message);
+        return 1;
+    }
+    a.scene = scene;
     /* Ctrl-C ends the run through the normal path: motors disabled, statistics printed */
     signal(SIGINT, on_interrupt);
     signal(SIGTERM, on_interrupt);
@@ -260,7 +269,6 @@ int cmd_device(int argc, char **argv) {
     desc.servo.realtime = a.fifo;
     for (int i = 0; i < a.sim_argc; i++)
         desc.simulator_args[i] = a.sim_args[i];
-    IssimError err;
     if (haptic_session_desc_load(&desc, a.scene, &err) != ISSIM_OK) {
         fprintf(stderr, "issim: %s\n", err.message);
         return 1;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "issim/contactmap.h"
+#include "issim/io.h"
 #include "issim/study.h"
 
 int cmd_fit(int argc, char **argv);
@@ -124,8 +125,12 @@ int cmd_fit(int argc, char **argv) {
     }
     if (!study.scene[0] || !data_path || count == 0)
         return fit_bad("needs a scene, --data and at least one --free", NULL);
-    FitData data;
     IssimError err = {0};
+    if (scene_find(study.scene, study.scene, sizeof study.scene, &err) != ISSIM_OK) {
+        fprintf(stderr, "issim fit: %s\n", err.message);
+        return 1;
+    }
+    FitData data;
     if (fit_data_read(data_path, &data, &err) != ISSIM_OK) {
         fprintf(stderr, "issim fit: %s\n", err.message);
         return 1;

@@ -1054,6 +1054,11 @@ int cmd_sweep(int argc, char **argv) {
     int rc = parse_sweep_args(argc, argv, &a, grids, &grid_count, sets);
     if (rc != 0)
         return rc < 0 ? 0 : rc;
+    IssimError found = {0};
+    if (scene_find(a.study.scene, a.study.scene, sizeof a.study.scene, &found) != ISSIM_OK) {
+        fprintf(stderr, "issim sweep: %s (nothing was run)\n", found.message);
+        return 2;
+    }
     for (int i = 0; i < grid_count; i++) {
         IssimError err = {0};
         if (study_add_axis(&a.study, grids[i], &err) != ISSIM_OK) {

@@ -1,5 +1,6 @@
 /* issim command line: run, validate, help. Uses public headers only. */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -405,5 +406,12 @@ int main(int argc, char **argv) {
     int rc = parse_args(argc, argv, &a);
     if (rc)
         return rc;
+    char scene[PATH_MAX];
+    IssimError err = {0};
+    if (scene_find(a.scene, scene, sizeof scene, &err) != ISSIM_OK) {
+        fprintf(stderr, "issim: %s\n", err.message);
+        return 1;
+    }
+    a.scene = scene;
     return strcmp(a.command, "run") == 0 ? cmd_run(&a, argc, argv) : cmd_validate(&a);
 }

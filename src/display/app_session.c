@@ -58,19 +58,42 @@ static int compare_paths(const void *a, const void *b) {
     return strcmp(a, b);
 }
 
-void app_scan_scenes(App *app) {
-    app->scene_count = 0;
-    DIR *dir = opendir("scenes");
+/* A scene of the same file name already listed (from ./scenes) hides the installed one, as
+ * scene_find prefers it. */
+static bool scene_listed(const App *app, int count, const char *file) {
+    for (int i = 0; i < count; i++) {
+        const char *slash = strrchr(app->scenes[i], '/');
+        if (strcmp(slash ? slash + 1 : app->scenes[i], file) == 0)
+            return true;
+    }
+    return false;
+}
+
+static void scan_folder(App *app, const char *folder) {
+    DIR *dir = opendir(folder);
     if (!dir)
         return;
+    int before = app->scene_count;
     struct dirent *e;
     while ((e = readdir(dir)) && app->scene_count < GUI_MAX_SCENES) {
         size_t n = strlen(e->d_name);
-        if (n > 4 && strcmp(e->d_name + n - 4, ".lua") == 0)
-            snprintf(app->scenes[app->scene_count++], GUI_PATH_MAX, "scenes/%s", e->d_name);
+        if (n > 4 && strcmp(e->d_name + n - 4, ".lua") == 0 &&
+            !scene_listed(app, before, e->d_name) && strlen(folder) + n + 2 <= GUI_PATH_MAX)
+            snprintf(app->scenes[app->scene_count++], GUI_PATH_MAX, "%s/%s", folder, e->d_name);
     }
     closedir(dir);
-    qsort(app->scenes, (size_t)app->scene_count, GUI_PATH_MAX, compare_paths);
+    qsort(app->scenes[before], (size_t)(app->scene_count - before), GUI_PATH_MAX, compare_paths);
+}
+
+/* The working directory's scenes/, then the installed ones (scene_data_dir) not among them. */
+void app_scan_scenes(App *app) {
+    app->scene_count = 0;
+    scan_folder(app, "scenes");
+    char data[GUI_PATH_MAX], folder[GUI_PATH_MAX + 8];
+    if (scene_data_dir(data, sizeof data)) {
+        snprintf(folder, sizeof folder, "%s/scenes", data);
+        scan_folder(app, folder);
+    }
     app->described = 0;
 }
 
