@@ -16,6 +16,14 @@
  * readers skip it). A write error (full disk, revoked path) is reported once with
  * a message naming the file and errno; the recorder then stops writing and the simulation
  * carries on.
+ *
+ * A path ending in .h5 or .hdf5 records to HDF5 instead (src/io/recorder_hdf5.c,
+ * docs/user-guide.md "Recording to HDF5"): a `t` dataset and one 1-D dataset per column, named
+ * by the column, each with a `units` attribute, chunked and compressed (shuffle + deflate); the
+ * run's description as root attributes; live edits (recorder_note_edit) in the group `edits`.
+ * It is flushed every max(flush_interval, 1 s) and only then, so a killed process leaves a file
+ * any HDF5 reader opens, holding the rows up to the last flush. It needs a regular file: a
+ * device or FIFO is refused.
  */
 #ifndef ISSIM_IO_H
 #define ISSIM_IO_H
@@ -126,6 +134,15 @@ typedef struct RecorderDesc {
     int metadata_count;
     int buffer_rows;       /* bounded buffer capacity in rows; default 4096 */
     double flush_interval; /* seconds between forced flushes to the file; default 0.1 */
+    /* The run, for an HDF5 recording's root attributes (a CSV has the metadata lines). All
+     * Nullable; scene_text NULL: the file at scene_path is read. */
+    const char *scene_path;
+    const char *scene_text;
+    const char *const *params; /* param_count "name=value" (--param) */
+    int param_count;
+    const char *const *sets; /* set_count "path=value" (--set) */
+    int set_count;
+    const char *command_line;
 } RecorderDesc;
 
 typedef struct RecorderStats {
@@ -149,6 +166,12 @@ Recorder *recorder_open(const RecorderDesc *desc, IssimError *err);
  * returns ISSIM_ERR_FULL (interactive runs: the engine never waits). Returns ISSIM_ERR_IO
  * once the recorder has failed. Thread: one producer thread. */
 IssimStatus recorder_push(Recorder *rec, double t, const double *values, bool block);
+/* A live edit accepted at simulated time t, kept with the recording: an HDF5 recording's
+ * `edits` group (t, path, value); a CSV ignores it (its format is unchanged). ISSIM_ERR_NOMEM
+ * or ISSIM_ERR_IO (failed) otherwise ISSIM_OK. Thread: the producer thread. */
+IssimStatus recorder_note_edit(Recorder *rec, double t, const char *path, const char *value);
+/* true for a path recorded to HDF5 (.h5, .hdf5, any case). */
+bool recorder_path_is_hdf5(const char *path);
 /* Snapshot of the counters. Thread: any. */
 RecorderStats recorder_stats(const Recorder *rec);
 /* true once a write failed; err (Nullable) receives the message. Thread: any. */

@@ -461,6 +461,9 @@ static void resolve_edit(App *app, const PendingEdit *p, const RegistryEditResul
             issim_log(ISSIM_LOG_WARN, "display copy of %s: %s", p->path, err.message);
         else
             note_edit(s, p->path, p->value);
+        /* An HDF5 recording keeps the edit with its instant (a CSV ignores it). */
+        if (app->recorder)
+            recorder_note_edit(app->recorder, res->sim_time, p->path, p->value);
         /* The message line is bounded; a long value (a list of points) is cut there. */
         snprintf(app->edit_message, sizeof app->edit_message,
                  "%.120s = %.300s: accepted at t = %.4f s", p->path, p->value, res->sim_time);
@@ -551,6 +554,8 @@ bool app_record_start(App *app, const char *path, const char *vars) {
         d.metadata = meta;
         d.metadata_count = 2;
         d.buffer_rows = 65536;
+        d.scene_path = s->path;
+        d.command_line = "(recorded from the GUI)";
         rec = recorder_open(&d, &err);
     } else if (n == 0) {
         issim_error_set(&err, ISSIM_ERR_INVALID, "no variables to record");

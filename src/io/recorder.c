@@ -47,9 +47,17 @@
  * rows_pushed == rows_written + rows_dropped, unless the recorder failed, in which case the
  * difference is the rows lost to the failure. bytes_written includes the header: it is the
  * file's size.
+ *
+ * HDF5. A path ending in .h5 or .hdf5 gives the rows to an H5Sink (recorder_hdf5.c) instead of
+ * the text buffer: the thread, the ring, the waits and the counters are the same; the sink
+ * buffers rows until a flush (every max(flush_interval, 1 s), or at 16 MiB of buffered rows),
+ * when they go to the file and the file is flushed. rows_written and bytes_written change at
+ * those flushes only. Live edits (recorder_note_edit) queue under `mutex` and reach the sink at
+ * its next flush.
  */
 #include "issim/io.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <locale.h>
@@ -63,10 +71,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "recorder_hdf5.h"
+
 enum {
     RECORDER_FLUSH_BYTES = 64 * 1024, /* flush when the text buffer reaches this */
     RECORDER_NUMBER_MAX = 32,         /* "%.17g" needs at most 24 characters and a NUL */
 };
+#define RECORDER_HDF5_FLUSH_BYTES ((size_t)16 << 20) /* rows an HDF5 sink buffers at most */
+#define RECORDER_HDF5_FLUSH_MIN 1.0                  /* seconds: a flush rewrites partial chunks */
+
+typedef struct QueuedEdit {
+    double t;
+    char *path, *value;
+} QueuedEdit;
 
 struct Recorder {
     /* Set by recorder_open, then read-only. */
@@ -80,6 +97,7 @@ struct Recorder {
     double flush_interval;
     double *ring; /* capacity x stride */
     pthread_t thread;
+    H5Sink *h5; /* Nullable: a CSV; else the writer's alone */
 
     /* Guarded by mutex. */
     pthread_mutex_t mutex;
@@ -89,6 +107,8 @@ struct Recorder {
     uint64_t tail;            /* rows taken by the writer */
     bool writer_idle;         /* writer waits without a deadline */
     bool closing;
+    QueuedEdit *edits; /* live edits for the sink */
+    size_t edit_count, edit_cap;
 
     /* Writer thread only (and the producer before the thread starts / after it is joined). */
     char *text;
@@ -227,8 +247,48 @@ static void fail(Recorder *rec, int errnum) {
     pthread_mutex_unlock(&rec->mutex);
 }
 
+static void fail_message(Recorder *rec, const char *message) {
+    issim_strlcpy(rec->message, message, sizeof rec->message);
+    atomic_store_explicit(&rec->failed, true, memory_order_release);
+    issim_log(ISSIM_LOG_ERROR, "%s", rec->message);
+    pthread_mutex_lock(&rec->mutex);
+    pthread_cond_signal(&rec->not_full);
+    pthread_mutex_unlock(&rec->mutex);
+}
+
+/* The HDF5 flush: the queued edits, then the rows, then H5Fflush (recorder_hdf5.c). */
+static void writer_flush_hdf5(Recorder *rec) {
+    pthread_mutex_lock(&rec->mutex);
+    bool edit_oom = false;
+    for (size_t i = 0; i < rec->edit_count; i++) {
+        QueuedEdit *e = &rec->edits[i];
+        edit_oom |= !h5sink_add_edit(rec->h5, e->t, e->path, e->value);
+        free(e->path);
+        free(e->value);
+    }
+    rec->edit_count = 0;
+    pthread_mutex_unlock(&rec->mutex);
+    if (edit_oom)
+        issim_log(ISSIM_LOG_WARN, "recording to '%s': out of memory for a live edit", rec->path);
+    char message[sizeof rec->message];
+    bool ok = h5sink_flush(rec->h5, message, sizeof message);
+    if (!atomic_load_explicit(&rec->failed, memory_order_relaxed)) {
+        rec->file_rows = h5sink_rows(rec->h5);
+        rec->file_bytes = h5sink_bytes(rec->h5);
+        atomic_store_explicit(&rec->rows_written, rec->file_rows, memory_order_relaxed);
+        atomic_store_explicit(&rec->bytes_written, rec->file_bytes, memory_order_relaxed);
+        if (!ok)
+            fail_message(rec, message);
+    }
+    rec->text_rows = 0;
+}
+
 /* Hands the text buffer (whole rows) to the kernel, or discards it once failed. */
 static void writer_flush(Recorder *rec) {
+    if (rec->h5) {
+        writer_flush_hdf5(rec);
+        return;
+    }
     if (rec->text_len == 0)
         return;
     if (!atomic_load_explicit(&rec->failed, memory_order_relaxed)) {
@@ -268,8 +328,14 @@ static size_t format_number(char *out, double v) {
 static void writer_format_row(Recorder *rec, const double *row) {
     if (atomic_load_explicit(&rec->failed, memory_order_relaxed))
         return;
-    if (rec->text_len == 0)
+    if (rec->text_rows == 0)
         rec->pending_since = issim_wall_time();
+    if (rec->h5) {
+        rec->text_rows++;
+        if (h5sink_append(rec->h5, row) >= RECORDER_HDF5_FLUSH_BYTES)
+            writer_flush(rec);
+        return;
+    }
     char *p = rec->text + rec->text_len;
     p += format_number(p, row[0]);
     for (int i = 1; i < rec->stride; i++) {
@@ -284,7 +350,7 @@ static void writer_format_row(Recorder *rec, const double *row) {
 }
 
 static bool flush_due(const Recorder *rec) {
-    return rec->text_len > 0 && issim_wall_time() >= rec->pending_since + rec->flush_interval;
+    return rec->text_rows > 0 && issim_wall_time() >= rec->pending_since + rec->flush_interval;
 }
 
 static struct timespec deadline_timespec(double t) {
@@ -324,7 +390,7 @@ static void *writer_main(void *arg) {
         }
         if (rec->closing)
             break;
-        if (rec->text_len > 0) {
+        if (rec->text_rows > 0) {
             double now = issim_wall_time();
             double deadline = rec->pending_since + rec->flush_interval;
             if (now >= deadline) {
@@ -370,6 +436,11 @@ RecorderDesc recorder_desc_default(void) {
 static void recorder_free(Recorder *rec) {
     if (!rec)
         return;
+    for (size_t i = 0; i < rec->edit_count; i++) {
+        free(rec->edits[i].path);
+        free(rec->edits[i].value);
+    }
+    free(rec->edits);
     free(rec->ring);
     free(rec->text);
     free(rec->path);
@@ -459,9 +530,71 @@ static void destroy_sync(Recorder *rec) {
     pthread_cond_destroy(&rec->not_full);
 }
 
+bool recorder_path_is_hdf5(const char *path) {
+    size_t n = path ? strlen(path) : 0;
+    const char *dot = path ? strrchr(path, '.') : NULL;
+    if (!dot || (size_t)(dot - path) + 1 >= n)
+        return false;
+    char ext[8];
+    size_t len = n - (size_t)(dot - path) - 1;
+    if (len >= sizeof ext)
+        return false;
+    for (size_t i = 0; i <= len; i++)
+        ext[i] = (char)tolower((unsigned char)dot[1 + i]);
+    return strcmp(ext, "h5") == 0 || strcmp(ext, "hdf5") == 0;
+}
+
+static bool start_writer(Recorder *rec, IssimError *err);
+
+static Recorder *recorder_open_hdf5(const RecorderDesc *desc, IssimError *err) {
+    Recorder *rec = recorder_alloc(desc, err);
+    if (!rec)
+        return NULL;
+    rec->flush_interval = fmax(desc->flush_interval, RECORDER_HDF5_FLUSH_MIN);
+    rec->h5 = h5sink_open(desc, err);
+    if (!rec->h5) {
+        recorder_free(rec);
+        return NULL;
+    }
+    rec->file_bytes = h5sink_bytes(rec->h5);
+    atomic_store_explicit(&rec->bytes_written, rec->file_bytes, memory_order_relaxed);
+    if (!start_writer(rec, err)) {
+        h5sink_close(rec->h5, NULL, rec->message, sizeof rec->message);
+        recorder_free(rec);
+        return NULL;
+    }
+    return rec;
+}
+
+/* The locks and the writer thread; false with err filled (nothing else is released). */
+static bool start_writer(Recorder *rec, IssimError *err) {
+    if (!init_sync(rec)) {
+        issim_error_set(err, ISSIM_ERR_NOMEM, "recorder '%s': cannot create its locks", rec->path);
+        return false;
+    }
+    /* The writer thread starts with every signal blocked: the program's handlers run on its
+     * own threads, and a broken pipe becomes an EPIPE write error instead of a SIGPIPE. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int errnum = pthread_create(&rec->thread, NULL, writer_main, rec);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (errnum != 0) {
+        char reason[256];
+        describe_errno(errnum, reason, sizeof reason);
+        issim_error_set(err, ISSIM_ERR_NOMEM, "recorder '%s': cannot start its thread: %s",
+                        rec->path, reason);
+        destroy_sync(rec);
+        return false;
+    }
+    return true;
+}
+
 Recorder *recorder_open(const RecorderDesc *desc, IssimError *err) {
     if (validate_desc(desc, err) != ISSIM_OK)
         return NULL;
+    if (recorder_path_is_hdf5(desc->path))
+        return recorder_open_hdf5(desc, err);
     TextBuilder header = {0};
     if (build_header(desc, &header, err) != ISSIM_OK) {
         free(header.data);
@@ -574,6 +707,34 @@ bool recorder_failed(const Recorder *rec, IssimError *err) {
     return true;
 }
 
+IssimStatus recorder_note_edit(Recorder *rec, double t, const char *path, const char *value) {
+    if (!rec->h5)
+        return ISSIM_OK;
+    if (atomic_load_explicit(&rec->failed, memory_order_relaxed))
+        return ISSIM_ERR_IO;
+    QueuedEdit e = {.t = t, .path = strdup(path ? path : ""), .value = strdup(value ? value : "")};
+    pthread_mutex_lock(&rec->mutex);
+    bool ok = e.path && e.value;
+    if (ok && rec->edit_count == rec->edit_cap) {
+        size_t cap = rec->edit_cap ? 2 * rec->edit_cap : 16;
+        QueuedEdit *bigger = realloc(rec->edits, cap * sizeof *bigger);
+        ok = bigger != NULL;
+        if (ok) {
+            rec->edits = bigger;
+            rec->edit_cap = cap;
+        }
+    }
+    if (ok)
+        rec->edits[rec->edit_count++] = e;
+    pthread_mutex_unlock(&rec->mutex);
+    if (!ok) {
+        free(e.path);
+        free(e.value);
+        return ISSIM_ERR_NOMEM;
+    }
+    return ISSIM_OK;
+}
+
 IssimStatus recorder_close(Recorder *rec, IssimError *err) {
     return recorder_close_with_stats(rec, NULL, err);
 }
@@ -589,6 +750,26 @@ IssimStatus recorder_close_with_stats(Recorder *rec, RecorderStats *final, Issim
     pthread_mutex_unlock(&rec->mutex);
     pthread_join(rec->thread, NULL);
     destroy_sync(rec);
+
+    if (rec->h5) {
+        char message[sizeof rec->message];
+        uint64_t bytes = rec->file_bytes;
+        bool ok = h5sink_close(rec->h5, &bytes, message, sizeof message);
+        rec->h5 = NULL;
+        atomic_store_explicit(&rec->bytes_written, bytes, memory_order_relaxed);
+        if (!ok && !atomic_load_explicit(&rec->failed, memory_order_relaxed)) {
+            issim_strlcpy(rec->message, message, sizeof rec->message);
+            atomic_store_explicit(&rec->failed, true, memory_order_release);
+            issim_log(ISSIM_LOG_ERROR, "%s", rec->message);
+        }
+        IssimStatus status = atomic_load_explicit(&rec->failed, memory_order_acquire)
+                                 ? issim_error_set(err, ISSIM_ERR_IO, "%s", rec->message)
+                                 : ISSIM_OK;
+        if (final)
+            *final = recorder_stats(rec);
+        recorder_free(rec);
+        return status;
+    }
 
     /* close(2) can report a deferred write error (NFS, some FUSE file systems). On Linux the
      * descriptor is released even on EINTR, so it is never retried. */

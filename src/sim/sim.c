@@ -306,6 +306,12 @@ static Recorder *open_recorder(Sim *sim, IssimError *err) {
     rd.units = units;
     rd.metadata = metadata;
     rd.metadata_count = 4;
+    rd.scene_path = sim->scene_path;
+    rd.params = sim->options.params;
+    rd.param_count = sim->options.param_count;
+    rd.sets = sim->options.sets;
+    rd.set_count = sim->options.set_count;
+    rd.command_line = sim->options.command_line;
     Recorder *rec = recorder_open(&rd, err);
     free(names);
     free(units);
