@@ -28,12 +28,13 @@ set(CPACK_PACKAGE_NAME issim)
 set(CPACK_PACKAGE_VENDOR "The issim authors")
 set(CPACK_PACKAGE_CONTACT "The issim authors <maintainers@users.noreply.a-seed-f5d58af1.example>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "interactive simulator of rigid bodies in contact")
-set(CPACK_PACKAGE_DESCRIPTION
-  "issim simulates rigid bodies in contact with a choice of contact models (spring/damper,\n"
-  "Hunt-Crossley, Hertz, bilinear, internal friction, contact-response maps), complementarity\n"
-  "solvers and smooth contact on Bezier and Loop surfaces, with a GUI for editing properties\n"
-  "while the simulation runs, headless batch runs, parameter sweeps and fits, and a haptic\n"
-  "servo for a pantograph device.")
+# One string: a CMake list would put semicolons in the control file.
+string(CONCAT CPACK_PACKAGE_DESCRIPTION
+  "issim simulates rigid bodies in contact with a choice of contact models (spring/damper, "
+  "Hunt-Crossley, Hertz, bilinear, internal friction, contact-response maps), complementarity "
+  "solvers and smooth contact on Bezier and Loop surfaces. Its GUI edits properties while the "
+  "simulation runs; headless runs, parameter sweeps and fits share the same scenes, and a "
+  "1 kHz servo drives a pantograph haptic device.")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
