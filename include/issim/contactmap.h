@@ -17,6 +17,11 @@
 
 #define CONTACT_MAP_FORMAT_VERSION 1
 #define CONTACT_MAP_MAX_SAMPLES (1 << 20)
+/* s: the shortest sampling period a map may have. While a map contact lasts the engine takes one
+ * fixed step per sample, so this bounds the work of one millisecond of simulated time to 1e5
+ * steps; a period of 1e-300 s asked for 1e297 (t + T == t: the step never ended, and neither did
+ * the thread waiting for it). The maps of 000 and issim-mapgen sample at 1e-4 to 1e-6 s. */
+#define CONTACT_MAP_MIN_PERIOD 1e-8
 #define CONTACT_MAP_MAX_NODES 65536
 #define CONTACT_MAP_NAME_MAX 128
 #define CONTACT_MAP_TEXT_MAX 256

@@ -17,6 +17,11 @@ static IssimStatus check_spec_header(const ContactMapSpec *spec, const char *ori
     if (!(spec->period > 0.0) || !isfinite(spec->period))
         return issim_error_set(err, ISSIM_ERR_RANGE, "%s: period %g s (must be finite and > 0)",
                                origin, spec->period);
+    if (spec->period < CONTACT_MAP_MIN_PERIOD)
+        return issim_error_set(err, ISSIM_ERR_RANGE,
+                               "%s: period %g s is below %g s: the engine takes one step per "
+                               "sample, %.3g per millisecond of simulated time",
+                               origin, spec->period, CONTACT_MAP_MIN_PERIOD, 1e-3 / spec->period);
     if (spec->samples < 1 || spec->samples > CONTACT_MAP_MAX_SAMPLES)
         return issim_error_set(err, ISSIM_ERR_RANGE, "%s: %d samples (must be 1 ... %d)", origin,
                                spec->samples, CONTACT_MAP_MAX_SAMPLES);

@@ -137,9 +137,19 @@ static IssimStatus read_header_key(Reader *r, Header *h) {
     if (strcmp(k, "period") == 0) {
         h->have_period = true;
         IssimStatus st = read_double(r, "period", &s->period);
-        return st == ISSIM_OK && !(s->period > 0.0)
-                   ? fail(r, ISSIM_ERR_RANGE, "period: must be > 0 s")
-                   : st;
+        if (st != ISSIM_OK)
+            return st;
+        if (!(s->period > 0.0))
+            return fail(r, ISSIM_ERR_RANGE, "period: must be > 0 s");
+        if (s->period < CONTACT_MAP_MIN_PERIOD) { /* the reason: contactmap.h */
+            char msg[200];
+            snprintf(msg, sizeof msg,
+                     "period %g s is below %g s: the engine takes one step per sample, %.3g per "
+                     "millisecond of simulated time",
+                     s->period, CONTACT_MAP_MIN_PERIOD, 1e-3 / s->period);
+            return fail(r, ISSIM_ERR_RANGE, msg);
+        }
+        return ISSIM_OK;
     }
     if (strcmp(k, "samples") == 0)
         return h->have_samples = true,

@@ -146,10 +146,13 @@ static void reset_to_display_time(Sim *sim, double *frame_values) {
         issim_log(ISSIM_LOG_WARN, "reset to t = %g failed: %s", frame.t, err.message);
 }
 
+/* Stops at a stop request between edits: each costs a database clone, and a producer that keeps
+ * submitting (a slider dragged in the GUI) would otherwise hold sim_stop's join for as long as it
+ * goes on. Edits left in the queue are never resolved: nothing runs them once stopped. */
 static bool handle_edits(Sim *sim, double *frame_values) {
     RegistryEdit edit;
     bool any = false;
-    while (registry_edit_pop(sim->registry, &edit)) {
+    while (!atomic_load(&sim->stop_requested) && registry_edit_pop(sim->registry, &edit)) {
         IssimError err = {0};
         ThingDb *probe = thingdb_clone(engine_thingdb(sim->engine));
         IssimStatus s = probe ? thingdb_set_text(probe, edit.path, edit.value, true, &err)
@@ -371,6 +374,10 @@ IssimStatus sim_start(Sim *sim, IssimError *err) {
     return ISSIM_OK;
 }
 
+/* The join is bounded by the step under way: the thread checks the request between steps and
+ * between edits, and a single step is bounded where its inputs are read (a contact map's period:
+ * contactmap.h, CONTACT_MAP_MIN_PERIOD; `period 1e-300` made one step endless and this join
+ * with it, so the GUI could not quit). */
 void sim_stop(Sim *sim) {
     if (!sim->thread_running)
         return;
