@@ -20,12 +20,17 @@
 #include "issim/sim.h"
 #include "testutil.h"
 
-enum { SPHERES = 24, FRAMES = 3000 };
+enum { SPHERES = 24 };
+/* The producer publishes until the consumer has taken what the test needs (or this many frames:
+ * only a hang gets there): on a loaded machine the consumer may see few of the frames, so the
+ * count of frames is not what makes the threads overlap. */
+enum { MAX_FRAMES = 50000000 };
 #define SPHERE_RADIUS 0.05 /* neighbours 0.09 apart: they overlap by about 1 cm */
 
 typedef struct Shared {
     Registry *reg;
     CollisionManager *manager; /* poked after each publish, as the engine does */
+    atomic_bool enough;        /* the consumer has seen enough: stop publishing */
     atomic_bool done;
 } Shared;
 
@@ -42,7 +47,7 @@ static Vec3 sphere_position(int i, double t) {
 static void *producer(void *arg) {
     Shared *sh = arg;
     double values[SPHERES * 3];
-    for (int f = 1; f <= FRAMES; f++) {
+    for (int f = 1; f <= MAX_FRAMES && !atomic_load(&sh->enough); f++) {
         double t = 1e-3 * f;
         for (int i = 0; i < SPHERES; i++) {
             Vec3 p = sphere_position(i, t);
@@ -78,11 +83,54 @@ static bool registry_source(void *ctx, double *t, Pose *poses, double *reach_ahe
     return true;
 }
 
+/* What a test starts, in the cmocka state: the teardown stops the producer and the manager
+ * before freeing what they read, so a failed assertion leaves no thread running. */
+typedef struct Fixture {
+    Shared sh;
+    pthread_t producer;
+    bool producer_started;
+    CollisionManager *m;
+    SourceCtx *sc;
+    Registry *reg;
+    TestRun *run;
+} Fixture;
+
+static int setup(void **state) {
+    Fixture *fx = calloc(1, sizeof *fx);
+    if (!fx)
+        return -1;
+    atomic_init(&fx->sh.enough, false);
+    atomic_init(&fx->sh.done, false);
+    *state = fx;
+    return 0;
+}
+
+static void stop_producer(Fixture *fx) {
+    atomic_store(&fx->sh.enough, true);
+    if (fx->producer_started)
+        pthread_join(fx->producer, NULL);
+    fx->producer_started = false;
+}
+
+static int teardown(void **state) {
+    Fixture *fx = *state;
+    stop_producer(fx);
+    if (fx->m) {
+        collision_manager_stop(fx->m);
+        collision_manager_destroy(fx->m);
+    }
+    free(fx->sc);
+    registry_destroy(fx->reg);
+    test_run_free(fx->run);
+    free(fx);
+    return 0;
+}
+
 /* The spheres' registry (s<i>.pos.x|y|z), their collision world at t = 0 and a manager reading
- * the registry: the fixture of the tests below (sc and reg freed by the caller). */
-static CollisionManager *sphere_manager(Registry **reg_out, SourceCtx **sc_out) {
+ * the registry: the fixture of the tests below (freed by the teardown). */
+static CollisionManager *sphere_manager(Fixture *fx) {
     IssimError err = {0};
-    Registry *reg = registry_create(NULL, &err);
+    Registry *reg = fx->reg = registry_create(NULL, &err);
     assert_non_null(reg);
     char name[32];
     for (int i = 0; i < SPHERES; i++)
@@ -95,30 +143,33 @@ static CollisionManager *sphere_manager(Registry **reg_out, SourceCtx **sc_out) 
     Shape sphere = shape_sphere(SPHERE_RADIUS);
     for (int i = 0; i < SPHERES; i++)
         collision_world_add(world, &sphere, (Pose){sphere_position(i, 0), quat_identity()}, false);
-    SourceCtx *sc = calloc(1, sizeof *sc);
+    SourceCtx *sc = fx->sc = calloc(1, sizeof *sc);
     assert_non_null(sc);
     sc->reg = reg;
-    CollisionManager *m = collision_manager_create(world, registry_source, sc, &err);
+    CollisionManager *m = fx->m = collision_manager_create(world, registry_source, sc, &err);
     assert_non_null(m);
-    *reg_out = reg;
-    *sc_out = sc;
     return m;
 }
 
 static void test_manager_thread_reports_are_consistent(void **state) {
+    Fixture *fx = *state;
     IssimError err = {0};
-    Registry *reg;
-    SourceCtx *sc;
-    CollisionManager *m = sphere_manager(&reg, &sc);
+    CollisionManager *m = sphere_manager(fx);
     Shape sphere = shape_sphere(SPHERE_RADIUS);
-    Shared sh = {.reg = reg, .manager = m};
+    fx->sh.reg = fx->reg;
+    fx->sh.manager = m;
     assert_int_equal(collision_manager_start(m, &err), ISSIM_OK);
-    pthread_t prod;
-    pthread_create(&prod, NULL, producer, &sh);
+    assert_int_equal(pthread_create(&fx->producer, NULL, producer, &fx->sh), 0);
+    fx->producer_started = true;
     uint64_t last_sequence = 0;
     double last_t = -1;
     int taken = 0, checked_contacts = 0;
-    while (!atomic_load(&sh.done) || taken == 0) {
+    double give_up = issim_wall_time() + TEST_WAIT_LIMIT_S; /* a hang, not a slow machine */
+    while (!atomic_load(&fx->sh.done)) {
+        if (taken > 10 && checked_contacts > 100)
+            atomic_store(&fx->sh.enough, true); /* then take what is left until it stops */
+        if (issim_wall_time() > give_up)
+            fail_msg("waited %.0f s for 10 reports: %d taken", TEST_WAIT_LIMIT_S, taken);
         CollisionReport r;
         uint64_t seen = collision_manager_published(m);
         if (!collision_manager_take(m, &r)) {
@@ -142,26 +193,21 @@ static void test_manager_thread_reports_are_consistent(void **state) {
             checked_contacts++;
         }
     }
-    pthread_join(prod, NULL);
+    stop_producer(fx);
     collision_manager_stop(m);
     print_message("reports taken %d of %llu published, %d contacts checked\n", taken,
                   (unsigned long long)collision_manager_published(m), checked_contacts);
     assert_true(taken > 10);
     assert_true(checked_contacts > 100);
-    collision_manager_destroy(m);
-    free(sc);
-    registry_destroy(reg);
 }
 
 /* The waits' contract, without timing: a wait with nothing published returns false; after a
  * state is published and the manager poked, the wait returns true and the report is that
  * state's. */
 static void test_wait_published_and_notify(void **state) {
-    (void)state;
+    Fixture *fx = *state;
     IssimError err = {0};
-    Registry *reg;
-    SourceCtx *sc;
-    CollisionManager *m = sphere_manager(&reg, &sc);
+    CollisionManager *m = sphere_manager(fx);
     assert_int_equal(collision_manager_start(m, &err), ISSIM_OK);
     uint64_t seen = collision_manager_published(m);
     assert_false(collision_manager_wait_published(m, seen, 0.02)); /* no state yet */
@@ -174,10 +220,11 @@ static void test_wait_published_and_notify(void **state) {
         values[3 * i + 1] = p.y;
         values[3 * i + 2] = p.z;
     }
-    registry_publish(reg, 0.5, values);
+    registry_publish(fx->reg, 0.5, values);
     collision_manager_notify(m);
     bool published = false;
-    for (int tries = 0; tries < 5000 && !published; tries++) /* 5 s at most, under any load */
+    double give_up = issim_wall_time() + TEST_WAIT_LIMIT_S; /* a hang, not a slow machine */
+    while (!published && issim_wall_time() < give_up)
         published = collision_manager_wait_published(m, seen, 1e-3);
     assert_true(published);
     assert_true(collision_manager_take(m, &r));
@@ -185,52 +232,53 @@ static void test_wait_published_and_notify(void **state) {
     assert_near(r.poses[3].p.x, sphere_position(3, 0.5).x, 1e-12);
     collision_manager_stop(m);
     collision_manager_notify(m); /* after the stop: nothing to wake, nothing breaks */
-    collision_manager_destroy(m);
-    free(sc);
-    registry_destroy(reg);
 }
 
-static void nap_ms(int ms) {
-    nap_us(1000L * ms);
+typedef struct ContactsWait {
+    Registry *reg;
+    double t;
+    ContactReport reports[16];
+    int n;
+} ContactsWait;
+
+static bool contacts_past(void *arg) {
+    ContactsWait *w = arg;
+    w->n = registry_read_contacts(w->reg, &w->t, w->reports, 16);
+    return w->t >= 1.5;
 }
 
 static void test_interactive_box_rests_on_four_contacts(void **state) {
+    Fixture *fx = *state;
     const char *sets[] = {"universe.horizon=0.1"};
-    TestRun *run =
+    fx->run =
         test_load_scene("scenes/box_on_plane.lua", &(TestRunOptions){.sets = sets, .set_count = 1});
-    Sim *sim = run->sim;
+    Sim *sim = fx->run->sim;
     IssimError err = {0};
     sim_set_speed(sim, 4.0);
     assert_int_equal(sim_start(sim, &err), ISSIM_OK);
     /* Until the engine has computed past 1.5 s (the display clock alone says nothing about a
      * loaded engine: under ThreadSanitizer on two busy cores it lags far behind). */
     Registry *reg = sim_registry(sim);
-    ContactReport reports[16];
-    double t = 0.0;
-    int n = 0;
-    for (int i = 0; i < 120000; i++) {
-        n = registry_read_contacts(reg, &t, reports, 16);
-        if (t >= 1.5)
-            break;
-        nap_ms(1);
-    }
-    assert_true(t >= 1.5);
-    RegistryFrame frame = {.values = calloc((size_t)registry_var_count(reg), sizeof(double))};
+    ContactsWait w = {.reg = reg};
+    test_wait_for(contacts_past, &w, "the contacts of t = 1.5 s");
+    double values[64];
+    assert_true(registry_var_count(reg) <= 64);
+    RegistryFrame frame = {.values = values};
     assert_true(registry_read_latest(reg, &frame));
     double z = frame.values[registry_var_find(reg, "box.pos.z")];
     sim_stop(sim);
     /* At rest: four springs of 1e5 N/m carry m g = 9.81 N: each sinks m g / (4 k). */
-    assert_int_equal(n, 4);
+    assert_int_equal(w.n, 4);
     assert_near(z, 0.05 - 9.81 / 4e5, 2e-5);
-    free(frame.values);
-    test_run_free(run);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_manager_thread_reports_are_consistent),
-        cmocka_unit_test(test_wait_published_and_notify),
-        cmocka_unit_test(test_interactive_box_rests_on_four_contacts),
+        cmocka_unit_test_setup_teardown(test_manager_thread_reports_are_consistent, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_wait_published_and_notify, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_interactive_box_rests_on_four_contacts, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,8 @@
  * drag (REGISTRY_SLOT_POINTER) and the servo's coupling (REGISTRY_SLOT_HANDLE) name their body
  * by a packed EngineBodyId in the slot's id words. The engine thread checks it: a body id of
  * another engine (the previous scene's) is ignored with one warning and moves nothing; this
- * engine's id moves its body. Runs under ThreadSanitizer (label "threads"). */
+ * engine's id moves its body. Runs under ThreadSanitizer (label "threads"); every wait is for
+ * the engine thread's event (a warning, a frame, a moved box), each test's teardown stops it. */
 #include <math.h>
 #include <string.h>
 #include <time.h>
@@ -33,17 +34,20 @@ static EngineBodyId previous_scenes_box(void) {
     return id;
 }
 
-/* box.pos.x in the newest frame once the engine has computed past t (bounded wait). */
-static double box_x_after(Registry *reg, double t) {
+/* box.pos.x in the newest frame. */
+static double box_x(Registry *reg) {
     RegistryVarId x = registry_var_id(reg, "box.pos.x");
     double values[64];
     assert_true(registry_var_count(reg) <= 64);
     RegistryFrame frame = {.values = values};
-    for (int i = 0; i < 10000 && !(registry_state_time(reg) >= t); i++)
-        test_nap_ms(1);
     assert_true(registry_read_latest(reg, &frame));
-    assert_true(frame.t >= t);
     return registry_frame_value(reg, &frame, x);
+}
+
+/* box.pos.x in the newest frame once the engine has computed past t. */
+static double box_x_after(Registry *reg, double t) {
+    test_wait_state_time(reg, t);
+    return box_x(reg);
 }
 
 /* The display's drag: pull the box's centre toward (1, 0, 1) with a 3 Hz spring. */
@@ -59,9 +63,18 @@ static void write_drag(Registry *reg, double t, EngineBodyId body) {
                             SIM_POINTER_ID_COUNT);
 }
 
+static bool warned(void *needle) {
+    return testlog_count(ISSIM_LOG_WARN, needle) > 0;
+}
+
+static bool box_moved(void *reg) {
+    return box_x(reg) > 0.1;
+}
+
 static void test_a_drag_of_a_stale_body_is_ignored(void **state) {
+    TestThreads *th = *state;
     EngineBodyId stale = previous_scenes_box();
-    Sim *sim = test_sim_from_source("ids.lua", free_box);
+    Sim *sim = th->sim = test_sim_from_source("ids.lua", free_box);
     Registry *reg = sim_registry(sim);
     EngineBodyId box = engine_body_find(sim_engine(sim), "box"); /* before the thread starts */
     assert_int_equal(stale.index, box.index);
@@ -69,76 +82,80 @@ static void test_a_drag_of_a_stale_body_is_ignored(void **state) {
     IssimError err;
     assert_int_equal(sim_start(sim, &err), ISSIM_OK);
 
+    /* the engine thread reads the pointer slot at every turn of its loop */
     write_drag(reg, sim_display_time(sim), stale);
-    double t = sim_display_time(sim) + 0.2;
-    for (int i = 0; i < 5000 && sim_display_time(sim) < t; i++)
-        test_nap_ms(1);
-    assert_near(box_x_after(reg, t), 0.0, 0.0); /* nothing pulled it */
+    test_wait_for(warned, "drag ignored", "the engine thread to refuse the stale drag");
+    assert_near(box_x_after(reg, registry_state_time(reg) + 0.2), 0.0, 0.0); /* nothing pulled */
     assert_int_equal(testlog_count(ISSIM_LOG_WARN, "drag ignored"), 1);
     assert_int_equal(testlog_count(ISSIM_LOG_WARN, "stale"), 1);
 
     write_drag(reg, sim_display_time(sim), box);
-    double x = 0.0;
-    for (int i = 0; i < 5000 && !(x > 0.1); i++) {
-        test_nap_ms(1);
-        x = box_x_after(reg, 0.0);
-    }
-    print_message("pulled by this engine's id: box.pos.x = %.3f m\n", x);
-    assert_true(x > 0.1);
+    test_wait_for(box_moved, reg, "the box pulled 0.1 m by this engine's id");
+    print_message("pulled by this engine's id: box.pos.x = %.3f m\n", box_x(reg));
     sim_stop(sim);
-    testlog_release();
     assert_int_equal(testlog_count(ISSIM_LOG_WARN, "drag ignored"), 1); /* said once */
-    sim_destroy(sim);
 }
 
-/* The servo's side, played by this thread: the handle 1 m away in x, 100 N/m, fresh every
- * millisecond (the engine drops a slot older than 0.1 s). */
-static void write_handle_for(Registry *reg, EngineBodyId proxy, double seconds) {
-    double t0 = issim_wall_time();
-    while (issim_wall_time() - t0 < seconds) {
-        double v[HAPTIC_HANDLE_COUNT] = {0};
-        v[HAPTIC_HANDLE_WORLD_X] = 1.0;
-        v[HAPTIC_HANDLE_WORLD_Z] = 1.0;
-        v[HAPTIC_HANDLE_COUPLING_K] = 100.0;
-        v[HAPTIC_HANDLE_ENABLED] = 1.0;
-        uint64_t ids[HAPTIC_HANDLE_ID_COUNT] = {[HAPTIC_HANDLE_ID_PROXY_BODY] =
-                                                    engine_body_id_pack(proxy)};
-        registry_slot_write_ids(reg, REGISTRY_SLOT_HANDLE, issim_wall_time(), v,
-                                HAPTIC_HANDLE_COUNT, ids, HAPTIC_HANDLE_ID_COUNT);
-        test_nap_ms(1);
-    }
+/* The servo's side, played by this thread: the handle 1 m away in x, 100 N/m, written fresh at
+ * every poll (the engine drops a slot older than 0.1 s of wall time). */
+static void write_handle(Registry *reg, EngineBodyId proxy) {
+    double v[HAPTIC_HANDLE_COUNT] = {0};
+    v[HAPTIC_HANDLE_WORLD_X] = 1.0;
+    v[HAPTIC_HANDLE_WORLD_Z] = 1.0;
+    v[HAPTIC_HANDLE_COUPLING_K] = 100.0;
+    v[HAPTIC_HANDLE_ENABLED] = 1.0;
+    uint64_t ids[HAPTIC_HANDLE_ID_COUNT] = {[HAPTIC_HANDLE_ID_PROXY_BODY] =
+                                                engine_body_id_pack(proxy)};
+    registry_slot_write_ids(reg, REGISTRY_SLOT_HANDLE, issim_wall_time(), v, HAPTIC_HANDLE_COUNT,
+                            ids, HAPTIC_HANDLE_ID_COUNT);
+}
+
+typedef struct Handle {
+    Registry *reg;
+    EngineBodyId proxy;
+} Handle;
+
+/* The engine reads the HANDLE slot before each step: it steps as the display clock moves. */
+static bool coupling_refused(void *arg) {
+    Handle *h = arg;
+    write_handle(h->reg, h->proxy);
+    return testlog_count(ISSIM_LOG_WARN, "haptic coupling ignored") > 0;
+}
+
+static bool box_coupled(void *arg) {
+    Handle *h = arg;
+    write_handle(h->reg, h->proxy);
+    return box_x(h->reg) > 0.01;
 }
 
 static void test_a_coupling_to_a_stale_proxy_is_ignored(void **state) {
+    TestThreads *th = *state;
     EngineBodyId stale = previous_scenes_box();
-    Sim *sim = test_sim_from_source("ids.lua", free_box);
+    Sim *sim = th->sim = test_sim_from_source("ids.lua", free_box);
     Registry *reg = sim_registry(sim);
     EngineBodyId box = engine_body_find(sim_engine(sim), "box");
     testlog_capture();
     IssimError err;
     assert_int_equal(sim_start(sim, &err), ISSIM_OK);
 
-    write_handle_for(reg, stale, 0.2);
-    assert_near(box_x_after(reg, 0.1), 0.0, 0.0);
+    Handle h = {reg, stale};
+    test_wait_for(coupling_refused, &h, "the engine thread to refuse the stale proxy");
+    assert_near(box_x_after(reg, registry_state_time(reg) + 0.1), 0.0, 0.0);
     assert_int_equal(testlog_count(ISSIM_LOG_WARN, "haptic coupling ignored"), 1);
 
-    double x = 0.0;
-    for (int i = 0; i < 50 && !(x > 0.01); i++) {
-        write_handle_for(reg, box, 0.05);
-        x = box_x_after(reg, 0.0);
-    }
-    print_message("coupled through this engine's id: box.pos.x = %.4f m\n", x);
-    assert_true(x > 0.01);
+    h.proxy = box;
+    test_wait_for(box_coupled, &h, "the box pulled 1 cm through this engine's id");
+    print_message("coupled through this engine's id: box.pos.x = %.4f m\n", box_x(reg));
     sim_stop(sim);
-    testlog_release();
     assert_int_equal(testlog_count(ISSIM_LOG_WARN, "haptic coupling ignored"), 1);
-    sim_destroy(sim);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_a_drag_of_a_stale_body_is_ignored),
-        cmocka_unit_test(test_a_coupling_to_a_stale_proxy_is_ignored),
+        cmocka_unit_test_setup_teardown(test_a_drag_of_a_stale_body_is_ignored, test_threads_setup,
+                                        test_threads_teardown),
+        cmocka_unit_test_setup_teardown(test_a_coupling_to_a_stale_proxy_is_ignored,
+                                        test_threads_setup, test_threads_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -356,3 +356,76 @@ void test_nap_ms(int ms) {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
 }
+
+bool test_wait_until(bool (*done)(void *arg), void *arg) {
+    double limit = issim_wall_time() + TEST_WAIT_LIMIT_S;
+    while (!done(arg)) {
+        if (issim_wall_time() > limit)
+            return done(arg);
+        test_nap_ms(1);
+    }
+    return true;
+}
+
+void test_wait_for(bool (*done)(void *arg), void *arg, const char *what) {
+    if (!test_wait_until(done, arg))
+        fail_msg("waited %.0f s for %s", TEST_WAIT_LIMIT_S, what);
+}
+
+typedef struct RegistryWait {
+    Registry *reg;
+    double value; /* the time or the count waited for */
+} RegistryWait;
+
+static bool state_time_reached(void *arg) {
+    const RegistryWait *w = arg;
+    return registry_state_time(w->reg) >= w->value;
+}
+
+void test_wait_state_time(Registry *reg, double t) {
+    RegistryWait w = {reg, t};
+    char what[96];
+    snprintf(what, sizeof what, "the engine's frame at t = %g s", t);
+    test_wait_for(state_time_reached, &w, what);
+}
+
+static bool resets_reached(void *arg) {
+    const RegistryWait *w = arg;
+    RegistrySlot stats;
+    registry_slot_read(w->reg, REGISTRY_SLOT_ENGINE_STATS, &stats);
+    return stats.count > 0 && stats.v[ENGINE_STAT_RESETS] >= w->value;
+}
+
+void test_wait_engine_resets(Registry *reg, double resets) {
+    RegistryWait w = {reg, resets};
+    char what[96];
+    snprintf(what, sizeof what, "the engine thread's reset %g", resets);
+    test_wait_for(resets_reached, &w, what);
+}
+
+void test_sim_start_paused(Sim *sim) {
+    IssimError err = {0};
+    sim_set_paused(sim, true);
+    if (sim_start(sim, &err) != ISSIM_OK)
+        fail_msg("sim_start: %s", err.message);
+}
+
+int test_threads_setup(void **state) {
+    TestThreads *threads = calloc(1, sizeof *threads);
+    *state = threads;
+    return threads ? 0 : -1;
+}
+
+int test_threads_teardown(void **state) {
+    TestThreads *threads = *state;
+    if (!threads)
+        return 0;
+    test_run_free(threads->run);
+    sim_destroy(threads->sim);
+    for (size_t i = 0; i < sizeof threads->sims / sizeof threads->sims[0]; i++)
+        sim_destroy(threads->sims[i]);
+    testlog_release(); /* after the joins: the engine thread logs through the capture */
+    free(threads);
+    *state = NULL;
+    return 0;
+}

@@ -36,6 +36,26 @@ void test_nap_ms(int ms);
 /* The same with these engine options (NULL: the defaults). */
 Engine *test_engine_from_source_with(const char *name, const char *source,
                                      const EngineOptions *options);
+
+/* Waits for an event another thread guarantees (a frame published, a counter reached, an edit
+ * resolved): polls done(arg) every millisecond. Tests assert on the event, never on how long it
+ * took; the bound is only there so that a hang fails the test with `what` instead of waiting for
+ * the ctest timeout, and it is far beyond any delay a loaded machine makes (a 2-core machine at
+ * load 12 under ThreadSanitizer). Returns when done holds; fails the test otherwise. */
+#define TEST_WAIT_LIMIT_S 120.0
+void test_wait_for(bool (*done)(void *arg), void *arg, const char *what);
+/* The same, returning whether done held instead of failing. */
+bool test_wait_until(bool (*done)(void *arg), void *arg);
+/* Waits (test_wait_for) until the registry's newest frame is at or after t. */
+void test_wait_state_time(Registry *reg, double t);
+/* Waits until the engine thread's published reset count (ENGINE_STATS) reaches resets: an edit,
+ * a drag or a rewind request has been applied. */
+void test_wait_engine_resets(Registry *reg, double resets);
+/* Starts the engine thread with the display clock paused at the session's start time, so that
+ * what the display shows is set by the test (sim_seek) and not by how fast a loaded machine runs
+ * the engine; fails the test if it cannot start. */
+void test_sim_start_paused(Sim *sim);
+
 /* scenes/pile.lua with `count` bodies, universe.dt = dt and the Lua statements `extra` (may be
  * "") run just before its `return`, where they may append to `things`; malloc'd, free it. */
 char *test_pile_source(int count, double dt, const char *extra);
@@ -83,6 +103,19 @@ TestRun *test_load_scene(const char *scene, const TestRunOptions *options);
 SimSummary *test_run_summary(const char *scene, const TestRunOptions *options);
 /* Destroys the session (stopping its engine thread if started) and frees run. NULL is a no-op. */
 void test_run_free(TestRun *run);
+
+/* cmocka fixtures for tests that start threads (cmocka_unit_test_setup_teardown(test,
+ * test_threads_setup, test_threads_teardown)): *state is a TestThreads the test records what it
+ * starts in; the teardown stops and frees it (and puts the default log handler back), so a failed
+ * assertion, which leaves the test function at once, still joins the engine and collision
+ * threads. */
+typedef struct TestThreads {
+    TestRun *run; /* test_run_free'd */
+    Sim *sim;     /* sim_destroy'ed */
+    Sim *sims[4]; /* more sessions, each sim_destroy'ed */
+} TestThreads;
+int test_threads_setup(void **state);
+int test_threads_teardown(void **state);
 
 /* The seeds' bar thrown at the floor: scene (point_drop.lua or bar_drop_horizontal.lua) run
  * headless without gravity, the bar's lowest point TEST_THROW_GAP above the floor (tip_offset:
