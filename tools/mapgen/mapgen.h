@@ -20,7 +20,7 @@
 #include "issim/contactmap.h"
 #include "issim/core.h"
 
-#define MAPGEN_VERSION 1
+#define MAPGEN_VERSION 2
 #define MAPGEN_MAX_ANGLES 64
 #define MAPGEN_CFL_SAFETY 0.9
 
@@ -150,11 +150,14 @@ typedef struct MapgenDrive {
 /* The step response of 000 3.5: displacement D = 1 m (linear: h is per unit displacement) into
  * the body at the driven nodes from t = 0, the rest traction-free (eq. 3.12) or held. Fills
  * h[k], k < samples: the force the body pushes back with, per unit thickness and unit
- * displacement (Pa), averaged over the sample interval (k T, (k + 1) T]. Why the mean: the
- * explicit solution carries mesh-scale ringing (periods of a few time steps) that point
- * samples at a coarser T would alias into the map; with T equal to the time step it is the
- * point sample h((k + 1) T). The time step is the largest dt <= safety x dt_cfl that divides
- * period. progress (Nullable) is called every 1000 steps with the fraction done. */
+ * displacement (Pa), averaged over the sample interval (k T, (k + 1) T]: the impulse the
+ * indenter gives the body in that interval (the momentum the scheme transfers, the jump's at
+ * t = 0 included in the first), divided by T. Why the mean: the explicit solution carries
+ * mesh-scale ringing (periods of a few time steps) that point samples at a coarser T would
+ * alias into the map, and the jump's impulse, spread over the first few steps, is what the
+ * first sample must hold whatever the step. The time step is the largest dt <= safety x
+ * dt_cfl that divides period. progress (Nullable) is called every 1000 steps with the fraction
+ * done. */
 typedef void (*MapgenProgress)(void *user, double fraction);
 IssimStatus mapgen_step_response(const MapgenModel *model, const MapgenDrive *drive, double period,
                                  int samples, double safety, double *h, MapgenProgress progress,

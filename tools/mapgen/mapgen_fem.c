@@ -12,7 +12,7 @@
  * The reaction at the driven nodes is the nodal force n . (K u) the indenter must supply
  * (the lumped mass has no normal acceleration there): the traction of eq. 3.10 integrated
  * against the node's hat function, i.e. spread over its boundary segment. Each map sample is
- * the reaction's mean over its interval (mapgen.h says why).
+ * the reaction's impulse over its interval divided by T (mapgen.h says why).
  */
 #include "mapgen.h"
 
@@ -363,15 +363,20 @@ IssimStatus mapgen_step_response(const MapgenModel *model, const MapgenDrive *dr
         drive_displacement(model, drive, u);
     const MapgenRelief *r = drive->deformation_only ? &relief : NULL;
     long total = substeps * samples;
+    /* Step n's reaction R_n changes the momentum by dt R_n between the half steps n - 1/2 and
+     * n + 1/2, so the impulse up to a sample boundary kT counts R_kT with weight 1/2 on each
+     * side. Step 0 is the exception: its whole impulse, the jump's (the largest of all: about
+     * the Courant number times rho c w per unit displacement), acts after t = 0 and belongs to
+     * the first sample. */
     double sum = 0.0;
     for (long step = 0; step <= total && st == ISSIM_OK; step++) {
         double reaction = accelerate(model, drive, r, u, f);
-        if (step > 0)
-            sum += reaction;
-        if (step > 0 && step % substeps == 0) {
+        bool boundary = step > 0 && step % substeps == 0;
+        sum += boundary ? 0.5 * reaction : reaction;
+        if (boundary) {
             long k = step / substeps - 1;
             h[k] = sum / (double)substeps;
-            sum = 0.0;
+            sum = 0.5 * reaction;
             if (!isfinite(h[k]))
                 st = issim_error_set(err, ISSIM_ERR_NUMERIC,
                                      "step response diverged at t = %g s (time step %g s)",

@@ -311,7 +311,8 @@ static unsigned long long fnv1a(unsigned long long h, const void *data, size_t s
 }
 
 static unsigned long long job_key(const Options *o, const MapgenMesh *mesh, const MapgenJob *job) {
-    static const char method[] = "issim-mapgen 1: interval-mean samples";
+    /* Version 2 counts the jump's impulse: partial files of version 1 must not be resumed. */
+    static const char method[] = "issim-mapgen 2: interval impulses";
     unsigned long long h = fnv1a(14695981039346656037ull, method, sizeof method);
     h = fnv1a(h, &o->material, sizeof o->material);
     int d = mesh->dimension;
