@@ -43,6 +43,7 @@ static void rig_open(const char *const *args) {
     IssimError err;
     if (haptic_simulator_spawn(&rig.sim, NULL, args, &err) != ISSIM_OK)
         fail_msg("%s", err.message);
+    test_simulator_realtime(rig.sim.pid);
     RegistryDesc rd = registry_desc_default();
     rd.history_frames = 16;
     rig.reg = registry_create(&rd, NULL);
@@ -382,6 +383,8 @@ static void test_fault_on_the_servo_thread(void **state) {
                 break;
             if (st.v[HAPTIC_STAT_PERIODS] > periods_at_start + 3000)
                 fail_msg("round %d: no fault after 3000 periods of the servo", round);
+            if (haptic_servo_state(rig.servo) != HAPTIC_SERVO_RUNNING) /* no more periods */
+                fail_msg("round %d: the servo went to its safe state", round);
         }
         assert_int_equal(haptic_servo_state(rig.servo), HAPTIC_SERVO_RUNNING);
         HapticFault kind = haptic_servo_fault(rig.servo);

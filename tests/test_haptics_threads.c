@@ -192,6 +192,7 @@ static void test_threaded_servo(void **state) {
     const char *args[] = {"--hand", "hold:0.02,0.155", NULL};
     assert_int_equal(haptic_simulator_spawn(&sh->sim, NULL, args, &err), ISSIM_OK);
     sh->sim_spawned = true;
+    test_simulator_realtime(sh->sim.pid);
     RegistryDesc rd = registry_desc_default();
     rd.history_frames = 256;
     Registry *reg = sh->reg = registry_create(&rd, NULL);

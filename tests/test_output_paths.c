@@ -67,8 +67,11 @@ static int setup(void **state) {
     return 0;
 }
 
+static void reader_stop_active(void);
+
 static int teardown(void **state) {
     (void)state;
+    reader_stop_active(); /* a failed assertion left a FIFO reader waiting for its writer */
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     return system(cmd) == 0 ? 0 : -1;
@@ -137,13 +140,35 @@ static void *reader_main(void *arg) {
     return NULL;
 }
 
+/* The reader a test started and has not joined yet (reader_join). */
+static Reader *active_reader;
+
+static void reader_join(Reader *r) {
+    pthread_join(r->thread, NULL);
+    active_reader = NULL;
+}
+
+/* A writer that comes and goes is the hang-up that ends the reader's wait. */
+static void reader_stop_active(void) {
+    if (!active_reader)
+        return;
+    int fd = open(active_reader->path, O_WRONLY | O_NONBLOCK);
+    if (fd >= 0)
+        close(fd);
+    reader_join(active_reader);
+}
+
+static bool reader_opened(void *r) {
+    return atomic_load(&((Reader *)r)->opened) != 0;
+}
+
 static void reader_start(Reader *r, const char *path) {
     memset(r, 0, sizeof *r);
     r->path = path;
     atomic_init(&r->opened, 0);
     assert_int_equal(pthread_create(&r->thread, NULL, reader_main, r), 0);
-    while (atomic_load(&r->opened) == 0)
-        test_nap_ms(1);
+    active_reader = r;
+    test_wait_for(reader_opened, r, "the FIFO reader to open");
     assert_int_equal(atomic_load(&r->opened), 1);
 }
 
@@ -182,10 +207,10 @@ static void test_scene_save(void **state) {
     assert_non_null(strstr(err.message, "no process is reading"));
     assert_int_equal(kind_of(fifo), S_IFIFO);
     /* ... with a reader: written through, still a FIFO. */
-    Reader r;
+    static Reader r; /* not on the stack: the teardown joins it after a failed assertion */
     reader_start(&r, fifo);
     assert_int_equal(scene_save_file(db, fifo, &err), ISSIM_OK);
-    pthread_join(r.thread, NULL);
+    reader_join(&r);
     assert_string_equal(r.text, read_text(saved));
     assert_int_equal(kind_of(fifo), S_IFIFO);
     /* A full device: written through, the failure reported, the device still a device. */
@@ -249,14 +274,14 @@ static void test_recording(void **state) {
     assert_non_null(strstr(output, "symbolic link"));
     assert_string_equal(read_text(target), "keep me\n");
     /* A FIFO with a reader: the whole recording goes through it. */
-    Reader r;
+    static Reader r; /* not on the stack: the teardown joins it after a failed assertion */
     reader_start(&r, fifo);
     snprintf(args, sizeof args,
              "run scenes/point_drop.lua --headless --quiet --until 0.05 "
              "--record %s",
              fifo);
     assert_int_equal(issim(args), 0);
-    pthread_join(r.thread, NULL);
+    reader_join(&r);
     assert_non_null(strstr(r.text, "\nt,"));
     long lines = 0;
     for (const char *p = r.text; *p; p++)
@@ -326,10 +351,10 @@ static void test_sweep_table(void **state) {
     assert_non_null(strstr(output, "no process is reading"));
     assert_int_equal(kind_of(fifo), S_IFIFO);
     /* ... with a reader: the header and every row go through, unsorted, nothing read back. */
-    Reader r;
+    static Reader r; /* not on the stack: the teardown joins it after a failed assertion */
     reader_start(&r, fifo);
     assert_int_equal(issim(args), 0);
-    pthread_join(r.thread, NULL);
+    reader_join(&r);
     long rows = 0;
     for (const char *p = r.text; *p; p++)
         rows += *p == '\n';

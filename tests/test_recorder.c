@@ -27,16 +27,17 @@ static void sleep_seconds(double s) {
     }
 }
 
-/* Waits until every pushed row is accounted for (written or dropped) or the recorder failed.
+/* Waits until every pushed row is accounted for (written or dropped) or the recorder failed,
+ * which the recorder thread guarantees; the bound is only against a hang (TEST_WAIT_LIMIT_S).
  * The recorder has no flush call: this polls the counters, which only a test needs. */
-static RecorderStats wait_settled(const Recorder *rec, double timeout) {
-    double end = issim_wall_time() + timeout;
-    for (;;) {
-        RecorderStats s = recorder_stats(rec);
-        if (s.failed || s.rows_written + s.rows_dropped == s.rows_pushed || issim_wall_time() > end)
-            return s;
-        sleep_seconds(0.001);
-    }
+static bool settled(void *rec) {
+    RecorderStats s = recorder_stats(rec);
+    return s.failed || s.rows_written + s.rows_dropped == s.rows_pushed;
+}
+
+static RecorderStats wait_settled(Recorder *rec) {
+    test_wait_for(settled, rec, "the recorder to account for every row pushed");
+    return recorder_stats(rec);
 }
 
 static char *read_file(const char *path, size_t *size) {
@@ -193,6 +194,61 @@ static void *observer_main(void *arg) {
 
 /* ===== Tests ===== */
 
+/* What a test starts, in the cmocka state: the teardown stops the observer and closes the
+ * recorder (joining its thread), so a failed assertion leaves no thread behind. */
+typedef struct Fixture {
+    Recorder *rec; /* NULL once the test closed it */
+    Observer obs;
+    pthread_t observer;
+    bool observer_started;
+} Fixture;
+
+static int setup(void **state) {
+    Fixture *fx = calloc(1, sizeof *fx);
+    if (!fx)
+        return -1;
+    atomic_init(&fx->obs.stop, false);
+    *state = fx;
+    return 0;
+}
+
+static void stop_observer(Fixture *fx) {
+    atomic_store(&fx->obs.stop, true);
+    if (fx->observer_started)
+        pthread_join(fx->observer, NULL);
+    fx->observer_started = false;
+}
+
+static int teardown(void **state) {
+    Fixture *fx = *state;
+    stop_observer(fx);
+    if (fx->rec)
+        recorder_close(fx->rec, NULL);
+    testlog_release();
+    free(fx);
+    return 0;
+}
+
+/* The recorder the test closes now: the teardown must not close it again. */
+static Recorder *closing(Fixture *fx) {
+    Recorder *rec = fx->rec;
+    fx->rec = NULL;
+    return rec;
+}
+
+/* The file at path holds its header and at least one whole row. */
+static bool has_a_row(void *path) {
+    size_t size, tail;
+    char *text = read_file(path, &size);
+    if (!text)
+        return false;
+    char **lines;
+    size_t count = split_lines(text, size, &lines, &tail);
+    free(lines);
+    free(text);
+    return count > HEADER_LINES;
+}
+
 /* A child process records until SIGKILL; every line it left must be whole. Runs first, while
  * this process has no other thread (see main). */
 static void test_killed_process_leaves_whole_rows(void **state) {
@@ -218,7 +274,13 @@ static void test_killed_process_leaves_whole_rows(void **state) {
                 sleep_seconds(0.001);
         }
     }
-    sleep_seconds(0.3);
+    /* killed once it has flushed a row (at load 12 the child may not have run within a fixed
+       0.3 s), wherever it is then */
+    if (!test_wait_until(has_a_row, (void *)path)) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        fail_msg("the recording child wrote no row to %s", path);
+    }
     assert_int_equal(kill(pid, SIGKILL), 0);
     int status = 0;
     assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -251,35 +313,33 @@ static void test_killed_process_leaves_whole_rows(void **state) {
 }
 
 static void test_blocking_round_trip_is_exact(void **state) {
-    (void)state;
     enum { ROWS = 100000 };
     const char *path = test_temp_path(".csv");
     RecorderDesc d = test_desc(path);
     d.buffer_rows = 64;
     IssimError err;
-    Recorder *rec = recorder_open(&d, &err);
+    Fixture *fx = *state;
+    Recorder *rec = fx->rec = recorder_open(&d, &err);
     if (!rec)
         fail_msg("%s", err.message);
 
-    Observer obs = {.rec = rec};
-    atomic_init(&obs.stop, false);
-    pthread_t observer;
-    assert_int_equal(pthread_create(&observer, NULL, observer_main, &obs), 0);
+    fx->obs.rec = rec;
+    assert_int_equal(pthread_create(&fx->observer, NULL, observer_main, &fx->obs), 0);
+    fx->observer_started = true;
 
     for (uint64_t i = 0; i < ROWS; i++) {
         double v[3] = {awkward_value(i, 0), awkward_value(i, 1), awkward_value(i, 2)};
         assert_int_equal(recorder_push(rec, (double)i * 1e-3, v, true), ISSIM_OK);
     }
-    RecorderStats s = wait_settled(rec, 30.0);
-    atomic_store(&obs.stop, true);
-    pthread_join(observer, NULL);
-    assert_true(obs.consistent);
-    assert_true(obs.samples > 0);
+    RecorderStats s = wait_settled(rec);
+    stop_observer(fx);
+    assert_true(fx->obs.consistent);
+    assert_true(fx->obs.samples > 0);
     assert_int_equal(s.rows_pushed, ROWS);
     assert_int_equal(s.rows_written, ROWS);
     assert_int_equal(s.rows_dropped, 0);
     assert_false(s.failed);
-    assert_int_equal(recorder_close(rec, &err), ISSIM_OK);
+    assert_int_equal(recorder_close(closing(fx), &err), ISSIM_OK);
 
     size_t size, tail;
     char *text = read_file(path, &size);
@@ -311,14 +371,14 @@ static void test_blocking_round_trip_is_exact(void **state) {
  * scheduler), but the counters must account for every push and the file must hold exactly the
  * accepted rows, in order. */
 static void test_nonblocking_accounting(void **state) {
-    (void)state;
+    Fixture *fx = *state;
     enum { ROWS = 200000 };
     const char *path = test_temp_path(".csv");
     RecorderDesc d = test_desc(path);
     d.buffer_rows = 2;
     d.flush_interval = 0.01;
     IssimError err;
-    Recorder *rec = recorder_open(&d, &err);
+    Recorder *rec = fx->rec = recorder_open(&d, &err);
     if (!rec)
         fail_msg("%s", err.message);
     bool *accepted = calloc(ROWS, sizeof *accepted);
@@ -333,12 +393,12 @@ static void test_nonblocking_accounting(void **state) {
         else
             full++;
     }
-    RecorderStats s = wait_settled(rec, 30.0);
+    RecorderStats s = wait_settled(rec);
     assert_int_equal(s.rows_pushed, ROWS);
     assert_int_equal(s.rows_pushed, s.rows_written + s.rows_dropped);
     assert_int_equal(s.rows_dropped, full);
     assert_int_equal(s.rows_written, ok);
-    assert_int_equal(recorder_close(rec, &err), ISSIM_OK);
+    assert_int_equal(recorder_close(closing(fx), &err), ISSIM_OK);
     print_message("non-blocking: %llu of %d rows dropped\n", (unsigned long long)full, ROWS);
 
     size_t size, tail;
@@ -364,18 +424,18 @@ static void test_nonblocking_accounting(void **state) {
 
 /* Rows reach the file within the flush interval, without close. */
 static void test_flush_interval(void **state) {
-    (void)state;
+    Fixture *fx = *state;
     const char *path = test_temp_path(".csv");
     RecorderDesc d = test_desc(path);
     d.flush_interval = 0.05;
     IssimError err;
-    Recorder *rec = recorder_open(&d, &err);
+    Recorder *rec = fx->rec = recorder_open(&d, &err);
     if (!rec)
         fail_msg("%s", err.message);
     double v[3] = {1, 2, 3};
     for (int i = 0; i < 10; i++)
         assert_int_equal(recorder_push(rec, i, v, true), ISSIM_OK);
-    RecorderStats s = wait_settled(rec, 5.0);
+    RecorderStats s = wait_settled(rec);
     assert_int_equal(s.rows_written, 10);
 
     size_t size, tail;
@@ -386,31 +446,31 @@ static void test_flush_interval(void **state) {
     assert_string_equal(lines[HEADER_LINES + 9], "9,1,2,3");
     free(lines);
     free(text);
-    assert_int_equal(recorder_close(rec, &err), ISSIM_OK);
+    assert_int_equal(recorder_close(closing(fx), &err), ISSIM_OK);
     unlink(path);
 }
 
 /* /dev/full accepts open(2) and fails every write with ENOSPC. The header is written at open,
  * so open reports it; a recorder that deferred the header would fail on the first flush. */
 static void test_dev_full(void **state) {
-    (void)state;
+    Fixture *fx = *state;
     if (access("/dev/full", W_OK) != 0)
         skip();
     testlog_capture();
     RecorderDesc d = test_desc("/dev/full");
     IssimError err;
     issim_error_clear(&err);
-    Recorder *rec = recorder_open(&d, &err);
+    Recorder *rec = fx->rec = recorder_open(&d, &err);
     if (rec) {
         double v[3] = {0};
         IssimStatus st = ISSIM_OK;
         for (int i = 0; i < 100000 && st == ISSIM_OK; i++)
             st = recorder_push(rec, i, v, true);
-        RecorderStats s = wait_settled(rec, 5.0);
+        RecorderStats s = wait_settled(rec);
         assert_true(s.failed);
         assert_int_equal(recorder_push(rec, 0, v, true), ISSIM_ERR_IO);
         assert_int_equal(recorder_push(rec, 0, v, false), ISSIM_ERR_IO);
-        assert_int_equal(recorder_close(rec, &err), ISSIM_ERR_IO);
+        assert_int_equal(recorder_close(closing(fx), &err), ISSIM_ERR_IO);
     }
     assert_int_equal(err.status, ISSIM_ERR_IO);
     assert_non_null(strstr(err.message, "No space left on device"));
@@ -421,7 +481,7 @@ static void test_dev_full(void **state) {
 /* A write error after open: the path is a pipe whose reader goes away. Pushes must stop
  * blocking and return ISSIM_ERR_IO, the error is logged once and close returns it. */
 static void test_write_error_after_open(void **state) {
-    (void)state;
+    Fixture *fx = *state;
     int fds[2];
     assert_int_equal(pipe(fds), 0);
     char path[64];
@@ -430,7 +490,7 @@ static void test_write_error_after_open(void **state) {
     RecorderDesc d = test_desc(path);
     d.buffer_rows = 8;
     IssimError err;
-    Recorder *rec = recorder_open(&d, &err);
+    Recorder *rec = fx->rec = recorder_open(&d, &err);
     if (!rec)
         fail_msg("%s", err.message);
     close(fds[1]); /* the recorder has its own descriptor */
@@ -465,7 +525,7 @@ static void test_write_error_after_open(void **state) {
              path, header_len);
     assert_string_equal(ferr.message, expected);
 
-    assert_int_equal(recorder_close(rec, &err), ISSIM_ERR_IO);
+    assert_int_equal(recorder_close(closing(fx), &err), ISSIM_ERR_IO);
     assert_string_equal(err.message, expected);
     assert_int_equal(testlog_count(ISSIM_LOG_ERROR, "Broken pipe"), 1);
     assert_int_equal(testlog_count(ISSIM_LOG_DEBUG, NULL), 1);
@@ -525,17 +585,17 @@ static void test_open_errors(void **state) {
 
 /* No value columns, no units line, no metadata: just "t". */
 static void test_minimal_header(void **state) {
-    (void)state;
+    Fixture *fx = *state;
     const char *path = test_temp_path(".csv");
     RecorderDesc d = recorder_desc_default();
     d.path = path;
     IssimError err;
-    Recorder *rec = recorder_open(&d, &err);
+    Recorder *rec = fx->rec = recorder_open(&d, &err);
     if (!rec)
         fail_msg("%s", err.message);
     assert_int_equal(recorder_push(rec, 0.25, NULL, true), ISSIM_OK);
     assert_int_equal(recorder_push(rec, 0.1, NULL, false), ISSIM_OK);
-    assert_int_equal(recorder_close(rec, &err), ISSIM_OK);
+    assert_int_equal(recorder_close(closing(fx), &err), ISSIM_OK);
     size_t size;
     char *text = read_file(path, &size);
     assert_string_equal(text, "t\n0.25\n0.10000000000000001\n");
@@ -547,14 +607,14 @@ int main(void) {
     /* The fork test runs first: forking is only safe (and TSan-clean) while this process has
      * no other thread, and every later test joins the threads it starts. */
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_killed_process_leaves_whole_rows),
-        cmocka_unit_test(test_blocking_round_trip_is_exact),
-        cmocka_unit_test(test_nonblocking_accounting),
-        cmocka_unit_test(test_flush_interval),
-        cmocka_unit_test(test_dev_full),
-        cmocka_unit_test(test_write_error_after_open),
-        cmocka_unit_test(test_open_errors),
-        cmocka_unit_test(test_minimal_header),
+        cmocka_unit_test_setup_teardown(test_killed_process_leaves_whole_rows, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_blocking_round_trip_is_exact, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nonblocking_accounting, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_flush_interval, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dev_full, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_write_error_after_open, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_minimal_header, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -401,6 +402,11 @@ void test_wait_engine_resets(Registry *reg, double resets) {
     char what[96];
     snprintf(what, sizeof what, "the engine thread's reset %g", resets);
     test_wait_for(resets_reached, &w, what);
+}
+
+void test_simulator_realtime(int pid) {
+    struct sched_param p = {.sched_priority = 70};
+    sched_setscheduler((pid_t)pid, SCHED_FIFO, &p); /* refused: as before, see testutil.h */
 }
 
 void test_sim_start_paused(Sim *sim) {

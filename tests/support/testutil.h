@@ -51,6 +51,12 @@ void test_wait_state_time(Registry *reg, double t);
 /* Waits until the engine thread's published reset count (ENGINE_STATS) reaches resets: an edit,
  * a drag or a rewind request has been applied. */
 void test_wait_engine_resets(Registry *reg, double resets);
+/* Runs process pid (the device simulator, issim-pantosim) under SCHED_FIFO when the system
+ * permits it, below the servo's priority (80). A real pantograph's firmware keeps its 1 kHz
+ * frames coming whatever the host does; the simulator, an ordinary process, was starved for 250
+ * ms at load 12 and the servo rightly declared the link lost ("no frame for 251 ms"). Where
+ * real-time scheduling is refused the simulator runs as before. */
+void test_simulator_realtime(int pid);
 /* Starts the engine thread with the display clock paused at the session's start time, so that
  * what the display shows is set by the test (sim_seek) and not by how fast a loaded machine runs
  * the engine; fails the test if it cannot start. */
