@@ -1,8 +1,10 @@
 /* issim-mapgen (tools/mapgen, docs/contact-map-generator.md): the explicit plane-strain solver
- * against the analytic 1D wave solution, a static solve, mesh refinement and its energy; V10
- * (VALIDATION.md; seed 000 4.4, Table 4.2) on a coarse bar mesh; the deformation-only map's
- * steady state against the free body's; bad input refused; one output
- * from threads and from `mpirun -np 2`; a resumed run recomputes nothing it finished. */
+ * against the analytic 1D wave solution (the impulse rho c w whatever the time step), a static
+ * solve, mesh refinement and its energy; V10 (VALIDATION.md; seed 000 4.4, Table 4.2) on a
+ * coarse bar mesh; the deformation-only map's steady state against the free body's; bad input
+ * refused (no map nodes, runs estimated too large before meshing); help under mpirun; one
+ * output from threads and from `mpirun -np 2`; a resumed run recomputes nothing it finished,
+ * a finished one leaves no partial files. */
 #include "testutil.h"
 
 #include <math.h>
@@ -672,6 +674,75 @@ static void test_bad_input_refused(void **state) {
     expect_refused("--angles 120", "(0, 90]");
 }
 
+/* Issue 34: a circle with --every 0 dereferenced the missing --at list (SIGSEGV); a shape
+ * without angles and without --every or --at has no map nodes at all. */
+static void test_no_map_nodes_refused(void **state) {
+    expect_refused("--shape circle --radius 0.01 --every 0 --samples 5",
+                   "--every 0: must be at least 1");
+    expect_refused("--every 0 --samples 5", "--every 0: must be at least 1");
+    expect_refused("--shape circle --radius 0.01 --samples 5", "no map nodes");
+}
+
+/* Issue 34: an element size far below the body's meshed for minutes into gigabytes before any
+ * check. Now the estimate comes first: 1e-9 m on the bar is about 2.8e15 nodes, refused even
+ * with --force (the solver's int indices); 1e-5 m (2.8e7 nodes, tens of GB, weeks) is refused
+ * unless --force; a polygon in kilometres, or far from its origin, is no contact body. */
+static void test_oversized_runs_refused_before_meshing(void **state) {
+    expect_refused("--element-size 1e-9", "mesh nodes");
+    expect_refused("--element-size 1e-9 --force", "even with --force");
+    expect_refused("--element-size 1e-5", "or --force");
+    FILE *f = fopen(scratch_path("huge.txt"), "w");
+    fprintf(f, "0 0\n1e7 0\n1e7 1e7\n0 1e7\n0 0\n");
+    fclose(f);
+    f = fopen(scratch_path("far.txt"), "w");
+    fprintf(f, "1e4 0\n10000.01 0\n10000.01 0.01\n1e4 0.01\n1e4 0\n");
+    fclose(f);
+    char args[1024];
+    snprintf(args, sizeof args, "--polygon %s --every 4", scratch_path("huge.txt"));
+    expect_refused(args, "body extent 1e+07 m");
+    snprintf(args, sizeof args, "--polygon %s --every 4", scratch_path("far.txt"));
+    expect_refused(args, "lies 10000 m from the origin");
+}
+
+/* The estimate printed before meshing against the mesh Gmsh then makes: the bar at 2 mm and
+ * the disc at 1 mm (2D), the bar at 2.5 mm (3D). */
+static void test_estimate_matches_the_mesh(void **state) {
+    static const char *const jobs[] = {
+        "--element-size 2e-3 --samples 4 --angles 90",
+        "--shape circle --radius 0.01 --element-size 1e-3 --every 50 --samples 4",
+        "--dimension 3 --element-size 2.5e-3 --samples 4 --angles 90",
+    };
+    for (size_t j = 0; j < sizeof jobs / sizeof jobs[0]; j++) {
+        char out[16384], args[2048];
+        snprintf(args, sizeof args, "%s --period 2e-7 -o %s", jobs[j], scratch_path("est.map"));
+        assert_int_equal(run_mapgen("", args, out, sizeof out), 0);
+        const char *estimate = strstr(out, "estimate: about "), *mesh = strstr(out, "mapgen: ");
+        while (mesh && (mesh[8] < '0' || mesh[8] > '9'))
+            mesh = strstr(mesh + 1, "mapgen: ");
+        assert_non_null(estimate);
+        assert_non_null(mesh);
+        assert_true(estimate < mesh); /* printed before meshing */
+        double estimated = atof(estimate + strlen("estimate: about ")), meshed = atof(mesh + 8);
+        printf("estimate %.0f mesh nodes, meshed %.0f (%+.1f %%): %s\n", estimated, meshed,
+               100.0 * (estimated / meshed - 1.0), jobs[j]);
+        assert_true(fabs(estimated / meshed - 1.0) < 0.25);
+    }
+}
+
+/* Issue 34: `mpirun -np 2 issim-mapgen --help` ended in an MPI error (exit() after MPI_Init
+ * without MPI_Finalize). Help needs no MPI: exit 0, printed once. */
+static void test_help_under_mpirun(void **state) {
+    char out[16384], launcher[512];
+    snprintf(launcher, sizeof launcher, "%s -np 2 --oversubscribe -x ASAN_OPTIONS", ISSIM_MPIRUN);
+    int rc = run_mapgen(launcher, "--help", out, sizeof out);
+    printf("mpirun -np 2 issim-mapgen --help: exit %d\n", rc);
+    assert_int_equal(rc, 0);
+    const char *first = strstr(out, "usage: issim-mapgen");
+    assert_non_null(first);
+    assert_null(strstr(first + 1, "usage: issim-mapgen"));
+    assert_null(strstr(out, "MPI"));
+}
+
 static ContactMap *read_map(const char *path) {
     ContactMap *map = NULL;
     IssimError err = {0};
@@ -694,14 +765,27 @@ static void assert_same_maps(const char *a, const char *b) {
 
 static void test_threads_mpi_and_resume_give_one_output(void **state) {
     char out[16384], args[2048];
-    snprintf(args, sizeof args, SMALL_JOB " --threads 2 -o %s", scratch_path("threads.map"));
+    /* A finished run leaves no partial files (issue 34), unless asked to keep them. */
+    snprintf(args, sizeof args, SMALL_JOB " --threads 2 -o %s", scratch_path("plain.map"));
     assert_int_equal(run_mapgen("", args, out, sizeof out), 0);
+    assert_int_equal(access(scratch_path("plain.map"), F_OK), 0);
+    assert_int_not_equal(access(scratch_path("plain.map.partial"), F_OK), 0);
+    snprintf(args, sizeof args, SMALL_JOB " --threads 2 --keep-partial -o %s",
+             scratch_path("threads.map"));
+    assert_int_equal(run_mapgen("", args, out, sizeof out), 0);
+    assert_same_maps(scratch_path("plain.map"), scratch_path("threads.map"));
+    for (int j = 0; j < 7; j++) {
+        char name[64];
+        snprintf(name, sizeof name, "threads.map.partial/node_%05d.txt", j);
+        assert_int_equal(access(scratch_path(name), F_OK), 0);
+    }
     snprintf(args, sizeof args, SMALL_JOB " -o %s", scratch_path("mpi.map"));
     char launcher[512];
     snprintf(launcher, sizeof launcher, "%s -np 2 --oversubscribe -x ASAN_OPTIONS", ISSIM_MPIRUN);
     int rc = run_mapgen(launcher, args, out, sizeof out);
     printf("mpirun -np 2: %s", out);
     assert_int_equal(rc, 0);
+    assert_int_not_equal(access(scratch_path("mpi.map.partial"), F_OK), 0);
     assert_same_maps(scratch_path("threads.map"), scratch_path("mpi.map"));
     ContactMap *map = read_map(scratch_path("mpi.map"));
     const ContactMapProvenance *pv = contact_map_provenance(map);
@@ -731,6 +815,7 @@ static void test_threads_mpi_and_resume_give_one_output(void **state) {
     assert_non_null(strstr(out, "resumed 4 finished node(s)"));
     assert_non_null(strstr(out, "3/3 nodes done"));
     assert_same_maps(scratch_path("threads.map"), scratch_path("first.map"));
+    assert_int_not_equal(access(scratch_path("threads.map.partial"), F_OK), 0);
 }
 
 /* --mirror: the bar's responses at the images of each node in x = 0 and y = 0 (the tip's
@@ -785,6 +870,10 @@ int main(void) {
         cmocka_unit_test(test_deformation_only_bar_map_pushes_free_map_pulls),
         cmocka_unit_test(test_deformation_only_refuses_supports),
         cmocka_unit_test(test_bad_input_refused),
+        cmocka_unit_test(test_no_map_nodes_refused),
+        cmocka_unit_test(test_oversized_runs_refused_before_meshing),
+        cmocka_unit_test(test_estimate_matches_the_mesh),
+        cmocka_unit_test(test_help_under_mpirun),
         cmocka_unit_test(test_threads_mpi_and_resume_give_one_output),
         cmocka_unit_test(test_mirror_writes_the_symmetric_nodes),
     };

@@ -89,6 +89,24 @@ MapgenGeometry mapgen_geometry_steel_bar(int dimension, double element_size, con
  * the body, a closed simple polygon (at least 3 distinct vertices, no crossing edges), angles
  * in (0, 90]. */
 IssimStatus mapgen_geometry_check(const MapgenGeometry *g, IssimError *err);
+/* The range of a body's largest extent, m (and, for a polygon, of its coordinates' distance
+ * from the origin). */
+#define MAPGEN_MIN_EXTENT 1e-6
+#define MAPGEN_MAX_EXTENT 100.0
+
+/* What meshing and solving a checked geometry will take, before Gmsh runs: within tens of
+ * per cent on the shapes measured (the machine's speed aside), enough to refuse a run that
+ * would not fit or not end. */
+typedef struct MapgenEstimate {
+    double mesh_nodes;        /* nodes of the mesh */
+    double boundary_nodes;    /* of them on the outline or surface */
+    double dt_cfl;            /* the stable step, s */
+    double bytes;             /* resident memory of one process, before the responses */
+    double setup_seconds;     /* CPU: meshing, assembly, the stable step */
+    double node_step_seconds; /* CPU: one time step of one map node's run */
+} MapgenEstimate;
+void mapgen_estimate(const MapgenGeometry *g, const MapgenMaterial *m, MapgenEstimate *e);
+
 /* Meshes with Gmsh (linear triangles or tetrahedra). Owned: mapgen_mesh_free. Not thread-safe
  * (Gmsh). */
 IssimStatus mapgen_mesh_build(const MapgenGeometry *g, MapgenMesh *mesh, IssimError *err);
@@ -247,6 +265,10 @@ typedef struct MapgenJob {
  * into h (node-major, samples each; other ranks' rows untouched). computed (Nullable) gets the
  * number of nodes actually solved (not resumed). */
 IssimStatus mapgen_run(const MapgenJob *job, double *h, int *computed, IssimError *err);
+/* Removes a finished run's partial directory: its node files (and temporaries a killed run
+ * left), then the directory. False when it holds anything else (a directory the user named)
+ * and was kept; true when removed or already gone. Several ranks may call it at once. */
+bool mapgen_partial_remove(const char *dir);
 /* The driven nodes of map node b (boundary index): those within segment / 2 of arc length (2D)
  * or of distance (3D).
  * nodes must hold mesh->boundary_count entries. Returns the count. */

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define DEFAULT_ANGLES "18,30,42,54,66,78,90"
 
@@ -27,8 +28,14 @@ typedef struct Options {
     int every;
     double period, segment, thickness, safety;
     int samples, threads;
-    bool quiet, by_angle, mirror, deformation_only;
+    bool quiet, by_angle, mirror, deformation_only, every_set, force, keep_partial, help;
 } Options;
+
+/* A run estimated beyond these is refused unless --force: it would not end in a working day
+ * or not fit in memory. Beyond the hard limit the solver's int indices overflow. */
+#define LIMIT_WALL_SECONDS (24.0 * 3600.0)
+#define LIMIT_MEMORY_FRACTION 0.5
+#define LIMIT_HARD_MESH_NODES 5e7
 
 static void usage(FILE *to) {
     fprintf(to,
@@ -44,8 +51,10 @@ static void usage(FILE *to) {
             "            --segment S (driven arc length around a node, m; 0: the node alone)\n"
             "  map:      --period T (1e-6 s) --samples N (1000) --thickness W (m; default the\n"
             "            bar's or circle's diameter, 1 for a polygon)\n"
-            "  run:      --threads N (1) --resume-dir DIR (OUT.partial) --safety F (0.9)\n"
-            "            --quiet\n"
+            "  run:      --threads N (1) --resume-dir DIR (OUT.partial, removed when the map\n"
+            "            is written) --keep-partial --safety F (0.9) --quiet\n"
+            "            --force (run although the estimate printed before meshing exceeds\n"
+            "            half the memory or 24 hours)\n"
             "  bar:      --mirror (also write each node's images in x = 0 and y = 0)\n"
             "  physics:  --deformation-only (the rigid-body modes removed: the map of the\n"
             "            deformation, which settles to a steady compliance)\n");
@@ -117,12 +126,18 @@ static IssimStatus parse_args(int argc, char **argv, Options *o, IssimError *err
         else if (strcmp(a, "--resume-dir") == 0)
             o->partial_dir = v;
         else if (strcmp(a, "--quiet") == 0 || strcmp(a, "--mirror") == 0 ||
-                 strcmp(a, "--deformation-only") == 0) {
-            *(a[2] == 'q' ? &o->quiet : a[2] == 'm' ? &o->mirror : &o->deformation_only) = true;
+                 strcmp(a, "--deformation-only") == 0 || strcmp(a, "--force") == 0 ||
+                 strcmp(a, "--keep-partial") == 0) {
+            bool *flag = a[2] == 'q'   ? &o->quiet
+                         : a[2] == 'm' ? &o->mirror
+                         : a[2] == 'd' ? &o->deformation_only
+                         : a[2] == 'f' ? &o->force
+                                       : &o->keep_partial;
+            *flag = true;
             value = false;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
-            exit(0);
+            o->help = true;
+            return ISSIM_OK;
         } else {
             static const struct {
                 const char *flag;
@@ -156,6 +171,7 @@ static IssimStatus parse_args(int argc, char **argv, Options *o, IssimError *err
                               : a[2] == 'd' ? &o->geometry.dimension
                                             : &o->every;
                 *target = (int)x;
+                o->every_set = o->every_set || target == &o->every;
             } else {
                 st = issim_error_set(err, ISSIM_ERR_INVALID,
                                      "unknown option \"%s\" (--help lists them)", a);
@@ -169,7 +185,7 @@ static IssimStatus parse_args(int argc, char **argv, Options *o, IssimError *err
         return st;
     if (!o->output)
         return issim_error_set(err, ISSIM_ERR_INVALID, "no output: give -o OUT.map");
-    o->by_angle = o->geometry.shape == MAPGEN_SHAPE_BAR && o->every == 0 && !o->points;
+    o->by_angle = o->geometry.shape == MAPGEN_SHAPE_BAR && !o->every_set && !o->points;
     if (o->by_angle || angles) {
         if (o->geometry.shape != MAPGEN_SHAPE_BAR)
             return issim_error_set(err, ISSIM_ERR_INVALID,
@@ -208,8 +224,17 @@ static IssimStatus check_options(const Options *o, IssimError *err) {
     if (o->threads < 1 || o->threads > 256)
         return issim_error_set(err, ISSIM_ERR_RANGE, "--threads %d: must be in [1, 256]",
                                o->threads);
-    if (o->every < 0)
-        return issim_error_set(err, ISSIM_ERR_RANGE, "--every %d: must be at least 1", o->every);
+    if (o->every_set && o->every < 1)
+        return issim_error_set(err, ISSIM_ERR_RANGE,
+                               "--every %d: must be at least 1 (every K-th boundary node around "
+                               "the outline; 1 takes them all)",
+                               o->every);
+    if (!o->by_angle && !o->every_set && !o->points)
+        return issim_error_set(err, ISSIM_ERR_INVALID,
+                               "no map nodes: a %s takes --every K (K >= 1) or --at X,Y[:...] "
+                               "(impact angles are the bar's)",
+                               o->geometry.shape == MAPGEN_SHAPE_CIRCLE ? "circle or sphere"
+                                                                        : "polygon");
     if (!(o->safety > 0.0 && o->safety <= 1.0))
         return issim_error_set(err, ISSIM_ERR_RANGE, "--safety %g: must be in (0, 1]", o->safety);
     if (!(o->segment >= 0.0) || !(o->thickness >= 0.0))
@@ -225,6 +250,76 @@ static IssimStatus check_options(const Options *o, IssimError *err) {
         return issim_error_set(err, ISSIM_ERR_INVALID,
                                "--body \"%s\": one word of 1 to %d characters", o->body,
                                CONTACT_MAP_NAME_MAX - 1);
+    return ISSIM_OK;
+}
+
+static void human_bytes(double bytes, char *out, size_t size) {
+    if (bytes < 1e9)
+        snprintf(out, size, "%.0f MB", bytes / 1e6);
+    else
+        snprintf(out, size, "%.3g GB", bytes / 1e9);
+}
+
+static void human_seconds(double s, char *out, size_t size) {
+    if (s < 120.0)
+        snprintf(out, size, "%.0f s", s);
+    else if (s < 7200.0)
+        snprintf(out, size, "%.0f min", s / 60.0);
+    else if (s < 2.0 * 86400.0)
+        snprintf(out, size, "%.1f h", s / 3600.0);
+    else
+        snprintf(out, size, "%.3g days", s / 86400.0);
+}
+
+/* Before meshing: what the run will take, printed, and refused beyond the limits unless
+ * --force (Gmsh alone, on an element size far below the body's, would run for minutes and
+ * take gigabytes before any check that needs the mesh). */
+static IssimStatus check_estimate(const Options *o, int rank, int ranks, IssimError *err) {
+    MapgenEstimate e;
+    mapgen_estimate(&o->geometry, &o->material, &e);
+    double map_nodes = 1.0;
+    if (o->by_angle)
+        map_nodes = o->geometry.angle_count;
+    else if (o->every_set)
+        map_nodes = ceil(e.boundary_nodes / o->every);
+    else
+        for (const char *p = o->points; *p; p++)
+            map_nodes += *p == ':';
+    double substeps = ceil(o->period / (o->safety * e.dt_cfl));
+    double steps = substeps * o->samples;
+    double cpu = map_nodes * steps * e.node_step_seconds * (o->deformation_only ? 1.6 : 1.0);
+    double workers = fmin(map_nodes, (double)o->threads * ranks);
+    double wall = e.setup_seconds + cpu / workers;
+    double bytes = e.bytes + map_nodes * o->samples * sizeof(double) * (o->mirror ? 8.0 : 2.0);
+    double memory = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+    char b[32], m[32], w[32], c[32];
+    human_bytes(bytes, b, sizeof b);
+    human_bytes(memory, m, sizeof m);
+    human_seconds(wall, w, sizeof w);
+    human_seconds(e.setup_seconds + cpu, c, sizeof c);
+    char summary[512];
+    snprintf(summary, sizeof summary,
+             "about %.3g mesh nodes (element %g m), %s per process (of %s), %s on %d rank(s) x "
+             "%d thread(s) (%s CPU): %.0f map node(s) x %d samples x %.0f steps of %.3g s",
+             e.mesh_nodes, o->geometry.element_size, b, m, w, ranks, o->threads, c, map_nodes,
+             o->samples, substeps, o->period / substeps);
+    if (e.mesh_nodes > LIMIT_HARD_MESH_NODES)
+        return issim_error_set(err, ISSIM_ERR_RANGE,
+                               "--element-size %g m: %s; at most %.0e mesh nodes (the solver's "
+                               "indices), even with --force: a larger element size",
+                               o->geometry.element_size, summary, LIMIT_HARD_MESH_NODES);
+    if (!o->force && bytes > LIMIT_MEMORY_FRACTION * memory)
+        return issim_error_set(err, ISSIM_ERR_RANGE,
+                               "--element-size %g m: %s: more than half this machine's memory; "
+                               "a larger element size, or --force",
+                               o->geometry.element_size, summary);
+    if (!o->force && wall > LIMIT_WALL_SECONDS)
+        return issim_error_set(err, ISSIM_ERR_RANGE,
+                               "%s: more than %.0f hours; a larger element size or --period, "
+                               "fewer --samples or nodes, more --threads or ranks, or --force",
+                               summary, LIMIT_WALL_SECONDS / 3600.0);
+    if (rank == 0 && !o->quiet)
+        fprintf(stderr, "mapgen: estimate: %s\n", summary);
     return ISSIM_OK;
 }
 
@@ -528,6 +623,12 @@ static IssimStatus generate(const Options *o, bool mpi, int rank, int ranks, Iss
         mpi_collect(&job, h);
     if (st == ISSIM_OK && rank == 0)
         st = write_map(o, &mesh, &model, &job, normals, angles, h, err);
+    /* The partial files only serve a run that has not written its map: once it is written
+     * (and read back), they go, unless asked to stay. */
+    st = agree(mpi, st);
+    if (st == ISSIM_OK && !o->keep_partial && !mapgen_partial_remove(partial) && rank == 0 &&
+        !o->quiet)
+        fprintf(stderr, "mapgen: kept %s: it holds files other than this run's\n", partial);
     if (st == ISSIM_OK && rank == 0 && !o->quiet)
         fprintf(stderr, "mapgen: wrote %s (validated by reading it back)\n", o->output);
     free(h);
@@ -539,7 +640,25 @@ static IssimStatus generate(const Options *o, bool mpi, int rank, int ranks, Iss
     return st;
 }
 
+/* This process's rank as mpirun announced it, before (or without) MPI_Init; 0 alone. */
+static int launcher_rank(void) {
+    const char *names[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (getenv(names[i]))
+            return atoi(getenv(names[i]));
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    Options o;
+    IssimError err = {0};
+    IssimStatus st = parse_args(argc, argv, &o, &err);
+    /* Help needs no MPI: every rank exits at once, one prints. */
+    if (st == ISSIM_OK && o.help) {
+        if (launcher_rank() == 0)
+            usage(stdout);
+        return 0;
+    }
     bool mpi = under_mpirun();
     int rank = 0, ranks = 1;
     if (mpi) {
@@ -547,10 +666,7 @@ int main(int argc, char **argv) {
         MPI_Comm_rank(MPI_COMM_WORLD, &rank);
         MPI_Comm_size(MPI_COMM_WORLD, &ranks);
     }
-    Options o;
-    IssimError err = {0};
     double *vertices = NULL;
-    IssimStatus st = parse_args(argc, argv, &o, &err);
     if (st == ISSIM_OK && o.geometry.shape == MAPGEN_SHAPE_POLYGON) {
         st = o.polygon
                  ? mapgen_polygon_read(o.polygon, &vertices, &o.geometry.vertex_count, &err)
@@ -561,6 +677,8 @@ int main(int argc, char **argv) {
     }
     if (st == ISSIM_OK)
         st = check_options(&o, &err);
+    if (st == ISSIM_OK)
+        st = check_estimate(&o, rank, ranks, &err);
     if (st == ISSIM_OK)
         st = generate(&o, mpi, rank, ranks, &err);
     if (st != ISSIM_OK && (rank == 0 || err.message[0]))

@@ -120,6 +120,30 @@ static void body_area_perimeter(const MapgenGeometry *g, double *area, double *p
     }
 }
 
+/* The body's largest extent and the farthest any of it lies from the origin (m). */
+static void body_extent(const MapgenGeometry *g, double *extent, double *reach) {
+    if (g->shape == MAPGEN_SHAPE_BAR) {
+        *extent = *reach = g->length;
+        *reach *= 0.5;
+        return;
+    }
+    if (g->shape == MAPGEN_SHAPE_CIRCLE) {
+        *extent = 2.0 * g->radius;
+        *reach = g->radius;
+        return;
+    }
+    double low[2] = {INFINITY, INFINITY}, high[2] = {-INFINITY, -INFINITY};
+    *reach = 0.0;
+    for (int i = 0; i < g->vertex_count; i++)
+        for (int a = 0; a < 2; a++) {
+            double x = g->vertices[2 * i + a];
+            low[a] = fmin(low[a], x);
+            high[a] = fmax(high[a], x);
+            *reach = fmax(*reach, fabs(x));
+        }
+    *extent = fmax(high[0] - low[0], high[1] - low[1]);
+}
+
 IssimStatus mapgen_geometry_check(const MapgenGeometry *g, IssimError *err) {
     if (g->dimension != 2 && g->dimension != 3)
         return issim_error_set(err, ISSIM_ERR_RANGE, "dimension %d: must be 2 or 3", g->dimension);
@@ -147,6 +171,20 @@ IssimStatus mapgen_geometry_check(const MapgenGeometry *g, IssimError *err) {
         if (st != ISSIM_OK)
             return st;
     }
+    /* Outside this range a body is no contact body (a typo in units, or a polygon in a
+     * survey's coordinates) and its mesh at any sensible element size would not fit the
+     * machine; the positions are the body frame's, which the engine puts at the body. */
+    double extent, reach;
+    body_extent(g, &extent, &reach);
+    if (!(extent >= MAPGEN_MIN_EXTENT && extent <= MAPGEN_MAX_EXTENT))
+        return issim_error_set(err, ISSIM_ERR_RANGE,
+                               "body extent %g m (its largest dimension): must be in [%g, %g] m",
+                               extent, MAPGEN_MIN_EXTENT, MAPGEN_MAX_EXTENT);
+    if (!(reach <= MAPGEN_MAX_EXTENT))
+        return issim_error_set(err, ISSIM_ERR_RANGE,
+                               "polygon: a vertex lies %g m from the origin: coordinates must be "
+                               "within %g m of it (the body's own frame)",
+                               reach, MAPGEN_MAX_EXTENT);
     double area, perimeter;
     body_area_perimeter(g, &area, &perimeter);
     double limit = g->dimension * area / perimeter;
@@ -170,6 +208,25 @@ IssimStatus mapgen_geometry_check(const MapgenGeometry *g, IssimError *err) {
                                    "must be in (0, 90]",
                                    g->angles[i]);
     return ISSIM_OK;
+}
+
+/* Calibrated on the release build (docs/contact-map-generator.md, Scale): Gmsh's nodes per
+ * area or volume at a target edge length h, the stable step as a fraction of h / c1, the
+ * resident memory of meshing and assembly per node, and the CPU time per mesh node of a time
+ * step and of the setup (meshing, assembly, the step's power iteration). */
+void mapgen_estimate(const MapgenGeometry *g, const MapgenMaterial *m, MapgenEstimate *e) {
+    double area, perimeter, h = g->element_size;
+    body_area_perimeter(g, &area, &perimeter);
+    bool solid = g->dimension == 3;
+    /* Equilateral triangles of side h have area sqrt(3)/4 h^2, two per node; tetrahedra fill
+     * about h^3 per node; the boundary adds a layer of nodes. */
+    e->boundary_nodes = solid ? 1.15 * perimeter / (h * h) : perimeter / h;
+    e->mesh_nodes = solid ? area / (h * h * h) + 0.5 * e->boundary_nodes
+                          : 2.0 * area / (sqrt(3.0) * h * h) + e->boundary_nodes;
+    e->dt_cfl = (solid ? 0.4 : 0.6) * h / mapgen_c1(m);
+    e->bytes = (solid ? 80e6 : 60e6) + e->mesh_nodes * (solid ? 3.2e3 : 1.6e3);
+    e->setup_seconds = e->mesh_nodes * (solid ? 3e-4 : 1e-4);
+    e->node_step_seconds = e->mesh_nodes * (solid ? 6e-8 : 1.4e-8);
 }
 
 void mapgen_bar_cap_point(const MapgenGeometry *g, double theta, double point[2],

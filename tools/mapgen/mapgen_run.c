@@ -7,6 +7,7 @@
  */
 #include "mapgen.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -199,6 +200,27 @@ static void *worker_main(void *arg) {
     }
     free(driven);
     return NULL;
+}
+
+bool mapgen_partial_remove(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d)
+        return errno == ENOENT;
+    const struct dirent *entry;
+    char path[4400];
+    while ((entry = readdir(d)) != NULL) {
+        const char *name = entry->d_name;
+        size_t len = strlen(name);
+        bool ours =
+            strncmp(name, "node_", 5) == 0 && ((len > 4 && strcmp(name + len - 4, ".txt") == 0) ||
+                                               (len > 4 && strcmp(name + len - 4, ".tmp") == 0));
+        if (!ours)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        remove(path); /* another rank may have removed it first */
+    }
+    closedir(d);
+    return rmdir(dir) == 0 || errno == ENOENT;
 }
 
 static IssimStatus make_partial_dir(const char *dir, IssimError *err) {
