@@ -221,12 +221,12 @@ void mapgen_estimate(const MapgenGeometry *g, const MapgenMaterial *m, MapgenEst
     /* Equilateral triangles of side h have area sqrt(3)/4 h^2, two per node; tetrahedra fill
      * about h^3 per node; the boundary adds a layer of nodes. */
     e->boundary_nodes = solid ? 1.15 * perimeter / (h * h) : perimeter / h;
-    e->mesh_nodes = solid ? area / (h * h * h) + 0.5 * e->boundary_nodes
+    e->mesh_nodes = solid ? area / (h * h * h) + 0.25 * e->boundary_nodes
                           : 2.0 * area / (sqrt(3.0) * h * h) + e->boundary_nodes;
-    e->dt_cfl = (solid ? 0.4 : 0.6) * h / mapgen_c1(m);
+    e->dt_cfl = (solid ? 0.45 : 0.6) * h / mapgen_c1(m);
     e->bytes = (solid ? 80e6 : 60e6) + e->mesh_nodes * (solid ? 3.2e3 : 1.6e3);
     e->setup_seconds = e->mesh_nodes * (solid ? 3e-4 : 1e-4);
-    e->node_step_seconds = e->mesh_nodes * (solid ? 6e-8 : 1.4e-8);
+    e->node_step_seconds = e->mesh_nodes * (solid ? 7e-8 : 1.4e-8);
 }
 
 void mapgen_bar_cap_point(const MapgenGeometry *g, double theta, double point[2],
