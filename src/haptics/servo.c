@@ -267,7 +267,8 @@ static bool trip(HapticServo *servo, HapticFault kind, double measured, double a
                  haptic_device_caps(servo->dev).name, message) >= (int)sizeof servo->fault_message)
         servo->fault_message[sizeof servo->fault_message - 2] = '~'; /* cut: say so */
     issim_log(ISSIM_LOG_ERROR, "haptics: device fault: %s", servo->fault_message);
-    servo->last_stats = now - STATS_INTERVAL_S; /* publish the count with this period */
+    /* publish the count with this period (now - (now - STATS_INTERVAL_S) may round below it) */
+    servo->last_stats = -INFINITY;
     return true;
 }
 
