@@ -87,6 +87,34 @@ void sim_destroy(Sim *sim);
  * good state kept and returns ISSIM_ERR_NUMERIC. */
 IssimStatus sim_run_headless(Sim *sim, SimSummary *summary, IssimError *err);
 
+/* ===== Headless runs in pieces (the Python module: python/) =====
+ * sim_run_headless is sim_headless_begin, sim_headless_advance(options.until) and
+ * sim_headless_end; a caller that reads or edits the state between advances calls them itself.
+ * The output instants are t0 + k dt (t0: the time at begin) however the advances are cut, so a
+ * run in pieces publishes the frames of the run made at once (an advance ending between two
+ * instants stops there; the next resumes on them). The summary fills in until end and must
+ * live until then. Thread: the creator's. */
+IssimStatus sim_headless_begin(Sim *sim, SimSummary *summary, IssimError *err);
+/* Advances to `until` (>= now; nothing happens at or before now). A numerical failure stops
+ * with the last good state, ISSIM_ERR_NUMERIC. */
+IssimStatus sim_headless_advance(Sim *sim, double until, IssimError *err);
+/* A property edit now, validated as the GUI's (a property fixed during a run is refused): on
+ * failure nothing changes and err holds the reason the GUI shows. An accepted edit is noted in
+ * an HDF5 recording and replaces the frame published now. */
+IssimStatus sim_headless_edit(Sim *sim, const char *path, const char *value, IssimError *err);
+/* Records from now (the current frame is the first row) to path, as --record, --vars (NULL:
+ * universe.record, else everything) and --every; an open recording is closed first. path and
+ * vars are Borrowed until sim_headless_record_end or sim_headless_end. */
+IssimStatus sim_headless_record(Sim *sim, const char *path, const char *vars, int every,
+                                IssimError *err);
+/* Closes the recording (the summary's rows_recorded, recording_failed); ISSIM_OK without one. */
+IssimStatus sim_headless_record_end(Sim *sim, IssimError *err);
+/* Closes any recording and completes the summary. err is Nullable. */
+IssimStatus sim_headless_end(Sim *sim, IssimError *err);
+/* The newest published frame: engine_var_count values in engine order (engine.h: 13 per body,
+ * then the energies). Borrowed; rewritten in place by every advance and edit. */
+const double *sim_values(const Sim *sim);
+
 /* Prints the summary a user reads after `issim run --headless`: impacts with restitution,
  * contact durations and apex heights. */
 void sim_print_summary(const Sim *sim, const SimSummary *summary, FILE *out);

@@ -120,6 +120,8 @@ void sim_destroy(Sim *sim) {
     free(sim->values);
     free(sim->record_vars);
     free(sim->record_row);
+    if (sim->recorder)
+        recorder_close(sim->recorder, NULL);
     pthread_mutex_destroy(&sim->clock_mutex);
     free(sim);
 }
@@ -340,14 +342,43 @@ static void publish(Sim *sim, SimSummary *sum) {
     }
 }
 
-static void progress(const Sim *sim, double t, double wall_start) {
+static void progress(const Sim *sim, double t, double until, double wall_start) {
     if (sim->options.quiet)
         return;
-    fprintf(stderr, "\rissim: t = %.3f / %.3f s (%3.0f%%), %.1f s wall", t, sim->options.until,
-            100.0 * t / sim->options.until, issim_wall_time() - wall_start);
+    fprintf(stderr, "\rissim: t = %.3f / %.3f s (%3.0f%%), %.1f s wall", t, until,
+            100.0 * t / until, issim_wall_time() - wall_start);
 }
 
-IssimStatus sim_run_headless(Sim *sim, SimSummary *sum, IssimError *err) {
+/* The recording of the session's options (path, vars, every); its first row is the caller's. */
+static IssimStatus record_open(Sim *sim, IssimError *err) {
+    IssimStatus s = sim->record_vars ? ISSIM_OK : choose_record_vars(sim, err);
+    if (s != ISSIM_OK)
+        return s;
+    sim->recorder = open_recorder(sim, err);
+    return sim->recorder ? ISSIM_OK : err ? err->status : ISSIM_ERR_IO;
+}
+
+static IssimStatus record_close(Sim *sim, IssimError *err) {
+    if (!sim->recorder)
+        return ISSIM_OK;
+    SimSummary *sum = sim->summary;
+    IssimError rerr = {0};
+    RecorderStats rs;
+    IssimStatus s = recorder_close_with_stats(sim->recorder, &rs, &rerr);
+    sim->recorder = NULL;
+    if (s != ISSIM_OK && sum) {
+        sum->recording_failed = true;
+        issim_strlcpy(sum->recording_error, rerr.message, sizeof sum->recording_error);
+    }
+    /* The rows in the file: after a failed write (disk full) fewer than were pushed. */
+    if (sum)
+        sum->rows_recorded = rs.rows_written;
+    if (s != ISSIM_OK)
+        issim_error_set(err, s, "%s", rerr.message);
+    return s;
+}
+
+IssimStatus sim_headless_begin(Sim *sim, SimSummary *sum, IssimError *err) {
     Engine *e = sim->engine;
     memset(sum, 0, sizeof *sum);
     sum->state_hash = ISSIM_HASH_INIT;
@@ -357,57 +388,136 @@ IssimStatus sim_run_headless(Sim *sim, SimSummary *sum, IssimError *err) {
     if (engine_body_count(e) > 0) {
         sum->drop_height = vec3_dot(body_state(sim, 0).pos, obstacle_normal(sim, 0));
     }
-    Recorder *rec = NULL;
+    sim->wall_start = issim_wall_time();
+    sim->last_progress = sim->wall_start;
+    sim->grid_t0 = engine_time(e);
+    sim->grid_k = 0;
     if (sim->options.record_path) {
-        IssimStatus s = choose_record_vars(sim, err);
-        if (s != ISSIM_OK)
+        IssimStatus s = record_open(sim, err);
+        if (s != ISSIM_OK) {
+            sim->summary = NULL;
             return s;
-        rec = open_recorder(sim, err);
-        if (!rec)
-            return err ? err->status : ISSIM_ERR_IO;
+        }
     }
-    double wall_start = issim_wall_time(), last_progress = wall_start;
     publish(sim, sum);
-    if (rec)
-        record_row(sim, rec);
+    if (sim->recorder)
+        record_row(sim, sim->recorder);
+    return ISSIM_OK;
+}
+
+/* Output instants are t0 + k dt, computed from k rather than accumulated, so a run to T has
+ * exactly ceil(T / dt) output steps and ends on T; a run in pieces stops on each piece's end
+ * and resumes on the same instants. */
+IssimStatus sim_headless_advance(Sim *sim, double until, IssimError *err) {
+    Engine *e = sim->engine;
+    SimSummary *sum = sim->summary;
+    const double dt = engine_dt(e), t0 = sim->grid_t0;
+    const uint64_t last_k = (uint64_t)ceil((until - t0) / dt - 1e-9);
     IssimStatus status = ISSIM_OK;
-    /* Output instants are k dt, computed from k rather than accumulated, so a run to T has
-     * exactly ceil(T / dt) output steps and ends on T. */
-    const double until = sim->options.until, dt = engine_dt(e), t0 = engine_time(e);
-    const uint64_t step_count = (uint64_t)ceil((until - t0) / dt - 1e-9);
-    for (uint64_t k = 1; k <= step_count; k++) {
-        double target = k == step_count ? until : t0 + (double)k * dt;
+    while (sim->grid_k < last_k || engine_time(e) < until) {
+        uint64_t k = sim->grid_k + 1;
+        double grid = t0 + (double)k * dt;
+        double target = k >= last_k ? until : grid;
+        if (!(target > engine_time(e)))
+            break;
         status = engine_advance(e, target, err);
         if (status != ISSIM_OK)
             break;
+        if (target == grid || k < last_k)
+            sim->grid_k = k;
         sum->output_steps++;
         publish(sim, sum);
-        if (rec && sum->output_steps % (uint64_t)sim->options.every == 0)
-            record_row(sim, rec);
-        if ((k & 255) != 0)
+        if (sim->recorder && sum->output_steps % (uint64_t)sim->options.every == 0)
+            record_row(sim, sim->recorder);
+        if ((sum->output_steps & 255) != 0)
             continue; /* the clock is read every 256 steps only: it is not free */
         double now = issim_wall_time();
-        if (now - last_progress > 0.5) {
-            progress(sim, engine_time(e), wall_start);
-            last_progress = now;
+        if (now - sim->last_progress > 0.5) {
+            progress(sim, engine_time(e), until, sim->wall_start);
+            sim->last_progress = now;
         }
     }
-    if (!sim->options.quiet && last_progress != wall_start)
-        fputc('\n', stderr);
     sum->t_end = engine_time(e);
     sum->engine = engine_stats(e);
-    sum->wall_seconds = issim_wall_time() - wall_start;
-    if (rec) {
-        IssimError rerr = {0};
-        RecorderStats rs;
-        if (recorder_close_with_stats(rec, &rs, &rerr) != ISSIM_OK) {
-            sum->recording_failed = true;
-            issim_strlcpy(sum->recording_error, rerr.message, sizeof sum->recording_error);
-        }
-        /* The rows in the file: after a failed write (disk full) fewer than were pushed. */
-        sum->rows_recorded = rs.rows_written;
-    }
+    sum->wall_seconds = issim_wall_time() - sim->wall_start;
+    return status;
+}
+
+IssimStatus sim_headless_edit(Sim *sim, const char *path, const char *value, IssimError *err) {
+    Engine *e = sim->engine;
+    /* As the interactive engine thread (sim_thread.c, handle_edits): tried on a copy as a
+     * running edit first, so a refused edit changes nothing and says what the GUI says. */
+    ThingDb *probe = thingdb_clone(engine_thingdb(e));
+    IssimStatus s = probe ? thingdb_set_text(probe, path, value, true, err)
+                          : issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
+    thingdb_destroy(probe);
+    if (s == ISSIM_OK)
+        s = engine_apply_edit(e, path, value, err);
+    if (s != ISSIM_OK)
+        return s;
+    double t = engine_time(e);
+    if (sim->recorder)
+        recorder_note_edit(sim->recorder, t, path, value);
+    /* The edited state replaces the frame published at t. */
+    registry_rewind(sim->registry, nextafter(t, -INFINITY));
+    engine_write_vars(e, sim->values);
+    registry_publish(sim->registry, t, sim->values);
+    return ISSIM_OK;
+}
+
+IssimStatus sim_headless_record(Sim *sim, const char *path, const char *vars, int every,
+                                IssimError *err) {
+    if (!sim->summary)
+        return issim_error_set(err, ISSIM_ERR_INVALID, "record: no run under way");
+    IssimStatus s = record_close(sim, err);
+    if (s != ISSIM_OK)
+        return s;
+    free(sim->record_vars);
+    free(sim->record_row);
+    sim->record_vars = NULL;
+    sim->record_row = NULL;
+    sim->options.record_path = path;
+    sim->options.vars = vars;
+    sim->options.every = every < 1 ? 1 : every;
+    s = record_open(sim, err);
+    if (s == ISSIM_OK)
+        record_row(sim, sim->recorder);
+    else
+        sim->options.record_path = NULL;
+    return s;
+}
+
+IssimStatus sim_headless_record_end(Sim *sim, IssimError *err) {
+    IssimStatus s = record_close(sim, err);
+    sim->options.record_path = NULL; /* the caller's path: Borrowed until here */
+    return s;
+}
+
+IssimStatus sim_headless_end(Sim *sim, IssimError *err) {
+    if (!sim->summary)
+        return ISSIM_OK;
+    if (!sim->options.quiet && sim->last_progress != sim->wall_start)
+        fputc('\n', stderr);
+    SimSummary *sum = sim->summary;
+    sum->t_end = engine_time(sim->engine);
+    sum->engine = engine_stats(sim->engine);
+    sum->wall_seconds = issim_wall_time() - sim->wall_start;
+    IssimError rerr = {0};
+    record_close(sim, &rerr);
     sim->summary = NULL;
+    return ISSIM_OK;
+}
+
+const double *sim_values(const Sim *sim) {
+    return sim->values;
+}
+
+IssimStatus sim_run_headless(Sim *sim, SimSummary *sum, IssimError *err) {
+    IssimStatus status = sim_headless_begin(sim, sum, err);
+    if (status != ISSIM_OK)
+        return status;
+    status = sim_headless_advance(sim, sim->options.until, err);
+    sim_headless_end(sim, NULL);
     return status;
 }
 

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "issim/io.h"
 #include "issim/sim.h"
 
 #define SIM_MAX_BODIES 256
@@ -31,6 +32,12 @@ struct Sim {
     double *record_row; /* var_count + 1: one recorded row */
     int record_count;
     SimSummary *summary; /* non-null during a headless run */
+    /* A headless run (sim_headless_*): its recording, output instants grid_t0 + k dt (grid_k:
+     * the last one reached) and progress clock. */
+    Recorder *recorder;
+    double grid_t0;
+    uint64_t grid_k;
+    double wall_start, last_progress;
     SimBodyTrack tracks[SIM_MAX_BODIES];
 
     /* Display clock, shared by the display/controller and the engine thread: guarded by
