@@ -83,6 +83,7 @@ Sim *sim_create_from_db(const ThingDb *db_in, const char *scene_path, const SimO
         frames = fmin(frames, fmax(budget, 1024.0));
         rd.history_frames = (int)frames;
         rd.max_vars = engine_var_count(sim->engine);
+        sim->report_capacity = rd.max_contacts;
         sim->history_frames = rd.history_frames;
         sim->registry = registry_create(&rd, err);
         s = sim->registry ? engine_register_vars(sim->engine, sim->registry, err) : ISSIM_ERR_NOMEM;
@@ -118,6 +119,7 @@ void sim_destroy(Sim *sim) {
     engine_destroy(sim->engine);
     registry_destroy(sim->registry);
     free(sim->values);
+    free(sim->reports);
     free(sim->record_vars);
     free(sim->record_row);
     if (sim->recorder)
@@ -408,11 +410,12 @@ IssimStatus sim_headless_begin(Sim *sim, SimSummary *sum, IssimError *err) {
 /* Output instants are t0 + k dt, computed from k rather than accumulated, so a run to T has
  * exactly ceil(T / dt) output steps and ends on T; a run in pieces stops on each piece's end
  * and resumes on the same instants. */
-IssimStatus sim_headless_advance(Sim *sim, double until, IssimError *err) {
+static IssimStatus advance_to(Sim *sim, uint64_t last_k, double until, IssimError *err) {
     Engine *e = sim->engine;
     SimSummary *sum = sim->summary;
+    if (!sum)
+        return issim_error_set(err, ISSIM_ERR_STATE, "no headless run under way");
     const double dt = engine_dt(e), t0 = sim->grid_t0;
-    const uint64_t last_k = (uint64_t)ceil((until - t0) / dt - 1e-9);
     IssimStatus status = ISSIM_OK;
     while (sim->grid_k < last_k || engine_time(e) < until) {
         uint64_t k = sim->grid_k + 1;
@@ -441,6 +444,18 @@ IssimStatus sim_headless_advance(Sim *sim, double until, IssimError *err) {
     sum->engine = engine_stats(e);
     sum->wall_seconds = issim_wall_time() - sim->wall_start;
     return status;
+}
+
+IssimStatus sim_headless_advance(Sim *sim, double until, IssimError *err) {
+    double steps = ceil((until - sim->grid_t0) / engine_dt(sim->engine) - 1e-9);
+    return advance_to(sim, steps > 0 ? (uint64_t)steps : 0, until, err);
+}
+
+/* On the instants themselves: t0 + k dt for a time computed by the caller could fall an ulp
+ * beside one and leave a step of 1e-16 s for the next call. */
+IssimStatus sim_headless_step(Sim *sim, uint64_t n, IssimError *err) {
+    uint64_t last_k = sim->grid_k + n;
+    return advance_to(sim, last_k, sim->grid_t0 + (double)last_k * engine_dt(sim->engine), err);
 }
 
 IssimStatus sim_headless_edit(Sim *sim, const char *path, const char *value, IssimError *err) {
