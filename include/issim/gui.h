@@ -151,6 +151,10 @@ typedef struct GuiState {
     double engine_headroom; /* dt over the wall time of the last step: spare capacity, not the
                                rate (the engine idles once a horizon ahead) */
     int active_contacts;
+    /* Contact reports at the newest frame, and of them those published (the registry's limit:
+     * markers, forces and contact plots see these); reports left out of frames so far. */
+    int contacts_total, contacts_shown;
+    double contacts_dropped;
     int awake_bodies, bodies; /* integrated / all (sleeping bodies are not integrated) */
     bool recording;
     const char *record_path;

@@ -152,6 +152,17 @@ void sim_seek(Sim *sim, double t);
  * are discarded and integrated again from that instant (the GUI's "resume from here" after
  * scrubbing back: a rewind, not a replay of the old future). Thread: any. */
 void sim_request_reset(Sim *sim);
+/* Contact reports an interactive run publishes per frame at most (the registry's max_contacts);
+ * the others are counted (SIM_STAT_CONTACTS_DROPPED). Thread: any. */
+int sim_contact_capacity(const Sim *sim);
+/* REGISTRY_SLOT_ENGINE_STATS.v after the engine's ENGINE_STAT_* values: the session's own. */
+enum {
+    SIM_STAT_CONTACT_REPORTS = ENGINE_STAT_COUNT, /* contacts at the frame, published or not */
+    SIM_STAT_CONTACTS_PUBLISHED,                  /* of them, in the frame's contact reports */
+    SIM_STAT_CONTACTS_DROPPED, /* reports left out of frames since the thread started */
+    SIM_STAT_COUNT
+};
+_Static_assert(SIM_STAT_COUNT <= REGISTRY_SLOT_VALUES, "the statistics fit their slot");
 /* The engine's output interval, s (fixed for the session). Thread: any. */
 double sim_dt(const Sim *sim);
 

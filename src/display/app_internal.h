@@ -31,6 +31,12 @@ typedef struct Session {
     bool has_frame;
     double frame_time;
     char edited[GUI_DESCRIPTION_MAX]; /* accepted edits since the scene was opened */
+    /* The contact reports of the newest publication, read once a displayed frame (app_contacts)
+     * into contact_capacity places (the session's limit); `drawn` is the view's filtered copy. */
+    ContactReport *contacts, *drawn;
+    int contact_capacity, contact_count;
+    double contact_time;
+    long contacts_frame; /* app->frame_count when read */
 } Session;
 
 typedef struct PendingEdit {
@@ -223,6 +229,9 @@ void app_video_stop(App *app);
 /* display.c: CPU seconds of the display's threads (main thread and llvmpipe's rasterisers). */
 double display_cpu_seconds(void);
 
+/* app_session.c: the newest contact reports (*t their time), read once per displayed frame;
+ * Borrowed until the next frame. */
+int app_contacts(App *app, double *t, const ContactReport **out);
 /* app_live.c: one sample of the live quantities per displayed frame; the series for the GUI. */
 void app_live_sample(App *app);
 const GuiSeries *app_live_series(App *app, int *count);

@@ -68,9 +68,9 @@ void app_live_sample(App *app) {
         if (!s->sim)
             return;
     }
-    static ContactReport contacts[1024];
+    const ContactReport *contacts;
     double tc = NAN;
-    int n = registry_read_contacts(s->reg, &tc, contacts, 1024);
+    int n = app_contacts(app, &tc, &contacts);
     if (!isfinite(tc))
         return;
     if (l->count > 0 && tc <= l->t[l->count - 1]) {

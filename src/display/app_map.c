@@ -42,9 +42,9 @@ const GuiMapView *app_map_view(App *app) {
     }
     if (body < 0 || !app->session.sim)
         return NULL;
-    static ContactReport contacts[1024];
+    const ContactReport *contacts;
     double tc;
-    int n = registry_read_contacts(app->session.reg, &tc, contacts, 1024);
+    int n = app_contacts(app, &tc, &contacts);
     int active = -1;
     double force = 0.0;
     for (int i = 0; i < n; i++) {

@@ -135,6 +135,8 @@ static void free_session(Session *s) {
     sim_destroy(s->sim);
     thingdb_destroy(s->db);
     free(s->frame);
+    free(s->contacts);
+    free(s->drawn);
     memset(s, 0, sizeof *s);
 }
 
@@ -158,9 +160,13 @@ static bool build_session(App *app, Session *s, const ThingDb *db, const char *p
     s->reg = sim_registry(s->sim);
     s->var_count = registry_var_count(s->reg);
     s->frame = calloc((size_t)s->var_count, sizeof(double));
+    s->contact_capacity = sim_contact_capacity(s->sim);
+    s->contacts = calloc((size_t)s->contact_capacity + 1, sizeof *s->contacts);
+    s->drawn = calloc((size_t)s->contact_capacity + 1, sizeof *s->drawn);
+    s->contacts_frame = -1;
     int bodies = engine_body_count(e);
     const char **names = calloc((size_t)(bodies > 0 ? bodies : 1), sizeof *names);
-    if (!s->db || !s->frame || !names) {
+    if (!s->db || !s->frame || !s->contacts || !s->drawn || !names) {
         free(names);
         issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
         return false;
@@ -184,6 +190,23 @@ static bool build_session(App *app, Session *s, const ThingDb *db, const char *p
         renderer_prepare_view(app->renderer, s->view);
     issim_strlcpy(s->path, path, sizeof s->path);
     return sim_start(s->sim, err) == ISSIM_OK;
+}
+
+int app_contacts(App *app, double *t, const ContactReport **out) {
+    Session *s = &app->session;
+    *out = s->contacts;
+    if (!s->sim) {
+        *t = NAN;
+        return 0;
+    }
+    if (s->contacts_frame != app->frame_count) {
+        s->contact_time = NAN;
+        s->contact_count =
+            registry_read_contacts(s->reg, &s->contact_time, s->contacts, s->contact_capacity);
+        s->contacts_frame = app->frame_count;
+    }
+    *t = s->contact_time;
+    return s->contact_count;
 }
 
 static void initial_camera(App *app) {

@@ -205,6 +205,9 @@ static void fill_gui_state(App *app, GuiState *g) {
         g->engine_headroom = st.v[ENGINE_STAT_REALTIME_FACTOR];
         g->sim_rate = app->sim_rate;
         g->active_contacts = (int)st.v[ENGINE_STAT_ACTIVE_CONTACTS];
+        g->contacts_total = (int)st.v[SIM_STAT_CONTACT_REPORTS];
+        g->contacts_shown = (int)st.v[SIM_STAT_CONTACTS_PUBLISHED];
+        g->contacts_dropped = st.v[SIM_STAT_CONTACTS_DROPPED];
         g->awake_bodies = (int)st.v[ENGINE_STAT_AWAKE_BODIES];
         g->bodies = (int)st.v[ENGINE_STAT_BODIES];
     }
@@ -332,11 +335,14 @@ static void draw_scene(App *app) {
     glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
     if (!s->view)
         return;
-    static ContactReport contacts[1024];
+    ContactReport *contacts = s->drawn;
     double tc;
+    const ContactReport *read = NULL;
     int n = (app->toggles.contacts || app->toggles.forces || view_has_patches(s->view))
-                ? registry_read_contacts(s->reg, &tc, contacts, 1024)
+                ? app_contacts(app, &tc, &read)
                 : 0;
+    if (n > 0)
+        memcpy(contacts, read, sizeof *contacts * (size_t)n);
     if (app->toggles.selected_contacts)
         n = keep_selected_contacts(app, contacts, n);
     int selected = -1;

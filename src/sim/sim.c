@@ -83,6 +83,7 @@ Sim *sim_create_from_db(const ThingDb *db_in, const char *scene_path, const SimO
         frames = fmin(frames, fmax(budget, 1024.0));
         rd.history_frames = (int)frames;
         rd.max_vars = engine_var_count(sim->engine);
+        sim->report_capacity = rd.max_contacts;
         sim->history_frames = rd.history_frames;
         sim->registry = registry_create(&rd, err);
         s = sim->registry ? engine_register_vars(sim->engine, sim->registry, err) : ISSIM_ERR_NOMEM;
@@ -118,6 +119,7 @@ void sim_destroy(Sim *sim) {
     engine_destroy(sim->engine);
     registry_destroy(sim->registry);
     free(sim->values);
+    free(sim->reports);
     free(sim->record_vars);
     free(sim->record_row);
     if (sim->recorder)

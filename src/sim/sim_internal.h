@@ -39,6 +39,11 @@ struct Sim {
     uint64_t grid_k;
     double wall_start, last_progress;
     SimBodyTrack tracks[SIM_MAX_BODIES];
+    /* The interactive thread's contact reports (sim_thread.c): as many as the registry takes,
+     * the rest counted so the GUI can say how many it does not show. */
+    ContactReport *reports; /* report_room places, grown by the engine thread */
+    int report_room, report_capacity;
+    uint64_t reports_dropped;
 
     /* Display clock, shared by the display/controller and the engine thread: guarded by
      * clock_mutex (never taken by the servo, which reads only the registry). */
