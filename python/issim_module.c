@@ -194,7 +194,7 @@ PyMODINIT_FUNC PyInit_issim(void) {
     issim_py_error = PyErr_NewExceptionWithDoc(
         "issim.Error",
         "A scene, property, run or recording error; str() is the message the issim command line "
-        "prints, .status the library's status name (ISSIM_ERR_RANGE...).",
+        "prints, .status the library's status in words ('out of range', 'read-only', ...).",
         NULL, NULL);
     if (!issim_py_error || PyModule_AddObjectRef(m, "Error", issim_py_error) < 0 ||
         PyModule_AddObjectRef(m, "Sim", (PyObject *)&IssimSimType) < 0 ||

@@ -169,7 +169,7 @@ PyObject *issim_py_open(PyObject *module, PyObject *args, PyObject *kwargs) {
     static char *keywords[] = {"scene",      "source", "name", "params", "set", "dt",
                                "integrator", "record", "vars", "every",  NULL};
     OpenArgs a = {.every = 1};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O$U!U!OOOOOOi", keywords, &a.scene,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O$O!O!OOOOOOi", keywords, &a.scene,
                                      &PyUnicode_Type, &a.source, &PyUnicode_Type, &a.name,
                                      &a.params, &a.set, &a.dt, &a.integrator, &a.record, &a.vars,
                                      &a.every))
