@@ -15,6 +15,8 @@ int bench_mapgen(int argc, char **argv);
 int bench_lcp(int argc, char **argv);
 int bench_surface(int argc, char **argv);
 int bench_smooth(int argc, char **argv);
+/* `python [STEPS [RUNS]]`: the Python module's costs (bench_python.c). */
+int bench_python(int argc, char **argv);
 
 /* Monotonic clock, seconds. */
 double bench_now(void);

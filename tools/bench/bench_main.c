@@ -61,6 +61,8 @@ int main(int argc, char **argv) {
         return bench_display(argc - 1, argv + 1);
     if (strcmp(which, "mapgen") == 0)
         return bench_mapgen(argc - 1, argv + 1);
+    if (strcmp(which, "python") == 0)
+        return bench_python(argc - 1, argv + 1); /* a minute of Python: not part of "all" */
     if (strcmp(which, "sphere_pile") == 0 || strcmp(which, "pile") == 0)
         return bench_piles(argc - 1, argv + 1); /* long: not part of "all" */
     if (strcmp(which, "all") == 0) {
@@ -79,6 +81,7 @@ int main(int argc, char **argv) {
         stderr,
         "usage: issim-bench "
         "[all|engine|registry|collision|contact|contact_map|dynamics|lcp|surface|smooth|display|"
-        "haptics|mapgen|sphere_pile [N ...]|pile [COHERENCE ...] [--seconds=S] [--friction=MU]]\n");
+        "haptics|mapgen|python [STEPS [RUNS]]|sphere_pile [N ...]|pile [COHERENCE ...] "
+        "[--seconds=S] [--friction=MU]]\n");
     return 2;
 }
