@@ -42,9 +42,18 @@ set(CPACK_DEBIAN_PACKAGE_SECTION science)
 # (libsdl2-2.0-0, libglew2.2, libsundials-cvode6, liblua5.4-0, libgmsh4.11...), exact for the
 # release the package is built on.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# The Python module (CMakeLists.txt, ISSIM_PYTHON) links no libpython: dpkg-shlibdeps cannot see
+# that it needs the interpreter it was built for and numpy's C ABI (python3-numpy-abi9 is the
+# ABI of Debian 12's numpy, 1.24).
+if(ISSIM_PYTHON)
+  math(EXPR ISSIM_PYTHON_NEXT "${Python3_VERSION_MINOR} + 1")
+  set(CPACK_DEBIAN_PACKAGE_DEPENDS "python3 (>= ${Python3_VERSION_MAJOR}.${Python3_VERSION_MINOR}), python3 (<< ${Python3_VERSION_MAJOR}.${ISSIM_PYTHON_NEXT}), python3-numpy (>= 1:${Python3_NumPy_VERSION}), python3-numpy-abi9")
+endif()
 # Loaded at run time, not linked: the GL driver the display module's libGL dispatches to, the
 # launcher `issim sweep` uses under mpirun.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libgl1-mesa-dri, openmpi-bin, gnuplot-nox")
+# docs/python.md's example plots with matplotlib when it is there.
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "python3-matplotlib, python3-h5py")
 include(CPack)
 
 # tests/test_install.c installs this build with the cmake that configured it.

@@ -14,6 +14,7 @@ packages=(
   libode-dev  # benchmark only: tools/bench/bench_pile.c compares against ODE QuickStep
   man-db appstream desktop-file-utils  # tools/package-test.sh: man page, metainfo, desktop entry
   libhdf5-dev python3-h5py  # HDF5 recordings (src/io/recorder_hdf5.c); h5py for their test
+  python3-dev python3-numpy python3-pytest  # the Python module (python/) and its tests
 )
 
 missing=()
