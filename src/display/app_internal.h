@@ -83,15 +83,17 @@ typedef struct AppDevice {
 } AppDevice;
 
 /* The map panel's data (app_map.c): the selected body's contact map and the normal force of its
- * contacts over the last APP_MAP_FORCE_SAMPLES displayed frames. */
-#define APP_MAP_FORCE_SAMPLES 400
+ * contacts over the last APP_MAP_FORCE_SECONDS, APP_MAP_FORCE_SAMPLES columns. */
+#define APP_MAP_FORCE_SAMPLES 400 /* columns */
+#define APP_MAP_FORCE_SECONDS 2.0
+#define APP_MAP_FORCE_STEPS 20000
 typedef struct AppMapView {
     GuiMapView gui;
-    const SceneView *view; /* the view the samples belong to */
-    int body;              /* view body index, or -1 */
+    int body; /* view body index, or -1 */
     float force[APP_MAP_FORCE_SAMPLES];
-    double t[APP_MAP_FORCE_SAMPLES];
     int count;
+    double seconds;                                        /* the span of the columns */
+    double t[APP_MAP_FORCE_STEPS], v[APP_MAP_FORCE_STEPS]; /* the registry's steps */
 } AppMapView;
 
 /* The plots' quantities beyond the state variables (app_live.c). */

@@ -485,6 +485,11 @@ void engine_set_event_callback(Engine *e, EngineEventFn fn, void *user) {
     e->event_user = user;
 }
 
+void engine_set_step_observer(Engine *e, void (*fn)(const Engine *, void *), void *user) {
+    e->options.on_step = fn;
+    e->options.on_step_user = user;
+}
+
 /* ===== Variables ===== */
 
 int engine_var_count(const Engine *e) {

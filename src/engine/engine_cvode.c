@@ -292,6 +292,8 @@ IssimStatus integrator_cvode_advance(Engine *e, double t_target, IssimError *err
         } else {
             engine_commit_contacts(e, e->t); /* may end a contact: dirty again */
         }
+        if (e->options.on_step)
+            e->options.on_step(e, e->options.on_step_user);
         if (e->awake_state_size == 0) { /* everything fell asleep: nothing to integrate */
             e->t = t_target;
             break;

@@ -242,6 +242,8 @@ IssimStatus integrator_rk4_advance(Engine *e, double t_target, double step,
          * steps and their energy appeared at the next plain step: +1.0e-4 J in one step of
          * pile_internal_friction.lua at 2e-4 s (docs/performance.md, issue 11). */
         engine_commit_contacts(e, e->t);
+        if (e->options.on_step)
+            e->options.on_step(e, e->options.on_step_user);
         if (e->t < t_target && fixed_step_changed(e, fixed_in_use))
             break; /* the stage picks the integrator for the new active set */
     }

@@ -144,11 +144,13 @@ void choose_default_plots(const GuiState *s) {
             g_plots->plots[1].series[0].var = registry_var_id_at(s->reg, i);
             break;
         }
-    for (int k = 0; k < s->live_count; k++) // the contact force in a plot of its own (its unit)
-        if (std::strstr(s->live[k].name, "summed normal force")) {
-            g_plots->plots[2].series[0].live = k;
-            g_plots->count = 3;
-        }
+    // The contact force in a plot of its own (its unit): the engine thread's peak per output
+    // step, so an impact between two drawn frames shows.
+    RegistryVarId force = registry_var_id(s->reg, "contacts.force_sum.peak");
+    if (!registry_var_id_is_null(force)) {
+        g_plots->plots[2].series[0].var = force;
+        g_plots->count = 3;
+    }
 }
 
 void series_combo(const GuiState *s, SeriesRef *r, int k) {

@@ -82,17 +82,23 @@ Sim *sim_create_from_db(const ThingDb *db_in, const char *scene_path, const SimO
         double budget = SIM_HISTORY_BUDGET_BYTES / (8.0 * engine_var_count(sim->engine));
         frames = fmin(frames, fmax(budget, 1024.0));
         rd.history_frames = (int)frames;
-        rd.max_vars = engine_var_count(sim->engine);
+        rd.max_vars = engine_var_count(sim->engine) + sim_contacts_var_count(sim->engine);
         sim->report_capacity = rd.max_contacts;
         sim->history_frames = rd.history_frames;
         sim->registry = registry_create(&rd, err);
         s = sim->registry ? engine_register_vars(sim->engine, sim->registry, err) : ISSIM_ERR_NOMEM;
+        if (s == ISSIM_OK)
+            s = sim_contacts_declare(sim, err);
     }
     if (s != ISSIM_OK) {
         sim_destroy(sim);
         return NULL;
     }
-    sim->values = calloc((size_t)engine_var_count(sim->engine), sizeof(double));
+    int var_count = registry_var_count(sim->registry);
+    sim->values = calloc((size_t)var_count, sizeof(double));
+    /* the contact quantities are measured by interactive runs only (sim_contacts.c) */
+    for (int i = engine_var_count(sim->engine); sim->values && i < var_count; i++)
+        sim->values[i] = NAN;
     sim->dt = engine_dt(sim->engine);
     engine_set_event_callback(sim->engine, on_engine_event, sim);
     return sim;
@@ -120,6 +126,7 @@ void sim_destroy(Sim *sim) {
     registry_destroy(sim->registry);
     free(sim->values);
     free(sim->reports);
+    sim_contacts_free(&sim->contacts);
     free(sim->record_vars);
     free(sim->record_row);
     if (sim->recorder)

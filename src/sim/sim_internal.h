@@ -20,6 +20,29 @@ typedef struct SimBodyTrack {
     Vec3 normal;
 } SimBodyTrack;
 
+/* The contact quantities' peaks and impulses per output step (sim_contacts.c). */
+typedef struct SimContacts {
+    int var0;       /* the first of the session's 2 * quantities variables (peak, impulse) */
+    int quantities; /* summed force, largest force, then one per contact-map body */
+    uint64_t *body; /* [quantities]: the packed body id of a body's quantity */
+    double *now, *old, *peak, *impulse, *prev; /* [quantities] each, one allocation */
+    uint32_t *ids, *ids_prev;                  /* contact ids now and at the last sample, sorted */
+    int ids_room, ids_prev_count;
+    double t_prev;
+    bool have_prev;
+} SimContacts;
+
+/* Variables the session adds after the engine's (2 per quantity). */
+int sim_contacts_var_count(const Engine *e);
+IssimStatus sim_contacts_declare(Sim *sim, IssimError *err);
+void sim_contacts_free(SimContacts *c);
+/* The next sample begins a step (a reset changed the state under the last one). */
+void sim_contacts_restart(Sim *sim);
+/* The contacts at engine time t (reports: all of them). */
+void sim_contacts_sample(Sim *sim, double t, const ContactReport *reports, int n);
+/* The step's peaks and impulses into a frame's values; the next step begins. */
+void sim_contacts_write(Sim *sim, double *values);
+
 struct Sim {
     SimOptions options;
     char scene_path[512];
@@ -44,6 +67,7 @@ struct Sim {
     ContactReport *reports; /* report_room places, grown by the engine thread */
     int report_room, report_capacity;
     uint64_t reports_dropped;
+    SimContacts contacts;
 
     /* Display clock, shared by the display/controller and the engine thread: guarded by
      * clock_mutex (never taken by the servo, which reads only the registry). */

@@ -123,21 +123,29 @@ static int gather_reports(Sim *sim) {
 
 /* Every contact is published up to the registry's limit and the rest counted, so the GUI can
  * say it shows 1,024 of 1,502 (a fixed 64 hid 438 of a pile's 502 with nothing said). */
-static int publish_contacts(Sim *sim, int *total) {
-    *total = gather_reports(sim);
-    int shown = *total < sim->report_capacity ? *total : sim->report_capacity;
+static int publish_contacts(Sim *sim, int total) {
+    int shown = total < sim->report_capacity ? total : sim->report_capacity;
     registry_publish_contacts(sim->registry, engine_time(sim->engine), sim->reports, shown);
+    sim->reports_dropped += (uint64_t)(total - shown);
     return shown;
+}
+
+/* EngineOptions.on_step: the contacts after each accepted integrator step. */
+static void sample_contacts(const Engine *e, void *user) {
+    Sim *sim = user;
+    sim_contacts_sample(sim, engine_time(e), sim->reports, gather_reports(sim));
 }
 
 static void publish_frame(Sim *sim, double step_wall, uint64_t resets) {
     Engine *e = sim->engine;
+    int total = gather_reports(sim);
+    sim_contacts_sample(sim, engine_time(e), sim->reports, total);
     engine_write_vars(e, sim->values);
+    sim_contacts_write(sim, sim->values);
     /* The frame's contact state, so a rewind to this frame resumes with it (engine.h). */
     engine_checkpoint(e);
     registry_publish(sim->registry, engine_time(e), sim->values);
-    int total = 0, shown = publish_contacts(sim, &total);
-    sim->reports_dropped += (uint64_t)(total - shown);
+    int shown = publish_contacts(sim, total);
     EngineStats st = engine_stats(e);
     double stats[SIM_STAT_COUNT] = {
         /* an island's complementarity step is work too: a scene of such islands only counted
@@ -325,12 +333,13 @@ static void apply_drag(Sim *sim, DragState *drag, EngineBodyId released_body) {
 static void *engine_thread(void *arg) {
     Sim *sim = arg;
     Engine *e = sim->engine;
-    double *frame_values = calloc((size_t)engine_var_count(e), sizeof(double));
+    double *frame_values = calloc((size_t)registry_var_count(sim->registry), sizeof(double));
     uint64_t resets = 0;
     bool failed = false;
     DragState drag = {.active = false};
     EngineBodyId coupled_body = engine_body_id_null(); /* the proxy carrying a coupling force */
     uint64_t refused_proxy = 0; /* the HANDLE slot's proxy id last refused (logged once) */
+    sim_contacts_restart(sim);
     publish_frame(sim, 0.0, resets);
     while (frame_values && !atomic_load(&sim->stop_requested)) {
         EngineBodyId dragged_before = drag.active ? drag.body : engine_body_id_null();
@@ -350,6 +359,7 @@ static void *engine_thread(void *arg) {
             /* The state at the reset instant is the edited one: it replaces the frame held
              * for that instant (publishing needs a strictly later time otherwise). */
             registry_rewind(sim->registry, nextafter(engine_time(e), -INFINITY));
+            sim_contacts_restart(sim);
             publish_frame(sim, 0.0, resets);
         }
         if (!failed && engine_time(e) < sim_display_time(sim) + horizon(sim)) {
@@ -390,6 +400,7 @@ IssimStatus sim_start(Sim *sim, IssimError *err) {
     sim->clock_sim_origin = engine_time(sim->engine);
     pthread_mutex_unlock(&sim->clock_mutex);
     atomic_store(&sim->stop_requested, false);
+    engine_set_step_observer(sim->engine, sample_contacts, sim);
     /* The collision manager gets its own thread beside the engine's (000 App. B.4.3). */
     s = engine_start_collision_thread(sim->engine, sim->registry, err);
     if (s != ISSIM_OK)
@@ -411,6 +422,7 @@ void sim_stop(Sim *sim) {
         return;
     atomic_store(&sim->stop_requested, true);
     pthread_join(sim->thread, NULL);
+    engine_set_step_observer(sim->engine, NULL, NULL);
     engine_stop_collision_thread(sim->engine);
     sim->thread_running = false;
 }

@@ -1,0 +1,102 @@
+/* Contact quantities exact between frames (issue 31 item 2): point_drop's bar hits the floor
+ * for 0.3 ms at a time, between two of its 1 ms output steps, so the force read at frames is
+ * zero through the bounces. The interactive engine thread publishes per output step the peak and
+ * the impulse of the summed normal force (contacts.force_sum.peak, .impulse): every bounce shows
+ * as a peak, and its impulse, summed over the steps it spans, is m (v_in + v_out) measured from
+ * the bar's own velocities, which the force sum does not touch. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "issim/sim.h"
+#include "testutil.h"
+
+#define FRAMES_MAX 4096
+
+typedef struct History {
+    int n;
+    double t[FRAMES_MAX], peak[FRAMES_MAX], impulse[FRAMES_MAX], vz[FRAMES_MAX];
+} History;
+
+static void read_history(Registry *reg, double t1, History *h) {
+    int peak = registry_var_find(reg, "contacts.force_sum.peak");
+    int impulse = registry_var_find(reg, "contacts.force_sum.impulse");
+    int vz = registry_var_find(reg, "bar.vel.z");
+    assert_true(peak >= 0 && impulse >= 0 && vz >= 0);
+    assert_string_equal(registry_var_unit(reg, peak), "N");
+    assert_string_equal(registry_var_unit(reg, impulse), "N s");
+    h->n = registry_history(reg, peak, 0.0, t1, h->t, h->peak, FRAMES_MAX);
+    assert_int_equal(registry_history(reg, impulse, 0.0, t1, NULL, h->impulse, FRAMES_MAX), h->n);
+    assert_int_equal(registry_history(reg, vz, 0.0, t1, NULL, h->vz, FRAMES_MAX), h->n);
+}
+
+typedef struct Bounce {
+    int first, last; /* the frames whose output steps saw a force */
+} Bounce;
+
+/* Runs of frames with a force that end (the bar left the floor again). */
+static int find_bounces(const History *h, Bounce *b, int max) {
+    int n = 0;
+    for (int i = 1; i < h->n && n < max; i++) {
+        if (!(h->peak[i] > 0.0) || h->peak[i - 1] > 0.0)
+            continue;
+        int j = i;
+        while (j + 1 < h->n && h->peak[j + 1] > 0.0)
+            j++;
+        if (j + 1 == h->n)
+            break; /* resting, or cut by the window */
+        b[n++] = (Bounce){i, j};
+        i = j;
+    }
+    return n;
+}
+
+static void test_point_drop_bounces_peak_and_impulse(void **state) {
+    TestThreads *th = *state;
+    const char *sets[] = {"universe.horizon=4"};
+    th->run =
+        test_load_scene("scenes/point_drop.lua", &(TestRunOptions){.sets = sets, .set_count = 1});
+    Sim *sim = th->run->sim;
+    IssimError err = {0};
+    sim_set_paused(sim, true); /* the engine fills the horizon ahead of the paused display */
+    assert_int_equal(sim_start(sim, &err), ISSIM_OK);
+    Registry *reg = sim_registry(sim);
+    test_wait_state_time(reg, 3.9);
+    static History h;
+    read_history(reg, 3.9, &h);
+    const double m = 1.0, g = 9.81;
+    Bounce b[32];
+    int bounces = find_bounces(&h, b, 32);
+    int on_frames = 0;
+    for (int i = 0; i < h.n; i++)
+        on_frames += h.peak[i] > 0.0;
+    print_message("%d frames to t = %.3f s, %d with a force, %d bounces\n", h.n, h.t[h.n - 1],
+                  on_frames, bounces);
+    /* the first eight, 3.1 to 0.7 m/s, within the first 2.4 s (smaller ones follow) */
+    assert_true(bounces >= 8);
+    for (int k = 0; k < 8; k++) {
+        int a = b[k].first - 1, z = b[k].last; /* frames before and after the contact */
+        double impulse = 0.0, peak = 0.0;
+        for (int i = b[k].first; i <= z; i++) {
+            impulse += h.impulse[i];
+            peak = fmax(peak, h.peak[i]);
+        }
+        /* the contact's impulse from the momentum change over [t_a, t_z], gravity taken out */
+        double measured = m * (h.vz[z] - h.vz[a]) + m * g * (h.t[z] - h.t[a]);
+        double v_in = -(h.vz[a] - g * (h.t[b[k].first] - h.t[a]));
+        print_message("bounce %d at %.4f s: %d steps, peak %.0f N, impulse %.6f N s, m (v_in + "
+                      "v_out) %.6f N s (%+.3f %%), v_in %.3f m/s\n",
+                      k + 1, h.t[b[k].first], z - b[k].first + 1, peak, impulse, measured,
+                      100.0 * (impulse / measured - 1.0), v_in);
+        assert_true(peak > 100.0 * m * g);
+        assert_near(impulse, measured, 0.01 * measured);
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_point_drop_bounces_peak_and_impulse,
+                                        test_threads_setup, test_threads_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
