@@ -1,14 +1,19 @@
 """The Python side of `issim-bench python` (tools/bench/bench_python.c runs it after its C loop).
 
+Times are CPU times of the thread (or process) doing the work, with wall times beside them: the
+2-core VM is shared, and at a load of 7 a wall-clock step of the same computation varied by
+50 % from one loop to the next while its CPU time did not.
+
 (a) scenes/pile.lua, 240 bodies: every output step sim.step(), then the bodies' states read
     into a numpy history (history[k] = sim.bodies: the view of the published frame, copied
     once); the step and the read timed apart, as the C loop does.
-(b) RUNS short runs of bar_drop_angle (3e-4 s, the impact) at RUNS angles from 18 to 90
-    degrees: a Python loop of issim.open / run / the first impact's v_out, against
-    `issim sweep --threads 1` over the same grid.
+(b) RUNS short runs of bar_drop_angle (3e-4 s, the impact): RUNS / 4 angles from 18 to 90
+    degrees (an axis holds at most 4,096 values) at 4 speeds, a Python loop of issim.open / run /
+    the first impact's v_out, against `issim sweep --threads 1` over the same grid.
 """
 import argparse
 import os
+import resource
 import subprocess
 import time
 
@@ -17,13 +22,14 @@ import numpy as np
 import issim
 
 UNTIL = 3e-4
+SPEEDS = [2.0, 2.5, 3.0, 3.5]
 
 
 def pile(steps, c_step_us):
     sim = issim.open("pile")
     history = np.empty((steps,) + sim.bodies.shape)
     stepping = reading = 0.0
-    clock = time.perf_counter
+    clock = time.thread_time  # the engine runs on this thread, without the GIL
     for k in range(steps):
         t0 = clock()
         sim.step()
@@ -41,36 +47,50 @@ def pile(steps, c_step_us):
 
 
 def python_loop(angles):
-    t0 = time.perf_counter()
-    v_out = np.empty(len(angles))
+    """The sweep's runs in its order (the last axis, speed, fastest): (cpu, wall) s, v_out."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    v_out = np.empty((len(angles), len(SPEEDS)))
     for i, angle in enumerate(angles):
-        sim = issim.open("bar_drop_angle", params={"angle_deg": angle})
-        sim.run(until=UNTIL)
-        v_out[i] = sim.impacts[0]["v_out"]
-    return time.perf_counter() - t0, v_out
+        for j, speed in enumerate(SPEEDS):
+            sim = issim.open("bar_drop_angle", params={"angle_deg": angle, "speed": speed})
+            sim.run(until=UNTIL)
+            v_out[i, j] = sim.impacts[0]["v_out"]
+    return (time.process_time() - cpu, time.perf_counter() - wall), v_out
 
 
-def cli_sweep(runs):
+def children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def cli_sweep(count):
+    """`issim sweep --threads 1` over the same grid, process start included: (cpu, wall) s."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    t0 = time.perf_counter()
+    wall, cpu = time.perf_counter(), children_cpu()
     subprocess.run([os.environ["ISSIM_BINARY"], "sweep", "bar_drop_angle", "--grid",
-                    f"angle_deg=18:90:{runs}", "--until", str(UNTIL), "--threads", "1",
-                    "--quiet", "--out", "/dev/null"], check=True, env=env,
+                    f"angle_deg=18:90:{count}", "--grid", "speed=" + ",".join(map(str, SPEEDS)),
+                    "--until", str(UNTIL), "--threads", "1", "--quiet", "--out", "/dev/null"],
+                   check=True, env=env, stdout=subprocess.DEVNULL,
                    cwd=os.environ.get("ISSIM_SOURCE_DIR", "."))
-    return time.perf_counter() - t0
+    return children_cpu() - cpu, time.perf_counter() - wall
 
 
 def short_runs(runs):
-    angles = np.array([float(f"{a:.12g}") for a in np.linspace(18, 90, runs)])
+    count = max(runs // len(SPEEDS), 2)
+    runs = count * len(SPEEDS)
+    # The angles as the sweep writes them (%.12g), so both sides run the same scenes.
+    angles = np.array([float(f"{a:.12g}") for a in np.linspace(18, 90, count)])
     loop, v_out = python_loop(angles)
-    sweep = cli_sweep(runs)
-    print(f"python (b) {runs} runs of bar_drop_angle to {UNTIL} s: Python loop {loop:.2f} s "
-          f"({1e3 * loop / runs:.3f} ms a run), issim sweep --threads 1 {sweep:.2f} s "
-          f"({1e3 * sweep / runs:.3f} ms a run): {loop / sweep:.3f}x (target <= 1.3x)")
-    crossing = np.nonzero(np.diff(np.sign(v_out)))[0]
-    if len(crossing):
-        print(f"python (b) v_out changes sign near {angles[crossing[0]]:.2f} degrees at 3 m/s "
-              f"(the critical angle, V11)")
+    sweep = cli_sweep(count)
+    print(f"python (b) {runs} runs of bar_drop_angle to {UNTIL} s, CPU: Python loop "
+          f"{loop[0]:.2f} s ({1e3 * loop[0] / runs:.3f} ms a run), issim sweep --threads 1 "
+          f"{sweep[0]:.2f} s ({1e3 * sweep[0] / runs:.3f} ms a run): {loop[0] / sweep[0]:.3f}x "
+          f"(target <= 1.3x); wall {loop[1]:.2f} s against {sweep[1]:.2f} s: "
+          f"{loop[1] / sweep[1]:.3f}x")
+    for j, speed in enumerate(SPEEDS):
+        k = np.nonzero(np.diff(np.sign(v_out[:, j])))[0][0]
+        print(f"python (b) at {speed} m/s v_out changes sign between {angles[k]:.3f} and "
+              f"{angles[k + 1]:.3f} degrees (the critical angle, V11)")
 
 
 def main():
