@@ -44,6 +44,8 @@ static int c_loop(const char *scene, int steps, double *step_us, double *read_us
     }
     int n = engine_var_count(sim_engine(sim));
     double *history = malloc(sizeof(double) * (size_t)n * (size_t)steps);
+    if (history) /* faulted in first: the read measured is the copy */
+        memset(history, 0, sizeof(double) * (size_t)n * (size_t)steps);
     double stepping = 0.0, reading = 0.0;
     for (int k = 0; history && k < steps; k++) {
         double t0 = thread_cpu();
