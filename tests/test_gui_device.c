@@ -174,10 +174,13 @@ static void test_device_panel_estop_and_device_loss(void **state) {
              "screenshot %s\n"
              "print_device\n" /* 1: motors on, the coupling force on the handle */
              "print_state\n"
-             "wait 0.1\nprint_device\n" /* 2-5: more samples of the coupling's two ends */
-             "wait 0.1\nprint_device\n"
-             "wait 0.1\nprint_device\n"
-             "wait 0.1\nprint_device\n"
+             /* 2-5: more samples of the coupling's two ends, each in a period no limit of the
+                safety chain changed (a loaded machine's engine lags the hand until the
+                coupling is clipped: wall-time samples then found none to compare) */
+             "wait 0.1\nwait_device unlimited\nprint_device\n"
+             "wait 0.1\nwait_device unlimited\nprint_device\n"
+             "wait 0.1\nwait_device unlimited\nprint_device\n"
+             "wait 0.1\nwait_device unlimited\nprint_device\n"
              "key f9\n"
              "frames 2\n"
              "print_device\n" /* 6: emergency stop */
@@ -266,7 +269,7 @@ static void test_device_panel_estop_and_device_loss(void **state) {
     assert_string_equal(lost.status, "error");
     const char *message = find_line(out, "device_message ", 9);
     assert_non_null(message);
-    assert_non_null(strstr(message, "/dev/pts/"));
+    assert_non_null(strstr(message, "serial link:"));
     assert_true(strstr(message, "closed the link") || strstr(message, "link lost"));
     /* (0.22 s in the 0.5 s wait on a quiet machine under ASan, less beside two busy
      * processes: 20 output steps are proof enough) */

@@ -73,7 +73,7 @@ static void test_usb_without_a_device(void **state) {
 static void test_forces_reach_the_simulated_motors(void **state) {
     PantographConfig c = pantograph_config_default();
     IssimError err;
-    assert_int_equal(haptic_simulator_spawn(&sim, NULL, NULL, &err), ISSIM_OK);
+    assert_int_equal(haptic_simulator_spawn_pty(&sim, NULL, NULL, &err), ISSIM_OK);
     test_simulator_realtime(sim.pid);
     char spec[160];
     snprintf(spec, sizeof spec, "serial:%s", sim.pty);
@@ -136,7 +136,7 @@ static WallRun hold_against_wall(double k) {
     assert_int_equal(haptic_simulator_spawn(&sim, NULL, args, &err), ISSIM_OK);
     test_simulator_realtime(sim.pid);
     char spec[160];
-    snprintf(spec, sizeof spec, "serial:%s", sim.pty);
+    snprintf(spec, sizeof spec, "%s", sim.spec);
     HapticDevice *dev = haptic_device_open(spec, &c, &err);
     if (!dev)
         fail_msg("%s", err.message);
@@ -205,7 +205,7 @@ static void test_device_watchdog(void **state) {
     assert_int_equal(haptic_simulator_spawn(&sim, NULL, args, &err), ISSIM_OK);
     test_simulator_realtime(sim.pid);
     char spec[160];
-    snprintf(spec, sizeof spec, "serial:%s", sim.pty);
+    snprintf(spec, sizeof spec, "%s", sim.spec);
     HapticDevice *dev = haptic_device_open(spec, &c, &err);
     if (!dev)
         fail_msg("%s", err.message);
@@ -247,7 +247,7 @@ static void test_protocol1_device_refused(void **state) {
     assert_int_equal(haptic_simulator_spawn(&sim, NULL, args, &err), ISSIM_OK);
     test_simulator_realtime(sim.pid);
     char spec[160];
-    snprintf(spec, sizeof spec, "serial:%s", sim.pty);
+    snprintf(spec, sizeof spec, "%s", sim.spec);
     HapticDevice *dev = haptic_device_open(spec, &c, &err);
     assert_null(dev);
     print_message("%s\n", err.message);
@@ -266,7 +266,7 @@ static void test_command_numbering_across_reopen(void **state) {
     assert_int_equal(haptic_simulator_spawn(&sim, NULL, NULL, &err), ISSIM_OK);
     test_simulator_realtime(sim.pid);
     char spec[160];
-    snprintf(spec, sizeof spec, "serial:%s", sim.pty);
+    snprintf(spec, sizeof spec, "%s", sim.spec);
     uint16_t first_seq[2] = {0, 0};
     for (int round = 0; round < 2; round++) {
         HapticDevice *dev = haptic_device_open(spec, &c, &err);

@@ -49,7 +49,7 @@ static void rig_open(const char *const *args) {
     rig.reg = registry_create(&rd, NULL);
     assert_non_null(rig.reg);
     char spec[160];
-    snprintf(spec, sizeof spec, "serial:%s", rig.sim.pty);
+    snprintf(spec, sizeof spec, "%s", rig.sim.spec);
     HapticServoDesc desc = haptic_servo_desc_default();
     desc.constant_force = (HapticVec2){0.5, 0.0};
     rig.servo = haptic_servo_create(haptic_device_open(spec, &c, &err), &c, &desc, rig.reg, &err);
@@ -69,7 +69,8 @@ static double rig_period(void) {
         rig.next.tv_sec++;
     }
     clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &rig.next, NULL);
-    assert_true(haptic_servo_period(rig.servo, issim_wall_time()));
+    if (!haptic_servo_period(rig.servo, issim_wall_time()))
+        fail_msg("the servo stopped: %s", haptic_servo_error(rig.servo));
     double t = haptic_servo_kinematics(rig.servo)->t;
     double span = isnan(rig.last_t) ? 0.0 : t - rig.last_t;
     rig.last_t = t;
@@ -121,7 +122,7 @@ static RegistrySlot published_stats(void) {
 static void assert_motion_message(HapticFault kind) {
     const char *m = haptic_servo_fault_message(rig.servo);
     print_message("fault: %s\n", m);
-    assert_non_null(strstr(m, rig.sim.pty));
+    assert_non_null(strstr(m, rig.sim.spec));
     assert_non_null(strstr(m, kind == HAPTIC_FAULT_SPEED ? "implausible handle speed"
                                                          : "implausible handle acceleration"));
     assert_non_null(strstr(m, "measured"));
@@ -251,9 +252,17 @@ static void test_frozen_counts(void **state) {
     run_until(0.4, NULL);
     HapticVec2 frozen = haptic_servo_kinematics(rig.servo)->pos;
     int readings = 0;
+    double spans[2] = {0.0, 0.0};
     while (haptic_servo_kinematics(rig.servo)->t < 0.69) {
-        readings += rig_period() > 0.0;
+        double span = rig_period();
+        readings += span > 0.0;
+        if (span > 0.0) {
+            spans[1] = spans[0];
+            spans[0] = span;
+        }
         const HapticKinematics *k = haptic_servo_kinematics(rig.servo);
+        if (k->t >= 0.7)
+            break; /* frames delivered late in a burst: the newest is already thawed */
         assert_int_equal(haptic_servo_fault(rig.servo), HAPTIC_FAULT_NONE);
         assert_near(k->pos.x, frozen.x, 1e-12);
         assert_near(k->pos.y, frozen.y, 1e-12);
@@ -263,10 +272,11 @@ static void test_frozen_counts(void **state) {
     print_message("%d frozen readings, velocity estimate (%.2g, %.2g) m/s\n", readings, k->vel.x,
                   k->vel.y);
     assert_true(readings > 100);
-    assert_true(hypot(k->vel.x, k->vel.y) < 1e-3);
-    assert_near(published_stats().v[HAPTIC_STAT_MOTION_FAULTS], 0.0, 0.0);
-    double spans[2];
-    run_until(0.7, spans);
+    if (k->t < 0.7) { /* still frozen: the estimate has settled, nothing counted */
+        assert_true(hypot(k->vel.x, k->vel.y) < 1e-3);
+        assert_near(published_stats().v[HAPTIC_STAT_MOTION_FAULTS], 0.0, 0.0);
+        run_until(0.7, spans);
+    }
     k = haptic_servo_kinematics(rig.servo);
     double moved = hypot(k->pos.x - frozen.x, k->pos.y - frozen.y);
     HapticFault kind = haptic_servo_fault(rig.servo);
@@ -328,7 +338,7 @@ static void test_device_fault_status(void **state) {
     assert_motors_off();
     const char *m = haptic_servo_fault_message(rig.servo);
     print_message("fault: %s\n", m);
-    assert_non_null(strstr(m, rig.sim.pty));
+    assert_non_null(strstr(m, rig.sim.spec));
     assert_non_null(strstr(m, "reports FAULT"));
     assert_int_equal(testlog_count(ISSIM_LOG_ERROR, "reports FAULT"), 1);
     RegistrySlot st = published_stats();

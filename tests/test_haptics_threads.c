@@ -222,7 +222,7 @@ static void test_threaded_servo(void **state) {
     for (int i = 0; i < 10; i++)
         assert_int_equal(registry_add_var(reg, names[i], "", NULL), i);
     char spec[160];
-    snprintf(spec, sizeof spec, "serial:%s", sh->sim.pty);
+    snprintf(spec, sizeof spec, "%s", sh->sim.spec);
     HapticDevice *dev = haptic_device_open(spec, &c, &err);
     if (!dev)
         fail_msg("%s", err.message);

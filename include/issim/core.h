@@ -24,11 +24,12 @@ typedef enum IssimStatus {
     ISSIM_ERR_READONLY, /* property fixed during a run, or derived */
     ISSIM_ERR_IO,
     ISSIM_ERR_NOMEM,
-    ISSIM_ERR_NUMERIC, /* integrator failure, NaN */
-    ISSIM_ERR_FULL,    /* a bounded queue is full */
-    ISSIM_ERR_STATE,   /* call not valid in the object's current state */
-    ISSIM_ERR_STALE,   /* an id whose object is gone: from a destroyed or another instance
-                          (an engine of a previous scene, another registry) */
+    ISSIM_ERR_NUMERIC,   /* integrator failure, NaN */
+    ISSIM_ERR_FULL,      /* a bounded queue is full */
+    ISSIM_ERR_STATE,     /* call not valid in the object's current state */
+    ISSIM_ERR_STALE,     /* an id whose object is gone: from a destroyed or another instance
+                            (an engine of a previous scene, another registry) */
+    ISSIM_ERR_CANCELLED, /* stopped on request before it finished (EngineOptions.should_stop) */
 } IssimStatus;
 
 /* Caller-owned error record. Every fallible call takes a Nullable IssimError *; on failure it

@@ -63,6 +63,12 @@ typedef struct EngineOptions {
      * frames (the session's contact peaks and impulses, sim.h). It may read the engine. */
     void (*on_step)(const struct Engine *engine, void *user);
     void *on_step_user;
+    /* Nullable: asked before every integrator step; true ends engine_advance with
+     * ISSIM_ERR_CANCELLED and the bodies' state it started from, so a stop request is honoured
+     * within one step rather than one output step (a map sampled every 1e-8 s takes 1e6 steps per
+     * 10 ms frame). Called on the engine thread; it reads the requester's flag. */
+    bool (*should_stop)(void *user);
+    void *should_stop_user;
 } EngineOptions;
 
 EngineOptions engine_options_default(void);
@@ -284,6 +290,9 @@ typedef void (*EngineEventFn)(const EngineEvent *event, void *user);
 void engine_set_event_callback(Engine *engine, EngineEventFn fn, void *user);
 /* Sets EngineOptions.on_step and its user pointer (fn NULL: none). Thread: engine. */
 void engine_set_step_observer(Engine *engine, void (*fn)(const Engine *, void *), void *user);
+/* Sets EngineOptions.should_stop and its user pointer (fn NULL: none). Thread: engine, or
+ * while no thread runs the engine. */
+void engine_set_stop_check(Engine *engine, bool (*fn)(void *), void *user);
 
 typedef struct EngineEnergy {
     double kinetic, potential, elastic, total; /* J; elastic: stored in contact springs */

@@ -185,15 +185,23 @@ IssimStatus haptic_playback_write_circle(const char *path, const PantographConfi
 typedef struct HapticSimulator {
     int pid;
     int stdout_fd;
-    char pty[128];     /* open it as "serial:" + pty */
+    int link_fd;       /* our end of the socket link, -1 with a pty */
+    char spec[160];    /* open it with haptic_device_open(spec): "link:FD" or "serial:PTY" */
+    char pty[128];     /* the pty's path (haptic_simulator_spawn_pty), else "" */
     char summary[512]; /* its SUMMARY line after haptic_simulator_stop */
 } HapticSimulator;
 
 /* Starts issim-pantosim (found next to the running executable, or at exe when non-NULL) with
- * the extra arguments (NULL-terminated list, Nullable) and waits up to 2 s for its "PTY" line.
+ * the extra arguments (NULL-terminated list, Nullable), linked to this process by a UNIX stream
+ * socket (no kernel flush work between its writes and our reads: a busy machine cannot starve
+ * the link; serial.c), and waits up to 2 s for its "LINK" line.
  * Thread: one thread at a time (fork). */
 IssimStatus haptic_simulator_spawn(HapticSimulator *sim, const char *exe, const char *const *args,
                                    IssimError *err);
+/* The same over a pseudo-terminal, as a user runs the simulator on its own ("PTY" line): the
+ * tests of the serial line's own path. */
+IssimStatus haptic_simulator_spawn_pty(HapticSimulator *sim, const char *exe,
+                                       const char *const *args, IssimError *err);
 /* SIGTERM, reads the SUMMARY line, reaps the process. Idempotent. */
 void haptic_simulator_stop(HapticSimulator *sim);
 /* Value of key=... in the summary, NAN if absent. */

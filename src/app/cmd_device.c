@@ -1,6 +1,6 @@
 /* `issim device DEVICE SCENE ...`: runs a scene interactively (engine thread) with the haptic
  * servo on a device, headless, and prints the servo statistics. DEVICE is "sim" (starts the
- * simulated pantograph tools/pantosim on a pseudo-terminal), "usb[:VID:PID]", "serial:PATH"
+ * simulated pantograph tools/pantosim, on a socket shared with it), "usb[:VID:PID]", "serial:PATH"
  * or "playback:FILE". Uses public headers only. */
 #include <errno.h>
 #include <limits.h>
@@ -216,7 +216,7 @@ static int run_device(const DeviceArgs *a, Sim *sim, const HapticSessionDesc *de
     }
     const HapticSimulator *simulator = haptic_session_simulator(session);
     if (simulator)
-        printf("simulated pantograph on %s\n", simulator->pty);
+        printf("simulated pantograph (pid %d) on %s\n", simulator->pid, simulator->spec);
     HapticServo *servo = haptic_session_servo(session);
     int rc = 1;
     bool started = false;

@@ -53,6 +53,8 @@ const char *issim_status_name(IssimStatus status) {
         return "invalid state";
     case ISSIM_ERR_STALE:
         return "stale id";
+    case ISSIM_ERR_CANCELLED:
+        return "cancelled";
     }
     return "unknown";
 }

@@ -535,5 +535,9 @@ int app_device_condition(App *app, const char *what, const char *value) {
      * (max_force_step slews it) only once the handle stops. */
     if (strcmp(what, "still") == 0 && value)
         return ro.have_handle && ro.handle_age_s < 0.1 && hypot(ro.vx, ro.vy) < atof(value);
+    /* A period whose force no limit of the safety chain changed: a starved engine's proxy lags
+       the hand until the coupling force is clipped, for as long as the engine is behind. */
+    if (strcmp(what, "unlimited") == 0)
+        return ro.motors_on && ro.handle_age_s < 0.1 && ro.limits == 0;
     return -1;
 }

@@ -490,6 +490,11 @@ void engine_set_step_observer(Engine *e, void (*fn)(const Engine *, void *), voi
     e->options.on_step_user = user;
 }
 
+void engine_set_stop_check(Engine *e, bool (*fn)(void *), void *user) {
+    e->options.should_stop = fn;
+    e->options.should_stop_user = user;
+}
+
 /* ===== Variables ===== */
 
 int engine_var_count(const Engine *e) {

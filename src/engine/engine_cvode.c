@@ -269,6 +269,9 @@ IssimStatus integrator_cvode_advance(Engine *e, double t_target, IssimError *err
     CVodeSetStopTime(integ->mem, t_target);
     ProgressGuard guard_state = {.steps_at_start = e->stats.steps, .window_t = e->t};
     while (e->t < t_target) {
+        if (e->options.should_stop && e->options.should_stop(e->options.should_stop_user))
+            return issim_error_set(err, ISSIM_ERR_CANCELLED, "stopped at t = %.9g s on request",
+                                   e->t);
         IssimStatus guard = progress_guard(e, t_target, &guard_state, err);
         if (guard != ISSIM_OK)
             return guard;

@@ -184,6 +184,9 @@ IssimStatus integrator_rk4_advance(Engine *e, double t_target, double step,
     /* The sleeping blocks of y_next must hold the frozen state: the event tests read all of it. */
     memcpy(y_next, e->y, sizeof(double) * (size_t)n);
     while (e->t < t_target) {
+        if (e->options.should_stop && e->options.should_stop(e->options.should_stop_user))
+            return issim_error_set(err, ISSIM_ERR_CANCELLED, "stopped at t = %.9g s on request",
+                                   e->t);
         if (e->sleep_dirty)
             engine_refresh_awake(e);
         if (e->awake_state_size == 0) { /* all asleep in this step: nothing to integrate */

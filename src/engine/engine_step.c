@@ -259,7 +259,7 @@ IssimStatus engine_advance(Engine *e, double t_target, IssimError *err) {
         e->t = t_start;
         memcpy(e->y, e->y_saved, sizeof(double) * (size_t)e->state_size);
         e->integrator_dirty = true;
-        e->stats.warnings++;
+        e->stats.warnings += s != ISSIM_ERR_CANCELLED; /* a stop asked for is no warning */
     } else if (e->stepped_count > 0)
         engine_update_stepped_sleep(e, e->t); /* time-stepped islands settle and sleep */
     stage_done(e, ENGINE_STAGE_COMMIT, &clock);

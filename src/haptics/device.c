@@ -55,6 +55,8 @@ HapticDevice *haptic_device_open(const char *spec, const PantographConfig *confi
         return haptic_usb_open(spec[3] ? spec + 4 : NULL, config, err);
     if (strncmp(spec, "serial:", 7) == 0)
         return haptic_serial_open(spec + 7, config, err);
+    if (strncmp(spec, "link:", 5) == 0)
+        return haptic_link_open(spec + 5, config, err);
     if (strncmp(spec, "playback:", 9) == 0)
         return haptic_playback_open(spec + 9, config, err);
     issim_error_set(err, ISSIM_ERR_INVALID,

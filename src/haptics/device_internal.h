@@ -45,6 +45,9 @@ int haptic_device_foreign_protocol(const HapticDevice *dev);
 IssimStatus haptic_device_protocol_error(const HapticDevice *dev, IssimError *err);
 
 HapticDevice *haptic_serial_open(const char *path, const PantographConfig *config, IssimError *err);
+/* "link:FD": the stream socket shared with a simulator issim started (serial.c). */
+HapticDevice *haptic_link_open(const char *fd_text, const PantographConfig *config,
+                               IssimError *err);
 HapticDevice *haptic_usb_open(const char *ids, const PantographConfig *config, IssimError *err);
 HapticDevice *haptic_playback_open(const char *path, const PantographConfig *config,
                                    IssimError *err);

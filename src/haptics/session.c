@@ -64,7 +64,7 @@ HapticSession *haptic_session_open(const HapticSessionDesc *d, const HapticScene
             free(s);
             return NULL;
         }
-        snprintf(spec, sizeof spec, "serial:%s", s->simulator.pty);
+        snprintf(spec, sizeof spec, "%s", s->simulator.spec);
     } else {
         issim_strlcpy(spec, d->device, sizeof spec);
     }

@@ -1,6 +1,7 @@
 /* Starting and stopping the device simulator program (tools/pantosim) for `issim device sim`,
- * the tests and the benchmarks: fork/exec with its stdout on a pipe, the "PTY <path>" line
- * read with a deadline, and at the end SIGTERM and the "SUMMARY ..." line. */
+ * the tests and the benchmarks: fork/exec with its stdout on a pipe and the link on a socket
+ * (or a pty), the "LINK" (or "PTY <path>") line read with a deadline, and at the end SIGTERM
+ * and the "SUMMARY ..." line. */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/select.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -50,9 +52,22 @@ static void default_exe(char *out, size_t size) {
     snprintf(out, size, "%s/issim-pantosim", n > 0 ? dirname(self) : ".");
 }
 
-IssimStatus haptic_simulator_spawn(HapticSimulator *sim, const char *exe, const char *const *args,
-                                   IssimError *err) {
-    *sim = (HapticSimulator){.pid = -1, .stdout_fd = -1};
+/* The child: stdout on the pipe, the socket's end (if any) on SIMULATOR_LINK_FD. */
+#define SIMULATOR_LINK_FD 3
+static void exec_simulator(const char *path, const char **argv, int out_fd, int link_fd) {
+    dup2(out_fd, STDOUT_FILENO);
+    if (link_fd >= 0) {
+        if (link_fd != SIMULATOR_LINK_FD)
+            dup2(link_fd, SIMULATOR_LINK_FD);
+        fcntl(SIMULATOR_LINK_FD, F_SETFD, 0); /* kept across exec */
+    }
+    execv(path, (char *const *)argv);
+    _exit(127);
+}
+
+static IssimStatus spawn(HapticSimulator *sim, const char *exe, const char *const *args, bool pty,
+                         IssimError *err) {
+    *sim = (HapticSimulator){.pid = -1, .stdout_fd = -1, .link_fd = -1};
     char path[1100];
     if (exe)
         issim_strlcpy(path, exe, sizeof path);
@@ -61,36 +76,62 @@ IssimStatus haptic_simulator_spawn(HapticSimulator *sim, const char *exe, const 
     if (access(path, X_OK) != 0)
         return issim_error_set(err, ISSIM_ERR_NOT_FOUND, "device simulator %s not found: %s", path,
                                strerror(errno));
-    int fds[2];
+    int fds[2], link[2] = {-1, -1};
     if (pipe(fds) != 0)
         return issim_error_set(err, ISSIM_ERR_IO, "pipe: %s", strerror(errno));
-    const char *argv[32] = {path};
-    int argc = 1;
-    for (int i = 0; args && args[i] && argc < 31; i++)
-        argv[argc++] = args[i];
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fds[1], STDOUT_FILENO);
+    /* not inherited by the other children this process starts (a second simulator, mpirun) */
+    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+    fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+    if (!pty && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, link) != 0) {
         close(fds[0]);
         close(fds[1]);
-        execv(path, (char *const *)argv);
-        _exit(127);
+        return issim_error_set(err, ISSIM_ERR_IO, "socketpair: %s", strerror(errno));
     }
+    const char *argv[34] = {path};
+    int argc = 1;
+    if (!pty) {
+        argv[argc++] = "--link-fd";
+        argv[argc++] = "3";
+    }
+    for (int i = 0; args && args[i] && argc < 33; i++)
+        argv[argc++] = args[i];
+    pid_t pid = fork();
+    if (pid == 0)
+        exec_simulator(path, argv, fds[1], link[1]);
     close(fds[1]);
+    if (link[1] >= 0)
+        close(link[1]);
+    sim->stdout_fd = fds[0];
+    sim->link_fd = link[0];
     if (pid < 0) {
-        close(fds[0]);
+        haptic_simulator_stop(sim);
         return issim_error_set(err, ISSIM_ERR_IO, "fork: %s", strerror(errno));
     }
     sim->pid = pid;
-    sim->stdout_fd = fds[0];
     char line[256];
-    if (!read_line(fds[0], line, sizeof line, 2.0) || strncmp(line, "PTY ", 4) != 0) {
+    const char *expect = pty ? "PTY " : "LINK";
+    if (!read_line(fds[0], line, sizeof line, 2.0) || strncmp(line, expect, 4) != 0) {
         haptic_simulator_stop(sim);
         return issim_error_set(err, ISSIM_ERR_IO, "device simulator %s did not start (%s)", path,
                                line[0] ? line : "no output");
     }
-    issim_strlcpy(sim->pty, line + 4, sizeof sim->pty);
+    if (pty) {
+        issim_strlcpy(sim->pty, line + 4, sizeof sim->pty);
+        snprintf(sim->spec, sizeof sim->spec, "serial:%s", sim->pty);
+    } else {
+        snprintf(sim->spec, sizeof sim->spec, "link:%d", sim->link_fd);
+    }
     return ISSIM_OK;
+}
+
+IssimStatus haptic_simulator_spawn(HapticSimulator *sim, const char *exe, const char *const *args,
+                                   IssimError *err) {
+    return spawn(sim, exe, args, false, err);
+}
+
+IssimStatus haptic_simulator_spawn_pty(HapticSimulator *sim, const char *exe,
+                                       const char *const *args, IssimError *err) {
+    return spawn(sim, exe, args, true, err);
 }
 
 void haptic_simulator_stop(HapticSimulator *sim) {
@@ -106,6 +147,9 @@ void haptic_simulator_stop(HapticSimulator *sim) {
     if (sim->stdout_fd >= 0)
         close(sim->stdout_fd);
     sim->stdout_fd = -1;
+    if (sim->link_fd >= 0)
+        close(sim->link_fd);
+    sim->link_fd = -1;
 }
 
 double haptic_simulator_summary_value(const HapticSimulator *sim, const char *key) {

@@ -130,6 +130,12 @@ static int publish_contacts(Sim *sim, int total) {
     return shown;
 }
 
+/* EngineOptions.should_stop: sim_stop's request, read before each integrator step. */
+static bool stop_asked(void *user) {
+    Sim *sim = user;
+    return atomic_load_explicit(&sim->stop_requested, memory_order_relaxed);
+}
+
 /* EngineOptions.on_step: the contacts after each accepted integrator step. */
 static void sample_contacts(const Engine *e, void *user) {
     Sim *sim = user;
@@ -371,6 +377,8 @@ static void *engine_thread(void *arg) {
             if (drag.active)
                 apply_drag(sim, &drag, engine_body_id_null());
             if (engine_step(e, &err) != ISSIM_OK) {
+                if (err.status == ISSIM_ERR_CANCELLED)
+                    break; /* sim_stop asked, within the step */
                 /* The last good state stays published; an edit may repair the scene. */
                 issim_log(ISSIM_LOG_ERROR, "%s", err.message);
                 failed = true;
@@ -401,6 +409,7 @@ IssimStatus sim_start(Sim *sim, IssimError *err) {
     pthread_mutex_unlock(&sim->clock_mutex);
     atomic_store(&sim->stop_requested, false);
     engine_set_step_observer(sim->engine, sample_contacts, sim);
+    engine_set_stop_check(sim->engine, stop_asked, sim);
     /* The collision manager gets its own thread beside the engine's (000 App. B.4.3). */
     s = engine_start_collision_thread(sim->engine, sim->registry, err);
     if (s != ISSIM_OK)
@@ -413,16 +422,16 @@ IssimStatus sim_start(Sim *sim, IssimError *err) {
     return ISSIM_OK;
 }
 
-/* The join is bounded by the step under way: the thread checks the request between steps and
- * between edits, and a single step is bounded where its inputs are read (a contact map's period:
- * contactmap.h, CONTACT_MAP_MIN_PERIOD; `period 1e-300` made one step endless and this join
- * with it, so the GUI could not quit). */
+/* The join is bounded by one integrator step: the thread checks the request between output
+ * steps and between edits, and the engine before each integrator step (stop_asked), so an
+ * output step of 1e6 fixed steps (a map sampled at CONTACT_MAP_MIN_PERIOD) ends at once. */
 void sim_stop(Sim *sim) {
     if (!sim->thread_running)
         return;
     atomic_store(&sim->stop_requested, true);
     pthread_join(sim->thread, NULL);
     engine_set_step_observer(sim->engine, NULL, NULL);
+    engine_set_stop_check(sim->engine, NULL, NULL);
     engine_stop_collision_thread(sim->engine);
     sim->thread_running = false;
 }

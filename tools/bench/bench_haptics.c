@@ -150,7 +150,7 @@ static int bench_lateness(double rate, bool fifo, double seconds) {
     d.rate_hz = rate;
     d.realtime = fifo;
     char spec[200];
-    snprintf(spec, sizeof spec, "serial:%s", simulator.pty);
+    snprintf(spec, sizeof spec, "%s", simulator.spec);
     HapticServo *servo =
         haptic_servo_create(haptic_device_open(spec, &c, &err), &c, &d, sim_registry(sim), &err);
     Busy busy;
@@ -197,7 +197,7 @@ static int bench_round_trip(void) {
         return 1;
     }
     char spec[200];
-    snprintf(spec, sizeof spec, "serial:%s", simulator.pty);
+    snprintf(spec, sizeof spec, "%s", simulator.spec);
     HapticDevice *dev = haptic_device_open(spec, &c, &err);
     if (!dev) {
         fprintf(stderr, "%s\n", err.message);
@@ -262,7 +262,7 @@ static int bench_stall(void) {
         return 1;
     }
     char spec[200];
-    snprintf(spec, sizeof spec, "serial:%s", simulator.pty);
+    snprintf(spec, sizeof spec, "%s", simulator.spec);
     enum { RUNS = 10 };
     double ms[RUNS];
     int n = 0;

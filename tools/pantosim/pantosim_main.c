@@ -1,11 +1,13 @@
-/* issim-pantosim: a simulated P2 pantograph controller on a pseudo-terminal.
+/* issim-pantosim: a simulated P2 pantograph controller on a pseudo-terminal (or, started by
+ * issim with --link-fd FD, on the stream socket it inherited as FD: a pty's data waits for the
+ * kernel's flush work, which a busy machine delays by hundreds of ms; src/haptics/serial.c).
  *
  * It speaks docs/pantograph-protocol.md exactly as a CDC-ACM controller would: a state frame
  * every 1/rate s (encoder counts, device clock, status), command frames applied as they
  * arrive, the device watchdog. The physics is pantosim_model.c. The first line on stdout is
- * "PTY <path>" (the host opens it as serial:<path>); on exit (SIGTERM, SIGINT, --duration) a
- * "SUMMARY key=value ..." line reports what the motors did, so tests can check that commanded
- * forces reached them.
+ * "PTY <path>" (the host opens it as serial:<path>), or "LINK <fd>" with --link-fd; on exit
+ * (SIGTERM, SIGINT, --duration) a "SUMMARY key=value ..." line reports what the motors did, so
+ * tests can check that commanded forces reached them.
  *
  * It speaks protocol 2 (CRC-32C, the version in the state frames' status bits 12-15, command
  * sequence numbers checked: a command that repeats or goes backwards is dropped and counted,
@@ -25,6 +27,7 @@
  *                       [--hand-stiffness K]
  *                       [--hand-damping B] [--duration S] [--protocol 1|2] [--describe]
  *                       [--encoder jitter:A@T|jump:N@T|freeze:T0[:T1]] [--amp-fault T0[:T1]]
+ *                       [--link-fd FD]
  */
 #define _XOPEN_SOURCE 700 /* posix_openpt, grantpt, unlockpt, ptsname */
 #include <errno.h>
@@ -67,6 +70,7 @@ typedef struct Options {
     bool describe;
     EncoderFault encoder;
     double amp_fault_t0, amp_fault_t1; /* FAULT status from t0 to t1; t0 < 0: none */
+    int link_fd;                       /* an inherited stream socket instead of a pty; -1 */
 } Options;
 
 static int usage(void) {
@@ -74,7 +78,7 @@ static int usage(void) {
           "         [--start X,Y] [--hand free|hold:X,Y|circle:R,T[,RAMP]|file:PATH]\n"
           "         [--hand-stiffness K] [--hand-damping B] [--duration S] [--protocol 1|2]\n"
           "         [--encoder jitter:A@T|jump:N@T|freeze:T0[:T1]] [--amp-fault T0[:T1]]\n"
-          "         [--describe]\n",
+          "         [--describe] [--link-fd FD]\n",
           stderr);
     return 2;
 }
@@ -189,7 +193,8 @@ static bool parse(int argc, char **argv, Options *o, HapticVec2 centre) {
                    .protocol = HAPTIC_PROTOCOL_VERSION,
                    .start = centre,
                    .hand = {.kind = HAND_FREE, .stiffness = 200, .damping = 2},
-                   .amp_fault_t0 = -1.0};
+                   .amp_fault_t0 = -1.0,
+                   .link_fd = -1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--describe") == 0) {
@@ -224,6 +229,8 @@ static bool parse(int argc, char **argv, Options *o, HapticVec2 centre) {
             ok = parse_encoder(v, &o->encoder);
         else if (strcmp(a, "--amp-fault") == 0)
             ok = parse_window(v, &o->amp_fault_t0, &o->amp_fault_t1);
+        else if (strcmp(a, "--link-fd") == 0)
+            ok = sscanf(v, "%d", &o->link_fd) == 1 && o->link_fd >= 0;
         else
             ok = false;
         if (!ok)
@@ -357,7 +364,11 @@ int main(int argc, char **argv) {
         return 0;
     }
     char path[128];
-    int slave = -1, master = open_pty(path, sizeof path, &slave);
+    int slave = -1, master = o.link_fd >= 0 ? o.link_fd : open_pty(path, sizeof path, &slave);
+    if (o.link_fd >= 0 && fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK) != 0) {
+        fprintf(stderr, "issim-pantosim: --link-fd %d: %s\n", o.link_fd, strerror(errno));
+        return 1;
+    }
     if (master < 0) {
         fprintf(stderr, "issim-pantosim: cannot create a pseudo-terminal: %s\n", strerror(errno));
         return 1;
@@ -369,7 +380,10 @@ int main(int argc, char **argv) {
     signal(SIGTERM, on_signal);
     signal(SIGINT, on_signal);
     signal(SIGPIPE, SIG_IGN);
-    printf("PTY %s\n", path);
+    if (o.link_fd >= 0)
+        printf("LINK %d\n", o.link_fd);
+    else
+        printf("PTY %s\n", path);
     fflush(stdout);
     Counters c = {0};
     HapticDecoder dec;
@@ -386,7 +400,8 @@ int main(int argc, char **argv) {
            c.enabled_time, sim.handle.x, sim.handle.y, (unsigned long long)o.encoder.frames,
            (unsigned long long)c.amp_fault_frames);
     fflush(stdout);
-    close(slave);
+    if (slave >= 0)
+        close(slave);
     close(master);
     return 0;
 }
