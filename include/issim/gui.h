@@ -155,6 +155,7 @@ typedef struct GuiState {
      * markers, forces and contact plots see these); reports left out of frames so far. */
     int contacts_total, contacts_shown;
     double contacts_dropped;
+    double engine_resets;     /* rewinds so far (edits, drags, Run after a seek): plots reread */
     int awake_bodies, bodies; /* integrated / all (sleeping bodies are not integrated) */
     bool recording;
     const char *record_path;
@@ -262,6 +263,17 @@ int gui_plot_info(int k, GuiPlotInfo *out);
 void gui_plot_set(int k, int i, const char *name, int versus, double band);
 /* The plots' time window, s (clamped to the slider's 0.01 .. 20 s). */
 void gui_plot_window(double seconds);
+/* The memory the plotted series' histories may take together, MiB (1 .. 4096; default 64). */
+void gui_plot_budget(double mib);
+/* The plots shown, as universe.plots spells them ("a, b; @x, y": plots separated by ';',
+ * series by ','; '@': the others against the first), whole plots up to size - 1 characters. */
+void gui_plots_spec(char *out, size_t size);
+/* The plot benchmark (the script's bench_plots): at the next frame the plots show `series`
+ * synthetic series of seconds / dt samples each over a window of `seconds`; then each frame's
+ * plot building time is counted: gui_plot_bench_report gives the frames, their mean and largest
+ * time, s. */
+void gui_plot_bench(int series, double seconds, double dt);
+int gui_plot_bench_report(double *mean_s, double *max_s);
 
 #ifdef __cplusplus
 }

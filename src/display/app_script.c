@@ -238,7 +238,7 @@ static void print_plots(void) {
 }
 
 /* plot K I NAME... (none: clear), plot_versus K 0|1, plot_band K SPAN, plot_window S, print_plots,
- * print_live NAME...,
+ * print_live NAME..., plot_budget MIB, bench_plots SERIES SECONDS DT, print_bench_plots,
  * load_cycle BODY FX FY FZ PERIOD | load_cycle off. False: not one of these. */
 static bool plot_command(App *app, char *const *words, int n, bool *failed) {
     const char *cmd = words[0];
@@ -253,6 +253,15 @@ static bool plot_command(App *app, char *const *words, int n, bool *failed) {
         gui_plot_window(atof(words[1]));
     } else if (strcmp(cmd, "plot_band") == 0 && n > 2) {
         gui_plot_set(atoi(words[1]), 0, NULL, -1, atof(words[2]));
+    } else if (strcmp(cmd, "plot_budget") == 0 && n > 1) {
+        gui_plot_budget(atof(words[1]));
+    } else if (strcmp(cmd, "bench_plots") == 0 && n > 3) { /* SERIES SECONDS DT */
+        gui_plot_bench(atoi(words[1]), atof(words[2]), atof(words[3]));
+    } else if (strcmp(cmd, "print_bench_plots") == 0) {
+        double mean = 0.0, most = 0.0;
+        int frames = gui_plot_bench_report(&mean, &most);
+        printf("bench_plots frames=%d mean_ms=%.3f max_ms=%.3f\n", frames, 1e3 * mean, 1e3 * most);
+        fflush(stdout);
     } else if (strcmp(cmd, "print_plots") == 0) {
         print_plots();
     } else if (strcmp(cmd, "print_live") == 0 && n > 1) {

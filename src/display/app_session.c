@@ -674,6 +674,9 @@ static IssimStatus set_saved_view(App *app, ThingDb *db, const char *description
     snprintf(text, sizeof text, "%.17g", c->fov_deg);
     if (thingdb_set_text(db, "universe.camera_fov", text, false, err) != ISSIM_OK)
         return err->status;
+    gui_plots_spec(text, sizeof text);
+    if (app->gui_ready && thingdb_set_text(db, "universe.plots", text, false, err) != ISSIM_OK)
+        return err->status;
     if (description && description[0])
         issim_strlcpy(text, description, sizeof text);
     else if (app->session.edited[0])

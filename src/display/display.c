@@ -208,6 +208,7 @@ static void fill_gui_state(App *app, GuiState *g) {
         g->contacts_total = (int)st.v[SIM_STAT_CONTACT_REPORTS];
         g->contacts_shown = (int)st.v[SIM_STAT_CONTACTS_PUBLISHED];
         g->contacts_dropped = st.v[SIM_STAT_CONTACTS_DROPPED];
+        g->engine_resets = st.v[ENGINE_STAT_RESETS];
         g->awake_bodies = (int)st.v[ENGINE_STAT_AWAKE_BODIES];
         g->bodies = (int)st.v[ENGINE_STAT_BODIES];
     }

@@ -11,15 +11,51 @@ extern "C" {
 #include "issim/contactmap.h"
 #include "issim/core.h"
 #include "issim/registry.h"
+#include "issim/thing.h"
 }
 #include "issim/gui.h"
 #undef _Noreturn
+
+#include <cstddef>
+#include <vector>
+
+const int kPlotLevels = 5; // pyramid levels: blocks of 16, 256, ... 16^5 samples
+
+// One plotted series' history, oldest first (gui_plot_store.cpp). A sample is a time and the
+// smallest and largest value it stands for (equal until samples merge to fit the budget).
+struct PlotStore {
+    std::vector<double> t;
+    std::vector<float> lo, hi;
+    std::vector<float> level_lo[kPlotLevels], level_hi[kPlotLevels];
+    double fed = -1e300; // the newest time taken in
+    int halvings = 0;    // times the samples merged pairwise to fit the budget
+
+    void clear();
+    // Appends a sample later than every other; merges pairs while over budget (bytes).
+    void add(double time, double value, size_t budget);
+    // Drops the samples at or after `from` (a rewind recomputed them).
+    void truncate(double from);
+    size_t bytes() const;
+    // The first sample at or after time.
+    size_t index_at(double time) const;
+    // The same, searching from sample `from` (at or before it) on.
+    size_t index_from(size_t from, double time) const;
+    // The smallest and largest value of samples [i0, i1).
+    void range(size_t i0, size_t i1, float *lo, float *hi) const;
+
+  private:
+    void push(double time, float low, float high);
+    void complete_blocks();
+    void halve();
+};
 
 // The plots' state lives from gui_create to gui_destroy; false: out of memory.
 bool gui_plots_create();
 void gui_plots_destroy();
 // The "Plots" section: the series chosen, the window, the plots drawn.
 void gui_plots_panel(const GuiState *s, GuiRequests *r);
+// CPU time the last frame's Plots section took to build, s (the plot benchmark).
+double gui_plots_draw_seconds();
 // The "Contact map" section: the selected body's map responses and its live contact force.
 void gui_map_panel(const GuiState *s);
 

@@ -232,6 +232,13 @@ static const PropDef universe_props[] = {
                     "can stop or change it (Follow in the view bar)",
      .mutability = PROP_LIVE,
      .default_value = STR("")},
+    {.name = "plots",
+     .type = PROP_STRING,
+     .unit = "",
+     .description = "the GUI's plots (\"\": its defaults): plots separated by ';', series by "
+                    "',', '@' before a plot's first series: the others against it",
+     .mutability = PROP_LIVE,
+     .default_value = STR("")},
     {.name = "scene_name",
      .type = PROP_STRING,
      .unit = "",
