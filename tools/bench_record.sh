@@ -16,16 +16,21 @@ trap 'rm -rf "$dir"' EXIT
 run() { # $1: label, $2: output path or empty
     local args=(run scenes/pile.lua --headless --until "$until" --quiet --vars '')
     [[ -n $2 ]] && args+=(--record "$2")
-    local out wall rows bytes
+    local out wall rows bytes steps
     out=$("$issim" "${args[@]}")
     wall=$(sed -n 's/.*, \([0-9.]*\) s wall.*/\1/p' <<<"$out")
+    steps=$(sed -n 's/.*: \([0-9]*\) time steps.*/\1/p' <<<"$out")
     if [[ -n $2 ]]; then
         rows=$(sed -n 's/^recorded *\([0-9]*\) rows.*/\1/p' <<<"$out")
         bytes=$(stat -c %s "$2")
-        printf '%-8s rows %7s  bytes %11s  wall %7.2f s  %8.0f rows/s\n' "$1" "$rows" "$bytes" \
-            "$wall" "$(awk -v r="$rows" -v w="$wall" 'BEGIN { print r / w }')"
+        # One row per output step plus the initial state: any fewer were dropped.
+        printf '%-8s rows %7s  dropped %s  bytes %11s  wall %7.2f s  %8.0f rows/s  %.3f x real time\n' \
+            "$1" "$rows" "$((steps + 1 - rows))" "$bytes" "$wall" \
+            "$(awk -v r="$rows" -v w="$wall" 'BEGIN { print r / w }')" \
+            "$(awk -v u="$until" -v w="$wall" 'BEGIN { print u / w }')"
     else
-        printf '%-8s wall %7.2f s\n' "$1" "$wall"
+        printf '%-8s wall %7.2f s  %.3f x real time\n' "$1" "$wall" \
+            "$(awk -v u="$until" -v w="$wall" 'BEGIN { print u / w }')"
     fi
 }
 

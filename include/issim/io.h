@@ -21,10 +21,10 @@
  * docs/user-guide.md "Recording to HDF5"): a `t` dataset and one 1-D dataset per column, named
  * by the column, each with a `units` attribute, chunked and compressed (shuffle + deflate); the
  * run's description as root attributes; live edits (recorder_note_edit) in the group `edits`.
- * It is flushed every max(flush_interval, 1 s) and only then, so a process killed between
- * flushes leaves a file any HDF5 reader opens, holding the rows up to the last flush (a kill
- * inside a flush may not: recorder_hdf5.c). It needs a regular file: a device or FIFO is
- * refused.
+ * It is flushed every max(flush_interval, 1 s), in HDF5's SWMR mode: a process killed at any
+ * instant leaves a consistent file holding at least the rows up to the last flush, which a
+ * SWMR reader opens as it is and any reader after `h5clear -s` (recorder_hdf5.c). It needs a
+ * regular file: a device or FIFO is refused.
  */
 #ifndef ISSIM_IO_H
 #define ISSIM_IO_H

@@ -1,35 +1,40 @@
 /* HDF5 recordings (include/issim/io.h, "Recorder"; docs/user-guide.md, "Recording to HDF5").
  *
  * Layout. `/t` and one 1-D float64 dataset per column at the root, named by the column
- * ("bar.pos.z"), all of the same length, each with a `units` attribute: h5py's f["bar.pos.z"][:]
- * and MATLAB's h5read(file, '/bar.pos.z') give a variable directly, with no column lookup. The
- * root's `columns` attribute keeps the recording's order (HDF5 lists names sorted). The group
- * `edits` holds the live edits as three datasets t, path, value.
+ * ("bar.pos.z"), all as long as t (after a crash, at least as long), each with a `units` attribute:
+ * h5py's f["bar.pos.z"][:] and MATLAB's h5read(file, '/bar.pos.z') give a variable directly, with
+ * no column lookup. The root's `columns` attribute keeps the recording's order (HDF5 lists names
+ * sorted). The group `edits` holds the live edits as three datasets t, path, value.
  *
- * Crash safety. HDF5's SWMR mode keeps the file consistent for readers while it is written, but
- * it needs the 1.10 file format, whose superblock carries a "file open for writing" flag: after
- * a kill -9 the flag stays set and a plain reader (h5py, h5dump, MATLAB) refuses the file until
- * `h5clear -s` (measured here with libhdf5 1.10.8). So this writer does not use SWMR: the file
- * has the older superblock (version 2, which plain readers open whatever its flags), and the
- * library is touched only at a flush: the rows buffered since the last one are written and
- * H5Fflush follows at once, so between flushes the file on disk is the last flushed file, which
- * survives the process. Freed file space is never reused (H5F_FSPACE_STRATEGY_NONE): a chunk
- * the last flushed metadata points to is never overwritten by a later chunk, so a kill during a
- * flush leaves the earlier rows intact. The price is the space of each partial chunk rewritten
- * at a flush; chunks are sized at the first flush to about one flush interval of rows, which
- * keeps that to about one chunk per flush.
+ * Crash safety. The file is written in HDF5's SWMR mode (single writer, multiple readers;
+ * H5Fstart_swmr_write once every dataset exists): the library then orders its metadata writes
+ * so that the file on disk is consistent at every instant (a chunk before the index entry that
+ * points to it, the index before the extent that reveals it), which is what a process killed
+ * mid-flush leaves behind. Within a flush t is written after everything else and after a flush
+ * of its own, so t is the recording's commit mark: every column is at least as long as t and
+ * its first len(t) rows are the recorded ones, and the edits up to t's last instant are
+ * complete (their strings live in HDF5's global heap, which SWMR does not order). The alternatives:
+ * the older file format with plain H5Fflush is not consistent during a flush (HDF5 writes the index
+ * nodes in address order and the superblock, with the end-of-file address readers check, last, so a
+ * kill inside the flush of a wide recording left a file whose datasets pointed past its recorded
+ * end); writing each flush to a new file renamed over the last copies the whole file every second.
  *
- * What this does not guarantee (measured): a kill that lands inside a flush can leave a file
- * whose chunk index points past the end-of-file address the superblock records, because HDF5
- * writes the superblock last; h5py then fails reading that dataset ("addr overflow"). For
- * narrow recordings (point_drop, the pile's three universe.record variables) a flush takes well
- * under a millisecond and 10 kills in 10 left readable files; recording all 3,124 variables of
- * the pile, whose flush takes a large part of each second on a loaded 2-core machine, 10 kills
- * in 20 did not. Fixing it needs the superblock written before the metadata that points past
- * it (or SWMR plus h5clear): not done.
+ * The price of SWMR: its superblock (format 1.10) records "open for writing" until a clean
+ * close, so the file left by a killed writer is refused by a plain reader ("file is already
+ * open for write") until `h5clear -s FILE`; a SWMR reader (h5py's swmr=True, MATLAB's
+ * H5F.open with H5F_ACC_SWMR_READ) opens it as it is, and also opens a recording that is still
+ * being written. A cleanly closed recording is a plain file. SWMR cannot add objects to the
+ * file, so every dataset and attribute is made before the switch, at the first flush (when the
+ * chunk size can be fitted to the rows of a flush); the file gets its name (a rename from a
+ * temporary beside it) only then, so a kill before it leaves at the path what was there before
+ * (and a stray temporary), never a torn file.
  *
- * File locking is off for the writer, so a reader may open the file while it grows (it sees
- * the last flush, or fails during one and retries).
+ * Freed file space is never reused (H5F_FSPACE_STRATEGY_NONE): each flush rewrites the partial
+ * last chunk of every column elsewhere, and a chunk the last consistent state points to must
+ * not be overwritten. The price is the space of those rewritten partial chunks; chunks are
+ * sized at the first flush to its rows (create_columns).
+ *
+ * File locking is off for the writer, so a SWMR reader may open the file while it grows.
  */
 #include "recorder_hdf5.h"
 
@@ -37,6 +42,7 @@
 #include <fcntl.h>
 #include <hdf5.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +66,7 @@ typedef struct H5Edit {
 
 struct H5Sink {
     char *path;
+    char *tmp; /* the file's name until its header is complete (Nullable) */
     hid_t file;
     int stride; /* t + columns */
     char **names, **units;
@@ -232,8 +239,6 @@ static bool append(hid_t d, hid_t type, hsize_t have, hsize_t count, const void 
     return ok;
 }
 
-static bool create_columns(H5Sink *s);
-
 static void sink_free(H5Sink *s) {
     if (!s)
         return;
@@ -252,8 +257,38 @@ static void sink_free(H5Sink *s) {
     free(s->dsets);
     free(s->buf);
     free(s->column);
+    if (s->tmp)
+        unlink(s->tmp);
+    free(s->tmp);
     free(s->path);
     free(s);
+}
+
+/* A new file beside the recording's path (a rename stays within its file system), created
+ * exclusively so an existing file or link of that name is never written through: HDF5 then
+ * truncates it. 0, or the errno. */
+static int create_temporary(H5Sink *s) {
+    static atomic_uint serial;
+    size_t size = strlen(s->path) + 48;
+    s->tmp = malloc(size);
+    if (!s->tmp)
+        return ENOMEM;
+    int fd = -1;
+    for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
+        snprintf(s->tmp, size, "%s.%ld-%u.tmp", s->path, (long)getpid(),
+                 atomic_fetch_add(&serial, 1));
+        fd = open(s->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
+    int errnum = fd < 0 ? errno : 0;
+    if (fd >= 0)
+        close(fd);
+    else {
+        free(s->tmp);
+        s->tmp = NULL;
+    }
+    return errnum;
 }
 
 static void close_handles(H5Sink *s) {
@@ -354,18 +389,24 @@ H5Sink *h5sink_open(const RecorderDesc *desc, IssimError *err) {
     hid_t fcpl = H5Pcreate(H5P_FILE_CREATE), fapl = H5Pcreate(H5P_FILE_ACCESS);
     ok = fcpl >= 0 && fapl >= 0 &&
          H5Pset_file_space_strategy(fcpl, H5F_FSPACE_STRATEGY_NONE, 0, (hsize_t)1) >= 0 &&
+         H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST) >= 0 &&
          H5Pset_file_locking(fapl, false, true) >= 0;
-    s->file = ok ? H5Fcreate(desc->path, H5F_ACC_TRUNC, fcpl, fapl) : -1;
-    noted(s->file >= 0);
+    char msg[512];
+    int errnum = ok ? create_temporary(s) : 0;
+    if (!errnum) {
+        s->file = ok ? H5Fcreate(s->tmp, H5F_ACC_TRUNC, fcpl, fapl) : -1;
+        ok = noted(s->file >= 0);
+    }
     if (fcpl >= 0)
         H5Pclose(fcpl);
     if (fapl >= 0)
         H5Pclose(fapl);
-    char msg[512];
-    if (s->file < 0) {
+    if (errnum || !ok) {
         h5_error(s, "cannot create the file", msg, sizeof msg);
         issim_error_set(err, ISSIM_ERR_IO, "cannot open '%s' for writing: %s", desc->path,
-                        strchr(msg, ':') ? strchr(msg, ':') + 2 : msg);
+                        errnum             ? strerror(errnum)
+                        : strchr(msg, ':') ? strchr(msg, ':') + 2
+                                           : msg);
         s->file = 0;
         sink_free(s);
         return NULL;
@@ -378,8 +419,7 @@ H5Sink *h5sink_open(const RecorderDesc *desc, IssimError *err) {
         s->edit_path = create_extendible(edits, "path", string, H5_EDIT_CHUNK, false, 0);
         s->edit_value = create_extendible(edits, "value", string, H5_EDIT_CHUNK, false, 0);
         ok = s->edit_t >= 0 && s->edit_path >= 0 && s->edit_value >= 0 &&
-             attr_string(s->edit_t, "units", "s") && create_columns(s) &&
-             noted(H5Fflush(s->file, H5F_SCOPE_GLOBAL) >= 0);
+             attr_string(s->edit_t, "units", "s");
     }
     if (edits >= 0)
         H5Gclose(edits);
@@ -436,18 +476,16 @@ bool h5sink_add_edit(H5Sink *s, double t, const char *path, const char *value) {
     return true;
 }
 
-/* Chunks of about a quarter of a flush of rows (a power of two): each flush rewrites the
- * partial last chunk of every column and its old space is never reused, so a chunk much longer
- * than a flush would be written (and its space lost) many times over; much shorter ones
- * compress worse. Measured on the pile (3,124 columns, 800 rows a flush): chunks of one flush
- * lost a third of the file to rewrites. The rows a flush carries are guessed from the width: a
- * wide scene steps slowly (the pile: 256 rows a chunk), a narrow one fast (16,384). The
- * datasets are made at the open, not at the first flush: creating thousands of them is the
- * longest write of the file, and a kill during it left a file whose root pointed past its end
- * (4 kills in 20). */
-static bool create_columns(H5Sink *s) {
+/* Chunks of between half and all of the first flush's rows (a power of two): each flush
+ * rewrites the partial last chunk of every column and its old space is never reused, so a
+ * chunk much longer than a flush multiplies the file; shorter ones compress worse and cost the
+ * writer more calls into HDF5 per row (on the pile, chunks of an eighth of a flush took half
+ * as much CPU again as chunks of one flush, for a file no smaller). The rows of a flush, the
+ * rows of a second, are known only at the first flush, which is why the columns are made
+ * then. */
+static bool create_columns(H5Sink *s, size_t rows) {
     hsize_t chunk = H5_CHUNK_MIN;
-    while (chunk < H5_CHUNK_MAX && (double)(2 * chunk) * s->stride * 8.0 <= 16.0 * 1024 * 1024)
+    while (chunk < H5_CHUNK_MAX && 2 * chunk <= rows)
         chunk *= 2;
     while (chunk > H5_CHUNK_MIN && (double)chunk * 8.0 * 2.0 * s->stride > H5_CACHE_BUDGET)
         chunk /= 2;
@@ -461,6 +499,25 @@ static bool create_columns(H5Sink *s) {
             return false;
         }
     }
+    return true;
+}
+
+/* Completes the file at its first flush: the columns, then SWMR writing (it cannot add objects
+ * later), then its name. Until then the file is a temporary: a kill leaves the path as it was. */
+static bool name_file(H5Sink *s, size_t rows, const char **what) {
+    *what = "cannot create the datasets";
+    if (!create_columns(s, rows) || !noted(H5Fflush(s->file, H5F_SCOPE_GLOBAL) >= 0))
+        return false;
+    *what = "cannot start SWMR writing";
+    if (!noted(H5Fstart_swmr_write(s->file) >= 0))
+        return false;
+    if (rename(s->tmp, s->path) != 0) {
+        *what = "cannot name the file";
+        snprintf(last_error, sizeof last_error, "rename from %s: %s", s->tmp, strerror(errno));
+        return false;
+    }
+    free(s->tmp);
+    s->tmp = NULL;
     return true;
 }
 
@@ -491,6 +548,13 @@ static bool write_edits(H5Sink *s) {
     return ok;
 }
 
+/* Appends column c of the buffered rows to its dataset. */
+static bool append_column(H5Sink *s, int c) {
+    for (size_t r = 0; r < s->buf_rows; r++)
+        s->column[r] = s->buf[r * (size_t)s->stride + (size_t)c];
+    return append(s->dsets[c], H5T_NATIVE_DOUBLE, s->rows, s->buf_rows, s->column);
+}
+
 static void discard(H5Sink *s) {
     s->buf_rows = 0;
     for (size_t i = 0; i < s->edit_count; i++) {
@@ -500,32 +564,40 @@ static void discard(H5Sink *s) {
     s->edit_count = 0;
 }
 
-bool h5sink_flush(H5Sink *s, char *msg, size_t size) {
+static bool flush(H5Sink *s, bool closing, char *msg, size_t size) {
     if (s->failed) {
         discard(s);
         return true;
     }
-    if (s->buf_rows == 0 && s->edit_count == 0)
+    if (s->buf_rows == 0 && s->edit_count == 0 && !(closing && s->tmp))
         return true;
     quiet();
-    const char *what = "cannot create the datasets";
-    bool ok = true;
+    const char *what = "out of memory";
+    bool ok = !s->tmp || name_file(s, s->buf_rows, &what);
     if (ok && s->buf_rows > 0 && s->column_cap < s->buf_rows) {
+        what = "out of memory";
         free(s->column);
         s->column = malloc(s->buf_rows * sizeof *s->column);
         s->column_cap = s->column ? s->buf_rows : 0;
         ok = s->column != NULL;
     }
-    if (ok && s->buf_rows > 0)
+    if (ok)
         what = "cannot write the rows";
-    for (int c = 0; ok && s->buf_rows > 0 && c < s->stride; c++) {
-        for (size_t r = 0; r < s->buf_rows; r++)
-            s->column[r] = s->buf[r * (size_t)s->stride + (size_t)c];
-        ok = append(s->dsets[c], H5T_NATIVE_DOUBLE, s->rows, s->buf_rows, s->column);
-    }
+    for (int c = 1; ok && s->buf_rows > 0 && c < s->stride; c++)
+        ok = append_column(s, c);
     if (ok) {
         what = "cannot write the edits";
         ok = write_edits(s);
+    }
+    /* t goes last, once the columns and edits are in the file: a reader of a file whose writer
+     * died inside a flush finds every column at least as long as t and its rows complete. */
+    if (ok && s->buf_rows > 0) {
+        what = "cannot flush the file";
+        ok = noted(H5Fflush(s->file, H5F_SCOPE_GLOBAL) >= 0);
+        if (ok) {
+            what = "cannot write the rows";
+            ok = append_column(s, 0);
+        }
     }
     if (ok) {
         what = "cannot flush the file";
@@ -545,6 +617,10 @@ bool h5sink_flush(H5Sink *s, char *msg, size_t size) {
     return true;
 }
 
+bool h5sink_flush(H5Sink *s, char *msg, size_t size) {
+    return flush(s, false, msg, size);
+}
+
 uint64_t h5sink_rows(const H5Sink *s) {
     return s->rows;
 }
@@ -557,7 +633,7 @@ bool h5sink_close(H5Sink *s, uint64_t *bytes, char *msg, size_t size) {
     if (!s)
         return true;
     quiet();
-    bool ok = h5sink_flush(s, msg, size) && !s->failed;
+    bool ok = flush(s, true, msg, size) && !s->failed;
     close_handles(s);
     struct stat st;
     if (stat(s->path, &st) == 0 && S_ISREG(st.st_mode))

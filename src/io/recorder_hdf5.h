@@ -7,8 +7,8 @@
 
 typedef struct H5Sink H5Sink;
 
-/* Creates the file with its root attributes, its empty datasets and the `edits` group, flushed.
- * NULL with err filled. */
+/* Creates the file, under a temporary name beside desc->path, with its root attributes and the
+ * `edits` group; the first flush adds the columns and gives it its name. NULL with err filled. */
 H5Sink *h5sink_open(const RecorderDesc *desc, IssimError *err);
 /* Buffers one row (t + columns); returns the bytes now buffered (the caller flushes early past
  * a bound). */
