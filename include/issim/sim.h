@@ -33,6 +33,9 @@ typedef struct SimOptions {
     int param_count;
     const char *command_line; /* Nullable: written into the recording's metadata */
     bool quiet;               /* no progress on stderr */
+    /* Bytes building the engine may still take; 0: what the machine has available (and
+     * ulimit -v leaves). A scene whose estimate is larger is refused before the build. */
+    double memory_limit;
 } SimOptions;
 
 SimOptions sim_options_default(void);

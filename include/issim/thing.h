@@ -87,8 +87,8 @@ typedef struct PropValue {
     Vec3 points[PROP_MAX_POINTS];
 } PropValue;
 
-/* Static description of a property. The database copies the struct; the strings it points to
- * must outlive the database (string literals in practice). */
+/* Static description of a property. The strings it points to must outlive the database (string
+ * literals in practice); thing_add_prop copies the struct, the schema's own are shared. */
 typedef struct PropDef {
     const char *name; /* "mass", "contact.model" */
     PropType type;
@@ -154,6 +154,9 @@ IssimStatus thingdb_remove(ThingDb *db, ThingId id, IssimError *err);
 bool thingdb_valid(const ThingDb *db, ThingId id);
 /* Number of live things and the i-th in insertion order (parents before children). */
 int thingdb_count(const ThingDb *db);
+/* Bytes the database holds (its things and their properties): what a copy of it costs, for
+ * estimates before large builds. */
+size_t thingdb_memory_bytes(const ThingDb *db);
 ThingId thingdb_at(const ThingDb *db, int i);
 /* Finds a thing by path ("bar", "arm.link1"). Null id if absent. */
 ThingId thingdb_find(const ThingDb *db, const char *path);

@@ -165,6 +165,7 @@ void registry_destroy(Registry *reg) {
     }
     free(reg->var_names);
     free(reg->var_units);
+    free(reg->name_slots);
     ring_free(reg->frames, frames_bytes(reg));
     ring_free(reg->values, values_bytes(reg, reg->value_stride));
     registry_contacts_free(reg);
@@ -180,6 +181,38 @@ static char *copy_string(const char *s) {
     if (c)
         memcpy(c, s, n);
     return c;
+}
+
+static uint64_t name_hash(const char *s) {
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* The slot holding name, or the empty slot where it would go. */
+static size_t name_slot(const Registry *reg, const char *name) {
+    size_t mask = reg->name_slot_count - 1;
+    size_t i = (size_t)name_hash(name) & mask;
+    while (reg->name_slots[i] && strcmp(reg->var_names[reg->name_slots[i] - 1], name) != 0)
+        i = (i + 1) & mask;
+    return i;
+}
+
+/* Room for one more name, the index kept at most half full. */
+static bool name_index_reserve(Registry *reg) {
+    if (2 * ((size_t)reg->var_count + 1) <= reg->name_slot_count)
+        return true;
+    size_t count = reg->name_slot_count ? 2 * reg->name_slot_count : 64;
+    int *slots = calloc(count, sizeof *slots);
+    if (!slots)
+        return false;
+    free(reg->name_slots);
+    reg->name_slots = slots;
+    reg->name_slot_count = count;
+    for (int v = 0; v < reg->var_count; v++)
+        reg->name_slots[name_slot(reg, reg->var_names[v])] = v + 1;
+    return true;
 }
 
 int registry_add_var(Registry *reg, const char *name, const char *unit, IssimError *err) {
@@ -218,7 +251,7 @@ int registry_add_var(Registry *reg, const char *name, const char *unit, IssimErr
     }
     char *name_copy = copy_string(name);
     char *unit_copy = copy_string(unit ? unit : "");
-    if (!name_copy || !unit_copy) {
+    if (!name_copy || !unit_copy || !name_index_reserve(reg)) {
         free(name_copy);
         free(unit_copy);
         issim_error_set(err, ISSIM_ERR_NOMEM, "registry: out of memory adding '%s'", name);
@@ -226,6 +259,7 @@ int registry_add_var(Registry *reg, const char *name, const char *unit, IssimErr
     }
     reg->var_names[reg->var_count] = name_copy;
     reg->var_units[reg->var_count] = unit_copy;
+    reg->name_slots[name_slot(reg, name)] = reg->var_count + 1;
     return reg->var_count++;
 }
 
@@ -242,12 +276,9 @@ const char *registry_var_unit(const Registry *reg, int var) {
 }
 
 int registry_var_find(const Registry *reg, const char *name) {
-    if (!name)
+    if (!name || reg->name_slot_count == 0)
         return -1;
-    for (int i = 0; i < reg->var_count; i++)
-        if (strcmp(reg->var_names[i], name) == 0)
-            return i;
-    return -1;
+    return reg->name_slots[name_slot(reg, name)] - 1;
 }
 
 RegistryVarId registry_var_id_at(const Registry *reg, int var) {

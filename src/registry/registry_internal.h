@@ -125,10 +125,14 @@ struct Registry {
     RegistryDesc desc; /* set-up; edit_capacity already rounded to a power of 2 */
     uint32_t serial;   /* set-up: this instance's serial, the generation of its RegistryVarIds */
 
-    /* Variables (set-up). */
+    /* Variables (set-up). name_slots: an open-addressing index of var_names (var + 1, 0 empty;
+     * a power-of-2 size at most half full), so that adding n variables costs O(n), not the
+     * O(n^2) of checking each new name against all (1e5 bodies took minutes). */
     int var_count;
     char **var_names;
     char **var_units;
+    int *name_slots;
+    size_t name_slot_count;
 
     /* Frames. values holds history_frames rows of value_stride words. */
     FrameHeader *frames;

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "issim/io.h"
 #include "sim_internal.h"
@@ -34,12 +36,67 @@ static IssimStatus apply_sets(ThingDb *db, const SimOptions *o, IssimError *err)
     return ISSIM_OK;
 }
 
+/* What building the engine may still allocate: the smaller of the memory the system has
+ * available and what this process's address-space limit (ulimit -v) leaves; SIZE_MAX when
+ * neither can be read. */
+static size_t memory_left(void) {
+    size_t left = SIZE_MAX;
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[128];
+    unsigned long long kb;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+            left = (size_t)kb * 1024;
+    if (f)
+        fclose(f);
+    struct rlimit as;
+    unsigned long long pages = 0;
+    f = fopen("/proc/self/statm", "r");
+    if (f && fscanf(f, "%llu", &pages) == 1 && getrlimit(RLIMIT_AS, &as) == 0 &&
+        as.rlim_cur != RLIM_INFINITY) {
+        size_t used = (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
+        size_t limit = as.rlim_cur > used ? (size_t)(as.rlim_cur - used) : 0;
+        left = limit < left ? limit : left;
+    }
+    if (f)
+        fclose(f);
+    return left;
+}
+
+/* A scene too big for this machine is refused before the engine is built, with the figures
+ * (issue 34 item 3b): the engine copies the database and adds its state per body, the run its
+ * history and checkpoints (bounded by their budgets); 1e5 spheres from a 544-byte scene ended in
+ * "out of memory" after minutes. */
+static IssimStatus check_scene_size(const ThingDb *db, const char *scene_path, double limit,
+                                    IssimError *err) {
+    int bodies = 0;
+    for (int i = 0; i < thingdb_count(db); i++)
+        bodies += thing_kind(db, thingdb_at(db, i)) == THING_RIGID_BODY;
+    double need = (double)thingdb_memory_bytes(db) + SIM_ENGINE_BYTES_PER_BODY * bodies +
+                  4.0 * SIM_HISTORY_BUDGET_BYTES + (double)SIM_CHECKPOINT_BUDGET_BYTES;
+    double left = limit > 0.0 ? limit : (double)memory_left();
+    if (need <= left)
+        return ISSIM_OK;
+    return issim_error_set(err, ISSIM_ERR_NOMEM,
+                           "%s: %d things (%d bodies) need about %.2f GB more to build the "
+                           "engine (its copy of the scene's %.2f GB of things and %.0f kB of "
+                           "state a body, the run's history and checkpoints), and %.2f GB is "
+                           "left (%s): make the scene smaller",
+                           scene_path && scene_path[0] ? scene_path : "scene", thingdb_count(db),
+                           bodies, need / 1e9, (double)thingdb_memory_bytes(db) / 1e9,
+                           SIM_ENGINE_BYTES_PER_BODY / 1e3, left / 1e9,
+                           limit > 0.0 ? "the limit given" : "memory available, ulimit -v");
+}
+
 static void on_engine_event(const EngineEvent *ev, void *user);
 
-Sim *sim_create_from_db(const ThingDb *db_in, const char *scene_path, const SimOptions *options,
-                        IssimError *err) {
+/* Takes db (Owned: destroyed here whatever happens): a scene loaded for this run is not copied
+ * once more, so a run holds two databases at its peak (this one and the engine's), not three. */
+static Sim *create_owning(ThingDb *db, const char *scene_path, const SimOptions *options,
+                          IssimError *err) {
     Sim *sim = calloc(1, sizeof *sim);
     if (!sim) {
+        thingdb_destroy(db);
         issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
         return NULL;
     }
@@ -49,13 +106,14 @@ Sim *sim_create_from_db(const ThingDb *db_in, const char *scene_path, const SimO
     issim_strlcpy(sim->scene_path, scene_path ? scene_path : "", sizeof sim->scene_path);
     pthread_mutex_init(&sim->clock_mutex, NULL);
     sim->speed = 1.0;
-    ThingDb *db = thingdb_clone(db_in);
     if (!db) {
         issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
         sim_destroy(sim);
         return NULL;
     }
-    IssimStatus s = apply_sets(db, &sim->options, err);
+    IssimStatus s = check_scene_size(db, scene_path, sim->options.memory_limit, err);
+    if (s == ISSIM_OK)
+        s = apply_sets(db, &sim->options, err);
     if (s == ISSIM_OK) {
         EngineOptions eo = engine_options_default();
         eo.dt = sim->options.dt;
@@ -80,12 +138,21 @@ Sim *sim_create_from_db(const ThingDb *db_in, const char *scene_path, const SimO
          * does not turn 20 s of history into hundreds of megabytes. */
         double frames = ceil(history / engine_dt(sim->engine)) + 2;
         double budget = SIM_HISTORY_BUDGET_BYTES / (8.0 * engine_var_count(sim->engine));
-        frames = fmin(frames, fmax(budget, 1024.0));
+        /* at least 1024 frames while they cost at most 4 budgets (scenes up to ~1,200 bodies);
+           a floor of 1024 whatever the size gave 1e5 bodies 10.6 GB of history */
+        frames = fmin(frames, fmax(budget, fmin(1024.0, 4.0 * budget)));
+        frames = fmax(frames, 2.0);
         rd.history_frames = (int)frames;
         rd.max_vars = engine_var_count(sim->engine) + sim_contacts_var_count(sim->engine);
         sim->report_capacity = rd.max_contacts;
         sim->history_frames = rd.history_frames;
         sim->registry = registry_create(&rd, err);
+        if (!sim->registry && err) { /* the figures are the scene's: say which */
+            char why[sizeof err->message];
+            issim_strlcpy(why, err->message, sizeof why);
+            issim_error_set(err, err->status, "%s: %d bodies: %s", sim->scene_path,
+                            engine_body_count(sim->engine), why);
+        }
         s = sim->registry ? engine_register_vars(sim->engine, sim->registry, err) : ISSIM_ERR_NOMEM;
         if (s == ISSIM_OK)
             s = sim_contacts_declare(sim, err);
@@ -113,9 +180,12 @@ Sim *sim_create(const char *scene_path, const SimOptions *options, IssimError *e
     }
     if (scene_load_file(scene_path, &limits, &db, err) != ISSIM_OK)
         return NULL;
-    Sim *sim = sim_create_from_db(db, scene_path, options, err);
-    thingdb_destroy(db);
-    return sim;
+    return create_owning(db, scene_path, options, err);
+}
+
+Sim *sim_create_from_db(const ThingDb *db, const char *scene_path, const SimOptions *options,
+                        IssimError *err) {
+    return create_owning(thingdb_clone(db), scene_path, options, err);
 }
 
 void sim_destroy(Sim *sim) {

@@ -13,8 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* def points into the schema's static table, or (owns_def) at a copy of what thing_add_prop was
+ * given: a copy in every property of every thing was half of a body's 61 KB (1e5 bodies, in the
+ * three databases a run holds, ran out of memory). */
 typedef struct Prop {
-    PropDef def;
+    const PropDef *def;
+    bool owns_def;
     PropValue value;
 } Prop;
 
@@ -74,11 +78,35 @@ ThingDb *thingdb_create(void) {
     return calloc(1, sizeof(ThingDb));
 }
 
+static void free_props(Prop *props, int count) {
+    for (int i = 0; i < count; i++)
+        if (props[i].owns_def)
+            free((PropDef *)props[i].def);
+    free(props);
+}
+
+/* The clone's own copies of the definitions thing_add_prop gave its source. */
+static bool copy_owned_defs(Prop *props, int count) {
+    for (int i = 0; i < count; i++) {
+        if (!props[i].owns_def)
+            continue;
+        PropDef *copy = malloc(sizeof *copy);
+        if (!copy) {
+            for (int j = i; j < count; j++)
+                props[j].owns_def = false; /* still the source's */
+            return false;
+        }
+        *copy = *props[i].def;
+        props[i].def = copy;
+    }
+    return true;
+}
+
 void thingdb_destroy(ThingDb *db) {
     if (!db)
         return;
     for (uint32_t i = 0; i < db->slot_count; i++)
-        free(db->slots[i].props);
+        free_props(db->slots[i].props, db->slots[i].prop_count);
     free(db->slots);
     free(db->free_slots);
     free(db->order);
@@ -122,6 +150,8 @@ ThingDb *thingdb_clone(const ThingDb *db) {
             }
             memcpy(dst->props, src->props, (size_t)src->prop_count * sizeof(Prop));
             dst->prop_cap = src->prop_count;
+            if (!copy_owned_defs(dst->props, dst->prop_count))
+                goto fail;
         }
     }
     if (!index_rebuild(c, c->count))
@@ -246,7 +276,8 @@ ThingId thingdb_add(ThingDb *db, const char *name, ThingKind kind, ThingId paren
         if (!props)
             goto nomem;
         for (int i = 0; i < prop_count; i++) {
-            props[i].def = defs[i];
+            props[i].def = &defs[i];
+            props[i].owns_def = false;
             props[i].value = prop_canonical(&defs[i].default_value);
         }
     }
@@ -316,7 +347,12 @@ IssimStatus thing_add_prop(ThingDb *db, ThingId id, const PropDef *def, IssimErr
         t->props = props;
         t->prop_cap = cap;
     }
-    t->props[t->prop_count].def = *def;
+    PropDef *copy = malloc(sizeof *copy);
+    if (!copy)
+        return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory adding %s.%s", path, def->name);
+    *copy = *def;
+    t->props[t->prop_count].def = copy;
+    t->props[t->prop_count].owns_def = true;
     t->props[t->prop_count].value = prop_canonical(&def->default_value);
     t->prop_count++;
     return ISSIM_OK;
@@ -342,7 +378,7 @@ IssimStatus thingdb_remove(ThingDb *db, ThingId id, IssimError *err) {
             db->order[kept++] = tid;
             continue;
         }
-        free(t->props);
+        free_props(t->props, t->prop_count);
         t->props = NULL;
         t->prop_count = t->prop_cap = 0;
         t->alive = false;
@@ -367,6 +403,14 @@ bool thingdb_valid(const ThingDb *db, ThingId id) {
 }
 int thingdb_count(const ThingDb *db) {
     return db->count;
+}
+
+size_t thingdb_memory_bytes(const ThingDb *db) {
+    size_t bytes = sizeof *db + db->slot_cap * (sizeof(Thing) + sizeof(uint32_t)) +
+                   (size_t)db->order_cap * sizeof(ThingId) + db->name_cap * sizeof(*db->name_index);
+    for (uint32_t i = 0; i < db->slot_count; i++)
+        bytes += (size_t)db->slots[i].prop_cap * sizeof(Prop);
+    return bytes;
 }
 
 ThingId thingdb_at(const ThingDb *db, int i) {
@@ -442,7 +486,7 @@ int thing_prop_count(const ThingDb *db, ThingId id) {
 
 const PropDef *thing_prop_def(const ThingDb *db, ThingId id, int prop) {
     const Thing *t = slot_of(db, id);
-    return t && prop >= 0 && prop < t->prop_count ? &t->props[prop].def : NULL;
+    return t && prop >= 0 && prop < t->prop_count ? t->props[prop].def : NULL;
 }
 
 const PropValue *thing_prop_value(const ThingDb *db, ThingId id, int prop) {
@@ -455,7 +499,7 @@ int thing_prop_find(const ThingDb *db, ThingId id, const char *name) {
     if (!t || !name)
         return -1;
     for (int i = 0; i < t->prop_count; i++)
-        if (strcmp(t->props[i].def.name, name) == 0)
+        if (strcmp(t->props[i].def->name, name) == 0)
             return i;
     return -1;
 }
@@ -470,7 +514,7 @@ void thing_prop_list(const ThingDb *db, ThingId id, char *buf, size_t size) {
     }
     for (int i = 0; i < t->prop_count && used < size; i++)
         used +=
-            (size_t)snprintf(buf + used, size - used, "%s%s", i ? ", " : "", t->props[i].def.name);
+            (size_t)snprintf(buf + used, size - used, "%s%s", i ? ", " : "", t->props[i].def->name);
 }
 
 /* Value of a named property of the expected type, or a fatal programming error. */
@@ -579,7 +623,7 @@ IssimStatus thing_set(ThingDb *db, ThingId id, int prop, const PropValue *v, boo
     if (prop < 0 || prop >= t->prop_count)
         return issim_error_set(err, ISSIM_ERR_NOT_FOUND, "%s has no property number %d", path,
                                prop);
-    const PropDef *def = &t->props[prop].def;
+    const PropDef *def = t->props[prop].def;
     if (running && def->mutability == PROP_FIXED_DURING_RUN)
         return issim_error_set(err, ISSIM_ERR_READONLY,
                                "%s.%s is fixed during a run; stop the simulation to change it",
