@@ -23,8 +23,11 @@
  *    bracketing root search; each contact takes it up to its own depth, so one not overlapping
  *    keeps its true distance). heal is ENGINE_HEAL_ENERGY shared among the pairs that need an
  *    offset at this update: an offset shrinks at every update by that much energy until the
- *    geometry is back, and offsets cannot accumulate (the ledger is recomputed from the geometric
- *    depths at every update). EngineStats.offset_heal_energy counts what healing added.
+ *    geometry is back. The ledger is recomputed from the geometric depths at every update, but
+ *    an old offset is carried whole into it, so a pair whose manifold keeps finding it deeper
+ *    than its old contact measured accumulates one (docs/contact-models.md, "Energy at contact
+ *    changes": a box pair at 1 ms steps). EngineStats.offset_heal_energy counts what healing
+ *    added.
  * engine_penetration compares the depths the models are given with the overlap from the poses.
  *
  * The first update after creation or a state jump is the user's initial condition and keeps
