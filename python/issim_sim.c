@@ -64,10 +64,12 @@ static int integrator_kind(PyObject *name) {
     const char *text = name && name != Py_None ? PyUnicode_AsUTF8(name) : NULL;
     if (!text)
         return PyErr_Occurred() ? -2 : -1;
-    for (int k = 0; k < INTEGRATOR_COUNT; k++)
-        if (strcmp(text, integrator_name((IntegratorKind)k)) == 0)
-            return k;
-    PyErr_Format(PyExc_ValueError, "integrator must be bdf, adams or rk4, not '%s'", text);
+    IntegratorKind k;
+    if (integrator_parse(text, &k))
+        return (int)k;
+    char names[64];
+    thing_vocabulary_list(integrator_names, INTEGRATOR_COUNT, names, sizeof names);
+    PyErr_Format(PyExc_ValueError, "integrator must be one of %s, not '%s'", names, text);
     return -2;
 }
 

@@ -49,13 +49,15 @@ typedef enum ContactResolverKind {
     CONTACT_RESOLVER_COUNT
 } ContactResolverKind;
 
-/* "force_law", "complementarity", "reduced"; "?" out of range. */
+/* "force_law", "complementarity", "reduced" (thing.h, "Vocabularies"). */
+extern const char *const contact_resolver_names[];
 const char *contact_resolver_name(ContactResolverKind kind);
+bool contact_resolver_parse(const char *text, ContactResolverKind *out);
 
 /* Which solver resolves a complementarity island (the pair's "solver" property, live): auto
  * takes a direct solver for small islands and PGS above (engine_complementarity_for, engine.h).
- * A solver joins by one entry here, its name in contact.c and its row in the engine's table
- * (engine_complementarity.c); a name not listed is refused by the property. */
+ * A solver joins by one entry here, its name in contact_vocabulary.c and its row in the engine's
+ * table (engine_complementarity.c); a name not listed is refused by the property. */
 typedef enum ContactSolverKind {
     CONTACT_SOLVER_AUTO,
     CONTACT_SOLVER_PGS,       /* projected Gauss-Seidel with friction (engine_pgs.c) */
@@ -65,8 +67,40 @@ typedef enum ContactSolverKind {
     CONTACT_SOLVER_COUNT
 } ContactSolverKind;
 
-/* "auto", "pgs", "reference", "lemke", "fischer_newton"; "?" out of range. */
+/* "auto", "pgs", "reference", "lemke", "fischer_newton". */
+extern const char *const contact_solver_names[];
 const char *contact_solver_name(ContactSolverKind kind);
+bool contact_solver_parse(const char *text, ContactSolverKind *out);
+
+/* A pair's "damping_from": where the normal damping b comes from. */
+typedef enum ContactDampingFrom {
+    CONTACT_DAMPING_FROM_RESTITUTION, /* derived from the restitution (per model) */
+    CONTACT_DAMPING_FROM_VALUE,       /* the pair's damping property */
+    CONTACT_DAMPING_FROM_COUNT
+} ContactDampingFrom;
+extern const char *const contact_damping_from_names[];
+const char *contact_damping_from_name(ContactDampingFrom from);
+bool contact_damping_from_parse(const char *text, ContactDampingFrom *out);
+
+/* A pair's "smooth_friction": the smooth contact's friction law (002 4.4). */
+typedef enum ContactSmoothFriction {
+    CONTACT_SMOOTH_FRICTION_STICK_SLIP, /* sticks under slip_tolerance */
+    CONTACT_SMOOTH_FRICTION_SLIDING,    /* 002 4.4.1's dynamic friction only */
+    CONTACT_SMOOTH_FRICTION_COUNT
+} ContactSmoothFriction;
+extern const char *const contact_smooth_friction_names[];
+const char *contact_smooth_friction_name(ContactSmoothFriction friction);
+bool contact_smooth_friction_parse(const char *text, ContactSmoothFriction *out);
+
+/* A pair's "map_node": which map nodes give a contact's response (contact_map_choose). */
+typedef enum ContactMapNodeChoice {
+    CONTACT_MAP_NODE_NEAREST,
+    CONTACT_MAP_NODE_INTERPOLATE, /* blends the two nearest */
+    CONTACT_MAP_NODE_COUNT
+} ContactMapNodeChoice;
+extern const char *const contact_map_node_choice_names[];
+const char *contact_map_node_choice_name(ContactMapNodeChoice choice);
+bool contact_map_node_choice_parse(const char *text, ContactMapNodeChoice *out);
 
 /* Parameters of every model (the union of the contact-pair properties). Derived values (the
  * last group) are computed by contact_params_derive() from the others. */

@@ -126,7 +126,15 @@ const double *contact_map_increments(const ContactMap *map, int node);
  * - TRAPEZOID: the step response piecewise linear between samples (its jump h(T) at 0+), the
  *   integral exact for a piecewise-linear delta: w_0 = a_2 / 2, w_m = (a_{m+1} + a_{m+2}) / 2;
  *   the current term is evaluated inside the integrator. A flat map is exactly a spring (V8). */
-typedef enum ContactMapRule { CONTACT_MAP_TRAPEZOID, CONTACT_MAP_ENDPOINT } ContactMapRule;
+typedef enum ContactMapRule {
+    CONTACT_MAP_TRAPEZOID,
+    CONTACT_MAP_ENDPOINT,
+    CONTACT_MAP_RULE_COUNT
+} ContactMapRule;
+/* "trapezoid", "endpoint": a contact pair's map_quadrature (thing.h, "Vocabularies"). */
+extern const char *const contact_map_rule_names[];
+const char *contact_map_rule_name(ContactMapRule rule);
+bool contact_map_rule_parse(const char *text, ContactMapRule *out);
 /* w_0 ... w_{N-1} of node for rule (N values; Borrowed). */
 const double *contact_map_history_weights(const ContactMap *map, int node, ContactMapRule rule);
 
@@ -142,8 +150,13 @@ const double *contact_map_history_weights(const ContactMap *map, int node, Conta
 typedef enum ContactMapConvolution {
     CONTACT_MAP_CONV_AUTO,
     CONTACT_MAP_CONV_DIRECT,
-    CONTACT_MAP_CONV_FFT
+    CONTACT_MAP_CONV_FFT,
+    CONTACT_MAP_CONV_COUNT
 } ContactMapConvolution;
+/* "auto", "direct", "fft": a contact pair's map_convolution. */
+extern const char *const contact_map_convolution_names[];
+const char *contact_map_convolution_name(ContactMapConvolution kind);
+bool contact_map_convolution_parse(const char *text, ContactMapConvolution *out);
 #define CONTACT_MAP_FFT_FROM 256
 
 typedef struct ContactMapSource {

@@ -29,15 +29,6 @@
 #include "issim/registry.h"
 #include "issim/thing.h"
 
-typedef enum IntegratorKind {
-    INTEGRATOR_BDF,   /* CVODE BDF, Newton with SUNDIALS' dense direct solver: stiff contact */
-    INTEGRATOR_ADAMS, /* CVODE Adams-Moulton, fixed-point iteration: non-stiff */
-    INTEGRATOR_RK4,   /* classical fixed-step Runge-Kutta with event location */
-    INTEGRATOR_COUNT
-} IntegratorKind;
-
-const char *integrator_name(IntegratorKind kind);
-
 struct Engine;
 
 typedef struct EngineOptions {

@@ -192,13 +192,18 @@ typedef struct SurfaceDomain {
 typedef struct SmoothSurface SmoothSurface;
 
 /* How a Loop surface is evaluated at its extraordinary vertices (the scene property
- * surface_extraordinary, in this order). */
+ * surface_extraordinary). */
 typedef enum SurfaceExtraordinary {
     SURFACE_EXTRAORDINARY_EXACT = 0, /* Stam's exact evaluation of the limit surface: C2 but at the
                                       * vertex itself (smooth_surface_from_loop) */
     SURFACE_EXTRAORDINARY_SPATCH,    /* 002 5.2's S-patches replacing the 1-rings: G1 at their
                                       * corners only */
+    SURFACE_EXTRAORDINARY_COUNT
 } SurfaceExtraordinary;
+/* "exact", "spatch": the property's names (thing.h, "Vocabularies"). */
+extern const char *const surface_extraordinary_names[];
+const char *surface_extraordinary_name(SurfaceExtraordinary kind);
+bool surface_extraordinary_parse(const char *text, SurfaceExtraordinary *out);
 
 /* One bicubic Bezier patch (copied) as a surface of one patch with open edges (no neighbours).
  * The patch's name names the surface. */

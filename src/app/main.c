@@ -181,12 +181,15 @@ static int parse_args(int argc, char **argv, CliArgs *a) {
             a->options.every = (int)d;
             i++;
         } else if (strcmp(arg, "--integrator") == 0) {
-            int k = strcmp(value, "bdf") == 0     ? INTEGRATOR_BDF
-                    : strcmp(value, "adams") == 0 ? INTEGRATOR_ADAMS
-                    : strcmp(value, "rk4") == 0   ? INTEGRATOR_RK4
-                                                  : -1;
-            if (k < 0)
-                return bad_usage("--integrator must be bdf, adams or rk4, not '%s'", value);
+            IntegratorKind k;
+            if (!integrator_parse(value, &k)) {
+                char names[64];
+                thing_vocabulary_list(integrator_names, INTEGRATOR_COUNT, names, sizeof names);
+                char msg[256];
+                snprintf(msg, sizeof msg, "--integrator must be one of %s, not '%.64s'", names,
+                         value);
+                return bad_usage("%s", msg);
+            }
             a->options.integrator = k;
             i++;
         } else if (strcmp(arg, "--record") == 0) {

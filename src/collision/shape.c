@@ -32,9 +32,13 @@
 
 #include "collision_internal.h"
 
-static const char *const shape_kind_names[SHAPE_KIND_COUNT] = {
-    "sphere", "capsule", "box", "plane", "hull", "polygon", "mesh",
+static const char *const shape_kind_names[] = {
+    [SHAPE_SPHERE] = "sphere", [SHAPE_CAPSULE] = "capsule", [SHAPE_BOX] = "box",
+    [SHAPE_PLANE] = "plane",   [SHAPE_HULL] = "hull",       [SHAPE_POLYGON] = "polygon",
+    [SHAPE_MESH] = "mesh",
 };
+_Static_assert(sizeof shape_kind_names / sizeof shape_kind_names[0] == SHAPE_KIND_COUNT,
+               "a name for every ShapeKind");
 
 const char *shape_kind_name(ShapeKind kind) {
     if ((int)kind < 0 || kind >= SHAPE_KIND_COUNT)

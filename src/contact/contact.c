@@ -86,25 +86,6 @@ const char *const *contact_model_names(int *count) {
     return model_names;
 }
 
-static const char *const damping_from_names[] = {"restitution", "value"};
-static const char *const map_rule_names[] = {"trapezoid", "endpoint"};
-static const char *const map_node_names[] = {"nearest", "interpolate"};
-static const char *const smooth_friction_names[] = {"stick_slip", "sliding"};
-static const char *const map_convolution_names[] = {"auto", "direct", "fft"};
-static const char *const resolver_names[CONTACT_RESOLVER_COUNT] = {"force_law", "complementarity",
-                                                                   "reduced"};
-
-const char *contact_resolver_name(ContactResolverKind kind) {
-    return (int)kind >= 0 && kind < CONTACT_RESOLVER_COUNT ? resolver_names[kind] : "?";
-}
-
-static const char *const solver_names[CONTACT_SOLVER_COUNT] = {"auto", "pgs", "reference", "lemke",
-                                                               "fischer_newton"};
-
-const char *contact_solver_name(ContactSolverKind kind) {
-    return (int)kind >= 0 && kind < CONTACT_SOLVER_COUNT ? solver_names[kind] : "?";
-}
-
 #define REAL_PROP(NAME, UNIT, DESC, MIN, MAX, MIN_EXCL, DEFAULT)                                   \
     {                                                                                              \
         .name = NAME, .type = PROP_REAL, .unit = UNIT, .description = DESC, .min = MIN,            \
@@ -131,7 +112,7 @@ IssimStatus contact_pair_add_props(ThingDb *db, ThingId pair, IssimError *err) {
                         "the integrator), complementarity (a solver over the island), reduced "
                         "(the pair in contact coordinates)",
          .mutability = PROP_LIVE,
-         .enum_names = resolver_names,
+         .enum_names = contact_resolver_names,
          .enum_count = CONTACT_RESOLVER_COUNT,
          .default_value = prop_enum(CONTACT_RESOLVER_FORCE_LAW)},
         {.name = "solver",
@@ -143,7 +124,7 @@ IssimStatus contact_pair_add_props(ThingDb *db, ThingId pair, IssimError *err) {
                         "(frictionless PGS), lemke (001 2.2, 8-sided friction cone), "
                         "fischer_newton (001 2.1, frictionless)",
          .mutability = PROP_LIVE,
-         .enum_names = solver_names,
+         .enum_names = contact_solver_names,
          .enum_count = CONTACT_SOLVER_COUNT,
          .default_value = prop_enum(CONTACT_SOLVER_AUTO)},
         {.name = "stiffness",
@@ -159,9 +140,9 @@ IssimStatus contact_pair_add_props(ThingDb *db, ThingId pair, IssimError *err) {
          .unit = "",
          .description = "derive the damping from the restitution, or use the damping value",
          .mutability = PROP_LIVE,
-         .enum_names = damping_from_names,
-         .enum_count = 2,
-         .default_value = prop_enum(0)},
+         .enum_names = contact_damping_from_names,
+         .enum_count = CONTACT_DAMPING_FROM_COUNT,
+         .default_value = prop_enum(CONTACT_DAMPING_FROM_RESTITUTION)},
         {.name = "restitution",
          .type = PROP_REAL,
          .unit = "",
@@ -236,9 +217,9 @@ IssimStatus contact_pair_add_props(ThingDb *db, ThingId pair, IssimError *err) {
                         "stays inside friction_static's cone, 002 4.4.4) or sliding (002 4.4.1's "
                         "dynamic friction only, as the seed's own runs)",
          .mutability = PROP_LIVE,
-         .enum_names = smooth_friction_names,
-         .enum_count = 2,
-         .default_value = prop_enum(0)},
+         .enum_names = contact_smooth_friction_names,
+         .enum_count = CONTACT_SMOOTH_FRICTION_COUNT,
+         .default_value = prop_enum(CONTACT_SMOOTH_FRICTION_STICK_SLIP)},
         REAL_PROP("slip_tolerance", "m/s",
                   "smooth contact: slip below which friction_static holds the contact "
                   "(no-slip, 002 4.4.4), or without it the Coulomb law is scaled down linearly; "
@@ -271,8 +252,8 @@ IssimStatus contact_pair_add_props(ThingDb *db, ThingId pair, IssimError *err) {
                         "a flat map is exactly a spring) or endpoint (000 eq. 3.20 with the "
                         "force held over each step, first order)",
          .mutability = PROP_LIVE,
-         .enum_names = map_rule_names,
-         .enum_count = 2,
+         .enum_names = contact_map_rule_names,
+         .enum_count = CONTACT_MAP_RULE_COUNT,
          .default_value = prop_enum(CONTACT_MAP_TRAPEZOID)},
         {.name = "map_node",
          .type = PROP_ENUM,
@@ -280,9 +261,9 @@ IssimStatus contact_pair_add_props(ThingDb *db, ThingId pair, IssimError *err) {
          .description = "contact_map: the response of the node nearest the contact, or "
                         "interpolated between the two nearest (000 4.4)",
          .mutability = PROP_LIVE,
-         .enum_names = map_node_names,
-         .enum_count = 2,
-         .default_value = prop_enum(0)},
+         .enum_names = contact_map_node_choice_names,
+         .enum_count = CONTACT_MAP_NODE_COUNT,
+         .default_value = prop_enum(CONTACT_MAP_NODE_NEAREST)},
         {.name = "map_convolution",
          .type = PROP_ENUM,
          .unit = "",
@@ -291,8 +272,8 @@ IssimStatus contact_pair_add_props(ThingDb *db, ThingId pair, IssimError *err) {
                         "65,536) or auto (fft for maps longer "
                         "than 256 samples); the same force to rounding",
          .mutability = PROP_LIVE,
-         .enum_names = map_convolution_names,
-         .enum_count = 3,
+         .enum_names = contact_map_convolution_names,
+         .enum_count = CONTACT_MAP_CONV_COUNT,
          .default_value = prop_enum(CONTACT_MAP_CONV_AUTO)},
     };
     for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++) {
@@ -311,7 +292,8 @@ IssimStatus contact_params_from_thing(const ThingDb *db, ThingId pair, double re
     out->solver = (ContactSolverKind)thing_enum(db, pair, "solver");
     out->stiffness = thing_real(db, pair, "stiffness");
     out->restitution = thing_real(db, pair, "restitution");
-    out->damping_from_restitution = thing_enum(db, pair, "damping_from") == 0;
+    out->damping_from_restitution =
+        thing_enum(db, pair, "damping_from") == CONTACT_DAMPING_FROM_RESTITUTION;
     out->clamp_attraction = thing_bool(db, pair, "clamp_attraction");
     out->exponent = thing_real(db, pair, "exponent");
     out->hc_alpha = thing_real(db, pair, "alpha");
@@ -330,11 +312,12 @@ IssimStatus contact_params_from_thing(const ThingDb *db, ThingId pair, double re
     out->spinning_friction = thing_real(db, pair, "spinning_friction");
     out->spinning_friction_static = thing_real(db, pair, "spinning_friction_static");
     out->slip_tolerance = thing_real(db, pair, "slip_tolerance");
-    out->smooth_sliding_only = thing_enum(db, pair, "smooth_friction") == 1;
+    out->smooth_sliding_only =
+        thing_enum(db, pair, "smooth_friction") == CONTACT_SMOOTH_FRICTION_SLIDING;
     out->tangent_stiffness = thing_real(db, pair, "tangent_stiffness");
     out->tangent_damping = thing_real(db, pair, "tangent_damping");
     out->map_rule = (ContactMapRule)thing_enum(db, pair, "map_quadrature");
-    out->map_interpolate = thing_enum(db, pair, "map_node") == 1;
+    out->map_interpolate = thing_enum(db, pair, "map_node") == CONTACT_MAP_NODE_INTERPOLATE;
     out->map_convolution = (ContactMapConvolution)thing_enum(db, pair, "map_convolution");
     IssimError why = {0};
     IssimStatus derived = contact_params_derive(out, &why);

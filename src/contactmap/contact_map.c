@@ -301,6 +301,54 @@ IssimStatus contact_map_transient(const char *body, double stiffness, double pea
     return s;
 }
 
+/* ===== Vocabularies ===== */
+
+const char *const contact_map_rule_names[] = {
+    [CONTACT_MAP_TRAPEZOID] = "trapezoid",
+    [CONTACT_MAP_ENDPOINT] = "endpoint",
+};
+_Static_assert(sizeof contact_map_rule_names / sizeof contact_map_rule_names[0] ==
+                   CONTACT_MAP_RULE_COUNT,
+               "a name for every ContactMapRule");
+
+const char *const contact_map_convolution_names[] = {
+    [CONTACT_MAP_CONV_AUTO] = "auto",
+    [CONTACT_MAP_CONV_DIRECT] = "direct",
+    [CONTACT_MAP_CONV_FFT] = "fft",
+};
+_Static_assert(sizeof contact_map_convolution_names / sizeof contact_map_convolution_names[0] ==
+                   CONTACT_MAP_CONV_COUNT,
+               "a name for every ContactMapConvolution");
+
+static int name_index(const char *const *names, int count, const char *text) {
+    for (int i = 0; text && i < count; i++)
+        if (strcmp(text, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+const char *contact_map_rule_name(ContactMapRule rule) {
+    return (unsigned)rule < CONTACT_MAP_RULE_COUNT ? contact_map_rule_names[rule] : "?";
+}
+
+bool contact_map_rule_parse(const char *text, ContactMapRule *out) {
+    int i = name_index(contact_map_rule_names, CONTACT_MAP_RULE_COUNT, text);
+    if (i >= 0)
+        *out = (ContactMapRule)i;
+    return i >= 0;
+}
+
+const char *contact_map_convolution_name(ContactMapConvolution kind) {
+    return (unsigned)kind < CONTACT_MAP_CONV_COUNT ? contact_map_convolution_names[kind] : "?";
+}
+
+bool contact_map_convolution_parse(const char *text, ContactMapConvolution *out) {
+    int i = name_index(contact_map_convolution_names, CONTACT_MAP_CONV_COUNT, text);
+    if (i >= 0)
+        *out = (ContactMapConvolution)i;
+    return i >= 0;
+}
+
 /* ===== The body property's forms ===== */
 
 #define SYNTHETIC_DEFAULT_PERIOD 1e-4  /* s: the step of 000 4.2-4.3 */

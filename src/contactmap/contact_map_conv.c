@@ -243,7 +243,7 @@ static const double *kernel_spectrum(const ContactMap *map, const ContactMapLeve
 static void level_spectra(ContactMap *map, ContactMapLevel *l, int first_node, int end_node,
                           double *real, fftw_complex *spec) {
     for (int j = first_node; j < end_node; j++)
-        for (int rule = 0; rule < 2; rule++)
+        for (int rule = 0; rule < CONTACT_MAP_RULE_COUNT; rule++)
             for (int p = 0; p < l->partitions; p++) {
                 const double *w = map->weights[rule] + (size_t)j * (size_t)map->samples;
                 int first = l->lag + p * l->size;

@@ -41,9 +41,9 @@ struct ContactMap {
     double period;
     int samples, node_count;
     ContactMapNode *nodes;
-    double *step;       /* node-major, samples per node */
-    double *increments; /* a_k = h(kT) - h((k-1)T) */
-    double *weights[2]; /* history weights per ContactMapRule, node-major */
+    double *step;                            /* node-major, samples per node */
+    double *increments;                      /* a_k = h(kT) - h((k-1)T) */
+    double *weights[CONTACT_MAP_RULE_COUNT]; /* history weights per rule, node-major */
     ContactMapProvenance provenance;
     ContactMapLevel *levels; /* the FFT convolution's (NULL: too short to need one) */
     int level_count;

@@ -10,10 +10,6 @@
 
 #include "display_internal.h"
 
-/* The body shape enum's order in the thing schema ("points", "sphere", ...). */
-enum { BODY_POINTS, BODY_SPHERE, BODY_CAPSULE, BODY_BOX, BODY_HULL, BODY_POLYGON, BODY_SMOOTH };
-enum { OBSTACLE_PLANE, OBSTACLE_BOX, OBSTACLE_MESH, OBSTACLE_SMOOTH };
-
 typedef struct Builder {
     SceneView *view;
     const ThingDb *db;
@@ -399,39 +395,41 @@ static bool add_body(Builder *b, ThingId id, int body) {
     const ThingDb *db = b->db;
     ViewInstance *in = NULL;
     char key[600];
-    switch (thing_enum(db, id, "shape")) {
-    case BODY_POINTS:
+    switch ((BodyShape)thing_enum(db, id, "shape")) {
+    case BODY_SHAPE_POINTS:
         return add_points_body(b, id, body);
-    case BODY_SPHERE: {
+    case BODY_SHAPE_SPHERE: {
         double r = thing_real(db, id, "radius");
         in = body_piece(b, id, body, "sphere");
         if (in)
             in->scale = (Vec3){r, r, r};
         break;
     }
-    case BODY_CAPSULE:
+    case BODY_SHAPE_CAPSULE:
         snprintf(key, sizeof key, "capsule:%.9g:%.9g", thing_real(db, id, "radius"),
                  thing_real(db, id, "half_length"));
         in = body_piece(b, id, body, key);
         break;
-    case BODY_BOX:
+    case BODY_SHAPE_BOX:
         in = body_piece(b, id, body, "box");
         if (in)
             in->scale = thing_vec3(db, id, "half_extents");
         break;
-    case BODY_HULL:
+    case BODY_SHAPE_HULL:
         snprintf(key, sizeof key, "hull:%s", thing_string(db, id, "hull_file"));
         in = body_piece(b, id, body, key);
         break;
-    case BODY_POLYGON: {
+    case BODY_SHAPE_POLYGON: {
         char path[256];
         snprintf(key, sizeof key, "polygon:%s", thing_path(db, id, path, sizeof path));
         in = body_piece(b, id, body, key);
         break;
     }
-    case BODY_SMOOTH:
+    case BODY_SHAPE_SMOOTH:
         smooth_key(db, id, key, sizeof key);
         in = body_piece(b, id, body, key);
+        break;
+    case BODY_SHAPE_COUNT:
         break;
     }
     return in != NULL;
@@ -439,13 +437,13 @@ static bool add_body(Builder *b, ThingId id, int body) {
 
 static bool add_obstacle(Builder *b, ThingId id) {
     const ThingDb *db = b->db;
-    int kind = thing_enum(db, id, "shape");
-    if (kind == OBSTACLE_PLANE)
+    ObstacleShape kind = (ObstacleShape)thing_enum(db, id, "shape");
+    if (kind == OBSTACLE_SHAPE_PLANE)
         return true; /* second pass, once the scene's size is known */
     char key[600];
-    if (kind == OBSTACLE_BOX)
+    if (kind == OBSTACLE_SHAPE_BOX)
         issim_strlcpy(key, "box", sizeof key);
-    else if (kind == OBSTACLE_SMOOTH)
+    else if (kind == OBSTACLE_SHAPE_SMOOTH)
         smooth_key(db, id, key, sizeof key);
     else
         snprintf(key, sizeof key, "mesh:%s", thing_string(db, id, "mesh_file"));
@@ -458,7 +456,7 @@ static bool add_obstacle(Builder *b, ThingId id) {
     in->thing = id;
     in->mesh = mesh;
     in->pose = (Pose){thing_vec3(db, id, "pos"), thing_quat(db, id, "orient")};
-    if (kind == OBSTACLE_BOX)
+    if (kind == OBSTACLE_SHAPE_BOX)
         in->scale = thing_vec3(db, id, "half_extents");
     set_color(in, thing_vec3(db, id, "color"), 1.0f);
     return true;
@@ -472,7 +470,8 @@ static bool add_planes(Builder *b) {
     double half = fmax(1.0, 1.5 * v->radius);
     for (int i = 0; i < thingdb_count(db); i++) {
         ThingId id = thingdb_at(db, i);
-        if (thing_kind(db, id) != THING_FIXED_OBSTACLE || thing_enum(db, id, "shape") != 0)
+        if (thing_kind(db, id) != THING_FIXED_OBSTACLE ||
+            thing_enum(db, id, "shape") != OBSTACLE_SHAPE_PLANE)
             continue;
         Vec3 n = vec3_normalize(thing_vec3(db, id, "normal"));
         double offset = thing_real(db, id, "offset");
@@ -509,8 +508,9 @@ static void initial_bounds(SceneView *v, const ThingDb *db) {
     for (int i = 0; i < thingdb_count(db); i++) {
         ThingId id = thingdb_at(db, i);
         ThingKind k = thing_kind(db, id);
-        bool placed = k == THING_RIGID_BODY ||
-                      (k == THING_FIXED_OBSTACLE && thing_enum(db, id, "shape") != 0);
+        bool placed =
+            k == THING_RIGID_BODY ||
+            (k == THING_FIXED_OBSTACLE && thing_enum(db, id, "shape") != OBSTACLE_SHAPE_PLANE);
         if (!placed)
             continue;
         Vec3 p = thing_vec3(db, id, "pos");

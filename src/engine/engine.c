@@ -9,12 +9,6 @@
 
 #include "engine_internal.h"
 
-static const char *const integrator_names[INTEGRATOR_COUNT] = {"bdf", "adams", "rk4"};
-
-const char *integrator_name(IntegratorKind kind) {
-    return (int)kind >= 0 && kind < INTEGRATOR_COUNT ? integrator_names[kind] : "?";
-}
-
 EngineOptions engine_options_default(void) {
     return (EngineOptions){.integrator = -1, .dt = 0.0, .rtol = 0.0, .atol = 0.0};
 }
@@ -43,7 +37,7 @@ static int count_kind(const ThingDb *db, ThingKind kind) {
 /* Universe properties that may change while running. */
 static void read_universe_live(Engine *e, ThingId universe) {
     e->gravity = thing_vec3(e->db, universe, "gravity");
-    e->sleep_policy = (EngineSleepPolicy)thing_enum(e->db, universe, "sleep");
+    e->sleep_policy = (SleepPolicy)thing_enum(e->db, universe, "sleep");
     if (e->planar)
         e->gravity.y = 0.0;
 }
@@ -80,7 +74,7 @@ static void read_body(Engine *e, EngineBody *b) {
 }
 
 static IssimStatus read_obstacle(Engine *e, EngineObstacle *o, IssimError *err) {
-    if (thing_enum(e->db, o->thing, "shape") != 0)
+    if (thing_enum(e->db, o->thing, "shape") != OBSTACLE_SHAPE_PLANE)
         return ISSIM_OK; /* boxes and meshes: engine_build_shapes */
     Vec3 n = thing_vec3(e->db, o->thing, "normal");
     if (!(vec3_norm(n) > 1e-12))

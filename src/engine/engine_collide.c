@@ -20,17 +20,6 @@
 
 #include "engine_internal.h"
 
-enum {
-    BODY_SHAPE_POINTS,
-    BODY_SHAPE_SPHERE,
-    BODY_SHAPE_CAPSULE,
-    BODY_SHAPE_BOX,
-    BODY_SHAPE_HULL,
-    BODY_SHAPE_POLYGON,
-    BODY_SHAPE_SMOOTH
-};
-enum { OBSTACLE_SHAPE_PLANE, OBSTACLE_SHAPE_BOX, OBSTACLE_SHAPE_MESH, OBSTACLE_SHAPE_SMOOTH };
-
 /* Segments per fan triangle of a smooth surface's tessellation for collision (each patch is a
  * fan of triangles from its centre, smooth_surface_tessellate): at most 8, and fewer for surfaces
  * of many patches, so the samples stay near SMOOTH_COLLISION_SAMPLES (GJK's support search is
@@ -106,7 +95,7 @@ static IssimStatus smooth_body_shape(Engine *e, EngineBody *b, IssimError *err) 
 
 static IssimStatus body_shape(Engine *e, EngineBody *b, IssimError *err) {
     const ThingDb *db = e->db;
-    int kind = thing_enum(db, b->thing, "shape");
+    BodyShape kind = (BodyShape)thing_enum(db, b->thing, "shape");
     double radius = thing_real(db, b->thing, "radius");
     b->shaped = kind != BODY_SHAPE_POINTS;
     switch (kind) {
@@ -116,7 +105,7 @@ static IssimStatus body_shape(Engine *e, EngineBody *b, IssimError *err) {
     case BODY_SHAPE_CAPSULE:
         if (!(radius > 0))
             return issim_error_set(err, ISSIM_ERR_INVALID, "%s: a %s needs radius > 0", b->name,
-                                   kind == BODY_SHAPE_SPHERE ? "sphere" : "capsule");
+                                   body_shape_name(kind));
         b->shape = kind == BODY_SHAPE_SPHERE
                        ? shape_sphere(radius)
                        : shape_capsule(radius, thing_real(db, b->thing, "half_length"));
@@ -129,7 +118,8 @@ static IssimStatus body_shape(Engine *e, EngineBody *b, IssimError *err) {
         /* An empty path would resolve to the asset folder itself and fail as a read error. */
         if (!path[0])
             return issim_error_set(err, ISSIM_ERR_INVALID,
-                                   "%s: hull_file is required for shape \"hull\"", b->name);
+                                   "%s: hull_file is required for shape \"%s\"", b->name,
+                                   body_shape_name(BODY_SHAPE_HULL));
         IssimError sub = {0};
         char resolved[1024];
         b->hull = hull_load_obj(engine_asset_path(e, path, resolved, sizeof resolved), &sub);
@@ -150,6 +140,8 @@ static IssimStatus body_shape(Engine *e, EngineBody *b, IssimError *err) {
         b->shape = shape_polygon(v->points, v->point_count);
         return ISSIM_OK;
     }
+    case BODY_SHAPE_COUNT:
+        break;
     }
     return issim_error_set(err, ISSIM_ERR_INVALID, "%s: unknown shape", b->name);
 }
@@ -213,7 +205,7 @@ static IssimStatus smooth_obstacle_shape(Engine *e, EngineObstacle *o, const cha
 static IssimStatus obstacle_shape(Engine *e, EngineObstacle *o, IssimError *err) {
     const ThingDb *db = e->db;
     const char *name = thing_name(db, o->thing);
-    int kind = thing_enum(db, o->thing, "shape");
+    ObstacleShape kind = (ObstacleShape)thing_enum(db, o->thing, "shape");
     o->pose = pose_identity();
     if (kind == OBSTACLE_SHAPE_PLANE) {
         o->shape = shape_plane(o->normal, o->offset);
@@ -228,8 +220,8 @@ static IssimStatus obstacle_shape(Engine *e, EngineObstacle *o, IssimError *err)
         return smooth_obstacle_shape(e, o, name, err);
     const char *path = thing_string(db, o->thing, "mesh_file");
     if (!path[0])
-        return issim_error_set(err, ISSIM_ERR_INVALID,
-                               "%s: mesh_file is required for shape \"mesh\"", name);
+        return issim_error_set(err, ISSIM_ERR_INVALID, "%s: mesh_file is required for shape \"%s\"",
+                               name, obstacle_shape_name(OBSTACLE_SHAPE_MESH));
     IssimError sub = {0};
     char resolved[1024];
     o->mesh = trimesh_load_obj(engine_asset_path(e, path, resolved, sizeof resolved), &sub);

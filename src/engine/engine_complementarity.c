@@ -570,7 +570,7 @@ static void integrate_positions(IslandWork *w) {
 /* ===== Solver choice and the step ===== */
 
 /* The solvers a pair's "solver" property names (ContactSolverKind order). A direct solver
- * (Lemke, Fischer-Newton) joins with its row here and its name in contact.c. */
+ * (Lemke, Fischer-Newton) joins with its row here and its name in contact_vocabulary.c. */
 static const EngineComplementaritySolver *solver_of_kind(int kind) {
     switch (kind) {
     case CONTACT_SOLVER_PGS:

@@ -216,13 +216,6 @@ typedef struct EngineManifoldEnergy {
     bool check_overlap; /* the next update is the scene's start: warn about overlaps */
 } EngineManifoldEnergy;
 
-/* The universe's "sleep" property, in its enum order (schema.c). */
-typedef enum EngineSleepPolicy {
-    ENGINE_SLEEP_EQUILIBRIUM, /* a body sleeps when its contacts' models report equilibrium */
-    ENGINE_SLEEP_STILL,       /* also on force laws without an equilibrium test, once still */
-    ENGINE_SLEEP_NEVER,
-} EngineSleepPolicy;
-
 struct Engine {
     ThingDb *db;
     EngineOptions options;
@@ -271,8 +264,8 @@ struct Engine {
      * awake_ranges the state-vector spans of the awake blocks, merged, as (offset, size) pairs.
      * Rebuilt by engine_refresh_awake whenever sleep_dirty is set. */
     double sleep_speed;
-    bool sleep_disabled;            /* EngineOptions.sleep_disabled */
-    EngineSleepPolicy sleep_policy; /* universe "sleep" (live) */
+    bool sleep_disabled;      /* EngineOptions.sleep_disabled */
+    SleepPolicy sleep_policy; /* universe "sleep" (live) */
     bool sleep_dirty;
     int awake_count;
     int *awake_bodies;

@@ -162,7 +162,7 @@ static double still_speed(const Engine *e, const EngineContact *c) {
      * band: neither internal friction's velocity_tolerance (a rate dg/dt of its equilibrium
      * test, 1e-5 m/s by default) nor a band applies to them. */
     if (engine_contact_time_stepped(e, c) ||
-        (e->sleep_policy == ENGINE_SLEEP_STILL && !engine_contact_tests_equilibrium(e, c)))
+        (e->sleep_policy == SLEEP_POLICY_STILL && !engine_contact_tests_equilibrium(e, c)))
         return ENGINE_STEPPED_SLEEP_SPEED;
     return c->params.velocity_tolerance > 0.0 ? c->params.velocity_tolerance : c->still_speed;
 }
@@ -178,11 +178,11 @@ bool engine_contact_tests_equilibrium(const Engine *e, const EngineContact *c) {
  * 240-body penalty pile cost as much per second as its pour (issue 15). */
 static bool contact_settled(const Engine *e, const EngineContact *c) {
     return c->equilibrium ||
-           (e->sleep_policy == ENGINE_SLEEP_STILL && !engine_contact_tests_equilibrium(e, c));
+           (e->sleep_policy == SLEEP_POLICY_STILL && !engine_contact_tests_equilibrium(e, c));
 }
 
 static bool sleep_off(const Engine *e) {
-    return e->sleep_disabled || e->sleep_policy == ENGINE_SLEEP_NEVER;
+    return e->sleep_disabled || e->sleep_policy == SLEEP_POLICY_NEVER;
 }
 
 /* A contact frozen while its bodies slept did not move: its friction spring resumes from the

@@ -321,6 +321,28 @@ SmoothSurface *smooth_surface_from_bezier(const BezierPatch *patch, IssimError *
 
 /* ===== From a scene's description ===== */
 
+const char *const surface_extraordinary_names[] = {
+    [SURFACE_EXTRAORDINARY_EXACT] = "exact",
+    [SURFACE_EXTRAORDINARY_SPATCH] = "spatch",
+};
+_Static_assert(sizeof surface_extraordinary_names / sizeof surface_extraordinary_names[0] ==
+                   SURFACE_EXTRAORDINARY_COUNT,
+               "a name for every SurfaceExtraordinary");
+
+const char *surface_extraordinary_name(SurfaceExtraordinary kind) {
+    return (unsigned)kind < SURFACE_EXTRAORDINARY_COUNT ? surface_extraordinary_names[kind] : "?";
+}
+
+bool surface_extraordinary_parse(const char *text, SurfaceExtraordinary *out) {
+    for (int i = 0; text && i < SURFACE_EXTRAORDINARY_COUNT; i++) {
+        if (strcmp(text, surface_extraordinary_names[i]) == 0) {
+            *out = (SurfaceExtraordinary)i;
+            return true;
+        }
+    }
+    return false;
+}
+
 static Vec3 affine(Vec3 p, Vec3 scale, Vec3 offset) {
     return vec3_add(vec3_hadamard(p, scale), offset);
 }

@@ -83,11 +83,7 @@ const char *prop_type_phrase(PropType type) {
 }
 
 void prop_enum_list(const PropDef *def, char *buf, size_t size) {
-    size_t used = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < def->enum_count && used < size; i++)
-        used +=
-            (size_t)snprintf(buf + used, size - used, "%s%s", i ? ", " : "", def->enum_names[i]);
+    thing_vocabulary_list(def->enum_names, def->enum_count, buf, size);
 }
 
 void prop_format_number(double x, bool lua_syntax, char *buf, size_t size) {
@@ -660,11 +656,10 @@ IssimStatus prop_parse_raw(const PropDef *def, const char *text, PropValue *out,
             memmove(t, t + 1, len - 2);
             t[len - 2] = '\0';
         }
-        for (int i = 0; i < def->enum_count; i++) {
-            if (strcmp(t, def->enum_names[i]) == 0) {
-                out->integer = i;
-                return ISSIM_OK;
-            }
+        int k = thing_vocabulary_find(def->enum_names, def->enum_count, t);
+        if (k >= 0) {
+            out->integer = k;
+            return ISSIM_OK;
         }
         char names[256];
         prop_enum_list(def, names, sizeof names);

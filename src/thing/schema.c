@@ -6,27 +6,9 @@
  */
 #include "thing_internal.h"
 
+#include "issim/surface.h"
+
 #include <string.h>
-
-static const char *const kind_names[THING_KIND_COUNT] = {
-    [THING_GROUP] = "group",     [THING_UNIVERSE] = "universe",
-    [THING_RIGID_BODY] = "body", [THING_FIXED_OBSTACLE] = "obstacle",
-    [THING_USER] = "user",       [THING_CONTACT_PAIR] = "contact",
-};
-
-const char *thing_kind_name(ThingKind kind) {
-    return (unsigned)kind < THING_KIND_COUNT ? kind_names[kind] : "unknown";
-}
-
-bool thing_kind_parse(const char *text, ThingKind *out) {
-    for (int k = 0; k < THING_KIND_COUNT; k++) {
-        if (text && strcmp(text, kind_names[k]) == 0) {
-            *out = (ThingKind)k;
-            return true;
-        }
-    }
-    return false;
-}
 
 #define REAL(x)                                                                                    \
     { .type = PROP_REAL, .real = (x) }
@@ -40,13 +22,6 @@ bool thing_kind_parse(const char *text, ThingKind *out) {
     {                                                                                              \
         .type = PROP_VEC3, .vec = {(x), (y), (z) }                                                 \
     }
-
-static const char *const integrator_names[] = {"bdf", "adams", "rk4"};
-static const char *const sleep_names[] = {"equilibrium", "still", "never"};
-static const char *const surface_extraordinary_names[] = {"exact", "spatch"};
-static const char *const shape_names[] = {"plane", "box", "mesh", "smooth"};
-static const char *const body_shape_names[] = {"points", "sphere",  "capsule", "box",
-                                               "hull",   "polygon", "smooth"};
 
 #define SURFACE_PROPS(frame)                                                                       \
     {.name = "surface_points",                                                                     \
@@ -95,7 +70,8 @@ static const char *const body_shape_names[] = {"points", "sphere",  "capsule", "
         .description = "smooth: a Loop surface at its extraordinary vertices: exact (Stam's "      \
                        "evaluation, C2 up to the vertex) or spatch (002 5.2's S-patches)",         \
         .mutability = PROP_FIXED_DURING_RUN, .enum_names = surface_extraordinary_names,            \
-        .enum_count = 2, .default_value = ENUMV(0)                                                 \
+        .enum_count = SURFACE_EXTRAORDINARY_COUNT,                                                 \
+        .default_value = ENUMV(SURFACE_EXTRAORDINARY_EXACT)                                        \
     }
 
 static const PropDef universe_props[] = {
@@ -121,8 +97,8 @@ static const PropDef universe_props[] = {
                     "RK4",
      .mutability = PROP_FIXED_DURING_RUN,
      .enum_names = integrator_names,
-     .enum_count = 3,
-     .default_value = ENUMV(0)},
+     .enum_count = INTEGRATOR_COUNT,
+     .default_value = ENUMV(INTEGRATOR_BDF)},
     {.name = "dt",
      .type = PROP_REAL,
      .unit = "s",
@@ -163,9 +139,9 @@ static const PropDef universe_props[] = {
                     "force laws without an equilibrium test, once slower than 1 mm/s for 20 "
                     "ms), never",
      .mutability = PROP_LIVE,
-     .enum_names = sleep_names,
-     .enum_count = 3,
-     .default_value = ENUMV(0)},
+     .enum_names = sleep_policy_names,
+     .enum_count = SLEEP_POLICY_COUNT,
+     .default_value = ENUMV(SLEEP_POLICY_EQUILIBRIUM)},
     {.name = "collision_coherence",
      .type = PROP_REAL,
      .unit = "m",
@@ -331,8 +307,8 @@ static const PropDef body_props[] = {
                     "obstacles, or a shape the collision manager tests against everything",
      .mutability = PROP_FIXED_DURING_RUN,
      .enum_names = body_shape_names,
-     .enum_count = 7,
-     .default_value = ENUMV(0)},
+     .enum_count = BODY_SHAPE_COUNT,
+     .default_value = ENUMV(BODY_SHAPE_POINTS)},
     {.name = "half_extents",
      .type = PROP_VEC3,
      .unit = "m",
@@ -440,9 +416,9 @@ static const PropDef obstacle_props[] = {
      .unit = "",
      .description = "geometry of the obstacle",
      .mutability = PROP_FIXED_DURING_RUN,
-     .enum_names = shape_names,
-     .enum_count = 4,
-     .default_value = ENUMV(0)},
+     .enum_names = obstacle_shape_names,
+     .enum_count = OBSTACLE_SHAPE_COUNT,
+     .default_value = ENUMV(OBSTACLE_SHAPE_PLANE)},
     {.name = "normal",
      .type = PROP_VEC3,
      .unit = "",

@@ -1,0 +1,130 @@
+/* The thing schema's vocabularies (thing.h, "Vocabularies"): each name table is indexed by its
+ * enum through designated initialisers and its length checked against the enum's count, so a
+ * value added to an enum without a name (or a name without a value) does not compile, and a
+ * name left out in the middle is a NULL the vocabulary test finds. */
+#include "thing_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int thing_vocabulary_find(const char *const *names, int count, const char *text) {
+    for (int i = 0; text && i < count; i++)
+        if (strcmp(text, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+void thing_vocabulary_list(const char *const *names, int count, char *buf, size_t size) {
+    size_t used = 0;
+    if (size)
+        buf[0] = '\0';
+    for (int i = 0; i < count && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%s", i ? ", " : "", names[i]);
+}
+
+/* ===== Thing kinds ===== */
+
+static const char *const thing_kind_names[] = {
+    [THING_GROUP] = "group",     [THING_UNIVERSE] = "universe",
+    [THING_RIGID_BODY] = "body", [THING_FIXED_OBSTACLE] = "obstacle",
+    [THING_USER] = "user",       [THING_CONTACT_PAIR] = "contact",
+};
+_Static_assert(sizeof thing_kind_names / sizeof thing_kind_names[0] == THING_KIND_COUNT,
+               "a name for every ThingKind");
+
+const char *thing_kind_name(ThingKind kind) {
+    return (unsigned)kind < THING_KIND_COUNT ? thing_kind_names[kind] : "unknown";
+}
+
+bool thing_kind_parse(const char *text, ThingKind *out) {
+    int i = thing_vocabulary_find(thing_kind_names, THING_KIND_COUNT, text);
+    if (i >= 0)
+        *out = (ThingKind)i;
+    return i >= 0;
+}
+
+/* ===== Body shapes ===== */
+
+const char *const body_shape_names[] = {
+    [BODY_SHAPE_POINTS] = "points",   [BODY_SHAPE_SPHERE] = "sphere",
+    [BODY_SHAPE_CAPSULE] = "capsule", [BODY_SHAPE_BOX] = "box",
+    [BODY_SHAPE_HULL] = "hull",       [BODY_SHAPE_POLYGON] = "polygon",
+    [BODY_SHAPE_SMOOTH] = "smooth",
+};
+_Static_assert(sizeof body_shape_names / sizeof body_shape_names[0] == BODY_SHAPE_COUNT,
+               "a name for every BodyShape");
+
+const char *body_shape_name(BodyShape shape) {
+    return (unsigned)shape < BODY_SHAPE_COUNT ? body_shape_names[shape] : "?";
+}
+
+bool body_shape_parse(const char *text, BodyShape *out) {
+    int i = thing_vocabulary_find(body_shape_names, BODY_SHAPE_COUNT, text);
+    if (i >= 0)
+        *out = (BodyShape)i;
+    return i >= 0;
+}
+
+/* ===== Obstacle shapes ===== */
+
+const char *const obstacle_shape_names[] = {
+    [OBSTACLE_SHAPE_PLANE] = "plane",
+    [OBSTACLE_SHAPE_BOX] = "box",
+    [OBSTACLE_SHAPE_MESH] = "mesh",
+    [OBSTACLE_SHAPE_SMOOTH] = "smooth",
+};
+_Static_assert(sizeof obstacle_shape_names / sizeof obstacle_shape_names[0] == OBSTACLE_SHAPE_COUNT,
+               "a name for every ObstacleShape");
+
+const char *obstacle_shape_name(ObstacleShape shape) {
+    return (unsigned)shape < OBSTACLE_SHAPE_COUNT ? obstacle_shape_names[shape] : "?";
+}
+
+bool obstacle_shape_parse(const char *text, ObstacleShape *out) {
+    int i = thing_vocabulary_find(obstacle_shape_names, OBSTACLE_SHAPE_COUNT, text);
+    if (i >= 0)
+        *out = (ObstacleShape)i;
+    return i >= 0;
+}
+
+/* ===== Integrators ===== */
+
+const char *const integrator_names[] = {
+    [INTEGRATOR_BDF] = "bdf",
+    [INTEGRATOR_ADAMS] = "adams",
+    [INTEGRATOR_RK4] = "rk4",
+};
+_Static_assert(sizeof integrator_names / sizeof integrator_names[0] == INTEGRATOR_COUNT,
+               "a name for every IntegratorKind");
+
+const char *integrator_name(IntegratorKind kind) {
+    return (unsigned)kind < INTEGRATOR_COUNT ? integrator_names[kind] : "?";
+}
+
+bool integrator_parse(const char *text, IntegratorKind *out) {
+    int i = thing_vocabulary_find(integrator_names, INTEGRATOR_COUNT, text);
+    if (i >= 0)
+        *out = (IntegratorKind)i;
+    return i >= 0;
+}
+
+/* ===== Sleep policies ===== */
+
+const char *const sleep_policy_names[] = {
+    [SLEEP_POLICY_EQUILIBRIUM] = "equilibrium",
+    [SLEEP_POLICY_STILL] = "still",
+    [SLEEP_POLICY_NEVER] = "never",
+};
+_Static_assert(sizeof sleep_policy_names / sizeof sleep_policy_names[0] == SLEEP_POLICY_COUNT,
+               "a name for every SleepPolicy");
+
+const char *sleep_policy_name(SleepPolicy policy) {
+    return (unsigned)policy < SLEEP_POLICY_COUNT ? sleep_policy_names[policy] : "?";
+}
+
+bool sleep_policy_parse(const char *text, SleepPolicy *out) {
+    int i = thing_vocabulary_find(sleep_policy_names, SLEEP_POLICY_COUNT, text);
+    if (i >= 0)
+        *out = (SleepPolicy)i;
+    return i >= 0;
+}
