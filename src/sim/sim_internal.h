@@ -16,6 +16,9 @@
 /* What the engine adds per body beyond its copy of the scene's things (state, collision shapes,
  * contacts' share), for the estimate before a build; measured with 1e4-2e4 spheres. */
 #define SIM_ENGINE_BYTES_PER_BODY 4096.0
+/* Below this database size (about 2,000 bodies) no machine issim runs on is short of memory for
+ * the build: the estimate is not made. */
+#define SIM_SMALL_SCENE_BYTES ((size_t)64 * 1024 * 1024)
 
 typedef struct SimBodyTrack {
     int active_contacts;
