@@ -285,7 +285,7 @@ static void test_widgets_edit_pause_and_open(void **state) {
     snprintf(script, sizeof script,
              "wait_sim 0.1\nselect bar\nframes 3\n"
              /* the mass field, first row of the property sheet */
-             "mouse_move 180 467\nframes 2\nclick 180 467\nframes 2\n"
+             "mouse_move 180 508\nframes 2\nclick 180 508\nframes 2\n"
              "type 2.5\nframes 1\nkey return\nframes 3\nwait_edits\nprint_state\n"
              /* Pause (space), first button of the Transport panel */
              "mouse_move 995 79\nframes 2\nclick 995 79\nframes 3\n"

@@ -143,7 +143,7 @@ static void test_key_tap_within_one_frame_registered(void **state) {
     (void)state;
     char out[GUI_OUTPUT_MAX];
     const char *script = "fps 20\nwait_sim 0.1\nselect bar\nframes 3\n"
-                         "mouse_move 180 467\nframes 2\nclick 180 467\nframes 2\n"
+                         "mouse_move 180 508\nframes 2\nclick 180 508\nframes 2\n"
                          "type 2.5\nframes 1\ntap return\nframes 3\nwait_edits\nprint_state\n";
     assert_int_equal(
         run_issim_script(test_source_path("scenes/point_drop.lua"), "", script, out, sizeof out),

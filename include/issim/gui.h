@@ -188,6 +188,9 @@ typedef struct GuiState {
     int live_count;
     const char *load_cycle; /* the prescribed load cycle ("block.force = ..."), or "" */
     bool load_cycle_on;
+    /* The last click was in a panel: letters, space and Tab are not shortcuts until the next
+     * click in the 3D view (a missed click then typing must not reset the run). */
+    bool keys_in_panels;
 } GuiState;
 
 /* What the user asked for this frame. Cleared by the display before each frame. */
@@ -202,6 +205,8 @@ typedef struct GuiRequests {
     bool edit;
     char edit_path[REGISTRY_EDIT_PATH_MAX];
     char edit_value[REGISTRY_EDIT_VALUE_MAX];
+    bool edit_invalid; /* typed text that is no value of the property: edit_reason says why */
+    char edit_reason[GUI_DESCRIPTION_MAX];
     bool record_start, record_stop;
     char record_path[GUI_PATH_MAX];
     char record_vars[1024];
@@ -230,6 +235,11 @@ void gui_destroy(void);
 bool gui_process_event(const void *sdl_event);
 bool gui_wants_mouse(void);
 bool gui_wants_keyboard(void);
+/* Mouse button changes queued beyond one per button and frame: the display runs GUI frames
+ * without drawing until none is left, so a click or double-click within one slow frame counts. */
+bool gui_input_pending(void);
+/* Window y of the property table's first row as last drawn (-1: none), for the tests. */
+double gui_property_table_y(void);
 /* Builds this frame's panels from state and fills requests. */
 void gui_frame(const GuiState *state, GuiRequests *requests);
 /* Draws the built frame into the current framebuffer. The side panels draw no background of

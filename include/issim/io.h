@@ -71,6 +71,9 @@ char *scene_save_string(const ThingDb *db);
  * else the source tree it was built from (a build-tree run). Canonical (realpath) in out; false,
  * out empty, when neither holds a scenes/ folder. Thread: any. */
 bool scene_data_dir(char *out, size_t size);
+/* The source tree the program was built from, when it still holds scenes/ (the launcher lists
+ * it besides an installation's); false otherwise. */
+bool scene_source_dir(char *out, size_t size);
 /* Where a scene named on the command line or in the GUI is: NAME itself when it exists or is
  * absolute; else the first regular file of NAME, NAME.lua, scenes/NAME, scenes/NAME.lua in the
  * working directory (a relative path in out), then in scene_data_dir (an absolute one), so

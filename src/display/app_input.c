@@ -1,10 +1,11 @@
 /* Mouse and keyboard in the 3D view: orbit (left drag on empty space), pan (right or middle
  * drag, or shift + left), zoom (wheel), pick and drag a body with a spring (left press on a
- * body; with Alt a grasp that also holds its attitude), and the shortcuts: space pause/run, S step,
- * R reset, F fit, Ctrl+O open, Ctrl+L reload, with --device sim Ctrl + left drag (or any left drag
- * with the device panel's "mouse is the hand" ticked) moves the simulated pantograph's hand; F1
- * help, Tab side panels, F11 fullscreen, T follow the selected body (again: stop), F12 screenshot,
- * Esc clear the selection, Ctrl+Q quit; with
+ * body; with Alt a grasp that also holds its attitude), and the shortcuts: space pause/run, S
+ * step, R reset, F fit, T follow the selected body (again: stop), Tab side panels (letters,
+ * space and Tab only while the last click was in the view, not in a panel), Ctrl+O open, Ctrl+L
+ * reload, with --device sim Ctrl + left drag (or any left drag with the device panel's "mouse is
+ * the hand" ticked) moves the simulated pantograph's hand; F1 help, F11 fullscreen, F12
+ * screenshot, Esc clear the selection, Ctrl+Q quit; with
  * --device, F9 or Pause is the emergency stop (app_device.c), whatever has the keyboard. Files
  * dropped on the window are opened. */
 #include <math.h>
@@ -116,49 +117,62 @@ static void toggle_pause(App *app) {
         sim_set_paused(sim, true);
 }
 
-static void handle_key(App *app, const SDL_KeyboardEvent *k) {
-    bool ctrl = (k->keysym.mod & KMOD_CTRL) != 0;
+/* Letters, space and Tab: the 3D view's shortcuts, which typing meant for a panel must not
+ * trigger. Returns false for other keys. */
+static bool view_key(App *app, const SDL_KeyboardEvent *k) {
+    if (k->keysym.mod & (KMOD_CTRL | KMOD_ALT | KMOD_GUI))
+        return false;
     switch (k->keysym.sym) {
     case SDLK_SPACE:
         toggle_pause(app);
-        break;
+        return true;
     case SDLK_s:
-        if (!ctrl)
-            app_step(app);
-        break;
+        app_step(app);
+        return true;
     case SDLK_r:
-        if (!ctrl)
-            app_reset(app);
-        break;
+        app_reset(app);
+        return true;
     case SDLK_f:
         app_fit(app);
-        break;
+        return true;
     case SDLK_t:
         app_toggle_follow(app);
-        break;
-    case SDLK_F1:
-        app->show_help = !app->show_help;
-        break;
+        return true;
     case SDLK_TAB:
         app->toggles.panels = !app->toggles.panels;
+        return true;
+    default:
+        return false;
+    }
+}
+
+static void reload(App *app) {
+    if (!app->session.path[0])
+        return;
+    char path[GUI_PATH_MAX];
+    issim_strlcpy(path, app->session.path, sizeof path);
+    app_open_scene(app, path, true);
+}
+
+/* Function keys, Esc and Ctrl chords work wherever the keyboard is (no text field has it). */
+static void global_key(App *app, const SDL_KeyboardEvent *k) {
+    bool ctrl = (k->keysym.mod & KMOD_CTRL) != 0;
+    switch (k->keysym.sym) {
+    case SDLK_F1:
+        app->show_help = !app->show_help;
         break;
     case SDLK_F11:
         app->toggles.fullscreen = !app->toggles.fullscreen;
         break;
     case SDLK_o:
-        if (ctrl)
-            app->open_dialog = true;
+        app->open_dialog = app->open_dialog || ctrl;
         break;
     case SDLK_q:
-        if (ctrl)
-            app->quit = true;
+        app->quit = app->quit || ctrl;
         break;
     case SDLK_l:
-        if (ctrl && app->session.path[0]) {
-            char path[GUI_PATH_MAX];
-            issim_strlcpy(path, app->session.path, sizeof path);
-            app_open_scene(app, path, true);
-        }
+        if (ctrl)
+            reload(app);
         break;
     case SDLK_F12:
         issim_strlcpy(app->screenshot_path, "screenshot.png", sizeof app->screenshot_path);
@@ -172,6 +186,11 @@ static void handle_key(App *app, const SDL_KeyboardEvent *k) {
     default:
         break;
     }
+}
+
+static void handle_key(App *app, const SDL_KeyboardEvent *k) {
+    if (app->keys_in_panels || !view_key(app, k))
+        global_key(app, k);
 }
 
 static void handle_mouse_button(App *app, const SDL_MouseButtonEvent *b) {
@@ -238,6 +257,8 @@ void app_handle_event(App *app, const SDL_Event *e) {
         return; /* the emergency stop, even while a text field has the keyboard */
     /* While a body is dragged the view keeps the mouse even over a panel. */
     bool gui_took = app->gui_ready && gui_process_event(e) && !app->drag.active;
+    if (e->type == SDL_MOUSEBUTTONDOWN)
+        app->keys_in_panels = gui_took && app->options.show_gui;
     if (gui_took)
         return;
     switch (e->type) {

@@ -168,6 +168,8 @@ typedef struct App {
     char load_error[600];
     char edit_message[600];
     bool edit_rejected;
+    long resets;         /* Resets since start (the script's print_state) */
+    bool keys_in_panels; /* the last click was in a panel: no letter shortcuts (gui.h) */
     /* Edits sent and not yet answered: grows as needed (a fixed 32 left later edits untracked,
      * so an accepted one never reached the display's database and a save lost it). */
     PendingEdit *pending;
@@ -182,6 +184,7 @@ typedef struct App {
     bool show_help; /* F1: the keys and mouse actions */
     char recent[GUI_MAX_RECENT][GUI_PATH_MAX];
     int recent_count;
+    char scanned_folder[GUI_PATH_MAX]; /* the opened scene's folder the launcher lists */
 
     Recorder *recorder;
     char record_path[GUI_PATH_MAX];
@@ -270,10 +273,16 @@ void app_reset(App *app);
 void app_read_frame(App *app);
 uint64_t app_submit_edit(App *app, const char *path, const char *value);
 void app_poll_edits(App *app);
+/* Typed text that is no value: the result line says why (reason), nothing is sent. */
+void app_edit_invalid(App *app, const char *reason);
 bool app_record_start(App *app, const char *path, const char *vars);
 void app_record_stop(App *app);
 void app_record_pump(App *app);
 void app_scan_scenes(App *app);
+/* name in the user's config folder ($XDG_CONFIG_HOME/issim); false without a home. */
+bool app_config_path(const char *name, char *out, size_t size);
+/* The recent scenes of earlier sessions (the config folder's "recent"). */
+void app_load_recent(App *app);
 /* Reads the next scene's description for the launcher; false when all are read. */
 bool app_describe_next_scene(App *app);
 void app_fit(App *app);

@@ -103,12 +103,17 @@ static bool key_command(const char *name, bool tap) {
                 {"return", SDLK_RETURN, KMOD_NONE}, {"backspace", SDLK_BACKSPACE, KMOD_NONE},
                 {"ctrl+a", SDLK_a, KMOD_LCTRL},     {"f9", SDLK_F9, KMOD_NONE},
                 {"pause", SDLK_PAUSE, KMOD_NONE},   {"ctrl+q", SDLK_q, KMOD_LCTRL},
-                {"f1", SDLK_F1, KMOD_NONE}};
+                {"f1", SDLK_F1, KMOD_NONE},         {"tab", SDLK_TAB, KMOD_NONE}};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (strcmp(name, keys[i].name) == 0) {
             push_key(keys[i].key, keys[i].mod, tap);
             return true;
         }
+    /* Any other single character (a letter, a digit, '.'): its key, as typing presses it. */
+    if (strlen(name) == 1 && name[0] > ' ' && name[0] < 127) {
+        push_key((SDL_Keycode)name[0], KMOD_NONE, tap);
+        return true;
+    }
     return false;
 }
 
@@ -139,6 +144,32 @@ static void push_mouse(Uint32 type, int x, int y) {
     SDL_PushEvent(&e);
 }
 
+/* "clicks N X Y": N presses and releases pushed at once, as a fast double-click arrives within
+ * one slow frame (the second counts as a double-click, as SDL reports it). */
+static void push_clicks(int n, int x, int y) {
+    push_mouse(SDL_MOUSEMOTION, x, y);
+    for (int k = 1; k <= n; k++)
+        for (int up = 0; up < 2; up++) {
+            SDL_Event e = {0};
+            e.type = up ? SDL_MOUSEBUTTONUP : SDL_MOUSEBUTTONDOWN;
+            e.button.button = SDL_BUTTON_LEFT;
+            e.button.state = up ? SDL_RELEASED : SDL_PRESSED;
+            e.button.clicks = (Uint8)k;
+            e.button.x = x;
+            e.button.y = y;
+            SDL_PushEvent(&e);
+        }
+}
+
+/* The recent scenes as the File menu lists them, and the property table's place. */
+static void print_gui(const App *app) {
+    for (int i = 0; i < app->recent_count; i++)
+        printf("recent %d %s\n", i, app->recent[i]);
+    printf("gui property_table_y=%.1f keys_in_panels=%d edit_message=%s\n", gui_property_table_y(),
+           app->keys_in_panels, app->edit_message);
+    fflush(stdout);
+}
+
 static void print_state(App *app) {
     Session *s = &app->session;
     Vec3 eye = camera_eye(&app->camera);
@@ -150,10 +181,11 @@ static void print_state(App *app) {
     double state_time = s->sim ? registry_state_time(s->reg) : NAN;
     double clock = s->sim ? sim_display_time(s->sim) : NAN;
     printf("state t=%.9g view %d %d %d %d camera %.9g %.9g %.9g %.9g %.9g %.9g %.9g "
-           "state_time=%.9g clock=%.9g rate=%.6g paused=%d selected=%s\n",
+           "state_time=%.9g clock=%.9g rate=%.6g paused=%d resets=%ld panels=%d selected=%s\n",
            s->frame_time, app->view_x, app->view_y, app->view_w, app->view_h, eye.x, eye.y, eye.z,
            app->camera.target.x, app->camera.target.y, app->camera.target.z, app->camera.fov_deg,
-           state_time, clock, app->sim_rate, s->sim ? (int)sim_paused(s->sim) : 1, selected);
+           state_time, clock, app->sim_rate, s->sim ? (int)sim_paused(s->sim) : 1, app->resets,
+           (int)app->toggles.panels, selected);
     for (int b = 0; s->view && b < s->view->body_count; b++) {
         const ViewBody *vb = &s->view->bodies[b];
         const double *p = s->frame + vb->var_pos;
@@ -389,7 +421,9 @@ static bool run_command(Script *s, App *app, char *line, bool *failed) {
     } else if (strcmp(cmd, "type") == 0 && n > 1) {
         /* text typed into the focused field, as SDL delivers it: in pieces of at most 31
          * bytes (SDL's text event size), never inside a UTF-8 sequence */
-        const char *text = words[1];
+        char typed[600];
+        join_words(words, 1, n, typed, sizeof typed); /* "type 0 0 0.7" types the spaces too */
+        const char *text = typed;
         while (*text) {
             size_t piece = strlen(text) < 24 ? strlen(text) : 24;
             while (piece < strlen(text) && ((unsigned char)text[piece] & 0xC0) == 0x80)
@@ -421,6 +455,11 @@ static bool run_command(Script *s, App *app, char *line, bool *failed) {
                 push_mouse(SDL_MOUSEBUTTONUP, mx, my);
         }
         return false;
+    } else if (strcmp(cmd, "clicks") == 0 && n > 3) {
+        push_clicks(atoi(words[1]), atoi(words[2]), atoi(words[3]));
+        return false;
+    } else if (strcmp(cmd, "print_gui") == 0) {
+        print_gui(app);
     } else if (strcmp(cmd, "select") == 0 && n > 1 && ses->db) {
         app_select(app, thingdb_find(ses->db, words[1]));
     } else if (strcmp(cmd, "camera") == 0 && n > 7) {

@@ -2,10 +2,13 @@
  * reading the state at display time, edits through the registry's queue and their results,
  * the recorder fed from the committed trajectory, the log ring, saving. */
 #include <dirent.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "app_internal.h"
 
@@ -58,10 +61,10 @@ static int compare_paths(const void *a, const void *b) {
     return strcmp(a, b);
 }
 
-/* A scene of the same file name already listed (from ./scenes) hides the installed one, as
- * scene_find prefers it. */
-static bool scene_listed(const App *app, int count, const char *file) {
-    for (int i = 0; i < count; i++) {
+/* A scene whose file name is listed already is left out: the earlier folder takes its place,
+ * as scene_find prefers the working directory's (the same file reached twice is one entry). */
+static bool scene_listed(const App *app, const char *file) {
+    for (int i = 0; i < app->scene_count; i++) {
         const char *slash = strrchr(app->scenes[i], '/');
         if (strcmp(slash ? slash + 1 : app->scenes[i], file) == 0)
             return true;
@@ -69,28 +72,89 @@ static bool scene_listed(const App *app, int count, const char *file) {
     return false;
 }
 
+static bool is_lua(const char *name) {
+    size_t n = strlen(name);
+    return n > 4 && strcmp(name + n - 4, ".lua") == 0;
+}
+
+static void add_scene(App *app, const char *path) {
+    const char *slash = strrchr(path, '/');
+    if (app->scene_count < GUI_MAX_SCENES && strlen(path) < GUI_PATH_MAX &&
+        !scene_listed(app, slash ? slash + 1 : path))
+        issim_strlcpy(app->scenes[app->scene_count++], path, GUI_PATH_MAX);
+}
+
 static void scan_folder(App *app, const char *folder) {
     DIR *dir = opendir(folder);
     if (!dir)
         return;
-    int before = app->scene_count;
+    char found[GUI_MAX_SCENES][GUI_PATH_MAX];
+    int count = 0;
     struct dirent *e;
-    while ((e = readdir(dir)) && app->scene_count < GUI_MAX_SCENES) {
-        size_t n = strlen(e->d_name);
-        if (n > 4 && strcmp(e->d_name + n - 4, ".lua") == 0 &&
-            !scene_listed(app, before, e->d_name) && strlen(folder) + n + 2 <= GUI_PATH_MAX)
-            snprintf(app->scenes[app->scene_count++], GUI_PATH_MAX, "%s/%s", folder, e->d_name);
+    while ((e = readdir(dir)) && count < GUI_MAX_SCENES) {
+        int n = snprintf(found[count], GUI_PATH_MAX, "%.*s/%s", GUI_PATH_MAX, folder, e->d_name);
+        count += is_lua(e->d_name) && n > 0 && n < GUI_PATH_MAX;
     }
     closedir(dir);
-    qsort(app->scenes[before], (size_t)(app->scene_count - before), GUI_PATH_MAX, compare_paths);
+    qsort(found, (size_t)count, GUI_PATH_MAX, compare_paths);
+    for (int i = 0; i < count; i++)
+        add_scene(app, found[i]);
 }
 
-/* The working directory's scenes/, then the installed ones (scene_data_dir) not among them. */
+/* The user's own scenes: $XDG_CONFIG_HOME/issim/scenes (else ~/.config/issim/scenes), one
+ * scene file or folder of scenes a line, '#' comments. */
+static void scan_user_list(App *app) {
+    char path[GUI_PATH_MAX + 16], line[GUI_PATH_MAX];
+    if (!app_config_path("scenes", path, sizeof path))
+        return;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        if (line[0] == '\0' || line[0] == '#')
+            continue;
+        if (is_lua(line))
+            add_scene(app, line);
+        else
+            scan_folder(app, line);
+    }
+    fclose(f);
+}
+
+/* The folder of a scene path ("" for a bare name: the working directory, listed anyway). */
+static void scene_folder(const char *path, char *out, size_t size) {
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        out[0] = '\0';
+    else
+        snprintf(out, size, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+}
+
+/* A scene opened from another folder brings its neighbours into the launcher. */
+static void rescan_for_folder(App *app) {
+    char folder[GUI_PATH_MAX];
+    scene_folder(app->session.path, folder, sizeof folder);
+    if (strcmp(folder, app->scanned_folder) != 0)
+        app_scan_scenes(app);
+}
+
+/* Wherever issim runs: ./scenes, the opened scene's folder, the user's list, the installed
+ * data directory, then the source tree the program was built from. */
 void app_scan_scenes(App *app) {
     app->scene_count = 0;
     scan_folder(app, "scenes");
-    char data[GUI_PATH_MAX], folder[GUI_PATH_MAX + 8];
+    char folder[GUI_PATH_MAX + 16];
+    scene_folder(app->session.path, app->scanned_folder, sizeof app->scanned_folder);
+    if (app->scanned_folder[0])
+        scan_folder(app, app->scanned_folder);
+    scan_user_list(app);
+    char data[GUI_PATH_MAX];
     if (scene_data_dir(data, sizeof data)) {
+        snprintf(folder, sizeof folder, "%s/scenes", data);
+        scan_folder(app, folder);
+    }
+    if (scene_source_dir(data, sizeof data)) {
         snprintf(folder, sizeof folder, "%s/scenes", data);
         scan_folder(app, folder);
     }
@@ -114,7 +178,66 @@ bool app_describe_next_scene(App *app) {
     return true;
 }
 
-static void remember_recent(App *app, const char *path) {
+/* The config file name in the user's issim folder ($XDG_CONFIG_HOME/issim, else
+ * ~/.config/issim), created when create is true; false without a home. */
+static bool config_file(const char *name, bool create, char *out, size_t size) {
+    const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+    char dir[GUI_PATH_MAX];
+    if (xdg && xdg[0] == '/')
+        snprintf(dir, sizeof dir, "%s/issim", xdg);
+    else if (home && home[0])
+        snprintf(dir, sizeof dir, "%s/.config/issim", home);
+    else
+        return false;
+    if (create) {
+        char parent[GUI_PATH_MAX];
+        issim_strlcpy(parent, dir, sizeof parent);
+        *strrchr(parent, '/') = '\0';
+        mkdir(parent, 0755);
+        mkdir(dir, 0755);
+    }
+    return snprintf(out, size, "%s/%s", dir, name) < (int)size;
+}
+
+bool app_config_path(const char *name, char *out, size_t size) {
+    return config_file(name, false, out, size);
+}
+
+/* The recent list outlives the session: written whole to a temporary file then renamed, so
+ * two windows never leave half a list. */
+static void save_recent(const App *app) {
+    char path[GUI_PATH_MAX + 16], tmp[GUI_PATH_MAX + 40];
+    if (!config_file("recent", true, path, sizeof path))
+        return;
+    snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return;
+    for (int i = 0; i < app->recent_count; i++)
+        fprintf(f, "%s\n", app->recent[i]);
+    if (fclose(f) != 0 || rename(tmp, path) != 0)
+        remove(tmp);
+}
+
+void app_load_recent(App *app) {
+    char path[GUI_PATH_MAX + 16], line[GUI_PATH_MAX];
+    app->recent_count = 0;
+    FILE *f = config_file("recent", false, path, sizeof path) ? fopen(path, "r") : NULL;
+    if (!f)
+        return;
+    while (app->recent_count < GUI_MAX_RECENT && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        if (line[0])
+            issim_strlcpy(app->recent[app->recent_count++], line, GUI_PATH_MAX);
+    }
+    fclose(f);
+}
+
+/* Absolute, so the list still opens its scenes from another working directory. */
+static void remember_recent(App *app, const char *opened) {
+    char path[PATH_MAX];
+    if (!realpath(opened, path))
+        issim_strlcpy(path, opened, sizeof path);
     int found = -1;
     for (int i = 0; i < app->recent_count; i++)
         if (strcmp(app->recent[i], path) == 0)
@@ -125,6 +248,7 @@ static void remember_recent(App *app, const char *path) {
     for (int i = last; i > 0; i--)
         memcpy(app->recent[i], app->recent[i - 1], GUI_PATH_MAX);
     issim_strlcpy(app->recent[0], path, GUI_PATH_MAX);
+    save_recent(app);
 }
 
 static void free_session(Session *s) {
@@ -302,6 +426,7 @@ bool app_open_scene(App *app, const char *path, bool keep_camera) {
     }
     app->load_error[0] = '\0';
     remember_recent(app, path);
+    rescan_for_folder(app);
     issim_log(ISSIM_LOG_INFO, "opened %s", path);
     printf("open %s ok\n", path);
     fflush(stdout);
@@ -319,6 +444,7 @@ void app_close_session(App *app) {
 void app_reset(App *app) {
     if (!app->session.sim)
         return;
+    app->resets++;
     IssimError err = {0};
     SimOptions options = sim_options_default();
     options.quiet = true;
@@ -453,6 +579,14 @@ uint64_t app_submit_edit(App *app, const char *path, const char *value) {
     snprintf(app->edit_message, sizeof app->edit_message, "%s = %s: pending", path, value);
     app->edit_rejected = false;
     return id;
+}
+
+void app_edit_invalid(App *app, const char *reason) {
+    issim_strlcpy(app->edit_message, reason, sizeof app->edit_message);
+    app->edit_rejected = true;
+    issim_log(ISSIM_LOG_WARN, "%s", reason);
+    printf("edit invalid: %s\n", reason);
+    fflush(stdout);
 }
 
 /* A colour is the display's alone (the engine ignores it): an accepted "<thing>.color" is drawn

@@ -191,6 +191,7 @@ static void fill_gui_state(App *app, GuiState *g) {
     g->live = app_live_series(app, &g->live_count);
     g->load_cycle = app->load.configured ? app->load.text : "";
     g->load_cycle_on = app->load.on;
+    g->keys_in_panels = app->keys_in_panels;
     g->following = app->follow_body >= 0 && s->view ? s->view->bodies[app->follow_body].name : "";
     if (s->sim) {
         g->paused = sim_paused(s->sim);
@@ -245,6 +246,8 @@ static void carry_out(App *app, const GuiRequests *r) {
         app_scan_scenes(app);
     if (r->edit)
         app_submit_edit(app, r->edit_path, r->edit_value);
+    if (r->edit_invalid)
+        app_edit_invalid(app, r->edit_reason);
     if (r->seek)
         app_seek(app, r->seek_time);
     if (sim && r->pause)
@@ -455,6 +458,18 @@ static void limit_frame_rate(App *app) {
     app->last_swap = fmax(next, issim_wall_time() - period);
 }
 
+/* The GUI's queued clicks, each in a frame of its own that is built and not drawn: a slow
+ * frame (a heavy scene on llvmpipe) loses no click and no double-click. */
+static void gui_input_frames(App *app) {
+    for (int k = 0; k < 16 && app->gui_ready && app->options.show_gui && gui_input_pending(); k++) {
+        GuiState state;
+        GuiRequests req = {.camera_preset = -1};
+        fill_gui_state(app, &state);
+        gui_frame(&state, &req);
+        carry_out(app, &req);
+    }
+}
+
 static void frame(App *app) {
     app->frame_count++;
     apply_window_toggles(app);
@@ -462,6 +477,7 @@ static void frame(App *app) {
     SDL_Event e;
     while (SDL_PollEvent(&e))
         app_handle_event(app, &e);
+    gui_input_frames(app);
     app_poll_edits(app);
     app_load_pump(app);
     if (app->options.show_gui) {
@@ -614,6 +630,7 @@ int display_run(const char *scene_path, const SimOptions *sim_options,
     app->fps_wall = issim_wall_time();
     app_log_init(&app->log);
     app_log_install(app);
+    app_load_recent(app);
     app_scan_scenes(app);
     IssimError err = {0};
     if (app->options.script_path) {

@@ -11,6 +11,7 @@
 #include <GL/glew.h>
 #include <SDL.h>
 #include <imgui.h>
+#include <imgui_internal.h> // GetActiveID: a typed field is committed once it lost the keyboard
 #include <backends/imgui_impl_opengl3.h>
 #include <backends/imgui_impl_sdl.h>
 
@@ -44,7 +45,22 @@ struct GuiMemory {
     char screenshot_path[GUI_PATH_MAX] = "screenshot.png";
     float speed = 1.0f;
     float scrub = 0.0f;
+    bool save_dialog = false;
+    bool saved_once = false; // File > Save writes save_path again without asking
+    float property_table_y = -1.0f;
 };
+
+// The text field being typed in. ImGui 1.86 reports a field left by Tab as deactivated only
+// after the next field took the keyboard, a frame too late for the caller, which then redrew
+// it from the old value: the typed text lives here until it is committed.
+struct TypedField {
+    ImGuiID id = 0;
+    char path[2 * REGISTRY_EDIT_PATH_MAX + 256] = "";
+    const PropDef *def = nullptr;
+    char text[REGISTRY_EDIT_VALUE_MAX] = "";
+    char original[REGISTRY_EDIT_VALUE_MAX] = "";
+};
+TypedField g_field;
 
 GuiMemory g_mem;
 bool g_created = false;
@@ -88,15 +104,92 @@ void copy_text(char *dst, const char *src, size_t size) {
     issim_strlcpy(dst, src ? src : "", size);
 }
 
+// ImGui 1.86 samples the buttons once per frame: a press and release (or two clicks) between
+// two frames would count once or not at all. Button events wait here and are applied one
+// change per button and frame; the display runs GUI-only frames while some wait.
+const int kMouseQueueMax = 64;
+SDL_Event g_mouse_queue[kMouseQueueMax];
+int g_mouse_queued = 0;
+bool g_button_down[3];
+
+int button_index(Uint8 button) {
+    return button == SDL_BUTTON_LEFT     ? 0
+           : button == SDL_BUTTON_RIGHT  ? 1
+           : button == SDL_BUTTON_MIDDLE ? 2
+                                         : -1;
+}
+
+void queue_mouse_button(const SDL_Event *e) {
+    if (g_mouse_queued < kMouseQueueMax)
+        g_mouse_queue[g_mouse_queued++] = *e;
+}
+
+// At most one change per button this frame, at the pointer position of its event.
+void apply_mouse_queue() {
+    ImGuiIO &io = ImGui::GetIO();
+    bool changed[3] = {false, false, false};
+    int used = 0;
+    for (; used < g_mouse_queued; used++) {
+        const SDL_MouseButtonEvent &b = g_mouse_queue[used].button;
+        int k = button_index(b.button);
+        bool down = b.type == SDL_MOUSEBUTTONDOWN;
+        if (k < 0 || g_button_down[k] == down)
+            continue;
+        if (changed[k])
+            break;
+        changed[k] = true;
+        g_button_down[k] = down;
+        io.MousePos = ImVec2((float)b.x, (float)b.y);
+    }
+    std::memmove(g_mouse_queue, g_mouse_queue + used, sizeof(SDL_Event) * (g_mouse_queued - used));
+    g_mouse_queued -= used;
+    for (int k = 0; k < 3; k++)
+        io.MouseDown[k] = g_button_down[k];
+}
+
 // ===== Menu bar and navigation bar =====
+
+void request_save(GuiRequests *r) {
+    r->save = true;
+    copy_text(r->save_path, g_mem.save_path, sizeof r->save_path);
+    copy_text(r->save_description, g_mem.save_description, sizeof r->save_description);
+    g_mem.saved_once = true;
+}
+
+// Save writes where the last save went; the first one asks where.
+void save_or_ask(GuiRequests *r) {
+    if (g_mem.saved_once)
+        request_save(r);
+    else
+        g_mem.save_dialog = true;
+}
+
+void recent_menu(const GuiState *s, GuiRequests *r) {
+    if (!ImGui::BeginMenu("Recent", s->recent_count > 0))
+        return;
+    for (int i = 0; i < s->recent_count; i++)
+        if (ImGui::MenuItem(s->recent[i])) {
+            r->open = true;
+            copy_text(r->open_path, s->recent[i], sizeof r->open_path);
+        }
+    ImGui::EndMenu();
+}
 
 void menu_bar(const GuiState *s, GuiRequests *r) {
     if (!ImGui::BeginMainMenuBar())
         return;
     if (ImGui::BeginMenu("File")) {
+        if (ImGui::MenuItem("Open...", "Ctrl+O") && s->open_dialog)
+            *s->open_dialog = true;
+        recent_menu(s, r);
+        if (ImGui::MenuItem("Save", nullptr, false, s->db != nullptr))
+            save_or_ask(r);
+        if (ImGui::MenuItem("Save as...", nullptr, false, s->db != nullptr))
+            g_mem.save_dialog = true;
+        ImGui::Separator();
         if (ImGui::MenuItem("Reload scene", "Ctrl+L", false, s->scene_path[0] != '\0'))
             r->reload = true;
-        if (ImGui::MenuItem("Rescan scenes/"))
+        if (ImGui::MenuItem("Rescan scenes"))
             r->refresh_scenes = true;
         if (ImGui::MenuItem("Screenshot", "F12")) {
             r->screenshot = true;
@@ -175,8 +268,10 @@ void open_dialog(const GuiState *s, GuiRequests *r) {
         if (ImGui::IsWindowAppearing())
             ImGui::SetKeyboardFocusHere();
         ImGui::SetNextItemWidth(-60);
+        // The whole old path selected: what is typed replaces it.
         bool enter = ImGui::InputText("##dialogpath", g_mem.open_path, sizeof g_mem.open_path,
-                                      ImGuiInputTextFlags_EnterReturnsTrue);
+                                      ImGuiInputTextFlags_EnterReturnsTrue |
+                                          ImGuiInputTextFlags_AutoSelectAll);
         ImGui::SameLine();
         if ((ImGui::Button("Open") || enter) && g_mem.open_path[0]) {
             r->open = true;
@@ -184,6 +279,31 @@ void open_dialog(const GuiState *s, GuiRequests *r) {
             *s->open_dialog = false;
         }
         ImGui::TextDisabled("a scene file path, e.g. scenes/pile.lua");
+    }
+    ImGui::End();
+}
+
+// File > Save as: the path and the description, then Save.
+void save_dialog(const GuiState *s, GuiRequests *r) {
+    if (!g_mem.save_dialog || !s->db)
+        return;
+    ImGui::SetNextWindowPos(ImVec2(s->width * 0.5f, s->height * 0.3f), ImGuiCond_Always,
+                            ImVec2(0.5f, 0.5f));
+    ImGui::SetNextWindowSize(ImVec2(480, 0));
+    if (ImGui::Begin("Save scene as", &g_mem.save_dialog, ImGuiWindowFlags_NoSavedSettings)) {
+        if (ImGui::IsWindowAppearing())
+            ImGui::SetKeyboardFocusHere();
+        bool enter = ImGui::InputText("file", g_mem.save_path, sizeof g_mem.save_path,
+                                      ImGuiInputTextFlags_EnterReturnsTrue |
+                                          ImGuiInputTextFlags_AutoSelectAll);
+        ImGui::InputTextWithHint("description", "empty: the scene's, with the edits noted",
+                                 g_mem.save_description, sizeof g_mem.save_description);
+        if ((ImGui::Button("Save") || enter) && g_mem.save_path[0]) {
+            request_save(r);
+            g_mem.save_dialog = false;
+        }
+        ImGui::SameLine();
+        ImGui::TextDisabled("the scene as edited, with this camera");
     }
     ImGui::End();
 }
@@ -207,7 +327,8 @@ const HelpLine kHelp[] = {
     {"Ctrl+L", "reload the scene file (keeps camera and selection)"},
     {"Ctrl+Q", "quit"},
     {"F12", "screenshot to screenshot.png"},
-    {"Tab", "hide / show the side panels"},
+    {"Tab", "view: hide / show the side panels; in a field: commit, next field"},
+    {"Letters, space, Tab", "shortcuts only after a click in the 3D view, not in a panel"},
     {"F11", "fullscreen (again: windowed)"},
     {"F9 / Pause", "emergency stop of the haptic device (--device)"},
     {"Left drag, empty space", "orbit the camera"},
@@ -403,10 +524,107 @@ void thing_tree(const GuiState *s, GuiRequests *r) {
     ImGui::EndChild();
 }
 
-void submit_edit(GuiRequests *r, const char *path, const PropDef *def, const PropValue *v) {
+// The text a field shows: numbers to 9 digits, so a field left untouched reads as set.
+void field_text(const PropDef *def, const PropValue *v, char *out, size_t size) {
+    int n = def->type == PROP_VEC3 ? 3 : def->type == PROP_QUAT ? 4 : 0;
+    if (def->type == PROP_REAL)
+        std::snprintf(out, size, "%.9g", v->real);
+    else if (n > 0 && n == 3)
+        std::snprintf(out, size, "%.9g %.9g %.9g", v->vec[0], v->vec[1], v->vec[2]);
+    else if (n > 0)
+        std::snprintf(out, size, "%.9g %.9g %.9g %.9g", v->vec[0], v->vec[1], v->vec[2], v->vec[3]);
+    else
+        prop_format(def, v, false, out, size);
+}
+
+// Why text is no value of a numeric property, or nullptr: a number the engine would take and
+// then refuse ("nan") or not read at all ("abc") is named here, not silently reverted.
+const char *invalid_number(const char *text, int want, char *why, size_t size) {
+    const char *p = text;
+    for (int k = 0; k < want; k++) {
+        char *end = nullptr;
+        double v = std::strtod(p, &end);
+        if (end == p) {
+            std::snprintf(why, size, "'%.40s' is not %s", text,
+                          want == 1 ? "a number" : "a list of numbers");
+            return why;
+        }
+        if (!std::isfinite(v)) {
+            std::snprintf(why, size, "'%.*s' is not a finite number",
+                          (int)std::min<long>(end - p, 40), p);
+            return why;
+        }
+        p = end;
+    }
+    while (*p == ' ' || *p == ',')
+        p++;
+    if (*p == '\0')
+        return nullptr;
+    if (want == 1)
+        std::snprintf(why, size, "'%.40s' is not a number", text);
+    else
+        std::snprintf(why, size, "'%.40s': %d numbers expected", text, want);
+    return why;
+}
+
+int numbers_in(const PropDef *def) {
+    switch (def->type) {
+    case PROP_REAL:
+    case PROP_INT:
+        return 1;
+    case PROP_VEC3:
+        return 3;
+    case PROP_QUAT:
+        return 4;
+    default:
+        return 0;
+    }
+}
+
+// The typed text as an edit, or the reason it is none.
+void commit_field(GuiRequests *r) {
+    TypedField f = g_field;
+    g_field = TypedField();
+    if (!f.def || std::strcmp(f.text, f.original) == 0)
+        return;
+    char why[128];
+    int want = numbers_in(f.def);
+    if (want > 0 && invalid_number(f.text, want, why, sizeof why)) {
+        r->edit_invalid = true;
+        std::snprintf(r->edit_reason, sizeof r->edit_reason,
+                      "%.60s: %.100s; the value is unchanged", f.path, why);
+        return;
+    }
     r->edit = true;
-    copy_text(r->edit_path, path, sizeof r->edit_path);
-    prop_format(def, v, false, r->edit_value, sizeof r->edit_value);
+    copy_text(r->edit_path, f.path, sizeof r->edit_path);
+    copy_text(r->edit_value, f.text, sizeof r->edit_value);
+}
+
+// A typed property as one text field (vectors as "x y z"). The text is sent when the field
+// loses the keyboard: Enter, Tab (which moves on to the next field), or a click elsewhere.
+void text_field(const char *path, const PropDef *def, const PropValue *value, GuiRequests *r) {
+    ImGuiID id = ImGui::GetID("##v");
+    char shown[REGISTRY_EDIT_VALUE_MAX];
+    bool mine = g_field.id == id;
+    if (!mine)
+        field_text(def, value, shown, sizeof shown);
+    char *buf = mine ? g_field.text : shown;
+    ImGui::InputText("##v", buf, sizeof shown, ImGuiInputTextFlags_AutoSelectAll);
+    if (mine || !ImGui::IsItemActive())
+        return;
+    if (g_field.id != 0)
+        commit_field(r); // the field Tab came from, before this one takes its place
+    g_field.id = id;
+    g_field.def = def;
+    copy_text(g_field.path, path, sizeof g_field.path);
+    copy_text(g_field.text, shown, sizeof g_field.text);
+    field_text(def, value, g_field.original, sizeof g_field.original);
+}
+
+// Once the typed field has lost the keyboard, whichever way: its text is committed.
+void commit_left_field(GuiRequests *r) {
+    if (g_field.id != 0 && ImGui::GetActiveID() != g_field.id)
+        commit_field(r);
 }
 
 void prop_tooltip(const PropDef *def, bool readonly) {
@@ -422,55 +640,58 @@ void prop_tooltip(const PropDef *def, bool readonly) {
     ImGui::EndTooltip();
 }
 
-// One typed widget; returns true (and fills *out) when the user finished an edit.
-bool prop_widget(const PropDef *def, const PropValue *value, PropValue *out) {
-    *out = *value;
-    bool done = false;
+void submit_edit(GuiRequests *r, const char *path, const PropDef *def, const PropValue *v) {
+    r->edit = true;
+    copy_text(r->edit_path, path, sizeof r->edit_path);
+    prop_format(def, v, false, r->edit_value, sizeof r->edit_value);
+}
+
+// One typed widget: text fields commit themselves; a checkbox or a combo sends at once.
+void prop_widget(const char *path, const PropDef *def, const PropValue *value, GuiRequests *r) {
+    PropValue out = *value;
     switch (def->type) {
-    case PROP_REAL:
-        ImGui::InputDouble("##v", &out->real, 0, 0, "%.6g");
-        done = ImGui::IsItemDeactivatedAfterEdit();
-        break;
-    case PROP_INT: {
-        long long v = (long long)out->integer;
-        ImGui::InputScalar("##v", ImGuiDataType_S64, &v);
-        out->integer = v;
-        done = ImGui::IsItemDeactivatedAfterEdit();
-        break;
-    }
     case PROP_BOOL:
-        done = ImGui::Checkbox("##v", &out->boolean);
+        if (ImGui::Checkbox("##v", &out.boolean))
+            submit_edit(r, path, def, &out);
         break;
     case PROP_ENUM: {
-        int index = (int)out->integer;
+        int index = (int)out.integer;
         const char *preview = index >= 0 && index < def->enum_count ? def->enum_names[index] : "?";
         if (ImGui::BeginCombo("##v", preview)) {
             for (int k = 0; k < def->enum_count; k++)
-                if (ImGui::Selectable(def->enum_names[k], k == index)) {
-                    out->integer = k;
-                    done = k != index;
+                if (ImGui::Selectable(def->enum_names[k], k == index) && k != index) {
+                    out.integer = k;
+                    submit_edit(r, path, def, &out);
                 }
             ImGui::EndCombo();
         }
         break;
     }
-    case PROP_STRING:
-        ImGui::InputText("##v", out->string, sizeof out->string);
-        done = ImGui::IsItemDeactivatedAfterEdit();
-        break;
-    case PROP_VEC3:
-        ImGui::InputScalarN("##v", ImGuiDataType_Double, out->vec, 3, nullptr, nullptr, "%.4g");
-        done = ImGui::IsItemDeactivatedAfterEdit();
-        break;
-    case PROP_QUAT:
-        ImGui::InputScalarN("##v", ImGuiDataType_Double, out->vec, 4, nullptr, nullptr, "%.4g");
-        done = ImGui::IsItemDeactivatedAfterEdit();
-        break;
     case PROP_POINTS:
-        ImGui::Text("%d points", out->point_count);
+        ImGui::Text("%d points", out.point_count);
+        break;
+    default:
+        text_field(path, def, value, r);
         break;
     }
-    return done;
+}
+
+// The result of the last edit on a row of fixed height (two lines, the rest in a tooltip):
+// a message appearing or wrapping must not move the rows under the pointer.
+void edit_result(const GuiState *s) {
+    float height = 2 * ImGui::GetTextLineHeightWithSpacing();
+    ImGui::BeginChild("##editresult", ImVec2(0, height), false,
+                      ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+    if (s->edit_message && s->edit_message[0]) {
+        ImGui::PushStyleColor(ImGuiCol_Text, s->edit_rejected ? kRed : kGreen);
+        ImGui::TextWrapped("%s", s->edit_message);
+        ImGui::PopStyleColor();
+    } else {
+        ImGui::TextDisabled("Enter, Tab or a click sends what you typed");
+    }
+    ImGui::EndChild();
+    if (s->edit_message && s->edit_message[0] && ImGui::IsItemHovered())
+        ImGui::SetTooltip("%s", s->edit_message);
 }
 
 void property_editor(const GuiState *s, GuiRequests *r) {
@@ -485,11 +706,9 @@ void property_editor(const GuiState *s, GuiRequests *r) {
     char path[256];
     thing_path(db, id, path, sizeof path);
     ImGui::Text("%s (%s)", path, thing_kind_name(thing_kind(db, id)));
-    if (s->edit_message && s->edit_message[0]) {
-        ImGui::PushStyleColor(ImGuiCol_Text, s->edit_rejected ? kRed : kGreen);
-        ImGui::TextWrapped("%s", s->edit_message);
-        ImGui::PopStyleColor();
-    }
+    edit_result(s);
+    ImGui::PushID(path); // a field's state never carries over to another thing's
+    g_mem.property_table_y = ImGui::GetCursorScreenPos().y;
     if (ImGui::BeginTable("props", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
         ImGui::TableSetupColumn("property", ImGuiTableColumnFlags_WidthFixed, 90);
         ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch);
@@ -505,12 +724,9 @@ void property_editor(const GuiState *s, GuiRequests *r) {
             ImGui::TableNextColumn();
             ImGui::SetNextItemWidth(-1);
             ImGui::BeginDisabled(readonly);
-            PropValue edited;
-            if (prop_widget(def, thing_prop_value(db, id, p), &edited)) {
-                char full[2 * REGISTRY_EDIT_PATH_MAX + 256];
-                std::snprintf(full, sizeof full, "%s.%s", path, def->name);
-                submit_edit(r, full, def, &edited);
-            }
+            char full[2 * REGISTRY_EDIT_PATH_MAX + 256];
+            std::snprintf(full, sizeof full, "%s.%s", path, def->name);
+            prop_widget(full, def, thing_prop_value(db, id, p), r);
             ImGui::EndDisabled();
             prop_tooltip(def, readonly);
             ImGui::TableNextColumn();
@@ -519,6 +735,7 @@ void property_editor(const GuiState *s, GuiRequests *r) {
         }
         ImGui::EndTable();
     }
+    ImGui::PopID();
 }
 
 void body_state(const GuiState *s) {
@@ -697,11 +914,8 @@ void save_panel(const GuiState *s, GuiRequests *r) {
     ImGui::InputTextWithHint("description", "empty: the scene's, with the edits noted",
                              g_mem.save_description, sizeof g_mem.save_description);
     ImGui::BeginDisabled(!s->db);
-    if (ImGui::Button("Save scene")) {
-        r->save = true;
-        copy_text(r->save_path, g_mem.save_path, sizeof r->save_path);
-        copy_text(r->save_description, g_mem.save_description, sizeof r->save_description);
-    }
+    if (ImGui::Button("Save scene"))
+        request_save(r);
     ImGui::SameLine();
     ImGui::TextDisabled("(with this camera)");
     ImGui::EndDisabled();
@@ -767,9 +981,9 @@ void status_bar(const GuiState *s) {
             std::snprintf(rate, sizeof rate, "rate %.3g sim s / wall s (speed %.2fx)", s->sim_rate,
                           s->speed);
         ImGui::Text("t = %.3f s | %s | display %.0f fps | engine step %.1f us, %.0f output "
-                    "steps/s | state time %.3f s",
-                    s->display_time, rate, s->fps, s->engine_step_us, s->engine_rate,
-                    s->state_time);
+                    "steps/s | state time %.3f s%s",
+                    s->display_time, rate, s->fps, s->engine_step_us, s->engine_rate, s->state_time,
+                    s->keys_in_panels ? " | keys: panels (click the view)" : "");
     }
     ImGui::End();
 }
@@ -800,6 +1014,9 @@ extern "C" bool gui_create(void *window, void *gl_context) {
     }
     g_held_count = 0;
     std::memset(g_down_since_frame, 0, sizeof g_down_since_frame);
+    g_mouse_queued = 0;
+    std::memset(g_button_down, 0, sizeof g_button_down);
+    g_field = TypedField();
     g_created = true;
     g_font_nearest = false;
     return true;
@@ -818,7 +1035,10 @@ extern "C" void gui_destroy(void) {
 extern "C" bool gui_process_event(const void *sdl_event) {
     const SDL_Event *e = static_cast<const SDL_Event *>(sdl_event);
     bool key = e->type == SDL_KEYDOWN || e->type == SDL_KEYUP;
-    if (!(key && hold_key_release(e)))
+    bool button = e->type == SDL_MOUSEBUTTONDOWN || e->type == SDL_MOUSEBUTTONUP;
+    if (button && button_index(e->button.button) >= 0)
+        queue_mouse_button(e);
+    else if (!(key && hold_key_release(e)))
         ImGui_ImplSDL2_ProcessEvent(e);
     if (e->type == SDL_MOUSEMOTION)
         g_event_mouse = ImVec2((float)e->motion.x, (float)e->motion.y);
@@ -848,14 +1068,28 @@ extern "C" bool gui_wants_keyboard(void) {
     return ImGui::GetIO().WantCaptureKeyboard;
 }
 
+extern "C" bool gui_input_pending(void) {
+    return g_created && g_mouse_queued > 0;
+}
+
+extern "C" double gui_property_table_y(void) {
+    return g_mem.property_table_y;
+}
+
 extern "C" void gui_frame(const GuiState *s, GuiRequests *r) {
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplSDL2_NewFrame();
+    ImGuiIO &io = ImGui::GetIO();
     if (!ImGui::IsMousePosValid())
-        ImGui::GetIO().MousePos = g_event_mouse;
+        io.MousePos = g_event_mouse;
+    if (io.DeltaTime <= 0.0f) // GUI-only frames follow each other within microseconds
+        io.DeltaTime = 1e-6f;
+    apply_mouse_queue();
     ImGui::NewFrame();
+    g_mem.property_table_y = -1.0f;
     menu_bar(s, r);
     open_dialog(s, r);
+    save_dialog(s, r);
     navigation_bar(s, r);
     if (s->side_width > 0) {
         left_panel(s, r);
@@ -863,6 +1097,7 @@ extern "C" void gui_frame(const GuiState *s, GuiRequests *r) {
     }
     status_bar(s);
     help_overlay(s);
+    commit_left_field(r);
     ImGui::Render();
     release_held_keys();
 }

@@ -58,6 +58,16 @@ bool scene_data_dir(char *out, size_t size) {
     return false;
 }
 
+bool scene_source_dir(char *out, size_t size) {
+    if (size)
+        out[0] = '\0';
+#ifdef ISSIM_SOURCE_TREE
+    return data_dir_at(ISSIM_SOURCE_TREE, out, size);
+#else
+    return false;
+#endif
+}
+
 static bool ends_with_lua(const char *name) {
     size_t n = strlen(name);
     return n >= 4 && strcmp(name + n - 4, ".lua") == 0;
