@@ -139,6 +139,24 @@ static void test_recent_persists(void **state) {
     unsetenv("XDG_CONFIG_HOME");
 }
 
+/* Ctrl+O opens the path field holding the current scene's path, wholly selected: what is typed
+ * replaces it. Before, the typed path was appended to the old one ("...point_drop.luascenes/..."),
+ * so a second Ctrl+O always failed. */
+static void test_ctrl_o_replaces_the_path(void **state) {
+    (void)state;
+    char out[GUI_OUTPUT_MAX];
+    const char *script = "frames 3\nkey ctrl+o\nframes 3\ntype scenes/box_on_plane.lua\nframes 1\n"
+                         "key return\nframes 4\nkey ctrl+o\nframes 3\ntype scenes/chair.lua\n"
+                         "frames 1\nkey return\nframes 4\n";
+    assert_int_equal(
+        run_issim_script(test_source_path("scenes/point_drop.lua"), "", script, out, sizeof out),
+        0);
+    const char *first = "open scenes/box_on_plane.lua ok\n", *second = "open scenes/chair.lua ok\n";
+    assert_int_equal(strncmp(require_line(out, "open ", 1), first, strlen(first)), 0);
+    assert_int_equal(strncmp(require_line(out, "open ", 2), second, strlen(second)), 0);
+    assert_null(find_line(out, "open ", 3));
+}
+
 static void test_clicks_within_one_slow_frame(void **state) {
     (void)state;
     char out[GUI_OUTPUT_MAX];
@@ -163,6 +181,7 @@ int main(void) {
         cmocka_unit_test(test_letters_after_a_panel_click_are_no_shortcuts),
         cmocka_unit_test(test_nan_says_why_and_the_table_stays),
         cmocka_unit_test(test_recent_persists),
+        cmocka_unit_test(test_ctrl_o_replaces_the_path),
         cmocka_unit_test(test_clicks_within_one_slow_frame),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -257,7 +257,8 @@ void navigation_bar(const GuiState *s, GuiRequests *r) {
     ImGui::End();
 }
 
-// Ctrl+O: a small window with the path field, focused.
+// Ctrl+O: a small window with the path field, focused, holding the current scene's path
+// wholly selected: typing replaces it (it used to append to the old path), the arrow keys edit it.
 void open_dialog(const GuiState *s, GuiRequests *r) {
     if (!s->open_dialog || !*s->open_dialog)
         return;
@@ -265,8 +266,11 @@ void open_dialog(const GuiState *s, GuiRequests *r) {
                             ImVec2(0.5f, 0.5f));
     ImGui::SetNextWindowSize(ImVec2(480, 0));
     if (ImGui::Begin("Open scene", s->open_dialog, ImGuiWindowFlags_NoSavedSettings)) {
-        if (ImGui::IsWindowAppearing())
+        if (ImGui::IsWindowAppearing()) {
+            if (s->scene_path[0])
+                copy_text(g_mem.open_path, s->scene_path, sizeof g_mem.open_path);
             ImGui::SetKeyboardFocusHere();
+        }
         ImGui::SetNextItemWidth(-60);
         // The whole old path selected: what is typed replaces it.
         bool enter = ImGui::InputText("##dialogpath", g_mem.open_path, sizeof g_mem.open_path,
