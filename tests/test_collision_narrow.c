@@ -19,6 +19,8 @@
 #include "issim/collision.h"
 #include "testutil.h"
 
+#include "../src/collision/collision_internal.h"
+
 /* ===== Random numbers (splitmix64) ===== */
 
 typedef struct Rng {
@@ -301,6 +303,11 @@ static double manifold_min(const Manifold *m) {
     return d;
 }
 
+/* How much deeper than the reference MTD a manifold's deepest point may lie in the next
+ * check_pair: 0 but for overlapping boxes, whose edge axis near a face normal gives way to the
+ * face (box_box_face_allowance); shape_distance is always held to tol. */
+static double deeper_allowed;
+
 /* collide_shapes in both orders and shape_distance against the reference signed MTD ref:
  * invariants, nothing missed or spurious, deepest point and MTD within tol. */
 static void check_pair(const Shape *a, Pose pa, const Shape *b, Pose pb, double margin, double ref,
@@ -320,9 +327,9 @@ static void check_pair(const Shape *a, Pose pa, const Shape *b, Pose pb, double 
     if (n > 0) {
         st->touching++;
         st->contacts += n;
-        double err = fabs(manifold_min(&m) - ref);
-        st->max_error = fmax(st->max_error, err);
-        if (!(err <= tol))
+        double err = manifold_min(&m) - ref; /* < 0: deeper */
+        st->max_error = fmax(st->max_error, fabs(err));
+        if (!(err <= tol && -err <= tol + deeper_allowed))
             fail_msg("%s-%s: deepest point %.15g, reference %.15g", shape_kind_name(a->kind),
                      shape_kind_name(b->kind), manifold_min(&m), ref);
     }
@@ -332,7 +339,7 @@ static void check_pair(const Shape *a, Pose pa, const Shape *b, Pose pb, double 
     check_manifold(b, pb, a, pa, margin, &r, planar, tol);
     if (n > 0) {
         assert_near(vec3_dot(r.normal, m.normal), -1.0, 1e-12);
-        assert_near(manifold_min(&r), manifold_min(&m), tol);
+        assert_near(manifold_min(&r), manifold_min(&m), tol + deeper_allowed);
     }
     Vec3 qa, qb, nn;
     double d = shape_distance(a, pa, b, pb, &qa, &qb, &nn);
@@ -986,7 +993,9 @@ static void test_random_box_box(void **state) {
             pa.p = pose_apply(pb, l);
         }
         double ref = ref_box_box(&a, pa, &b, pb);
+        deeper_allowed = box_box_face_allowance(a.half_extents, b.half_extents, -ref);
         check_pair(&a, pa, &b, pb, margin, ref, false, TOL, &st[kind]);
+        deeper_allowed = 0.0;
     }
     report("box-box random", &st[0]);
     report("box-box stacked", &st[1]);
@@ -994,6 +1003,44 @@ static void test_random_box_box(void **state) {
     assert_true(st[0].touching > 300 && st[1].touching > 300 && st[2].touching > 300);
     /* stacked boxes give face contacts: more than one point on average */
     assert_true(st[1].contacts > 2 * st[1].touching);
+}
+
+/* A box lying face down on another, tilted a little (up to 0.01 rad: every corner of the
+ * overlap stays within the margin) and turned about the normal, its centre over the lower face:
+ * the two faces overlap in a polygon, and the manifold is that patch (at least three points),
+ * not the one point where two edges cross. The edge-pair axis of the two crossing edges lies
+ * within a degree of the face normal and overlaps a hair less; taken as the reference, it put
+ * the box on one point, and in scenes/pile.lua a column of such boxes rocked from corner to
+ * corner and sank 12 mm into each other (issue 28). */
+static void test_box_face_down_on_box_turned(void **state) {
+    (void)state;
+    Rng r = {28};
+    int overlapping = 0, patches = 0;
+    for (int i = 0; i < 2000; i++) {
+        Shape a = shape_box(vec3(rng_uniform(&r, 0.5, 1), rng_uniform(&r, 0.5, 1), 0.3));
+        Shape b = shape_box(vec3(rng_uniform(&r, 0.5, 1), rng_uniform(&r, 0.5, 1), 0.3));
+        Pose pb = pose_at(vec3(0, 0, 0), quat_identity());
+        Quat turn = quat_from_axis_angle(vec3(0, 0, 1), rng_uniform(&r, -3.2, 3.2));
+        Quat tilt = quat_from_axis_angle(rng_vec(&r, 1), rng_uniform(&r, 0, 0.01));
+        Pose pa = pose_at(vec3(rng_uniform(&r, -0.4, 0.4), rng_uniform(&r, -0.4, 0.4),
+                               0.6 - rng_uniform(&r, 0.0, 0.02)),
+                          quat_mul(tilt, turn));
+        double ref = ref_box_box(&a, pa, &b, pb);
+        if (!(ref < 0.0))
+            continue;
+        Manifold m;
+        int n = collide_shapes(&a, pa, &b, pb, 0.05, &m);
+        overlapping++;
+        patches += n >= 3;
+        assert_true(fabs(m.normal.z) > 0.99); /* the face normal, up to the tilt */
+        assert_true(manifold_min(&m) - ref >=
+                    -box_box_face_allowance(a.half_extents, b.half_extents, -ref) - TOL);
+    }
+    printf("box face down on a turned box: %d of %d overlapping cases a patch of 3 or more "
+           "points\n",
+           patches, overlapping);
+    assert_true(overlapping > 1000);
+    assert_int_equal(patches, overlapping);
 }
 
 static Shape random_polygon(Rng *r) {
@@ -1154,13 +1201,21 @@ static void test_feature_stability(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sphere_sphere),    cmocka_unit_test(test_sphere_capsule),
-        cmocka_unit_test(test_capsule_capsule),  cmocka_unit_test(test_sphere_box),
-        cmocka_unit_test(test_planes),           cmocka_unit_test(test_hull_plane),
-        cmocka_unit_test(test_box_box),          cmocka_unit_test(test_polygons),
-        cmocka_unit_test(test_random_round),     cmocka_unit_test(test_random_sphere_box_planes),
-        cmocka_unit_test(test_random_box_box),   cmocka_unit_test(test_random_planar),
-        cmocka_unit_test(test_generic_dispatch), cmocka_unit_test(test_feature_stability),
+        cmocka_unit_test(test_sphere_sphere),
+        cmocka_unit_test(test_sphere_capsule),
+        cmocka_unit_test(test_capsule_capsule),
+        cmocka_unit_test(test_sphere_box),
+        cmocka_unit_test(test_planes),
+        cmocka_unit_test(test_hull_plane),
+        cmocka_unit_test(test_box_box),
+        cmocka_unit_test(test_polygons),
+        cmocka_unit_test(test_random_round),
+        cmocka_unit_test(test_random_sphere_box_planes),
+        cmocka_unit_test(test_random_box_box),
+        cmocka_unit_test(test_box_face_down_on_box_turned),
+        cmocka_unit_test(test_random_planar),
+        cmocka_unit_test(test_generic_dispatch),
+        cmocka_unit_test(test_feature_stability),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

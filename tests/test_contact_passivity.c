@@ -198,7 +198,9 @@ static Outcome run_draw(const char *src, bool bdf, bool may_stall) {
             fail_msg("%s\n%s", err.message, src);
         }
         EnginePenetration p = engine_penetration(e);
+        /* and per pair: the poses' overlap no deeper than the pair's deepest model depth */
         out.depth_error = fmax(out.depth_error, fabs(p.model_depth - p.pose_depth));
+        out.depth_error = fmax(out.depth_error, p.hidden_depth);
         out.offset = fmax(out.offset, p.largest_offset);
         out.pose_depth = fmax(out.pose_depth, p.pose_depth);
         double now = engine_energy(e).total;

@@ -297,10 +297,12 @@ EngineEnergy engine_energy(const Engine *engine);
  * contacts' anchors and depth offsets); model_depth the deepest depth an active manifold contact's
  * model is given; largest_offset the largest depth offset a contact carries (an overlap the
  * bodies' motion could not pay for, healing: docs/contact-models.md, "Energy at contact
- * changes"), offset_contacts how many carry one. Vertex ("points") and smooth contacts are not
- * counted. Engine thread. */
+ * changes"), offset_contacts how many carry one; hidden_depth, per pair, how much deeper the
+ * poses say the pair overlaps than the deepest depth any of its contacts' models is given (the
+ * depth a model does not see: offsets, and anchors that drift from the shapes between collision
+ * updates). Vertex ("points") and smooth contacts are not counted. Engine thread. */
 typedef struct EnginePenetration {
-    double pose_depth, model_depth, largest_offset; /* m */
+    double pose_depth, model_depth, largest_offset, hidden_depth; /* m */
     int offset_contacts;
 } EnginePenetration;
 EnginePenetration engine_penetration(const Engine *engine);

@@ -110,6 +110,10 @@ int collide_box_plane(const Shape *a, Pose pa, const Shape *b, Pose pb, double m
 int collide_hull_plane(const Shape *a, Pose pa, const Shape *b, Pose pb, double margin,
                        Manifold *out);
 int collide_box_box(const Shape *a, Pose pa, const Shape *b, Pose pb, double margin, Manifold *out);
+/* How much deeper than their signed minimum translation distance (overlap, m, > 0) the deepest
+ * point of an overlapping box pair's manifold may lie: an edge axis near a face normal gives way
+ * to the face within this much (narrow_box.c, BOX_EDGE_COS); shape_distance stays exact. */
+double box_box_face_allowance(Vec3 half_a, Vec3 half_b, double overlap);
 /* Planar pairs (narrow_polygon.c): computed in the world x-z plane; the normal has y = 0 and
  * each point keeps its own body's world height. A capsule collides through its axis projected
  * onto the plane, a sphere as the circle of its centre's section. */

@@ -812,26 +812,40 @@ static double pose_distance(const Engine *e, const EngineContact *c) {
     return shape_distance(&e->bodies[c->body].shape, pa, sb, pb, &qa, &qb, &n);
 }
 
-EnginePenetration engine_penetration(const Engine *e) {
-    EnginePenetration p = {0};
-    const EngineContact *last = NULL;
-    for (int i = e->vertex_contact_count; i < e->contact_count; i++) {
+/* The pair of c's contacts: its pose overlap, and the deepest depth its active contacts' models
+ * are given, folded into p. A pair's contacts are consecutive. Returns the first contact past it.
+ */
+static int measure_pair(const Engine *e, int first, EnginePenetration *p) {
+    const EngineContact *c0 = &e->contacts[first];
+    double model = 0.0;
+    bool active = false;
+    int i = first;
+    for (; i < e->contact_count; i++) {
         const EngineContact *c = &e->contacts[i];
+        if (c->body != c0->body || c->body_b != c0->body_b || c->obstacle != c0->obstacle)
+            break;
         if (c->depth_offset > 0.0) {
-            p.offset_contacts++;
-            p.largest_offset = fmax(p.largest_offset, c->depth_offset);
+            p->offset_contacts++;
+            p->largest_offset = fmax(p->largest_offset, c->depth_offset);
         }
         if (c->active) {
             ContactKinematics k;
             engine_manifold_kinematics(e, e->y, c, e->t, &k, NULL, NULL, NULL);
-            p.model_depth = fmax(p.model_depth, k.depth);
+            model = fmax(model, k.depth);
+            active = true;
         }
-        /* a pair's contacts are consecutive: its shapes are measured once */
-        bool same_pair = last && last->body == c->body && last->body_b == c->body_b &&
-                         last->obstacle == c->obstacle;
-        last = c;
-        if (!same_pair)
-            p.pose_depth = fmax(p.pose_depth, -pose_distance(e, c));
     }
+    double overlap = -pose_distance(e, c0);
+    p->pose_depth = fmax(p->pose_depth, overlap);
+    if (active)
+        p->model_depth = fmax(p->model_depth, model);
+    p->hidden_depth = fmax(p->hidden_depth, overlap - model);
+    return i;
+}
+
+EnginePenetration engine_penetration(const Engine *e) {
+    EnginePenetration p = {0};
+    for (int i = e->vertex_contact_count; i < e->contact_count;)
+        i = measure_pair(e, i, &p);
     return p;
 }
