@@ -71,6 +71,52 @@ static void test_help_and_usage(void **state) {
     remove(empty);
 }
 
+/* The options come from one table: each one the synopsis names has a line of help (and the
+ * other way round), and a misspelt option names the table's nearest rows. */
+static void test_options_table(void **state) {
+    assert_int_equal(issim("--help"), 0);
+    const char *list = strstr(output, "\n  --headless ");
+    assert_non_null(list);
+    const char *list_end = strstr(list, "\nExit status");
+    assert_non_null(list_end);
+    int described = 0;
+    for (const char *line = list + 1; line < list_end; line = strchr(line, '\n') + 1) {
+        if (strncmp(line, "  --", 4) != 0)
+            continue;
+        char name[64], rest[256];
+        assert_int_equal(sscanf(line, " %63s %255[^\n]", name, rest), 2);
+        char bracketed[80];
+        snprintf(bracketed, sizeof bracketed, "[%s", name);
+        if (!strstr(output, bracketed) && strcmp(name, "--save") != 0)
+            fail_msg("%s is described but not in the synopsis", name);
+        described++;
+    }
+    int in_synopsis = 0;
+    const char *end = strstr(output, "issim validate SCENE");
+    assert_non_null(end);
+    for (const char *p = strstr(output, "[--"); p && p < end; p = strstr(p + 1, "[--")) {
+        char name[64], described_line[80];
+        assert_int_equal(sscanf(p + 1, "%63[^] ]", name), 1);
+        snprintf(described_line, sizeof described_line, "\n  %s ", name);
+        if (!strstr(output, described_line))
+            fail_msg("%s is in the synopsis but has no help", name);
+        in_synopsis++;
+    }
+    assert_true(in_synopsis >= 23);
+    assert_int_equal(described, in_synopsis + 1); /* --save: validate's, not in run's synopsis */
+    /* The integrator's help lists the vocabulary's names (thing.h), not a copy. */
+    assert_non_null(strstr(output, "override the scene's integrator: bdf, adams, rk4"));
+
+    assert_int_equal(issim("run scenes/point_drop.lua --untl 3"), 2);
+    assert_non_null(strstr(output, "unknown option '--untl' (did you mean --until?)"));
+    assert_int_equal(issim("run scenes/point_drop.lua --bench-sped 3"), 2);
+    assert_non_null(strstr(output, "(did you mean --bench-speed?)"));
+    assert_int_equal(issim("run scenes/point_drop.lua --frobnicate"), 2);
+    assert_non_null(strstr(output, "unknown option '--frobnicate'\n"));
+    assert_int_equal(issim("run scenes/point_drop.lua --until"), 2);
+    assert_non_null(strstr(output, "--until needs a value"));
+}
+
 /* The command of the issue: a trajectory file with t first, named columns, units, metadata. */
 static void test_run_records_trajectory(void **state) {
     const char *csv = test_temp_path(".csv");
@@ -213,6 +259,7 @@ static void test_validate(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_help_and_usage),
+        cmocka_unit_test(test_options_table),
         cmocka_unit_test(test_run_records_trajectory),
         cmocka_unit_test(test_set_overrides_and_errors),
         cmocka_unit_test(test_full_disk),

@@ -1134,6 +1134,70 @@ static void test_generic_dispatch(void **state) {
     hull_destroy(hull);
 }
 
+/* The dispatch table: every pair of kinds meeting in overlap collides in both orders with the
+ * same count and opposite normals, except those the table leaves empty on purpose (two static
+ * kinds; a polygon, which collides in its plane only, against a box, hull or mesh). */
+static bool pair_left_out(ShapeKind a, ShapeKind b) {
+    bool static_a = a == SHAPE_PLANE || a == SHAPE_MESH,
+         static_b = b == SHAPE_PLANE || b == SHAPE_MESH;
+    bool polygon_a = a == SHAPE_POLYGON, polygon_b = b == SHAPE_POLYGON;
+    bool solid_a = a == SHAPE_BOX || a == SHAPE_HULL || a == SHAPE_MESH;
+    bool solid_b = b == SHAPE_BOX || b == SHAPE_HULL || b == SHAPE_MESH;
+    return (static_a && static_b) || (polygon_a && solid_b) || (polygon_b && solid_a);
+}
+
+static void test_dispatch_covers_every_pair(void **state) {
+    Vec3 corners[8], h = vec3(0.3, 0.3, 0.3);
+    for (int v = 0; v < 8; v++)
+        corners[v] = vec3(v & 1 ? h.x : -h.x, v & 2 ? h.y : -h.y, v & 4 ? h.z : -h.z);
+    IssimError err;
+    Hull *hull = hull_create(corners, 8, &err);
+    assert_non_null(hull);
+    Vec3 square[4] = {vec3(-0.5, 0, -0.5), vec3(0.5, 0, -0.5), vec3(0.5, 0, 0.5),
+                      vec3(-0.5, 0, 0.5)};
+    Vec3 ground[4] = {vec3(-2, -2, 0), vec3(2, -2, 0), vec3(2, 2, 0), vec3(-2, 2, 0)};
+    int triangles[2][3] = {{0, 1, 2}, {0, 2, 3}};
+    TriMesh *mesh = trimesh_create(ground, 4, (const int(*)[3])triangles, 2, &err);
+    assert_non_null(mesh);
+    Shape shapes[SHAPE_KIND_COUNT] = {
+        [SHAPE_SPHERE] = shape_sphere(0.5), [SHAPE_CAPSULE] = shape_capsule(0.3, 0.4),
+        [SHAPE_BOX] = shape_box(h),         [SHAPE_PLANE] = shape_plane(vec3(0, 0, 1), 0.0),
+        [SHAPE_HULL] = shape_hull(hull),    [SHAPE_POLYGON] = shape_polygon(square, 4),
+        [SHAPE_MESH] = shape_mesh(mesh),
+    };
+    /* The first shape above the second, except a static one (plane, mesh), which stays below
+     * with its outside up. */
+    Pose above = pose_at(vec3(0.1, 0, 0.2), quat_identity()),
+         below = pose_at(vec3(0, 0, 0), quat_identity());
+    int pairs = 0;
+    for (int a = 0; a < SHAPE_KIND_COUNT; a++) {
+        for (int b = 0; b < SHAPE_KIND_COUNT; b++) {
+            assert_int_equal(shapes[a].kind, a);
+            bool static_a = a == SHAPE_PLANE || a == SHAPE_MESH;
+            Pose pa = static_a ? below : above, pb = static_a ? above : below;
+            Manifold ab, ba;
+            int n = collide_shapes(&shapes[a], pa, &shapes[b], pb, 0.05, &ab);
+            int back = collide_shapes(&shapes[b], pb, &shapes[a], pa, 0.05, &ba);
+            if (pair_left_out((ShapeKind)a, (ShapeKind)b)) {
+                assert_int_equal(n, 0);
+                assert_int_equal(back, 0);
+                continue;
+            }
+            if (n <= 0)
+                fail_msg("%s against %s: no contact", shape_kind_name(a), shape_kind_name(b));
+            assert_int_equal(back, n);
+            if (fabs(vec3_dot(ab.normal, ba.normal) + 1.0) > 1e-9)
+                fail_msg("%s against %s: normals (%g %g %g) and (%g %g %g) not opposite",
+                         shape_kind_name(a), shape_kind_name(b), ab.normal.x, ab.normal.y,
+                         ab.normal.z, ba.normal.x, ba.normal.y, ba.normal.z);
+            pairs++;
+        }
+    }
+    assert_int_equal(pairs, 49 - 4 - 6); /* 4 static pairs, 3 polygon pairs each way */
+    trimesh_destroy(mesh);
+    hull_destroy(hull);
+}
+
 /* ===== Feature-id stability ===== */
 
 static int compare_u32(const void *a, const void *b) {
@@ -1215,6 +1279,7 @@ int main(void) {
         cmocka_unit_test(test_box_face_down_on_box_turned),
         cmocka_unit_test(test_random_planar),
         cmocka_unit_test(test_generic_dispatch),
+        cmocka_unit_test(test_dispatch_covers_every_pair),
         cmocka_unit_test(test_feature_stability),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,4 +1,5 @@
-/* core: error records, the swappable log handler, the fatal handler, hashing, strlcpy. */
+/* core: error records, the swappable log handler, the fatal handler, hashing, strlcpy, nearest
+ * names. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -67,11 +68,42 @@ static void test_strlcpy(void **state) {
     assert_string_equal(buf, "ab");
 }
 
+static void test_nearest_names(void **state) {
+    assert_int_equal(issim_edit_distance("", ""), 0);
+    assert_int_equal(issim_edit_distance("kitten", "sitting"), 3);
+    assert_int_equal(issim_edit_distance("--untl", "--until"), 1);
+    assert_int_equal(issim_edit_distance("abc", ""), 3);
+    const char *table[] = {"pause", "paste", "play", "pace", "past", "step", "screenshot"};
+    IssimNearest n = issim_nearest_start("pase");
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        issim_nearest_offer(&n, table[i]);
+    char text[64];
+    /* Four names at 1 edit: the first three in table order; play (3) and step (4) are farther. */
+    assert_int_equal(issim_nearest_format(&n, text, sizeof text), 3);
+    assert_string_equal(text, "pause, paste or pace");
+    n = issim_nearest_start("sep");
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        issim_nearest_offer(&n, table[i]);
+    assert_int_equal(issim_nearest_format(&n, text, sizeof text), 1); /* step, 1 insertion */
+    assert_string_equal(text, "step");
+    n = issim_nearest_start("frobnicate");
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        issim_nearest_offer(&n, table[i]);
+    assert_int_equal(issim_nearest_format(&n, text, sizeof text), 0);
+    assert_string_equal(text, "");
+    n = issim_nearest_start("screnshot"); /* a long word tolerates len / 3 edits */
+    issim_nearest_offer(&n, "screenshot");
+    issim_nearest_offer(&n, "screenshots"); /* 2 edits: a nearer one is known */
+    issim_nearest_offer(&n, "step");
+    assert_int_equal(issim_nearest_format(&n, text, 8), 1);
+    assert_string_equal(text, "screens"); /* truncated, terminated */
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_error_records), cmocka_unit_test(test_log_capture),
         cmocka_unit_test(test_fatal_handler), cmocka_unit_test(test_hashes),
-        cmocka_unit_test(test_strlcpy),
+        cmocka_unit_test(test_strlcpy),       cmocka_unit_test(test_nearest_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -103,4 +103,24 @@ IssimStatus issim_read_file(const char *path, long long max_bytes, const char *w
 /* Copies at most size-1 bytes and always terminates. Returns strlen(src). */
 size_t issim_strlcpy(char *dst, const char *src, size_t size);
 
+/* Levenshtein distance (insertions, deletions, substitutions of bytes); words longer than 63
+ * bytes count as different from everything but themselves. */
+int issim_edit_distance(const char *a, const char *b);
+
+/* "Did you mean": the entries of a table nearest a misspelt word. Offer every entry's name;
+ * the first ISSIM_NEAREST_MAX of those at the smallest distance, if it is at most
+ * max(2, strlen(word) / 3) edits, are kept in table order. Names are Borrowed (they must outlive
+ * the struct). Thread: any (one struct per caller). */
+#define ISSIM_NEAREST_MAX 3
+typedef struct IssimNearest {
+    const char *word;
+    const char *names[ISSIM_NEAREST_MAX];
+    int distance; /* of the kept names */
+    int count;
+} IssimNearest;
+IssimNearest issim_nearest_start(const char *word);
+void issim_nearest_offer(IssimNearest *nearest, const char *name);
+/* Writes "a, b or c" (the kept names), "" when none; returns how many were kept. */
+int issim_nearest_format(const IssimNearest *nearest, char *out, size_t size);
+
 #endif

@@ -52,81 +52,6 @@ static const Command *find_command(const char *name) {
     return NULL;
 }
 
-static void usage(FILE *out) {
-    fputs("usage: issim run SCENE [--headless] [--until T] [--dt DT] [--integrator bdf|adams|rk4]\n"
-          "                 [--record FILE] [--vars LIST] [--every N] [--set PATH=VALUE ...]\n"
-          "                 [--param NAME=VALUE ...]\n"
-          "                 [--lockstep] [--quiet]\n"
-          "                 [--script FILE] [--screenshot FILE] [--no-gui] [--size WxH]\n"
-          "                 [--bench SECONDS [--bench-no-render] [--bench-speed X] "
-          "[--bench-paused]]\n"
-          "                 [--no-vsync] [--device DEVICE [--device-rate HZ] [--device-hand H]]\n"
-          "       issim validate SCENE [--set PATH=VALUE ...] [--save FILE]\n"
-          "       issim map FILE [--plot PNG] [--nodes LIST] [--until T]\n"
-          "       issim sweep SCENE --grid NAME=VALUES ... [--out FILE] (issim sweep --help)\n"
-          "       issim fit SCENE --data FILE --free PATH ... (issim fit --help)\n"
-          "       issim device DEVICE SCENE [--duration S] ... (issim device --help)\n"
-          "       issim help [SUBCOMMAND] | --help | --version\n"
-          "\n",
-          out);
-    for (const Command *c = COMMANDS; c->name; c++)
-        fprintf(out, "  %-9s %s\n", c->name, c->summary);
-    fputs("\n"
-          "  --headless        no window: run to --until as fast as possible, print a summary\n"
-          "  --until T         simulated end time in seconds (default 2, at most 1e6)\n"
-          "  --dt DT           output interval (CVODE) or fixed step (RK4), seconds\n"
-          "  --integrator K    override the scene's integrator\n"
-          "  --record FILE     write a CSV trajectory (first column t)\n"
-          "  --vars LIST       comma-separated variables to record, e.g. bar.pos.z,bar.vel.z\n"
-          "                    (default: the scene's universe.record, else every variable)\n"
-          "  --every N         record every Nth output step (default 1)\n"
-          "  --param NAME=VALUE  a scene parameter (param(NAME, default) in the scene), e.g.\n"
-          "                    --param angle_deg=30 on bar_drop_angle.lua (repeatable)\n"
-          "  --set PATH=VALUE  override a property, e.g. --set bar.mass=2 --set\n"
-          "                    universe.gravity='0 0 -1.62' (repeatable)\n"
-          "  --lockstep        deterministic single-thread stepping: bit-identical output\n"
-          "  --quiet           no progress line on stderr\n"
-          "\n"
-          "GUI (without --headless; docs/user-guide.md):\n"
-          "  --script FILE     run the UI actions in FILE (open, set, click, key, screenshot...)\n"
-          "                    then quit\n"
-          "  --screenshot FILE write a PNG of the window after one second, then quit\n"
-          "  --no-gui          the 3D view only, no panels\n"
-          "  --size WxH        window size in pixels (default 1280x720)\n"
-          "  --bench SECONDS   print frames per second and engine throughput, then quit;\n"
-          "                    --bench-no-render: no window (the engine-only baseline);\n"
-          "                    --bench-speed X: display clock speed factor;\n"
-          "                    --bench-paused: the clock paused (the renderer's own rate)\n"
-          "  --no-vsync        do not wait for the display's refresh\n"
-          "  --device DEVICE   a haptic device on scenes with a haptics table, shown in the\n"
-          "                    device panel: sim (the simulated pantograph), usb[:VID:PID],\n"
-          "                    serial:PATH or playback:FILE; motors off until enabled, F9 or\n"
-          "                    Pause is the emergency stop (docs/haptics.md)\n"
-          "  --device-rate HZ  servo rate (default 1000)\n"
-          "  --device-hand H   the simulated hand: free, hold:X,Y or circle:R,T (sim only)\n"
-          "\n"
-          "Exit status: 0 success, 1 simulation or scene error, 2 bad arguments.\n",
-          out);
-}
-
-static int bad_usage(const char *fmt, const char *arg) {
-    fprintf(stderr, "issim: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n");
-    usage(stderr);
-    return EXIT_USAGE;
-}
-
-static bool parse_double(const char *text, double *out) {
-    char *end;
-    errno = 0;
-    double v = strtod(text, &end);
-    if (errno || end == text || *end != '\0' || !isfinite(v))
-        return false;
-    *out = v;
-    return true;
-}
-
 typedef struct CliArgs {
     const char *command;
     const char *scene;
@@ -138,6 +63,396 @@ typedef struct CliArgs {
     DisplayOptions display;
 } CliArgs;
 
+static int bad_usage(const char *fmt, const char *arg);
+
+static bool parse_double(const char *text, double *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text || *end != '\0' || !isfinite(v))
+        return false;
+    *out = v;
+    return true;
+}
+
+/* ===== Options of run and validate: one row each ===== */
+
+/* Applies an option to the arguments; value is NULL for a flag. Returns 0, or EXIT_USAGE after
+ * saying why (bad_usage). */
+typedef int (*OptionFn)(CliArgs *a, const char *value);
+
+typedef struct CliOption {
+    const char *name;           /* "--until" */
+    const char *value;          /* the value's name in the help ("T"), NULL for a flag */
+    OptionFn apply;             /* value checked and stored */
+    const char *help;           /* lines after the first are indented under it */
+    const char *section;        /* a heading printed before this option, or NULL */
+    bool repeatable;            /* "..." in the synopsis */
+    const char *const *choices; /* the vocabulary a value is one of (listed in the help), or NULL */
+    int choice_count;
+} CliOption;
+
+static int opt_headless(CliArgs *a, const char *value) {
+    (void)value;
+    a->headless = true;
+    return 0;
+}
+
+static int opt_lockstep(CliArgs *a, const char *value) {
+    (void)value;
+    a->options.lockstep = true;
+    return 0;
+}
+
+static int opt_quiet(CliArgs *a, const char *value) {
+    (void)value;
+    a->options.quiet = true;
+    return 0;
+}
+
+static int opt_until(CliArgs *a, const char *value) {
+    double d;
+    /* Bounded: 1e20 s overflowed the step count into a run of 0 steps, exit 0. */
+    if (!parse_double(value, &d) || d <= 0 || d > STUDY_UNTIL_MAX)
+        return bad_usage("--until needs a time in (0, 1e6] seconds, not '%s'", value);
+    a->options.until = d;
+    return 0;
+}
+
+static int opt_dt(CliArgs *a, const char *value) {
+    double d;
+    if (!parse_double(value, &d) || d <= 0 || d > 1)
+        return bad_usage("--dt needs a step in (0, 1] seconds, not '%s'", value);
+    a->options.dt = d;
+    return 0;
+}
+
+static int opt_every(CliArgs *a, const char *value) {
+    double d;
+    if (!parse_double(value, &d) || d < 1 || d != floor(d) || d > 1e9)
+        return bad_usage("--every needs a positive integer, not '%s'", value);
+    a->options.every = (int)d;
+    return 0;
+}
+
+static int opt_integrator(CliArgs *a, const char *value) {
+    IntegratorKind k;
+    if (!integrator_parse(value, &k)) {
+        char names[64];
+        thing_vocabulary_list(integrator_names, INTEGRATOR_COUNT, names, sizeof names);
+        char msg[256];
+        snprintf(msg, sizeof msg, "--integrator must be one of %s, not '%.64s'", names, value);
+        return bad_usage("%s", msg);
+    }
+    a->options.integrator = k;
+    return 0;
+}
+
+static int opt_record(CliArgs *a, const char *value) {
+    a->options.record_path = value;
+    return 0;
+}
+
+static int opt_save(CliArgs *a, const char *value) {
+    a->save_path = value;
+    return 0;
+}
+
+static int opt_vars(CliArgs *a, const char *value) {
+    a->options.vars = value;
+    return 0;
+}
+
+static int opt_set(CliArgs *a, const char *value) {
+    if (a->options.set_count >= 256)
+        return bad_usage("too many --set options%s", "");
+    if (!strchr(value, '='))
+        return bad_usage("--set needs PATH=VALUE, not '%s'", value);
+    a->sets[a->options.set_count++] = value;
+    return 0;
+}
+
+static int opt_param(CliArgs *a, const char *value) {
+    if (a->options.param_count >= SCENE_MAX_PARAMS)
+        return bad_usage("too many --param options (at most %s)", "32");
+    if (!strchr(value, '='))
+        return bad_usage("--param needs NAME=VALUE, not '%s'", value);
+    a->params[a->options.param_count++] = value;
+    return 0;
+}
+
+static int opt_script(CliArgs *a, const char *value) {
+    a->display.script_path = value;
+    return 0;
+}
+
+static int opt_screenshot(CliArgs *a, const char *value) {
+    a->display.screenshot_path = value;
+    return 0;
+}
+
+static int opt_no_gui(CliArgs *a, const char *value) {
+    (void)value;
+    a->display.show_gui = false;
+    return 0;
+}
+
+static int opt_no_vsync(CliArgs *a, const char *value) {
+    (void)value;
+    a->display.vsync = false;
+    return 0;
+}
+
+static int opt_bench_paused(CliArgs *a, const char *value) {
+    (void)value;
+    a->display.bench_paused = true;
+    return 0;
+}
+
+static int opt_bench_no_render(CliArgs *a, const char *value) {
+    (void)value;
+    a->display.bench_no_render = true;
+    return 0;
+}
+
+static int opt_size(CliArgs *a, const char *value) {
+    int w = 0, h = 0;
+    if (sscanf(value, "%dx%d", &w, &h) != 2 || w < 64 || h < 64 || w > 8192 || h > 8192)
+        return bad_usage("--size needs WIDTHxHEIGHT (64 to 8192), not '%s'", value);
+    a->display.width = w;
+    a->display.height = h;
+    return 0;
+}
+
+static int opt_bench(CliArgs *a, const char *value) {
+    double d;
+    if (!parse_double(value, &d) || d <= 0 || d > 3600)
+        return bad_usage("--bench needs a duration in (0, 3600] seconds, not '%s'", value);
+    a->display.bench_seconds = d;
+    return 0;
+}
+
+static int opt_bench_speed(CliArgs *a, const char *value) {
+    double d;
+    if (!parse_double(value, &d) || d <= 0 || d > 1e6)
+        return bad_usage("--bench-speed needs a positive factor, not '%s'", value);
+    a->display.bench_speed = d;
+    return 0;
+}
+
+static int opt_device(CliArgs *a, const char *value) {
+    a->display.device = value;
+    return 0;
+}
+
+static int opt_device_rate(CliArgs *a, const char *value) {
+    double d;
+    if (!parse_double(value, &d) || d < 100 || d > 20000)
+        return bad_usage("--device-rate needs a rate in [100, 20000] Hz, not '%s'", value);
+    a->display.device_rate = d;
+    return 0;
+}
+
+static int opt_device_hand(CliArgs *a, const char *value) {
+    a->display.device_hand = value;
+    return 0;
+}
+
+/* The parser, the synopsis and the option list of `issim --help` come from this table. run and
+ * validate accept every row; --save is validate's only (run ignores it). */
+static const CliOption OPTIONS[] = {
+    {.name = "--headless",
+     .apply = opt_headless,
+     .help = "no window: run to --until as fast as possible, print a summary"},
+    {.name = "--until",
+     .value = "T",
+     .apply = opt_until,
+     .help = "simulated end time in seconds (default 2, at most 1e6)"},
+    {.name = "--dt",
+     .value = "DT",
+     .apply = opt_dt,
+     .help = "output interval (CVODE) or fixed step (RK4), seconds"},
+    {.name = "--integrator",
+     .value = "K",
+     .apply = opt_integrator,
+     .help = "override the scene's integrator",
+     .choices = integrator_names,
+     .choice_count = INTEGRATOR_COUNT},
+    {.name = "--record",
+     .value = "FILE",
+     .apply = opt_record,
+     .help = "write a CSV trajectory (first column t)"},
+    {.name = "--vars",
+     .value = "LIST",
+     .apply = opt_vars,
+     .help = "comma-separated variables to record, e.g. bar.pos.z,bar.vel.z\n"
+             "(default: the scene's universe.record, else every variable)"},
+    {.name = "--every",
+     .value = "N",
+     .apply = opt_every,
+     .help = "record every Nth output step (default 1)"},
+    {.name = "--set",
+     .value = "PATH=VALUE",
+     .apply = opt_set,
+     .help = "override a property, e.g. --set bar.mass=2 --set\n"
+             "universe.gravity='0 0 -1.62' (repeatable)",
+     .repeatable = true},
+    {.name = "--param",
+     .value = "NAME=VALUE",
+     .apply = opt_param,
+     .help = "a scene parameter (param(NAME, default) in the scene), e.g.\n"
+             "--param angle_deg=30 on bar_drop_angle.lua (repeatable)",
+     .repeatable = true},
+    {.name = "--lockstep",
+     .apply = opt_lockstep,
+     .help = "deterministic single-thread stepping: bit-identical output"},
+    {.name = "--quiet", .apply = opt_quiet, .help = "no progress line on stderr"},
+    {.name = "--save",
+     .value = "FILE",
+     .apply = opt_save,
+     .help = "validate: write the scene with the --set overrides applied"},
+    {.name = "--script",
+     .value = "FILE",
+     .apply = opt_script,
+     .help = "run the UI actions in FILE (open, set, click, key, screenshot...)\n"
+             "then quit",
+     .section = "GUI (without --headless; docs/user-guide.md):"},
+    {.name = "--screenshot",
+     .value = "FILE",
+     .apply = opt_screenshot,
+     .help = "write a PNG of the window after one second, then quit"},
+    {.name = "--no-gui", .apply = opt_no_gui, .help = "the 3D view only, no panels"},
+    {.name = "--size",
+     .value = "WxH",
+     .apply = opt_size,
+     .help = "window size in pixels (default 1280x720)"},
+    {.name = "--bench",
+     .value = "SECONDS",
+     .apply = opt_bench,
+     .help = "print frames per second and engine throughput, then quit"},
+    {.name = "--bench-no-render",
+     .apply = opt_bench_no_render,
+     .help = "with --bench: no window (the engine-only baseline)"},
+    {.name = "--bench-speed",
+     .value = "X",
+     .apply = opt_bench_speed,
+     .help = "with --bench: display clock speed factor"},
+    {.name = "--bench-paused",
+     .apply = opt_bench_paused,
+     .help = "with --bench: the clock paused (the renderer's own rate)"},
+    {.name = "--no-vsync", .apply = opt_no_vsync, .help = "do not wait for the display's refresh"},
+    {.name = "--device",
+     .value = "DEVICE",
+     .apply = opt_device,
+     .help = "a haptic device on scenes with a haptics table, shown in the\n"
+             "device panel: sim (the simulated pantograph), usb[:VID:PID],\n"
+             "serial:PATH or playback:FILE; motors off until enabled, F9 or\n"
+             "Pause is the emergency stop (docs/haptics.md)"},
+    {.name = "--device-rate",
+     .value = "HZ",
+     .apply = opt_device_rate,
+     .help = "servo rate (default 1000)"},
+    {.name = "--device-hand",
+     .value = "H",
+     .apply = opt_device_hand,
+     .help = "the simulated hand: free, hold:X,Y or circle:R,T (sim only)"},
+};
+enum { OPTION_COUNT = sizeof OPTIONS / sizeof OPTIONS[0] };
+
+static const CliOption *find_option(const char *name) {
+    for (int i = 0; i < OPTION_COUNT; i++)
+        if (strcmp(OPTIONS[i].name, name) == 0)
+            return &OPTIONS[i];
+    return NULL;
+}
+
+/* "[--until T]" or "[--set PATH=VALUE ...]". */
+static int option_synopsis(const CliOption *o, char *out, size_t size) {
+    return snprintf(out, size, "[%s%s%s%s]", o->name, o->value ? " " : "", o->value ? o->value : "",
+                    o->repeatable ? " ..." : "");
+}
+
+enum { USAGE_WIDTH = 96, HELP_COLUMN = 20 };
+
+/* The run synopsis: every option of the table, wrapped under "issim run SCENE". */
+static void print_run_synopsis(FILE *out) {
+    static const char lead[] = "usage: issim run SCENE";
+    int column = fprintf(out, "%s", lead);
+    for (int i = 0; i < OPTION_COUNT; i++) {
+        if (OPTIONS[i].apply == opt_save)
+            continue; /* validate's */
+        char item[64];
+        int len = option_synopsis(&OPTIONS[i], item, sizeof item);
+        if (column + 1 + len > USAGE_WIDTH)
+            column = fprintf(out, "\n%*s", (int)sizeof "usage: issim run" - 1, "") - 1;
+        column += fprintf(out, " %s", item);
+    }
+    fputc('\n', out);
+}
+
+static void print_option_help(FILE *out, const CliOption *o) {
+    if (o->section)
+        fprintf(out, "\n%s\n", o->section);
+    char left[64];
+    int len = snprintf(left, sizeof left, "  %s%s%s", o->name, o->value ? " " : "",
+                       o->value ? o->value : "");
+    fprintf(out, "%-*s", HELP_COLUMN - 1, left);
+    fputs(len >= HELP_COLUMN - 1 ? "  " : " ", out);
+    for (const char *line = o->help; *line;) {
+        const char *end = strchr(line, '\n');
+        int n = end ? (int)(end - line) : (int)strlen(line);
+        fprintf(out, "%.*s", n, line);
+        line += n + (end != NULL);
+        if (!*line && o->choices) {
+            char names[256];
+            thing_vocabulary_list(o->choices, o->choice_count, names, sizeof names);
+            fprintf(out, ": %s", names);
+        }
+        fputc('\n', out);
+        if (*line)
+            fprintf(out, "%*s", HELP_COLUMN, "");
+    }
+}
+
+static void usage(FILE *out) {
+    print_run_synopsis(out);
+    fputs("       issim validate SCENE [--set PATH=VALUE ...] [--save FILE]\n"
+          "       issim map FILE [--plot PNG] [--nodes LIST] [--until T]\n"
+          "       issim sweep SCENE --grid NAME=VALUES ... [--out FILE] (issim sweep --help)\n"
+          "       issim fit SCENE --data FILE --free PATH ... (issim fit --help)\n"
+          "       issim device DEVICE SCENE [--duration S] ... (issim device --help)\n"
+          "       issim help [SUBCOMMAND] | --help | --version\n"
+          "\n",
+          out);
+    for (const Command *c = COMMANDS; c->name; c++)
+        fprintf(out, "  %-9s %s\n", c->name, c->summary);
+    fputc('\n', out);
+    for (int i = 0; i < OPTION_COUNT; i++)
+        print_option_help(out, &OPTIONS[i]);
+    fputs("\nExit status: 0 success, 1 simulation or scene error, 2 bad arguments.\n", out);
+}
+
+static int bad_usage(const char *fmt, const char *arg) {
+    fprintf(stderr, "issim: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n");
+    usage(stderr);
+    return EXIT_USAGE;
+}
+
+/* An unknown option, with the table's nearest names when there are any. */
+static int unknown_option(const char *arg) {
+    IssimNearest nearest = issim_nearest_start(arg);
+    for (int i = 0; i < OPTION_COUNT; i++)
+        issim_nearest_offer(&nearest, OPTIONS[i].name);
+    char names[256], msg[512];
+    if (issim_nearest_format(&nearest, names, sizeof names) > 0)
+        snprintf(msg, sizeof msg, "unknown option '%.200s' (did you mean %s?)", arg, names);
+    else
+        snprintf(msg, sizeof msg, "unknown option '%.200s'", arg);
+    return bad_usage("%s", msg);
+}
+
 static int parse_args(int argc, char **argv, CliArgs *a) {
     a->options = sim_options_default();
     a->options.sets = a->sets;
@@ -145,120 +460,19 @@ static int parse_args(int argc, char **argv, CliArgs *a) {
     a->display = display_options_default();
     for (int i = 2; i < argc; i++) {
         const char *arg = argv[i];
-        const char *value = i + 1 < argc ? argv[i + 1] : NULL;
-        bool takes_value = strcmp(arg, "--until") == 0 || strcmp(arg, "--dt") == 0 ||
-                           strcmp(arg, "--record") == 0 || strcmp(arg, "--vars") == 0 ||
-                           strcmp(arg, "--every") == 0 || strcmp(arg, "--set") == 0 ||
-                           strcmp(arg, "--param") == 0 || strcmp(arg, "--integrator") == 0 ||
-                           strcmp(arg, "--save") == 0 || strcmp(arg, "--script") == 0 ||
-                           strcmp(arg, "--screenshot") == 0 || strcmp(arg, "--size") == 0 ||
-                           strcmp(arg, "--bench") == 0 || strcmp(arg, "--bench-speed") == 0 ||
-                           strcmp(arg, "--device") == 0 || strcmp(arg, "--device-rate") == 0 ||
-                           strcmp(arg, "--device-hand") == 0;
-        if (takes_value && !value)
-            return bad_usage("%s needs a value", arg);
-        double d;
-        if (strcmp(arg, "--headless") == 0) {
-            a->headless = true;
-        } else if (strcmp(arg, "--lockstep") == 0) {
-            a->options.lockstep = true;
-        } else if (strcmp(arg, "--quiet") == 0) {
-            a->options.quiet = true;
-        } else if (strcmp(arg, "--until") == 0) {
-            /* Bounded: 1e20 s overflowed the step count into a run of 0 steps, exit 0. */
-            if (!parse_double(value, &d) || d <= 0 || d > STUDY_UNTIL_MAX)
-                return bad_usage("--until needs a time in (0, 1e6] seconds, not '%s'", value);
-            a->options.until = d;
-            i++;
-        } else if (strcmp(arg, "--dt") == 0) {
-            if (!parse_double(value, &d) || d <= 0 || d > 1)
-                return bad_usage("--dt needs a step in (0, 1] seconds, not '%s'", value);
-            a->options.dt = d;
-            i++;
-        } else if (strcmp(arg, "--every") == 0) {
-            if (!parse_double(value, &d) || d < 1 || d != floor(d) || d > 1e9)
-                return bad_usage("--every needs a positive integer, not '%s'", value);
-            a->options.every = (int)d;
-            i++;
-        } else if (strcmp(arg, "--integrator") == 0) {
-            IntegratorKind k;
-            if (!integrator_parse(value, &k)) {
-                char names[64];
-                thing_vocabulary_list(integrator_names, INTEGRATOR_COUNT, names, sizeof names);
-                char msg[256];
-                snprintf(msg, sizeof msg, "--integrator must be one of %s, not '%.64s'", names,
-                         value);
-                return bad_usage("%s", msg);
+        const CliOption *option = find_option(arg);
+        if (option) {
+            const char *value = NULL;
+            if (option->value) {
+                if (i + 1 >= argc)
+                    return bad_usage("%s needs a value", arg);
+                value = argv[++i];
             }
-            a->options.integrator = k;
-            i++;
-        } else if (strcmp(arg, "--record") == 0) {
-            a->options.record_path = value;
-            i++;
-        } else if (strcmp(arg, "--save") == 0) {
-            a->save_path = value;
-            i++;
-        } else if (strcmp(arg, "--vars") == 0) {
-            a->options.vars = value;
-            i++;
-        } else if (strcmp(arg, "--set") == 0) {
-            if (a->options.set_count >= 256)
-                return bad_usage("too many --set options%s", "");
-            if (!strchr(value, '='))
-                return bad_usage("--set needs PATH=VALUE, not '%s'", value);
-            a->sets[a->options.set_count++] = value;
-            i++;
-        } else if (strcmp(arg, "--param") == 0) {
-            if (a->options.param_count >= SCENE_MAX_PARAMS)
-                return bad_usage("too many --param options (at most %s)", "32");
-            if (!strchr(value, '='))
-                return bad_usage("--param needs NAME=VALUE, not '%s'", value);
-            a->params[a->options.param_count++] = value;
-            i++;
-        } else if (strcmp(arg, "--script") == 0) {
-            a->display.script_path = value;
-            i++;
-        } else if (strcmp(arg, "--screenshot") == 0) {
-            a->display.screenshot_path = value;
-            i++;
-        } else if (strcmp(arg, "--no-gui") == 0) {
-            a->display.show_gui = false;
-        } else if (strcmp(arg, "--no-vsync") == 0) {
-            a->display.vsync = false;
-        } else if (strcmp(arg, "--bench-paused") == 0) {
-            a->display.bench_paused = true;
-        } else if (strcmp(arg, "--bench-no-render") == 0) {
-            a->display.bench_no_render = true;
-        } else if (strcmp(arg, "--size") == 0) {
-            int w = 0, h = 0;
-            if (sscanf(value, "%dx%d", &w, &h) != 2 || w < 64 || h < 64 || w > 8192 || h > 8192)
-                return bad_usage("--size needs WIDTHxHEIGHT (64 to 8192), not '%s'", value);
-            a->display.width = w;
-            a->display.height = h;
-            i++;
-        } else if (strcmp(arg, "--bench") == 0) {
-            if (!parse_double(value, &d) || d <= 0 || d > 3600)
-                return bad_usage("--bench needs a duration in (0, 3600] seconds, not '%s'", value);
-            a->display.bench_seconds = d;
-            i++;
-        } else if (strcmp(arg, "--bench-speed") == 0) {
-            if (!parse_double(value, &d) || d <= 0 || d > 1e6)
-                return bad_usage("--bench-speed needs a positive factor, not '%s'", value);
-            a->display.bench_speed = d;
-            i++;
-        } else if (strcmp(arg, "--device") == 0) {
-            a->display.device = value;
-            i++;
-        } else if (strcmp(arg, "--device-rate") == 0) {
-            if (!parse_double(value, &d) || d < 100 || d > 20000)
-                return bad_usage("--device-rate needs a rate in [100, 20000] Hz, not '%s'", value);
-            a->display.device_rate = d;
-            i++;
-        } else if (strcmp(arg, "--device-hand") == 0) {
-            a->display.device_hand = value;
-            i++;
+            int rc = option->apply(a, value);
+            if (rc)
+                return rc;
         } else if (arg[0] == '-') {
-            return bad_usage("unknown option '%s'", arg);
+            return unknown_option(arg);
         } else if (!a->scene) {
             a->scene = arg;
         } else {

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -150,6 +151,58 @@ size_t issim_strlcpy(char *dst, const char *src, size_t size) {
         dst[n] = '\0';
     }
     return len;
+}
+
+int issim_edit_distance(const char *a, const char *b) {
+    enum { LONGEST = 63 };
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > LONGEST || lb > LONGEST)
+        return strcmp(a, b) == 0 ? 0 : INT_MAX;
+    int row[LONGEST + 1];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diagonal = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int above = row[j];
+            int substitute = diagonal + (a[i - 1] != b[j - 1]);
+            int shortest = above + 1 < row[j - 1] + 1 ? above + 1 : row[j - 1] + 1;
+            row[j] = substitute < shortest ? substitute : shortest;
+            diagonal = above;
+        }
+    }
+    return row[lb];
+}
+
+IssimNearest issim_nearest_start(const char *word) {
+    return (IssimNearest){.word = word};
+}
+
+void issim_nearest_offer(IssimNearest *n, const char *name) {
+    int len = (int)strlen(n->word);
+    int limit = len / 3 > 2 ? len / 3 : 2;
+    int d = issim_edit_distance(n->word, name);
+    if (d > limit || (n->count > 0 && d > n->distance))
+        return;
+    if (n->count == 0 || d < n->distance) {
+        n->count = 0;
+        n->distance = d;
+    }
+    if (n->count < ISSIM_NEAREST_MAX)
+        n->names[n->count++] = name;
+}
+
+int issim_nearest_format(const IssimNearest *n, char *out, size_t size) {
+    size_t used = 0;
+    if (size > 0)
+        out[0] = '\0';
+    for (int i = 0; i < n->count && used < size; i++) {
+        const char *sep = i == 0 ? "" : (i == n->count - 1 ? " or " : ", ");
+        int w = snprintf(out + used, size - used, "%s%s", sep, n->names[i]);
+        used += w > 0 ? (size_t)w : 0;
+    }
+    return n->count;
 }
 
 IssimStatus issim_read_file(const char *path, long long max_bytes, const char *what, char **text,
