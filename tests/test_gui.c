@@ -222,7 +222,7 @@ static void test_failed_load_keeps_scene_and_edits_report_reasons(void **state) 
              "wait_edits\n"
              "pause\nframes 2\nprint_state\n"
              "seek 0.05\nframes 2\nprint_state\n"
-             "run\nframes 2\nprint_state\n"
+             "run\nbranch_answer scrub\nframes 2\nprint_state\n"
              "save %s\n",
              bad, saved);
     int rc =
@@ -252,10 +252,11 @@ static void test_failed_load_keeps_scene_and_edits_report_reasons(void **state) 
     ShownState back = parse_state(out, 3);
     assert_true(back.t > 0.05 - 0.001 - 1e-9 && back.t <= 0.05 + 1e-9); /* the frame at or before */
     assert_near(parse_body(out, "bar", 3).z, 0.6 - 0.5 * 9.81 * back.t * back.t, 1e-6);
-    /* Run from there is a rewind: the engine dropped the future it had computed (it was
-     * past 0.4 s, more than the horizon of 0.25 s ahead of the clock at 0.05 s) and is again
-     * at most a horizon and a step ahead of the clock. The clock, not the frame shown: under
-     * load the frame lags the clock by a slow frame of llvmpipe. */
+    /* Run from there, before the mass edit, asks where the edit applies from (issue 31 item
+     * 6); from the scrubbed instant it is a rewind: the engine dropped the future it had
+     * computed (it was past 0.4 s, more than the horizon of 0.25 s ahead of the clock at
+     * 0.05 s) and is again at most a horizon and a step ahead of the clock. The clock, not the
+     * frame shown: under load the frame lags the clock by a slow frame of llvmpipe. */
     const char *before_run = find_line(out, "state ", 3), *after_run = find_line(out, "state ", 4);
     double ahead_before = atof(strstr(before_run, "state_time=") + 11);
     double clock_before = atof(strstr(before_run, "clock=") + 6);

@@ -146,6 +146,20 @@ typedef struct GuiState {
     bool running; /* a session exists (fixed-during-run properties are read-only) */
     bool paused;
     double speed, display_time, state_time, history_start, dt;
+    /* Time around impacts (sim.h): slow motion's rate (0: off) and window, "pause at next
+     * contact" armed, whether the clock is in a window now, and the impacts found between the
+     * history's start and the newest frame (the timeline and the time plots mark them). */
+    double slow_rate, slow_window;
+    bool pause_at_contact, slow_now;
+    const double *impacts;
+    int impact_count;
+    /* A branch (issue 31 item 6): an edit accepted at branch_edit_time while the display was
+     * scrubbed back to branch_time (NaN: none); the GUI asks where it applies from. */
+    double branch_time, branch_edit_time;
+    const char *branch_edit;  /* "path=value" while asking, else "" */
+    const double *edit_times; /* the accepted edits' instants (the timeline marks them) */
+    int edit_count;
+    int branch_policy; /* 0 ask, 1 from the scrubbed instant, 2 from the original instant */
     double fps, engine_step_us, engine_rate; /* engine_rate: output steps/s */
     double sim_rate;        /* simulated seconds shown per wall second (0 while paused) */
     double engine_headroom; /* dt over the wall time of the last step: spare capacity, not the
@@ -200,6 +214,11 @@ typedef struct GuiRequests {
     bool reload, reset, step, pause, run, quit, fit, refresh_scenes;
     bool set_speed;
     double speed;
+    bool set_slow_motion; /* slow_rate 0: off */
+    double slow_rate, slow_window;
+    bool pause_at_contact_toggle;
+    bool branch_from_scrub, branch_from_original; /* the answer to a branch's question */
+    int set_branch_policy; /* 0: unchanged, else 1 + the branch_policy chosen */
     bool seek;
     double seek_time;
     bool edit;
@@ -213,6 +232,7 @@ typedef struct GuiRequests {
     bool video_start, video_stop;
     char video_path[GUI_PATH_MAX];
     bool video_sim_time; /* one video second per simulated second (else per wall second) */
+    double video_slow;   /* simulated time: video seconds per simulated second (> 1: slow) */
     bool screenshot;
     char screenshot_path[GUI_PATH_MAX];
     bool save;
@@ -264,6 +284,8 @@ typedef struct GuiPlotInfo {
     double data_lo, data_hi;             /* the y data's own range */
     double band;                         /* the dead band used (minimum y span) */
     char x_label[2][48], y_label[2][48]; /* the axis labels drawn */
+    int markers;                         /* impact markers drawn (time plots) */
+    double first_marker;                 /* the first one's time, NaN: none */
 } GuiPlotInfo;
 /* The number of plots shown; fills out for plot k (0-based) when k is one. */
 int gui_plot_info(int k, GuiPlotInfo *out);

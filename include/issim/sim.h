@@ -155,6 +155,61 @@ void sim_seek(Sim *sim, double t);
  * are discarded and integrated again from that instant (the GUI's "resume from here" after
  * scrubbing back: a rewind, not a replay of the old future). Thread: any. */
 void sim_request_reset(Sim *sim);
+/* ===== Time around impacts (sim_playback.c) =====
+ * The display clock runs at the speed factor, and at `slow_rate` simulated seconds per wall
+ * second (when slower) within `window` seconds before and after each impact the engine found:
+ * a contact beginning at over SIM_IMPACT_MIN_SPEED, onsets within SIM_IMPACT_MERGE of the one
+ * before counting as one impact. While slow motion or "pause at next contact" is on, the clock
+ * stays `window` behind the newest computed frame (the engine runs that far ahead besides its
+ * horizon), so no impact is found after the display has passed its window. sim_start takes the
+ * speed and slow motion from universe.playback_speed, slow_motion and slow_motion_window. */
+#define SIM_IMPACT_MIN_SPEED 0.01 /* m/s of approach */
+#define SIM_IMPACT_MERGE 1e-4     /* s */
+
+typedef struct SimClockRates {
+    double speed;     /* simulated s per wall s outside the windows (> 0) */
+    double slow_rate; /* within a window, when below speed; 0: no slow motion */
+    double window;    /* s before and after each impact */
+} SimClockRates;
+
+/* The display clock's law, pure: the simulated time `wall` wall seconds after t, with impacts
+ * (sorted) at the given instants; it stops at `stop` when it reaches it (*stopped true; NaN: no
+ * stop) and at `limit` (no flag; +INFINITY: none; never behind t). */
+double sim_clock_advance(const SimClockRates *rates, const double *impacts, int impact_count,
+                         double t, double wall, double stop, double limit, bool *stopped);
+/* slow_rate 0 switches slow motion off; invalid values are ignored. Thread: any. */
+void sim_set_slow_motion(Sim *sim, double slow_rate, double window);
+void sim_slow_motion(const Sim *sim, double *slow_rate, double *window);
+/* Armed: the clock stops and pauses at the next impact after the display time, and disarms.
+ * Thread: any. */
+void sim_set_pause_at_contact(Sim *sim, bool armed);
+bool sim_pause_at_contact(const Sim *sim);
+/* The clock stops and pauses when it reaches t (NaN: no hold): a branch's edit waits there
+ * (the GUI's "apply at its original instant"). Cleared when reached. Thread: any. */
+void sim_set_hold(Sim *sim, double t);
+double sim_hold(const Sim *sim);
+/* Times the clock stopped by itself (an impact or a hold) since sim_create. Thread: any. */
+uint64_t sim_clock_stops(const Sim *sim);
+/* The display time and the wall time (issim_wall_time) it was computed for: a test compares
+ * the simulated time advanced between two reads with the wall time between them. */
+double sim_display_clock(const Sim *sim, double *wall);
+/* The impacts found in [t0, t1], sorted, up to max into out; returns how many there are.
+ * Thread: any. */
+int sim_impacts_between(const Sim *sim, double t0, double t1, double *out, int max);
+
+/* While slow motion (or a stop at the next impact) is on, the engine thread also keeps its state
+ * after every integrator step (up to SIM_FINE_BUDGET_BYTES, the newest; a rewind drops those
+ * after it): an output step of 1 ms holds a 0.3 ms impact whole, and the display shows these
+ * states between frames. The newest kept at or before t and
+ * after `after` (the frame shown) into values (engine_var_count: the frame's first values) and
+ * its time into *t_out; false when there is none. Thread: any. */
+#define SIM_FINE_BUDGET_BYTES ((size_t)16 * 1024 * 1024)
+bool sim_fine_state(const Sim *sim, double after, double t, double *values, double *t_out);
+/* The steps' states are kept also without slow motion (a slow-motion video). Thread: any. */
+void sim_set_keep_steps(Sim *sim, bool keep);
+/* Slow motion is on or sim_set_keep_steps asked: sim_fine_state has states. Thread: any. */
+bool sim_keeps_steps(const Sim *sim);
+
 /* Contact reports an interactive run publishes per frame at most (the registry's max_contacts);
  * the others are counted (SIM_STAT_CONTACTS_DROPPED). Thread: any. */
 int sim_contact_capacity(const Sim *sim);

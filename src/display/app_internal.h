@@ -138,12 +138,50 @@ typedef struct AppVideo {
     FILE *pipe; /* ffmpeg's stdin, or NULL: not recording */
     char path[GUI_PATH_MAX];
     bool sim_time; /* the video's clock: simulated time, else wall time */
+    /* Simulated time at a slow-motion factor (> 1: video seconds per simulated second): the
+     * video drives the clock, which stays paused and is moved one video frame at a time once
+     * the engine has computed that instant, so each frame is one picture of its own instant. */
+    double slow;
     double start;
     long frames;
     bool failed;
     int x, y, width, height; /* GL rectangle read (origin bottom left) */
     unsigned char *pixels;
 } AppVideo;
+
+/* Time around impacts and branches (app_playback.c; issue 31 items 1 and 6). Display thread
+ * only. */
+#define APP_IMPACTS_SHOWN 4096
+#define APP_EDIT_LOG 64
+typedef struct AppEditRecord {
+    uint64_t id;
+    double t; /* the instant it took effect */
+    char path[REGISTRY_EDIT_PATH_MAX];
+    char value[REGISTRY_EDIT_VALUE_MAX];
+    char old_value[REGISTRY_EDIT_VALUE_MAX]; /* the property's value before it */
+} AppEditRecord;
+typedef enum AppBranchPolicy {
+    APP_BRANCH_ASK,      /* Run after scrubbing back before an edit asks where it applies from */
+    APP_BRANCH_SCRUB,    /* from the scrubbed instant (the edit is in effect there) */
+    APP_BRANCH_ORIGINAL, /* from its original instant: undone, then made again there */
+} AppBranchPolicy;
+typedef struct AppPlayback {
+    const Sim *sim; /* the session these belong to: another one clears them */
+    double impacts[APP_IMPACTS_SHOWN];
+    int impact_count;
+    AppEditRecord edits[APP_EDIT_LOG]; /* accepted edits, in time order (oldest dropped) */
+    int edit_count;
+    AppBranchPolicy policy;
+    bool asking;        /* Run waits for the answer to the branch's question */
+    double branch_time; /* where the last branch forked (the timeline's mark), NaN: none */
+    int first_later;    /* asking: the first edit after branch_time */
+    AppEditRecord replay[APP_EDIT_LOG]; /* edits to make again at their instants */
+    int replay_count, replay_next;
+    uint64_t undo_ids[APP_EDIT_LOG]; /* the branch's own edits in flight: not logged */
+    int undo_count;
+    uint64_t stops_seen;     /* sim_clock_stops when the last hold was set */
+    bool resume_after_edits; /* paused until the edits sent are taken, then runs */
+} AppPlayback;
 
 typedef struct App {
     DisplayOptions options;
@@ -223,10 +261,27 @@ typedef struct App {
     AppLoad load;
     long frame_count; /* frames drawn since start (the script's bench command) */
     AppVideo video;
+    AppPlayback playback;
 } App;
 
+/* app_playback.c */
+void app_playback_fill(App *app, GuiState *g);
+void app_playback_requests(App *app, const GuiRequests *r);
+/* Each frame after the clock is read: a branch's edits made again at their instants. */
+void app_playback_update(App *app);
+/* Run: false when it waits for the branch's question (or a branch took it over). */
+bool app_playback_run(App *app);
+/* An accepted edit (before the display's copy takes it: the old value is read there). */
+void app_playback_note_edit(App *app, uint64_t id, const char *path, const char *value, double t);
+/* The state between output frames (slow motion) over the frame read: updates s->frame and
+ * frame_time. */
+void app_playback_fine_frame(App *app, double t);
+/* Script commands slow_motion, pause_at_contact, branch_policy, branch_answer, print_playback;
+ * false: not one of these. */
+bool app_playback_command(App *app, char *const *words, int n, bool *failed);
+
 /* app_video.c */
-bool app_video_start(App *app, const char *path, bool sim_time);
+bool app_video_start(App *app, const char *path, bool sim_time, double slow);
 void app_video_frame(App *app);
 long long app_video_bytes(const App *app);
 void app_video_stop(App *app);

@@ -265,6 +265,7 @@ static void print_plots(void) {
                    p.units[i][0] ? p.units[i] : "-", p.names[i]);
         printf("plot_labels %d x=[%s|%s] y=[%s|%s]\n", k, p.x_label[0], p.x_label[1], p.y_label[0],
                p.y_label[1]);
+        printf("plot_markers %d n=%d first=%.9g\n", k, p.markers, p.first_marker);
     }
     fflush(stdout);
 }
@@ -347,16 +348,17 @@ static bool run_command(Script *s, App *app, char *line, bool *failed) {
         return false;
     }
     if (strcmp(cmd, "wait_sim") == 0 || strcmp(cmd, "wait_edits") == 0 ||
-        strcmp(cmd, "wait_device") == 0) {
+        strcmp(cmd, "wait_device") == 0 || strcmp(cmd, "wait_paused") == 0) {
         int device =
             strcmp(cmd, "wait_device") == 0 ? app_device_condition(app, words[1], words[2]) : 0;
         if (device < 0) {
             *failed = true;
             return false;
         }
-        bool done = strcmp(cmd, "wait_sim") == 0     ? (ses->sim && ses->frame_time >= x)
-                    : strcmp(cmd, "wait_edits") == 0 ? app->pending_count == 0
-                                                     : device == 1;
+        bool done = strcmp(cmd, "wait_sim") == 0      ? (ses->sim && ses->frame_time >= x)
+                    : strcmp(cmd, "wait_edits") == 0  ? app->pending_count == 0
+                    : strcmp(cmd, "wait_paused") == 0 ? (ses->sim && sim_paused(ses->sim))
+                                                      : device == 1;
         if (done) {
             s->wait = WAIT_NONE;
             return true;
@@ -389,6 +391,8 @@ static bool run_command(Script *s, App *app, char *line, bool *failed) {
         app_submit_edit(app, words[1], value);
     } else if (plot_command(app, words, n, failed)) {
         /* plot, print_plots, load_cycle */
+    } else if (app_playback_command(app, words, n, failed)) {
+        /* slow_motion, pause_at_contact, branch_policy, branch_answer, print_playback */
     } else if (strcmp(cmd, "pause") == 0 && ses->sim) {
         sim_set_paused(ses->sim, true);
     } else if (strcmp(cmd, "run") == 0 && ses->sim) {
@@ -410,8 +414,9 @@ static bool run_command(Script *s, App *app, char *line, bool *failed) {
             *failed = true;
     } else if (strcmp(cmd, "record_stop") == 0) {
         app_record_stop(app);
-    } else if (strcmp(cmd, "video_start") == 0 && n > 1) { /* video_start FILE [sim|wall] */
-        if (!app_video_start(app, words[1], n > 2 && strcmp(words[2], "sim") == 0))
+    } else if (strcmp(cmd, "video_start") == 0 && n > 1) { /* FILE [sim [SLOW]|wall] */
+        if (!app_video_start(app, words[1], n > 2 && strcmp(words[2], "sim") == 0,
+                             n > 3 ? atof(words[3]) : 1.0))
             *failed = true;
     } else if (strcmp(cmd, "video_stop") == 0) {
         app_video_stop(app);

@@ -452,12 +452,14 @@ void app_reset(App *app) {
     char path[GUI_PATH_MAX];
     issim_strlcpy(path, app->session.path, sizeof path);
     bool paused = sim_paused(app->session.sim);
-    double speed = sim_speed(app->session.sim);
+    double speed = sim_speed(app->session.sim), slow_rate, slow_window;
+    sim_slow_motion(app->session.sim, &slow_rate, &slow_window);
     if (!db || !replace_session(app, db, path, &options, true, &err))
         issim_log(ISSIM_LOG_ERROR, "reset failed: %s", db ? err.message : "out of memory");
     thingdb_destroy(db);
     sim_set_paused(app->session.sim, paused);
     sim_set_speed(app->session.sim, speed);
+    sim_set_slow_motion(app->session.sim, slow_rate, slow_window);
 }
 
 void app_step(App *app) {
@@ -478,7 +480,7 @@ void app_seek(App *app, double t) {
 /* Run; after scrubbing back, from that instant: the engine discards the old future. */
 void app_run(App *app) {
     Sim *sim = app->session.sim;
-    if (!sim)
+    if (!sim || !app_playback_run(app)) /* a branch asks, or resumes its own way */
         return;
     if (app->seeked)
         sim_request_reset(sim);
@@ -528,6 +530,7 @@ void app_read_frame(App *app) {
     if (registry_read_at(s->reg, t, &f) || registry_read_latest(s->reg, &f)) {
         s->has_frame = true;
         s->frame_time = f.t;
+        app_playback_fine_frame(app, t); /* slow motion: a state between output frames */
         scene_view_set_frame(s->view, s->frame);
         push_trails(app);
         follow_camera(app);
@@ -613,6 +616,7 @@ static void resolve_edit(App *app, const PendingEdit *p, const RegistryEditResul
     Session *s = &app->session;
     if (res->state == REGISTRY_EDIT_ACCEPTED) {
         IssimError err = {0};
+        app_playback_note_edit(app, p->id, p->path, p->value, res->sim_time);
         /* Mirror the engine's database: the property sheet shows and a save writes it. */
         if (thingdb_set_text(s->db, p->path, p->value, true, &err) != ISSIM_OK)
             issim_log(ISSIM_LOG_WARN, "display copy of %s: %s", p->path, err.message);

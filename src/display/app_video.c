@@ -2,8 +2,14 @@
  * ffmpeg, started through a pipe: raw RGB in, H.264 MP4 out). The video runs at
  * APP_VIDEO_FPS either in wall time (what the user saw, at the display's pace: a frame is
  * repeated when the display drew fewer) or in simulated time (one video second per simulated
- * second, whatever the display's rate: slow scenes play at their true speed). Display thread
- * only. */
+ * second, whatever the display's rate: slow scenes play at their true speed).
+ *
+ * In simulated time at a slow-motion factor S > 1 (issue 31 item 1) the video drives the clock:
+ * it stays paused and moves 1 / (30 S) s a frame once the engine has computed that instant, so
+ * a 0.3 ms impact recorded at S = 1000 lasts 9 frames, each its own instant (the engine's states
+ * between output steps are kept for it, sim_set_keep_steps). Every frame of a simulated-time
+ * video carries the time it shows and the factor, drawn into its pixels (the ImGui panels are
+ * not in the video). Display thread only. */
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -14,7 +20,7 @@
 
 #include "app_internal.h"
 
-bool app_video_start(App *app, const char *path, bool sim_time) {
+bool app_video_start(App *app, const char *path, bool sim_time, double slow) {
     AppVideo *v = &app->video;
     if (v->pipe || !app->window)
         return false;
@@ -46,16 +52,70 @@ bool app_video_start(App *app, const char *path, bool sim_time) {
     }
     issim_strlcpy(v->path, path, sizeof v->path);
     v->sim_time = sim_time;
+    v->slow = sim_time && slow > 1.0 && app->session.sim ? slow : 1.0;
     v->start = sim_time ? app->session.frame_time : issim_wall_time();
+    if (v->slow > 1.0) { /* the clock is the video's from here */
+        v->start = sim_display_time(app->session.sim);
+        sim_set_paused(app->session.sim, true);
+        sim_set_keep_steps(app->session.sim, true);
+    }
     v->frames = 0;
     v->failed = false;
-    issim_log(ISSIM_LOG_INFO, "video %s: %dx%d at %d fps of %s time", path, v->width, v->height,
-              APP_VIDEO_FPS, sim_time ? "simulated" : "wall");
+    issim_log(ISSIM_LOG_INFO, "video %s: %dx%d at %d fps of %s time (slow motion %gx)", path,
+              v->width, v->height, APP_VIDEO_FPS, sim_time ? "simulated" : "wall", v->slow);
     return true;
 }
 
 static double video_clock(const App *app) {
-    return app->video.sim_time ? app->session.frame_time : issim_wall_time();
+    const AppVideo *v = &app->video;
+    if (v->slow > 1.0) /* the span recorded, in simulated time */
+        return v->start + (double)v->frames / (APP_VIDEO_FPS * v->slow);
+    return v->sim_time ? app->session.frame_time : issim_wall_time();
+}
+
+/* ===== The time overlay: a 5 x 7 pixel font, drawn into the frame's pixels ===== */
+
+static const char overlay_chars[] = "0123456789.=ts/x -";
+static const unsigned char overlay_font[][7] = {
+    {14, 17, 19, 21, 25, 17, 14}, {4, 12, 4, 4, 4, 4, 14},   {14, 17, 1, 2, 4, 8, 31},
+    {31, 2, 4, 2, 1, 17, 14},     {2, 6, 10, 18, 31, 2, 2},  {31, 16, 30, 1, 1, 17, 14},
+    {6, 8, 16, 30, 17, 17, 14},   {31, 1, 2, 4, 8, 8, 8},    {14, 17, 17, 14, 17, 17, 14},
+    {14, 17, 17, 15, 1, 2, 12},   {0, 0, 0, 0, 0, 12, 12},   {0, 0, 31, 0, 31, 0, 0},
+    {8, 8, 28, 8, 8, 9, 6},       {0, 0, 14, 16, 14, 1, 30}, {1, 1, 2, 4, 8, 16, 16},
+    {0, 0, 17, 10, 4, 10, 17},    {0, 0, 0, 0, 0, 0, 0},     {0, 0, 0, 31, 0, 0, 0}};
+
+/* One character at (x, y) (top left, image rows from the top), `scale` pixels a font pixel,
+ * white on a black box. pixels are GL's: bottom row first. */
+static void overlay_char(AppVideo *v, char c, int x, int y, int scale) {
+    const char *at = strchr(overlay_chars, c);
+    if (!at || !c)
+        return;
+    const unsigned char *rows = overlay_font[at - overlay_chars];
+    for (int fy = -1; fy < 8; fy++)
+        for (int fx = -1; fx < 6; fx++) {
+            bool on = fy >= 0 && fy < 7 && fx >= 0 && fx < 5 && (rows[fy] >> (4 - fx)) & 1;
+            for (int sy = 0; sy < scale; sy++)
+                for (int sx = 0; sx < scale; sx++) {
+                    int px = x + fx * scale + sx, py = y + fy * scale + sy;
+                    if (px < 0 || py < 0 || px >= v->width || py >= v->height)
+                        continue;
+                    unsigned char *p =
+                        v->pixels + ((size_t)(v->height - 1 - py) * v->width + px) * 3;
+                    p[0] = p[1] = p[2] = on ? 255 : 0;
+                }
+        }
+}
+
+/* "t=0.319275 s 1/1000x" at the top left of the frame. */
+static void overlay_time(AppVideo *v, double t) {
+    char text[64];
+    if (v->slow > 1.0)
+        snprintf(text, sizeof text, "t=%.6f s 1/%gx", t, v->slow);
+    else
+        snprintf(text, sizeof text, "t=%.6f s", t);
+    int scale = v->height >= 480 ? 3 : 2;
+    for (int k = 0; text[k]; k++)
+        overlay_char(v, text[k], 8 + k * 6 * scale, 8, scale);
 }
 
 /* The picture in v->pixels until the video holds `due` frames. */
@@ -69,17 +129,47 @@ static void write_frames(AppVideo *v, long due) {
         }
 }
 
+static void read_view(App *app) {
+    AppVideo *v = &app->video;
+    glPixelStorei(GL_PACK_ALIGNMENT, 1);
+    glReadBuffer(GL_BACK);
+    glReadPixels(v->x, v->y, v->width, v->height, GL_RGB, GL_UNSIGNED_BYTE, v->pixels);
+    if (v->sim_time)
+        overlay_time(v, app->session.frame_time);
+}
+
+/* Slow motion: the view shows the frame's instant once the engine has computed it (the clock
+ * stands there, paused); it is written and the clock moves to the next frame's instant. */
+static void drive_slow_motion(App *app) {
+    AppVideo *v = &app->video;
+    Sim *sim = app->session.sim;
+    if (!sim)
+        return;
+    double due = video_clock(app);
+    if (sim_display_time(sim) == due && registry_state_time(app->session.reg) >= due) {
+        read_view(app);
+        write_frames(v, v->frames + 1);
+        due = video_clock(app);
+    }
+    if (sim_display_time(sim) != due) {
+        sim_set_paused(sim, true);
+        sim_seek(sim, due);
+    }
+}
+
 /* After the 3D view is drawn: as many frames as the video's clock asks for by now. */
 void app_video_frame(App *app) {
     AppVideo *v = &app->video;
     if (!v->pipe || v->failed)
         return;
+    if (v->slow > 1.0) {
+        drive_slow_motion(app);
+        return;
+    }
     long due = (long)floor((video_clock(app) - v->start) * APP_VIDEO_FPS) + 1;
     if (due <= v->frames)
         return;
-    glPixelStorei(GL_PACK_ALIGNMENT, 1);
-    glReadBuffer(GL_BACK);
-    glReadPixels(v->x, v->y, v->width, v->height, GL_RGB, GL_UNSIGNED_BYTE, v->pixels);
+    read_view(app);
     write_frames(v, due);
 }
 
@@ -96,8 +186,10 @@ void app_video_stop(App *app) {
     /* The last picture held to the stop instant: a slow last frame (100 ms and more under load)
      * would otherwise cut the video short of the time it recorded. */
     double span = video_clock(app) - v->start;
-    if (v->frames > 0 && !v->failed)
+    if (v->frames > 0 && !v->failed && v->slow <= 1.0)
         write_frames(v, (long)ceil(span * APP_VIDEO_FPS));
+    if (v->slow > 1.0 && app->session.sim)
+        sim_set_keep_steps(app->session.sim, false);
     int status = pclose(v->pipe);
     v->pipe = NULL;
     free(v->pixels);

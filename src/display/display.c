@@ -230,6 +230,7 @@ static void fill_gui_state(App *app, GuiState *g) {
         g->record_dropped = rs.rows_dropped;
         g->record_failed = rs.failed;
     }
+    app_playback_fill(app, g);
 }
 
 static void carry_out(App *app, const GuiRequests *r) {
@@ -265,7 +266,7 @@ static void carry_out(App *app, const GuiRequests *r) {
     if (r->record_stop)
         app_record_stop(app);
     if (r->video_start)
-        app_video_start(app, r->video_path, r->video_sim_time);
+        app_video_start(app, r->video_path, r->video_sim_time, r->video_slow);
     if (r->video_stop)
         app_video_stop(app);
     if (r->save)
@@ -283,6 +284,7 @@ static void carry_out(App *app, const GuiRequests *r) {
     if (r->quit)
         app->quit = true;
     app_device_carry_out(app, r);
+    app_playback_requests(app, r);
     if (r->load_cycle_toggle)
         app_load_toggle(app);
 }
@@ -479,6 +481,7 @@ static void frame(App *app) {
         app_handle_event(app, &e);
     gui_input_frames(app);
     app_poll_edits(app);
+    app_playback_update(app);
     app_load_pump(app);
     if (app->options.show_gui) {
         app_describe_next_scene(app);

@@ -25,6 +25,7 @@ extern "C" {
 }
 #include "issim/gui.h"
 #undef _Noreturn
+#include "gui_playback.h"
 #include "gui_plots.h"
 
 namespace {
@@ -803,7 +804,7 @@ void transport(const GuiState *s, GuiRequests *r) {
         r->reload = true;
     g_mem.speed = (float)s->speed;
     ImGui::SetNextItemWidth(-80);
-    if (ImGui::SliderFloat("speed", &g_mem.speed, 0.01f, 10.0f, "%.2fx",
+    if (ImGui::SliderFloat("speed", &g_mem.speed, 0.001f, 10.0f, "%.3gx",
                            ImGuiSliderFlags_Logarithmic)) {
         r->set_speed = true;
         r->speed = g_mem.speed;
@@ -814,15 +815,18 @@ void transport(const GuiState *s, GuiRequests *r) {
     double hi = std::isfinite(s->state_time) ? s->state_time : 0.0;
     g_mem.scrub = (float)s->display_time;
     ImGui::SetNextItemWidth(-80);
+    // In slow motion the instant shown changes in its sixth decimal.
     if (ImGui::SliderFloat("history", &g_mem.scrub, (float)lo, (float)fmax(hi, lo + 1e-6),
-                           "%.3f s")) {
+                           s->slow_rate > 0.0 ? "%.6f s" : "%.3f s")) {
         r->seek = true;
         r->seek_time = g_mem.scrub;
         r->pause = true;
     }
+    gui_timeline_marks(s, lo, fmax(hi, lo + 1e-6));
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextDisabled("drag back while paused, Run resumes from there");
     ImGui::PopTextWrapPos();
+    gui_playback_controls(s, r);
     ImGui::EndDisabled();
 }
 
@@ -890,12 +894,14 @@ void video_panel(const GuiState *s, GuiRequests *r) {
     ImGui::BeginDisabled(s->video_recording || !s->running);
     ImGui::InputText("mp4 file", g_mem.video_path, sizeof g_mem.video_path);
     ImGui::Checkbox("simulated time (1 video s = 1 simulated s)", &g_mem.video_sim_time);
+    double video_slow = g_mem.video_sim_time ? gui_video_slow_factor() : 1.0;
     ImGui::EndDisabled();
     if (!s->video_recording) {
         ImGui::BeginDisabled(!s->running);
         if (ImGui::Button("Start video")) {
             r->video_start = true;
             r->video_sim_time = g_mem.video_sim_time;
+            r->video_slow = video_slow;
             copy_text(r->video_path, g_mem.video_path, sizeof r->video_path);
         }
         ImGui::EndDisabled();

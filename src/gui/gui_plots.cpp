@@ -11,6 +11,7 @@
 #include <ctime>
 #include <new>
 
+#include "gui_playback.h"
 #include "gui_plots.h"
 
 namespace {
@@ -489,6 +490,7 @@ void plot_time(const GuiState *s, const PlotMemory &p, int slot, double t0, doub
     c.dl->PushClipRect(c.pa, c.pb, true);
     for (int k = 0; k < GUI_PLOT_SERIES; k++)
         draw_series(c, g_plots->stores[slot * GUI_PLOT_SERIES + k], kSeriesColors[k]);
+    info->markers = gui_plot_impact_marks(s, c.dl, c.pa, c.pb, t0, t1, &info->first_marker);
     c.dl->PopClipRect();
     const char *first = p.series[0].name[0] ? p.series[0].name : p.series[1].name;
     finish_canvas(c, series_unit(s, first), "s", info);

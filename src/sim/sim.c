@@ -109,7 +109,10 @@ static Sim *create_owning(ThingDb *db, const char *scene_path, const SimOptions 
         sim->options.every = 1;
     issim_strlcpy(sim->scene_path, scene_path ? scene_path : "", sizeof sim->scene_path);
     pthread_mutex_init(&sim->clock_mutex, NULL);
+    pthread_mutex_init(&sim->impacts_mutex, NULL);
     sim->speed = 1.0;
+    sim->slow_window = 0.002;
+    sim->hold_at = NAN;
     if (!db) {
         issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
         sim_destroy(sim);
@@ -206,6 +209,9 @@ void sim_destroy(Sim *sim) {
     if (sim->recorder)
         recorder_close(sim->recorder, NULL);
     pthread_mutex_destroy(&sim->clock_mutex);
+    pthread_mutex_destroy(&sim->impacts_mutex);
+    free(sim->impacts);
+    free(sim->fine);
     free(sim);
 }
 
@@ -283,8 +289,10 @@ static Vec3 impact_normal(const Sim *sim, const EngineEvent *ev) {
 static void on_engine_event(const EngineEvent *ev, void *user) {
     Sim *sim = user;
     SimSummary *sum = sim->summary;
-    if (!sum)
+    if (!sum) { /* an interactive run: its impacts for the display clock */
+        sim_impacts_note(sim, ev);
         return;
+    }
     sum->contact_onsets += ev->kind == ENGINE_EVENT_CONTACT_BEGIN;
     sum->contact_ends += ev->kind == ENGINE_EVENT_CONTACT_END;
     if (ev->body >= SIM_MAX_BODIES)

@@ -38,6 +38,18 @@ typedef struct SimContacts {
     bool have_prev;
 } SimContacts;
 
+/* Impact bookkeeping (sim_playback.c). Engine thread: an event of the interactive run; the
+ * impacts after t dropped (a rewind to t). */
+void sim_impacts_note(Sim *sim, const EngineEvent *ev);
+void sim_impacts_rewind(Sim *sim, double t);
+/* Engine thread, after each accepted integrator step: its state, while slow motion is on. */
+void sim_fine_note(Sim *sim);
+/* How far beyond its horizon the engine runs for the clock (the slow-motion window). Thread:
+ * any. */
+double sim_clock_lead(const Sim *sim);
+/* sim_start: the scene's playback settings (universe.playback_speed, slow_motion, ...). */
+void sim_playback_from_scene(Sim *sim);
+
 /* Variables the session adds after the engine's (2 per quantity). */
 int sim_contacts_var_count(const Engine *e);
 IssimStatus sim_contacts_declare(Sim *sim, IssimError *err);
@@ -76,11 +88,31 @@ struct Sim {
     SimContacts contacts;
 
     /* Display clock, shared by the display/controller and the engine thread: guarded by
-     * clock_mutex (never taken by the servo, which reads only the registry). */
+     * clock_mutex (never taken by the servo, which reads only the registry). Every read
+     * advances the origin to the wall time of the read (sim_playback.c): the rate depends on
+     * impacts found meanwhile, so the clock is integrated, never recomputed from its start. */
     pthread_mutex_t clock_mutex;
     double clock_wall_origin, clock_sim_origin, speed;
-    double dt; /* engine_dt, cached at creation: readable from any thread */
+    double slow_rate, slow_window; /* sim_set_slow_motion */
+    double hold_at;                /* sim_set_hold; NaN: none */
+    bool pause_at_contact;         /* sim_set_pause_at_contact */
+    uint64_t clock_stops;          /* sim_clock_stops */
+    double dt;                     /* engine_dt, cached at creation: readable from any thread */
     bool paused;
+    /* Impact instants of the interactive run, sorted: the engine thread appends (its event
+     * callback) and drops those after a rewind; the clock and the GUI read. Guarded by
+     * impacts_mutex, taken after clock_mutex when both are held. */
+    pthread_mutex_t impacts_mutex;
+    double *impacts;
+    int impact_count, impact_room;
+    /* The states at the integrator's steps between output steps while slow motion is on
+     * (sim_fine_state): a ring of `fine_room` rows, each t then engine_var_count values, oldest
+     * at fine_head. The engine thread writes (sim_fine_note, rewinds), the display reads; guarded
+     * by impacts_mutex. fine_on: slow motion is on (set by the clock's controller). */
+    double *fine;
+    int fine_stride, fine_room, fine_head, fine_count;
+    atomic_bool fine_on;
+    bool keep_steps; /* sim_set_keep_steps (clock_mutex) */
 
     pthread_t thread;
     bool thread_running;

@@ -18,76 +18,6 @@
 #include "issim/haptics_servo.h"
 #include "sim_internal.h"
 
-static double clock_value_locked(const Sim *sim, double wall) {
-    if (sim->paused)
-        return sim->clock_sim_origin;
-    return sim->clock_sim_origin + (wall - sim->clock_wall_origin) * sim->speed;
-}
-
-double sim_display_time(const Sim *sim) {
-    Sim *s = (Sim *)sim; /* the mutex is the only non-const part */
-    pthread_mutex_lock(&s->clock_mutex);
-    double t = clock_value_locked(s, issim_wall_time());
-    pthread_mutex_unlock(&s->clock_mutex);
-    return t;
-}
-
-static void rebase_clock_locked(Sim *sim) {
-    double wall = issim_wall_time();
-    sim->clock_sim_origin = clock_value_locked(sim, wall);
-    sim->clock_wall_origin = wall;
-}
-
-/* Pausing stops what the user sees: when the engine lags the clock (a pile at 0.1x real time),
- * the clock is pulled back to the newest computed frame, else the display would keep moving
- * while "paused" until the engine caught up with the instant Pause was pressed. */
-void sim_set_paused(Sim *sim, bool paused) {
-    double newest = registry_state_time(sim->registry);
-    pthread_mutex_lock(&sim->clock_mutex);
-    rebase_clock_locked(sim);
-    if (paused && isfinite(newest) && sim->clock_sim_origin > newest)
-        sim->clock_sim_origin = newest;
-    sim->paused = paused;
-    pthread_mutex_unlock(&sim->clock_mutex);
-}
-
-void sim_set_speed(Sim *sim, double speed) {
-    if (!(speed > 0.0) || !isfinite(speed))
-        return;
-    pthread_mutex_lock(&sim->clock_mutex);
-    rebase_clock_locked(sim);
-    sim->speed = speed;
-    pthread_mutex_unlock(&sim->clock_mutex);
-}
-
-bool sim_paused(const Sim *sim) {
-    Sim *s = (Sim *)sim;
-    pthread_mutex_lock(&s->clock_mutex);
-    bool paused = s->paused;
-    pthread_mutex_unlock(&s->clock_mutex);
-    return paused;
-}
-
-double sim_speed(const Sim *sim) {
-    Sim *s = (Sim *)sim;
-    pthread_mutex_lock(&s->clock_mutex);
-    double speed = s->speed;
-    pthread_mutex_unlock(&s->clock_mutex);
-    return speed;
-}
-
-void sim_seek(Sim *sim, double t) {
-    double start = registry_history_start(sim->registry);
-    if (!isfinite(t))
-        return;
-    if (isfinite(start) && t < start)
-        t = start;
-    pthread_mutex_lock(&sim->clock_mutex);
-    sim->clock_wall_origin = issim_wall_time();
-    sim->clock_sim_origin = t;
-    pthread_mutex_unlock(&sim->clock_mutex);
-}
-
 void sim_request_reset(Sim *sim) {
     atomic_store(&sim->reset_requested, true);
 }
@@ -140,6 +70,7 @@ static bool stop_asked(void *user) {
 static void sample_contacts(const Engine *e, void *user) {
     Sim *sim = user;
     sim_contacts_sample(sim, engine_time(e), sim->reports, gather_reports(sim));
+    sim_fine_note(sim);
 }
 
 static void publish_frame(Sim *sim, double step_wall, uint64_t resets) {
@@ -366,9 +297,11 @@ static void *engine_thread(void *arg) {
              * for that instant (publishing needs a strictly later time otherwise). */
             registry_rewind(sim->registry, nextafter(engine_time(e), -INFINITY));
             sim_contacts_restart(sim);
+            sim_impacts_rewind(sim, engine_time(e));
             publish_frame(sim, 0.0, resets);
         }
-        if (!failed && engine_time(e) < sim_display_time(sim) + horizon(sim)) {
+        if (!failed &&
+            engine_time(e) < sim_display_time(sim) + horizon(sim) + sim_clock_lead(sim)) {
             double w0 = issim_wall_time();
             IssimError err;
             /* Both set a body's applied wrench; a proxy dragged with the mouse follows the
@@ -407,6 +340,7 @@ IssimStatus sim_start(Sim *sim, IssimError *err) {
     sim->clock_wall_origin = issim_wall_time();
     sim->clock_sim_origin = engine_time(sim->engine);
     pthread_mutex_unlock(&sim->clock_mutex);
+    sim_playback_from_scene(sim);
     atomic_store(&sim->stop_requested, false);
     engine_set_step_observer(sim->engine, sample_contacts, sim);
     engine_set_stop_check(sim->engine, stop_asked, sim);
