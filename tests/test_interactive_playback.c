@@ -7,6 +7,8 @@
  *    every two reads of the clock inside the window are at most 1/1000 of the wall time between
  *    them apart in simulated time (each read carries the wall time it was computed for: the
  *    assertion holds however fast the machine is);
+ *    the states after the integrator's steps are kept meanwhile: through the 0.3 ms contact,
+ *    inside one 1 ms output step, the tip presses into the floor with a force of the bounce;
  *  - "pause at next contact" stops the clock exactly at the impact and pauses it;
  *  - a rewind (a seek back and a reset) drops the impacts after the instant and finds them
  *    again at the same times;
@@ -126,6 +128,30 @@ static void test_slow_motion_at_point_drop_impact(void **state) {
     assert_near(found[0], first_impact, 1e-5);
     /* a 1 ms window at 1/1000 lasts 1 s: hundreds of reads at 2 ms naps */
     assert_true(inside >= 10);
+    /* the integrator's states through the 0.3 ms contact, inside one 1 ms output step, with
+     * their contact: the tip pressed into the floor, the force of the bounce */
+    int z = registry_var_find(sim_registry(sim), "bar.pos.z");
+    assert_true(z >= 0);
+    double values[64], shown = -1.0, deepest = 1.0, strongest = 0.0;
+    assert_true(registry_var_count(sim_registry(sim)) <= 64);
+    int states = 0;
+    for (double t = found[0]; t < found[0] + 3e-4; t += 1e-5) {
+        double t_state;
+        ContactReport contacts[SIM_FINE_CONTACTS];
+        int kept = 0;
+        if (!sim_fine_state(sim, 0.319, t, values, &t_state, contacts, SIM_FINE_CONTACTS, &kept))
+            continue;
+        states += t_state != shown;
+        shown = t_state;
+        deepest = fmin(deepest, values[z]);
+        for (int k = 0; k < kept; k++)
+            strongest = fmax(strongest, contacts[k].normal_force);
+    }
+    print_message("%d states in the contact's 0.3 ms: tip %.3f mm into the floor, %.0f N\n", states,
+                  1e3 * (0.1 - deepest), strongest);
+    assert_true(states >= 10);
+    assert_true(deepest < 0.1 - 1e-4);
+    assert_true(strongest > 100.0);
 }
 
 static void test_pause_at_next_contact(void **state) {

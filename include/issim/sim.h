@@ -198,13 +198,16 @@ double sim_display_clock(const Sim *sim, double *wall);
 int sim_impacts_between(const Sim *sim, double t0, double t1, double *out, int max);
 
 /* While slow motion (or a stop at the next impact) is on, the engine thread also keeps its state
- * after every integrator step (up to SIM_FINE_BUDGET_BYTES, the newest; a rewind drops those
- * after it): an output step of 1 ms holds a 0.3 ms impact whole, and the display shows these
- * states between frames. The newest kept at or before t and
- * after `after` (the frame shown) into values (engine_var_count: the frame's first values) and
- * its time into *t_out; false when there is none. Thread: any. */
+ * after every integrator step with up to SIM_FINE_CONTACTS of its contact reports (up to
+ * SIM_FINE_BUDGET_BYTES, the newest; a rewind drops those after it): an output step of 1 ms holds
+ * a 0.3 ms impact whole, and the display shows these states, their contact points and forces,
+ * between frames. The newest kept at or before t and after `after` (the frame shown) into values
+ * (engine_var_count: the frame's first values), its time into *t_out and its contacts into
+ * contacts (up to max; *contact_count: how many); false when there is none. Thread: any. */
 #define SIM_FINE_BUDGET_BYTES ((size_t)16 * 1024 * 1024)
-bool sim_fine_state(const Sim *sim, double after, double t, double *values, double *t_out);
+#define SIM_FINE_CONTACTS 16
+bool sim_fine_state(const Sim *sim, double after, double t, double *values, double *t_out,
+                    ContactReport *contacts, int max, int *contact_count);
 /* The steps' states are kept also without slow motion (a slow-motion video). Thread: any. */
 void sim_set_keep_steps(Sim *sim, bool keep);
 /* Slow motion is on or sim_set_keep_steps asked: sim_fine_state has states. Thread: any. */

@@ -179,7 +179,13 @@ typedef struct AppPlayback {
     int replay_count, replay_next;
     uint64_t undo_ids[APP_EDIT_LOG]; /* the branch's own edits in flight: not logged */
     int undo_count;
-    uint64_t stops_seen;     /* sim_clock_stops when the last hold was set */
+    uint64_t stops_seen; /* sim_clock_stops when the last hold was set */
+    /* The state between output frames shown this frame (frame_count; -1: none) and its contact
+     * reports, drawn instead of the newest frame's (app_contacts). */
+    long fine_frame;
+    double fine_time;
+    ContactReport fine_contacts[SIM_FINE_CONTACTS];
+    int fine_contact_count;
     bool resume_after_edits; /* paused until the edits sent are taken, then runs */
 } AppPlayback;
 
@@ -276,6 +282,9 @@ void app_playback_note_edit(App *app, uint64_t id, const char *path, const char 
 /* The state between output frames (slow motion) over the frame read: updates s->frame and
  * frame_time. */
 void app_playback_fine_frame(App *app, double t);
+/* The contacts of the state between output frames shown this frame: true and *n, *t, *out set;
+ * false when the frame shown is an output frame. */
+bool app_playback_contacts(const App *app, int *n, double *t, const ContactReport **out);
 /* Script commands slow_motion, pause_at_contact, branch_policy, branch_answer, print_playback;
  * false: not one of these. */
 bool app_playback_command(App *app, char *const *words, int n, bool *failed);

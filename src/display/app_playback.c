@@ -33,6 +33,7 @@ static AppPlayback *playback_of(App *app) {
         p->policy = policy;
         p->sim = app->session.sim;
         p->branch_time = NAN;
+        p->fine_frame = -1;
     }
     return p;
 }
@@ -232,9 +233,23 @@ void app_playback_requests(App *app, const GuiRequests *r) {
 
 void app_playback_fine_frame(App *app, double t) {
     Session *s = &app->session;
-    double fine_t;
-    if (sim_fine_state(s->sim, s->frame_time, t, s->frame, &fine_t))
-        s->frame_time = fine_t;
+    AppPlayback *p = playback_of(app);
+    p->fine_frame = -1;
+    if (sim_fine_state(s->sim, s->frame_time, t, s->frame, &p->fine_time, p->fine_contacts,
+                       SIM_FINE_CONTACTS, &p->fine_contact_count)) {
+        s->frame_time = p->fine_time;
+        p->fine_frame = app->frame_count;
+    }
+}
+
+bool app_playback_contacts(const App *app, int *n, double *t, const ContactReport **out) {
+    const AppPlayback *p = &app->playback;
+    if (p->sim != app->session.sim || p->fine_frame != app->frame_count)
+        return false;
+    *n = p->fine_contact_count;
+    *t = p->fine_time;
+    *out = p->fine_contacts;
+    return true;
 }
 
 /* ===== Script ===== */

@@ -323,6 +323,9 @@ int app_contacts(App *app, double *t, const ContactReport **out) {
         *t = NAN;
         return 0;
     }
+    int fine_n;
+    if (app_playback_contacts(app, &fine_n, t, out)) /* between output frames (slow motion) */
+        return fine_n;
     if (s->contacts_frame != app->frame_count) {
         s->contact_time = NAN;
         s->contact_count =

@@ -212,6 +212,8 @@ void sim_destroy(Sim *sim) {
     pthread_mutex_destroy(&sim->impacts_mutex);
     free(sim->impacts);
     free(sim->fine);
+    free(sim->fine_contacts);
+    free(sim->fine_contact_count);
     free(sim);
 }
 

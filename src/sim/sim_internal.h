@@ -43,7 +43,7 @@ typedef struct SimContacts {
 void sim_impacts_note(Sim *sim, const EngineEvent *ev);
 void sim_impacts_rewind(Sim *sim, double t);
 /* Engine thread, after each accepted integrator step: its state, while slow motion is on. */
-void sim_fine_note(Sim *sim);
+void sim_fine_note(Sim *sim, const ContactReport *reports, int n);
 /* How far beyond its horizon the engine runs for the clock (the slow-motion window). Thread:
  * any. */
 double sim_clock_lead(const Sim *sim);
@@ -110,6 +110,8 @@ struct Sim {
      * at fine_head. The engine thread writes (sim_fine_note, rewinds), the display reads; guarded
      * by impacts_mutex. fine_on: slow motion is on (set by the clock's controller). */
     double *fine;
+    ContactReport *fine_contacts; /* SIM_FINE_CONTACTS a row */
+    int *fine_contact_count;      /* a row's */
     int fine_stride, fine_room, fine_head, fine_count;
     atomic_bool fine_on;
     bool keep_steps; /* sim_set_keep_steps (clock_mutex) */

@@ -345,9 +345,13 @@ void sim_impacts_note(Sim *sim, const EngineEvent *ev) {
     pthread_mutex_unlock(&sim->impacts_mutex);
 }
 
-/* Row k (0: the oldest) of the ring. */
+/* Row k (0: the oldest) of the ring: its place, its values. */
+static size_t fine_place(const Sim *sim, int k) {
+    return (size_t)((sim->fine_head + k) % sim->fine_room);
+}
+
 static double *fine_row(const Sim *sim, int k) {
-    return sim->fine + (size_t)((sim->fine_head + k) % sim->fine_room) * (size_t)sim->fine_stride;
+    return sim->fine + fine_place(sim, k) * (size_t)sim->fine_stride;
 }
 
 void sim_impacts_rewind(Sim *sim, double t) {
@@ -363,15 +367,29 @@ static bool fine_allocate_locked(Sim *sim) {
     if (sim->fine)
         return true;
     int stride = 1 + engine_var_count(sim->engine);
-    size_t rows = SIM_FINE_BUDGET_BYTES / (sizeof(double) * (size_t)stride);
-    sim->fine_room = rows < 16 ? 16 : rows > 1 << 20 ? 1 << 20 : (int)rows;
-    sim->fine = malloc(sizeof(double) * (size_t)stride * (size_t)sim->fine_room);
+    size_t row_bytes =
+        sizeof(double) * (size_t)stride + sizeof(ContactReport) * SIM_FINE_CONTACTS + sizeof(int);
+    size_t rows = SIM_FINE_BUDGET_BYTES / row_bytes;
+    int room = rows < 16 ? 16 : rows > 1 << 20 ? 1 << 20 : (int)rows;
+    sim->fine = malloc(sizeof(double) * (size_t)stride * (size_t)room);
+    sim->fine_contacts = malloc(sizeof(ContactReport) * SIM_FINE_CONTACTS * (size_t)room);
+    sim->fine_contact_count = malloc(sizeof(int) * (size_t)room);
+    if (!sim->fine || !sim->fine_contacts || !sim->fine_contact_count) {
+        free(sim->fine);
+        free(sim->fine_contacts);
+        free(sim->fine_contact_count);
+        sim->fine = NULL;
+        sim->fine_contacts = NULL;
+        sim->fine_contact_count = NULL;
+        return false;
+    }
+    sim->fine_room = room;
     sim->fine_stride = stride;
     sim->fine_head = sim->fine_count = 0;
-    return sim->fine != NULL;
+    return true;
 }
 
-void sim_fine_note(Sim *sim) {
+void sim_fine_note(Sim *sim, const ContactReport *reports, int n) {
     if (!atomic_load_explicit(&sim->fine_on, memory_order_relaxed))
         return;
     pthread_mutex_lock(&sim->impacts_mutex);
@@ -383,14 +401,21 @@ void sim_fine_note(Sim *sim) {
             sim->fine_head = (sim->fine_head + 1) % sim->fine_room;
             sim->fine_count--;
         }
-        double *row = fine_row(sim, sim->fine_count++);
+        size_t place = fine_place(sim, sim->fine_count++);
+        double *row = sim->fine + place * (size_t)sim->fine_stride;
         row[0] = t;
         engine_write_vars(sim->engine, row + 1);
+        int kept = n < SIM_FINE_CONTACTS ? n : SIM_FINE_CONTACTS;
+        if (kept > 0)
+            memcpy(sim->fine_contacts + place * SIM_FINE_CONTACTS, reports,
+                   sizeof *reports * (size_t)kept);
+        sim->fine_contact_count[place] = kept;
     }
     pthread_mutex_unlock(&sim->impacts_mutex);
 }
 
-bool sim_fine_state(const Sim *sim, double after, double t, double *values, double *t_out) {
+bool sim_fine_state(const Sim *sim, double after, double t, double *values, double *t_out,
+                    ContactReport *contacts, int max, int *contact_count) {
     Sim *s = (Sim *)sim;
     pthread_mutex_lock(&s->impacts_mutex);
     int lo = 0, hi = s->fine_count; /* the first row later than t */
@@ -406,6 +431,12 @@ bool sim_fine_state(const Sim *sim, double after, double t, double *values, doub
     if (found) {
         *t_out = row[0];
         memcpy(values, row + 1, sizeof(double) * (size_t)(s->fine_stride - 1));
+        size_t place = fine_place(s, lo - 1);
+        int n = s->fine_contact_count[place] < max ? s->fine_contact_count[place] : max;
+        if (n > 0)
+            memcpy(contacts, s->fine_contacts + place * SIM_FINE_CONTACTS,
+                   sizeof *contacts * (size_t)n);
+        *contact_count = n;
     }
     pthread_mutex_unlock(&s->impacts_mutex);
     return found;

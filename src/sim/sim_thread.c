@@ -69,8 +69,9 @@ static bool stop_asked(void *user) {
 /* EngineOptions.on_step: the contacts after each accepted integrator step. */
 static void sample_contacts(const Engine *e, void *user) {
     Sim *sim = user;
-    sim_contacts_sample(sim, engine_time(e), sim->reports, gather_reports(sim));
-    sim_fine_note(sim);
+    int n = gather_reports(sim);
+    sim_contacts_sample(sim, engine_time(e), sim->reports, n);
+    sim_fine_note(sim, sim->reports, n);
 }
 
 static void publish_frame(Sim *sim, double step_wall, uint64_t resets) {
