@@ -69,12 +69,12 @@ void branch_question(const GuiState *s, GuiRequests *r) {
                            "Resuming from %.4f s, before the edit %s made at %.4f s. Apply it:",
                            s->branch_time, s->branch_edit, s->branch_edit_time);
         ImGui::PopTextWrapPos();
+        // One button a line: side by side they ran past a 340-pixel panel.
         char label[96];
         std::snprintf(label, sizeof label, "from %.4f s (now)", s->branch_time);
         if (ImGui::Button(label))
             r->branch_from_scrub = true;
         std::snprintf(label, sizeof label, "from %.4f s (its instant)", s->branch_edit_time);
-        ImGui::SameLine();
         if (ImGui::Button(label))
             r->branch_from_original = true;
     }
