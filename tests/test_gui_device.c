@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "issim/gui.h"
 #include "test_display_util.h"
 
 typedef struct DeviceLine {
@@ -101,7 +102,8 @@ static int run_and_kill(const char *extra, const char *script, int kill_after, c
 typedef struct Arrow {
     bool found;
     Vec3 from, vector;
-    double m_per_n;
+    Vec3 force;      /* the world force it shows, N */
+    double distance; /* the camera's, m: the arrow is gui_arrow_length(|force|, distance) long */
 } Arrow;
 
 /* The "device_arrow LABEL ..." line after the nth device line (print_device prints the arrows
@@ -118,9 +120,17 @@ static Arrow arrow_of(const char *out, int nth, const char *label) {
             break;
         if (at < line)
             continue;
-        a.found = sscanf(at + strlen(prefix), "from %lf %lf %lf vector %lf %lf %lf m_per_n=%lf",
+        a.found = sscanf(at + strlen(prefix),
+                         "from %lf %lf %lf vector %lf %lf %lf force %lf %lf %lf distance=%lf",
                          &a.from.x, &a.from.y, &a.from.z, &a.vector.x, &a.vector.y, &a.vector.z,
-                         &a.m_per_n) == 7;
+                         &a.force.x, &a.force.y, &a.force.z, &a.distance) == 10;
+        /* drawn on the view's one logarithmic scale, along the force */
+        if (a.found) {
+            double newtons = vec3_norm(a.force);
+            assert_near(vec3_norm(a.vector), gui_arrow_length(newtons, a.distance), 5e-6);
+            if (newtons > 1e-6)
+                assert_true(vec3_dot(a.vector, a.force) > 0.999 * vec3_norm(a.vector) * newtons);
+        }
         break;
     }
     return a;
@@ -253,7 +263,7 @@ static void test_device_panel_estop_and_device_loss(void **state) {
     assert_true(compared >= 3);
     Arrow hand = arrow_of(out, 1, "hand");
     /* the hand arrow is the panel's force, in world newtons (force_scale 5) */
-    assert_near(hand.vector.x, on.fx * 5.0 * hand.m_per_n, 0.2 * vec3_norm(hand.vector));
+    assert_near(hand.force.x, on.fx * 5.0, 0.2 * vec3_norm(hand.force));
     /* The emergency stop: zero force, motors disabled, and they stay off while the servo runs. */
     assert_int_equal(stopped.estop, 1);
     assert_int_equal(stopped.motors_on, 0);
@@ -474,7 +484,7 @@ static void test_wall_reaction_drawn(void **state) {
     Arrow wall = arrow_of(out, 0, "wall"), hand = arrow_of(out, 0, "hand");
     assert_true(wall.found && hand.found);
     assert_false(arrow_of(out, 0, "coupling").found);
-    double wall_n = wall.vector.y / (5.0 * wall.m_per_n);
+    double wall_n = wall.force.y / 5.0; /* world newtons to the handle's (force_scale 5) */
     print_message("handle y %.4f m; wall reaction %.3f N, commanded %.3f N\n",
                   value_of(find_line(out, "device status=", 0), "y"), wall_n, d.fy);
     assert_int_equal(d.motors_on, 1);

@@ -11,6 +11,8 @@
 #ifndef ISSIM_GUI_H
 #define ISSIM_GUI_H
 
+#include <math.h>
+
 #include "issim/core.h"
 #include "issim/contactmap.h"
 #include "issim/registry.h"
@@ -53,8 +55,40 @@ typedef struct GuiToggles {
     bool selected_contacts; /* contacts and forces of the selected body only (readable in a pile) */
     bool vsync;             /* vsync and the 60 / 20 fps limiter (off: as fast as it draws) */
     bool fullscreen;
-    double force_scale; /* m per N */
 } GuiToggles;
+
+/* ===== Force arrows (issue 31 item 8) =====
+ * Every force the 3D view draws (contact forces, a prescribed load, the haptic coupling, hand and
+ * wall forces) is on one logarithmic scale, so that a 0.04 N push and a 6 N impact are both seen
+ * and can be compared: an arrow of F newtons is GUI_ARROW_PER_DECADE * log10(1 + F /
+ * GUI_ARROW_FLOOR_N) camera distances long, whatever the zoom (0.04 N: 3.5 %, 6 N: 13.9 %,
+ * 10 kN: 30 % of the distance). A linear scale made 0.04 N a speck beside a 6 N arrow. The legend
+ * over the 3D view (gui.cpp) shows the colours and this scale. */
+#define GUI_ARROW_FLOOR_N 0.01
+#define GUI_ARROW_PER_DECADE 0.05
+
+typedef enum GuiArrowKind {
+    GUI_ARROW_CONTACT,  /* a contact's force on its first body */
+    GUI_ARROW_LOAD,     /* a prescribed load cycle */
+    GUI_ARROW_COUPLING, /* the haptic coupling's force on the proxy */
+    GUI_ARROW_HAND,     /* the force the motors are commanded with, on the hand */
+    GUI_ARROW_WALL,     /* the haptic walls' share of it */
+    GUI_ARROW_KINDS
+} GuiArrowKind;
+
+/* The arrows' colours, indexed by GuiArrowKind (the renderer's and the legend's). */
+static const float gui_arrow_colors[GUI_ARROW_KINDS][3] = {{0.2f, 1.0f, 0.4f},
+                                                           {1.0f, 0.6f, 0.1f},
+                                                           {1.0f, 0.3f, 1.0f},
+                                                           {0.2f, 0.95f, 1.0f},
+                                                           {1.0f, 0.25f, 0.2f}};
+
+/* The length, m, of the arrow of a force of `newtons` seen from `camera_distance` m. */
+static inline double gui_arrow_length(double newtons, double camera_distance) {
+    return newtons > 0.0
+               ? camera_distance * GUI_ARROW_PER_DECADE * log10(1.0 + newtons / GUI_ARROW_FLOOR_N)
+               : 0.0;
+}
 
 /* ===== Device panel (src/gui/gui_device.cpp; docs/haptics.md, docs/user-guide.md) ===== */
 
@@ -205,6 +239,11 @@ typedef struct GuiState {
     /* The last click was in a panel: letters, space and Tab are not shortcuts until the next
      * click in the 3D view (a missed click then typing must not reset the run). */
     bool keys_in_panels;
+    /* The force arrows drawn in the 3D view this frame (bit 1 << GuiArrowKind; the legend shows
+     * these) and the pixels one camera distance spans at the camera's target: an arrow across
+     * the line of sight there is gui_arrow_length(F, 1) * arrow_px_per_distance pixels long. */
+    unsigned arrow_kinds;
+    double arrow_px_per_distance;
 } GuiState;
 
 /* What the user asked for this frame. Cleared by the display before each frame. */
@@ -260,6 +299,11 @@ bool gui_wants_keyboard(void);
 bool gui_input_pending(void);
 /* Window y of the property table's first row as last drawn (-1: none), for the tests. */
 double gui_property_table_y(void);
+/* The windows whose layout is checked: content reaching past a panel's right edge is cut. */
+enum { GUI_PANEL_LEFT, GUI_PANEL_RIGHT, GUI_PANEL_STATUS, GUI_PANEL_NAVIGATION, GUI_PANELS };
+/* Pixels the widest item of the panel reached past its content region in the last frame (0:
+ * nothing cut), for the tests. */
+double gui_layout_overflow(int panel);
 /* Builds this frame's panels from state and fills requests. */
 void gui_frame(const GuiState *state, GuiRequests *requests);
 /* Draws the built frame into the current framebuffer. The side panels draw no background of

@@ -289,20 +289,21 @@ static bool rendered_state(const Session *s, const ViewBody *vb, double frame_t,
     return ok;
 }
 
-/* Metres of arrow per world newton (below). */
-static double device_arrow_scale(const App *app) {
-    double world_per_device = haptic_session_desc(app->device.session)->servo.coupling.force_scale;
-    return 0.25 * app->camera.distance / (world_per_device > 0 ? world_per_device : 1.0);
+/* An arrow of a world force (N) from `from`, on the 3D view's one scale (gui_arrow_length). */
+static RenderArrow device_arrow(const App *app, Vec3 from, Vec3 force, GuiArrowKind kind,
+                                const char *label) {
+    return (RenderArrow){from, vec3_add(from, render_force_arrow(force, app->camera.distance)),
+                         kind, label};
 }
 
-/* The forces of the haptic scene as arrows, in world newtons on one scale (1 N on the handle,
- * seen in the world, is a quarter of the camera's distance long, whatever the zoom): the coupling
- * force the engine applies to the proxy (magenta, from the top of the proxy; against the frame
- * the servo computed against, so it is the hand's force reversed until a limit acts), the force the
- * motors are commanded with on the hand (cyan, from the diamond atop the handle's stem: the
- * handle's point lies inside the proxy while the coupling holds it) and the haptic walls' reaction
- * in it (red, same place). */
-int app_device_arrows(const App *app, const RegistrySlot *handle, RenderArrow *out) {
+/* The forces of the haptic scene as arrows, in world newtons on the view's one logarithmic
+ * scale (gui.h; a handle newton is force_scale world newtons): the coupling force the engine
+ * applies to the proxy (magenta, from the top of the proxy; against the frame the servo computed
+ * against, so it is the hand's force reversed until a limit acts), the force the motors are
+ * commanded with on the hand (cyan, from the diamond atop the handle's stem: the handle's point
+ * lies inside the proxy while the coupling holds it) and the haptic walls' reaction in it (red,
+ * same place). forces (nullable) receives each arrow's world force, N. */
+int app_device_arrows(const App *app, const RegistrySlot *handle, RenderArrow *out, Vec3 *forces) {
     const Session *s = &app->session;
     if (!app->device.session || !s->view || !s->view->handle.shown)
         return 0;
@@ -313,7 +314,7 @@ int app_device_arrows(const App *app, const RegistrySlot *handle, RenderArrow *o
     else
         registry_slot_read(s->reg, REGISTRY_SLOT_HANDLE, &h);
     double world_per_device = servo->coupling.force_scale > 0 ? servo->coupling.force_scale : 1.0;
-    double m_per_n = device_arrow_scale(app);
+    Vec3 force[APP_DEVICE_ARROWS];
     const ViewHandle *vh = &s->view->handle;
     Vec3 hand_at = vec3_add(vh->point, (Vec3){0, 0, 4 * vh->size});
     int n = 0;
@@ -326,22 +327,23 @@ int app_device_arrows(const App *app, const RegistrySlot *handle, RenderArrow *o
         const ViewBody *vb = &s->view->bodies[body];
         double top = vb->instance >= 0 ? s->view->instances[vb->instance].local_box.max.z : 0.0;
         Vec3 at = vec3_add(vh->proxy, (Vec3){0, 0, top});
-        if (haptic_coupling_engine_force(&h, proxy_pos, proxy_vel, h.t, 1.0, &coupling))
-            out[n++] = (RenderArrow){
-                at, vec3_add(at, vec3_scale(coupling, m_per_n)), {1.0f, 0.3f, 1.0f, 1}, "coupling"};
+        if (haptic_coupling_engine_force(&h, proxy_pos, proxy_vel, h.t, 1.0, &coupling)) {
+            force[n] = coupling;
+            out[n++] = device_arrow(app, at, coupling, GUI_ARROW_COUPLING, "coupling");
+        }
     }
-    Vec3 hand = {h.v[HAPTIC_HANDLE_FX], h.v[HAPTIC_HANDLE_FY], 0};
-    out[n++] = (RenderArrow){hand_at,
-                             vec3_add(hand_at, vec3_scale(hand, world_per_device * m_per_n)),
-                             {0.2f, 0.95f, 1.0f, 1},
-                             "hand"};
+    force[n] =
+        vec3_scale((Vec3){h.v[HAPTIC_HANDLE_FX], h.v[HAPTIC_HANDLE_FY], 0}, world_per_device);
+    out[n] = device_arrow(app, hand_at, force[n], GUI_ARROW_HAND, "hand");
+    n++;
     HapticVec2 w = wall_reaction(servo, &h);
-    if (w.x != 0.0 || w.y != 0.0)
-        out[n++] = (RenderArrow){
-            hand_at,
-            vec3_add(hand_at, vec3_scale((Vec3){w.x, w.y, 0}, world_per_device * m_per_n)),
-            {1.0f, 0.25f, 0.2f, 1},
-            "wall"};
+    if (w.x != 0.0 || w.y != 0.0) {
+        force[n] = vec3_scale((Vec3){w.x, w.y, 0}, world_per_device);
+        out[n] = device_arrow(app, hand_at, force[n], GUI_ARROW_WALL, "wall");
+        n++;
+    }
+    for (int i = 0; forces && i < n; i++)
+        forces[i] = force[i];
     return n;
 }
 
@@ -495,13 +497,15 @@ void app_device_print(App *app) {
            ro.y, ro.vx, ro.vy, ro.fx, ro.fy, ro.texture_fx, ro.texture_fy, ro.tau1, ro.tau5,
            ro.force_rms, ro.force_peak, ro.texture_periods, ro.limits, ro.device_status, watchdog,
            ro.watchdog_fade, ro.engine_stalls, ro.handle_age_s, ro.servo_state, g->simulator_pid);
-    RenderArrow arrows[APP_DEVICE_ARROWS]; /* as drawn, with the scale they were drawn at */
-    int arrow_count = app_device_arrows(app, live ? &handle : NULL, arrows);
+    RenderArrow arrows[APP_DEVICE_ARROWS]; /* as drawn, with the forces they show */
+    Vec3 forces[APP_DEVICE_ARROWS];
+    int arrow_count = app_device_arrows(app, live ? &handle : NULL, arrows, forces);
     for (int i = 0; i < arrow_count; i++) {
         Vec3 d = vec3_sub(arrows[i].to, arrows[i].from);
-        printf("device_arrow %s from %.6f %.6f %.6f vector %.6f %.6f %.6f m_per_n=%.6f\n",
+        printf("device_arrow %s from %.6f %.6f %.6f vector %.6f %.6f %.6f force %.6f %.6f %.6f "
+               "distance=%.6f\n",
                arrows[i].label, arrows[i].from.x, arrows[i].from.y, arrows[i].from.z, d.x, d.y, d.z,
-               device_arrow_scale(app));
+               forces[i].x, forces[i].y, forces[i].z, app->camera.distance);
     }
     const ViewHandle *vh = app->session.view ? &app->session.view->handle : NULL;
     if (vh && vh->shown) /* the 3D view's marker, as drawn this frame */

@@ -214,6 +214,9 @@ typedef struct App {
     bool edit_rejected;
     long resets;         /* Resets since start (the script's print_state) */
     bool keys_in_panels; /* the last click was in a panel: no letter shortcuts (gui.h) */
+    /* The force arrows the last frame drew (bit 1 << GuiArrowKind): written by draw_scene,
+     * read by fill_gui_state for the legend (display thread only). */
+    unsigned arrow_kinds;
     /* Edits sent and not yet answered: grows as needed (a fixed 32 left later edits untracked,
      * so an accepted one never reached the display's database and a save lost it). */
     PendingEdit *pending;
@@ -309,9 +312,12 @@ bool app_live_print(const App *app, const char *name);
 
 /* app_device.c: the haptic scene's forces as arrows (coupling on the proxy, the commanded force
  * on the hand, the walls' reaction) from handle (Nullable: read the registry now); returns how
- * many were written. */
+ * many were written. forces (Nullable) receives the world force each arrow shows, N. */
 #define APP_DEVICE_ARROWS 3
-int app_device_arrows(const App *app, const RegistrySlot *handle, RenderArrow *out);
+int app_device_arrows(const App *app, const RegistrySlot *handle, RenderArrow *out, Vec3 *forces);
+/* display.c: the pixels one camera distance spans at the camera's target in the 3D view (the
+ * force arrows' legend draws gui_arrow_length(F, 1) times this). */
+double app_arrow_px_per_distance(const App *app);
 
 /* app_load.c: the prescribed load cycle */
 bool app_load_start(App *app, const char *body, Vec3 amplitude, double period);

@@ -112,8 +112,7 @@ double app_load_magnitude(const App *app) {
     return app->load.on ? vec3_norm(app->load.sent) : 0.0;
 }
 
-/* The load as an arrow whose tip presses on the body, a fifth of the camera's distance long at
- * the cycle's peak. */
+/* The load as an arrow whose tip presses on the body, on the view's one force scale (gui.h). */
 int app_load_arrows(const App *app, RenderArrow *out) {
     const AppLoad *l = &app->load;
     const SceneView *v = app->session.view;
@@ -124,15 +123,14 @@ int app_load_arrows(const App *app, RenderArrow *out) {
     const ViewInstance *in = &v->instances[v->bodies[l->body].instance];
     /* the tip on the body's bounds, on the side the load comes from: not hidden inside it */
     double size = 0.5 * vec3_norm(vec3_sub(in->local_box.max, in->local_box.min));
-    double reach = 0.2 * app->camera.distance;
     Vec3 towards = vec3_scale(l->amplitude, 1.0 / peak);
     /* and a little aside, so the contact force arrow through the body does not cover it */
     Vec3 aside, unused;
     vec3_tangent_basis(towards, &aside, &unused);
     Vec3 tip =
         vec3_add(vec3_sub(in->pose.p, vec3_scale(towards, size)), vec3_scale(aside, 0.25 * size));
-    Vec3 length = vec3_scale(l->sent, reach / peak);
+    Vec3 length = render_force_arrow(l->sent, app->camera.distance);
     *out = (RenderArrow){
-        .from = vec3_sub(tip, length), .to = tip, .color = {1.0f, 0.6f, 0.1f, 1}, .label = "load"};
+        .from = vec3_sub(tip, length), .to = tip, .kind = GUI_ARROW_LOAD, .label = "load"};
     return 1;
 }

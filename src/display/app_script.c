@@ -167,6 +167,12 @@ static void print_gui(const App *app) {
         printf("recent %d %s\n", i, app->recent[i]);
     printf("gui property_table_y=%.1f keys_in_panels=%d edit_message=%s\n", gui_property_table_y(),
            app->keys_in_panels, app->edit_message);
+    /* What the layout cut and the arrows drawn (issue 31 item 8). */
+    printf("layout overflow_left=%.1f overflow_right=%.1f overflow_status=%.1f "
+           "overflow_navigation=%.1f arrow_kinds=%u arrow_px_per_distance=%.3f\n",
+           gui_layout_overflow(GUI_PANEL_LEFT), gui_layout_overflow(GUI_PANEL_RIGHT),
+           gui_layout_overflow(GUI_PANEL_STATUS), gui_layout_overflow(GUI_PANEL_NAVIGATION),
+           app->arrow_kinds, app_arrow_px_per_distance(app));
     fflush(stdout);
 }
 

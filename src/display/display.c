@@ -158,6 +158,10 @@ static void update_rates(App *app) {
 
 /* ===== GUI ===== */
 
+double app_arrow_px_per_distance(const App *app) {
+    return app->view_h / (2.0 * tan(0.5 * app->camera.fov_deg * M_PI / 180.0));
+}
+
 static void fill_gui_state(App *app, GuiState *g) {
     Session *s = &app->session;
     memset(g, 0, sizeof *g);
@@ -192,6 +196,8 @@ static void fill_gui_state(App *app, GuiState *g) {
     g->load_cycle = app->load.configured ? app->load.text : "";
     g->load_cycle_on = app->load.on;
     g->keys_in_panels = app->keys_in_panels;
+    g->arrow_kinds = app->arrow_kinds;
+    g->arrow_px_per_distance = app_arrow_px_per_distance(app);
     g->following = app->follow_body >= 0 && s->view ? s->view->bodies[app->follow_body].name : "";
     if (s->sim) {
         g->paused = sim_paused(s->sim);
@@ -339,6 +345,7 @@ static void draw_scene(App *app) {
         gui_panel_color(panel);
     glClearColor(panel[0], panel[1], panel[2], 1.0f);
     glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
+    app->arrow_kinds = 0u;
     if (!s->view)
         return;
     ContactReport *contacts = s->drawn;
@@ -364,15 +371,17 @@ static void draw_scene(App *app) {
             }
     RenderArrow arrows[1 + APP_DEVICE_ARROWS];
     int arrow_count = app_load_arrows(app, arrows);
-    arrow_count += app_device_arrows(app, NULL, arrows + arrow_count);
+    arrow_count += app_device_arrows(app, NULL, arrows + arrow_count, NULL);
+    app->arrow_kinds = app->toggles.forces && n > 0 ? 1u << GUI_ARROW_CONTACT : 0u;
+    for (int i = 0; i < arrow_count; i++)
+        app->arrow_kinds |= 1u << arrows[i].kind;
     RenderFrame f = {.view = s->view,
                      .camera = &app->camera,
                      .toggles = {.grid = app->toggles.grid,
                                  .contacts = app->toggles.contacts,
                                  .forces = app->toggles.forces,
                                  .trails = app->toggles.trails,
-                                 .bodies = app->toggles.bodies,
-                                 .force_scale = app->toggles.force_scale},
+                                 .bodies = app->toggles.bodies},
                      .selected_instance = selected,
                      .selected_thing = app->selected,
                      .contacts = contacts,
@@ -622,11 +631,8 @@ int display_run(const char *scene_path, const SimOptions *sim_options,
     }
     app->options = options ? *options : display_options_default();
     app->sim_options = sim_options ? *sim_options : sim_options_default();
-    app->toggles = (GuiToggles){.grid = true,
-                                .bodies = true,
-                                .panels = true,
-                                .vsync = app->options.vsync,
-                                .force_scale = 0.01};
+    app->toggles =
+        (GuiToggles){.grid = true, .bodies = true, .panels = true, .vsync = app->options.vsync};
     app->selected = thing_id_null();
     app->follow_body = -1;
     app->sim_rate = NAN;

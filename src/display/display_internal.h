@@ -10,6 +10,7 @@
 #include "issim/contactmap.h"
 #include "issim/display.h"
 #include "issim/engine.h"
+#include "issim/gui.h"
 #include "issim/registry.h"
 #include "issim/surface.h"
 #include "issim/thing.h"
@@ -185,8 +186,7 @@ int scene_view_map_node(const SceneView *view, int body, const ContactReport *c)
 
 typedef struct RenderToggles {
     bool grid, contacts, forces, trails;
-    bool bodies;        /* false: the obstacles alone (what the bodies cover, for the tests) */
-    double force_scale; /* m per N for the arrows */
+    bool bodies; /* false: the obstacles alone (what the bodies cover, for the tests) */
 } RenderToggles;
 
 typedef struct Renderer Renderer;
@@ -203,13 +203,17 @@ typedef struct RenderTrail {
     const Vec3 *points;
 } RenderTrail;
 
-/* A force drawn as an arrow from `from` to `to` (the caller scales it): prescribed loads,
- * haptic coupling and wall forces. */
+/* A force drawn as an arrow from `from` to `to` (render_force_arrow scales it): prescribed
+ * loads, haptic coupling and wall forces. */
 typedef struct RenderArrow {
     Vec3 from, to;
-    float color[4];
+    GuiArrowKind kind; /* its colour (gui_arrow_colors) and the legend's line */
     const char *label; /* what it shows (the script's printouts) */
 } RenderArrow;
+
+/* The arrow of a force (N) as the 3D view draws it from a camera camera_distance m away: the
+ * force's direction, gui_arrow_length (gui.h: the one logarithmic scale of every kind) long. */
+Vec3 render_force_arrow(Vec3 force, double camera_distance);
 
 typedef struct RenderFrame {
     const SceneView *view;

@@ -296,6 +296,12 @@ static void selection_box(Renderer *r, const ViewInstance *in) {
                 line(r, corner[k], corner[k | bit], col);
 }
 
+Vec3 render_force_arrow(Vec3 force, double camera_distance) {
+    double newtons = vec3_norm(force);
+    return newtons > 0.0 ? vec3_scale(force, gui_arrow_length(newtons, camera_distance) / newtons)
+                         : (Vec3){0, 0, 0};
+}
+
 /* A shaft and a two-line head a fifth of its length. */
 static void arrow(Renderer *r, Vec3 from, Vec3 tip, const float col[4]) {
     line(r, from, tip, col);
@@ -311,7 +317,9 @@ static void arrow(Renderer *r, Vec3 from, Vec3 tip, const float col[4]) {
 }
 
 static void contact_lines(Renderer *r, const RenderFrame *f, double size) {
-    static const float point_col[4] = {1.0f, 0.2f, 0.2f, 1}, force_col[4] = {0.2f, 1.0f, 0.4f, 1};
+    static const float point_col[4] = {1.0f, 0.2f, 0.2f, 1};
+    const float *green = gui_arrow_colors[GUI_ARROW_CONTACT];
+    const float force_col[4] = {green[0], green[1], green[2], 1};
     for (int i = 0; i < f->contact_count; i++) {
         const ContactReport *c = &f->contacts[i];
         if (f->toggles.contacts) {
@@ -320,8 +328,8 @@ static void contact_lines(Renderer *r, const RenderFrame *f, double size) {
                 line(r, vec3_sub(c->point, axes[a]), vec3_add(c->point, axes[a]), point_col);
         }
         if (f->toggles.forces)
-            arrow(r, c->point, vec3_add(c->point, vec3_scale(c->force, f->toggles.force_scale)),
-                  force_col);
+            arrow(r, c->point,
+                  vec3_add(c->point, render_force_arrow(c->force, f->camera->distance)), force_col);
     }
 }
 
@@ -450,8 +458,11 @@ static void build_lines(Renderer *r, const RenderFrame *f) {
         static const float col[4] = {1.0f, 1.0f, 0.2f, 1};
         line(r, f->drag_from, f->drag_to, col);
     }
-    for (int i = 0; i < f->arrow_count; i++)
-        arrow(r, f->arrows[i].from, f->arrows[i].to, f->arrows[i].color);
+    for (int i = 0; i < f->arrow_count; i++) {
+        const float *rgb = gui_arrow_colors[f->arrows[i].kind];
+        const float col[4] = {rgb[0], rgb[1], rgb[2], 1};
+        arrow(r, f->arrows[i].from, f->arrows[i].to, col);
+    }
     if (view->handle.shown)
         for (int i = 0; i < view->handle.segment_count; i++)
             line(r, view->handle.segments[i][0], view->handle.segments[i][1],

@@ -25,6 +25,7 @@ extern "C" {
 }
 #include "issim/gui.h"
 #undef _Noreturn
+#include "gui_layout.h"
 #include "gui_playback.h"
 #include "gui_plots.h"
 
@@ -225,35 +226,119 @@ void menu_bar(const GuiState *s, GuiRequests *r) {
 
 void navigation_bar(const GuiState *s, GuiRequests *r) {
     ImGui::SetNextWindowPos(ImVec2((float)s->side_width + 8, kMenuHeight + 6));
+    // Never wider than the view: its items wrap instead of running under the right panel.
+    float view_width = (float)(s->width - 2 * s->side_width) - 16;
+    ImGui::SetNextWindowSizeConstraints(ImVec2(0, 0), ImVec2(view_width, FLT_MAX));
     ImGui::SetNextWindowBgAlpha(0.75f);
     ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize |
                              ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings;
     if (ImGui::Begin("Navigation", nullptr, flags)) {
-        const char *names[] = {"Front", "Side", "Top", "Iso"};
-        for (int i = 0; i < 4; i++) {
-            if (ImGui::Button(names[i]))
+        layout_row_limit(ImGui::GetWindowPos().x + view_width - ImGui::GetStyle().WindowPadding.x);
+        const char *names[] = {"Front", "Side", "Top", "Iso", "Fit"};
+        for (int i = 0; i < 5; i++) {
+            bool pressed = i == 0 ? ImGui::Button(names[i]) : button_same_line_if_fits(names[i]);
+            if (pressed && i < 4)
                 r->camera_preset = i;
-            ImGui::SameLine();
+            else if (pressed)
+                r->fit = true;
         }
-        if (ImGui::Button("Fit"))
-            r->fit = true;
         // The toggles on a row of their own: one row of everything was wider than the view
         // between the panels (600 pixels at 1280 x 720) and ran under the right panel.
         GuiToggles *t = s->toggles;
         ImGui::Checkbox("Grid", &t->grid);
-        ImGui::SameLine();
-        ImGui::Checkbox("Contacts", &t->contacts);
-        ImGui::SameLine();
-        ImGui::Checkbox("Forces", &t->forces);
-        ImGui::SameLine();
-        ImGui::Checkbox("Trails", &t->trails);
-        ImGui::SameLine();
+        checkbox_same_line_if_fits("Contacts", &t->contacts);
+        checkbox_same_line_if_fits("Forces", &t->forces);
+        checkbox_same_line_if_fits("Trails", &t->trails);
         bool following = s->following && s->following[0];
-        if (ImGui::Checkbox("Follow (T)", &following))
+        if (checkbox_same_line_if_fits("Follow (T)", &following))
             r->follow_toggle = true;
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip("%s", following ? s->following
                                               : "keep the selected body in view as it moves");
+        layout_row_limit(0.0f);
+        layout_measure_overflow(GUI_PANEL_NAVIGATION);
+    }
+    ImGui::End();
+}
+
+// ===== Legend of the force arrows (gui.h: their one logarithmic scale) =====
+
+ImU32 arrow_color(int kind) {
+    const float *c = gui_arrow_colors[kind];
+    return ImGui::GetColorU32(ImVec4(c[0], c[1], c[2], 1.0f));
+}
+
+// One arrow kind: a short line of its colour, then its name.
+void legend_kind(int kind, bool first) {
+    static const char *const names[GUI_ARROW_KINDS] = {"contact", "load", "coupling (proxy)",
+                                                       "hand (motors)", "wall"};
+    float swatch = 18.0f, inner = ImGui::GetStyle().ItemInnerSpacing.x;
+    if (!first)
+        same_line_if_fits(swatch + inner + ImGui::CalcTextSize(names[kind]).x);
+    ImVec2 at = ImGui::GetCursorScreenPos();
+    float mid = at.y + 0.5f * ImGui::GetTextLineHeight();
+    ImGui::GetWindowDrawList()->AddLine(ImVec2(at.x, mid), ImVec2(at.x + swatch, mid),
+                                        arrow_color(kind), 3.0f);
+    ImGui::Dummy(ImVec2(swatch, ImGui::GetTextLineHeight()));
+    ImGui::SameLine(0.0f, inner);
+    ImGui::TextUnformatted(names[kind]);
+}
+
+// The scale as a ruler: from its left end, how long the arrow of 0.1 N, 1 N, 10 N... is across
+// the line of sight at the camera's target (nearer arrows look longer, farther ones shorter).
+void legend_ruler(const GuiState *s, float room) {
+    const double ticks[] = {0.1, 1.0, 10.0, 100.0, 1000.0};
+    const char *labels[] = {"0.1", "1", "10", "100", "1000"};
+    float unit = ImGui::CalcTextSize(" N").x;
+    int shown = 0;
+    float x[5];
+    for (; shown < 5; shown++) {
+        x[shown] = (float)(gui_arrow_length(ticks[shown], 1.0) * s->arrow_px_per_distance);
+        if (x[shown] + 0.5f * ImGui::CalcTextSize(labels[shown]).x + unit > room)
+            break;
+    }
+    ImVec2 at = ImGui::GetCursorScreenPos();
+    ImDrawList *dl = ImGui::GetWindowDrawList();
+    ImU32 ink = ImGui::GetColorU32(ImGuiCol_Text);
+    float end = shown > 0 ? x[shown - 1] : 0.0f, label_end = -1e9f;
+    dl->AddLine(ImVec2(at.x, at.y), ImVec2(at.x + end, at.y), ink);
+    dl->AddLine(ImVec2(at.x, at.y), ImVec2(at.x, at.y + 6), ink);
+    for (int i = 0; i < shown; i++) {
+        float w = ImGui::CalcTextSize(labels[i]).x, left = at.x + x[i] - 0.5f * w;
+        dl->AddLine(ImVec2(at.x + x[i], at.y), ImVec2(at.x + x[i], at.y + 6), ink);
+        if (left > label_end + 4) { // labels that would touch are left out (ticks stay)
+            dl->AddText(ImVec2(left, at.y + 7), ink, labels[i]);
+            label_end = left + w;
+        }
+    }
+    dl->AddText(ImVec2(label_end, at.y + 7), ink, " N");
+    ImGui::Dummy(ImVec2(std::max(label_end - at.x + unit, 1.0f), ImGui::GetTextLineHeight() + 8));
+}
+
+// Bottom left of the 3D view while arrows are drawn: what each colour is, and the scale.
+void arrow_legend(const GuiState *s) {
+    if (!s->arrow_kinds || !(s->arrow_px_per_distance > 0))
+        return;
+    float view_width = (float)(s->width - 2 * s->side_width) - 16;
+    ImGui::SetNextWindowPos(ImVec2((float)s->side_width + 8, s->height - kStatusHeight - 6),
+                            ImGuiCond_Always, ImVec2(0.0f, 1.0f));
+    ImGui::SetNextWindowSizeConstraints(ImVec2(0, 0), ImVec2(view_width, FLT_MAX));
+    ImGui::SetNextWindowBgAlpha(0.75f);
+    ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize |
+                             ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
+                             ImGuiWindowFlags_NoInputs | ImGuiWindowFlags_NoFocusOnAppearing;
+    if (ImGui::Begin("Force arrows", nullptr, flags)) {
+        float inner = view_width - 2 * ImGui::GetStyle().WindowPadding.x;
+        layout_row_limit(ImGui::GetWindowPos().x + ImGui::GetStyle().WindowPadding.x + inner);
+        ImGui::TextUnformatted("force arrows, log scale:");
+        bool first = true;
+        for (int kind = 0; kind < GUI_ARROW_KINDS; kind++)
+            if (s->arrow_kinds & (1u << kind)) {
+                legend_kind(kind, first);
+                first = false;
+            }
+        legend_ruler(s, inner);
+        layout_row_limit(0.0f);
     }
     ImGui::End();
 }
@@ -692,11 +777,59 @@ void edit_result(const GuiState *s) {
         ImGui::TextWrapped("%s", s->edit_message);
         ImGui::PopStyleColor();
     } else {
+        ImGui::PushTextWrapPos(0.0f);
         ImGui::TextDisabled("Enter, Tab or a click sends what you typed");
+        ImGui::PopTextWrapPos();
     }
     ImGui::EndChild();
     if (s->edit_message && s->edit_message[0] && ImGui::IsItemHovered())
         ImGui::SetTooltip("%s", s->edit_message);
+}
+
+// The end of the '_'-separated piece of name that starts at p (after its underscore).
+const char *name_piece_end(const char *p) {
+    const char *underscore = std::strchr(p, '_');
+    return underscore ? underscore + 1 : p + std::strlen(p);
+}
+
+float widest_name_piece(const char *name) {
+    float widest = 0.0f;
+    for (const char *p = name; *p; p = name_piece_end(p))
+        widest = std::max(widest, ImGui::CalcTextSize(p, name_piece_end(p)).x);
+    return widest;
+}
+
+// A property's name on as many lines as its column takes, broken after underscores only:
+// ImGui's wrapping cut "surface_points" into "surface_poin" and "ts" in a 250-pixel panel.
+void property_name(const char *name, float width) {
+    ImGui::PushTextWrapPos(-1.0f); // the lines are made to fit here
+    ImGui::BeginGroup();           // one item for the tooltip
+    for (const char *line = name; *line;) {
+        const char *end = name_piece_end(line);
+        while (*end && ImGui::CalcTextSize(line, name_piece_end(end)).x <= width)
+            end = name_piece_end(end);
+        ImGui::TextUnformatted(line, end);
+        line = end;
+    }
+    ImGui::EndGroup();
+    ImGui::PopTextWrapPos();
+}
+
+struct PropColumns {
+    float name, unit;
+};
+
+// The name column as wide as the longest name up to 40 % of the panel, never narrower than a
+// name's longest piece; the unit column as wide as the longest unit. The value takes the rest.
+PropColumns prop_columns(const ThingDb *db, ThingId id) {
+    float name = 0.0f, piece = 0.0f, unit = 1.0f;
+    for (int p = 0; p < thing_prop_count(db, id); p++) {
+        const PropDef *def = thing_prop_def(db, id, p);
+        name = std::max(name, ImGui::CalcTextSize(def->name).x);
+        piece = std::max(piece, widest_name_piece(def->name));
+        unit = std::max(unit, ImGui::CalcTextSize(def->unit).x);
+    }
+    return {std::max(piece, std::min(name, 0.4f * ImGui::GetContentRegionAvail().x)), unit};
 }
 
 void property_editor(const GuiState *s, GuiRequests *r) {
@@ -714,17 +847,18 @@ void property_editor(const GuiState *s, GuiRequests *r) {
     edit_result(s);
     ImGui::PushID(path); // a field's state never carries over to another thing's
     g_mem.property_table_y = ImGui::GetCursorScreenPos().y;
+    PropColumns columns = prop_columns(db, id);
     if (ImGui::BeginTable("props", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
-        ImGui::TableSetupColumn("property", ImGuiTableColumnFlags_WidthFixed, 90);
+        ImGui::TableSetupColumn("property", ImGuiTableColumnFlags_WidthFixed, columns.name);
         ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch);
-        ImGui::TableSetupColumn("unit", ImGuiTableColumnFlags_WidthFixed, 50);
+        ImGui::TableSetupColumn("unit", ImGuiTableColumnFlags_WidthFixed, columns.unit);
         for (int p = 0; p < thing_prop_count(db, id); p++) {
             const PropDef *def = thing_prop_def(db, id, p);
             bool readonly = s->running && def->mutability == PROP_FIXED_DURING_RUN;
             ImGui::PushID(p);
             ImGui::TableNextRow();
             ImGui::TableNextColumn();
-            ImGui::TextUnformatted(def->name);
+            property_name(def->name, columns.name);
             prop_tooltip(def, readonly);
             ImGui::TableNextColumn();
             ImGui::SetNextItemWidth(-1);
@@ -779,6 +913,7 @@ void left_panel(const GuiState *s, GuiRequests *r) {
         property_editor(s, r);
         body_state(s);
         ImGui::PopTextWrapPos();
+        layout_measure_overflow(GUI_PANEL_LEFT);
     }
     ImGui::End();
 }
@@ -793,14 +928,12 @@ void transport(const GuiState *s, GuiRequests *r) {
         r->run = s->paused;
         r->pause = !s->paused;
     }
-    ImGui::SameLine();
-    if (ImGui::Button("Step (S)"))
+    // On as many rows as the panel's width takes: at 1024 x 600 Reload ran past the edge.
+    if (button_same_line_if_fits("Step (S)"))
         r->step = true;
-    ImGui::SameLine();
-    if (ImGui::Button("Reset (R)"))
+    if (button_same_line_if_fits("Reset (R)"))
         r->reset = true;
-    ImGui::SameLine();
-    if (ImGui::Button("Reload"))
+    if (button_same_line_if_fits("Reload"))
         r->reload = true;
     g_mem.speed = (float)s->speed;
     ImGui::SetNextItemWidth(-80);
@@ -970,8 +1103,38 @@ void right_panel(const GuiState *s, GuiRequests *r) {
         save_panel(s, r);
         log_panel(s);
         ImGui::PopTextWrapPos();
+        layout_measure_overflow(GUI_PANEL_RIGHT);
     }
     ImGui::End();
+}
+
+// The first `shown` of parts joined by " | ", then "..." when some are left out, then last.
+void join_status(const char (*parts)[96], int shown, bool cut, const char *last, char *out,
+                 size_t size) {
+    out[0] = '\0';
+    size_t n = 0;
+    for (int i = 0; i < shown && n < size; i++)
+        n += std::snprintf(out + n, size - n, "%s%s", i ? " | " : "", parts[i]);
+    if (cut && n < size)
+        n += std::snprintf(out + n, size - n, " | ...");
+    if (last && n < size)
+        std::snprintf(out + n, size - n, " | %s", last);
+}
+
+// One line whatever the window's width: the parts that do not fit are left out from the end
+// (never `last`, which says where the keys go), and the whole line is the tooltip.
+void status_line(const char (*parts)[96], int count, const char *last) {
+    char line[600];
+    float room = ImGui::GetContentRegionAvail().x;
+    int shown = count;
+    join_status(parts, shown, false, last, line, sizeof line);
+    while (shown > 1 && ImGui::CalcTextSize(line).x > room)
+        join_status(parts, --shown, true, last, line, sizeof line);
+    ImGui::TextUnformatted(line);
+    if (shown < count && ImGui::IsItemHovered()) {
+        join_status(parts, count, false, last, line, sizeof line);
+        ImGui::SetTooltip("%s", line);
+    }
 }
 
 void status_bar(const GuiState *s) {
@@ -990,10 +1153,16 @@ void status_bar(const GuiState *s) {
         else
             std::snprintf(rate, sizeof rate, "rate %.3g sim s / wall s (speed %.2fx)", s->sim_rate,
                           s->speed);
-        ImGui::Text("t = %.3f s | %s | display %.0f fps | engine step %.1f us, %.0f output "
-                    "steps/s | state time %.3f s%s",
-                    s->display_time, rate, s->fps, s->engine_step_us, s->engine_rate, s->state_time,
-                    s->keys_in_panels ? " | keys: panels (click the view)" : "");
+        char parts[5][96];
+        std::snprintf(parts[0], sizeof parts[0], "t = %.3f s", s->display_time);
+        copy_text(parts[1], rate, sizeof parts[1]);
+        std::snprintf(parts[2], sizeof parts[2], "display %.0f fps", s->fps);
+        std::snprintf(parts[3], sizeof parts[3], "engine step %.1f us, %.0f output steps/s",
+                      s->engine_step_us, s->engine_rate);
+        std::snprintf(parts[4], sizeof parts[4], "state time %.3f s", s->state_time);
+        const char *keys = s->keys_in_panels ? "keys: panels (click the view)" : nullptr;
+        status_line(parts, 5, keys);
+        layout_measure_overflow(GUI_PANEL_STATUS);
     }
     ImGui::End();
 }
@@ -1097,10 +1266,12 @@ extern "C" void gui_frame(const GuiState *s, GuiRequests *r) {
     apply_mouse_queue();
     ImGui::NewFrame();
     g_mem.property_table_y = -1.0f;
+    layout_reset_overflow();
     menu_bar(s, r);
     open_dialog(s, r);
     save_dialog(s, r);
     navigation_bar(s, r);
+    arrow_legend(s);
     if (s->side_width > 0) {
         left_panel(s, r);
         right_panel(s, r);

@@ -22,6 +22,8 @@ extern "C" {
 #include "issim/gui.h"
 #undef _Noreturn
 
+#include "gui_layout.h"
+
 namespace {
 
 const ImVec4 kRed(1.0f, 0.4f, 0.35f, 1.0f);
@@ -212,8 +214,9 @@ void timing_table(const GuiDeviceReadout &ro) {
     ImGui::Text("overruns %.0f, missed deadlines %.0f", ro.overruns, ro.missed_deadlines);
 }
 
+// A limit's name after the last, on the next line when the panel is too narrow for it.
 void flag(const char *name, bool on) {
-    ImGui::SameLine();
+    same_line_if_fits(ImGui::CalcTextSize(name).x + (on ? ImGui::CalcTextSize("[]").x : 0.0f));
     if (on)
         ImGui::TextColored(kRed, "[%s]", name);
     else
@@ -225,7 +228,13 @@ void handle_lines(const GuiDeviceReadout &ro) {
     ImGui::Text("velocity (%.3f, %.3f) m/s", ro.vx, ro.vy);
     // What the motors are commanded with (coupling + surfaces + texture), seen on the handle; a
     // texture pulse lasts one servo period, so the 50 ms RMS and peak are what a reader can use.
-    ImGui::Text("force   (%.3f, %.3f) N, |F| %.3f N", ro.fx, ro.fy, std::hypot(ro.fx, ro.fy));
+    // |F| beside the force, or under it in a narrow panel: ImGui's wrapping breaks after a '.',
+    // inside a number ("0." / "121 N").
+    ImGui::Text("force   (%.3f, %.3f) N,", ro.fx, ro.fy);
+    char magnitude[48];
+    std::snprintf(magnitude, sizeof magnitude, "|F| %.3f N", std::hypot(ro.fx, ro.fy));
+    same_line_if_fits(ImGui::CalcTextSize(magnitude).x);
+    ImGui::TextUnformatted(magnitude);
     ImGui::Text("|F| over 50 ms: rms %.3f N, peak %.3f N", ro.force_rms, ro.force_peak);
     ImGui::Text("texture (%.3f, %.3f) N, %.0f pulses", ro.texture_fx, ro.texture_fy,
                 ro.texture_periods);

@@ -11,6 +11,7 @@
 #include <ctime>
 #include <new>
 
+#include "gui_layout.h"
 #include "gui_playback.h"
 #include "gui_plots.h"
 
@@ -353,10 +354,21 @@ int legend(const GuiState *s, const PlotMemory &p, ImVec2 at, float right, bool 
         float w = ImGui::CalcTextSize(text).x + 12;
         if (at.x + w > right && at.x > left)
             at = ImVec2(left, at.y + line), lines++;
+        // A name wider than the whole line wraps after a '.' (or a space) instead of running
+        // past the plot's edge.
+        float wrap = right - at.x - 11;
+        int rows =
+            std::max(1, (int)(ImGui::CalcTextSize(text, nullptr, false, wrap).y / line + 0.5f));
         if (draw) {
             dl->AddRectFilled(ImVec2(at.x, at.y + 4), ImVec2(at.x + 8, at.y + 12),
                               kSeriesColors[k]);
-            dl->AddText(ImVec2(at.x + 11, at.y), kSeriesColors[k], text);
+            dl->AddText(ImGui::GetFont(), ImGui::GetFontSize(), ImVec2(at.x + 11, at.y),
+                        kSeriesColors[k], text, nullptr, wrap);
+        }
+        if (rows > 1) { // the next entry starts a line of its own
+            at = ImVec2(right, at.y + (rows - 1) * line);
+            lines += rows - 1;
+            continue;
         }
         at.x += w + 8;
     }
@@ -611,10 +623,14 @@ void plot_one(const GuiState *s, int slot) {
     else
         plot_time(s, p, slot, t0, t1, info);
     history_note(p, slot, t0);
+    // Labels beside their widgets where they fit, else under them: ImGui cuts a widget's own
+    // label at the panel's edge (a 250-pixel panel at 1024 x 600).
     ImGui::SetNextItemWidth(120);
-    ImGui::InputFloat("dead band (min y span)", &p.min_span, 0, 0, "%.3g");
+    ImGui::InputFloat("##deadband", &p.min_span, 0, 0, "%.3g");
     p.min_span = fmaxf(p.min_span, 0.0f);
-    ImGui::Checkbox("against the first series (else time)", &p.versus);
+    label_beside("dead band (min y span)", false, "dead band");
+    ImGui::Checkbox("##versus", &p.versus);
+    label_beside("against the first series (else time)", false, "x = the first series");
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("the other series against the first instead of time (e.g. contact "
                           "force against penetration: the hysteresis loop)");
@@ -628,14 +644,17 @@ void budget_line() {
     for (const PlotStore &st : c.stores)
         bytes += st.bytes(), halved = std::max(halved, st.halvings);
     ImGui::SetNextItemWidth(90);
-    ImGui::InputFloat("MiB plot history", &c.budget_mib, 0, 0, "%.0f");
+    ImGui::InputFloat("##budget", &c.budget_mib, 0, 0, "%.0f");
     c.budget_mib = std::clamp(c.budget_mib, 1.0f, 4096.0f);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("the plotted series keep every sample within this budget; over it, "
                           "neighbouring samples merge into their minimum and maximum, so peaks "
                           "stay");
-    ImGui::SameLine();
-    ImGui::TextDisabled("%.1f MiB held%s", bytes / 1048576.0, halved ? ", merged" : "");
+    label_beside("MiB plot history");
+    char held[64];
+    std::snprintf(held, sizeof held, "%.1f MiB held%s", bytes / 1048576.0,
+                  halved ? ", merged" : "");
+    label_beside(held, true);
     if (halved && ImGui::IsItemHovered())
         ImGui::SetTooltip("samples merged pairwise %d times to fit: each point stands for up "
                           "to %d samples (their minimum and maximum are drawn)",
