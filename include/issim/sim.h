@@ -161,7 +161,7 @@ void sim_request_reset(Sim *sim);
  * a contact beginning at over SIM_IMPACT_MIN_SPEED, onsets within SIM_IMPACT_MERGE of the one
  * before counting as one impact. While slow motion or "pause at next contact" is on, the clock
  * stays `window` behind the newest computed frame (the engine runs that far ahead besides its
- * horizon), so no impact is found after the display has passed its window. sim_start takes the
+ * horizon), so no impact is found after the display has passed its window. sim_create takes the
  * speed and slow motion from universe.playback_speed, slow_motion and slow_motion_window. */
 #define SIM_IMPACT_MIN_SPEED 0.01 /* m/s of approach */
 #define SIM_IMPACT_MERGE 1e-4     /* s */

@@ -175,6 +175,7 @@ static Sim *create_owning(ThingDb *db, const char *scene_path, const SimOptions 
         sim->values[i] = NAN;
     sim->dt = engine_dt(sim->engine);
     engine_set_event_callback(sim->engine, on_engine_event, sim);
+    sim_playback_from_scene(sim); /* before any sim_set_speed of the caller's */
     return sim;
 }
 

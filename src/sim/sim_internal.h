@@ -47,7 +47,7 @@ void sim_fine_note(Sim *sim, const ContactReport *reports, int n);
 /* How far beyond its horizon the engine runs for the clock (the slow-motion window). Thread:
  * any. */
 double sim_clock_lead(const Sim *sim);
-/* sim_start: the scene's playback settings (universe.playback_speed, slow_motion, ...). */
+/* sim_create: the scene's playback settings (universe.playback_speed, slow_motion, ...). */
 void sim_playback_from_scene(Sim *sim);
 
 /* Variables the session adds after the engine's (2 per quantity). */

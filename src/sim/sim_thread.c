@@ -341,7 +341,6 @@ IssimStatus sim_start(Sim *sim, IssimError *err) {
     sim->clock_wall_origin = issim_wall_time();
     sim->clock_sim_origin = engine_time(sim->engine);
     pthread_mutex_unlock(&sim->clock_mutex);
-    sim_playback_from_scene(sim);
     atomic_store(&sim->stop_requested, false);
     engine_set_step_observer(sim->engine, sample_contacts, sim);
     engine_set_stop_check(sim->engine, stop_asked, sim);
