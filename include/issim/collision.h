@@ -264,6 +264,10 @@ typedef struct CollisionDesc {
      * rewound run gives back the same contacts bit for bit only with that history restored
      * (collision_world_save_coherence / collision_world_restore_coherence). */
     double coherence_tolerance;
+    /* Threads of the narrow phase (>= 1; default 1: the updating thread alone). With more, the
+     * pairs tested in full are shared among a task pool's threads when there are enough of them
+     * (world.c); the contacts, ids and order stay the same bits for any thread count. */
+    int threads;
 } CollisionDesc;
 
 typedef struct CollisionStats {
@@ -272,6 +276,7 @@ typedef struct CollisionStats {
     int touching_pairs;  /* pairs with at least one contact */
     int carried_pairs;   /* pairs carried over at rest (rest_tolerance) */
     int refreshed_pairs; /* pairs refreshed from their anchors (coherence_tolerance) */
+    int parallel_pairs;  /* pairs tested on the task pool's threads (CollisionDesc.threads) */
     int contacts;
     int began, ended; /* contacts created and removed by the last update */
     double broad_seconds, narrow_seconds;
@@ -298,6 +303,8 @@ void collision_world_set_reach_ahead(CollisionWorld *world, int body, double dis
  * feature pair of the same body pair stays within the margin; a new feature pair gets a new id.
  * Deterministic: the same poses in the same order give the same contacts, ids and order. */
 void collision_world_update(CollisionWorld *world);
+/* The narrow phase's threads (CollisionDesc.threads). */
+int collision_world_threads(const CollisionWorld *world);
 /* Pairs whose contacts the next updates carry over unchanged instead of testing them (a pair a
  * reduced contact model keeps in contact itself: their shapes' contacts would only be thrown
  * away), until the next call; at most COLLISION_HELD_PAIRS_MAX. Thread: the one that updates. */

@@ -60,6 +60,10 @@ typedef struct EngineOptions {
      * 10 ms frame). Called on the engine thread; it reads the requester's flag. */
     bool (*should_stop)(void *user);
     void *should_stop_user;
+    /* Threads the engine's stages may use (issue 33): 1, the engine's (or the collision
+     * manager's) thread alone, as before; n > 1, a pool of n for the narrow phase; 0 (the
+     * default), engine_threads_auto. Results are the same bits for every count. */
+    int threads;
 } EngineOptions;
 
 EngineOptions engine_options_default(void);
@@ -70,6 +74,14 @@ typedef struct Engine Engine;
  * thing for invalid set-ups (no universe, zero normal, missing contact model...). */
 Engine *engine_create(const ThingDb *db, const EngineOptions *options, IssimError *err);
 void engine_destroy(Engine *engine);
+
+/* What threads = 0 means for a scene of `shaped_bodies` bodies with collision shapes: both cores
+ * (at most the processors online) from ENGINE_PARALLEL_MIN_BODIES on, where the narrow phase is
+ * long enough to pay for waking a worker each step; else 1. */
+#define ENGINE_PARALLEL_MIN_BODIES 64
+int engine_threads_auto(int shaped_bodies);
+/* The narrow phase's threads of this engine (1 without a collision world). */
+int engine_threads(const Engine *engine);
 
 /* Borrowed: the engine's own database (edits applied). Thread: engine. */
 const ThingDb *engine_thingdb(const Engine *engine);

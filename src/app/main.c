@@ -127,6 +127,18 @@ static int opt_dt(CliArgs *a, const char *value) {
     return 0;
 }
 
+static int opt_threads(CliArgs *a, const char *value) {
+    double d;
+    if (strcmp(value, "auto") == 0) {
+        a->options.threads = 0;
+        return 0;
+    }
+    if (!parse_double(value, &d) || d < 1 || d > 64 || d != floor(d))
+        return bad_usage("--threads needs 'auto' or a thread count in [1, 64], not '%s'", value);
+    a->options.threads = (int)d;
+    return 0;
+}
+
 static int opt_every(CliArgs *a, const char *value) {
     double d;
     if (!parse_double(value, &d) || d < 1 || d != floor(d) || d > 1e9)
@@ -278,6 +290,11 @@ static const CliOption OPTIONS[] = {
      .help = "override the scene's integrator",
      .choices = integrator_names,
      .choice_count = INTEGRATOR_COUNT},
+    {.name = "--threads",
+     .value = "N",
+     .apply = opt_threads,
+     .help = "threads of the engine's narrow phase (default auto: 2 for scenes of\n"
+             "64 bodies or more, else 1); results are the same for every N"},
     {.name = "--record",
      .value = "FILE",
      .apply = opt_record,

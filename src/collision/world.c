@@ -50,7 +50,9 @@
  *
  * Threading: one thread at a time (the collision manager, or the engine in lock-step mode). */
 #include "issim/collision.h"
+#include "issim/task_pool.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,7 +122,22 @@ struct CollisionWorld {
     int ended_count, ended_cap;
     uint32_t next_id;
     CollisionStats stats;
+    /* The narrow phase on several threads (desc.threads > 1): pairs needing a full test are
+     * listed in `full` and tested in parallel, each into its own slot of `manifolds` (indexed by
+     * pair, with its collide_shapes result in `found`); the serial walk then consumes them in
+     * pair order, so the contacts and ids are the serial walk's bit for bit. Written by the pool's
+     * threads in parallel_narrow only, read by the updating thread after it returns. */
+    TaskPool *pool;
+    Manifold *manifolds; /* pair_count (capacity manifold_cap) */
+    int *found;          /* pair_count: collide_shapes' result, or NOT_PRECOMPUTED */
+    int *full;           /* full_count: pairs tested in parallel */
+    int manifold_cap, found_cap, full_cap, full_count;
 };
+
+enum { NOT_PRECOMPUTED = INT_MIN };
+/* Below this many full tests, handing them to another thread costs more than it saves (a wake-up
+ * is tens of microseconds; a box pair a few). */
+enum { PARALLEL_MIN_PAIRS = 48, PARALLEL_GRAIN = 8 };
 
 /* Grows *array (of item bytes each) to hold at least need items, doubling. */
 static bool grow(void **array, int *cap, int need, size_t item) {
@@ -160,8 +177,11 @@ static void reserve_contacts_or_die(CollisionWorld *w, int need) {
 }
 
 CollisionDesc collision_desc_default(void) {
-    return (CollisionDesc){
-        .margin = 1e-3, .fat_margin = 0.01, .rest_tolerance = 0.0, .coherence_tolerance = 0.0};
+    return (CollisionDesc){.margin = 1e-3,
+                           .fat_margin = 0.01,
+                           .rest_tolerance = 0.0,
+                           .coherence_tolerance = 0.0,
+                           .threads = 1};
 }
 
 CollisionWorld *collision_world_create(const CollisionDesc *desc, IssimError *err) {
@@ -188,6 +208,10 @@ CollisionWorld *collision_world_create(const CollisionDesc *desc, IssimError *er
     w->bp = broadphase_create(d.fat_margin, err);
     if (!w->bp) {
         free(w);
+        return NULL;
+    }
+    if (d.threads > 1 && !(w->pool = task_pool_create(d.threads, err))) {
+        collision_world_destroy(w);
         return NULL;
     }
     w->next_id = 1;
@@ -219,6 +243,10 @@ void collision_world_destroy(CollisionWorld *w) {
     free(w->previous);
     free(w->previous_anchors);
     free(w->ended);
+    task_pool_destroy(w->pool);
+    free(w->manifolds);
+    free(w->found);
+    free(w->full);
     free(w);
 }
 
@@ -645,6 +673,7 @@ static void carry_everything(CollisionWorld *w, double t0) {
     w->stats.ended = 0;
     w->stats.carried_pairs = w->pair_count;
     w->stats.refreshed_pairs = 0;
+    w->stats.parallel_pairs = 0;
     w->stats.broad_seconds = issim_wall_time() - t0;
     w->stats.narrow_seconds = 0.0;
 }
@@ -661,6 +690,47 @@ void collision_world_hold_pairs(CollisionWorld *w, const int (*pairs)[2], int co
     w->held_count = count < COLLISION_HELD_PAIRS_MAX ? count : COLLISION_HELD_PAIRS_MAX;
     if (w->held_count > 0)
         memcpy(w->held, pairs, sizeof(int[2]) * (size_t)w->held_count);
+}
+
+static void test_listed_pairs(void *ctx, int begin, int end) {
+    CollisionWorld *w = ctx;
+    for (int k = begin; k < end; k++) {
+        int i = w->full[k], a = w->pairs[i].a, b = w->pairs[i].b;
+        w->found[i] = collide_shapes(&w->shapes[a], w->poses[a], &w->shapes[b], w->poses[b],
+                                     pair_margin(w, a, b), &w->manifolds[i]);
+    }
+}
+
+/* Tests in parallel the pairs the serial walk of collision_world_update will test in full: those
+ * neither carried nor refresh candidates (a refresh candidate that fails is tested in the walk).
+ * The walk's decisions are made here with the same cursor over the last update's pairs. */
+static void parallel_narrow(CollisionWorld *w, bool coherent) {
+    w->full_count = 0;
+    if (!w->pool || w->pair_count < PARALLEL_MIN_PAIRS)
+        return;
+    grow_or_die((void **)&w->found, &w->found_cap, w->pair_count, sizeof *w->found);
+    grow_or_die((void **)&w->full, &w->full_cap, w->pair_count, sizeof *w->full);
+    int tested_cursor = 0;
+    for (int i = 0; i < w->pair_count; i++) {
+        int a = w->pairs[i].a, b = w->pairs[i].b;
+        uint64_t key = pair_key(a, b);
+        w->found[i] = NOT_PRECOMPUTED;
+        while (tested_cursor < w->tested_count &&
+               pair_key(w->tested[tested_cursor].a, w->tested[tested_cursor].b) < key)
+            tested_cursor++;
+        bool was_tested = tested_cursor < w->tested_count &&
+                          pair_key(w->tested[tested_cursor].a, w->tested[tested_cursor].b) == key;
+        if (was_tested && ((!w->restless[a] && !w->restless[b]) || is_held(w, a, b)))
+            continue;
+        if (coherent && was_tested && w->tested_frames[tested_cursor].valid &&
+            refresh_pays(w, a, b))
+            continue;
+        w->full[w->full_count++] = i;
+    }
+    if (w->full_count < PARALLEL_MIN_PAIRS)
+        return; /* found[] stays NOT_PRECOMPUTED: the walk tests them */
+    grow_or_die((void **)&w->manifolds, &w->manifold_cap, w->pair_count, sizeof *w->manifolds);
+    task_pool_for(w->pool, w->full_count, PARALLEL_GRAIN, test_listed_pairs, w);
 }
 
 void collision_world_update(CollisionWorld *w) {
@@ -705,6 +775,8 @@ void collision_world_update(CollisionWorld *w) {
     bool anchored = w->desc.coherence_tolerance > 0.0, coherent = anchored && w->updated;
     grow_or_die((void **)&w->frames, &w->frame_cap, w->pair_count + 1, sizeof *w->frames);
     mark_restless(w);
+    parallel_narrow(w, coherent);
+    bool precomputed = w->full_count >= PARALLEL_MIN_PAIRS;
     for (int i = 0; i < w->pair_count; i++) {
         int a = w->pairs[i].a, b = w->pairs[i].b;
         uint64_t key = pair_key(a, b);
@@ -744,16 +816,23 @@ void collision_world_update(CollisionWorld *w) {
         w->frames[i].valid = false;
         if (anchor)
             w->frames[i] = pair_frame(w, a, b, &reach);
-        Manifold m;
-        int n = collide_shapes(&w->shapes[a], w->poses[a], &w->shapes[b], w->poses[b],
-                               pair_margin(w, a, b), &m);
+        Manifold local;
+        Manifold *mp = &local;
+        int n;
+        if (precomputed && w->found[i] != NOT_PRECOMPUTED) {
+            mp = &w->manifolds[i];
+            n = w->found[i];
+        } else {
+            n = collide_shapes(&w->shapes[a], w->poses[a], &w->shapes[b], w->poses[b],
+                               pair_margin(w, a, b), mp);
+        }
         if (n <= 0) {
-            m.count = 0;
+            mp->count = 0;
         } else {
             touching++;
             reserve_contacts_or_die(w, w->contact_count + n);
         }
-        match_pair(w, a, b, &m, cursor > first ? &prev[first] : NULL, cursor - first, anchor);
+        match_pair(w, a, b, mp, cursor > first ? &prev[first] : NULL, cursor - first, anchor);
     }
     while (cursor < np)
         end_contact(w, prev[cursor++].id);
@@ -777,6 +856,7 @@ void collision_world_update(CollisionWorld *w) {
     }
     w->stats.carried_pairs = carried;
     w->stats.refreshed_pairs = refreshed;
+    w->stats.parallel_pairs = precomputed ? w->full_count : 0;
     double t2 = issim_wall_time();
 
     w->stats.bodies = w->body_count;
@@ -787,6 +867,10 @@ void collision_world_update(CollisionWorld *w) {
     w->stats.broad_seconds = t1 - t0;
     w->stats.narrow_seconds = t2 - t1;
     w->updated = true;
+}
+
+int collision_world_threads(const CollisionWorld *w) {
+    return task_pool_threads(w->pool);
 }
 
 const CollisionContact *collision_world_contacts(const CollisionWorld *w, int *count) {

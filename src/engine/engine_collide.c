@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "engine_internal.h"
+#include "issim/task_pool.h"
 
 /* Segments per fan triangle of a smooth surface's tessellation for collision (each patch is a
  * fan of triangles from its centre, smooth_surface_tessellate): at most 8, and fewer for surfaces
@@ -238,6 +239,17 @@ static Pose body_pose(const Engine *e, int body) {
     return (Pose){st.pos, st.orient};
 }
 
+int engine_threads_auto(int shaped_bodies) {
+    if (shaped_bodies < ENGINE_PARALLEL_MIN_BODIES)
+        return 1;
+    int cores = task_pool_processors();
+    return cores < 2 ? cores : 2;
+}
+
+int engine_threads(const Engine *e) {
+    return e->collision ? collision_world_threads(e->collision) : 1;
+}
+
 IssimStatus engine_build_shapes(Engine *e, IssimError *err) {
     int shaped = 0;
     for (int b = 0; b < e->body_count; b++) {
@@ -271,6 +283,7 @@ IssimStatus engine_build_shapes(Engine *e, IssimError *err) {
      * checkpoints keep the state that choice reads, so rewinds still replay bit for bit. */
     desc.coherence_tolerance =
         thing_real(e->db, thingdb_find_kind(e->db, THING_UNIVERSE), "collision_coherence");
+    desc.threads = e->options.threads > 0 ? e->options.threads : engine_threads_auto(shaped);
     e->collision = collision_world_create(&desc, err);
     e->world_owner = calloc((size_t)(e->body_count + e->obstacle_count), sizeof(int));
     if (!e->collision || !e->world_owner)

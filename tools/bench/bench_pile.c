@@ -75,6 +75,9 @@ static char *pile_source(int n) {
     return scene_source("sphere_pile.lua", "local count = ", count);
 }
 
+/* EngineOptions.threads of the piles' engines: --threads=N (default 0: the engine's choice). */
+static int bench_threads;
+
 static Engine *engine_from_text(const char *name, const char *text) {
     ThingDb *db = NULL;
     IssimError err = {0};
@@ -84,6 +87,7 @@ static Engine *engine_from_text(const char *name, const char *text) {
     }
     EngineOptions o = engine_options_default();
     o.profile_stages = true; /* two clock reads per stage: negligible against a pile step */
+    o.threads = bench_threads;
     char assets[1024];
     snprintf(assets, sizeof assets, "%s", source_dir());
     o.asset_dir = assets;
@@ -136,6 +140,7 @@ typedef struct PileResult {
     double cpu;         /* s, the steps only */
     double penetration; /* m, largest over the run */
     double settled_top; /* m, the highest centre at the end */
+    int threads;        /* the engine's narrow-phase threads */
     bool ok;
 } PileResult;
 
@@ -154,6 +159,7 @@ static PileResult run_issim(int n, Centre *c) {
     if (!e)
         return res;
     IssimError err = {0};
+    res.threads = engine_threads(e);
     for (int s = 1; s <= PILE_STEPS; s++) {
         double w0 = issim_wall_time(), c0 = cpu_time();
         IssimStatus st = engine_advance(e, s * PILE_DT, &err);
@@ -273,10 +279,30 @@ static int bench_sphere_pile(int n) {
         free(c);
         return 1;
     }
-    PileResult mine = run_issim(n, c);
-    printf("sphere_pile N %4d issim  complementarity (pgs)   %8.3f s wall (%.3f s CPU) for 2 s "
-           "(%.2fx real time), largest penetration %.3g m, top centre %.4f m\n",
-           n, mine.wall, mine.cpu, 2.0 / mine.wall, mine.penetration, mine.settled_top);
+    /* --threads=N: that count alone; else 1 thread, then 2 (the final centres compared) */
+    int given = bench_threads, counts[2] = {given > 0 ? given : 1, 2};
+    PileResult mine = {0};
+    Centre *first = malloc(sizeof *first * (size_t)n);
+    for (int k = 0; k < (given > 0 ? 1 : 2) && first; k++) {
+        bench_threads = counts[k];
+        PileResult r = run_issim(n, c);
+        printf("sphere_pile N %4d issim  complementarity (pgs)   %8.3f s wall (%.3f s CPU) for "
+               "2 s (%.2fx real time), largest penetration %.3g m, top centre %.4f m, %d "
+               "thread(s)%s\n",
+               n, r.wall, r.cpu, 2.0 / r.wall, r.penetration, r.settled_top, r.threads,
+               k == 0                                         ? ""
+               : memcmp(first, c, sizeof *c * (size_t)n) == 0 ? ", final centres identical to 1 "
+                                                                "thread's"
+                                                              : ", final centres DIFFER");
+        if (k == 0)
+            memcpy(first, c, sizeof *c * (size_t)n);
+        else
+            printf("sphere_pile N %4d threads 2 / 1: wall %.3f\n", n, r.wall / mine.wall);
+        if (k == 0 || r.wall < mine.wall)
+            mine = r; /* ODE is compared with the faster */
+    }
+    bench_threads = given;
+    free(first);
 #ifdef ISSIM_BENCH_ODE
     if (getenv("ISSIM_BENCH_NO_ODE")) { /* profiling issim alone */
         free(start);
@@ -415,7 +441,10 @@ static int bench_mixed_pile(double coherence, double seconds, double friction) {
 
 int bench_piles(int argc, char **argv) {
     int rc = 0;
-    if (strcmp(argv[0], "pile") == 0) { /* pile [COHERENCE...] [--seconds=S] */
+    for (int i = 1; i < argc; i++)
+        if (strncmp(argv[i], "--threads=", 10) == 0)
+            bench_threads = atoi(argv[i] + 10);
+    if (strcmp(argv[0], "pile") == 0) { /* pile [COHERENCE...] [--seconds=S] [--threads=N] */
         double seconds = 2.0, friction = 0.0;
         int runs = 0;
         for (int i = 1; i < argc; i++) {
@@ -440,7 +469,8 @@ int bench_piles(int argc, char **argv) {
     }
     if (argc > 1) {
         for (int i = 1; i < argc; i++)
-            rc |= bench_sphere_pile(atoi(argv[i]));
+            if (strncmp(argv[i], "--", 2) != 0)
+                rc |= bench_sphere_pile(atoi(argv[i]));
         return rc;
     }
     rc |= bench_sphere_pile(100);
