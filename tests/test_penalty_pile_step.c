@@ -154,8 +154,9 @@ static void test_pile_sleeps_when_still(void **state) {
             /* 1 mm/s is this test's proxy for stillness; the engine's own threshold is each
              * contact's equilibrium band (engine_sleep.c), often lower, so a body between the two
              * is legitimately awake. Measured: 1 to 2 with depth offsets absorbing the overlaps,
-             * 3 since the approach pays for them (engine_manifold_energy.c). */
-            assert_true(still_awake <= 3);
+             * 3 since the approach pays for them (engine_manifold_energy.c), 4 since capsule
+             * pairs keep a second point as they turn (narrow_round.c, issue 28). */
+            assert_true(still_awake <= 4);
             /* each sleep zeroes a body under 1 mm/s (linear plus angular times its reach, so
              * no more than 0.5 m (1e-3)^2 + the same in rotation); the heaviest is 65 g */
             assert_true(st.sleep_energy <= (double)st.sleeps * 0.065 * 1e-6);

@@ -22,12 +22,15 @@
  *    common to the pair's contacts, the smallest with E_new(delta) <= E_old + paid + heal (a
  *    bracketing root search; each contact takes it up to its own depth, so one not overlapping
  *    keeps its true distance). heal is ENGINE_HEAL_ENERGY shared among the pairs that need an
- *    offset at this update: an offset shrinks at every update by that much energy until the
- *    geometry is back. The ledger is recomputed from the geometric depths at every update, but
- *    an old offset is carried whole into it, so a pair whose manifold keeps finding it deeper
- *    than its old contact measured accumulates one (docs/contact-models.md, "Energy at contact
- *    changes": a box pair at 1 ms steps). EngineStats.offset_heal_energy counts what healing
- *    added.
+ *    offset at this update, and at most ENGINE_HEAL_FRACTION of what healing the pair's offset
+ *    whole would add (a light body heals no faster than its energy allows): an offset shrinks
+ *    at every update by that much energy until the geometry is back. A pair carrying an offset
+ *    over ENGINE_SLEEP_MAX_OFFSET does not fall asleep (engine_sleep.c): a sleeping pair's
+ *    contacts are carried unchanged, and its offset would wait with them. The ledger is
+ *    recomputed from the geometric depths at every update, but an old offset is carried whole
+ *    into it, so a pair whose manifold keeps finding it deeper than its old contact measured
+ *    accumulates one (docs/contact-models.md, "Energy at contact changes").
+ *    EngineStats.offset_heal_energy counts what healing added.
  * engine_penetration compares the depths the models are given with the overlap from the poses.
  *
  * The first update after creation or a state jump is the user's initial condition and keeps
@@ -326,7 +329,10 @@ void engine_manifold_energy_settle(Engine *e, int new_count) {
             continue;
         double delta = m->offset[s];
         if (delta > ENGINE_HEAL_MIN_OFFSET) {
-            delta = smallest_offset(e, m->head[s], m->allowed[s] + heal);
+            /* what healing it whole would add, of which a share ENGINE_HEAL_FRACTION at most */
+            double whole = pair_energy(e, m->head[s], 0.0) - m->allowed[s];
+            delta = smallest_offset(e, m->head[s],
+                                    m->allowed[s] + fmin(heal, ENGINE_HEAL_FRACTION * whole));
             double gained = pair_energy(e, m->head[s], delta) - m->allowed[s];
             e->stats.offset_heal_energy += gained > 0.0 ? gained : 0.0;
         }

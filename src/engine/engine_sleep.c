@@ -177,6 +177,9 @@ bool engine_contact_tests_equilibrium(const Engine *e, const EngineContact *c) {
  * stillness over ENGINE_SETTLE_TIME, the rule time-stepped islands follow. Without it a settled
  * 240-body penalty pile cost as much per second as its pour (issue 15). */
 static bool contact_settled(const Engine *e, const EngineContact *c) {
+    /* one hiding depth must heal first: asleep, its contacts (and the offset) are frozen */
+    if (c->depth_offset > ENGINE_SLEEP_MAX_OFFSET)
+        return false;
     return c->equilibrium ||
            (e->sleep_policy == SLEEP_POLICY_STILL && !engine_contact_tests_equilibrium(e, c));
 }
