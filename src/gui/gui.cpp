@@ -1154,7 +1154,9 @@ void status_bar(const GuiState *s) {
             std::snprintf(rate, sizeof rate, "rate %.3g sim s / wall s (speed %.2fx)", s->sim_rate,
                           s->speed);
         char parts[5][96];
-        std::snprintf(parts[0], sizeof parts[0], "t = %.3f s", s->display_time);
+        // in slow motion the instant shown moves in its sixth decimal
+        std::snprintf(parts[0], sizeof parts[0], s->slow_rate > 0.0 ? "t = %.6f s" : "t = %.3f s",
+                      s->display_time);
         copy_text(parts[1], rate, sizeof parts[1]);
         std::snprintf(parts[2], sizeof parts[2], "display %.0f fps", s->fps);
         std::snprintf(parts[3], sizeof parts[3], "engine step %.1f us, %.0f output steps/s",
