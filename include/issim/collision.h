@@ -265,8 +265,9 @@ typedef struct CollisionDesc {
      * (collision_world_save_coherence / collision_world_restore_coherence). */
     double coherence_tolerance;
     /* Threads of the narrow phase (>= 1; default 1: the updating thread alone). With more, the
-     * pairs tested in full are shared among a task pool's threads when there are enough of them
-     * (world.c); the contacts, ids and order stay the same bits for any thread count. */
+     * pairs tested in full that involve a box, hull, polygon or mesh are shared among a task
+     * pool's threads when there are enough of them (world.c); the contacts, ids and order stay
+     * the same bits for any thread count. */
     int threads;
 } CollisionDesc;
 

@@ -75,11 +75,16 @@ typedef struct Engine Engine;
 Engine *engine_create(const ThingDb *db, const EngineOptions *options, IssimError *err);
 void engine_destroy(Engine *engine);
 
-/* What threads = 0 means for a scene of `shaped_bodies` bodies with collision shapes: both cores
- * (at most the processors online) from ENGINE_PARALLEL_MIN_BODIES on, where the narrow phase is
- * long enough to pay for waking a worker each step; else 1. */
+/* What threads = 0 means for a scene of `shaped_bodies` bodies with collision shapes:
+ * engine_threads_for with the processors online and the 1-minute load average. */
 #define ENGINE_PARALLEL_MIN_BODIES 64
 int engine_threads_auto(int shaped_bodies);
+/* Two threads (at most `processors`) from ENGINE_PARALLEL_MIN_BODIES bodies on, where the narrow
+ * phase is long enough to pay for waking a worker each step, and only while a core is free
+ * (load <= processors - 1): on a busy machine the worker is descheduled inside its share and
+ * the step waits for it. Else 1. The choice never changes results (the same bits for every
+ * count). */
+int engine_threads_for(int shaped_bodies, int processors, double load);
 /* The narrow phase's threads of this engine (1 without a collision world). */
 int engine_threads(const Engine *engine);
 

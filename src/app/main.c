@@ -294,7 +294,8 @@ static const CliOption OPTIONS[] = {
      .value = "N",
      .apply = opt_threads,
      .help = "threads of the engine's narrow phase (default auto: 2 for scenes of\n"
-             "64 bodies or more, else 1); results are the same for every N"},
+             "64 bodies or more while a core is free, else 1); results are the\n"
+             "same for every N"},
     {.name = "--record",
      .value = "FILE",
      .apply = opt_record,

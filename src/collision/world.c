@@ -703,7 +703,9 @@ static void test_listed_pairs(void *ctx, int begin, int end) {
 
 /* Tests in parallel the pairs the serial walk of collision_world_update will test in full: those
  * neither carried nor refresh candidates (a refresh candidate that fails is tested in the walk).
- * The walk's decisions are made here with the same cursor over the last update's pairs. */
+ * The walk's decisions are made here with the same cursor over the last update's pairs. Only
+ * pairs with a box, hull, polygon or mesh are worth a slot: two round shapes cost a few dot
+ * products, less than writing and reading back their manifold, so the walk tests them. */
 static void parallel_narrow(CollisionWorld *w, bool coherent) {
     w->full_count = 0;
     if (!w->pool || w->pair_count < PARALLEL_MIN_PAIRS)
@@ -722,8 +724,9 @@ static void parallel_narrow(CollisionWorld *w, bool coherent) {
                           pair_key(w->tested[tested_cursor].a, w->tested[tested_cursor].b) == key;
         if (was_tested && ((!w->restless[a] && !w->restless[b]) || is_held(w, a, b)))
             continue;
-        if (coherent && was_tested && w->tested_frames[tested_cursor].valid &&
-            refresh_pays(w, a, b))
+        if (!refresh_pays(w, a, b))
+            continue; /* round shapes: cheaper tested in the walk */
+        if (coherent && was_tested && w->tested_frames[tested_cursor].valid)
             continue;
         w->full[w->full_count++] = i;
     }

@@ -239,11 +239,17 @@ static Pose body_pose(const Engine *e, int body) {
     return (Pose){st.pos, st.orient};
 }
 
-int engine_threads_auto(int shaped_bodies) {
-    if (shaped_bodies < ENGINE_PARALLEL_MIN_BODIES)
+int engine_threads_for(int shaped_bodies, int processors, double load) {
+    if (shaped_bodies < ENGINE_PARALLEL_MIN_BODIES || processors < 2 || !(load <= processors - 1))
         return 1;
-    int cores = task_pool_processors();
-    return cores < 2 ? cores : 2;
+    return 2;
+}
+
+int engine_threads_auto(int shaped_bodies) {
+    double load = 0.0;
+    if (getloadavg(&load, 1) != 1)
+        load = 0.0; /* unknown: as if idle */
+    return engine_threads_for(shaped_bodies, task_pool_processors(), load);
 }
 
 int engine_threads(const Engine *e) {
