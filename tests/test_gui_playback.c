@@ -12,7 +12,9 @@
  *    under 9.81 then 5 m/s^2 switching at the edit puts it; from the scrubbed instant, where the
  *    switch at 0.05 s puts it; the preference answers without asking;
  *  - a video in simulated time at 100x slow motion: one frame per 1/3000 s of simulated time,
- *    each with the time written in its top left corner. */
+ *    each with the time written in its top left corner;
+ *  - the panel's controls clicked with the mouse: the slow-motion box ticked, "Pause at next
+ *    contact" pressed, the clock stops at the impact. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,6 +220,49 @@ static void test_branch_asks(void **state) {
     assert_near(r.z, fall(r.t_edit, r.t_shown, 9.81, 5.0), 1e-6);
 }
 
+/* The same through the panel with the mouse: the "slow motion at impacts" box ticked and "Pause
+ * at next contact" pressed by clicks (their places read in a first run; the layout is the same
+ * in a second while paused at the start, before any impact is known). */
+static void test_controls_clicked(void **state) {
+    (void)state;
+    static char out[GUI_OUTPUT_MAX];
+    assert_int_equal(run_issim_script("scenes/point_drop.lua", NULL,
+                                      "pause\nframes 5\nprint_playback\nquit\n", out, sizeof out),
+                     0);
+    double p[4], b[4];
+    const char *rects = require_line(out, "playback_rects ", 0);
+    char measured[256], clicked[256];
+    snprintf(measured, sizeof measured, "%.*s", (int)strcspn(rects, "\n"), rects);
+    assert_int_equal(sscanf(rects, "playback_rects pause %lf %lf %lf %lf slow %lf %lf %lf %lf",
+                            &p[0], &p[1], &p[2], &p[3], &b[0], &b[1], &b[2], &b[3]),
+                     8);
+    assert_true(p[2] > 0 && b[2] > 0);
+    int px = (int)(p[0] + p[2] / 2), py = (int)(p[1] + p[3] / 2);
+    int bx = (int)(b[0] + b[3] / 2), by = (int)(b[1] + b[3] / 2); /* the box, not its label */
+    char script[1024];
+    snprintf(script, sizeof script,
+             "pause\nframes 5\nprint_playback\n"
+             "mouse_move %d %d\nframes 2\nclick %d %d\nframes 2\n"
+             "mouse_move %d %d\nframes 2\nclick %d %d\nframes 2\nprint_playback\n"
+             "run\nwait_paused\nframes 2\nprint_playback\nquit\n",
+             bx, by, bx, by, px, py, px, py);
+    assert_int_equal(run_issim_script("scenes/point_drop.lua", NULL, script, out, sizeof out), 0);
+    /* the layout clicked is the one measured */
+    const char *now = require_line(out, "playback_rects ", 0);
+    snprintf(clicked, sizeof clicked, "%.*s", (int)strcspn(now, "\n"), now);
+    assert_string_equal(clicked, measured);
+    Playback before = parse_playback(out, 0), armed = parse_playback(out, 1),
+             stopped = parse_playback(out, 2);
+    print_message("clicked: slow_rate %g -> %g, armed %d; stopped at %.9f s\n", before.slow_rate,
+                  armed.slow_rate, armed.armed, stopped.clock);
+    assert_near(before.slow_rate, 0.0, 0.0);
+    assert_near(armed.slow_rate, 1e-3, 1e-9); /* the panel's default rate */
+    assert_int_equal(armed.armed, 1);
+    assert_int_equal(stopped.paused, 1);
+    assert_int_equal(stopped.stops, 1);
+    assert_near(stopped.clock, impact_time, 1e-5);
+}
+
 typedef struct Probe {
     int frames;
     double duration;
@@ -294,6 +339,7 @@ int main(void) {
         cmocka_unit_test(test_branch_from_scrubbed_instant),
         cmocka_unit_test(test_branch_asks),
         cmocka_unit_test(test_slow_motion_video_with_time),
+        cmocka_unit_test(test_controls_clicked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -299,6 +299,9 @@ bool gui_wants_keyboard(void);
 bool gui_input_pending(void);
 /* Window y of the property table's first row as last drawn (-1: none), for the tests. */
 double gui_property_table_y(void);
+/* Window rectangles (x, y, w, h) of the "Pause at next contact" button and the "slow motion at
+ * impacts" box as last drawn (w 0: not drawn), for the tests' clicks. */
+void gui_playback_rects(double pause[4], double slow[4]);
 /* The windows whose layout is checked: content reaching past a panel's right edge is cut. */
 enum { GUI_PANEL_LEFT, GUI_PANEL_RIGHT, GUI_PANEL_STATUS, GUI_PANEL_NAVIGATION, GUI_PANELS };
 /* Pixels the widest item of the panel reached past its content region in the last frame (0:

@@ -272,6 +272,10 @@ static void print_playback(App *app) {
            (int)sim_pause_at_contact(sim), (int)sim_paused(sim),
            (unsigned long long)sim_clock_stops(sim), n, p->branch_time, (int)p->asking,
            policy_names[p->policy], p->edit_count);
+    double pause[4], slow[4];
+    gui_playback_rects(pause, slow);
+    printf("playback_rects pause %.1f %.1f %.1f %.1f slow %.1f %.1f %.1f %.1f\n", pause[0],
+           pause[1], pause[2], pause[3], slow[0], slow[1], slow[2], slow[3]);
     for (int k = 0; k < n && k < 32; k++)
         printf("impact %.17g\n", found[k]);
     for (int k = 0; k < p->edit_count; k++)

@@ -19,6 +19,12 @@ struct PlaybackMemory {
     float video_slow = 1.0f;
 };
 PlaybackMemory g_pb;
+ImVec4 g_pause_rect, g_slow_rect; // x, y, w, h as last drawn (gui_playback_rects)
+
+ImVec4 item_rect() {
+    ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    return ImVec4(a.x, a.y, b.x - a.x, b.y - a.y);
+}
 
 void slow_motion_controls(const GuiState *s, GuiRequests *r) {
     g_pb.slow_on = s->slow_rate > 0.0;
@@ -26,6 +32,7 @@ void slow_motion_controls(const GuiState *s, GuiRequests *r) {
         g_pb.slow_rate = (float)s->slow_rate;
     g_pb.window_ms = (float)(1e3 * s->slow_window);
     bool changed = ImGui::Checkbox("slow motion at impacts", &g_pb.slow_on);
+    g_slow_rect = item_rect();
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("within the window before and after each impact (a contact beginning "
                           "at over 1 cm/s) time runs at the rate below");
@@ -56,6 +63,7 @@ void pause_at_contact_button(const GuiState *s, GuiRequests *r) {
     } else if (ImGui::Button("Pause at next contact")) {
         r->pause_at_contact_toggle = true;
     }
+    g_pause_rect = item_rect();
     ImGui::SameLine();
     ImGui::TextDisabled("%d impacts", s->impact_count);
 }
@@ -153,6 +161,15 @@ int gui_plot_impact_marks(const GuiState *s, ImDrawList *dl, ImVec2 pa, ImVec2 p
                               kImpact);
     }
     return n;
+}
+
+extern "C" void gui_playback_rects(double pause[4], double slow[4]) {
+    const ImVec4 *rects[2] = {&g_pause_rect, &g_slow_rect};
+    double *out[2] = {pause, slow};
+    for (int k = 0; k < 2; k++) {
+        out[k][0] = rects[k]->x, out[k][1] = rects[k]->y;
+        out[k][2] = rects[k]->z, out[k][3] = rects[k]->w;
+    }
 }
 
 double gui_video_slow_factor() {
