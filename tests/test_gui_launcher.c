@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "issim/gui.h"
 #include "test_display_util.h"
 
 static char root[256];
@@ -107,6 +108,10 @@ static void test_launcher_lists_scenes_outside_the_working_directory(void **stat
     write_scene("mine/neighbour_drop.lua", "next to the scene opened");
     make_dir("listed");
     write_scene("listed/listed_drop.lua", "in a folder of the user's list");
+    FILE *broken = fopen(under_root("listed/broken_drop.lua"), "w");
+    assert_non_null(broken);
+    fputs("return {\n  name = 'broken',\n", broken);
+    fclose(broken);
     make_dir("config");
     make_dir("config/issim");
     FILE *list = fopen(under_root("config/issim/scenes"), "w");
@@ -135,6 +140,9 @@ static void test_launcher_lists_scenes_outside_the_working_directory(void **stat
     description_is(out, under_root("mine/opened_drop.lua"), "the scene opened");
     description_is(out, under_root("mine/neighbour_drop.lua"), "next to the scene opened");
     description_is(out, under_root("listed/listed_drop.lua"), "in a folder of the user's list");
+    const char *unloadable = listed(out, under_root("listed/broken_drop.lua"));
+    assert_non_null(unloadable);
+    assert_int_equal(strncmp(unloadable, "(does not load: ", 16), 0);
     /* The data directory is canonical (realpath): /tmp may be a link. */
     snprintf(path, sizeof path, "%s/prefix/share/issim/scenes/installed_drop.lua", real_root);
     description_is(out, path, "installed with the program");
@@ -159,15 +167,68 @@ static void test_launcher_lists_scenes_outside_the_working_directory(void **stat
     for (const char *line = out; (line = find_line(line, "scene ", 0)); line++)
         count++;
     print_message("%d scenes listed\n", count);
-    assert_int_equal(count, 4 + lua_files_in(source));
+    assert_int_equal(count, 5 + lua_files_in(source));
+    /* Every scene that loads has its thumbnail, with the scene in it (not only background);
+     * the one that does not load has none. */
+    int thumbnails = 0;
+    for (const char *line = out; (line = find_line(line, "thumbnail ", 0)); line++) {
+        char scene[1024];
+        int drawn = -2;
+        assert_int_equal(sscanf(line, "thumbnail %1023s drawn=%d", scene, &drawn), 2);
+        if (strstr(scene, "broken_drop.lua")) {
+            assert_int_equal(drawn, -1);
+            continue;
+        }
+        if (drawn < 0.05 * GUI_THUMB_WIDTH * GUI_THUMB_HEIGHT)
+            fail_msg("%s: thumbnail of %d pixels besides the background", scene, drawn);
+        thumbnails++;
+    }
+    assert_int_equal(thumbnails, count - 1);
 
     snprintf(command, sizeof command, "rm -r '%s'", root);
     run_shell(command);
 }
 
+/* Light grey of the thumbnails' floor: r, g and b alike, between 110 and 220. */
+static int floor_pixels(const char *png, int x0, int y0, int x1, int y1) {
+    Image im = load_png(png);
+    int n = 0;
+    for (int y = y0; y < y1; y++)
+        for (int x = x0; x < x1; x++) {
+            const unsigned char *p = pixel(&im, x, y);
+            n += p[0] > 110 && p[0] < 220 && abs(p[0] - p[1]) < 8 && abs(p[1] - p[2]) < 8;
+        }
+    stbi_image_free(im.rgb);
+    return n;
+}
+
+/* Hovering a scene in the launcher shows its description and its thumbnail (the scene at its
+ * start from its camera): a 192 x 120 picture of a floor appears over the left panel. */
+static void test_hover_shows_the_thumbnail(void **state) {
+    (void)state;
+    static char out[GUI_OUTPUT_MAX];
+    char script[1024];
+    const char *away = test_temp_path(".png"), *over = test_temp_path(".png");
+    snprintf(script, sizeof script,
+             "print_scenes\nmouse_move 640 400\nframes 3\nscreenshot %s\nframes 2\n"
+             "mouse_move 60 184\nframes 30\nscreenshot %s\nframes 2\n",
+             away, over);
+    assert_int_equal(
+        run_issim_script(test_source_path("scenes/point_drop.lua"), "", script, out, sizeof out),
+        0);
+    int before = floor_pixels(away, 40, 150, 420, 480),
+        after = floor_pixels(over, 40, 150, 420, 480);
+    print_message("floor pixels over the left panel: %d without, %d with the tooltip\n", before,
+                  after);
+    assert_true(after - before > 0.25 * GUI_THUMB_WIDTH * GUI_THUMB_HEIGHT);
+    remove(away);
+    remove(over);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_launcher_lists_scenes_outside_the_working_directory),
+        cmocka_unit_test(test_hover_shows_the_thumbnail),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

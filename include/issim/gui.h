@@ -29,6 +29,9 @@ extern "C" {
 #define GUI_PLOT_SERIES 3 /* series in one plot */
 #define GUI_LOG_LINES 200
 #define GUI_DESCRIPTION_MAX 256 /* a string property (PROP_STRING_MAX) */
+/* The launcher's thumbnails: each scene at its start, from its camera (app_thumbs.c). */
+#define GUI_THUMB_WIDTH 192
+#define GUI_THUMB_HEIGHT 120
 /* Layout in pixels: side panels, main menu bar and status bar; the 3D view is what is left.
  * The side panels are 340 pixels wide from a 1280-pixel window up, narrower below (272 at
  * 1024), never under 250; they hide (the view takes the window) when switched off (View menu,
@@ -221,6 +224,9 @@ typedef struct GuiState {
     const char (*scenes)[GUI_PATH_MAX];
     const char (*scene_descriptions)[GUI_DESCRIPTION_MAX];
     int described; /* scenes whose description is read (the first ones) */
+    /* Per scene the OpenGL texture of its thumbnail (GUI_THUMB_WIDTH x GUI_THUMB_HEIGHT, rows
+     * bottom up), 0: none (not drawn yet, or the scene does not load). */
+    const unsigned *scene_thumbnails;
     int recent_count;
     const char (*recent)[GUI_PATH_MAX];
     int log_count; /* oldest first */
@@ -283,6 +289,7 @@ typedef struct GuiRequests {
     bool follow_toggle; /* follow the selected body, or stop following */
     bool device_enable, device_disable, device_estop, device_reconnect;
     bool load_cycle_toggle; /* stop the prescribed load cycle, or start the scene's again */
+    int thumbnail_for; /* 1 + the scene whose thumbnail the launcher shows (drawn if missing) */
 } GuiRequests;
 
 /* Creates the ImGui context and its SDL2 + OpenGL3 back-ends for window (SDL_Window *) and

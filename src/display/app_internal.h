@@ -228,6 +228,12 @@ typedef struct App {
      * Lua program: reading all at start would delay the first frame). */
     char scene_descriptions[GUI_MAX_SCENES][GUI_DESCRIPTION_MAX];
     int described;
+    /* Their thumbnails (textures; 0: none), each drawn the first time the launcher shows it,
+     * through one off-screen framebuffer (app_thumbs.c); thumb_tried: drawn or failed, not
+     * tried again. Display thread only. */
+    GLuint scene_thumbs[GUI_MAX_SCENES];
+    bool thumb_tried[GUI_MAX_SCENES];
+    GLuint thumb_fbo, thumb_depth;
     bool show_help; /* F1: the keys and mouse actions */
     char recent[GUI_MAX_RECENT][GUI_PATH_MAX];
     int recent_count;
@@ -355,6 +361,13 @@ bool app_config_path(const char *name, char *out, size_t size);
 void app_load_recent(App *app);
 /* Reads the next scene's description for the launcher; false when all are read. */
 bool app_describe_next_scene(App *app);
+/* app_thumbs.c: draws scene's thumbnail (the scene at its start, from its camera) unless it was
+ * tried already: the launcher asks when it shows one, so a folder of large scenes costs nothing
+ * until hovered. The pixels of a thumbnail that are not background (-1: none drawn), for the
+ * tests; every thumbnail's GL objects freed (a rescan, closing the window). */
+void app_thumbnail_request(App *app, int scene);
+int app_thumbnail_coverage(const App *app, int scene);
+void app_thumbnails_free(App *app);
 void app_fit(App *app);
 void app_step(App *app);
 void app_seek(App *app, double t);

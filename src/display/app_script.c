@@ -496,6 +496,10 @@ static bool run_command(Script *s, App *app, char *line, bool *failed) {
             ;
         for (int i = 0; i < app->scene_count; i++)
             printf("scene %s | %s\n", app->scenes[i], app->scene_descriptions[i]);
+        for (int i = 0; i < app->scene_count; i++) { /* each drawn, as a hover would */
+            app_thumbnail_request(app, i);
+            printf("thumbnail %s drawn=%d\n", app->scenes[i], app_thumbnail_coverage(app, i));
+        }
         fflush(stdout);
     } else if (strcmp(cmd, "print_device") == 0) {
         app_device_print(app);

@@ -142,6 +142,7 @@ static void rescan_for_folder(App *app) {
 /* Wherever issim runs: ./scenes, the opened scene's folder, the user's list, the installed
  * data directory, then the source tree the program was built from. */
 void app_scan_scenes(App *app) {
+    app_thumbnails_free(app);
     app->scene_count = 0;
     scan_folder(app, "scenes");
     char folder[GUI_PATH_MAX + 16];

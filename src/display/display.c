@@ -120,6 +120,7 @@ static bool open_window(App *app, IssimError *err) {
 static void close_window(App *app) {
     if (app->gui_ready)
         gui_destroy();
+    app_thumbnails_free(app);
     renderer_destroy(app->renderer);
     if (app->gl)
         SDL_GL_DeleteContext(app->gl);
@@ -183,6 +184,7 @@ static void fill_gui_state(App *app, GuiState *g) {
     g->scenes = (const char(*)[GUI_PATH_MAX])app->scenes;
     g->scene_descriptions = (const char(*)[GUI_DESCRIPTION_MAX])app->scene_descriptions;
     g->described = app->described;
+    g->scene_thumbnails = app->scene_thumbs;
     g->show_help = &app->show_help;
     g->recent_count = app->recent_count;
     g->recent = (const char(*)[GUI_PATH_MAX])app->recent;
@@ -293,6 +295,8 @@ static void carry_out(App *app, const GuiRequests *r) {
     app_playback_requests(app, r);
     if (r->load_cycle_toggle)
         app_load_toggle(app);
+    if (r->thumbnail_for > 0)
+        app_thumbnail_request(app, r->thumbnail_for - 1);
 }
 
 /* ===== One frame ===== */

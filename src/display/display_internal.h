@@ -159,7 +159,9 @@ typedef struct SceneView {
 } SceneView;
 
 /* Builds the view from db (Borrowed during the call). body_names: the engine's body names in
- * engine order (the registry variables' prefixes). scene_dir: for hull and mesh files. */
+ * engine order (the registry variables' prefixes). scene_dir: for hull and mesh files. reg
+ * NULL: a still picture of the scene's initial state (the launcher's thumbnails), which takes
+ * no frames (scene_view_set_frame). */
 SceneView *scene_view_create(const ThingDb *db, const Registry *reg, const char *const *body_names,
                              int body_count, const char *scene_dir, IssimError *err);
 void scene_view_destroy(SceneView *view);

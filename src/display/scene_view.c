@@ -560,11 +560,11 @@ static bool add_bodies(Builder *b, const Registry *reg, const char *const *body_
         issim_strlcpy(vb->name, body_names[body], sizeof vb->name);
         char var[200];
         snprintf(var, sizeof var, "%s.pos.x", vb->name);
-        vb->var_pos = registry_var_find(reg, var);
+        vb->var_pos = reg ? registry_var_find(reg, var) : -1;
         snprintf(var, sizeof var, "%s.orient.w", vb->name);
-        vb->var_orient = registry_var_find(reg, var);
+        vb->var_orient = reg ? registry_var_find(reg, var) : -1;
         snprintf(var, sizeof var, "%s.vel.x", vb->name);
-        vb->var_vel = registry_var_find(reg, var);
+        vb->var_vel = reg ? registry_var_find(reg, var) : -1;
         for (int i = 0; i < thingdb_count(db); i++) {
             ThingId id = thingdb_at(db, i);
             if (thing_kind(db, id) == THING_RIGID_BODY && name_matches(db, id, vb->name)) {
@@ -572,7 +572,7 @@ static bool add_bodies(Builder *b, const Registry *reg, const char *const *body_
                 break;
             }
         }
-        if (thing_id_is_null(vb->thing) || vb->var_pos < 0 || vb->var_orient < 0) {
+        if (thing_id_is_null(vb->thing) || (reg && (vb->var_pos < 0 || vb->var_orient < 0))) {
             issim_error_set(b->err, ISSIM_ERR_NOT_FOUND, "display: no thing or state for body %s",
                             vb->name);
             return false;

@@ -486,6 +486,15 @@ void scene_label(const char *path, char *out, size_t size) {
         out[n - 4] = '\0';
 }
 
+// The scene at its start from its own camera (app_thumbs.c), once drawn.
+void scene_thumbnail(const GuiState *s, int i) {
+    if (!s->scene_thumbnails || !s->scene_thumbnails[i])
+        return;
+    // The texture's rows are bottom up (OpenGL): v runs from 1 at the top to 0.
+    ImGui::Image((ImTextureID)(intptr_t)s->scene_thumbnails[i],
+                 ImVec2(GUI_THUMB_WIDTH, GUI_THUMB_HEIGHT), ImVec2(0, 1), ImVec2(1, 0));
+}
+
 // One line, cut with "..." to the panel's width; the whole text in a tooltip.
 void one_line(const char *text) {
     float room = ImGui::GetContentRegionAvail().x;
@@ -540,6 +549,8 @@ void scene_list(const GuiState *s, GuiRequests *r) {
                     ImGui::PushTextWrapPos(420);
                     ImGui::Text("%s", s->scenes[i]);
                     ImGui::TextDisabled("%s", scene_description(s, i));
+                    scene_thumbnail(s, i);
+                    r->thumbnail_for = i + 1;
                     ImGui::TextDisabled("double-click to open");
                     ImGui::PopTextWrapPos();
                     ImGui::EndTooltip();
