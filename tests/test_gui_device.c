@@ -248,7 +248,15 @@ static void test_device_panel_estop_and_device_loss(void **state) {
     int compared = 0;
     for (int i = 0; i < 5; i++) {
         Arrow coupling = arrow_of(out, 1 + i, "coupling"), hand = arrow_of(out, 1 + i, "hand");
-        assert_true(coupling.found && hand.found);
+        assert_true(hand.found);
+        /* No coupling arrow: the engine was starved past the servo's 20 ms (a loaded machine),
+         * the servo faded the coupling's gains to zero and published them, so there is no
+         * coupling force to draw (coupling.c); the hand's is zero too. Such a sample is not
+         * compared; at least three must be. */
+        if (!coupling.found) {
+            assert_true(vec3_norm(hand.force) < 1e-9 + 0.05 * largest);
+            continue;
+        }
         assert_false(arrow_of(out, 1 + i, "wall").found);
         unsigned limits = parse_device(out, 1 + i).limits;
         double gap = vec3_norm(vec3_add(coupling.vector, hand.vector));
