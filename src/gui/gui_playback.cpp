@@ -133,8 +133,8 @@ void gui_timeline_marks(const GuiState *s, double lo, double hi) {
         // the stretch computed again from the branch on
         dl->AddLine(ImVec2(x, b.y - 1), ImVec2(x1, b.y - 1), kBranch, 2.0f);
     }
-    if (s->impact_count + s->edit_count == 0 && !std::isfinite(s->branch_time))
-        return;
+    // The key is always drawn: shown only once a mark existed, it moved every widget below it
+    // (the device panel's EMERGENCY STOP by 17 px) the moment the first impact was found.
     ImGui::TextColored(ImColor(kImpact), "| impact");
     ImGui::SameLine();
     ImGui::TextColored(ImColor(kEdit), "| edit");
