@@ -16,9 +16,6 @@
 #include "issim/sim.h"
 #include "issim/study.h"
 
-#define BODY_VALUES 13 /* engine.h: pos 3, orient 4, vel 3, angvel 3 per body */
-#define ENERGY_VALUES 4
-
 typedef struct SimObject {
     PyObject ob_base;
     Sim *sim;
@@ -288,7 +285,7 @@ static PyObject *frame_view(SimObject *self, int first, npy_intp rows, npy_intp 
         return NULL;
     double *data = (double *)sim_values(self->sim) + first;
     npy_intp dims[2] = {rows, cols};
-    npy_intp strides[2] = {BODY_VALUES * sizeof(double), sizeof(double)};
+    npy_intp strides[2] = {ENGINE_FRAME_BODY_VALUES * sizeof(double), sizeof(double)};
     int nd = rows < 0 ? 1 : 2;
     if (nd == 1) {
         dims[0] = cols;
@@ -312,7 +309,7 @@ static npy_intp body_count(SimObject *self) {
 static PyObject *get_bodies(SimObject *self, void *closure) {
     if (!sim_usable(self, false))
         return NULL;
-    return frame_view(self, 0, body_count(self), BODY_VALUES);
+    return frame_view(self, 0, body_count(self), ENGINE_FRAME_BODY_VALUES);
 }
 
 /* pos, orient, vel, angvel: columns of the bodies' rows, as closure "offset:width". */
@@ -326,7 +323,8 @@ static PyObject *get_body_columns(SimObject *self, void *closure) {
 static PyObject *get_energy(SimObject *self, void *closure) {
     if (!sim_usable(self, false))
         return NULL;
-    return frame_view(self, (int)body_count(self) * BODY_VALUES, -1, ENERGY_VALUES);
+    return frame_view(self, (int)body_count(self) * ENGINE_FRAME_BODY_VALUES, -1,
+                      ENGINE_FRAME_ENERGY_VALUES);
 }
 
 static PyObject *get_values(SimObject *self, void *closure) {
@@ -725,10 +723,12 @@ static PyGetSetDef sim_getset[] = {
     {"scene", (getter)get_scene, NULL, "the scene's path (or source name)", NULL},
     {"bodies", (getter)get_bodies, NULL,
      "(bodies, 13) view: pos xyz, orient wxyz, vel xyz, angvel xyz (no copy, live)", NULL},
-    {"pos", (getter)get_body_columns, NULL, "(bodies, 3) view, m", COLUMNS(0, 3)},
-    {"orient", (getter)get_body_columns, NULL, "(bodies, 4) view, w x y z", COLUMNS(3, 4)},
-    {"vel", (getter)get_body_columns, NULL, "(bodies, 3) view, m/s", COLUMNS(7, 3)},
-    {"angvel", (getter)get_body_columns, NULL, "(bodies, 3) view, rad/s (world)", COLUMNS(10, 3)},
+    {"pos", (getter)get_body_columns, NULL, "(bodies, 3) view, m", COLUMNS(ENGINE_FRAME_POS, 3)},
+    {"orient", (getter)get_body_columns, NULL, "(bodies, 4) view, w x y z",
+     COLUMNS(ENGINE_FRAME_ORIENT, 4)},
+    {"vel", (getter)get_body_columns, NULL, "(bodies, 3) view, m/s", COLUMNS(ENGINE_FRAME_VEL, 3)},
+    {"angvel", (getter)get_body_columns, NULL, "(bodies, 3) view, rad/s (world)",
+     COLUMNS(ENGINE_FRAME_ANGVEL, 3)},
     {"energy", (getter)get_energy, NULL, "view: kinetic, potential, elastic, total (J)", NULL},
     {"values", (getter)get_values, NULL, "view of every state variable (see variables)", NULL},
     {"variables", (getter)get_variables, NULL, "names of the state variables", NULL},

@@ -119,8 +119,8 @@ static void test_the_coupling_reads_the_proxy_by_name(void **state) {
     /* the engine's side gets the proxy's body id in the slot's id words, not in a double */
     RegistrySlot h;
     registry_slot_read(t.reg, REGISTRY_SLOT_HANDLE, &h);
-    assert_int_equal(h.ids[HAPTIC_HANDLE_ID_PROXY_BODY], proxy_id);
-    assert_near(h.v[HAPTIC_HANDLE_COUPLING_K], 400, 0.0);
+    assert_int_equal(haptic_handle_unpack(&h).proxy_body, proxy_id);
+    assert_near(haptic_handle_unpack(&h).coupling_k, 400, 0.0);
 
     haptic_servo_destroy(t.servo);
     registry_destroy(t.reg);
@@ -172,7 +172,7 @@ static void test_a_coupling_needs_its_name_and_its_body(void **state) {
     RegistrySlot h;
     registry_slot_read(reg, REGISTRY_SLOT_HANDLE, &h);
     assert_int_equal(h.count, 1);
-    assert_int_equal(h.ids[HAPTIC_HANDLE_ID_PROXY_BODY], 0);
+    assert_int_equal(haptic_handle_unpack(&h).proxy_body, 0);
     haptic_servo_destroy(servo);
     registry_destroy(reg);
     remove(path);

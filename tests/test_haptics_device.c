@@ -561,7 +561,7 @@ static void test_engine_stall_fades_the_coupling(void **state) {
             assert_near(fx, 400 * 0.02 / desc.coupling.force_scale, 1e-9);
         if (i >= 100 && fx == 0.0 && isnan(t_zero)) {
             t_zero = now;
-            assert_near(h.v[HAPTIC_HANDLE_COUPLING_K], 0.0, 0.0); /* the engine lets go too */
+            assert_near(haptic_handle_unpack(&h).coupling_k, 0.0, 0.0); /* the engine lets go too */
         }
     }
     print_message("stall to zero coupling force: %.1f ms (largest step %.3f N)\n",
@@ -571,9 +571,8 @@ static void test_engine_stall_fades_the_coupling(void **state) {
     assert_true(biggest_step < 0.1 * 400 * 0.02 / desc.coupling.force_scale);
     assert_int_equal(testlog_count(ISSIM_LOG_WARN, "no engine frame"), 1);
     testlog_release();
-    double v[HAPTIC_STAT_COUNT];
-    haptic_servo_stats(servo, v);
-    assert_near(v[HAPTIC_STAT_ENGINE_STALLS], 1.0, 0.0);
+    HapticServoStats v = haptic_servo_stats(servo);
+    assert_near(v.engine_stalls, 1.0, 0.0);
     coupled_servo_destroy(&cs);
 }
 
@@ -598,7 +597,7 @@ static void test_coupling_ramps_in(void **state) {
             assert_near(haptic_servo_force(servo).x, expect * full, 1e-9);
             RegistrySlot h;
             registry_slot_read(reg, REGISTRY_SLOT_HANDLE, &h);
-            assert_near(h.v[HAPTIC_HANDLE_COUPLING_K], expect * 400, 1e-9);
+            assert_near(haptic_handle_unpack(&h).coupling_k, expect * 400, 1e-9);
         }
         haptic_servo_emergency_stop(servo);
         assert_true(haptic_servo_period(servo, 10.0 + round + 0.2));
@@ -641,13 +640,13 @@ static void test_enable_and_emergency_stop(void **state) {
 /* The engine side of the coupling: the spring/damper of the slot's gains between the handle's
  * world point and the proxy, in x and y; nothing from a stale slot, zero gains or no proxy. */
 static void test_engine_side_coupling(void **state) {
+    HapticHandleState handle = {.world = {0.3, -0.1, 0.0},
+                                .world_vel = {0.5, 0.0},
+                                .proxy_body = engine_body_id_pack((EngineBodyId){1, 1}),
+                                .coupling_k = 200,
+                                .coupling_b = 4};
     RegistrySlot h = {.t = 5.0, .count = 1};
-    h.v[HAPTIC_HANDLE_WORLD_X] = 0.3;
-    h.v[HAPTIC_HANDLE_WORLD_Y] = -0.1;
-    h.v[HAPTIC_HANDLE_WORLD_VX] = 0.5;
-    h.ids[HAPTIC_HANDLE_ID_PROXY_BODY] = engine_body_id_pack((EngineBodyId){1, 1});
-    h.v[HAPTIC_HANDLE_COUPLING_K] = 200;
-    h.v[HAPTIC_HANDLE_COUPLING_B] = 4;
+    haptic_handle_pack(&handle, &h);
     Vec3 f;
     assert_true(haptic_coupling_engine_force(&h, (Vec3){0.25, -0.1, 0.03}, (Vec3){0.1, 0.2, -1},
                                              5.01, 0.1, &f));
@@ -656,10 +655,12 @@ static void test_engine_side_coupling(void **state) {
     assert_near(f.z, 0.0, 0.0); /* the table carries the proxy: no vertical coupling */
     assert_false(haptic_coupling_engine_force(&h, (Vec3){0, 0, 0}, (Vec3){0, 0, 0}, 5.2, 0.1, &f));
     assert_near(f.x, 0.0, 0.0);
-    h.v[HAPTIC_HANDLE_COUPLING_K] = h.v[HAPTIC_HANDLE_COUPLING_B] = 0; /* faded or disabled */
+    handle.coupling_k = handle.coupling_b = 0; /* faded or disabled */
+    haptic_handle_pack(&handle, &h);
     assert_false(haptic_coupling_engine_force(&h, (Vec3){0, 0, 0}, (Vec3){0, 0, 0}, 5.0, 0.1, &f));
-    h.v[HAPTIC_HANDLE_COUPLING_K] = 200;
-    h.ids[HAPTIC_HANDLE_ID_PROXY_BODY] = 0;
+    handle.coupling_k = 200;
+    handle.proxy_body = 0;
+    haptic_handle_pack(&handle, &h);
     assert_false(haptic_coupling_engine_force(&h, (Vec3){0, 0, 0}, (Vec3){0, 0, 0}, 5.0, 0.1, &f));
 }
 

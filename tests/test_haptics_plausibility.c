@@ -105,18 +105,18 @@ static void assert_motors_off(void) {
     assert_true(haptic_servo_limits(rig.servo) & HAPTIC_LIMIT_FAULT);
     RegistrySlot h;
     registry_slot_read(rig.reg, REGISTRY_SLOT_HANDLE, &h);
-    assert_near(h.v[HAPTIC_HANDLE_ENABLED], 0.0, 0.0);
-    assert_near(h.v[HAPTIC_HANDLE_TAU1], 0.0, 0.0);
-    assert_near(h.v[HAPTIC_HANDLE_TAU5], 0.0, 0.0);
-    assert_true((unsigned)h.v[HAPTIC_HANDLE_LIMITS] & HAPTIC_LIMIT_FAULT);
+    assert_near(haptic_handle_unpack(&h).enabled, 0.0, 0.0);
+    assert_near(haptic_handle_unpack(&h).tau1, 0.0, 0.0);
+    assert_near(haptic_handle_unpack(&h).tau5, 0.0, 0.0);
+    assert_true((unsigned)haptic_handle_unpack(&h).limits & HAPTIC_LIMIT_FAULT);
 }
 
 /* The published statistics, as the GUI reads them (the trip publishes them at once). */
-static RegistrySlot published_stats(void) {
+static HapticServoStats published_stats(void) {
     RegistrySlot st;
     registry_slot_read(rig.reg, REGISTRY_SLOT_SERVO_STATS, &st);
     assert_true(st.count > 0);
-    return st;
+    return haptic_servo_stats_unpack(&st);
 }
 
 static void assert_motion_message(HapticFault kind) {
@@ -176,12 +176,12 @@ static void test_jitter_is_a_fault(void **state) {
         assert_true(kind == HAPTIC_FAULT_ACCELERATION || kind == HAPTIC_FAULT_SPEED);
         assert_motors_off();
         assert_motion_message(kind);
-        RegistrySlot st = published_stats();
-        assert_near(st.v[HAPTIC_STAT_MOTION_FAULTS], round, 0.0);
-        assert_near(st.v[HAPTIC_STAT_FAULT], kind, 0.0);
-        assert_true(st.v[HAPTIC_STAT_FAULT_MEASURED] > st.v[HAPTIC_STAT_FAULT_ALLOWED]);
-        assert_true(st.v[HAPTIC_STAT_FAULT_ALLOWED] > 0.0);
-        assert_true(st.v[HAPTIC_STAT_MOTION_RATIO] > 1.0);
+        HapticServoStats st = published_stats();
+        assert_near(st.motion_faults, round, 0.0);
+        assert_near(st.fault, kind, 0.0);
+        assert_true(st.fault_measured > st.fault_allowed);
+        assert_true(st.fault_allowed > 0.0);
+        assert_true(st.motion_ratio > 1.0);
         assert_int_equal(testlog_count(ISSIM_LOG_ERROR, "device fault"), round);
         /* held: 300 more periods of jitter, the motors stay off, the fault is not recounted */
         for (int i = 0; i < 300; i++) {
@@ -189,12 +189,11 @@ static void test_jitter_is_a_fault(void **state) {
             assert_near(haptic_servo_force(rig.servo).x, 0.0, 0.0);
         }
         assert_int_equal(haptic_servo_fault(rig.servo), kind);
-        double v[HAPTIC_STAT_COUNT];
-        haptic_servo_stats(rig.servo, v);
-        assert_near(v[HAPTIC_STAT_MOTION_FAULTS], round, 0.0);
+        HapticServoStats v = haptic_servo_stats(rig.servo);
+        assert_near(v.motion_faults, round, 0.0);
         RegistrySlot h;
         registry_slot_read(rig.reg, REGISTRY_SLOT_HANDLE, &h);
-        assert_false((unsigned)h.v[HAPTIC_HANDLE_DEVICE_STATUS] & HAPTIC_STATUS_ENABLED);
+        assert_false((unsigned)haptic_handle_unpack(&h).device_status & HAPTIC_STATUS_ENABLED);
         haptic_servo_enable(rig.servo, true); /* the user's explicit re-enable */
         assert_int_equal(haptic_servo_fault(rig.servo), HAPTIC_FAULT_NONE);
     }
@@ -220,7 +219,7 @@ static void test_jump_is_a_fault(void **state) {
         if (kind != HAPTIC_FAULT_NONE) {
             assert_motors_off();
             assert_motion_message(kind);
-            assert_near(published_stats().v[HAPTIC_STAT_MOTION_FAULTS], 1.0, 0.0);
+            assert_near(published_stats().motion_faults, 1.0, 0.0);
             assert_int_equal(testlog_count(ISSIM_LOG_ERROR, "device fault"), 1);
             /* a jump is one event: after a re-enable the offset counts are consistent again */
             haptic_servo_enable(rig.servo, true);
@@ -274,7 +273,7 @@ static void test_frozen_counts(void **state) {
     assert_true(readings > 100);
     if (k->t < 0.7) { /* still frozen: the estimate has settled, nothing counted */
         assert_true(hypot(k->vel.x, k->vel.y) < 1e-3);
-        assert_near(published_stats().v[HAPTIC_STAT_MOTION_FAULTS], 0.0, 0.0);
+        assert_near(published_stats().motion_faults, 0.0, 0.0);
         run_until(0.7, spans);
     }
     k = haptic_servo_kinematics(rig.servo);
@@ -315,14 +314,13 @@ static void test_fast_circle_is_plausible(void **state) {
             fail_msg("false positive after %d periods: %s", i,
                      haptic_servo_fault_message(rig.servo));
     }
-    double v[HAPTIC_STAT_COUNT];
-    haptic_servo_stats(rig.servo, v);
+    HapticServoStats v = haptic_servo_stats(rig.servo);
     print_message("%d readings, peak speed %.2f m/s, largest measured/allowed %.2f\n", readings,
-                  peak, v[HAPTIC_STAT_MOTION_RATIO]);
+                  peak, v.motion_ratio);
     assert_true(readings > 1000);
     assert_true(peak > 1.8);
-    assert_true(v[HAPTIC_STAT_MOTION_RATIO] < 1.0);
-    assert_near(v[HAPTIC_STAT_MOTION_FAULTS], 0.0, 0.0);
+    assert_true(v.motion_ratio < 1.0);
+    assert_near(v.motion_faults, 0.0, 0.0);
     assert_near(haptic_servo_force(rig.servo).x, 0.5, 1e-9); /* the motors stayed on */
 }
 
@@ -341,10 +339,10 @@ static void test_device_fault_status(void **state) {
     assert_non_null(strstr(m, rig.sim.spec));
     assert_non_null(strstr(m, "reports FAULT"));
     assert_int_equal(testlog_count(ISSIM_LOG_ERROR, "reports FAULT"), 1);
-    RegistrySlot st = published_stats();
-    assert_near(st.v[HAPTIC_STAT_DEVICE_FAULT_REPORTS], 1.0, 0.0);
-    assert_near(st.v[HAPTIC_STAT_FAULT], HAPTIC_FAULT_DEVICE, 0.0);
-    assert_near(st.v[HAPTIC_STAT_MOTION_FAULTS], 0.0, 0.0);
+    HapticServoStats st = published_stats();
+    assert_near(st.device_fault_reports, 1.0, 0.0);
+    assert_near(st.fault, HAPTIC_FAULT_DEVICE, 0.0);
+    assert_near(st.motion_faults, 0.0, 0.0);
     while (haptic_servo_kinematics(rig.servo)->t < 0.65) {
         rig_period();
         assert_near(haptic_servo_force(rig.servo).x, 0.0, 0.0);
@@ -357,9 +355,8 @@ static void test_device_fault_status(void **state) {
     for (int i = 0; i < 50; i++)
         rig_period();
     assert_near(haptic_servo_force(rig.servo).x, 0.5, 1e-9);
-    double v[HAPTIC_STAT_COUNT];
-    haptic_servo_stats(rig.servo, v);
-    assert_near(v[HAPTIC_STAT_DEVICE_FAULT_REPORTS], 1.0, 0.0);
+    HapticServoStats v = haptic_servo_stats(rig.servo);
+    assert_near(v.device_fault_reports, 1.0, 0.0);
     assert_int_equal(testlog_count(ISSIM_LOG_ERROR, "reports FAULT"), 1);
     testlog_release();
     haptic_simulator_stop(&rig.sim);
@@ -387,11 +384,11 @@ static void test_fault_on_the_servo_thread(void **state) {
             if (st.count == 0)
                 continue;
             if (periods_at_start < 0.0)
-                periods_at_start = st.v[HAPTIC_STAT_PERIODS];
-            if (st.v[HAPTIC_STAT_MOTION_FAULTS] >= round &&
-                ((unsigned)h.v[HAPTIC_HANDLE_LIMITS] & HAPTIC_LIMIT_FAULT))
+                periods_at_start = haptic_servo_stats_unpack(&st).periods;
+            if (haptic_servo_stats_unpack(&st).motion_faults >= (uint64_t)round &&
+                ((unsigned)haptic_handle_unpack(&h).limits & HAPTIC_LIMIT_FAULT))
                 break;
-            if (st.v[HAPTIC_STAT_PERIODS] > periods_at_start + 3000)
+            if (haptic_servo_stats_unpack(&st).periods > periods_at_start + 3000)
                 fail_msg("round %d: no fault after 3000 periods of the servo", round);
             if (haptic_servo_state(rig.servo) != HAPTIC_SERVO_RUNNING) /* no more periods */
                 fail_msg("round %d: the servo went to its safe state", round);
@@ -399,12 +396,12 @@ static void test_fault_on_the_servo_thread(void **state) {
         assert_int_equal(haptic_servo_state(rig.servo), HAPTIC_SERVO_RUNNING);
         HapticFault kind = haptic_servo_fault(rig.servo);
         assert_true(kind == HAPTIC_FAULT_ACCELERATION || kind == HAPTIC_FAULT_SPEED);
-        assert_near(st.v[HAPTIC_STAT_MOTION_FAULTS], round, 0.0);
-        assert_near(h.v[HAPTIC_HANDLE_ENABLED], 0.0, 0.0);
-        assert_near(h.v[HAPTIC_HANDLE_FX], 0.0, 0.0);
-        assert_near(h.v[HAPTIC_HANDLE_TAU1], 0.0, 0.0);
+        assert_near(haptic_servo_stats_unpack(&st).motion_faults, round, 0.0);
+        assert_near(haptic_handle_unpack(&h).enabled, 0.0, 0.0);
+        assert_near(haptic_handle_unpack(&h).force.x, 0.0, 0.0);
+        assert_near(haptic_handle_unpack(&h).tau1, 0.0, 0.0);
         print_message("round %d: fault seen %.0f periods after the round began\n", round,
-                      st.v[HAPTIC_STAT_PERIODS] - periods_at_start);
+                      (double)haptic_servo_stats_unpack(&st).periods - periods_at_start);
         if (round == 1) {
             haptic_servo_enable(rig.servo, true);
             assert_int_equal(haptic_servo_fault(rig.servo), HAPTIC_FAULT_NONE);
@@ -413,9 +410,8 @@ static void test_fault_on_the_servo_thread(void **state) {
     haptic_servo_stop(rig.servo);
     /* latched since the second trip: one message each, whatever the jitter did meanwhile */
     assert_int_equal(testlog_count(ISSIM_LOG_ERROR, "device fault"), 2);
-    double v[HAPTIC_STAT_COUNT];
-    haptic_servo_stats(rig.servo, v);
-    assert_near(v[HAPTIC_STAT_MOTION_FAULTS], 2.0, 0.0);
+    HapticServoStats v = haptic_servo_stats(rig.servo);
+    assert_near(v.motion_faults, 2.0, 0.0);
     testlog_release();
 }
 

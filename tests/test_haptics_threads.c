@@ -96,8 +96,8 @@ static void *reader(void *arg) {
         registry_slot_read(sh->reg, REGISTRY_SLOT_SERVO_STATS, &s);
         if (h.count > 0) {
             atomic_fetch_add(&sh->reader_reads, 1);
-            bool off = h.v[HAPTIC_HANDLE_ENABLED] == 0.0;
-            if (!isfinite(h.v[HAPTIC_HANDLE_FX]) || (off && h.v[HAPTIC_HANDLE_COUPLING_K] != 0.0))
+            HapticHandleState handle = haptic_handle_unpack(&h);
+            if (!isfinite(handle.force.x) || (!handle.enabled && handle.coupling_k != 0.0))
                 atomic_fetch_add(&sh->reader_inconsistent, 1);
         }
         nap(2e-4);
@@ -115,12 +115,13 @@ static void *engine(void *arg) {
     while (!atomic_load(&sh->stop_engine)) {
         RegistrySlot h;
         registry_slot_read(sh->reg, REGISTRY_SLOT_HANDLE, &h);
-        Vec3 hp = {h.v[HAPTIC_HANDLE_WORLD_X], h.v[HAPTIC_HANDLE_WORLD_Y], 0};
+        HapticHandleState handle = haptic_handle_unpack(&h);
+        Vec3 hp = {handle.world.x, handle.world.y, 0};
         Vec3 force;
         bool live = haptic_coupling_engine_force(&h, (Vec3){hp.x - 0.01, hp.y, 0}, (Vec3){0, 0, 0},
                                                  issim_wall_time(), 0.1, &force);
         if (!atomic_load(&sh->stall_engine)) {
-            if (live && h.v[HAPTIC_HANDLE_COUPLING_K] == COUPLING_K)
+            if (live && handle.coupling_k == COUPLING_K)
                 atomic_store(&sh->engine_force_while_live, force.x);
             double v[10] = {hp.x - 0.01, hp.y, 0, 1, 0, 0, 0, 0, 0, 0};
             t += 1e-3;
@@ -159,15 +160,15 @@ static bool coupling_live(void *arg) {
     registry_slot_read(w->sh->reg, REGISTRY_SLOT_HANDLE, &w->handle);
     if (servo_stopped(w->sh))
         return true;
-    const double *v = w->handle.v;
+    HapticHandleState h = haptic_handle_unpack(&w->handle);
     uint64_t loops = atomic_load(&w->sh->engine_loops);
-    if (v[HAPTIC_HANDLE_ENABLED] != 1.0 || v[HAPTIC_HANDLE_COUPLING_K] != COUPLING_K ||
+    if (!h.enabled || h.coupling_k != COUPLING_K ||
         isnan(atomic_load(&w->sh->engine_force_while_live))) {
         w->rest_count = 0;
         return false;
     }
-    if (w->rest_count == 0 || fabs(v[HAPTIC_HANDLE_WORLD_X] - w->rest_x) > 1e-4) {
-        w->rest_x = v[HAPTIC_HANDLE_WORLD_X];
+    if (w->rest_count == 0 || fabs(h.world.x - w->rest_x) > 1e-4) {
+        w->rest_x = h.world.x;
         w->rest_count = w->handle.count;
         w->rest_loops = loops;
         return false;
@@ -179,7 +180,7 @@ static bool coupling_live(void *arg) {
 static bool coupling_released(void *arg) {
     Wait *w = arg;
     registry_slot_read(w->sh->reg, REGISTRY_SLOT_HANDLE, &w->handle);
-    return servo_stopped(w->sh) || w->handle.v[HAPTIC_HANDLE_COUPLING_K] == 0.0;
+    return servo_stopped(w->sh) || haptic_handle_unpack(&w->handle).coupling_k == 0.0;
 }
 
 /* Two engine loops begun after `loops`: one of them read a slot with the coupling released. */
@@ -249,7 +250,7 @@ static void test_threaded_servo(void **state) {
     Wait w = {.sh = sh};
     test_wait_for(coupling_live, &w, "the coupling at full gain, the handle at rest");
     check_running(sh);
-    double live_handle_fx = w.handle.v[HAPTIC_HANDLE_FX];
+    double live_handle_fx = haptic_handle_unpack(&w.handle).force.x;
     atomic_store(&sh->stall_engine, true);
     test_wait_for(coupling_released, &w, "the coupling to fade after the engine stalled");
     check_running(sh);
@@ -260,43 +261,40 @@ static void test_threaded_servo(void **state) {
     check_running(sh);
     stop_threads(sh);
 
-    double v[HAPTIC_STAT_COUNT];
-    haptic_servo_stats(servo, v);
+    HapticServoStats v = haptic_servo_stats(servo);
     double engine_live = atomic_load(&sh->engine_force_while_live);
     double engine_after = atomic_load(&sh->engine_force_after_stall);
     print_message("servo: %.0f periods at %.1f Hz, lateness p50 %.0f p99 %.0f p99.9 %.0f max %.0f "
                   "us, %.0f overruns, %.0f missed, compute %.1f us mean, FIFO %s, stale reads "
                   "%.0f\n",
-                  v[HAPTIC_STAT_PERIODS], v[HAPTIC_STAT_MEASURED_HZ],
-                  v[HAPTIC_STAT_LATENESS_P50_US], v[HAPTIC_STAT_LATENESS_P99_US],
-                  v[HAPTIC_STAT_LATENESS_P999_US], v[HAPTIC_STAT_LATENESS_MAX_US],
-                  v[HAPTIC_STAT_OVERRUNS], v[HAPTIC_STAT_MISSED_DEADLINES],
-                  v[HAPTIC_STAT_COMPUTE_MEAN_US], v[HAPTIC_STAT_FIFO] ? "yes" : "no",
-                  v[HAPTIC_STAT_STALE_READS]);
+                  (double)v.periods, v.measured_hz, v.lateness_p50_us, v.lateness_p99_us,
+                  v.lateness_p999_us, v.lateness_max_us, (double)v.overruns,
+                  (double)v.missed_deadlines, v.compute_mean_us, v.fifo ? "yes" : "no",
+                  (double)v.stale_reads);
     print_message("coupling: engine %.3f N, handle %.3f N while live; after the stall handle "
                   "%.3f N, engine %.3f N\n",
-                  engine_live, live_handle_fx, h.v[HAPTIC_HANDLE_FX], engine_after);
+                  engine_live, live_handle_fx, haptic_handle_unpack(&h).force.x, engine_after);
     /* absolute deadlines: every deadline between the first and the last period was either
        served or counted as skipped (periods - 1 + missed = span x rate). Within one period for
        the last wake-up's lateness under a period, plus the deadlines the first wake-up skipped,
        counted as missed before the span begins: at most the largest lateness in periods. */
-    assert_true(v[HAPTIC_STAT_PERIODS] > 10);
-    double span = (v[HAPTIC_STAT_PERIODS] - 1) / v[HAPTIC_STAT_MEASURED_HZ];
-    assert_near(v[HAPTIC_STAT_PERIODS] - 1 + v[HAPTIC_STAT_MISSED_DEADLINES], span * 1000.0,
-                2.0 + 0.002 * span * 1000.0 + v[HAPTIC_STAT_LATENESS_MAX_US] / 1000.0);
-    assert_true(v[HAPTIC_STAT_LATENESS_P50_US] <= v[HAPTIC_STAT_LATENESS_P99_US]);
-    assert_true(v[HAPTIC_STAT_LATENESS_P99_US] <= v[HAPTIC_STAT_LATENESS_MAX_US] + 1.0);
+    assert_true(v.periods > 10);
+    double span = (double)(v.periods - 1) / v.measured_hz;
+    assert_near((double)(v.periods - 1 + v.missed_deadlines), span * 1000.0,
+                2.0 + 0.002 * span * 1000.0 + v.lateness_max_us / 1000.0);
+    assert_true(v.lateness_p50_us <= v.lateness_p99_us);
+    assert_true(v.lateness_p99_us <= v.lateness_max_us + 1.0);
     RegistrySlot stats;
     registry_slot_read(reg, REGISTRY_SLOT_SERVO_STATS, &stats);
     assert_true(stats.count >= 5); /* every 50 ms */
-    assert_near(stats.v[HAPTIC_STAT_RATE_HZ], 1000.0, 0.0);
+    assert_near(haptic_servo_stats_unpack(&stats).rate_hz, 1000.0, 0.0);
     /* live coupling: the engine pulls the proxy toward the handle (+x, 200 N/m x 1 cm) and the
        handle feels the opposite, scaled by 1 / force_scale */
     assert_near(engine_live, 2.0, 0.05);
     assert_near(live_handle_fx, -2.0 / desc.coupling.force_scale, 0.05);
     /* after the stall both sides let go */
-    assert_near(h.v[HAPTIC_HANDLE_COUPLING_K], 0.0, 0.0);
-    assert_near(h.v[HAPTIC_HANDLE_FX], 0.0, 1e-12);
+    assert_near(haptic_handle_unpack(&h).coupling_k, 0.0, 0.0);
+    assert_near(haptic_handle_unpack(&h).force.x, 0.0, 1e-12);
     assert_near(engine_after, 0.0, 0.0);
     assert_true(atomic_load(&sh->reader_reads) > 100);
     assert_int_equal(atomic_load(&sh->reader_inconsistent), 0);

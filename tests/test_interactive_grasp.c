@@ -1,4 +1,4 @@
-/* The display's grasp (REGISTRY_SLOT_POINTER with SIM_POINTER_HOLD_OMEGA, Alt + drag in the
+/* The display's grasp (REGISTRY_SLOT_POINTER with SimPointer.hold_omega, Alt + drag in the
  * view): the drag spring pulls the grabbed point and a critically damped attitude spring holds
  * the body's attitude as it was when grabbed. A box grabbed 0.1 m off its centre and pulled up
  * by 1 m: a plain drag swings it round (the pull's torque about the centre), a grasp lifts it
@@ -26,17 +26,14 @@ static const char *const free_box =
 /* Pull the body point (0.1, 0, 0) toward (0.1, 0, 2) with the GUI's 3 Hz spring for 1 kg;
  * hold_omega 0 is a plain drag. */
 static void write_pull(Registry *reg, double t, EngineBodyId body, double hold_omega) {
-    double v[SIM_POINTER_COUNT] = {0};
-    uint64_t ids[SIM_POINTER_ID_COUNT] = {[SIM_POINTER_ID_BODY] = engine_body_id_pack(body)};
-    v[SIM_POINTER_DRAGGING] = 1.0;
-    v[SIM_POINTER_ANCHOR_X] = 0.1;
-    v[SIM_POINTER_TARGET_X] = 0.1;
-    v[SIM_POINTER_TARGET_X + 2] = 2.0;
-    v[SIM_POINTER_STIFFNESS] = 355.3;
-    v[SIM_POINTER_DAMPING] = 37.7;
-    v[SIM_POINTER_HOLD_OMEGA] = hold_omega;
-    registry_slot_write_ids(reg, REGISTRY_SLOT_POINTER, t, v, SIM_POINTER_COUNT, ids,
-                            SIM_POINTER_ID_COUNT);
+    SimPointer pull = {.dragging = true,
+                       .body = engine_body_id_pack(body),
+                       .anchor = {0.1, 0.0, 0.0},
+                       .target = {0.1, 0.0, 2.0},
+                       .stiffness = 355.3,
+                       .damping = 37.7,
+                       .hold_omega = hold_omega};
+    sim_pointer_write(reg, t, &pull);
 }
 
 /* The box's largest tilt (rad) and its height at the end, over `seconds` of simulated time

@@ -52,15 +52,12 @@ static double box_x_after(Registry *reg, double t) {
 
 /* The display's drag: pull the box's centre toward (1, 0, 1) with a 3 Hz spring. */
 static void write_drag(Registry *reg, double t, EngineBodyId body) {
-    double v[SIM_POINTER_COUNT] = {0};
-    uint64_t ids[SIM_POINTER_ID_COUNT] = {[SIM_POINTER_ID_BODY] = engine_body_id_pack(body)};
-    v[SIM_POINTER_DRAGGING] = 1.0;
-    v[SIM_POINTER_TARGET_X] = 1.0;
-    v[SIM_POINTER_TARGET_X + 2] = 1.0;
-    v[SIM_POINTER_STIFFNESS] = 355.0;
-    v[SIM_POINTER_DAMPING] = 37.7;
-    registry_slot_write_ids(reg, REGISTRY_SLOT_POINTER, t, v, SIM_POINTER_COUNT, ids,
-                            SIM_POINTER_ID_COUNT);
+    SimPointer pull = {.dragging = true,
+                       .body = engine_body_id_pack(body),
+                       .target = {1.0, 0.0, 1.0},
+                       .stiffness = 355.0,
+                       .damping = 37.7};
+    sim_pointer_write(reg, t, &pull);
 }
 
 static bool warned(void *needle) {
@@ -99,15 +96,11 @@ static void test_a_drag_of_a_stale_body_is_ignored(void **state) {
 /* The servo's side, played by this thread: the handle 1 m away in x, 100 N/m, written fresh at
  * every poll (the engine drops a slot older than 0.1 s of wall time). */
 static void write_handle(Registry *reg, EngineBodyId proxy) {
-    double v[HAPTIC_HANDLE_COUNT] = {0};
-    v[HAPTIC_HANDLE_WORLD_X] = 1.0;
-    v[HAPTIC_HANDLE_WORLD_Z] = 1.0;
-    v[HAPTIC_HANDLE_COUPLING_K] = 100.0;
-    v[HAPTIC_HANDLE_ENABLED] = 1.0;
-    uint64_t ids[HAPTIC_HANDLE_ID_COUNT] = {[HAPTIC_HANDLE_ID_PROXY_BODY] =
-                                                engine_body_id_pack(proxy)};
-    registry_slot_write_ids(reg, REGISTRY_SLOT_HANDLE, issim_wall_time(), v, HAPTIC_HANDLE_COUNT,
-                            ids, HAPTIC_HANDLE_ID_COUNT);
+    HapticHandleState handle = {.world = {1.0, 0.0, 1.0},
+                                .coupling_k = 100.0,
+                                .enabled = true,
+                                .proxy_body = engine_body_id_pack(proxy)};
+    haptic_handle_write(reg, issim_wall_time(), &handle);
 }
 
 typedef struct Handle {

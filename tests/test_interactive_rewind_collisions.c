@@ -43,16 +43,13 @@ static void test_reports_stay_fresh_after_a_rewind(void **state) {
     /* The engine runs a horizon ahead of the display: the rewind goes back that far. */
     test_wait_state_time(reg, 0.2);
 
-    double v[SIM_POINTER_COUNT] = {0};
-    uint64_t ids[SIM_POINTER_ID_COUNT] = {[SIM_POINTER_ID_BODY] = engine_body_id_pack(box)};
-    v[SIM_POINTER_DRAGGING] = 1.0;
-    v[SIM_POINTER_TARGET_X] = 0.1; /* slide it 10 cm along the floor */
-    v[SIM_POINTER_TARGET_X + 2] = 0.05;
-    v[SIM_POINTER_STIFFNESS] = 355.3;
-    v[SIM_POINTER_DAMPING] = 37.7;
+    SimPointer pull = {.dragging = true,
+                       .body = engine_body_id_pack(box),
+                       .target = {0.1, 0.0, 0.05}, /* slide it 10 cm along the floor */
+                       .stiffness = 355.3,
+                       .damping = 37.7};
     double rewound_to = sim_display_time(sim);
-    registry_slot_write_ids(reg, REGISTRY_SLOT_POINTER, rewound_to, v, SIM_POINTER_COUNT, ids,
-                            SIM_POINTER_ID_COUNT);
+    sim_pointer_write(reg, rewound_to, &pull);
     test_wait_engine_resets(reg, 1.0);
     sim_seek(sim, rewound_to + 0.3);
     test_wait_state_time(reg, rewound_to + 0.3);

@@ -150,7 +150,17 @@ size_t engine_checkpoint_bytes(const Engine *engine);
 /* ===== State variables (the registry's frame layout) ===== */
 
 /* Per body: <name>.pos.{x,y,z} m, .orient.{w,x,y,z}, .vel.{x,y,z} m/s, .angvel.{x,y,z} rad/s,
- * then universe.energy.{kinetic,potential,elastic,total} J. */
+ * then universe.energy.{kinetic,potential,elastic,total} J. A frame (engine_write_vars) holds
+ * body b's values from ENGINE_FRAME_BODY_VALUES * b, at these offsets, and the energies after
+ * the last body; engine_frame_body and engine_frame_set_body read and write them. */
+enum {
+    ENGINE_FRAME_POS = 0,     /* x, y, z */
+    ENGINE_FRAME_ORIENT = 3,  /* w, x, y, z */
+    ENGINE_FRAME_VEL = 7,     /* x, y, z */
+    ENGINE_FRAME_ANGVEL = 10, /* x, y, z */
+    ENGINE_FRAME_BODY_VALUES = 13,
+    ENGINE_FRAME_ENERGY_VALUES = 4 /* kinetic, potential, elastic, total */
+};
 int engine_var_count(const Engine *engine);
 const char *engine_var_name(const Engine *engine, int var);
 const char *engine_var_unit(const Engine *engine, int var);
@@ -182,6 +192,11 @@ typedef struct EngineBodyState {
     Vec3 vel;
     Vec3 angvel; /* world */
 } EngineBodyState;
+
+/* Body `body`'s state in a frame's values (engine_write_vars' layout, ENGINE_FRAME_*), and the
+ * other way round. Thread: any (pure). */
+EngineBodyState engine_frame_body(const double *values, int body);
+void engine_frame_set_body(double *values, int body, const EngineBodyState *state);
 
 /* Bodies are numbered 0 .. engine_body_count - 1 in thing-database order (the order of their
  * registry variables). The number is this engine's own: functions other modules and threads
@@ -362,22 +377,6 @@ typedef struct EngineStats {
 } EngineStats;
 
 EngineStats engine_stats(const Engine *engine);
-
-/* Layout of REGISTRY_SLOT_ENGINE_STATS.v: what the interactive engine thread publishes with every
- * frame (sim_thread.c; t = wall time) for the GUI's status bar and universe panel. */
-enum {
-    ENGINE_STAT_STEPS, /* integrator steps since start, plus complementarity island steps (one
-                          per island per time step) */
-    ENGINE_STAT_STEP_TIME_US, /* mean wall time of a step over the last publication, us */
-    ENGINE_STAT_SIM_TIME,     /* engine (state) time, s */
-    ENGINE_STAT_REALTIME_FACTOR,
-    ENGINE_STAT_RESETS, /* resets caused by edits */
-    ENGINE_STAT_WARNINGS,
-    ENGINE_STAT_ACTIVE_CONTACTS,
-    ENGINE_STAT_AWAKE_BODIES, /* bodies being integrated (the others sleep, 004 App. E) */
-    ENGINE_STAT_BODIES,
-    ENGINE_STAT_COUNT
-};
 
 /* ===== Equilibrium and sleeping (004 4.8.5, App. C, App. E) =====
  *

@@ -26,85 +26,6 @@
 #include "issim/math.h"
 #include "issim/registry.h"
 
-/* ===== Registry slots written by the servo ===== */
-
-/* Indices into REGISTRY_SLOT_HANDLE.ids (writer: servo, with the values below). */
-enum {
-    HAPTIC_HANDLE_ID_PROXY_BODY, /* the coupled proxy: packed EngineBodyId, 0 when none */
-    HAPTIC_HANDLE_ID_COUNT
-};
-
-/* Indices into REGISTRY_SLOT_HANDLE.v (writer: servo; t = wall time). */
-enum {
-    HAPTIC_HANDLE_X, /* device frame, m */
-    HAPTIC_HANDLE_Y,
-    HAPTIC_HANDLE_VX, /* m/s */
-    HAPTIC_HANDLE_VY,
-    /* the force the motors are commanded with, on the handle, N: J^-T of the joint torques sent
-       to the D/A (coupling + local surfaces + joint-space texture, after every limit) */
-    HAPTIC_HANDLE_FX,
-    HAPTIC_HANDLE_FY,
-    HAPTIC_HANDLE_WORLD_X, /* handle mapped to the world (coupling), m */
-    HAPTIC_HANDLE_WORLD_Y,
-    HAPTIC_HANDLE_WORLD_Z,
-    HAPTIC_HANDLE_WORLD_VX,
-    HAPTIC_HANDLE_WORLD_VY,
-    HAPTIC_HANDLE_COUPLING_K, /* world N/m, already multiplied by the stall fade */
-    HAPTIC_HANDLE_COUPLING_B, /* world N s/m, same */
-    HAPTIC_HANDLE_ENABLED,    /* 1 when the motors are enabled and powered */
-    HAPTIC_HANDLE_LIMITS,     /* HAPTIC_LIMIT_* of this period */
-    HAPTIC_HANDLE_DEVICE_STATUS,
-    HAPTIC_HANDLE_Q1,
-    HAPTIC_HANDLE_Q5,
-    HAPTIC_HANDLE_TAU1, /* joint torques sent to the D/A, N m (0 with the motors off) */
-    HAPTIC_HANDLE_TAU5,
-    HAPTIC_HANDLE_TEXTURE_FX, /* the texture's part of FX, FY: N on the handle */
-    HAPTIC_HANDLE_TEXTURE_FY,
-    /* the time of the engine frame the coupling's force was computed against, s (NAN before
-       the first): the view draws the proxy's end of the spring from the same frame */
-    HAPTIC_HANDLE_FRAME_T,
-    HAPTIC_HANDLE_COUNT
-};
-
-/* Indices into REGISTRY_SLOT_SERVO_STATS.v (writer: servo; t = wall time). */
-enum {
-    HAPTIC_STAT_RATE_HZ,     /* configured rate */
-    HAPTIC_STAT_MEASURED_HZ, /* periods per wall second over the run */
-    HAPTIC_STAT_PERIODS,
-    HAPTIC_STAT_LATENESS_P50_US, /* wake-up lateness after the absolute deadline */
-    HAPTIC_STAT_LATENESS_P99_US,
-    HAPTIC_STAT_LATENESS_P999_US,
-    HAPTIC_STAT_LATENESS_MAX_US,
-    HAPTIC_STAT_OVERRUNS,        /* periods whose deadline was missed by a whole period */
-    HAPTIC_STAT_COMPUTE_MEAN_US, /* read to write, us */
-    HAPTIC_STAT_COMPUTE_MAX_US,
-    HAPTIC_STAT_FIFO,        /* 1 when running SCHED_FIFO */
-    HAPTIC_STAT_STALE_READS, /* periods without a new device frame */
-    HAPTIC_STAT_DEVICE_ERRORS,
-    HAPTIC_STAT_STATE,            /* HapticServoState */
-    HAPTIC_STAT_ENGINE_STALLS,    /* host watchdog trips */
-    HAPTIC_STAT_FORCE_LIMITED,    /* periods with a force/torque/workspace limit active */
-    HAPTIC_STAT_MISSED_DEADLINES, /* deadlines skipped by overruns (periods + missed = elapsed
-                                     deadlines) */
-    HAPTIC_STAT_CRC_ERRORS,       /* device frames dropped for a bad CRC-32C */
-    HAPTIC_STAT_FRAMES_LOST,      /* state frames missing (jumps in the sequence number) */
-    HAPTIC_STAT_FRAMES_DROPPED,   /* state frames repeated or out of order: not applied */
-    HAPTIC_STAT_FORCE_RMS,        /* RMS of |FX, FY| over the last statistics interval, N */
-    HAPTIC_STAT_FORCE_PEAK,       /* largest |FX, FY| over that interval, N */
-    HAPTIC_STAT_TEXTURE_PERIODS,  /* periods that commanded a texture pulse, over the run */
-    /* device faults (HapticFault, docs/haptics.md "Device plausibility"), over the run: */
-    HAPTIC_STAT_MOTION_FAULTS,        /* trips on handle motion the mechanism cannot make */
-    HAPTIC_STAT_DEVICE_FAULT_REPORTS, /* times the device's FAULT status came on */
-    HAPTIC_STAT_FAULT,                /* the HapticFault holding the motors off now, 0 none */
-    /* the last trip's figure and its bound: m/s for HAPTIC_FAULT_SPEED, m/s^2 for
-       HAPTIC_FAULT_ACCELERATION, 0 otherwise */
-    HAPTIC_STAT_FAULT_MEASURED,
-    HAPTIC_STAT_FAULT_ALLOWED,
-    /* the largest measured / allowed of either motion check over the run (1 or more: a trip) */
-    HAPTIC_STAT_MOTION_RATIO,
-    HAPTIC_STAT_COUNT
-};
-
 /* ===== Servo ===== */
 
 typedef enum HapticServoState {
@@ -139,13 +60,87 @@ typedef struct HapticMotionBounds {
 HapticMotionBounds haptic_motion_bounds(const PantographConfig *config,
                                         const HapticPlausibility *p);
 
-/* Why the servo holds the motors off until re-enabled (HAPTIC_STAT_FAULT). */
+/* Why the servo holds the motors off until re-enabled (HapticServoStats.fault). */
 typedef enum HapticFault {
     HAPTIC_FAULT_NONE,
     HAPTIC_FAULT_SPEED,        /* two readings further apart than the mechanism can move */
     HAPTIC_FAULT_ACCELERATION, /* three readings the mechanism cannot pass through */
     HAPTIC_FAULT_DEVICE,       /* the device reported FAULT (amplifier fault, hardware e-stop) */
 } HapticFault;
+
+/* ===== Registry slots written by the servo (servo_slots.c) =====
+ * The typed form of the HANDLE and SERVO_STATS slots: the servo packs, readers unpack; nothing
+ * else knows where a field sits in a slot's values. */
+
+/* REGISTRY_SLOT_HANDLE (writer: the servo, every period; t = wall time). */
+typedef struct HapticHandleState {
+    HapticVec2 pos; /* device frame, m */
+    HapticVec2 vel; /* m/s */
+    /* the force the motors are commanded with, on the handle, N: J^-T of the joint torques sent
+       to the D/A (coupling + local surfaces + joint-space texture, after every limit) */
+    HapticVec2 force;
+    Vec3 world;           /* handle mapped to the world (coupling), m */
+    HapticVec2 world_vel; /* its x and y velocity, m/s */
+    double coupling_k;    /* world N/m, already multiplied by the stall fade */
+    double coupling_b;    /* world N s/m, same */
+    bool enabled;         /* the motors are enabled and powered */
+    unsigned limits;      /* HAPTIC_LIMIT_* of this period */
+    unsigned device_status;
+    double q1, q5;            /* joint angles, rad */
+    double tau1, tau5;        /* joint torques sent to the D/A, N m (0 with the motors off) */
+    HapticVec2 texture_force; /* the texture's part of `force`, N on the handle */
+    /* the time of the engine frame the coupling's force was computed against, s (NAN before
+       the first): the view draws the proxy's end of the spring from the same frame */
+    double frame_t;
+    uint64_t proxy_body; /* the coupled proxy: packed EngineBodyId, 0 when none (an id word) */
+} HapticHandleState;
+
+void haptic_handle_pack(const HapticHandleState *handle, RegistrySlot *slot);
+HapticHandleState haptic_handle_unpack(const RegistrySlot *slot);
+/* Packs and writes the HANDLE slot at wall time t. Thread: the servo (the slot's one writer). */
+void haptic_handle_write(Registry *reg, double t, const HapticHandleState *handle);
+
+/* REGISTRY_SLOT_SERVO_STATS (writer: the servo, every statistics interval; t = wall time). */
+typedef struct HapticServoStats {
+    double rate_hz;     /* configured rate */
+    double measured_hz; /* periods per wall second over the run */
+    uint64_t periods;
+    double lateness_p50_us; /* wake-up lateness after the absolute deadline */
+    double lateness_p99_us;
+    double lateness_p999_us;
+    double lateness_max_us;
+    uint64_t overruns;      /* periods whose deadline was missed by a whole period */
+    double compute_mean_us; /* read to write, us */
+    double compute_max_us;
+    bool fifo;            /* running SCHED_FIFO */
+    uint64_t stale_reads; /* periods without a new device frame */
+    uint64_t device_errors;
+    HapticServoState state;
+    uint64_t engine_stalls;    /* host watchdog trips */
+    uint64_t force_limited;    /* periods with a force/torque/workspace limit active */
+    uint64_t missed_deadlines; /* deadlines skipped by overruns (periods + missed = elapsed
+                                  deadlines) */
+    uint64_t crc_errors;       /* device frames dropped for a bad CRC-32C */
+    uint64_t frames_lost;      /* state frames missing (jumps in the sequence number) */
+    uint64_t frames_dropped;   /* state frames repeated or out of order: not applied */
+    double force_rms;          /* RMS of |force| over the last statistics interval, N */
+    double force_peak;         /* largest |force| over that interval, N */
+    uint64_t texture_periods;  /* periods that commanded a texture pulse, over the run */
+    /* device faults (docs/haptics.md "Device plausibility"), over the run: */
+    uint64_t motion_faults;        /* trips on handle motion the mechanism cannot make */
+    uint64_t device_fault_reports; /* times the device's FAULT status came on */
+    HapticFault fault;             /* the fault holding the motors off now, or none */
+    /* the last trip's figure and its bound: m/s for HAPTIC_FAULT_SPEED, m/s^2 for
+       HAPTIC_FAULT_ACCELERATION, 0 otherwise */
+    double fault_measured, fault_allowed;
+    /* the largest measured / allowed of either motion check over the run (1 or more: a trip) */
+    double motion_ratio;
+} HapticServoStats;
+
+void haptic_servo_stats_pack(const HapticServoStats *stats, RegistrySlot *slot);
+HapticServoStats haptic_servo_stats_unpack(const RegistrySlot *slot);
+/* Packs and writes the SERVO_STATS slot at wall time t. Thread: the servo. */
+void haptic_servo_stats_write(Registry *reg, double t, const HapticServoStats *stats);
 
 typedef struct HapticServoDesc {
     double rate_hz;        /* 1000 default; 4000+ allowed */
@@ -195,14 +190,13 @@ HapticFault haptic_servo_fault(const HapticServo *servo);
 /* The message of the last device fault, naming it with the measured and allowed figures ("" if
  * none; kept after a re-enable). Thread: servo, or after stop. */
 const char *haptic_servo_fault_message(const HapticServo *servo);
-/* Fills v[HAPTIC_STAT_COUNT] with the current statistics (what SERVO_STATS holds). Thread:
- * after stop, or the servo. */
-void haptic_servo_stats(const HapticServo *servo, double v[HAPTIC_STAT_COUNT]);
+/* The current statistics (what SERVO_STATS holds). Thread: after stop, or the servo. */
+HapticServoStats haptic_servo_stats(const HapticServo *servo);
 /* The handle force of the last period's models after steps 1-4 of the safety chain (coupling +
- * constant + local surfaces, without the joint-space texture; HAPTIC_HANDLE_FX has the force the
- * motors are commanded with), N. Thread: servo, or after stop. */
+ * constant + local surfaces, without the joint-space texture; HapticHandleState.force has the force
+ * the motors are commanded with), N. Thread: servo, or after stop. */
 HapticVec2 haptic_servo_force(const HapticServo *servo);
-/* HAPTIC_LIMIT_* of the last period (HAPTIC_HANDLE_LIMITS). Thread: servo, or after stop. */
+/* HAPTIC_LIMIT_* of the last period (HapticHandleState.limits). Thread: servo, or after stop. */
 unsigned haptic_servo_limits(const HapticServo *servo);
 
 /* ===== Engine side of the coupling (engine thread) ===== */

@@ -161,9 +161,10 @@ void registry_slot_write_ids(Registry *reg, RegistrySlotId slot, double t, const
 /* Copies the slot. Thread: any; never blocks. */
 void registry_slot_read(const Registry *reg, RegistrySlotId slot, RegistrySlot *out);
 
-/* The registry carries slots as opaque values: each slot's layout is defined by its writer's
- * module. POINTER: sim.h (SIM_POINTER_*); HANDLE and SERVO_STATS: haptics_servo.h
- * (HAPTIC_HANDLE_*, HAPTIC_STAT_*); ENGINE_STATS: engine.h (ENGINE_STAT_*). */
+/* The registry carries slots as opaque values: each slot's layout is private to its writer's
+ * module, which gives it a typed struct with pack and unpack functions (no other file indexes
+ * v[] or ids[]). POINTER and ENGINE_STATS: sim.h (SimPointer, SimEngineStats); HANDLE and
+ * SERVO_STATS: haptics_servo.h (HapticHandleState, HapticServoStats). */
 
 /* ===== Contact reports ===== */
 

@@ -120,8 +120,9 @@ IssimStatus sim_headless_record(Sim *sim, const char *path, const char *vars, in
 IssimStatus sim_headless_record_end(Sim *sim, IssimError *err);
 /* Closes any recording and completes the summary. err is Nullable. */
 IssimStatus sim_headless_end(Sim *sim, IssimError *err);
-/* The newest published frame: engine_var_count values in engine order (engine.h: 13 per body,
- * then the energies). Borrowed; rewritten in place by every advance and edit. */
+/* The newest published frame: engine_var_count values in engine order (engine.h:
+ * ENGINE_FRAME_BODY_VALUES per body, engine_frame_body, then the energies). Borrowed; rewritten in
+ * place by every advance and edit. */
 const double *sim_values(const Sim *sim);
 
 /* Prints the summary a user reads after `issim run --headless`: impacts with restitution,
@@ -218,43 +219,66 @@ void sim_set_keep_steps(Sim *sim, bool keep);
 bool sim_keeps_steps(const Sim *sim);
 
 /* Contact reports an interactive run publishes per frame at most (the registry's max_contacts);
- * the others are counted (SIM_STAT_CONTACTS_DROPPED). Thread: any. */
+ * the others are counted (SimEngineStats.contacts_dropped). Thread: any. */
 int sim_contact_capacity(const Sim *sim);
-/* REGISTRY_SLOT_ENGINE_STATS.v after the engine's ENGINE_STAT_* values: the session's own. */
-enum {
-    SIM_STAT_CONTACT_REPORTS = ENGINE_STAT_COUNT, /* contacts at the frame, published or not */
-    SIM_STAT_CONTACTS_PUBLISHED,                  /* of them, in the frame's contact reports */
-    SIM_STAT_CONTACTS_DROPPED, /* reports left out of frames since the thread started */
-    SIM_STAT_COUNT
-};
-_Static_assert(SIM_STAT_COUNT <= REGISTRY_SLOT_VALUES, "the statistics fit their slot");
 /* The engine's output interval, s (fixed for the session). Thread: any. */
 double sim_dt(const Sim *sim);
 
-/* ===== Pointer drag (REGISTRY_SLOT_POINTER, written by the display) =====
- * While v[SIM_POINTER_DRAGGING] is 1 the engine thread pulls the point `anchor` (body frame) of
- * the body ids[SIM_POINTER_ID_BODY] toward `target` (world) with a spring and a damper on the
- * anchor's velocity: F = k (target - anchor_world) - c v_anchor, applied as a transient wrench
+/* ===== Registry slots the session defines (sim_slots.c) =====
+ * A slot is a vector of doubles in the registry (registry.h); these structs are its typed form.
+ * The writer packs, readers unpack: nothing else knows where a field sits in the vector. */
+
+/* REGISTRY_SLOT_ENGINE_STATS: what the interactive engine thread publishes with every frame
+ * (t = wall time) for the GUI's status bar and universe panel. Writer: the engine thread
+ * (sim_thread.c); readers: any thread. */
+typedef struct SimEngineStats {
+    uint64_t steps;         /* integrator steps since start, plus complementarity island steps
+                               (one per island per time step) */
+    double step_time_us;    /* mean wall time of a step over the last publication, us */
+    double sim_time;        /* engine (state) time, s */
+    double realtime_factor; /* output interval over the wall time of its step */
+    uint64_t resets;        /* resets caused by edits */
+    uint64_t warnings;
+    int active_contacts;
+    int awake_bodies; /* bodies being integrated (the others sleep, 004 App. E) */
+    int bodies;
+    int contact_reports;       /* contacts at the frame, published or not */
+    int contacts_published;    /* of them, in the frame's contact reports */
+    uint64_t contacts_dropped; /* reports left out of frames since the thread started */
+} SimEngineStats;
+
+void sim_engine_stats_pack(const SimEngineStats *stats, RegistrySlot *slot);
+/* Zeroes for a slot never written (slot->count 0). */
+SimEngineStats sim_engine_stats_unpack(const RegistrySlot *slot);
+/* Packs and writes the ENGINE_STATS slot at wall time t. Thread: the engine thread. */
+void sim_engine_stats_write(Registry *reg, double t, const SimEngineStats *stats);
+
+/* REGISTRY_SLOT_POINTER: the pointer drag. Writer: the display (app_input.c); reader: the engine
+ * thread (sim_thread.c).
+ * While `dragging`, the engine thread pulls the point `anchor` (body frame) of `body` toward
+ * `target` (world) with a spring and a damper on the anchor's velocity:
+ * F = k (target - anchor_world) - c v_anchor, applied as a transient wrench
  * (engine_set_applied_wrench). The body is a packed EngineBodyId the display took from the
  * session's engine before its thread started; the engine thread checks it (engine_body_check)
  * and ignores a drag of a body it did not issue, with a warning. Every new write resets the
  * engine to the display time, so the perturbation acts on the state the user sees, not on the
- * speculative future. With v[SIM_POINTER_HOLD_OMEGA] > 0 the drag is a grasp: the body is also
- * held at the attitude it had when the drag took it, by a critically damped attitude spring of
- * that angular frequency for the body's own inertia, tau = I (omega^2 theta - 2 omega w), theta
- * the rotation back to the grasped attitude, as a hand holds a bolt upright while pushing it. */
-enum {
-    SIM_POINTER_ID_BODY, /* ids[]: the dragged body, engine_body_id_pack; 0 when none */
-    SIM_POINTER_ID_COUNT
-};
-enum {
-    SIM_POINTER_DRAGGING,
-    SIM_POINTER_ANCHOR_X,                             /* body frame, m (and _Y, _Z) */
-    SIM_POINTER_TARGET_X = SIM_POINTER_ANCHOR_X + 3,  /* world, m (and _Y, _Z) */
-    SIM_POINTER_STIFFNESS = SIM_POINTER_TARGET_X + 3, /* N/m */
-    SIM_POINTER_DAMPING,                              /* N s/m */
-    SIM_POINTER_HOLD_OMEGA,                           /* rad/s; 0: no attitude hold */
-    SIM_POINTER_COUNT
-};
+ * speculative future. With hold_omega > 0 the drag is a grasp: the body is also held at the
+ * attitude it had when the drag took it, by a critically damped attitude spring of that angular
+ * frequency for the body's own inertia, tau = I (omega^2 theta - 2 omega w), theta the rotation
+ * back to the grasped attitude, as a hand holds a bolt upright while pushing it. */
+typedef struct SimPointer {
+    bool dragging;
+    uint64_t body;     /* the dragged body, engine_body_id_pack; 0 when none (an id word) */
+    Vec3 anchor;       /* body frame, m */
+    Vec3 target;       /* world, m */
+    double stiffness;  /* N/m */
+    double damping;    /* N s/m */
+    double hold_omega; /* rad/s; 0: no attitude hold */
+} SimPointer;
+
+void sim_pointer_pack(const SimPointer *pointer, RegistrySlot *slot);
+SimPointer sim_pointer_unpack(const RegistrySlot *slot);
+/* Packs and writes the POINTER slot at time t. Thread: the display (the slot's one writer). */
+void sim_pointer_write(Registry *reg, double t, const SimPointer *pointer);
 
 #endif

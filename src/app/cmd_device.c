@@ -3,6 +3,7 @@
  * simulated pantograph tools/pantosim, on a socket shared with it), "usb[:VID:PID]", "serial:PATH"
  * or "playback:FILE". Uses public headers only. */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -136,34 +137,29 @@ static void print_proxy(const Registry *reg, const char *proxy) {
 }
 
 static void print_stats(const HapticServo *servo, Sim *sim, const char *proxy) {
-    double v[HAPTIC_STAT_COUNT];
-    haptic_servo_stats(servo, v);
-    printf("servo: %.0f periods at %.1f Hz (configured %.0f Hz), %s scheduling\n",
-           v[HAPTIC_STAT_PERIODS], v[HAPTIC_STAT_MEASURED_HZ], v[HAPTIC_STAT_RATE_HZ],
-           v[HAPTIC_STAT_FIFO] ? "SCHED_FIFO" : "normal");
-    printf("lateness: p50 %.0f us, p99 %.0f us, p99.9 %.0f us, max %.0f us; %.0f overruns\n",
-           v[HAPTIC_STAT_LATENESS_P50_US], v[HAPTIC_STAT_LATENESS_P99_US],
-           v[HAPTIC_STAT_LATENESS_P999_US], v[HAPTIC_STAT_LATENESS_MAX_US],
-           v[HAPTIC_STAT_OVERRUNS]);
-    printf("compute per period: mean %.1f us, max %.1f us; stale device reads %.0f; "
-           "force-limited periods %.0f; engine stalls %.0f\n",
-           v[HAPTIC_STAT_COMPUTE_MEAN_US], v[HAPTIC_STAT_COMPUTE_MAX_US],
-           v[HAPTIC_STAT_STALE_READS], v[HAPTIC_STAT_FORCE_LIMITED], v[HAPTIC_STAT_ENGINE_STALLS]);
-    printf("link (protocol %d): %.0f CRC errors, %.0f state frames lost, %.0f repeated or out "
-           "of order (dropped)\n",
-           HAPTIC_PROTOCOL_VERSION, v[HAPTIC_STAT_CRC_ERRORS], v[HAPTIC_STAT_FRAMES_LOST],
-           v[HAPTIC_STAT_FRAMES_DROPPED]);
-    printf("device faults: %.0f implausible handle motions (largest measured/allowed %.2f), %.0f "
-           "FAULT reports from the device\n",
-           v[HAPTIC_STAT_MOTION_FAULTS], v[HAPTIC_STAT_MOTION_RATIO],
-           v[HAPTIC_STAT_DEVICE_FAULT_REPORTS]);
+    HapticServoStats st = haptic_servo_stats(servo);
+    printf("servo: %" PRIu64 " periods at %.1f Hz (configured %.0f Hz), %s scheduling\n",
+           st.periods, st.measured_hz, st.rate_hz, st.fifo ? "SCHED_FIFO" : "normal");
+    printf("lateness: p50 %.0f us, p99 %.0f us, p99.9 %.0f us, max %.0f us; %" PRIu64 " overruns\n",
+           st.lateness_p50_us, st.lateness_p99_us, st.lateness_p999_us, st.lateness_max_us,
+           st.overruns);
+    printf("compute per period: mean %.1f us, max %.1f us; stale device reads %" PRIu64 "; "
+           "force-limited periods %" PRIu64 "; engine stalls %" PRIu64 "\n",
+           st.compute_mean_us, st.compute_max_us, st.stale_reads, st.force_limited,
+           st.engine_stalls);
+    printf("link (protocol %d): %" PRIu64 " CRC errors, %" PRIu64 " state frames lost, %" PRIu64
+           " repeated or out of order (dropped)\n",
+           HAPTIC_PROTOCOL_VERSION, st.crc_errors, st.frames_lost, st.frames_dropped);
+    printf("device faults: %" PRIu64 " implausible handle motions (largest measured/allowed "
+           "%.2f), %" PRIu64 " FAULT reports from the device\n",
+           st.motion_faults, st.motion_ratio, st.device_fault_reports);
     if (haptic_servo_fault(servo) != HAPTIC_FAULT_NONE)
         printf("motors held off by a device fault: %s\n", haptic_servo_fault_message(servo));
-    RegistrySlot h;
-    registry_slot_read(sim_registry(sim), REGISTRY_SLOT_HANDLE, &h);
-    printf("handle: (%.4f, %.4f) m, force (%.3f, %.3f) N, motors %s\n", h.v[HAPTIC_HANDLE_X],
-           h.v[HAPTIC_HANDLE_Y], h.v[HAPTIC_HANDLE_FX], h.v[HAPTIC_HANDLE_FY],
-           h.v[HAPTIC_HANDLE_ENABLED] ? "enabled" : "disabled");
+    RegistrySlot slot;
+    registry_slot_read(sim_registry(sim), REGISTRY_SLOT_HANDLE, &slot);
+    HapticHandleState h = haptic_handle_unpack(&slot);
+    printf("handle: (%.4f, %.4f) m, force (%.3f, %.3f) N, motors %s\n", h.pos.x, h.pos.y, h.force.x,
+           h.force.y, h.enabled ? "enabled" : "disabled");
     if (proxy[0])
         print_proxy(sim_registry(sim), proxy);
 }
@@ -186,8 +182,8 @@ static void watch(Sim *sim, double duration, FILE *record) {
         RegistrySlot h;
         registry_slot_read(sim_registry(sim), REGISTRY_SLOT_HANDLE, &h);
         if (h.count != last_count && h.count > 0) {
-            fprintf(record, "%.6f,%.9f,%.9f\n", h.t - t0, h.v[HAPTIC_HANDLE_X],
-                    h.v[HAPTIC_HANDLE_Y]);
+            HapticHandleState state = haptic_handle_unpack(&h);
+            fprintf(record, "%.6f,%.9f,%.9f\n", h.t - t0, state.pos.x, state.pos.y);
             last_count = h.count;
         }
     }

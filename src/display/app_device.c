@@ -200,9 +200,8 @@ static void surface_segments(App *app, const RegistrySlot *h) {
     double scale = servo->coupling.position_scale;
     if (!(scale > 0))
         return;
-    DeviceToWorld m = {h->v[HAPTIC_HANDLE_X], h->v[HAPTIC_HANDLE_Y], scale,
-                       (Vec3){h->v[HAPTIC_HANDLE_WORLD_X], h->v[HAPTIC_HANDLE_WORLD_Y],
-                              h->v[HAPTIC_HANDLE_WORLD_Z]}};
+    HapticHandleState reading = haptic_handle_unpack(h);
+    DeviceToWorld m = {reading.pos.x, reading.pos.y, scale, reading.world};
     static const float wall[4] = {1.0f, 0.35f, 0.35f, 1}, smooth[4] = {0.6f, 0.6f, 0.6f, 1};
     for (int i = 0; i < servo->surface_count; i++) {
         const HapticSurface *s = &servo->surfaces[i];
@@ -239,16 +238,15 @@ static void update_handle_marker(App *app) {
     vh->shown = h.count > 0 && s->has_frame;
     if (!vh->shown)
         return;
-    vh->point =
-        (Vec3){h.v[HAPTIC_HANDLE_WORLD_X], h.v[HAPTIC_HANDLE_WORLD_Y], h.v[HAPTIC_HANDLE_WORLD_Z]};
-    int body =
-        scene_view_body_of(s->view, engine_body_id_unpack(h.ids[HAPTIC_HANDLE_ID_PROXY_BODY]));
+    HapticHandleState reading = haptic_handle_unpack(&h);
+    vh->point = reading.world;
+    int body = scene_view_body_of(s->view, engine_body_id_unpack(reading.proxy_body));
     vh->coupled = body >= 0;
     if (vh->coupled) {
         const double *p = s->frame + s->view->bodies[body].var_pos;
         vh->proxy = (Vec3){p[0], p[1], p[2]};
     }
-    vh->active = h.v[HAPTIC_HANDLE_ENABLED] > 0 && h.v[HAPTIC_HANDLE_COUPLING_K] > 0;
+    vh->active = reading.enabled && reading.coupling_k > 0;
     vh->size = 0.06 * s->view->radius;
     surface_segments(app, &h);
 }
@@ -256,8 +254,8 @@ static void update_handle_marker(App *app) {
 /* The haptic walls' reaction on the handle, device N: the servo's own PD and friction law
  * (haptic_surface_force) at the published handle state, before the safety chain's limits. */
 static HapticVec2 wall_reaction(const HapticServoDesc *servo, const RegistrySlot *h) {
-    HapticKinematics k = {.pos = {h->v[HAPTIC_HANDLE_X], h->v[HAPTIC_HANDLE_Y]},
-                          .vel = {h->v[HAPTIC_HANDLE_VX], h->v[HAPTIC_HANDLE_VY]}};
+    HapticHandleState reading = haptic_handle_unpack(h);
+    HapticKinematics k = {.pos = reading.pos, .vel = reading.vel};
     HapticRng rng;
     haptic_rng_seed(&rng, 1);
     double f[2] = {0, 0}, tau[2] = {0, 0}; /* the texture's torques are not a reaction */
@@ -313,17 +311,17 @@ int app_device_arrows(const App *app, const RegistrySlot *handle, RenderArrow *o
         h = *handle;
     else
         registry_slot_read(s->reg, REGISTRY_SLOT_HANDLE, &h);
+    HapticHandleState reading = haptic_handle_unpack(&h);
     double world_per_device = servo->coupling.force_scale > 0 ? servo->coupling.force_scale : 1.0;
     Vec3 force[APP_DEVICE_ARROWS];
     const ViewHandle *vh = &s->view->handle;
     Vec3 hand_at = vec3_add(vh->point, (Vec3){0, 0, 4 * vh->size});
     int n = 0;
-    int body =
-        scene_view_body_of(s->view, engine_body_id_unpack(h.ids[HAPTIC_HANDLE_ID_PROXY_BODY]));
+    int body = scene_view_body_of(s->view, engine_body_id_unpack(reading.proxy_body));
     Vec3 coupling;
     Vec3 proxy_pos, proxy_vel;
-    if (body >= 0 && rendered_state(s, &s->view->bodies[body], h.v[HAPTIC_HANDLE_FRAME_T],
-                                    &proxy_pos, &proxy_vel)) {
+    if (body >= 0 &&
+        rendered_state(s, &s->view->bodies[body], reading.frame_t, &proxy_pos, &proxy_vel)) {
         const ViewBody *vb = &s->view->bodies[body];
         double top = vb->instance >= 0 ? s->view->instances[vb->instance].local_box.max.z : 0.0;
         Vec3 at = vec3_add(vh->proxy, (Vec3){0, 0, top});
@@ -332,8 +330,7 @@ int app_device_arrows(const App *app, const RegistrySlot *handle, RenderArrow *o
             out[n++] = device_arrow(app, at, coupling, GUI_ARROW_COUPLING, "coupling");
         }
     }
-    force[n] =
-        vec3_scale((Vec3){h.v[HAPTIC_HANDLE_FX], h.v[HAPTIC_HANDLE_FY], 0}, world_per_device);
+    force[n] = vec3_scale((Vec3){reading.force.x, reading.force.y, 0}, world_per_device);
     out[n] = device_arrow(app, hand_at, force[n], GUI_ARROW_HAND, "hand");
     n++;
     HapticVec2 w = wall_reaction(servo, &h);
@@ -369,15 +366,15 @@ void app_device_hand(App *app, bool hold, int x, int y) {
      * point is the handle's own plus the world offset over the scale. */
     Vec3 o, dir;
     camera_ray(&app->camera, app->view_w, app->view_h, x - app->view_x, y - app->view_y, &o, &dir);
-    double z = h.v[HAPTIC_HANDLE_WORLD_Z];
+    HapticHandleState reading = haptic_handle_unpack(&h);
+    double z = reading.world.z;
     if (fabs(dir.z) < 1e-9 || (z - o.z) / dir.z <= 0)
         return;
     double t = (z - o.z) / dir.z;
     double wx = o.x + t * dir.x, wy = o.y + t * dir.y;
     char text[96];
-    snprintf(text, sizeof text, "%.9g %.9g\n",
-             h.v[HAPTIC_HANDLE_X] + (wx - h.v[HAPTIC_HANDLE_WORLD_X]) / scale,
-             h.v[HAPTIC_HANDLE_Y] + (wy - h.v[HAPTIC_HANDLE_WORLD_Y]) / scale);
+    snprintf(text, sizeof text, "%.9g %.9g\n", reading.pos.x + (wx - reading.world.x) / scale,
+             reading.pos.y + (wy - reading.world.y) / scale);
     write_hand(d, text);
 }
 

@@ -39,22 +39,17 @@ static void write_pointer(App *app) {
     const Drag *d = &app->drag;
     double mass =
         d->body >= 0 && d->body < s->view->body_count ? s->view->bodies[d->body].mass : 1.0;
-    double v[SIM_POINTER_COUNT] = {0};
-    uint64_t ids[SIM_POINTER_ID_COUNT] = {0};
-    v[SIM_POINTER_DRAGGING] = d->active ? 1.0 : 0.0;
+    SimPointer pointer = {
+        .dragging = d->active,
+        .anchor = d->anchor_local,
+        .target = d->target,
+        .stiffness = mass * DRAG_OMEGA * DRAG_OMEGA,
+        .damping = 2.0 * mass * DRAG_OMEGA,
+        .hold_omega = d->active && d->grasp ? GRASP_OMEGA : 0.0,
+    };
     if (d->body >= 0 && d->body < s->view->body_count)
-        ids[SIM_POINTER_ID_BODY] = engine_body_id_pack(s->view->bodies[d->body].id);
-    v[SIM_POINTER_ANCHOR_X] = d->anchor_local.x;
-    v[SIM_POINTER_ANCHOR_X + 1] = d->anchor_local.y;
-    v[SIM_POINTER_ANCHOR_X + 2] = d->anchor_local.z;
-    v[SIM_POINTER_TARGET_X] = d->target.x;
-    v[SIM_POINTER_TARGET_X + 1] = d->target.y;
-    v[SIM_POINTER_TARGET_X + 2] = d->target.z;
-    v[SIM_POINTER_STIFFNESS] = mass * DRAG_OMEGA * DRAG_OMEGA;
-    v[SIM_POINTER_DAMPING] = 2.0 * mass * DRAG_OMEGA;
-    v[SIM_POINTER_HOLD_OMEGA] = d->active && d->grasp ? GRASP_OMEGA : 0.0;
-    registry_slot_write_ids(s->reg, REGISTRY_SLOT_POINTER, sim_display_time(s->sim), v,
-                            SIM_POINTER_COUNT, ids, SIM_POINTER_ID_COUNT);
+        pointer.body = engine_body_id_pack(s->view->bodies[d->body].id);
+    sim_pointer_write(s->reg, sim_display_time(s->sim), &pointer);
 }
 
 static void start_pick(App *app, int x, int y) {

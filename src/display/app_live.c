@@ -89,9 +89,9 @@ void app_live_sample(App *app) {
             v[APP_LIVE_SELECTED_FORCE] += f;
     }
     v[APP_LIVE_CONTACTS] = n;
-    RegistrySlot st;
-    registry_slot_read(s->reg, REGISTRY_SLOT_ENGINE_STATS, &st);
-    v[APP_LIVE_STEP_US] = st.v[ENGINE_STAT_STEP_TIME_US];
+    RegistrySlot slot;
+    registry_slot_read(s->reg, REGISTRY_SLOT_ENGINE_STATS, &slot);
+    v[APP_LIVE_STEP_US] = sim_engine_stats_unpack(&slot).step_time_us;
     v[APP_LIVE_STEPS_PER_S] = app->engine_rate;
     v[APP_LIVE_FPS] = app->fps;
     v[APP_LIVE_LOAD] = app_load_magnitude(app);

@@ -208,18 +208,19 @@ static void fill_gui_state(App *app, GuiState *g) {
         g->state_time = registry_state_time(s->reg);
         g->history_start = registry_history_start(s->reg);
         g->dt = sim_dt(s->sim);
-        RegistrySlot st;
-        registry_slot_read(s->reg, REGISTRY_SLOT_ENGINE_STATS, &st);
-        g->engine_step_us = st.v[ENGINE_STAT_STEP_TIME_US];
-        g->engine_headroom = st.v[ENGINE_STAT_REALTIME_FACTOR];
+        RegistrySlot slot;
+        registry_slot_read(s->reg, REGISTRY_SLOT_ENGINE_STATS, &slot);
+        SimEngineStats st = sim_engine_stats_unpack(&slot);
+        g->engine_step_us = st.step_time_us;
+        g->engine_headroom = st.realtime_factor;
         g->sim_rate = app->sim_rate;
-        g->active_contacts = (int)st.v[ENGINE_STAT_ACTIVE_CONTACTS];
-        g->contacts_total = (int)st.v[SIM_STAT_CONTACT_REPORTS];
-        g->contacts_shown = (int)st.v[SIM_STAT_CONTACTS_PUBLISHED];
-        g->contacts_dropped = st.v[SIM_STAT_CONTACTS_DROPPED];
-        g->engine_resets = st.v[ENGINE_STAT_RESETS];
-        g->awake_bodies = (int)st.v[ENGINE_STAT_AWAKE_BODIES];
-        g->bodies = (int)st.v[ENGINE_STAT_BODIES];
+        g->active_contacts = st.active_contacts;
+        g->contacts_total = st.contact_reports;
+        g->contacts_shown = st.contacts_published;
+        g->contacts_dropped = (double)st.contacts_dropped;
+        g->engine_resets = (double)st.resets;
+        g->awake_bodies = st.awake_bodies;
+        g->bodies = st.bodies;
     }
     if (app->video.pipe) {
         g->video_recording = true;
@@ -521,9 +522,9 @@ static void frame(App *app) {
 /* ===== Benchmarks (--bench) ===== */
 
 static double engine_steps(const App *app) {
-    RegistrySlot st;
-    registry_slot_read(app->session.reg, REGISTRY_SLOT_ENGINE_STATS, &st);
-    return st.v[ENGINE_STAT_STEPS];
+    RegistrySlot slot;
+    registry_slot_read(app->session.reg, REGISTRY_SLOT_ENGINE_STATS, &slot);
+    return (double)sim_engine_stats_unpack(&slot).steps;
 }
 
 /* CPU time (s) of the display's own threads: the main thread and llvmpipe's rasterisers. Under

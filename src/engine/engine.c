@@ -280,20 +280,24 @@ static IssimStatus build_vars(Engine *e, IssimError *err) {
     static const char *const body_units[] = {"m",   "m",   "m",   "",      "",      "",     "",
                                              "m/s", "m/s", "m/s", "rad/s", "rad/s", "rad/s"};
     static const char *const energy_vars[] = {"kinetic", "potential", "elastic", "total"};
-    e->var_count = 13 * e->body_count + 4;
+    _Static_assert(sizeof body_vars / sizeof body_vars[0] == ENGINE_FRAME_BODY_VALUES,
+                   "a name for every value of a body's frame");
+    _Static_assert(sizeof energy_vars / sizeof energy_vars[0] == ENGINE_FRAME_ENERGY_VALUES,
+                   "a name for every energy of a frame");
+    e->var_count = ENGINE_FRAME_BODY_VALUES * e->body_count + ENGINE_FRAME_ENERGY_VALUES;
     e->var_names = calloc((size_t)e->var_count, sizeof *e->var_names);
     e->var_units = calloc((size_t)e->var_count, sizeof *e->var_units);
     if (!e->var_names || !e->var_units)
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
     int v = 0;
     for (int b = 0; b < e->body_count; b++) {
-        for (int i = 0; i < 13; i++, v++) {
+        for (int i = 0; i < ENGINE_FRAME_BODY_VALUES; i++, v++) {
             snprintf(e->var_names[v], sizeof e->var_names[v], "%s.%s", e->bodies[b].name,
                      body_vars[i]);
             e->var_units[v] = body_units[i];
         }
     }
-    for (int i = 0; i < 4; i++, v++) {
+    for (int i = 0; i < ENGINE_FRAME_ENERGY_VALUES; i++, v++) {
         snprintf(e->var_names[v], sizeof e->var_names[v], "universe.energy.%s", energy_vars[i]);
         e->var_units[v] = "J";
     }
@@ -515,21 +519,37 @@ IssimStatus engine_register_vars(const Engine *e, Registry *reg, IssimError *err
     return ISSIM_OK;
 }
 
+EngineBodyState engine_frame_body(const double *values, int body) {
+    const double *v = values + ENGINE_FRAME_BODY_VALUES * body;
+    const double *p = v + ENGINE_FRAME_POS, *q = v + ENGINE_FRAME_ORIENT;
+    const double *l = v + ENGINE_FRAME_VEL, *w = v + ENGINE_FRAME_ANGVEL;
+    return (EngineBodyState){.pos = vec3(p[0], p[1], p[2]),
+                             .orient = (Quat){q[0], q[1], q[2], q[3]},
+                             .vel = vec3(l[0], l[1], l[2]),
+                             .angvel = vec3(w[0], w[1], w[2])};
+}
+
+void engine_frame_set_body(double *values, int body, const EngineBodyState *st) {
+    double *v = values + ENGINE_FRAME_BODY_VALUES * body;
+    double *p = v + ENGINE_FRAME_POS, *q = v + ENGINE_FRAME_ORIENT;
+    double *l = v + ENGINE_FRAME_VEL, *w = v + ENGINE_FRAME_ANGVEL;
+    p[0] = st->pos.x, p[1] = st->pos.y, p[2] = st->pos.z;
+    q[0] = st->orient.w, q[1] = st->orient.x, q[2] = st->orient.y, q[3] = st->orient.z;
+    l[0] = st->vel.x, l[1] = st->vel.y, l[2] = st->vel.z;
+    w[0] = st->angvel.x, w[1] = st->angvel.y, w[2] = st->angvel.z;
+}
+
 void engine_write_vars(const Engine *e, double *values) {
-    int v = 0;
     for (int b = 0; b < e->body_count; b++) {
         EngineBodyState st = engine_block_state(e, e->y, b);
-        double row[13] = {st.pos.x,    st.pos.y,    st.pos.z,   st.orient.w, st.orient.x,
-                          st.orient.y, st.orient.z, st.vel.x,   st.vel.y,    st.vel.z,
-                          st.angvel.x, st.angvel.y, st.angvel.z};
-        memcpy(values + v, row, sizeof row);
-        v += 13;
+        engine_frame_set_body(values, b, &st);
     }
     EngineEnergy en = engine_energy(e);
-    values[v++] = en.kinetic;
-    values[v++] = en.potential;
-    values[v++] = en.elastic;
-    values[v++] = en.total;
+    double *energies = values + ENGINE_FRAME_BODY_VALUES * e->body_count;
+    energies[0] = en.kinetic;
+    energies[1] = en.potential;
+    energies[2] = en.elastic;
+    energies[3] = en.total;
 }
 
 /* After the state jumped (a reset to an earlier frame, an edited position): contacts are found
@@ -574,18 +594,14 @@ static void reset_active_set(Engine *e, double t) {
 IssimStatus engine_restore_vars(Engine *e, double t, const double *values, IssimError *err) {
     if (engine_checkpoint_restore(e, t))
         return ISSIM_OK;
-    for (int i = 0; i < 13 * e->body_count; i++)
+    for (int i = 0; i < ENGINE_FRAME_BODY_VALUES * e->body_count; i++)
         if (!isfinite(values[i]))
             return issim_error_set(err, ISSIM_ERR_INVALID,
                                    "cannot restore a frame with non-finite %s", e->var_names[i]);
     for (int r = 0; r < e->reduced_slots; r++) /* the frame gives every body its own state */
         engine_reduced_leave(e, r, t);
     for (int b = 0; b < e->body_count; b++) {
-        const double *s = values + 13 * b;
-        EngineBodyState st = {.pos = vec3(s[0], s[1], s[2]),
-                              .orient = (Quat){s[3], s[4], s[5], s[6]},
-                              .vel = vec3(s[7], s[8], s[9]),
-                              .angvel = vec3(s[10], s[11], s[12])};
+        EngineBodyState st = engine_frame_body(values, b);
         engine_block_store(e, e->y, b, &st);
     }
     e->t = t;

@@ -505,10 +505,10 @@ static bool engine_pose_source(void *ctx, double *t, Pose *poses, double *ahead,
     for (int b = 0; b < e->body_count; b++) {
         if (!e->bodies[b].shaped)
             continue;
-        const double *v = frame.values + 13 * b; /* engine_write_vars layout */
+        EngineBodyState st = engine_frame_body(frame.values, b);
         int w = e->bodies[b].world_index;
-        poses[w] = (Pose){vec3(v[0], v[1], v[2]), quat_normalize((Quat){v[3], v[4], v[5], v[6]})};
-        ahead[w] = reach_ahead(e, b, vec3(v[7], v[8], v[9]), vec3(v[10], v[11], v[12]));
+        poses[w] = (Pose){st.pos, quat_normalize(st.orient)};
+        ahead[w] = reach_ahead(e, b, st.vel, st.angvel);
     }
     *t = frame.t;
     (void)count;

@@ -31,66 +31,66 @@ const ImVec4 kGreen(0.5f, 0.9f, 0.5f, 1.0f);
 const ImVec4 kAmber(1.0f, 0.8f, 0.3f, 1.0f);
 const ImVec4 kDim(0.55f, 0.55f, 0.55f, 1.0f);
 
-const char *watchdog_state(const GuiDevice *device, const RegistrySlot &h, double *fade) {
+const char *watchdog_state(const GuiDevice *device, const HapticHandleState &h, double *fade) {
     double nominal = device ? device->coupling_stiffness : 0.0;
-    double k = h.v[HAPTIC_HANDLE_COUPLING_K];
+    double k = h.coupling_k;
     *fade = nominal > 0.0 ? k / nominal : 0.0;
-    if (!(nominal > 0.0) || h.ids[HAPTIC_HANDLE_ID_PROXY_BODY] == 0)
+    if (!(nominal > 0.0) || h.proxy_body == 0)
         return "no coupling";
-    if (!(h.v[HAPTIC_HANDLE_ENABLED] > 0.0))
+    if (!h.enabled)
         return "motors off";
     if (*fade >= 1.0 - 1e-9)
         return "live";
     return k > 0.0 ? "fading" : "released";
 }
 
-void fill_stats(const RegistrySlot &st, GuiDeviceReadout *out) {
-    const double *v = st.v;
-    out->have_stats = st.count > 0;
-    out->rate_hz = v[HAPTIC_STAT_RATE_HZ];
-    out->measured_hz = v[HAPTIC_STAT_MEASURED_HZ];
-    out->periods = v[HAPTIC_STAT_PERIODS];
-    out->p50_us = v[HAPTIC_STAT_LATENESS_P50_US];
-    out->p99_us = v[HAPTIC_STAT_LATENESS_P99_US];
-    out->p999_us = v[HAPTIC_STAT_LATENESS_P999_US];
-    out->max_us = v[HAPTIC_STAT_LATENESS_MAX_US];
-    out->overruns = v[HAPTIC_STAT_OVERRUNS];
-    out->missed_deadlines = v[HAPTIC_STAT_MISSED_DEADLINES];
-    out->compute_mean_us = v[HAPTIC_STAT_COMPUTE_MEAN_US];
-    out->compute_max_us = v[HAPTIC_STAT_COMPUTE_MAX_US];
-    out->fifo = v[HAPTIC_STAT_FIFO] > 0.0;
-    out->stale_reads = v[HAPTIC_STAT_STALE_READS];
-    out->device_errors = v[HAPTIC_STAT_DEVICE_ERRORS];
-    out->crc_errors = v[HAPTIC_STAT_CRC_ERRORS];
-    out->frames_lost = v[HAPTIC_STAT_FRAMES_LOST];
-    out->frames_dropped = v[HAPTIC_STAT_FRAMES_DROPPED];
-    out->force_limited = v[HAPTIC_STAT_FORCE_LIMITED];
-    out->engine_stalls = v[HAPTIC_STAT_ENGINE_STALLS];
-    out->force_rms = v[HAPTIC_STAT_FORCE_RMS];
-    out->force_peak = v[HAPTIC_STAT_FORCE_PEAK];
-    out->texture_periods = v[HAPTIC_STAT_TEXTURE_PERIODS];
-    out->servo_state = (int)v[HAPTIC_STAT_STATE];
+void fill_stats(const RegistrySlot &slot, GuiDeviceReadout *out) {
+    HapticServoStats st = haptic_servo_stats_unpack(&slot);
+    out->have_stats = slot.count > 0;
+    out->rate_hz = st.rate_hz;
+    out->measured_hz = st.measured_hz;
+    out->periods = (double)st.periods;
+    out->p50_us = st.lateness_p50_us;
+    out->p99_us = st.lateness_p99_us;
+    out->p999_us = st.lateness_p999_us;
+    out->max_us = st.lateness_max_us;
+    out->overruns = (double)st.overruns;
+    out->missed_deadlines = (double)st.missed_deadlines;
+    out->compute_mean_us = st.compute_mean_us;
+    out->compute_max_us = st.compute_max_us;
+    out->fifo = st.fifo;
+    out->stale_reads = (double)st.stale_reads;
+    out->device_errors = (double)st.device_errors;
+    out->crc_errors = (double)st.crc_errors;
+    out->frames_lost = (double)st.frames_lost;
+    out->frames_dropped = (double)st.frames_dropped;
+    out->force_limited = (double)st.force_limited;
+    out->engine_stalls = (double)st.engine_stalls;
+    out->force_rms = st.force_rms;
+    out->force_peak = st.force_peak;
+    out->texture_periods = (double)st.texture_periods;
+    out->servo_state = (int)st.state;
 }
 
-void fill_handle(const RegistrySlot &h, const GuiDevice *device, GuiDeviceReadout *out) {
-    const double *v = h.v;
-    out->have_handle = h.count > 0;
-    out->x = v[HAPTIC_HANDLE_X];
-    out->y = v[HAPTIC_HANDLE_Y];
-    out->vx = v[HAPTIC_HANDLE_VX];
-    out->vy = v[HAPTIC_HANDLE_VY];
-    out->fx = v[HAPTIC_HANDLE_FX];
-    out->fy = v[HAPTIC_HANDLE_FY];
-    out->texture_fx = v[HAPTIC_HANDLE_TEXTURE_FX];
-    out->texture_fy = v[HAPTIC_HANDLE_TEXTURE_FY];
-    out->tau1 = v[HAPTIC_HANDLE_TAU1];
-    out->tau5 = v[HAPTIC_HANDLE_TAU5];
-    out->motors_on = v[HAPTIC_HANDLE_ENABLED] > 0.0;
-    out->limits = (unsigned)v[HAPTIC_HANDLE_LIMITS];
-    out->device_status = (unsigned)v[HAPTIC_HANDLE_DEVICE_STATUS];
-    out->coupling_k = v[HAPTIC_HANDLE_COUPLING_K];
+void fill_handle(const RegistrySlot &slot, const GuiDevice *device, GuiDeviceReadout *out) {
+    HapticHandleState h = haptic_handle_unpack(&slot);
+    out->have_handle = slot.count > 0;
+    out->x = h.pos.x;
+    out->y = h.pos.y;
+    out->vx = h.vel.x;
+    out->vy = h.vel.y;
+    out->fx = h.force.x;
+    out->fy = h.force.y;
+    out->texture_fx = h.texture_force.x;
+    out->texture_fy = h.texture_force.y;
+    out->tau1 = h.tau1;
+    out->tau5 = h.tau5;
+    out->motors_on = h.enabled;
+    out->limits = h.limits;
+    out->device_status = h.device_status;
+    out->coupling_k = h.coupling_k;
     out->watchdog = out->have_handle ? watchdog_state(device, h, &out->watchdog_fade) : "";
-    out->handle_age_s = out->have_handle ? issim_wall_time() - h.t : INFINITY;
+    out->handle_age_s = out->have_handle ? issim_wall_time() - slot.t : INFINITY;
 }
 
 // ===== Panel pieces =====
@@ -127,21 +127,21 @@ void status_line(const GuiDevice *d, const GuiDeviceReadout &ro) {
 void fault_line(const Registry *reg, const GuiDeviceReadout &ro) {
     if (!(ro.limits & HAPTIC_LIMIT_FAULT))
         return;
-    RegistrySlot st = RegistrySlot();
+    RegistrySlot slot = RegistrySlot();
     if (reg)
-        registry_slot_read(reg, REGISTRY_SLOT_SERVO_STATS, &st);
-    const double *v = st.v;
+        registry_slot_read(reg, REGISTRY_SLOT_SERVO_STATS, &slot);
+    HapticServoStats st = haptic_servo_stats_unpack(&slot);
     ImGui::PushStyleColor(ImGuiCol_Text, kRed);
-    switch ((int)v[HAPTIC_STAT_FAULT]) {
+    switch (st.fault) {
     case HAPTIC_FAULT_SPEED:
         ImGui::TextWrapped("DEVICE FAULT: implausible handle speed, %.3g m/s measured, %.3g m/s "
                            "allowed: the encoder counts jumped (loose connector, noise)",
-                           v[HAPTIC_STAT_FAULT_MEASURED], v[HAPTIC_STAT_FAULT_ALLOWED]);
+                           st.fault_measured, st.fault_allowed);
         break;
     case HAPTIC_FAULT_ACCELERATION:
         ImGui::TextWrapped("DEVICE FAULT: implausible handle acceleration, %.4g m/s^2 measured, "
                            "%.4g m/s^2 allowed: the encoder counts jitter (loose connector, noise)",
-                           v[HAPTIC_STAT_FAULT_MEASURED], v[HAPTIC_STAT_FAULT_ALLOWED]);
+                           st.fault_measured, st.fault_allowed);
         break;
     case HAPTIC_FAULT_DEVICE:
         ImGui::TextWrapped("DEVICE FAULT: the device reports FAULT (amplifier fault or hardware "
@@ -153,7 +153,7 @@ void fault_line(const Registry *reg, const GuiDeviceReadout &ro) {
     }
     ImGui::TextWrapped("motors off until enabled again (Enable motors); "
                        "%.0f motion faults, %.0f device FAULT reports",
-                       v[HAPTIC_STAT_MOTION_FAULTS], v[HAPTIC_STAT_DEVICE_FAULT_REPORTS]);
+                       (double)st.motion_faults, (double)st.device_fault_reports);
     ImGui::PopStyleColor();
 }
 

@@ -147,18 +147,19 @@ void haptic_coupling_engage(const HapticCoupling *c, CouplingState *cs, bool wan
     cs->engage = fmin(fmax(ramp, 0.0), 1.0);
 }
 
-bool haptic_coupling_engine_force(const RegistrySlot *h, Vec3 proxy_pos, Vec3 proxy_vel,
+bool haptic_coupling_engine_force(const RegistrySlot *slot, Vec3 proxy_pos, Vec3 proxy_vel,
                                   double now_wall, double max_age_s, Vec3 *force) {
     *force = (Vec3){0, 0, 0};
-    if (h->count == 0 || now_wall - h->t > max_age_s || h->ids[HAPTIC_HANDLE_ID_PROXY_BODY] == 0)
+    if (slot->count == 0 || now_wall - slot->t > max_age_s)
         return false;
-    double k = h->v[HAPTIC_HANDLE_COUPLING_K], b = h->v[HAPTIC_HANDLE_COUPLING_B];
+    HapticHandleState h = haptic_handle_unpack(slot);
+    if (h.proxy_body == 0)
+        return false;
+    double k = h.coupling_k, b = h.coupling_b;
     if (!(k > 0.0 || b > 0.0) || !isfinite(k) || !isfinite(b))
         return false;
-    double fx = k * (h->v[HAPTIC_HANDLE_WORLD_X] - proxy_pos.x) +
-                b * (h->v[HAPTIC_HANDLE_WORLD_VX] - proxy_vel.x);
-    double fy = k * (h->v[HAPTIC_HANDLE_WORLD_Y] - proxy_pos.y) +
-                b * (h->v[HAPTIC_HANDLE_WORLD_VY] - proxy_vel.y);
+    double fx = k * (h.world.x - proxy_pos.x) + b * (h.world_vel.x - proxy_vel.x);
+    double fy = k * (h.world.y - proxy_pos.y) + b * (h.world_vel.y - proxy_vel.y);
     if (!isfinite(fx) || !isfinite(fy))
         return false;
     *force = (Vec3){fx, fy, 0.0};

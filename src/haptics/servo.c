@@ -441,38 +441,28 @@ static void publish_handle(HapticServo *servo, const HapticSample *sample, doubl
     const HapticKinematics *k = &servo->kin;
     const HapticCoupling *c = &servo->desc.coupling;
     double fade = servo->coupling.fade * servo->coupling.engage;
-    double v[HAPTIC_HANDLE_COUNT] = {
-        [HAPTIC_HANDLE_X] = k->pos.x,
-        [HAPTIC_HANDLE_Y] = k->pos.y,
-        [HAPTIC_HANDLE_VX] = k->vel.x,
-        [HAPTIC_HANDLE_VY] = k->vel.y,
-        [HAPTIC_HANDLE_FX] = servo->motor_force[0],
-        [HAPTIC_HANDLE_FY] = servo->motor_force[1],
-        [HAPTIC_HANDLE_WORLD_X] = servo->coupling.handle_world.x,
-        [HAPTIC_HANDLE_WORLD_Y] = servo->coupling.handle_world.y,
-        [HAPTIC_HANDLE_WORLD_Z] = servo->coupling.handle_world.z,
-        [HAPTIC_HANDLE_WORLD_VX] = servo->coupling.handle_world_vel.x,
-        [HAPTIC_HANDLE_WORLD_VY] = servo->coupling.handle_world_vel.y,
+    HapticHandleState h = {
+        .pos = k->pos,
+        .vel = k->vel,
+        .force = {servo->motor_force[0], servo->motor_force[1]},
+        .world = servo->coupling.handle_world,
+        .world_vel = {servo->coupling.handle_world_vel.x, servo->coupling.handle_world_vel.y},
         /* the engine applies exactly the gains the servo renders (faded after a stall, ramped in
            after the motors come on, zero while they are off: the handle is not held then) */
-        [HAPTIC_HANDLE_COUPLING_K] = servo->motors_on ? fade * c->stiffness : 0.0,
-        [HAPTIC_HANDLE_COUPLING_B] = servo->motors_on ? fade * c->damping : 0.0,
-        [HAPTIC_HANDLE_ENABLED] = servo->motors_on,
-        [HAPTIC_HANDLE_LIMITS] = servo->limits,
-        [HAPTIC_HANDLE_DEVICE_STATUS] = sample ? sample->state.status : 0,
-        [HAPTIC_HANDLE_Q1] = k->joints.q1,
-        [HAPTIC_HANDLE_Q5] = k->joints.q5,
-        [HAPTIC_HANDLE_TAU1] = servo->tau[0],
-        [HAPTIC_HANDLE_TAU5] = servo->tau[1],
-        [HAPTIC_HANDLE_TEXTURE_FX] = servo->texture_force[0],
-        [HAPTIC_HANDLE_TEXTURE_FY] = servo->texture_force[1],
-        [HAPTIC_HANDLE_FRAME_T] = servo->coupling.have_frame ? servo->coupling.frame_t : NAN,
+        .coupling_k = servo->motors_on ? fade * c->stiffness : 0.0,
+        .coupling_b = servo->motors_on ? fade * c->damping : 0.0,
+        .enabled = servo->motors_on,
+        .limits = servo->limits,
+        .device_status = sample ? sample->state.status : 0,
+        .q1 = k->joints.q1,
+        .q5 = k->joints.q5,
+        .tau1 = servo->tau[0],
+        .tau5 = servo->tau[1],
+        .texture_force = {servo->texture_force[0], servo->texture_force[1]},
+        .frame_t = servo->coupling.have_frame ? servo->coupling.frame_t : NAN,
+        .proxy_body = haptic_coupling_on(c) ? c->proxy_body : 0,
     };
-    uint64_t ids[HAPTIC_HANDLE_ID_COUNT] = {
-        [HAPTIC_HANDLE_ID_PROXY_BODY] = haptic_coupling_on(c) ? c->proxy_body : 0,
-    };
-    registry_slot_write_ids(servo->reg, REGISTRY_SLOT_HANDLE, now, v, HAPTIC_HANDLE_COUNT, ids,
-                            HAPTIC_HANDLE_ID_COUNT);
+    haptic_handle_write(servo->reg, now, &h);
 }
 
 /* Closes the statistics interval's force figures (a single period's random texture pulse says
@@ -486,10 +476,9 @@ static void close_force_window(HapticServo *servo) {
 }
 
 static void publish_stats(HapticServo *servo, double now) {
-    double v[HAPTIC_STAT_COUNT];
     close_force_window(servo);
-    haptic_servo_stats(servo, v);
-    registry_slot_write(servo->reg, REGISTRY_SLOT_SERVO_STATS, now, v, HAPTIC_STAT_COUNT);
+    HapticServoStats stats = haptic_servo_stats(servo);
+    haptic_servo_stats_write(servo->reg, now, &stats);
     servo->last_stats = now;
 }
 
@@ -579,39 +568,40 @@ static double hist_quantile(const HapticServo *servo, double q) {
     return LATENESS_BINS;
 }
 
-void haptic_servo_stats(const HapticServo *servo, double v[HAPTIC_STAT_COUNT]) {
+HapticServoStats haptic_servo_stats(const HapticServo *servo) {
     double span = servo->t_last - servo->t_first;
-    v[HAPTIC_STAT_RATE_HZ] = servo->desc.rate_hz;
-    v[HAPTIC_STAT_MEASURED_HZ] = span > 0 ? (double)(servo->periods - 1) / span : 0.0;
-    v[HAPTIC_STAT_PERIODS] = (double)servo->periods;
-    v[HAPTIC_STAT_LATENESS_P50_US] = hist_quantile(servo, 0.5);
-    v[HAPTIC_STAT_LATENESS_P99_US] = hist_quantile(servo, 0.99);
-    v[HAPTIC_STAT_LATENESS_P999_US] = hist_quantile(servo, 0.999);
-    v[HAPTIC_STAT_LATENESS_MAX_US] = 1e6 * servo->lateness_max;
-    v[HAPTIC_STAT_OVERRUNS] = (double)servo->overruns;
-    v[HAPTIC_STAT_COMPUTE_MEAN_US] =
-        servo->periods ? 1e6 * servo->compute_sum / (double)servo->periods : 0.0;
-    v[HAPTIC_STAT_COMPUTE_MAX_US] = 1e6 * servo->compute_max;
-    v[HAPTIC_STAT_FIFO] = servo->fifo;
-    v[HAPTIC_STAT_STALE_READS] = (double)servo->stale_reads;
-    v[HAPTIC_STAT_DEVICE_ERRORS] = (double)servo->device_errors;
-    v[HAPTIC_STAT_STATE] = atomic_load(&servo->state);
-    v[HAPTIC_STAT_ENGINE_STALLS] = (double)servo->coupling.stalls;
-    v[HAPTIC_STAT_FORCE_LIMITED] = (double)servo->force_limited;
-    v[HAPTIC_STAT_MISSED_DEADLINES] = (double)servo->missed_deadlines;
     HapticLinkStats link = haptic_device_link_stats(servo->dev);
-    v[HAPTIC_STAT_CRC_ERRORS] = (double)link.crc_errors;
-    v[HAPTIC_STAT_FRAMES_LOST] = (double)link.seq_lost;
-    v[HAPTIC_STAT_FRAMES_DROPPED] = (double)link.seq_dropped;
-    v[HAPTIC_STAT_FORCE_RMS] = servo->force_rms;
-    v[HAPTIC_STAT_FORCE_PEAK] = servo->force_peak;
-    v[HAPTIC_STAT_TEXTURE_PERIODS] = (double)servo->texture_periods;
-    v[HAPTIC_STAT_MOTION_FAULTS] = (double)servo->motion_faults;
-    v[HAPTIC_STAT_DEVICE_FAULT_REPORTS] = (double)servo->device_fault_reports;
-    v[HAPTIC_STAT_FAULT] = atomic_load(&((HapticServo *)servo)->fault);
-    v[HAPTIC_STAT_FAULT_MEASURED] = servo->fault_measured;
-    v[HAPTIC_STAT_FAULT_ALLOWED] = servo->fault_allowed;
-    v[HAPTIC_STAT_MOTION_RATIO] = servo->motion_ratio;
+    return (HapticServoStats){
+        .rate_hz = servo->desc.rate_hz,
+        .measured_hz = span > 0 ? (double)(servo->periods - 1) / span : 0.0,
+        .periods = servo->periods,
+        .lateness_p50_us = hist_quantile(servo, 0.5),
+        .lateness_p99_us = hist_quantile(servo, 0.99),
+        .lateness_p999_us = hist_quantile(servo, 0.999),
+        .lateness_max_us = 1e6 * servo->lateness_max,
+        .overruns = servo->overruns,
+        .compute_mean_us = servo->periods ? 1e6 * servo->compute_sum / (double)servo->periods : 0.0,
+        .compute_max_us = 1e6 * servo->compute_max,
+        .fifo = servo->fifo,
+        .stale_reads = servo->stale_reads,
+        .device_errors = servo->device_errors,
+        .state = atomic_load(&servo->state),
+        .engine_stalls = servo->coupling.stalls,
+        .force_limited = servo->force_limited,
+        .missed_deadlines = servo->missed_deadlines,
+        .crc_errors = link.crc_errors,
+        .frames_lost = link.seq_lost,
+        .frames_dropped = link.seq_dropped,
+        .force_rms = servo->force_rms,
+        .force_peak = servo->force_peak,
+        .texture_periods = servo->texture_periods,
+        .motion_faults = servo->motion_faults,
+        .device_fault_reports = servo->device_fault_reports,
+        .fault = atomic_load(&((HapticServo *)servo)->fault),
+        .fault_measured = servo->fault_measured,
+        .fault_allowed = servo->fault_allowed,
+        .motion_ratio = servo->motion_ratio,
+    };
 }
 
 static void record_lateness(HapticServo *servo, double lateness) {

@@ -85,24 +85,23 @@ static void publish_frame(Sim *sim, double step_wall, uint64_t resets) {
     registry_publish(sim->registry, engine_time(e), sim->values);
     int shown = publish_contacts(sim, total);
     EngineStats st = engine_stats(e);
-    double stats[SIM_STAT_COUNT] = {
+    SimEngineStats stats = {
         /* an island's complementarity step is work too: a scene of such islands only counted
            0 (`--bench` printed engine_steps=0 for sphere_pile.lua) */
-        [ENGINE_STAT_STEPS] = (double)(st.steps + st.complementarity_steps),
-        [ENGINE_STAT_STEP_TIME_US] = 1e6 * step_wall,
-        [ENGINE_STAT_SIM_TIME] = engine_time(e),
-        [ENGINE_STAT_REALTIME_FACTOR] = step_wall > 0 ? engine_dt(e) / step_wall : 0.0,
-        [ENGINE_STAT_RESETS] = (double)resets,
-        [ENGINE_STAT_WARNINGS] = (double)st.warnings,
-        [ENGINE_STAT_ACTIVE_CONTACTS] = engine_active_contact_count(e),
-        [ENGINE_STAT_AWAKE_BODIES] = engine_awake_body_count(e),
-        [ENGINE_STAT_BODIES] = engine_body_count(e),
-        [SIM_STAT_CONTACT_REPORTS] = total,
-        [SIM_STAT_CONTACTS_PUBLISHED] = shown,
-        [SIM_STAT_CONTACTS_DROPPED] = (double)sim->reports_dropped,
+        .steps = st.steps + st.complementarity_steps,
+        .step_time_us = 1e6 * step_wall,
+        .sim_time = engine_time(e),
+        .realtime_factor = step_wall > 0 ? engine_dt(e) / step_wall : 0.0,
+        .resets = resets,
+        .warnings = st.warnings,
+        .active_contacts = engine_active_contact_count(e),
+        .awake_bodies = engine_awake_body_count(e),
+        .bodies = engine_body_count(e),
+        .contact_reports = total,
+        .contacts_published = shown,
+        .contacts_dropped = sim->reports_dropped,
     };
-    registry_slot_write(sim->registry, REGISTRY_SLOT_ENGINE_STATS, issim_wall_time(), stats,
-                        SIM_STAT_COUNT);
+    sim_engine_stats_write(sim->registry, issim_wall_time(), &stats);
 }
 
 /* Rewinds engine and registry to the newest frame at or before the display time. */
@@ -171,7 +170,7 @@ static EngineBodyId apply_haptic_coupling(Sim *sim, EngineBodyId coupled, uint64
     RegistrySlot h;
     registry_slot_read(sim->registry, REGISTRY_SLOT_HANDLE, &h);
     EngineBodyId body =
-        slot_body(sim, "haptic coupling", h.ids[HAPTIC_HANDLE_ID_PROXY_BODY], refused);
+        slot_body(sim, "haptic coupling", haptic_handle_unpack(&h).proxy_body, refused);
     Vec3 force = {0, 0, 0}, zero = {0, 0, 0};
     if (!engine_body_id_is_null(body)) {
         EngineBodyState s = engine_body_state(e, body);
@@ -206,26 +205,23 @@ static bool read_pointer(Sim *sim, DragState *drag) {
         return false;
     drag->seen = slot.count;
     bool was_active = drag->active;
-    const double *v = slot.v;
-    EngineBodyId body = v[SIM_POINTER_DRAGGING] > 0.5
-                            ? slot_body(sim, "drag", slot.ids[SIM_POINTER_ID_BODY], &drag->refused)
-                            : engine_body_id_null();
+    SimPointer pointer = sim_pointer_unpack(&slot);
+    EngineBodyId body = pointer.dragging ? slot_body(sim, "drag", pointer.body, &drag->refused)
+                                         : engine_body_id_null();
     bool same_grasp = was_active && drag->hold_omega > 0.0 && !engine_body_id_is_null(body) &&
                       engine_body_id_equal(body, drag->body);
     drag->active = !engine_body_id_is_null(body);
     drag->body = body;
-    drag->hold_omega = v[SIM_POINTER_HOLD_OMEGA] > 0.0 ? v[SIM_POINTER_HOLD_OMEGA] : 0.0;
+    drag->hold_omega = pointer.hold_omega > 0.0 ? pointer.hold_omega : 0.0;
     drag->take_hold = drag->active && !same_grasp;
-    drag->anchor =
-        (Vec3){v[SIM_POINTER_ANCHOR_X], v[SIM_POINTER_ANCHOR_X + 1], v[SIM_POINTER_ANCHOR_X + 2]};
-    drag->target =
-        (Vec3){v[SIM_POINTER_TARGET_X], v[SIM_POINTER_TARGET_X + 1], v[SIM_POINTER_TARGET_X + 2]};
-    drag->stiffness = v[SIM_POINTER_STIFFNESS];
-    drag->damping = v[SIM_POINTER_DAMPING];
+    drag->anchor = pointer.anchor;
+    drag->target = pointer.target;
+    drag->stiffness = pointer.stiffness;
+    drag->damping = pointer.damping;
     return drag->active || was_active;
 }
 
-/* The grasp's torque (SIM_POINTER_HOLD_OMEGA): tau = I_world (omega^2 theta - 2 omega w), theta
+/* The grasp's torque (SimPointer.hold_omega): tau = I_world (omega^2 theta - 2 omega w), theta
  * the rotation vector from the attitude now back to the held one (the short way round). */
 static Vec3 grasp_torque(Sim *sim, DragState *drag, EngineBodyState st) {
     if (drag->take_hold) { /* applied first after the reset: the attitude the user sees */

@@ -394,7 +394,7 @@ static bool resets_reached(void *arg) {
     const RegistryWait *w = arg;
     RegistrySlot stats;
     registry_slot_read(w->reg, REGISTRY_SLOT_ENGINE_STATS, &stats);
-    return stats.count > 0 && stats.v[ENGINE_STAT_RESETS] >= w->value;
+    return stats.count > 0 && (double)sim_engine_stats_unpack(&stats).resets >= w->value;
 }
 
 void test_wait_engine_resets(Registry *reg, double resets) {

@@ -14,6 +14,7 @@
  * Usage: issim-bench haptics [--seconds S] (per lateness configuration, default 5). */
 #include "bench.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -163,16 +164,13 @@ static int bench_lateness(double rate, bool fifo, double seconds) {
             haptic_servo_enable(servo, true);
             nap(seconds);
             haptic_servo_stop(servo);
-            double v[HAPTIC_STAT_COUNT];
-            haptic_servo_stats(servo, v);
+            HapticServoStats st = haptic_servo_stats(servo);
             printf("haptics.lateness_%.0fhz_%s_us: p50 %.0f p99 %.0f p99.9 %.0f max %.0f; overruns "
-                   "%.0f of %.0f periods; measured %.1f Hz; compute mean %.1f max %.1f us; stale "
-                   "reads %.0f; %s\n",
-                   rate, fifo ? "fifo" : "normal", v[HAPTIC_STAT_LATENESS_P50_US],
-                   v[HAPTIC_STAT_LATENESS_P99_US], v[HAPTIC_STAT_LATENESS_P999_US],
-                   v[HAPTIC_STAT_LATENESS_MAX_US], v[HAPTIC_STAT_OVERRUNS], v[HAPTIC_STAT_PERIODS],
-                   v[HAPTIC_STAT_MEASURED_HZ], v[HAPTIC_STAT_COMPUTE_MEAN_US],
-                   v[HAPTIC_STAT_COMPUTE_MAX_US], v[HAPTIC_STAT_STALE_READS],
+                   "%" PRIu64 " of %" PRIu64 " periods; measured %.1f Hz; compute mean %.1f max "
+                   "%.1f us; stale reads %" PRIu64 "; %s\n",
+                   rate, fifo ? "fifo" : "normal", st.lateness_p50_us, st.lateness_p99_us,
+                   st.lateness_p999_us, st.lateness_max_us, st.overruns, st.periods, st.measured_hz,
+                   st.compute_mean_us, st.compute_max_us, st.stale_reads,
                    haptic_servo_state(servo) == HAPTIC_SERVO_RUNNING ? "ok" : "SAFE STATE");
             rc = 0;
         }
@@ -290,7 +288,8 @@ static int bench_stall(void) {
         while (issim_wall_time() - stalled_at < 0.3) {
             RegistrySlot h;
             registry_slot_read(reg, REGISTRY_SLOT_HANDLE, &h);
-            if (h.v[HAPTIC_HANDLE_FX] == 0.0 && h.v[HAPTIC_HANDLE_FY] == 0.0) {
+            HapticHandleState state = haptic_handle_unpack(&h);
+            if (state.force.x == 0.0 && state.force.y == 0.0) {
                 zero_at = h.t;
                 break;
             }
