@@ -2,8 +2,8 @@
  * frames while the simulation runs. Mouse and keyboard commands are pushed as SDL events and
  * go through the same handlers as real input; the panel commands call the same functions the
  * panels' buttons call. Results are printed on stdout ("open ... ok", "edit ... accepted",
- * "select ...", "screenshot ...") for the tests to read. The command list is in
- * docs/user-guide.md. */
+ * "select ...", "screenshot ...") for the tests to read. The commands are the rows of COMMANDS
+ * below (the script command `help` prints them); docs/user-guide.md describes each. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,7 +245,6 @@ static bool toggle(App *app, const char *what, const char *onoff) {
     return flag != NULL;
 }
 
-/* Runs one command. Returns true when the script may go on this frame; sets *failed. */
 /* The words from the k-th on, joined by single spaces. */
 static void join_words(char *const *words, int k, int n, char *out, size_t size) {
     out[0] = '\0';
@@ -276,254 +275,570 @@ static void print_plots(void) {
     fflush(stdout);
 }
 
-/* plot K I NAME... (none: clear), plot_versus K 0|1, plot_band K SPAN, plot_window S, print_plots,
- * print_live NAME..., plot_budget MIB, bench_plots SERIES SECONDS DT, print_bench_plots,
- * load_cycle BODY FX FY FZ PERIOD | load_cycle off. False: not one of these. */
-static bool plot_command(App *app, char *const *words, int n, bool *failed) {
-    const char *cmd = words[0];
-    char name[160];
-    if (strcmp(cmd, "plot") == 0 && n > 3) {
-        join_words(words, 3, n, name, sizeof name);
-        gui_plot_set(atoi(words[1]), atoi(words[2]), strcmp(name, "none") == 0 ? "" : name, -1,
-                     -1.0);
-    } else if (strcmp(cmd, "plot_versus") == 0 && n > 2) {
-        gui_plot_set(atoi(words[1]), 0, NULL, atoi(words[2]) != 0, -1.0);
-    } else if (strcmp(cmd, "plot_window") == 0 && n > 1) {
-        gui_plot_window(atof(words[1]));
-    } else if (strcmp(cmd, "plot_band") == 0 && n > 2) {
-        gui_plot_set(atoi(words[1]), 0, NULL, -1, atof(words[2]));
-    } else if (strcmp(cmd, "plot_budget") == 0 && n > 1) {
-        gui_plot_budget(atof(words[1]));
-    } else if (strcmp(cmd, "bench_plots") == 0 && n > 3) { /* SERIES SECONDS DT */
-        gui_plot_bench(atoi(words[1]), atof(words[2]), atof(words[3]));
-    } else if (strcmp(cmd, "print_bench_plots") == 0) {
-        double mean = 0.0, most = 0.0;
-        int frames = gui_plot_bench_report(&mean, &most);
-        printf("bench_plots frames=%d mean_ms=%.3f max_ms=%.3f\n", frames, 1e3 * mean, 1e3 * most);
-        fflush(stdout);
-    } else if (strcmp(cmd, "print_plots") == 0) {
-        print_plots();
-    } else if (strcmp(cmd, "print_live") == 0 && n > 1) {
-        join_words(words, 1, n, name, sizeof name);
-        *failed = !app_live_print(app, name);
-    } else if (strcmp(cmd, "load_cycle") == 0 && n == 2 && strcmp(words[1], "off") == 0) {
-        app_load_stop(app);
-    } else if (strcmp(cmd, "load_cycle") == 0 && n == 6) {
-        Vec3 a = {atof(words[2]), atof(words[3]), atof(words[4])};
-        *failed = !app_load_start(app, words[1], a, atof(words[5]));
-    } else {
+/* ===== The command table =====
+ * One row per command (Lua's luaL_Reg): script_tick dispatches through it, `help` prints it and
+ * docs/user-guide.md lists the same rows (test_gui_script checks both). */
+
+/* One command as the table's handler sees it. */
+typedef struct ScriptCall {
+    Script *script;
+    App *app;
+    char **words; /* words[0] is the command's name */
+    int n;        /* words, the name included */
+    double x;     /* words[1] as a number, 0 without it */
+    bool failed;  /* set by the handler: the script stops with an error */
+} ScriptCall;
+
+/* Returns true when the next command may run in the same frame; false lets a frame pass first
+ * (input pushed as events, a wait, a screenshot taken at the frame's end). */
+typedef bool (*ScriptFn)(ScriptCall *call);
+
+/* What a command needs besides its arguments; without it the command fails. */
+typedef enum ScriptNeed { NEED_NOTHING, NEED_SIM, NEED_SCENE, NEED_SCENE_PATH } ScriptNeed;
+
+typedef struct ScriptCommand {
+    const char *name;
+    const char *args; /* as the user guide writes them, "" for none */
+    int min_args;     /* words after the name, at least */
+    ScriptNeed need;
+    ScriptFn run;
+    const char *help;
+} ScriptCommand;
+
+static bool run_wait(ScriptCall *c) {
+    c->script->wait = WAIT_WALL;
+    c->script->wait_until = issim_wall_time() + c->x;
+    return false;
+}
+
+static bool run_frames(ScriptCall *c) {
+    c->script->wait = WAIT_FRAMES;
+    c->script->wait_frames = (int)c->x;
+    return false;
+}
+
+static bool run_fps(ScriptCall *c) { /* the frame limiter's rate: a slow display */
+    c->app->max_fps = (int)c->x;
+    return true;
+}
+
+static bool run_bench(ScriptCall *c) { /* frames per second over S wall seconds */
+    Script *s = c->script;
+    Session *ses = &c->app->session;
+    s->bench_wall = issim_wall_time();
+    s->bench_cpu = display_cpu_seconds();
+    s->bench_frames = c->app->frame_count;
+    s->bench_state_time = ses->sim ? registry_state_time(ses->reg) : 0.0;
+    s->wait = WAIT_WALL;
+    s->wait_until = s->bench_wall + c->x;
+    return false;
+}
+
+static bool run_bench_idle(ScriptCall *c) {
+    if (!(c->x > 0.0)) {
+        c->failed = true;
         return false;
+    }
+    bench_idle(c->app, c->x);
+    return true;
+}
+
+/* The wait_* commands: true once the condition holds; until then the same command runs again
+ * next frame, for at most SCRIPT_WAIT_LIMIT wall seconds. */
+static bool wait_condition(ScriptCall *c, bool done) {
+    Script *s = c->script;
+    if (done) {
+        s->wait = WAIT_NONE;
+        return true;
+    }
+    if (s->wait != WAIT_CONDITION) {
+        s->wait = WAIT_CONDITION;
+        s->wait_until = issim_wall_time() + SCRIPT_WAIT_LIMIT;
+    } else if (issim_wall_time() > s->wait_until) {
+        fprintf(stderr, "script: %s timed out\n", c->words[0]);
+        c->failed = true;
+    }
+    s->next--; /* the same command again next frame */
+    return false;
+}
+
+static bool run_wait_sim(ScriptCall *c) {
+    const Session *ses = &c->app->session;
+    return wait_condition(c, ses->sim && ses->frame_time >= c->x);
+}
+
+static bool run_wait_edits(ScriptCall *c) {
+    return wait_condition(c, c->app->pending_count == 0);
+}
+
+static bool run_wait_paused(ScriptCall *c) {
+    const Session *ses = &c->app->session;
+    return wait_condition(c, ses->sim && sim_paused(ses->sim));
+}
+
+static bool run_wait_device(ScriptCall *c) {
+    int device = app_device_condition(c->app, c->words[1], c->words[2]);
+    if (device < 0) {
+        c->failed = true;
+        return false;
+    }
+    return wait_condition(c, device == 1);
+}
+
+static bool run_open(ScriptCall *c) {
+    app_open_scene(c->app, c->words[1], false);
+    return true;
+}
+
+static bool run_drop(ScriptCall *c) {
+    SDL_Event e = {0};
+    e.type = SDL_DROPFILE;
+    e.drop.file = SDL_strdup(c->words[1]);
+    SDL_PushEvent(&e);
+    return true;
+}
+
+static bool run_set(ScriptCall *c) {
+    char value[REGISTRY_EDIT_VALUE_MAX]; /* the words after the path ("0 0 -1.62") */
+    join_words(c->words, 2, c->n, value, sizeof value);
+    app_submit_edit(c->app, c->words[1], value);
+    return true;
+}
+
+static bool run_plot(ScriptCall *c) {
+    char name[160];
+    join_words(c->words, 3, c->n, name, sizeof name);
+    gui_plot_set(atoi(c->words[1]), atoi(c->words[2]), strcmp(name, "none") == 0 ? "" : name, -1,
+                 -1.0);
+    return true;
+}
+
+static bool run_plot_versus(ScriptCall *c) {
+    gui_plot_set(atoi(c->words[1]), 0, NULL, atoi(c->words[2]) != 0, -1.0);
+    return true;
+}
+
+static bool run_plot_window(ScriptCall *c) {
+    gui_plot_window(c->x);
+    return true;
+}
+
+static bool run_plot_band(ScriptCall *c) {
+    gui_plot_set(atoi(c->words[1]), 0, NULL, -1, atof(c->words[2]));
+    return true;
+}
+
+static bool run_plot_budget(ScriptCall *c) {
+    gui_plot_budget(c->x);
+    return true;
+}
+
+static bool run_bench_plots(ScriptCall *c) {
+    gui_plot_bench(atoi(c->words[1]), atof(c->words[2]), atof(c->words[3]));
+    return true;
+}
+
+static bool run_print_bench_plots(ScriptCall *c) {
+    (void)c;
+    double mean = 0.0, most = 0.0;
+    int frames = gui_plot_bench_report(&mean, &most);
+    printf("bench_plots frames=%d mean_ms=%.3f max_ms=%.3f\n", frames, 1e3 * mean, 1e3 * most);
+    fflush(stdout);
+    return true;
+}
+
+static bool run_print_plots(ScriptCall *c) {
+    (void)c;
+    print_plots();
+    return true;
+}
+
+static bool run_print_live(ScriptCall *c) {
+    char name[160];
+    join_words(c->words, 1, c->n, name, sizeof name);
+    c->failed = !app_live_print(c->app, name);
+    return !c->failed;
+}
+
+static bool run_load_cycle(ScriptCall *c) {
+    if (c->n == 2 && strcmp(c->words[1], "off") == 0) {
+        app_load_stop(c->app);
+    } else if (c->n == 6) {
+        Vec3 a = {atof(c->words[2]), atof(c->words[3]), atof(c->words[4])};
+        c->failed = !app_load_start(c->app, c->words[1], a, atof(c->words[5]));
+    } else {
+        c->failed = true;
+    }
+    return !c->failed;
+}
+
+/* slow_motion, pause_at_contact, branch_policy, branch_answer, print_playback: their arguments
+ * are app_playback.c's to read. */
+static bool run_playback(ScriptCall *c) {
+    if (!app_playback_command(c->app, c->words, c->n, &c->failed))
+        c->failed = true;
+    return !c->failed;
+}
+
+static bool run_pause(ScriptCall *c) {
+    sim_set_paused(c->app->session.sim, true);
+    return true;
+}
+
+static bool run_run(ScriptCall *c) {
+    app_run(c->app);
+    return true;
+}
+
+static bool run_step(ScriptCall *c) {
+    app_step(c->app);
+    return true;
+}
+
+static bool run_reset(ScriptCall *c) {
+    app_reset(c->app);
+    return true;
+}
+
+static bool run_reload(ScriptCall *c) {
+    char path[GUI_PATH_MAX];
+    issim_strlcpy(path, c->app->session.path, sizeof path);
+    app_open_scene(c->app, path, true);
+    return true;
+}
+
+static bool run_speed(ScriptCall *c) {
+    sim_set_speed(c->app->session.sim, c->x);
+    return true;
+}
+
+static bool run_seek(ScriptCall *c) {
+    app_seek(c->app, c->x);
+    return true;
+}
+
+static bool run_record_start(ScriptCall *c) {
+    c->failed = !app_record_start(c->app, c->words[1], c->n > 2 ? c->words[2] : "");
+    return !c->failed;
+}
+
+static bool run_record_stop(ScriptCall *c) {
+    app_record_stop(c->app);
+    return true;
+}
+
+static bool run_video_start(ScriptCall *c) {
+    c->failed = !app_video_start(c->app, c->words[1], c->n > 2 && strcmp(c->words[2], "sim") == 0,
+                                 c->n > 3 ? atof(c->words[3]) : 1.0);
+    return !c->failed;
+}
+
+static bool run_video_stop(ScriptCall *c) {
+    app_video_stop(c->app);
+    return true;
+}
+
+static bool run_screenshot(ScriptCall *c) {
+    issim_strlcpy(c->app->screenshot_path, c->words[1], sizeof c->app->screenshot_path);
+    return false; /* written at the end of this frame */
+}
+
+/* Text typed into the focused field, as SDL delivers it: in pieces of at most 31 bytes (SDL's
+ * text event size), never inside a UTF-8 sequence. */
+static bool run_type(ScriptCall *c) {
+    char typed[600];
+    join_words(c->words, 1, c->n, typed, sizeof typed); /* "type 0 0 0.7" types the spaces too */
+    const char *text = typed;
+    while (*text) {
+        size_t piece = strlen(text) < 24 ? strlen(text) : 24;
+        while (piece < strlen(text) && ((unsigned char)text[piece] & 0xC0) == 0x80)
+            piece++;
+        SDL_Event e = {0};
+        e.type = SDL_TEXTINPUT;
+        memcpy(e.text.text, text, piece);
+        e.text.text[piece] = '\0';
+        SDL_PushEvent(&e);
+        text += piece;
+    }
+    return false;
+}
+
+static bool run_key(ScriptCall *c) {
+    c->failed = !key_command(c->words[1], strcmp(c->words[0], "tap") == 0);
+    return false; /* handled at the next frame's events */
+}
+
+static bool run_mouse(ScriptCall *c) {
+    const char *cmd = c->words[0];
+    int mx = atoi(c->words[1]), my = atoi(c->words[2]);
+    if (strcmp(cmd, "mouse_move") == 0) {
+        push_mouse(SDL_MOUSEMOTION, mx, my);
+        return false;
+    }
+    last_mouse_x = mx;
+    last_mouse_y = my;
+    if (strcmp(cmd, "mouse_up") != 0)
+        push_mouse(SDL_MOUSEBUTTONDOWN, mx, my);
+    if (strcmp(cmd, "mouse_down") != 0)
+        push_mouse(SDL_MOUSEBUTTONUP, mx, my);
+    return false;
+}
+
+static bool run_clicks(ScriptCall *c) {
+    push_clicks(atoi(c->words[1]), atoi(c->words[2]), atoi(c->words[3]));
+    return false;
+}
+
+static bool run_print_gui(ScriptCall *c) {
+    print_gui(c->app);
+    return true;
+}
+
+static bool run_select(ScriptCall *c) {
+    app_select(c->app, thingdb_find(c->app->session.db, c->words[1]));
+    return true;
+}
+
+static bool run_camera(ScriptCall *c) {
+    char **w = c->words;
+    Vec3 eye = {atof(w[1]), atof(w[2]), atof(w[3])};
+    Vec3 target = {atof(w[4]), atof(w[5]), atof(w[6])};
+    c->app->camera = camera_from_eye(eye, target, atof(w[7]));
+    return true;
+}
+
+static bool run_preset(ScriptCall *c) {
+    for (int p = 0; p < CAMERA_PRESET_COUNT; p++)
+        if (strcmp(c->words[1], camera_preset_name(p)) == 0)
+            camera_set_preset(&c->app->camera, p);
+    return true;
+}
+
+static bool run_follow(ScriptCall *c) {
+    const char *body = c->words[1];
+    c->failed = !app_follow(c->app, strcmp(body, "off") == 0 ? -1 : app_view_body(c->app, body));
+    return !c->failed;
+}
+
+static bool run_fit(ScriptCall *c) {
+    app_fit(c->app);
+    return true;
+}
+
+static bool run_toggle(ScriptCall *c) {
+    c->failed = !toggle(c->app, c->words[1], c->n > 2 ? c->words[2] : NULL);
+    return !c->failed;
+}
+
+static bool run_print_state(ScriptCall *c) {
+    print_state(c->app);
+    return true;
+}
+
+static bool run_print_scenes(ScriptCall *c) { /* the launcher's list, once described */
+    App *app = c->app;
+    while (app_describe_next_scene(app))
+        ;
+    for (int i = 0; i < app->scene_count; i++)
+        printf("scene %s | %s\n", app->scenes[i], app->scene_descriptions[i]);
+    for (int i = 0; i < app->scene_count; i++) { /* each drawn, as a hover would */
+        app_thumbnail_request(app, i);
+        printf("thumbnail %s drawn=%d\n", app->scenes[i], app_thumbnail_coverage(app, i));
+    }
+    fflush(stdout);
+    return true;
+}
+
+static bool run_print_device(ScriptCall *c) {
+    app_device_print(c->app);
+    return true;
+}
+
+static bool run_device_enable(ScriptCall *c) {
+    app_device_enable(c->app, strcmp(c->words[0], "device_enable") == 0);
+    return true;
+}
+
+static bool run_estop(ScriptCall *c) {
+    app_device_emergency_stop(c->app);
+    return true;
+}
+
+static bool run_device_reconnect(ScriptCall *c) {
+    app_device_reconnect(c->app);
+    return true;
+}
+
+static bool run_save(ScriptCall *c) {
+    char description[GUI_DESCRIPTION_MAX];
+    join_words(c->words, 2, c->n, description, sizeof description);
+    c->failed = !app_save_scene(c->app, c->words[1], description);
+    return !c->failed;
+}
+
+static bool run_quit(ScriptCall *c) {
+    c->app->quit = true;
+    return false;
+}
+
+static bool run_help(ScriptCall *c);
+
+static const ScriptCommand COMMANDS[] = {
+    {"wait", "S", 0, NEED_NOTHING, run_wait, "let S wall seconds pass"},
+    {"frames", "N", 0, NEED_NOTHING, run_frames, "let N frames pass"},
+    {"wait_sim", "T", 0, NEED_NOTHING, run_wait_sim, "wait until the display time reaches T"},
+    {"wait_edits", "", 0, NEED_NOTHING, run_wait_edits,
+     "wait until every submitted edit is accepted or rejected"},
+    {"wait_paused", "", 0, NEED_NOTHING, run_wait_paused, "wait until the clock is paused"},
+    {"wait_device", "CONDITION [VALUE]", 0, NEED_NOTHING, run_wait_device,
+     "wait until the device's condition holds: periods N, motors_on, motors_off, error, "
+     "y_below Y, y_above Y, still V, unlimited"},
+    {"open", "PATH", 1, NEED_NOTHING, run_open, "open a scene through the launcher"},
+    {"drop", "PATH", 1, NEED_NOTHING, run_drop, "drop a file on the window"},
+    {"reload", "", 0, NEED_SCENE_PATH, run_reload, "reload the scene (Ctrl+L)"},
+    {"set", "PATH VALUE...", 2, NEED_NOTHING, run_set,
+     "a property edit (set universe.gravity 0 0 -1.62)"},
+    {"select", "PATH", 1, NEED_SCENE, run_select, "select a thing"},
+    {"pause", "", 0, NEED_SIM, run_pause, "pause the clock"},
+    {"run", "", 0, NEED_SIM, run_run, "run the clock"},
+    {"step", "", 0, NEED_NOTHING, run_step, "one output step"},
+    {"reset", "", 0, NEED_NOTHING, run_reset, "back to the scene's start"},
+    {"speed", "X", 0, NEED_SIM, run_speed, "the clock's speed factor"},
+    {"seek", "T", 0, NEED_SIM, run_seek, "move the clock to T (the history scrubber)"},
+    {"slow_motion", "RATE [WINDOW] | off", 0, NEED_NOTHING, run_playback,
+     "slow motion at impacts (simulated s per wall s, window in s)"},
+    {"pause_at_contact", "[off]", 0, NEED_NOTHING, run_playback, "stop at the next impact"},
+    {"branch_policy", "ask|scrub|original", 0, NEED_NOTHING, run_playback,
+     "the branches preference"},
+    {"branch_answer", "scrub|original", 0, NEED_NOTHING, run_playback,
+     "the answer to a branch's question"},
+    {"print_playback", "", 0, NEED_NOTHING, run_playback,
+     "print the clock, slow motion, impacts, branch and edit log"},
+    {"record_start", "FILE [VARS]", 1, NEED_NOTHING, run_record_start, "start recording"},
+    {"record_stop", "", 0, NEED_NOTHING, run_record_stop, "stop recording"},
+    {"video_start", "FILE [sim [SLOW]|wall]", 1, NEED_NOTHING, run_video_start,
+     "video of the 3D view (SLOW: the slow-motion factor of a simulated-time video)"},
+    {"video_stop", "", 0, NEED_NOTHING, run_video_stop, "stop the video"},
+    {"screenshot", "FILE", 1, NEED_NOTHING, run_screenshot, "PNG of the window"},
+    {"save", "FILE [DESCRIPTION...]", 1, NEED_NOTHING, run_save,
+     "save the scene (camera and description as Save scene)"},
+    {"key", "NAME", 1, NEED_NOTHING, run_key, "press a key (released one frame later)"},
+    {"tap", "NAME", 1, NEED_NOTHING, run_key, "press and release a key in the same frame"},
+    {"type", "TEXT", 1, NEED_NOTHING, run_type, "text typed into the focused field"},
+    {"click", "X Y", 2, NEED_NOTHING, run_mouse, "left mouse button down and up (window pixels)"},
+    {"mouse_down", "X Y", 2, NEED_NOTHING, run_mouse, "left mouse button down"},
+    {"mouse_move", "X Y", 2, NEED_NOTHING, run_mouse, "move the mouse"},
+    {"mouse_up", "X Y", 2, NEED_NOTHING, run_mouse, "left mouse button up"},
+    {"clicks", "N X Y", 3, NEED_NOTHING, run_clicks, "N clicks within one frame"},
+    {"fps", "N", 0, NEED_NOTHING, run_fps, "the frame limiter's rate (a slow display)"},
+    {"bench", "S", 1, NEED_NOTHING, run_bench,
+     "print the frame rate and costs over S wall seconds"},
+    {"bench_idle", "S", 1, NEED_NOTHING, run_bench_idle,
+     "draw nothing for S wall seconds and print the engine's rate meanwhile"},
+    {"camera", "EX EY EZ TX TY TZ FOV", 7, NEED_NOTHING, run_camera, "place the camera"},
+    {"preset", "NAME", 1, NEED_NOTHING, run_preset, "a camera preset"},
+    {"fit", "", 0, NEED_NOTHING, run_fit, "fit the camera to the scene"},
+    {"follow", "NAME|off", 1, NEED_NOTHING, run_follow, "the camera follows a body / stops"},
+    {"toggle", "WHAT [off]", 1, NEED_NOTHING, run_toggle,
+     "a view toggle: grid, contacts, forces, trails, bodies, panels, selected_contacts, hand, "
+     "grasp, gui"},
+    {"print_state", "", 0, NEED_NOTHING, run_print_state,
+     "print the time, view, camera, clock and bodies"},
+    {"print_scenes", "", 0, NEED_NOTHING, run_print_scenes, "print the launcher's list"},
+    {"print_gui", "", 0, NEED_NOTHING, run_print_gui,
+     "print the recent scenes, the property table's place and the layout"},
+    {"device_enable", "", 0, NEED_NOTHING, run_device_enable, "the device panel's Enable"},
+    {"device_disable", "", 0, NEED_NOTHING, run_device_enable, "the device panel's Disable"},
+    {"estop", "", 0, NEED_NOTHING, run_estop, "the device panel's EMERGENCY STOP"},
+    {"device_reconnect", "", 0, NEED_NOTHING, run_device_reconnect, "the device panel's Reconnect"},
+    {"print_device", "", 0, NEED_NOTHING, run_print_device, "print the device panel's readout"},
+    {"load_cycle", "BODY FX FY FZ T | off", 1, NEED_NOTHING, run_load_cycle,
+     "a prescribed load cycle on a body (N, s) / stop it"},
+    {"plot", "K I NAME...|none", 3, NEED_NOTHING, run_plot,
+     "plot K's series I is the variable or display quantity NAME / none"},
+    {"plot_versus", "K 0|1", 2, NEED_NOTHING, run_plot_versus,
+     "plot K against its first series / in time"},
+    {"plot_band", "K SPAN", 2, NEED_NOTHING, run_plot_band, "plot K's dead band (0: automatic)"},
+    {"plot_window", "S", 1, NEED_NOTHING, run_plot_window, "the plots' window"},
+    {"plot_budget", "MIB", 1, NEED_NOTHING, run_plot_budget, "the plots' history budget"},
+    {"bench_plots", "SERIES SECONDS DT", 3, NEED_NOTHING, run_bench_plots,
+     "the plot benchmark's synthetic series"},
+    {"print_bench_plots", "", 0, NEED_NOTHING, run_print_bench_plots,
+     "print the plot benchmark's frames and CPU times"},
+    {"print_plots", "", 0, NEED_NOTHING, run_print_plots, "print each plot as drawn last frame"},
+    {"print_live", "NAME...", 1, NEED_NOTHING, run_print_live,
+     "print the samples of a display quantity"},
+    {"help", "", 0, NEED_NOTHING, run_help, "print this table"},
+    {"quit", "", 0, NEED_NOTHING, run_quit, "quit now"},
+};
+enum { COMMAND_COUNT = sizeof COMMANDS / sizeof COMMANDS[0] };
+
+/* `help`: one line a command, "command NAME ARGS | HELP", in the table's order. */
+static bool run_help(ScriptCall *c) {
+    (void)c;
+    for (int i = 0; i < COMMAND_COUNT; i++)
+        printf("command %s%s%s | %s\n", COMMANDS[i].name, COMMANDS[i].args[0] ? " " : "",
+               COMMANDS[i].args, COMMANDS[i].help);
+    fflush(stdout);
+    return true;
+}
+
+static const ScriptCommand *find_command(const char *name) {
+    for (int i = 0; i < COMMAND_COUNT; i++)
+        if (strcmp(COMMANDS[i].name, name) == 0)
+            return &COMMANDS[i];
+    return NULL;
+}
+
+static bool need_met(const App *app, ScriptNeed need) {
+    const Session *ses = &app->session;
+    switch (need) {
+    case NEED_SIM:
+        return ses->sim != NULL;
+    case NEED_SCENE:
+        return ses->db != NULL;
+    case NEED_SCENE_PATH:
+        return ses->path[0] != '\0';
+    case NEED_NOTHING:
+        break;
     }
     return true;
 }
 
+/* An unknown command says so on stderr with the table's nearest names. */
+static void unknown_command(const char *name) {
+    IssimNearest nearest = issim_nearest_start(name);
+    for (int i = 0; i < COMMAND_COUNT; i++)
+        issim_nearest_offer(&nearest, COMMANDS[i].name);
+    char names[256];
+    if (issim_nearest_format(&nearest, names, sizeof names) > 0)
+        fprintf(stderr, "script: unknown command '%s' (did you mean %s?)\n", name, names);
+    else
+        fprintf(stderr, "script: unknown command '%s' (help lists the commands)\n", name);
+}
+
+/* Runs one command. Returns true when the script may go on this frame; sets *failed. */
 static bool run_command(Script *s, App *app, char *line, bool *failed) {
     char *words[32] = {0};
     int n = 0;
     for (char *save = NULL, *w = strtok_r(line, " \t", &save); w && n < 32;
          w = strtok_r(NULL, " \t", &save))
         words[n++] = w;
-    const char *cmd = words[0];
-    Session *ses = &app->session;
-    double x = n > 1 ? atof(words[1]) : 0;
-    if (strcmp(cmd, "wait") == 0) {
-        s->wait = WAIT_WALL;
-        s->wait_until = issim_wall_time() + x;
-        return false;
-    }
-    if (strcmp(cmd, "fps") == 0) { /* the frame limiter's rate: a slow display */
-        app->max_fps = (int)x;
-        return true;
-    }
-    if (strcmp(cmd, "bench") == 0 && n > 1) { /* frames per second over S wall seconds */
-        s->bench_wall = issim_wall_time();
-        s->bench_cpu = display_cpu_seconds();
-        s->bench_frames = app->frame_count;
-        s->bench_state_time = ses->sim ? registry_state_time(ses->reg) : 0.0;
-        s->wait = WAIT_WALL;
-        s->wait_until = s->bench_wall + x;
-        return false;
-    }
-    if (strcmp(cmd, "bench_idle") == 0 && n > 1 && x > 0.0) {
-        bench_idle(app, x);
-        return true;
-    }
-    if (strcmp(cmd, "frames") == 0) {
-        s->wait = WAIT_FRAMES;
-        s->wait_frames = (int)x;
-        return false;
-    }
-    if (strcmp(cmd, "wait_sim") == 0 || strcmp(cmd, "wait_edits") == 0 ||
-        strcmp(cmd, "wait_device") == 0 || strcmp(cmd, "wait_paused") == 0) {
-        int device =
-            strcmp(cmd, "wait_device") == 0 ? app_device_condition(app, words[1], words[2]) : 0;
-        if (device < 0) {
-            *failed = true;
-            return false;
-        }
-        bool done = strcmp(cmd, "wait_sim") == 0      ? (ses->sim && ses->frame_time >= x)
-                    : strcmp(cmd, "wait_edits") == 0  ? app->pending_count == 0
-                    : strcmp(cmd, "wait_paused") == 0 ? (ses->sim && sim_paused(ses->sim))
-                                                      : device == 1;
-        if (done) {
-            s->wait = WAIT_NONE;
-            return true;
-        }
-        if (s->wait != WAIT_CONDITION) {
-            s->wait = WAIT_CONDITION;
-            s->wait_until = issim_wall_time() + SCRIPT_WAIT_LIMIT;
-        } else if (issim_wall_time() > s->wait_until) {
-            fprintf(stderr, "script: %s timed out\n", cmd);
-            *failed = true;
-        }
-        s->next--; /* the same command again next frame */
-        return false;
-    }
-    if (strcmp(cmd, "open") == 0 && n > 1) {
-        app_open_scene(app, words[1], false);
-    } else if (strcmp(cmd, "drop") == 0 && n > 1) {
-        SDL_Event e = {0};
-        e.type = SDL_DROPFILE;
-        e.drop.file = SDL_strdup(words[1]);
-        SDL_PushEvent(&e);
-    } else if (strcmp(cmd, "set") == 0 && n > 2) {
-        /* the words after the path are the value ("0 0 -1.62") */
-        char value[REGISTRY_EDIT_VALUE_MAX] = "";
-        for (int k = 2; k < n; k++) {
-            strncat(value, words[k], sizeof value - strlen(value) - 1);
-            if (k + 1 < n)
-                strncat(value, " ", sizeof value - strlen(value) - 1);
-        }
-        app_submit_edit(app, words[1], value);
-    } else if (plot_command(app, words, n, failed)) {
-        /* plot, print_plots, load_cycle */
-    } else if (app_playback_command(app, words, n, failed)) {
-        /* slow_motion, pause_at_contact, branch_policy, branch_answer, print_playback */
-    } else if (strcmp(cmd, "pause") == 0 && ses->sim) {
-        sim_set_paused(ses->sim, true);
-    } else if (strcmp(cmd, "run") == 0 && ses->sim) {
-        app_run(app);
-    } else if (strcmp(cmd, "step") == 0) {
-        app_step(app);
-    } else if (strcmp(cmd, "reset") == 0) {
-        app_reset(app);
-    } else if (strcmp(cmd, "reload") == 0 && ses->path[0]) {
-        char path[GUI_PATH_MAX];
-        issim_strlcpy(path, ses->path, sizeof path);
-        app_open_scene(app, path, true);
-    } else if (strcmp(cmd, "speed") == 0 && ses->sim) {
-        sim_set_speed(ses->sim, x);
-    } else if (strcmp(cmd, "seek") == 0 && ses->sim) {
-        app_seek(app, x);
-    } else if (strcmp(cmd, "record_start") == 0 && n > 1) {
-        if (!app_record_start(app, words[1], n > 2 ? words[2] : ""))
-            *failed = true;
-    } else if (strcmp(cmd, "record_stop") == 0) {
-        app_record_stop(app);
-    } else if (strcmp(cmd, "video_start") == 0 && n > 1) { /* FILE [sim [SLOW]|wall] */
-        if (!app_video_start(app, words[1], n > 2 && strcmp(words[2], "sim") == 0,
-                             n > 3 ? atof(words[3]) : 1.0))
-            *failed = true;
-    } else if (strcmp(cmd, "video_stop") == 0) {
-        app_video_stop(app);
-    } else if (strcmp(cmd, "screenshot") == 0 && n > 1) {
-        issim_strlcpy(app->screenshot_path, words[1], sizeof app->screenshot_path);
-        return false; /* written at the end of this frame */
-    } else if (strcmp(cmd, "type") == 0 && n > 1) {
-        /* text typed into the focused field, as SDL delivers it: in pieces of at most 31
-         * bytes (SDL's text event size), never inside a UTF-8 sequence */
-        char typed[600];
-        join_words(words, 1, n, typed, sizeof typed); /* "type 0 0 0.7" types the spaces too */
-        const char *text = typed;
-        while (*text) {
-            size_t piece = strlen(text) < 24 ? strlen(text) : 24;
-            while (piece < strlen(text) && ((unsigned char)text[piece] & 0xC0) == 0x80)
-                piece++;
-            SDL_Event e = {0};
-            e.type = SDL_TEXTINPUT;
-            memcpy(e.text.text, text, piece);
-            e.text.text[piece] = '\0';
-            SDL_PushEvent(&e);
-            text += piece;
-        }
-        return false;
-    } else if ((strcmp(cmd, "key") == 0 || strcmp(cmd, "tap") == 0) && n > 1) {
-        if (!key_command(words[1], strcmp(cmd, "tap") == 0))
-            *failed = true;
-        return false; /* handled at the next frame's events */
-    } else if ((strcmp(cmd, "click") == 0 || strcmp(cmd, "mouse_down") == 0 ||
-                strcmp(cmd, "mouse_move") == 0 || strcmp(cmd, "mouse_up") == 0) &&
-               n > 2) {
-        int mx = atoi(words[1]), my = atoi(words[2]);
-        if (strcmp(cmd, "mouse_move") == 0) {
-            push_mouse(SDL_MOUSEMOTION, mx, my);
-        } else {
-            last_mouse_x = mx;
-            last_mouse_y = my;
-            if (strcmp(cmd, "mouse_up") != 0)
-                push_mouse(SDL_MOUSEBUTTONDOWN, mx, my);
-            if (strcmp(cmd, "mouse_down") != 0)
-                push_mouse(SDL_MOUSEBUTTONUP, mx, my);
-        }
-        return false;
-    } else if (strcmp(cmd, "clicks") == 0 && n > 3) {
-        push_clicks(atoi(words[1]), atoi(words[2]), atoi(words[3]));
-        return false;
-    } else if (strcmp(cmd, "print_gui") == 0) {
-        print_gui(app);
-    } else if (strcmp(cmd, "select") == 0 && n > 1 && ses->db) {
-        app_select(app, thingdb_find(ses->db, words[1]));
-    } else if (strcmp(cmd, "camera") == 0 && n > 7) {
-        Vec3 eye = {atof(words[1]), atof(words[2]), atof(words[3])};
-        Vec3 target = {atof(words[4]), atof(words[5]), atof(words[6])};
-        app->camera = camera_from_eye(eye, target, atof(words[7]));
-    } else if (strcmp(cmd, "preset") == 0 && n > 1) {
-        for (int p = 0; p < CAMERA_PRESET_COUNT; p++)
-            if (strcmp(words[1], camera_preset_name(p)) == 0)
-                camera_set_preset(&app->camera, p);
-    } else if (strcmp(cmd, "follow") == 0 && n > 1) { /* follow BODY | follow off */
-        if (!app_follow(app, strcmp(words[1], "off") == 0 ? -1 : app_view_body(app, words[1])))
-            *failed = true;
-    } else if (strcmp(cmd, "fit") == 0) {
-        app_fit(app);
-    } else if (strcmp(cmd, "toggle") == 0 && n > 1) {
-        if (!toggle(app, words[1], n > 2 ? words[2] : NULL))
-            *failed = true;
-    } else if (strcmp(cmd, "print_state") == 0) {
-        print_state(app);
-    } else if (strcmp(cmd, "print_scenes") == 0) { /* the launcher's list, once described */
-        while (app_describe_next_scene(app))
-            ;
-        for (int i = 0; i < app->scene_count; i++)
-            printf("scene %s | %s\n", app->scenes[i], app->scene_descriptions[i]);
-        for (int i = 0; i < app->scene_count; i++) { /* each drawn, as a hover would */
-            app_thumbnail_request(app, i);
-            printf("thumbnail %s drawn=%d\n", app->scenes[i], app_thumbnail_coverage(app, i));
-        }
-        fflush(stdout);
-    } else if (strcmp(cmd, "print_device") == 0) {
-        app_device_print(app);
-    } else if (strcmp(cmd, "device_enable") == 0 || strcmp(cmd, "device_disable") == 0) {
-        app_device_enable(app, strcmp(cmd, "device_enable") == 0);
-    } else if (strcmp(cmd, "estop") == 0) {
-        app_device_emergency_stop(app);
-    } else if (strcmp(cmd, "device_reconnect") == 0) {
-        app_device_reconnect(app);
-    } else if (strcmp(cmd, "save") == 0 && n > 1) {
-        /* save FILE [description words...] */
-        char description[GUI_DESCRIPTION_MAX] = "";
-        for (int k = 2; k < n; k++)
-            snprintf(description + strlen(description), sizeof description - strlen(description),
-                     "%s%s", k > 2 ? " " : "", words[k]);
-        if (!app_save_scene(app, words[1], description))
-            *failed = true;
-    } else if (strcmp(cmd, "quit") == 0) {
-        app->quit = true;
-        return false;
-    } else {
+    const ScriptCommand *command = find_command(words[0]);
+    if (!command) {
+        unknown_command(words[0]);
         *failed = true;
+        return false;
     }
-    return !*failed;
+    if (n - 1 < command->min_args || !need_met(app, command->need)) {
+        *failed = true;
+        return false;
+    }
+    ScriptCall call = {
+        .script = s, .app = app, .words = words, .n = n, .x = n > 1 ? atof(words[1]) : 0.0};
+    bool go_on = command->run(&call);
+    *failed = call.failed;
+    return go_on && !call.failed;
 }
 
 bool script_tick(Script *s, App *app) {
