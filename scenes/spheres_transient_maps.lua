@@ -25,7 +25,8 @@ return {
     atol = 1e-12,
     record = "left.vel.x,right.vel.x,universe.energy.kinetic,universe.energy.total",
   },
-  camera = { eye = {0, -8, 1}, target = {0, 0, 0}, fov = 45 },
+  -- far and wide enough that the spheres, 12 m apart after 5 s, stay in view
+  camera = { eye = {0, -16, 2}, target = {0, 0, 0}, fov = 60 },
   things = {
     {
       name = "left", kind = "body", shape = "sphere", radius = 1, mass = 1,
