@@ -155,8 +155,13 @@ static void test_pile_sleeps_when_still(void **state) {
              * contact's equilibrium band (engine_sleep.c), often lower, so a body between the two
              * is legitimately awake. Measured: 1 to 2 with depth offsets absorbing the overlaps,
              * 3 since the approach pays for them (engine_manifold_energy.c), 4 since capsule
-             * pairs keep a second point as they turn (narrow_round.c, issue 28). */
-            assert_true(still_awake <= 4);
+             * pairs keep a second point as they turn (narrow_round.c, issue 28), 5 since offsets
+             * heal within ENGINE_HEAL_TIME whatever the load (each change gives the pile another
+             * landing: the five are octahedra creeping on the floor at 0.5-0.8 mm/s, their
+             * contacts without offsets). What did keep bodies awake was an offset waiting to
+             * heal: none is left above the 5 um a sleeping pair may carry. */
+            assert_true(still_awake <= 5);
+            assert_true(engine_penetration(e).largest_offset <= 5e-6);
             /* each sleep zeroes a body under 1 mm/s (linear plus angular times its reach, so
              * no more than 0.5 m (1e-3)^2 + the same in rotation); the heaviest is 65 g */
             assert_true(st.sleep_energy <= (double)st.sleeps * 0.065 * 1e-6);

@@ -191,25 +191,21 @@ typedef struct CheckpointRing {
     bool full_warned;
 } CheckpointRing;
 
-/* The per-pair energy ledger of a collision update (engine_manifold_energy.c): pairs by an
- * open-addressing index of body-pair keys; the new contacts of a pair chained from its head. */
-/* What a collision update may add to the elastic energy of the pairs whose excess the bodies'
- * motion could not pay (engine_manifold_energy.c), shared among them, J: the rate at which depth
- * offsets heal to the geometric depth. A third of the piles' per-step bound (issue 11: 1e-6 J),
- * so healing alone never breaks it; at 5e-9 J pairs of pile.lua kept offsets of 0.13-0.38 mm for
- * seconds (docs/contact-models.md, "Energy at contact changes"). */
-#define ENGINE_HEAL_ENERGY 3e-7
-/* The largest share of what healing a pair's offset whole would add that one update may add:
- * an offset's energy falls by at least this fraction per update while the shared budget allows
- * (an e-folding in 1,000 updates), and a light body's run (0.04 J) gains no more in a step than
- * its passivity test allows. */
-#define ENGINE_HEAL_FRACTION 1e-3
+/* The time in which a depth offset's energy falls e-fold while its bodies are awake (s): at each
+ * collision update every offset heals by the share dt / ENGINE_HEAL_TIME of what healing it whole
+ * would add (engine_manifold_energy.c), so an offset can neither last nor build up, and what
+ * healing adds in a step is that share of the offsets' energy (docs/contact-models.md, "Energy at
+ * contact changes"). */
+#define ENGINE_HEAL_TIME 0.5
 /* A contact carrying a larger offset (m) keeps its bodies awake until it heals. */
 #define ENGINE_SLEEP_MAX_OFFSET 5e-6
 /* Offsets up to this (m) do not heal: the geometry or the motion pays them. Healing every such
- * offset of a resting pile kept it trembling and awake. */
+ * offset of a resting pile kept it trembling and awake; this is the most depth a body at rest
+ * hides. */
 #define ENGINE_HEAL_MIN_OFFSET 5e-7
 
+/* The per-pair energy ledger of a collision update (engine_manifold_energy.c): pairs by an
+ * open-addressing index of body-pair keys; the new contacts of a pair chained from its head. */
 typedef struct EngineManifoldEnergy {
     uint64_t *keys;     /* pair key + 1 (0: empty slot) */
     double *old_energy; /* per slot: the pair's elastic energy before the update, J */
@@ -220,7 +216,9 @@ typedef struct EngineManifoldEnergy {
     int *next, *previous_of; /* per new contact: the pair's next one; its previous (-1: new) */
     ContactKinematics *kinematics; /* per new contact: at its geometric depth */
     int capacity;
-    bool fresh; /* the next update starts the contacts (creation, a state jump): no ledger */
+    double span; /* s: the simulated time the update's contacts serve (set by engine_advance;
+                    0: the scene's dt), over which its offsets heal */
+    bool fresh;  /* the next update starts the contacts (creation, a state jump): no ledger */
     bool check_overlap; /* the next update is the scene's start: warn about overlaps */
 } EngineManifoldEnergy;
 

@@ -21,16 +21,16 @@
  * 2. what the motion cannot pay (a pair at rest whose manifold changed) by a depth offset delta
  *    common to the pair's contacts, the smallest with E_new(delta) <= E_old + paid + heal (a
  *    bracketing root search; each contact takes it up to its own depth, so one not overlapping
- *    keeps its true distance). heal is ENGINE_HEAL_ENERGY shared among the pairs that need an
- *    offset at this update, and at most ENGINE_HEAL_FRACTION of what healing the pair's offset
- *    whole would add (a light body heals no faster than its energy allows): an offset shrinks
- *    at every update by that much energy until the geometry is back. A pair carrying an offset
- *    over ENGINE_SLEEP_MAX_OFFSET does not fall asleep (engine_sleep.c): a sleeping pair's
- *    contacts are carried unchanged, and its offset would wait with them. The ledger is
- *    recomputed from the geometric depths at every update, but an old offset is carried whole
- *    into it, so a pair whose manifold keeps finding it deeper than its old contact measured
- *    accumulates one (docs/contact-models.md, "Energy at contact changes").
- *    EngineStats.offset_heal_energy counts what healing added.
+ *    keeps its true distance). heal is the share span / ENGINE_HEAL_TIME of what healing the
+ *    pair's offset whole would add, span the simulated time the update serves: the energy an
+ *    offset hides falls e-fold within ENGINE_HEAL_TIME whatever else happens, and a source that
+ *    keeps adding S per update can never make it hide more than S ENGINE_HEAL_TIME / span (the
+ *    hidden energy after an update is (1 - share) (hidden before + S)). E_old is measured with
+ *    the old offset, so an offset the geometry or the motion does not pay is carried into the
+ *    next update and heals there. Offsets up to ENGINE_HEAL_MIN_OFFSET stay; a pair carrying a
+ *    larger one does not fall asleep (engine_sleep.c: a sleeping pair's contacts are carried
+ *    unchanged, and its offset would wait with them). EngineStats.offset_heal_energy counts
+ *    what healing added (docs/contact-models.md, "Energy at contact changes").
  * engine_penetration compares the depths the models are given with the overlap from the poses.
  *
  * The first update after creation or a state jump is the user's initial condition and keeps
@@ -291,7 +291,6 @@ void engine_manifold_energy_settle(Engine *e, int new_count) {
     bool fresh = m->fresh;
     m->fresh = false;
     bool braked = false;
-    int healing = 0;
     for (int s = 0; s < m->slots; s++) {
         m->allowed[s] = NAN; /* not visited yet */
         m->offset[s] = 0.0;
@@ -317,22 +316,19 @@ void engine_manifold_energy_settle(Engine *e, int new_count) {
         m->allowed[s] += paid;
         if (paid < excess) {
             m->offset[s] = smallest_offset(e, m->head[s], m->allowed[s]);
-            healing += m->offset[s] > ENGINE_HEAL_MIN_OFFSET;
         }
     }
-    /* Offsets above ENGINE_HEAL_MIN_OFFSET share the healing energy; smaller ones stay as they
-     * are until the geometry or the motion pays them (healing every micrometre of a resting pile
-     * kept its bodies trembling awake). */
-    double heal = healing ? ENGINE_HEAL_ENERGY / healing : 0.0;
+    /* Every offset heals by the same share of its energy per update, whatever else happens: its
+     * energy falls e-fold within ENGINE_HEAL_TIME of simulated time while its bodies are awake. */
+    double share = fmin(1.0, (m->span > 0.0 ? m->span : e->dt) / ENGINE_HEAL_TIME);
+    m->span = 0.0;
     for (int s = 0; s < m->slots; s++) {
         if (m->keys[s] == 0 || m->head[s] < 0 || isnan(m->allowed[s]))
             continue;
         double delta = m->offset[s];
         if (delta > ENGINE_HEAL_MIN_OFFSET) {
-            /* what healing it whole would add, of which a share ENGINE_HEAL_FRACTION at most */
             double whole = pair_energy(e, m->head[s], 0.0) - m->allowed[s];
-            delta = smallest_offset(e, m->head[s],
-                                    m->allowed[s] + fmin(heal, ENGINE_HEAL_FRACTION * whole));
+            delta = smallest_offset(e, m->head[s], m->allowed[s] + share * whole);
             double gained = pair_energy(e, m->head[s], delta) - m->allowed[s];
             e->stats.offset_heal_energy += gained > 0.0 ? gained : 0.0;
         }
