@@ -156,7 +156,9 @@ static void test_servo_stats_round_trip(void **state) {
                           .fault = HAPTIC_FAULT_ACCELERATION,
                           .fault_measured = 24,
                           .fault_allowed = 25,
-                          .motion_ratio = 26};
+                          .motion_ratio = 26,
+                          .passivity_energy = -27,
+                          .passivity_energy_min = -28};
     haptic_servo_stats_write(reg, 3.0, &s);
     RegistrySlot slot;
     registry_slot_read(reg, REGISTRY_SLOT_SERVO_STATS, &slot);
@@ -183,6 +185,7 @@ static void test_servo_stats_round_trip(void **state) {
     assert_int_equal(r.device_fault_reports, 23);
     assert_int_equal(r.fault, HAPTIC_FAULT_ACCELERATION);
     assert_true(r.fault_measured == 24 && r.fault_allowed == 25 && r.motion_ratio == 26);
+    assert_true(r.passivity_energy == -27 && r.passivity_energy_min == -28);
     registry_destroy(reg);
 }
 

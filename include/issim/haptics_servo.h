@@ -135,12 +135,28 @@ typedef struct HapticServoStats {
     double fault_measured, fault_allowed;
     /* the largest measured / allowed of either motion check over the run (1 or more: a trip) */
     double motion_ratio;
+    /* time-domain passivity observer on the device port (docs/haptics.md "Passivity"): the
+       energy that flowed into the rendered environment through the handle over the run, J
+       (negative: the device put out energy the environment never received), and its lowest
+       value over the run */
+    double passivity_energy, passivity_energy_min;
 } HapticServoStats;
 
 void haptic_servo_stats_pack(const HapticServoStats *stats, RegistrySlot *slot);
 HapticServoStats haptic_servo_stats_unpack(const RegistrySlot *slot);
 /* Packs and writes the SERVO_STATS slot at wall time t. Thread: the servo. */
 void haptic_servo_stats_write(Registry *reg, double t, const HapticServoStats *stats);
+
+/* Hannaford and Ryu's time-domain passivity controller on the device port (docs/haptics.md
+ * "Passivity"): while the observed energy is negative it adds a damping force -alpha v, with
+ * alpha just large enough to dissipate the deficit over the next period. */
+typedef struct HapticPassivity {
+    bool enabled;       /* off by default (docs/haptics.md "Passivity": on the simulated device it
+                           does not raise the stable stiffness yet); the observer runs always */
+    double max_damping; /* N s/m ceiling of alpha; 0: handle_mass_min / period (a damper the
+                           handle's lightest direction can take at this rate without itself
+                           oscillating) */
+} HapticPassivity;
 
 typedef struct HapticServoDesc {
     double rate_hz;        /* 1000 default; 4000+ allowed */
@@ -153,6 +169,7 @@ typedef struct HapticServoDesc {
     HapticCoupling coupling;
     HapticVec2 constant_force; /* N on the handle (tests, bench) */
     HapticPlausibility plausibility;
+    HapticPassivity passivity;
 } HapticServoDesc;
 
 HapticServoDesc haptic_servo_desc_default(void);

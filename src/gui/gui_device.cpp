@@ -67,6 +67,8 @@ void fill_stats(const RegistrySlot &slot, GuiDeviceReadout *out) {
     out->force_limited = (double)st.force_limited;
     out->engine_stalls = (double)st.engine_stalls;
     out->force_rms = st.force_rms;
+    out->port_energy = st.passivity_energy;
+    out->port_energy_min = st.passivity_energy_min;
     out->force_peak = st.force_peak;
     out->texture_periods = (double)st.texture_periods;
     out->servo_state = (int)st.state;
@@ -236,6 +238,10 @@ void handle_lines(const GuiDeviceReadout &ro) {
     same_line_if_fits(ImGui::CalcTextSize(magnitude).x);
     ImGui::TextUnformatted(magnitude);
     ImGui::Text("|F| over 50 ms: rms %.3f N, peak %.3f N", ro.force_rms, ro.force_peak);
+    // The passivity observer (docs/haptics.md "Passivity"): below zero the device has put out
+    // energy the scene never received.
+    ImGui::Text("port energy %.2f mJ (lowest %.2f mJ)", 1e3 * ro.port_energy,
+                1e3 * ro.port_energy_min);
     ImGui::Text("texture (%.3f, %.3f) N, %.0f pulses", ro.texture_fx, ro.texture_fy,
                 ro.texture_periods);
     ImGui::Text("torques %.4f, %.4f N m", ro.tau1, ro.tau5);

@@ -164,12 +164,29 @@ static void read_coupling(Reader *r, HapticCoupling *c) {
     lua_pop(r->L, 1);
 }
 
+/* haptics.passivity = {enabled = true, max_damping = 0} (docs/scene-format.md) */
+static void read_passivity(Reader *r, HapticPassivity *p) {
+    lua_getfield(r->L, -1, "passivity");
+    if (lua_istable(r->L, -1)) {
+        snprintf(r->where, sizeof r->where, "passivity.");
+        get_bool(r, "enabled", &p->enabled);
+        get_number(r, "max_damping", &p->max_damping);
+        if (!(p->max_damping >= 0))
+            fail(r, "max_damping", "must be >= 0 N s/m (0: automatic)");
+        r->where[0] = '\0';
+    } else if (!lua_isnil(r->L, -1)) {
+        fail(r, "passivity", "must be a table");
+    }
+    lua_pop(r->L, 1);
+}
+
 static void read_haptics(Reader *r, HapticServoDesc *desc, char *proxy, size_t proxy_size) {
     lua_getfield(r->L, -1, "proxy");
     if (lua_isstring(r->L, -1))
         issim_strlcpy(proxy, lua_tostring(r->L, -1), proxy_size);
     lua_pop(r->L, 1);
     read_coupling(r, &desc->coupling);
+    read_passivity(r, &desc->passivity);
     lua_getfield(r->L, -1, "surfaces");
     if (lua_istable(r->L, -1)) {
         int n = (int)lua_rawlen(r->L, -1);

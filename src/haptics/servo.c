@@ -3,11 +3,11 @@
  * The thread wakes at absolute deadlines (clock_nanosleep, TIMER_ABSTIME, CLOCK_MONOTONIC), so
  * a late wake-up never shifts the following ones; under SCHED_FIFO when the system permits
  * (a warning otherwise, and a 1 us timer slack instead of the default 50 us). Each period:
- * read the newest device frame -> kinematics -> force (constant + local surfaces + coupling)
- * -> safety chain -> J^T -> torques (+ joint-space texture) -> D/A -> write. What it publishes as
- * the handle force is the force the motors are commanded with, J^-T of the torques sent to the
- * D/A, so the joint-space texture (004 eqs. 3.36-3.43) shows in the panel and the statistics
- * like every other part of the force.
+ * read the newest device frame -> kinematics -> passivity observer -> force (constant + local
+ * surfaces + coupling) -> passivity controller (off by default) -> safety chain -> J^T -> torques
+ * (+ joint-space texture) -> D/A -> write. What it publishes as the handle force is the force the
+ * motors are commanded with, J^-T of the torques sent to the D/A, so the joint-space texture (004
+ * eqs. 3.36-3.43) shows in the panel and the statistics like every other part of the force.
  *
  * Safety chain, in this order, the last step before the D/A being the torque limit:
  *  1. NaN guard on the force (replaced by zero, flagged);
@@ -106,6 +106,13 @@ struct HapticServo {
     uint64_t motion_faults, device_fault_reports;
     double fault_measured, fault_allowed, motion_ratio;
     char fault_message[384];
+    /* passivity observer and controller (servo thread only) */
+    double port_energy, port_energy_min; /* J into the environment over the run */
+    double passivity_max_damping;        /* N s/m, resolved at creation */
+    HapticVec2 port_pos;                 /* handle position of the last solved period */
+    HapticVec2 port_dx;                  /* its displacement over this period, m */
+    double port_force[2];                /* motor_force of the last period, N */
+    bool have_port_pos;
 };
 
 HapticServoDesc haptic_servo_desc_default(void) {
@@ -120,6 +127,7 @@ HapticServoDesc haptic_servo_desc_default(void) {
                          .hand_speed = 2.0,
                          .hand_accel = 150.0,
                          .handle_mass_min = 0.12},
+        .passivity = {.enabled = false, .max_damping = 0.0},
     };
 }
 
@@ -179,6 +187,10 @@ HapticServo *haptic_servo_create(HapticDevice *dev, const PantographConfig *conf
                             "plausibility limits must be positive (hand %g m/s, %g m/s^2, handle "
                             "mass %g kg)",
                             pl->hand_speed, pl->hand_accel, pl->handle_mass_min);
+    if (s == ISSIM_OK && !(desc->passivity.max_damping >= 0.0))
+        s = issim_error_set(err, ISSIM_ERR_RANGE,
+                            "passivity max_damping %g N s/m must be >= 0 (0: automatic)",
+                            desc->passivity.max_damping);
     if (s == ISSIM_OK && (desc->surface_count < 0 || desc->surface_count > HAPTIC_MAX_SURFACES))
         s = issim_error_set(err, ISSIM_ERR_RANGE, "%d surfaces (at most %d)", desc->surface_count,
                             HAPTIC_MAX_SURFACES);
@@ -209,6 +221,9 @@ HapticServo *haptic_servo_create(HapticDevice *dev, const PantographConfig *conf
     atomic_init(&servo->fault, HAPTIC_FAULT_NONE);
     /* playback replays positions, with no motors to turn off */
     servo->judge = desc->plausibility.enabled && haptic_device_caps(dev).can_actuate;
+    servo->passivity_max_damping = desc->passivity.max_damping > 0.0
+                                       ? desc->passivity.max_damping
+                                       : desc->plausibility.handle_mass_min / servo->period;
     if (servo->judge)
         servo->bounds = haptic_motion_bounds(config, &desc->plausibility);
     return servo;
@@ -372,6 +387,64 @@ static void limit_force(HapticServo *servo, double f[2]) {
     }
 }
 
+/* ===== Passivity (Hannaford and Ryu 2002, docs/haptics.md "Passivity") =====
+ * The port is the handle: the environment (every model the servo renders) takes the handle's
+ * motion and answers with a force. Over period n the observer adds the work the handle did
+ * against the motors' force along its displacement, -(F(n-1) + F(n)) / 2 . (x(n) - x(n-1)),
+ * F the force the motors were commanded with (after the whole safety chain). The mean of the
+ * two forces rather than the held F(n-1) alone: the displacement is read from encoders, and a
+ * position-dependent force changes exactly when a count flips, so with F(n-1) alone each flip
+ * outwards was charged one count further out than inwards, k q^2 of phantom output per flip
+ * (1.6 mJ per bounce on a 2 kN/m wall at 10 kHz) that the controller then fought; with the mean
+ * a staircase force comes back to zero over a closed path, as it does in the mechanism. */
+static void observe_port(HapticServo *servo) {
+    const HapticKinematics *k = &servo->kin;
+    servo->port_dx = (HapticVec2){0, 0};
+    if (servo->have_port_pos)
+        servo->port_dx = (HapticVec2){k->pos.x - servo->port_pos.x, k->pos.y - servo->port_pos.y};
+    servo->port_pos = k->pos;
+    servo->have_port_pos = true;
+}
+
+/* The energy after this period if the motors are commanded with f. */
+static double port_energy_with(const HapticServo *servo, const double f[2]) {
+    HapticVec2 d = servo->port_dx;
+    return servo->port_energy -
+           0.5 * ((servo->port_force[0] + f[0]) * d.x + (servo->port_force[1] + f[1]) * d.y);
+}
+
+/* Closes the period's account with the force actually commanded. */
+static void commit_port_energy(HapticServo *servo) {
+    servo->port_energy = port_energy_with(servo, servo->motor_force);
+    servo->port_energy_min = fmin(servo->port_energy_min, servo->port_energy);
+    servo->port_force[0] = servo->motor_force[0];
+    servo->port_force[1] = servo->motor_force[1];
+}
+
+/* The controller: while the energy the observer expects at the end of this period (with the
+ * environment's force f) is negative, a damping force -alpha v whose work over the next period
+ * returns the deficit, alpha = -E / (dT |v|^2), no more, capped by the damping ceiling. v is
+ * the last displacement over the period, not the kinematics' 30 Hz filtered velocity: that one
+ * lags by 5 ms, and a damper on it pulled the handle into a 1 kN/m wall at 4-6 N at 1 kHz. And
+ * the controller only takes away the part of the environment's force that does work along the
+ * motion: the force along v ends between zero and what the environment asked for, never
+ * reversed and never larger, and nothing changes while the environment absorbs energy
+ * (F . v <= 0). It acts before the safety chain, so every limit still applies after it. */
+static void passivity_control(HapticServo *servo, double f[2]) {
+    HapticVec2 v = {servo->port_dx.x / servo->period, servo->port_dx.y / servo->period};
+    double speed = hypot(v.x, v.y), energy = port_energy_with(servo, f);
+    if (!servo->desc.passivity.enabled || !(energy < 0.0) || !(speed > 0.0))
+        return;
+    double u[2] = {v.x / speed, v.y / speed};
+    double along = f[0] * u[0] + f[1] * u[1]; /* > 0: the environment pushes along the motion */
+    if (!(along > 0.0))
+        return;
+    double alpha = fmin(-energy / (servo->period * speed * speed), servo->passivity_max_damping);
+    double cut = fmin(alpha * speed, along);
+    f[0] -= cut * u[0];
+    f[1] -= cut * u[1];
+}
+
 static void compute_force(HapticServo *servo, double now, double f[2], double tau_texture[2]) {
     f[0] = servo->desc.constant_force.x;
     f[1] = servo->desc.constant_force.y;
@@ -524,8 +597,14 @@ bool haptic_servo_period(HapticServo *servo, double now) {
     bool want = atomic_load(&servo->enable_requested) && !atomic_load(&servo->estop) && !fault;
     double f[2] = {0, 0}, tex[2] = {0, 0};
     haptic_coupling_engage(&servo->desc.coupling, &servo->coupling, want, now);
-    if (solved)
+    if (solved) {
+        observe_port(servo);
         compute_force(servo, now, f, tex);
+        passivity_control(servo, f);
+    } else {
+        servo->have_port_pos = false; /* no displacement across a lost posture */
+        servo->port_dx = (HapticVec2){0, 0};
+    }
     bool enable = solved && want && !(sample.state.status & HAPTIC_STATUS_FAULT);
     if (!enable)
         f[0] = f[1] = tex[0] = tex[1] = 0.0;
@@ -536,6 +615,7 @@ bool haptic_servo_period(HapticServo *servo, double now) {
     servo->force[0] = f[0];
     servo->force[1] = f[1];
     record_motor_force(servo, f, tex); /* tex is zero with the motors off */
+    commit_port_energy(servo);
     servo->motors_on = enable;
     if (servo->limits &
         (HAPTIC_LIMIT_FORCE | HAPTIC_LIMIT_TORQUE | HAPTIC_LIMIT_WORKSPACE | HAPTIC_LIMIT_SINGULAR))
@@ -601,6 +681,8 @@ HapticServoStats haptic_servo_stats(const HapticServo *servo) {
         .fault_measured = servo->fault_measured,
         .fault_allowed = servo->fault_allowed,
         .motion_ratio = servo->motion_ratio,
+        .passivity_energy = servo->port_energy,
+        .passivity_energy_min = servo->port_energy_min,
     };
 }
 

@@ -60,6 +60,8 @@ enum {
     STAT_FAULT_MEASURED,
     STAT_FAULT_ALLOWED,
     STAT_MOTION_RATIO,
+    STAT_PASSIVITY_ENERGY,
+    STAT_PASSIVITY_ENERGY_MIN,
     STAT_COUNT
 };
 _Static_assert(STAT_COUNT <= REGISTRY_SLOT_VALUES, "the servo statistics fit their slot");
@@ -165,6 +167,8 @@ void haptic_servo_stats_pack(const HapticServoStats *s, RegistrySlot *slot) {
     v[STAT_FAULT_MEASURED] = s->fault_measured;
     v[STAT_FAULT_ALLOWED] = s->fault_allowed;
     v[STAT_MOTION_RATIO] = s->motion_ratio;
+    v[STAT_PASSIVITY_ENERGY] = s->passivity_energy;
+    v[STAT_PASSIVITY_ENERGY_MIN] = s->passivity_energy_min;
 }
 
 HapticServoStats haptic_servo_stats_unpack(const RegistrySlot *slot) {
@@ -199,6 +203,8 @@ HapticServoStats haptic_servo_stats_unpack(const RegistrySlot *slot) {
         .fault_measured = v[STAT_FAULT_MEASURED],
         .fault_allowed = v[STAT_FAULT_ALLOWED],
         .motion_ratio = v[STAT_MOTION_RATIO],
+        .passivity_energy = v[STAT_PASSIVITY_ENERGY],
+        .passivity_energy_min = v[STAT_PASSIVITY_ENERGY_MIN],
     };
 }
 

@@ -11,7 +11,17 @@
  *     sequence number read back;
  *  4. engine stall -> zero coupling force at the handle (what the servo writes to the D/A):
  *     target < 50 ms.
- * Usage: issim-bench haptics [--seconds S] (per lateness configuration, default 5). */
+ * Usage: issim-bench haptics [--seconds S] (per lateness configuration, default 5).
+ *
+ * issim-bench haptics zwidth [--png FILE]: Colgate and Brown's Z-width on the simulated device
+ * (tools/pantosim/pantosim_zwidth.h, lockstep in simulated time, so the figures do not depend
+ * on the machine's load): for each wall damping, the largest PD-wall stiffness that stays
+ * stable at 1, 4 and 10 kHz, with and without the passivity controller. Stable (defined
+ * precisely in pantosim_zwidth.h): after the scripted hand's push into the wall, no device
+ * fault, and over the last 0.5 s of a 1.5 s trial neither encoder moves by more than one count.
+ * The stiffness grid is 100 N/m * 1.25^i up to 1 MN/m; a figure is the last grid point before
+ * the first unstable one. The table goes to stdout, the plot to FILE (default zwidth.png, by
+ * gnuplot) with the table beside it (FILE with .dat). */
 #include "bench.h"
 
 #include <inttypes.h>
@@ -28,6 +38,7 @@
 #include "issim/haptics_render.h"
 #include "issim/haptics_servo.h"
 #include "issim/sim.h"
+#include "pantosim_zwidth.h"
 
 static void nap(double s) {
     struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
@@ -315,7 +326,77 @@ static int bench_stall(void) {
     return 0;
 }
 
+#define ZW_RATES 3
+#define ZW_DAMPINGS 6
+
+static int plot_zwidth(const char *png, const char *table) {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "gnuplot -e \"set terminal pngcairo size 900,600 noenhanced; set output '%s'; "
+             "set logscale y; set xlabel 'wall damping, N s/m'; set ylabel 'largest stable "
+             "stiffness, N/m'; set key top left; set title 'Z-width, simulated P2 pantograph, "
+             "PD wall'; plot for [c=2:7] '%s' using 1:c with linespoints title "
+             "columnhead(c)\"",
+             png, table);
+    if (system(cmd) != 0) {
+        fprintf(stderr, "issim-bench haptics zwidth: gnuplot failed writing %s\n", png);
+        return 1;
+    }
+    printf("plot     %s\n", png);
+    return 0;
+}
+
+static int bench_zwidth(int argc, char **argv) {
+    const char *png = "zwidth.png";
+    for (int i = 1; i + 1 < argc; i++)
+        if (strcmp(argv[i], "--png") == 0)
+            png = argv[++i];
+    const double rates[ZW_RATES] = {1000.0, 4000.0, 10000.0};
+    const double dampings[ZW_DAMPINGS] = {0.0, 0.5, 1.0, 2.0, 5.0, 10.0};
+    double k[ZW_DAMPINGS][ZW_RATES][2], worst_energy = 0.0;
+    printf("haptics.zwidth: largest stable PD-wall stiffness, N/m (grid 100 * 1.25^i)\n");
+    printf("%8s", "b N s/m");
+    for (int r = 0; r < ZW_RATES; r++)
+        printf("  %5.0f Hz off  %5.0f Hz PC ", rates[r], rates[r]);
+    printf("\n");
+    for (int b = 0; b < ZW_DAMPINGS; b++) {
+        printf("%8.1f", dampings[b]);
+        for (int r = 0; r < ZW_RATES; r++)
+            for (int pc = 0; pc < 2; pc++) {
+                double e;
+                k[b][r][pc] =
+                    zwidth_largest_stable(rates[r], dampings[b], pc, 100.0, 1e6, 1.25, &e);
+                worst_energy = fmin(worst_energy, e);
+                printf("  %12.0f", k[b][r][pc]);
+                fflush(stdout);
+            }
+        printf("\n");
+    }
+    printf("haptics.zwidth.energy_min_J: %.3g (lowest observer energy over every stable trial)\n",
+           worst_energy);
+    char table[1024];
+    snprintf(table, sizeof table, "%s.dat", png);
+    FILE *f = fopen(table, "w");
+    if (!f)
+        return fprintf(stderr, "issim-bench haptics zwidth: cannot write %s\n", table), 1;
+    fprintf(f, "b");
+    for (int r = 0; r < ZW_RATES; r++)
+        fprintf(f, " %gkHz-off %gkHz-PC", rates[r] / 1000, rates[r] / 1000);
+    fprintf(f, "\n");
+    for (int b = 0; b < ZW_DAMPINGS; b++) {
+        fprintf(f, "%g", dampings[b]);
+        for (int r = 0; r < ZW_RATES; r++)
+            fprintf(f, " %g %g", k[b][r][0], k[b][r][1]);
+        fprintf(f, "\n");
+    }
+    if (fclose(f) != 0)
+        return fprintf(stderr, "issim-bench haptics zwidth: cannot write %s\n", table), 1;
+    return plot_zwidth(png, table);
+}
+
 int bench_haptics(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "zwidth") == 0)
+        return bench_zwidth(argc - 1, argv + 1);
     double seconds = 5.0;
     for (int i = 1; i + 1 < argc; i++)
         if (strcmp(argv[i], "--seconds") == 0)

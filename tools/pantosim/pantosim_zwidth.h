@@ -1,0 +1,55 @@
+/* The simulated pantograph in the caller's process, and the Z-width measurement on it
+ * (`issim-bench haptics zwidth`, tests/test_haptics_zwidth.c; docs/haptics.md "Z-width").
+ *
+ * Lockstep device: each servo read advances the model by one servo period and returns its
+ * encoder counts; each write applies the command at once. The servo's own code (kinematics,
+ * PD wall, passivity controller, the whole safety chain, D/A) runs unchanged against the same
+ * physics as issim-pantosim, in simulated time: no pty, no wall clock, so a measurement is
+ * reproducible to the bit. */
+#ifndef PANTOSIM_ZWIDTH_H
+#define PANTOSIM_ZWIDTH_H
+
+#include "issim/haptics_servo.h"
+#include "pantosim_model.h"
+
+/* A HapticDevice over sim (Borrowed: it must outlive the device), stepping period seconds per
+ * read. NULL on out of memory (err says so). */
+HapticDevice *simpanto_lockstep_open(SimPantograph *sim, double period, IssimError *err);
+
+typedef struct ZwidthTrial {
+    double rate_hz;   /* servo rate */
+    double stiffness; /* N/m of the PD wall */
+    double damping;   /* N s/m of the PD wall */
+    bool passivity;   /* the passivity controller on (the observer runs either way) */
+} ZwidthTrial;
+
+/* The push: the handle starts at rest 10 mm in front of a wall rendered by the servo; the
+ * scripted hand (ZWIDTH_HAND_STIFFNESS N/m, ZWIDTH_HAND_DAMPING N s/m, a light grip) holds a
+ * target 5 mm behind the wall, so it pushes the handle into it (0.5 N when the wall gives no
+ * ground) and keeps pushing. Stable: no device fault, and over the last ZWIDTH_WATCH_S of the
+ * ZWIDTH_TRIAL_S trial neither encoder's count moves by more than one (max - min <= 1): the
+ * handle at rest against the wall within one encoder count, no limit cycle larger than the
+ * encoder can see. */
+#define ZWIDTH_HAND_STIFFNESS 100.0
+#define ZWIDTH_HAND_DAMPING 2.0
+#define ZWIDTH_TRIAL_S 1.5
+#define ZWIDTH_WATCH_S 0.5
+
+typedef struct ZwidthResult {
+    bool stable;
+    int count_span[2];   /* max - min of each encoder over the watch window */
+    bool faulted;        /* a device fault or the safe state ended the trial */
+    double energy_min;   /* lowest passivity-observer energy over the trial, J */
+    double energy_final; /* observer energy at the end, J */
+    double penetration;  /* mean depth into the wall over the watch window, m */
+} ZwidthResult;
+
+IssimStatus zwidth_trial(const ZwidthTrial *trial, ZwidthResult *out, IssimError *err);
+
+/* The largest stiffness of the grid k_min * factor^i (up to k_max) below which every grid
+ * stiffness is stable (the sweep stops at the first unstable one); 0 when k_min is not.
+ * energy_min (nullable) receives the lowest observer energy over the stable trials. */
+double zwidth_largest_stable(double rate_hz, double damping, bool passivity, double k_min,
+                             double k_max, double factor, double *energy_min);
+
+#endif
