@@ -134,16 +134,17 @@ typedef struct GuiDeviceReadout {
     double texture_fx, texture_fy; /* the texture's part of it, N */
     double tau1, tau5;             /* joint torques sent to the D/A, N m */
     double force_rms, force_peak;  /* |F| over the servo's last statistics interval, N */
-    double port_energy, port_energy_min; /* passivity observer: J into the scene, its lowest */
-    double texture_periods;              /* periods that commanded a texture pulse */
-    bool motors_on;                      /* enabled and powered this period */
-    unsigned limits;                     /* HAPTIC_LIMIT_* of the last period */
-    unsigned device_status;              /* HAPTIC_STATUS_* of the last frame */
-    double coupling_k;                   /* rendered coupling stiffness, world N/m */
-    double watchdog_fade;                /* coupling_k / the scene's K_c (1: live) */
-    const char *watchdog; /* host watchdog: "live", "fading", "released", "motors off",
-                             "no coupling" */
-    double handle_age_s;  /* wall seconds since the servo last wrote the handle */
+    double port_energy;            /* passivity observer: J into the scene over the run */
+    double port_energy_min;        /* its lowest value, J */
+    double texture_periods;        /* periods that commanded a texture pulse */
+    bool motors_on;                /* enabled and powered this period */
+    unsigned limits;               /* HAPTIC_LIMIT_* of the last period */
+    unsigned device_status;        /* HAPTIC_STATUS_* of the last frame */
+    double coupling_k;             /* rendered coupling stiffness, world N/m */
+    double watchdog_fade;          /* coupling_k / the scene's K_c (1: live) */
+    const char *watchdog;          /* host watchdog: "live", "fading", "released", "motors off",
+                                      "no coupling" */
+    double handle_age_s;           /* wall seconds since the servo last wrote the handle */
 } GuiDeviceReadout;
 
 /* Fills out from reg (Nullable: nothing to show) for device. */
