@@ -506,6 +506,37 @@ static void test_stall(void **state) {
     assert_int_equal(last.dac[1], 2048);
 }
 
+/* The same stall under the servo pushing 0.3 N: the next period goes to the safe state naming
+ * the stall, and its motors-off command reaches the device through the command endpoint while
+ * the servo still holds the link. */
+static void test_stall_under_the_servo(void **state) {
+    (void)state;
+    pantograph_reset(&pantograph, 2);
+    HapticDevice *dev;
+    HapticServo *servo = open_and_push(&dev);
+    assert_true(locked_u64(&pantograph.commands_applied) >= 75);
+    pthread_mutex_lock(&pantograph_lock);
+    pantograph.in_halted = true;
+    pthread_mutex_unlock(&pantograph_lock);
+    testlog_capture();
+    int n = run_periods(servo, 0.3);
+    print_message("after the stall: %d periods; servo error: %s\n", n, haptic_servo_error(servo));
+    assert_true(n <= 1);
+    assert_int_equal(haptic_servo_state(servo), HAPTIC_SERVO_SAFE);
+    assert_non_null(strstr(haptic_servo_error(servo), "LIBUSB_TRANSFER_STALL"));
+    assert_near(haptic_servo_force(servo).x, 0.0, 0.0);
+    assert_int_equal(testlog_count(ISSIM_LOG_ERROR, "motors disabled"), 1);
+    testlog_release();
+    pthread_mutex_lock(&pantograph_lock);
+    HapticCommand last = pantograph.last_command;
+    bool enabled = pantograph.sim.enabled;
+    pthread_mutex_unlock(&pantograph_lock);
+    assert_false(last.enable); /* motors off, zero current */
+    assert_int_equal(last.dac[0], 2048);
+    assert_int_equal(last.dac[1], 2048);
+    assert_false(enabled);
+}
+
 /* An old controller answering in protocol 1 is refused at the open, naming both versions, and
  * no command reaches it. */
 static void test_old_protocol_refused(void **state) {
@@ -546,6 +577,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test_setup_teardown(test_unplug_seen_by_the_transfers_alone, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unplug_seen_by_hotplug_alone, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stall, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stall_under_the_servo, setup, teardown),
         cmocka_unit_test_setup_teardown(test_old_protocol_refused, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
