@@ -6,7 +6,8 @@
  * (tools/pantosim's physics, the protocol's codec) once per 1 ms frame of the device's clock,
  * and applies the command frames of OUT URBs to the simulated motors. Nothing of src/haptics is
  * replaced: discovery, descriptors, claiming, asynchronous transfers, hot-plug and errors all
- * go through libusb and usb.c as they do with a real device.
+ * go through libusb and usb.c as they do with a real device. `issim device usb`, started as a
+ * child, inherits the preload and the testbed and reaches the same emulated device.
  *
  * Emulated like the kernel's usbfs does for a real device: an unplug completes the URBs in
  * flight with -ESHUTDOWN and fails every later call with ENODEV, and the udev "remove" event
@@ -553,6 +554,52 @@ static void test_old_protocol_refused(void **state) {
     assert_int_equal(locked_u64(&pantograph.commands_applied), 0);
 }
 
+/* `issim device usb` as a user runs it, a child process whose libusb reaches the same emulated
+ * device (it inherits umockdev's preload and testbed): the servo thread pushes the scene's proxy
+ * with the motors enabled, and the command's exit turns them off. */
+static void test_issim_device_usb(void **state) {
+    (void)state;
+    pantograph_reset(&pantograph, 2);
+    static char output[8192];
+    int rc = test_run_issim("device usb scenes/pantograph_push.lua --duration 0.5 --enable "
+                            "--no-fifo",
+                            output, sizeof output);
+    print_message("%s", output);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(output, "link (protocol 2): 0 CRC errors"));
+    assert_non_null(strstr(output, "motors enabled"));
+    const char *s = strstr(output, "servo: ");
+    assert_non_null(s);
+    double periods, hz;
+    assert_int_equal(sscanf(s, "servo: %lf periods at %lf Hz", &periods, &hz), 2);
+    assert_true(periods > 0);
+    pthread_mutex_lock(&pantograph_lock);
+    uint64_t sent = pantograph.frames_sent, applied = pantograph.commands_applied;
+    HapticCommand last = pantograph.last_command;
+    bool enabled = pantograph.sim.enabled;
+    pthread_mutex_unlock(&pantograph_lock);
+    print_message("device: %llu frames sent, %llu commands applied\n", (unsigned long long)sent,
+                  (unsigned long long)applied);
+    assert_true(sent >= 25);
+    assert_true(applied >= 25);
+    assert_false(last.enable);
+    assert_false(enabled);
+}
+
+/* The command refuses an old controller with the same message and exit status 1. */
+static void test_issim_device_usb_old_protocol(void **state) {
+    (void)state;
+    pantograph_reset(&pantograph, 1);
+    static char output[8192];
+    int rc = test_run_issim("device usb scenes/pantograph_push.lua --duration 0.5 --enable "
+                            "--no-fifo",
+                            output, sizeof output);
+    print_message("%s", output);
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(output, "device speaks protocol 1, issim needs 2"));
+    assert_int_equal(locked_u64(&pantograph.commands_applied), 0);
+}
+
 int main(int argc, char **argv) {
     (void)argc;
     const char *preload = getenv("LD_PRELOAD");
@@ -579,6 +626,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test_setup_teardown(test_stall, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stall_under_the_servo, setup, teardown),
         cmocka_unit_test_setup_teardown(test_old_protocol_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_issim_device_usb, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_issim_device_usb_old_protocol, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
