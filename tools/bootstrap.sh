@@ -15,6 +15,7 @@ packages=(
   man-db appstream desktop-file-utils  # tools/package-test.sh: man page, metainfo, desktop entry
   libhdf5-dev python3-h5py  # HDF5 recordings (src/io/recorder_hdf5.c); h5py for their test
   python3-dev python3-numpy python3-pytest  # the Python module (python/) and its tests
+  umockdev libumockdev-dev  # tests/test_haptics_usb.c: the libusb back-end on an emulated USB device
 )
 
 missing=()

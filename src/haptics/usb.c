@@ -9,8 +9,8 @@
  * the command is dropped and counted; the device's watchdog covers a stuck bus).
  *
  * Hot-plug: a LEFT callback marks the device gone, so the next read reports the unplug and the
- * servo goes to its safe state. This VM has no USB at all (PLATFORM.md): only the bring-up path
- * up to "no device found" is exercised by the tests.
+ * servo goes to its safe state. This VM has no USB at all (PLATFORM.md): tests/test_haptics_usb.c
+ * runs this back-end against a device emulated with umockdev (docs/haptics.md).
  */
 #include <libusb.h>
 #include <stdio.h>
