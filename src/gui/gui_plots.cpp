@@ -176,6 +176,9 @@ void follow_registry(const GuiState *s) {
     std::snprintf(c.scene, sizeof c.scene, "%s", s->scene_path);
     ThingId u = s->db ? thingdb_find_kind(s->db, THING_UNIVERSE) : thing_id_null();
     const char *saved = thing_id_is_null(u) ? "" : thing_string(s->db, u, "plots");
+    // a scene opens with its own window (the rattleback's 20 s hold its spin's reversal)
+    if (!thing_id_is_null(u))
+        gui_plot_window(thing_real(s->db, u, "plot_window"));
     if (saved && saved[0])
         parse_spec(saved);
     else
@@ -816,6 +819,10 @@ extern "C" int gui_plot_info(int k, GuiPlotInfo *out) {
 extern "C" void gui_plot_window(double seconds) {
     if (g_plots)
         g_plots->window = (float)fmin(fmax(seconds, 0.01), 20.0);
+}
+
+extern "C" double gui_plot_window_seconds(void) {
+    return g_plots ? g_plots->window : 5.0;
 }
 
 extern "C" void gui_plot_set(int k, int i, const char *name, int versus, double band) {
