@@ -188,13 +188,13 @@ static void print_state(App *app) {
     double state_time = s->sim ? registry_state_time(s->reg) : NAN;
     double clock = s->sim ? sim_display_time(s->sim) : NAN;
     printf("state t=%.9g view %d %d %d %d camera %.9g %.9g %.9g %.9g %.9g %.9g %.9g "
-           "state_time=%.9g clock=%.9g rate=%.6g paused=%d resets=%ld panels=%d selected=%s "
-           "up=%.9g,%.9g,%.9g\n",
+           "state_time=%.9g clock=%.9g rate=%.6g paused=%d resets=%ld panels=%d "
+           "up=%.9g,%.9g,%.9g selected=%s\n",
            s->frame_time, app->view_x, app->view_y, app->view_w, app->view_h, eye.x, eye.y, eye.z,
            app->camera.target.x, app->camera.target.y, app->camera.target.z, app->camera.fov_deg,
            state_time, clock, app->sim_rate, s->sim ? (int)sim_paused(s->sim) : 1, app->resets,
-           (int)app->toggles.panels, selected, app->camera.up.x, app->camera.up.y,
-           app->camera.up.z);
+           (int)app->toggles.panels, app->camera.up.x, app->camera.up.y, app->camera.up.z,
+           selected);
     for (int b = 0; s->view && b < s->view->body_count; b++) {
         const ViewBody *vb = &s->view->bodies[b];
         const double *p = s->frame + vb->var_pos;
