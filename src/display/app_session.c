@@ -801,6 +801,19 @@ void app_fit(App *app) {
     Vec3 c;
     double r;
     scene_view_bounds(app->session.view, &c, &r);
+    /* With a device, its walls and texture regions are the scene (pantograph_textures' four
+     * quadrants around a 2 cm puck): the sphere grows to hold them too. */
+    const ViewHandle *vh = &app->session.view->handle;
+    for (int i = 0; vh->shown && i < vh->segment_count; i++)
+        for (int e = 0; e < 2; e++) {
+            Vec3 d = vec3_sub(vh->segments[i][e], c);
+            double dist = vec3_norm(d);
+            if (dist > r) { /* the smallest sphere holding the old one and the point */
+                double grown = 0.5 * (r + dist);
+                c = vec3_add(c, vec3_scale(d, (grown - r) / dist));
+                r = grown;
+            }
+        }
     camera_fit(&app->camera, c, r);
 }
 

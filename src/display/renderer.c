@@ -463,11 +463,13 @@ static void build_lines(Renderer *r, const RenderFrame *f) {
         const float col[4] = {rgb[0], rgb[1], rgb[2], 1};
         arrow(r, f->arrows[i].from, f->arrows[i].to, col);
     }
+    r->overlay_first = r->line_count;
+    /* The device's walls and texture regions lie in the table's plane: depth-tested they
+     * z-fought with it (pantograph_textures' quadrants flickered in and out seen from the top). */
     if (view->handle.shown)
         for (int i = 0; i < view->handle.segment_count; i++)
             line(r, view->handle.segments[i][0], view->handle.segments[i][1],
                  view->handle.segment_colors[i]);
-    r->overlay_first = r->line_count;
     /* Over the solids: the hand goes inside whatever blocks the proxy (a box it pushes), and the
      * user must still see where it is. */
     if (view->handle.shown)
