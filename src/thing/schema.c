@@ -232,8 +232,8 @@ static const PropDef universe_props[] = {
      .type = PROP_VEC3,
      .unit = "",
      .description = "world direction the display draws upward (a scene with tilted gravity "
-                    "gives minus its gravity, so its floor is drawn tilted); each scaled to "
-                    "unit length",
+                    "gives minus its gravity, so its floor is drawn tilted); scaled to unit "
+                    "length; {0, 0, 0}, or looking along it, draws world z up",
      .min = -1,
      .max = 1,
      .mutability = PROP_LIVE,
