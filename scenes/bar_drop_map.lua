@@ -36,6 +36,7 @@ return {
     atol = 1e-12,
     horizon = 0.002,          -- s: the display follows the 0.2 ms impact closely
     record = "bar.pos.z,bar.vel.x,bar.vel.z,bar.angvel.y,universe.energy.kinetic",
+    show_contacts = true, -- the GUI opens with the map nodes shown (display only)
     -- the GUI's clock: a tenth of real time, and 1/5000 within 0.5 ms of the impact (its
     -- 0.2 ms last 1 s on screen)
     playback_speed = 0.1,

@@ -17,8 +17,11 @@ return {
     rtol = 1e-8,
     atol = 1e-10,
     record = "box.pos.z,box.vel.z,universe.energy.total",
+    -- the GUI opens with the manifold's points and their forces shown (display only)
+    show_contacts = true,
+    show_forces = true,
   },
-  camera = { eye = {0.5, -0.8, 0.4}, target = {0, 0, 0.05}, fov = 45 },
+  camera = { eye = {0.3, -0.45, 0.25}, target = {0, 0, 0.04}, fov = 45 },
   things = {
     { name = "box", kind = "body", shape = "box", half_extents = {h, h, h},
       mass = m, inertia = {i, i, i}, pos = {0, 0, 0.2}, material = "box" },

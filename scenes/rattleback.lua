@@ -63,8 +63,14 @@ return {
     integrator = "rk4",
     dt = 1e-3,
     record = "rattleback.angvel.z,rattleback.pos.z,universe.energy.total",
+    -- What the GUI shows (display only): the spin about z over a 20 s window, so its change of
+    -- sign at about 28 s is seen (at 2x, 14 s after opening), and the top a third of the view
+    -- wide from above its side, the camera following its drift.
+    plots = "rattleback.angvel.z; universe.energy.total",
+    plot_window = 20,
+    playback_speed = 2,
   },
-  camera = { eye = {0.9, -1.3, 0.9}, target = {0, 0, 0.05}, fov = 40 },
+  camera = { eye = {2.2, -3.4, 2.6}, target = {0, 0, 0.05}, fov = 40, follow = "rattleback" },
   things = {
     { name = "rattleback", kind = "body", shape = "smooth", surface_points = cap,
       mass = 5, inertia = {1, 10, 10}, material = "rattleback", color = {0.8, 0.45, 0.2} },

@@ -20,6 +20,7 @@ return {
     integrator = "rk4",
     dt = 1e-3,
     record = "left.pos.x,left.vel.x,right.pos.x,right.vel.x,universe.energy.total",
+    show_contacts = true, -- the GUI opens with the map nodes shown (display only)
   },
   -- far and wide enough that the spheres, 12 m apart after 5 s, stay in view
   camera = { eye = {0, -16, 2}, target = {0, 0, 0}, fov = 60 },

@@ -24,6 +24,7 @@ return {
     rtol = 1e-10,
     atol = 1e-12,
     record = "left.vel.x,right.vel.x,universe.energy.kinetic,universe.energy.total",
+    show_contacts = true, -- the GUI opens with the map nodes shown (display only)
   },
   -- far and wide enough that the spheres, 12 m apart after 5 s, stay in view
   camera = { eye = {0, -16, 2}, target = {0, 0, 0}, fov = 60 },

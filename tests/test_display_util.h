@@ -64,6 +64,7 @@ typedef struct ShownState {
     double t;
     int view_x, view_y, view_w, view_h;
     double eye[3], target[3], fov;
+    double up[3]; /* the world direction drawn upward (the scene's camera_up) */
 } ShownState;
 
 /* Parses the n-th "state ..." line printed by the script command print_state. */
@@ -76,6 +77,10 @@ static inline ShownState parse_state(const char *out, int nth) {
                    &s.view_x, &s.view_y, &s.view_w, &s.view_h, &s.eye[0], &s.eye[1], &s.eye[2],
                    &s.target[0], &s.target[1], &s.target[2], &s.fov);
     assert_int_equal(n, 12);
+    const char *end = strchr(line, '\n'), *up = strstr(line, " up=");
+    s.up[0] = 0, s.up[1] = 0, s.up[2] = 1;
+    if (up && (!end || up < end))
+        assert_int_equal(sscanf(up, " up=%lf,%lf,%lf", &s.up[0], &s.up[1], &s.up[2]), 3);
     return s;
 }
 
@@ -97,7 +102,7 @@ static inline Vec3 parse_body(const char *out, const char *name, int nth) {
     return p;
 }
 
-/* Pinhole projection: look-at camera with world z up, vertical field of view fov; pixel
+/* Pinhole projection: look-at camera with s->up drawn upward, vertical field of view fov; pixel
  * coordinates in the window (origin top left). */
 static inline void project(const ShownState *s, Vec3 p, double *px, double *py) {
     double f[3], r[3], u[3], d[3];
@@ -106,9 +111,11 @@ static inline void project(const ShownState *s, Vec3 p, double *px, double *py) 
     double fn = sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);
     for (int i = 0; i < 3; i++)
         f[i] /= fn;
-    r[0] = f[1], r[1] = -f[0], r[2] = 0; /* f x (0, 0, 1) */
-    double rn = sqrt(r[0] * r[0] + r[1] * r[1]);
-    r[0] /= rn, r[1] /= rn;
+    r[0] = f[1] * s->up[2] - f[2] * s->up[1]; /* f x up */
+    r[1] = f[2] * s->up[0] - f[0] * s->up[2];
+    r[2] = f[0] * s->up[1] - f[1] * s->up[0];
+    double rn = sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
+    r[0] /= rn, r[1] /= rn, r[2] /= rn;
     u[0] = r[1] * f[2] - r[2] * f[1];
     u[1] = r[2] * f[0] - r[0] * f[2];
     u[2] = r[0] * f[1] - r[1] * f[0];

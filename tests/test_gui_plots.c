@@ -242,6 +242,8 @@ static void test_peaks_kept_through_reset_and_saved(void **state) {
              "reset\n"
              "frames 3\n"
              "print_plots\n"
+             "speed 0.25\n"
+             "slow_motion 0.002 0.003\n"
              "save %s\n",
              saved);
     int rc =
@@ -267,6 +269,10 @@ static void test_peaks_kept_through_reset_and_saved(void **state) {
     unlink(saved);
     assert_non_null(strstr(text, "bar.pos.z, bar.vel.z"));
     assert_non_null(strstr(text, "contacts.force_sum.peak"));
+    /* and the panel's speed and slow motion (issue 31's leftover: they were lost) */
+    assert_non_null(strstr(text, "playback_speed = 0.25"));
+    assert_non_null(strstr(text, "slow_motion = 0.002"));
+    assert_non_null(strstr(text, "slow_motion_window = 0.003"));
 }
 
 int main(void) {

@@ -3,7 +3,8 @@
  * renderer's own projection (the camera and 3D view print_state reports): every body's centre
  * lies in front of the eye and projects inside the 3D view. The clock runs at SPEED_UP times the
  * scene's speed so the 5 s are reached within the test's time; the camera does not depend on
- * the speed. */
+ * the speed. Each scene's window at 0.5 s is saved as a PNG (its path printed) for a person to
+ * look at, and scenes whose point is in the picture are checked by pixels. */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -113,6 +114,113 @@ static int bodies_out_of_view(const char *out, int nth, const char *scene) {
     return out_count;
 }
 
+/* Where scene's screenshot at 0.5 s is written: kept after the test, for a person to look at. */
+static const char *screenshot_path(const char *scene) {
+    static char path[MAX_SCENES][300];
+    static int next;
+    char *p = path[next++ % MAX_SCENES];
+    snprintf(p, sizeof path[0], "/tmp/issim-scene-view-%.200s.png", scene);
+    return p;
+}
+
+/* The lit floor, told from the dark sky and from the orange box. */
+static bool is_floor(const unsigned char *p) {
+    return p[0] > 90 && abs((int)p[0] - (int)p[2]) < 30 && abs((int)p[0] - (int)p[1]) < 30;
+}
+
+/* The first floor row of column x in the 3D view, below the view bar's overlay. */
+static double floor_edge_row(const Image *im, const ShownState *s, double x) {
+    for (double y = s->view_y + s->view_h / 6.0; y < s->view_y + s->view_h; y++)
+        if (is_floor(pixel(im, x, y)))
+            return y;
+    fail_msg("no floor in column %.0f of the incline's view", x);
+    return -1;
+}
+
+/* The incline's gravity is tilted 20 degrees about y; its camera draws "up" against gravity, so
+ * the floor's far edge (where floor meets sky) falls to the right, downhill (+x), by the slope
+ * as seen from nearly side on. With world z drawn up the edge is level (0 degrees). */
+static void check_incline_floor_drawn_tilted(const ShownState *s) {
+    Image im = load_png(screenshot_path("incline.lua"));
+    double x0 = s->view_x + 0.1 * s->view_w, x1 = s->view_x + 0.9 * s->view_w;
+    double y0 = floor_edge_row(&im, s, x0), y1 = floor_edge_row(&im, s, x1);
+    double slope_deg = atan2(y1 - y0, x1 - x0) * 180.0 / M_PI;
+    print_message("incline: the floor's far edge falls %.1f degrees to the right (rows %.0f, "
+                  "%.0f)\n",
+                  slope_deg, y0, y1);
+    stbi_image_free(im.rgb);
+    assert_true(slope_deg > 10.0 && slope_deg < 30.0);
+}
+
+/* The default body colour {0.85, 0.55, 0.25} under the renderer's lighting. */
+static bool is_orange(const unsigned char *p) {
+    return p[0] > 100 && p[0] > p[1] + 20 && p[1] > p[2] + 20;
+}
+
+/* The chair's body is its four feet: drawn as a seat on legs with a backrest (display_seat) it
+ * covers 6.5 % of the view; as the rods between its feet it covered 0.17 %. */
+static void check_chair_drawn_as_a_chair(const ShownState *s) {
+    Image im = load_png(screenshot_path("chair.lua"));
+    long orange = 0;
+    for (int y = s->view_y; y < s->view_y + s->view_h; y++)
+        for (int x = s->view_x; x < s->view_x + s->view_w; x++)
+            orange += is_orange(pixel(&im, x, y));
+    double share = (double)orange / ((double)s->view_w * s->view_h);
+    print_message("chair: %.2f %% of the view\n", 100.0 * share);
+    stbi_image_free(im.rgb);
+    assert_true(share > 0.03);
+}
+
+/* box_on_plane opens with its contacts and their forces shown (show_contacts, show_forces):
+ * the four manifold points' red crosses, drawn over the box, 93 px (60 px depth-tested under
+ * the box, 0 with show_contacts false). */
+static void check_box_on_plane_contacts_shown(const ShownState *s) {
+    Image im = load_png(screenshot_path("box_on_plane.lua"));
+    long red = 0;
+    for (int y = s->view_y; y < s->view_y + s->view_h; y++)
+        for (int x = s->view_x; x < s->view_x + s->view_w; x++)
+            red += is_red(pixel(&im, x, y));
+    print_message("box_on_plane: %ld red contact-cross pixels\n", red);
+    stbi_image_free(im.rgb);
+    assert_true(red > 40);
+}
+
+/* Position of body name among the "body" lines of the nth print_state. */
+static Vec3 body_of_state(const char *out, int nth, const char *name) {
+    const char *line = find_line(out, "state ", nth);
+    size_t len = strlen(name);
+    for (line = strchr(line, '\n'); line && strncmp(line + 1, "body ", 5) == 0;
+         line = strchr(line + 1, '\n'))
+        if (strncmp(line + 6, name, len) == 0 && line[6 + len] == ' ') {
+            Vec3 p;
+            assert_int_equal(sscanf(line + 7 + len, "%lf %lf %lf", &p.x, &p.y, &p.z), 3);
+            return p;
+        }
+    fail_msg("no body %s in print_state %d", name, nth);
+    return (Vec3){0, 0, 0};
+}
+
+/* three_resolvers' bodies carry a `label` naming their resolver: white text on a dark plate
+ * above each body's centre (40 px up). Counted in a box above each centre: without labels it
+ * holds the grey floor and the dark sky only, no white. */
+static void check_three_resolvers_labelled(const char *out, int nth, const ShownState *s) {
+    Image im = load_png(screenshot_path("three_resolvers.lua"));
+    const char *bodies[] = {"box", "ball", "bottom", "top"};
+    for (int b = 0; b < 4; b++) {
+        double px, py;
+        project(s, body_of_state(out, nth, bodies[b]), &px, &py);
+        int white = 0;
+        for (double y = py - 90; y < py - 30; y++)
+            for (double x = px - 60; x < px + 60; x++) {
+                const unsigned char *p = pixel(&im, x, y);
+                white += p[0] > 220 && p[1] > 220 && p[2] > 220;
+            }
+        print_message("three_resolvers: %d white pixels above %s\n", white, bodies[b]);
+        assert_true(white > 40);
+    }
+    stbi_image_free(im.rgb);
+}
+
 static void test_every_scene_keeps_its_bodies_in_view(void **state) {
     (void)state;
     static char names[MAX_SCENES][256];
@@ -125,9 +233,9 @@ static void test_every_scene_keeps_its_bodies_in_view(void **state) {
         snprintf(path, sizeof path, "scenes/%.250s", names[i]);
         used += (size_t)snprintf(script + used, sizeof script - used,
                                  "open %s\nspeed %g\npause_at 0.5\nwait_sim 0.49\npause\n"
-                                 "frames 1\nprint_state\npause_at 5\nrun\nwait_sim 4.99\npause\n"
-                                 "frames 1\nprint_state\n",
-                                 test_source_path(path), SPEED_UP);
+                                 "frames 1\nprint_state\nscreenshot %s\npause_at 5\nrun\n"
+                                 "wait_sim 4.99\npause\nframes 1\nprint_state\n",
+                                 test_source_path(path), SPEED_UP, screenshot_path(names[i]));
     }
     int rc =
         run_issim_script(test_source_path("scenes/point_drop.lua"), "", script, out, sizeof out);
@@ -142,13 +250,40 @@ static void test_every_scene_keeps_its_bodies_in_view(void **state) {
         assert_true(late.t > 4.99 - 0.0101 && late.t <= 5.0 + 1e-9);
         failed += bodies_out_of_view(out, 2 * i, names[i]) > 0;
         failed += bodies_out_of_view(out, 2 * i + 1, names[i]) > 0;
+        print_message("%s at 0.5 s: %s\n", names[i], screenshot_path(names[i]));
+        if (strcmp(names[i], "incline.lua") == 0)
+            check_incline_floor_drawn_tilted(&early);
+        if (strcmp(names[i], "chair.lua") == 0)
+            check_chair_drawn_as_a_chair(&early);
+        if (strcmp(names[i], "box_on_plane.lua") == 0)
+            check_box_on_plane_contacts_shown(&early);
+        if (strcmp(names[i], "three_resolvers.lua") == 0)
+            check_three_resolvers_labelled(out, 2 * i, &early);
     }
     print_message("%d of %d scene views have a body out of view\n", failed, 2 * n);
     assert_int_equal(failed, 0);
 }
 
+/* The pantograph scenes, opened without --device, say how to start one (their handle moves
+ * with a device only); a scene without a handle says nothing. */
+static void test_device_scene_without_device_says_so(void **state) {
+    (void)state;
+    static char out[GUI_OUTPUT_MAX];
+    char script[1024];
+    snprintf(script, sizeof script,
+             "frames 2\nprint_gui\nscreenshot %s\nopen %s\nframes 2\nprint_gui\n",
+             screenshot_path("pantograph_edge.lua"), test_source_path("scenes/point_drop.lua"));
+    int rc = run_issim_script(test_source_path("scenes/pantograph_edge.lua"), "", script, out,
+                              sizeof out);
+    assert_int_equal(rc, 0);
+    print_message("pantograph_edge without a device: %s\n", screenshot_path("pantograph_edge.lua"));
+    assert_non_null(strstr(require_line(out, "gui ", 0), " device_hint=1 "));
+    assert_non_null(strstr(require_line(out, "gui ", 1), " device_hint=0 "));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_device_scene_without_device_says_so),
         cmocka_unit_test(test_every_scene_keeps_its_bodies_in_view),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -30,6 +30,7 @@ extern "C" {
 #define GUI_LOG_LINES 200
 #define GUI_DESCRIPTION_MAX 256 /* a string property (PROP_STRING_MAX) */
 /* The launcher's thumbnails: each scene at its start, from its camera (app_thumbs.c). */
+#define GUI_MAX_LABELS 16 /* bodies whose `label` the 3D view shows */
 #define GUI_THUMB_WIDTH 192
 #define GUI_THUMB_HEIGHT 120
 /* Layout in pixels: side panels, main menu bar and status bar; the 3D view is what is left.
@@ -175,6 +176,12 @@ typedef struct GuiSeries {
     int count;
 } GuiSeries;
 
+/* A body's `label` (scene file) at its centre's pixel in the window, this frame. */
+typedef struct GuiLabel {
+    float x, y;
+    char text[GUI_DESCRIPTION_MAX];
+} GuiLabel;
+
 typedef struct GuiState {
     int width, height;
     int side_width;      /* the side panels' width, 0: hidden */
@@ -252,6 +259,9 @@ typedef struct GuiState {
      * the line of sight there is gui_arrow_length(F, 1) * arrow_px_per_distance pixels long. */
     unsigned arrow_kinds;
     double arrow_px_per_distance;
+    /* The labels of the bodies in front of the camera (written by the display each frame) */
+    const GuiLabel *labels;
+    int label_count;
 } GuiState;
 
 /* What the user asked for this frame. Cleared by the display before each frame. */
@@ -308,6 +318,9 @@ bool gui_wants_keyboard(void);
 bool gui_input_pending(void);
 /* Window y of the property table's first row as last drawn (-1: none), for the tests. */
 double gui_property_table_y(void);
+/* Whether the last frame told the user to start a haptic device (a scene with a handle opened
+ * without --device), for the tests. */
+bool gui_device_hint_shown(void);
 /* Window rectangles (x, y, w, h) of the "Pause at next contact" button and the "slow motion at
  * impacts" box as last drawn (w 0: not drawn), for the tests' clicks. */
 void gui_playback_rects(double pause[4], double slow[4]);
@@ -351,6 +364,8 @@ int gui_plot_info(int k, GuiPlotInfo *out);
 void gui_plot_set(int k, int i, const char *name, int versus, double band);
 /* The plots' time window, s (clamped to the slider's 0.01 .. 20 s). */
 void gui_plot_window(double seconds);
+/* The plots' time window now, s (what Save scene writes into universe.plot_window). */
+double gui_plot_window_seconds(void);
 /* The memory the plotted series' histories may take together, MiB (1 .. 4096; default 64). */
 void gui_plot_budget(double mib);
 /* The plots shown, as universe.plots spells them ("a, b; @x, y": plots separated by ';',

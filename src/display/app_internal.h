@@ -217,6 +217,9 @@ typedef struct App {
     /* The force arrows the last frame drew (bit 1 << GuiArrowKind): written by draw_scene,
      * read by fill_gui_state for the legend (display thread only). */
     unsigned arrow_kinds;
+    /* The bodies' labels at their pixels this frame: written by fill_gui_state, read by the
+     * GUI in the same frame (display thread only). */
+    GuiLabel labels[GUI_MAX_LABELS];
     /* Edits sent and not yet answered: grows as needed (a fixed 32 left later edits untracked,
      * so an accepted one never reached the display's database and a save lost it). */
     PendingEdit *pending;

@@ -165,8 +165,9 @@ static void push_clicks(int n, int x, int y) {
 static void print_gui(const App *app) {
     for (int i = 0; i < app->recent_count; i++)
         printf("recent %d %s\n", i, app->recent[i]);
-    printf("gui property_table_y=%.1f keys_in_panels=%d edit_message=%s\n", gui_property_table_y(),
-           app->keys_in_panels, app->edit_message);
+    printf("gui property_table_y=%.1f keys_in_panels=%d device_hint=%d edit_message=%s\n",
+           gui_property_table_y(), app->keys_in_panels, (int)gui_device_hint_shown(),
+           app->edit_message);
     /* What the layout cut and the arrows drawn (issue 31 item 8). */
     printf("layout overflow_left=%.1f overflow_right=%.1f overflow_status=%.1f "
            "overflow_navigation=%.1f arrow_kinds=%u arrow_px_per_distance=%.3f\n",
@@ -187,11 +188,13 @@ static void print_state(App *app) {
     double state_time = s->sim ? registry_state_time(s->reg) : NAN;
     double clock = s->sim ? sim_display_time(s->sim) : NAN;
     printf("state t=%.9g view %d %d %d %d camera %.9g %.9g %.9g %.9g %.9g %.9g %.9g "
-           "state_time=%.9g clock=%.9g rate=%.6g paused=%d resets=%ld panels=%d selected=%s\n",
+           "state_time=%.9g clock=%.9g rate=%.6g paused=%d resets=%ld panels=%d "
+           "up=%.9g,%.9g,%.9g selected=%s\n",
            s->frame_time, app->view_x, app->view_y, app->view_w, app->view_h, eye.x, eye.y, eye.z,
            app->camera.target.x, app->camera.target.y, app->camera.target.z, app->camera.fov_deg,
            state_time, clock, app->sim_rate, s->sim ? (int)sim_paused(s->sim) : 1, app->resets,
-           (int)app->toggles.panels, selected);
+           (int)app->toggles.panels, app->camera.up.x, app->camera.up.y, app->camera.up.z,
+           selected);
     for (int b = 0; s->view && b < s->view->body_count; b++) {
         const ViewBody *vb = &s->view->bodies[b];
         const double *p = s->frame + vb->var_pos;
@@ -610,7 +613,7 @@ static bool run_camera(ScriptCall *c) {
     char **w = c->words;
     Vec3 eye = {atof(w[1]), atof(w[2]), atof(w[3])};
     Vec3 target = {atof(w[4]), atof(w[5]), atof(w[6])};
-    c->app->camera = camera_from_eye(eye, target, atof(w[7]));
+    c->app->camera = camera_from_eye(eye, target, atof(w[7]), c->app->camera.up);
     return true;
 }
 

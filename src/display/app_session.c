@@ -342,7 +342,11 @@ static void initial_camera(App *app) {
     ThingId u = thingdb_find_kind(db, THING_UNIVERSE);
     app->camera =
         camera_from_eye(thing_vec3(db, u, "camera_eye"), thing_vec3(db, u, "camera_target"),
-                        thing_real(db, u, "camera_fov"));
+                        thing_real(db, u, "camera_fov"), thing_vec3(db, u, "camera_up"));
+    /* as the camera: each scene opens with its own (box_on_plane's point is its contacts);
+     * Reset and Reload keep what the user chose */
+    app->toggles.contacts = thing_bool(db, u, "show_contacts");
+    app->toggles.forces = thing_bool(db, u, "show_forces");
     const char *follow = thing_string(db, u, "camera_follow");
     app->follow_body = follow[0] ? app_view_body(app, follow) : -1;
     if (follow[0] && app->follow_body < 0)
@@ -797,7 +801,36 @@ void app_fit(App *app) {
     Vec3 c;
     double r;
     scene_view_bounds(app->session.view, &c, &r);
+    /* With a device, its walls and texture regions are the scene (pantograph_textures' four
+     * quadrants around a 2 cm puck): the sphere grows to hold them too. */
+    const ViewHandle *vh = &app->session.view->handle;
+    for (int i = 0; vh->shown && i < vh->segment_count; i++)
+        for (int e = 0; e < 2; e++) {
+            Vec3 d = vec3_sub(vh->segments[i][e], c);
+            double dist = vec3_norm(d);
+            if (dist > r) { /* the smallest sphere holding the old one and the point */
+                double grown = 0.5 * (r + dist);
+                c = vec3_add(c, vec3_scale(d, (grown - r) / dist));
+                r = grown;
+            }
+        }
     camera_fit(&app->camera, c, r);
+}
+
+/* The speed factor and the slow motion as the panel left them. A speed outside the scene key's
+ * range (the transport's 0.0001x) is saved at the nearest value the key accepts. */
+static IssimStatus set_saved_playback(const Sim *sim, ThingDb *db, IssimError *err) {
+    char text[64];
+    double rate, window;
+    sim_slow_motion(sim, &rate, &window);
+    snprintf(text, sizeof text, "%.17g", fmin(10.0, fmax(0.001, sim_speed(sim))));
+    if (thingdb_set_text(db, "universe.playback_speed", text, false, err) != ISSIM_OK)
+        return err->status;
+    snprintf(text, sizeof text, "%.17g", rate);
+    if (thingdb_set_text(db, "universe.slow_motion", text, false, err) != ISSIM_OK)
+        return err->status;
+    snprintf(text, sizeof text, "%.17g", window);
+    return thingdb_set_text(db, "universe.slow_motion_window", text, false, err);
 }
 
 /* The saved scene opens as the user left it: the camera of the view, and a description that
@@ -815,6 +848,15 @@ static IssimStatus set_saved_view(App *app, ThingDb *db, const char *description
         return err->status;
     snprintf(text, sizeof text, "%.17g", c->fov_deg);
     if (thingdb_set_text(db, "universe.camera_fov", text, false, err) != ISSIM_OK)
+        return err->status;
+    snprintf(text, sizeof text, "%.17g %.17g %.17g", c->up.x, c->up.y, c->up.z);
+    if (thingdb_set_text(db, "universe.camera_up", text, false, err) != ISSIM_OK)
+        return err->status;
+    if (app->session.sim && set_saved_playback(app->session.sim, db, err) != ISSIM_OK)
+        return err->status;
+    snprintf(text, sizeof text, "%.9g", gui_plot_window_seconds());
+    if (app->gui_ready &&
+        thingdb_set_text(db, "universe.plot_window", text, false, err) != ISSIM_OK)
         return err->status;
     gui_plots_spec(text, sizeof text);
     if (app->gui_ready && thingdb_set_text(db, "universe.plots", text, false, err) != ISSIM_OK)

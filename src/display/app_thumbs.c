@@ -76,7 +76,7 @@ static void render_thumbnail(App *app, int scene, const ThingDb *db) {
     ThingId u = thingdb_find_kind(db, THING_UNIVERSE);
     Camera camera =
         camera_from_eye(thing_vec3(db, u, "camera_eye"), thing_vec3(db, u, "camera_target"),
-                        thing_real(db, u, "camera_fov"));
+                        thing_real(db, u, "camera_fov"), thing_vec3(db, u, "camera_up"));
     if (!app->scene_thumbs[scene])
         app->scene_thumbs[scene] = new_texture();
     glBindFramebuffer(GL_FRAMEBUFFER, app->thumb_fbo);

@@ -19,14 +19,22 @@ static Vec3 forward(const Camera *cam) {
                   -sin(cam->pitch)};
 }
 
+/* Orbiting turns about world z whatever the camera's up: only the roll of the image follows
+ * cam->up, so the mouse moves the view as in every other scene. Looking along the up direction
+ * (or with no up set) the roll falls back to world z, where the pitch limit keeps it defined. */
 static void basis(const Camera *cam, Vec3 *f, Vec3 *right, Vec3 *up) {
     *f = forward(cam);
-    *right = vec3_normalize(vec3_cross(*f, (Vec3){0, 0, 1}));
+    Vec3 r = vec3_cross(*f, cam->up);
+    if (vec3_norm(r) < 1e-3)
+        r = vec3_cross(*f, (Vec3){0, 0, 1});
+    *right = vec3_normalize(r);
     *up = vec3_cross(*right, *f);
 }
 
-Camera camera_from_eye(Vec3 eye, Vec3 target, double fov_deg) {
-    Camera cam = {.target = target, .fov_deg = fov_deg};
+Camera camera_from_eye(Vec3 eye, Vec3 target, double fov_deg, Vec3 up) {
+    Camera cam = {.target = target, .fov_deg = fov_deg, .up = (Vec3){0, 0, 1}};
+    if (vec3_norm(up) > 1e-9)
+        cam.up = vec3_normalize(up);
     Vec3 d = vec3_sub(target, eye);
     cam.distance = vec3_norm(d);
     if (cam.distance < 1e-6) {

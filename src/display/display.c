@@ -163,6 +163,29 @@ double app_arrow_px_per_distance(const App *app) {
     return app->view_h / (2.0 * tan(0.5 * app->camera.fov_deg * M_PI / 180.0));
 }
 
+/* The `label` of every body that has one, at its centre's pixel (a body behind the camera or
+ * outside the 3D view is not labelled). */
+static int place_labels(App *app) {
+    const Session *s = &app->session;
+    int n = 0;
+    for (int b = 0; s->view && s->db && s->has_frame && b < s->view->body_count; b++) {
+        const ViewBody *vb = &s->view->bodies[b];
+        const char *text = thing_string(s->db, vb->thing, "label");
+        const double *p = s->frame + vb->var_pos;
+        double x, y;
+        if (!text || !text[0] || n == GUI_MAX_LABELS ||
+            !camera_project(&app->camera, app->view_w, app->view_h, (Vec3){p[0], p[1], p[2]}, &x,
+                            &y) ||
+            x < 0 || y < 0 || x >= app->view_w || y >= app->view_h)
+            continue;
+        app->labels[n].x = (float)(app->view_x + x);
+        app->labels[n].y = (float)(app->view_y + y);
+        issim_strlcpy(app->labels[n].text, text, sizeof app->labels[n].text);
+        n++;
+    }
+    return n;
+}
+
 static void fill_gui_state(App *app, GuiState *g) {
     Session *s = &app->session;
     memset(g, 0, sizeof *g);
@@ -200,6 +223,8 @@ static void fill_gui_state(App *app, GuiState *g) {
     g->keys_in_panels = app->keys_in_panels;
     g->arrow_kinds = app->arrow_kinds;
     g->arrow_px_per_distance = app_arrow_px_per_distance(app);
+    g->label_count = place_labels(app);
+    g->labels = app->labels;
     g->following = app->follow_body >= 0 && s->view ? s->view->bodies[app->follow_body].name : "";
     if (s->sim) {
         g->paused = sim_paused(s->sim);

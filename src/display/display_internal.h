@@ -23,6 +23,7 @@ typedef struct Camera {
     double yaw;      /* rad, about z; 0 looks along +y */
     double pitch;    /* rad, positive looks down */
     double fov_deg;  /* vertical */
+    Vec3 up;         /* world direction drawn upward on screen (unit; the scene's camera_up) */
 } Camera;
 
 typedef enum CameraPreset {
@@ -34,7 +35,8 @@ typedef enum CameraPreset {
 } CameraPreset;
 
 const char *camera_preset_name(CameraPreset preset);
-Camera camera_from_eye(Vec3 eye, Vec3 target, double fov_deg);
+/* up: the world direction drawn upward (e.g. against a tilted gravity); z when not given. */
+Camera camera_from_eye(Vec3 eye, Vec3 target, double fov_deg, Vec3 up);
 Vec3 camera_eye(const Camera *cam);
 void camera_set_preset(Camera *cam, CameraPreset preset);
 /* Frames a bounding sphere. */

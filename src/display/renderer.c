@@ -366,9 +366,10 @@ static void smooth_contact_lines(Renderer *r, const SceneView *view, const Conta
 }
 
 /* Contact-map bodies (000 ch. 3): each node as a short stick along its outward normal, and the
- * node an active contact uses (the one the model chose: same rule) long and red. */
+ * node an active contact uses (the one the model chose: same rule) long and red. Cyan, not
+ * the selection's yellow (a selected map body's nodes were lost in its highlight). */
 static void map_node_lines(Renderer *r, const RenderFrame *f, double size) {
-    static const float node_col[4] = {0.95f, 0.85f, 0.2f, 1}, active_col[4] = {1.0f, 0.2f, 0.2f, 1};
+    static const float node_col[4] = {0.2f, 0.85f, 1.0f, 1}, active_col[4] = {1.0f, 0.2f, 0.2f, 1};
     const SceneView *view = f->view;
     for (int b = 0; b < view->body_count; b++) {
         const ViewBody *vb = &view->bodies[b];
@@ -445,9 +446,8 @@ static void build_lines(Renderer *r, const RenderFrame *f) {
     for (int i = 0; i < view->instance_count; i++)
         if (view->instances[i].wire)
             plane_outline(r, &view->instances[i]);
-    contact_lines(r, f, 0.01 * view->radius);
     if (f->toggles.contacts)
-        map_node_lines(r, f, 0.02 * view->radius);
+        map_node_lines(r, f, 0.04 * view->radius);
     if (f->toggles.trails && f->trails)
         trail_lines(r, f);
     if (f->selected_instance >= 0 && f->selected_instance < view->instance_count)
@@ -463,15 +463,20 @@ static void build_lines(Renderer *r, const RenderFrame *f) {
         const float col[4] = {rgb[0], rgb[1], rgb[2], 1};
         arrow(r, f->arrows[i].from, f->arrows[i].to, col);
     }
+    r->overlay_first = r->line_count;
+    /* The device's walls and texture regions lie in the table's plane: depth-tested they
+     * z-fought with it (pantograph_textures' quadrants flickered in and out seen from the top). */
     if (view->handle.shown)
         for (int i = 0; i < view->handle.segment_count; i++)
             line(r, view->handle.segments[i][0], view->handle.segments[i][1],
                  view->handle.segment_colors[i]);
-    r->overlay_first = r->line_count;
     /* Over the solids: the hand goes inside whatever blocks the proxy (a box it pushes), and the
      * user must still see where it is. */
     if (view->handle.shown)
         handle_lines(r, &view->handle);
+    /* Contact points and forces too: a resting body's contacts lie under it (box_on_plane's
+     * four manifold points were hidden by the box, their forces inside it). */
+    contact_lines(r, f, 0.02 * view->radius);
     for (int i = 0; i < f->contact_count; i++)
         if (f->contacts[i].patch >= 0)
             smooth_contact_lines(r, view, &f->contacts[i], 0.04 * view->radius);

@@ -350,8 +350,62 @@ static Quat z_to(Vec3 d) {
     return quat_normalize((Quat){1 + c, axis.x, axis.y, axis.z});
 }
 
+/* A rod of radius rod from p to q in the body frame; nothing for a zero length. */
+static bool add_rod(Builder *b, ThingId id, int body, Vec3 p, Vec3 q, double rod) {
+    double len = vec3_norm(vec3_sub(q, p));
+    if (len < 1e-9)
+        return true;
+    char key[64];
+    snprintf(key, sizeof key, "capsule:%.6g:%.6g", rod, 0.5 * len);
+    ViewInstance *in = body_piece(b, id, body, key);
+    if (!in)
+        return false;
+    in->offset = vec3_scale(vec3_add(p, q), 0.5);
+    in->local_q = z_to(vec3_scale(vec3_sub(q, p), 1.0 / len));
+    return true;
+}
+
+static ViewInstance *add_box_piece(Builder *b, ThingId id, int body, Vec3 centre, Vec3 half) {
+    ViewInstance *in = body_piece(b, id, body, "box");
+    if (in) {
+        in->offset = centre;
+        in->scale = half;
+    }
+    return in;
+}
+
+/* display_seat: the chair scene's body is its four feet (its contact vertices); a seat over
+ * them, a leg to each and a backrest where the centre of mass leans make it read as a chair.
+ * The centre of mass lies behind the seat's middle because of the backrest, so the backrest
+ * goes on that side (none when the centre of mass is over the middle). */
+static bool add_chair(Builder *b, ThingId id, int body, const PropValue *verts, Vec3 seat,
+                      double rod) {
+    Vec3 mid = {0, 0, 0};
+    for (int k = 0; k < verts->point_count; k++)
+        mid = vec3_add(mid, verts->points[k]);
+    mid = vec3_scale(mid, 1.0 / verts->point_count);
+    if (!add_box_piece(b, id, body, (Vec3){mid.x, mid.y, 0.0}, seat))
+        return false;
+    for (int k = 0; k < verts->point_count; k++) {
+        Vec3 foot = verts->points[k];
+        if (!add_rod(b, id, body, (Vec3){foot.x, foot.y, -seat.z}, foot, rod))
+            return false;
+    }
+    double lean = hypot(mid.x, mid.y);
+    if (lean < 1e-9)
+        return true;
+    Vec3 back = {-mid.x / lean, -mid.y / lean, 0.0}; /* from the seat's middle towards the mass */
+    double reach = fabs(back.x) * seat.x + fabs(back.y) * seat.y, height = fmax(seat.x, seat.y);
+    Vec3 centre = {mid.x + back.x * (reach - seat.z), mid.y + back.y * (reach - seat.z),
+                   seat.z + height};
+    Vec3 half = fabs(back.x) > fabs(back.y) ? (Vec3){seat.z, seat.y, height}
+                                            : (Vec3){seat.x, seat.z, height};
+    return add_box_piece(b, id, body, centre, half) != NULL;
+}
+
 /* A "points" body: a sphere at every contact vertex (its contact radius, or a small marker)
- * and a rod between consecutive vertices, so the seeds' bar looks like a bar. */
+ * and a rod between consecutive vertices, so the seeds' bar looks like a bar; a chair instead
+ * of the rods when display_seat is set. */
 static bool add_points_body(Builder *b, ThingId id, int body) {
     const PropValue *verts = thing_get(b->db, id, "vertices");
     double radius = thing_real(b->db, id, "radius");
@@ -368,26 +422,15 @@ static bool add_points_body(Builder *b, ThingId id, int body) {
         double lowest = verts->points[0].z;
         for (int k = 1; k < verts->point_count; k++)
             lowest = fmin(lowest, verts->points[k].z);
-        ViewInstance *in = body_piece(b, id, body, "box");
-        if (!in)
+        if (!add_box_piece(b, id, body, (Vec3){0.0, 0.0, lowest + box.z}, box))
             return false;
-        in->offset = (Vec3){0.0, 0.0, lowest + box.z};
-        in->scale = box;
     }
-    for (int k = 0; k + 1 < verts->point_count; k++) {
-        Vec3 p = verts->points[k], q = verts->points[k + 1];
-        double len = vec3_norm(vec3_sub(q, p));
-        if (len < 1e-9)
-            continue;
-        char key[64];
-        double rod = 0.6 * marker;
-        snprintf(key, sizeof key, "capsule:%.6g:%.6g", rod, 0.5 * len);
-        ViewInstance *in = body_piece(b, id, body, key);
-        if (!in)
+    Vec3 seat = thing_vec3(b->db, id, "display_seat");
+    if (seat.x > 0.0 && seat.y > 0.0 && seat.z > 0.0 && verts->point_count > 0)
+        return add_chair(b, id, body, verts, seat, 1.5 * marker);
+    for (int k = 0; k + 1 < verts->point_count; k++)
+        if (!add_rod(b, id, body, verts->points[k], verts->points[k + 1], 0.6 * marker))
             return false;
-        in->offset = vec3_scale(vec3_add(p, q), 0.5);
-        in->local_q = z_to(vec3_scale(vec3_sub(q, p), 1.0 / len));
-    }
     return true;
 }
 

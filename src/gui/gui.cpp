@@ -50,6 +50,7 @@ struct GuiMemory {
     bool save_dialog = false;
     bool saved_once = false; // File > Save writes save_path again without asking
     float property_table_y = -1.0f;
+    bool device_hint_shown = false;
 };
 
 // The text field being typed in. ImGui 1.86 reports a field left by Tab as deactivated only
@@ -313,6 +314,61 @@ void legend_ruler(const GuiState *s, float room) {
     }
     dl->AddText(ImVec2(label_end, at.y + 7), ink, " N");
     ImGui::Dummy(ImVec2(std::max(label_end - at.x + unit, 1.0f), ImGui::GetTextLineHeight() + 8));
+}
+
+// A scene felt through a haptic device (it has a handle, a "user" thing) opened without one:
+// its handle never moves, so the view says how to start a device instead of showing a still
+// scene with no hint (pantograph_edge, _push, _textures).
+void device_hint(const GuiState *s) {
+    g_mem.device_hint_shown = false;
+    if (s->device || !s->db || thing_id_is_null(thingdb_find_kind(s->db, THING_USER)))
+        return;
+    g_mem.device_hint_shown = true;
+    float left = (float)s->side_width, right = (float)(s->width - s->side_width);
+    if (s->side_width <= 0)
+        right = (float)s->width;
+    ImGui::SetNextWindowPos(ImVec2(0.5f * (left + right), 100.0f), ImGuiCond_Always,
+                            ImVec2(0.5f, 0.0f));
+    ImGui::SetNextWindowSize(ImVec2(std::min(460.0f, right - left - 20.0f), 0.0f));
+    ImGui::SetNextWindowBgAlpha(0.85f);
+    ImGui::Begin("##device_hint", nullptr,
+                 ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                     ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoFocusOnAppearing |
+                     ImGuiWindowFlags_NoNav);
+    ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.3f, 1.0f),
+                       "No haptic device: nothing moves the handle");
+    ImGui::TextWrapped("This scene is felt through a haptic device. Start it with one: "
+                       "issim run %s --device sim (a simulated pantograph and hand), "
+                       "--device usb or --device serial:PATH (a real one; docs/haptics.md).",
+                       s->scene_path && s->scene_path[0] ? s->scene_path : "SCENE");
+    ImGui::End();
+}
+
+// The bodies' labels in the 3D view (clipped to it, under the panels): each centred 40 px
+// above its body's centre on a dark plate, so it reads on the floor and on the sky alike, with a
+// line down to the body; a label that would cover one placed before it goes a line higher.
+void body_labels(const GuiState *s) {
+    ImDrawList *dl = ImGui::GetBackgroundDrawList();
+    float right = (float)(s->side_width > 0 ? s->width - s->side_width : s->width);
+    dl->PushClipRect(ImVec2((float)s->side_width, 0.0f), ImVec2(right, (float)s->height), true);
+    ImVec2 placed[GUI_MAX_LABELS][2];
+    for (int i = 0; i < s->label_count && i < GUI_MAX_LABELS; i++) {
+        const GuiLabel &l = s->labels[i];
+        ImVec2 size = ImGui::CalcTextSize(l.text);
+        ImVec2 lo(l.x - 0.5f * size.x - 4.0f, l.y - 40.0f - size.y - 2.0f);
+        ImVec2 hi(lo.x + size.x + 8.0f, lo.y + size.y + 4.0f);
+        for (int j = 0; j < i; j++)
+            if (lo.x < placed[j][1].x && hi.x > placed[j][0].x && lo.y < placed[j][1].y &&
+                hi.y > placed[j][0].y) {
+                float up = hi.y - placed[j][0].y + 2.0f;
+                lo.y -= up, hi.y -= up, j = -1; // and check every earlier one again
+            }
+        placed[i][0] = lo, placed[i][1] = hi;
+        dl->AddLine(ImVec2(l.x, l.y), ImVec2(l.x, hi.y), IM_COL32(255, 255, 255, 200), 1.0f);
+        dl->AddRectFilled(lo, hi, IM_COL32(0, 0, 0, 180), 3.0f);
+        dl->AddText(ImVec2(lo.x + 4.0f, lo.y + 2.0f), IM_COL32(255, 255, 255, 255), l.text);
+    }
+    dl->PopClipRect();
 }
 
 // Bottom left of the 3D view while arrows are drawn: what each colour is, and the scale.
@@ -1268,6 +1324,10 @@ extern "C" double gui_property_table_y(void) {
     return g_mem.property_table_y;
 }
 
+extern "C" bool gui_device_hint_shown(void) {
+    return g_mem.device_hint_shown;
+}
+
 extern "C" void gui_frame(const GuiState *s, GuiRequests *r) {
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplSDL2_NewFrame();
@@ -1285,6 +1345,8 @@ extern "C" void gui_frame(const GuiState *s, GuiRequests *r) {
     save_dialog(s, r);
     navigation_bar(s, r);
     arrow_legend(s);
+    body_labels(s);
+    device_hint(s);
     if (s->side_width > 0) {
         left_panel(s, r);
         right_panel(s, r);

@@ -17,6 +17,7 @@ const size_t kSampleBytes = sizeof(double) + 2 * sizeof(float);
 } // namespace
 
 void PlotStore::clear() {
+    version++;
     t.clear();
     lo.clear();
     hi.clear();
@@ -46,6 +47,7 @@ void PlotStore::complete_blocks() {
 }
 
 void PlotStore::push(double time, float low, float high) {
+    version++;
     t.push_back(time);
     lo.push_back(low);
     hi.push_back(high);
@@ -54,6 +56,7 @@ void PlotStore::push(double time, float low, float high) {
 }
 
 void PlotStore::truncate(double from) {
+    version++;
     size_t n = (size_t)(std::lower_bound(t.begin(), t.end(), from) - t.begin());
     t.resize(n);
     lo.resize(n);
@@ -69,6 +72,7 @@ void PlotStore::truncate(double from) {
 
 // Neighbouring pairs merge (the earlier time, both extremes); the pyramid is rebuilt.
 void PlotStore::halve() {
+    version++;
     std::vector<double> t2;
     std::vector<float> lo2, hi2;
     for (size_t i = 0; i < t.size(); i += 2) {

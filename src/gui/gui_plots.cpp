@@ -65,6 +65,15 @@ struct PlotContext {
     float budget_mib = 64.0f;        // all the stores together
     std::vector<double> chunk_t, chunk_v;
     std::vector<ImVec2> points;
+    // Per series the polyline draw_series built last, and what it was built from: a paused
+    // display (or a window that has not moved) redraws it without reading the history again.
+    // Written and read by the GUI thread only.
+    struct SeriesLine {
+        unsigned long version = ~0ul;
+        double x0 = NAN, x1 = NAN, y0 = NAN, y1 = NAN;
+        ImVec2 pa, pb;
+        std::vector<ImVec2> points;
+    } lines[kSeriesMax];
     double draw_seconds = 0.0; // CPU time of the last frame's plot drawing
     // gui_plot_set's requests, applied at the next frame: after a new scene's plots are chosen
     PlotSetRequest requests[16];
@@ -176,6 +185,9 @@ void follow_registry(const GuiState *s) {
     std::snprintf(c.scene, sizeof c.scene, "%s", s->scene_path);
     ThingId u = s->db ? thingdb_find_kind(s->db, THING_UNIVERSE) : thing_id_null();
     const char *saved = thing_id_is_null(u) ? "" : thing_string(s->db, u, "plots");
+    // a scene opens with its own window (the rattleback's 20 s hold its spin's reversal)
+    if (!thing_id_is_null(u))
+        gui_plot_window(thing_real(s->db, u, "plot_window"));
     if (saved && saved[0])
         parse_spec(saved);
     else
@@ -426,9 +438,27 @@ void window_range(const PlotMemory &p, int slot, double t0, double t1, int from,
     }
 }
 
-// Per pixel column the smallest and largest sample, joined column to column.
-void draw_series(const Canvas &c, const PlotStore &st, ImU32 color) {
-    std::vector<ImVec2> &pts = g_plots->points;
+void stroke_series(const Canvas &c, const std::vector<ImVec2> &pts, ImU32 color) {
+    if (pts.size() == 1)
+        c.dl->AddCircleFilled(pts[0], 1.5f, color);
+    else if (pts.size() > 1)
+        c.dl->AddPolyline(pts.data(), (int)pts.size(), color, 0, 1.0f);
+}
+
+// Per pixel column the smallest and largest sample, joined column to column. The columns are
+// the cost (a few cache misses each in a 1e6-sample history); built again only when the store,
+// the window, the axes or the canvas changed since the last frame.
+void draw_series(const Canvas &c, const PlotStore &st, int slot, ImU32 color) {
+    PlotContext::SeriesLine &line = g_plots->lines[slot];
+    std::vector<ImVec2> &pts = line.points;
+    if (line.version == st.version && line.x0 == c.x0 && line.x1 == c.x1 && line.y0 == c.y0 &&
+        line.y1 == c.y1 && line.pa.x == c.pa.x && line.pa.y == c.pa.y && line.pb.x == c.pb.x &&
+        line.pb.y == c.pb.y) {
+        stroke_series(c, pts, color);
+        return;
+    }
+    line.version = st.version, line.x0 = c.x0, line.x1 = c.x1, line.y0 = c.y0, line.y1 = c.y1;
+    line.pa = c.pa, line.pb = c.pb;
     pts.clear();
     int columns = (int)(c.pb.x - c.pa.x);
     double per = (c.x1 - c.x0) / columns;
@@ -448,10 +478,7 @@ void draw_series(const Canvas &c, const PlotStore &st, ImU32 color) {
         last = rising ? b : a;
         i = j;
     }
-    if (pts.size() == 1)
-        c.dl->AddCircleFilled(pts[0], 1.5f, color);
-    else if (pts.size() > 1)
-        c.dl->AddPolyline(pts.data(), (int)pts.size(), color, 0, 1.0f);
+    stroke_series(c, pts, color);
 }
 
 double value_at(const PlotStore &st, double at) {
@@ -501,7 +528,8 @@ void plot_time(const GuiState *s, const PlotMemory &p, int slot, double t0, doub
     x_ticks(c);
     c.dl->PushClipRect(c.pa, c.pb, true);
     for (int k = 0; k < GUI_PLOT_SERIES; k++)
-        draw_series(c, g_plots->stores[slot * GUI_PLOT_SERIES + k], kSeriesColors[k]);
+        draw_series(c, g_plots->stores[slot * GUI_PLOT_SERIES + k], slot * GUI_PLOT_SERIES + k,
+                    kSeriesColors[k]);
     info->markers = gui_plot_impact_marks(s, c.dl, c.pa, c.pb, t0, t1, &info->first_marker);
     c.dl->PopClipRect();
     const char *first = p.series[0].name[0] ? p.series[0].name : p.series[1].name;
@@ -816,6 +844,10 @@ extern "C" int gui_plot_info(int k, GuiPlotInfo *out) {
 extern "C" void gui_plot_window(double seconds) {
     if (g_plots)
         g_plots->window = (float)fmin(fmax(seconds, 0.01), 20.0);
+}
+
+extern "C" double gui_plot_window_seconds(void) {
+    return g_plots ? g_plots->window : 5.0;
 }
 
 extern "C" void gui_plot_set(int k, int i, const char *name, int versus, double band) {

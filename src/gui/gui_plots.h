@@ -29,6 +29,9 @@ struct PlotStore {
     std::vector<float> level_lo[kPlotLevels], level_hi[kPlotLevels];
     double fed = -1e300; // the newest time taken in
     int halvings = 0;    // times the samples merged pairwise to fit the budget
+    // Bumped by every change of the samples: a drawing cached from this store is stale when
+    // its version differs (the paused plots' column extremes, gui_plots.cpp).
+    unsigned long version = 0;
 
     void clear();
     // Appends a sample later than every other; merges pairs while over budget (bytes).

@@ -22,6 +22,7 @@ static const SceneAlias scene_aliases[] = {
     {"camera", "target", "camera_target"},
     {"camera", "fov", "camera_fov"},
     {"camera", "follow", "camera_follow"},
+    {"camera", "up", "camera_up"},
 };
 
 #endif

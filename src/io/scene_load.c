@@ -994,6 +994,15 @@ static void set_alias(lua_State *L, SceneLoad *s, ThingId universe, int universe
     set_from_lua(L, s, universe, thing_prop_find(s->db, universe, alias->prop), idx, place);
 }
 
+/* Whether key is one of the camera table's keys (the "camera" rows of scene_aliases). */
+static bool is_camera_key(const char *key) {
+    for (size_t i = 0; i < sizeof scene_aliases / sizeof scene_aliases[0]; i++)
+        if (scene_aliases[i].table && strcmp(scene_aliases[i].table, "camera") == 0 &&
+            strcmp(scene_aliases[i].key, key) == 0)
+            return true;
+    return false;
+}
+
 /* Protected: builds s->db from the table at index 1. */
 static int build_scene(lua_State *L) {
     SceneLoad *s = scene_of(L);
@@ -1105,10 +1114,9 @@ static int build_scene(lua_State *L) {
         while (lua_next(L, c)) {
             lua_pop(L, 1);
             const char *key = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
-            if (!key || (strcmp(key, "eye") != 0 && strcmp(key, "target") != 0 &&
-                         strcmp(key, "fov") != 0 && strcmp(key, "follow") != 0))
+            if (!key || !is_camera_key(key))
                 scene_fail(L, s, ISSIM_ERR_INVALID, place_at(&cspot, key),
-                           "unknown camera key%s%s%s; known: eye, target, fov, follow",
+                           "unknown camera key%s%s%s; known: eye, target, fov, follow, up",
                            key ? " '" : "", key ? key : "", key ? "'" : "");
         }
     }
