@@ -10,6 +10,8 @@
 
 #include "issim/collision.h"
 #include "issim/engine.h"
+#include "issim/engine_diagnostics.h"
+#include "issim/engine_resolver.h"
 #include "issim/surface.h"
 
 typedef enum BlockKind {

@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "issim/engine.h"
+#include "issim/engine_resolver.h"
 
 #define PGS_TOLERANCE 1e-7  /* m/s: the largest velocity change of a sweep that counts as done */
 #define PGS_SMALL_ROWS 16   /* islands up to this many contacts iterate to the tolerance */
