@@ -428,6 +428,14 @@ static void test_stage_profile_names(void **state) {
     (void)state;
     assert_string_equal(engine_stage_name(ENGINE_STAGE_COLLIDE), "collide");
     assert_string_equal(engine_stage_name(ENGINE_STAGE_COMMIT), "commit");
+    /* every stage named, no two alike: the profile's columns say which stage they are */
+    for (int a = 0; a < ENGINE_STAGE_COUNT; a++) {
+        assert_string_not_equal(engine_stage_name((EngineStage)a), "?");
+        for (int b = a + 1; b < ENGINE_STAGE_COUNT; b++)
+            assert_string_not_equal(engine_stage_name((EngineStage)a),
+                                    engine_stage_name((EngineStage)b));
+    }
+    assert_string_equal(engine_stage_name(ENGINE_STAGE_REDUCE), "reduce");
     ThingDb *db = NULL;
     IssimError err = {0};
     assert_int_equal(

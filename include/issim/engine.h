@@ -5,11 +5,10 @@
  * contact, Adams for non-stiff) with root finding to land on contact onset and separation, or a
  * fixed-step RK4 with event location.
  *
- * State layout: the state vector is a list of blocks, one per representation: a free body (13:
- * position, attitude quaternion, linear velocity, world angular velocity), a planar body (6: x,
- * z, theta, vx, vz, omega). Later kinds (a pair of smooth bodies in contact coordinates, 002)
- * add block kinds; the engine rebuilds the layout and re-initialises the integrator when a
- * pair changes representation. See docs/architecture.md. Resolvers: engine_resolver.h.
+ * State layout: a list of blocks, one per representation: a free body (13: position, attitude
+ * quaternion, linear velocity, world angular velocity), a planar body (6: x, z, theta, vx, vz,
+ * omega), a reduced pair (engine_resolver.h, with every resolver's extension points); rebuilt
+ * with the integrator when a pair changes representation (docs/architecture.md).
  *
  * Threading: an Engine is used by one thread at a time (the engine thread in interactive runs,
  * the caller in headless runs). It owns a private copy of the thing database; other threads
@@ -56,13 +55,13 @@ typedef struct EngineOptions {
     void *on_step_user;
     /* Nullable: asked before every integrator step; true ends engine_advance with
      * ISSIM_ERR_CANCELLED and the bodies' state it started from, so a stop request is honoured
-     * within one step rather than one output step (a map sampled every 1e-8 s takes 1e6 steps per
-     * 10 ms frame). Called on the engine thread; it reads the requester's flag. */
+     * within one step, not one output step (a finely sampled map takes many steps per frame).
+     * Called on the engine thread; it reads the requester's flag. */
     bool (*should_stop)(void *user);
     void *should_stop_user;
-    /* Threads the engine's stages may use (issue 33): 1, the engine's (or the collision
-     * manager's) thread alone, as before; n > 1, a pool of n for the narrow phase; 0 (the
-     * default), engine_threads_auto. Results are the same bits for every count. */
+    /* Threads the engine's stages may use: 1, the engine's (or the collision manager's) thread
+     * alone; n > 1, a pool of n for the narrow phase; 0 (the default), engine_threads_auto
+     * (engine_diagnostics.h). Results are the same bits for every count. */
     int threads;
 } EngineOptions;
 
@@ -86,7 +85,8 @@ double engine_dt(const Engine *engine);
 
 /* Integrates to t_target (> engine_time) in named stages (EngineStage, docs/architecture.md):
  * the collision update, the island partition (each island gets the resolver its contact pairs
- * name), then each resolver advances its islands to t_target: per-contact force laws inside
+ * name), reduced pairs' entries and exits, then each resolver advances its islands to t_target:
+ * per-contact force laws inside
  * CVODE / RK4 (stopping at every contact onset and separation, located by root finding),
  * complementarity islands by time steps of their solver, and the commit. Every island reaches
  * t_target. On numerical failure the state is put back to what it was before the call and
@@ -99,6 +99,7 @@ IssimStatus engine_step(Engine *engine, IssimError *err);
 typedef enum EngineStage {
     ENGINE_STAGE_COLLIDE,   /* collision world update (or the newest report), contact merge */
     ENGINE_STAGE_ISLANDS,   /* islands of awake bodies and the resolver of each */
+    ENGINE_STAGE_REDUCE,    /* reduced pairs enter and leave their blocks (engine_resolver.h) */
     ENGINE_STAGE_RESOLVE,   /* complementarity islands: a solve per time step (their integrate
                                follows each solve inside the stage) */
     ENGINE_STAGE_INTEGRATE, /* force-law islands: CVODE / RK4 with the laws in the right-hand
@@ -188,10 +189,9 @@ typedef struct EngineBodyState {
 EngineBodyState engine_frame_body(const double *values, int body);
 void engine_frame_set_body(double *values, int body, const EngineBodyState *state);
 
-/* Bodies are numbered 0 .. engine_body_count - 1 in thing-database order (the order of their
- * registry variables). The number is this engine's own: functions other modules and threads
- * use take an EngineBodyId instead (below); the engine's event, sleep and system-matrix
- * functions, which report on this engine's internals, keep the plain index. */
+/* Bodies are numbered 0 .. engine_body_count - 1 in thing-database order (their registry
+ * variables' order). Other modules and threads use an EngineBodyId (below); the event, sleep
+ * and system-matrix functions, which report on this engine's internals, use the index. */
 int engine_body_count(const Engine *engine);
 
 /* ===== Body ids =====
