@@ -37,11 +37,10 @@ typedef struct EngineOptions {
     double atol;           /* <= 0: universe "atol" */
     const char *asset_dir; /* Nullable: the scene's folder, for relative hull and mesh files
                               (Borrowed during engine_create) */
-    /* Sleeping (004 4.8.5, App. E): a body whose contacts all report equilibrium is put to sleep
-     * only if its speed (linear, plus angular times its reach: the farthest vertex or shape
-     * point) is below this, m/s; <= 0: the smallest velocity_tolerance of its contact pairs.
-     * The contact models judge the normal direction; this catches a body sliding or spinning
-     * on contacts that are at rest. */
+    /* Sleeping (004 4.8.5, App. E): a body whose contacts all report equilibrium sleeps only if
+     * its speed (linear, plus angular times its reach) is below this, m/s; <= 0: the smallest
+     * velocity_tolerance of its contact pairs. The contact models judge the normal direction;
+     * this catches a body sliding or spinning on contacts that are at rest. */
     double sleep_speed;
     bool sleep_disabled; /* never put a body to sleep (for comparisons and benchmarks) */
     /* Measure the wall time of every stage of engine_advance into EngineStats.stage_seconds
@@ -328,10 +327,11 @@ typedef struct EngineStats {
                              than its tolerance), so far */
     uint64_t fixed_steps; /* RK4 steps taken because an active contact asked for them */
     uint64_t checkpoints; /* key checkpoints written (the whole state) */
-    uint64_t replayed_frames;       /* output steps replayed by restores between keys */
-    uint64_t restores;              /* restores from a checkpoint (exact) */
-    uint64_t restarts;              /* restores without one (contact histories restarted) */
-    uint64_t state_pool_grows;      /* the contact-state pool grew (at an onset) */
+    uint64_t replayed_frames;  /* output steps replayed by restores between keys */
+    uint64_t restores;         /* restores from a checkpoint (exact) */
+    uint64_t restarts;         /* restores without one (contact histories restarted) */
+    uint64_t state_pool_grows; /* the contact-state pool grew (at an onset) */
+    uint64_t scratch_grows;    /* the per-step scratch took memory (a larger island than before) */
     uint64_t complementarity_steps; /* time steps of complementarity islands */
     /* J, so far: kinetic energy the contact energy ledger took out of the bodies' relative motion
      * so that contacts found overlapping begin at their geometric depth, and elastic energy it let

@@ -149,15 +149,9 @@ void engine_keep_identity(Engine *e, const CollisionContact *contacts, int count
                           uint32_t next_id) {
     if (!e->checkpoints.arena)
         return;
-    if (count > e->identity_capacity) {
-        int cap = count > 2 * e->identity_capacity ? count : 2 * e->identity_capacity;
-        CollisionContact *grown = realloc(e->identity, sizeof *grown * (size_t)cap);
-        if (!grown) {
-            e->identity_count = 0; /* a restore then restarts the histories of shaped contacts */
-            return;
-        }
-        e->identity = grown;
-        e->identity_capacity = cap;
+    if (!ISSIM_ARRAY_RESERVE(e->identity, e->identity_capacity, count)) {
+        e->identity_count = 0; /* a restore then restarts the histories of shaped contacts */
+        return;
     }
     if (count > 0)
         memcpy(e->identity, contacts, sizeof *contacts * (size_t)count);

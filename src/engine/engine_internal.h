@@ -8,6 +8,7 @@
 #ifndef ISSIM_ENGINE_INTERNAL_H
 #define ISSIM_ENGINE_INTERNAL_H
 
+#include "issim/arena.h"
 #include "issim/collision.h"
 #include "issim/engine.h"
 #include "issim/engine_diagnostics.h"
@@ -328,14 +329,11 @@ struct Engine {
     int reduced_slots; /* slots with a block (0 in planar scenes) */
     bool reduced_planar_warned;
     const EngineReducedModel *reduced_model;
-    /* RESOLVE stage scratch (engine_complementarity.c): grows with the largest island seen,
-     * never inside a time step once islands stop growing. */
-    double *resolve_scratch;
-    size_t resolve_capacity;
-    double *resolve_dense; /* the dense M, J of islands whose solver factors them */
-    size_t resolve_dense_capacity;
-    int *resolve_index; /* island index: 7 body_count + 4 contact_count + 8 */
-    int resolve_index_capacity;
+    /* Per-step scratch (issim/arena.h), written and read by the engine thread inside one
+     * advance and empty between advances: the RESOLVE stage's island index and each island
+     * step's rows, blocks and dense matrices (engine_complementarity.c). It grows with the
+     * largest island seen, never inside a step once islands stop growing. */
+    IssimArena step_scratch;
 
     int var_count;
     char (*var_names)[80];

@@ -141,12 +141,10 @@ static double locate_event(Engine *e, int ci, double h, double *y_trial) {
 /* Zeroed per-contact direction buffer, grown with the contacts. */
 static int *event_directions(Engine *e) {
     if (e->event_dirs_capacity < e->contact_count) {
-        int cap = 2 * e->contact_count + 16;
-        int *d = realloc(e->event_dirs, sizeof(int) * (size_t)cap);
-        if (!d)
+        int cap = issim_array_grown_capacity(e->event_dirs_capacity, e->contact_count);
+        if (!ISSIM_ARRAY_RESIZE(e->event_dirs, cap))
             return NULL;
-        memset(d, 0, sizeof(int) * (size_t)cap);
-        e->event_dirs = d;
+        memset(e->event_dirs, 0, sizeof(int) * (size_t)cap);
         e->event_dirs_capacity = cap;
     }
     return e->event_dirs;

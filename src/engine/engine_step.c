@@ -48,15 +48,14 @@ IssimStatus engine_islands_init(Engine *e, IssimError *err) {
     e->stepped_bodies = calloc(n, sizeof *e->stepped_bodies);
     e->island_of_body = calloc(n, sizeof *e->island_of_body);
     e->island_scratch = calloc(2 * n, sizeof *e->island_scratch);
+    issim_arena_init(&e->step_scratch);
     if (!e->stepped_bodies || !e->island_of_body || !e->island_scratch)
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for islands");
     return ISSIM_OK;
 }
 
 void engine_islands_free(Engine *e) {
-    free(e->resolve_scratch);
-    free(e->resolve_dense);
-    free(e->resolve_index);
+    issim_arena_free(&e->step_scratch);
     free(e->stepped_bodies);
     free(e->island_of_body);
     free(e->island_scratch);
