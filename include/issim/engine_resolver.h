@@ -135,8 +135,8 @@ const EngineComplementaritySolver *engine_complementarity_pgs(void);
  * island of `contacts` rows, `friction` when any of them has a Coulomb coefficient: "auto" takes
  * a direct solver when one is built in up to ENGINE_AUTO_DIRECT_CONTACTS frictionless rows or
  * ENGINE_AUTO_DIRECT_FRICTION_CONTACTS frictional ones (Lemke's friction cone makes 10
- * unknowns of a contact and its cost grows with their cube: a 13-contact island of a pile cost
- * 120 us a step, 40 PGS solves), PGS above. NULL when the name has no solver in this build. */
+ * unknowns of a contact and its cost grows with their cube, docs/performance.md), PGS above.
+ * NULL when the name has no solver in this build. */
 #define ENGINE_AUTO_DIRECT_CONTACTS 24
 #define ENGINE_AUTO_DIRECT_FRICTION_CONTACTS 4
 const EngineComplementaritySolver *engine_complementarity_for(int solver_kind, int contacts,

@@ -48,8 +48,7 @@
  * close to -slop, a separated one by its whole gap: the pass pushes out the overlaps beyond the
  * slop and moves only the bodies that must give way. Holding every non-overlapping row at its
  * place instead (the direct solvers' rule, no slop: distances >= 0 exactly, V12) spread each
- * push through the whole pile: on the 240-body pile the pass cost 0.33 s of 1.09 s resolve
- * over 2 s, and 0.09 s this way. */
+ * push through the whole pile, and the pass cost several times as much (docs/performance.md). */
 static double position_gap(double gap, double slop) {
     return slop > 0.0 ? gap + slop : fmin(gap, 0.0);
 }
@@ -739,8 +738,7 @@ static IssimStatus solve_step(IslandWork *w, IssimError *err) {
      * close by its gap in the step, an overlapping one may not deepen (gap 0). Position pass (split
      * impulse): an overlap found late (a body faster than the collision margin per step) is pushed
      * out by pseudo-velocities that move the bodies without staying in their velocities, so a late
-     * discovery never launches a body (with s / h in the velocity pass a box landing at 2.2 m/s
-     * bounced at 0.52 m/s). */
+     * discovery never launches a body, as s / h in the velocity pass did (docs/performance.md). */
     bool overlap = false;
     double slop = solver && solver->sparse ? PGS_POSITION_SLOP : 0.0;
     memset(w->u_position, 0, sizeof(double) * (size_t)n);

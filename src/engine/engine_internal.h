@@ -1,10 +1,18 @@
-/* Private engine structures shared by the engine's files: engine.c (build, variables, edits),
- * engine_step.c (the stage table of a step), engine_dynamics.c (right-hand side, contact
- * kinematics, the active set), engine_collide.c (shapes, the collision world, the merge),
- * engine_manifold_energy.c (the merge's energy ledger), the integrators (engine_cvode.c,
- * engine_rk4.c), the resolvers (engine_complementarity.c with its solvers, engine_reduced.c,
- * engine_smooth.c), sleeping (engine_sleep.c), checkpoints (engine_checkpoint.c), contact state
- * (engine_contact_state.c), maps (engine_maps.c) and system matrices (engine_system.c). */
+/* Private engine structures shared by the engine's files (the .c files of src/engine; outside
+ * the engine only tests/test_complementarity_sleep.c includes this). Where each part lives:
+ * engine.c (build, variables, edits, getters), engine_step.c (engine_advance: the stages in order,
+ * islands), engine_collide.c (shapes, the collision world, the merge) with engine_manifold_energy.c
+ * (the merge's energy ledger), engine_dynamics.c (right-hand side, contact kinematics, the active
+ * set), the integrators (engine_cvode.c, engine_rk4.c), the resolvers (engine_complementarity.c
+ * with engine_gap_after.c and the solvers engine_pgs.c, engine_solver_*.c; engine_reduced.c with
+ * engine_smooth.c), sleeping (engine_sleep.c), checkpoints (engine_checkpoint.c), model-owned
+ * contact state (engine_contact_state.c), maps (engine_maps.c) and system matrices
+ * (engine_system.c). bar_drop.c is the V1 reference solution, not part of a step.
+ *
+ * Threading: everything here is written and read by the thread that runs the engine (engine.h).
+ * The one exception is the collision manager (CollisionManager, collision.h): while its thread
+ * runs, it reads poses from collision_registry's frames and hands reports over through its own
+ * locks; the engine's fields are never touched by it. */
 #ifndef ISSIM_ENGINE_INTERNAL_H
 #define ISSIM_ENGINE_INTERNAL_H
 
