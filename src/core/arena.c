@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ARENA_ALIGN 16
+#define ARENA_ALIGN ISSIM_ARENA_ALIGN
 #define ARENA_MIN_CHUNK 4096
 
 /* A chunk covers the stack bytes [start, start + size); the chunk before it covers those below
@@ -17,6 +17,14 @@ struct IssimArenaChunk {
 
 void issim_arena_init(IssimArena *arena) {
     memset(arena, 0, sizeof *arena);
+}
+
+/* The inline path's copy of the top chunk's place. */
+static void cache_top(IssimArena *arena) {
+    IssimArenaChunk *top = arena->top;
+    arena->top_bytes = top ? top->bytes : NULL;
+    arena->top_start = top ? top->start : 0;
+    arena->top_end = top ? top->start + top->size : 0;
 }
 
 static void free_chunks(IssimArena *arena) {
@@ -45,6 +53,7 @@ static IssimArenaChunk *new_chunk(IssimArena *arena, size_t start, size_t size) 
     chunk->size = size;
     arena->top = chunk;
     arena->chunks++;
+    cache_top(arena);
     return chunk;
 }
 
@@ -63,9 +72,10 @@ void issim_arena_reset(IssimArena *arena, IssimArenaMark mark) {
         free_chunks(arena);
         new_chunk(arena, 0, arena->peak);
     }
+    cache_top(arena);
 }
 
-void *issim_arena_alloc(IssimArena *arena, size_t count, size_t size) {
+void *issim_arena_alloc_chunk(IssimArena *arena, size_t count, size_t size) {
     if (size != 0 && count > (SIZE_MAX - ARENA_ALIGN) / size)
         return NULL;
     size_t bytes = (count * size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
