@@ -537,21 +537,6 @@ static bool take_report(Engine *e, CollisionReport *report) {
     return got;
 }
 
-/* Pairs in a reduced slot whose model keeps the contact itself need no narrow phase. */
-static void hold_reduced_pairs(Engine *e) {
-    int pairs[ENGINE_REDUCED_SLOTS][2], count = 0;
-    for (int s = 0; s < e->reduced_slots; s++) {
-        const EngineReducedSlot *slot = &e->reduced[s];
-        if (!slot->active || !slot->model || !slot->model->keeps_contact || slot->body_b >= 0 ||
-            slot->obstacle < 0)
-            continue;
-        pairs[count][0] = e->bodies[slot->body_a].world_index;
-        pairs[count][1] = e->obstacles[slot->obstacle].world_index;
-        count += pairs[count][0] >= 0 && pairs[count][1] >= 0;
-    }
-    collision_world_hold_pairs(e->collision, (const int(*)[2])pairs, count);
-}
-
 void engine_collide(Engine *e) {
     if (!e->manager)
         return;
@@ -561,7 +546,7 @@ void engine_collide(Engine *e) {
             return;
         e->reports_used++;
     } else {
-        hold_reduced_pairs(e);
+        engine_reduced_hold_pairs(e); /* engine_reduced.c */
         collision_manager_step(e->manager);
         if (!collision_manager_take(e->manager, &report))
             return;

@@ -597,8 +597,13 @@ void engine_reduced_rhs(Engine *e, const double *y, const Vec3 *force, const Vec
                         double *ydot);
 /* After an accepted step: pairs whose contact would pull separate. */
 void engine_reduced_commit(Engine *e, double t);
-/* ISLANDS stage: pairs leave when a third body joins, islands of two enter when slow. */
+/* REDUCE stage: pairs leave when a third body joins, islands of two enter when slow. */
 void engine_reduced_islands(Engine *e);
+/* Before a synchronous collision update: pairs whose model keeps the contact skip the narrow
+ * phase (engine_collide). */
+void engine_reduced_hold_pairs(Engine *e);
+/* Appends the active pairs' blocks to the integrated ranges (engine_sleep's rebuild). */
+void engine_reduced_add_ranges(Engine *e);
 void engine_reduced_leave(Engine *e, int slot, double t);
 /* Puts body and obstacle into a free slot as a pair of `model` with the given data (copied) and
  * block (engine_smooth.c's start_coords). Errors: no free slot. */
