@@ -9,6 +9,7 @@
 
 #include "issim/contact.h"
 #include "issim/engine.h"
+#include "issim/engine_resolver.h"
 
 static void test_auto_takes_lemke_for_small_islands_only(void **state) {
     (void)state;

@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "issim/engine.h"
+#include "issim/engine_diagnostics.h"
 #include "testutil.h"
 
 #define HOLE_FLOOR (-0.025)

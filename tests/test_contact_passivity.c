@@ -21,6 +21,7 @@
 
 #include "issim/contact.h"
 #include "issim/engine.h"
+#include "issim/engine_diagnostics.h"
 #include "issim/io.h"
 #include "testutil.h"
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "issim/engine.h"
+#include "issim/engine_resolver.h"
 #include "issim/io.h"
 #include "testutil.h"
 
@@ -351,6 +352,24 @@ static const char *mixed_source =
     "    { name = 'ball_floor', materials = {'ball', 'floor'}, model = 'spring_damper',\n"
     "      stiffness = 1e5, restitution = 0.5 } } }\n";
 
+/* The RESOLVE stage takes its scratch from the per-step arena: once the box rests on the floor
+ * (the island no longer grows) no step takes memory, however many steps run. */
+static void test_resolve_scratch_settles(void **state) {
+    (void)state;
+    Engine *e = engine_from_source(mixed_source);
+    IssimError err = {0};
+    for (int i = 1; i <= 300; i++) /* lands within 50 ms; its four corners are rows by then */
+        assert_int_equal(engine_advance(e, i * 1e-3, &err), ISSIM_OK);
+    EngineStats warm = engine_stats(e);
+    assert_true(warm.scratch_grows >= 1);
+    for (int i = 301; i <= 1000; i++)
+        assert_int_equal(engine_advance(e, i * 1e-3, &err), ISSIM_OK);
+    EngineStats st = engine_stats(e);
+    assert_true(st.complementarity_steps >= warm.complementarity_steps + 700);
+    assert_int_equal(st.scratch_grows, warm.scratch_grows);
+    engine_destroy(e);
+}
+
 static void test_mixed_resolvers_reach_the_same_instants(void **state) {
     (void)state;
     Engine *e = engine_from_source(mixed_source);
@@ -427,6 +446,14 @@ static void test_stage_profile_names(void **state) {
     (void)state;
     assert_string_equal(engine_stage_name(ENGINE_STAGE_COLLIDE), "collide");
     assert_string_equal(engine_stage_name(ENGINE_STAGE_COMMIT), "commit");
+    /* every stage named, no two alike: the profile's columns say which stage they are */
+    for (int a = 0; a < ENGINE_STAGE_COUNT; a++) {
+        assert_string_not_equal(engine_stage_name((EngineStage)a), "?");
+        for (int b = a + 1; b < ENGINE_STAGE_COUNT; b++)
+            assert_string_not_equal(engine_stage_name((EngineStage)a),
+                                    engine_stage_name((EngineStage)b));
+    }
+    assert_string_equal(engine_stage_name(ENGINE_STAGE_REDUCE), "reduce");
     ThingDb *db = NULL;
     IssimError err = {0};
     assert_int_equal(
@@ -745,6 +772,7 @@ int main(void) {
         cmocka_unit_test(test_rewind_between_keys_replays_bit_identical),
         cmocka_unit_test(test_rewind_without_checkpoint_restarts_history),
         cmocka_unit_test(test_rewind_shaped_contact_keeps_ids_and_memory),
+        cmocka_unit_test(test_resolve_scratch_settles),
         cmocka_unit_test(test_mixed_resolvers_reach_the_same_instants),
         cmocka_unit_test(test_solver_failure_keeps_last_good_state),
         cmocka_unit_test(test_stage_profile_names),

@@ -15,6 +15,7 @@
 
 #include "issim/collision.h"
 #include "issim/engine.h"
+#include "issim/engine_diagnostics.h"
 #include "issim/task_pool.h"
 #include "testutil.h"
 

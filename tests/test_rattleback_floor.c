@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "issim/engine.h"
+#include "issim/engine_resolver.h"
 #include "issim/io.h"
 #include "issim/sim.h"
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "issim/engine.h"
+#include "issim/engine_resolver.h"
 #include "issim/io.h"
 #include "issim/sim.h"
 #include "issim/surface.h"

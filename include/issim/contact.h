@@ -55,9 +55,10 @@ const char *contact_resolver_name(ContactResolverKind kind);
 bool contact_resolver_parse(const char *text, ContactResolverKind *out);
 
 /* Which solver resolves a complementarity island (the pair's "solver" property, live): auto
- * takes a direct solver for small islands and PGS above (engine_complementarity_for, engine.h).
- * A solver joins by one entry here, its name in contact_vocabulary.c and its row in the engine's
- * table (engine_complementarity.c); a name not listed is refused by the property. */
+ * takes a direct solver for small islands and PGS above (engine_complementarity_for,
+ * engine_resolver.h). A solver joins by one entry here, its name in contact_vocabulary.c and its
+ * row in the engine's table (engine_complementarity.c); a name not listed is refused by the
+ * property. */
 typedef enum ContactSolverKind {
     CONTACT_SOLVER_AUTO,
     CONTACT_SOLVER_PGS,       /* projected Gauss-Seidel with friction (engine_pgs.c) */

@@ -5,11 +5,10 @@
  * contact, Adams for non-stiff) with root finding to land on contact onset and separation, or a
  * fixed-step RK4 with event location.
  *
- * State layout: the state vector is a list of blocks, one per representation: a free body (13:
- * position, attitude quaternion, linear velocity, world angular velocity), a planar body (6: x,
- * z, theta, vx, vz, omega). Later kinds (a pair of smooth bodies in contact coordinates, 002)
- * add block kinds; the engine rebuilds the layout and re-initialises the integrator when a
- * pair changes representation. See docs/architecture.md.
+ * State layout: a list of blocks, one per representation: a free body (13: position, attitude
+ * quaternion, linear velocity, world angular velocity), a planar body (6: x, z, theta, vx, vz,
+ * omega), a reduced pair (engine_resolver.h, with every resolver's extension points); rebuilt
+ * with the integrator when a pair changes representation (docs/architecture.md).
  *
  * Threading: an Engine is used by one thread at a time (the engine thread in interactive runs,
  * the caller in headless runs). It owns a private copy of the thing database; other threads
@@ -38,11 +37,10 @@ typedef struct EngineOptions {
     double atol;           /* <= 0: universe "atol" */
     const char *asset_dir; /* Nullable: the scene's folder, for relative hull and mesh files
                               (Borrowed during engine_create) */
-    /* Sleeping (004 4.8.5, App. E): a body whose contacts all report equilibrium is put to sleep
-     * only if its speed (linear, plus angular times its reach: the farthest vertex or shape
-     * point) is below this, m/s; <= 0: the smallest velocity_tolerance of its contact pairs.
-     * The contact models judge the normal direction; this catches a body sliding or spinning
-     * on contacts that are at rest. */
+    /* Sleeping (004 4.8.5, App. E): a body whose contacts all report equilibrium sleeps only if
+     * its speed (linear, plus angular times its reach) is below this, m/s; <= 0: the smallest
+     * velocity_tolerance of its contact pairs. The contact models judge the normal direction;
+     * this catches a body sliding or spinning on contacts that are at rest. */
     double sleep_speed;
     bool sleep_disabled; /* never put a body to sleep (for comparisons and benchmarks) */
     /* Measure the wall time of every stage of engine_advance into EngineStats.stage_seconds
@@ -56,13 +54,13 @@ typedef struct EngineOptions {
     void *on_step_user;
     /* Nullable: asked before every integrator step; true ends engine_advance with
      * ISSIM_ERR_CANCELLED and the bodies' state it started from, so a stop request is honoured
-     * within one step rather than one output step (a map sampled every 1e-8 s takes 1e6 steps per
-     * 10 ms frame). Called on the engine thread; it reads the requester's flag. */
+     * within one step, not one output step (a finely sampled map takes many steps per frame).
+     * Called on the engine thread; it reads the requester's flag. */
     bool (*should_stop)(void *user);
     void *should_stop_user;
-    /* Threads the engine's stages may use (issue 33): 1, the engine's (or the collision
-     * manager's) thread alone, as before; n > 1, a pool of n for the narrow phase; 0 (the
-     * default), engine_threads_auto. Results are the same bits for every count. */
+    /* Threads the engine's stages may use: 1, the engine's (or the collision manager's) thread
+     * alone; n > 1, a pool of n for the narrow phase; 0 (the default), engine_threads_auto
+     * (engine_diagnostics.h). Results are the same bits for every count. */
     int threads;
 } EngineOptions;
 
@@ -75,16 +73,6 @@ typedef struct Engine Engine;
 Engine *engine_create(const ThingDb *db, const EngineOptions *options, IssimError *err);
 void engine_destroy(Engine *engine);
 
-/* What threads = 0 means for a scene of `shaped_bodies` bodies with collision shapes:
- * engine_threads_for with the processors online and the 1-minute load average. */
-#define ENGINE_PARALLEL_MIN_BODIES 64
-int engine_threads_auto(int shaped_bodies);
-/* Two threads (at most `processors`) from ENGINE_PARALLEL_MIN_BODIES bodies on, where the narrow
- * phase is long enough to pay for waking a worker each step, and only while a core is free
- * (load <= processors - 1): on a busy machine the worker is descheduled inside its share and
- * the step waits for it. Else 1. The choice never changes results (the same bits for every
- * count). */
-int engine_threads_for(int shaped_bodies, int processors, double load);
 /* The narrow phase's threads of this engine (1 without a collision world). */
 int engine_threads(const Engine *engine);
 
@@ -96,7 +84,8 @@ double engine_dt(const Engine *engine);
 
 /* Integrates to t_target (> engine_time) in named stages (EngineStage, docs/architecture.md):
  * the collision update, the island partition (each island gets the resolver its contact pairs
- * name), then each resolver advances its islands to t_target: per-contact force laws inside
+ * name), reduced pairs' entries and exits, then each resolver advances its islands to t_target:
+ * per-contact force laws inside
  * CVODE / RK4 (stopping at every contact onset and separation, located by root finding),
  * complementarity islands by time steps of their solver, and the commit. Every island reaches
  * t_target. On numerical failure the state is put back to what it was before the call and
@@ -109,6 +98,7 @@ IssimStatus engine_step(Engine *engine, IssimError *err);
 typedef enum EngineStage {
     ENGINE_STAGE_COLLIDE,   /* collision world update (or the newest report), contact merge */
     ENGINE_STAGE_ISLANDS,   /* islands of awake bodies and the resolver of each */
+    ENGINE_STAGE_REDUCE,    /* reduced pairs enter and leave their blocks (engine_resolver.h) */
     ENGINE_STAGE_RESOLVE,   /* complementarity islands: a solve per time step (their integrate
                                follows each solve inside the stage) */
     ENGINE_STAGE_INTEGRATE, /* force-law islands: CVODE / RK4 with the laws in the right-hand
@@ -198,10 +188,9 @@ typedef struct EngineBodyState {
 EngineBodyState engine_frame_body(const double *values, int body);
 void engine_frame_set_body(double *values, int body, const EngineBodyState *state);
 
-/* Bodies are numbered 0 .. engine_body_count - 1 in thing-database order (the order of their
- * registry variables). The number is this engine's own: functions other modules and threads
- * use take an EngineBodyId instead (below); the engine's event, sleep and system-matrix
- * functions, which report on this engine's internals, keep the plain index. */
+/* Bodies are numbered 0 .. engine_body_count - 1 in thing-database order (their registry
+ * variables' order). Other modules and threads use an EngineBodyId (below); the event, sleep
+ * and system-matrix functions, which report on this engine's internals, use the index. */
 int engine_body_count(const Engine *engine);
 
 /* ===== Body ids =====
@@ -286,6 +275,8 @@ bool engine_contact_normal(const Engine *engine, uint32_t id, Vec3 *normal);
  * (<= max). Thread: engine. */
 int engine_smooth_contact_reports(const Engine *engine, ContactReport *out, int max);
 int engine_active_contact_count(const Engine *engine);
+/* Pairs in reduced form now (reduced-coordinate resolvers, engine_resolver.h). */
+int engine_reduced_pair_count(const Engine *engine);
 
 typedef enum EngineEventKind {
     ENGINE_EVENT_CONTACT_BEGIN,
@@ -323,22 +314,6 @@ typedef struct EngineEnergy {
 
 EngineEnergy engine_energy(const Engine *engine);
 
-/* Contact geometry measured from the poses alone, against what the contact models are given:
- * pose_depth is the deepest overlap of any body pair holding a manifold contact, as the collision
- * module's signed distance of the two shapes at the bodies' current poses (independent of the
- * contacts' anchors and depth offsets); model_depth the deepest depth an active manifold contact's
- * model is given; largest_offset the largest depth offset a contact carries (an overlap the
- * bodies' motion could not pay for, healing: docs/contact-models.md, "Energy at contact
- * changes"), offset_contacts how many carry one; hidden_depth, per pair, how much deeper the
- * poses say the pair overlaps than the deepest depth any of its contacts' models is given (the
- * depth a model does not see: offsets, and anchors that drift from the shapes between collision
- * updates). Vertex ("points") and smooth contacts are not counted. Engine thread. */
-typedef struct EnginePenetration {
-    double pose_depth, model_depth, largest_offset, hidden_depth; /* m */
-    int offset_contacts;
-} EnginePenetration;
-EnginePenetration engine_penetration(const Engine *engine);
-
 typedef struct EngineStats {
     uint64_t steps; /* integrator steps (CVODE internal or RK4) */
     uint64_t rhs_evals;
@@ -352,10 +327,11 @@ typedef struct EngineStats {
                              than its tolerance), so far */
     uint64_t fixed_steps; /* RK4 steps taken because an active contact asked for them */
     uint64_t checkpoints; /* key checkpoints written (the whole state) */
-    uint64_t replayed_frames;       /* output steps replayed by restores between keys */
-    uint64_t restores;              /* restores from a checkpoint (exact) */
-    uint64_t restarts;              /* restores without one (contact histories restarted) */
-    uint64_t state_pool_grows;      /* the contact-state pool grew (at an onset) */
+    uint64_t replayed_frames;  /* output steps replayed by restores between keys */
+    uint64_t restores;         /* restores from a checkpoint (exact) */
+    uint64_t restarts;         /* restores without one (contact histories restarted) */
+    uint64_t state_pool_grows; /* the contact-state pool grew (at an onset) */
+    uint64_t scratch_grows;    /* the per-step scratch took memory (a larger island than before) */
     uint64_t complementarity_steps; /* time steps of complementarity islands */
     /* J, so far: kinetic energy the contact energy ledger took out of the bodies' relative motion
      * so that contacts found overlapping begin at their geometric depth, and elastic energy it let
@@ -407,9 +383,6 @@ EngineStats engine_stats(const Engine *engine);
 bool engine_body_asleep(const Engine *engine, int body);
 /* Time the body entered equilibrium, or -1 when awake. */
 double engine_body_sleep_time(const Engine *engine, int body);
-/* The bodies on a sleeping body's equilibrium list (empty while awake), ascending. Writes at most
- * max and returns the full count. */
-int engine_body_equilibrium_list(const Engine *engine, int body, int *out, int max);
 int engine_awake_body_count(const Engine *engine);
 
 /* ===== Collision manager thread ===== */
@@ -422,221 +395,5 @@ int engine_awake_body_count(const Engine *engine);
 IssimStatus engine_start_collision_thread(Engine *engine, Registry *reg, IssimError *err);
 /* Stops the thread and returns to synchronous updates. Idempotent. */
 void engine_stop_collision_thread(Engine *engine);
-
-/* ===== System matrices (for joint solvers over islands: 001, 004 App. C) ===== */
-
-/* Dimension of the generalized velocity: 6 per free body (v, omega), 3 per planar body
- * (vx, vz, omega). */
-int engine_velocity_dim(const Engine *engine);
-/* Offset of a body's generalized velocity. */
-int engine_body_velocity_offset(const Engine *engine, int body);
-/* Islands: bodies connected by active contacts (fixed obstacles never connect). Writes
- * island_of_body[engine_body_count] and returns the number of islands. */
-int engine_islands(const Engine *engine, int *island_of_body);
-/* Assembled mass matrix M (velocity_dim^2, column-major, caller-owned). */
-void engine_mass_matrix(const Engine *engine, double *m);
-/* Normal-direction contact Jacobian of the active contacts: row i maps generalized velocity
- * to the separation rate of contact i (-d(depth)/dt). J is rows x velocity_dim, column-major,
- * caller-owned with room for max_rows rows. Returns the number of rows. */
-int engine_contact_jacobian(const Engine *engine, double *j, int max_rows);
-
-/* ===== Complementarity resolvers (second kind of contact resolution: 001) =====
- *
- * An island whose contact pairs name resolver = "complementarity" leaves the integrator: the
- * engine advances it by time steps h (the engine's output step, or the solver's own, smaller)
- * with the scheme of 001 eqs. 1-2: it assembles the island's system below, the solver returns
- * the contact impulses lambda (normal, and tangential when it models friction), and the engine
- * sets u+ = u + M^-1 (h f + Jn^T lambda_n + Jt^T lambda_t) and q+ = q + h G(q) u+ (positions
- * from the new velocities). Force-law contacts inside the island act through f, evaluated at
- * the start of the step. The real solvers (Lemke in a fixpoint iteration, Fischer-Newton, PGS
- * for piles) plug in here; engine_complementarity_reference() is a small projected
- * Gauss-Seidel solver that defines what a solver must satisfy (tests/test_engine_stages.c). */
-
-/* One contact row's Jacobian in block form (per contact, per body): the rows normal, t1, t2 of
- * the contact frame (rates of separation and of sliding), bd = 6 (3 planar) entries each used. */
-typedef struct EngineContactBlock {
-    int offset_a, offset_b; /* island velocity offsets of the two bodies; -1: held or fixed */
-    double ja[3][6], jb[3][6];
-} EngineContactBlock;
-
-#define ENGINE_SOLVER_WORK(m, n) (64 * (size_t)(m) + 2 * (size_t)(n) + 8)
-
-typedef struct EngineIslandSystem {
-    double h;     /* time step, s */
-    int dim;      /* n: generalized velocity of the island (6 per free body, 3 planar) */
-    int contacts; /* m: contact rows */
-    int body_dim; /* bd: 6 per free body, 3 planar; n = bodies x bd */
-    /* Dense form, NULL for a solver that declares itself sparse (large islands stay O(n + m)). */
-    const double *mass;     /* n x n, column-major: M */
-    const double *inv_mass; /* n x n, column-major: M^-1 (block diagonal) */
-    const double *jn;       /* m x n, column-major: separation rate = Jn u */
-    const double *jt;       /* 2m x n, column-major: rows 2i, 2i+1 the tangent rates of contact i */
-    /* Block form, always present: M^-1 as n / bd blocks of bd x bd (column-major, the block of
-     * the body at velocity offset o starts at o * bd; a free body's is diag(1/m, 1/m, 1/m,
-     * I_world^-1): no linear-angular coupling about the centre of mass), and each contact's
-     * Jacobian blocks. */
-    const double *inv_mass_blocks;
-    const EngineContactBlock *blocks; /* m */
-    const double *force;     /* n: external and gyroscopic forces, force-law contacts included */
-    const double *velocity;  /* n: u at the start of the step */
-    const double *gap;       /* m: signed distance s = -depth at the start of the step, m */
-    const double *mu;        /* m: Coulomb coefficient of each contact's pair (kinetic) */
-    const double *mu_static; /* m */
-    /* m: persistent contact ids (the collision manager's manifold ids; vertex contacts by
-     * index), stable while a contact lasts: solvers with memory of their own match by them. */
-    const uint64_t *contact_id;
-    /* Nullable, m and 2m: the impulses of the contacts' previous step expressed in this step's
-     * frames (zero for new contacts): a warm start for iterative solvers. */
-    const double *warm_n, *warm_t;
-    /* Engine-owned workspace for sparse solvers (NULL, 0 for dense ones): at least
-     * ENGINE_SOLVER_WORK(m, n) doubles, so a solve allocates nothing. */
-    double *work;
-    size_t work_doubles;
-    /* Iteration budget for iterative solvers (sweeps), 0: their own. The split-impulse
-     * position pass, which the next step corrects anyway, runs on a small one. */
-    int max_sweeps;
-    /* true: blocks, M^-1 and work are those of the solver's previous call (the position pass
-     * after the velocity pass of the same step): what it derived from them in work still
-     * holds. */
-    bool same_rows;
-    /* Contact distances after a trial step with velocities u_next (n) into gap_out (m): the
-     * fixpoint iteration of 001 2.2 re-evaluates s^{t+dt} with it. */
-    void (*gap_after)(void *ctx, const double *u_next, double *gap_out);
-    void *ctx;
-} EngineIslandSystem;
-
-typedef struct EngineIslandSolution {
-    double *lambda_n; /* m: normal impulses, N s (>= 0) */
-    double *lambda_t; /* 2m: tangential impulses, N s (zero without friction) */
-    int iterations;
-    double residual; /* the solver's own measure of its complementarity error */
-} EngineIslandSolution;
-
-typedef struct EngineComplementaritySolver {
-    const char *name;
-    /* Solves one step. Fill lambda_n, lambda_t (zeroed on entry). Return ISSIM_ERR_NUMERIC with
-     * a message when no solution was found (the engine keeps the last good state and reports the
-     * island). Thread: engine. */
-    IssimStatus (*solve)(void *user, const EngineIslandSystem *sys, EngineIslandSolution *out,
-                         IssimError *err);
-    /* true: the solver reads only the block form (the engine does not assemble dense M, J). */
-    bool sparse;
-    /* true: a direct solver, which the "auto" choice takes for small islands. */
-    bool direct;
-} EngineComplementaritySolver;
-
-/* The reference solver: projected Gauss-Seidel on the velocity-level LCP
- * 0 <= lambda_n  _|_  Jn u+ + s / h >= 0 (no friction), to a residual of 1e-12 or 500 sweeps. */
-const EngineComplementaritySolver *engine_complementarity_reference(void);
-/* 001 2.2: Lemke's algorithm (issim/lcp.h) in the fixpoint iteration on
- * nu = -delta(s^{t+dt}) + h Jn u^{t+dt} (delta from gap_after), warm started from the previous
- * iteration's basis; Coulomb friction (mu, mu_static) by the Anitescu-Potra polyhedral cone of 8
- * directions; ray termination, pivot limits and a fixpoint that does not settle are reported.
- * docs/complementarity.md. */
-const EngineComplementaritySolver *engine_complementarity_lemke(void);
-/* 001 2.1: the NCP on the contact distances after the step (gap_after) by the Fischer function
- * and a damped Newton method; a stall is reported. No friction. */
-const EngineComplementaritySolver *engine_complementarity_fischer_newton(void);
-/* Projected Gauss-Seidel with Coulomb friction for piles (engine_pgs.c): per contact a block
- * update of the normal impulse and of the tangential pair projected onto the friction disc
- * (static mu_s while sticking, kinetic mu_k while sliding), warm started, over the block form
- * only (O(n + m) per sweep). Its residual: the largest impulse change of the last sweep times
- * the row's effective inverse mass (m/s). */
-const EngineComplementaritySolver *engine_complementarity_pgs(void);
-/* The solver a contact pair's "solver" property names (ContactSolverKind, contact.h), for an
- * island of `contacts` rows, `friction` when any of them has a Coulomb coefficient: "auto" takes
- * a direct solver when one is built in up to ENGINE_AUTO_DIRECT_CONTACTS frictionless rows or
- * ENGINE_AUTO_DIRECT_FRICTION_CONTACTS frictional ones (Lemke's friction cone makes 10
- * unknowns of a contact and its cost grows with their cube: a 13-contact island of a pile cost
- * 120 us a step, 40 PGS solves), PGS above. NULL when the name has no solver in this build. */
-#define ENGINE_AUTO_DIRECT_CONTACTS 24
-#define ENGINE_AUTO_DIRECT_FRICTION_CONTACTS 4
-const EngineComplementaritySolver *engine_complementarity_for(int solver_kind, int contacts,
-                                                              bool friction);
-/* Overrides the pairs' "solver" choice for every complementarity island (Borrowed; user is
- * passed to solve). NULL restores the pairs' choice. Thread: engine (set-up). */
-void engine_set_complementarity_solver(Engine *engine, const EngineComplementaritySolver *solver,
-                                       void *user);
-
-/* ===== Reduced-coordinate resolvers (third kind of contact resolution: 002) =====
- *
- * An island of two bodies in one continuous contact (or one body against one fixed obstacle)
- * whose pair names resolver = "reduced" can leave the free-body representation: the engine gives
- * the pair a block of its own in the state vector (a "contact pair" block, the block kind that
- * holds two bodies), integrates that block by the model's derivative inside CVODE / RK4, and
- * derives the two bodies' states from it wherever they are needed (frames, collision, contacts
- * with third bodies). The pair enters when its relative speed at the contact is below the pair's
- * velocity_tolerance (the model's enter may refuse) and leaves, with continuous body states,
- * when the model's normal force turns negative (separation, 002 4.4.4) or a third body joins the
- * island. Kry's contact coordinates (s, t, u, v, psi) are such a model (the smooth-contact
- * issue); engine_reduced_welded() is the reference one: the two bodies move as one rigid body
- * (a sticking, no-slip no-spin contact) while the contact presses. 3D scenes only. */
-
-#define ENGINE_REDUCED_BLOCK_MAX 32 /* values of a pair block */
-#define ENGINE_REDUCED_DATA_MAX 640 /* bytes of constants a model keeps per pair */
-
-typedef struct EngineReducedPair {
-    double mass_a, mass_b;     /* kg (mass_b 0: a fixed obstacle) */
-    Vec3 inertia_a, inertia_b; /* principal moments, body frames */
-    Vec3 point, normal;        /* the contact at entry: world point, normal from b to a */
-    bool fixed_b;              /* b is a fixed obstacle (enter gets its pose, at rest) */
-    /* The bodies' smooth surfaces (shape "smooth"; NULL: none) and the pair's contact
-     * parameters, Borrowed for the pair's life. */
-    const SmoothSurface *surface_a, *surface_b;
-    const ContactParams *params;
-    double t; /* s: when the pair entered */
-} EngineReducedPair;
-
-/* The external wrenches on the two bodies (world, about their centres of mass): gravity, their
- * force and torque properties, applied wrenches and contacts with anything outside the pair. */
-typedef struct EngineReducedLoads {
-    Vec3 force_a, torque_a, force_b, torque_b;
-} EngineReducedLoads;
-
-typedef struct EngineReducedModel {
-    const char *name;
-    int block_size; /* values of the pair's block, <= ENGINE_REDUCED_BLOCK_MAX */
-    /* The block from the two bodies' states (b: the obstacle at rest when fixed_b); data
-     * (ENGINE_REDUCED_DATA_MAX bytes, zeroed) keeps the pair's constants. false: the pair stays
-     * free bodies. */
-    bool (*enter)(const EngineReducedPair *pair, void *data, const EngineBodyState *a,
-                  const EngineBodyState *b, double *block);
-    /* d(block)/dt under the loads. Pure: called at trial states. */
-    void (*derivative)(const EngineReducedPair *pair, const void *data, const double *block,
-                       const EngineReducedLoads *loads, double *dblock);
-    /* The two bodies' states (b untouched when fixed_b). */
-    void (*bodies)(const EngineReducedPair *pair, const void *data, const double *block,
-                   EngineBodyState *a, EngineBodyState *b);
-    /* The contact's normal force on a along the entry normal (N, > 0 pressing) that the block's
-     * motion needs under the loads: the pair separates when it turns negative. */
-    double (*normal_force)(const EngineReducedPair *pair, const void *data, const double *block,
-                           const EngineReducedLoads *loads);
-    /* Optional: at the end of each step at time t, what the model decides between steps
-     * (friction switching, patch traversal, 002 4.4.4 and 4.5), which may change the block and
-     * data. Returns ENGINE_REDUCED_KEEP, _CHANGED (the block jumped: the integrator restarts) or
-     * _LEAVE (the pair goes back to free bodies; err says why). A model with this hook decides
-     * separation in it (the engine then does not call normal_force at commits). */
-    int (*commit)(const EngineReducedPair *pair, void *data, double *block,
-                  const EngineReducedLoads *loads, double t, IssimError *err);
-    /* true: the model keeps the contact itself, so the pair stays while the collision world
-     * still reports it or not (it leaves on a negative normal force or a third body). */
-    bool keeps_contact;
-} EngineReducedModel;
-
-enum { ENGINE_REDUCED_KEEP, ENGINE_REDUCED_CHANGED, ENGINE_REDUCED_LEAVE };
-
-/* The welded pair: one rigid body of the two (mass, centre and inertia combined; the entry
- * conserves linear and angular momentum), 13 values; against an obstacle the body is held. */
-const EngineReducedModel *engine_reduced_welded(void);
-/* Kry's contact coordinates (issim/smooth_contact.h) for a smooth body on a smooth obstacle:
- * 10 values (q, q_dot); friction from the pair's friction_kinetic, friction_static,
- * rolling_friction, spinning_friction(_static) and slip_tolerance. The engine takes it for
- * every pair whose two sides have surfaces (shape "smooth") and b is an obstacle; other pairs
- * are welded. */
-const EngineReducedModel *engine_reduced_smooth(void);
-/* Chooses the model of reduced pairs (Borrowed; NULL: by the pair, as above). Thread: engine. */
-void engine_set_reduced_model(Engine *engine, const EngineReducedModel *model);
-/* Pairs in reduced form now. */
-int engine_reduced_pair_count(const Engine *engine);
 
 #endif

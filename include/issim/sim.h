@@ -36,9 +36,9 @@ typedef struct SimOptions {
     /* Bytes building the engine may still take; 0: what the machine has available (and
      * ulimit -v leaves). A scene whose estimate is larger is refused before the build. */
     double memory_limit;
-    /* Threads of the engine's stages (EngineOptions.threads): 0, engine_threads_auto (both
-     * cores for scenes of ENGINE_PARALLEL_MIN_BODIES bodies or more while a core is free); 1,
-     * the serial path. */
+    /* Threads of the engine's stages (EngineOptions.threads): 0, engine_threads_auto
+     * (engine_diagnostics.h; both cores for scenes of ENGINE_PARALLEL_MIN_BODIES bodies or more
+     * while a core is free); 1, the serial path. */
     int threads;
 } SimOptions;
 

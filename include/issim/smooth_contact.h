@@ -10,7 +10,7 @@
  * Coulomb friction with rolling and spinning terms (4.4.1, eq. 4.24-4.29), no-slip and no-spin
  * (4.4.2-4.4.3) as extra velocity constraints, the switching between them (4.4.4), patch
  * boundary traversal (4.5), and the entry from the free bodies' states. The engine plugs it in as
- * a reduced-pair model (engine_reduced_smooth, issim/engine.h).
+ * a reduced-pair model (engine_reduced_smooth, issim/engine_resolver.h).
  *
  * Thread: any; every function is pure on caller-owned data.
  */

@@ -475,6 +475,7 @@ EngineStats engine_stats(const Engine *e) {
     s.collision_reports_used = e->reports_used;
     s.collision_report_waits = e->report_waits;
     s.collision_reports_stale = e->reports_stale;
+    s.scratch_grows = e->step_scratch.chunks;
     return s;
 }
 

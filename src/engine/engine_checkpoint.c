@@ -14,12 +14,11 @@
  * back the same bits.
  *
  * Why keys and replays: a key costs a memcpy of its size into a ring far larger than the caches,
- * and on the 2-core VM that runs at about 2.2 GB/s: a 240-body pile's 100 kB key took 45 us, 7%
- * of a published frame. A key every k frames, k chosen so that keys average
- * CHECKPOINT_KEY_BYTES_PER_FRAME, brings that under 1%, and a rewind then replays up to k - 1
- * frames (a few milliseconds). Anything that changes the engine outside engine_advance (an edit,
- * an applied wrench, a restart) forces the next record to be a key, because a replay from an
- * older key would not see it. docs/performance.md has the figures.
+ * which for a large pile is a visible share of a published frame. A key every k frames, k chosen so
+ * that keys average CHECKPOINT_KEY_BYTES_PER_FRAME, brings that under 1%, and a rewind then replays
+ * up to k - 1 frames. Anything that changes the engine outside engine_advance (an edit, an applied
+ * wrench, a restart) forces the next record to be a key, because a replay from an older key would
+ * not see it. docs/performance.md has the figures.
  *
  * The key records sit in one byte ring in time order; a new key goes after the newest, wrapping
  * to the start when the end is reached, and drops the oldest records it overlaps (with the
@@ -85,10 +84,10 @@ static size_t record_size(const Engine *e) {
     return record_bytes(e, e->contact_count, e->identity_count, coherence_size(e));
 }
 
-/* The first CHECKPOINT_POPULATE_BYTES of the ring get their pages now (a first write into a fresh
- * page costs a fault and the kernel's zeroing: point_drop's checkpoints measured 19% of a frame
- * that way instead of 4%); the rest, only reached after that many bytes of keys, as written. All
- * of a 128 MiB ring at every scene opened cost its memory at once and tens of milliseconds. */
+/* The first CHECKPOINT_POPULATE_BYTES of the ring get their pages now, because a first write into
+ * a fresh page costs a fault and the kernel's zeroing inside a step; the rest, only reached after
+ * that many bytes of keys, as written: populating a whole 128 MiB ring would take its memory and
+ * time at every scene opened (docs/performance.md, "Checkpoints"). */
 #define CHECKPOINT_POPULATE_BYTES ((size_t)16 << 20)
 
 static void populate(unsigned char *arena, size_t bytes) {
@@ -149,15 +148,9 @@ void engine_keep_identity(Engine *e, const CollisionContact *contacts, int count
                           uint32_t next_id) {
     if (!e->checkpoints.arena)
         return;
-    if (count > e->identity_capacity) {
-        int cap = count > 2 * e->identity_capacity ? count : 2 * e->identity_capacity;
-        CollisionContact *grown = realloc(e->identity, sizeof *grown * (size_t)cap);
-        if (!grown) {
-            e->identity_count = 0; /* a restore then restarts the histories of shaped contacts */
-            return;
-        }
-        e->identity = grown;
-        e->identity_capacity = cap;
+    if (!ISSIM_ARRAY_RESERVE(e->identity, e->identity_capacity, count)) {
+        e->identity_count = 0; /* a restore then restarts the histories of shaped contacts */
+        return;
     }
     if (count > 0)
         memcpy(e->identity, contacts, sizeof *contacts * (size_t)count);

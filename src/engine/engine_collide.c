@@ -348,14 +348,9 @@ void engine_destroy_shapes(Engine *e) {
 bool engine_reserve_contacts(Engine *e, int count) {
     if (count <= e->contact_capacity)
         return true;
-    int cap = e->contact_capacity * 2 > count ? e->contact_capacity * 2 : count;
-    EngineContact *c = realloc(e->contacts, sizeof *c * (size_t)cap);
-    if (c)
-        e->contacts = c;
-    int *live = realloc(e->live_contacts, sizeof *live * (size_t)cap); /* engine_sleep.c */
-    if (live)
-        e->live_contacts = live;
-    if (!c || !live)
+    int cap = issim_array_grown_capacity(e->contact_capacity, count);
+    if (!ISSIM_ARRAY_RESIZE(e->contacts, cap) ||
+        !ISSIM_ARRAY_RESIZE(e->live_contacts, cap)) /* engine_sleep.c */
         return false;
     e->contact_capacity = cap;
     return true;
@@ -369,16 +364,8 @@ static bool reserve_previous(Engine *e, int count) {
     int slots = 16;
     while (slots < 2 * count)
         slots *= 2;
-    EngineContact *c = realloc(e->previous, sizeof *c * (size_t)count);
-    bool *kept = realloc(e->previous_kept, sizeof *kept * (size_t)count);
-    int *index = realloc(e->previous_index, sizeof *index * (size_t)slots);
-    if (c)
-        e->previous = c;
-    if (kept)
-        e->previous_kept = kept;
-    if (index)
-        e->previous_index = index;
-    if (!c || !kept || !index)
+    if (!ISSIM_ARRAY_RESIZE(e->previous, count) || !ISSIM_ARRAY_RESIZE(e->previous_kept, count) ||
+        !ISSIM_ARRAY_RESIZE(e->previous_index, slots))
         return false;
     e->previous_capacity = count;
     e->previous_slots = slots;
@@ -550,21 +537,6 @@ static bool take_report(Engine *e, CollisionReport *report) {
     return got;
 }
 
-/* Pairs in a reduced slot whose model keeps the contact itself need no narrow phase. */
-static void hold_reduced_pairs(Engine *e) {
-    int pairs[ENGINE_REDUCED_SLOTS][2], count = 0;
-    for (int s = 0; s < e->reduced_slots; s++) {
-        const EngineReducedSlot *slot = &e->reduced[s];
-        if (!slot->active || !slot->model || !slot->model->keeps_contact || slot->body_b >= 0 ||
-            slot->obstacle < 0)
-            continue;
-        pairs[count][0] = e->bodies[slot->body_a].world_index;
-        pairs[count][1] = e->obstacles[slot->obstacle].world_index;
-        count += pairs[count][0] >= 0 && pairs[count][1] >= 0;
-    }
-    collision_world_hold_pairs(e->collision, (const int(*)[2])pairs, count);
-}
-
 void engine_collide(Engine *e) {
     if (!e->manager)
         return;
@@ -574,7 +546,7 @@ void engine_collide(Engine *e) {
             return;
         e->reports_used++;
     } else {
-        hold_reduced_pairs(e);
+        engine_reduced_hold_pairs(e); /* engine_reduced.c */
         collision_manager_step(e->manager);
         if (!collision_manager_take(e->manager, &report))
             return;

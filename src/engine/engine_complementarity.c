@@ -48,8 +48,7 @@
  * close to -slop, a separated one by its whole gap: the pass pushes out the overlaps beyond the
  * slop and moves only the bodies that must give way. Holding every non-overlapping row at its
  * place instead (the direct solvers' rule, no slop: distances >= 0 exactly, V12) spread each
- * push through the whole pile: on the 240-body pile the pass cost 0.33 s of 1.09 s resolve
- * over 2 s, and 0.09 s this way. */
+ * push through the whole pile, and the pass cost several times as much (docs/performance.md). */
 static double position_gap(double gap, double slop) {
     return slop > 0.0 ? gap + slop : fmin(gap, 0.0);
 }
@@ -91,36 +90,6 @@ typedef struct IslandWork {
     double *gap_velocity, *gap_position, *lambda_p, *lambda_pt, *u_position, *zero;
 } IslandWork;
 
-/* Grows *buf to hold `doubles` (doubling); false when out of memory. */
-static bool reserve_doubles(double **buf, size_t *capacity, size_t doubles) {
-    if (doubles <= *capacity)
-        return true;
-    size_t cap = doubles > 2 * *capacity ? doubles : 2 * *capacity;
-    double *p = realloc(*buf, sizeof(double) * cap);
-    if (!p)
-        return false;
-    *buf = p;
-    *capacity = cap;
-    return true;
-}
-
-static double *reserve_scratch(Engine *e, size_t doubles) {
-    if (!reserve_doubles(&e->resolve_scratch, &e->resolve_capacity, doubles))
-        return NULL;
-    return e->resolve_scratch;
-}
-
-static bool reserve_index(Engine *e, int ints) {
-    if (ints <= e->resolve_index_capacity)
-        return true;
-    int *p = realloc(e->resolve_index, sizeof(int) * (size_t)ints);
-    if (!p)
-        return false;
-    e->resolve_index = p;
-    e->resolve_index_capacity = ints;
-    return true;
-}
-
 /* ===== Islands ===== */
 
 /* The island a contact belongs to: its first stepped body's, or -1. */
@@ -149,20 +118,21 @@ static void bucket(const int *key, int count, int islands, int *start, int *out)
 /* One pass over the stepped bodies and the contacts. Returns false when out of memory. */
 static bool index_islands(Engine *e, IslandIndex *x) {
     int nb = e->body_count, nc = e->contact_count;
-    if (!reserve_index(e, 7 * nb + 6 * nc + 10)) /* the lists below, key: nb + nc */
+    IssimArena *a = &e->step_scratch;
+    x->island_of = ISSIM_ARENA_ALLOC(a, int, nb);
+    x->local = ISSIM_ARENA_ALLOC(a, int, nb);
+    x->bodies = ISSIM_ARENA_ALLOC(a, int, nb);
+    x->body_start = ISSIM_ARENA_ALLOC(a, int, nb + 1);
+    x->candidates = ISSIM_ARENA_ALLOC(a, int, nc);
+    x->candidate_start = ISSIM_ARENA_ALLOC(a, int, nb + 1);
+    x->forces = ISSIM_ARENA_ALLOC(a, int, nc);
+    x->force_start = ISSIM_ARENA_ALLOC(a, int, nb + 1);
+    x->rows = ISSIM_ARENA_ALLOC(a, int, nc);
+    x->order = ISSIM_ARENA_ALLOC(a, int, 2 * nc + 2);
+    int *key = ISSIM_ARENA_ALLOC(a, int, nb + nc);
+    if (!x->island_of || !x->local || !x->bodies || !x->body_start || !x->candidates ||
+        !x->candidate_start || !x->forces || !x->force_start || !x->rows || !x->order || !key)
         return false;
-    int *p = e->resolve_index;
-    x->island_of = p;
-    x->local = p += nb;
-    x->bodies = p += nb;
-    x->body_start = p += nb;
-    x->candidates = p += nb + 1;
-    x->candidate_start = p += nc;
-    x->forces = p += nb + 1;
-    x->force_start = p += nc;
-    x->rows = p += nb + 1;
-    x->order = p += nc;        /* 2 nc + 2 */
-    int *key = p + 2 * nc + 2; /* nb + nc ints */
     x->count = 0;
     for (int b = 0; b < nb; b++)
         x->island_of[b] = x->local[b] = -1;
@@ -428,18 +398,16 @@ static int assemble_contacts(IslandWork *w, int *rows, const int *candidates, in
     return -1;
 }
 
-/* The dense M, M^-1, Jn, Jt from the blocks, for solvers that factor them (their own arena:
- * the block scratch stays where it is). */
+/* The dense M, M^-1, Jn, Jt from the blocks, for solvers that factor them. */
 static bool assemble_dense(IslandWork *w) {
     int n = w->dim, m = w->contact_count, bd = w->bd;
-    size_t need = 2 * (size_t)n * (size_t)n + 3 * (size_t)m * (size_t)n;
-    Engine *e = w->e;
-    if (!reserve_doubles(&e->resolve_dense, &e->resolve_dense_capacity, need))
+    IssimArena *a = &w->e->step_scratch;
+    w->mass = ISSIM_ARENA_ALLOC(a, double, (size_t)n *(size_t)n);
+    w->inv_mass = ISSIM_ARENA_ALLOC(a, double, (size_t)n *(size_t)n);
+    w->jn = ISSIM_ARENA_ALLOC(a, double, (size_t)m *(size_t)n);
+    w->jt = ISSIM_ARENA_ALLOC(a, double, 2 * (size_t)m * (size_t)n);
+    if (!w->mass || !w->inv_mass || !w->jn || !w->jt)
         return false;
-    w->mass = e->resolve_dense;
-    w->inv_mass = w->mass + (size_t)n * (size_t)n;
-    w->jn = w->inv_mass + (size_t)n * (size_t)n;
-    w->jt = w->jn + (size_t)m * (size_t)n;
     memset(w->mass, 0, sizeof(double) * (size_t)n * (size_t)n);
     memset(w->inv_mass, 0, sizeof(double) * (size_t)n * (size_t)n);
     memset(w->jn, 0, sizeof(double) * (size_t)m * (size_t)n);
@@ -467,15 +435,12 @@ static bool assemble_dense(IslandWork *w) {
     return true;
 }
 
-/* A sparse solver's workspace: the dense arena, which it leaves unused. */
+/* A sparse solver's workspace. */
 static bool reserve_work(IslandWork *w) {
-    Engine *e = w->e;
     size_t need = ENGINE_SOLVER_WORK(w->contact_count, w->dim);
-    if (!reserve_doubles(&e->resolve_dense, &e->resolve_dense_capacity, need))
-        return false;
-    w->work = e->resolve_dense;
+    w->work = ISSIM_ARENA_ALLOC(&w->e->step_scratch, double, need);
     w->work_doubles = need;
-    return true;
+    return w->work != NULL;
 }
 
 /* ===== Products in block form ===== */
@@ -773,8 +738,7 @@ static IssimStatus solve_step(IslandWork *w, IssimError *err) {
      * close by its gap in the step, an overlapping one may not deepen (gap 0). Position pass (split
      * impulse): an overlap found late (a body faster than the collision margin per step) is pushed
      * out by pseudo-velocities that move the bodies without staying in their velocities, so a late
-     * discovery never launches a body (with s / h in the velocity pass a box landing at 2.2 m/s
-     * bounced at 0.52 m/s). */
+     * discovery never launches a body, as s / h in the velocity pass did (docs/performance.md). */
     bool overlap = false;
     double slop = solver && solver->sparse ? PGS_POSITION_SLOP : 0.0;
     memset(w->u_position, 0, sizeof(double) * (size_t)n);
@@ -798,41 +762,43 @@ static IssimStatus solve_step(IslandWork *w, IssimError *err) {
     return ISSIM_OK;
 }
 
-/* Scratch of one island step in doubles (blocks and ids carved from the same arena). */
+/* n doubles of the per-step arena; *ok turns false when memory ran out. */
+static double *scratch_doubles(Engine *e, size_t n, bool *ok) {
+    double *p = ISSIM_ARENA_ALLOC(&e->step_scratch, double, n);
+    *ok = *ok && p;
+    return p;
+}
+
+/* Scratch of one island step, from the per-step arena (released when the step ends). */
 static bool carve_scratch(Engine *e, IslandWork *w, int max_rows) {
     size_t n = (size_t)w->dim, m = (size_t)max_rows, bd = (size_t)w->bd;
-    size_t block_doubles = (sizeof(EngineContactBlock) + sizeof(double) - 1) / sizeof(double);
-    size_t pose_doubles = (sizeof(EngineBodyState) + sizeof(double) - 1) / sizeof(double);
-    size_t bodies = n / bd;
-    size_t total =
-        2 * n * bd + 6 * n + bodies * pose_doubles + m * (block_doubles + 1 + 9 + 17) + 8;
-    double *p = reserve_scratch(e, total);
-    if (!p)
+    bool ok = true;
+    w->mass_blocks = scratch_doubles(e, n * bd, &ok);
+    w->inv_blocks = scratch_doubles(e, n * bd, &ok);
+    w->force = scratch_doubles(e, n, &ok);
+    w->velocity = scratch_doubles(e, n, &ok);
+    w->u_next = scratch_doubles(e, n, &ok);
+    w->rhs = scratch_doubles(e, n, &ok);
+    w->u_position = scratch_doubles(e, n, &ok);
+    w->zero = scratch_doubles(e, n, &ok);
+    w->pose = ISSIM_ARENA_ALLOC(&e->step_scratch, EngineBodyState, n / bd);
+    w->blocks = ISSIM_ARENA_ALLOC(&e->step_scratch, EngineContactBlock, m);
+    w->ids = ISSIM_ARENA_ALLOC(&e->step_scratch, uint64_t, m);
+    w->frames = ISSIM_ARENA_ALLOC(&e->step_scratch, Vec3, 3 * m);
+    w->gap = scratch_doubles(e, m, &ok);
+    w->mu = scratch_doubles(e, m, &ok);
+    w->mu_static = scratch_doubles(e, m, &ok);
+    w->no_friction = scratch_doubles(e, m, &ok);
+    w->warm_n = scratch_doubles(e, m, &ok);
+    w->warm_t = scratch_doubles(e, 2 * m, &ok);
+    w->lambda_n = scratch_doubles(e, 3 * m, &ok); /* lambda_n, lambda_t contiguous (3m) */
+    w->lambda_t = w->lambda_n + m;
+    w->lambda_p = scratch_doubles(e, 3 * m, &ok); /* lambda_p, lambda_pt contiguous (3m) */
+    w->lambda_pt = w->lambda_p + m;
+    w->gap_velocity = scratch_doubles(e, m, &ok);
+    w->gap_position = scratch_doubles(e, m, &ok);
+    if (!ok || !w->pose || !w->blocks || !w->ids || !w->frames)
         return false;
-    w->mass_blocks = p;
-    w->inv_blocks = p += n * bd;
-    w->force = p += n * bd;
-    w->velocity = p += n;
-    w->u_next = p += n;
-    w->rhs = p += n;
-    w->u_position = p += n;
-    w->zero = p += n;
-    w->pose = (EngineBodyState *)(p += n);
-    w->blocks = (EngineContactBlock *)(p += bodies * pose_doubles);
-    w->ids = (uint64_t *)(p += m * block_doubles);
-    w->frames = (Vec3 *)(p += m);
-    w->gap = p += 9 * m;
-    w->mu = p += m;
-    w->mu_static = p += m;
-    w->no_friction = p += m;
-    w->warm_n = p += m;
-    w->warm_t = p += m;
-    w->lambda_n = p += 2 * m; /* lambda_n, lambda_t contiguous (3m) */
-    w->lambda_t = p += m;
-    w->lambda_p = p += 2 * m; /* lambda_p, lambda_pt contiguous (3m) */
-    w->lambda_pt = p += m;
-    w->gap_velocity = p += 2 * m;
-    w->gap_position = p += m;
     memset(w->force, 0, sizeof(double) * n);
     return true;
 }
@@ -892,43 +858,53 @@ static void update_row_activity(IslandWork *w, double t) {
     }
 }
 
-/* One time step of island k at time t. */
+/* One time step of island k at time t, its scratch carved from the per-step arena (the caller
+ * releases it). */
+static IssimStatus island_step_in(IslandWork *w, const IslandIndex *x, int k, double t, double h,
+                                  IssimError *err) {
+    Engine *e = w->e;
+    int c0 = x->candidate_start[k], nc = x->candidate_start[k + 1] - c0;
+    if (!carve_scratch(e, w, nc))
+        return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for the island of %s",
+                               e->bodies[w->bodies[0]].name);
+    e->t = t; /* contact kinematics are evaluated at the island's own time */
+    read_poses(w);
+    order_top_down(w, x->candidates + c0, nc, w->gap);
+    int bad = assemble_contacts(w, x->rows + c0, x->candidates + c0, nc);
+    if (bad >= 0)
+        return bad_row(w, bad, err);
+    assemble_bodies(w);
+    assemble_force_laws(w);
+    IssimStatus s = solve_step(w, err);
+    if (s != ISSIM_OK)
+        return s;
+    e->stats.complementarity_steps++;
+    update_row_activity(w, t + h);
+    return ISSIM_OK;
+}
+
+/* One time step of island k at time t; its scratch is released when the step ends. */
 static IssimStatus island_step(Engine *e, const IslandIndex *x, int k, double t, double h,
                                IssimError *err) {
-    int c0 = x->candidate_start[k], nc = x->candidate_start[k + 1] - c0;
     IslandWork w = {.e = e,
                     .index = x,
                     .body_count = x->body_start[k + 1] - x->body_start[k],
                     .bodies = x->bodies + x->body_start[k],
                     .force_count = x->force_start[k + 1] - x->force_start[k],
                     .forces = x->forces + x->force_start[k],
-                    .contacts = x->rows + c0,
+                    .contacts = x->rows + x->candidate_start[k],
                     .bd = e->planar ? 3 : 6,
                     .h = h};
     w.dim = w.body_count * w.bd;
-    if (!carve_scratch(e, &w, nc))
-        return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for the island of %s",
-                               e->bodies[w.bodies[0]].name);
-    e->t = t; /* contact kinematics are evaluated at the island's own time */
-    read_poses(&w);
-    order_top_down(&w, x->candidates + c0, nc, w.gap);
-    int bad = assemble_contacts(&w, x->rows + c0, x->candidates + c0, nc);
-    if (bad >= 0)
-        return bad_row(&w, bad, err);
-    assemble_bodies(&w);
-    assemble_force_laws(&w);
-    IssimStatus s = solve_step(&w, err);
-    if (s != ISSIM_OK)
-        return s;
-    e->stats.complementarity_steps++;
-    update_row_activity(&w, t + h);
-    return ISSIM_OK;
+    IssimArenaMark mark = issim_arena_mark(&e->step_scratch);
+    IssimStatus s = island_step_in(&w, x, k, t, h, err);
+    issim_arena_reset(&e->step_scratch, mark);
+    return s;
 }
 
-IssimStatus engine_resolve_complementarity(Engine *e, double t_start, double t_target,
-                                           IssimError *err) {
-    double t_saved = e->t;
-    e->stats.complementarity_residual = 0.0;
+/* Every complementarity island from t_start to t_target by time steps; the index lives in the
+ * per-step arena. */
+static IssimStatus resolve_islands(Engine *e, double t_start, double t_target, IssimError *err) {
     IslandIndex x;
     if (!index_islands(e, &x))
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for islands");
@@ -939,16 +915,24 @@ IssimStatus engine_resolve_complementarity(Engine *e, double t_start, double t_t
             if (t_target - (t + h) < 1e-12 * e->dt)
                 h = t_target - t;
             IssimStatus s = island_step(e, &x, k, t, h, err);
-            if (s != ISSIM_OK) {
-                e->t = t_saved;
+            if (s != ISSIM_OK)
                 return s;
-            }
             t = (h == t_target - t) ? t_target : t + h;
         }
         open_island(e, &x, k, false);
     }
-    e->t = t_saved;
     return ISSIM_OK;
+}
+
+IssimStatus engine_resolve_complementarity(Engine *e, double t_start, double t_target,
+                                           IssimError *err) {
+    double t_saved = e->t;
+    e->stats.complementarity_residual = 0.0;
+    IssimArenaMark mark = issim_arena_mark(&e->step_scratch);
+    IssimStatus s = resolve_islands(e, t_start, t_target, err);
+    issim_arena_reset(&e->step_scratch, mark);
+    e->t = t_saved;
+    return s;
 }
 
 /* ===== The reference solver: projected Gauss-Seidel ===== */

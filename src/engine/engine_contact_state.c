@@ -32,16 +32,8 @@ void engine_pool_free_all(ContactStatePool *pool) {
 static bool reserve_free_list(ContactStatePool *pool, int need) {
     if (need <= pool->free_capacity)
         return true;
-    int cap = pool->free_capacity > 0 ? 2 * pool->free_capacity : 16;
-    while (cap < need)
-        cap *= 2;
-    size_t *off = realloc(pool->free_offset, sizeof *off * (size_t)cap);
-    if (off)
-        pool->free_offset = off;
-    size_t *size = realloc(pool->free_size, sizeof *size * (size_t)cap);
-    if (size)
-        pool->free_size = size;
-    if (!off || !size)
+    int cap = issim_array_grown_capacity(pool->free_capacity, need);
+    if (!ISSIM_ARRAY_RESIZE(pool->free_offset, cap) || !ISSIM_ARRAY_RESIZE(pool->free_size, cap))
         return false;
     pool->free_capacity = cap;
     return true;

@@ -168,14 +168,9 @@ static IssimStatus resize_roots(Engine *e, IssimError *err) {
     if (n == integ->root_count)
         return ISSIM_OK;
     if (n > integ->root_capacity) {
-        int cap = n > 2 * integ->root_capacity ? n : 2 * integ->root_capacity;
-        int *found = realloc(integ->roots_found, sizeof(int) * (size_t)cap);
-        if (found)
-            integ->roots_found = found;
-        int *dirs = realloc(integ->root_dirs, sizeof(int) * (size_t)cap);
-        if (dirs)
-            integ->root_dirs = dirs;
-        if (!found || !dirs)
+        int cap = issim_array_grown_capacity(integ->root_capacity, n);
+        if (!ISSIM_ARRAY_RESIZE(integ->roots_found, cap) ||
+            !ISSIM_ARRAY_RESIZE(integ->root_dirs, cap))
             return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for %d root functions", n);
         integ->root_capacity = cap;
     }

@@ -1,15 +1,26 @@
-/* Private engine structures shared by the engine's files: engine.c (build, variables, edits),
- * engine_step.c (the stage table of a step), engine_dynamics.c (right-hand side, contact
- * kinematics, the active set), engine_collide.c (shapes, the collision world, the merge),
- * engine_manifold_energy.c (the merge's energy ledger), the integrators (engine_cvode.c,
- * engine_rk4.c), the resolvers (engine_complementarity.c with its solvers, engine_reduced.c,
- * engine_smooth.c), sleeping (engine_sleep.c), checkpoints (engine_checkpoint.c), contact state
- * (engine_contact_state.c), maps (engine_maps.c) and system matrices (engine_system.c). */
+/* Private engine structures shared by the engine's files (the .c files of src/engine; outside
+ * the engine only tests/test_complementarity_sleep.c includes this). Where each part lives:
+ * engine.c (build, variables, edits, getters), engine_step.c (engine_advance: the stages in order,
+ * islands), engine_collide.c (shapes, the collision world, the merge) with engine_manifold_energy.c
+ * (the merge's energy ledger), engine_dynamics.c (right-hand side, contact kinematics, the active
+ * set), the integrators (engine_cvode.c, engine_rk4.c), the resolvers (engine_complementarity.c
+ * with engine_gap_after.c and the solvers engine_pgs.c, engine_solver_*.c; engine_reduced.c with
+ * engine_smooth.c), sleeping (engine_sleep.c), checkpoints (engine_checkpoint.c), model-owned
+ * contact state (engine_contact_state.c), maps (engine_maps.c) and system matrices
+ * (engine_system.c). bar_drop.c is the V1 reference solution, not part of a step.
+ *
+ * Threading: everything here is written and read by the thread that runs the engine (engine.h).
+ * The one exception is the collision manager (CollisionManager, collision.h): while its thread
+ * runs, it reads poses from collision_registry's frames and hands reports over through its own
+ * locks; the engine's fields are never touched by it. */
 #ifndef ISSIM_ENGINE_INTERNAL_H
 #define ISSIM_ENGINE_INTERNAL_H
 
+#include "issim/arena.h"
 #include "issim/collision.h"
 #include "issim/engine.h"
+#include "issim/engine_diagnostics.h"
+#include "issim/engine_resolver.h"
 #include "issim/surface.h"
 
 typedef enum BlockKind {
@@ -326,14 +337,11 @@ struct Engine {
     int reduced_slots; /* slots with a block (0 in planar scenes) */
     bool reduced_planar_warned;
     const EngineReducedModel *reduced_model;
-    /* RESOLVE stage scratch (engine_complementarity.c): grows with the largest island seen,
-     * never inside a time step once islands stop growing. */
-    double *resolve_scratch;
-    size_t resolve_capacity;
-    double *resolve_dense; /* the dense M, J of islands whose solver factors them */
-    size_t resolve_dense_capacity;
-    int *resolve_index; /* island index: 7 body_count + 4 contact_count + 8 */
-    int resolve_index_capacity;
+    /* Per-step scratch (issim/arena.h), written and read by the engine thread inside one
+     * advance and empty between advances: the RESOLVE stage's island index and each island
+     * step's rows, blocks and dense matrices (engine_complementarity.c). It grows with the
+     * largest island seen, never inside a step once islands stop growing. */
+    IssimArena step_scratch;
 
     int var_count;
     char (*var_names)[80];
@@ -589,8 +597,13 @@ void engine_reduced_rhs(Engine *e, const double *y, const Vec3 *force, const Vec
                         double *ydot);
 /* After an accepted step: pairs whose contact would pull separate. */
 void engine_reduced_commit(Engine *e, double t);
-/* ISLANDS stage: pairs leave when a third body joins, islands of two enter when slow. */
+/* REDUCE stage: pairs leave when a third body joins, islands of two enter when slow. */
 void engine_reduced_islands(Engine *e);
+/* Before a synchronous collision update: pairs whose model keeps the contact skip the narrow
+ * phase (engine_collide). */
+void engine_reduced_hold_pairs(Engine *e);
+/* Appends the active pairs' blocks to the integrated ranges (engine_sleep's rebuild). */
+void engine_reduced_add_ranges(Engine *e);
 void engine_reduced_leave(Engine *e, int slot, double t);
 /* Puts body and obstacle into a free slot as a pair of `model` with the given data (copied) and
  * block (engine_smooth.c's start_coords). Errors: no free slot. */

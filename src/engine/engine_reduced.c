@@ -477,3 +477,34 @@ void engine_reduced_islands(Engine *e) {
             try_enter(e, b);
     }
 }
+
+/* Pairs in a reduced slot whose model keeps the contact itself need no narrow phase. */
+void engine_reduced_hold_pairs(Engine *e) {
+    int pairs[ENGINE_REDUCED_SLOTS][2], count = 0;
+    for (int s = 0; s < e->reduced_slots; s++) {
+        const EngineReducedSlot *slot = &e->reduced[s];
+        if (!slot->active || !slot->model || !slot->model->keeps_contact || slot->body_b >= 0 ||
+            slot->obstacle < 0)
+            continue;
+        pairs[count][0] = e->bodies[slot->body_a].world_index;
+        pairs[count][1] = e->obstacles[slot->obstacle].world_index;
+        count += pairs[count][0] >= 0 && pairs[count][1] >= 0;
+    }
+    collision_world_hold_pairs(e->collision, (const int(*)[2])pairs, count);
+}
+
+/* The integrated state's ranges get every active pair's block (after the free bodies'). */
+void engine_reduced_add_ranges(Engine *e) {
+    for (int s = 0; s < e->reduced_slots; s++) {
+        const EngineReducedSlot *slot = &e->reduced[s];
+        if (!slot->active)
+            continue;
+        const StateBlock *blk = &e->blocks[slot->block];
+        int size =
+            e->reduced_model ? e->reduced_model->block_size : engine_reduced_welded()->block_size;
+        e->awake_ranges[2 * e->awake_range_count] = blk->offset;
+        e->awake_ranges[2 * e->awake_range_count + 1] = size;
+        e->awake_range_count++;
+        e->awake_state_size += size;
+    }
+}

@@ -124,12 +124,11 @@ static double locate_event(Engine *e, int ci, double h, double *y_trial) {
     }
     /* The last trial may have been an a side iterate (the event not yet happened there), or
      * the cap cut the search short: the state is re-stepped to b, so the step taken is the step
-     * returned. An iterate exactly on the crossing (fm = 0) ends the step there, at m. Before,
-     * fm = 0 (an active manifold contact at depth +0, its offset equal to its geometric depth)
-     * ended the search with y_trial 1e-12 of the step in and b still the whole step: in the
-     * 32-body pile at 2e-4 s every awake body stood still for 0.2 ms while the friction springs
-     * stretched by v dt, +2.0e-6 J in a step (tests/test_rk4_event_clock.c; docs/performance.md,
-     * "Friction in the penalty pile"). */
+     * returned. An iterate exactly on the crossing (fm = 0) ends the step there, at m: else an
+     * active manifold contact at depth +0 would end the search a round-off into the step while
+     * b stays the whole step, and the bodies would stand still for a step while friction
+     * springs stretch (tests/test_rk4_event_clock.c; docs/performance.md, "Friction in the
+     * penalty pile"). */
     if (y_trial_at != b)
         rk4_step(e, e->t, e->y, b, y_trial);
     return b;
@@ -141,12 +140,10 @@ static double locate_event(Engine *e, int ci, double h, double *y_trial) {
 /* Zeroed per-contact direction buffer, grown with the contacts. */
 static int *event_directions(Engine *e) {
     if (e->event_dirs_capacity < e->contact_count) {
-        int cap = 2 * e->contact_count + 16;
-        int *d = realloc(e->event_dirs, sizeof(int) * (size_t)cap);
-        if (!d)
+        int cap = issim_array_grown_capacity(e->event_dirs_capacity, e->contact_count);
+        if (!ISSIM_ARRAY_RESIZE(e->event_dirs, cap))
             return NULL;
-        memset(d, 0, sizeof(int) * (size_t)cap);
-        e->event_dirs = d;
+        memset(e->event_dirs, 0, sizeof(int) * (size_t)cap);
         e->event_dirs_capacity = cap;
     }
     return e->event_dirs;
@@ -194,8 +191,8 @@ IssimStatus integrator_rk4_advance(Engine *e, double t_target, double step,
             break;
         }
         double h = fmin(grid_step(e, step), t_target - e->t);
-        /* A remainder within rounding of t is taken now: left for later it became a step of one
-         * ulp of t (1.8e-15 s past t = 8 s) after every output instant, 12 % more RK4 steps. */
+        /* A remainder within rounding of t is taken now: left for later it becomes a step of one
+         * ulp of t after every output instant. */
         if (t_target - (e->t + h) < 1e-12 * step + 16.0 * DBL_EPSILON * fabs(t_target))
             h = t_target - e->t;
         rk4_step(e, e->t, e->y, h, y_next);

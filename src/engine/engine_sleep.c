@@ -102,18 +102,7 @@ static void rebuild_awake(Engine *e) {
         }
         e->awake_state_size += blk->size;
     }
-    for (int s = 0; s < e->reduced_slots; s++) { /* pair blocks of reduced pairs */
-        const EngineReducedSlot *slot = &e->reduced[s];
-        if (!slot->active)
-            continue;
-        const StateBlock *blk = &e->blocks[slot->block];
-        int size =
-            e->reduced_model ? e->reduced_model->block_size : engine_reduced_welded()->block_size;
-        e->awake_ranges[2 * e->awake_range_count] = blk->offset;
-        e->awake_ranges[2 * e->awake_range_count + 1] = size;
-        e->awake_range_count++;
-        e->awake_state_size += size;
-    }
+    engine_reduced_add_ranges(e); /* pair blocks of reduced pairs (engine_reduced.c) */
     /* Awake: not asleep, whoever moves it (the integrator, a time-stepping resolver, a reduced
      * pair's block). */
     int awake = 0;

@@ -3,7 +3,7 @@
 #ifndef ISSIM_ENGINE_SOLVER_DIRECT_H
 #define ISSIM_ENGINE_SOLVER_DIRECT_H
 
-#include "issim/engine.h"
+#include "issim/engine_resolver.h"
 #include "issim/lcp.h"
 
 typedef struct DirectIsland {

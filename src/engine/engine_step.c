@@ -7,6 +7,8 @@
  *              resolver is not the force law: a time-stepping solver needs them before they
  *              touch); each island takes the resolver its pairs name, the strongest when they
  *              differ (reduced > complementarity > force_law)
+ *   REDUCE     pairs of reduced islands enter their pair blocks, and pairs a third body joined
+ *              leave them (engine_reduced.c); the awake set is rebuilt after both stages
  *   RESOLVE    complementarity islands: per time step, assembly of M, J and the solve, then the
  *              velocity and position update (engine_complementarity.c)
  *   INTEGRATE  force-law islands: CVODE or RK4 with the laws in the right-hand side, events at
@@ -31,8 +33,11 @@
  * one step before it closes. */
 #define ENGINE_SPECULATIVE_MARGIN 2e-3
 
-static const char *const stage_names[ENGINE_STAGE_COUNT] = {"collide", "islands", "resolve",
-                                                            "integrate", "commit"};
+static const char *const stage_names[ENGINE_STAGE_COUNT] = {
+    [ENGINE_STAGE_COLLIDE] = "collide",     [ENGINE_STAGE_ISLANDS] = "islands",
+    [ENGINE_STAGE_REDUCE] = "reduce",       [ENGINE_STAGE_RESOLVE] = "resolve",
+    [ENGINE_STAGE_INTEGRATE] = "integrate", [ENGINE_STAGE_COMMIT] = "commit"};
+_Static_assert(ENGINE_STAGE_COUNT == 6, "a new stage needs its name above");
 
 const char *engine_stage_name(EngineStage stage) {
     return (int)stage >= 0 && stage < ENGINE_STAGE_COUNT ? stage_names[stage] : "?";
@@ -43,15 +48,14 @@ IssimStatus engine_islands_init(Engine *e, IssimError *err) {
     e->stepped_bodies = calloc(n, sizeof *e->stepped_bodies);
     e->island_of_body = calloc(n, sizeof *e->island_of_body);
     e->island_scratch = calloc(2 * n, sizeof *e->island_scratch);
+    issim_arena_init(&e->step_scratch);
     if (!e->stepped_bodies || !e->island_of_body || !e->island_scratch)
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for islands");
     return ISSIM_OK;
 }
 
 void engine_islands_free(Engine *e) {
-    free(e->resolve_scratch);
-    free(e->resolve_dense);
-    free(e->resolve_index);
+    issim_arena_free(&e->step_scratch);
     free(e->stepped_bodies);
     free(e->island_of_body);
     free(e->island_scratch);
@@ -146,7 +150,12 @@ static void stage_islands(Engine *e) {
         e->sleep_dirty = true;
         e->integrator_dirty = true;
     }
-    engine_reduced_islands(e); /* pairs enter and leave their blocks (engine_reduced.c) */
+}
+
+/* REDUCE: pairs enter and leave their blocks by the resolvers ISLANDS chose; then the awake set
+ * and live contacts follow what both stages changed (one rebuild). */
+static void stage_reduce(Engine *e) {
+    engine_reduced_islands(e);
     engine_refresh_awake(e);
 }
 
@@ -232,6 +241,8 @@ IssimStatus engine_advance(Engine *e, double t_target, IssimError *err) {
     stage_done(e, ENGINE_STAGE_COLLIDE, &clock);
     stage_islands(e);
     stage_done(e, ENGINE_STAGE_ISLANDS, &clock);
+    stage_reduce(e);
+    stage_done(e, ENGINE_STAGE_REDUCE, &clock);
     if (e->awake_state_size == 0 && e->stepped_count == 0) {
         /* Everything is in equilibrium: nothing moves until an edit wakes a body. */
         e->t = t_target;
