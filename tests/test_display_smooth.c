@@ -74,9 +74,11 @@ static void test_rattleback_drawn_with_its_patch_in_contact(void **state) {
                              "rattleback", &shown, &pos);
     print_message("rattleback: reduced %d orange %d magenta px; force law %d orange %d magenta\n",
                   reduced.orange, reduced.magenta, force_law.orange, force_law.magenta);
-    /* The cap (1.8 m long, filling the view) is drawn: a tenth of the frame or more. */
-    assert_true(reduced.orange > 92160);
-    assert_true(force_law.orange > 92160);
+    /* The cap (1.8 m long) is drawn: framed from 4.6 m with the floor around it since the scene
+     * opens on its action (issue 31 item 7), it covers 1.6 to 2.3 % of the frame; a hundredth
+     * or more. */
+    assert_true(reduced.orange > 9216);
+    assert_true(force_law.orange > 9216);
     /* Its one patch holds the contact: its triangles' edges are drawn while reduced, and no
      * magenta at all without a reduced pair. */
     assert_true(reduced.magenta > 2000);
