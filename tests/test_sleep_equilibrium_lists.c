@@ -173,6 +173,12 @@ static void test_global_edits_and_resets_wake_everything(void **state) {
     assert_int_equal(engine_apply_edit(s->e, "universe.camera_fov", "30", &err), ISSIM_OK);
     assert_int_equal(engine_apply_edit(s->e, "C.color", "0.2 0.4 0.6", &err), ISSIM_OK);
     assert_int_equal(engine_awake_body_count(s->e), 1);
+    /* nor the display keys a scene opens with (issue 31 item 7) */
+    assert_int_equal(engine_apply_edit(s->e, "universe.camera_up", "0 1 0", &err), ISSIM_OK);
+    assert_int_equal(engine_apply_edit(s->e, "universe.show_contacts", "true", &err), ISSIM_OK);
+    assert_int_equal(engine_apply_edit(s->e, "universe.plot_window", "10", &err), ISSIM_OK);
+    assert_int_equal(engine_apply_edit(s->e, "C.label", "resting", &err), ISSIM_OK);
+    assert_int_equal(engine_awake_body_count(s->e), 1);
     /* Restoring a frame: every body is integrated again from it. */
     double *frame = calloc((size_t)engine_var_count(s->e), sizeof(double));
     engine_write_vars(s->e, frame);

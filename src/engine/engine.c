@@ -657,10 +657,11 @@ static IssimStatus refresh_params(Engine *e, IssimError *err) {
 /* Properties that change how a scene is shown or recorded, never its dynamics: editing them
  * wakes nobody. */
 static bool is_presentation_prop(const char *name) {
-    static const char *const names[] = {"horizon",        "history",       "record",
-                                        "camera_eye",     "camera_target", "camera_fov",
-                                        "scene_name",     "description",   "color",
-                                        "playback_speed", "slow_motion",   "slow_motion_window"};
+    static const char *const names[] = {
+        "horizon",     "history",     "record",         "camera_eye",   "camera_target",
+        "camera_fov",  "camera_up",   "camera_follow",  "scene_name",   "description",
+        "color",       "label",       "display_box",    "display_seat", "show_contacts",
+        "show_forces", "plot_window", "playback_speed", "slow_motion",  "slow_motion_window"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(name, names[i]) == 0)
             return true;
