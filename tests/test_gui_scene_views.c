@@ -5,7 +5,6 @@
  * scene's speed so the 5 s are reached within the test's time; the camera does not depend on
  * the speed. Each scene's window at 0.5 s is saved as a PNG (its path printed) for a person to
  * look at, and scenes whose point is in the picture are checked by pixels. */
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,25 +57,6 @@ static bool skipped(const char *name) {
             return true;
         }
     return false;
-}
-
-static int compare_names(const void *a, const void *b) {
-    return strcmp(a, b);
-}
-
-static int list_scenes(char names[][256]) {
-    DIR *dir = opendir(test_source_path("scenes"));
-    assert_non_null(dir);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(dir)) && n < MAX_SCENES) {
-        size_t len = strlen(e->d_name);
-        if (len > 4 && strcmp(e->d_name + len - 4, ".lua") == 0 && !skipped(e->d_name))
-            snprintf(names[n++], 256, "%s", e->d_name);
-    }
-    closedir(dir);
-    qsort(names, (size_t)n, sizeof names[0], compare_names);
-    return n;
 }
 
 /* Whether p lies in front of the eye and projects inside the 3D view. */
@@ -224,7 +204,7 @@ static void check_three_resolvers_labelled(const char *out, int nth, const Shown
 static void test_every_scene_keeps_its_bodies_in_view(void **state) {
     (void)state;
     static char names[MAX_SCENES][256];
-    int n = list_scenes(names);
+    int n = test_list_scenes(names, MAX_SCENES, skipped);
     assert_true(n >= 10);
     static char script[MAX_SCENES * 1024], out[8 * GUI_OUTPUT_MAX];
     size_t used = 0;

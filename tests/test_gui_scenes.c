@@ -5,7 +5,6 @@
  * pixels that differ inside the 3D view are the bodies' on-screen area, which must be a visible
  * part of the view, not a speck or nothing (a bar that left the view, a block seen from metres
  * away). */
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,25 +18,6 @@
 /* Share of the view the bodies must cover: 0.2 % is about 800 pixels of a 600 x 676 view. */
 #define MIN_BODY_SHARE 0.002
 
-static int compare_names(const void *a, const void *b) {
-    return strcmp(a, b);
-}
-
-static int list_scenes(char names[][256]) {
-    DIR *dir = opendir(test_source_path("scenes"));
-    assert_non_null(dir);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(dir)) && n < MAX_SCENES) {
-        size_t len = strlen(e->d_name);
-        if (len > 4 && strcmp(e->d_name + len - 4, ".lua") == 0)
-            snprintf(names[n++], 256, "%s", e->d_name);
-    }
-    closedir(dir);
-    qsort(names, (size_t)n, sizeof names[0], compare_names);
-    return n;
-}
-
 static double differing(const char *a_path, const char *b_path, int x0, int y0, int x1, int y1);
 
 /* The bodies' share of the 3D view: the pixels that differ with and without them. */
@@ -49,7 +29,7 @@ static double body_share(const char *with, const char *without, const ShownState
 static void test_every_scene_shows_its_bodies(void **state) {
     (void)state;
     static char names[MAX_SCENES][256], shots[MAX_SCENES][2][512];
-    int n = list_scenes(names);
+    int n = test_list_scenes(names, MAX_SCENES, NULL);
     assert_true(n >= 10);
     static char script[MAX_SCENES * 2048], out[4 * GUI_OUTPUT_MAX];
     size_t used = 0;
@@ -120,7 +100,7 @@ static void test_launcher_descriptions_and_help(void **state) {
         remove(shots[k]);
     /* Every scene, with the description its file gives. */
     static char names[MAX_SCENES][256];
-    int n = list_scenes(names);
+    int n = test_list_scenes(names, MAX_SCENES, NULL);
     for (int i = 0; i < n; i++) {
         char prefix[300], path[300];
         snprintf(prefix, sizeof prefix, "scene scenes/%.250s | ", names[i]);

@@ -30,25 +30,6 @@ static int stop_simulator(void **state) {
     return 0;
 }
 
-/* Runs periods at 1 kHz for duration seconds (absolute deadlines, like the thread). */
-static int run_periods(HapticServo *servo, double duration) {
-    struct timespec next;
-    clock_gettime(CLOCK_MONOTONIC, &next);
-    int n = 0;
-    for (double t = 0; t < duration; t += 1e-3) {
-        next.tv_nsec += 1000000;
-        if (next.tv_nsec >= 1000000000L) {
-            next.tv_nsec -= 1000000000L;
-            next.tv_sec++;
-        }
-        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
-        if (!haptic_servo_period(servo, issim_wall_time()))
-            break;
-        n++;
-    }
-    return n;
-}
-
 static void test_usb_without_a_device(void **state) {
     PantographConfig c = pantograph_config_default();
     IssimError err;
@@ -85,14 +66,14 @@ static void test_forces_reach_the_simulated_motors(void **state) {
     desc.constant_force = (HapticVec2){0.3, 0.0};
     HapticServo *servo = haptic_servo_create(dev, &c, &desc, NULL, &err);
     assert_non_null(servo);
-    run_periods(servo, 0.1);
+    test_servo_run_periods(servo, 0.1);
     HapticVec2 start = haptic_servo_kinematics(servo)->pos;
     assert_near(haptic_servo_force(servo).x, 0.0, 0.0); /* disabled: no force */
-    run_periods(servo, 0.1);
+    test_servo_run_periods(servo, 0.1);
     HapticVec2 still = haptic_servo_kinematics(servo)->pos;
     assert_near(still.x, start.x, 1e-3);
     haptic_servo_enable(servo, true);
-    run_periods(servo, 0.12);
+    test_servo_run_periods(servo, 0.12);
     const HapticKinematics *k = haptic_servo_kinematics(servo);
     print_message("handle moved %.2f mm along x, %.2f mm along y, v = (%.3f, %.3f) m/s\n",
                   1e3 * (k->pos.x - still.x), 1e3 * (k->pos.y - still.y), k->vel.x, k->vel.y);
@@ -110,7 +91,7 @@ static void test_forces_reach_the_simulated_motors(void **state) {
     assert_near(tau1, fabs(j[0] * 0.3), 0.1 * fabs(j[0] * 0.3) + 5e-4);
     assert_true(haptic_simulator_summary_value(&sim, "enabled_s") > 0.1);
     testlog_capture();
-    int n = run_periods(servo, 0.3);
+    int n = test_servo_run_periods(servo, 0.3);
     assert_true(n < 300);
     assert_int_equal(haptic_servo_state(servo), HAPTIC_SERVO_SAFE);
     print_message("servo error: %s\n", haptic_servo_error(servo));
@@ -150,11 +131,11 @@ static WallRun hold_against_wall(double k) {
     HapticServo *servo = haptic_servo_create(dev, &c, &desc, NULL, &err);
     assert_non_null(servo);
     haptic_servo_enable(servo, true);
-    run_periods(servo, 0.5);
+    test_servo_run_periods(servo, 0.5);
     double sum = 0, sum2 = 0, force = 0, peak = 0;
     int n = 0;
     for (int i = 0; i < 200; i++) {
-        run_periods(servo, 1e-3);
+        test_servo_run_periods(servo, 1e-3);
         double y = haptic_servo_kinematics(servo)->pos.y, f = haptic_servo_force(servo).y;
         sum += y;
         sum2 += y * y;

@@ -321,26 +321,6 @@ static int teardown(void **state) {
     return 0;
 }
 
-/* Runs the servo at 1 kHz (paced by the clock, like the servo thread) for about `seconds`;
- * the number of periods run (fewer: the servo stopped). */
-static int run_periods(HapticServo *servo, double seconds) {
-    struct timespec next;
-    clock_gettime(CLOCK_MONOTONIC, &next);
-    int n = 0;
-    for (int i = 0; i < (int)(seconds * 1000); i++) {
-        next.tv_nsec += 1000000L;
-        if (next.tv_nsec >= 1000000000L) {
-            next.tv_nsec -= 1000000000L;
-            next.tv_sec++;
-        }
-        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
-        if (!haptic_servo_period(servo, issim_wall_time()))
-            break;
-        n++;
-    }
-    return n;
-}
-
 static uint64_t locked_u64(const uint64_t *field) {
     pthread_mutex_lock(&pantograph_lock);
     uint64_t v = *field;
@@ -383,7 +363,7 @@ static HapticServo *open_and_push(HapticDevice **opened) {
         fail_msg("%s", err.message);
     *opened = dev;
     haptic_servo_enable(servo_under_test, true);
-    assert_true(run_periods(servo_under_test, 0.1) == 100);
+    assert_true(test_servo_run_periods(servo_under_test, 0.1) == 100);
     assert_int_equal(haptic_servo_state(servo_under_test), HAPTIC_SERVO_RUNNING);
     return servo_under_test;
 }
@@ -392,7 +372,7 @@ static HapticServo *open_and_push(HapticDevice **opened) {
  * nothing. */
 static void assert_unplug_reported(HapticServo *servo, int max_periods) {
     testlog_capture();
-    int n = run_periods(servo, 0.3);
+    int n = test_servo_run_periods(servo, 0.3);
     print_message("after the unplug: %d periods; servo error: %s\n", n, haptic_servo_error(servo));
     assert_true(n <= max_periods);
     assert_int_equal(haptic_servo_state(servo), HAPTIC_SERVO_SAFE);
@@ -520,7 +500,7 @@ static void test_stall_under_the_servo(void **state) {
     pantograph.in_halted = true;
     pthread_mutex_unlock(&pantograph_lock);
     testlog_capture();
-    int n = run_periods(servo, 0.3);
+    int n = test_servo_run_periods(servo, 0.3);
     print_message("after the stall: %d periods; servo error: %s\n", n, haptic_servo_error(servo));
     assert_true(n <= 1);
     assert_int_equal(haptic_servo_state(servo), HAPTIC_SERVO_SAFE);

@@ -1,5 +1,6 @@
 #include "testutil.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -434,4 +435,42 @@ int test_threads_teardown(void **state) {
     free(threads);
     *state = NULL;
     return 0;
+}
+
+static int compare_scene_names(const void *a, const void *b) {
+    return strcmp(a, b);
+}
+
+int test_list_scenes(char names[][256], int max, bool (*leave_out)(const char *name)) {
+    DIR *dir = opendir(test_source_path("scenes"));
+    assert_non_null(dir);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(dir)) && n < max) {
+        size_t len = strlen(e->d_name);
+        if (len > 4 && strcmp(e->d_name + len - 4, ".lua") == 0 &&
+            !(leave_out && leave_out(e->d_name)))
+            snprintf(names[n++], 256, "%s", e->d_name);
+    }
+    closedir(dir);
+    qsort(names, (size_t)n, sizeof names[0], compare_scene_names);
+    return n;
+}
+
+int test_servo_run_periods(HapticServo *servo, double seconds) {
+    struct timespec next;
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    int n = 0;
+    for (int i = 0; i < (int)(seconds * 1000); i++) {
+        next.tv_nsec += 1000000L;
+        if (next.tv_nsec >= 1000000000L) {
+            next.tv_nsec -= 1000000000L;
+            next.tv_sec++;
+        }
+        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+        if (!haptic_servo_period(servo, issim_wall_time()))
+            break;
+        n++;
+    }
+    return n;
 }

@@ -11,6 +11,7 @@
 #include "issim/core.h"
 #include "issim/collision.h"
 #include "issim/math.h"
+#include "issim/haptics_servo.h"
 #include "issim/sim.h"
 
 /* Installs a handler that keeps the last messages (thread-safe) instead of printing. */
@@ -31,6 +32,13 @@ Engine *test_engine_from_source(const char *name, const char *source);
 /* An interactive session (not started) on a scene given as Lua source, quiet; fails the test
  * with the message when it cannot be made. */
 Sim *test_sim_from_source(const char *name, const char *source);
+/* The scene files (".lua") in the source tree's scenes/, sorted by name, at most max; a scene
+ * for which leave_out (may be NULL) returns true is left out. Fails the test if the folder cannot
+ * be read. Returns the count. */
+int test_list_scenes(char names[][256], int max, bool (*leave_out)(const char *name));
+/* Runs the servo at 1 kHz, paced by the clock on absolute deadlines as its thread is, for
+ * seconds * 1000 periods or until a period stops it; returns the periods run. */
+int test_servo_run_periods(HapticServo *servo, double seconds);
 /* Sleeps ms milliseconds: the step of a bounded wait for another thread. */
 void test_nap_ms(int ms);
 /* The same with these engine options (NULL: the defaults). */
