@@ -264,6 +264,24 @@ IssimStatus engine_set_applied_wrench(Engine *engine, EngineBodyId body, Vec3 fo
 
 /* Active contacts now. Returns the count written (<= max). */
 int engine_contact_reports(const Engine *engine, ContactReport *out, int max);
+
+/* One active force-law contact of a body with its model's parameters and history
+ * (engine_contact_models.c): what a reader needs to evaluate the contact's force law itself
+ * between engine steps (the haptic local models, docs/haptics.md). */
+typedef struct EngineContactModelView {
+    uint32_t id;                   /* the contact's id (ContactReport.id) */
+    bool body_is_a;                /* the body asked for is the contact's body a (else b) */
+    const ContactParams *params;   /* Borrowed until the engine's next step or edit */
+    const ContactHistory *history; /* Borrowed as params; history->state: the model's state */
+    ContactKinematics kin;         /* at the engine's time; normal from b into a */
+    Vec3 point;                    /* world contact point */
+    Vec3 other_vel;                /* velocity of the other body's material point at `point` */
+} EngineContactModelView;
+
+/* The active force-law contacts of body (complementarity rows have no force law and are left
+ * out), up to max. Returns the count written; 0 for an invalid id. Thread: engine. */
+int engine_body_contact_models(const Engine *engine, EngineBodyId body, EngineContactModelView *out,
+                               int max);
 /* The world normal (from b to a, as in ContactReport) of the active contact issued `id`; false
  * when no active contact has it. Callable from an event callback: at CONTACT_BEGIN the contact is
  * already active. Thread: engine. */

@@ -21,6 +21,7 @@
 
 #include "issim/core.h"
 #include "issim/haptics_device.h"
+#include "issim/haptics_local.h"
 #include "issim/haptics_pantograph.h"
 #include "issim/haptics_render.h"
 #include "issim/math.h"
@@ -93,6 +94,15 @@ typedef struct HapticHandleState {
        the first): the view draws the proxy's end of the spring from the same frame */
     double frame_t;
     uint64_t proxy_body; /* the coupled proxy: packed EngineBodyId, 0 when none (an id word) */
+    /* local models (haptics_local.h): on, and the impulse the servo has rendered on the handle
+       since it started in world units (force_scale x the handle force after the safety chain,
+       without the texture), N s, over impulse_time s of its clock; the engine applies minus
+       it to the proxy, each step's share at most reaction_limit N (the servo's largest world
+       force) */
+    bool local_models;
+    HapticVec2 impulse;
+    double impulse_time;
+    double reaction_limit;
 } HapticHandleState;
 
 void haptic_handle_pack(const HapticHandleState *handle, RegistrySlot *slot);
@@ -140,6 +150,9 @@ typedef struct HapticServoStats {
        (negative: the device put out energy the environment never received), and its lowest
        value over the run */
     double passivity_energy, passivity_energy_min;
+    /* local models: the newest block's engine-to-servo latency, publication to copy, us (NAN
+       before the first) */
+    double local_latency_us;
 } HapticServoStats;
 
 void haptic_servo_stats_pack(const HapticServoStats *stats, RegistrySlot *slot);
@@ -170,6 +183,7 @@ typedef struct HapticServoDesc {
     HapticVec2 constant_force; /* N on the handle (tests, bench) */
     HapticPlausibility plausibility;
     HapticPassivity passivity;
+    HapticLocalDesc local; /* the proxy's contacts as local models (off by default) */
 } HapticServoDesc;
 
 HapticServoDesc haptic_servo_desc_default(void);
