@@ -70,10 +70,11 @@ size_t haptic_local_pack(void *buf, size_t room, uint64_t proxy_body, Vec3 proxy
 typedef struct HapticLocalSet {
     unsigned char *block; /* registry_board_capacity bytes, Owned */
     size_t room;
-    uint64_t seen;          /* board publication copied */
-    uint64_t arrivals;      /* blocks copied */
-    double arrival_wall;    /* the servo's clock when the newest block was copied */
-    double arrival_latency; /* that minus the block's publication wall time, s */
+    uint64_t seen;                   /* board publication copied */
+    uint64_t arrivals;               /* blocks copied */
+    double arrival_wall;             /* the servo's clock when the newest block was copied */
+    double arrival_latency;          /* that minus the block's publication wall time, s */
+    double latency_sum, latency_max; /* over every block copied, s */
     bool have;
 } HapticLocalSet;
 
@@ -82,6 +83,10 @@ typedef struct HapticLocalDesc {
     bool enabled;  /* render the proxy's contacts as local models (needs the coupling) */
     double hold_s; /* the engine's heartbeat may be this late before the force fades (4 ms) */
     double fade_s; /* then the engine-derived force fades to zero over this (4 ms) */
+    /* Hz: the engine moves the proxy to the handle's world point with a critically damped
+       spring of this natural frequency for the proxy's mass (50 Hz), a force the hand does not
+       feel: what the hand feels is the proxy's contacts, as with a god object (docs/haptics.md) */
+    double track_hz;
 } HapticLocalDesc;
 
 HapticLocalDesc haptic_local_desc_default(void);
@@ -102,27 +107,32 @@ int haptic_local_force(HapticLocalSet *s, Vec3 handle_world, Vec3 handle_vel, do
 
 /* ===== The engine's reaction (engine thread) =====
  * With local models on, the servo publishes in the HANDLE slot the impulse it has rendered on the
- * handle since it started (world N s, x and y) and the time it covers. Before each engine step
- * the engine applies to the proxy minus what was rendered since the last step, spread over the
- * step: F = -(dI + carry) / dt, |F| <= the servo's largest world force; what the limit holds back
- * is carried to the next steps. Only after a pause or stall longer than HAPTIC_REACTION_SPAN_S
- * is part of it dropped (counted), so the proxy is not shoved for as long as the pause lasted. */
+ * handle since it started (world N s, x and y) and the time of its clock that covers. Before each
+ * engine step the engine applies to the proxy minus the mean force the servo rendered over the
+ * last window of at least HAPTIC_REACTION_WINDOW_S (|F| <= the servo's largest world force):
+ * minus the impulse over that window when the engine steps in step with the servo's clock (one
+ * step per window: the impulse balance of test_haptics_local); the same mean over the steps of a
+ * burst, when the engine catches up its horizon several steps at once (impulses of a few tens of
+ * microseconds spread over whole steps shook the proxy). */
 typedef struct HapticReaction {
-    uint64_t count;    /* HANDLE slot write last used */
-    double impulse[2]; /* the slot's running impulse as last used, N s */
-    double carry[2];   /* impulse not yet applied, N s */
-    bool primed;       /* impulse[] holds a reading */
-    double applied[2]; /* impulse applied to the proxy so far, N s (tests) */
-    double dropped;    /* |impulse| never applied: owed beyond the span below, N s */
+    uint64_t count;      /* HANDLE slot write last used */
+    double impulse[2];   /* the slot's running impulse at the window's start, N s */
+    double impulse_time; /* and the servo time it covered, s */
+    double force[2];     /* the mean applied, N */
+    bool primed;         /* impulse[] holds a reading */
+    double applied[2];   /* impulse applied to the proxy so far, N s (tests, statistics) */
 } HapticReaction;
 
-/* At most this long of the servo's largest force is owed to the proxy at once, s. */
-#define HAPTIC_REACTION_SPAN_S 0.02
+#define HAPTIC_REACTION_WINDOW_S 0.001
 
 /* The force on the proxy for the next step of dt s, from the HANDLE slot (written within
  * max_age_s of wall time). false (force zero, state reset) when the slot is old or has no local
  * models. Thread: engine. */
 bool haptic_local_engine_reaction(const RegistrySlot *handle, HapticReaction *r, double dt,
                                   double now_wall, double max_age_s, Vec3 *force);
+/* The tracking force on the proxy (mass kg, at pos with vel) towards the handle's world point:
+ * m w^2 (x_h - x) + 2 m w (v_h - v) in x and y, w = 2 pi track_hz x the servo's fade and ramp-in
+ * (HapticHandleState.track_omega); zero when the slot has none. Thread: engine. */
+Vec3 haptic_local_engine_tracking(const RegistrySlot *handle, Vec3 pos, Vec3 vel, double mass);
 
 #endif

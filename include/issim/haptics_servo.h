@@ -100,6 +100,8 @@ typedef struct HapticHandleState {
        it to the proxy, each step's share at most reaction_limit N (the servo's largest world
        force) */
     bool local_models;
+    double track_omega; /* rad/s: the engine's tracking of the proxy (HapticLocalDesc.track_hz),
+                           already multiplied by the fade and ramp-in; 0 with the motors off */
     HapticVec2 impulse;
     double impulse_time;
     double reaction_limit;
@@ -227,6 +229,9 @@ HapticServoStats haptic_servo_stats(const HapticServo *servo);
  * constant + local surfaces, without the joint-space texture; HapticHandleState.force has the force
  * the motors are commanded with), N. Thread: servo, or after stop. */
 HapticVec2 haptic_servo_force(const HapticServo *servo);
+/* The servo's copy of the local models (arrivals, latencies), or NULL when they are off.
+ * Borrowed. Thread: servo, or after stop. */
+const HapticLocalSet *haptic_servo_local_models(const HapticServo *servo);
 /* HAPTIC_LIMIT_* of the last period (HapticHandleState.limits). Thread: servo, or after stop. */
 unsigned haptic_servo_limits(const HapticServo *servo);
 

@@ -62,7 +62,7 @@ size_t haptic_local_pack(void *buf, size_t room, uint64_t proxy_body, Vec3 proxy
 }
 
 HapticLocalDesc haptic_local_desc_default(void) {
-    return (HapticLocalDesc){.enabled = false, .hold_s = 0.004, .fade_s = 0.004};
+    return (HapticLocalDesc){.enabled = false, .hold_s = 0.004, .fade_s = 0.004, .track_hz = 50.0};
 }
 
 IssimStatus haptic_local_set_init(HapticLocalSet *s, const Registry *reg, IssimError *err) {
@@ -123,6 +123,8 @@ bool haptic_local_set_refresh(HapticLocalSet *s, const Registry *reg, double now
     s->arrivals++;
     s->arrival_wall = now;
     s->arrival_latency = now - h->wall;
+    s->latency_sum += s->arrival_latency;
+    s->latency_max = fmax(s->latency_max, s->arrival_latency);
     return true;
 }
 
@@ -161,10 +163,17 @@ int haptic_local_force(HapticLocalSet *s, Vec3 handle_world, Vec3 handle_vel, do
         HapticLocalModel *m = model(s, i);
         const ContactModelClass *cls = contact_model_class(m->params.model);
         ContactKinematics k = at_handle(m, moved, vel, elapsed);
-        ContactForce f = cls->force(&m->params, &m->history, &k);
-        Vec3 on_a = vec3_mad(f.tangent, f.normal, k.normal);
-        if (isfinite(on_a.x) && isfinite(on_a.y) && isfinite(on_a.z))
-            *force = vec3_add(*force, vec3_scale(on_a, m->sign));
+        /* the law holds while the bodies overlap: the handle drawn back out of the surface has
+           left the contact (the engine evaluates a contact only while it is active; a spring
+           and damper taken past the surface pulled the handle back in) */
+        if (k.depth > 0.0) {
+            ContactForce f = cls->force(&m->params, &m->history, &k);
+            Vec3 on_a = vec3_mad(f.tangent, f.normal, k.normal);
+            if (isfinite(on_a.x) && isfinite(on_a.y) && isfinite(on_a.z))
+                *force = vec3_add(*force, vec3_scale(on_a, m->sign));
+        } else {
+            k.depth = 0.0;
+        }
         /* the servo's period is the copy's step: phase, friction spring, map samples */
         cls->commit(&m->params, &m->history, &k);
     }
@@ -176,45 +185,47 @@ bool haptic_local_engine_reaction(const RegistrySlot *slot, HapticReaction *r, d
     *force = (Vec3){0, 0, 0};
     HapticHandleState h = haptic_handle_unpack(slot);
     if (slot->count == 0 || now_wall - slot->t > max_age_s || !h.local_models || !(dt > 0.0)) {
-        *r = (HapticReaction){.applied = {r->applied[0], r->applied[1]}, .dropped = r->dropped};
+        *r = (HapticReaction){.applied = {r->applied[0], r->applied[1]}};
         return false;
     }
-    if (!r->primed) { /* what was rendered before the engine listened is not owed */
+    if (!r->primed || h.impulse_time < r->impulse_time) { /* first reading, or a new servo */
+        *r = (HapticReaction){.applied = {r->applied[0], r->applied[1]},
+                              .impulse = {h.impulse.x, h.impulse.y},
+                              .impulse_time = h.impulse_time,
+                              .primed = true};
+        return true; /* what was rendered before the engine listened is not owed */
+    }
+    double span = h.impulse_time - r->impulse_time;
+    /* a new mean once a window of the servo's time has passed; the steps of a burst (the
+       engine catching up its horizon) between them apply the same mean */
+    if (span >= HAPTIC_REACTION_WINDOW_S * (1.0 - 1e-9)) {
+        double f[2] = {-(h.impulse.x - r->impulse[0]) / span,
+                       -(h.impulse.y - r->impulse[1]) / span};
+        double n = hypot(f[0], f[1]), limit = h.reaction_limit;
+        if (!isfinite(n))
+            f[0] = f[1] = 0.0;
+        else if (n > limit)
+            f[0] *= limit / n, f[1] *= limit / n;
+        r->force[0] = f[0];
+        r->force[1] = f[1];
         r->impulse[0] = h.impulse.x;
         r->impulse[1] = h.impulse.y;
-        r->primed = true;
+        r->impulse_time = h.impulse_time;
     }
     r->count = slot->count;
-    double owed[2] = {r->carry[0] + h.impulse.x - r->impulse[0],
-                      r->carry[1] + h.impulse.y - r->impulse[1]};
-    r->impulse[0] = h.impulse.x;
-    r->impulse[1] = h.impulse.y;
-    double limit = h.reaction_limit, size = hypot(owed[0], owed[1]);
-    if (!isfinite(size)) {
-        r->carry[0] = r->carry[1] = 0.0;
-        return false;
-    }
-    /* a pause or a stall leaves the hand's push of that whole time owed: only the last
-       HAPTIC_REACTION_SPAN_S of it at full force is kept, so the proxy is not shoved for as
-       long afterwards */
-    double cap = limit * fmax(dt, HAPTIC_REACTION_SPAN_S);
-    if (size > cap) {
-        r->dropped += size - cap;
-        owed[0] *= cap / size;
-        owed[1] *= cap / size;
-    }
-    double f[2] = {-owed[0] / dt, -owed[1] / dt};
-    double n = hypot(f[0], f[1]);
-    if (n > limit) {
-        double s = limit > 0.0 ? limit / n : 0.0;
-        f[0] *= s;
-        f[1] *= s;
-    }
-    /* the impulse applied is -f dt; the rest stays owed */
-    r->carry[0] = owed[0] + f[0] * dt;
-    r->carry[1] = owed[1] + f[1] * dt;
-    r->applied[0] += f[0] * dt;
-    r->applied[1] += f[1] * dt;
-    *force = (Vec3){f[0], f[1], 0.0};
+    r->applied[0] += r->force[0] * dt;
+    r->applied[1] += r->force[1] * dt;
+    *force = (Vec3){r->force[0], r->force[1], 0.0};
     return true;
+}
+
+Vec3 haptic_local_engine_tracking(const RegistrySlot *slot, Vec3 pos, Vec3 vel, double mass) {
+    HapticHandleState h = haptic_handle_unpack(slot);
+    double w = h.track_omega;
+    if (slot->count == 0 || !h.local_models || !(w > 0.0) || !(mass > 0.0) || !isfinite(w))
+        return (Vec3){0, 0, 0};
+    double k = mass * w * w, b = 2.0 * mass * w;
+    Vec3 f = {k * (h.world.x - pos.x) + b * (h.world_vel.x - vel.x),
+              k * (h.world.y - pos.y) + b * (h.world_vel.y - vel.y), 0.0};
+    return isfinite(f.x) && isfinite(f.y) ? f : (Vec3){0, 0, 0};
 }

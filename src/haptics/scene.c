@@ -189,6 +189,9 @@ static void read_local(Reader *r, HapticLocalDesc *l) {
         get_bool(r, "enabled", &l->enabled);
         get_number(r, "hold", &l->hold_s);
         get_number(r, "fade", &l->fade_s);
+        get_number(r, "track_hz", &l->track_hz);
+        if (!(l->track_hz > 0) || l->track_hz > 1000)
+            fail(r, "track_hz", "must be in (0, 1000] Hz");
         if (!(l->hold_s >= 0) || !(l->fade_s >= 0) || !(l->hold_s + l->fade_s <= 0.01))
             fail(r, "hold", "hold and fade must be >= 0 s and together at most 0.01 s");
         r->where[0] = '\0';

@@ -117,6 +117,7 @@ struct HapticServo {
        (heartbeat hold and fade), that force before the chain (handle N), and the impulse
        rendered on the handle in world units over impulse_time of the servo's clock */
     bool local_on;
+    bool local_dropped_said; /* the warning about contacts left out was logged */
     HapticLocalSet local;
     double local_gain;
     double engine_force[2];
@@ -477,8 +478,10 @@ static void passivity_control(HapticServo *servo, double f[2]) {
     f[1] -= cut * u[1];
 }
 
-/* The engine-derived force on the handle with local models on: the coupling and the proxy's
- * contacts evaluated at the handle, both faded together when the engine's heartbeat is late. */
+/* The engine-derived force on the handle with local models on: the proxy's contacts evaluated
+ * at the handle, faded when the engine's heartbeat is late. The coupling spring is not rendered:
+ * the engine moves the proxy to the handle itself (HapticLocalDesc.track_hz), as a god object
+ * follows the device in free space; f holds the coupling's force on entry, dropped here. */
 static void local_models_force(HapticServo *servo, double now, double f[2]) {
     const HapticCoupling *c = &servo->desc.coupling;
     haptic_local_set_refresh(&servo->local, servo->reg, now);
@@ -487,13 +490,21 @@ static void local_models_force(HapticServo *servo, double now, double f[2]) {
     Vec3 contact = {0, 0, 0};
     if (servo->local.have) {
         const HapticLocalHeader *h = (const HapticLocalHeader *)servo->local.block;
+        if (h->dropped > 0 && !servo->local_dropped_said) {
+            servo->local_dropped_said = true;
+            issim_log(ISSIM_LOG_WARN,
+                      "haptics: %u of the proxy's contacts are not rendered as local models (more "
+                      "than %d, or their state does not fit the registry's board of %zu bytes: a "
+                      "contact map's FFT convolution state; map_convolution = \"direct\" fits)",
+                      h->dropped, HAPTIC_LOCAL_MAX_MODELS, servo->local.room);
+        }
         haptic_local_force(&servo->local, servo->coupling.handle_world,
                            servo->coupling.handle_world_vel, now - h->wall, &contact);
     }
     /* the contacts act on the proxy; the handle stands in for it and feels them */
     double gain = servo->local_gain * servo->coupling.engage;
-    f[0] = servo->local_gain * f[0] + gain * contact.x / c->force_scale;
-    f[1] = servo->local_gain * f[1] + gain * contact.y / c->force_scale;
+    f[0] = gain * contact.x / c->force_scale;
+    f[1] = gain * contact.y / c->force_scale;
 }
 
 static void compute_force(HapticServo *servo, double now, double f[2], double tau_texture[2]) {
@@ -611,6 +622,10 @@ static void publish_handle(HapticServo *servo, const HapticSample *sample, doubl
         .frame_t = servo->coupling.have_frame ? servo->coupling.frame_t : NAN,
         .proxy_body = haptic_coupling_on(c) ? c->proxy_body : 0,
         .local_models = servo->local_on,
+        .track_omega = servo->local_on && servo->motors_on
+                           ? 2.0 * M_PI * servo->desc.local.track_hz * servo->local_gain *
+                                 servo->coupling.engage
+                           : 0.0,
         .impulse = {servo->impulse[0], servo->impulse[1]},
         .impulse_time = servo->impulse_time,
         .reaction_limit = c->force_scale * servo->config.max_force,
@@ -897,4 +912,8 @@ HapticVec2 haptic_servo_force(const HapticServo *servo) {
 
 unsigned haptic_servo_limits(const HapticServo *servo) {
     return servo->limits;
+}
+
+const HapticLocalSet *haptic_servo_local_models(const HapticServo *servo) {
+    return servo->local_on ? &servo->local : NULL;
 }

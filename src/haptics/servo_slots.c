@@ -24,6 +24,7 @@ enum {
     HANDLE_TEXTURE_FORCE_X,
     HANDLE_FRAME_T = HANDLE_TEXTURE_FORCE_X + 2,
     HANDLE_LOCAL_MODELS,
+    HANDLE_TRACK_OMEGA,
     HANDLE_IMPULSE_X,
     HANDLE_IMPULSE_TIME = HANDLE_IMPULSE_X + 2,
     HANDLE_REACTION_LIMIT,
@@ -108,6 +109,7 @@ void haptic_handle_pack(const HapticHandleState *h, RegistrySlot *slot) {
     put_vec2(v, HANDLE_TEXTURE_FORCE_X, h->texture_force);
     v[HANDLE_FRAME_T] = h->frame_t;
     v[HANDLE_LOCAL_MODELS] = h->local_models ? 1.0 : 0.0;
+    v[HANDLE_TRACK_OMEGA] = h->track_omega;
     put_vec2(v, HANDLE_IMPULSE_X, h->impulse);
     v[HANDLE_IMPULSE_TIME] = h->impulse_time;
     v[HANDLE_REACTION_LIMIT] = h->reaction_limit;
@@ -134,6 +136,7 @@ HapticHandleState haptic_handle_unpack(const RegistrySlot *slot) {
         .texture_force = get_vec2(v, HANDLE_TEXTURE_FORCE_X),
         .frame_t = v[HANDLE_FRAME_T],
         .local_models = v[HANDLE_LOCAL_MODELS] != 0.0,
+        .track_omega = v[HANDLE_TRACK_OMEGA],
         .impulse = get_vec2(v, HANDLE_IMPULSE_X),
         .impulse_time = v[HANDLE_IMPULSE_TIME],
         .reaction_limit = v[HANDLE_REACTION_LIMIT],

@@ -175,9 +175,15 @@ static EngineBodyId apply_haptic_coupling(Sim *sim, EngineBodyId coupled, uint64
     Vec3 force = {0, 0, 0}, zero = {0, 0, 0};
     double now = issim_wall_time();
     if (!engine_body_id_is_null(body) && haptic_handle_unpack(&h).local_models) {
-        /* local models: minus the impulse the servo rendered, spread over this step */
-        if (!haptic_local_engine_reaction(&h, reaction, engine_dt(e), now, 0.1, &force))
+        /* local models: minus the impulse the servo rendered, spread over this step, and the
+           tracking that moves the proxy to the handle (not felt by the hand) */
+        if (haptic_local_engine_reaction(&h, reaction, engine_dt(e), now, 0.1, &force)) {
+            EngineBodyState s = engine_body_state(e, body);
+            force = vec3_add(
+                force, haptic_local_engine_tracking(&h, s.pos, s.vel, engine_body_mass(e, body)));
+        } else {
             body = engine_body_id_null();
+        }
     } else if (!engine_body_id_is_null(body)) {
         EngineBodyState s = engine_body_state(e, body);
         if (!haptic_coupling_engine_force(&h, s.pos, s.vel, now, 0.1, &force))
@@ -344,8 +350,10 @@ static void *engine_thread(void *arg) {
     sim_contacts_restart(sim);
     publish_frame(sim, 0.0, resets);
     while (frame_values && !atomic_load(&sim->stop_requested)) {
-        /* alive, also while waiting at the horizon: the servo holds its local models */
-        registry_board_beat(sim->registry, issim_wall_time());
+        /* alive, also while waiting at the horizon: the servo holds its local models; a failed
+           step is not alive (the servo fades them) */
+        if (!failed)
+            registry_board_beat(sim->registry, issim_wall_time());
         EngineBodyId dragged_before = drag.active ? drag.body : engine_body_id_null();
         bool pointer_changed = read_pointer(sim, &drag);
         bool edited = handle_edits(sim, frame_values);
