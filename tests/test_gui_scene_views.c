@@ -21,6 +21,7 @@ static const struct {
 } SKIPPED[] = {
     {"pantograph_edge.lua", "drives a haptic device: its handle moves only with a device"},
     {"pantograph_push.lua", "drives a haptic device: its handle moves only with a device"},
+    {"pantograph_push_local.lua", "drives a haptic device: its handle moves only with a device"},
     {"pantograph_textures.lua", "drives a haptic device: its handle moves only with a device"},
     /* CI's ASan run beside a busy loop took over the script's 60 s wait to reach 5 s */
     {"pile.lua", "240 bodies: 5 s simulated take over a minute under sanitizers"},
