@@ -83,7 +83,7 @@ const char *prop_type_phrase(PropType type) {
 }
 
 void prop_enum_list(const PropDef *def, char *buf, size_t size) {
-    thing_vocabulary_list(def->enum_names, def->enum_count, buf, size);
+    vocabulary_list(def->enum_names, def->enum_count, buf, size);
 }
 
 void prop_format_number(double x, bool lua_syntax, char *buf, size_t size) {
@@ -656,7 +656,7 @@ IssimStatus prop_parse_raw(const PropDef *def, const char *text, PropValue *out,
             memmove(t, t + 1, len - 2);
             t[len - 2] = '\0';
         }
-        int k = thing_vocabulary_find(def->enum_names, def->enum_count, t);
+        int k = vocabulary_parse(def->enum_names, def->enum_count, t);
         if (k >= 0) {
             out->integer = k;
             return ISSIM_OK;
