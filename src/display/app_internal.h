@@ -164,7 +164,10 @@ typedef enum AppBranchPolicy {
     APP_BRANCH_ASK,      /* Run after scrubbing back before an edit asks where it applies from */
     APP_BRANCH_SCRUB,    /* from the scrubbed instant (the edit is in effect there) */
     APP_BRANCH_ORIGINAL, /* from its original instant: undone, then made again there */
+    APP_BRANCH_POLICY_COUNT
 } AppBranchPolicy;
+/* "ask", "scrub", "original": the script's branch_policy and branch_answer (app_playback.c). */
+extern const char *const app_branch_policy_names[];
 typedef struct AppPlayback {
     const Sim *sim; /* the session these belong to: another one clears them */
     double impacts[APP_IMPACTS_SHOWN];
@@ -284,7 +287,6 @@ typedef struct App {
 
 /* app_playback.c */
 void app_playback_fill(App *app, GuiState *g);
-void app_playback_requests(App *app, const GuiRequests *r);
 /* Each frame after the clock is read: a branch's edits made again at their instants. */
 void app_playback_update(App *app);
 /* Run: false when it waits for the branch's question (or a branch took it over). */
@@ -407,7 +409,6 @@ void app_device_reconnect(App *app);
 /* The emergency-stop keys (F9, Pause), taken before the GUI sees the key. */
 bool app_device_key(App *app, const SDL_KeyboardEvent *key);
 const GuiDevice *app_device_gui(App *app); /* NULL without --device */
-void app_device_carry_out(App *app, const GuiRequests *r);
 /* The mouse as the simulated hand: true when --device sim runs with the file hand. */
 bool app_device_mouse_hand(const App *app);
 /* Ctrl + left press / motion / release in the view at window pixel (x, y): the hand holds the
@@ -424,5 +425,14 @@ void script_destroy(Script *s);
 /* Runs commands until one waits; returns false at the end of the script or on failure
  * (app->exit_status set to 1 on failure). */
 bool script_tick(Script *s, App *app);
+/* Runs one command of the script's table for the panels (words[0] its name, then its
+ * arguments as the script writes them; the handlers only read them). False when the command is
+ * unknown, lacks arguments or what it needs (a simulation, a scene; the waits need a script),
+ * or failed. */
+bool app_command(App *app, char **words, int n);
+
+/* app_requests.c: the panels' requests of a frame (GuiRequests), carried out as the script
+ * table's commands, in a fixed order. */
+void app_carry_out_requests(App *app, const GuiRequests *r);
 
 #endif

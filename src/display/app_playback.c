@@ -22,7 +22,14 @@
 
 #include "app_internal.h"
 
-static const char *const policy_names[] = {"ask", "scrub", "original"};
+const char *const app_branch_policy_names[] = {
+    [APP_BRANCH_ASK] = "ask",
+    [APP_BRANCH_SCRUB] = "scrub",
+    [APP_BRANCH_ORIGINAL] = "original",
+};
+_Static_assert(sizeof app_branch_policy_names / sizeof app_branch_policy_names[0] ==
+                   APP_BRANCH_POLICY_COUNT,
+               "a name for every AppBranchPolicy");
 
 /* Another session (open, reload, reset) starts with no impacts, edits or branch. */
 static AppPlayback *playback_of(App *app) {
@@ -214,23 +221,6 @@ void app_playback_note_edit(App *app, uint64_t id, const char *path, const char 
 
 /* ===== Controls ===== */
 
-void app_playback_requests(App *app, const GuiRequests *r) {
-    Sim *sim = app->session.sim;
-    AppPlayback *p = playback_of(app);
-    if (r->set_branch_policy > 0 && r->set_branch_policy <= 3)
-        p->policy = (AppBranchPolicy)(r->set_branch_policy - 1);
-    if (!sim)
-        return;
-    if (r->set_slow_motion)
-        sim_set_slow_motion(sim, r->slow_rate, r->slow_window);
-    if (r->pause_at_contact_toggle)
-        sim_set_pause_at_contact(sim, !sim_pause_at_contact(sim));
-    if (r->branch_from_scrub)
-        answer(app, APP_BRANCH_SCRUB);
-    if (r->branch_from_original)
-        answer(app, APP_BRANCH_ORIGINAL);
-}
-
 void app_playback_fine_frame(App *app, double t) {
     Session *s = &app->session;
     AppPlayback *p = playback_of(app);
@@ -271,7 +261,7 @@ static void print_playback(App *app) {
            app->session.frame_time, clock, wall, sim_speed(sim), rate, window,
            (int)sim_pause_at_contact(sim), (int)sim_paused(sim),
            (unsigned long long)sim_clock_stops(sim), n, p->branch_time, (int)p->asking,
-           policy_names[p->policy], p->edit_count);
+           app_branch_policy_names[p->policy], p->edit_count);
     double pause[4], slow[4];
     gui_playback_rects(pause, slow);
     printf("playback_rects pause %.1f %.1f %.1f %.1f slow %.1f %.1f %.1f %.1f\n", pause[0],
@@ -285,10 +275,7 @@ static void print_playback(App *app) {
 }
 
 static int policy_parse(const char *word) {
-    for (int k = 0; k < 3; k++)
-        if (strcmp(word, policy_names[k]) == 0)
-            return k;
-    return -1;
+    return vocabulary_parse(app_branch_policy_names, APP_BRANCH_POLICY_COUNT, word);
 }
 
 bool app_playback_command(App *app, char *const *words, int n, bool *failed) {
