@@ -115,7 +115,8 @@ static void test_unknown_and_incomplete_commands_fail(void **state) {
 
 /* The slow-motion box and "Pause at next contact" clicked in the panel run the table's
  * slow_motion and pause_at_contact (their places read in a first run, as test_gui_playback
- * does), traced as asked by the GUI; the script's own commands are traced as the script's. */
+ * does), and the S key the table's step, traced as asked by the GUI; the script's own commands
+ * are traced as the script's. */
 static void test_panel_requests_run_the_table(void **state) {
     (void)state;
     static char out[GUI_OUTPUT_MAX];
@@ -133,13 +134,15 @@ static void test_panel_requests_run_the_table(void **state) {
     int bx = (int)(b[0] + b[3] / 2), by = (int)(b[1] + b[3] / 2); /* the box, not its label */
     char script[1024];
     snprintf(script, sizeof script,
-             "trace\npause\nframes 5\n"
+             "trace\npause\nframes 5\nkey s\nframes 2\n"
              "mouse_move %d %d\nframes 2\nclick %d %d\nframes 2\n"
              "mouse_move %d %d\nframes 2\nclick %d %d\nframes 2\nprint_playback\n"
              "trace off\nprint_playback\nquit\n",
              bx, by, bx, by, px, py, px, py);
     assert_int_equal(run_issim_script(scene, NULL, script, out, sizeof out), 0);
     assert_non_null(strstr(out, "\nran pause (script)\n"));
+    /* the view's shortcut is the table's command too */
+    assert_non_null(strstr(out, "\nran key s (script)\nran step (gui)\n"));
     const char *slow = require_line(out, "ran slow_motion ", 0);
     double rate = 0.0, window = 0.0;
     char who[16] = "";

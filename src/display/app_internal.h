@@ -434,5 +434,10 @@ bool app_command(App *app, char **words, int n);
 /* app_requests.c: the panels' requests of a frame (GuiRequests), carried out as the script
  * table's commands, in a fixed order. */
 void app_carry_out_requests(App *app, const GuiRequests *r);
+/* Runs the table's command `name` with up to three arguments (NULL: none from there on), as
+ * the panels and the keyboard ask: app_command with the words copied. */
+bool app_ask(App *app, const char *name, const char *a, const char *b, const char *c);
+/* The table's `select` of thing by its path (a null or stale id: the selection cleared). */
+void app_ask_select(App *app, ThingId thing);
 
 #endif
