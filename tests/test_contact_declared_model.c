@@ -6,10 +6,12 @@
  *   conservation gives, 1/2 k d^2 = m g (h + d), for two spring rates;
  * - validation comes from the declaration: an out-of-range value is refused with the
  *   parameter's name, unit and bound; the pair property carries the declared unit, range,
- *   default and description (what the property editor shows as its tooltip);
+ *   default and description (what the property editor shows as its tooltip); the scene writer
+ *   saves it and it loads back;
  * - declarations a table could not hold are refused at registration. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "issim/contact.h"
@@ -220,6 +222,26 @@ static void test_pair_property_is_the_declaration(void **state) {
     thingdb_destroy(db);
 }
 
+/* The scene writer saves the declared parameter like any pair property, and it loads back. */
+static void test_saved_scene_keeps_the_parameter(void **state) {
+    (void)state;
+    ThingDb *db = NULL;
+    IssimError err = {0};
+    assert_int_equal(load_drop("4321.5", &db, &err), ISSIM_OK);
+    char *text = scene_save_string(db);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "spring_rate"));
+    ThingDb *back = NULL;
+    if (scene_load_string("saved.lua", text, strlen(text), NULL, &back, &err) != ISSIM_OK)
+        fail_msg("saved scene: %s", err.message);
+    ThingId pair = thingdb_find(back, "bar_floor");
+    assert_true(thing_real(back, pair, "spring_rate") == 4321.5);
+    assert_int_equal(thing_enum(back, pair, "model"), linear_spring);
+    free(text);
+    thingdb_destroy(back);
+    thingdb_destroy(db);
+}
+
 static ContactModelClass variant(const char *name, const ContactParamDecl *const *params) {
     ContactModelClass c = linear_spring_class;
     c.name = name;
@@ -270,6 +292,7 @@ int main(void) {
         cmocka_unit_test(test_scene_runs_the_declared_parameter),
         cmocka_unit_test(test_out_of_range_names_parameter_unit_range),
         cmocka_unit_test(test_pair_property_is_the_declaration),
+        cmocka_unit_test(test_saved_scene_keeps_the_parameter),
         cmocka_unit_test(test_unusable_declarations_refused),
     };
     return cmocka_run_group_tests(tests, register_model, NULL);
