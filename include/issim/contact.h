@@ -104,8 +104,11 @@ const char *contact_map_node_choice_name(ContactMapNodeChoice choice);
 /* Room for the declared parameters of a registered model (ContactParams.model_values). */
 #define CONTACT_MODEL_VALUES_MAX 4
 
-/* Parameters of every model (the union of the contact-pair properties). Derived values (the
- * last group) are computed by contact_params_derive() from the others. */
+/* Parameters of every built-in model: the members the declarations (ContactParamDecl.offset)
+ * name, filled by contact_params_from_thing; a registered model's own are in model_values.
+ * Derived values (the last group) are computed by contact_params_derive() from the others.
+ * Written by contact_params_from_thing (the engine, at a build or an edit) and, for damping and
+ * the maps, by the engine per contact; read by the models. */
 typedef struct ContactParams {
     ContactModelKind model;
     ContactResolverKind resolver; /* the pair's "resolver" property */
