@@ -191,9 +191,10 @@ static void test_out_of_range_names_parameter_unit_range(void **state) {
     assert_int_equal(load_drop("-5", &db, &err), ISSIM_ERR_RANGE);
     assert_null(db);
     assert_contains(err.message, "bar_floor.spring_rate");
-    assert_contains(err.message, "-5 N/m is out of range: must be > 0");
+    assert_contains(err.message, "-5 N/m is out of range: must be > 0 (range (0, 1e+09] N/m)");
     assert_int_equal(load_drop("2e9", &db, &err), ISSIM_ERR_RANGE);
-    assert_contains(err.message, "2e+09 N/m is out of range: must be <= 1e+09");
+    assert_contains(err.message,
+                    "2e+09 N/m is out of range: must be <= 1e+09 (range (0, 1e+09] N/m)");
 }
 
 /* What the property editor and the scene docs read: the pair property is the declaration. */

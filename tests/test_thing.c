@@ -286,7 +286,8 @@ static void test_validation_messages(void **state) {
     const PropDef *mass = def_of(THING_RIGID_BODY, "mass");
     PropValue v = prop_real(-1);
     assert_int_equal(prop_validate(mass, &v, &err), ISSIM_ERR_RANGE);
-    assert_string_equal(err.message, "mass = -1 kg is out of range: must be >= 1e-09");
+    assert_string_equal(err.message,
+                        "mass = -1 kg is out of range: must be >= 1e-09 (range [1e-09, 1e+09] kg)");
     v = prop_real(0);
     assert_int_equal(prop_validate(mass, &v, &err), ISSIM_ERR_RANGE);
     assert_contains(err.message, "must be >= 1e-09");
@@ -355,7 +356,8 @@ static void test_validation_messages(void **state) {
     ThingId bar = add(db, "bar", THING_RIGID_BODY, thing_id_null());
     add(db, "floor", THING_FIXED_OBSTACLE, thing_id_null());
     assert_int_equal(thingdb_set_text(db, "bar.mass", "-1", false, &err), ISSIM_ERR_RANGE);
-    assert_string_equal(err.message, "bar.mass: -1 kg is out of range: must be >= 1e-09");
+    assert_string_equal(
+        err.message, "bar.mass: -1 kg is out of range: must be >= 1e-09 (range [1e-09, 1e+09] kg)");
     assert_near(thing_real(db, bar, "mass"), 1, 0); /* old value kept */
     assert_int_equal(thingdb_set_text(db, "bar.mass", "nan", false, &err), ISSIM_ERR_RANGE);
     assert_contains(err.message, "bar.mass: nan kg is not a finite number");
