@@ -221,14 +221,18 @@ static void test_branch_asks(void **state) {
 }
 
 /* The same through the panel with the mouse: the "slow motion at impacts" box ticked and "Pause
- * at next contact" pressed by clicks (their places read in a first run; the layout is the same
- * in a second while paused at the start, before any impact is known). */
+ * at next contact" pressed by clicks (their places read in a first run, where point_drop opens
+ * with the box ticked at its scene's 1/1000; the second starts it unticked, and its layout is
+ * the same while paused at the start, before any impact is known). */
 static void test_controls_clicked(void **state) {
     (void)state;
     static char out[GUI_OUTPUT_MAX];
     assert_int_equal(run_issim_script("scenes/point_drop.lua", NULL,
                                       "pause\nframes 5\nprint_playback\nquit\n", out, sizeof out),
                      0);
+    Playback opened = parse_playback(out, 0);
+    assert_near(opened.slow_rate, 1e-3, 1e-12); /* universe.slow_motion of point_drop.lua */
+    assert_near(opened.window, 1e-3, 1e-12);
     double p[4], b[4];
     const char *rects = require_line(out, "playback_rects ", 0);
     char measured[256], clicked[256];
@@ -246,7 +250,9 @@ static void test_controls_clicked(void **state) {
              "mouse_move %d %d\nframes 2\nclick %d %d\nframes 2\nprint_playback\n"
              "run\nwait_paused\nframes 2\nprint_playback\nquit\n",
              bx, by, bx, by, px, py, px, py);
-    assert_int_equal(run_issim_script("scenes/point_drop.lua", NULL, script, out, sizeof out), 0);
+    assert_int_equal(run_issim_script("scenes/point_drop.lua", "--set universe.slow_motion=0",
+                                      script, out, sizeof out),
+                     0);
     /* the layout clicked is the one measured */
     const char *now = require_line(out, "playback_rects ", 0);
     snprintf(clicked, sizeof clicked, "%.*s", (int)strcspn(now, "\n"), now);
