@@ -299,7 +299,7 @@ static void test_slow_motion_video_with_time(void **state) {
     const char *still = test_temp_path("_slow_frame.png");
     char script[1024];
     snprintf(script, sizeof script,
-             "wait_sim 0.3\nvideo_start %s sim 100\nframes 60\n"
+             "wait_sim 0.3\nvideo_start %s sim 100\nframes 61\n"
              "video_stop\nprint_playback\nquit\n",
              video);
     assert_int_equal(run_issim_script("scenes/point_drop.lua", NULL, script, out, sizeof out), 0);
