@@ -670,6 +670,7 @@ int display_run(const char *scene_path, const SimOptions *sim_options,
     app_log_init(&app->log);
     app_log_install(app);
     app_load_recent(app);
+    app_playback_load_preference(app);
     app_scan_scenes(app);
     IssimError err = {0};
     if (app->options.script_path) {
