@@ -226,7 +226,7 @@ static void test_branch_asks(void **state) {
 
 /* The same through the panel with the mouse: the "slow motion at impacts" box ticked and "Pause
  * at next contact" pressed by clicks (their places read in a first run, where point_drop opens
- * with the box ticked at its scene's 1/1000; the second starts it unticked, and its layout is
+ * with the box ticked at its scene's 1/2000; the second starts it unticked, and its layout is
  * the same while paused at the start, before any impact is known). */
 static void test_controls_clicked(void **state) {
     (void)state;
@@ -235,8 +235,8 @@ static void test_controls_clicked(void **state) {
                                       "pause\nframes 5\nprint_playback\nquit\n", out, sizeof out),
                      0);
     Playback opened = parse_playback(out, 0);
-    assert_near(opened.slow_rate, 1e-3, 1e-12); /* universe.slow_motion of point_drop.lua */
-    assert_near(opened.window, 1e-3, 1e-12);
+    assert_near(opened.slow_rate, 5e-4, 1e-12); /* universe.slow_motion of point_drop.lua */
+    assert_near(opened.window, 5e-4, 1e-12);
     double p[4], b[4];
     const char *rects = require_line(out, "playback_rects ", 0);
     char measured[256], clicked[256];

@@ -232,11 +232,9 @@ static void test_impact_scenes_open_in_slow_motion(void **state) {
     static const struct {
         const char *scene;
         double until; /* s: past the first impact's end */
-    } scenes[] = {{"scenes/point_drop.lua", 0.4},
-                  {"scenes/bar_drop_angle.lua", 0.01},
-                  {"scenes/bar_drop_map.lua", 0.01},
-                  {"scenes/spheres_flat_map.lua", 0.2},
-                  {"scenes/spheres_transient_maps.lua", 0.2}};
+    } scenes[] = {{"scenes/point_drop.lua", 0.4},       {"scenes/bar_drop_horizontal.lua", 0.4},
+                  {"scenes/bar_drop_angle.lua", 0.01},  {"scenes/bar_drop_map.lua", 0.01},
+                  {"scenes/spheres_flat_map.lua", 0.2}, {"scenes/spheres_transient_maps.lua", 0.2}};
     for (size_t k = 0; k < sizeof scenes / sizeof scenes[0]; k++) {
         TestRun *run = test_run_scene(scenes[k].scene, &(TestRunOptions){.until = scenes[k].until});
         double rate, window;

@@ -593,7 +593,7 @@ static void run_bench(App *app) {
     Session *s = &app->session;
     sim_set_speed(s->sim, app->options.bench_speed);
     /* throughput at the bench's speed: slow motion at impacts would hold the clock, and the
-     * engine with it, in each impact's window (point_drop's 26 windows last 52 s at 1/1000) */
+     * engine with it, in each impact's window (point_drop's 26 windows last 52 s) */
     double rate, window;
     sim_slow_motion(s->sim, &rate, &window);
     sim_set_slow_motion(s->sim, 0.0, window);
