@@ -302,6 +302,9 @@ bool app_playback_contacts(const App *app, int *n, double *t, const ContactRepor
 /* Script commands slow_motion, pause_at_contact, branch_policy, branch_answer, print_playback;
  * false: not one of these. */
 bool app_playback_command(App *app, char *const *words, int n, bool *failed);
+/* The branches preference of earlier sessions (the config folder's "branches"); a file that
+ * names no policy is reported and leaves "ask". */
+void app_playback_load_preference(App *app);
 
 /* app_video.c */
 bool app_video_start(App *app, const char *path, bool sim_time, double slow);
@@ -362,6 +365,8 @@ void app_record_pump(App *app);
 void app_scan_scenes(App *app);
 /* name in the user's config folder ($XDG_CONFIG_HOME/issim); false without a home. */
 bool app_config_path(const char *name, char *out, size_t size);
+/* The same with the folder created, for a file about to be written. */
+bool app_config_path_to_write(const char *name, char *out, size_t size);
 /* The recent scenes of earlier sessions (the config folder's "recent"). */
 void app_load_recent(App *app);
 /* Reads the next scene's description for the launcher; false when all are read. */

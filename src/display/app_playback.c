@@ -14,11 +14,14 @@
  *  - its original instant: the edit is undone at t_s (paused until the engine took the undo),
  *    the clock holds at t_e (sim_set_hold), the edit is made again there (paused until taken),
  *    and the clock goes on: the past shown before is computed again and the edit acts from t_e.
+ * The preference (ask, or one of the two) is the user's: kept in the config folder's "branches"
+ * and read when the display starts.
  * Display thread only. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "app_internal.h"
 
@@ -30,6 +33,7 @@ const char *const app_branch_policy_names[] = {
 _Static_assert(sizeof app_branch_policy_names / sizeof app_branch_policy_names[0] ==
                    APP_BRANCH_POLICY_COUNT,
                "a name for every AppBranchPolicy");
+static const char preference_file[] = "branches";
 
 /* Another session (open, reload, reset) starts with no impacts, edits or branch. */
 static AppPlayback *playback_of(App *app) {
@@ -219,6 +223,50 @@ void app_playback_note_edit(App *app, uint64_t id, const char *path, const char 
     p->edit_count++;
 }
 
+/* ===== The branches preference: a user's, kept across sessions ===== */
+
+static int policy_parse(const char *word) {
+    return vocabulary_parse(app_branch_policy_names, APP_BRANCH_POLICY_COUNT, word);
+}
+
+void app_playback_load_preference(App *app) {
+    char path[GUI_PATH_MAX + 16], word[64] = "";
+    FILE *f = app_config_path(preference_file, path, sizeof path) ? fopen(path, "r") : NULL;
+    if (!f)
+        return; /* never chosen: ask */
+    bool read = fgets(word, sizeof word, f) != NULL;
+    fclose(f);
+    word[strcspn(word, " \t\r\n")] = '\0';
+    int k = read ? policy_parse(word) : -1;
+    if (k < 0) {
+        issim_log(ISSIM_LOG_WARN,
+                  "%s: '%s' is not a branches preference (ask, scrub, original); "
+                  "asking",
+                  path, word);
+        return;
+    }
+    playback_of(app)->policy = (AppBranchPolicy)k;
+}
+
+/* Written whole to a temporary file then renamed: two windows never leave half a word. */
+static void set_policy(App *app, AppBranchPolicy policy) {
+    playback_of(app)->policy = policy;
+    char path[GUI_PATH_MAX + 16], tmp[GUI_PATH_MAX + 40];
+    if (!app_config_path_to_write(preference_file, path, sizeof path))
+        return;
+    snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        issim_log(ISSIM_LOG_WARN, "cannot keep the branches preference in %s", path);
+        return;
+    }
+    fprintf(f, "%s\n", app_branch_policy_names[policy]);
+    if (fclose(f) != 0 || rename(tmp, path) != 0) {
+        remove(tmp);
+        issim_log(ISSIM_LOG_WARN, "cannot keep the branches preference in %s", path);
+    }
+}
+
 /* ===== Controls ===== */
 
 void app_playback_fine_frame(App *app, double t) {
@@ -274,10 +322,6 @@ static void print_playback(App *app) {
     fflush(stdout);
 }
 
-static int policy_parse(const char *word) {
-    return vocabulary_parse(app_branch_policy_names, APP_BRANCH_POLICY_COUNT, word);
-}
-
 bool app_playback_command(App *app, char *const *words, int n, bool *failed) {
     const char *cmd = words[0];
     Sim *sim = app->session.sim;
@@ -298,7 +342,7 @@ bool app_playback_command(App *app, char *const *words, int n, bool *failed) {
         if (k < 0)
             *failed = true;
         else
-            playback_of(app)->policy = (AppBranchPolicy)k;
+            set_policy(app, (AppBranchPolicy)k);
     } else if (strcmp(cmd, "branch_answer") == 0 && n > 1) {
         int k = policy_parse(words[1]);
         if (k <= 0 || !playback_of(app)->asking)

@@ -852,10 +852,12 @@ int engine_contact_reports(const Engine *e, ContactReport *out, int max) {
         Vec3 point;
         engine_contact_kinematics(e, e->y, c, e->t, &k, &point, NULL);
         ContactForce f = engine_contact_force(e, c, &k);
-        if (engine_contact_time_stepped(e, c))
+        bool stepped = engine_contact_time_stepped(e, c);
+        if (stepped)
             f = (ContactForce){.normal = c->resolved_force, .tangent = c->resolved_friction};
         out[n++] = (ContactReport){.id = c->id,
                                    .patch = -1,
+                                   .stepped = stepped,
                                    .body_a = engine_body_id_pack(engine_body_id(e, c->body)),
                                    .body_b = engine_body_id_pack(engine_body_id(e, c->body_b)),
                                    .obstacle = c->obstacle,
