@@ -1,14 +1,14 @@
 /* Private engine structures shared by the engine's files (the .c files of src/engine; outside
  * the engine only tests/test_complementarity_sleep.c includes this). Where each part lives:
- * engine.c (build, variables, edits, getters), engine_step.c (engine_advance: the stages in order,
- * islands), engine_collide.c (shapes, the collision world, the merge) with engine_manifold_energy.c
- * (the merge's energy ledger), engine_dynamics.c (right-hand side, contact kinematics, the active
- * set), the integrators (engine_cvode.c, engine_rk4.c), the resolvers (engine_complementarity.c,
- * engine_island_assembly.c with engine_gap_after.c and the solvers engine_pgs.c, engine_solver_*.c;
- * engine_reduced.c with engine_smooth.c), sleeping (engine_sleep.c), checkpoints
- * (engine_checkpoint.c), model-owned contact state (engine_contact_state.c), maps (engine_maps.c)
- * and system matrices (engine_system.c). bar_drop.c is the V1 reference solution, not part of a
- * step.
+ * engine.c (create, variables, edits, getters), engine_build.c (the model from the scene),
+ * engine_step.c (engine_advance: the stages in order, islands), engine_collide.c (shapes, the
+ * collision world, the merge) with engine_manifold_energy.c (the merge's energy ledger),
+ * engine_dynamics.c (right-hand side, contact kinematics, the active set), the integrators
+ * (engine_cvode.c, engine_rk4.c), the resolvers (engine_complementarity.c, engine_island_assembly.c
+ * with engine_gap_after.c and the solvers engine_pgs.c, engine_solver_*.c; engine_reduced.c with
+ * engine_smooth.c), sleeping (engine_sleep.c), checkpoints (engine_checkpoint.c), model-owned
+ * contact state (engine_contact_state.c), maps (engine_maps.c) and system matrices
+ * (engine_system.c). bar_drop.c is the V1 reference solution, not part of a step.
  *
  * Threading: everything here is written and read by the thread that runs the engine (engine.h).
  * The one exception is the collision manager (CollisionManager, collision.h): while its thread
@@ -536,6 +536,14 @@ IssimStatus integrator_rk4_advance(Engine *e, double t_target, double h, bool un
 
 /* engine.c */
 void engine_emit(Engine *e, const EngineEvent *event);
+
+/* engine_build.c: the model from the thing database (engine_create's order) */
+IssimStatus engine_build_model(Engine *e, ThingId universe, IssimError *err);
+void engine_store_scene_state(Engine *e);
+void engine_check_scales(Engine *e);
+IssimStatus engine_create_integrator(Engine *e, IssimError *err);
+/* Re-reads every parameter that may change while running (after an edit). */
+IssimStatus engine_refresh_params(Engine *e, IssimError *err);
 int engine_find_pair(const Engine *e, int material_a, int material_b);
 IssimStatus engine_contact_params(const Engine *e, EngineContact *c, IssimError *err);
 
