@@ -1,14 +1,15 @@
 /* Private engine structures shared by the engine's files (the .c files of src/engine; outside
  * the engine only tests/test_complementarity_sleep.c includes this). Where each part lives:
  * engine.c (create, variables, edits, getters), engine_build.c (the model from the scene),
- * engine_step.c (engine_advance: the stages in order, islands), engine_collide.c (shapes, the
- * collision world, the merge) with engine_manifold_energy.c (the merge's energy ledger),
- * engine_dynamics.c (right-hand side, contact kinematics, the active set), the integrators
- * (engine_cvode.c, engine_rk4.c), the resolvers (engine_complementarity.c, engine_island_assembly.c
- * with engine_gap_after.c and the solvers engine_pgs.c, engine_solver_*.c; engine_reduced.c with
- * engine_smooth.c), sleeping (engine_sleep.c), checkpoints (engine_checkpoint.c), model-owned
- * contact state (engine_contact_state.c), maps (engine_maps.c) and system matrices
- * (engine_system.c). bar_drop.c is the V1 reference solution, not part of a step.
+ * engine_step.c (engine_advance: the stages in order, islands), engine_shapes.c (shapes, the
+ * collision world), engine_collide.c (running it, the merge) with engine_manifold_energy.c (the
+ * merge's energy ledger), engine_dynamics.c (right-hand side, contact kinematics, the active set),
+ * the integrators (engine_cvode.c, engine_rk4.c), the resolvers (engine_complementarity.c,
+ * engine_island_assembly.c with engine_gap_after.c and the solvers engine_pgs.c, engine_solver_*.c;
+ * engine_reduced.c with engine_smooth.c), sleeping (engine_sleep.c), checkpoints
+ * (engine_checkpoint.c), model-owned contact state (engine_contact_state.c), maps (engine_maps.c)
+ * and system matrices (engine_system.c). bar_drop.c is the V1 reference solution, not part of a
+ * step.
  *
  * Threading: everything here is written and read by the thread that runs the engine (engine.h).
  * The one exception is the collision manager (CollisionManager, collision.h): while its thread
@@ -623,11 +624,15 @@ IssimStatus engine_reduced_start_pair(Engine *e, int body, int obstacle,
 /* engine_smooth.c: the pairs whose start_coords put them in contact at the start. */
 IssimStatus engine_smooth_start(Engine *e, IssimError *err);
 
-/* engine_collide.c: shapes and the collision world */
-/* Room for count contacts (and as many live-contact entries); false when memory ran out. */
-bool engine_reserve_contacts(Engine *e, int count);
+/* engine_shapes.c: the shapes, the collision world and its manager */
 IssimStatus engine_build_shapes(Engine *e, IssimError *err);
 void engine_destroy_shapes(Engine *e);
+
+/* engine_collide.c: running the collision world, the merge */
+/* Room for count contacts (and as many live-contact entries); false when memory ran out. */
+bool engine_reserve_contacts(Engine *e, int count);
+/* CollisionPoseSource for the manager: the bodies' poses at the engine's time. */
+bool engine_pose_source(void *ctx, double *t, Pose *poses, double *ahead, int count);
 /* Runs the collision world on the current state and replaces the manifold contacts, keeping
  * the activity and history of contacts that persist. */
 void engine_collide(Engine *e);
