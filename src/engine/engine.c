@@ -210,7 +210,7 @@ static void reset_active_set(Engine *e, double t) {
             engine_contact_end(e, &e->contacts[ci]);
     }
     e->contact_count = kept;
-    e->fixed_step_dirty = true;
+    engine_invalidate(e, ENGINE_INVALID_FIXED_STEP);
     engine_collide_now(e);
     engine_refresh_awake(e);
     e->event_fn = fn;
@@ -237,8 +237,7 @@ IssimStatus engine_restore_vars(Engine *e, double t, const double *values, Issim
     engine_wake_all(e, t);
     e->event_fn = fn;
     reset_active_set(e, t);
-    e->replay_broken = true;
-    e->integrator_dirty = true;
+    engine_invalidate(e, ENGINE_INVALID_REPLAY | ENGINE_INVALID_INTEGRATOR);
     if (e->checkpoints.arena) {
         /* Checkpoints were on but this frame's is gone (past the ring's budget): say so once. */
         if (e->stats.restarts == 0)
@@ -324,8 +323,7 @@ IssimStatus engine_apply_edit(Engine *e, const char *path, const char *value, Is
         engine_block_store(e, e->y, body, &st);
         reset_active_set(e, e->t);
     }
-    e->integrator_dirty = true;
-    e->replay_broken = true; /* the next checkpoint is a key (engine_checkpoint.c) */
+    engine_invalidate(e, ENGINE_INVALID_INTEGRATOR | ENGINE_INVALID_REPLAY);
     return ISSIM_OK;
 }
 
@@ -428,8 +426,8 @@ IssimStatus engine_set_applied_wrench(Engine *e, EngineBodyId id, Vec3 force, Ve
     b->applied_torque = torque;
     engine_wake_body(e, id.index, -1, e->t); /* a change in its force field (004 4.8.5) */
     engine_refresh_awake(e);
-    e->integrator_dirty = true; /* a jump in the right-hand side: restart the multistep history */
-    e->replay_broken = true;    /* a replay would not know this wrench */
+    /* a jump in the right-hand side, and a replay would not know this wrench */
+    engine_invalidate(e, ENGINE_INVALID_INTEGRATOR | ENGINE_INVALID_REPLAY);
     return ISSIM_OK;
 }
 

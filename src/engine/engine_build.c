@@ -372,7 +372,7 @@ IssimStatus engine_create_integrator(Engine *e, IssimError *err) {
         if (!e->integ)
             return err ? err->status : ISSIM_ERR_NUMERIC;
     }
-    e->integrator_dirty = true;
+    engine_invalidate(e, ENGINE_INVALID_INTEGRATOR);
     return ISSIM_OK;
 }
 

@@ -412,8 +412,7 @@ static bool restore_key(Engine *e, const CheckpointRecord *r) {
     e->fixed_anchor = h.fixed_anchor;
     e->collision_stale = h.collision_stale;
     e->integrator_dirty = h.integrator_dirty || e->integrator_kind != INTEGRATOR_RK4;
-    e->sleep_dirty = true;
-    e->fixed_step_dirty = true;
+    engine_invalidate(e, ENGINE_INVALID_SLEEP | ENGINE_INVALID_FIXED_STEP);
     engine_refresh_awake(e);
     return true;
 }

@@ -458,9 +458,9 @@ void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, 
             emit_manifold(e, &e->previous[j], ENGINE_EVENT_CONTACT_END, 0.0);
     }
     if (changed || any_active)
-        e->integrator_dirty = true;
+        engine_invalidate(e, ENGINE_INVALID_INTEGRATOR);
     if (changed)
-        e->fixed_step_dirty = true;
+        engine_invalidate(e, ENGINE_INVALID_FIXED_STEP);
     if (e->manifold_energy.check_overlap) {
         e->manifold_energy.check_overlap = false;
         warn_initial_overlap(e);

@@ -286,7 +286,7 @@ IssimStatus integrator_cvode_advance(Engine *e, double t_target, IssimError *err
             e->stats.root_events++;
             CVodeGetRootInfo(integ->mem, integ->roots_found);
             engine_update_active_set(e, e->t, integ->roots_found);
-            e->integrator_dirty = true;
+            engine_invalidate(e, ENGINE_INVALID_INTEGRATOR);
         } else {
             engine_commit_contacts(e, e->t); /* may end a contact: dirty again */
         }
@@ -299,7 +299,7 @@ IssimStatus integrator_cvode_advance(Engine *e, double t_target, IssimError *err
         if (e->fixed_step_dirty && e->t < t_target) {
             engine_update_fixed_step(e);
             if (e->fixed_step > 0.0) { /* a contact asks for fixed steps from here */
-                e->integrator_dirty = true;
+                engine_invalidate(e, ENGINE_INVALID_INTEGRATOR);
                 break;
             }
         }

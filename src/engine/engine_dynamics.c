@@ -592,15 +592,15 @@ int engine_update_active_set(Engine *e, double t, const int *directions) {
             double paid = engine_contact_brake(e, states, c, k.contact_point,
                                                vec3_scale(k.normal, -1.0), excess);
             e->stats.onset_brake_energy += paid;
-            if (paid > 0.0)
-                e->integrator_dirty = true; /* the bodies' rates changed */
+            if (paid > 0.0) /* the bodies' rates changed */
+                engine_invalidate(e, ENGINE_INVALID_INTEGRATOR);
             if (paid < excess)
                 c->depth_offset += k.depth * (1.0 - sqrt(paid / excess));
             engine_contact_kinematics(e, e->y, c, t, &k, NULL, NULL);
         }
         changes++;
         EngineEvent ev = engine_contact_event(c, t, -k.depth_rate);
-        e->fixed_step_dirty = true;
+        engine_invalidate(e, ENGINE_INVALID_FIXED_STEP);
         if (want) {
             c->active = true;
             c->id = ++e->next_contact_id;
@@ -672,8 +672,7 @@ void engine_commit_contacts(Engine *e, double t) {
             ev.kind = ENGINE_EVENT_CONTACT_END;
             ev.duration = t - c->t_begin;
             engine_emit(e, &ev);
-            e->integrator_dirty = true;
-            e->fixed_step_dirty = true;
+            engine_invalidate(e, ENGINE_INVALID_INTEGRATOR | ENGINE_INVALID_FIXED_STEP);
         }
     }
     engine_update_sleep(e, t);

@@ -357,6 +357,27 @@ struct Engine {
     uint32_t serial; /* this instance's serial: the generation of its EngineBodyIds (never 0) */
 };
 
+/* What a change made outside the integrator's own step invalidates. Every such change goes
+ * through engine_invalidate, so the four flags are set in one place and a new kind of change
+ * names what it breaks. */
+typedef enum EngineInvalid {
+    ENGINE_INVALID_INTEGRATOR = 1 << 0, /* the state or right-hand side jumped: restart CVODE */
+    ENGINE_INVALID_SLEEP = 1 << 1,      /* the awake lists must be rebuilt (engine_refresh_awake) */
+    ENGINE_INVALID_FIXED_STEP = 1 << 2, /* the active contacts' fixed step must be recomputed */
+    ENGINE_INVALID_REPLAY = 1 << 3, /* the next checkpoint must be a key (engine_checkpoint.c) */
+} EngineInvalid;
+
+static inline void engine_invalidate(Engine *e, unsigned what) {
+    if (what & ENGINE_INVALID_INTEGRATOR)
+        e->integrator_dirty = true;
+    if (what & ENGINE_INVALID_SLEEP)
+        e->sleep_dirty = true;
+    if (what & ENGINE_INVALID_FIXED_STEP)
+        e->fixed_step_dirty = true;
+    if (what & ENGINE_INVALID_REPLAY)
+        e->replay_broken = true;
+}
+
 /* engine.c: the next instance serial, process-wide, never 0 (engine_create takes one). */
 uint32_t engine_next_serial(void);
 

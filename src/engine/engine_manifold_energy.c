@@ -342,7 +342,8 @@ void engine_manifold_energy_settle(Engine *e, int new_count) {
     }
     if (!braked)
         return;
-    e->integrator_dirty = true; /* the bodies' rates changed under the integrator */
+    /* the bodies' rates changed under the integrator */
+    engine_invalidate(e, ENGINE_INVALID_INTEGRATOR);
     /* the rates changed: the kinematics the activity and the models' onsets read follow */
     for (int i = 0; i < new_count; i++) {
         const EngineContact *c = &e->contacts[e->vertex_contact_count + i];

@@ -196,7 +196,7 @@ static const EngineReducedModel *model_for(const Engine *e, int body, int partne
 
 void engine_set_reduced_model(Engine *e, const EngineReducedModel *model) {
     e->reduced_model = model;
-    e->replay_broken = true;
+    engine_invalidate(e, ENGINE_INVALID_REPLAY);
 }
 
 int engine_reduced_pair_count(const Engine *e) {
@@ -238,8 +238,7 @@ void engine_reduced_leave(Engine *e, int s, double t) {
         engine_block_store(e, e->y, slot->body_b, &b);
     }
     e->stats.reduced_exits++;
-    e->sleep_dirty = true;
-    e->integrator_dirty = true;
+    engine_invalidate(e, ENGINE_INVALID_SLEEP | ENGINE_INVALID_INTEGRATOR);
     (void)t;
     /* A model that kept the contact itself moved the bodies relative to each other while the
      * collision world carried the pair's contacts unchanged (engine_collide.c holds the pair):
@@ -290,7 +289,7 @@ void engine_reduced_commit(Engine *e, double t) {
         if (model->commit)
             decision = model->commit(&slot->pair, slot->data, block, &loads, t, &why);
         if (decision == ENGINE_REDUCED_CHANGED)
-            e->integrator_dirty = true;
+            engine_invalidate(e, ENGINE_INVALID_INTEGRATOR);
         if (decision == ENGINE_REDUCED_LEAVE)
             issim_log(ISSIM_LOG_INFO, "reduced pair %s leaves at t = %.9g s: %s",
                       e->bodies[slot->body_a].name, t, why.message);
@@ -372,8 +371,7 @@ static void occupy(Engine *e, int s, int body, int partner, int obstacle,
     if (partner >= 0)
         e->bodies[partner].reduced_slot = s;
     e->stats.reduced_entries++;
-    e->sleep_dirty = true;
-    e->integrator_dirty = true;
+    engine_invalidate(e, ENGINE_INVALID_SLEEP | ENGINE_INVALID_INTEGRATOR);
 }
 
 IssimStatus engine_reduced_start_pair(Engine *e, int body, int obstacle,

@@ -62,7 +62,7 @@ IssimStatus engine_sleep_init(Engine *e, IssimError *err) {
     }
     e->sleep_speed = e->options.sleep_speed > 0.0 ? e->options.sleep_speed : 0.0;
     e->sleep_disabled = e->options.sleep_disabled;
-    e->sleep_dirty = true;
+    engine_invalidate(e, ENGINE_INVALID_SLEEP);
     engine_refresh_awake(e);
     return ISSIM_OK;
 }
@@ -195,8 +195,7 @@ static void wake_one(Engine *e, int b, int by, double t) {
     e->bodies[b].sleep_t = -1.0;
     e->bodies[b].still_since = -1.0;
     e->stats.wakes++;
-    e->sleep_dirty = true;
-    e->integrator_dirty = true;
+    engine_invalidate(e, ENGINE_INVALID_SLEEP | ENGINE_INVALID_INTEGRATOR);
     emit_body_event(e, ENGINE_EVENT_WAKE, b, by, t);
 }
 
@@ -292,8 +291,7 @@ static void put_to_sleep(Engine *e, int b, double t) {
     body->asleep = true;
     body->sleep_t = t;
     e->stats.sleeps++;
-    e->sleep_dirty = true;
-    e->integrator_dirty = true;
+    engine_invalidate(e, ENGINE_INVALID_SLEEP | ENGINE_INVALID_INTEGRATOR);
     emit_body_event(e, ENGINE_EVENT_SLEEP, b, -1, t);
 }
 

@@ -147,8 +147,7 @@ static void stage_islands(Engine *e) {
     if (changed) {
         /* Bodies move between the integrator and a time-stepping stage: the integrated vector
          * changes (the same path as bodies falling asleep). */
-        e->sleep_dirty = true;
-        e->integrator_dirty = true;
+        engine_invalidate(e, ENGINE_INVALID_SLEEP | ENGINE_INVALID_INTEGRATOR);
     }
 }
 
@@ -187,7 +186,8 @@ static IssimStatus stage_integrate(Engine *e, double t_target, IssimError *err) 
             s = integrator_rk4_advance(e, t_target, e->fixed_step, !base_rk4, err);
             e->stats.fixed_steps += e->stats.steps - before;
             if (!base_rk4)
-                e->integrator_dirty = true; /* CVODE restarts where the fixed steps stopped */
+                /* CVODE restarts where the fixed steps stopped */
+                engine_invalidate(e, ENGINE_INVALID_INTEGRATOR);
         } else if (e->integrator_kind == INTEGRATOR_RK4) {
             s = integrator_rk4_advance(e, t_target, e->dt, false, err);
         } else {
@@ -270,7 +270,7 @@ IssimStatus engine_advance(Engine *e, double t_target, IssimError *err) {
         /* Keep the last good state: the caller may edit and carry on. */
         e->t = t_start;
         memcpy(e->y, e->y_saved, sizeof(double) * (size_t)e->state_size);
-        e->integrator_dirty = true;
+        engine_invalidate(e, ENGINE_INVALID_INTEGRATOR);
         e->stats.warnings += s != ISSIM_ERR_CANCELLED; /* a stop asked for is no warning */
     } else if (e->stepped_count > 0)
         engine_update_stepped_sleep(e, e->t); /* time-stepped islands settle and sleep */
@@ -286,7 +286,7 @@ void engine_set_complementarity_solver(Engine *e, const EngineComplementaritySol
                                        void *user) {
     e->complementarity = solver;
     e->complementarity_user = user;
-    e->replay_broken = true;
+    engine_invalidate(e, ENGINE_INVALID_REPLAY);
     /* another solver, other impulses: as an edit of the pairs' solver, every body wakes */
     engine_wake_all(e, e->t);
     engine_refresh_awake(e);
