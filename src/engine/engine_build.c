@@ -28,7 +28,7 @@ static int count_kind(const ThingDb *db, ThingKind kind) {
 /* Universe properties that may change while running. */
 static void read_universe_live(Engine *e, ThingId universe) {
     e->gravity = thing_vec3(e->db, universe, "gravity");
-    e->sleep_policy = (SleepPolicy)thing_enum(e->db, universe, "sleep");
+    e->sleep.policy = (SleepPolicy)thing_enum(e->db, universe, "sleep");
     if (e->planar)
         e->gravity.y = 0.0;
 }

@@ -30,7 +30,7 @@ bool engine_reserve_contacts(Engine *e, int count) {
         return true;
     int cap = issim_array_grown_capacity(e->contact_capacity, count);
     if (!ISSIM_ARRAY_RESIZE(e->contacts, cap) ||
-        !ISSIM_ARRAY_RESIZE(e->live_contacts, cap)) /* engine_sleep.c */
+        !ISSIM_ARRAY_RESIZE(e->sleep.live_contacts, cap)) /* engine_sleep.c */
         return false;
     e->contact_capacity = cap;
     return true;

@@ -38,20 +38,20 @@ struct Integrator {
  * vector whose sleeping blocks hold their frozen state (scratch[0, n)), and the derivative is
  * gathered back from scratch[n, 2n). */
 static bool packed(const Engine *e) {
-    return e->awake_state_size != e->state_size;
+    return e->sleep.awake_state_size != e->state_size;
 }
 
 static void unpack(const Engine *e, const double *p, double *full) {
-    for (int r = 0, k = 0; r < e->awake_range_count; r++) {
-        int off = e->awake_ranges[2 * r], len = e->awake_ranges[2 * r + 1];
+    for (int r = 0, k = 0; r < e->sleep.awake_range_count; r++) {
+        int off = e->sleep.awake_ranges[2 * r], len = e->sleep.awake_ranges[2 * r + 1];
         memcpy(full + off, p + k, sizeof(double) * (size_t)len);
         k += len;
     }
 }
 
 static void pack(const Engine *e, const double *full, double *p) {
-    for (int r = 0, k = 0; r < e->awake_range_count; r++) {
-        int off = e->awake_ranges[2 * r], len = e->awake_ranges[2 * r + 1];
+    for (int r = 0, k = 0; r < e->sleep.awake_range_count; r++) {
+        int off = e->sleep.awake_ranges[2 * r], len = e->sleep.awake_ranges[2 * r + 1];
         memcpy(p + k, full + off, sizeof(double) * (size_t)len);
         k += len;
     }
@@ -72,7 +72,7 @@ static int cvode_rhs(sunrealtype t, N_Vector y, N_Vector ydot, void *user) {
     engine_rhs(e, t, full, d);
     if (packed(e))
         pack(e, d, N_VGetArrayPointer(ydot));
-    for (int i = 0; i < e->awake_state_size; i++)
+    for (int i = 0; i < e->sleep.awake_state_size; i++)
         if (!isfinite(N_VGetArrayPointer(ydot)[i]))
             return 1; /* recoverable: CVODE retries with a smaller step */
     return 0;
@@ -119,7 +119,7 @@ Integrator *integrator_cvode_create(Engine *e, IssimError *err) {
         issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory creating the integrator");
         return NULL;
     }
-    int n = e->awake_state_size;
+    int n = e->sleep.awake_state_size;
     integ->size = n;
     bool ok = SUNContext_Create(NULL, &integ->ctx) == 0;
     ok = ok && (integ->y = N_VNew_Serial(n, integ->ctx)) != NULL;
@@ -196,7 +196,7 @@ static IssimStatus reinit(Engine *e, IssimError *err) {
      * back after a stretch of fixed steps). */
     e->cvode_steps_base = e->stats.steps;
     engine_normalize_state(e, e->y);
-    if (integ->size != e->awake_state_size) {
+    if (integ->size != e->sleep.awake_state_size) {
         /* Bodies fell asleep or woke: a vector of another length, so a new CVODE (allocation on
          * a layout change only, as docs/architecture.md allows). */
         integrator_cvode_destroy(integ);
@@ -292,7 +292,7 @@ IssimStatus integrator_cvode_advance(Engine *e, double t_target, IssimError *err
         }
         if (e->options.on_step)
             e->options.on_step(e, e->options.on_step_user);
-        if (e->awake_state_size == 0) { /* everything fell asleep: nothing to integrate */
+        if (e->sleep.awake_state_size == 0) { /* everything fell asleep: nothing to integrate */
             e->t = t_target;
             break;
         }

@@ -395,8 +395,8 @@ EngineBodyState *engine_rhs_body_states(const Engine *e) {
 /* Fills the state cache for y's awake bodies (engine_rhs_body_states). */
 static EngineBodyState *cache_awake_states(const Engine *e, const double *y) {
     EngineBodyState *states = engine_rhs_body_states(e);
-    for (int i = 0; i < e->awake_count; i++)
-        states[e->awake_bodies[i]] = engine_block_state(e, y, e->awake_bodies[i]);
+    for (int i = 0; i < e->sleep.awake_count; i++)
+        states[e->sleep.awake_bodies[i]] = engine_block_state(e, y, e->sleep.awake_bodies[i]);
     return states;
 }
 
@@ -414,8 +414,8 @@ static void cached_kinematics(const Engine *e, const EngineBodyState *states, co
 
 void engine_accumulate_loads(const Engine *e, double t, const double *y, Vec3 *force,
                              Vec3 *torque) {
-    for (int i = 0; i < e->awake_count; i++)
-        own_loads(e, e->awake_bodies[i], t, force, torque);
+    for (int i = 0; i < e->sleep.awake_count; i++)
+        own_loads(e, e->sleep.awake_bodies[i], t, force, torque);
     for (int s = 0; s < e->reduced_slots; s++) { /* the bodies of reduced pairs */
         const EngineReducedSlot *slot = &e->reduced[s];
         if (slot->active)
@@ -424,8 +424,8 @@ void engine_accumulate_loads(const Engine *e, double t, const double *y, Vec3 *f
             own_loads(e, slot->body_b, t, force, torque);
     }
     EngineBodyState *states = cache_awake_states(e, y);
-    for (int li = 0; li < e->live_contact_count; li++) {
-        const EngineContact *c = &e->contacts[e->live_contacts[li]];
+    for (int li = 0; li < e->sleep.live_contact_count; li++) {
+        const EngineContact *c = &e->contacts[e->sleep.live_contacts[li]];
         if (!c->active || engine_contact_inside_pair(e, c))
             continue; /* inside a reduced pair the model is the contact */
         ContactKinematics k;
@@ -465,8 +465,8 @@ void engine_rhs(Engine *e, double t, const double *y, double *ydot) {
         torque = force + e->body_count;
     }
     engine_accumulate_loads(e, t, y, force, torque);
-    for (int i = 0; i < e->awake_count; i++) {
-        int b = e->awake_bodies[i];
+    for (int i = 0; i < e->sleep.awake_count; i++) {
+        int b = e->sleep.awake_bodies[i];
         body_derivative(e, b, y, force[b], torque[b], ydot);
     }
     engine_reduced_rhs(e, y, force, torque, ydot);
@@ -643,8 +643,8 @@ static void pin_at_commit(const Engine *e, const EngineBodyState *states, Engine
 void engine_commit_contacts(Engine *e, double t) {
     engine_equilibrium_loads(e);
     const EngineBodyState *states = cache_awake_states(e, e->y);
-    for (int li = 0; li < e->live_contact_count; li++) {
-        EngineContact *c = &e->contacts[e->live_contacts[li]];
+    for (int li = 0; li < e->sleep.live_contact_count; li++) {
+        EngineContact *c = &e->contacts[e->sleep.live_contacts[li]];
         if (!c->active)
             continue;
         ContactKinematics k;
@@ -680,8 +680,8 @@ void engine_commit_contacts(Engine *e, double t) {
 }
 
 void engine_normalize_state(Engine *e, double *y) {
-    for (int i = 0; i < e->awake_count; i++) { /* sleeping blocks do not change */
-        const StateBlock *b = &e->blocks[e->bodies[e->awake_bodies[i]].block];
+    for (int i = 0; i < e->sleep.awake_count; i++) { /* sleeping blocks do not change */
+        const StateBlock *b = &e->blocks[e->bodies[e->sleep.awake_bodies[i]].block];
         if (b->kind != BLOCK_FREE_BODY)
             continue;
         double *s = y + b->offset;

@@ -500,9 +500,9 @@ void engine_reduced_add_ranges(Engine *e) {
         const StateBlock *blk = &e->blocks[slot->block];
         int size =
             e->reduced_model ? e->reduced_model->block_size : engine_reduced_welded()->block_size;
-        e->awake_ranges[2 * e->awake_range_count] = blk->offset;
-        e->awake_ranges[2 * e->awake_range_count + 1] = size;
-        e->awake_range_count++;
-        e->awake_state_size += size;
+        e->sleep.awake_ranges[2 * e->sleep.awake_range_count] = blk->offset;
+        e->sleep.awake_ranges[2 * e->sleep.awake_range_count + 1] = size;
+        e->sleep.awake_range_count++;
+        e->sleep.awake_state_size += size;
     }
 }

@@ -19,8 +19,9 @@
  * neither evaluated nor written, so y_out keeps whatever it held there; the caller copies only
  * the awake ranges back). Uses scratch stages k1..k4 and a temporary. */
 #define FOR_AWAKE(e, i)                                                                            \
-    for (int r_ = 0; r_ < (e)->awake_range_count; r_++)                                            \
-        for (int i = (e)->awake_ranges[2 * r_], end_ = i + (e)->awake_ranges[2 * r_ + 1];          \
+    for (int r_ = 0; r_ < (e)->sleep.awake_range_count; r_++)                                      \
+        for (int i = (e)->sleep.awake_ranges[2 * r_],                                              \
+                 end_ = i + (e)->sleep.awake_ranges[2 * r_ + 1];                                   \
              i < end_; i++)
 
 static void rk4_step(Engine *e, double t, const double *y, double h, double *y_out) {
@@ -63,8 +64,8 @@ static int first_event(Engine *e, const double *y_end, double *value_end) {
         engine_fill_states(e, e->y, start);
         engine_fill_states(e, y_end, end);
     }
-    for (int li = 0; li < e->live_contact_count; li++) {
-        int ci = e->live_contacts[li];
+    for (int li = 0; li < e->sleep.live_contact_count; li++) {
+        int ci = e->sleep.live_contacts[li];
         const EngineContact *c = &e->contacts[ci];
         double v, v0;
         if (start) {
@@ -184,9 +185,9 @@ IssimStatus integrator_rk4_advance(Engine *e, double t_target, double step,
         if (e->options.should_stop && e->options.should_stop(e->options.should_stop_user))
             return issim_error_set(err, ISSIM_ERR_CANCELLED, "stopped at t = %.9g s on request",
                                    e->t);
-        if (e->sleep_dirty)
+        if (e->sleep.dirty)
             engine_refresh_awake(e);
-        if (e->awake_state_size == 0) { /* all asleep in this step: nothing to integrate */
+        if (e->sleep.awake_state_size == 0) { /* all asleep in this step: nothing to integrate */
             e->t = t_target;
             break;
         }

@@ -160,8 +160,8 @@ static void stage_reduce(Engine *e) {
 
 void engine_update_fixed_step(Engine *e) {
     double h = 0.0;
-    for (int li = 0; li < e->live_contact_count; li++) {
-        const EngineContact *c = &e->contacts[e->live_contacts[li]];
+    for (int li = 0; li < e->sleep.live_contact_count; li++) {
+        const EngineContact *c = &e->contacts[e->sleep.live_contacts[li]];
         if (!c->active || !e->bodies[c->body].integrated)
             continue;
         double fixed = engine_contact_model(e, c)->fixed_step(&c->params);
@@ -195,7 +195,7 @@ static IssimStatus stage_integrate(Engine *e, double t_target, IssimError *err) 
         }
         if (s != ISSIM_OK)
             return s;
-        if (e->awake_state_size == 0)
+        if (e->sleep.awake_state_size == 0)
             break; /* everything fell asleep */
     }
     e->t = t_target;
@@ -233,7 +233,7 @@ IssimStatus engine_advance(Engine *e, double t_target, IssimError *err) {
     /* COLLIDE. With every body asleep and the world updated since the last motion, nothing can
      * touch anything new: the update is skipped too. (Asked of the bodies, not of the last
      * advance's stepped list, which a checkpoint does not carry.) */
-    if (e->awake_state_size > 0 || e->stats.awake_bodies > 0 || e->collision_stale) {
+    if (e->sleep.awake_state_size > 0 || e->stats.awake_bodies > 0 || e->collision_stale) {
         e->manifold_energy.span = t_target - e->t;
         engine_collide(e);
         e->collision_stale = false;
@@ -243,7 +243,7 @@ IssimStatus engine_advance(Engine *e, double t_target, IssimError *err) {
     stage_done(e, ENGINE_STAGE_ISLANDS, &clock);
     stage_reduce(e);
     stage_done(e, ENGINE_STAGE_REDUCE, &clock);
-    if (e->awake_state_size == 0 && e->stepped_count == 0) {
+    if (e->sleep.awake_state_size == 0 && e->stepped_count == 0) {
         /* Everything is in equilibrium: nothing moves until an edit wakes a body. */
         e->t = t_target;
         return ISSIM_OK;
@@ -255,7 +255,7 @@ IssimStatus engine_advance(Engine *e, double t_target, IssimError *err) {
     if (e->stepped_count > 0)
         s = engine_resolve_complementarity(e, t_start, t_target, err);
     stage_done(e, ENGINE_STAGE_RESOLVE, &clock);
-    if (s == ISSIM_OK && e->awake_state_size > 0)
+    if (s == ISSIM_OK && e->sleep.awake_state_size > 0)
         s = stage_integrate(e, t_target, err);
     else if (s == ISSIM_OK)
         e->t = t_target;
