@@ -63,9 +63,9 @@ void engine_destroy(Engine *e) {
     free(e->obstacles);
     free(e->pairs);
     free(e->contacts);
-    free(e->previous);
-    free(e->previous_kept);
-    free(e->previous_index);
+    free(e->collide.previous);
+    free(e->collide.previous_kept);
+    free(e->collide.previous_index);
     free(e->event_dirs);
     free(e->event_states);
     free(e->materials);
@@ -96,9 +96,9 @@ double engine_dt(const Engine *e) {
 }
 EngineStats engine_stats(const Engine *e) {
     EngineStats s = e->stats;
-    s.collision_reports_used = e->reports_used;
-    s.collision_report_waits = e->report_waits;
-    s.collision_reports_stale = e->reports_stale;
+    s.collision_reports_used = e->collide.reports_used;
+    s.collision_report_waits = e->collide.report_waits;
+    s.collision_reports_stale = e->collide.reports_stale;
     s.scratch_grows = e->step_scratch.chunks;
     return s;
 }

@@ -75,9 +75,9 @@ static size_t record_bytes(const Engine *e, int contacts, int identity, size_t c
  * be updates ahead of the merged report and is not the engine's to read: its keys hold none, and
  * a restore from them tests every pair in full once. */
 static size_t coherence_size(const Engine *e) {
-    if (!e->collision || e->collision_registry)
+    if (!e->collide.world || e->collide.registry)
         return 0;
-    return collision_world_coherence_size(e->collision);
+    return collision_world_coherence_size(e->collide.world);
 }
 
 static size_t record_size(const Engine *e) {
@@ -242,7 +242,7 @@ static void write_key(Engine *e, unsigned char *p, size_t bytes) {
                           .coherence_bytes = coherence_size(e),
                           .next_contact_id = e->next_contact_id,
                           .identity_next_id = e->identity_next_id,
-                          .report_t = e->report_t,
+                          .report_t = e->collide.report_t,
                           .fixed_step = e->fixed_step,
                           .fixed_anchor = e->fixed_anchor,
                           .integrator_dirty = e->integrator_dirty,
@@ -268,7 +268,7 @@ static void write_key(Engine *e, unsigned char *p, size_t bytes) {
     p = put(p, e->identity, sizeof(CollisionContact) * (size_t)e->identity_count);
     IssimError err;
     if (h.coherence_bytes > 0 &&
-        collision_world_save_coherence(e->collision, p, bytes - (size_t)(p - start), &err) !=
+        collision_world_save_coherence(e->collide.world, p, bytes - (size_t)(p - start), &err) !=
             ISSIM_OK)
         issim_fatal("checkpoint: %s", err.message); /* record_size counted these bytes */
 }
@@ -392,9 +392,9 @@ static bool restore_key(Engine *e, const CheckpointRecord *r) {
     copy_pool(e, e->pool.bytes, p);
     p += align16(h.pool_end);
     engine_pool_rebuild(e);
-    if (e->collision) {
+    if (e->collide.world) {
         IssimError err;
-        if (collision_world_restore_identity(e->collision, (const CollisionContact *)p,
+        if (collision_world_restore_identity(e->collide.world, (const CollisionContact *)p,
                                              h.identity_count, h.identity_next_id,
                                              &err) != ISSIM_OK)
             issim_log(ISSIM_LOG_WARN, "restore: %s", err.message);
@@ -402,12 +402,13 @@ static bool restore_key(Engine *e, const CheckpointRecord *r) {
         p += align16(sizeof(CollisionContact) * (size_t)h.identity_count);
         /* After the identity: the same update's coherence state, so the replay refreshes the
          * pairs the original refreshed (a key without it: every pair tested in full once). */
-        if (collision_world_restore_coherence(e->collision, p, h.coherence_bytes, &err) != ISSIM_OK)
+        if (collision_world_restore_coherence(e->collide.world, p, h.coherence_bytes, &err) !=
+            ISSIM_OK)
             issim_log(ISSIM_LOG_WARN, "restore: %s", err.message);
     }
     e->t = h.t;
     e->next_contact_id = h.next_contact_id;
-    e->report_t = h.report_t;
+    e->collide.report_t = h.report_t;
     e->fixed_step = h.fixed_step; /* recomputed (fixed_step_dirty) on the same grid */
     e->fixed_anchor = h.fixed_anchor;
     e->collision_stale = h.collision_stale;
@@ -448,7 +449,7 @@ bool engine_checkpoint_restore(Engine *e, double t) {
         return false;
     /* The world is the engine's own while it restores and replays (the manager thread would
      * work on frames of the discarded future). */
-    Registry *reg = e->collision_registry;
+    Registry *reg = e->collide.registry;
     if (reg)
         engine_stop_collision_thread(e);
     bool ok = restore_key(e, record_at(ring, key)) && replay(e, key, target);

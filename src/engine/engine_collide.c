@@ -39,16 +39,17 @@ bool engine_reserve_contacts(Engine *e, int count) {
 /* The previous update's manifold contacts, with an open-addressing index by collision id so
  * matching costs O(contacts) per update, not O(contacts^2). */
 static bool reserve_previous(Engine *e, int count) {
-    if (count <= e->previous_capacity)
+    if (count <= e->collide.previous_capacity)
         return true;
     int slots = 16;
     while (slots < 2 * count)
         slots *= 2;
-    if (!ISSIM_ARRAY_RESIZE(e->previous, count) || !ISSIM_ARRAY_RESIZE(e->previous_kept, count) ||
-        !ISSIM_ARRAY_RESIZE(e->previous_index, slots))
+    if (!ISSIM_ARRAY_RESIZE(e->collide.previous, count) ||
+        !ISSIM_ARRAY_RESIZE(e->collide.previous_kept, count) ||
+        !ISSIM_ARRAY_RESIZE(e->collide.previous_index, slots))
         return false;
-    e->previous_capacity = count;
-    e->previous_slots = slots;
+    e->collide.previous_capacity = count;
+    e->collide.previous_slots = slots;
     return true;
 }
 
@@ -57,25 +58,25 @@ static uint32_t slot_of_id(uint32_t id, int slots) {
 }
 
 static void build_previous_index(Engine *e, int count) {
-    for (int i = 0; i < e->previous_slots; i++)
-        e->previous_index[i] = -1;
+    for (int i = 0; i < e->collide.previous_slots; i++)
+        e->collide.previous_index[i] = -1;
     for (int j = 0; j < count; j++) {
-        e->previous_kept[j] = false;
-        uint32_t s = slot_of_id(e->previous[j].collision_id, e->previous_slots);
-        while (e->previous_index[s] >= 0)
-            s = (s + 1) & (uint32_t)(e->previous_slots - 1);
-        e->previous_index[s] = j;
+        e->collide.previous_kept[j] = false;
+        uint32_t s = slot_of_id(e->collide.previous[j].collision_id, e->collide.previous_slots);
+        while (e->collide.previous_index[s] >= 0)
+            s = (s + 1) & (uint32_t)(e->collide.previous_slots - 1);
+        e->collide.previous_index[s] = j;
     }
 }
 
 static int find_previous(const Engine *e, uint32_t id) {
-    if (e->previous_slots == 0)
+    if (e->collide.previous_slots == 0)
         return -1;
-    uint32_t s = slot_of_id(id, e->previous_slots);
-    while (e->previous_index[s] >= 0) {
-        if (e->previous[e->previous_index[s]].collision_id == id)
-            return e->previous_index[s];
-        s = (s + 1) & (uint32_t)(e->previous_slots - 1);
+    uint32_t s = slot_of_id(id, e->collide.previous_slots);
+    while (e->collide.previous_index[s] >= 0) {
+        if (e->collide.previous[e->collide.previous_index[s]].collision_id == id)
+            return e->collide.previous_index[s];
+        s = (s + 1) & (uint32_t)(e->collide.previous_slots - 1);
     }
     return -1;
 }
@@ -88,7 +89,7 @@ static double round_radius(const Shape *s) {
  * contact was computed with (a collision report may be older than the engine's state). */
 static bool contact_from_world(Engine *e, const CollisionContact *wc, const Pose *poses,
                                EngineContact *c) {
-    int a = e->world_owner[wc->body_a], b = e->world_owner[wc->body_b];
+    int a = e->collide.world_owner[wc->body_a], b = e->collide.world_owner[wc->body_b];
     if (a < 0)
         return false; /* static-static never happens; a static A would mean a bad ordering */
     int material_b = b >= 0 ? e->bodies[b].material : e->obstacles[-b - 1].material;
@@ -144,14 +145,14 @@ static void emit_manifold(Engine *e, const EngineContact *c, EngineEventKind kin
  * contacts of an ordinary scene are those it always had. */
 static double reach_ahead(const Engine *e, int b, Vec3 vel, Vec3 angvel) {
     double speed = vec3_norm(vel) + vec3_norm(angvel) * e->bodies[b].reach;
-    double updates = e->collision_registry ? 1.0 + ENGINE_REPORT_MAX_LAG : 1.0;
+    double updates = e->collide.registry ? 1.0 + ENGINE_REPORT_MAX_LAG : 1.0;
     double travel = ENGINE_REACH_AHEAD_SAFETY * speed * e->dt * updates;
-    return fmax(0.0, travel - e->collision_margin);
+    return fmax(0.0, travel - e->collide.margin);
 }
 
 bool engine_pose_source(void *ctx, double *t, Pose *poses, double *ahead, int count) {
     Engine *e = ctx;
-    if (!e->collision_registry) {
+    if (!e->collide.registry) {
         for (int b = 0; b < e->body_count; b++) {
             if (!e->bodies[b].shaped)
                 continue;
@@ -166,8 +167,8 @@ bool engine_pose_source(void *ctx, double *t, Pose *poses, double *ahead, int co
     /* A newest frame earlier than the last one read means the engine rewound (a drag, an edit,
      * the scrubber): it is new work too. Waiting for a time beyond the old one left the
      * engine without reports after every rewind, each step waiting ENGINE_REPORT_WAIT_LIMIT. */
-    RegistryFrame frame = {.values = e->collision_frame};
-    if (!registry_read_latest(e->collision_registry, &frame) || frame.t == *t)
+    RegistryFrame frame = {.values = e->collide.frame};
+    if (!registry_read_latest(e->collide.registry, &frame) || frame.t == *t)
         return false;
     for (int b = 0; b < e->body_count; b++) {
         if (!e->bodies[b].shaped)
@@ -191,85 +192,86 @@ bool engine_pose_source(void *ctx, double *t, Pose *poses, double *ahead, int co
  * gives up after ENGINE_REPORT_WAIT_LIMIT s of wall time (counted as stale) so a stopped
  * manager never hangs the engine. */
 static bool take_report(Engine *e, CollisionReport *report) {
-    collision_manager_notify(e->manager); /* the state published after the last step */
-    bool got = collision_manager_take(e->manager, report);
+    collision_manager_notify(e->collide.manager); /* the state published after the last step */
+    bool got = collision_manager_take(e->collide.manager, report);
     if (got)
-        e->report_t = report->t;
+        e->collide.report_t = report->t;
     double oldest = e->t - ENGINE_REPORT_MAX_LAG * e->dt * (1.0 + 1e-9);
-    if (e->report_t >= oldest)
+    if (e->collide.report_t >= oldest)
         return got;
-    e->report_waits++;
+    e->collide.report_waits++;
     double t0 = issim_wall_time();
-    while (e->report_t < oldest && registry_state_time(e->collision_registry) > e->report_t &&
+    while (e->collide.report_t < oldest &&
+           registry_state_time(e->collide.registry) > e->collide.report_t &&
            issim_wall_time() - t0 < ENGINE_REPORT_WAIT_LIMIT) {
-        uint64_t seen = collision_manager_published(e->manager);
-        if (!collision_manager_take(e->manager, report)) {
+        uint64_t seen = collision_manager_published(e->collide.manager);
+        if (!collision_manager_take(e->collide.manager, report)) {
             /* poked above: no state is published while this thread waits */
-            collision_manager_wait_published(e->manager, seen, 1e-3);
-            if (!collision_manager_take(e->manager, report))
+            collision_manager_wait_published(e->collide.manager, seen, 1e-3);
+            if (!collision_manager_take(e->collide.manager, report))
                 continue;
         }
         got = true;
-        e->report_t = report->t;
+        e->collide.report_t = report->t;
     }
-    if (e->report_t < oldest)
-        e->reports_stale++;
+    if (e->collide.report_t < oldest)
+        e->collide.reports_stale++;
     return got;
 }
 
 void engine_collide(Engine *e) {
-    if (!e->manager)
+    if (!e->collide.manager)
         return;
     CollisionReport report;
-    if (e->collision_registry) {
+    if (e->collide.registry) {
         if (!take_report(e, &report))
             return;
-        e->reports_used++;
+        e->collide.reports_used++;
     } else {
         engine_reduced_hold_pairs(e); /* engine_reduced.c */
-        collision_manager_step(e->manager);
-        if (!collision_manager_take(e->manager, &report))
+        collision_manager_step(e->collide.manager);
+        if (!collision_manager_take(e->collide.manager, &report))
             return;
-        e->report_t = report.t;
+        e->collide.report_t = report.t;
     }
     engine_merge_contacts(e, report.contacts, report.contact_count, report.poses);
     engine_keep_identity(e, report.contacts, report.contact_count, report.next_id);
 }
 
 IssimStatus engine_start_collision_thread(Engine *e, Registry *reg, IssimError *err) {
-    if (!e->manager || e->collision_registry)
+    if (!e->collide.manager || e->collide.registry)
         return ISSIM_OK;
     if (registry_var_count(reg) < engine_var_count(e) ||
         registry_var_find(reg, engine_var_name(e, 0)) != 0)
         return issim_error_set(err, ISSIM_ERR_INVALID,
                                "the registry does not hold this engine's variables");
-    free(e->collision_frame);
-    e->collision_frame = calloc((size_t)registry_var_count(reg), sizeof(double));
-    if (!e->collision_frame)
+    free(e->collide.frame);
+    e->collide.frame = calloc((size_t)registry_var_count(reg), sizeof(double));
+    if (!e->collide.frame)
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
-    e->collision_registry = reg;
-    IssimStatus s = collision_manager_start(e->manager, err);
+    e->collide.registry = reg;
+    IssimStatus s = collision_manager_start(e->collide.manager, err);
     if (s != ISSIM_OK)
-        e->collision_registry = NULL;
+        e->collide.registry = NULL;
     return s;
 }
 
 void engine_stop_collision_thread(Engine *e) {
-    if (!e->manager || !e->collision_registry)
+    if (!e->collide.manager || !e->collide.registry)
         return;
-    collision_manager_stop(e->manager);
-    e->collision_registry = NULL;
+    collision_manager_stop(e->collide.manager);
+    e->collide.registry = NULL;
 }
 
 /* A reset while the thread runs: stop it, recompute the contacts of the new state on this
  * thread, start it again, so no report from the discarded future is ever used. */
 void engine_collide_now(Engine *e) {
-    if (!e->manager)
+    if (!e->collide.manager)
         return;
-    Registry *reg = e->collision_registry;
+    Registry *reg = e->collide.registry;
     if (reg)
         engine_stop_collision_thread(e);
-    e->manifold_energy.fresh = true; /* a state jump: its overlaps are the user's */
+    e->collide.manifold_energy.fresh = true; /* a state jump: its overlaps are the user's */
     engine_collide(e);
     if (reg) {
         IssimError err;
@@ -390,31 +392,32 @@ static void warn_initial_overlap(Engine *e) {
 void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, const Pose *poses) {
     /* Previous manifold contacts, sorted by collision id (the world issues increasing ids). */
     int old_count = e->contact_count - e->vertex_contact_count;
-    e->merge_states = engine_merge_states(e);
+    e->collide.merge_states = engine_merge_states(e);
     if (!reserve_previous(e, old_count + 1) ||
         !engine_reserve_contacts(e, e->vertex_contact_count + count + 1) ||
         !engine_manifold_energy_begin(e, e->contacts + e->vertex_contact_count, old_count, count)) {
         issim_log(ISSIM_LOG_ERROR, "out of memory for %d contacts: contacts dropped", count);
         e->stats.warnings++;
-        e->merge_states = NULL;
+        e->collide.merge_states = NULL;
         return;
     }
-    memcpy(e->previous, e->contacts + e->vertex_contact_count,
-           sizeof *e->previous * (size_t)old_count);
+    memcpy(e->collide.previous, e->contacts + e->vertex_contact_count,
+           sizeof *e->collide.previous * (size_t)old_count);
     bool changed = old_count != count;
     bool any_active = false;
     build_previous_index(e, old_count);
     int first = e->vertex_contact_count, n = first;
-    int *previous_of = e->manifold_energy.previous_of;
+    int *previous_of = e->collide.manifold_energy.previous_of;
     for (int i = 0; i < count; i++) {
         int j = find_previous(e, world[i].id);
-        if (j >= 0 && engine_contact_frozen(e, &e->previous[j]) &&
-            memcmp(&e->previous[j].source_point, &world[i].point.point_a, sizeof(Vec3)) == 0) {
+        if (j >= 0 && engine_contact_frozen(e, &e->collide.previous[j]) &&
+            memcmp(&e->collide.previous[j].source_point, &world[i].point.point_a, sizeof(Vec3)) ==
+                0) {
             /* Carried over by the world between sleeping bodies (or a sleeping body and an
              * obstacle): nothing of it can have changed (engine_sleep.c). */
-            e->previous_kept[j] = true;
+            e->collide.previous_kept[j] = true;
             previous_of[n - first] = -2;
-            e->contacts[n++] = e->previous[j];
+            e->contacts[n++] = e->collide.previous[j];
             continue;
         }
         /* Built in its slot (a contact is large: no copy through the stack); a contact that
@@ -426,12 +429,12 @@ void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, 
         /* The patch's point count of the last update (engine_manifold_energy.c shares the
          * damping among a pair's points): the damping is derived once unless it changed. */
         if (j >= 0)
-            c->patch_points = e->previous[j].patch_points;
+            c->patch_points = e->collide.previous[j].patch_points;
         if (engine_contact_params(e, c, &err) != ISSIM_OK)
             continue;
         if (j >= 0) {
-            e->previous_kept[j] = true;
-            persist(c, &e->previous[j]);
+            e->collide.previous_kept[j] = true;
+            persist(c, &e->collide.previous[j]);
         }
         previous_of[n - first] = j;
         n++;
@@ -443,29 +446,29 @@ void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, 
         if (j < -1)
             continue; /* frozen */
         EngineContact *c = &e->contacts[i];
-        changed = settle_activity(e, c, j >= 0 ? &e->previous[j] : NULL,
-                                  &e->manifold_energy.kinematics[i - first]) ||
+        changed = settle_activity(e, c, j >= 0 ? &e->collide.previous[j] : NULL,
+                                  &e->collide.manifold_energy.kinematics[i - first]) ||
                   changed;
         any_active = any_active || (c->active && !engine_contact_frozen(e, c));
     }
     /* Active contacts the world no longer reports have ended. */
     for (int j = 0; j < old_count; j++) {
-        if (e->previous_kept[j])
+        if (e->collide.previous_kept[j])
             continue;
         changed = true;
-        engine_contact_end(e, &e->previous[j]);
-        if (e->previous[j].active)
-            emit_manifold(e, &e->previous[j], ENGINE_EVENT_CONTACT_END, 0.0);
+        engine_contact_end(e, &e->collide.previous[j]);
+        if (e->collide.previous[j].active)
+            emit_manifold(e, &e->collide.previous[j], ENGINE_EVENT_CONTACT_END, 0.0);
     }
     if (changed || any_active)
         engine_invalidate(e, ENGINE_INVALID_INTEGRATOR);
     if (changed)
         engine_invalidate(e, ENGINE_INVALID_FIXED_STEP);
-    if (e->manifold_energy.check_overlap) {
-        e->manifold_energy.check_overlap = false;
+    if (e->collide.manifold_energy.check_overlap) {
+        e->collide.manifold_energy.check_overlap = false;
         warn_initial_overlap(e);
     }
-    e->merge_states = NULL;
+    e->collide.merge_states = NULL;
 }
 
 /* The two shapes of c's pair at the current poses. */

@@ -488,7 +488,7 @@ void engine_reduced_hold_pairs(Engine *e) {
         pairs[count][1] = e->obstacles[slot->obstacle].world_index;
         count += pairs[count][0] >= 0 && pairs[count][1] >= 0;
     }
-    collision_world_hold_pairs(e->collision, (const int(*)[2])pairs, count);
+    collision_world_hold_pairs(e->collide.world, (const int(*)[2])pairs, count);
 }
 
 /* The integrated state's ranges get every active pair's block (after the free bodies'). */

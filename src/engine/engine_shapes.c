@@ -235,7 +235,7 @@ int engine_threads_auto(int shaped_bodies) {
 }
 
 int engine_threads(const Engine *e) {
-    return e->collision ? collision_world_threads(e->collision) : 1;
+    return e->collide.world ? collision_world_threads(e->collide.world) : 1;
 }
 
 IssimStatus engine_build_shapes(Engine *e, IssimError *err) {
@@ -258,10 +258,10 @@ IssimStatus engine_build_shapes(Engine *e, IssimError *err) {
     }
     if (shaped == 0)
         return ISSIM_OK;
-    e->manifold_energy.fresh = true; /* the initial overlaps are the user's */
-    e->manifold_energy.check_overlap = true;
+    e->collide.manifold_energy.fresh = true; /* the initial overlaps are the user's */
+    e->collide.manifold_energy.check_overlap = true;
     CollisionDesc desc = collision_desc_default();
-    e->collision_margin = desc.margin;
+    e->collide.margin = desc.margin;
     /* Pairs of bodies whose poses did not change at all (sleeping bodies, engine_sleep.c) are
      * carried by the world anyway; carrying awake bodies at rest with a coarser tolerance made
      * no difference to the 240-body pile's wall time and let its settled energy creep up by
@@ -272,41 +272,41 @@ IssimStatus engine_build_shapes(Engine *e, IssimError *err) {
     desc.coherence_tolerance =
         thing_real(e->db, thingdb_find_kind(e->db, THING_UNIVERSE), "collision_coherence");
     desc.threads = e->options.threads > 0 ? e->options.threads : engine_threads_auto(shaped);
-    e->collision = collision_world_create(&desc, err);
-    e->world_owner = calloc((size_t)(e->body_count + e->obstacle_count), sizeof(int));
-    if (!e->collision || !e->world_owner)
+    e->collide.world = collision_world_create(&desc, err);
+    e->collide.world_owner = calloc((size_t)(e->body_count + e->obstacle_count), sizeof(int));
+    if (!e->collide.world || !e->collide.world_owner)
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory creating the collision world");
 
     /* Dynamic bodies first, so a static one is always body B of a pair (body_a < body_b). */
     for (int b = 0; b < e->body_count; b++) {
         if (!e->bodies[b].shaped)
             continue;
-        int w = collision_world_add(e->collision, &e->bodies[b].shape, pose_identity(), false);
+        int w = collision_world_add(e->collide.world, &e->bodies[b].shape, pose_identity(), false);
         e->bodies[b].world_index = w;
-        e->world_owner[w] = b;
+        e->collide.world_owner[w] = b;
     }
     for (int o = 0; o < e->obstacle_count; o++) {
         EngineObstacle *ob = &e->obstacles[o];
-        int w = collision_world_add(e->collision, &ob->shape, ob->pose, true);
+        int w = collision_world_add(e->collide.world, &ob->shape, ob->pose, true);
         ob->world_index = w;
-        e->world_owner[w] = -(o + 1);
+        e->collide.world_owner[w] = -(o + 1);
     }
     /* The manager sizes its buffers from the world: create it once every body is in. */
-    e->manager = collision_manager_create(e->collision, engine_pose_source, e, err);
-    if (!e->manager) {
-        collision_world_destroy(e->collision);
-        e->collision = NULL;
+    e->collide.manager = collision_manager_create(e->collide.world, engine_pose_source, e, err);
+    if (!e->collide.manager) {
+        collision_world_destroy(e->collide.world);
+        e->collide.world = NULL;
         return err ? err->status : ISSIM_ERR_NOMEM;
     }
     return ISSIM_OK;
 }
 
 void engine_destroy_shapes(Engine *e) {
-    collision_manager_destroy(e->manager); /* stops its thread, destroys the world */
-    e->manager = NULL;
-    e->collision = NULL;
-    free(e->collision_frame);
-    e->collision_frame = NULL;
+    collision_manager_destroy(e->collide.manager); /* stops its thread, destroys the world */
+    e->collide.manager = NULL;
+    e->collide.world = NULL;
+    free(e->collide.frame);
+    e->collide.frame = NULL;
     for (int b = 0; b < e->body_count; b++) {
         hull_destroy(e->bodies[b].hull);
         e->bodies[b].hull = NULL;
@@ -322,7 +322,7 @@ void engine_destroy_shapes(Engine *e) {
         hull_destroy(e->obstacles[o].hull);
         e->obstacles[o].hull = NULL;
     }
-    free(e->world_owner);
-    e->world_owner = NULL;
+    free(e->collide.world_owner);
+    e->collide.world_owner = NULL;
     engine_manifold_energy_free(e);
 }

@@ -202,7 +202,7 @@ static void wake_one(Engine *e, int b, int by, double t) {
 /* A time-stepped island went to sleep as a whole and wakes as a whole: its contact impulses
  * are one coupled solution, and a body woken alone would be solved against neighbours held
  * fixed (the weight of the bodies above it lost). Flood fill over the active body-body contacts
- * between sleeping time-stepped bodies; the stack is the third part of sleep_scratch. */
+ * between sleeping time-stepped bodies; the stack is the third part of sleep.scratch. */
 static void wake_stepped_island(Engine *e, int body, double t) {
     int *stack = e->sleep.scratch + 2 * ((size_t)e->body_count + 1), top = 0;
     stack[top++] = body;

@@ -234,7 +234,7 @@ IssimStatus engine_advance(Engine *e, double t_target, IssimError *err) {
      * touch anything new: the update is skipped too. (Asked of the bodies, not of the last
      * advance's stepped list, which a checkpoint does not carry.) */
     if (e->sleep.awake_state_size > 0 || e->stats.awake_bodies > 0 || e->collision_stale) {
-        e->manifold_energy.span = t_target - e->t;
+        e->collide.manifold_energy.span = t_target - e->t;
         engine_collide(e);
         e->collision_stale = false;
     }
