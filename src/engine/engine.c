@@ -56,7 +56,7 @@ Engine *engine_create(const ThingDb *db, const EngineOptions *options, IssimErro
 void engine_destroy(Engine *e) {
     if (!e)
         return;
-    integrator_cvode_destroy(e->integ);
+    integrator_cvode_destroy(e->integration.cvode);
     engine_destroy_shapes(e);
     thingdb_destroy(e->db);
     free(e->bodies);
@@ -66,13 +66,13 @@ void engine_destroy(Engine *e) {
     free(e->collide.previous);
     free(e->collide.previous_kept);
     free(e->collide.previous_index);
-    free(e->event_dirs);
-    free(e->event_states);
+    free(e->integration.event_dirs);
+    free(e->integration.event_states);
     free(e->materials);
     free(e->blocks);
     free(e->y);
     free(e->y_saved);
-    free(e->scratch);
+    free(e->integration.scratch);
     free(e->var_names);
     free(e->var_units);
     engine_sleep_free(e);

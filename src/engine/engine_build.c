@@ -250,9 +250,9 @@ static IssimStatus build_layout(Engine *e, IssimError *err) {
     e->y = calloc(n, sizeof(double));
     e->y_saved = calloc(n, sizeof(double));
     /* RK4 stages and y_next (6n), the loads (6 per body), the right-hand side's body states */
-    e->scratch =
+    e->integration.scratch =
         calloc(6 * n + (6 + ENGINE_BODY_STATE_DOUBLES) * (size_t)e->body_count + 6, sizeof(double));
-    if (!e->y || !e->y_saved || !e->scratch)
+    if (!e->y || !e->y_saved || !e->integration.scratch)
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
     return ISSIM_OK;
 }
@@ -359,17 +359,17 @@ static void check_time_scales(Engine *e) {
 }
 
 IssimStatus engine_create_integrator(Engine *e, IssimError *err) {
-    if (e->integ) {
-        integrator_cvode_destroy(e->integ);
-        e->integ = NULL;
+    if (e->integration.cvode) {
+        integrator_cvode_destroy(e->integration.cvode);
+        e->integration.cvode = NULL;
     }
     if (e->body_count == 0)
         return issim_error_set(err, ISSIM_ERR_INVALID,
                                "the scene has no body: nothing to simulate (add a thing of kind "
                                "\"body\", docs/scene-format.md)");
     if (e->integrator_kind != INTEGRATOR_RK4) {
-        e->integ = integrator_cvode_create(e, err);
-        if (!e->integ)
+        e->integration.cvode = integrator_cvode_create(e, err);
+        if (!e->integration.cvode)
             return err ? err->status : ISSIM_ERR_NUMERIC;
     }
     engine_invalidate(e, ENGINE_INVALID_INTEGRATOR);

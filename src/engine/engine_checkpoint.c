@@ -243,9 +243,9 @@ static void write_key(Engine *e, unsigned char *p, size_t bytes) {
                           .next_contact_id = e->next_contact_id,
                           .identity_next_id = e->identity_next_id,
                           .report_t = e->collide.report_t,
-                          .fixed_step = e->fixed_step,
-                          .fixed_anchor = e->fixed_anchor,
-                          .integrator_dirty = e->integrator_dirty,
+                          .fixed_step = e->integration.fixed_step,
+                          .fixed_anchor = e->integration.fixed_anchor,
+                          .integrator_dirty = e->integration.dirty,
                           .collision_stale = e->collision_stale};
     p = put(p, &h, sizeof h);
     p = put(p, e->y, sizeof(double) * (size_t)e->state_size);
@@ -409,10 +409,10 @@ static bool restore_key(Engine *e, const CheckpointRecord *r) {
     e->t = h.t;
     e->next_contact_id = h.next_contact_id;
     e->collide.report_t = h.report_t;
-    e->fixed_step = h.fixed_step; /* recomputed (fixed_step_dirty) on the same grid */
-    e->fixed_anchor = h.fixed_anchor;
+    e->integration.fixed_step = h.fixed_step; /* recomputed (fixed_step_dirty) on the same grid */
+    e->integration.fixed_anchor = h.fixed_anchor;
     e->collision_stale = h.collision_stale;
-    e->integrator_dirty = h.integrator_dirty || e->integrator_kind != INTEGRATOR_RK4;
+    e->integration.dirty = h.integrator_dirty || e->integrator_kind != INTEGRATOR_RK4;
     engine_invalidate(e, ENGINE_INVALID_SLEEP | ENGINE_INVALID_FIXED_STEP);
     engine_refresh_awake(e);
     return true;

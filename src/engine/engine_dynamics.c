@@ -389,7 +389,8 @@ static EngineBodyState body_state(const Engine *e, const EngineBodyState *states
 }
 
 EngineBodyState *engine_rhs_body_states(const Engine *e) {
-    return (EngineBodyState *)(e->scratch + 6 * (size_t)e->state_size + 6 * (size_t)e->body_count);
+    return (EngineBodyState *)(e->integration.scratch + 6 * (size_t)e->state_size +
+                               6 * (size_t)e->body_count);
 }
 
 /* Fills the state cache for y's awake bodies (engine_rhs_body_states). */
@@ -461,7 +462,7 @@ void engine_rhs(Engine *e, double t, const double *y, double *ydot) {
     Vec3 force_stack[MAX_STACK_BODIES], torque_stack[MAX_STACK_BODIES];
     Vec3 *force = force_stack, *torque = torque_stack;
     if (e->body_count > MAX_STACK_BODIES) {
-        force = (Vec3 *)(e->scratch + 6 * (size_t)e->state_size);
+        force = (Vec3 *)(e->integration.scratch + 6 * (size_t)e->state_size);
         torque = force + e->body_count;
     }
     engine_accumulate_loads(e, t, y, force, torque);

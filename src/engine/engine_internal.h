@@ -27,6 +27,7 @@
 
 #include "engine_collide.h"
 #include "engine_sleep.h"
+#include "engine_integrator.h"
 
 typedef enum BlockKind {
     BLOCK_FREE_BODY,    /* 13: p(3) q(4) v(3) w(3) */
@@ -160,8 +161,6 @@ typedef struct EngineContact {
     ContactParams params;
 } EngineContact;
 
-typedef struct Integrator Integrator;
-
 /* Pair blocks reserved after the body blocks (3D scenes). */
 #define ENGINE_REDUCED_SLOTS 2
 
@@ -239,9 +238,6 @@ struct Engine {
     int contact_capacity;
     EngineContact *contacts;
     EngineCollide collide; /* engine_collide.h */
-    int *event_dirs;       /* RK4: located crossing per contact, all zero between events */
-    int event_dirs_capacity;
-    EngineBodyState *event_states; /* RK4: every body's state at a step's start and end */
     char (*materials)[PROP_STRING_MAX];
     int material_count;
 
@@ -255,18 +251,8 @@ struct Engine {
     double t;
     double *y;       /* state at t */
     double *y_saved; /* state before the current advance (restored on failure) */
-    double *scratch; /* RK4 stages and event location */
 
-    Integrator *integ;
-    bool integrator_dirty; /* active set or state changed outside the integrator */
-    /* Fixed step (s) that the active contacts' models ask for, 0 when none: while > 0 the
-     * force-law stage takes RK4 steps of this size instead of the base integrator
-     * (engine_step.c). Recomputed whenever the active set changes. */
-    double fixed_step;
-    /* Fixed steps run on the grid fixed_anchor + k fixed_step (a contact map samples at its
-     * period from the onset): set when the fixed step starts or changes. */
-    double fixed_anchor;
-    bool fixed_step_dirty;
+    EngineIntegration integration; /* engine_integrator.h */
 
     ContactStatePool pool;
     CheckpointRing checkpoints;
@@ -307,7 +293,6 @@ struct Engine {
     EngineEventFn event_fn;
     void *event_user;
     EngineStats stats;
-    uint64_t cvode_steps_base; /* CVODE's step counter restarts at every re-initialisation */
     uint32_t serial; /* this instance's serial: the generation of its EngineBodyIds (never 0) */
 };
 
@@ -323,11 +308,11 @@ typedef enum EngineInvalid {
 
 static inline void engine_invalidate(Engine *e, unsigned what) {
     if (what & ENGINE_INVALID_INTEGRATOR)
-        e->integrator_dirty = true;
+        e->integration.dirty = true;
     if (what & ENGINE_INVALID_SLEEP)
         e->sleep.dirty = true;
     if (what & ENGINE_INVALID_FIXED_STEP)
-        e->fixed_step_dirty = true;
+        e->integration.fixed_step_dirty = true;
     if (what & ENGINE_INVALID_REPLAY)
         e->replay_broken = true;
 }
@@ -454,17 +439,6 @@ void engine_roots(const Engine *e, const double *y, double *g);
 int engine_update_active_set(Engine *e, double t, const int *directions);
 void engine_commit_contacts(Engine *e, double t);
 void engine_normalize_state(Engine *e, double *y);
-
-/* engine_cvode.c / engine_rk4.c: integrator back-ends */
-Integrator *integrator_cvode_create(Engine *e, IssimError *err);
-void integrator_cvode_destroy(Integrator *integ);
-/* CVODE to t_target; returns early (e->t < t_target) at an event after which an active contact
- * asks for a fixed step. */
-IssimStatus integrator_cvode_advance(Engine *e, double t_target, IssimError *err);
-/* RK4 steps of size h to t_target. With until_no_fixed_step it returns early (e->t < t_target)
- * once no active contact asks for a fixed step any more (the base integrator takes over). */
-IssimStatus integrator_rk4_advance(Engine *e, double t_target, double h, bool until_no_fixed_step,
-                                   IssimError *err);
 
 /* engine.c */
 void engine_emit(Engine *e, const EngineEvent *event);

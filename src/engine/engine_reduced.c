@@ -275,7 +275,8 @@ void engine_reduced_commit(Engine *e, double t) {
     if (engine_reduced_pair_count(e) == 0)
         return;
     /* The right-hand side's load arrays (scratch past the RK4 stages): free between steps. */
-    Vec3 *force = (Vec3 *)(e->scratch + 6 * (size_t)e->state_size), *torque = force + e->body_count;
+    Vec3 *force = (Vec3 *)(e->integration.scratch + 6 * (size_t)e->state_size),
+         *torque = force + e->body_count;
     engine_accumulate_loads(e, t, e->y, force, torque);
     for (int s = 0; s < ENGINE_REDUCED_SLOTS; s++) {
         EngineReducedSlot *slot = &e->reduced[s];

@@ -168,22 +168,22 @@ void engine_update_fixed_step(Engine *e) {
         if (fixed > 0.0 && (h == 0.0 || fixed < h))
             h = fixed;
     }
-    if (h > 0.0 && h != e->fixed_step)
-        e->fixed_anchor = e->t;
-    e->fixed_step = h;
-    e->fixed_step_dirty = false;
+    if (h > 0.0 && h != e->integration.fixed_step)
+        e->integration.fixed_anchor = e->t;
+    e->integration.fixed_step = h;
+    e->integration.fixed_step_dirty = false;
 }
 
 /* INTEGRATE: the base integrator, and RK4 at the models' step while they ask for one. */
 static IssimStatus stage_integrate(Engine *e, double t_target, IssimError *err) {
     while (e->t < t_target) {
-        if (e->fixed_step_dirty)
+        if (e->integration.fixed_step_dirty)
             engine_update_fixed_step(e);
         IssimStatus s;
-        if (e->fixed_step > 0.0) {
+        if (e->integration.fixed_step > 0.0) {
             uint64_t before = e->stats.steps;
             bool base_rk4 = e->integrator_kind == INTEGRATOR_RK4;
-            s = integrator_rk4_advance(e, t_target, e->fixed_step, !base_rk4, err);
+            s = integrator_rk4_advance(e, t_target, e->integration.fixed_step, !base_rk4, err);
             e->stats.fixed_steps += e->stats.steps - before;
             if (!base_rk4)
                 /* CVODE restarts where the fixed steps stopped */

@@ -34,7 +34,8 @@ int engine_islands(const Engine *e, int *island_of_body) {
             parent[ra > rb ? ra : rb] = ra < rb ? ra : rb;
     }
     int label_count = 0;
-    int *labels = (int *)e->scratch; /* scratch is at least 6 * (state_size + 1) doubles */
+    int *labels =
+        (int *)e->integration.scratch; /* scratch is at least 6 * (state_size + 1) doubles */
     for (int i = 0; i < n; i++)
         labels[i] = -1;
     for (int i = 0; i < n; i++) {
