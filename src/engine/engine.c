@@ -223,7 +223,7 @@ IssimStatus engine_restore_vars(Engine *e, double t, const double *values, Issim
         if (!isfinite(values[i]))
             return issim_error_set(err, ISSIM_ERR_INVALID,
                                    "cannot restore a frame with non-finite %s", e->var_names[i]);
-    for (int r = 0; r < e->reduced_slots; r++) /* the frame gives every body its own state */
+    for (int r = 0; r < e->reduced.slot_count; r++) /* the frame gives every body its own state */
         engine_reduced_leave(e, r, t);
     for (int b = 0; b < e->body_count; b++) {
         EngineBodyState st = engine_frame_body(values, b);

@@ -218,8 +218,8 @@ static IssimStatus build_contacts(Engine *e, IssimError *err) {
 }
 
 static IssimStatus build_layout(Engine *e, IssimError *err) {
-    e->reduced_slots = e->planar ? 0 : ENGINE_REDUCED_SLOTS;
-    e->blocks = calloc((size_t)(e->body_count + e->reduced_slots) + 1, sizeof *e->blocks);
+    e->reduced.slot_count = e->planar ? 0 : ENGINE_REDUCED_SLOTS;
+    e->blocks = calloc((size_t)(e->body_count + e->reduced.slot_count) + 1, sizeof *e->blocks);
     if (!e->blocks)
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
     int offset = 0, voffset = 0;
@@ -235,13 +235,13 @@ static IssimStatus build_layout(Engine *e, IssimError *err) {
         offset += blk->size;
         voffset += e->planar ? 3 : 6;
     }
-    for (int s = 0; s < e->reduced_slots; s++) { /* reserved for reduced pairs */
+    for (int s = 0; s < e->reduced.slot_count; s++) { /* reserved for reduced pairs */
         StateBlock *blk = &e->blocks[e->block_count];
         *blk = (StateBlock){.kind = BLOCK_CONTACT_PAIR,
                             .offset = offset,
                             .size = ENGINE_REDUCED_BLOCK_MAX,
                             .body = -1};
-        e->reduced[s].block = e->block_count++;
+        e->reduced.slot[s].block = e->block_count++;
         offset += ENGINE_REDUCED_BLOCK_MAX;
     }
     e->state_size = offset;

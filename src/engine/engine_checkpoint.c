@@ -65,7 +65,7 @@ static size_t align16(size_t n) {
 static size_t record_bytes(const Engine *e, int contacts, int identity, size_t coherence) {
     return align16(sizeof(CheckpointHeader)) + align16(sizeof(double) * (size_t)e->state_size) +
            align16(sizeof(BodySleepState) * (size_t)e->body_count) +
-           align16(sizeof(EngineReducedSlot) * (size_t)e->reduced_slots) +
+           align16(sizeof(EngineReducedSlot) * (size_t)e->reduced.slot_count) +
            align16(CONTACT_SAVED_BYTES * (size_t)contacts) + align16(e->pool.end) +
            align16(sizeof(CollisionContact) * (size_t)identity) + align16(coherence);
 }
@@ -259,7 +259,7 @@ static void write_key(Engine *e, unsigned char *p, size_t bytes) {
                                     .applied_force = e->bodies[b].applied_force,
                                     .applied_torque = e->bodies[b].applied_torque};
     p += align16(sizeof(BodySleepState) * (size_t)e->body_count);
-    p = put(p, e->reduced, sizeof(EngineReducedSlot) * (size_t)e->reduced_slots);
+    p = put(p, e->reduced.slot, sizeof(EngineReducedSlot) * (size_t)e->reduced.slot_count);
     for (int ci = 0; ci < e->contact_count; ci++)
         memcpy(p + CONTACT_SAVED_BYTES * (size_t)ci, &e->contacts[ci], CONTACT_SAVED_BYTES);
     p += align16(CONTACT_SAVED_BYTES * (size_t)e->contact_count);
@@ -378,8 +378,8 @@ static bool restore_key(Engine *e, const CheckpointRecord *r) {
         body->applied_torque = sleep[b].applied_torque;
     }
     p += align16(sizeof(BodySleepState) * (size_t)e->body_count);
-    memcpy(e->reduced, p, sizeof(EngineReducedSlot) * (size_t)e->reduced_slots);
-    p += align16(sizeof(EngineReducedSlot) * (size_t)e->reduced_slots);
+    memcpy(e->reduced.slot, p, sizeof(EngineReducedSlot) * (size_t)e->reduced.slot_count);
+    p += align16(sizeof(EngineReducedSlot) * (size_t)e->reduced.slot_count);
     for (int ci = 0; ci < h.contact_count; ci++) {
         EngineContact *c = &e->contacts[ci];
         memcpy(c, p + CONTACT_SAVED_BYTES * (size_t)ci, CONTACT_SAVED_BYTES);

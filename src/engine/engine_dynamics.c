@@ -417,8 +417,8 @@ void engine_accumulate_loads(const Engine *e, double t, const double *y, Vec3 *f
                              Vec3 *torque) {
     for (int i = 0; i < e->sleep.awake_count; i++)
         own_loads(e, e->sleep.awake_bodies[i], t, force, torque);
-    for (int s = 0; s < e->reduced_slots; s++) { /* the bodies of reduced pairs */
-        const EngineReducedSlot *slot = &e->reduced[s];
+    for (int s = 0; s < e->reduced.slot_count; s++) { /* the bodies of reduced pairs */
+        const EngineReducedSlot *slot = &e->reduced.slot[s];
         if (slot->active)
             own_loads(e, slot->body_a, t, force, torque);
         if (slot->active && slot->body_b >= 0)

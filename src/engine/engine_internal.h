@@ -27,6 +27,7 @@
 
 #include "engine_collide.h"
 #include "engine_sleep.h"
+#include "engine_reduced.h"
 #include "engine_integrator.h"
 
 typedef enum BlockKind {
@@ -161,18 +162,6 @@ typedef struct EngineContact {
     ContactParams params;
 } EngineContact;
 
-/* Pair blocks reserved after the body blocks (3D scenes). */
-#define ENGINE_REDUCED_SLOTS 2
-
-typedef struct EngineReducedSlot {
-    bool active;
-    int block;                    /* its BLOCK_CONTACT_PAIR block */
-    int body_a, body_b, obstacle; /* body_b -1: against the obstacle */
-    EngineReducedPair pair;
-    const EngineReducedModel *model; /* chosen at entry (engine_reduced.c) */
-    _Alignas(16) unsigned char data[ENGINE_REDUCED_DATA_MAX]; /* the model's constants */
-} EngineReducedSlot;
-
 /* Model-owned contact state (engine_contact_state.c): one byte arena, blocks of 16-byte
  * multiples, a first-fit free list sorted by offset. It grows (doubling) only at a contact onset
  * that finds it full, never inside a right-hand side; growth is counted. */
@@ -275,10 +264,7 @@ struct Engine {
     int *island_scratch; /* 2 * (body_count + 1) */
     const EngineComplementaritySolver *complementarity;
     void *complementarity_user;
-    EngineReducedSlot reduced[ENGINE_REDUCED_SLOTS];
-    int reduced_slots; /* slots with a block (0 in planar scenes) */
-    bool reduced_planar_warned;
-    const EngineReducedModel *reduced_model;
+    EngineReduced reduced; /* engine_reduced.h */
     /* Per-step scratch (issim/arena.h), written and read by the engine thread inside one
      * advance and empty between advances: the RESOLVE stage's island index and each island
      * step's rows, blocks and dense matrices (engine_complementarity.c). It grows with the
@@ -502,32 +488,6 @@ IssimStatus engine_resolve_complementarity(Engine *e, double t_start, double t_t
  * velocity offset, or -1); gap: the rows' distances at the start. */
 void engine_island_gaps_after(const Engine *e, const int *rows, int m, const int *local,
                               const double *gap, double h, const double *u_next, double *gap_out);
-
-/* engine_reduced.c: reduced-coordinate pairs */
-void engine_reduced_body_state(const Engine *e, const double *y, int body, EngineBodyState *out);
-/* A contact between the two bodies of a reduced pair (or its body and its obstacle). */
-bool engine_contact_inside_pair(const Engine *e, const EngineContact *c);
-/* Pair blocks' derivatives from the accumulated body loads (engine_rhs). */
-void engine_reduced_rhs(Engine *e, const double *y, const Vec3 *force, const Vec3 *torque,
-                        double *ydot);
-/* After an accepted step: pairs whose contact would pull separate. */
-void engine_reduced_commit(Engine *e, double t);
-/* REDUCE stage: pairs leave when a third body joins, islands of two enter when slow. */
-void engine_reduced_islands(Engine *e);
-/* Before a synchronous collision update: pairs whose model keeps the contact skip the narrow
- * phase (engine_collide). */
-void engine_reduced_hold_pairs(Engine *e);
-/* Appends the active pairs' blocks to the integrated ranges (engine_sleep's rebuild). */
-void engine_reduced_add_ranges(Engine *e);
-void engine_reduced_leave(Engine *e, int slot, double t);
-/* Puts body and obstacle into a free slot as a pair of `model` with the given data (copied) and
- * block (engine_smooth.c's start_coords). Errors: no free slot. */
-IssimStatus engine_reduced_start_pair(Engine *e, int body, int obstacle,
-                                      const EngineReducedPair *pair,
-                                      const EngineReducedModel *model, const void *data,
-                                      size_t size, const double *block, IssimError *err);
-/* engine_smooth.c: the pairs whose start_coords put them in contact at the start. */
-IssimStatus engine_smooth_start(Engine *e, IssimError *err);
 
 /* ===== Contact-response maps (engine_maps.c) ===== */
 /* Loads every body's contact_map (a file, or "flat K ..." / "transient K PEAK DECAY ...") and

@@ -187,27 +187,27 @@ static const EngineReducedModel *model_of(const EngineReducedSlot *slot) {
 /* The model for a new pair: the engine's override, else Kry's contact coordinates for a smooth
  * body on a smooth obstacle, else the welded reference. */
 static const EngineReducedModel *model_for(const Engine *e, int body, int partner, int obstacle) {
-    if (e->reduced_model)
-        return e->reduced_model;
+    if (e->reduced.model)
+        return e->reduced.model;
     if (partner < 0 && obstacle >= 0 && e->bodies[body].surface && e->obstacles[obstacle].surface)
         return engine_reduced_smooth();
     return &welded_model;
 }
 
 void engine_set_reduced_model(Engine *e, const EngineReducedModel *model) {
-    e->reduced_model = model;
+    e->reduced.model = model;
     engine_invalidate(e, ENGINE_INVALID_REPLAY);
 }
 
 int engine_reduced_pair_count(const Engine *e) {
     int n = 0;
     for (int s = 0; s < ENGINE_REDUCED_SLOTS; s++)
-        n += e->reduced[s].active;
+        n += e->reduced.slot[s].active;
     return n;
 }
 
 void engine_reduced_body_state(const Engine *e, const double *y, int body, EngineBodyState *out) {
-    const EngineReducedSlot *slot = &e->reduced[e->bodies[body].reduced_slot];
+    const EngineReducedSlot *slot = &e->reduced.slot[e->bodies[body].reduced_slot];
     EngineBodyState a, b = {0};
     model_of(slot)->bodies(&slot->pair, slot->data, y + e->blocks[slot->block].offset, &a, &b);
     *out = body == slot->body_a ? a : b;
@@ -217,7 +217,7 @@ bool engine_contact_inside_pair(const Engine *e, const EngineContact *c) {
     int s = e->bodies[c->body].reduced_slot;
     if (s < 0)
         return false;
-    const EngineReducedSlot *slot = &e->reduced[s];
+    const EngineReducedSlot *slot = &e->reduced.slot[s];
     if (c->body_b >= 0)
         return e->bodies[c->body_b].reduced_slot == s;
     return slot->body_b < 0 && c->obstacle == slot->obstacle;
@@ -225,7 +225,7 @@ bool engine_contact_inside_pair(const Engine *e, const EngineContact *c) {
 
 /* Hands the pair back to two free bodies with the states its block gives now. */
 void engine_reduced_leave(Engine *e, int s, double t) {
-    EngineReducedSlot *slot = &e->reduced[s];
+    EngineReducedSlot *slot = &e->reduced.slot[s];
     if (!slot->active)
         return;
     EngineBodyState a, b = {0};
@@ -261,8 +261,8 @@ static EngineReducedLoads slot_loads(const EngineReducedSlot *slot, const Vec3 *
 
 void engine_reduced_rhs(Engine *e, const double *y, const Vec3 *force, const Vec3 *torque,
                         double *ydot) {
-    for (int s = 0; s < e->reduced_slots; s++) {
-        const EngineReducedSlot *slot = &e->reduced[s];
+    for (int s = 0; s < e->reduced.slot_count; s++) {
+        const EngineReducedSlot *slot = &e->reduced.slot[s];
         if (!slot->active)
             continue;
         EngineReducedLoads loads = slot_loads(slot, force, torque);
@@ -279,7 +279,7 @@ void engine_reduced_commit(Engine *e, double t) {
          *torque = force + e->body_count;
     engine_accumulate_loads(e, t, e->y, force, torque);
     for (int s = 0; s < ENGINE_REDUCED_SLOTS; s++) {
-        EngineReducedSlot *slot = &e->reduced[s];
+        EngineReducedSlot *slot = &e->reduced.slot[s];
         if (!slot->active)
             continue;
         EngineReducedLoads loads = slot_loads(slot, force, torque);
@@ -355,14 +355,14 @@ static bool slow_enough(const Engine *e, const EngineContact *c, const EngineRed
 
 static int free_slot(const Engine *e) {
     int s = 0;
-    while (s < ENGINE_REDUCED_SLOTS && e->reduced[s].active)
+    while (s < ENGINE_REDUCED_SLOTS && e->reduced.slot[s].active)
         s++;
-    return s < e->reduced_slots ? s : -1;
+    return s < e->reduced.slot_count ? s : -1;
 }
 
 static void occupy(Engine *e, int s, int body, int partner, int obstacle,
                    const EngineReducedModel *model) {
-    EngineReducedSlot *slot = &e->reduced[s];
+    EngineReducedSlot *slot = &e->reduced.slot[s];
     slot->active = true;
     slot->model = model;
     slot->body_a = body;
@@ -385,7 +385,7 @@ IssimStatus engine_reduced_start_pair(Engine *e, int body, int obstacle,
                                "%s: no free reduced-pair slot (at most %d pairs%s)",
                                e->bodies[body].name, ENGINE_REDUCED_SLOTS,
                                e->planar ? "; none in a planar scene" : "");
-    EngineReducedSlot *slot = &e->reduced[s];
+    EngineReducedSlot *slot = &e->reduced.slot[s];
     slot->pair = *pair;
     memset(slot->data, 0, sizeof slot->data);
     memcpy(slot->data, data, size);
@@ -405,7 +405,7 @@ static void try_enter(Engine *e, int body) {
     int s = free_slot(e);
     if (s < 0)
         return; /* every slot taken: the force law carries on */
-    EngineReducedSlot *slot = &e->reduced[s];
+    EngineReducedSlot *slot = &e->reduced.slot[s];
     const EngineBody *a = &e->bodies[body];
     ContactKinematics k;
     Vec3 point;
@@ -457,7 +457,7 @@ void engine_reduced_islands(Engine *e) {
     if (e->planar)
         return;
     for (int s = 0; s < ENGINE_REDUCED_SLOTS; s++) { /* a third body joined: leave */
-        EngineReducedSlot *slot = &e->reduced[s];
+        EngineReducedSlot *slot = &e->reduced.slot[s];
         int partner, obstacle, ci;
         if (!slot->active)
             continue;
@@ -480,8 +480,8 @@ void engine_reduced_islands(Engine *e) {
 /* Pairs in a reduced slot whose model keeps the contact itself need no narrow phase. */
 void engine_reduced_hold_pairs(Engine *e) {
     int pairs[ENGINE_REDUCED_SLOTS][2], count = 0;
-    for (int s = 0; s < e->reduced_slots; s++) {
-        const EngineReducedSlot *slot = &e->reduced[s];
+    for (int s = 0; s < e->reduced.slot_count; s++) {
+        const EngineReducedSlot *slot = &e->reduced.slot[s];
         if (!slot->active || !slot->model || !slot->model->keeps_contact || slot->body_b >= 0 ||
             slot->obstacle < 0)
             continue;
@@ -494,13 +494,13 @@ void engine_reduced_hold_pairs(Engine *e) {
 
 /* The integrated state's ranges get every active pair's block (after the free bodies'). */
 void engine_reduced_add_ranges(Engine *e) {
-    for (int s = 0; s < e->reduced_slots; s++) {
-        const EngineReducedSlot *slot = &e->reduced[s];
+    for (int s = 0; s < e->reduced.slot_count; s++) {
+        const EngineReducedSlot *slot = &e->reduced.slot[s];
         if (!slot->active)
             continue;
         const StateBlock *blk = &e->blocks[slot->block];
         int size =
-            e->reduced_model ? e->reduced_model->block_size : engine_reduced_welded()->block_size;
+            e->reduced.model ? e->reduced.model->block_size : engine_reduced_welded()->block_size;
         e->sleep.awake_ranges[2 * e->sleep.awake_range_count] = blk->offset;
         e->sleep.awake_ranges[2 * e->sleep.awake_range_count + 1] = size;
         e->sleep.awake_range_count++;

@@ -82,13 +82,13 @@ static bool contact_joins(const Engine *e, const EngineContact *c, ContactResolv
 /* Reduced pairs need 3D bodies (the pair blocks hold free-body motion): a planar scene
  * resolves such islands by the force laws, once said. */
 static ContactResolverKind available(Engine *e, ContactResolverKind r) {
-    if (r != CONTACT_RESOLVER_REDUCED || e->reduced_slots > 0)
+    if (r != CONTACT_RESOLVER_REDUCED || e->reduced.slot_count > 0)
         return r;
-    if (!e->reduced_planar_warned) { /* once per engine, not per body and advance */
+    if (!e->reduced.planar_warned) { /* once per engine, not per body and advance */
         issim_log(ISSIM_LOG_WARN, "reduced pairs need a 3D scene: in a planar one the force "
                                   "laws resolve them");
         e->stats.warnings++;
-        e->reduced_planar_warned = true;
+        e->reduced.planar_warned = true;
     }
     return CONTACT_RESOLVER_FORCE_LAW;
 }
