@@ -81,7 +81,7 @@ static size_t coherence_size(const Engine *e) {
 }
 
 static size_t record_size(const Engine *e) {
-    return record_bytes(e, e->contact_count, e->identity_count, coherence_size(e));
+    return record_bytes(e, e->contact_count, e->checkpoints.identity_count, coherence_size(e));
 }
 
 /* The first CHECKPOINT_POPULATE_BYTES of the ring get their pages now, because a first write into
@@ -138,9 +138,9 @@ void engine_checkpoints_free(Engine *e) {
     else
         free(e->checkpoints.arena);
     free(e->checkpoints.records);
-    free(e->identity);
-    e->identity = NULL;
-    e->identity_count = e->identity_capacity = 0;
+    free(e->checkpoints.identity);
+    e->checkpoints.identity = NULL;
+    e->checkpoints.identity_count = e->checkpoints.identity_capacity = 0;
     memset(&e->checkpoints, 0, sizeof e->checkpoints);
 }
 
@@ -148,14 +148,15 @@ void engine_keep_identity(Engine *e, const CollisionContact *contacts, int count
                           uint32_t next_id) {
     if (!e->checkpoints.arena)
         return;
-    if (!ISSIM_ARRAY_RESERVE(e->identity, e->identity_capacity, count)) {
-        e->identity_count = 0; /* a restore then restarts the histories of shaped contacts */
+    if (!ISSIM_ARRAY_RESERVE(e->checkpoints.identity, e->checkpoints.identity_capacity, count)) {
+        e->checkpoints.identity_count =
+            0; /* a restore then restarts the histories of shaped contacts */
         return;
     }
     if (count > 0)
-        memcpy(e->identity, contacts, sizeof *contacts * (size_t)count);
-    e->identity_count = count;
-    e->identity_next_id = next_id;
+        memcpy(e->checkpoints.identity, contacts, sizeof *contacts * (size_t)count);
+    e->checkpoints.identity_count = count;
+    e->checkpoints.identity_next_id = next_id;
 }
 
 static CheckpointRecord *record_at(CheckpointRing *ring, int i) {
@@ -237,11 +238,11 @@ static void write_key(Engine *e, unsigned char *p, size_t bytes) {
                           .state_size = e->state_size,
                           .body_count = e->body_count,
                           .contact_count = e->contact_count,
-                          .identity_count = e->identity_count,
+                          .identity_count = e->checkpoints.identity_count,
                           .pool_end = e->pool.end,
                           .coherence_bytes = coherence_size(e),
                           .next_contact_id = e->next_contact_id,
-                          .identity_next_id = e->identity_next_id,
+                          .identity_next_id = e->checkpoints.identity_next_id,
                           .report_t = e->collide.report_t,
                           .fixed_step = e->integration.fixed_step,
                           .fixed_anchor = e->integration.fixed_anchor,
@@ -265,7 +266,8 @@ static void write_key(Engine *e, unsigned char *p, size_t bytes) {
     p += align16(CONTACT_SAVED_BYTES * (size_t)e->contact_count);
     copy_pool(e, p, e->pool.bytes);
     p += align16(e->pool.end);
-    p = put(p, e->identity, sizeof(CollisionContact) * (size_t)e->identity_count);
+    p = put(p, e->checkpoints.identity,
+            sizeof(CollisionContact) * (size_t)e->checkpoints.identity_count);
     IssimError err;
     if (h.coherence_bytes > 0 &&
         collision_world_save_coherence(e->collide.world, p, bytes - (size_t)(p - start), &err) !=
@@ -287,9 +289,9 @@ void engine_checkpoint(Engine *e) {
         return;
     drop_from(ring, e->t);
     size_t bytes = record_size(e);
-    bool key = ring->count == 0 || e->replay_broken || !newest_key(ring) ||
+    bool key = ring->count == 0 || e->checkpoints.replay_broken || !newest_key(ring) ||
                ring->since_key + 1 >= key_interval(ring, bytes);
-    e->replay_broken = false;
+    e->checkpoints.replay_broken = false;
     CheckpointRecord r = {.t = e->t, .key = key};
     if (key) {
         if (bytes > ring->capacity) {

@@ -27,6 +27,7 @@
 
 #include "engine_collide.h"
 #include "engine_sleep.h"
+#include "engine_checkpoint.h"
 #include "engine_reduced.h"
 #include "engine_integrator.h"
 
@@ -173,28 +174,6 @@ typedef struct ContactStatePool {
     int free_count, free_capacity;
 } ContactStatePool;
 
-/* Checkpoints of the whole dynamic state at published frames (engine_checkpoint.c): records in
- * time order, one per frame. A key record holds the raw state vector, the bodies' sleep state
- * and applied wrenches, the contact array, the pool's bytes and the collision world's identity
- * in a byte ring; the frames between two keys hold only their time, and a restore to one of
- * them restores the key before it and replays the steps. */
-typedef struct CheckpointRecord {
-    double t;
-    size_t offset, bytes; /* the key's bytes in the arena; 0 bytes for a replayed frame */
-    bool key;
-} CheckpointRecord;
-
-typedef struct CheckpointRing {
-    unsigned char *arena;
-    size_t capacity;
-    bool mapped;               /* arena from mmap (else malloc) */
-    CheckpointRecord *records; /* circular, max_records */
-    int max_records, first, count;
-    int key_every; /* 0: chosen from the record size; else a key every key_every frames */
-    int since_key; /* frames written since the newest key */
-    bool full_warned;
-} CheckpointRing;
-
 /* The time in which a depth offset's energy falls e-fold while its bodies are awake (s): at each
  * collision update every offset heals by the share dt / ENGINE_HEAL_TIME of what healing it whole
  * would add (engine_manifold_energy.c), so an offset can neither last nor build up, and what
@@ -244,17 +223,7 @@ struct Engine {
     EngineIntegration integration; /* engine_integrator.h */
 
     ContactStatePool pool;
-    CheckpointRing checkpoints;
-    /* Something changed the engine outside engine_advance since the last checkpoint (an edit, an
-     * applied wrench, a restore that restarted): the next checkpoint must be a key, since
-     * replaying steps from an older key would not see the change. */
-    bool replay_broken;
-    /* The collision world's identity as of the last merged report (contacts and id counter),
-     * kept while checkpoints are enabled: a restore hands it back to the world so contacts keep
-     * their ids across a rewind. */
-    CollisionContact *identity;
-    int identity_count, identity_capacity;
-    uint32_t identity_next_id;
+    CheckpointRing checkpoints; /* engine_checkpoint.h */
 
     /* Islands and resolvers (engine_step.c): per body its island's resolver, the bodies of
      * time-stepped islands, and scratch for the island partition. */
@@ -300,7 +269,7 @@ static inline void engine_invalidate(Engine *e, unsigned what) {
     if (what & ENGINE_INVALID_FIXED_STEP)
         e->integration.fixed_step_dirty = true;
     if (what & ENGINE_INVALID_REPLAY)
-        e->replay_broken = true;
+        e->checkpoints.replay_broken = true;
 }
 
 /* engine.c: the next instance serial, process-wide, never 0 (engine_create takes one). */
@@ -462,13 +431,6 @@ int engine_contact_commit_model(Engine *e, EngineContact *c, const ContactKinema
 double engine_contact_potential(const Engine *e, const EngineContact *c,
                                 const ContactKinematics *k);
 bool engine_models_have_copy_hooks(const Engine *e);
-
-/* engine_checkpoint.c */
-void engine_checkpoints_free(Engine *e);
-/* Restores the checkpoint at t if there is one (dropping later ones). */
-bool engine_checkpoint_restore(Engine *e, double t);
-/* Keeps the collision world's identity of a merged report (while checkpoints are enabled). */
-void engine_keep_identity(Engine *e, const CollisionContact *contacts, int count, uint32_t next_id);
 
 /* engine_step.c: the staged step */
 /* Recomputes the fixed step the active contacts ask for (engine_step.c). */
