@@ -80,7 +80,7 @@ static void bucket(const int *key, int count, int islands, int *start, int *out)
 /* One pass over the stepped bodies and the contacts. Returns false when out of memory. */
 static bool index_islands(Engine *e, IslandIndex *x) {
     int nb = e->body_count, nc = e->contact_count;
-    IssimArena *a = &e->step_scratch;
+    IssimArena *a = &e->islands.step_scratch;
     x->island_of = ISSIM_ARENA_ALLOC(a, int, nb);
     x->local = ISSIM_ARENA_ALLOC(a, int, nb);
     x->bodies = ISSIM_ARENA_ALLOC(a, int, nb);
@@ -98,14 +98,14 @@ static bool index_islands(Engine *e, IslandIndex *x) {
     x->count = 0;
     for (int b = 0; b < nb; b++)
         x->island_of[b] = x->local[b] = -1;
-    for (int i = 0; i < e->stepped_count; i++) { /* roots first: islands numbered by root */
-        int b = e->stepped_bodies[i];
-        if (e->island_of_body[b] == b)
+    for (int i = 0; i < e->islands.stepped_count; i++) { /* roots first: islands numbered by root */
+        int b = e->islands.stepped_bodies[i];
+        if (e->islands.island_of_body[b] == b)
             x->island_of[b] = x->count++;
     }
-    for (int i = 0; i < e->stepped_count; i++) {
-        int b = e->stepped_bodies[i];
-        x->island_of[b] = x->island_of[e->island_of_body[b]];
+    for (int i = 0; i < e->islands.stepped_count; i++) {
+        int b = e->islands.stepped_bodies[i];
+        x->island_of[b] = x->island_of[e->islands.island_of_body[b]];
     }
     for (int b = 0; b < nb; b++)
         key[b] = x->island_of[b];
@@ -178,8 +178,8 @@ const EngineComplementaritySolver *engine_complementarity_for(int solver_kind, i
 /* The island's solver: the engine's override, else the first row's pair that names one. */
 static const EngineComplementaritySolver *island_solver(const IslandWork *w, int *kind) {
     *kind = CONTACT_SOLVER_AUTO;
-    if (w->e->complementarity)
-        return w->e->complementarity;
+    if (w->e->islands.complementarity)
+        return w->e->islands.complementarity;
     for (int i = 0; i < w->contact_count && *kind == CONTACT_SOLVER_AUTO; i++)
         *kind = (int)w->e->pairs[w->e->contacts[w->contacts[i]].pair].params.solver;
     bool friction = false;
@@ -206,8 +206,8 @@ static bool solve_once(const Engine *e, const EngineComplementaritySolver *solve
     memset(sol->lambda_n, 0, sizeof(double) * (size_t)sys->contacts);
     if (sol->lambda_t)
         memset(sol->lambda_t, 0, sizeof(double) * 2 * (size_t)sys->contacts);
-    if (solver->solve(e->complementarity ? e->complementarity_user : NULL, sys, sol, why) !=
-        ISSIM_OK)
+    if (solver->solve(e->islands.complementarity ? e->islands.complementarity_user : NULL, sys, sol,
+                      why) != ISSIM_OK)
         return false;
     if (impulses_finite(sys->contacts, sol))
         return true;
@@ -229,7 +229,7 @@ static IssimStatus run_solver(IslandWork *w, const EngineComplementaritySolver *
     e->stats.complementarity_failures++;
     const EngineComplementaritySolver *pgs = engine_complementarity_pgs();
     IssimError pgs_why = {0};
-    if (!e->complementarity && solver != pgs && solve_once(e, pgs, sys, sol, &pgs_why)) {
+    if (!e->islands.complementarity && solver != pgs && solve_once(e, pgs, sys, sol, &pgs_why)) {
         issim_log(ISSIM_LOG_WARN,
                   "complementarity solver %s failed on the island of %s (%d bodies, %d contacts) "
                   "at t = %.9g s (%s): PGS solved this step",
@@ -367,7 +367,7 @@ static IssimStatus solve_step(IslandWork *w, IssimError *err) {
 
 /* n doubles of the per-step arena; *ok turns false when memory ran out. */
 static double *scratch_doubles(Engine *e, size_t n, bool *ok) {
-    double *p = ISSIM_ARENA_ALLOC(&e->step_scratch, double, n);
+    double *p = ISSIM_ARENA_ALLOC(&e->islands.step_scratch, double, n);
     *ok = *ok && p;
     return p;
 }
@@ -384,10 +384,10 @@ static bool carve_scratch(Engine *e, IslandWork *w, int max_rows) {
     w->rhs = scratch_doubles(e, n, &ok);
     w->u_position = scratch_doubles(e, n, &ok);
     w->zero = scratch_doubles(e, n, &ok);
-    w->pose = ISSIM_ARENA_ALLOC(&e->step_scratch, EngineBodyState, n / bd);
-    w->blocks = ISSIM_ARENA_ALLOC(&e->step_scratch, EngineContactBlock, m);
-    w->ids = ISSIM_ARENA_ALLOC(&e->step_scratch, uint64_t, m);
-    w->frames = ISSIM_ARENA_ALLOC(&e->step_scratch, Vec3, 3 * m);
+    w->pose = ISSIM_ARENA_ALLOC(&e->islands.step_scratch, EngineBodyState, n / bd);
+    w->blocks = ISSIM_ARENA_ALLOC(&e->islands.step_scratch, EngineContactBlock, m);
+    w->ids = ISSIM_ARENA_ALLOC(&e->islands.step_scratch, uint64_t, m);
+    w->frames = ISSIM_ARENA_ALLOC(&e->islands.step_scratch, Vec3, 3 * m);
     w->gap = scratch_doubles(e, m, &ok);
     w->mu = scratch_doubles(e, m, &ok);
     w->mu_static = scratch_doubles(e, m, &ok);
@@ -499,9 +499,9 @@ static IssimStatus island_step(Engine *e, const IslandIndex *x, int k, double t,
                     .bd = e->planar ? 3 : 6,
                     .h = h};
     w.dim = w.body_count * w.bd;
-    IssimArenaMark mark = issim_arena_mark(&e->step_scratch);
+    IssimArenaMark mark = issim_arena_mark(&e->islands.step_scratch);
     IssimStatus s = island_step_in(&w, x, k, t, h, err);
-    issim_arena_reset(&e->step_scratch, mark);
+    issim_arena_reset(&e->islands.step_scratch, mark);
     return s;
 }
 
@@ -531,9 +531,9 @@ IssimStatus engine_resolve_complementarity(Engine *e, double t_start, double t_t
                                            IssimError *err) {
     double t_saved = e->t;
     e->stats.complementarity_residual = 0.0;
-    IssimArenaMark mark = issim_arena_mark(&e->step_scratch);
+    IssimArenaMark mark = issim_arena_mark(&e->islands.step_scratch);
     IssimStatus s = resolve_islands(e, t_start, t_target, err);
-    issim_arena_reset(&e->step_scratch, mark);
+    issim_arena_reset(&e->islands.step_scratch, mark);
     e->t = t_saved;
     return s;
 }

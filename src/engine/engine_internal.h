@@ -27,6 +27,7 @@
 
 #include "engine_collide.h"
 #include "engine_sleep.h"
+#include "engine_resolve.h"
 #include "engine_checkpoint.h"
 #include "engine_reduced.h"
 #include "engine_integrator.h"
@@ -225,20 +226,9 @@ struct Engine {
     ContactStatePool pool;
     CheckpointRing checkpoints; /* engine_checkpoint.h */
 
-    /* Islands and resolvers (engine_step.c): per body its island's resolver, the bodies of
-     * time-stepped islands, and scratch for the island partition. */
-    int stepped_count;
-    int *stepped_bodies;
-    int *island_of_body;
-    int *island_scratch; /* 2 * (body_count + 1) */
-    const EngineComplementaritySolver *complementarity;
-    void *complementarity_user;
+    EngineIslands islands; /* engine_resolve.h */
+
     EngineReduced reduced; /* engine_reduced.h */
-    /* Per-step scratch (issim/arena.h), written and read by the engine thread inside one
-     * advance and empty between advances: the RESOLVE stage's island index and each island
-     * step's rows, blocks and dense matrices (engine_complementarity.c). It grows with the
-     * largest island seen, never inside a step once islands stop growing. */
-    IssimArena step_scratch;
 
     int var_count;
     char (*var_names)[80];
@@ -435,21 +425,6 @@ bool engine_models_have_copy_hooks(const Engine *e);
 /* engine_step.c: the staged step */
 /* Recomputes the fixed step the active contacts ask for (engine_step.c). */
 void engine_update_fixed_step(Engine *e);
-/* The bodies of time-stepped (complementarity) islands are neither integrated nor asleep. */
-void engine_islands_free(Engine *e);
-IssimStatus engine_islands_init(Engine *e, IssimError *err);
-
-/* engine_complementarity.c: the RESOLVE stage */
-/* A contact of a complementarity pair on a time-stepped body: its activity and force come from
- * the solver. */
-bool engine_contact_time_stepped(const Engine *e, const EngineContact *c);
-IssimStatus engine_resolve_complementarity(Engine *e, double t_start, double t_target,
-                                           IssimError *err);
-/* engine_gap_after.c: 001 2.2's delta(s^{t+dt}) for the island's contact rows (engine contact
- * indices) after a trial step of h with island velocities u_next (local: engine body -> island
- * velocity offset, or -1); gap: the rows' distances at the start. */
-void engine_island_gaps_after(const Engine *e, const int *rows, int m, const int *local,
-                              const double *gap, double h, const double *u_next, double *gap_out);
 
 /* ===== Contact-response maps (engine_maps.c) ===== */
 /* Loads every body's contact_map (a file, or "flat K ..." / "transient K PEAK DECAY ...") and

@@ -235,7 +235,7 @@ int island_assemble_contacts(IslandWork *w, int *rows, const int *candidates, in
 /* The dense M, M^-1, Jn, Jt from the blocks, for solvers that factor them. */
 bool island_assemble_dense(IslandWork *w) {
     int n = w->dim, m = w->contact_count, bd = w->bd;
-    IssimArena *a = &w->e->step_scratch;
+    IssimArena *a = &w->e->islands.step_scratch;
     w->mass = ISSIM_ARENA_ALLOC(a, double, (size_t)n *(size_t)n);
     w->inv_mass = ISSIM_ARENA_ALLOC(a, double, (size_t)n *(size_t)n);
     w->jn = ISSIM_ARENA_ALLOC(a, double, (size_t)m *(size_t)n);
@@ -272,7 +272,7 @@ bool island_assemble_dense(IslandWork *w) {
 /* A sparse solver's workspace. */
 bool island_reserve_work(IslandWork *w) {
     size_t need = ENGINE_SOLVER_WORK(w->contact_count, w->dim);
-    w->work = ISSIM_ARENA_ALLOC(&w->e->step_scratch, double, need);
+    w->work = ISSIM_ARENA_ALLOC(&w->e->islands.step_scratch, double, need);
     w->work_doubles = need;
     return w->work != NULL;
 }

@@ -311,10 +311,10 @@ static bool pair_of_island(const Engine *e, int body, int *partner, int *obstacl
     *partner = -1;
     *obstacle = -1;
     *contact = -1;
-    int root = e->island_of_body[body], obstacle_contact = -1;
+    int root = e->islands.island_of_body[body], obstacle_contact = -1;
     for (int ci = 0; ci < e->contact_count; ci++) {
         const EngineContact *c = &e->contacts[ci];
-        if (!c->active || e->island_of_body[c->body] != root)
+        if (!c->active || e->islands.island_of_body[c->body] != root)
             continue;
         if (c->body_b >= 0) {
             int other = c->body == body ? c->body_b : c->body_b == body ? c->body : -2;

@@ -408,14 +408,14 @@ static void sleep_stepped_islands(Engine *e, double t) {
     int n = e->body_count;
     double *tolerance = e->sleep.speeds;
     int *island_still = e->sleep.scratch; /* by island root */
-    for (int i = 0; i < e->stepped_count; i++) {
-        int b = e->stepped_bodies[i];
+    for (int i = 0; i < e->islands.stepped_count; i++) {
+        int b = e->islands.stepped_bodies[i];
         tolerance[b] = INFINITY;
-        island_still[e->island_of_body[b]] = 1;
+        island_still[e->islands.island_of_body[b]] = 1;
     }
     int *touching = e->sleep.scratch + (n + 1); /* by body: has an active contact */
-    for (int i = 0; i < e->stepped_count; i++)
-        touching[e->stepped_bodies[i]] = 0;
+    for (int i = 0; i < e->islands.stepped_count; i++)
+        touching[e->islands.stepped_bodies[i]] = 0;
     for (int i = 0; i < e->sleep.live_contact_count; i++) {
         const EngineContact *c = &e->contacts[e->sleep.live_contacts[i]];
         if (!c->active)
@@ -431,18 +431,18 @@ static void sleep_stepped_islands(Engine *e, double t) {
             tolerance[b] = fmin(tolerance[b], still_speed(e, c));
             touching[b] = 1;
             if (!settled)
-                island_still[e->island_of_body[b]] = 0;
+                island_still[e->islands.island_of_body[b]] = 0;
         }
     }
-    for (int i = 0; i < e->stepped_count; i++) {
-        int b = e->stepped_bodies[i];
+    for (int i = 0; i < e->islands.stepped_count; i++) {
+        int b = e->islands.stepped_bodies[i];
         bool still = stepped_body_still(e, b, t, tolerance); /* every body's timer runs */
         if (!still || !touching[b])
-            island_still[e->island_of_body[b]] = 0;
+            island_still[e->islands.island_of_body[b]] = 0;
     }
-    for (int i = 0; i < e->stepped_count; i++) {
-        int b = e->stepped_bodies[i];
-        if (island_still[e->island_of_body[b]] && !e->bodies[b].asleep)
+    for (int i = 0; i < e->islands.stepped_count; i++) {
+        int b = e->islands.stepped_bodies[i];
+        if (island_still[e->islands.island_of_body[b]] && !e->bodies[b].asleep)
             put_to_sleep(e, b, t);
     }
 }

@@ -45,20 +45,20 @@ const char *engine_stage_name(EngineStage stage) {
 
 IssimStatus engine_islands_init(Engine *e, IssimError *err) {
     size_t n = (size_t)e->body_count + 1;
-    e->stepped_bodies = calloc(n, sizeof *e->stepped_bodies);
-    e->island_of_body = calloc(n, sizeof *e->island_of_body);
-    e->island_scratch = calloc(2 * n, sizeof *e->island_scratch);
-    issim_arena_init(&e->step_scratch);
-    if (!e->stepped_bodies || !e->island_of_body || !e->island_scratch)
+    e->islands.stepped_bodies = calloc(n, sizeof *e->islands.stepped_bodies);
+    e->islands.island_of_body = calloc(n, sizeof *e->islands.island_of_body);
+    e->islands.scratch = calloc(2 * n, sizeof *e->islands.scratch);
+    issim_arena_init(&e->islands.step_scratch);
+    if (!e->islands.stepped_bodies || !e->islands.island_of_body || !e->islands.scratch)
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for islands");
     return ISSIM_OK;
 }
 
 void engine_islands_free(Engine *e) {
-    issim_arena_free(&e->step_scratch);
-    free(e->stepped_bodies);
-    free(e->island_of_body);
-    free(e->island_scratch);
+    issim_arena_free(&e->islands.step_scratch);
+    free(e->islands.stepped_bodies);
+    free(e->islands.island_of_body);
+    free(e->islands.scratch);
 }
 
 static void join(int *parent, int a, int b) {
@@ -96,7 +96,7 @@ static ContactResolverKind available(Engine *e, ContactResolverKind r) {
 /* ISLANDS: union-find over the awake bodies, then each island's resolver. */
 static void stage_islands(Engine *e) {
     int n = e->body_count;
-    int *parent = e->island_scratch, *strongest = e->island_scratch + n + 1;
+    int *parent = e->islands.scratch, *strongest = e->islands.scratch + n + 1;
     for (int b = 0; b < n; b++) {
         parent[b] = b;
         strongest[b] = CONTACT_RESOLVER_FORCE_LAW;
@@ -124,13 +124,13 @@ static void stage_islands(Engine *e) {
     }
     memset(e->stats.islands_by_resolver, 0, sizeof e->stats.islands_by_resolver);
     e->stats.islands = 0;
-    e->stepped_count = 0;
+    e->islands.stepped_count = 0;
     bool changed = false;
     for (int b = 0; b < n; b++) {
         EngineBody *body = &e->bodies[b];
         int root = engine_find_root(parent, b);
         ContactResolverKind r = available(e, (ContactResolverKind)strongest[root]);
-        e->island_of_body[b] = root;
+        e->islands.island_of_body[b] = root;
         if (body->asleep)
             continue; /* keeps the resolver it fell asleep with: it wakes into it */
         if (body->resolver != r) {
@@ -142,7 +142,7 @@ static void stage_islands(Engine *e) {
             e->stats.islands_by_resolver[r]++;
         }
         if (r == CONTACT_RESOLVER_COMPLEMENTARITY)
-            e->stepped_bodies[e->stepped_count++] = b;
+            e->islands.stepped_bodies[e->islands.stepped_count++] = b;
     }
     if (changed) {
         /* Bodies move between the integrator and a time-stepping stage: the integrated vector
@@ -243,7 +243,7 @@ IssimStatus engine_advance(Engine *e, double t_target, IssimError *err) {
     stage_done(e, ENGINE_STAGE_ISLANDS, &clock);
     stage_reduce(e);
     stage_done(e, ENGINE_STAGE_REDUCE, &clock);
-    if (e->sleep.awake_state_size == 0 && e->stepped_count == 0) {
+    if (e->sleep.awake_state_size == 0 && e->islands.stepped_count == 0) {
         /* Everything is in equilibrium: nothing moves until an edit wakes a body. */
         e->t = t_target;
         return ISSIM_OK;
@@ -252,7 +252,7 @@ IssimStatus engine_advance(Engine *e, double t_target, IssimError *err) {
     double t_start = e->t;
     memcpy(e->y_saved, e->y, sizeof(double) * (size_t)e->state_size);
     IssimStatus s = ISSIM_OK;
-    if (e->stepped_count > 0)
+    if (e->islands.stepped_count > 0)
         s = engine_resolve_complementarity(e, t_start, t_target, err);
     stage_done(e, ENGINE_STAGE_RESOLVE, &clock);
     if (s == ISSIM_OK && e->sleep.awake_state_size > 0)
@@ -260,7 +260,7 @@ IssimStatus engine_advance(Engine *e, double t_target, IssimError *err) {
     else if (s == ISSIM_OK)
         e->t = t_target;
     stage_done(e, ENGINE_STAGE_INTEGRATE, &clock);
-    if (s == ISSIM_OK && e->stepped_count > 0) {
+    if (s == ISSIM_OK && e->islands.stepped_count > 0) {
         /* The time-stepped islands' contacts begin and end where their solver left them. */
         engine_update_active_set(e, e->t, NULL);
     }
@@ -272,7 +272,7 @@ IssimStatus engine_advance(Engine *e, double t_target, IssimError *err) {
         memcpy(e->y, e->y_saved, sizeof(double) * (size_t)e->state_size);
         engine_invalidate(e, ENGINE_INVALID_INTEGRATOR);
         e->stats.warnings += s != ISSIM_ERR_CANCELLED; /* a stop asked for is no warning */
-    } else if (e->stepped_count > 0)
+    } else if (e->islands.stepped_count > 0)
         engine_update_stepped_sleep(e, e->t); /* time-stepped islands settle and sleep */
     stage_done(e, ENGINE_STAGE_COMMIT, &clock);
     return s;
@@ -284,8 +284,8 @@ IssimStatus engine_step(Engine *e, IssimError *err) {
 
 void engine_set_complementarity_solver(Engine *e, const EngineComplementaritySolver *solver,
                                        void *user) {
-    e->complementarity = solver;
-    e->complementarity_user = user;
+    e->islands.complementarity = solver;
+    e->islands.complementarity_user = user;
     engine_invalidate(e, ENGINE_INVALID_REPLAY);
     /* another solver, other impulses: as an edit of the pairs' solver, every body wakes */
     engine_wake_all(e, e->t);
