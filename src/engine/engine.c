@@ -69,12 +69,12 @@ void engine_destroy(Engine *e) {
     free(e->integration.event_dirs);
     free(e->integration.event_states);
     free(e->materials);
-    free(e->blocks);
+    free(e->layout.blocks);
     free(e->y);
     free(e->y_saved);
     free(e->integration.scratch);
-    free(e->var_names);
-    free(e->var_units);
+    free(e->vars.names);
+    free(e->vars.units);
     engine_sleep_free(e);
     engine_islands_free(e);
     engine_checkpoints_free(e);
@@ -121,25 +121,25 @@ void engine_set_stop_check(Engine *e, bool (*fn)(void *), void *user) {
 /* ===== Variables ===== */
 
 int engine_var_count(const Engine *e) {
-    return e->var_count;
+    return e->vars.count;
 }
 const char *engine_var_name(const Engine *e, int var) {
-    return e->var_names[var];
+    return e->vars.names[var];
 }
 const char *engine_var_unit(const Engine *e, int var) {
-    return e->var_units[var];
+    return e->vars.units[var];
 }
 
 int engine_var_find(const Engine *e, const char *name) {
-    for (int i = 0; i < e->var_count; i++)
-        if (strcmp(e->var_names[i], name) == 0)
+    for (int i = 0; i < e->vars.count; i++)
+        if (strcmp(e->vars.names[i], name) == 0)
             return i;
     return -1;
 }
 
 IssimStatus engine_register_vars(const Engine *e, Registry *reg, IssimError *err) {
-    for (int i = 0; i < e->var_count; i++)
-        if (registry_add_var(reg, e->var_names[i], e->var_units[i], err) < 0)
+    for (int i = 0; i < e->vars.count; i++)
+        if (registry_add_var(reg, e->vars.names[i], e->vars.units[i], err) < 0)
             return err ? err->status : ISSIM_ERR_INVALID;
     return ISSIM_OK;
 }
@@ -222,7 +222,7 @@ IssimStatus engine_restore_vars(Engine *e, double t, const double *values, Issim
     for (int i = 0; i < ENGINE_FRAME_BODY_VALUES * e->body_count; i++)
         if (!isfinite(values[i]))
             return issim_error_set(err, ISSIM_ERR_INVALID,
-                                   "cannot restore a frame with non-finite %s", e->var_names[i]);
+                                   "cannot restore a frame with non-finite %s", e->vars.names[i]);
     for (int r = 0; r < e->reduced.slot_count; r++) /* the frame gives every body its own state */
         engine_reduced_leave(e, r, t);
     for (int b = 0; b < e->body_count; b++) {

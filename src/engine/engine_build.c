@@ -219,33 +219,34 @@ static IssimStatus build_contacts(Engine *e, IssimError *err) {
 
 static IssimStatus build_layout(Engine *e, IssimError *err) {
     e->reduced.slot_count = e->planar ? 0 : ENGINE_REDUCED_SLOTS;
-    e->blocks = calloc((size_t)(e->body_count + e->reduced.slot_count) + 1, sizeof *e->blocks);
-    if (!e->blocks)
+    e->layout.blocks =
+        calloc((size_t)(e->body_count + e->reduced.slot_count) + 1, sizeof *e->layout.blocks);
+    if (!e->layout.blocks)
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
     int offset = 0, voffset = 0;
     for (int b = 0; b < e->body_count; b++) {
-        StateBlock *blk = &e->blocks[e->block_count];
+        StateBlock *blk = &e->layout.blocks[e->layout.block_count];
         blk->kind = e->planar ? BLOCK_PLANAR_BODY : BLOCK_FREE_BODY;
         blk->size = e->planar ? PLANAR_BODY_SIZE : FREE_BODY_SIZE;
         blk->offset = offset;
         blk->body = b;
-        e->bodies[b].block = e->block_count++;
+        e->bodies[b].block = e->layout.block_count++;
         e->bodies[b].velocity_offset = voffset;
         e->bodies[b].reduced_slot = -1;
         offset += blk->size;
         voffset += e->planar ? 3 : 6;
     }
     for (int s = 0; s < e->reduced.slot_count; s++) { /* reserved for reduced pairs */
-        StateBlock *blk = &e->blocks[e->block_count];
+        StateBlock *blk = &e->layout.blocks[e->layout.block_count];
         *blk = (StateBlock){.kind = BLOCK_CONTACT_PAIR,
                             .offset = offset,
                             .size = ENGINE_REDUCED_BLOCK_MAX,
                             .body = -1};
-        e->reduced.slot[s].block = e->block_count++;
+        e->reduced.slot[s].block = e->layout.block_count++;
         offset += ENGINE_REDUCED_BLOCK_MAX;
     }
-    e->state_size = offset;
-    e->velocity_dim = voffset;
+    e->layout.state_size = offset;
+    e->layout.velocity_dim = voffset;
     size_t n = (size_t)offset + 1;
     e->y = calloc(n, sizeof(double));
     e->y_saved = calloc(n, sizeof(double));
@@ -275,22 +276,22 @@ static IssimStatus build_vars(Engine *e, IssimError *err) {
                    "a name for every value of a body's frame");
     _Static_assert(sizeof energy_vars / sizeof energy_vars[0] == ENGINE_FRAME_ENERGY_VALUES,
                    "a name for every energy of a frame");
-    e->var_count = ENGINE_FRAME_BODY_VALUES * e->body_count + ENGINE_FRAME_ENERGY_VALUES;
-    e->var_names = calloc((size_t)e->var_count, sizeof *e->var_names);
-    e->var_units = calloc((size_t)e->var_count, sizeof *e->var_units);
-    if (!e->var_names || !e->var_units)
+    e->vars.count = ENGINE_FRAME_BODY_VALUES * e->body_count + ENGINE_FRAME_ENERGY_VALUES;
+    e->vars.names = calloc((size_t)e->vars.count, sizeof *e->vars.names);
+    e->vars.units = calloc((size_t)e->vars.count, sizeof *e->vars.units);
+    if (!e->vars.names || !e->vars.units)
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
     int v = 0;
     for (int b = 0; b < e->body_count; b++) {
         for (int i = 0; i < ENGINE_FRAME_BODY_VALUES; i++, v++) {
-            snprintf(e->var_names[v], sizeof e->var_names[v], "%s.%s", e->bodies[b].name,
+            snprintf(e->vars.names[v], sizeof e->vars.names[v], "%s.%s", e->bodies[b].name,
                      body_vars[i]);
-            e->var_units[v] = body_units[i];
+            e->vars.units[v] = body_units[i];
         }
     }
     for (int i = 0; i < ENGINE_FRAME_ENERGY_VALUES; i++, v++) {
-        snprintf(e->var_names[v], sizeof e->var_names[v], "universe.energy.%s", energy_vars[i]);
-        e->var_units[v] = "J";
+        snprintf(e->vars.names[v], sizeof e->vars.names[v], "universe.energy.%s", energy_vars[i]);
+        e->vars.units[v] = "J";
     }
     return ISSIM_OK;
 }

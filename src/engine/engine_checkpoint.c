@@ -63,7 +63,8 @@ static size_t align16(size_t n) {
 #define CONTACT_SAVED_BYTES offsetof(EngineContact, params)
 
 static size_t record_bytes(const Engine *e, int contacts, int identity, size_t coherence) {
-    return align16(sizeof(CheckpointHeader)) + align16(sizeof(double) * (size_t)e->state_size) +
+    return align16(sizeof(CheckpointHeader)) +
+           align16(sizeof(double) * (size_t)e->layout.state_size) +
            align16(sizeof(BodySleepState) * (size_t)e->body_count) +
            align16(sizeof(EngineReducedSlot) * (size_t)e->reduced.slot_count) +
            align16(CONTACT_SAVED_BYTES * (size_t)contacts) + align16(e->pool.end) +
@@ -235,7 +236,7 @@ static void copy_pool(const Engine *e, unsigned char *dst, const unsigned char *
 static void write_key(Engine *e, unsigned char *p, size_t bytes) {
     const unsigned char *start = p;
     CheckpointHeader h = {.t = e->t,
-                          .state_size = e->state_size,
+                          .state_size = e->layout.state_size,
                           .body_count = e->body_count,
                           .contact_count = e->contact_count,
                           .identity_count = e->checkpoints.identity_count,
@@ -249,7 +250,7 @@ static void write_key(Engine *e, unsigned char *p, size_t bytes) {
                           .integrator_dirty = e->integration.dirty,
                           .collision_stale = e->collision_stale};
     p = put(p, &h, sizeof h);
-    p = put(p, e->y, sizeof(double) * (size_t)e->state_size);
+    p = put(p, e->y, sizeof(double) * (size_t)e->layout.state_size);
     BodySleepState *sleep = (BodySleepState *)p;
     for (int b = 0; b < e->body_count; b++)
         sleep[b] = (BodySleepState){.asleep = e->bodies[b].asleep,
@@ -362,12 +363,12 @@ static bool restore_key(Engine *e, const CheckpointRecord *r) {
     const unsigned char *p = e->checkpoints.arena + r->offset;
     CheckpointHeader h;
     memcpy(&h, p, sizeof h);
-    if (h.state_size != e->state_size || h.body_count != e->body_count ||
+    if (h.state_size != e->layout.state_size || h.body_count != e->body_count ||
         !engine_reserve_contacts(e, h.contact_count + 1) || !reserve_pool(e, h.pool_end))
         return false;
     p += align16(sizeof h);
-    memcpy(e->y, p, sizeof(double) * (size_t)e->state_size);
-    p += align16(sizeof(double) * (size_t)e->state_size);
+    memcpy(e->y, p, sizeof(double) * (size_t)e->layout.state_size);
+    p += align16(sizeof(double) * (size_t)e->layout.state_size);
     const BodySleepState *sleep = (const BodySleepState *)p;
     for (int b = 0; b < e->body_count; b++) {
         EngineBody *body = &e->bodies[b];

@@ -270,7 +270,7 @@ static EngineIslandSystem island_system(IslandWork *w) {
                                 .blocks = w->blocks,
                                 .force = w->force,
                                 .velocity = w->velocity,
-                                .gap = w->gap_velocity,
+                                .gap = w->split.gap_velocity,
                                 .mu = w->mu,
                                 .mu_static = w->mu_static,
                                 .contact_id = w->ids,
@@ -288,21 +288,21 @@ static IssimStatus position_pass(IslandWork *w, const EngineComplementaritySolve
                                  const EngineIslandSystem *sys, IssimError *err) {
     int n = w->dim;
     EngineIslandSystem push = *sys;
-    push.force = w->zero;
-    push.velocity = w->zero;
-    push.gap = w->gap_position;
+    push.force = w->split.zero;
+    push.velocity = w->split.zero;
+    push.gap = w->split.gap_position;
     push.mu = w->no_friction;
     push.mu_static = w->no_friction;
     push.warm_n = NULL;
     push.warm_t = NULL;
     push.max_sweeps = POSITION_PASS_SWEEPS;
     push.same_rows = true;
-    EngineIslandSolution out = {.lambda_n = w->lambda_p, .lambda_t = w->lambda_pt};
+    EngineIslandSolution out = {.lambda_n = w->split.lambda_p, .lambda_t = w->split.lambda_pt};
     if (run_solver(w, solver, &push, &out, err) != ISSIM_OK)
         return ISSIM_ERR_NUMERIC;
     memset(w->rhs, 0, sizeof(double) * (size_t)n);
-    island_add_jacobian_transpose(w, w->lambda_p, NULL);
-    island_apply_inv_mass(w, NULL, w->u_position);
+    island_add_jacobian_transpose(w, w->split.lambda_p, NULL);
+    island_apply_inv_mass(w, NULL, w->split.u_position);
     return ISSIM_OK;
 }
 
@@ -344,11 +344,11 @@ static IssimStatus solve_step(IslandWork *w, IssimError *err) {
      * discovery never launches a body, as s / h in the velocity pass did (docs/performance.md). */
     bool overlap = false;
     double slop = solver && solver->sparse ? PGS_POSITION_SLOP : 0.0;
-    memset(w->u_position, 0, sizeof(double) * (size_t)n);
-    memset(w->zero, 0, sizeof(double) * (size_t)n);
+    memset(w->split.u_position, 0, sizeof(double) * (size_t)n);
+    memset(w->split.zero, 0, sizeof(double) * (size_t)n);
     for (int i = 0; i < m; i++) {
-        w->gap_velocity[i] = fmax(w->gap[i], 0.0);
-        w->gap_position[i] = position_gap(w->gap[i], slop);
+        w->split.gap_velocity[i] = fmax(w->gap[i], 0.0);
+        w->split.gap_position[i] = position_gap(w->gap[i], slop);
         w->no_friction[i] = 0.0;
         overlap = overlap || w->gap[i] < -slop;
     }
@@ -382,8 +382,8 @@ static bool carve_scratch(Engine *e, IslandWork *w, int max_rows) {
     w->velocity = scratch_doubles(e, n, &ok);
     w->u_next = scratch_doubles(e, n, &ok);
     w->rhs = scratch_doubles(e, n, &ok);
-    w->u_position = scratch_doubles(e, n, &ok);
-    w->zero = scratch_doubles(e, n, &ok);
+    w->split.u_position = scratch_doubles(e, n, &ok);
+    w->split.zero = scratch_doubles(e, n, &ok);
     w->pose = ISSIM_ARENA_ALLOC(&e->islands.step_scratch, EngineBodyState, n / bd);
     w->blocks = ISSIM_ARENA_ALLOC(&e->islands.step_scratch, EngineContactBlock, m);
     w->ids = ISSIM_ARENA_ALLOC(&e->islands.step_scratch, uint64_t, m);
@@ -396,10 +396,10 @@ static bool carve_scratch(Engine *e, IslandWork *w, int max_rows) {
     w->warm_t = scratch_doubles(e, 2 * m, &ok);
     w->lambda_n = scratch_doubles(e, 3 * m, &ok); /* lambda_n, lambda_t contiguous (3m) */
     w->lambda_t = w->lambda_n + m;
-    w->lambda_p = scratch_doubles(e, 3 * m, &ok); /* lambda_p, lambda_pt contiguous (3m) */
-    w->lambda_pt = w->lambda_p + m;
-    w->gap_velocity = scratch_doubles(e, m, &ok);
-    w->gap_position = scratch_doubles(e, m, &ok);
+    w->split.lambda_p = scratch_doubles(e, 3 * m, &ok); /* lambda_p, lambda_pt contiguous (3m) */
+    w->split.lambda_pt = w->split.lambda_p + m;
+    w->split.gap_velocity = scratch_doubles(e, m, &ok);
+    w->split.gap_position = scratch_doubles(e, m, &ok);
     if (!ok || !w->pose || !w->blocks || !w->ids || !w->frames)
         return false;
     memset(w->force, 0, sizeof(double) * n);
@@ -430,7 +430,7 @@ static void update_row_activity(IslandWork *w, double t) {
         /* The depth after the step, linearised (the solve's own model of it); the exact
          * kinematics only when the activity changes and an event needs them. */
         double depth = -(w->gap[i] + w->h * (island_normal_rate(w, i, w->u_next) +
-                                             island_normal_rate(w, i, w->u_position)));
+                                             island_normal_rate(w, i, w->split.u_position)));
         bool want = w->lambda_n[i] > 0.0 || depth > 0.0;
         if (want == c->active)
             continue;

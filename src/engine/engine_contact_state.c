@@ -124,7 +124,7 @@ void engine_pool_rebuild(Engine *e) {
     int used = 0;
     size_t *pairs =
         (size_t *)e->integration.scratch; /* scratch holds 6 * (state_size + 1) doubles */
-    size_t room = 3 * ((size_t)e->state_size + 1);
+    size_t room = 3 * ((size_t)e->layout.state_size + 1);
     for (int ci = 0; ci < e->contact_count; ci++) {
         const EngineContact *c = &e->contacts[ci];
         if (c->state_bytes == 0)

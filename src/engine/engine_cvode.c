@@ -38,7 +38,7 @@ struct Integrator {
  * vector whose sleeping blocks hold their frozen state (scratch[0, n)), and the derivative is
  * gathered back from scratch[n, 2n). */
 static bool packed(const Engine *e) {
-    return e->sleep.awake_state_size != e->state_size;
+    return e->sleep.awake_state_size != e->layout.state_size;
 }
 
 static void unpack(const Engine *e, const double *p, double *full) {
@@ -68,7 +68,8 @@ static const double *full_state(Engine *e, N_Vector y) {
 static int cvode_rhs(sunrealtype t, N_Vector y, N_Vector ydot, void *user) {
     Engine *e = user;
     const double *full = full_state(e, y);
-    double *d = packed(e) ? e->integration.scratch + e->state_size : N_VGetArrayPointer(ydot);
+    double *d =
+        packed(e) ? e->integration.scratch + e->layout.state_size : N_VGetArrayPointer(ydot);
     engine_rhs(e, t, full, d);
     if (packed(e))
         pack(e, d, N_VGetArrayPointer(ydot));
@@ -127,7 +128,7 @@ Integrator *integrator_cvode_create(Engine *e, IssimError *err) {
     ok = ok && (integ->mem = CVodeCreate(e->integrator_kind == INTEGRATOR_BDF ? CV_BDF : CV_ADAMS,
                                          integ->ctx)) != NULL;
     if (ok) {
-        memcpy(e->integration.scratch, e->y, sizeof(double) * (size_t)e->state_size);
+        memcpy(e->integration.scratch, e->y, sizeof(double) * (size_t)e->layout.state_size);
         pack(e, e->y, N_VGetArrayPointer(integ->y));
     }
     ok = ok && CVodeInit(integ->mem, cvode_rhs, e->t, integ->y) == CV_SUCCESS;
@@ -206,7 +207,7 @@ static IssimStatus reinit(Engine *e, IssimError *err) {
             return err ? err->status : ISSIM_ERR_NUMERIC;
         integ = e->integration.cvode;
     }
-    memcpy(e->integration.scratch, e->y, sizeof(double) * (size_t)e->state_size);
+    memcpy(e->integration.scratch, e->y, sizeof(double) * (size_t)e->layout.state_size);
     pack(e, e->y, N_VGetArrayPointer(integ->y));
     if (CVodeReInit(integ->mem, e->t, integ->y) != CV_SUCCESS)
         return issim_error_set(err, ISSIM_ERR_NUMERIC, "CVODE re-initialisation failed at t = %g",

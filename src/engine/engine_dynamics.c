@@ -24,7 +24,7 @@ static Quat planar_quat(double theta) {
 }
 
 EngineBodyState engine_block_state(const Engine *e, const double *y, int body) {
-    const StateBlock *b = &e->blocks[e->bodies[body].block];
+    const StateBlock *b = &e->layout.blocks[e->bodies[body].block];
     const double *s = y + b->offset;
     EngineBodyState st;
     if (e->bodies[body].reduced_slot >= 0) { /* in a reduced pair: its block says where */
@@ -46,7 +46,7 @@ EngineBodyState engine_block_state(const Engine *e, const double *y, int body) {
 }
 
 void engine_block_store(const Engine *e, double *y, int body, const EngineBodyState *st) {
-    const StateBlock *b = &e->blocks[e->bodies[body].block];
+    const StateBlock *b = &e->layout.blocks[e->bodies[body].block];
     double *s = y + b->offset;
     if (b->kind == BLOCK_FREE_BODY) {
         Quat q = quat_normalize(st->orient);
@@ -258,7 +258,7 @@ void engine_contact_kinematics(const Engine *e, const double *y, const EngineCon
     }
     const EngineBody *body = &e->bodies[c->body];
     const EngineObstacle *ob = &e->obstacles[c->obstacle];
-    const StateBlock *blk = &e->blocks[body->block];
+    const StateBlock *blk = &e->layout.blocks[body->block];
     EngineBodyState st;
     Vec3 r, v = body->vertices[c->vertex];
     bool planar = blk->kind == BLOCK_PLANAR_BODY;
@@ -320,7 +320,7 @@ void engine_contact_kinematics(const Engine *e, const double *y, const EngineCon
 static void body_derivative(const Engine *e, int bi, const double *y, Vec3 force, Vec3 torque,
                             double *ydot) {
     const EngineBody *body = &e->bodies[bi];
-    const StateBlock *b = &e->blocks[body->block];
+    const StateBlock *b = &e->layout.blocks[body->block];
     const double *s = y + b->offset;
     double *d = ydot + b->offset;
     if (b->kind == BLOCK_PLANAR_BODY) {
@@ -389,7 +389,7 @@ static EngineBodyState body_state(const Engine *e, const EngineBodyState *states
 }
 
 EngineBodyState *engine_rhs_body_states(const Engine *e) {
-    return (EngineBodyState *)(e->integration.scratch + 6 * (size_t)e->state_size +
+    return (EngineBodyState *)(e->integration.scratch + 6 * (size_t)e->layout.state_size +
                                6 * (size_t)e->body_count);
 }
 
@@ -462,7 +462,7 @@ void engine_rhs(Engine *e, double t, const double *y, double *ydot) {
     Vec3 force_stack[MAX_STACK_BODIES], torque_stack[MAX_STACK_BODIES];
     Vec3 *force = force_stack, *torque = torque_stack;
     if (e->body_count > MAX_STACK_BODIES) {
-        force = (Vec3 *)(e->integration.scratch + 6 * (size_t)e->state_size);
+        force = (Vec3 *)(e->integration.scratch + 6 * (size_t)e->layout.state_size);
         torque = force + e->body_count;
     }
     engine_accumulate_loads(e, t, y, force, torque);
@@ -682,7 +682,7 @@ void engine_commit_contacts(Engine *e, double t) {
 
 void engine_normalize_state(Engine *e, double *y) {
     for (int i = 0; i < e->sleep.awake_count; i++) { /* sleeping blocks do not change */
-        const StateBlock *b = &e->blocks[e->bodies[e->sleep.awake_bodies[i]].block];
+        const StateBlock *b = &e->layout.blocks[e->bodies[e->sleep.awake_bodies[i]].block];
         if (b->kind != BLOCK_FREE_BODY)
             continue;
         double *s = y + b->offset;
@@ -723,7 +723,7 @@ EngineEnergy engine_energy(const Engine *e) {
  * rates to take the impulse's other components). */
 static bool brakeable(const Engine *e, int body) {
     const EngineBody *b = &e->bodies[body];
-    return b->integrated && e->blocks[b->block].kind == BLOCK_FREE_BODY;
+    return b->integrated && e->layout.blocks[b->block].kind == BLOCK_FREE_BODY;
 }
 
 static void apply_point_impulse(Engine *e, EngineBodyState *states, int body, Vec3 arm,
@@ -734,7 +734,7 @@ static void apply_point_impulse(Engine *e, EngineBodyState *states, int body, Ve
     Vec3 torque = quat_rotate_inv(s->orient, vec3_cross(arm, impulse));
     Vec3 dw = {torque.x / b->inertia.x, torque.y / b->inertia.y, torque.z / b->inertia.z};
     s->angvel = vec3_add(s->angvel, quat_rotate(s->orient, dw));
-    double *y = e->y + e->blocks[b->block].offset;
+    double *y = e->y + e->layout.blocks[b->block].offset;
     double rates[6] = {s->vel.x, s->vel.y, s->vel.z, s->angvel.x, s->angvel.y, s->angvel.z};
     memcpy(y + 7, rates, sizeof rates); /* only the rates: the pose keeps its every bit */
 }

@@ -188,6 +188,21 @@ typedef struct ContactStatePool {
  * hides. */
 #define ENGINE_HEAL_MIN_OFFSET 5e-7
 
+/* The state vector's layout: one block per body (then the reduced pairs' blocks). */
+typedef struct EngineLayout {
+    int block_count;
+    StateBlock *blocks;
+    int state_size;
+    int velocity_dim;
+} EngineLayout;
+
+/* The engine's named variables (engine_register_vars): names and units, in frame order. */
+typedef struct EngineVars {
+    int count;
+    char (*names)[80];
+    const char **units;
+} EngineVars;
+
 struct Engine {
     ThingDb *db;
     EngineOptions options;
@@ -210,10 +225,7 @@ struct Engine {
     char (*materials)[PROP_STRING_MAX];
     int material_count;
 
-    int block_count;
-    StateBlock *blocks;
-    int state_size;
-    int velocity_dim;
+    EngineLayout layout;
     EngineSleep sleep;    /* engine_sleep.h */
     bool collision_stale; /* bodies moved since the last collision update */
 
@@ -230,9 +242,7 @@ struct Engine {
 
     EngineReduced reduced; /* engine_reduced.h */
 
-    int var_count;
-    char (*var_names)[80];
-    const char **var_units;
+    EngineVars vars;
 
     uint32_t next_contact_id;
     EngineEventFn event_fn;

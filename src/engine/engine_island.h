@@ -22,6 +22,11 @@ typedef struct IslandIndex {
     int *order;                        /* scratch: the bucket sort of order_top_down */
 } IslandIndex;
 
+/* The split position correction: gaps for each pass, its impulses and pseudo-velocities. */
+typedef struct IslandSplit {
+    double *gap_velocity, *gap_position, *lambda_p, *lambda_pt, *u_position, *zero;
+} IslandSplit;
+
 typedef struct IslandWork {
     Engine *e;
     const IslandIndex *index;
@@ -42,8 +47,7 @@ typedef struct IslandWork {
     EngineBodyState *pose; /* per island body (by offset / bd): its state at the step's start */
     double *force, *velocity, *gap, *mu, *mu_static, *no_friction, *warm_n, *warm_t;
     double *lambda_n, *lambda_t, *u_next, *rhs;
-    /* The split position correction: gaps for each pass, its impulses and pseudo-velocities. */
-    double *gap_velocity, *gap_position, *lambda_p, *lambda_pt, *u_position, *zero;
+    IslandSplit split;
 } IslandWork;
 
 /* Body b's velocity offset in the island being solved, or -1 (held: no unknown). */

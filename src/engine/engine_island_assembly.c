@@ -344,7 +344,7 @@ void island_integrate_positions(IslandWork *w) {
     Engine *e = w->e;
     for (int i = 0; i < w->body_count; i++) {
         int b = w->bodies[i], o = offset_in(w, b);
-        const double *u = w->u_next + o, *p = w->u_position + o;
+        const double *u = w->u_next + o, *p = w->split.u_position + o;
         EngineBodyState st = w->pose[o / w->bd];
         if (e->planar) {
             st.vel = vec3(u[0], 0.0, u[1]);

@@ -209,7 +209,8 @@ int engine_reduced_pair_count(const Engine *e) {
 void engine_reduced_body_state(const Engine *e, const double *y, int body, EngineBodyState *out) {
     const EngineReducedSlot *slot = &e->reduced.slot[e->bodies[body].reduced_slot];
     EngineBodyState a, b = {0};
-    model_of(slot)->bodies(&slot->pair, slot->data, y + e->blocks[slot->block].offset, &a, &b);
+    model_of(slot)->bodies(&slot->pair, slot->data, y + e->layout.blocks[slot->block].offset, &a,
+                           &b);
     *out = body == slot->body_a ? a : b;
 }
 
@@ -229,7 +230,8 @@ void engine_reduced_leave(Engine *e, int s, double t) {
     if (!slot->active)
         return;
     EngineBodyState a, b = {0};
-    model_of(slot)->bodies(&slot->pair, slot->data, e->y + e->blocks[slot->block].offset, &a, &b);
+    model_of(slot)->bodies(&slot->pair, slot->data, e->y + e->layout.blocks[slot->block].offset, &a,
+                           &b);
     slot->active = false;
     e->bodies[slot->body_a].reduced_slot = -1;
     engine_block_store(e, e->y, slot->body_a, &a);
@@ -266,7 +268,7 @@ void engine_reduced_rhs(Engine *e, const double *y, const Vec3 *force, const Vec
         if (!slot->active)
             continue;
         EngineReducedLoads loads = slot_loads(slot, force, torque);
-        int off = e->blocks[slot->block].offset;
+        int off = e->layout.blocks[slot->block].offset;
         model_of(slot)->derivative(&slot->pair, slot->data, y + off, &loads, ydot + off);
     }
 }
@@ -275,7 +277,7 @@ void engine_reduced_commit(Engine *e, double t) {
     if (engine_reduced_pair_count(e) == 0)
         return;
     /* The right-hand side's load arrays (scratch past the RK4 stages): free between steps. */
-    Vec3 *force = (Vec3 *)(e->integration.scratch + 6 * (size_t)e->state_size),
+    Vec3 *force = (Vec3 *)(e->integration.scratch + 6 * (size_t)e->layout.state_size),
          *torque = force + e->body_count;
     engine_accumulate_loads(e, t, e->y, force, torque);
     for (int s = 0; s < ENGINE_REDUCED_SLOTS; s++) {
@@ -284,7 +286,7 @@ void engine_reduced_commit(Engine *e, double t) {
             continue;
         EngineReducedLoads loads = slot_loads(slot, force, torque);
         const EngineReducedModel *model = model_of(slot);
-        double *block = e->y + e->blocks[slot->block].offset;
+        double *block = e->y + e->layout.blocks[slot->block].offset;
         int decision = ENGINE_REDUCED_KEEP;
         IssimError why = {0};
         if (model->commit)
@@ -389,7 +391,7 @@ IssimStatus engine_reduced_start_pair(Engine *e, int body, int obstacle,
     slot->pair = *pair;
     memset(slot->data, 0, sizeof slot->data);
     memcpy(slot->data, data, size);
-    memcpy(e->y + e->blocks[slot->block].offset, block, sizeof(double) * model->block_size);
+    memcpy(e->y + e->layout.blocks[slot->block].offset, block, sizeof(double) * model->block_size);
     occupy(e, s, body, -1, obstacle, model);
     return ISSIM_OK;
 }
@@ -434,7 +436,7 @@ static void try_enter(Engine *e, int body) {
     else if (obstacle >= 0)
         sb = (EngineBodyState){.pos = e->obstacles[obstacle].pose.p,
                                .orient = e->obstacles[obstacle].pose.q};
-    double *block = e->y + e->blocks[slot->block].offset;
+    double *block = e->y + e->layout.blocks[slot->block].offset;
     if (!model->enter(&slot->pair, slot->data, &sa, &sb, block))
         return;
     occupy(e, s, body, partner, obstacle, model);
@@ -498,7 +500,7 @@ void engine_reduced_add_ranges(Engine *e) {
         const EngineReducedSlot *slot = &e->reduced.slot[s];
         if (!slot->active)
             continue;
-        const StateBlock *blk = &e->blocks[slot->block];
+        const StateBlock *blk = &e->layout.blocks[slot->block];
         int size =
             e->reduced.model ? e->reduced.model->block_size : engine_reduced_welded()->block_size;
         e->sleep.awake_ranges[2 * e->sleep.awake_range_count] = blk->offset;

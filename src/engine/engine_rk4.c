@@ -25,7 +25,7 @@
              i < end_; i++)
 
 static void rk4_step(Engine *e, double t, const double *y, double h, double *y_out) {
-    int n = e->state_size;
+    int n = e->layout.state_size;
     double *k1 = e->integration.scratch, *k2 = k1 + n, *k3 = k2 + n, *k4 = k3 + n, *tmp = k4 + n;
     engine_rhs(e, t, y, k1);
     FOR_AWAKE(e, i) tmp[i] = y[i] + 0.5 * h * k1[i];
@@ -174,7 +174,7 @@ IssimStatus integrator_rk4_advance(Engine *e, double t_target, double step,
                                    bool until_no_fixed_step, IssimError *err) {
     double fixed_in_use = e->integration.fixed_step;
     (void)until_no_fixed_step; /* a change either way hands back to the stage */
-    int n = e->state_size;
+    int n = e->layout.state_size;
     double *y_next = e->integration.scratch + 5 * (size_t)n;
     if (e->integration.dirty) {
         engine_normalize_state(e, e->y);

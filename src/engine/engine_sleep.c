@@ -91,7 +91,7 @@ static void rebuild_awake(Engine *e) {
         if (!body->integrated)
             continue; /* asleep, or moved by its island's resolver (engine_step.c) */
         e->sleep.awake_bodies[e->sleep.awake_count++] = b;
-        const StateBlock *blk = &e->blocks[e->bodies[b].block];
+        const StateBlock *blk = &e->layout.blocks[e->bodies[b].block];
         int *last = e->sleep.awake_ranges + 2 * (e->sleep.awake_range_count - 1);
         if (e->sleep.awake_range_count > 0 && last[0] + last[1] == blk->offset) {
             last[1] += blk->size;

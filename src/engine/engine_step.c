@@ -203,7 +203,7 @@ static IssimStatus stage_integrate(Engine *e, double t_target, IssimError *err) 
 }
 
 static bool state_finite(const Engine *e) {
-    for (int i = 0; i < e->state_size; i++)
+    for (int i = 0; i < e->layout.state_size; i++)
         if (!isfinite(e->y[i]))
             return false;
     return true;
@@ -250,7 +250,7 @@ IssimStatus engine_advance(Engine *e, double t_target, IssimError *err) {
     }
     e->collision_stale = true; /* bodies move in this advance */
     double t_start = e->t;
-    memcpy(e->y_saved, e->y, sizeof(double) * (size_t)e->state_size);
+    memcpy(e->y_saved, e->y, sizeof(double) * (size_t)e->layout.state_size);
     IssimStatus s = ISSIM_OK;
     if (e->islands.stepped_count > 0)
         s = engine_resolve_complementarity(e, t_start, t_target, err);
@@ -269,7 +269,7 @@ IssimStatus engine_advance(Engine *e, double t_target, IssimError *err) {
     if (s != ISSIM_OK) {
         /* Keep the last good state: the caller may edit and carry on. */
         e->t = t_start;
-        memcpy(e->y, e->y_saved, sizeof(double) * (size_t)e->state_size);
+        memcpy(e->y, e->y_saved, sizeof(double) * (size_t)e->layout.state_size);
         engine_invalidate(e, ENGINE_INVALID_INTEGRATOR);
         e->stats.warnings += s != ISSIM_ERR_CANCELLED; /* a stop asked for is no warning */
     } else if (e->islands.stepped_count > 0)
