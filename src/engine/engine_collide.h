@@ -16,6 +16,23 @@
 
 typedef struct EngineContact EngineContact;
 
+/* Threaded collision manager: the most output steps a merged report may lag behind the engine
+ * before the engine waits for a newer one, and the longest wait (s, wall time). */
+#define ENGINE_REPORT_MAX_LAG 2.0
+#define ENGINE_REPORT_WAIT_LIMIT 0.5
+/* The speculative margin (engine_collide.c reach_ahead) is this many times the distance a body's
+ * farthest point covers at its present speed before an update's contacts are merged. */
+#define ENGINE_REACH_AHEAD_SAFETY 2.0
+/* Collision-world rest tolerance (m) used by the engine (CollisionDesc.rest_tolerance): 0. The
+ * world carries the pairs of bodies whose pose did not change at all (sleeping bodies,
+ * engine_sleep.c) without it; a coarser tolerance would also carry awake bodies at rest. */
+#define ENGINE_REST_TOLERANCE 0.0
+/* A scene whose bodies start with more elastic energy than this in their manifold contacts
+ * (J) is warned about, naming the deepest pair: scenes/pile.lua once started with 39 J, an
+ * explosion rather than a pour, while a 1 kg box resting on its four 1e5 N/m springs holds
+ * 1.2e-4 J. */
+#define ENGINE_OVERLAP_WARN_ENERGY 1e-3
+
 /* The per-pair energy ledger of a collision update (engine_manifold_energy.c): pairs by an
  * open-addressing index of body-pair keys; the new contacts of a pair chained from its head. */
 typedef struct EngineManifoldEnergy {
