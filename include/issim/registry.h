@@ -187,6 +187,9 @@ typedef struct ContactReport {
     Vec3 force;          /* N, total contact force on a, world */
     int32_t patch;       /* smooth contact (engine_smooth_contact_reports): the patch of a's
                             surface holding it; -1 for every other contact */
+    int32_t stepped;     /* 1: resolved by a time-stepping solver (complementarity): the forces
+                            are the last time step's impulse over its length, constant over that
+                            step; 0: a force law's at the report's instant */
 } ContactReport;
 
 /* Publishes the contacts at time t (n <= max_contacts; extra are dropped and counted).

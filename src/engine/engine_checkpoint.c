@@ -63,9 +63,10 @@ static size_t align16(size_t n) {
 #define CONTACT_SAVED_BYTES offsetof(EngineContact, params)
 
 static size_t record_bytes(const Engine *e, int contacts, int identity, size_t coherence) {
-    return align16(sizeof(CheckpointHeader)) + align16(sizeof(double) * (size_t)e->state_size) +
+    return align16(sizeof(CheckpointHeader)) +
+           align16(sizeof(double) * (size_t)e->layout.state_size) +
            align16(sizeof(BodySleepState) * (size_t)e->body_count) +
-           align16(sizeof(EngineReducedSlot) * (size_t)e->reduced_slots) +
+           align16(sizeof(EngineReducedSlot) * (size_t)e->reduced.slot_count) +
            align16(CONTACT_SAVED_BYTES * (size_t)contacts) + align16(e->pool.end) +
            align16(sizeof(CollisionContact) * (size_t)identity) + align16(coherence);
 }
@@ -75,13 +76,13 @@ static size_t record_bytes(const Engine *e, int contacts, int identity, size_t c
  * be updates ahead of the merged report and is not the engine's to read: its keys hold none, and
  * a restore from them tests every pair in full once. */
 static size_t coherence_size(const Engine *e) {
-    if (!e->collision || e->collision_registry)
+    if (!e->collide.world || e->collide.registry)
         return 0;
-    return collision_world_coherence_size(e->collision);
+    return collision_world_coherence_size(e->collide.world);
 }
 
 static size_t record_size(const Engine *e) {
-    return record_bytes(e, e->contact_count, e->identity_count, coherence_size(e));
+    return record_bytes(e, e->contact_count, e->checkpoints.identity_count, coherence_size(e));
 }
 
 /* The first CHECKPOINT_POPULATE_BYTES of the ring get their pages now, because a first write into
@@ -138,9 +139,9 @@ void engine_checkpoints_free(Engine *e) {
     else
         free(e->checkpoints.arena);
     free(e->checkpoints.records);
-    free(e->identity);
-    e->identity = NULL;
-    e->identity_count = e->identity_capacity = 0;
+    free(e->checkpoints.identity);
+    e->checkpoints.identity = NULL;
+    e->checkpoints.identity_count = e->checkpoints.identity_capacity = 0;
     memset(&e->checkpoints, 0, sizeof e->checkpoints);
 }
 
@@ -148,14 +149,15 @@ void engine_keep_identity(Engine *e, const CollisionContact *contacts, int count
                           uint32_t next_id) {
     if (!e->checkpoints.arena)
         return;
-    if (!ISSIM_ARRAY_RESERVE(e->identity, e->identity_capacity, count)) {
-        e->identity_count = 0; /* a restore then restarts the histories of shaped contacts */
+    if (!ISSIM_ARRAY_RESERVE(e->checkpoints.identity, e->checkpoints.identity_capacity, count)) {
+        e->checkpoints.identity_count =
+            0; /* a restore then restarts the histories of shaped contacts */
         return;
     }
     if (count > 0)
-        memcpy(e->identity, contacts, sizeof *contacts * (size_t)count);
-    e->identity_count = count;
-    e->identity_next_id = next_id;
+        memcpy(e->checkpoints.identity, contacts, sizeof *contacts * (size_t)count);
+    e->checkpoints.identity_count = count;
+    e->checkpoints.identity_next_id = next_id;
 }
 
 static CheckpointRecord *record_at(CheckpointRing *ring, int i) {
@@ -234,21 +236,21 @@ static void copy_pool(const Engine *e, unsigned char *dst, const unsigned char *
 static void write_key(Engine *e, unsigned char *p, size_t bytes) {
     const unsigned char *start = p;
     CheckpointHeader h = {.t = e->t,
-                          .state_size = e->state_size,
+                          .state_size = e->layout.state_size,
                           .body_count = e->body_count,
                           .contact_count = e->contact_count,
-                          .identity_count = e->identity_count,
+                          .identity_count = e->checkpoints.identity_count,
                           .pool_end = e->pool.end,
                           .coherence_bytes = coherence_size(e),
                           .next_contact_id = e->next_contact_id,
-                          .identity_next_id = e->identity_next_id,
-                          .report_t = e->report_t,
-                          .fixed_step = e->fixed_step,
-                          .fixed_anchor = e->fixed_anchor,
-                          .integrator_dirty = e->integrator_dirty,
+                          .identity_next_id = e->checkpoints.identity_next_id,
+                          .report_t = e->collide.report_t,
+                          .fixed_step = e->integration.fixed_step,
+                          .fixed_anchor = e->integration.fixed_anchor,
+                          .integrator_dirty = e->integration.dirty,
                           .collision_stale = e->collision_stale};
     p = put(p, &h, sizeof h);
-    p = put(p, e->y, sizeof(double) * (size_t)e->state_size);
+    p = put(p, e->y, sizeof(double) * (size_t)e->layout.state_size);
     BodySleepState *sleep = (BodySleepState *)p;
     for (int b = 0; b < e->body_count; b++)
         sleep[b] = (BodySleepState){.asleep = e->bodies[b].asleep,
@@ -259,16 +261,17 @@ static void write_key(Engine *e, unsigned char *p, size_t bytes) {
                                     .applied_force = e->bodies[b].applied_force,
                                     .applied_torque = e->bodies[b].applied_torque};
     p += align16(sizeof(BodySleepState) * (size_t)e->body_count);
-    p = put(p, e->reduced, sizeof(EngineReducedSlot) * (size_t)e->reduced_slots);
+    p = put(p, e->reduced.slot, sizeof(EngineReducedSlot) * (size_t)e->reduced.slot_count);
     for (int ci = 0; ci < e->contact_count; ci++)
         memcpy(p + CONTACT_SAVED_BYTES * (size_t)ci, &e->contacts[ci], CONTACT_SAVED_BYTES);
     p += align16(CONTACT_SAVED_BYTES * (size_t)e->contact_count);
     copy_pool(e, p, e->pool.bytes);
     p += align16(e->pool.end);
-    p = put(p, e->identity, sizeof(CollisionContact) * (size_t)e->identity_count);
+    p = put(p, e->checkpoints.identity,
+            sizeof(CollisionContact) * (size_t)e->checkpoints.identity_count);
     IssimError err;
     if (h.coherence_bytes > 0 &&
-        collision_world_save_coherence(e->collision, p, bytes - (size_t)(p - start), &err) !=
+        collision_world_save_coherence(e->collide.world, p, bytes - (size_t)(p - start), &err) !=
             ISSIM_OK)
         issim_fatal("checkpoint: %s", err.message); /* record_size counted these bytes */
 }
@@ -287,9 +290,9 @@ void engine_checkpoint(Engine *e) {
         return;
     drop_from(ring, e->t);
     size_t bytes = record_size(e);
-    bool key = ring->count == 0 || e->replay_broken || !newest_key(ring) ||
+    bool key = ring->count == 0 || e->checkpoints.replay_broken || !newest_key(ring) ||
                ring->since_key + 1 >= key_interval(ring, bytes);
-    e->replay_broken = false;
+    e->checkpoints.replay_broken = false;
     CheckpointRecord r = {.t = e->t, .key = key};
     if (key) {
         if (bytes > ring->capacity) {
@@ -360,12 +363,12 @@ static bool restore_key(Engine *e, const CheckpointRecord *r) {
     const unsigned char *p = e->checkpoints.arena + r->offset;
     CheckpointHeader h;
     memcpy(&h, p, sizeof h);
-    if (h.state_size != e->state_size || h.body_count != e->body_count ||
+    if (h.state_size != e->layout.state_size || h.body_count != e->body_count ||
         !engine_reserve_contacts(e, h.contact_count + 1) || !reserve_pool(e, h.pool_end))
         return false;
     p += align16(sizeof h);
-    memcpy(e->y, p, sizeof(double) * (size_t)e->state_size);
-    p += align16(sizeof(double) * (size_t)e->state_size);
+    memcpy(e->y, p, sizeof(double) * (size_t)e->layout.state_size);
+    p += align16(sizeof(double) * (size_t)e->layout.state_size);
     const BodySleepState *sleep = (const BodySleepState *)p;
     for (int b = 0; b < e->body_count; b++) {
         EngineBody *body = &e->bodies[b];
@@ -378,8 +381,8 @@ static bool restore_key(Engine *e, const CheckpointRecord *r) {
         body->applied_torque = sleep[b].applied_torque;
     }
     p += align16(sizeof(BodySleepState) * (size_t)e->body_count);
-    memcpy(e->reduced, p, sizeof(EngineReducedSlot) * (size_t)e->reduced_slots);
-    p += align16(sizeof(EngineReducedSlot) * (size_t)e->reduced_slots);
+    memcpy(e->reduced.slot, p, sizeof(EngineReducedSlot) * (size_t)e->reduced.slot_count);
+    p += align16(sizeof(EngineReducedSlot) * (size_t)e->reduced.slot_count);
     for (int ci = 0; ci < h.contact_count; ci++) {
         EngineContact *c = &e->contacts[ci];
         memcpy(c, p + CONTACT_SAVED_BYTES * (size_t)ci, CONTACT_SAVED_BYTES);
@@ -392,9 +395,9 @@ static bool restore_key(Engine *e, const CheckpointRecord *r) {
     copy_pool(e, e->pool.bytes, p);
     p += align16(h.pool_end);
     engine_pool_rebuild(e);
-    if (e->collision) {
+    if (e->collide.world) {
         IssimError err;
-        if (collision_world_restore_identity(e->collision, (const CollisionContact *)p,
+        if (collision_world_restore_identity(e->collide.world, (const CollisionContact *)p,
                                              h.identity_count, h.identity_next_id,
                                              &err) != ISSIM_OK)
             issim_log(ISSIM_LOG_WARN, "restore: %s", err.message);
@@ -402,18 +405,18 @@ static bool restore_key(Engine *e, const CheckpointRecord *r) {
         p += align16(sizeof(CollisionContact) * (size_t)h.identity_count);
         /* After the identity: the same update's coherence state, so the replay refreshes the
          * pairs the original refreshed (a key without it: every pair tested in full once). */
-        if (collision_world_restore_coherence(e->collision, p, h.coherence_bytes, &err) != ISSIM_OK)
+        if (collision_world_restore_coherence(e->collide.world, p, h.coherence_bytes, &err) !=
+            ISSIM_OK)
             issim_log(ISSIM_LOG_WARN, "restore: %s", err.message);
     }
     e->t = h.t;
     e->next_contact_id = h.next_contact_id;
-    e->report_t = h.report_t;
-    e->fixed_step = h.fixed_step; /* recomputed (fixed_step_dirty) on the same grid */
-    e->fixed_anchor = h.fixed_anchor;
+    e->collide.report_t = h.report_t;
+    e->integration.fixed_step = h.fixed_step; /* recomputed (fixed_step_dirty) on the same grid */
+    e->integration.fixed_anchor = h.fixed_anchor;
     e->collision_stale = h.collision_stale;
-    e->integrator_dirty = h.integrator_dirty || e->integrator_kind != INTEGRATOR_RK4;
-    e->sleep_dirty = true;
-    e->fixed_step_dirty = true;
+    e->integration.dirty = h.integrator_dirty || e->integrator_kind != INTEGRATOR_RK4;
+    engine_invalidate(e, ENGINE_INVALID_SLEEP | ENGINE_INVALID_FIXED_STEP);
     engine_refresh_awake(e);
     return true;
 }
@@ -449,7 +452,7 @@ bool engine_checkpoint_restore(Engine *e, double t) {
         return false;
     /* The world is the engine's own while it restores and replays (the manager thread would
      * work on frames of the discarded future). */
-    Registry *reg = e->collision_registry;
+    Registry *reg = e->collide.registry;
     if (reg)
         engine_stop_collision_thread(e);
     bool ok = restore_key(e, record_at(ring, key)) && replay(e, key, target);

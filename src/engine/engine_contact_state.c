@@ -122,8 +122,9 @@ void engine_pool_rebuild(Engine *e) {
     ContactStatePool *pool = &e->pool;
     pool->free_count = 0;
     int used = 0;
-    size_t *pairs = (size_t *)e->scratch; /* scratch holds 6 * (state_size + 1) doubles */
-    size_t room = 3 * ((size_t)e->state_size + 1);
+    size_t *pairs =
+        (size_t *)e->integration.scratch; /* scratch holds 6 * (state_size + 1) doubles */
+    size_t room = 3 * ((size_t)e->layout.state_size + 1);
     for (int ci = 0; ci < e->contact_count; ci++) {
         const EngineContact *c = &e->contacts[ci];
         if (c->state_bytes == 0)

@@ -24,7 +24,7 @@ static Quat planar_quat(double theta) {
 }
 
 EngineBodyState engine_block_state(const Engine *e, const double *y, int body) {
-    const StateBlock *b = &e->blocks[e->bodies[body].block];
+    const StateBlock *b = &e->layout.blocks[e->bodies[body].block];
     const double *s = y + b->offset;
     EngineBodyState st;
     if (e->bodies[body].reduced_slot >= 0) { /* in a reduced pair: its block says where */
@@ -46,7 +46,7 @@ EngineBodyState engine_block_state(const Engine *e, const double *y, int body) {
 }
 
 void engine_block_store(const Engine *e, double *y, int body, const EngineBodyState *st) {
-    const StateBlock *b = &e->blocks[e->bodies[body].block];
+    const StateBlock *b = &e->layout.blocks[e->bodies[body].block];
     double *s = y + b->offset;
     if (b->kind == BLOCK_FREE_BODY) {
         Quat q = quat_normalize(st->orient);
@@ -258,7 +258,7 @@ void engine_contact_kinematics(const Engine *e, const double *y, const EngineCon
     }
     const EngineBody *body = &e->bodies[c->body];
     const EngineObstacle *ob = &e->obstacles[c->obstacle];
-    const StateBlock *blk = &e->blocks[body->block];
+    const StateBlock *blk = &e->layout.blocks[body->block];
     EngineBodyState st;
     Vec3 r, v = body->vertices[c->vertex];
     bool planar = blk->kind == BLOCK_PLANAR_BODY;
@@ -320,7 +320,7 @@ void engine_contact_kinematics(const Engine *e, const double *y, const EngineCon
 static void body_derivative(const Engine *e, int bi, const double *y, Vec3 force, Vec3 torque,
                             double *ydot) {
     const EngineBody *body = &e->bodies[bi];
-    const StateBlock *b = &e->blocks[body->block];
+    const StateBlock *b = &e->layout.blocks[body->block];
     const double *s = y + b->offset;
     double *d = ydot + b->offset;
     if (b->kind == BLOCK_PLANAR_BODY) {
@@ -389,14 +389,15 @@ static EngineBodyState body_state(const Engine *e, const EngineBodyState *states
 }
 
 EngineBodyState *engine_rhs_body_states(const Engine *e) {
-    return (EngineBodyState *)(e->scratch + 6 * (size_t)e->state_size + 6 * (size_t)e->body_count);
+    return (EngineBodyState *)(e->integration.scratch + 6 * (size_t)e->layout.state_size +
+                               6 * (size_t)e->body_count);
 }
 
 /* Fills the state cache for y's awake bodies (engine_rhs_body_states). */
 static EngineBodyState *cache_awake_states(const Engine *e, const double *y) {
     EngineBodyState *states = engine_rhs_body_states(e);
-    for (int i = 0; i < e->awake_count; i++)
-        states[e->awake_bodies[i]] = engine_block_state(e, y, e->awake_bodies[i]);
+    for (int i = 0; i < e->sleep.awake_count; i++)
+        states[e->sleep.awake_bodies[i]] = engine_block_state(e, y, e->sleep.awake_bodies[i]);
     return states;
 }
 
@@ -414,18 +415,18 @@ static void cached_kinematics(const Engine *e, const EngineBodyState *states, co
 
 void engine_accumulate_loads(const Engine *e, double t, const double *y, Vec3 *force,
                              Vec3 *torque) {
-    for (int i = 0; i < e->awake_count; i++)
-        own_loads(e, e->awake_bodies[i], t, force, torque);
-    for (int s = 0; s < e->reduced_slots; s++) { /* the bodies of reduced pairs */
-        const EngineReducedSlot *slot = &e->reduced[s];
+    for (int i = 0; i < e->sleep.awake_count; i++)
+        own_loads(e, e->sleep.awake_bodies[i], t, force, torque);
+    for (int s = 0; s < e->reduced.slot_count; s++) { /* the bodies of reduced pairs */
+        const EngineReducedSlot *slot = &e->reduced.slot[s];
         if (slot->active)
             own_loads(e, slot->body_a, t, force, torque);
         if (slot->active && slot->body_b >= 0)
             own_loads(e, slot->body_b, t, force, torque);
     }
     EngineBodyState *states = cache_awake_states(e, y);
-    for (int li = 0; li < e->live_contact_count; li++) {
-        const EngineContact *c = &e->contacts[e->live_contacts[li]];
+    for (int li = 0; li < e->sleep.live_contact_count; li++) {
+        const EngineContact *c = &e->contacts[e->sleep.live_contacts[li]];
         if (!c->active || engine_contact_inside_pair(e, c))
             continue; /* inside a reduced pair the model is the contact */
         ContactKinematics k;
@@ -461,12 +462,12 @@ void engine_rhs(Engine *e, double t, const double *y, double *ydot) {
     Vec3 force_stack[MAX_STACK_BODIES], torque_stack[MAX_STACK_BODIES];
     Vec3 *force = force_stack, *torque = torque_stack;
     if (e->body_count > MAX_STACK_BODIES) {
-        force = (Vec3 *)(e->scratch + 6 * (size_t)e->state_size);
+        force = (Vec3 *)(e->integration.scratch + 6 * (size_t)e->layout.state_size);
         torque = force + e->body_count;
     }
     engine_accumulate_loads(e, t, y, force, torque);
-    for (int i = 0; i < e->awake_count; i++) {
-        int b = e->awake_bodies[i];
+    for (int i = 0; i < e->sleep.awake_count; i++) {
+        int b = e->sleep.awake_bodies[i];
         body_derivative(e, b, y, force[b], torque[b], ydot);
     }
     engine_reduced_rhs(e, y, force, torque, ydot);
@@ -592,15 +593,15 @@ int engine_update_active_set(Engine *e, double t, const int *directions) {
             double paid = engine_contact_brake(e, states, c, k.contact_point,
                                                vec3_scale(k.normal, -1.0), excess);
             e->stats.onset_brake_energy += paid;
-            if (paid > 0.0)
-                e->integrator_dirty = true; /* the bodies' rates changed */
+            if (paid > 0.0) /* the bodies' rates changed */
+                engine_invalidate(e, ENGINE_INVALID_INTEGRATOR);
             if (paid < excess)
                 c->depth_offset += k.depth * (1.0 - sqrt(paid / excess));
             engine_contact_kinematics(e, e->y, c, t, &k, NULL, NULL);
         }
         changes++;
         EngineEvent ev = engine_contact_event(c, t, -k.depth_rate);
-        e->fixed_step_dirty = true;
+        engine_invalidate(e, ENGINE_INVALID_FIXED_STEP);
         if (want) {
             c->active = true;
             c->id = ++e->next_contact_id;
@@ -643,8 +644,8 @@ static void pin_at_commit(const Engine *e, const EngineBodyState *states, Engine
 void engine_commit_contacts(Engine *e, double t) {
     engine_equilibrium_loads(e);
     const EngineBodyState *states = cache_awake_states(e, e->y);
-    for (int li = 0; li < e->live_contact_count; li++) {
-        EngineContact *c = &e->contacts[e->live_contacts[li]];
+    for (int li = 0; li < e->sleep.live_contact_count; li++) {
+        EngineContact *c = &e->contacts[e->sleep.live_contacts[li]];
         if (!c->active)
             continue;
         ContactKinematics k;
@@ -672,8 +673,7 @@ void engine_commit_contacts(Engine *e, double t) {
             ev.kind = ENGINE_EVENT_CONTACT_END;
             ev.duration = t - c->t_begin;
             engine_emit(e, &ev);
-            e->integrator_dirty = true;
-            e->fixed_step_dirty = true;
+            engine_invalidate(e, ENGINE_INVALID_INTEGRATOR | ENGINE_INVALID_FIXED_STEP);
         }
     }
     engine_update_sleep(e, t);
@@ -681,8 +681,8 @@ void engine_commit_contacts(Engine *e, double t) {
 }
 
 void engine_normalize_state(Engine *e, double *y) {
-    for (int i = 0; i < e->awake_count; i++) { /* sleeping blocks do not change */
-        const StateBlock *b = &e->blocks[e->bodies[e->awake_bodies[i]].block];
+    for (int i = 0; i < e->sleep.awake_count; i++) { /* sleeping blocks do not change */
+        const StateBlock *b = &e->layout.blocks[e->bodies[e->sleep.awake_bodies[i]].block];
         if (b->kind != BLOCK_FREE_BODY)
             continue;
         double *s = y + b->offset;
@@ -723,7 +723,7 @@ EngineEnergy engine_energy(const Engine *e) {
  * rates to take the impulse's other components). */
 static bool brakeable(const Engine *e, int body) {
     const EngineBody *b = &e->bodies[body];
-    return b->integrated && e->blocks[b->block].kind == BLOCK_FREE_BODY;
+    return b->integrated && e->layout.blocks[b->block].kind == BLOCK_FREE_BODY;
 }
 
 static void apply_point_impulse(Engine *e, EngineBodyState *states, int body, Vec3 arm,
@@ -734,7 +734,7 @@ static void apply_point_impulse(Engine *e, EngineBodyState *states, int body, Ve
     Vec3 torque = quat_rotate_inv(s->orient, vec3_cross(arm, impulse));
     Vec3 dw = {torque.x / b->inertia.x, torque.y / b->inertia.y, torque.z / b->inertia.z};
     s->angvel = vec3_add(s->angvel, quat_rotate(s->orient, dw));
-    double *y = e->y + e->blocks[b->block].offset;
+    double *y = e->y + e->layout.blocks[b->block].offset;
     double rates[6] = {s->vel.x, s->vel.y, s->vel.z, s->angvel.x, s->angvel.y, s->angvel.z};
     memcpy(y + 7, rates, sizeof rates); /* only the rates: the pose keeps its every bit */
 }

@@ -19,13 +19,14 @@
  * neither evaluated nor written, so y_out keeps whatever it held there; the caller copies only
  * the awake ranges back). Uses scratch stages k1..k4 and a temporary. */
 #define FOR_AWAKE(e, i)                                                                            \
-    for (int r_ = 0; r_ < (e)->awake_range_count; r_++)                                            \
-        for (int i = (e)->awake_ranges[2 * r_], end_ = i + (e)->awake_ranges[2 * r_ + 1];          \
+    for (int r_ = 0; r_ < (e)->sleep.awake_range_count; r_++)                                      \
+        for (int i = (e)->sleep.awake_ranges[2 * r_],                                              \
+                 end_ = i + (e)->sleep.awake_ranges[2 * r_ + 1];                                   \
              i < end_; i++)
 
 static void rk4_step(Engine *e, double t, const double *y, double h, double *y_out) {
-    int n = e->state_size;
-    double *k1 = e->scratch, *k2 = k1 + n, *k3 = k2 + n, *k4 = k3 + n, *tmp = k4 + n;
+    int n = e->layout.state_size;
+    double *k1 = e->integration.scratch, *k2 = k1 + n, *k3 = k2 + n, *k4 = k3 + n, *tmp = k4 + n;
     engine_rhs(e, t, y, k1);
     FOR_AWAKE(e, i) tmp[i] = y[i] + 0.5 * h * k1[i];
     engine_rhs(e, t + 0.5 * h, tmp, k2);
@@ -45,9 +46,10 @@ static double event_value(const Engine *e, const EngineContact *c, const double 
 
 /* Room for every body's state at a step's start and end (NULL: out of memory). */
 static EngineBodyState *event_states(Engine *e) {
-    if (!e->event_states)
-        e->event_states = malloc(2 * sizeof *e->event_states * (size_t)(e->body_count + 1));
-    return e->event_states;
+    if (!e->integration.event_states)
+        e->integration.event_states =
+            malloc(2 * sizeof *e->integration.event_states * (size_t)(e->body_count + 1));
+    return e->integration.event_states;
 }
 
 /* The earliest contact whose event happens within (0, h], or -1. Each body's state at both
@@ -63,8 +65,8 @@ static int first_event(Engine *e, const double *y_end, double *value_end) {
         engine_fill_states(e, e->y, start);
         engine_fill_states(e, y_end, end);
     }
-    for (int li = 0; li < e->live_contact_count; li++) {
-        int ci = e->live_contacts[li];
+    for (int li = 0; li < e->sleep.live_contact_count; li++) {
+        int ci = e->sleep.live_contacts[li];
         const EngineContact *c = &e->contacts[ci];
         double v, v0;
         if (start) {
@@ -139,30 +141,30 @@ static double locate_event(Engine *e, int ci, double h, double *y_trial) {
 
 /* Zeroed per-contact direction buffer, grown with the contacts. */
 static int *event_directions(Engine *e) {
-    if (e->event_dirs_capacity < e->contact_count) {
-        int cap = issim_array_grown_capacity(e->event_dirs_capacity, e->contact_count);
-        if (!ISSIM_ARRAY_RESIZE(e->event_dirs, cap))
+    if (e->integration.event_dirs_capacity < e->contact_count) {
+        int cap = issim_array_grown_capacity(e->integration.event_dirs_capacity, e->contact_count);
+        if (!ISSIM_ARRAY_RESIZE(e->integration.event_dirs, cap))
             return NULL;
-        memset(e->event_dirs, 0, sizeof(int) * (size_t)cap);
-        e->event_dirs_capacity = cap;
+        memset(e->integration.event_dirs, 0, sizeof(int) * (size_t)cap);
+        e->integration.event_dirs_capacity = cap;
     }
-    return e->event_dirs;
+    return e->integration.event_dirs;
 }
 
 /* Did the fixed step the active contacts ask for change from `in_use` (events, commits)? */
 static bool fixed_step_changed(Engine *e, double in_use) {
-    if (e->fixed_step_dirty)
+    if (e->integration.fixed_step_dirty)
         engine_update_fixed_step(e);
-    return e->fixed_step != in_use;
+    return e->integration.fixed_step != in_use;
 }
 
 /* The step to the next point of the fixed-step grid (an output instant may have cut the last
  * step short), or `step` when not on the models' fixed step. */
 static double grid_step(const Engine *e, double step) {
-    if (!(e->fixed_step > 0.0) || step != e->fixed_step)
+    if (!(e->integration.fixed_step > 0.0) || step != e->integration.fixed_step)
         return step;
-    double k = floor((e->t - e->fixed_anchor) / step + 1e-9);
-    double next = e->fixed_anchor + (k + 1.0) * step;
+    double k = floor((e->t - e->integration.fixed_anchor) / step + 1e-9);
+    double next = e->integration.fixed_anchor + (k + 1.0) * step;
     if (next - e->t < 1e-9 * step)
         next += step;
     return next - e->t;
@@ -170,13 +172,13 @@ static double grid_step(const Engine *e, double step) {
 
 IssimStatus integrator_rk4_advance(Engine *e, double t_target, double step,
                                    bool until_no_fixed_step, IssimError *err) {
-    double fixed_in_use = e->fixed_step;
+    double fixed_in_use = e->integration.fixed_step;
     (void)until_no_fixed_step; /* a change either way hands back to the stage */
-    int n = e->state_size;
-    double *y_next = e->scratch + 5 * (size_t)n;
-    if (e->integrator_dirty) {
+    int n = e->layout.state_size;
+    double *y_next = e->integration.scratch + 5 * (size_t)n;
+    if (e->integration.dirty) {
         engine_normalize_state(e, e->y);
-        e->integrator_dirty = false;
+        e->integration.dirty = false;
     }
     /* The sleeping blocks of y_next must hold the frozen state: the event tests read all of it. */
     memcpy(y_next, e->y, sizeof(double) * (size_t)n);
@@ -184,9 +186,9 @@ IssimStatus integrator_rk4_advance(Engine *e, double t_target, double step,
         if (e->options.should_stop && e->options.should_stop(e->options.should_stop_user))
             return issim_error_set(err, ISSIM_ERR_CANCELLED, "stopped at t = %.9g s on request",
                                    e->t);
-        if (e->sleep_dirty)
+        if (e->sleep.dirty)
             engine_refresh_awake(e);
-        if (e->awake_state_size == 0) { /* all asleep in this step: nothing to integrate */
+        if (e->sleep.awake_state_size == 0) { /* all asleep in this step: nothing to integrate */
             e->t = t_target;
             break;
         }

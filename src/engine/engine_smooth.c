@@ -328,8 +328,8 @@ IssimStatus engine_smooth_start(Engine *e, IssimError *err) {
  * normal: smooth_contact.h) into the world. false: a degenerate point (nothing to report). */
 int engine_smooth_contact_reports(const Engine *e, ContactReport *out, int max) {
     int n = 0;
-    for (int s = 0; s < e->reduced_slots && n < max; s++) {
-        const EngineReducedSlot *slot = &e->reduced[s];
+    for (int s = 0; s < e->reduced.slot_count && n < max; s++) {
+        const EngineReducedSlot *slot = &e->reduced.slot[s];
         const SmoothData *d = (const SmoothData *)slot->data;
         if (!slot->active || slot->model != &smooth_model || slot->obstacle < 0 || !d->report_valid)
             continue;

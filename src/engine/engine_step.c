@@ -45,20 +45,20 @@ const char *engine_stage_name(EngineStage stage) {
 
 IssimStatus engine_islands_init(Engine *e, IssimError *err) {
     size_t n = (size_t)e->body_count + 1;
-    e->stepped_bodies = calloc(n, sizeof *e->stepped_bodies);
-    e->island_of_body = calloc(n, sizeof *e->island_of_body);
-    e->island_scratch = calloc(2 * n, sizeof *e->island_scratch);
-    issim_arena_init(&e->step_scratch);
-    if (!e->stepped_bodies || !e->island_of_body || !e->island_scratch)
+    e->islands.stepped_bodies = calloc(n, sizeof *e->islands.stepped_bodies);
+    e->islands.island_of_body = calloc(n, sizeof *e->islands.island_of_body);
+    e->islands.scratch = calloc(2 * n, sizeof *e->islands.scratch);
+    issim_arena_init(&e->islands.step_scratch);
+    if (!e->islands.stepped_bodies || !e->islands.island_of_body || !e->islands.scratch)
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for islands");
     return ISSIM_OK;
 }
 
 void engine_islands_free(Engine *e) {
-    issim_arena_free(&e->step_scratch);
-    free(e->stepped_bodies);
-    free(e->island_of_body);
-    free(e->island_scratch);
+    issim_arena_free(&e->islands.step_scratch);
+    free(e->islands.stepped_bodies);
+    free(e->islands.island_of_body);
+    free(e->islands.scratch);
 }
 
 static void join(int *parent, int a, int b) {
@@ -82,13 +82,13 @@ static bool contact_joins(const Engine *e, const EngineContact *c, ContactResolv
 /* Reduced pairs need 3D bodies (the pair blocks hold free-body motion): a planar scene
  * resolves such islands by the force laws, once said. */
 static ContactResolverKind available(Engine *e, ContactResolverKind r) {
-    if (r != CONTACT_RESOLVER_REDUCED || e->reduced_slots > 0)
+    if (r != CONTACT_RESOLVER_REDUCED || e->reduced.slot_count > 0)
         return r;
-    if (!e->reduced_planar_warned) { /* once per engine, not per body and advance */
+    if (!e->reduced.planar_warned) { /* once per engine, not per body and advance */
         issim_log(ISSIM_LOG_WARN, "reduced pairs need a 3D scene: in a planar one the force "
                                   "laws resolve them");
         e->stats.warnings++;
-        e->reduced_planar_warned = true;
+        e->reduced.planar_warned = true;
     }
     return CONTACT_RESOLVER_FORCE_LAW;
 }
@@ -96,7 +96,7 @@ static ContactResolverKind available(Engine *e, ContactResolverKind r) {
 /* ISLANDS: union-find over the awake bodies, then each island's resolver. */
 static void stage_islands(Engine *e) {
     int n = e->body_count;
-    int *parent = e->island_scratch, *strongest = e->island_scratch + n + 1;
+    int *parent = e->islands.scratch, *strongest = e->islands.scratch + n + 1;
     for (int b = 0; b < n; b++) {
         parent[b] = b;
         strongest[b] = CONTACT_RESOLVER_FORCE_LAW;
@@ -124,13 +124,13 @@ static void stage_islands(Engine *e) {
     }
     memset(e->stats.islands_by_resolver, 0, sizeof e->stats.islands_by_resolver);
     e->stats.islands = 0;
-    e->stepped_count = 0;
+    e->islands.stepped_count = 0;
     bool changed = false;
     for (int b = 0; b < n; b++) {
         EngineBody *body = &e->bodies[b];
         int root = engine_find_root(parent, b);
         ContactResolverKind r = available(e, (ContactResolverKind)strongest[root]);
-        e->island_of_body[b] = root;
+        e->islands.island_of_body[b] = root;
         if (body->asleep)
             continue; /* keeps the resolver it fell asleep with: it wakes into it */
         if (body->resolver != r) {
@@ -142,13 +142,12 @@ static void stage_islands(Engine *e) {
             e->stats.islands_by_resolver[r]++;
         }
         if (r == CONTACT_RESOLVER_COMPLEMENTARITY)
-            e->stepped_bodies[e->stepped_count++] = b;
+            e->islands.stepped_bodies[e->islands.stepped_count++] = b;
     }
     if (changed) {
         /* Bodies move between the integrator and a time-stepping stage: the integrated vector
          * changes (the same path as bodies falling asleep). */
-        e->sleep_dirty = true;
-        e->integrator_dirty = true;
+        engine_invalidate(e, ENGINE_INVALID_SLEEP | ENGINE_INVALID_INTEGRATOR);
     }
 }
 
@@ -161,33 +160,34 @@ static void stage_reduce(Engine *e) {
 
 void engine_update_fixed_step(Engine *e) {
     double h = 0.0;
-    for (int li = 0; li < e->live_contact_count; li++) {
-        const EngineContact *c = &e->contacts[e->live_contacts[li]];
+    for (int li = 0; li < e->sleep.live_contact_count; li++) {
+        const EngineContact *c = &e->contacts[e->sleep.live_contacts[li]];
         if (!c->active || !e->bodies[c->body].integrated)
             continue;
         double fixed = engine_contact_model(e, c)->fixed_step(&c->params);
         if (fixed > 0.0 && (h == 0.0 || fixed < h))
             h = fixed;
     }
-    if (h > 0.0 && h != e->fixed_step)
-        e->fixed_anchor = e->t;
-    e->fixed_step = h;
-    e->fixed_step_dirty = false;
+    if (h > 0.0 && h != e->integration.fixed_step)
+        e->integration.fixed_anchor = e->t;
+    e->integration.fixed_step = h;
+    e->integration.fixed_step_dirty = false;
 }
 
 /* INTEGRATE: the base integrator, and RK4 at the models' step while they ask for one. */
 static IssimStatus stage_integrate(Engine *e, double t_target, IssimError *err) {
     while (e->t < t_target) {
-        if (e->fixed_step_dirty)
+        if (e->integration.fixed_step_dirty)
             engine_update_fixed_step(e);
         IssimStatus s;
-        if (e->fixed_step > 0.0) {
+        if (e->integration.fixed_step > 0.0) {
             uint64_t before = e->stats.steps;
             bool base_rk4 = e->integrator_kind == INTEGRATOR_RK4;
-            s = integrator_rk4_advance(e, t_target, e->fixed_step, !base_rk4, err);
+            s = integrator_rk4_advance(e, t_target, e->integration.fixed_step, !base_rk4, err);
             e->stats.fixed_steps += e->stats.steps - before;
             if (!base_rk4)
-                e->integrator_dirty = true; /* CVODE restarts where the fixed steps stopped */
+                /* CVODE restarts where the fixed steps stopped */
+                engine_invalidate(e, ENGINE_INVALID_INTEGRATOR);
         } else if (e->integrator_kind == INTEGRATOR_RK4) {
             s = integrator_rk4_advance(e, t_target, e->dt, false, err);
         } else {
@@ -195,7 +195,7 @@ static IssimStatus stage_integrate(Engine *e, double t_target, IssimError *err) 
         }
         if (s != ISSIM_OK)
             return s;
-        if (e->awake_state_size == 0)
+        if (e->sleep.awake_state_size == 0)
             break; /* everything fell asleep */
     }
     e->t = t_target;
@@ -203,7 +203,7 @@ static IssimStatus stage_integrate(Engine *e, double t_target, IssimError *err) 
 }
 
 static bool state_finite(const Engine *e) {
-    for (int i = 0; i < e->state_size; i++)
+    for (int i = 0; i < e->layout.state_size; i++)
         if (!isfinite(e->y[i]))
             return false;
     return true;
@@ -233,8 +233,8 @@ IssimStatus engine_advance(Engine *e, double t_target, IssimError *err) {
     /* COLLIDE. With every body asleep and the world updated since the last motion, nothing can
      * touch anything new: the update is skipped too. (Asked of the bodies, not of the last
      * advance's stepped list, which a checkpoint does not carry.) */
-    if (e->awake_state_size > 0 || e->stats.awake_bodies > 0 || e->collision_stale) {
-        e->manifold_energy.span = t_target - e->t;
+    if (e->sleep.awake_state_size > 0 || e->stats.awake_bodies > 0 || e->collision_stale) {
+        e->collide.manifold_energy.span = t_target - e->t;
         engine_collide(e);
         e->collision_stale = false;
     }
@@ -243,24 +243,24 @@ IssimStatus engine_advance(Engine *e, double t_target, IssimError *err) {
     stage_done(e, ENGINE_STAGE_ISLANDS, &clock);
     stage_reduce(e);
     stage_done(e, ENGINE_STAGE_REDUCE, &clock);
-    if (e->awake_state_size == 0 && e->stepped_count == 0) {
+    if (e->sleep.awake_state_size == 0 && e->islands.stepped_count == 0) {
         /* Everything is in equilibrium: nothing moves until an edit wakes a body. */
         e->t = t_target;
         return ISSIM_OK;
     }
     e->collision_stale = true; /* bodies move in this advance */
     double t_start = e->t;
-    memcpy(e->y_saved, e->y, sizeof(double) * (size_t)e->state_size);
+    memcpy(e->y_saved, e->y, sizeof(double) * (size_t)e->layout.state_size);
     IssimStatus s = ISSIM_OK;
-    if (e->stepped_count > 0)
+    if (e->islands.stepped_count > 0)
         s = engine_resolve_complementarity(e, t_start, t_target, err);
     stage_done(e, ENGINE_STAGE_RESOLVE, &clock);
-    if (s == ISSIM_OK && e->awake_state_size > 0)
+    if (s == ISSIM_OK && e->sleep.awake_state_size > 0)
         s = stage_integrate(e, t_target, err);
     else if (s == ISSIM_OK)
         e->t = t_target;
     stage_done(e, ENGINE_STAGE_INTEGRATE, &clock);
-    if (s == ISSIM_OK && e->stepped_count > 0) {
+    if (s == ISSIM_OK && e->islands.stepped_count > 0) {
         /* The time-stepped islands' contacts begin and end where their solver left them. */
         engine_update_active_set(e, e->t, NULL);
     }
@@ -269,10 +269,10 @@ IssimStatus engine_advance(Engine *e, double t_target, IssimError *err) {
     if (s != ISSIM_OK) {
         /* Keep the last good state: the caller may edit and carry on. */
         e->t = t_start;
-        memcpy(e->y, e->y_saved, sizeof(double) * (size_t)e->state_size);
-        e->integrator_dirty = true;
+        memcpy(e->y, e->y_saved, sizeof(double) * (size_t)e->layout.state_size);
+        engine_invalidate(e, ENGINE_INVALID_INTEGRATOR);
         e->stats.warnings += s != ISSIM_ERR_CANCELLED; /* a stop asked for is no warning */
-    } else if (e->stepped_count > 0)
+    } else if (e->islands.stepped_count > 0)
         engine_update_stepped_sleep(e, e->t); /* time-stepped islands settle and sleep */
     stage_done(e, ENGINE_STAGE_COMMIT, &clock);
     return s;
@@ -284,9 +284,9 @@ IssimStatus engine_step(Engine *e, IssimError *err) {
 
 void engine_set_complementarity_solver(Engine *e, const EngineComplementaritySolver *solver,
                                        void *user) {
-    e->complementarity = solver;
-    e->complementarity_user = user;
-    e->replay_broken = true;
+    e->islands.complementarity = solver;
+    e->islands.complementarity_user = user;
+    engine_invalidate(e, ENGINE_INVALID_REPLAY);
     /* another solver, other impulses: as an edit of the pairs' solver, every body wakes */
     engine_wake_all(e, e->t);
     engine_refresh_awake(e);

@@ -11,7 +11,7 @@
 #include "engine_internal.h"
 
 int engine_velocity_dim(const Engine *e) {
-    return e->velocity_dim;
+    return e->layout.velocity_dim;
 }
 
 int engine_body_velocity_offset(const Engine *e, int body) {
@@ -34,7 +34,8 @@ int engine_islands(const Engine *e, int *island_of_body) {
             parent[ra > rb ? ra : rb] = ra < rb ? ra : rb;
     }
     int label_count = 0;
-    int *labels = (int *)e->scratch; /* scratch is at least 6 * (state_size + 1) doubles */
+    int *labels =
+        (int *)e->integration.scratch; /* scratch is at least 6 * (state_size + 1) doubles */
     for (int i = 0; i < n; i++)
         labels[i] = -1;
     for (int i = 0; i < n; i++) {
@@ -48,7 +49,7 @@ int engine_islands(const Engine *e, int *island_of_body) {
 }
 
 void engine_mass_matrix(const Engine *e, double *m) {
-    int n = e->velocity_dim;
+    int n = e->layout.velocity_dim;
     memset(m, 0, sizeof(double) * (size_t)n * (size_t)n);
     for (int b = 0; b < e->body_count; b++) {
         const EngineBody *body = &e->bodies[b];
@@ -84,7 +85,7 @@ void engine_add_jacobian_row(const Engine *e, double *j, int rows, int row, int 
 }
 
 int engine_contact_jacobian(const Engine *e, double *j, int max_rows) {
-    int n = e->velocity_dim;
+    int n = e->layout.velocity_dim;
     int rows = 0;
     for (int ci = 0; ci < e->contact_count && rows < max_rows; ci++) {
         const EngineContact *c = &e->contacts[ci];

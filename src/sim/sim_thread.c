@@ -315,6 +315,9 @@ typedef struct PublishPace {
 
 static void publish_values(Sim *sim) {
     Engine *e = sim->engine;
+    /* the output step's end is a sample too: a complementarity island's contacts are seen
+     * nowhere else (its time steps are no integrator steps) */
+    sim_contacts_sample(sim, engine_time(e), sim->reports, gather_reports(sim));
     engine_write_vars(e, sim->values);
     sim_contacts_write(sim, sim->values);
     engine_checkpoint(e);
