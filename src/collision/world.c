@@ -49,6 +49,7 @@
  * tests/test_coherence_rewind.c).
  *
  * Threading: one thread at a time (the collision manager, or the engine in lock-step mode). */
+#include "issim/arena.h"
 #include "issim/collision.h"
 #include "issim/task_pool.h"
 
@@ -139,26 +140,11 @@ enum { NOT_PRECOMPUTED = INT_MIN };
  * is tens of microseconds; a box pair a few). */
 enum { PARALLEL_MIN_PAIRS = 48, PARALLEL_GRAIN = 8 };
 
-/* Grows *array (of item bytes each) to hold at least need items, doubling. */
-static bool grow(void **array, int *cap, int need, size_t item) {
-    if (need <= *cap)
-        return true;
-    int next = *cap > 0 ? *cap : 16;
-    while (next < need)
-        next *= 2;
-    void *p = realloc(*array, (size_t)next * item);
-    if (!p)
-        return false;
-    *array = p;
-    *cap = next;
-    return true;
-}
-
 /* Grows the contact array and its anchors together to hold need contacts. */
 static bool reserve_contacts(CollisionWorld *w, int need) {
     int cap = w->contact_cap, anchor_cap = w->contact_cap;
-    if (!grow((void **)&w->contacts, &cap, need, sizeof *w->contacts) ||
-        !grow((void **)&w->anchors, &anchor_cap, need, sizeof *w->anchors))
+    if (!issim_array_reserve((void **)&w->contacts, &cap, need, sizeof *w->contacts) ||
+        !issim_array_reserve((void **)&w->anchors, &anchor_cap, need, sizeof *w->anchors))
         return false;
     w->contact_cap = cap; /* both doubled from the same capacity to the same size */
     return true;
@@ -167,7 +153,7 @@ static bool reserve_contacts(CollisionWorld *w, int need) {
 /* Update-time growth has no error path (the API's update cannot fail), and an incomplete
  * contact set would be silently wrong physics, so running out of memory there is fatal. */
 static void grow_or_die(void **array, int *cap, int need, size_t item) {
-    if (!grow(array, cap, need, item))
+    if (!issim_array_reserve(array, cap, need, item))
         issim_fatal("collision world: out of memory (%d items of %zu bytes)", need, item);
 }
 
@@ -291,40 +277,40 @@ int collision_world_add(CollisionWorld *w, const Shape *shape, Pose pose, bool i
     int n = w->body_count;
     int cap = w->body_cap;
     /* Every array grows to the same capacity; body_cap is committed only when all did. */
-    if (!grow((void **)&w->shapes, &cap, n + 1, sizeof *w->shapes))
+    if (!issim_array_reserve((void **)&w->shapes, &cap, n + 1, sizeof *w->shapes))
         return -1;
     cap = w->body_cap;
-    if (!grow((void **)&w->poses, &cap, n + 1, sizeof *w->poses))
+    if (!issim_array_reserve((void **)&w->poses, &cap, n + 1, sizeof *w->poses))
         return -1;
     cap = w->body_cap;
-    if (!grow((void **)&w->rotations, &cap, n + 1, sizeof *w->rotations))
+    if (!issim_array_reserve((void **)&w->rotations, &cap, n + 1, sizeof *w->rotations))
         return -1;
     cap = w->body_cap;
-    if (!grow((void **)&w->proxies, &cap, n + 1, sizeof *w->proxies))
+    if (!issim_array_reserve((void **)&w->proxies, &cap, n + 1, sizeof *w->proxies))
         return -1;
     cap = w->body_cap;
-    if (!grow((void **)&w->statics, &cap, n + 1, sizeof *w->statics))
+    if (!issim_array_reserve((void **)&w->statics, &cap, n + 1, sizeof *w->statics))
         return -1;
     cap = w->body_cap;
-    if (!grow((void **)&w->moved, &cap, n + 1, sizeof *w->moved))
+    if (!issim_array_reserve((void **)&w->moved, &cap, n + 1, sizeof *w->moved))
         return -1;
     cap = w->body_cap;
-    if (!grow((void **)&w->boxes, &cap, n + 1, sizeof *w->boxes))
+    if (!issim_array_reserve((void **)&w->boxes, &cap, n + 1, sizeof *w->boxes))
         return -1;
     cap = w->body_cap;
-    if (!grow((void **)&w->radii, &cap, n + 1, sizeof *w->radii))
+    if (!issim_array_reserve((void **)&w->radii, &cap, n + 1, sizeof *w->radii))
         return -1;
     cap = w->body_cap;
-    if (!grow((void **)&w->rest_poses, &cap, n + 1, sizeof *w->rest_poses))
+    if (!issim_array_reserve((void **)&w->rest_poses, &cap, n + 1, sizeof *w->rest_poses))
         return -1;
     cap = w->body_cap;
-    if (!grow((void **)&w->rest_valid, &cap, n + 1, sizeof *w->rest_valid))
+    if (!issim_array_reserve((void **)&w->rest_valid, &cap, n + 1, sizeof *w->rest_valid))
         return -1;
     cap = w->body_cap;
-    if (!grow((void **)&w->restless, &cap, n + 1, sizeof *w->restless))
+    if (!issim_array_reserve((void **)&w->restless, &cap, n + 1, sizeof *w->restless))
         return -1;
     cap = w->body_cap;
-    if (!grow((void **)&w->ahead, &cap, n + 1, sizeof *w->ahead))
+    if (!issim_array_reserve((void **)&w->ahead, &cap, n + 1, sizeof *w->ahead))
         return -1;
     w->ahead[n] = 0.0;
     w->shapes[n] = *shape;
@@ -1016,9 +1002,10 @@ IssimStatus collision_world_restore_coherence(CollisionWorld *w, const void *buf
                                h.body_count, h.contact_count, size, w->body_count, w->contact_count,
                                w->desc.coherence_tolerance);
     int need = h.tested_count + 1;
-    if (!grow((void **)&w->tested, &w->tested_cap, need, sizeof *w->tested) ||
-        !grow((void **)&w->tested_frames, &w->tested_frame_cap, need, sizeof *w->tested_frames) ||
-        !grow((void **)&w->pairs, &w->pair_cap, need, sizeof *w->pairs))
+    if (!issim_array_reserve((void **)&w->tested, &w->tested_cap, need, sizeof *w->tested) ||
+        !issim_array_reserve((void **)&w->tested_frames, &w->tested_frame_cap, need,
+                             sizeof *w->tested_frames) ||
+        !issim_array_reserve((void **)&w->pairs, &w->pair_cap, need, sizeof *w->pairs))
         return issim_error_set(err, ISSIM_ERR_NOMEM,
                                "collision world: out of memory restoring %d pairs", h.tested_count);
     const unsigned char *p = (const unsigned char *)buf + align16(sizeof h);
