@@ -89,7 +89,7 @@ IntegratorKind engine_integrator(const Engine *e) {
     return e->integrator_kind;
 }
 double engine_time(const Engine *e) {
-    return e->t;
+    return e->data.t;
 }
 double engine_dt(const Engine *e) {
     return e->dt;
@@ -229,7 +229,7 @@ IssimStatus engine_restore_vars(Engine *e, double t, const double *values, Issim
         EngineBodyState st = engine_frame_body(values, b);
         engine_block_store(e, e->y, b, &st);
     }
-    e->t = t;
+    e->data.t = t;
     /* Equilibrium belongs to a trajectory, not to a frame: every body is integrated again from
      * the restored state (silently, like the contacts: a reset is not a physical event). */
     EngineEventFn fn = e->event_fn;
@@ -303,13 +303,13 @@ IssimStatus engine_apply_edit(Engine *e, const char *path, const char *value, Is
     if (is_presentation_prop(name))
         ; /* a colour, the camera, the description: nothing moves */
     else if (body >= 0)
-        engine_wake_body(e, body, -1, e->t);
+        engine_wake_body(e, body, -1, e->data.t);
     else
-        engine_wake_all(e, e->t);
+        engine_wake_all(e, e->data.t);
     engine_refresh_awake(e);
     if (body >= 0 && is_state_prop(name)) {
-        if (e->bodies[body].reduced_slot >= 0) /* a moved body leaves its reduced pair */
-            engine_reduced_leave(e, e->bodies[body].reduced_slot, e->t);
+        if (e->bodies[body].data.reduced_slot >= 0) /* a moved body leaves its reduced pair */
+            engine_reduced_leave(e, e->bodies[body].data.reduced_slot, e->data.t);
         EngineBodyState st = engine_block_state(e, e->y, body);
         const PropValue *v = thing_prop_value(e->db, id, prop);
         if (strcmp(name, "pos") == 0)
@@ -321,7 +321,7 @@ IssimStatus engine_apply_edit(Engine *e, const char *path, const char *value, Is
         else
             st.orient = (Quat){v->vec[0], v->vec[1], v->vec[2], v->vec[3]};
         engine_block_store(e, e->y, body, &st);
-        reset_active_set(e, e->t);
+        reset_active_set(e, e->data.t);
     }
     engine_invalidate(e, ENGINE_INVALID_INTEGRATOR | ENGINE_INVALID_REPLAY);
     return ISSIM_OK;
@@ -420,11 +420,11 @@ IssimStatus engine_set_applied_wrench(Engine *e, EngineBodyId id, Vec3 force, Ve
         force.y = 0.0;
         torque = vec3(0.0, torque.y, 0.0);
     }
-    if (vec3_same(b->applied_force, force) && vec3_same(b->applied_torque, torque))
+    if (vec3_same(b->data.applied_force, force) && vec3_same(b->data.applied_torque, torque))
         return ISSIM_OK;
-    b->applied_force = force;
-    b->applied_torque = torque;
-    engine_wake_body(e, id.index, -1, e->t); /* a change in its force field (004 4.8.5) */
+    b->data.applied_force = force;
+    b->data.applied_torque = torque;
+    engine_wake_body(e, id.index, -1, e->data.t); /* a change in its force field (004 4.8.5) */
     engine_refresh_awake(e);
     /* a jump in the right-hand side, and a replay would not know this wrench */
     engine_invalidate(e, ENGINE_INVALID_INTEGRATOR | ENGINE_INVALID_REPLAY);
@@ -444,7 +444,7 @@ bool engine_contact_normal(const Engine *e, uint32_t id, Vec3 *normal) {
         if (!c->active || c->id != id)
             continue;
         ContactKinematics k;
-        engine_contact_kinematics(e, e->y, c, e->t, &k, NULL, NULL);
+        engine_contact_kinematics(e, e->y, c, e->data.t, &k, NULL, NULL);
         *normal = k.normal;
         return true;
     }
@@ -459,7 +459,7 @@ int engine_contact_reports(const Engine *e, ContactReport *out, int max) {
             continue;
         ContactKinematics k;
         Vec3 point;
-        engine_contact_kinematics(e, e->y, c, e->t, &k, &point, NULL);
+        engine_contact_kinematics(e, e->y, c, e->data.t, &k, &point, NULL);
         ContactForce f = engine_contact_force(e, c, &k);
         bool stepped = engine_contact_time_stepped(e, c);
         if (stepped)

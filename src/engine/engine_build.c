@@ -232,7 +232,7 @@ static IssimStatus build_layout(Engine *e, IssimError *err) {
         blk->body = b;
         e->bodies[b].block = e->layout.block_count++;
         e->bodies[b].velocity_offset = voffset;
-        e->bodies[b].reduced_slot = -1;
+        e->bodies[b].data.reduced_slot = -1;
         offset += blk->size;
         voffset += e->planar ? 3 : 6;
     }

@@ -2,10 +2,10 @@
  * with contact memory intact (engine.h, "Checkpoints"; docs/architecture.md, "contact state").
  *
  * Every frame gets a record. A *key* record holds, in order (each part aligned to 16 bytes): a
- * header, the raw state vector (the frames hold normalised quaternions, which would change the
- * last bits), the bodies' sleep state and applied wrenches, the reduced-pair slots, the contact
- * array (each contact up to its parameters), the contact-state pool's bytes below its end, and
- * the collision world's identity (the contacts of the last merged report and the world's id
+ * header with a copy of EngineData, the raw state vector (the frames hold normalised quaternions,
+ * which would change the last bits), every body's EngineBodyData, the reduced-pair slots, the
+ * contact array (each contact up to its parameters), the contact-state pool's bytes below its end,
+ * and the collision world's identity (the contacts of the last merged report and the world's id
  * counter), then, with the universe's collision_coherence on and the synchronous world, the
  * world's coherence state (collision_world_save_coherence: what its choice to refresh a pair
  * from anchors instead of testing it in full reads). The frames between two keys keep only their
@@ -33,22 +33,12 @@
 #include "engine_internal.h"
 
 typedef struct CheckpointHeader {
-    double t;
+    EngineData data; /* whole: a field added to EngineData is rewound without a line here */
     int state_size, body_count, contact_count, identity_count;
     size_t pool_end, coherence_bytes;
-    uint32_t next_contact_id, identity_next_id;
-    double report_t;
-    double fixed_step, fixed_anchor;
-    bool integrator_dirty, collision_stale;
+    uint32_t identity_next_id;
+    bool integrator_dirty;
 } CheckpointHeader;
-
-typedef struct BodySleepState {
-    bool asleep;
-    int reduced_slot;
-    ContactResolverKind resolver;
-    double sleep_t, still_since;
-    Vec3 applied_force, applied_torque; /* a replay steps with the wrenches of its key */
-} BodySleepState;
 
 /* Keys average at most this many bytes per frame (the others replay from them). */
 #define CHECKPOINT_KEY_BYTES_PER_FRAME 8192
@@ -61,11 +51,14 @@ static size_t align16(size_t n) {
 /* A contact is saved up to its parameters: they belong to the pair (engine_contact_params), so
  * a restore takes the current ones and a rewind across an edit of the pair keeps the edit. */
 #define CONTACT_SAVED_BYTES offsetof(EngineContact, params)
+_Static_assert(offsetof(EngineContact, params) + sizeof(ContactParams) == sizeof(EngineContact),
+               "ContactParams must stay EngineContact's last field: a field after it would escape "
+               "rewinds");
 
 static size_t record_bytes(const Engine *e, int contacts, int identity, size_t coherence) {
     return align16(sizeof(CheckpointHeader)) +
            align16(sizeof(double) * (size_t)e->layout.state_size) +
-           align16(sizeof(BodySleepState) * (size_t)e->body_count) +
+           align16(sizeof(EngineBodyData) * (size_t)e->body_count) +
            align16(sizeof(EngineReducedSlot) * (size_t)e->reduced.slot_count) +
            align16(CONTACT_SAVED_BYTES * (size_t)contacts) + align16(e->pool.end) +
            align16(sizeof(CollisionContact) * (size_t)identity) + align16(coherence);
@@ -235,32 +228,21 @@ static void copy_pool(const Engine *e, unsigned char *dst, const unsigned char *
 
 static void write_key(Engine *e, unsigned char *p, size_t bytes) {
     const unsigned char *start = p;
-    CheckpointHeader h = {.t = e->t,
+    CheckpointHeader h = {.data = e->data,
                           .state_size = e->layout.state_size,
                           .body_count = e->body_count,
                           .contact_count = e->contact_count,
                           .identity_count = e->checkpoints.identity_count,
                           .pool_end = e->pool.end,
                           .coherence_bytes = coherence_size(e),
-                          .next_contact_id = e->next_contact_id,
                           .identity_next_id = e->checkpoints.identity_next_id,
-                          .report_t = e->collide.report_t,
-                          .fixed_step = e->integration.fixed_step,
-                          .fixed_anchor = e->integration.fixed_anchor,
-                          .integrator_dirty = e->integration.dirty,
-                          .collision_stale = e->collision_stale};
+                          .integrator_dirty = e->integration.dirty};
     p = put(p, &h, sizeof h);
     p = put(p, e->y, sizeof(double) * (size_t)e->layout.state_size);
-    BodySleepState *sleep = (BodySleepState *)p;
+    EngineBodyData *data = (EngineBodyData *)p;
     for (int b = 0; b < e->body_count; b++)
-        sleep[b] = (BodySleepState){.asleep = e->bodies[b].asleep,
-                                    .reduced_slot = e->bodies[b].reduced_slot,
-                                    .resolver = e->bodies[b].resolver,
-                                    .sleep_t = e->bodies[b].sleep_t,
-                                    .still_since = e->bodies[b].still_since,
-                                    .applied_force = e->bodies[b].applied_force,
-                                    .applied_torque = e->bodies[b].applied_torque};
-    p += align16(sizeof(BodySleepState) * (size_t)e->body_count);
+        data[b] = e->bodies[b].data;
+    p += align16(sizeof(EngineBodyData) * (size_t)e->body_count);
     p = put(p, e->reduced.slot, sizeof(EngineReducedSlot) * (size_t)e->reduced.slot_count);
     for (int ci = 0; ci < e->contact_count; ci++)
         memcpy(p + CONTACT_SAVED_BYTES * (size_t)ci, &e->contacts[ci], CONTACT_SAVED_BYTES);
@@ -288,12 +270,12 @@ void engine_checkpoint(Engine *e) {
     CheckpointRing *ring = &e->checkpoints;
     if (!ring->arena)
         return;
-    drop_from(ring, e->t);
+    drop_from(ring, e->data.t);
     size_t bytes = record_size(e);
     bool key = ring->count == 0 || e->checkpoints.replay_broken || !newest_key(ring) ||
                ring->since_key + 1 >= key_interval(ring, bytes);
     e->checkpoints.replay_broken = false;
-    CheckpointRecord r = {.t = e->t, .key = key};
+    CheckpointRecord r = {.t = e->data.t, .key = key};
     if (key) {
         if (bytes > ring->capacity) {
             if (!ring->full_warned)
@@ -369,18 +351,10 @@ static bool restore_key(Engine *e, const CheckpointRecord *r) {
     p += align16(sizeof h);
     memcpy(e->y, p, sizeof(double) * (size_t)e->layout.state_size);
     p += align16(sizeof(double) * (size_t)e->layout.state_size);
-    const BodySleepState *sleep = (const BodySleepState *)p;
-    for (int b = 0; b < e->body_count; b++) {
-        EngineBody *body = &e->bodies[b];
-        body->asleep = sleep[b].asleep;
-        body->sleep_t = sleep[b].sleep_t;
-        body->still_since = sleep[b].still_since;
-        body->reduced_slot = sleep[b].reduced_slot;
-        body->resolver = sleep[b].resolver;
-        body->applied_force = sleep[b].applied_force;
-        body->applied_torque = sleep[b].applied_torque;
-    }
-    p += align16(sizeof(BodySleepState) * (size_t)e->body_count);
+    const EngineBodyData *data = (const EngineBodyData *)p;
+    for (int b = 0; b < e->body_count; b++)
+        e->bodies[b].data = data[b];
+    p += align16(sizeof(EngineBodyData) * (size_t)e->body_count);
     memcpy(e->reduced.slot, p, sizeof(EngineReducedSlot) * (size_t)e->reduced.slot_count);
     p += align16(sizeof(EngineReducedSlot) * (size_t)e->reduced.slot_count);
     for (int ci = 0; ci < h.contact_count; ci++) {
@@ -409,12 +383,7 @@ static bool restore_key(Engine *e, const CheckpointRecord *r) {
             ISSIM_OK)
             issim_log(ISSIM_LOG_WARN, "restore: %s", err.message);
     }
-    e->t = h.t;
-    e->next_contact_id = h.next_contact_id;
-    e->collide.report_t = h.report_t;
-    e->integration.fixed_step = h.fixed_step; /* recomputed (fixed_step_dirty) on the same grid */
-    e->integration.fixed_anchor = h.fixed_anchor;
-    e->collision_stale = h.collision_stale;
+    e->data = h.data; /* its fixed step is recomputed (fixed_step_dirty) on the same grid */
     e->integration.dirty = h.integrator_dirty || e->integrator_kind != INTEGRATOR_RK4;
     engine_invalidate(e, ENGINE_INVALID_SLEEP | ENGINE_INVALID_FIXED_STEP);
     engine_refresh_awake(e);

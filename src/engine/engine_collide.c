@@ -128,10 +128,10 @@ static bool contact_from_world(Engine *e, const CollisionContact *wc, const Pose
 
 static void emit_manifold(Engine *e, const EngineContact *c, EngineEventKind kind,
                           double depth_rate) {
-    EngineEvent ev = engine_contact_event(c, e->t, -depth_rate);
+    EngineEvent ev = engine_contact_event(c, e->data.t, -depth_rate);
     ev.kind = kind;
     ev.vertex = -1;
-    ev.duration = kind == ENGINE_EVENT_CONTACT_END ? e->t - c->t_begin : 0.0;
+    ev.duration = kind == ENGINE_EVENT_CONTACT_END ? e->data.t - c->t_begin : 0.0;
     engine_emit(e, &ev);
 }
 
@@ -159,9 +159,9 @@ bool engine_pose_source(void *ctx, double *t, Pose *poses, double *ahead, int co
             EngineBodyState st = engine_block_state(e, e->y, b);
             int w = e->bodies[b].world_index;
             poses[w] = (Pose){st.pos, st.orient};
-            ahead[w] = e->bodies[b].asleep ? 0.0 : reach_ahead(e, b, st.vel, st.angvel);
+            ahead[w] = e->bodies[b].data.asleep ? 0.0 : reach_ahead(e, b, st.vel, st.angvel);
         }
-        *t = e->t;
+        *t = e->data.t;
         return true;
     }
     /* A newest frame earlier than the last one read means the engine rewound (a drag, an edit,
@@ -195,14 +195,14 @@ static bool take_report(Engine *e, CollisionReport *report) {
     collision_manager_notify(e->collide.manager); /* the state published after the last step */
     bool got = collision_manager_take(e->collide.manager, report);
     if (got)
-        e->collide.report_t = report->t;
-    double oldest = e->t - ENGINE_REPORT_MAX_LAG * e->dt * (1.0 + 1e-9);
-    if (e->collide.report_t >= oldest)
+        e->data.report_t = report->t;
+    double oldest = e->data.t - ENGINE_REPORT_MAX_LAG * e->dt * (1.0 + 1e-9);
+    if (e->data.report_t >= oldest)
         return got;
     e->collide.report_waits++;
     double t0 = issim_wall_time();
-    while (e->collide.report_t < oldest &&
-           registry_state_time(e->collide.registry) > e->collide.report_t &&
+    while (e->data.report_t < oldest &&
+           registry_state_time(e->collide.registry) > e->data.report_t &&
            issim_wall_time() - t0 < ENGINE_REPORT_WAIT_LIMIT) {
         uint64_t seen = collision_manager_published(e->collide.manager);
         if (!collision_manager_take(e->collide.manager, report)) {
@@ -212,9 +212,9 @@ static bool take_report(Engine *e, CollisionReport *report) {
                 continue;
         }
         got = true;
-        e->collide.report_t = report->t;
+        e->data.report_t = report->t;
     }
-    if (e->collide.report_t < oldest)
+    if (e->data.report_t < oldest)
         e->collide.reports_stale++;
     return got;
 }
@@ -232,7 +232,7 @@ void engine_collide(Engine *e) {
         collision_manager_step(e->collide.manager);
         if (!collision_manager_take(e->collide.manager, &report))
             return;
-        e->collide.report_t = report.t;
+        e->data.report_t = report.t;
     }
     engine_merge_contacts(e, report.contacts, report.contact_count, report.poses);
     engine_keep_identity(e, report.contacts, report.contact_count, report.next_id);
@@ -303,14 +303,14 @@ static void persist(EngineContact *c, const EngineContact *old) {
 }
 
 static void begin_manifold(Engine *e, EngineContact *c, const ContactKinematics *k) {
-    c->id = ++e->next_contact_id;
-    c->t_begin = e->t;
+    c->id = ++e->data.next_contact_id;
+    c->t_begin = e->data.t;
     engine_contact_begin(e, c, k);
     c->equilibrium = false;
     c->load = 0.0;
     c->still_speed = 0.0;
     emit_manifold(e, c, ENGINE_EVENT_CONTACT_BEGIN, k->depth_rate);
-    engine_wake_on_contact(e, c, k, e->t);
+    engine_wake_on_contact(e, c, k, e->data.t);
 }
 
 /* Activity of a refreshed or new contact; returns whether the contact set changed. ledger: its
@@ -371,7 +371,7 @@ static void warn_initial_overlap(Engine *e) {
         if (!c->active)
             continue;
         ContactKinematics k;
-        engine_manifold_kinematics(e, e->y, c, e->t, &k, NULL, NULL, NULL);
+        engine_manifold_kinematics(e, e->y, c, e->data.t, &k, NULL, NULL, NULL);
         elastic += engine_contact_potential(e, c, &k);
         overlapping += k.depth > 0.0;
         if (k.depth > deepest) {
@@ -504,7 +504,7 @@ static int measure_pair(const Engine *e, int first, EnginePenetration *p) {
         }
         if (c->active) {
             ContactKinematics k;
-            engine_manifold_kinematics(e, e->y, c, e->t, &k, NULL, NULL, NULL);
+            engine_manifold_kinematics(e, e->y, c, e->data.t, &k, NULL, NULL, NULL);
             model = fmax(model, k.depth);
             active = true;
         }

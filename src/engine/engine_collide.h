@@ -57,8 +57,7 @@ typedef struct EngineCollide {
     Registry *registry;        /* non-NULL while the manager thread runs: its pose source */
     double *frame;             /* registry frame buffer of the manager thread */
     uint64_t reports_used, reports_stale, report_waits;
-    double report_t;  /* state time of the newest collision report merged (-inf before any) */
-    int *world_owner; /* world index -> body index (>= 0) or -(obstacle + 1) */
+    int *world_owner;        /* world index -> body index (>= 0) or -(obstacle + 1) */
     EngineContact *previous; /* scratch for matching manifold contacts across updates */
     bool *previous_kept;
     int *previous_index; /* open addressing by collision id, previous_slots entries */

@@ -233,14 +233,15 @@ static IssimStatus run_solver(IslandWork *w, const EngineComplementaritySolver *
         issim_log(ISSIM_LOG_WARN,
                   "complementarity solver %s failed on the island of %s (%d bodies, %d contacts) "
                   "at t = %.9g s (%s): PGS solved this step",
-                  solver->name, island_name(w), w->body_count, w->contact_count, e->t, why.message);
+                  solver->name, island_name(w), w->body_count, w->contact_count, e->data.t,
+                  why.message);
         e->stats.warnings++;
         return ISSIM_OK;
     }
     return issim_error_set(err, ISSIM_ERR_NUMERIC,
                            "complementarity solver %s failed on the island of %s (%d bodies, %d "
                            "contacts) at t = %.9g s: %s%s%s",
-                           solver->name, island_name(w), w->body_count, w->contact_count, e->t,
+                           solver->name, island_name(w), w->body_count, w->contact_count, e->data.t,
                            why.message, pgs_why.message[0] ? "; PGS too: " : "", pgs_why.message);
 }
 
@@ -253,7 +254,7 @@ static IssimStatus bad_row(IslandWork *w, int row, IssimError *err) {
     return issim_error_set(err, ISSIM_ERR_NUMERIC,
                            "island of %s (%d bodies) at t = %.9g s: the contact of %s and %s has "
                            "a non-finite normal or depth; the step is refused",
-                           island_name(w), w->body_count, e->t, e->bodies[c->body].name,
+                           island_name(w), w->body_count, e->data.t, e->bodies[c->body].name,
                            other ? other : "?");
 }
 
@@ -409,8 +410,9 @@ static bool carve_scratch(Engine *e, IslandWork *w, int max_rows) {
 bool engine_contact_time_stepped(const Engine *e, const EngineContact *c) {
     if (e->pairs[c->pair].params.resolver != CONTACT_RESOLVER_COMPLEMENTARITY)
         return false;
-    bool a = e->bodies[c->body].resolver == CONTACT_RESOLVER_COMPLEMENTARITY;
-    bool b = c->body_b >= 0 && e->bodies[c->body_b].resolver == CONTACT_RESOLVER_COMPLEMENTARITY;
+    bool a = e->bodies[c->body].data.resolver == CONTACT_RESOLVER_COMPLEMENTARITY;
+    bool b =
+        c->body_b >= 0 && e->bodies[c->body_b].data.resolver == CONTACT_RESOLVER_COMPLEMENTARITY;
     return a || b;
 }
 
@@ -439,7 +441,7 @@ static void update_row_activity(IslandWork *w, double t) {
         EngineEvent ev = engine_contact_event(c, t, -k.depth_rate);
         c->active = want;
         if (want) {
-            c->id = ++e->next_contact_id;
+            c->id = ++e->data.next_contact_id;
             c->t_begin = t;
             engine_contact_begin(e, c, &k);
             ev.kind = ENGINE_EVENT_CONTACT_BEGIN;
@@ -470,7 +472,7 @@ static IssimStatus island_step_in(IslandWork *w, const IslandIndex *x, int k, do
     if (!carve_scratch(e, w, nc))
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for the island of %s",
                                e->bodies[w->bodies[0]].name);
-    e->t = t; /* contact kinematics are evaluated at the island's own time */
+    e->data.t = t; /* contact kinematics are evaluated at the island's own time */
     island_read_poses(w);
     island_order_top_down(w, x->candidates + c0, nc, w->gap);
     int bad = island_assemble_contacts(w, x->rows + c0, x->candidates + c0, nc);
@@ -529,12 +531,12 @@ static IssimStatus resolve_islands(Engine *e, double t_start, double t_target, I
 
 IssimStatus engine_resolve_complementarity(Engine *e, double t_start, double t_target,
                                            IssimError *err) {
-    double t_saved = e->t;
+    double t_saved = e->data.t;
     e->stats.complementarity_residual = 0.0;
     IssimArenaMark mark = issim_arena_mark(&e->islands.step_scratch);
     IssimStatus s = resolve_islands(e, t_start, t_target, err);
     issim_arena_reset(&e->islands.step_scratch, mark);
-    e->t = t_saved;
+    e->data.t = t_saved;
     return s;
 }
 

@@ -24,7 +24,7 @@ int engine_body_contact_models(const Engine *e, EngineBodyId body, EngineContact
             continue;
         EngineContactModelView *v = &out[n++];
         Vec3 point;
-        engine_contact_kinematics(e, e->y, c, e->t, &v->kin, &point, NULL);
+        engine_contact_kinematics(e, e->y, c, e->data.t, &v->kin, &point, NULL);
         v->id = c->id;
         v->body_is_a = is_a;
         v->params = &c->params;

@@ -131,7 +131,7 @@ Integrator *integrator_cvode_create(Engine *e, IssimError *err) {
         memcpy(e->integration.scratch, e->y, sizeof(double) * (size_t)e->layout.state_size);
         pack(e, e->y, N_VGetArrayPointer(integ->y));
     }
-    ok = ok && CVodeInit(integ->mem, cvode_rhs, e->t, integ->y) == CV_SUCCESS;
+    ok = ok && CVodeInit(integ->mem, cvode_rhs, e->data.t, integ->y) == CV_SUCCESS;
     ok = ok && CVodeSetUserData(integ->mem, e) == CV_SUCCESS;
     ok = ok && CVodeSetErrHandlerFn(integ->mem, cvode_error_handler, e) == CV_SUCCESS;
     ok = ok && CVodeSStolerances(integ->mem, e->rtol, e->atol) == CV_SUCCESS;
@@ -209,9 +209,9 @@ static IssimStatus reinit(Engine *e, IssimError *err) {
     }
     memcpy(e->integration.scratch, e->y, sizeof(double) * (size_t)e->layout.state_size);
     pack(e, e->y, N_VGetArrayPointer(integ->y));
-    if (CVodeReInit(integ->mem, e->t, integ->y) != CV_SUCCESS)
+    if (CVodeReInit(integ->mem, e->data.t, integ->y) != CV_SUCCESS)
         return issim_error_set(err, ISSIM_ERR_NUMERIC, "CVODE re-initialisation failed at t = %g",
-                               e->t);
+                               e->data.t);
     IssimStatus rs = resize_roots(e, err);
     if (rs != ISSIM_OK)
         return rs;
@@ -236,10 +236,10 @@ static IssimStatus progress_guard(Engine *e, double t_target, ProgressGuard *g, 
     uint64_t steps = e->stats.steps - g->steps_at_start;
     bool stalled = steps >= ENGINE_MAX_STEPS_PER_OUTPUT;
     if (steps - g->window_steps >= ENGINE_GUARD_WINDOW) {
-        double mean = (e->t - g->window_t) / (double)(steps - g->window_steps);
+        double mean = (e->data.t - g->window_t) / (double)(steps - g->window_steps);
         stalled = stalled || mean < ENGINE_TINY_STEP * e->dt;
         g->window_steps = steps;
-        g->window_t = e->t;
+        g->window_t = e->data.t;
     }
     if (!stalled)
         return ISSIM_OK;
@@ -251,7 +251,7 @@ static IssimStatus progress_guard(Engine *e, double t_target, ProgressGuard *g, 
                            "integration makes no progress at t = %.9g s: %llu steps toward t = "
                            "%.9g s, the last %.3g s long%s; try universe.integrator = \"rk4\" "
                            "(a fixed step) or looser tolerances",
-                           e->t, (unsigned long long)steps, t_target, h, what);
+                           e->data.t, (unsigned long long)steps, t_target, h, what);
 }
 
 IssimStatus integrator_cvode_advance(Engine *e, double t_target, IssimError *err) {
@@ -264,48 +264,48 @@ IssimStatus integrator_cvode_advance(Engine *e, double t_target, IssimError *err
     /* One internal step per call, so models with per-contact history are committed after
      * every accepted step; the stop time keeps CVODE from stepping past the output time. */
     CVodeSetStopTime(integ->mem, t_target);
-    ProgressGuard guard_state = {.steps_at_start = e->stats.steps, .window_t = e->t};
-    while (e->t < t_target) {
+    ProgressGuard guard_state = {.steps_at_start = e->stats.steps, .window_t = e->data.t};
+    while (e->data.t < t_target) {
         if (e->options.should_stop && e->options.should_stop(e->options.should_stop_user))
             return issim_error_set(err, ISSIM_ERR_CANCELLED, "stopped at t = %.9g s on request",
-                                   e->t);
+                                   e->data.t);
         IssimStatus guard = progress_guard(e, t_target, &guard_state, err);
         if (guard != ISSIM_OK)
             return guard;
-        sunrealtype t_reached = e->t;
+        sunrealtype t_reached = e->data.t;
         integ->error[0] = '\0';
         int flag = CVode(integ->mem, t_target, integ->y, &t_reached, CV_ONE_STEP);
         if (flag < 0)
             return issim_error_set(err, ISSIM_ERR_NUMERIC,
-                                   "integration failed at t = %.9g s (CVODE flag %d)%s%s", e->t,
-                                   flag, integ->error[0] ? ": " : "", integ->error);
+                                   "integration failed at t = %.9g s (CVODE flag %d)%s%s",
+                                   e->data.t, flag, integ->error[0] ? ": " : "", integ->error);
         unpack(e, N_VGetArrayPointer(integ->y), e->y);
-        e->t = flag == CV_TSTOP_RETURN ? t_target : t_reached;
+        e->data.t = flag == CV_TSTOP_RETURN ? t_target : t_reached;
         long steps = 0;
         CVodeGetNumSteps(integ->mem, &steps);
         e->stats.steps = e->integration.cvode_steps_base + (uint64_t)steps;
         if (flag == CV_ROOT_RETURN) {
             e->stats.root_events++;
             CVodeGetRootInfo(integ->mem, integ->roots_found);
-            engine_update_active_set(e, e->t, integ->roots_found);
+            engine_update_active_set(e, e->data.t, integ->roots_found);
             engine_invalidate(e, ENGINE_INVALID_INTEGRATOR);
         } else {
-            engine_commit_contacts(e, e->t); /* may end a contact: dirty again */
+            engine_commit_contacts(e, e->data.t); /* may end a contact: dirty again */
         }
         if (e->options.on_step)
             e->options.on_step(e, e->options.on_step_user);
         if (e->sleep.awake_state_size == 0) { /* everything fell asleep: nothing to integrate */
-            e->t = t_target;
+            e->data.t = t_target;
             break;
         }
-        if (e->integration.fixed_step_dirty && e->t < t_target) {
+        if (e->integration.fixed_step_dirty && e->data.t < t_target) {
             engine_update_fixed_step(e);
-            if (e->integration.fixed_step > 0.0) { /* a contact asks for fixed steps from here */
+            if (e->data.fixed_step > 0.0) { /* a contact asks for fixed steps from here */
                 engine_invalidate(e, ENGINE_INVALID_INTEGRATOR);
                 break;
             }
         }
-        if (e->integration.dirty && e->t < t_target) {
+        if (e->integration.dirty && e->data.t < t_target) {
             IssimStatus s = reinit(e, err);
             if (s != ISSIM_OK)
                 return s;

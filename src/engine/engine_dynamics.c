@@ -27,7 +27,7 @@ EngineBodyState engine_block_state(const Engine *e, const double *y, int body) {
     const StateBlock *b = &e->layout.blocks[e->bodies[body].block];
     const double *s = y + b->offset;
     EngineBodyState st;
-    if (e->bodies[body].reduced_slot >= 0) { /* in a reduced pair: its block says where */
+    if (e->bodies[body].data.reduced_slot >= 0) { /* in a reduced pair: its block says where */
         engine_reduced_body_state(e, y, body, &st);
         return st;
     }
@@ -213,7 +213,7 @@ double engine_contact_depth(const Engine *e, const EngineBodyState *states, cons
                             const EngineContact *c) {
     if (c->kind != CONTACT_MANIFOLD) {
         ContactKinematics k;
-        engine_contact_kinematics(e, y, c, e->t, &k, NULL, NULL);
+        engine_contact_kinematics(e, y, c, e->data.t, &k, NULL, NULL);
         return k.depth;
     }
     double depth;
@@ -226,8 +226,8 @@ double engine_contact_depth(const Engine *e, const EngineBodyState *states, cons
 void engine_merge_kinematics(const Engine *e, const EngineBodyState *states, const EngineContact *c,
                              ContactKinematics *k) {
     manifold_kinematics_of(e, c, states[c->body],
-                           c->body_b >= 0 ? states[c->body_b] : obstacle_state, e->t, k, NULL, NULL,
-                           NULL, true);
+                           c->body_b >= 0 ? states[c->body_b] : obstacle_state, e->data.t, k, NULL,
+                           NULL, NULL, true);
 }
 
 /* The share f_ext / n_v of the external load (gravity, the body's force, the applied force)
@@ -236,7 +236,7 @@ void engine_merge_kinematics(const Engine *e, const EngineBodyState *states, con
  * consecutive in e->contacts (build_contacts), vertex v at v places after the first. */
 static double vertex_load_share(const Engine *e, const EngineContact *c, Vec3 n) {
     const EngineBody *body = &e->bodies[c->body];
-    Vec3 f = engine_body_own_force(e, body, e->t);
+    Vec3 f = engine_body_own_force(e, body, e->data.t);
     double press = -vec3_dot(f, n);
     if (!(press > 0.0))
         return 0.0;
@@ -369,7 +369,7 @@ void engine_contact_arms(const Engine *e, const double *y, const EngineContact *
 }
 
 static bool takes_loads(const EngineBody *b) {
-    return b->integrated || b->reduced_slot >= 0;
+    return b->integrated || b->data.reduced_slot >= 0;
 }
 
 static void own_loads(const Engine *e, int b, double t, Vec3 *force, Vec3 *torque) {
@@ -476,7 +476,7 @@ void engine_rhs(Engine *e, double t, const double *y, double *ydot) {
 void engine_roots(const Engine *e, const double *y, double *g) {
     for (int ci = 0; ci < e->contact_count; ci++) {
         ContactKinematics k;
-        engine_contact_kinematics(e, y, &e->contacts[ci], e->t, &k, NULL, NULL);
+        engine_contact_kinematics(e, y, &e->contacts[ci], e->data.t, &k, NULL, NULL);
         g[ci] = k.depth;
     }
 }
@@ -604,7 +604,7 @@ int engine_update_active_set(Engine *e, double t, const int *directions) {
         engine_invalidate(e, ENGINE_INVALID_FIXED_STEP);
         if (want) {
             c->active = true;
-            c->id = ++e->next_contact_id;
+            c->id = ++e->data.next_contact_id;
             c->t_begin = t;
             engine_contact_begin(e, c, &k);
             ev.kind = ENGINE_EVENT_CONTACT_BEGIN;
@@ -711,7 +711,7 @@ EngineEnergy engine_energy(const Engine *e) {
         if (!c->active || engine_contact_time_stepped(e, c))
             continue;
         ContactKinematics k;
-        engine_contact_kinematics(e, e->y, c, e->t, &k, NULL, NULL);
+        engine_contact_kinematics(e, e->y, c, e->data.t, &k, NULL, NULL);
         en.elastic += engine_contact_potential(e, c, &k);
     }
     en.total = en.kinetic + en.potential + en.elastic;

@@ -27,7 +27,7 @@ void engine_manifold_kinematics(const Engine *e, const double *y, const EngineCo
 /* The collision update's passes over every contact (the merge, its energy ledger, the activity
  * of each contact) read every body's state at e->y once: engine_merge_states fills the cache
  * (the right-hand side's, free outside an evaluation) and engine_merge_kinematics reads it, the
- * same numbers as engine_manifold_kinematics at (e->y, e->t). */
+ * same numbers as engine_manifold_kinematics at (e->y, e->data.t). */
 EngineBodyState *engine_merge_states(const Engine *e);
 /* Pins contact c's friction spring (ContactHistory.friction_pin_a/b) at the world point where
  * its force acts, on a and b (NULL: an obstacle) as they are now. For contacts with friction

@@ -35,7 +35,7 @@ void engine_island_gaps_after(const Engine *e, const int *rows, int m, const int
         const EngineContact *c = &e->contacts[rows[i]];
         ContactKinematics k;
         Vec3 ra, rb;
-        engine_contact_arms(e, e->y, c, e->t, &k, &ra, &rb);
+        engine_contact_arms(e, e->y, c, e->data.t, &k, &ra, &rb);
         Vec3 da = point_motion(e, c->body, local, h, u_next, ra);
         Vec3 db = point_motion(e, c->body_b, local, h, u_next, rb);
         gap_out[i] = gap[i] + vec3_dot(k.normal, vec3_sub(da, db));

@@ -14,13 +14,7 @@ typedef struct Integrator Integrator;
 typedef struct EngineIntegration {
     Integrator *cvode; /* NULL for RK4 */
     bool dirty;        /* active set or state changed outside the integrator */
-    /* Fixed step (s) that the active contacts' models ask for, 0 when none: while > 0 the
-     * force-law stage takes RK4 steps of this size instead of the base integrator
-     * (engine_step.c). Recomputed whenever the active set changes. */
-    double fixed_step;
-    /* Fixed steps run on the grid fixed_anchor + k fixed_step (a contact map samples at its
-     * period from the onset): set when the fixed step starts or changes. */
-    double fixed_anchor;
+    /* the fixed step and its grid are engine data (EngineData: a rewind restores them) */
     bool fixed_step_dirty;
     double *scratch; /* RK4 stages and event location */
     int *event_dirs; /* RK4: located crossing per contact, all zero between events */
@@ -32,10 +26,10 @@ typedef struct EngineIntegration {
 /* engine_cvode.c / engine_rk4.c: integrator back-ends */
 Integrator *integrator_cvode_create(Engine *e, IssimError *err);
 void integrator_cvode_destroy(Integrator *integ);
-/* CVODE to t_target; returns early (e->t < t_target) at an event after which an active contact
+/* CVODE to t_target; returns early (e->data.t < t_target) at an event after which an active contact
  * asks for a fixed step. */
 IssimStatus integrator_cvode_advance(Engine *e, double t_target, IssimError *err);
-/* RK4 steps of size h to t_target. With until_no_fixed_step it returns early (e->t < t_target)
+/* RK4 steps of size h to t_target. With until_no_fixed_step it returns early (e->data.t < t_target)
  * once no active contact asks for a fixed step any more (the base integrator takes over). */
 IssimStatus integrator_rk4_advance(Engine *e, double t_target, double h, bool until_no_fixed_step,
                                    IssimError *err);

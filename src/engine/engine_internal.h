@@ -56,6 +56,24 @@ typedef struct StateBlock {
     int body;
 } StateBlock;
 
+/* A body's part of the engine's data: what changes while it runs and a rewind restores.
+ * Checkpoints copy it whole (engine_checkpoint.c), so a field added here is rewound with the
+ * rest; everything else in EngineBody is model (the scene's, rebuilt by edits) or derived. */
+typedef struct EngineBodyData {
+    bool asleep; /* in equilibrium: frozen, not integrated (engine_sleep.c) */
+    /* The resolver of the body's island this advance (engine_step.c): force-law bodies are
+     * integrated by CVODE / RK4 (awake_bodies), the others by their resolver's stage. */
+    ContactResolverKind resolver;
+    int reduced_slot;   /* the reduced pair it belongs to (its state derives from the pair's
+                           block), or -1 */
+    double sleep_t;     /* when it entered equilibrium */
+    double still_since; /* since when it has been a sleep candidate, or -1 */
+    /* Transient wrench from outside the thing database (GUI drag spring, haptic coupling):
+     * world frame, torque about the centre of mass; not saved with the scene, but rewound (a
+     * replay steps with the wrench of its key). */
+    Vec3 applied_force, applied_torque;
+} EngineBodyData;
+
 typedef struct EngineBody {
     ThingId thing;
     char name[64];
@@ -64,9 +82,6 @@ typedef struct EngineBody {
     Vec3 force, torque;  /* external, world (the body's properties) */
     Vec3 cycle_force;    /* force_cycle: peak of the load cycle, world */
     double cycle_period; /* force_cycle_period, s; 0: none */
-    /* Transient wrench from outside the thing database (GUI drag spring, haptic coupling):
-     * world frame, torque about the centre of mass; not saved with the scene. */
-    Vec3 applied_force, applied_torque;
     int material;
     int vertex_count;
     Vec3 vertices[PROP_MAX_POINTS];
@@ -79,16 +94,9 @@ typedef struct EngineBody {
     SmoothSurface *surface;  /* owned, for shape = smooth (smooth contact, 002) */
     ContactMap *contact_map; /* owned reference, or NULL (engine_maps.c) */
     int world_index;         /* in the collision world, or -1 */
-    double reach; /* farthest vertex or shape point from the centre of mass, m (sleep test) */
-    bool asleep;  /* in equilibrium: frozen, not integrated (engine_sleep.c) */
-    /* The resolver of the body's island this advance (engine_step.c): force-law bodies are
-     * integrated by CVODE / RK4 (awake_bodies), the others by their resolver's stage. */
-    ContactResolverKind resolver;
-    bool integrated;    /* in awake_bodies: awake and resolved by force laws */
-    int reduced_slot;   /* the reduced pair it belongs to (its state derives from the pair's
-                           block), or -1 */
-    double sleep_t;     /* when it entered equilibrium */
-    double still_since; /* since when it has been a sleep candidate, or -1 */
+    double reach;    /* farthest vertex or shape point from the centre of mass, m (sleep test) */
+    bool integrated; /* in awake_bodies: awake and resolved by force laws (from data) */
+    EngineBodyData data;
 } EngineBody;
 
 typedef struct EngineObstacle {
@@ -139,6 +147,26 @@ typedef struct EngineVars {
     const char **units;
 } EngineVars;
 
+/* The engine's data beside its bodies' (EngineBodyData) and its arrays: the scalars that change
+ * while it runs and a rewind restores, as MuJoCo's mjData holds them apart from mjModel. A
+ * checkpoint's key holds a copy of it whole (engine_checkpoint.c), so a field added here is
+ * rewound with the rest. The arrays a key copies beside it: the state vector y, every body's
+ * EngineBodyData, the reduced pairs' slots, the contacts (each up to its parameters), the
+ * contact-state pool and the collision world's identity. */
+typedef struct EngineData {
+    double t; /* the state's time */
+    /* Fixed step (s) that the active contacts' models ask for, 0 when none: while > 0 the
+     * force-law stage takes RK4 steps of this size instead of the base integrator
+     * (engine_step.c). Recomputed whenever the active set changes. */
+    double fixed_step;
+    /* Fixed steps run on the grid fixed_anchor + k fixed_step (a contact map samples at its
+     * period from the onset): set when the fixed step starts or changes. */
+    double fixed_anchor;
+    double report_t; /* state time of the newest collision report merged (-inf before any) */
+    uint32_t next_contact_id;
+    bool collision_stale; /* bodies moved since the last collision update */
+} EngineData;
+
 struct Engine {
     ThingDb *db;
     EngineOptions options;
@@ -162,11 +190,10 @@ struct Engine {
     int material_count;
 
     EngineLayout layout;
-    EngineSleep sleep;    /* engine_sleep.h */
-    bool collision_stale; /* bodies moved since the last collision update */
+    EngineSleep sleep; /* engine_sleep.h */
 
-    double t;
-    double *y;       /* state at t */
+    EngineData data;
+    double *y;       /* state at data.t */
     double *y_saved; /* state before the current advance (restored on failure) */
 
     EngineIntegration integration; /* engine_integrator.h */
@@ -180,7 +207,6 @@ struct Engine {
 
     EngineVars vars;
 
-    uint32_t next_contact_id;
     EngineEventFn event_fn;
     void *event_user;
     EngineStats stats;
@@ -214,13 +240,13 @@ uint32_t engine_next_serial(void);
 /* A body's own loads (world) at time t: gravity, its force and torque properties, its load
  * cycle, the applied wrench. */
 static inline Vec3 engine_body_own_force(const Engine *e, const EngineBody *b, double t) {
-    Vec3 f = vec3_add(vec3_mad(b->force, b->mass, e->gravity), b->applied_force);
+    Vec3 f = vec3_add(vec3_mad(b->force, b->mass, e->gravity), b->data.applied_force);
     if (b->cycle_period > 0.0)
         f = vec3_mad(f, 0.5 * (1.0 - cos(2.0 * M_PI * t / b->cycle_period)), b->cycle_force);
     return f;
 }
 static inline Vec3 engine_body_own_torque(const EngineBody *b) {
-    return vec3_add(b->torque, b->applied_torque);
+    return vec3_add(b->torque, b->data.applied_torque);
 }
 
 /* Union-find root with path halving (islands: engine_system.c, engine_step.c). */

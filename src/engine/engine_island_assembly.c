@@ -96,7 +96,7 @@ void island_assemble_bodies(IslandWork *w) {
         int b = w->bodies[i], o = offset_in(w, b);
         const EngineBody *body = &e->bodies[b];
         EngineBodyState st = w->pose[o / bd];
-        Vec3 f = engine_body_own_force(e, body, e->t);
+        Vec3 f = engine_body_own_force(e, body, e->data.t);
         Vec3 tau = engine_body_own_torque(body);
         double *mb = w->mass_blocks + (size_t)o * bd, *ib = w->inv_blocks + (size_t)o * bd;
         memset(mb, 0, sizeof(double) * (size_t)(bd * bd));
@@ -134,7 +134,7 @@ void island_assemble_force_laws(IslandWork *w) {
         const EngineContact *c = &w->e->contacts[w->forces[i]];
         ContactKinematics k;
         Vec3 ra, rb;
-        engine_contact_arms(w->e, w->e->y, c, w->e->t, &k, &ra, &rb);
+        engine_contact_arms(w->e, w->e->y, c, w->e->data.t, &k, &ra, &rb);
         ContactForce f = engine_contact_force(w->e, c, &k);
         Vec3 total = vec3_mad(f.tangent, f.normal, k.normal);
         add_wrench(w, c->body, total, vec3_cross(ra, total));
@@ -197,7 +197,7 @@ int island_assemble_contacts(IslandWork *w, int *rows, const int *candidates, in
             engine_manifold_geometry(c, &a, c->body_b >= 0 ? &b : NULL, &k.depth, &k.normal, &ra,
                                      &rb);
         } else
-            engine_contact_arms(e, e->y, c, e->t, &k, &ra, &rb);
+            engine_contact_arms(e, e->y, c, e->data.t, &k, &ra, &rb);
         bool finite = isfinite(k.depth) && isfinite(k.normal.x) && isfinite(k.normal.y) &&
                       isfinite(k.normal.z);
         k.depth_rate = finite ? closing_speed(w, c, k.normal, ra, rb) : 0.0;

@@ -207,7 +207,7 @@ int engine_reduced_pair_count(const Engine *e) {
 }
 
 void engine_reduced_body_state(const Engine *e, const double *y, int body, EngineBodyState *out) {
-    const EngineReducedSlot *slot = &e->reduced.slot[e->bodies[body].reduced_slot];
+    const EngineReducedSlot *slot = &e->reduced.slot[e->bodies[body].data.reduced_slot];
     EngineBodyState a, b = {0};
     model_of(slot)->bodies(&slot->pair, slot->data, y + e->layout.blocks[slot->block].offset, &a,
                            &b);
@@ -215,12 +215,12 @@ void engine_reduced_body_state(const Engine *e, const double *y, int body, Engin
 }
 
 bool engine_contact_inside_pair(const Engine *e, const EngineContact *c) {
-    int s = e->bodies[c->body].reduced_slot;
+    int s = e->bodies[c->body].data.reduced_slot;
     if (s < 0)
         return false;
     const EngineReducedSlot *slot = &e->reduced.slot[s];
     if (c->body_b >= 0)
-        return e->bodies[c->body_b].reduced_slot == s;
+        return e->bodies[c->body_b].data.reduced_slot == s;
     return slot->body_b < 0 && c->obstacle == slot->obstacle;
 }
 
@@ -233,10 +233,10 @@ void engine_reduced_leave(Engine *e, int s, double t) {
     model_of(slot)->bodies(&slot->pair, slot->data, e->y + e->layout.blocks[slot->block].offset, &a,
                            &b);
     slot->active = false;
-    e->bodies[slot->body_a].reduced_slot = -1;
+    e->bodies[slot->body_a].data.reduced_slot = -1;
     engine_block_store(e, e->y, slot->body_a, &a);
     if (slot->body_b >= 0) {
-        e->bodies[slot->body_b].reduced_slot = -1;
+        e->bodies[slot->body_b].data.reduced_slot = -1;
         engine_block_store(e, e->y, slot->body_b, &b);
     }
     e->stats.reduced_exits++;
@@ -347,7 +347,7 @@ static bool pair_of_island(const Engine *e, int body, int *partner, int *obstacl
  * (sliding and rolling included) once the normal approach has stopped. */
 static bool slow_enough(const Engine *e, const EngineContact *c, const EngineReducedModel *model) {
     ContactKinematics k;
-    engine_contact_kinematics(e, e->y, c, e->t, &k, NULL, NULL);
+    engine_contact_kinematics(e, e->y, c, e->data.t, &k, NULL, NULL);
     if (model->keeps_contact)
         return fabs(k.depth_rate) < c->params.slip_tolerance;
     double speed =
@@ -370,9 +370,9 @@ static void occupy(Engine *e, int s, int body, int partner, int obstacle,
     slot->body_a = body;
     slot->body_b = partner;
     slot->obstacle = obstacle;
-    e->bodies[body].reduced_slot = s;
+    e->bodies[body].data.reduced_slot = s;
     if (partner >= 0)
-        e->bodies[partner].reduced_slot = s;
+        e->bodies[partner].data.reduced_slot = s;
     e->stats.reduced_entries++;
     engine_invalidate(e, ENGINE_INVALID_SLEEP | ENGINE_INVALID_INTEGRATOR);
 }
@@ -411,7 +411,7 @@ static void try_enter(Engine *e, int body) {
     const EngineBody *a = &e->bodies[body];
     ContactKinematics k;
     Vec3 point;
-    engine_contact_kinematics(e, e->y, c, e->t, &k, &point, NULL);
+    engine_contact_kinematics(e, e->y, c, e->data.t, &k, &point, NULL);
     /* The normal from b to a: a contact stores it for its own body order. */
     Vec3 normal = c->body == body ? k.normal : vec3_scale(k.normal, -1.0);
     slot->pair = (EngineReducedPair){.mass_a = a->mass,
@@ -419,7 +419,7 @@ static void try_enter(Engine *e, int body) {
                                      .point = point,
                                      .normal = normal,
                                      .fixed_b = partner < 0,
-                                     .t = e->t};
+                                     .t = e->data.t};
     slot->pair.surface_a = a->surface;
     slot->pair.params = &e->pairs[c->pair].params;
     if (partner >= 0) {
@@ -465,16 +465,17 @@ void engine_reduced_islands(Engine *e) {
             continue;
         if (model_of(slot)->keeps_contact) {
             if (third_body_touches(e, slot))
-                engine_reduced_leave(e, s, e->t);
+                engine_reduced_leave(e, s, e->data.t);
             continue;
         }
         if (!pair_of_island(e, slot->body_a, &partner, &obstacle, &ci) || partner != slot->body_b ||
             obstacle != slot->obstacle)
-            engine_reduced_leave(e, s, e->t);
+            engine_reduced_leave(e, s, e->data.t);
     }
     for (int b = 0; b < e->body_count; b++) {
         const EngineBody *body = &e->bodies[b];
-        if (body->resolver == CONTACT_RESOLVER_REDUCED && body->reduced_slot < 0 && !body->asleep)
+        if (body->data.resolver == CONTACT_RESOLVER_REDUCED && body->data.reduced_slot < 0 &&
+            !body->data.asleep)
             try_enter(e, b);
     }
 }

@@ -40,7 +40,7 @@ static void rk4_step(Engine *e, double t, const double *y, double h, double *y_o
 /* Signed event function of contact c: > 0 once its event has happened. */
 static double event_value(const Engine *e, const EngineContact *c, const double *y) {
     ContactKinematics k;
-    engine_contact_kinematics(e, y, c, e->t, &k, NULL, NULL);
+    engine_contact_kinematics(e, y, c, e->data.t, &k, NULL, NULL);
     return c->active ? -k.depth : k.depth;
 }
 
@@ -93,7 +93,7 @@ static double locate_event(Engine *e, int ci, double h, double *y_trial) {
     const EngineContact *c = &e->contacts[ci];
     double a = 0.0, fa = event_value(e, c, e->y);
     double b = h, fb;
-    rk4_step(e, e->t, e->y, b, y_trial);
+    rk4_step(e, e->data.t, e->y, b, y_trial);
     fb = event_value(e, c, y_trial);
     double y_trial_at = b;
     int side = 0;
@@ -103,7 +103,7 @@ static double locate_event(Engine *e, int ci, double h, double *y_trial) {
         double m = (a * fb - b * fa) / (fb - fa);
         if (!(m > a && m < b))
             m = 0.5 * (a + b);
-        rk4_step(e, e->t, e->y, m, y_trial);
+        rk4_step(e, e->data.t, e->y, m, y_trial);
         y_trial_at = m;
         double fm = event_value(e, c, y_trial);
         if (fm == 0.0) { /* on the crossing: the step ends here, where y_trial is */
@@ -132,7 +132,7 @@ static double locate_event(Engine *e, int ci, double h, double *y_trial) {
      * springs stretch (tests/test_rk4_event_clock.c; docs/performance.md, "Friction in the
      * penalty pile"). */
     if (y_trial_at != b)
-        rk4_step(e, e->t, e->y, b, y_trial);
+        rk4_step(e, e->data.t, e->y, b, y_trial);
     return b;
 }
 
@@ -155,24 +155,24 @@ static int *event_directions(Engine *e) {
 static bool fixed_step_changed(Engine *e, double in_use) {
     if (e->integration.fixed_step_dirty)
         engine_update_fixed_step(e);
-    return e->integration.fixed_step != in_use;
+    return e->data.fixed_step != in_use;
 }
 
 /* The step to the next point of the fixed-step grid (an output instant may have cut the last
  * step short), or `step` when not on the models' fixed step. */
 static double grid_step(const Engine *e, double step) {
-    if (!(e->integration.fixed_step > 0.0) || step != e->integration.fixed_step)
+    if (!(e->data.fixed_step > 0.0) || step != e->data.fixed_step)
         return step;
-    double k = floor((e->t - e->integration.fixed_anchor) / step + 1e-9);
-    double next = e->integration.fixed_anchor + (k + 1.0) * step;
-    if (next - e->t < 1e-9 * step)
+    double k = floor((e->data.t - e->data.fixed_anchor) / step + 1e-9);
+    double next = e->data.fixed_anchor + (k + 1.0) * step;
+    if (next - e->data.t < 1e-9 * step)
         next += step;
-    return next - e->t;
+    return next - e->data.t;
 }
 
 IssimStatus integrator_rk4_advance(Engine *e, double t_target, double step,
                                    bool until_no_fixed_step, IssimError *err) {
-    double fixed_in_use = e->integration.fixed_step;
+    double fixed_in_use = e->data.fixed_step;
     (void)until_no_fixed_step; /* a change either way hands back to the stage */
     int n = e->layout.state_size;
     double *y_next = e->integration.scratch + 5 * (size_t)n;
@@ -182,22 +182,22 @@ IssimStatus integrator_rk4_advance(Engine *e, double t_target, double step,
     }
     /* The sleeping blocks of y_next must hold the frozen state: the event tests read all of it. */
     memcpy(y_next, e->y, sizeof(double) * (size_t)n);
-    while (e->t < t_target) {
+    while (e->data.t < t_target) {
         if (e->options.should_stop && e->options.should_stop(e->options.should_stop_user))
             return issim_error_set(err, ISSIM_ERR_CANCELLED, "stopped at t = %.9g s on request",
-                                   e->t);
+                                   e->data.t);
         if (e->sleep.dirty)
             engine_refresh_awake(e);
         if (e->sleep.awake_state_size == 0) { /* all asleep in this step: nothing to integrate */
-            e->t = t_target;
+            e->data.t = t_target;
             break;
         }
-        double h = fmin(grid_step(e, step), t_target - e->t);
+        double h = fmin(grid_step(e, step), t_target - e->data.t);
         /* A remainder within rounding of t is taken now: left for later it becomes a step of one
          * ulp of t after every output instant. */
-        if (t_target - (e->t + h) < 1e-12 * step + 16.0 * DBL_EPSILON * fabs(t_target))
-            h = t_target - e->t;
-        rk4_step(e, e->t, e->y, h, y_next);
+        if (t_target - (e->data.t + h) < 1e-12 * step + 16.0 * DBL_EPSILON * fabs(t_target))
+            h = t_target - e->data.t;
+        rk4_step(e, e->data.t, e->y, h, y_next);
         double value = 0.0;
         int ci = first_event(e, y_next, &value);
         if (ci >= 0 && e->contact_count <= RK4_LOCATE_MAX_CONTACTS) {
@@ -213,14 +213,14 @@ IssimStatus integrator_rk4_advance(Engine *e, double t_target, double step,
                 return issim_error_set(err, ISSIM_ERR_NUMERIC,
                                        "RK4 step of %g s diverged at t = %.9g s: the step is "
                                        "too coarse for the contact stiffness",
-                                       h, e->t);
+                                       h, e->data.t);
             e->y[i] = y_next[i];
         }
-        e->t = (h == t_target - e->t) ? t_target : e->t + h;
+        e->data.t = (h == t_target - e->data.t) ? t_target : e->data.t + h;
         e->stats.steps++;
         if (ci == -2) {
             e->stats.root_events++;
-            engine_update_active_set(e, e->t, NULL);
+            engine_update_active_set(e, e->data.t, NULL);
             engine_normalize_state(e, e->y);
         } else if (ci >= 0) {
             /* The located event, and any other contact whose crossing happened earlier in the
@@ -230,10 +230,10 @@ IssimStatus integrator_rk4_advance(Engine *e, double t_target, double step,
             int *dirs = event_directions(e);
             if (dirs) {
                 dirs[ci] = e->contacts[ci].active ? -1 : 1;
-                engine_update_active_set(e, e->t, dirs);
+                engine_update_active_set(e, e->data.t, dirs);
                 dirs[ci] = 0;
             } else {
-                engine_update_active_set(e, e->t, NULL);
+                engine_update_active_set(e, e->data.t, NULL);
             }
             engine_normalize_state(e, e->y);
         }
@@ -243,10 +243,10 @@ IssimStatus integrator_rk4_advance(Engine *e, double t_target, double step,
          * crowded pile's landing (an event at most step ends) carried the springs over several
          * steps and their energy appeared at the next plain step: +1.0e-4 J in one step of
          * pile_internal_friction.lua at 2e-4 s (docs/performance.md, issue 11). */
-        engine_commit_contacts(e, e->t);
+        engine_commit_contacts(e, e->data.t);
         if (e->options.on_step)
             e->options.on_step(e, e->options.on_step_user);
-        if (e->t < t_target && fixed_step_changed(e, fixed_in_use))
+        if (e->data.t < t_target && fixed_step_changed(e, fixed_in_use))
             break; /* the stage picks the integrator for the new active set */
     }
     return ISSIM_OK;

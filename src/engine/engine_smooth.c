@@ -303,7 +303,7 @@ static IssimStatus start_pair(Engine *e, int pair_index, IssimError *err) {
     engine_block_store(e, e->y, body, &bs);
     if (pair->params.resolver != CONTACT_RESOLVER_REDUCED)
         return ISSIM_OK; /* the same start for a force law: the body placed, free */
-    SmoothData data = {.sys = sys, .state = st, .t = e->t};
+    SmoothData data = {.sys = sys, .state = st, .t = e->data.t};
     double block[2 * SMOOTH_COORDINATES];
     store(&st, block);
     return engine_reduced_start_pair(e, body, obstacle, &rp, &smooth_model, &data, sizeof data,

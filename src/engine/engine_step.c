@@ -75,7 +75,7 @@ static bool contact_joins(const Engine *e, const EngineContact *c, ContactResolv
     if (*resolver == CONTACT_RESOLVER_FORCE_LAW)
         return false;
     ContactKinematics k;
-    engine_contact_kinematics(e, e->y, c, e->t, &k, NULL, NULL);
+    engine_contact_kinematics(e, e->y, c, e->data.t, &k, NULL, NULL);
     return k.depth > -engine_speculative_reach(e, &k, ENGINE_SPECULATIVE_MARGIN);
 }
 
@@ -108,8 +108,8 @@ static void stage_islands(Engine *e) {
             continue;
         /* Fixed obstacles never join islands (004 App. E), nor do sleeping bodies: an awake
          * body solves against them held, and their own island stays whole and asleep. */
-        bool awake_a = !e->bodies[c->body].asleep;
-        bool awake_b = c->body_b >= 0 && !e->bodies[c->body_b].asleep;
+        bool awake_a = !e->bodies[c->body].data.asleep;
+        bool awake_b = c->body_b >= 0 && !e->bodies[c->body_b].data.asleep;
         if (awake_a && awake_b)
             join(parent, c->body, c->body_b);
         if (awake_a && (int)r > strongest[c->body])
@@ -131,10 +131,10 @@ static void stage_islands(Engine *e) {
         int root = engine_find_root(parent, b);
         ContactResolverKind r = available(e, (ContactResolverKind)strongest[root]);
         e->islands.island_of_body[b] = root;
-        if (body->asleep)
+        if (body->data.asleep)
             continue; /* keeps the resolver it fell asleep with: it wakes into it */
-        if (body->resolver != r) {
-            body->resolver = r;
+        if (body->data.resolver != r) {
+            body->data.resolver = r;
             changed = true;
         }
         if (root == b) {
@@ -168,22 +168,22 @@ void engine_update_fixed_step(Engine *e) {
         if (fixed > 0.0 && (h == 0.0 || fixed < h))
             h = fixed;
     }
-    if (h > 0.0 && h != e->integration.fixed_step)
-        e->integration.fixed_anchor = e->t;
-    e->integration.fixed_step = h;
+    if (h > 0.0 && h != e->data.fixed_step)
+        e->data.fixed_anchor = e->data.t;
+    e->data.fixed_step = h;
     e->integration.fixed_step_dirty = false;
 }
 
 /* INTEGRATE: the base integrator, and RK4 at the models' step while they ask for one. */
 static IssimStatus stage_integrate(Engine *e, double t_target, IssimError *err) {
-    while (e->t < t_target) {
+    while (e->data.t < t_target) {
         if (e->integration.fixed_step_dirty)
             engine_update_fixed_step(e);
         IssimStatus s;
-        if (e->integration.fixed_step > 0.0) {
+        if (e->data.fixed_step > 0.0) {
             uint64_t before = e->stats.steps;
             bool base_rk4 = e->integrator_kind == INTEGRATOR_RK4;
-            s = integrator_rk4_advance(e, t_target, e->integration.fixed_step, !base_rk4, err);
+            s = integrator_rk4_advance(e, t_target, e->data.fixed_step, !base_rk4, err);
             e->stats.fixed_steps += e->stats.steps - before;
             if (!base_rk4)
                 /* CVODE restarts where the fixed steps stopped */
@@ -198,7 +198,7 @@ static IssimStatus stage_integrate(Engine *e, double t_target, IssimError *err) 
         if (e->sleep.awake_state_size == 0)
             break; /* everything fell asleep */
     }
-    e->t = t_target;
+    e->data.t = t_target;
     return ISSIM_OK;
 }
 
@@ -226,17 +226,17 @@ static void stage_done(Engine *e, EngineStage stage, double *since) {
 }
 
 IssimStatus engine_advance(Engine *e, double t_target, IssimError *err) {
-    if (!(t_target > e->t))
-        return issim_error_set(err, ISSIM_ERR_STATE, "cannot advance from t = %g to t = %g", e->t,
-                               t_target);
+    if (!(t_target > e->data.t))
+        return issim_error_set(err, ISSIM_ERR_STATE, "cannot advance from t = %g to t = %g",
+                               e->data.t, t_target);
     double clock = stage_clock(e);
     /* COLLIDE. With every body asleep and the world updated since the last motion, nothing can
      * touch anything new: the update is skipped too. (Asked of the bodies, not of the last
      * advance's stepped list, which a checkpoint does not carry.) */
-    if (e->sleep.awake_state_size > 0 || e->stats.awake_bodies > 0 || e->collision_stale) {
-        e->collide.manifold_energy.span = t_target - e->t;
+    if (e->sleep.awake_state_size > 0 || e->stats.awake_bodies > 0 || e->data.collision_stale) {
+        e->collide.manifold_energy.span = t_target - e->data.t;
         engine_collide(e);
-        e->collision_stale = false;
+        e->data.collision_stale = false;
     }
     stage_done(e, ENGINE_STAGE_COLLIDE, &clock);
     stage_islands(e);
@@ -245,11 +245,11 @@ IssimStatus engine_advance(Engine *e, double t_target, IssimError *err) {
     stage_done(e, ENGINE_STAGE_REDUCE, &clock);
     if (e->sleep.awake_state_size == 0 && e->islands.stepped_count == 0) {
         /* Everything is in equilibrium: nothing moves until an edit wakes a body. */
-        e->t = t_target;
+        e->data.t = t_target;
         return ISSIM_OK;
     }
-    e->collision_stale = true; /* bodies move in this advance */
-    double t_start = e->t;
+    e->data.collision_stale = true; /* bodies move in this advance */
+    double t_start = e->data.t;
     memcpy(e->y_saved, e->y, sizeof(double) * (size_t)e->layout.state_size);
     IssimStatus s = ISSIM_OK;
     if (e->islands.stepped_count > 0)
@@ -258,28 +258,29 @@ IssimStatus engine_advance(Engine *e, double t_target, IssimError *err) {
     if (s == ISSIM_OK && e->sleep.awake_state_size > 0)
         s = stage_integrate(e, t_target, err);
     else if (s == ISSIM_OK)
-        e->t = t_target;
+        e->data.t = t_target;
     stage_done(e, ENGINE_STAGE_INTEGRATE, &clock);
     if (s == ISSIM_OK && e->islands.stepped_count > 0) {
         /* The time-stepped islands' contacts begin and end where their solver left them. */
-        engine_update_active_set(e, e->t, NULL);
+        engine_update_active_set(e, e->data.t, NULL);
     }
     if (s == ISSIM_OK && !state_finite(e))
-        s = issim_error_set(err, ISSIM_ERR_NUMERIC, "state became non-finite at t = %.9g s", e->t);
+        s = issim_error_set(err, ISSIM_ERR_NUMERIC, "state became non-finite at t = %.9g s",
+                            e->data.t);
     if (s != ISSIM_OK) {
         /* Keep the last good state: the caller may edit and carry on. */
-        e->t = t_start;
+        e->data.t = t_start;
         memcpy(e->y, e->y_saved, sizeof(double) * (size_t)e->layout.state_size);
         engine_invalidate(e, ENGINE_INVALID_INTEGRATOR);
         e->stats.warnings += s != ISSIM_ERR_CANCELLED; /* a stop asked for is no warning */
     } else if (e->islands.stepped_count > 0)
-        engine_update_stepped_sleep(e, e->t); /* time-stepped islands settle and sleep */
+        engine_update_stepped_sleep(e, e->data.t); /* time-stepped islands settle and sleep */
     stage_done(e, ENGINE_STAGE_COMMIT, &clock);
     return s;
 }
 
 IssimStatus engine_step(Engine *e, IssimError *err) {
-    return engine_advance(e, e->t + e->dt, err);
+    return engine_advance(e, e->data.t + e->dt, err);
 }
 
 void engine_set_complementarity_solver(Engine *e, const EngineComplementaritySolver *solver,
@@ -288,6 +289,6 @@ void engine_set_complementarity_solver(Engine *e, const EngineComplementaritySol
     e->islands.complementarity_user = user;
     engine_invalidate(e, ENGINE_INVALID_REPLAY);
     /* another solver, other impulses: as an edit of the pairs' solver, every body wakes */
-    engine_wake_all(e, e->t);
+    engine_wake_all(e, e->data.t);
     engine_refresh_awake(e);
 }

@@ -101,7 +101,7 @@ int engine_contact_jacobian(const Engine *e, double *j, int max_rows) {
             continue;
         ContactKinematics k;
         Vec3 arm_a, arm_b;
-        engine_contact_arms(e, e->y, c, e->t, &k, &arm_a, &arm_b);
+        engine_contact_arms(e, e->y, c, e->data.t, &k, &arm_a, &arm_b);
         /* separation rate = n . (v_a + w_a x r_a) - n . (v_b + w_b x r_b)
          *                 = n . v_a + (r_a x n) . w_a - n . v_b - (r_b x n) . w_b */
         engine_add_jacobian_row(e, j, rows, row, e->bodies[c->body].velocity_offset, k.normal,
