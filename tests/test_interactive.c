@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "issim/engine_stats.h"
 #include "issim/sim.h"
 #include "testutil.h"
 

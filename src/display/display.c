@@ -12,6 +12,7 @@
 
 #include <stb_image_write.h>
 
+#include "issim/engine_stats.h"
 #include "app_internal.h"
 
 bool display_module_matches(const char *version, size_t display_options_size,

@@ -27,6 +27,7 @@
 #include "issim/arena.h"
 #include "issim/collision.h"
 #include "issim/engine.h"
+#include "issim/engine_stats.h"
 #include "issim/engine_diagnostics.h"
 #include "issim/engine_resolver.h"
 #include "issim/surface.h"

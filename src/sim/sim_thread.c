@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "issim/engine_stats.h"
 #include "issim/haptics_servo.h"
 #include "sim_internal.h"
 
