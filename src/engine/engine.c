@@ -60,6 +60,7 @@ void engine_destroy(Engine *e) {
     engine_destroy_shapes(e);
     thingdb_destroy(e->db);
     free(e->bodies);
+    free(e->body_data);
     free(e->obstacles);
     free(e->pairs);
     free(e->contacts);
@@ -308,8 +309,8 @@ IssimStatus engine_apply_edit(Engine *e, const char *path, const char *value, Is
         engine_wake_all(e, e->data.t);
     engine_refresh_awake(e);
     if (body >= 0 && is_state_prop(name)) {
-        if (e->bodies[body].data.reduced_slot >= 0) /* a moved body leaves its reduced pair */
-            engine_reduced_leave(e, e->bodies[body].data.reduced_slot, e->data.t);
+        if (e->body_data[body].reduced_slot >= 0) /* a moved body leaves its reduced pair */
+            engine_reduced_leave(e, e->body_data[body].reduced_slot, e->data.t);
         EngineBodyState st = engine_block_state(e, e->y, body);
         const PropValue *v = thing_prop_value(e->db, id, prop);
         if (strcmp(name, "pos") == 0)
@@ -420,10 +421,11 @@ IssimStatus engine_set_applied_wrench(Engine *e, EngineBodyId id, Vec3 force, Ve
         force.y = 0.0;
         torque = vec3(0.0, torque.y, 0.0);
     }
-    if (vec3_same(b->data.applied_force, force) && vec3_same(b->data.applied_torque, torque))
+    EngineBodyData *d = &e->body_data[id.index];
+    if (vec3_same(d->applied_force, force) && vec3_same(d->applied_torque, torque))
         return ISSIM_OK;
-    b->data.applied_force = force;
-    b->data.applied_torque = torque;
+    d->applied_force = force;
+    d->applied_torque = torque;
     engine_wake_body(e, id.index, -1, e->data.t); /* a change in its force field (004 4.8.5) */
     engine_refresh_awake(e);
     /* a jump in the right-hand side, and a replay would not know this wrench */

@@ -83,11 +83,12 @@ static IssimStatus build_things(Engine *e, IssimError *err) {
     e->obstacle_count = count_kind(db, THING_FIXED_OBSTACLE);
     e->pair_count = count_kind(db, THING_CONTACT_PAIR);
     e->bodies = calloc((size_t)e->body_count + 1, sizeof *e->bodies);
+    e->body_data = calloc((size_t)e->body_count + 1, sizeof *e->body_data);
     e->obstacles = calloc((size_t)e->obstacle_count + 1, sizeof *e->obstacles);
     e->pairs = calloc((size_t)e->pair_count + 1, sizeof *e->pairs);
     e->materials = calloc((size_t)(e->body_count + e->obstacle_count + 2 * e->pair_count + 1),
                           sizeof *e->materials);
-    if (!e->bodies || !e->obstacles || !e->pairs || !e->materials)
+    if (!e->bodies || !e->body_data || !e->obstacles || !e->pairs || !e->materials)
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory building the engine");
     int nb = 0, no = 0, np = 0;
     for (int i = 0; i < things; i++) {
@@ -232,7 +233,7 @@ static IssimStatus build_layout(Engine *e, IssimError *err) {
         blk->body = b;
         e->bodies[b].block = e->layout.block_count++;
         e->bodies[b].velocity_offset = voffset;
-        e->bodies[b].data.reduced_slot = -1;
+        e->body_data[b].reduced_slot = -1;
         offset += blk->size;
         voffset += e->planar ? 3 : 6;
     }

@@ -239,10 +239,7 @@ static void write_key(Engine *e, unsigned char *p, size_t bytes) {
                           .integrator_dirty = e->integration.dirty};
     p = put(p, &h, sizeof h);
     p = put(p, e->y, sizeof(double) * (size_t)e->layout.state_size);
-    EngineBodyData *data = (EngineBodyData *)p;
-    for (int b = 0; b < e->body_count; b++)
-        data[b] = e->bodies[b].data;
-    p += align16(sizeof(EngineBodyData) * (size_t)e->body_count);
+    p = put(p, e->body_data, sizeof(EngineBodyData) * (size_t)e->body_count);
     p = put(p, e->reduced.slot, sizeof(EngineReducedSlot) * (size_t)e->reduced.slot_count);
     for (int ci = 0; ci < e->contact_count; ci++)
         memcpy(p + CONTACT_SAVED_BYTES * (size_t)ci, &e->contacts[ci], CONTACT_SAVED_BYTES);
@@ -351,9 +348,7 @@ static bool restore_key(Engine *e, const CheckpointRecord *r) {
     p += align16(sizeof h);
     memcpy(e->y, p, sizeof(double) * (size_t)e->layout.state_size);
     p += align16(sizeof(double) * (size_t)e->layout.state_size);
-    const EngineBodyData *data = (const EngineBodyData *)p;
-    for (int b = 0; b < e->body_count; b++)
-        e->bodies[b].data = data[b];
+    memcpy(e->body_data, p, sizeof(EngineBodyData) * (size_t)e->body_count);
     p += align16(sizeof(EngineBodyData) * (size_t)e->body_count);
     memcpy(e->reduced.slot, p, sizeof(EngineReducedSlot) * (size_t)e->reduced.slot_count);
     p += align16(sizeof(EngineReducedSlot) * (size_t)e->reduced.slot_count);

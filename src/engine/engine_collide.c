@@ -159,7 +159,7 @@ bool engine_pose_source(void *ctx, double *t, Pose *poses, double *ahead, int co
             EngineBodyState st = engine_block_state(e, e->y, b);
             int w = e->bodies[b].world_index;
             poses[w] = (Pose){st.pos, st.orient};
-            ahead[w] = e->bodies[b].data.asleep ? 0.0 : reach_ahead(e, b, st.vel, st.angvel);
+            ahead[w] = e->body_data[b].asleep ? 0.0 : reach_ahead(e, b, st.vel, st.angvel);
         }
         *t = e->data.t;
         return true;

@@ -410,9 +410,8 @@ static bool carve_scratch(Engine *e, IslandWork *w, int max_rows) {
 bool engine_contact_time_stepped(const Engine *e, const EngineContact *c) {
     if (e->pairs[c->pair].params.resolver != CONTACT_RESOLVER_COMPLEMENTARITY)
         return false;
-    bool a = e->bodies[c->body].data.resolver == CONTACT_RESOLVER_COMPLEMENTARITY;
-    bool b =
-        c->body_b >= 0 && e->bodies[c->body_b].data.resolver == CONTACT_RESOLVER_COMPLEMENTARITY;
+    bool a = e->body_data[c->body].resolver == CONTACT_RESOLVER_COMPLEMENTARITY;
+    bool b = c->body_b >= 0 && e->body_data[c->body_b].resolver == CONTACT_RESOLVER_COMPLEMENTARITY;
     return a || b;
 }
 

@@ -27,7 +27,7 @@ EngineBodyState engine_block_state(const Engine *e, const double *y, int body) {
     const StateBlock *b = &e->layout.blocks[e->bodies[body].block];
     const double *s = y + b->offset;
     EngineBodyState st;
-    if (e->bodies[body].data.reduced_slot >= 0) { /* in a reduced pair: its block says where */
+    if (e->body_data[body].reduced_slot >= 0) { /* in a reduced pair: its block says where */
         engine_reduced_body_state(e, y, body, &st);
         return st;
     }
@@ -236,7 +236,7 @@ void engine_merge_kinematics(const Engine *e, const EngineBodyState *states, con
  * consecutive in e->contacts (build_contacts), vertex v at v places after the first. */
 static double vertex_load_share(const Engine *e, const EngineContact *c, Vec3 n) {
     const EngineBody *body = &e->bodies[c->body];
-    Vec3 f = engine_body_own_force(e, body, e->data.t);
+    Vec3 f = engine_body_own_force(e, c->body, e->data.t);
     double press = -vec3_dot(f, n);
     if (!(press > 0.0))
         return 0.0;
@@ -368,13 +368,13 @@ void engine_contact_arms(const Engine *e, const double *y, const EngineContact *
         engine_contact_kinematics(e, y, c, t, k, NULL, arm_a);
 }
 
-static bool takes_loads(const EngineBody *b) {
-    return b->integrated || b->data.reduced_slot >= 0;
+static bool takes_loads(const EngineBodyData *d) {
+    return d->integrated || d->reduced_slot >= 0;
 }
 
 static void own_loads(const Engine *e, int b, double t, Vec3 *force, Vec3 *torque) {
-    force[b] = engine_body_own_force(e, &e->bodies[b], t);
-    torque[b] = engine_body_own_torque(&e->bodies[b]);
+    force[b] = engine_body_own_force(e, b, t);
+    torque[b] = engine_body_own_torque(e, b);
 }
 
 /* The right-hand side reads each awake body's state once (engine_block_state renormalises the
@@ -385,7 +385,7 @@ static EngineBodyState body_state(const Engine *e, const EngineBodyState *states
                                   int body) {
     if (body < 0)
         return obstacle_state;
-    return e->bodies[body].integrated ? states[body] : engine_block_state(e, y, body);
+    return e->body_data[body].integrated ? states[body] : engine_block_state(e, y, body);
 }
 
 EngineBodyState *engine_rhs_body_states(const Engine *e) {
@@ -442,11 +442,11 @@ void engine_accumulate_loads(const Engine *e, double t, const double *y, Vec3 *f
         /* A sleeping side is woken at the next commit (engine_update_sleep); until then it is
          * held, like an obstacle. So is a body of another resolver's island: it moves in its
          * own stage, and the islands merge at the next advance. */
-        if (takes_loads(&e->bodies[c->body])) {
+        if (takes_loads(&e->body_data[c->body])) {
             force[c->body] = vec3_add(force[c->body], total);
             torque[c->body] = vec3_add(torque[c->body], vec3_cross(arm, total));
         }
-        if (c->body_b >= 0 && takes_loads(&e->bodies[c->body_b])) {
+        if (c->body_b >= 0 && takes_loads(&e->body_data[c->body_b])) {
             force[c->body_b] = vec3_sub(force[c->body_b], total);
             torque[c->body_b] = vec3_sub(torque[c->body_b], vec3_cross(arm_b, total));
         }
@@ -722,8 +722,8 @@ EngineEnergy engine_energy(const Engine *e) {
  * a reduced pair or a time-stepped island) and free (a planar body's block has no out-of-plane
  * rates to take the impulse's other components). */
 static bool brakeable(const Engine *e, int body) {
-    const EngineBody *b = &e->bodies[body];
-    return b->integrated && e->layout.blocks[b->block].kind == BLOCK_FREE_BODY;
+    return e->body_data[body].integrated &&
+           e->layout.blocks[e->bodies[body].block].kind == BLOCK_FREE_BODY;
 }
 
 static void apply_point_impulse(Engine *e, EngineBodyState *states, int body, Vec3 arm,

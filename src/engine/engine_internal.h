@@ -57,9 +57,10 @@ typedef struct StateBlock {
     int body;
 } StateBlock;
 
-/* A body's part of the engine's data: what changes while it runs and a rewind restores.
- * Checkpoints copy it whole (engine_checkpoint.c), so a field added here is rewound with the
- * rest; everything else in EngineBody is model (the scene's, rebuilt by edits) or derived. */
+/* A body's part of the engine's data (Engine.body_data[b], beside the model's bodies[b]): what
+ * changes while it runs and a rewind restores. Checkpoints copy the array whole
+ * (engine_checkpoint.c), so a field added here is rewound with the rest; EngineBody is the
+ * model (the scene's, rebuilt by edits, not changed by a step). */
 typedef struct EngineBodyData {
     bool asleep; /* in equilibrium: frozen, not integrated (engine_sleep.c) */
     /* The resolver of the body's island this advance (engine_step.c): force-law bodies are
@@ -73,6 +74,9 @@ typedef struct EngineBodyData {
      * world frame, torque about the centre of mass; not saved with the scene, but rewound (a
      * replay steps with the wrench of its key). */
     Vec3 applied_force, applied_torque;
+    /* In awake_bodies: awake and resolved by force laws. Derived from the fields above by
+     * engine_refresh_awake (after a restore too). */
+    bool integrated;
 } EngineBodyData;
 
 typedef struct EngineBody {
@@ -95,9 +99,7 @@ typedef struct EngineBody {
     SmoothSurface *surface;  /* owned, for shape = smooth (smooth contact, 002) */
     ContactMap *contact_map; /* owned reference, or NULL (engine_maps.c) */
     int world_index;         /* in the collision world, or -1 */
-    double reach;    /* farthest vertex or shape point from the centre of mass, m (sleep test) */
-    bool integrated; /* in awake_bodies: awake and resolved by force laws (from data) */
-    EngineBodyData data;
+    double reach; /* farthest vertex or shape point from the centre of mass, m (sleep test) */
 } EngineBody;
 
 typedef struct EngineObstacle {
@@ -194,8 +196,9 @@ struct Engine {
     EngineSleep sleep; /* engine_sleep.h */
 
     EngineData data;
-    double *y;       /* state at data.t */
-    double *y_saved; /* state before the current advance (restored on failure) */
+    EngineBodyData *body_data; /* body_count, beside bodies */
+    double *y;                 /* state at data.t */
+    double *y_saved;           /* state before the current advance (restored on failure) */
 
     EngineIntegration integration; /* engine_integrator.h */
 
@@ -240,14 +243,15 @@ uint32_t engine_next_serial(void);
 
 /* A body's own loads (world) at time t: gravity, its force and torque properties, its load
  * cycle, the applied wrench. */
-static inline Vec3 engine_body_own_force(const Engine *e, const EngineBody *b, double t) {
-    Vec3 f = vec3_add(vec3_mad(b->force, b->mass, e->gravity), b->data.applied_force);
+static inline Vec3 engine_body_own_force(const Engine *e, int body, double t) {
+    const EngineBody *b = &e->bodies[body];
+    Vec3 f = vec3_add(vec3_mad(b->force, b->mass, e->gravity), e->body_data[body].applied_force);
     if (b->cycle_period > 0.0)
         f = vec3_mad(f, 0.5 * (1.0 - cos(2.0 * M_PI * t / b->cycle_period)), b->cycle_force);
     return f;
 }
-static inline Vec3 engine_body_own_torque(const EngineBody *b) {
-    return vec3_add(b->torque, b->data.applied_torque);
+static inline Vec3 engine_body_own_torque(const Engine *e, int body) {
+    return vec3_add(e->bodies[body].torque, e->body_data[body].applied_torque);
 }
 
 /* Union-find root with path halving (islands: engine_system.c, engine_step.c). */

@@ -96,8 +96,8 @@ void island_assemble_bodies(IslandWork *w) {
         int b = w->bodies[i], o = offset_in(w, b);
         const EngineBody *body = &e->bodies[b];
         EngineBodyState st = w->pose[o / bd];
-        Vec3 f = engine_body_own_force(e, body, e->data.t);
-        Vec3 tau = engine_body_own_torque(body);
+        Vec3 f = engine_body_own_force(e, b, e->data.t);
+        Vec3 tau = engine_body_own_torque(e, b);
         double *mb = w->mass_blocks + (size_t)o * bd, *ib = w->inv_blocks + (size_t)o * bd;
         memset(mb, 0, sizeof(double) * (size_t)(bd * bd));
         memset(ib, 0, sizeof(double) * (size_t)(bd * bd));

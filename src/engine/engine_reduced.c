@@ -207,7 +207,7 @@ int engine_reduced_pair_count(const Engine *e) {
 }
 
 void engine_reduced_body_state(const Engine *e, const double *y, int body, EngineBodyState *out) {
-    const EngineReducedSlot *slot = &e->reduced.slot[e->bodies[body].data.reduced_slot];
+    const EngineReducedSlot *slot = &e->reduced.slot[e->body_data[body].reduced_slot];
     EngineBodyState a, b = {0};
     model_of(slot)->bodies(&slot->pair, slot->data, y + e->layout.blocks[slot->block].offset, &a,
                            &b);
@@ -215,12 +215,12 @@ void engine_reduced_body_state(const Engine *e, const double *y, int body, Engin
 }
 
 bool engine_contact_inside_pair(const Engine *e, const EngineContact *c) {
-    int s = e->bodies[c->body].data.reduced_slot;
+    int s = e->body_data[c->body].reduced_slot;
     if (s < 0)
         return false;
     const EngineReducedSlot *slot = &e->reduced.slot[s];
     if (c->body_b >= 0)
-        return e->bodies[c->body_b].data.reduced_slot == s;
+        return e->body_data[c->body_b].reduced_slot == s;
     return slot->body_b < 0 && c->obstacle == slot->obstacle;
 }
 
@@ -233,10 +233,10 @@ void engine_reduced_leave(Engine *e, int s, double t) {
     model_of(slot)->bodies(&slot->pair, slot->data, e->y + e->layout.blocks[slot->block].offset, &a,
                            &b);
     slot->active = false;
-    e->bodies[slot->body_a].data.reduced_slot = -1;
+    e->body_data[slot->body_a].reduced_slot = -1;
     engine_block_store(e, e->y, slot->body_a, &a);
     if (slot->body_b >= 0) {
-        e->bodies[slot->body_b].data.reduced_slot = -1;
+        e->body_data[slot->body_b].reduced_slot = -1;
         engine_block_store(e, e->y, slot->body_b, &b);
     }
     e->stats.reduced_exits++;
@@ -370,9 +370,9 @@ static void occupy(Engine *e, int s, int body, int partner, int obstacle,
     slot->body_a = body;
     slot->body_b = partner;
     slot->obstacle = obstacle;
-    e->bodies[body].data.reduced_slot = s;
+    e->body_data[body].reduced_slot = s;
     if (partner >= 0)
-        e->bodies[partner].data.reduced_slot = s;
+        e->body_data[partner].reduced_slot = s;
     e->stats.reduced_entries++;
     engine_invalidate(e, ENGINE_INVALID_SLEEP | ENGINE_INVALID_INTEGRATOR);
 }
@@ -473,9 +473,8 @@ void engine_reduced_islands(Engine *e) {
             engine_reduced_leave(e, s, e->data.t);
     }
     for (int b = 0; b < e->body_count; b++) {
-        const EngineBody *body = &e->bodies[b];
-        if (body->data.resolver == CONTACT_RESOLVER_REDUCED && body->data.reduced_slot < 0 &&
-            !body->data.asleep)
+        const EngineBodyData *d = &e->body_data[b];
+        if (d->resolver == CONTACT_RESOLVER_REDUCED && d->reduced_slot < 0 && !d->asleep)
             try_enter(e, b);
     }
 }

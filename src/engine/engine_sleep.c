@@ -57,8 +57,8 @@ IssimStatus engine_sleep_init(Engine *e, IssimError *err) {
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for the sleeping lists");
     for (int b = 0; b < e->body_count; b++) {
         e->bodies[b].reach = body_reach(&e->bodies[b]);
-        e->bodies[b].data.sleep_t = -1.0;
-        e->bodies[b].data.still_since = -1.0;
+        e->body_data[b].sleep_t = -1.0;
+        e->body_data[b].still_since = -1.0;
     }
     e->sleep.speed = e->options.sleep_speed > 0.0 ? e->options.sleep_speed : 0.0;
     e->sleep.disabled = e->options.sleep_disabled;
@@ -77,7 +77,7 @@ void engine_sleep_free(Engine *e) {
 }
 
 bool engine_contact_frozen(const Engine *e, const EngineContact *c) {
-    return e->bodies[c->body].data.asleep && (c->body_b < 0 || e->bodies[c->body_b].data.asleep);
+    return e->body_data[c->body].asleep && (c->body_b < 0 || e->body_data[c->body_b].asleep);
 }
 
 static void rebuild_awake(Engine *e) {
@@ -85,10 +85,10 @@ static void rebuild_awake(Engine *e) {
     e->sleep.awake_range_count = 0;
     e->sleep.awake_state_size = 0;
     for (int b = 0; b < e->body_count; b++) {
-        EngineBody *body = &e->bodies[b];
-        body->integrated = !body->data.asleep && body->data.reduced_slot < 0 &&
-                           body->data.resolver != CONTACT_RESOLVER_COMPLEMENTARITY;
-        if (!body->integrated)
+        EngineBodyData *d = &e->body_data[b];
+        d->integrated =
+            !d->asleep && d->reduced_slot < 0 && d->resolver != CONTACT_RESOLVER_COMPLEMENTARITY;
+        if (!d->integrated)
             continue; /* asleep, or moved by its island's resolver (engine_step.c) */
         e->sleep.awake_bodies[e->sleep.awake_count++] = b;
         const StateBlock *blk = &e->layout.blocks[e->bodies[b].block];
@@ -107,7 +107,7 @@ static void rebuild_awake(Engine *e) {
      * pair's block). */
     int awake = 0;
     for (int b = 0; b < e->body_count; b++)
-        awake += !e->bodies[b].data.asleep;
+        awake += !e->body_data[b].asleep;
     e->stats.awake_bodies = awake;
     e->sleep.dirty = false;
 }
@@ -191,9 +191,9 @@ static void resume_frozen_contacts(Engine *e, int b, double t) {
 
 static void wake_one(Engine *e, int b, int by, double t) {
     resume_frozen_contacts(e, b, t);
-    e->bodies[b].data.asleep = false;
-    e->bodies[b].data.sleep_t = -1.0;
-    e->bodies[b].data.still_since = -1.0;
+    e->body_data[b].asleep = false;
+    e->body_data[b].sleep_t = -1.0;
+    e->body_data[b].still_since = -1.0;
     e->stats.wakes++;
     engine_invalidate(e, ENGINE_INVALID_SLEEP | ENGINE_INVALID_INTEGRATOR);
     emit_body_event(e, ENGINE_EVENT_WAKE, b, by, t);
@@ -213,8 +213,8 @@ static void wake_stepped_island(Engine *e, int body, double t) {
             if (!c->active || c->body_b < 0 || (c->body != b && c->body_b != b))
                 continue;
             int other = c->body == b ? c->body_b : c->body;
-            if (!e->bodies[other].data.asleep ||
-                e->bodies[other].data.resolver != CONTACT_RESOLVER_COMPLEMENTARITY)
+            if (!e->body_data[other].asleep ||
+                e->body_data[other].resolver != CONTACT_RESOLVER_COMPLEMENTARITY)
                 continue;
             wake_one(e, other, b, t);
             stack[top++] = other; /* each body is pushed once: it is awake from here on */
@@ -228,10 +228,10 @@ static void wake_stepped_island(Engine *e, int body, double t) {
  * so a re-inserted body that stays still propagates nothing, and a fixed obstacle, never on a
  * list, never propagates (App. E.3.2). A time-stepped body wakes with its whole island. */
 void engine_wake_body(Engine *e, int body, int by, double t) {
-    if (body < 0 || !e->bodies[body].data.asleep)
+    if (body < 0 || !e->body_data[body].asleep)
         return;
     wake_one(e, body, by, t);
-    if (e->bodies[body].data.resolver == CONTACT_RESOLVER_COMPLEMENTARITY) {
+    if (e->body_data[body].resolver == CONTACT_RESOLVER_COMPLEMENTARITY) {
         wake_stepped_island(e, body, t);
         return;
     }
@@ -242,18 +242,18 @@ void engine_wake_body(Engine *e, int body, int by, double t) {
         if (!c->active || c->body_b < 0 || (c->body != body && c->body_b != body))
             continue;
         int other = c->body == body ? c->body_b : c->body;
-        if (e->bodies[other].data.asleep)
+        if (e->body_data[other].asleep)
             wake_one(e, other, body, t);
     }
 }
 
 void engine_wake_on_contact(Engine *e, const EngineContact *c, const ContactKinematics *k,
                             double t) {
-    if (c->body_b < 0 || e->bodies[c->body].data.asleep == e->bodies[c->body_b].data.asleep)
+    if (c->body_b < 0 || e->body_data[c->body].asleep == e->body_data[c->body_b].asleep)
         return;
     if (fabs(k->depth_rate) < still_speed(e, c))
         return; /* a resting touch, not an interactive collision */
-    if (e->bodies[c->body].data.asleep)
+    if (e->body_data[c->body].asleep)
         engine_wake_body(e, c->body, c->body_b, t);
     else
         engine_wake_body(e, c->body_b, c->body, t);
@@ -282,14 +282,13 @@ static double kinetic_energy(const Engine *e, int b) {
  * remove is at most about m v_tol^2 / 2 (issue 11's rule, "a body put to sleep keeps the
  * energy it had", up to the tolerance); it is counted in stats.sleep_energy. */
 static void put_to_sleep(Engine *e, int b, double t) {
-    EngineBody *body = &e->bodies[b];
     e->stats.sleep_energy += kinetic_energy(e, b);
     EngineBodyState st = engine_block_state(e, e->y, b);
     st.vel = vec3(0.0, 0.0, 0.0);
     st.angvel = vec3(0.0, 0.0, 0.0);
     engine_block_store(e, e->y, b, &st);
-    body->data.asleep = true;
-    body->data.sleep_t = t;
+    e->body_data[b].asleep = true;
+    e->body_data[b].sleep_t = t;
     e->stats.sleeps++;
     engine_invalidate(e, ENGINE_INVALID_SLEEP | ENGINE_INVALID_INTEGRATOR);
     emit_body_event(e, ENGINE_EVENT_SLEEP, b, -1, t);
@@ -304,7 +303,7 @@ static void wake_touched(Engine *e, double t) {
         const EngineContact *c = &e->contacts[e->sleep.live_contacts[i]];
         if (!c->active || c->body_b < 0)
             continue;
-        bool sa = e->bodies[c->body].data.asleep, sb = e->bodies[c->body_b].data.asleep;
+        bool sa = e->body_data[c->body].asleep, sb = e->body_data[c->body_b].asleep;
         if (sa == sb)
             continue;
         int sleeper = sa ? c->body : c->body_b, mover = sa ? c->body_b : c->body;
@@ -337,7 +336,7 @@ static void sleep_bodies(Engine *e, double t) {
         int sides[2] = {c->body, c->body_b};
         for (int s = 0; s < 2; s++) {
             int b = sides[s];
-            if (b < 0 || e->bodies[b].data.asleep)
+            if (b < 0 || e->body_data[b].asleep)
                 continue;
             still[b] = fmin(still[b], still_speed(e, c));
             if (!engine_contact_tests_equilibrium(e, c))
@@ -357,15 +356,15 @@ static void sleep_bodies(Engine *e, double t) {
         /* a body under a load cycle is never in equilibrium for long: it stays awake */
         if (verdict[b] != SLEEP_CANDIDATE || body_speed(e, b) >= still[b] ||
             e->bodies[b].cycle_period > 0.0) {
-            e->bodies[b].data.still_since = -1.0;
+            e->body_data[b].still_since = -1.0;
             continue;
         }
-        if (e->bodies[b].data.still_since < 0.0)
-            e->bodies[b].data.still_since = t;
+        if (e->body_data[b].still_since < 0.0)
+            e->body_data[b].still_since = t;
         /* Shaped bodies, and bodies on contacts without an equilibrium test, must stay still
          * for a while (see the App. C section); vertex bodies on internal friction are judged
          * at the instant by eq. 4.91 (V5). */
-        if (by_stillness[b] && t - e->bodies[b].data.still_since < ENGINE_SETTLE_TIME)
+        if (by_stillness[b] && t - e->body_data[b].still_since < ENGINE_SETTLE_TIME)
             continue;
         sleepers[n++] = b;
     }
@@ -394,14 +393,14 @@ void engine_update_sleep(Engine *e, double t) {
 
 /* Is time-stepped body b still at t? Its timer (still_since) starts or restarts here. */
 static bool stepped_body_still(Engine *e, int b, double t, const double *tolerance) {
-    EngineBody *body = &e->bodies[b];
-    if (!(body_speed(e, b) < tolerance[b]) || body->cycle_period > 0.0) {
-        body->data.still_since = -1.0;
+    EngineBodyData *d = &e->body_data[b];
+    if (!(body_speed(e, b) < tolerance[b]) || e->bodies[b].cycle_period > 0.0) {
+        d->still_since = -1.0;
         return false;
     }
-    if (body->data.still_since < 0.0)
-        body->data.still_since = t;
-    return t - body->data.still_since >= ENGINE_SETTLE_TIME;
+    if (d->still_since < 0.0)
+        d->still_since = t;
+    return t - d->still_since >= ENGINE_SETTLE_TIME;
 }
 
 static void sleep_stepped_islands(Engine *e, double t) {
@@ -425,8 +424,8 @@ static void sleep_stepped_islands(Engine *e, double t) {
         int sides[2] = {c->body, c->body_b};
         for (int s = 0; s < 2; s++) {
             int b = sides[s];
-            if (b < 0 || e->bodies[b].data.asleep || e->bodies[b].integrated ||
-                e->bodies[b].data.resolver != CONTACT_RESOLVER_COMPLEMENTARITY)
+            if (b < 0 || e->body_data[b].asleep || e->body_data[b].integrated ||
+                e->body_data[b].resolver != CONTACT_RESOLVER_COMPLEMENTARITY)
                 continue;
             tolerance[b] = fmin(tolerance[b], still_speed(e, c));
             touching[b] = 1;
@@ -442,7 +441,7 @@ static void sleep_stepped_islands(Engine *e, double t) {
     }
     for (int i = 0; i < e->islands.stepped_count; i++) {
         int b = e->islands.stepped_bodies[i];
-        if (island_still[e->islands.island_of_body[b]] && !e->bodies[b].data.asleep)
+        if (island_still[e->islands.island_of_body[b]] && !e->body_data[b].asleep)
             put_to_sleep(e, b, t);
     }
 }
@@ -486,7 +485,7 @@ static Vec3 apply_inv_inertia(const Engine *e, int b, Vec3 torque) {
 
 /* Adds the acceleration of a force at arm r to body b's accumulators. */
 static void push_force(const Engine *e, int b, Vec3 force, Vec3 r) {
-    if (b < 0 || e->bodies[b].data.asleep)
+    if (b < 0 || e->body_data[b].asleep)
         return;
     Vec3 *acc = e->sleep.load_acc + 2 * b;
     acc[0] = vec3_mad(acc[0], 1.0 / e->bodies[b].mass, force);
@@ -494,7 +493,7 @@ static void push_force(const Engine *e, int b, Vec3 force, Vec3 r) {
 }
 
 static double point_normal_acc(const Engine *e, int b, Vec3 n, Vec3 r) {
-    if (b < 0 || e->bodies[b].data.asleep)
+    if (b < 0 || e->body_data[b].asleep)
         return 0.0;
     const Vec3 *acc = e->sleep.load_acc + 2 * b;
     return vec3_dot(n, vec3_add(acc[0], vec3_cross(acc[1], r)));
@@ -531,9 +530,9 @@ void engine_equilibrium_loads(Engine *e) {
     for (int i = 0; i < e->sleep.awake_count; i++) {
         int b = e->sleep.awake_bodies[i];
         const EngineBody *body = &e->bodies[b];
-        Vec3 f = engine_body_own_force(e, body, e->data.t);
+        Vec3 f = engine_body_own_force(e, b, e->data.t);
         e->sleep.load_acc[2 * b] = vec3_scale(f, 1.0 / body->mass);
-        e->sleep.load_acc[2 * b + 1] = apply_inv_inertia(e, b, engine_body_own_torque(body));
+        e->sleep.load_acc[2 * b + 1] = apply_inv_inertia(e, b, engine_body_own_torque(e, b));
     }
     /* The previous normal forces (the warm start)... */
     for (int li = 0; li < e->sleep.live_contact_count; li++) {
@@ -570,11 +569,11 @@ void engine_equilibrium_loads(Engine *e) {
 /* ===== Public accessors ===== */
 
 bool engine_body_asleep(const Engine *e, int body) {
-    return body >= 0 && body < e->body_count && e->bodies[body].data.asleep;
+    return body >= 0 && body < e->body_count && e->body_data[body].asleep;
 }
 
 double engine_body_sleep_time(const Engine *e, int body) {
-    return engine_body_asleep(e, body) ? e->bodies[body].data.sleep_t : -1.0;
+    return engine_body_asleep(e, body) ? e->body_data[body].sleep_t : -1.0;
 }
 
 int engine_body_equilibrium_list(const Engine *e, int body, int *out, int max) {

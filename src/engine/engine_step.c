@@ -108,8 +108,8 @@ static void stage_islands(Engine *e) {
             continue;
         /* Fixed obstacles never join islands (004 App. E), nor do sleeping bodies: an awake
          * body solves against them held, and their own island stays whole and asleep. */
-        bool awake_a = !e->bodies[c->body].data.asleep;
-        bool awake_b = c->body_b >= 0 && !e->bodies[c->body_b].data.asleep;
+        bool awake_a = !e->body_data[c->body].asleep;
+        bool awake_b = c->body_b >= 0 && !e->body_data[c->body_b].asleep;
         if (awake_a && awake_b)
             join(parent, c->body, c->body_b);
         if (awake_a && (int)r > strongest[c->body])
@@ -127,14 +127,13 @@ static void stage_islands(Engine *e) {
     e->islands.stepped_count = 0;
     bool changed = false;
     for (int b = 0; b < n; b++) {
-        EngineBody *body = &e->bodies[b];
         int root = engine_find_root(parent, b);
         ContactResolverKind r = available(e, (ContactResolverKind)strongest[root]);
         e->islands.island_of_body[b] = root;
-        if (body->data.asleep)
+        if (e->body_data[b].asleep)
             continue; /* keeps the resolver it fell asleep with: it wakes into it */
-        if (body->data.resolver != r) {
-            body->data.resolver = r;
+        if (e->body_data[b].resolver != r) {
+            e->body_data[b].resolver = r;
             changed = true;
         }
         if (root == b) {
@@ -162,7 +161,7 @@ void engine_update_fixed_step(Engine *e) {
     double h = 0.0;
     for (int li = 0; li < e->sleep.live_contact_count; li++) {
         const EngineContact *c = &e->contacts[e->sleep.live_contacts[li]];
-        if (!c->active || !e->bodies[c->body].integrated)
+        if (!c->active || !e->body_data[c->body].integrated)
             continue;
         double fixed = engine_contact_model(e, c)->fixed_step(&c->params);
         if (fixed > 0.0 && (h == 0.0 || fixed < h))
