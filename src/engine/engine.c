@@ -25,12 +25,12 @@ Engine *engine_create(const ThingDb *db, const EngineOptions *options, IssimErro
         return NULL;
     }
     Engine *e = calloc(1, sizeof *e);
-    if (!e || !(e->db = thingdb_clone(db))) {
+    if (!e || !(e->model.db = thingdb_clone(db))) {
         free(e);
         issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory creating the engine");
         return NULL;
     }
-    e->options = options ? *options : engine_options_default();
+    e->model.options = options ? *options : engine_options_default();
     e->serial = engine_next_serial();
     IssimStatus s = engine_build_model(e, universe, err);
     s = s == ISSIM_OK ? engine_sleep_init(e, err) : s;
@@ -58,24 +58,24 @@ void engine_destroy(Engine *e) {
         return;
     integrator_cvode_destroy(e->integration.cvode);
     engine_destroy_shapes(e);
-    thingdb_destroy(e->db);
-    free(e->bodies);
+    thingdb_destroy(e->model.db);
+    free(e->model.bodies);
     free(e->body_data);
-    free(e->obstacles);
-    free(e->pairs);
+    free(e->model.obstacles);
+    free(e->model.pairs);
     free(e->contacts);
     free(e->collide.previous);
     free(e->collide.previous_kept);
     free(e->collide.previous_index);
     free(e->integration.event_dirs);
     free(e->integration.event_states);
-    free(e->materials);
-    free(e->layout.blocks);
+    free(e->model.materials);
+    free(e->model.layout.blocks);
     free(e->y);
     free(e->y_saved);
     free(e->integration.scratch);
-    free(e->vars.names);
-    free(e->vars.units);
+    free(e->model.vars.names);
+    free(e->model.vars.units);
     engine_sleep_free(e);
     engine_islands_free(e);
     engine_checkpoints_free(e);
@@ -84,16 +84,16 @@ void engine_destroy(Engine *e) {
 }
 
 const ThingDb *engine_thingdb(const Engine *e) {
-    return e->db;
+    return e->model.db;
 }
 IntegratorKind engine_integrator(const Engine *e) {
-    return e->integrator_kind;
+    return e->model.integrator_kind;
 }
 double engine_time(const Engine *e) {
     return e->data.t;
 }
 double engine_dt(const Engine *e) {
-    return e->dt;
+    return e->model.dt;
 }
 EngineStats engine_stats(const Engine *e) {
     EngineStats s = e->stats;
@@ -110,37 +110,37 @@ void engine_set_event_callback(Engine *e, EngineEventFn fn, void *user) {
 }
 
 void engine_set_step_observer(Engine *e, void (*fn)(const Engine *, void *), void *user) {
-    e->options.on_step = fn;
-    e->options.on_step_user = user;
+    e->model.options.on_step = fn;
+    e->model.options.on_step_user = user;
 }
 
 void engine_set_stop_check(Engine *e, bool (*fn)(void *), void *user) {
-    e->options.should_stop = fn;
-    e->options.should_stop_user = user;
+    e->model.options.should_stop = fn;
+    e->model.options.should_stop_user = user;
 }
 
 /* ===== Variables ===== */
 
 int engine_var_count(const Engine *e) {
-    return e->vars.count;
+    return e->model.vars.count;
 }
 const char *engine_var_name(const Engine *e, int var) {
-    return e->vars.names[var];
+    return e->model.vars.names[var];
 }
 const char *engine_var_unit(const Engine *e, int var) {
-    return e->vars.units[var];
+    return e->model.vars.units[var];
 }
 
 int engine_var_find(const Engine *e, const char *name) {
-    for (int i = 0; i < e->vars.count; i++)
-        if (strcmp(e->vars.names[i], name) == 0)
+    for (int i = 0; i < e->model.vars.count; i++)
+        if (strcmp(e->model.vars.names[i], name) == 0)
             return i;
     return -1;
 }
 
 IssimStatus engine_register_vars(const Engine *e, Registry *reg, IssimError *err) {
-    for (int i = 0; i < e->vars.count; i++)
-        if (registry_add_var(reg, e->vars.names[i], e->vars.units[i], err) < 0)
+    for (int i = 0; i < e->model.vars.count; i++)
+        if (registry_add_var(reg, e->model.vars.names[i], e->model.vars.units[i], err) < 0)
             return err ? err->status : ISSIM_ERR_INVALID;
     return ISSIM_OK;
 }
@@ -166,12 +166,12 @@ void engine_frame_set_body(double *values, int body, const EngineBodyState *st) 
 }
 
 void engine_write_vars(const Engine *e, double *values) {
-    for (int b = 0; b < e->body_count; b++) {
+    for (int b = 0; b < e->model.body_count; b++) {
         EngineBodyState st = engine_block_state(e, e->y, b);
         engine_frame_set_body(values, b, &st);
     }
     EngineEnergy en = engine_energy(e);
-    double *energies = values + ENGINE_FRAME_BODY_VALUES * e->body_count;
+    double *energies = values + ENGINE_FRAME_BODY_VALUES * e->model.body_count;
     energies[0] = en.kinetic;
     energies[1] = en.potential;
     energies[2] = en.elastic;
@@ -220,13 +220,14 @@ static void reset_active_set(Engine *e, double t) {
 IssimStatus engine_restore_vars(Engine *e, double t, const double *values, IssimError *err) {
     if (engine_checkpoint_restore(e, t))
         return ISSIM_OK;
-    for (int i = 0; i < ENGINE_FRAME_BODY_VALUES * e->body_count; i++)
+    for (int i = 0; i < ENGINE_FRAME_BODY_VALUES * e->model.body_count; i++)
         if (!isfinite(values[i]))
             return issim_error_set(err, ISSIM_ERR_INVALID,
-                                   "cannot restore a frame with non-finite %s", e->vars.names[i]);
+                                   "cannot restore a frame with non-finite %s",
+                                   e->model.vars.names[i]);
     for (int r = 0; r < e->reduced.slot_count; r++) /* the frame gives every body its own state */
         engine_reduced_leave(e, r, t);
-    for (int b = 0; b < e->body_count; b++) {
+    for (int b = 0; b < e->model.body_count; b++) {
         EngineBodyState st = engine_frame_body(values, b);
         engine_block_store(e, e->y, b, &st);
     }
@@ -259,8 +260,8 @@ static bool is_state_prop(const char *name) {
 }
 
 static int body_of_thing(const Engine *e, ThingId id) {
-    for (int b = 0; b < e->body_count; b++)
-        if (thing_id_equal(e->bodies[b].thing, id))
+    for (int b = 0; b < e->model.body_count; b++)
+        if (thing_id_equal(e->model.bodies[b].thing, id))
             return b;
     return -1;
 }
@@ -282,21 +283,21 @@ static bool is_presentation_prop(const char *name) {
 IssimStatus engine_apply_edit(Engine *e, const char *path, const char *value, IssimError *err) {
     ThingId id;
     int prop;
-    IssimStatus s = thingdb_resolve(e->db, path, &id, &prop, err);
+    IssimStatus s = thingdb_resolve(e->model.db, path, &id, &prop, err);
     if (s != ISSIM_OK)
         return s;
-    PropValue old = *thing_prop_value(e->db, id, prop);
-    s = thingdb_set_text(e->db, path, value, true, err);
+    PropValue old = *thing_prop_value(e->model.db, id, prop);
+    s = thingdb_set_text(e->model.db, path, value, true, err);
     if (s != ISSIM_OK)
         return s;
     s = engine_refresh_params(e, err);
     if (s != ISSIM_OK) {
         /* Cross-property validation failed (a zero normal): put the old value back. */
-        thing_set(e->db, id, prop, &old, false, NULL);
+        thing_set(e->model.db, id, prop, &old, false, NULL);
         engine_refresh_params(e, NULL);
         return s;
     }
-    const char *name = thing_prop_def(e->db, id, prop)->name;
+    const char *name = thing_prop_def(e->model.db, id, prop)->name;
     int body = body_of_thing(e, id);
     /* An edit is an interaction (App. E.3.1): the edited body wakes with its equilibrium list;
      * an edit of the universe (gravity), an obstacle or a contact pair may change every
@@ -312,7 +313,7 @@ IssimStatus engine_apply_edit(Engine *e, const char *path, const char *value, Is
         if (e->body_data[body].reduced_slot >= 0) /* a moved body leaves its reduced pair */
             engine_reduced_leave(e, e->body_data[body].reduced_slot, e->data.t);
         EngineBodyState st = engine_block_state(e, e->y, body);
-        const PropValue *v = thing_prop_value(e->db, id, prop);
+        const PropValue *v = thing_prop_value(e->model.db, id, prop);
         if (strcmp(name, "pos") == 0)
             st.pos = vec3(v->vec[0], v->vec[1], v->vec[2]);
         else if (strcmp(name, "vel") == 0)
@@ -331,7 +332,7 @@ IssimStatus engine_apply_edit(Engine *e, const char *path, const char *value, Is
 /* ===== Bodies and contacts ===== */
 
 int engine_body_count(const Engine *e) {
-    return e->body_count;
+    return e->model.body_count;
 }
 
 /* ===== Body ids ===== */
@@ -348,14 +349,14 @@ uint32_t engine_next_serial(void) {
 }
 
 EngineBodyId engine_body_id(const Engine *e, int index) {
-    if (index < 0 || index >= e->body_count)
+    if (index < 0 || index >= e->model.body_count)
         return engine_body_id_null();
     return (EngineBodyId){index, e->serial};
 }
 
 EngineBodyId engine_body_find(const Engine *e, const char *name) {
-    for (int b = 0; name && b < e->body_count; b++)
-        if (strcmp(e->bodies[b].name, name) == 0)
+    for (int b = 0; name && b < e->model.body_count; b++)
+        if (strcmp(e->model.bodies[b].name, name) == 0)
             return engine_body_id(e, b);
     return engine_body_id_null();
 }
@@ -368,10 +369,10 @@ IssimStatus engine_body_check(const Engine *e, EngineBodyId id, IssimError *err)
                                "body id {index %d, engine %u} is stale: it is from another engine "
                                "(this is engine %u; a previous scene's, or a destroyed one)",
                                (int)id.index, (unsigned)id.generation, (unsigned)e->serial);
-    if (id.index < 0 || id.index >= e->body_count)
+    if (id.index < 0 || id.index >= e->model.body_count)
         return issim_error_set(
             err, ISSIM_ERR_RANGE, "body id {index %d, engine %u}: engine %u has %d bodies",
-            (int)id.index, (unsigned)id.generation, (unsigned)e->serial, e->body_count);
+            (int)id.index, (unsigned)id.generation, (unsigned)e->serial, e->model.body_count);
     return ISSIM_OK;
 }
 
@@ -380,17 +381,17 @@ bool engine_body_valid(const Engine *e, EngineBodyId id) {
 }
 
 const char *engine_body_name(const Engine *e, EngineBodyId body) {
-    return engine_body_valid(e, body) ? e->bodies[body.index].name : NULL;
+    return engine_body_valid(e, body) ? e->model.bodies[body.index].name : NULL;
 }
 ThingId engine_body_thing(const Engine *e, EngineBodyId body) {
-    return engine_body_valid(e, body) ? e->bodies[body.index].thing : thing_id_null();
+    return engine_body_valid(e, body) ? e->model.bodies[body.index].thing : thing_id_null();
 }
 double engine_body_mass(const Engine *e, EngineBodyId body) {
-    return engine_body_valid(e, body) ? e->bodies[body.index].mass : NAN;
+    return engine_body_valid(e, body) ? e->model.bodies[body.index].mass : NAN;
 }
 
 Vec3 engine_body_inertia(const Engine *e, EngineBodyId body) {
-    return engine_body_valid(e, body) ? e->bodies[body.index].inertia : (Vec3){NAN, NAN, NAN};
+    return engine_body_valid(e, body) ? e->model.bodies[body.index].inertia : (Vec3){NAN, NAN, NAN};
 }
 
 EngineBodyState engine_body_state(const Engine *e, EngineBodyId body) {
@@ -414,10 +415,10 @@ IssimStatus engine_set_applied_wrench(Engine *e, EngineBodyId id, Vec3 force, Ve
     IssimStatus s = engine_body_check(e, id, err);
     if (s != ISSIM_OK)
         return s;
-    EngineBody *b = &e->bodies[id.index];
+    EngineBody *b = &e->model.bodies[id.index];
     if (!vec3_is_finite(force) || !vec3_is_finite(torque))
         return issim_error_set(err, ISSIM_ERR_RANGE, "applied wrench on %s is not finite", b->name);
-    if (e->planar) { /* the planar block moves in x-z and turns about y only */
+    if (e->model.planar) { /* the planar block moves in x-z and turns about y only */
         force.y = 0.0;
         torque = vec3(0.0, torque.y, 0.0);
     }

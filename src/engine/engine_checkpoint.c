@@ -57,8 +57,8 @@ _Static_assert(offsetof(EngineContact, params) + sizeof(ContactParams) == sizeof
 
 static size_t record_bytes(const Engine *e, int contacts, int identity, size_t coherence) {
     return align16(sizeof(CheckpointHeader)) +
-           align16(sizeof(double) * (size_t)e->layout.state_size) +
-           align16(sizeof(EngineBodyData) * (size_t)e->body_count) +
+           align16(sizeof(double) * (size_t)e->model.layout.state_size) +
+           align16(sizeof(EngineBodyData) * (size_t)e->model.body_count) +
            align16(sizeof(EngineReducedSlot) * (size_t)e->reduced.slot_count) +
            align16(CONTACT_SAVED_BYTES * (size_t)contacts) + align16(e->pool.end) +
            align16(sizeof(CollisionContact) * (size_t)identity) + align16(coherence);
@@ -103,7 +103,8 @@ IssimStatus engine_enable_checkpoints(Engine *e, int max_frames, size_t max_byte
     engine_checkpoints_free(e);
     /* Sized for max_frames records of a scene with about eight contacts per body (a pile), at
      * most max_bytes. */
-    int guess = e->contact_count > 8 * e->body_count ? e->contact_count : 8 * e->body_count;
+    int guess =
+        e->contact_count > 8 * e->model.body_count ? e->contact_count : 8 * e->model.body_count;
     size_t want = (size_t)max_frames * record_bytes(e, guess, guess, 0);
     size_t bytes = want < max_bytes ? (want > 4096 ? want : 4096) : max_bytes;
     void *arena = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -229,8 +230,8 @@ static void copy_pool(const Engine *e, unsigned char *dst, const unsigned char *
 static void write_key(Engine *e, unsigned char *p, size_t bytes) {
     const unsigned char *start = p;
     CheckpointHeader h = {.data = e->data,
-                          .state_size = e->layout.state_size,
-                          .body_count = e->body_count,
+                          .state_size = e->model.layout.state_size,
+                          .body_count = e->model.body_count,
                           .contact_count = e->contact_count,
                           .identity_count = e->checkpoints.identity_count,
                           .pool_end = e->pool.end,
@@ -238,8 +239,8 @@ static void write_key(Engine *e, unsigned char *p, size_t bytes) {
                           .identity_next_id = e->checkpoints.identity_next_id,
                           .integrator_dirty = e->integration.dirty};
     p = put(p, &h, sizeof h);
-    p = put(p, e->y, sizeof(double) * (size_t)e->layout.state_size);
-    p = put(p, e->body_data, sizeof(EngineBodyData) * (size_t)e->body_count);
+    p = put(p, e->y, sizeof(double) * (size_t)e->model.layout.state_size);
+    p = put(p, e->body_data, sizeof(EngineBodyData) * (size_t)e->model.body_count);
     p = put(p, e->reduced.slot, sizeof(EngineReducedSlot) * (size_t)e->reduced.slot_count);
     for (int ci = 0; ci < e->contact_count; ci++)
         memcpy(p + CONTACT_SAVED_BYTES * (size_t)ci, &e->contacts[ci], CONTACT_SAVED_BYTES);
@@ -342,21 +343,21 @@ static bool restore_key(Engine *e, const CheckpointRecord *r) {
     const unsigned char *p = e->checkpoints.arena + r->offset;
     CheckpointHeader h;
     memcpy(&h, p, sizeof h);
-    if (h.state_size != e->layout.state_size || h.body_count != e->body_count ||
+    if (h.state_size != e->model.layout.state_size || h.body_count != e->model.body_count ||
         !engine_reserve_contacts(e, h.contact_count + 1) || !reserve_pool(e, h.pool_end))
         return false;
     p += align16(sizeof h);
-    memcpy(e->y, p, sizeof(double) * (size_t)e->layout.state_size);
-    p += align16(sizeof(double) * (size_t)e->layout.state_size);
-    memcpy(e->body_data, p, sizeof(EngineBodyData) * (size_t)e->body_count);
-    p += align16(sizeof(EngineBodyData) * (size_t)e->body_count);
+    memcpy(e->y, p, sizeof(double) * (size_t)e->model.layout.state_size);
+    p += align16(sizeof(double) * (size_t)e->model.layout.state_size);
+    memcpy(e->body_data, p, sizeof(EngineBodyData) * (size_t)e->model.body_count);
+    p += align16(sizeof(EngineBodyData) * (size_t)e->model.body_count);
     memcpy(e->reduced.slot, p, sizeof(EngineReducedSlot) * (size_t)e->reduced.slot_count);
     p += align16(sizeof(EngineReducedSlot) * (size_t)e->reduced.slot_count);
     for (int ci = 0; ci < h.contact_count; ci++) {
         EngineContact *c = &e->contacts[ci];
         memcpy(c, p + CONTACT_SAVED_BYTES * (size_t)ci, CONTACT_SAVED_BYTES);
         if (engine_contact_params(e, c, NULL) != ISSIM_OK)
-            c->params = e->pairs[c->pair].params; /* checked when the pair was built */
+            c->params = e->model.pairs[c->pair].params; /* checked when the pair was built */
     }
     e->contact_count = h.contact_count;
     p += align16(CONTACT_SAVED_BYTES * (size_t)h.contact_count);
@@ -379,7 +380,7 @@ static bool restore_key(Engine *e, const CheckpointRecord *r) {
             issim_log(ISSIM_LOG_WARN, "restore: %s", err.message);
     }
     e->data = h.data; /* its fixed step is recomputed (fixed_step_dirty) on the same grid */
-    e->integration.dirty = h.integrator_dirty || e->integrator_kind != INTEGRATOR_RK4;
+    e->integration.dirty = h.integrator_dirty || e->model.integrator_kind != INTEGRATOR_RK4;
     engine_invalidate(e, ENGINE_INVALID_SLEEP | ENGINE_INVALID_FIXED_STEP);
     engine_refresh_awake(e);
     return true;

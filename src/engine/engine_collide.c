@@ -92,8 +92,8 @@ static bool contact_from_world(Engine *e, const CollisionContact *wc, const Pose
     int a = e->collide.world_owner[wc->body_a], b = e->collide.world_owner[wc->body_b];
     if (a < 0)
         return false; /* static-static never happens; a static A would mean a bad ordering */
-    int material_b = b >= 0 ? e->bodies[b].material : e->obstacles[-b - 1].material;
-    int pair = engine_find_pair(e, e->bodies[a].material, material_b);
+    int material_b = b >= 0 ? e->model.bodies[b].material : e->model.obstacles[-b - 1].material;
+    int pair = engine_find_pair(e, e->model.bodies[a].material, material_b);
     if (pair < 0)
         return false; /* no contact model between these materials: they pass through */
     Pose pa = poses ? poses[wc->body_a] : body_pose(e, a);
@@ -101,8 +101,8 @@ static bool contact_from_world(Engine *e, const CollisionContact *wc, const Pose
      * (that would put a lever arm on a force through the axis and pump energy into the spin),
      * so the body-fixed anchor is the core point, and the surface point is the radius away from
      * it along the current normal. */
-    double ra = round_radius(&e->bodies[a].shape);
-    double rb = b >= 0 ? round_radius(&e->bodies[b].shape) : 0.0;
+    double ra = round_radius(&e->model.bodies[a].shape);
+    double rb = b >= 0 ? round_radius(&e->model.bodies[b].shape) : 0.0;
     Vec3 point_a = vec3_mad(wc->point.point_a, ra, wc->normal);
     Vec3 point_b = vec3_mad(wc->point.point_b, -rb, wc->normal);
     *c = (EngineContact){.kind = CONTACT_MANIFOLD,
@@ -144,20 +144,20 @@ static void emit_manifold(Engine *e, const EngineContact *c, EngineEventKind kin
  * meanwhile, less the margin every pair has anyway. A body slower than that adds nothing, so the
  * contacts of an ordinary scene are those it always had. */
 static double reach_ahead(const Engine *e, int b, Vec3 vel, Vec3 angvel) {
-    double speed = vec3_norm(vel) + vec3_norm(angvel) * e->bodies[b].reach;
+    double speed = vec3_norm(vel) + vec3_norm(angvel) * e->model.bodies[b].reach;
     double updates = e->collide.registry ? 1.0 + ENGINE_REPORT_MAX_LAG : 1.0;
-    double travel = ENGINE_REACH_AHEAD_SAFETY * speed * e->dt * updates;
+    double travel = ENGINE_REACH_AHEAD_SAFETY * speed * e->model.dt * updates;
     return fmax(0.0, travel - e->collide.margin);
 }
 
 bool engine_pose_source(void *ctx, double *t, Pose *poses, double *ahead, int count) {
     Engine *e = ctx;
     if (!e->collide.registry) {
-        for (int b = 0; b < e->body_count; b++) {
-            if (!e->bodies[b].shaped)
+        for (int b = 0; b < e->model.body_count; b++) {
+            if (!e->model.bodies[b].shaped)
                 continue;
             EngineBodyState st = engine_block_state(e, e->y, b);
-            int w = e->bodies[b].world_index;
+            int w = e->model.bodies[b].world_index;
             poses[w] = (Pose){st.pos, st.orient};
             ahead[w] = e->body_data[b].asleep ? 0.0 : reach_ahead(e, b, st.vel, st.angvel);
         }
@@ -170,11 +170,11 @@ bool engine_pose_source(void *ctx, double *t, Pose *poses, double *ahead, int co
     RegistryFrame frame = {.values = e->collide.frame};
     if (!registry_read_latest(e->collide.registry, &frame) || frame.t == *t)
         return false;
-    for (int b = 0; b < e->body_count; b++) {
-        if (!e->bodies[b].shaped)
+    for (int b = 0; b < e->model.body_count; b++) {
+        if (!e->model.bodies[b].shaped)
             continue;
         EngineBodyState st = engine_frame_body(frame.values, b);
-        int w = e->bodies[b].world_index;
+        int w = e->model.bodies[b].world_index;
         poses[w] = (Pose){st.pos, quat_normalize(st.orient)};
         ahead[w] = reach_ahead(e, b, st.vel, st.angvel);
     }
@@ -196,7 +196,7 @@ static bool take_report(Engine *e, CollisionReport *report) {
     bool got = collision_manager_take(e->collide.manager, report);
     if (got)
         e->data.report_t = report->t;
-    double oldest = e->data.t - ENGINE_REPORT_MAX_LAG * e->dt * (1.0 + 1e-9);
+    double oldest = e->data.t - ENGINE_REPORT_MAX_LAG * e->model.dt * (1.0 + 1e-9);
     if (e->data.report_t >= oldest)
         return got;
     e->collide.report_waits++;
@@ -384,8 +384,8 @@ static void warn_initial_overlap(Engine *e) {
     issim_log(ISSIM_LOG_WARN,
               "the scene starts overlapping: %d contacts hold %.3g J of elastic energy; the "
               "deepest is %s on %s, %.3g mm (move the bodies apart, or they will be thrown)",
-              overlapping, elastic, e->bodies[worst->body].name, engine_contact_partner(e, worst),
-              deepest * 1e3);
+              overlapping, elastic, e->model.bodies[worst->body].name,
+              engine_contact_partner(e, worst), deepest * 1e3);
     e->stats.warnings++;
 }
 
@@ -476,14 +476,14 @@ static double pose_distance(const Engine *e, const EngineContact *c) {
     Pose pa = body_pose(e, c->body), pb;
     const Shape *sb;
     if (c->body_b >= 0) {
-        sb = &e->bodies[c->body_b].shape;
+        sb = &e->model.bodies[c->body_b].shape;
         pb = body_pose(e, c->body_b);
     } else {
-        sb = &e->obstacles[c->obstacle].shape;
-        pb = e->obstacles[c->obstacle].pose;
+        sb = &e->model.obstacles[c->obstacle].shape;
+        pb = e->model.obstacles[c->obstacle].pose;
     }
     Vec3 qa, qb, n;
-    return shape_distance(&e->bodies[c->body].shape, pa, sb, pb, &qa, &qb, &n);
+    return shape_distance(&e->model.bodies[c->body].shape, pa, sb, pb, &qa, &qb, &n);
 }
 
 /* The pair of c's contacts: its pose overlap, and the deepest depth its active contacts' models

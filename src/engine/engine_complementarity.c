@@ -79,7 +79,7 @@ static void bucket(const int *key, int count, int islands, int *start, int *out)
 
 /* One pass over the stepped bodies and the contacts. Returns false when out of memory. */
 static bool index_islands(Engine *e, IslandIndex *x) {
-    int nb = e->body_count, nc = e->contact_count;
+    int nb = e->model.body_count, nc = e->contact_count;
     IssimArena *a = &e->islands.step_scratch;
     x->island_of = ISSIM_ARENA_ALLOC(a, int, nb);
     x->local = ISSIM_ARENA_ALLOC(a, int, nb);
@@ -113,7 +113,7 @@ static bool index_islands(Engine *e, IslandIndex *x) {
     for (int pass = 0; pass < 2; pass++) { /* complementarity candidates, then force laws */
         for (int ci = 0; ci < nc; ci++) {
             const EngineContact *c = &e->contacts[ci];
-            bool force_law = e->pairs[c->pair].params.resolver == CONTACT_RESOLVER_FORCE_LAW;
+            bool force_law = e->model.pairs[c->pair].params.resolver == CONTACT_RESOLVER_FORCE_LAW;
             bool wanted = pass == 0 ? !force_law : force_law && c->active;
             key[ci] = wanted ? contact_island(x, c) : -1;
         }
@@ -131,7 +131,7 @@ static void open_island(const Engine *e, IslandIndex *x, int k, bool open) {
     int dim = 0;
     for (int i = x->body_start[k]; i < x->body_start[k + 1]; i++) {
         x->local[x->bodies[i]] = open ? dim : -1;
-        dim += e->planar ? 3 : 6;
+        dim += e->model.planar ? 3 : 6;
     }
 }
 
@@ -181,7 +181,7 @@ static const EngineComplementaritySolver *island_solver(const IslandWork *w, int
     if (w->e->islands.complementarity)
         return w->e->islands.complementarity;
     for (int i = 0; i < w->contact_count && *kind == CONTACT_SOLVER_AUTO; i++)
-        *kind = (int)w->e->pairs[w->e->contacts[w->contacts[i]].pair].params.solver;
+        *kind = (int)w->e->model.pairs[w->e->contacts[w->contacts[i]].pair].params.solver;
     bool friction = false;
     for (int i = 0; i < w->contact_count && !friction; i++)
         friction = w->mu[i] > 0.0 || w->mu_static[i] > 0.0;
@@ -189,7 +189,7 @@ static const EngineComplementaritySolver *island_solver(const IslandWork *w, int
 }
 
 static const char *island_name(const IslandWork *w) {
-    return w->e->bodies[w->bodies[0]].name;
+    return w->e->model.bodies[w->bodies[0]].name;
 }
 
 /* A solver's answer is used only when every impulse is finite (a NaN would spread through
@@ -248,13 +248,14 @@ static IssimStatus run_solver(IslandWork *w, const EngineComplementaritySolver *
 static IssimStatus bad_row(IslandWork *w, int row, IssimError *err) {
     Engine *e = w->e;
     const EngineContact *c = &e->contacts[w->contacts[row]];
-    const char *other = c->body_b >= 0 ? e->bodies[c->body_b].name
-                                       : thing_name(e->db, e->obstacles[c->obstacle].thing);
+    const char *other = c->body_b >= 0
+                            ? e->model.bodies[c->body_b].name
+                            : thing_name(e->model.db, e->model.obstacles[c->obstacle].thing);
     e->stats.complementarity_failures++;
     return issim_error_set(err, ISSIM_ERR_NUMERIC,
                            "island of %s (%d bodies) at t = %.9g s: the contact of %s and %s has "
                            "a non-finite normal or depth; the step is refused",
-                           island_name(w), w->body_count, e->data.t, e->bodies[c->body].name,
+                           island_name(w), w->body_count, e->data.t, e->model.bodies[c->body].name,
                            other ? other : "?");
 }
 
@@ -408,7 +409,7 @@ static bool carve_scratch(Engine *e, IslandWork *w, int max_rows) {
 }
 
 bool engine_contact_time_stepped(const Engine *e, const EngineContact *c) {
-    if (e->pairs[c->pair].params.resolver != CONTACT_RESOLVER_COMPLEMENTARITY)
+    if (e->model.pairs[c->pair].params.resolver != CONTACT_RESOLVER_COMPLEMENTARITY)
         return false;
     bool a = e->body_data[c->body].resolver == CONTACT_RESOLVER_COMPLEMENTARITY;
     bool b = c->body_b >= 0 && e->body_data[c->body_b].resolver == CONTACT_RESOLVER_COMPLEMENTARITY;
@@ -470,7 +471,7 @@ static IssimStatus island_step_in(IslandWork *w, const IslandIndex *x, int k, do
     int c0 = x->candidate_start[k], nc = x->candidate_start[k + 1] - c0;
     if (!carve_scratch(e, w, nc))
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for the island of %s",
-                               e->bodies[w->bodies[0]].name);
+                               e->model.bodies[w->bodies[0]].name);
     e->data.t = t; /* contact kinematics are evaluated at the island's own time */
     island_read_poses(w);
     island_order_top_down(w, x->candidates + c0, nc, w->gap);
@@ -497,7 +498,7 @@ static IssimStatus island_step(Engine *e, const IslandIndex *x, int k, double t,
                     .force_count = x->force_start[k + 1] - x->force_start[k],
                     .forces = x->forces + x->force_start[k],
                     .contacts = x->rows + x->candidate_start[k],
-                    .bd = e->planar ? 3 : 6,
+                    .bd = e->model.planar ? 3 : 6,
                     .h = h};
     w.dim = w.body_count * w.bd;
     IssimArenaMark mark = issim_arena_mark(&e->islands.step_scratch);
@@ -515,8 +516,8 @@ static IssimStatus resolve_islands(Engine *e, double t_start, double t_target, I
     for (int k = 0; k < x.count; k++) {
         open_island(e, &x, k, true);
         for (double t = t_start; t < t_target;) {
-            double h = fmin(e->dt, t_target - t);
-            if (t_target - (t + h) < 1e-12 * e->dt)
+            double h = fmin(e->model.dt, t_target - t);
+            if (t_target - (t + h) < 1e-12 * e->model.dt)
                 h = t_target - t;
             IssimStatus s = island_step(e, &x, k, t, h, err);
             if (s != ISSIM_OK)

@@ -38,7 +38,7 @@ struct Integrator {
  * vector whose sleeping blocks hold their frozen state (scratch[0, n)), and the derivative is
  * gathered back from scratch[n, 2n). */
 static bool packed(const Engine *e) {
-    return e->sleep.awake_state_size != e->layout.state_size;
+    return e->sleep.awake_state_size != e->model.layout.state_size;
 }
 
 static void unpack(const Engine *e, const double *p, double *full) {
@@ -69,7 +69,7 @@ static int cvode_rhs(sunrealtype t, N_Vector y, N_Vector ydot, void *user) {
     Engine *e = user;
     const double *full = full_state(e, y);
     double *d =
-        packed(e) ? e->integration.scratch + e->layout.state_size : N_VGetArrayPointer(ydot);
+        packed(e) ? e->integration.scratch + e->model.layout.state_size : N_VGetArrayPointer(ydot);
     engine_rhs(e, t, full, d);
     if (packed(e))
         pack(e, d, N_VGetArrayPointer(ydot));
@@ -125,19 +125,20 @@ Integrator *integrator_cvode_create(Engine *e, IssimError *err) {
     integ->size = n;
     bool ok = SUNContext_Create(NULL, &integ->ctx) == 0;
     ok = ok && (integ->y = N_VNew_Serial(n, integ->ctx)) != NULL;
-    ok = ok && (integ->mem = CVodeCreate(e->integrator_kind == INTEGRATOR_BDF ? CV_BDF : CV_ADAMS,
-                                         integ->ctx)) != NULL;
+    ok = ok &&
+         (integ->mem = CVodeCreate(e->model.integrator_kind == INTEGRATOR_BDF ? CV_BDF : CV_ADAMS,
+                                   integ->ctx)) != NULL;
     if (ok) {
-        memcpy(e->integration.scratch, e->y, sizeof(double) * (size_t)e->layout.state_size);
+        memcpy(e->integration.scratch, e->y, sizeof(double) * (size_t)e->model.layout.state_size);
         pack(e, e->y, N_VGetArrayPointer(integ->y));
     }
     ok = ok && CVodeInit(integ->mem, cvode_rhs, e->data.t, integ->y) == CV_SUCCESS;
     ok = ok && CVodeSetUserData(integ->mem, e) == CV_SUCCESS;
     ok = ok && CVodeSetErrHandlerFn(integ->mem, cvode_error_handler, e) == CV_SUCCESS;
-    ok = ok && CVodeSStolerances(integ->mem, e->rtol, e->atol) == CV_SUCCESS;
-    ok = ok && CVodeSetMaxStep(integ->mem, e->max_step) == CV_SUCCESS;
+    ok = ok && CVodeSStolerances(integ->mem, e->model.rtol, e->model.atol) == CV_SUCCESS;
+    ok = ok && CVodeSetMaxStep(integ->mem, e->model.max_step) == CV_SUCCESS;
     ok = ok && CVodeSetMaxNumSteps(integ->mem, 1000000) == CV_SUCCESS;
-    if (ok && e->integrator_kind == INTEGRATOR_BDF) {
+    if (ok && e->model.integrator_kind == INTEGRATOR_BDF) {
         ok = (integ->a = SUNDenseMatrix(n, n, integ->ctx)) != NULL;
         ok = ok && (integ->ls = SUNLinSol_Dense(integ->y, integ->a, integ->ctx)) != NULL;
         ok = ok && CVodeSetLinearSolver(integ->mem, integ->ls, integ->a) == CV_SUCCESS;
@@ -207,7 +208,7 @@ static IssimStatus reinit(Engine *e, IssimError *err) {
             return err ? err->status : ISSIM_ERR_NUMERIC;
         integ = e->integration.cvode;
     }
-    memcpy(e->integration.scratch, e->y, sizeof(double) * (size_t)e->layout.state_size);
+    memcpy(e->integration.scratch, e->y, sizeof(double) * (size_t)e->model.layout.state_size);
     pack(e, e->y, N_VGetArrayPointer(integ->y));
     if (CVodeReInit(integ->mem, e->data.t, integ->y) != CV_SUCCESS)
         return issim_error_set(err, ISSIM_ERR_NUMERIC, "CVODE re-initialisation failed at t = %g",
@@ -237,7 +238,7 @@ static IssimStatus progress_guard(Engine *e, double t_target, ProgressGuard *g, 
     bool stalled = steps >= ENGINE_MAX_STEPS_PER_OUTPUT;
     if (steps - g->window_steps >= ENGINE_GUARD_WINDOW) {
         double mean = (e->data.t - g->window_t) / (double)(steps - g->window_steps);
-        stalled = stalled || mean < ENGINE_TINY_STEP * e->dt;
+        stalled = stalled || mean < ENGINE_TINY_STEP * e->model.dt;
         g->window_steps = steps;
         g->window_t = e->data.t;
     }
@@ -266,7 +267,8 @@ IssimStatus integrator_cvode_advance(Engine *e, double t_target, IssimError *err
     CVodeSetStopTime(integ->mem, t_target);
     ProgressGuard guard_state = {.steps_at_start = e->stats.steps, .window_t = e->data.t};
     while (e->data.t < t_target) {
-        if (e->options.should_stop && e->options.should_stop(e->options.should_stop_user))
+        if (e->model.options.should_stop &&
+            e->model.options.should_stop(e->model.options.should_stop_user))
             return issim_error_set(err, ISSIM_ERR_CANCELLED, "stopped at t = %.9g s on request",
                                    e->data.t);
         IssimStatus guard = progress_guard(e, t_target, &guard_state, err);
@@ -292,8 +294,8 @@ IssimStatus integrator_cvode_advance(Engine *e, double t_target, IssimError *err
         } else {
             engine_commit_contacts(e, e->data.t); /* may end a contact: dirty again */
         }
-        if (e->options.on_step)
-            e->options.on_step(e, e->options.on_step_user);
+        if (e->model.options.on_step)
+            e->model.options.on_step(e, e->model.options.on_step_user);
         if (e->sleep.awake_state_size == 0) { /* everything fell asleep: nothing to integrate */
             e->data.t = t_target;
             break;

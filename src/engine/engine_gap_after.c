@@ -16,7 +16,7 @@ static Vec3 point_motion(const Engine *e, int b, const int *local, double h, con
     if (b < 0 || local[b] < 0)
         return vec3(0.0, 0.0, 0.0);
     const double *v = u + local[b];
-    if (e->planar) {
+    if (e->model.planar) {
         double theta = h * v[2], c = cos(theta), s = sin(theta);
         Vec3 turned = vec3(c * r.x + s * r.z, r.y, -s * r.x + c * r.z);
         return vec3_add(vec3(h * v[0], 0.0, h * v[1]), vec3_sub(turned, r));

@@ -1,10 +1,14 @@
 /* Private engine structures shared by the engine's files (the .c files of src/engine; outside
- * the engine only tests/test_complementarity_sleep.c includes this). struct Engine is composed of
- * the stages' contexts, each declared with its stage's functions in its own private header:
- * engine_contact.h (contacts and their model-owned state), engine_dynamics.h (equations of
- * motion), engine_collide.h (collision world, merge, energy ledger), engine_sleep.h,
- * engine_resolve.h (islands, complementarity), engine_reduced.h, engine_integrator.h and
- * engine_checkpoint.h; engine_island.h is private to the RESOLVE stage's two files.
+ * the engine only tests/test_complementarity_sleep.c includes this). struct Engine is three
+ * parts, as MuJoCo splits mjModel from mjData: the model (EngineModel, engine_model.h: the scene's
+ * bodies, obstacles, pairs, options and layout, built by engine_build.c and changed only by
+ * edits), the data (EngineData, EngineBodyData, the state vector, the contacts and their
+ * model-owned state: what a step changes and a checkpoint copies), and the stages' contexts, each
+ * declared with its stage's functions in its own private header: engine_contact.h (contacts and
+ * their model-owned state), engine_dynamics.h (equations of motion), engine_collide.h (collision
+ * world, merge, energy ledger), engine_sleep.h, engine_resolve.h (islands, complementarity),
+ * engine_reduced.h, engine_integrator.h and engine_checkpoint.h; engine_island.h is private to
+ * the RESOLVE stage's two files.
  *
  * Where each part lives: engine.c (create, variables, edits, getters), engine_build.c (the model
  * from the scene), engine_step.c (engine_advance: the stages in order, islands), engine_shapes.c
@@ -32,6 +36,7 @@
 #include "issim/engine_resolver.h"
 #include "issim/surface.h"
 
+#include "engine_model.h"
 #include "engine_contact.h"
 #include "engine_dynamics.h"
 #include "engine_collide.h"
@@ -40,22 +45,6 @@
 #include "engine_checkpoint.h"
 #include "engine_reduced.h"
 #include "engine_integrator.h"
-
-typedef enum BlockKind {
-    BLOCK_FREE_BODY,    /* 13: p(3) q(4) v(3) w(3) */
-    BLOCK_PLANAR_BODY,  /* 6: x z theta vx vz omega; theta about +y */
-    BLOCK_CONTACT_PAIR, /* a pair of bodies in reduced coordinates (engine_reduced.c): the
-                           model's block_size values, ENGINE_REDUCED_BLOCK_MAX reserved */
-} BlockKind;
-
-enum { FREE_BODY_SIZE = 13, PLANAR_BODY_SIZE = 6 };
-
-typedef struct StateBlock {
-    BlockKind kind;
-    int offset; /* into the state vector */
-    int size;
-    int body;
-} StateBlock;
 
 /* A body's part of the engine's data (Engine.body_data[b], beside the model's bodies[b]): what
  * changes while it runs and a rewind restores. Checkpoints copy the array whole
@@ -79,49 +68,6 @@ typedef struct EngineBodyData {
     bool integrated;
 } EngineBodyData;
 
-typedef struct EngineBody {
-    ThingId thing;
-    char name[64];
-    double mass;
-    Vec3 inertia;        /* principal moments, body frame */
-    Vec3 force, torque;  /* external, world (the body's properties) */
-    Vec3 cycle_force;    /* force_cycle: peak of the load cycle, world */
-    double cycle_period; /* force_cycle_period, s; 0: none */
-    int material;
-    int vertex_count;
-    Vec3 vertices[PROP_MAX_POINTS];
-    double radius;
-    int block;
-    int velocity_offset;
-    bool shaped;             /* has a collision shape (else: contact vertices against planes) */
-    Shape shape;             /* body frame, centre of mass at the origin */
-    Hull *hull;              /* owned, for shape = hull and smooth (its tessellation's hull) */
-    SmoothSurface *surface;  /* owned, for shape = smooth (smooth contact, 002) */
-    ContactMap *contact_map; /* owned reference, or NULL (engine_maps.c) */
-    int world_index;         /* in the collision world, or -1 */
-    double reach; /* farthest vertex or shape point from the centre of mass, m (sleep test) */
-} EngineBody;
-
-typedef struct EngineObstacle {
-    ThingId thing;
-    Vec3 normal; /* unit (planes) */
-    double offset;
-    int material;
-    Shape shape; /* plane, box or mesh, in the obstacle's frame */
-    Pose pose;
-    TriMesh *mesh;          /* owned, for shape = mesh and smooth (its tessellation) */
-    SmoothSurface *surface; /* owned, for shape = smooth */
-    Hull *hull;             /* owned, for a flat smooth surface: the slab under it */
-    int world_index;        /* in the collision world, or -1 */
-} EngineObstacle;
-
-typedef struct EnginePair {
-    ThingId thing;
-    int material_a, material_b;
-    ContactParams params;
-    const ContactModelClass *model;
-} EnginePair;
-
 /* The time in which a depth offset's energy falls e-fold while its bodies are awake (s): at each
  * collision update every offset heals by the share dt / ENGINE_HEAL_TIME of what healing it whole
  * would add (engine_manifold_energy.c), so an offset can neither last nor build up, and what
@@ -134,21 +80,6 @@ typedef struct EnginePair {
  * offset of a resting pile kept it trembling and awake; this is the most depth a body at rest
  * hides. */
 #define ENGINE_HEAL_MIN_OFFSET 5e-7
-
-/* The state vector's layout: one block per body (then the reduced pairs' blocks). */
-typedef struct EngineLayout {
-    int block_count;
-    StateBlock *blocks;
-    int state_size;
-    int velocity_dim;
-} EngineLayout;
-
-/* The engine's named variables (engine_register_vars): names and units, in frame order. */
-typedef struct EngineVars {
-    int count;
-    char (*names)[80];
-    const char **units;
-} EngineVars;
 
 /* The engine's data beside its bodies' (EngineBodyData) and its arrays: the scalars that change
  * while it runs and a rewind restores, as MuJoCo's mjData holds them apart from mjModel. A
@@ -171,45 +102,27 @@ typedef struct EngineData {
 } EngineData;
 
 struct Engine {
-    ThingDb *db;
-    EngineOptions options;
-    IntegratorKind integrator_kind;
-    double dt, rtol, atol, max_step;
-    bool planar;
-    Vec3 gravity;
+    /* The model: the scene's, changed only by edits (engine_model.h). */
+    EngineModel model;
 
-    int body_count;
-    EngineBody *bodies;
-    int obstacle_count;
-    EngineObstacle *obstacles;
-    int pair_count;
-    EnginePair *pairs;
-    int contact_count; /* vertex-plane contacts first, then manifold contacts */
+    /* The data: what a step changes and a rewind restores (a checkpoint key copies each). */
+    EngineData data;
+    EngineBodyData *body_data; /* model.body_count, beside model.bodies */
+    double *y;                 /* state at data.t, model.layout.state_size */
+    int contact_count;         /* vertex-plane contacts first, then manifold contacts */
     int vertex_contact_count;
     int contact_capacity;
     EngineContact *contacts;
-    EngineCollide collide; /* engine_collide.h */
-    char (*materials)[PROP_STRING_MAX];
-    int material_count;
+    ContactStatePool pool; /* the contacts' model-owned state */
 
-    EngineLayout layout;
-    EngineSleep sleep; /* engine_sleep.h */
-
-    EngineData data;
-    EngineBodyData *body_data; /* body_count, beside bodies */
-    double *y;                 /* state at data.t */
-    double *y_saved;           /* state before the current advance (restored on failure) */
-
+    /* The stages' contexts: caches, scratch and plumbing, rebuilt from the model and the data. */
+    EngineCollide collide;         /* engine_collide.h */
+    EngineSleep sleep;             /* engine_sleep.h */
     EngineIntegration integration; /* engine_integrator.h */
-
-    ContactStatePool pool;
-    CheckpointRing checkpoints; /* engine_checkpoint.h */
-
-    EngineIslands islands; /* engine_resolve.h */
-
-    EngineReduced reduced; /* engine_reduced.h */
-
-    EngineVars vars;
+    EngineIslands islands;         /* engine_resolve.h */
+    EngineReduced reduced;         /* engine_reduced.h */
+    CheckpointRing checkpoints;    /* engine_checkpoint.h */
+    double *y_saved;               /* state before the current advance (restored on failure) */
 
     EngineEventFn event_fn;
     void *event_user;
@@ -244,14 +157,15 @@ uint32_t engine_next_serial(void);
 /* A body's own loads (world) at time t: gravity, its force and torque properties, its load
  * cycle, the applied wrench. */
 static inline Vec3 engine_body_own_force(const Engine *e, int body, double t) {
-    const EngineBody *b = &e->bodies[body];
-    Vec3 f = vec3_add(vec3_mad(b->force, b->mass, e->gravity), e->body_data[body].applied_force);
+    const EngineBody *b = &e->model.bodies[body];
+    Vec3 f =
+        vec3_add(vec3_mad(b->force, b->mass, e->model.gravity), e->body_data[body].applied_force);
     if (b->cycle_period > 0.0)
         f = vec3_mad(f, 0.5 * (1.0 - cos(2.0 * M_PI * t / b->cycle_period)), b->cycle_force);
     return f;
 }
 static inline Vec3 engine_body_own_torque(const Engine *e, int body) {
-    return vec3_add(e->bodies[body].torque, e->body_data[body].applied_torque);
+    return vec3_add(e->model.bodies[body].torque, e->body_data[body].applied_torque);
 }
 
 /* Union-find root with path halving (islands: engine_system.c, engine_step.c). */
@@ -265,16 +179,6 @@ static inline int engine_find_root(int *parent, int i) {
 
 /* engine.c */
 void engine_emit(Engine *e, const EngineEvent *event);
-
-/* engine_build.c: the model from the thing database (engine_create's order) */
-IssimStatus engine_build_model(Engine *e, ThingId universe, IssimError *err);
-void engine_store_scene_state(Engine *e);
-void engine_check_scales(Engine *e);
-IssimStatus engine_create_integrator(Engine *e, IssimError *err);
-/* Re-reads every parameter that may change while running (after an edit). */
-IssimStatus engine_refresh_params(Engine *e, IssimError *err);
-int engine_find_pair(const Engine *e, int material_a, int material_b);
-IssimStatus engine_contact_params(const Engine *e, EngineContact *c, IssimError *err);
 
 /* engine_system.c: adds sign * (n, arm x n) to row `row` of a (rows x columns) column-major
  * matrix at velocity offset o (3 columns for a planar body, 6 for a free one). */

@@ -34,7 +34,7 @@ static double candidate_height(const IslandWork *w, const EngineContact *c, Vec3
  * once it rests in this one). A bucket sort on the heights, O(m); keys uses the rows' gap array
  * before assembly fills it. */
 void island_order_top_down(IslandWork *w, int *candidates, int count, double *keys) {
-    Vec3 up = vec3_scale(w->e->gravity, -1.0);
+    Vec3 up = vec3_scale(w->e->model.gravity, -1.0);
     if (count < 2 || vec3_dot(up, up) == 0.0)
         return;
     double low = INFINITY, high = -INFINITY;
@@ -77,7 +77,7 @@ static void add_wrench(const IslandWork *w, int b, Vec3 f, Vec3 tau) {
     int o = offset_in(w, b);
     if (o < 0)
         return;
-    if (w->e->planar) {
+    if (w->e->model.planar) {
         w->force[o] += f.x;
         w->force[o + 1] += f.z;
         w->force[o + 2] += tau.y;
@@ -94,14 +94,14 @@ void island_assemble_bodies(IslandWork *w) {
     int bd = w->bd;
     for (int i = 0; i < w->body_count; i++) {
         int b = w->bodies[i], o = offset_in(w, b);
-        const EngineBody *body = &e->bodies[b];
+        const EngineBody *body = &e->model.bodies[b];
         EngineBodyState st = w->pose[o / bd];
         Vec3 f = engine_body_own_force(e, b, e->data.t);
         Vec3 tau = engine_body_own_torque(e, b);
         double *mb = w->mass_blocks + (size_t)o * bd, *ib = w->inv_blocks + (size_t)o * bd;
         memset(mb, 0, sizeof(double) * (size_t)(bd * bd));
         memset(ib, 0, sizeof(double) * (size_t)(bd * bd));
-        if (e->planar) {
+        if (e->model.planar) {
             double m3[3] = {body->mass, body->mass, body->inertia.y};
             double u3[3] = {st.vel.x, st.vel.z, st.angvel.y};
             for (int k = 0; k < 3; k++) {
@@ -149,7 +149,7 @@ static void jacobian_block(const IslandWork *w, double j[3][6], const Vec3 *fram
                            double sign) {
     for (int row = 0; row < 3; row++) {
         Vec3 n = frame[row], rxn = vec3_cross(r, n);
-        if (w->e->planar) {
+        if (w->e->model.planar) {
             double c3[3] = {n.x, n.z, rxn.y};
             for (int k = 0; k < 3; k++)
                 j[row][k] = sign * c3[k];
@@ -346,7 +346,7 @@ void island_integrate_positions(IslandWork *w) {
         int b = w->bodies[i], o = offset_in(w, b);
         const double *u = w->u_next + o, *p = w->split.u_position + o;
         EngineBodyState st = w->pose[o / w->bd];
-        if (e->planar) {
+        if (e->model.planar) {
             st.vel = vec3(u[0], 0.0, u[1]);
             st.angvel = vec3(0.0, u[2], 0.0);
             double theta = quat_planar_angle_y(st.orient) + w->h * (u[2] + p[2]);

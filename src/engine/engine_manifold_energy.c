@@ -45,7 +45,8 @@
 enum { BISECTIONS = 48 };
 
 static uint64_t pair_key(const Engine *e, const EngineContact *c) {
-    uint32_t other = c->body_b >= 0 ? (uint32_t)c->body_b : (uint32_t)(e->body_count + c->obstacle);
+    uint32_t other =
+        c->body_b >= 0 ? (uint32_t)c->body_b : (uint32_t)(e->model.body_count + c->obstacle);
     return ((uint64_t)(uint32_t)c->body << 32 | other) + 1;
 }
 
@@ -320,7 +321,7 @@ void engine_manifold_energy_settle(Engine *e, int new_count) {
     }
     /* Every offset heals by the same share of its energy per update, whatever else happens: its
      * energy falls e-fold within ENGINE_HEAL_TIME of simulated time while its bodies are awake. */
-    double share = fmin(1.0, (m->span > 0.0 ? m->span : e->dt) / ENGINE_HEAL_TIME);
+    double share = fmin(1.0, (m->span > 0.0 ? m->span : e->model.dt) / ENGINE_HEAL_TIME);
     m->span = 0.0;
     for (int s = 0; s < m->slots; s++) {
         if (m->keys[s] == 0 || m->head[s] < 0 || isnan(m->allowed[s]))

@@ -189,7 +189,8 @@ static const EngineReducedModel *model_of(const EngineReducedSlot *slot) {
 static const EngineReducedModel *model_for(const Engine *e, int body, int partner, int obstacle) {
     if (e->reduced.model)
         return e->reduced.model;
-    if (partner < 0 && obstacle >= 0 && e->bodies[body].surface && e->obstacles[obstacle].surface)
+    if (partner < 0 && obstacle >= 0 && e->model.bodies[body].surface &&
+        e->model.obstacles[obstacle].surface)
         return engine_reduced_smooth();
     return &welded_model;
 }
@@ -209,8 +210,8 @@ int engine_reduced_pair_count(const Engine *e) {
 void engine_reduced_body_state(const Engine *e, const double *y, int body, EngineBodyState *out) {
     const EngineReducedSlot *slot = &e->reduced.slot[e->body_data[body].reduced_slot];
     EngineBodyState a, b = {0};
-    model_of(slot)->bodies(&slot->pair, slot->data, y + e->layout.blocks[slot->block].offset, &a,
-                           &b);
+    model_of(slot)->bodies(&slot->pair, slot->data, y + e->model.layout.blocks[slot->block].offset,
+                           &a, &b);
     *out = body == slot->body_a ? a : b;
 }
 
@@ -230,8 +231,8 @@ void engine_reduced_leave(Engine *e, int s, double t) {
     if (!slot->active)
         return;
     EngineBodyState a, b = {0};
-    model_of(slot)->bodies(&slot->pair, slot->data, e->y + e->layout.blocks[slot->block].offset, &a,
-                           &b);
+    model_of(slot)->bodies(&slot->pair, slot->data,
+                           e->y + e->model.layout.blocks[slot->block].offset, &a, &b);
     slot->active = false;
     e->body_data[slot->body_a].reduced_slot = -1;
     engine_block_store(e, e->y, slot->body_a, &a);
@@ -268,7 +269,7 @@ void engine_reduced_rhs(Engine *e, const double *y, const Vec3 *force, const Vec
         if (!slot->active)
             continue;
         EngineReducedLoads loads = slot_loads(slot, force, torque);
-        int off = e->layout.blocks[slot->block].offset;
+        int off = e->model.layout.blocks[slot->block].offset;
         model_of(slot)->derivative(&slot->pair, slot->data, y + off, &loads, ydot + off);
     }
 }
@@ -277,8 +278,8 @@ void engine_reduced_commit(Engine *e, double t) {
     if (engine_reduced_pair_count(e) == 0)
         return;
     /* The right-hand side's load arrays (scratch past the RK4 stages): free between steps. */
-    Vec3 *force = (Vec3 *)(e->integration.scratch + 6 * (size_t)e->layout.state_size),
-         *torque = force + e->body_count;
+    Vec3 *force = (Vec3 *)(e->integration.scratch + 6 * (size_t)e->model.layout.state_size),
+         *torque = force + e->model.body_count;
     engine_accumulate_loads(e, t, e->y, force, torque);
     for (int s = 0; s < ENGINE_REDUCED_SLOTS; s++) {
         EngineReducedSlot *slot = &e->reduced.slot[s];
@@ -286,7 +287,7 @@ void engine_reduced_commit(Engine *e, double t) {
             continue;
         EngineReducedLoads loads = slot_loads(slot, force, torque);
         const EngineReducedModel *model = model_of(slot);
-        double *block = e->y + e->layout.blocks[slot->block].offset;
+        double *block = e->y + e->model.layout.blocks[slot->block].offset;
         int decision = ENGINE_REDUCED_KEEP;
         IssimError why = {0};
         if (model->commit)
@@ -295,7 +296,7 @@ void engine_reduced_commit(Engine *e, double t) {
             engine_invalidate(e, ENGINE_INVALID_INTEGRATOR);
         if (decision == ENGINE_REDUCED_LEAVE)
             issim_log(ISSIM_LOG_INFO, "reduced pair %s leaves at t = %.9g s: %s",
-                      e->bodies[slot->body_a].name, t, why.message);
+                      e->model.bodies[slot->body_a].name, t, why.message);
         /* a model with a commit hook decides separation there */
         if (decision == ENGINE_REDUCED_LEAVE ||
             (!model->commit && model->normal_force(&slot->pair, slot->data, block, &loads) < 0.0)) {
@@ -327,7 +328,7 @@ static bool pair_of_island(const Engine *e, int body, int *partner, int *obstacl
                 *contact = ci;
             continue;
         }
-        if (e->pairs[c->pair].params.resolver != CONTACT_RESOLVER_REDUCED)
+        if (e->model.pairs[c->pair].params.resolver != CONTACT_RESOLVER_REDUCED)
             continue; /* a force law against an obstacle: a load */
         if (c->body != body || (*obstacle >= 0 && c->obstacle != *obstacle))
             return false;
@@ -337,7 +338,8 @@ static bool pair_of_island(const Engine *e, int body, int *partner, int *obstacl
     }
     if (*partner >= 0) {
         *obstacle = -1; /* the body pair; obstacle contacts are loads */
-        return e->pairs[e->contacts[*contact].pair].params.resolver == CONTACT_RESOLVER_REDUCED;
+        return e->model.pairs[e->contacts[*contact].pair].params.resolver ==
+               CONTACT_RESOLVER_REDUCED;
     }
     *contact = obstacle_contact;
     return *contact >= 0;
@@ -385,13 +387,14 @@ IssimStatus engine_reduced_start_pair(Engine *e, int body, int obstacle,
     if (s < 0 || size > ENGINE_REDUCED_DATA_MAX)
         return issim_error_set(err, ISSIM_ERR_INVALID,
                                "%s: no free reduced-pair slot (at most %d pairs%s)",
-                               e->bodies[body].name, ENGINE_REDUCED_SLOTS,
-                               e->planar ? "; none in a planar scene" : "");
+                               e->model.bodies[body].name, ENGINE_REDUCED_SLOTS,
+                               e->model.planar ? "; none in a planar scene" : "");
     EngineReducedSlot *slot = &e->reduced.slot[s];
     slot->pair = *pair;
     memset(slot->data, 0, sizeof slot->data);
     memcpy(slot->data, data, size);
-    memcpy(e->y + e->layout.blocks[slot->block].offset, block, sizeof(double) * model->block_size);
+    memcpy(e->y + e->model.layout.blocks[slot->block].offset, block,
+           sizeof(double) * model->block_size);
     occupy(e, s, body, -1, obstacle, model);
     return ISSIM_OK;
 }
@@ -408,7 +411,7 @@ static void try_enter(Engine *e, int body) {
     if (s < 0)
         return; /* every slot taken: the force law carries on */
     EngineReducedSlot *slot = &e->reduced.slot[s];
-    const EngineBody *a = &e->bodies[body];
+    const EngineBody *a = &e->model.bodies[body];
     ContactKinematics k;
     Vec3 point;
     engine_contact_kinematics(e, e->y, c, e->data.t, &k, &point, NULL);
@@ -421,22 +424,22 @@ static void try_enter(Engine *e, int body) {
                                      .fixed_b = partner < 0,
                                      .t = e->data.t};
     slot->pair.surface_a = a->surface;
-    slot->pair.params = &e->pairs[c->pair].params;
+    slot->pair.params = &e->model.pairs[c->pair].params;
     if (partner >= 0) {
-        slot->pair.mass_b = e->bodies[partner].mass;
-        slot->pair.inertia_b = e->bodies[partner].inertia;
-        slot->pair.surface_b = e->bodies[partner].surface;
+        slot->pair.mass_b = e->model.bodies[partner].mass;
+        slot->pair.inertia_b = e->model.bodies[partner].inertia;
+        slot->pair.surface_b = e->model.bodies[partner].surface;
     } else if (obstacle >= 0) {
-        slot->pair.surface_b = e->obstacles[obstacle].surface;
+        slot->pair.surface_b = e->model.obstacles[obstacle].surface;
     }
     memset(slot->data, 0, sizeof slot->data);
     EngineBodyState sa = engine_block_state(e, e->y, body), sb = {.orient = quat_identity()};
     if (partner >= 0)
         sb = engine_block_state(e, e->y, partner);
     else if (obstacle >= 0)
-        sb = (EngineBodyState){.pos = e->obstacles[obstacle].pose.p,
-                               .orient = e->obstacles[obstacle].pose.q};
-    double *block = e->y + e->layout.blocks[slot->block].offset;
+        sb = (EngineBodyState){.pos = e->model.obstacles[obstacle].pose.p,
+                               .orient = e->model.obstacles[obstacle].pose.q};
+    double *block = e->y + e->model.layout.blocks[slot->block].offset;
     if (!model->enter(&slot->pair, slot->data, &sa, &sb, block))
         return;
     occupy(e, s, body, partner, obstacle, model);
@@ -456,7 +459,7 @@ static bool third_body_touches(const Engine *e, const EngineReducedSlot *slot) {
 }
 
 void engine_reduced_islands(Engine *e) {
-    if (e->planar)
+    if (e->model.planar)
         return;
     for (int s = 0; s < ENGINE_REDUCED_SLOTS; s++) { /* a third body joined: leave */
         EngineReducedSlot *slot = &e->reduced.slot[s];
@@ -472,7 +475,7 @@ void engine_reduced_islands(Engine *e) {
             obstacle != slot->obstacle)
             engine_reduced_leave(e, s, e->data.t);
     }
-    for (int b = 0; b < e->body_count; b++) {
+    for (int b = 0; b < e->model.body_count; b++) {
         const EngineBodyData *d = &e->body_data[b];
         if (d->resolver == CONTACT_RESOLVER_REDUCED && d->reduced_slot < 0 && !d->asleep)
             try_enter(e, b);
@@ -487,8 +490,8 @@ void engine_reduced_hold_pairs(Engine *e) {
         if (!slot->active || !slot->model || !slot->model->keeps_contact || slot->body_b >= 0 ||
             slot->obstacle < 0)
             continue;
-        pairs[count][0] = e->bodies[slot->body_a].world_index;
-        pairs[count][1] = e->obstacles[slot->obstacle].world_index;
+        pairs[count][0] = e->model.bodies[slot->body_a].world_index;
+        pairs[count][1] = e->model.obstacles[slot->obstacle].world_index;
         count += pairs[count][0] >= 0 && pairs[count][1] >= 0;
     }
     collision_world_hold_pairs(e->collide.world, (const int(*)[2])pairs, count);
@@ -500,7 +503,7 @@ void engine_reduced_add_ranges(Engine *e) {
         const EngineReducedSlot *slot = &e->reduced.slot[s];
         if (!slot->active)
             continue;
-        const StateBlock *blk = &e->layout.blocks[slot->block];
+        const StateBlock *blk = &e->model.layout.blocks[slot->block];
         int size =
             e->reduced.model ? e->reduced.model->block_size : engine_reduced_welded()->block_size;
         e->sleep.awake_ranges[2 * e->sleep.awake_range_count] = blk->offset;

@@ -25,7 +25,7 @@
              i < end_; i++)
 
 static void rk4_step(Engine *e, double t, const double *y, double h, double *y_out) {
-    int n = e->layout.state_size;
+    int n = e->model.layout.state_size;
     double *k1 = e->integration.scratch, *k2 = k1 + n, *k3 = k2 + n, *k4 = k3 + n, *tmp = k4 + n;
     engine_rhs(e, t, y, k1);
     FOR_AWAKE(e, i) tmp[i] = y[i] + 0.5 * h * k1[i];
@@ -48,7 +48,7 @@ static double event_value(const Engine *e, const EngineContact *c, const double 
 static EngineBodyState *event_states(Engine *e) {
     if (!e->integration.event_states)
         e->integration.event_states =
-            malloc(2 * sizeof *e->integration.event_states * (size_t)(e->body_count + 1));
+            malloc(2 * sizeof *e->integration.event_states * (size_t)(e->model.body_count + 1));
     return e->integration.event_states;
 }
 
@@ -60,7 +60,7 @@ static int first_event(Engine *e, const double *y_end, double *value_end) {
     /* vertex contacts read the state vector themselves: the states serve manifold contacts */
     bool manifold = e->contact_count > e->vertex_contact_count;
     EngineBodyState *start = manifold ? event_states(e) : NULL;
-    EngineBodyState *end = start ? start + e->body_count + 1 : NULL;
+    EngineBodyState *end = start ? start + e->model.body_count + 1 : NULL;
     if (start) {
         engine_fill_states(e, e->y, start);
         engine_fill_states(e, y_end, end);
@@ -174,7 +174,7 @@ IssimStatus integrator_rk4_advance(Engine *e, double t_target, double step,
                                    bool until_no_fixed_step, IssimError *err) {
     double fixed_in_use = e->data.fixed_step;
     (void)until_no_fixed_step; /* a change either way hands back to the stage */
-    int n = e->layout.state_size;
+    int n = e->model.layout.state_size;
     double *y_next = e->integration.scratch + 5 * (size_t)n;
     if (e->integration.dirty) {
         engine_normalize_state(e, e->y);
@@ -183,7 +183,8 @@ IssimStatus integrator_rk4_advance(Engine *e, double t_target, double step,
     /* The sleeping blocks of y_next must hold the frozen state: the event tests read all of it. */
     memcpy(y_next, e->y, sizeof(double) * (size_t)n);
     while (e->data.t < t_target) {
-        if (e->options.should_stop && e->options.should_stop(e->options.should_stop_user))
+        if (e->model.options.should_stop &&
+            e->model.options.should_stop(e->model.options.should_stop_user))
             return issim_error_set(err, ISSIM_ERR_CANCELLED, "stopped at t = %.9g s on request",
                                    e->data.t);
         if (e->sleep.dirty)
@@ -244,8 +245,8 @@ IssimStatus integrator_rk4_advance(Engine *e, double t_target, double step,
          * steps and their energy appeared at the next plain step: +1.0e-4 J in one step of
          * pile_internal_friction.lua at 2e-4 s (docs/performance.md, issue 11). */
         engine_commit_contacts(e, e->data.t);
-        if (e->options.on_step)
-            e->options.on_step(e, e->options.on_step_user);
+        if (e->model.options.on_step)
+            e->model.options.on_step(e, e->model.options.on_step_user);
         if (e->data.t < t_target && fixed_step_changed(e, fixed_in_use))
             break; /* the stage picks the integrator for the new active set */
     }

@@ -35,11 +35,11 @@ static const double SMOOTH_SLAB_THICKNESS = 0.02;
  * its parent (so "assets/x.obj" in scenes/y.lua works from anywhere). Returns the first that
  * exists, or the path as given (the loader then names it in its error). */
 const char *engine_asset_path(const Engine *e, const char *path, char *buf, size_t size) {
-    if (path[0] == '/' || access(path, R_OK) == 0 || !e->options.asset_dir)
+    if (path[0] == '/' || access(path, R_OK) == 0 || !e->model.options.asset_dir)
         return path;
     const char *prefixes[] = {"", "/.."};
     for (int i = 0; i < 2; i++) {
-        snprintf(buf, size, "%s%s/%s", e->options.asset_dir, prefixes[i], path);
+        snprintf(buf, size, "%s%s/%s", e->model.options.asset_dir, prefixes[i], path);
         if (access(buf, R_OK) == 0)
             return buf;
     }
@@ -49,7 +49,7 @@ const char *engine_asset_path(const Engine *e, const char *path, char *buf, size
 /* The smooth surface the surface_* properties describe (002; issim/surface.h). */
 static SmoothSurface *thing_surface(const Engine *e, ThingId thing, const char *name,
                                     IssimError *err) {
-    const ThingDb *db = e->db;
+    const ThingDb *db = e->model.db;
     const PropValue *points = thing_get(db, thing, "surface_points");
     char resolved[1024];
     const char *file = thing_string(db, thing, "surface_file");
@@ -84,7 +84,7 @@ static IssimStatus smooth_body_shape(Engine *e, EngineBody *b, IssimError *err) 
 }
 
 static IssimStatus body_shape(Engine *e, EngineBody *b, IssimError *err) {
-    const ThingDb *db = e->db;
+    const ThingDb *db = e->model.db;
     BodyShape kind = (BodyShape)thing_enum(db, b->thing, "shape");
     double radius = thing_real(db, b->thing, "radius");
     b->shaped = kind != BODY_SHAPE_POINTS;
@@ -193,7 +193,7 @@ static IssimStatus smooth_obstacle_shape(Engine *e, EngineObstacle *o, const cha
 }
 
 static IssimStatus obstacle_shape(Engine *e, EngineObstacle *o, IssimError *err) {
-    const ThingDb *db = e->db;
+    const ThingDb *db = e->model.db;
     const char *name = thing_name(db, o->thing);
     ObstacleShape kind = (ObstacleShape)thing_enum(db, o->thing, "shape");
     o->pose = pose_identity();
@@ -240,19 +240,19 @@ int engine_threads(const Engine *e) {
 
 IssimStatus engine_build_shapes(Engine *e, IssimError *err) {
     int shaped = 0;
-    for (int b = 0; b < e->body_count; b++) {
-        e->bodies[b].world_index = -1;
-        IssimStatus s = body_shape(e, &e->bodies[b], err);
+    for (int b = 0; b < e->model.body_count; b++) {
+        e->model.bodies[b].world_index = -1;
+        IssimStatus s = body_shape(e, &e->model.bodies[b], err);
         if (s != ISSIM_OK)
             return s;
-        shaped += e->bodies[b].shaped;
+        shaped += e->model.bodies[b].shaped;
     }
     IssimStatus maps = engine_load_maps(e, err);
     if (maps != ISSIM_OK)
         return maps;
-    for (int o = 0; o < e->obstacle_count; o++) {
-        e->obstacles[o].world_index = -1;
-        IssimStatus s = obstacle_shape(e, &e->obstacles[o], err);
+    for (int o = 0; o < e->model.obstacle_count; o++) {
+        e->model.obstacles[o].world_index = -1;
+        IssimStatus s = obstacle_shape(e, &e->model.obstacles[o], err);
         if (s != ISSIM_OK)
             return s;
     }
@@ -269,24 +269,27 @@ IssimStatus engine_build_shapes(Engine *e, IssimError *err) {
     desc.rest_tolerance = ENGINE_REST_TOLERANCE;
     /* Pairs that moved less than the tolerance are refreshed from their anchors (world.c); the
      * checkpoints keep the state that choice reads, so rewinds still replay bit for bit. */
-    desc.coherence_tolerance =
-        thing_real(e->db, thingdb_find_kind(e->db, THING_UNIVERSE), "collision_coherence");
-    desc.threads = e->options.threads > 0 ? e->options.threads : engine_threads_auto(shaped);
+    desc.coherence_tolerance = thing_real(
+        e->model.db, thingdb_find_kind(e->model.db, THING_UNIVERSE), "collision_coherence");
+    desc.threads =
+        e->model.options.threads > 0 ? e->model.options.threads : engine_threads_auto(shaped);
     e->collide.world = collision_world_create(&desc, err);
-    e->collide.world_owner = calloc((size_t)(e->body_count + e->obstacle_count), sizeof(int));
+    e->collide.world_owner =
+        calloc((size_t)(e->model.body_count + e->model.obstacle_count), sizeof(int));
     if (!e->collide.world || !e->collide.world_owner)
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory creating the collision world");
 
     /* Dynamic bodies first, so a static one is always body B of a pair (body_a < body_b). */
-    for (int b = 0; b < e->body_count; b++) {
-        if (!e->bodies[b].shaped)
+    for (int b = 0; b < e->model.body_count; b++) {
+        if (!e->model.bodies[b].shaped)
             continue;
-        int w = collision_world_add(e->collide.world, &e->bodies[b].shape, pose_identity(), false);
-        e->bodies[b].world_index = w;
+        int w = collision_world_add(e->collide.world, &e->model.bodies[b].shape, pose_identity(),
+                                    false);
+        e->model.bodies[b].world_index = w;
         e->collide.world_owner[w] = b;
     }
-    for (int o = 0; o < e->obstacle_count; o++) {
-        EngineObstacle *ob = &e->obstacles[o];
+    for (int o = 0; o < e->model.obstacle_count; o++) {
+        EngineObstacle *ob = &e->model.obstacles[o];
         int w = collision_world_add(e->collide.world, &ob->shape, ob->pose, true);
         ob->world_index = w;
         e->collide.world_owner[w] = -(o + 1);
@@ -307,20 +310,20 @@ void engine_destroy_shapes(Engine *e) {
     e->collide.world = NULL;
     free(e->collide.frame);
     e->collide.frame = NULL;
-    for (int b = 0; b < e->body_count; b++) {
-        hull_destroy(e->bodies[b].hull);
-        e->bodies[b].hull = NULL;
-        smooth_surface_destroy(e->bodies[b].surface);
-        e->bodies[b].surface = NULL;
+    for (int b = 0; b < e->model.body_count; b++) {
+        hull_destroy(e->model.bodies[b].hull);
+        e->model.bodies[b].hull = NULL;
+        smooth_surface_destroy(e->model.bodies[b].surface);
+        e->model.bodies[b].surface = NULL;
     }
     engine_release_maps(e);
-    for (int o = 0; o < e->obstacle_count; o++) {
-        trimesh_destroy(e->obstacles[o].mesh);
-        e->obstacles[o].mesh = NULL;
-        smooth_surface_destroy(e->obstacles[o].surface);
-        e->obstacles[o].surface = NULL;
-        hull_destroy(e->obstacles[o].hull);
-        e->obstacles[o].hull = NULL;
+    for (int o = 0; o < e->model.obstacle_count; o++) {
+        trimesh_destroy(e->model.obstacles[o].mesh);
+        e->model.obstacles[o].mesh = NULL;
+        smooth_surface_destroy(e->model.obstacles[o].surface);
+        e->model.obstacles[o].surface = NULL;
+        hull_destroy(e->model.obstacles[o].hull);
+        e->model.obstacles[o].hull = NULL;
     }
     free(e->collide.world_owner);
     e->collide.world_owner = NULL;

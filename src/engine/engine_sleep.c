@@ -45,7 +45,7 @@ static double body_reach(const EngineBody *b) {
 }
 
 IssimStatus engine_sleep_init(Engine *e, IssimError *err) {
-    size_t n = (size_t)e->body_count + 1;
+    size_t n = (size_t)e->model.body_count + 1;
     e->sleep.awake_bodies = calloc(n, sizeof(int));
     e->sleep.awake_ranges = calloc(2 * (n + ENGINE_REDUCED_SLOTS), sizeof(int));
     e->sleep.scratch = calloc(3 * n, sizeof(int));
@@ -55,13 +55,13 @@ IssimStatus engine_sleep_init(Engine *e, IssimError *err) {
     if (!e->sleep.awake_bodies || !e->sleep.awake_ranges || !e->sleep.scratch ||
         !e->sleep.load_acc || !e->sleep.speeds || !e->sleep.live_contacts)
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for the sleeping lists");
-    for (int b = 0; b < e->body_count; b++) {
-        e->bodies[b].reach = body_reach(&e->bodies[b]);
+    for (int b = 0; b < e->model.body_count; b++) {
+        e->model.bodies[b].reach = body_reach(&e->model.bodies[b]);
         e->body_data[b].sleep_t = -1.0;
         e->body_data[b].still_since = -1.0;
     }
-    e->sleep.speed = e->options.sleep_speed > 0.0 ? e->options.sleep_speed : 0.0;
-    e->sleep.disabled = e->options.sleep_disabled;
+    e->sleep.speed = e->model.options.sleep_speed > 0.0 ? e->model.options.sleep_speed : 0.0;
+    e->sleep.disabled = e->model.options.sleep_disabled;
     engine_invalidate(e, ENGINE_INVALID_SLEEP);
     engine_refresh_awake(e);
     return ISSIM_OK;
@@ -84,14 +84,14 @@ static void rebuild_awake(Engine *e) {
     e->sleep.awake_count = 0;
     e->sleep.awake_range_count = 0;
     e->sleep.awake_state_size = 0;
-    for (int b = 0; b < e->body_count; b++) {
+    for (int b = 0; b < e->model.body_count; b++) {
         EngineBodyData *d = &e->body_data[b];
         d->integrated =
             !d->asleep && d->reduced_slot < 0 && d->resolver != CONTACT_RESOLVER_COMPLEMENTARITY;
         if (!d->integrated)
             continue; /* asleep, or moved by its island's resolver (engine_step.c) */
         e->sleep.awake_bodies[e->sleep.awake_count++] = b;
-        const StateBlock *blk = &e->layout.blocks[e->bodies[b].block];
+        const StateBlock *blk = &e->model.layout.blocks[e->model.bodies[b].block];
         int *last = e->sleep.awake_ranges + 2 * (e->sleep.awake_range_count - 1);
         if (e->sleep.awake_range_count > 0 && last[0] + last[1] == blk->offset) {
             last[1] += blk->size;
@@ -106,7 +106,7 @@ static void rebuild_awake(Engine *e) {
     /* Awake: not asleep, whoever moves it (the integrator, a time-stepping resolver, a reduced
      * pair's block). */
     int awake = 0;
-    for (int b = 0; b < e->body_count; b++)
+    for (int b = 0; b < e->model.body_count; b++)
         awake += !e->body_data[b].asleep;
     e->stats.awake_bodies = awake;
     e->sleep.dirty = false;
@@ -204,7 +204,7 @@ static void wake_one(Engine *e, int b, int by, double t) {
  * fixed (the weight of the bodies above it lost). Flood fill over the active body-body contacts
  * between sleeping time-stepped bodies; the stack is the third part of sleep.scratch. */
 static void wake_stepped_island(Engine *e, int body, double t) {
-    int *stack = e->sleep.scratch + 2 * ((size_t)e->body_count + 1), top = 0;
+    int *stack = e->sleep.scratch + 2 * ((size_t)e->model.body_count + 1), top = 0;
     stack[top++] = body;
     while (top > 0) {
         int b = stack[--top];
@@ -260,18 +260,18 @@ void engine_wake_on_contact(Engine *e, const EngineContact *c, const ContactKine
 }
 
 void engine_wake_all(Engine *e, double t) {
-    for (int b = 0; b < e->body_count; b++)
+    for (int b = 0; b < e->model.body_count; b++)
         engine_wake_body(e, b, -1, t);
 }
 
 static double body_speed(const Engine *e, int b) {
     EngineBodyState st = engine_block_state(e, e->y, b);
-    return vec3_norm(st.vel) + vec3_norm(st.angvel) * e->bodies[b].reach;
+    return vec3_norm(st.vel) + vec3_norm(st.angvel) * e->model.bodies[b].reach;
 }
 
 /* Kinetic energy (J) of body b in the state y. */
 static double kinetic_energy(const Engine *e, int b) {
-    const EngineBody *body = &e->bodies[b];
+    const EngineBody *body = &e->model.bodies[b];
     EngineBodyState st = engine_block_state(e, e->y, b);
     Mat3 inertia = mat3_world_inertia(st.orient, body->inertia);
     return 0.5 * body->mass * vec3_dot(st.vel, st.vel) +
@@ -322,12 +322,12 @@ static void sleep_bodies(Engine *e, double t) {
     int *verdict = e->sleep.scratch;
     double *still = e->sleep.speeds;
     /* by body: judged by stillness over ENGINE_SETTLE_TIME, not at the instant */
-    int *by_stillness = e->sleep.scratch + 2 * ((size_t)e->body_count + 1);
+    int *by_stillness = e->sleep.scratch + 2 * ((size_t)e->model.body_count + 1);
     for (int i = 0; i < e->sleep.awake_count; i++) {
         int b = e->sleep.awake_bodies[i];
         verdict[b] = SLEEP_NO_CONTACT;
         still[b] = INFINITY;
-        by_stillness[b] = e->bodies[b].shaped;
+        by_stillness[b] = e->model.bodies[b].shaped;
     }
     for (int i = 0; i < e->sleep.live_contact_count; i++) {
         const EngineContact *c = &e->contacts[e->sleep.live_contacts[i]];
@@ -350,12 +350,12 @@ static void sleep_bodies(Engine *e, double t) {
     /* Decide first, then freeze: freezing one body must not change its neighbours' verdicts
      * within the same step. */
     int n = 0;
-    int *sleepers = e->sleep.scratch + ((size_t)e->body_count + 1);
+    int *sleepers = e->sleep.scratch + ((size_t)e->model.body_count + 1);
     for (int i = 0; i < e->sleep.awake_count; i++) {
         int b = e->sleep.awake_bodies[i];
         /* a body under a load cycle is never in equilibrium for long: it stays awake */
         if (verdict[b] != SLEEP_CANDIDATE || body_speed(e, b) >= still[b] ||
-            e->bodies[b].cycle_period > 0.0) {
+            e->model.bodies[b].cycle_period > 0.0) {
             e->body_data[b].still_since = -1.0;
             continue;
         }
@@ -394,7 +394,7 @@ void engine_update_sleep(Engine *e, double t) {
 /* Is time-stepped body b still at t? Its timer (still_since) starts or restarts here. */
 static bool stepped_body_still(Engine *e, int b, double t, const double *tolerance) {
     EngineBodyData *d = &e->body_data[b];
-    if (!(body_speed(e, b) < tolerance[b]) || e->bodies[b].cycle_period > 0.0) {
+    if (!(body_speed(e, b) < tolerance[b]) || e->model.bodies[b].cycle_period > 0.0) {
         d->still_since = -1.0;
         return false;
     }
@@ -404,7 +404,7 @@ static bool stepped_body_still(Engine *e, int b, double t, const double *toleran
 }
 
 static void sleep_stepped_islands(Engine *e, double t) {
-    int n = e->body_count;
+    int n = e->model.body_count;
     double *tolerance = e->sleep.speeds;
     int *island_still = e->sleep.scratch; /* by island root */
     for (int i = 0; i < e->islands.stepped_count; i++) {
@@ -474,8 +474,8 @@ void engine_update_stepped_sleep(Engine *e, double t) {
  * The velocity-product term h is left out: only nearly resting bodies are judged. */
 
 static Vec3 apply_inv_inertia(const Engine *e, int b, Vec3 torque) {
-    const EngineBody *body = &e->bodies[b];
-    if (e->planar)
+    const EngineBody *body = &e->model.bodies[b];
+    if (e->model.planar)
         return vec3(0.0, torque.y / body->inertia.y, 0.0);
     Quat q = engine_block_state(e, e->y, b).orient;
     Vec3 tb = quat_rotate_inv(q, torque);
@@ -488,7 +488,7 @@ static void push_force(const Engine *e, int b, Vec3 force, Vec3 r) {
     if (b < 0 || e->body_data[b].asleep)
         return;
     Vec3 *acc = e->sleep.load_acc + 2 * b;
-    acc[0] = vec3_mad(acc[0], 1.0 / e->bodies[b].mass, force);
+    acc[0] = vec3_mad(acc[0], 1.0 / e->model.bodies[b].mass, force);
     acc[1] = vec3_add(acc[1], apply_inv_inertia(e, b, vec3_cross(r, force)));
 }
 
@@ -514,8 +514,8 @@ static void contact_band(const Engine *e, const EngineContact *c, const ContactK
 
 /* Does any contact pair use a model with an equilibrium test? */
 static bool models_test_equilibrium(const Engine *e) {
-    for (int i = 0; i < e->pair_count; i++)
-        if (e->pairs[i].model->tests_equilibrium)
+    for (int i = 0; i < e->model.pair_count; i++)
+        if (e->model.pairs[i].model->tests_equilibrium)
             return true;
     return false;
 }
@@ -529,7 +529,7 @@ void engine_equilibrium_loads(Engine *e) {
         return;
     for (int i = 0; i < e->sleep.awake_count; i++) {
         int b = e->sleep.awake_bodies[i];
-        const EngineBody *body = &e->bodies[b];
+        const EngineBody *body = &e->model.bodies[b];
         Vec3 f = engine_body_own_force(e, b, e->data.t);
         e->sleep.load_acc[2 * b] = vec3_scale(f, 1.0 / body->mass);
         e->sleep.load_acc[2 * b + 1] = apply_inv_inertia(e, b, engine_body_own_torque(e, b));
@@ -569,7 +569,7 @@ void engine_equilibrium_loads(Engine *e) {
 /* ===== Public accessors ===== */
 
 bool engine_body_asleep(const Engine *e, int body) {
-    return body >= 0 && body < e->body_count && e->body_data[body].asleep;
+    return body >= 0 && body < e->model.body_count && e->body_data[body].asleep;
 }
 
 double engine_body_sleep_time(const Engine *e, int body) {
@@ -580,7 +580,7 @@ int engine_body_equilibrium_list(const Engine *e, int body, int *out, int max) {
     if (!engine_body_asleep(e, body))
         return 0;
     int n = 0;
-    for (int other = 0; other < e->body_count; other++) {
+    for (int other = 0; other < e->model.body_count; other++) {
         if (other == body)
             continue;
         bool shared = false;

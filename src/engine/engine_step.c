@@ -44,7 +44,7 @@ const char *engine_stage_name(EngineStage stage) {
 }
 
 IssimStatus engine_islands_init(Engine *e, IssimError *err) {
-    size_t n = (size_t)e->body_count + 1;
+    size_t n = (size_t)e->model.body_count + 1;
     e->islands.stepped_bodies = calloc(n, sizeof *e->islands.stepped_bodies);
     e->islands.island_of_body = calloc(n, sizeof *e->islands.island_of_body);
     e->islands.scratch = calloc(2 * n, sizeof *e->islands.scratch);
@@ -69,7 +69,7 @@ static void join(int *parent, int a, int b) {
 
 /* Does contact c tie its bodies into one island, and with which resolver? */
 static bool contact_joins(const Engine *e, const EngineContact *c, ContactResolverKind *resolver) {
-    *resolver = e->pairs[c->pair].params.resolver;
+    *resolver = e->model.pairs[c->pair].params.resolver;
     if (c->active)
         return true;
     if (*resolver == CONTACT_RESOLVER_FORCE_LAW)
@@ -95,7 +95,7 @@ static ContactResolverKind available(Engine *e, ContactResolverKind r) {
 
 /* ISLANDS: union-find over the awake bodies, then each island's resolver. */
 static void stage_islands(Engine *e) {
-    int n = e->body_count;
+    int n = e->model.body_count;
     int *parent = e->islands.scratch, *strongest = e->islands.scratch + n + 1;
     for (int b = 0; b < n; b++) {
         parent[b] = b;
@@ -181,14 +181,14 @@ static IssimStatus stage_integrate(Engine *e, double t_target, IssimError *err) 
         IssimStatus s;
         if (e->data.fixed_step > 0.0) {
             uint64_t before = e->stats.steps;
-            bool base_rk4 = e->integrator_kind == INTEGRATOR_RK4;
+            bool base_rk4 = e->model.integrator_kind == INTEGRATOR_RK4;
             s = integrator_rk4_advance(e, t_target, e->data.fixed_step, !base_rk4, err);
             e->stats.fixed_steps += e->stats.steps - before;
             if (!base_rk4)
                 /* CVODE restarts where the fixed steps stopped */
                 engine_invalidate(e, ENGINE_INVALID_INTEGRATOR);
-        } else if (e->integrator_kind == INTEGRATOR_RK4) {
-            s = integrator_rk4_advance(e, t_target, e->dt, false, err);
+        } else if (e->model.integrator_kind == INTEGRATOR_RK4) {
+            s = integrator_rk4_advance(e, t_target, e->model.dt, false, err);
         } else {
             s = integrator_cvode_advance(e, t_target, err);
         }
@@ -202,14 +202,14 @@ static IssimStatus stage_integrate(Engine *e, double t_target, IssimError *err) 
 }
 
 static bool state_finite(const Engine *e) {
-    for (int i = 0; i < e->layout.state_size; i++)
+    for (int i = 0; i < e->model.layout.state_size; i++)
         if (!isfinite(e->y[i]))
             return false;
     return true;
 }
 
 static double stage_clock(const Engine *e) {
-    if (!e->options.profile_stages)
+    if (!e->model.options.profile_stages)
         return 0.0;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -217,7 +217,7 @@ static double stage_clock(const Engine *e) {
 }
 
 static void stage_done(Engine *e, EngineStage stage, double *since) {
-    if (!e->options.profile_stages)
+    if (!e->model.options.profile_stages)
         return;
     double now = stage_clock(e);
     e->stats.stage_seconds[stage] += now - *since;
@@ -249,7 +249,7 @@ IssimStatus engine_advance(Engine *e, double t_target, IssimError *err) {
     }
     e->data.collision_stale = true; /* bodies move in this advance */
     double t_start = e->data.t;
-    memcpy(e->y_saved, e->y, sizeof(double) * (size_t)e->layout.state_size);
+    memcpy(e->y_saved, e->y, sizeof(double) * (size_t)e->model.layout.state_size);
     IssimStatus s = ISSIM_OK;
     if (e->islands.stepped_count > 0)
         s = engine_resolve_complementarity(e, t_start, t_target, err);
@@ -269,7 +269,7 @@ IssimStatus engine_advance(Engine *e, double t_target, IssimError *err) {
     if (s != ISSIM_OK) {
         /* Keep the last good state: the caller may edit and carry on. */
         e->data.t = t_start;
-        memcpy(e->y, e->y_saved, sizeof(double) * (size_t)e->layout.state_size);
+        memcpy(e->y, e->y_saved, sizeof(double) * (size_t)e->model.layout.state_size);
         engine_invalidate(e, ENGINE_INVALID_INTEGRATOR);
         e->stats.warnings += s != ISSIM_ERR_CANCELLED; /* a stop asked for is no warning */
     } else if (e->islands.stepped_count > 0)
@@ -279,7 +279,7 @@ IssimStatus engine_advance(Engine *e, double t_target, IssimError *err) {
 }
 
 IssimStatus engine_step(Engine *e, IssimError *err) {
-    return engine_advance(e, e->data.t + e->dt, err);
+    return engine_advance(e, e->data.t + e->model.dt, err);
 }
 
 void engine_set_complementarity_solver(Engine *e, const EngineComplementaritySolver *solver,
