@@ -290,6 +290,7 @@ IssimStatus engine_apply_edit(Engine *e, const char *path, const char *value, Is
     s = thingdb_set_text(e->model.db, path, value, true, err);
     if (s != ISSIM_OK)
         return s;
+    e->model.generation++; /* even when refused below: refresh_params ran with the new value */
     s = engine_refresh_params(e, err);
     if (s != ISSIM_OK) {
         /* Cross-property validation failed (a zero normal): put the old value back. */

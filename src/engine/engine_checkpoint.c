@@ -3,7 +3,8 @@
  *
  * Every frame gets a record. A *key* record holds, in order (each part aligned to 16 bytes): a
  * header with a copy of EngineData, the raw state vector (the frames hold normalised quaternions,
- * which would change the last bits), every body's EngineBodyData, the reduced-pair slots, the
+ * which would change the last bits), every body's EngineBodyData, the active reduced-pair slots
+ * (an inactive one holds nothing a restore needs: entering a pair fills it), the
  * contact array (each contact up to its parameters), the contact-state pool's bytes below its end,
  * and the collision world's identity (the contacts of the last merged report and the world's id
  * counter), then, with the universe's collision_coherence on and the synchronous world, the
@@ -37,12 +38,17 @@ typedef struct CheckpointHeader {
     int state_size, body_count, contact_count, identity_count;
     size_t pool_end, coherence_bytes;
     uint32_t identity_next_id;
+    unsigned reduced_active; /* bit s: slot s was active, and saved */
     bool integrator_dirty;
 } CheckpointHeader;
 
 /* Keys average at most this many bytes per frame (the others replay from them). */
 #define CHECKPOINT_KEY_BYTES_PER_FRAME 8192
 #define CHECKPOINT_KEY_EVERY_MAX 32
+/* A key at most every other frame even when it is small: a key is a copy into memory the caches
+ * have not seen, and for a scene whose frame is a few microseconds (point_drop.lua) a key per
+ * frame cost 6-7% of the frame, while replaying the one frame between keys costs one step. */
+#define CHECKPOINT_KEY_EVERY_MIN 2
 
 static size_t align16(size_t n) {
     return (n + 15) & ~(size_t)15;
@@ -55,11 +61,28 @@ _Static_assert(offsetof(EngineContact, params) + sizeof(ContactParams) == sizeof
                "ContactParams must stay EngineContact's last field: a field after it would escape "
                "rewinds");
 
+_Static_assert(ENGINE_REDUCED_SLOTS <= 32, "CheckpointHeader.reduced_active has 32 bits");
+
+static unsigned reduced_active(const Engine *e) {
+    unsigned mask = 0;
+    for (int s = 0; s < e->reduced.slot_count; s++)
+        if (e->reduced.slot[s].active)
+            mask |= 1u << s;
+    return mask;
+}
+
+static int bit_count(unsigned mask) {
+    int n = 0;
+    for (; mask; mask &= mask - 1)
+        n++;
+    return n;
+}
+
 static size_t record_bytes(const Engine *e, int contacts, int identity, size_t coherence) {
     return align16(sizeof(CheckpointHeader)) +
            align16(sizeof(double) * (size_t)e->model.layout.state_size) +
            align16(sizeof(EngineBodyData) * (size_t)e->model.body_count) +
-           align16(sizeof(EngineReducedSlot) * (size_t)e->reduced.slot_count) +
+           align16(sizeof(EngineReducedSlot) * (size_t)bit_count(reduced_active(e))) +
            align16(CONTACT_SAVED_BYTES * (size_t)contacts) + align16(e->pool.end) +
            align16(sizeof(CollisionContact) * (size_t)identity) + align16(coherence);
 }
@@ -237,11 +260,16 @@ static void write_key(Engine *e, unsigned char *p, size_t bytes) {
                           .pool_end = e->pool.end,
                           .coherence_bytes = coherence_size(e),
                           .identity_next_id = e->checkpoints.identity_next_id,
+                          .reduced_active = reduced_active(e),
                           .integrator_dirty = e->integration.dirty};
     p = put(p, &h, sizeof h);
     p = put(p, e->y, sizeof(double) * (size_t)e->model.layout.state_size);
     p = put(p, e->body_data, sizeof(EngineBodyData) * (size_t)e->model.body_count);
-    p = put(p, e->reduced.slot, sizeof(EngineReducedSlot) * (size_t)e->reduced.slot_count);
+    EngineReducedSlot *slots = (EngineReducedSlot *)p;
+    for (int s = 0, n = 0; s < e->reduced.slot_count; s++)
+        if (h.reduced_active & 1u << s)
+            slots[n++] = e->reduced.slot[s];
+    p += align16(sizeof(EngineReducedSlot) * (size_t)bit_count(h.reduced_active));
     for (int ci = 0; ci < e->contact_count; ci++)
         memcpy(p + CONTACT_SAVED_BYTES * (size_t)ci, &e->contacts[ci], CONTACT_SAVED_BYTES);
     p += align16(CONTACT_SAVED_BYTES * (size_t)e->contact_count);
@@ -256,12 +284,15 @@ static void write_key(Engine *e, unsigned char *p, size_t bytes) {
         issim_fatal("checkpoint: %s", err.message); /* record_size counted these bytes */
 }
 
-/* A key every k frames, so that keys average CHECKPOINT_KEY_BYTES_PER_FRAME bytes a frame. */
+/* A key every k frames, so that keys average CHECKPOINT_KEY_BYTES_PER_FRAME bytes a frame, and
+ * at most every CHECKPOINT_KEY_EVERY_MIN frames. */
 static int key_interval(const CheckpointRing *ring, size_t bytes) {
     if (ring->key_every > 0)
         return ring->key_every;
     size_t k = (bytes + CHECKPOINT_KEY_BYTES_PER_FRAME - 1) / CHECKPOINT_KEY_BYTES_PER_FRAME;
-    return k < 1 ? 1 : k > CHECKPOINT_KEY_EVERY_MAX ? CHECKPOINT_KEY_EVERY_MAX : (int)k;
+    return k < CHECKPOINT_KEY_EVERY_MIN   ? CHECKPOINT_KEY_EVERY_MIN
+           : k > CHECKPOINT_KEY_EVERY_MAX ? CHECKPOINT_KEY_EVERY_MAX
+                                          : (int)k;
 }
 
 void engine_checkpoint(Engine *e) {
@@ -273,7 +304,7 @@ void engine_checkpoint(Engine *e) {
     bool key = ring->count == 0 || e->checkpoints.replay_broken || !newest_key(ring) ||
                ring->since_key + 1 >= key_interval(ring, bytes);
     e->checkpoints.replay_broken = false;
-    CheckpointRecord r = {.t = e->data.t, .key = key};
+    CheckpointRecord r = {.t = e->data.t, .model_generation = e->model.generation, .key = key};
     if (key) {
         if (bytes > ring->capacity) {
             if (!ring->full_warned)
@@ -351,8 +382,14 @@ static bool restore_key(Engine *e, const CheckpointRecord *r) {
     p += align16(sizeof(double) * (size_t)e->model.layout.state_size);
     memcpy(e->body_data, p, sizeof(EngineBodyData) * (size_t)e->model.body_count);
     p += align16(sizeof(EngineBodyData) * (size_t)e->model.body_count);
-    memcpy(e->reduced.slot, p, sizeof(EngineReducedSlot) * (size_t)e->reduced.slot_count);
-    p += align16(sizeof(EngineReducedSlot) * (size_t)e->reduced.slot_count);
+    const EngineReducedSlot *slots = (const EngineReducedSlot *)p;
+    for (int s = 0, n = 0; s < e->reduced.slot_count; s++) {
+        if (h.reduced_active & 1u << s)
+            e->reduced.slot[s] = slots[n++];
+        else
+            e->reduced.slot[s].active = false;
+    }
+    p += align16(sizeof(EngineReducedSlot) * (size_t)bit_count(h.reduced_active));
     for (int ci = 0; ci < h.contact_count; ci++) {
         EngineContact *c = &e->contacts[ci];
         memcpy(c, p + CONTACT_SAVED_BYTES * (size_t)ci, CONTACT_SAVED_BYTES);
@@ -414,6 +451,12 @@ bool engine_checkpoint_restore(Engine *e, double t) {
     while (key >= 0 && !record_at(ring, key)->key)
         key--;
     if (target < 0 || key < 0)
+        return false;
+    /* The frames after the key were stepped under the model of the key's time; an edit since
+     * (a rewind across it: undoing a branch's edit) would replay them under another, giving a
+     * state that was never published. Then the frame's own values restart it instead
+     * (engine_restore_vars). */
+    if (target != key && record_at(ring, key)->model_generation != e->model.generation)
         return false;
     /* The world is the engine's own while it restores and replays (the manager thread would
      * work on frames of the discarded future). */

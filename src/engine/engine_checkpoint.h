@@ -17,7 +17,8 @@
  * them restores the key before it and replays the steps. */
 typedef struct CheckpointRecord {
     double t;
-    size_t offset, bytes; /* the key's bytes in the arena; 0 bytes for a replayed frame */
+    size_t offset, bytes;      /* the key's bytes in the arena; 0 bytes for a replayed frame */
+    uint64_t model_generation; /* EngineModel.generation when it was written */
     bool key;
 } CheckpointRecord;
 

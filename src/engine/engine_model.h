@@ -109,6 +109,9 @@ typedef struct EngineModel {
     int material_count;
     EngineLayout layout;
     EngineVars vars;
+    /* Counts the edits applied (engine_apply_edit): a checkpoint's frames replay only under the
+     * model they were stepped with (engine_checkpoint.c). */
+    uint64_t generation;
 } EngineModel;
 
 /* engine_build.c: the model from the thing database (engine_create's order) */
