@@ -138,7 +138,7 @@ Engine *sim_engine(Sim *sim);
 /* ===== Interactive mode ===== */
 
 /* Starts the engine thread: it keeps the engine between the display time and display time +
- * universe.horizon, publishes every step to the registry, and applies edits from the
+ * universe.horizon, publishes frames to the registry (below), and applies edits from the
  * registry's queue by resetting to the display time. */
 IssimStatus sim_start(Sim *sim, IssimError *err);
 /* Stops and joins the engine thread. Idempotent. */
@@ -157,6 +157,30 @@ double sim_speed(const Sim *sim);
  * display time, which is how a user resumes from a past instant (rewind). t before the
  * registry's history start is clamped to it. Thread: any (one controller at a time). */
 void sim_seek(Sim *sim, double t);
+/* Frames (issue 33 item 3). The engine thread steps on the output grid t0 + n dt (t0: the
+ * engine's time at the first sim_start, as a headless run's) and publishes a frame (values,
+ * checkpoint, registry) at the output steps its readers need, not at every one: every step
+ * while slow motion, "pause at next contact" or kept steps are on, or a haptic proxy is coupled;
+ * else every k-th, k dt the largest multiple of dt within SIM_FRAME_SPACING_MAX and within what
+ * the display draws at the speed factor (speed / SIM_DISPLAY_FRAME_RATE); besides, every
+ * `every`-th output step while a recorder asks for them (sim_record_from), the state where the
+ * engine stops (its horizon, a stop request) and the state after every reset. The physics is
+ * the same whatever is published: the contact peaks and impulses of a frame cover every output
+ * step since the frame before, and a rewind goes back to a frame exactly (each frame after
+ * unpublished steps is a checkpoint key). */
+#define SIM_FRAME_SPACING_MAX 1e-3 /* s of simulated time */
+#define SIM_DISPLAY_FRAME_RATE 120.0
+/* The output step of frame time t: n for t0 + n dt. Thread: any. */
+int64_t sim_output_step(const Sim *sim, double t);
+/* A recorder (the GUI's CSV) wants every `every`-th output step as a frame from the frame at t
+ * on (at or before the display time: the one shown): the engine rewinds to that frame and
+ * computes its future again, publishing them. every 0: nobody records (t ignored, no rewind).
+ * Thread: any (one controller at a time). */
+void sim_record_from(Sim *sim, double t, int every);
+/* True when frame time t is an output step the recorder asked for (sim_record_from; false when
+ * nobody records): the frames published for the display between them are not rows. Thread:
+ * any. */
+bool sim_frame_is_recorded(const Sim *sim, double t);
 /* Asks the engine thread to reset to the display time at its next loop: the frames after it
  * are discarded and integrated again from that instant (the GUI's "resume from here" after
  * scrubbing back: a rewind, not a replay of the old future). Thread: any. */

@@ -750,6 +750,9 @@ bool app_record_start(App *app, const char *path, const char *vars) {
     /* From the instant on screen: nothing of the past before the user pressed the button. */
     app->record_last_t = nextafter(s->frame_time, -INFINITY);
     app->record_wall_start = issim_wall_time();
+    /* Every output step from the frame shown on (the engine publishes fewer for the display
+     * alone: it computes them again from here). */
+    sim_record_from(s->sim, s->frame_time, 1);
     issim_strlcpy(app->record_path, path, sizeof app->record_path);
     issim_log(ISSIM_LOG_INFO, "recording %d variables to %s", n, path);
     return true;
@@ -766,10 +769,12 @@ void app_record_pump(App *app) {
     for (int k = 0; k < 100000 && registry_read_after(s->reg, app->record_last_t, &f); k++) {
         if (f.t > shown)
             break;
+        app->record_last_t = f.t;
+        if (!sim_frame_is_recorded(s->sim, f.t))
+            continue; /* a frame published before the recording's steps, or for the display */
         for (int i = 0; i < app->record_count; i++)
             app->record_row[i] = f.values[app->record_vars[i]];
         recorder_push(app->recorder, f.t, app->record_row, false);
-        app->record_last_t = f.t;
     }
 }
 
@@ -790,6 +795,8 @@ void app_record_stop(App *app) {
            (unsigned long long)st.rows_written, (unsigned long long)st.rows_dropped);
     fflush(stdout);
     app->recorder = NULL;
+    if (app->session.sim)
+        sim_record_from(app->session.sim, NAN, 0);
     free(app->record_vars);
     free(app->record_row);
     free(app->record_frame);

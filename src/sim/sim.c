@@ -204,6 +204,8 @@ void sim_destroy(Sim *sim) {
     sim_stop(sim);
     engine_destroy(sim->engine);
     registry_destroy(sim->registry);
+    registry_destroy(sim->feed);
+    free(sim->feed_values);
     free(sim->values);
     free(sim->reports);
     sim_contacts_free(&sim->contacts);

@@ -118,6 +118,21 @@ struct Sim {
     atomic_bool fine_on;
     bool keep_steps; /* sim_set_keep_steps (clock_mutex) */
 
+    /* Publication paced to its readers (sim_thread.c, issue 33 item 3). step_t0: the instant
+     * output steps are counted from (the engine's time at the first sim_start; set before the
+     * thread starts, then read only). record_every: a recorder wants every Nth output step as
+     * a frame (0: nobody records); record_from: the frame a recorder starts at, which the
+     * engine rewinds to when record_rewind is set (any thread writes them, the engine thread
+     * reads and clears record_rewind). feed: the collision manager's poses, every output step,
+     * whether or not a frame is published (the engine thread writes, the manager reads). */
+    double step_t0;
+    bool step_t0_set;
+    atomic_int record_every;
+    _Atomic double record_from;
+    atomic_bool record_rewind;
+    Registry *feed;
+    double *feed_values; /* engine_var_count: the feed's frame (bodies written, energies 0) */
+
     pthread_t thread;
     bool thread_running;
     atomic_bool stop_requested;

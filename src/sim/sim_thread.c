@@ -75,15 +75,43 @@ static void sample_contacts(const Engine *e, void *user) {
     sim_fine_note(sim, sim->reports, n);
 }
 
-static void publish_frame(Sim *sim, double step_wall, uint64_t resets) {
+/* The collision manager's poses (Sim.feed): every output step, published or not, so its reports
+ * stay within ENGINE_REPORT_MAX_LAG steps of the engine whatever the frames' spacing. Bodies
+ * only: the manager reads nothing else (engine_pose_source). */
+static void feed_poses(Sim *sim) {
     Engine *e = sim->engine;
-    int total = gather_reports(sim);
-    sim_contacts_sample(sim, engine_time(e), sim->reports, total);
+    for (int b = 0; b < engine_body_count(e); b++) {
+        EngineBodyState st = engine_body_state(e, engine_body_id(e, b));
+        engine_frame_set_body(sim->feed_values, b, &st);
+    }
+    registry_publish(sim->feed, engine_time(e), sim->feed_values);
+}
+
+/* Both registries back to t (a reset): the frames and the manager's feed. */
+static void rewind_frames(Sim *sim, double t) {
+    registry_rewind(sim->registry, t);
+    registry_rewind(sim->feed, t);
+}
+
+/* Values, checkpoint and registry frame of the output step just taken. steps_since: output
+ * steps since the last checkpoint. A checkpoint between keys is replayed one output step from
+ * the record before it (engine_checkpoint.c): after unpublished steps it must be a key. */
+static void publish_values(Sim *sim, int steps_since) {
+    Engine *e = sim->engine;
     engine_write_vars(e, sim->values);
     sim_contacts_write(sim, sim->values);
+    engine_set_checkpoint_keys(e, steps_since > 1 ? 1 : 0);
     /* The frame's contact state, so a rewind to this frame resumes with it (engine.h). */
     engine_checkpoint(e);
+    engine_set_checkpoint_keys(e, 0);
     registry_publish(sim->registry, engine_time(e), sim->values);
+}
+
+/* A whole frame: values, checkpoint, contact reports (total gathered at this instant, already
+ * sampled) and the engine's statistics. */
+static void publish_frame(Sim *sim, int total, int steps_since, double step_wall, uint64_t resets) {
+    Engine *e = sim->engine;
+    publish_values(sim, steps_since);
     int shown = publish_contacts(sim, total);
     EngineStats st = engine_stats(e);
     SimEngineStats stats = {
@@ -105,9 +133,17 @@ static void publish_frame(Sim *sim, double step_wall, uint64_t resets) {
     sim_engine_stats_write(sim->registry, issim_wall_time(), &stats);
 }
 
+/* The frame of a reset (or of the start): the state now, a step of its own. */
+static void publish_reset_frame(Sim *sim, uint64_t resets) {
+    int total = gather_reports(sim);
+    sim_contacts_sample(sim, engine_time(sim->engine), sim->reports, total);
+    publish_frame(sim, total, 1, 0.0, resets);
+    feed_poses(sim);
+}
+
 /* Rewinds engine and registry to the newest frame at or before the display time. */
-static void reset_to_display_time(Sim *sim, double *frame_values) {
-    double t_reset = fmin(sim_display_time(sim), engine_time(sim->engine));
+static void reset_to(Sim *sim, double *frame_values, double t) {
+    double t_reset = fmin(t, engine_time(sim->engine));
     RegistryFrame frame = {.values = frame_values};
     if (!registry_read_at(sim->registry, t_reset, &frame))
         return;
@@ -115,9 +151,13 @@ static void reset_to_display_time(Sim *sim, double *frame_values) {
         return;
     IssimError err;
     if (engine_restore_vars(sim->engine, frame.t, frame.values, &err) == ISSIM_OK)
-        registry_rewind(sim->registry, frame.t);
+        rewind_frames(sim, frame.t);
     else
         issim_log(ISSIM_LOG_WARN, "reset to t = %g failed: %s", frame.t, err.message);
+}
+
+static void reset_to_display_time(Sim *sim, double *frame_values) {
+    reset_to(sim, frame_values, sim_display_time(sim));
 }
 
 /* Stops at a stop request between edits: each costs a database clone, and a producer that keeps
@@ -299,43 +339,92 @@ static void apply_drag(Sim *sim, DragState *drag, EngineBodyId released_body) {
         issim_log(ISSIM_LOG_WARN, "drag: %s", err.message);
 }
 
-/* Publication paced to its readers (issue 33 item 3). Every step's state still reaches the
- * registry with its checkpoint (publish_values): the recorder and the plots read every frame,
- * the collision manager takes its poses from the newest one, and a rewind to any frame is exact.
- * The contact reports and the engine's statistics, which only the display reads (its newest
- * ones), go out once per SIM_PUBLISH_SPACING_S of wall time (publish_frame): at a 20 us step
- * (bolt_and_hole.lua) gathering and copying them every step is a large share of the step, and
- * the display shows at most one set per drawn frame. Engine thread only. */
+/* Publication paced to its readers (issue 33 item 3, sim.h "Frames"). At a 20 us step
+ * (bolt_and_hole.lua) writing the values, a checkpoint and a registry frame every step cost
+ * more than the solve, and the display draws one frame in hundreds of steps. Every output step
+ * is still sampled for the contact peaks and impulses (sim_contacts_sample: a complementarity
+ * island's contacts are seen nowhere else) and its poses go to the collision manager
+ * (feed_poses); a frame is published when a reader needs it (frame_due). The contact reports
+ * and the engine's statistics, which only the display reads (its newest ones), go with a frame
+ * once per SIM_PUBLISH_SPACING_S of wall time at most: when they go changes no state. Engine
+ * thread only. */
 #define SIM_PUBLISH_SPACING_S 0.004
 
 typedef struct PublishPace {
-    double last_wall; /* wall time of the last publish_frame */
+    double last_wall; /* wall time of the last contact reports and statistics */
     double step_wall; /* wall time of the steps since, s */
     int steps;        /* steps since */
+    int unpublished;  /* output steps since the last frame */
 } PublishPace;
 
-static void publish_values(Sim *sim) {
-    Engine *e = sim->engine;
-    /* the output step's end is a sample too: a complementarity island's contacts are seen
-     * nowhere else (its time steps are no integrator steps) */
-    sim_contacts_sample(sim, engine_time(e), sim->reports, gather_reports(sim));
-    engine_write_vars(e, sim->values);
-    sim_contacts_write(sim, sim->values);
-    engine_checkpoint(e);
-    registry_publish(sim->registry, engine_time(e), sim->values);
+int64_t sim_output_step(const Sim *sim, double t) {
+    return (int64_t)llround((t - sim->step_t0) / sim->dt);
 }
 
-/* After a step of step_wall seconds: the whole frame when the display's share is due. */
-static void publish_paced(Sim *sim, PublishPace *pace, double step_wall, uint64_t resets) {
-    double now = issim_wall_time();
+/* The instant of output step n: computed from n, as a headless run's, so both step alike. */
+static double output_instant(const Sim *sim, int64_t n) {
+    return sim->step_t0 + (double)n * sim->dt;
+}
+
+bool sim_frame_is_recorded(const Sim *sim, double t) {
+    int every = atomic_load(&((Sim *)sim)->record_every);
+    return every > 0 && sim_output_step(sim, t) % every == 0;
+}
+
+void sim_record_from(Sim *sim, double t, int every) {
+    atomic_store(&sim->record_every, every > 0 ? every : 0);
+    if (every > 0 && isfinite(t)) {
+        atomic_store(&sim->record_from, t);
+        atomic_store(&sim->record_rewind, true);
+    }
+}
+
+/* Output steps between frames for the display: its frames at the speed factor, at most
+ * SIM_FRAME_SPACING_MAX of simulated time apart (the plots' and the scrubber's resolution). */
+static int64_t display_steps(const Sim *sim) {
+    double spacing = fmin(SIM_FRAME_SPACING_MAX, sim_speed(sim) / SIM_DISPLAY_FRAME_RATE);
+    double k = floor(spacing / sim->dt * (1.0 + 1e-9));
+    return k > 1.0 ? (int64_t)k : 1;
+}
+
+/* Whether the output step just taken is a frame a reader needs. every_step: a reader wants
+ * them all (a coupled haptic proxy: the servo renders the coupling from the newest frame). */
+static bool frame_due(const Sim *sim, bool every_step) {
+    if (every_step || atomic_load_explicit(&sim->fine_on, memory_order_relaxed))
+        return true;
+    int64_t n = sim_output_step(sim, engine_time(sim->engine));
+    return n % display_steps(sim) == 0 || sim_frame_is_recorded(sim, engine_time(sim->engine));
+}
+
+/* After an output step of step_wall seconds: sampled, fed to the manager, and published when
+ * due (the reports and statistics too when their spacing passed). */
+static void publish_paced(Sim *sim, PublishPace *pace, double step_wall, uint64_t resets,
+                          bool every_step) {
     pace->step_wall += step_wall;
     pace->steps++;
-    if (now - pace->last_wall < SIM_PUBLISH_SPACING_S) {
-        publish_values(sim);
+    pace->unpublished++;
+    int total = gather_reports(sim);
+    sim_contacts_sample(sim, engine_time(sim->engine), sim->reports, total);
+    feed_poses(sim);
+    if (!frame_due(sim, every_step))
         return;
+    double now = issim_wall_time();
+    if (now - pace->last_wall < SIM_PUBLISH_SPACING_S) {
+        publish_values(sim, pace->unpublished);
+    } else {
+        publish_frame(sim, total, pace->unpublished, pace->step_wall / pace->steps, resets);
+        *pace = (PublishPace){.last_wall = now};
     }
-    publish_frame(sim, pace->step_wall / pace->steps, resets);
-    *pace = (PublishPace){.last_wall = now};
+    pace->unpublished = 0;
+}
+
+/* Where the engine stops stepping (its horizon, a stop request), its state is a frame: the clock's
+ * limits, Pause and the scrubber see the newest state computed. */
+static void publish_pending(Sim *sim, PublishPace *pace) {
+    if (pace->unpublished == 0)
+        return;
+    publish_values(sim, pace->unpublished);
+    pace->unpublished = 0;
 }
 
 static void *engine_thread(void *arg) {
@@ -352,7 +441,7 @@ static void *engine_thread(void *arg) {
     local.block = malloc(local.room ? local.room : 1);
     PublishPace pace = {.last_wall = issim_wall_time()};
     sim_contacts_restart(sim);
-    publish_frame(sim, 0.0, resets);
+    publish_reset_frame(sim, resets);
     while (frame_values && !atomic_load(&sim->stop_requested)) {
         /* alive, also while waiting at the horizon: the servo holds its local models; a failed
            step is not alive (the servo fades them) */
@@ -362,22 +451,26 @@ static void *engine_thread(void *arg) {
         bool pointer_changed = read_pointer(sim, &drag);
         bool edited = handle_edits(sim, frame_values);
         bool rewind = atomic_exchange(&sim->reset_requested, false);
+        bool recording = atomic_exchange(&sim->record_rewind, false);
         if ((pointer_changed || rewind) && !edited)
             reset_to_display_time(sim, frame_values);
+        else if (recording && !edited) /* the recorder's first frame: its steps follow */
+            reset_to(sim, frame_values, atomic_load(&sim->record_from));
         if (pointer_changed) {
             bool released = !engine_body_id_is_null(dragged_before) &&
                             (!drag.active || !engine_body_id_equal(dragged_before, drag.body));
             apply_drag(sim, &drag, released ? dragged_before : engine_body_id_null());
         }
-        if (edited || pointer_changed || rewind) {
+        if (edited || pointer_changed || rewind || recording) {
             resets++;
             failed = false;
             /* The state at the reset instant is the edited one: it replaces the frame held
              * for that instant (publishing needs a strictly later time otherwise). */
-            registry_rewind(sim->registry, nextafter(engine_time(e), -INFINITY));
+            rewind_frames(sim, nextafter(engine_time(e), -INFINITY));
             sim_contacts_restart(sim);
             sim_impacts_rewind(sim, engine_time(e));
-            publish_frame(sim, 0.0, resets);
+            publish_reset_frame(sim, resets);
+            pace.unpublished = 0;
         }
         if (!failed &&
             engine_time(e) < sim_display_time(sim) + horizon(sim) + sim_clock_lead(sim)) {
@@ -388,25 +481,57 @@ static void *engine_thread(void *arg) {
             coupled_body = apply_haptic_coupling(sim, coupled_body, &refused_proxy, &reaction);
             if (drag.active)
                 apply_drag(sim, &drag, engine_body_id_null());
-            if (engine_step(e, &err) != ISSIM_OK) {
+            double next = output_instant(sim, sim_output_step(sim, engine_time(e)) + 1);
+            if (engine_advance(e, next, &err) != ISSIM_OK) {
                 if (err.status == ISSIM_ERR_CANCELLED)
                     break; /* sim_stop asked, within the step */
                 /* The last good state stays published; an edit may repair the scene. */
                 issim_log(ISSIM_LOG_ERROR, "%s", err.message);
+                publish_pending(sim, &pace);
                 failed = true;
                 continue;
             }
-            publish_paced(sim, &pace, issim_wall_time() - w0, resets);
+            publish_paced(sim, &pace, issim_wall_time() - w0, resets,
+                          !engine_body_id_is_null(coupled_body));
             if (reaction.primed)
                 publish_local_models(sim, &local, coupled_body);
         } else {
+            publish_pending(sim, &pace);
             struct timespec nap = {0, 1000000};
             nanosleep(&nap, NULL);
         }
     }
+    if (frame_values && !failed)
+        publish_pending(sim, &pace);
     free(local.block);
     free(frame_values);
     return NULL;
+}
+
+/* The collision manager's feed (Sim.feed): a few frames of the engine's variables, emptied at
+ * each start. */
+static IssimStatus open_feed(Sim *sim, IssimError *err) {
+    if (!sim->feed) {
+        RegistryDesc d = registry_desc_default();
+        d.history_frames = 4;
+        d.max_vars = engine_var_count(sim->engine);
+        d.max_contacts = 1;
+        d.edit_capacity = 2;
+        d.board_bytes = 16;
+        sim->feed = registry_create(&d, err);
+        if (!sim->feed)
+            return err ? err->status : ISSIM_ERR_NOMEM;
+        sim->feed_values = calloc((size_t)d.max_vars, sizeof(double));
+        if (!sim->feed_values || engine_register_vars(sim->engine, sim->feed, err) != ISSIM_OK) {
+            registry_destroy(sim->feed);
+            free(sim->feed_values);
+            sim->feed = NULL;
+            sim->feed_values = NULL;
+            return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
+        }
+    }
+    registry_clear(sim->feed);
+    return ISSIM_OK;
 }
 
 IssimStatus sim_start(Sim *sim, IssimError *err) {
@@ -422,11 +547,19 @@ IssimStatus sim_start(Sim *sim, IssimError *err) {
     sim->clock_wall_origin = issim_wall_time();
     sim->clock_sim_origin = engine_time(sim->engine);
     pthread_mutex_unlock(&sim->clock_mutex);
+    s = open_feed(sim, err);
+    if (s != ISSIM_OK)
+        return s;
+    if (!sim->step_t0_set) {
+        sim->step_t0 = engine_time(sim->engine);
+        sim->step_t0_set = true;
+    }
     atomic_store(&sim->stop_requested, false);
     engine_set_step_observer(sim->engine, sample_contacts, sim);
     engine_set_stop_check(sim->engine, stop_asked, sim);
-    /* The collision manager gets its own thread beside the engine's (000 App. B.4.3). */
-    s = engine_start_collision_thread(sim->engine, sim->registry, err);
+    /* The collision manager gets its own thread beside the engine's (000 App. B.4.3), and its
+     * poses from the feed, every output step. */
+    s = engine_start_collision_thread(sim->engine, sim->feed, err);
     if (s != ISSIM_OK)
         return s;
     if (pthread_create(&sim->thread, NULL, engine_thread, sim) != 0) {
