@@ -168,10 +168,12 @@ static void test_recorded_csv_is_the_headless_one(void **state) {
     remove(live);
 }
 
-/* A box landing through the complementarity resolver at 0.1 ms steps, frames every 1 ms. */
+/* A box landing through the complementarity resolver at 0.1 ms steps, frames every 1 ms, with
+ * the collision manager on its own thread (fed every step). */
 static const char lcp_box[] =
     "return { name = 'lcp_box',\n"
-    "  universe = { gravity = {0, 0, -9.81}, integrator = 'bdf', dt = 1e-4, horizon = 0.6 },\n"
+    "  universe = { gravity = {0, 0, -9.81}, integrator = 'bdf', dt = 1e-4, horizon = 0.6,\n"
+    "               collision_thread = 'on' },\n"
     "  things = {\n"
     "    { name = 'box', kind = 'body', shape = 'box', half_extents = {0.05, 0.05, 0.05},\n"
     "      mass = 1, inertia = {1/600, 1/600, 1/600}, pos = {0, 0, 0.3}, material = 'box' },\n"

@@ -80,6 +80,8 @@ static void sample_contacts(const Engine *e, void *user) {
  * only: the manager reads nothing else (engine_pose_source). */
 static void feed_poses(Sim *sim) {
     Engine *e = sim->engine;
+    if (!engine_collision_threaded(e))
+        return; /* the world updates on this thread (small scenes: universe.collision_thread) */
     for (int b = 0; b < engine_body_count(e); b++) {
         EngineBodyState st = engine_body_state(e, engine_body_id(e, b));
         engine_frame_set_body(sim->feed_values, b, &st);
