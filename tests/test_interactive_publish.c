@@ -92,9 +92,18 @@ static int record_walk(Sim *sim, const char *path, const char *const *vars, int 
     return walked;
 }
 
-static Sim *start_drop(TestThreads *th, int slot, int every) {
-    TestRun *run = test_load_scene("scenes/point_drop.lua",
-                                   &(TestRunOptions){.sets = drop_sets, .set_count = 2, .dt = DT});
+typedef struct Case {
+    const char *scene;
+    const char *const *sets;
+    int set_count;
+    double dt, until; /* dt 0: the scene's */
+    const char *vars; /* recorded, comma-separated (at most 8) */
+    int every;
+} Case;
+
+static Sim *start_case(TestThreads *th, int slot, const Case *c, int every) {
+    TestRun *run = test_load_scene(
+        c->scene, &(TestRunOptions){.sets = c->sets, .set_count = c->set_count, .dt = c->dt});
     Sim *sim = run->sim;
     run->sim = NULL;
     test_run_free(run);
@@ -104,43 +113,64 @@ static Sim *start_drop(TestThreads *th, int slot, int every) {
         sim_record_from(sim, 0.0, every);
     IssimError err = {0};
     assert_int_equal(sim_start(sim, &err), ISSIM_OK);
-    test_wait_state_time(sim_registry(sim), UNTIL);
+    test_wait_state_time(sim_registry(sim), c->until);
     return sim;
 }
 
-static void test_recorded_csv_is_the_headless_one(void **state) {
-    TestThreads *th = *state;
-    const char *vars[] = {"bar.pos.z", "bar.vel.z", "bar.pos.x", "universe.energy.total"};
+/* The interactive CSV of case c (every c->every-th step) against the headless one: returns the
+ * interactive session. */
+static Sim *compare_csv(TestThreads *th, int slot, const Case *c) {
+    char list[256], *save = NULL;
+    const char *vars[8];
+    int n = 0;
+    issim_strlcpy(list, c->vars, sizeof list);
+    for (char *tok = strtok_r(list, ",", &save); tok && n < 8; tok = strtok_r(NULL, ",", &save))
+        vars[n++] = tok;
     const char *headless = test_temp_path(".csv"), *live = test_temp_path(".csv");
-    TestRun *run = test_run_scene("scenes/point_drop.lua",
-                                  &(TestRunOptions){.sets = drop_sets,
-                                                    .set_count = 2,
-                                                    .dt = DT,
-                                                    .until = UNTIL,
-                                                    .record_path = headless,
-                                                    .vars = "bar.pos.z,bar.vel.z,bar.pos.x,"
-                                                            "universe.energy.total",
-                                                    .every = EVERY});
+    TestRun *run = test_run_scene(c->scene, &(TestRunOptions){.sets = c->sets,
+                                                              .set_count = c->set_count,
+                                                              .dt = c->dt,
+                                                              .until = c->until,
+                                                              .record_path = headless,
+                                                              .vars = c->vars,
+                                                              .every = c->every});
+    double dt = sim_dt(run->sim);
     test_run_free(run);
-
-    Sim *recorded = start_drop(th, 0, EVERY);
-    int walked = record_walk(recorded, live, vars, 4, UNTIL);
+    Sim *recorded = start_case(th, slot, c, c->every);
+    int walked = record_walk(recorded, live, vars, n, c->until);
     int rows_headless, rows_live;
     char *a = data_lines(headless, &rows_headless), *b = data_lines(live, &rows_live);
     /* The headless run's last output step ends on `until` itself, an ulp off the grid instant
      * t0 + n dt the interactive engine steps to: every row before it is compared. */
-    char *last_a = strrchr(a, '\n'), *last_b = b;
+    char *last_a = strrchr(a, '\n');
     *last_a = '\0';
     last_a = strrchr(a, '\n');
     size_t compared = (size_t)(last_a - a);
-    print_message("headless %d lines, interactive %d (%d frames walked); %zu bytes compared\n",
-                  rows_headless, rows_live, walked, compared);
+    print_message("%s: headless %d lines, interactive %d (%d frames walked); %zu bytes compared\n",
+                  c->scene, rows_headless, rows_live, walked, compared);
     assert_int_equal(rows_live, rows_headless);
-    assert_true(rows_headless > (int)(UNTIL / DT / EVERY));
-    assert_int_equal(memcmp(a, last_b, compared), 0);
+    assert_true(rows_headless > (int)(c->until / dt / c->every));
+    assert_int_equal(memcmp(a, b, compared), 0);
+    free(a);
+    free(b);
+    remove(headless);
+    remove(live);
+    return recorded;
+}
+
+static void test_recorded_csv_is_the_headless_one(void **state) {
+    TestThreads *th = *state;
+    Case drop = {"scenes/point_drop.lua",
+                 drop_sets,
+                 2,
+                 DT,
+                 UNTIL,
+                 "bar.pos.z,bar.vel.z,bar.pos.x,universe.energy.total",
+                 EVERY};
+    Sim *recorded = compare_csv(th, 0, &drop);
 
     /* Nobody recording: a frame every 10 steps, the same values where both have one. */
-    Sim *paced = start_drop(th, 1, 0);
+    Sim *paced = start_case(th, 1, &drop, 0);
     Registry *reg_r = sim_registry(recorded), *reg_p = sim_registry(paced);
     int vars_engine = engine_var_count(sim_engine(paced));
     double *fr = calloc((size_t)registry_var_count(reg_r), sizeof(double));
@@ -162,10 +192,21 @@ static void test_recorded_csv_is_the_headless_one(void **state) {
     assert_true(same >= frames / EVERY - 2); /* every 30th step is a frame of both */
     free(fr);
     free(fp);
-    free(a);
-    free(b);
-    remove(headless);
-    remove(live);
+}
+
+/* A box landing on a floor through the collision world (on the engine thread: one body) at its
+ * 1 ms step, recorded from the GUI's path (the frame of every step): the headless rows. */
+static void test_box_on_plane_csv_is_the_headless_one(void **state) {
+    TestThreads *th = *state;
+    const char *sets[] = {"universe.horizon=1.2"};
+    Case box = {"scenes/box_on_plane.lua",
+                sets,
+                1,
+                0.0,
+                1.0,
+                "box.pos.z,box.vel.z,box.orient.w,box.angvel.x,universe.energy.total",
+                1};
+    compare_csv(th, 0, &box);
 }
 
 /* A box landing through the complementarity resolver at 0.1 ms steps, frames every 1 ms, with
@@ -278,6 +319,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_recorded_csv_is_the_headless_one, test_threads_setup,
                                         test_threads_teardown),
+        cmocka_unit_test_setup_teardown(test_box_on_plane_csv_is_the_headless_one,
+                                        test_threads_setup, test_threads_teardown),
         cmocka_unit_test_setup_teardown(test_landing_peaks_between_frames, test_threads_setup,
                                         test_threads_teardown),
         cmocka_unit_test_setup_teardown(test_rewind_to_a_frame_after_unpublished_steps,
