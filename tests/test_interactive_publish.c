@@ -315,6 +315,44 @@ static void test_rewind_to_a_frame_after_unpublished_steps(void **state) {
     assert_int_equal(st.restarts, 0);
 }
 
+/* Paused, the steps after the instant shown are frames (the GUI's single step, an edit at the
+ * step shown): the frames computed while the clock ran (every 10th step) are computed again. */
+static void test_pause_publishes_the_steps_after_the_instant_shown(void **state) {
+    TestThreads *th = *state;
+    Sim *sim = th->sim = test_sim_from_source("lcp_box.lua", lcp_box);
+    Registry *reg = sim_registry(sim);
+    IssimError err = {0};
+    assert_int_equal(sim_start(sim, &err), ISSIM_OK); /* the clock runs */
+    test_wait_state_time(reg, 0.3);
+    double frame[64];
+    assert_true(registry_var_count(reg) <= 64);
+    RegistryFrame at = {.values = frame}, next = {.values = frame};
+    assert_true(registry_read_at(reg, 0.2, &at) && registry_read_after(reg, at.t, &next));
+    int64_t gap_running = sim_output_step(sim, next.t) - sim_output_step(sim, at.t);
+    sim_seek(sim, 0.2);
+    sim_set_paused(sim, true);
+    double shown = sim_display_time(sim);
+    test_wait_engine_resets(reg, 1.0);
+    test_wait_state_time(reg, shown + 0.01);
+    assert_true(registry_read_at(reg, shown, &at));
+    int64_t first = sim_output_step(sim, at.t), steps = 0;
+    for (double t = at.t; registry_read_after(reg, t, &next) && next.t <= shown + 0.01;
+         t = next.t) {
+        assert_int_equal(sim_output_step(sim, next.t), first + steps + 1);
+        steps++;
+    }
+    print_message("running: frames %lld steps apart; paused at %.6f s: the frame shown is step "
+                  "%lld, then %lld consecutive steps\n",
+                  (long long)gap_running, shown, (long long)first, (long long)steps);
+    assert_int_equal(gap_running, 10);
+    assert_int_equal(first, (int64_t)floor(shown / DT + 1e-6));
+    assert_true(steps >= 99);
+    /* one step on: the next frame */
+    sim_seek(sim, at.t + DT);
+    assert_true(registry_read_at(reg, sim_display_time(sim), &next));
+    assert_int_equal(sim_output_step(sim, next.t), first + 1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_recorded_csv_is_the_headless_one, test_threads_setup,
@@ -324,6 +362,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_landing_peaks_between_frames, test_threads_setup,
                                         test_threads_teardown),
         cmocka_unit_test_setup_teardown(test_rewind_to_a_frame_after_unpublished_steps,
+                                        test_threads_setup, test_threads_teardown),
+        cmocka_unit_test_setup_teardown(test_pause_publishes_the_steps_after_the_instant_shown,
                                         test_threads_setup, test_threads_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

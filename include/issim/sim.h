@@ -163,9 +163,11 @@ void sim_seek(Sim *sim, double t);
  * while slow motion, "pause at next contact" or kept steps are on, or a haptic proxy is coupled;
  * else every k-th, k dt the largest multiple of dt within SIM_FRAME_SPACING_MAX and within what
  * the display draws at the speed factor (speed / SIM_DISPLAY_FRAME_RATE); besides, every
- * `every`-th output step while a recorder asks for them (sim_record_from), the state where the
- * engine stops (its horizon, a stop request) and the state after every reset. The physics is
- * the same whatever is published: the contact peaks and impulses of a frame cover every output
+ * `every`-th output step while a recorder asks for them (sim_record_from), every step to the
+ * horizon after the instant shown when the clock is paused (the engine goes back to the frame
+ * shown and computes them again if they were not frames: the GUI's single step), the state
+ * where the engine stops (its horizon, a stop request) and the state after every reset. The physics
+ * is the same whatever is published: the contact peaks and impulses of a frame cover every output
  * step since the frame before, and a rewind goes back to a frame exactly (each frame after
  * unpublished steps is a checkpoint key). */
 #define SIM_FRAME_SPACING_MAX 1e-3 /* s of simulated time */

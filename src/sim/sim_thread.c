@@ -420,6 +420,19 @@ static void publish_paced(Sim *sim, PublishPace *pace, double step_wall, uint64_
     pace->unpublished = 0;
 }
 
+/* Paused, the display steps one output step at a time and an edit or a drag go back to the
+ * instant shown: when the clock is paused, the steps after that instant, to the horizon, are
+ * frames. Where they are not (computed while the clock ran) the engine goes back to the frame
+ * shown and computes them again (a scene that published every step is left alone). */
+static bool pause_needs_steps(Sim *sim, double *frame_values) {
+    double shown = sim_display_time(sim);
+    RegistryFrame at = {.values = frame_values}, next = {.values = frame_values};
+    if (!registry_read_at(sim->registry, shown, &at) ||
+        !registry_read_after(sim->registry, at.t, &next))
+        return false;
+    return sim_output_step(sim, next.t) - sim_output_step(sim, at.t) > 1;
+}
+
 /* Where the engine stops stepping (its horizon, a stop request), its state is a frame: the clock's
  * limits, Pause and the scrubber see the newest state computed. */
 static void publish_pending(Sim *sim, PublishPace *pace) {
@@ -436,6 +449,8 @@ static void *engine_thread(void *arg) {
     uint64_t resets = 0;
     bool failed = false;
     DragState drag = {.active = false};
+    bool was_paused = sim_paused(sim);
+    double dense_until = -INFINITY; /* every step a frame up to here (a pause's horizon) */
     EngineBodyId coupled_body = engine_body_id_null(); /* the proxy carrying a coupling force */
     uint64_t refused_proxy = 0; /* the HANDLE slot's proxy id last refused (logged once) */
     HapticReaction reaction = {.primed = false};
@@ -453,6 +468,12 @@ static void *engine_thread(void *arg) {
         bool pointer_changed = read_pointer(sim, &drag);
         bool edited = handle_edits(sim, frame_values);
         bool rewind = atomic_exchange(&sim->reset_requested, false);
+        bool paused = sim_paused(sim);
+        if (paused && !was_paused) {
+            dense_until = sim_display_time(sim) + horizon(sim);
+            rewind = rewind || pause_needs_steps(sim, frame_values);
+        }
+        was_paused = paused;
         bool recording = atomic_exchange(&sim->record_rewind, false);
         if ((pointer_changed || rewind) && !edited)
             reset_to_display_time(sim, frame_values);
@@ -494,7 +515,7 @@ static void *engine_thread(void *arg) {
                 continue;
             }
             publish_paced(sim, &pace, issim_wall_time() - w0, resets,
-                          !engine_body_id_is_null(coupled_body));
+                          !engine_body_id_is_null(coupled_body) || engine_time(e) <= dense_until);
             if (reaction.primed)
                 publish_local_models(sim, &local, coupled_body);
         } else {
