@@ -9,13 +9,17 @@
  *   each event is emitted (what a listener reads); with more than one thread
  *   the pool did solve islands, with one it solved none;
  * - the mixed 240-body pile (scenes/pile.lua) in complementarity the same on 2 threads, twice,
- *   as on 1. */
+ *   as on 1;
+ * - a solver set by engine_set_complementarity_solver (the caller's code) is called on the
+ *   engine's thread only, whatever the thread count. */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "issim/engine.h"
+#include "issim/engine_resolver.h"
 #include "issim/engine_stats.h"
 #include "issim/task_pool.h"
 #include "testutil.h"
@@ -231,11 +235,48 @@ static void test_mixed_pile_same_on_two_threads(void **state) {
     free(one.after_step);
 }
 
+/* A caller's solver: PGS, counting the calls made on another thread than the test's. */
+typedef struct CallerSolver {
+    pthread_t owner;
+    int calls, foreign_calls;
+} CallerSolver;
+
+static IssimStatus caller_solve(void *user, const EngineIslandSystem *sys,
+                                EngineIslandSolution *out, IssimError *err) {
+    CallerSolver *cs = user;
+    cs->calls++;
+    if (!pthread_equal(pthread_self(), cs->owner))
+        cs->foreign_calls++; /* (a race on the counters too: TSan would say so) */
+    return engine_complementarity_pgs()->solve(NULL, sys, out, err);
+}
+
+static void test_caller_solver_on_engine_thread(void **state) {
+    (void)state;
+    char *text = read_source("scenes/sphere_pile.lua");
+    EngineOptions o = engine_options_default();
+    o.threads = 2;
+    Engine *e = test_engine_from_source_with("sphere_pile.lua", text, &o);
+    free(text);
+    static const EngineComplementaritySolver solver = {
+        .name = "caller_pgs", .solve = caller_solve, .sparse = true};
+    CallerSolver cs = {.owner = pthread_self()};
+    engine_set_complementarity_solver(e, &solver, &cs);
+    Trace tr = run_steps(e, SPHERE_STEPS, 1e-3);
+    print_message("caller's solver: %d calls, %d on another thread, %llu islands on the pool\n",
+                  cs.calls, cs.foreign_calls, (unsigned long long)tr.pool_islands);
+    assert_true(cs.calls > 1000); /* many islands: the pool would have had work */
+    assert_int_equal(cs.foreign_calls, 0);
+    assert_true(tr.pool_islands == 0);
+    free(tr.after_step);
+    engine_destroy(e);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_workers_named_and_each_iteration_once),
         cmocka_unit_test(test_sphere_pile_same_on_any_thread_count),
         cmocka_unit_test(test_mixed_pile_same_on_two_threads),
+        cmocka_unit_test(test_caller_solver_on_engine_thread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -576,11 +576,12 @@ static IssimStatus resolve_serial(Engine *e, IslandIndex *x, double t_start, dou
  * the engine's state at each event is the serial path's too (a listener reads it: sim.c's
  * impacts). An island is independent when its rows and force-law contacts
  * touch only its own bodies, fixed obstacles and awake bodies that no island steps (whose state
- * the RESOLVE stage does not change): then its solve reads nothing another island's step or
- * activity writes, and writes nothing they read, so solving it early changes no bit. An island
- * whose rows reach a body of another island (a candidate the islands' union did not join) or a
- * sleeping body (one a landing may wake) stays in the serial order, and so does the island it
- * reaches. The results are the serial path's to the bit, on any number of threads. */
+ * the RESOLVE stage does not change), and it has no force-law contact inside: then its solve reads
+ * nothing another island's step or activity writes, and writes nothing they read, so solving it
+ * early changes no bit. An island whose rows reach a body of another island (a candidate the
+ * islands' union did not join) or a sleeping body (one a landing may wake) stays in the serial
+ * order, and so does the island it reaches. The results are the serial path's to the bit, on any
+ * number of threads. */
 
 /* The engine body's island k may read from its rows without ordering: its own, none (an
  * obstacle), or an awake body that no island steps. */
@@ -676,6 +677,10 @@ static IssimStatus resolve_parallel(Engine *e, IslandIndex *x, double t, double 
                    x->candidate_start[k + 1] - x->candidate_start[k], ordered);
         mark_reach(e, x, k, x->forces + x->force_start[k],
                    x->force_start[k + 1] - x->force_start[k], ordered);
+        /* A force law inside the island is a contact model's code (a plugin, a contact map
+         * with its caches) that was never asked to run on two threads at once. */
+        if (x->force_start[k + 1] > x->force_start[k])
+            ordered[k] = 1;
     }
     int count = 0;
     for (int k = 0; k < n; k++) {
@@ -721,14 +726,19 @@ static int resolve_threads(const Engine *e) {
 /* Every complementarity island from t_start to t_target by time steps; the index lives in the
  * per-step arena. An advance of one step with two islands or more and more than one thread
  * solves them in parallel; anything else (several steps, whose activity updates interleave
- * with the next step's solves in the serial order) one after the other. */
+ * with the next step's solves in the serial order; a solver set by the caller) one after the
+ * other. */
 static IssimStatus resolve_islands(Engine *e, double t_start, double t_target, IssimError *err) {
     IslandIndex x;
     if (!index_islands(e, &x))
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for islands");
     double h = first_step(e, t_start, t_target);
     int threads = resolve_threads(e);
-    if (h == t_target - t_start && x.count > 1 && threads > 1 && resolve_pool(e, threads))
+    /* An engine-wide solver (engine_set_complementarity_solver) is the caller's code with the
+     * caller's user pointer: it is called from the engine thread only. */
+    bool own_solvers = !e->islands.complementarity;
+    if (h == t_target - t_start && x.count > 1 && threads > 1 && own_solvers &&
+        resolve_pool(e, threads))
         return resolve_parallel(e, &x, t_start, h, err);
     return resolve_serial(e, &x, t_start, t_target, err);
 }
