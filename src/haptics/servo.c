@@ -782,6 +782,11 @@ HapticServoStats haptic_servo_stats(const HapticServo *servo) {
         .passivity_energy = servo->port_energy,
         .passivity_energy_min = servo->port_energy_min,
         .local_latency_us = servo->local.have ? 1e6 * servo->local.arrival_latency : NAN,
+        .local_latency_mean_us = servo->local.arrivals > 0 ? 1e6 * servo->local.latency_sum /
+                                                                 (double)servo->local.arrivals
+                                                           : NAN,
+        .local_latency_max_us = servo->local.arrivals > 0 ? 1e6 * servo->local.latency_max : NAN,
+        .local_blocks = servo->local.arrivals,
     };
 }
 
