@@ -278,6 +278,7 @@ typedef struct Loop {
     int n;
     double depth[6000], force[6000]; /* m (device), N pushing the handle out */
     double deepest, area, port_energy, pace;
+    uint64_t stalls; /* local_interruptions during the press */
 } Loop;
 
 enum { PRESS_SAMPLE_MS = 2 };
@@ -298,6 +299,19 @@ static double press_target(const Wall *w, double t, double *end) {
     return w->contact - w->sign * 0.003; /* 3 mm clear of the wall */
 }
 
+static HapticServoStats servo_stats(Run *r) {
+    RegistrySlot slot;
+    registry_slot_read(r->reg, REGISTRY_SLOT_SERVO_STATS, &slot);
+    return haptic_servo_stats_unpack(&slot);
+}
+
+/* Engine stalls and periods the local models were faded for a late engine: while faded, the
+   handle sinks into a surface unopposed and is pushed out when the model returns. */
+static uint64_t local_interruptions(HapticServoStats st) {
+    /* 40 periods at 4 kHz, 10 ms in all (one hold + fade), are tolerated by the judges below */
+    return st.engine_stalls + st.local_faded_periods;
+}
+
 static double port_energy(Run *r) {
     RegistrySlot slot;
     registry_slot_read(r->reg, REGISTRY_SLOT_SERVO_STATS, &slot);
@@ -312,6 +326,7 @@ static bool press_wall(Run *r, const char *hand_file, const Wall *w, Loop *loop)
         nap_ms(PRESS_SAMPLE_MS);
     double t0 = now.t, wall0 = issim_wall_time(), end = INFINITY, t = 0.0, energy0 = NAN;
     *loop = (Loop){0};
+    uint64_t stalls0 = local_interruptions(servo_stats(r));
     for (int i = 0; i < 20000 && t < end; i++) {
         nap_ms(PRESS_SAMPLE_MS);
         if (registry_read_latest(r->reg, &now))
@@ -333,6 +348,7 @@ static bool press_wall(Run *r, const char *hand_file, const Wall *w, Loop *loop)
         }
     }
     loop->port_energy = port_energy(r) - energy0;
+    loop->stalls = local_interruptions(servo_stats(r)) - stalls0;
     loop->pace = t / (issim_wall_time() - wall0);
     for (int i = 0; i + 1 < loop->n; i++) {
         double dd = loop->depth[i + 1] - loop->depth[i];
@@ -422,8 +438,12 @@ static void test_the_hand_traces_internal_friction(void **state) {
     const double slope_plain = (1 + f_plain) * k, slope_c0 = k * (2 * f_c0 / tilt + 1 - f_c0);
     print_loop("internal_friction", &plain_loop, slope_plain);
     print_loop("internal_friction_c0", &c0_loop, slope_c0);
-    if (plain_loop.pace < 0.9 || c0_loop.pace < 0.9) {
-        print_message("the engine did not keep real time: the loops are not judged\n");
+    /* An engine that stalls lets the local model fade: the handle sinks in unopposed and is
+       pushed out when the model returns (seen under load: 7.4 mm deep, 9 mJ out of the port) */
+    if (plain_loop.pace < 0.9 || c0_loop.pace < 0.9 || plain_loop.stalls + c0_loop.stalls > 40) {
+        print_message("the engine did not keep real time (%" PRIu64 " stalled or faded periods): "
+                      "the loops are not judged\n",
+                      plain_loop.stalls + c0_loop.stalls);
         return;
     }
     double law = law_dissipation(k, f_c0, tilt, c0_loop.deepest);
@@ -436,8 +456,176 @@ static void test_the_hand_traces_internal_friction(void **state) {
     assert_true(jump_fraction(&plain_loop, slope_plain) > 0.05);
 }
 
+/* scenes/pantograph_ringing_bar.lua: the handle is a bar whose contact-response map rings,
+ * h(t) = 2000 + 3000 exp(-t / 25 ms) cos(2 pi 40 Hz t) N/m (T = 250 us, the 4 kHz servo's
+ * period), 500 N/m at rest at the handle (x 5 / 20). The hand's target comes at 1 cm/s to 1 mm
+ * before the foundation, then steps 3 mm past it (a tap); the handle's depth and force are read
+ * from the HANDLE slot as fast as the test can (its own time stamp, the servo's clock). */
+typedef struct Tap {
+    int n;
+    double t[8000], depth[8000], force[8000]; /* s (servo clock), m (device), N pushing out */
+    double proxy_depth[8000];                 /* the engine's bar, device m */
+    uint64_t stalls;                          /* local_interruptions while sampled */
+    double pace;
+} Tap;
+
+static bool tap_bar(Run *r, const char *hand_file, Tap *tap) {
+    HapticServo *servo = haptic_session_servo(r->session);
+    const double contact = PRESS_CENTRE[0] + (0.10 - 0.03) / 5.0;
+    const double approach = (contact - 0.001 - PRESS_CENTRE[0]) / PRESS_SPEED;
+    RegistryFrame now = {.values = r->values};
+    while (!registry_read_latest(r->reg, &now))
+        nap_ms(1);
+    double t0 = now.t, wall0 = issim_wall_time(), t = 0.0, last_slot_t = -1.0;
+    for (int i = 0; i < 200000 && t < approach + 0.6; i++) {
+        struct timespec ts = {0, 200000L};
+        nanosleep(&ts, NULL);
+        if (registry_read_latest(r->reg, &now))
+            t = now.t - t0;
+        double x = t < approach ? PRESS_CENTRE[0] + PRESS_SPEED * t : contact + 0.003;
+        if (i % 25 == 0 || (t >= approach && tap->n == 0))
+            hand_to(hand_file, x, PRESS_CENTRE[1]);
+        if (haptic_servo_state(servo) != HAPTIC_SERVO_RUNNING)
+            return false;
+        RegistrySlot slot;
+        registry_slot_read(r->reg, REGISTRY_SLOT_HANDLE, &slot);
+        if (t < approach - 0.2 || slot.t == last_slot_t || tap->n >= 8000)
+            continue;
+        last_slot_t = slot.t;
+        if (tap->n == 0)
+            tap->stalls = local_interruptions(servo_stats(r));
+        HapticHandleState h = haptic_handle_unpack(&slot);
+        tap->t[tap->n] = slot.t;
+        tap->depth[tap->n] = h.pos.x - contact;
+        tap->force[tap->n] = -h.force.x;
+        tap->proxy_depth[tap->n] =
+            (registry_frame_value(r->reg, &now, registry_var_id(r->reg, "bar.pos.x")) - 0.07) / 5.0;
+        tap->n++;
+    }
+    tap->pace = t / (issim_wall_time() - wall0);
+    tap->stalls = local_interruptions(servo_stats(r)) - tap->stalls;
+    return true;
+}
+
+/* The bar's map at the handle, N per m of device depth: h(t) x position_scale / force_scale, with
+   the transient's frequency and decay as given (the scene's: 40 Hz, 25 ms; amplitude 0: a spring).
+ */
+static double bar_map(double t, double hz, double decay, double amplitude) {
+    if (t <= 0.0)
+        return 0.0;
+    return 0.25 * (2000.0 + amplitude * exp(-t / decay) * cos(2.0 * M_PI * hz * t));
+}
+
+/* The RMS difference, over the samples in contact, between the handle's force and the map's
+   convolution (000 eq. 3.16 in step-response form: the sum of h(t - s) over the depth's steps)
+   of the handle's own depth, resampled on the servo's period T. */
+static double map_residual(const Tap *tap, double hz, double decay, double amplitude) {
+    const double period = 2.5e-4;
+    int n = (int)((tap->t[tap->n - 1] - tap->t[0]) / period);
+    static double steps[8000 * 10];
+    static int at[8000 * 10];
+    assert_true(n < 80000);
+    int changes = 0, j = 0;
+    double last = 0.0, sum2 = 0.0;
+    int count = 0, last_sample = -1;
+    for (int i = 0; i < n; i++) {
+        double t = tap->t[0] + i * period;
+        while (j + 1 < tap->n && tap->t[j + 1] <= t)
+            j++;
+        double g = fmax(tap->depth[j], 0.0);
+        if (g != last) {
+            steps[changes] = g - last;
+            at[changes++] = i;
+            last = g;
+        }
+        if (j == last_sample || !(g > 0.0 && tap->force[j] > 0.0))
+            continue;
+        last_sample = j;
+        double f = 0.0;
+        for (int k = 0; k < changes; k++)
+            f += bar_map((i - at[k] + 1) * period, hz, decay, amplitude) * steps[k];
+        sum2 += (tap->force[j] - f) * (tap->force[j] - f);
+        count++;
+    }
+    return count > 0 ? sqrt(sum2 / count) : NAN;
+}
+
+/* What is asserted, over the 0.4 s after the tap (the handle bounces on the bar at about 8 Hz,
+ * its depth read from encoders of about 0.2 mm a count):
+ * - the handle's force is the map's convolution of the handle's own depth, transient included:
+ *   its RMS difference from the map is under 0.7 of its difference from the map's steady spring
+ *   (500 N/m at the handle) (measured 0.077 against 0.138 N);
+ * - the ringing's frequency: of the maps with the transient at 20-80 Hz (5 Hz apart, the decay
+ *   the map's), the one nearest the force is within 10 Hz of the bar's 40 Hz (measured 35 Hz:
+ *   the engine's history in each block is the engine bar's depth, a few ms behind the handle's);
+ * - its decay: of 5, 10, 25, 50 and 100 ms (at 40 Hz) the nearest is within a factor 2 of the
+ *   map's 25 ms (measured 25 ms).
+ * Judged only when the engine kept real time and never stalled (the local model held, not
+ * faded) during the tap, and this thread read the handle at least every 2 ms. */
+static void test_the_bar_rings_in_the_hand(void **state) {
+    Run r = {0};
+    char hand_file[256], hand[300];
+    issim_strlcpy(hand_file, test_temp_path(".hand"), sizeof hand_file);
+    hand_to(hand_file, PRESS_CENTRE[0], PRESS_CENTRE[1]);
+    snprintf(hand, sizeof hand, "file:%s", hand_file);
+    open_run(&r, "scenes/pantograph_ringing_bar.lua", hand);
+    static Tap tap;
+    bool ran = tap_bar(&r, hand_file, &tap);
+    uint64_t stalls = tap.stalls;
+    char message[256] = "";
+    if (!ran)
+        issim_strlcpy(message, haptic_servo_error(haptic_session_servo(r.session)), sizeof message);
+    close_run(&r);
+    remove(hand_file);
+    if (!ran)
+        fail_msg("servo stopped: %s", message);
+    print_message("%d samples, engine pace %.2f, stalled or faded periods %" PRIu64 "\n", tap.n,
+                  tap.pace, stalls);
+    if (getenv("ISSIM_TEST_TRACE"))
+        for (int i = 0; i < tap.n; i++)
+            print_message("tap %.6f %.6f %.4f %.6f\n", tap.t[i] - tap.t[0], tap.depth[i],
+                          tap.force[i], tap.proxy_depth[i]);
+    if (tap.pace < 0.9 || stalls > 40) {
+        print_message("the engine did not keep real time: the tap is not judged\n");
+        return;
+    }
+    /* the convolution is rebuilt from the samples: a gap hides the depth's steps within it */
+    double gap = 0.0;
+    for (int i = 0; i + 1 < tap.n; i++)
+        gap = fmax(gap, tap.t[i + 1] - tap.t[i]);
+    print_message("largest gap between samples %.2f ms\n", 1e3 * gap);
+    if (gap > 2e-3) {
+        print_message("the test's own thread was starved: the tap is not judged\n");
+        return;
+    }
+    assert_true(tap.n > 500);
+    double spring = map_residual(&tap, 40.0, 0.025, 0.0),
+           map = map_residual(&tap, 40.0, 0.025, 3000.0);
+    double best_hz = 0.0, best = INFINITY;
+    for (double hz = 20.0; hz <= 80.0; hz += 5.0) {
+        double res = map_residual(&tap, hz, 0.025, 3000.0);
+        if (res < best)
+            best = res, best_hz = hz;
+    }
+    const double decays[] = {0.005, 0.01, 0.025, 0.05, 0.1};
+    double best_decay = 0.0;
+    best = INFINITY;
+    for (int i = 0; i < 5; i++) {
+        double res = map_residual(&tap, 40.0, decays[i], 3000.0);
+        if (res < best)
+            best = res, best_decay = decays[i];
+    }
+    print_message("force against the map: RMS %.4f N; against its steady spring %.4f N; nearest "
+                  "ringing %.0f Hz (the map's 40), nearest decay %.0f ms (the map's 25)\n",
+                  map, spring, best_hz, 1e3 * best_decay);
+    assert_true(map < 0.7 * spring);
+    assert_near(best_hz, 40.0, 10.0);
+    assert_true(best_decay >= 0.0125 && best_decay <= 0.05);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_the_bar_rings_in_the_hand),
         cmocka_unit_test(test_the_box_edge_is_stiff_in_the_hand),
         cmocka_unit_test(test_the_hand_traces_internal_friction),
     };

@@ -156,6 +156,8 @@ typedef struct HapticServoStats {
        before the first), its mean and largest over the run, and the blocks copied */
     double local_latency_us, local_latency_mean_us, local_latency_max_us;
     uint64_t local_blocks;
+    /* periods the local models' force was faded (the engine's heartbeat older than `hold`) */
+    uint64_t local_faded_periods;
 } HapticServoStats;
 
 void haptic_servo_stats_pack(const HapticServoStats *stats, RegistrySlot *slot);

@@ -120,6 +120,7 @@ struct HapticServo {
     bool local_dropped_said; /* the warning about contacts left out was logged */
     HapticLocalSet local;
     double local_gain;
+    uint64_t local_faded_periods; /* periods local models were faded: the engine's beat late */
     double engine_force[2];
     double impulse[2], impulse_time, last_now;
 };
@@ -487,6 +488,7 @@ static void local_models_force(HapticServo *servo, double now, double f[2]) {
     haptic_local_set_refresh(&servo->local, servo->reg, now);
     servo->local_gain =
         haptic_local_gain(&servo->desc.local, now - registry_board_heartbeat(servo->reg));
+    servo->local_faded_periods += servo->local_gain < 1.0;
     Vec3 contact = {0, 0, 0};
     if (servo->local.have) {
         const HapticLocalHeader *h = (const HapticLocalHeader *)servo->local.block;
@@ -787,6 +789,7 @@ HapticServoStats haptic_servo_stats(const HapticServo *servo) {
                                                            : NAN,
         .local_latency_max_us = servo->local.arrivals > 0 ? 1e6 * servo->local.latency_max : NAN,
         .local_blocks = servo->local.arrivals,
+        .local_faded_periods = servo->local_faded_periods,
     };
 }
 
