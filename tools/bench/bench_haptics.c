@@ -509,6 +509,7 @@ typedef struct BareLoop {
     double p50_us, p99_us, p999_us, max_us;
     uint64_t periods, overruns;
     bool fifo;
+    double work_mean_us, work_max_us; /* a fixed 1,000-step arithmetic loop each period */
 } BareLoop;
 
 static int by_double(const void *a, const void *b) {
@@ -538,6 +539,17 @@ static void *bare_loop(void *arg) {
         clock_gettime(CLOCK_MONOTONIC, &now);
         late[i] = (double)(now.tv_sec - next.tv_sec) * 1e6 + (now.tv_nsec - next.tv_nsec) * 1e-3;
         b->overruns += late[i] > 1e6 * b->period;
+        /* the same work every period: its longest run is how long the thread lost the CPU
+           mid-period, as the servo's compute max */
+        volatile double x = 1.0;
+        for (int k = 0; k < 1000; k++)
+            x = x * 1.0000001 + 1e-9;
+        struct timespec done;
+        clock_gettime(CLOCK_MONOTONIC, &done);
+        double work =
+            (double)(done.tv_sec - now.tv_sec) * 1e6 + (done.tv_nsec - now.tv_nsec) * 1e-3;
+        b->work_mean_us += work / (double)n;
+        b->work_max_us = fmax(b->work_max_us, work);
     }
     qsort(late, n, sizeof(double), by_double);
     b->periods = n;
@@ -556,9 +568,10 @@ static void bench_bare_loop(double rate, double seconds) {
         return;
     pthread_join(t, NULL);
     printf("haptics.bare_loop_%.0fhz_%s_us: p50 %.0f p99 %.0f p99.9 %.0f max %.0f; late by a "
-           "period %" PRIu64 " of %" PRIu64 " (clock_nanosleep alone, no servo)\n",
+           "period %" PRIu64 " of %" PRIu64 "; fixed work mean %.1f max %.1f us (clock_nanosleep "
+           "and a fixed loop, no servo)\n",
            rate, b.fifo ? "fifo" : "normal", b.p50_us, b.p99_us, b.p999_us, b.max_us, b.overruns,
-           b.periods);
+           b.periods, b.work_mean_us, b.work_max_us);
 }
 
 /* The servo on pantograph_push_local.lua (its proxy's contacts as local models), at `rate`,
