@@ -32,8 +32,9 @@ return {
     { name = "handle", kind = "user", pos = {0, 0, r} },
     { name = "table", kind = "obstacle", shape = "plane", normal = {0, 0, 1}, offset = 0,
       material = "table" },
-    { name = "foundation", kind = "obstacle", shape = "plane", normal = {-1, 0, 0},
-      offset = -0.10, material = "foundation" },
+    -- a box (a plane would not be drawn standing): its face at x = 0.10
+    { name = "foundation", kind = "obstacle", shape = "box", half_extents = {0.01, 0.15, 0.02},
+      pos = {0.11, 0, 0.02}, material = "foundation", color = {0.5, 0.5, 0.5} },
     -- the bar's tip: a ball, so the depth is the handle's along x wherever it strikes
     { name = "bar", kind = "body", shape = "sphere", radius = r, mass = m,
       inertia = {0.4 * m * r ^ 2, 0.4 * m * r ^ 2, 0.4 * m * r ^ 2}, pos = {0, 0, r},

@@ -308,7 +308,8 @@ static HapticServoStats servo_stats(Run *r) {
 /* Engine stalls and periods the local models were faded for a late engine: while faded, the
    handle sinks into a surface unopposed and is pushed out when the model returns. */
 static uint64_t local_interruptions(HapticServoStats st) {
-    /* 40 periods at 4 kHz, 10 ms in all (one hold + fade), are tolerated by the judges below */
+    /* tolerated by the judges below: 40 periods at 4 kHz (10 ms in all, one hold + fade) over
+       the tap's 0.6 s; 200 (50 ms) over the two presses' 8 s */
     return st.engine_stalls + st.local_faded_periods;
 }
 
@@ -440,7 +441,7 @@ static void test_the_hand_traces_internal_friction(void **state) {
     print_loop("internal_friction_c0", &c0_loop, slope_c0);
     /* An engine that stalls lets the local model fade: the handle sinks in unopposed and is
        pushed out when the model returns (seen under load: 7.4 mm deep, 9 mJ out of the port) */
-    if (plain_loop.pace < 0.9 || c0_loop.pace < 0.9 || plain_loop.stalls + c0_loop.stalls > 40) {
+    if (plain_loop.pace < 0.9 || c0_loop.pace < 0.9 || plain_loop.stalls + c0_loop.stalls > 200) {
         print_message("the engine did not keep real time (%" PRIu64 " stalled or faded periods): "
                       "the loops are not judged\n",
                       plain_loop.stalls + c0_loop.stalls);
