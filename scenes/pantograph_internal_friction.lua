@@ -28,18 +28,20 @@ return {
   -- fixed step: internal friction switches phase at rest, where BDF's error control crawls
   -- (docs/contact-models.md; BDF stopped at 1.45 s with 1e-12 s steps)
   universe = { gravity = {0, 0, -9.81}, integrator = "rk4", dt = 1e-3, horizon = 0.001 },
-  camera = { eye = {0.3, -0.8, 0.5}, target = {0.05, 0, 0}, fov = 45 },
+  -- from above: the walls are tall
+  camera = { eye = {0.02, -0.35, 0.95}, target = {0.03, -0.02, 0}, fov = 45 },
   record = {"proxy.pos.x", "proxy.pos.y"},
   things = {
     { name = "handle", kind = "user", pos = {0, 0, r} },
     { name = "table", kind = "obstacle", shape = "plane", normal = {0, 0, 1}, offset = 0,
       material = "table" },
     -- the walls are boxes (planes would not be drawn standing), faces at x = 0.10 and y = -0.10,
-    -- 4 cm high: the 6 cm ball shows over them
-    { name = "wall", kind = "obstacle", shape = "box", half_extents = {0.01, 0.15, 0.02},
-      pos = {0.11, 0, 0.02}, material = "wall", color = {0.8, 0.5, 0.3} },
-    { name = "wall_c0", kind = "obstacle", shape = "box", half_extents = {0.11, 0.01, 0.02},
-      pos = {-0.04, -0.11, 0.02}, material = "wall_c0", color = {0.3, 0.7, 0.5} },
+    -- 20 cm thick and high: at the 6 N limit (120 N in the world) the ball goes 6 cm in; a 2 cm
+    -- wall let a hard hit push it through, and a 4 cm high one let it climb on top
+    { name = "wall", kind = "obstacle", shape = "box", half_extents = {0.10, 0.15, 0.10},
+      pos = {0.20, 0, 0.10}, material = "wall", color = {0.8, 0.5, 0.3} },
+    { name = "wall_c0", kind = "obstacle", shape = "box", half_extents = {0.11, 0.10, 0.10},
+      pos = {-0.04, -0.20, 0.10}, material = "wall_c0", color = {0.3, 0.7, 0.5} },
     { name = "proxy", kind = "body", shape = "sphere", radius = r, mass = m,
       inertia = {0.4 * m * r ^ 2, 0.4 * m * r ^ 2, 0.4 * m * r ^ 2}, pos = {0, 0, r},
       material = "proxy", color = {0.2, 0.5, 0.9} },

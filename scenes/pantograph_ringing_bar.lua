@@ -26,15 +26,17 @@ return {
   -- the horizon is one step: the engine applies to the proxy the force the hand felt; the map
   -- contact itself steps at the map's T (docs/contact-models.md)
   universe = { gravity = {0, 0, -9.81}, integrator = "bdf", dt = 1e-3, horizon = 0.001 },
-  camera = { eye = {0.3, -0.8, 0.5}, target = {0.05, 0, 0}, fov = 45 },
+  -- from above: the walls are tall
+  camera = { eye = {0.02, -0.35, 0.95}, target = {0.03, -0.02, 0}, fov = 45 },
   record = {"bar.pos.x", "bar.pos.y"},
   things = {
     { name = "handle", kind = "user", pos = {0, 0, r} },
     { name = "table", kind = "obstacle", shape = "plane", normal = {0, 0, 1}, offset = 0,
       material = "table" },
-    -- a box (a plane would not be drawn standing): its face at x = 0.10
-    { name = "foundation", kind = "obstacle", shape = "box", half_extents = {0.01, 0.15, 0.02},
-      pos = {0.11, 0, 0.02}, material = "foundation", color = {0.5, 0.5, 0.5} },
+    -- a box (a plane would not be drawn standing): its face at x = 0.10; 20 cm thick and high,
+    -- so the hardest hit (6 cm in at the 6 N limit) can neither push the bar through nor over
+    { name = "foundation", kind = "obstacle", shape = "box", half_extents = {0.10, 0.15, 0.10},
+      pos = {0.20, 0, 0.10}, material = "foundation", color = {0.5, 0.5, 0.5} },
     -- the bar's tip: a ball, so the depth is the handle's along x wherever it strikes
     { name = "bar", kind = "body", shape = "sphere", radius = r, mass = m,
       inertia = {0.4 * m * r ^ 2, 0.4 * m * r ^ 2, 0.4 * m * r ^ 2}, pos = {0, 0, r},
