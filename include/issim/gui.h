@@ -372,11 +372,13 @@ void gui_plot_budget(double mib);
  * series by ','; '@': the others against the first), whole plots up to size - 1 characters. */
 void gui_plots_spec(char *out, size_t size);
 /* The plot benchmark (the script's bench_plots): at the next frame the plots show `series`
- * synthetic series of seconds / dt samples each over a window of `seconds`; then each frame's
- * plot building time is counted: gui_plot_bench_report gives the frames, their mean and largest
- * time, s. */
+ * synthetic series of seconds / dt samples each over a window of `seconds`, which go on
+ * growing by one sample per dt of display time while the clock runs (the window slides over
+ * them once the display time passes `seconds`); then each frame's plot building time is
+ * counted: gui_plot_bench_report gives the frames, their mean and largest time and the mean
+ * time a frame spent appending the new samples, s. */
 void gui_plot_bench(int series, double seconds, double dt);
-int gui_plot_bench_report(double *mean_s, double *max_s);
+int gui_plot_bench_report(double *mean_s, double *max_s, double *feed_s);
 
 #ifdef __cplusplus
 }

@@ -65,15 +65,19 @@ struct PlotContext {
     float budget_mib = 64.0f;        // all the stores together
     std::vector<double> chunk_t, chunk_v;
     std::vector<ImVec2> points;
-    // Per series the polyline draw_series built last, and what it was built from: a paused
-    // display (or a window that has not moved) redraws it without reading the history again.
-    // Written and read by the GUI thread only.
-    struct SeriesLine {
-        unsigned long version = ~0ul;
-        double x0 = NAN, x1 = NAN, y0 = NAN, y1 = NAN;
-        ImVec2 pa, pb;
-        std::vector<ImVec2> points;
-    } lines[kSeriesMax];
+    // Per series the extremes of its pixel columns, kept between frames. The columns are laid
+    // on the time axis itself (column k holds [k per, (k + 1) per), per = window / width), not
+    // on the window's left edge, so a sliding window moves over columns already read: a frame
+    // reads the history only for the columns new since the last one and for those not yet
+    // complete (their end past the newest sample). Written and read by the GUI thread only.
+    struct SeriesColumns {
+        unsigned long rewrites = ~0ul; // the store's rewrites when these were read
+        double per = 0.0;              // seconds per column
+        long first = 0;                // the absolute index of extremes[0]
+        long complete_end = 0;         // columns before this one hold every sample they will
+        std::vector<float> lo, hi;     // per column from `first`; NAN: no sample in it
+    } columns[kSeriesMax];
+    std::vector<ImVec2> line_points;
     double draw_seconds = 0.0; // CPU time of the last frame's plot drawing
     // gui_plot_set's requests, applied at the next frame: after a new scene's plots are chosen
     PlotSetRequest requests[16];
@@ -82,6 +86,10 @@ struct PlotContext {
     int bench_series = 0;
     double bench_seconds = 0, bench_dt = 0, bench_sum = 0, bench_max = 0;
     int bench_frames = 0;
+    int bench_live = 0;      // series that grow with the clock (the first bench_live stores)
+    double bench_t0 = 0.0;   // their first sample's time
+    size_t bench_next = 0;   // the index of their next sample
+    double bench_feed = 0.0; // CPU time spent appending to them since the bench started
     int map_node = 0;
     bool map_follow = true;
     float map_step[512], map_impulse[512];
@@ -445,38 +453,60 @@ void stroke_series(const Canvas &c, const std::vector<ImVec2> &pts, ImU32 color)
         c.dl->AddPolyline(pts.data(), (int)pts.size(), color, 0, 1.0f);
 }
 
-// Per pixel column the smallest and largest sample, joined column to column. The columns are
-// the cost (a few cache misses each in a 1e6-sample history); built again only when the store,
-// the window, the axes or the canvas changed since the last frame.
-void draw_series(const Canvas &c, const PlotStore &st, int slot, ImU32 color) {
-    PlotContext::SeriesLine &line = g_plots->lines[slot];
-    std::vector<ImVec2> &pts = line.points;
-    if (line.version == st.version && line.x0 == c.x0 && line.x1 == c.x1 && line.y0 == c.y0 &&
-        line.y1 == c.y1 && line.pa.x == c.pa.x && line.pa.y == c.pa.y && line.pb.x == c.pb.x &&
-        line.pb.y == c.pb.y) {
-        stroke_series(c, pts, color);
-        return;
+// Brings the kept columns to [c0, c1): drops those left of the window, reads the history for
+// the new ones and for the incomplete ones. Everything again when the store's samples were
+// rewritten, the column width changed or the window moved back.
+void update_columns(PlotContext::SeriesColumns &k, const PlotStore &st, double per, long c0,
+                    long c1) {
+    if (k.rewrites != st.rewrites || k.per != per || c0 < k.first) {
+        k.rewrites = st.rewrites, k.per = per;
+        k.first = k.complete_end = c0;
+        k.lo.clear(), k.hi.clear();
     }
-    line.version = st.version, line.x0 = c.x0, line.x1 = c.x1, line.y0 = c.y0, line.y1 = c.y1;
-    line.pa = c.pa, line.pb = c.pb;
+    long drop = std::min<long>(c0 - k.first, (long)k.lo.size());
+    k.lo.erase(k.lo.begin(), k.lo.begin() + drop);
+    k.hi.erase(k.hi.begin(), k.hi.begin() + drop);
+    k.first = c0;
+    long from = std::clamp(k.complete_end, c0, k.first + (long)k.lo.size());
+    k.lo.resize((size_t)(from - c0)), k.hi.resize((size_t)(from - c0));
+    double newest = st.t.empty() ? -INFINITY : st.t.back();
+    size_t i = st.index_at((double)from * per);
+    k.complete_end = from;
+    for (long col = from; col < c1; col++) {
+        double end = (double)(col + 1) * per;
+        size_t j = st.index_from(i, end);
+        float a = NAN, b = NAN;
+        if (j > i)
+            st.range(i, j, &a, &b);
+        k.lo.push_back(a), k.hi.push_back(b);
+        if (newest >= end && k.complete_end == col) // later samples all come after `newest`
+            k.complete_end = col + 1;
+        i = j;
+    }
+}
+
+// Per pixel column the smallest and largest sample, joined column to column. Reading a column
+// is the cost (a few cache misses each in a 1e6-sample history); the columns are kept between
+// frames (update_columns), the polyline through them is made again each frame.
+void draw_series(const Canvas &c, const PlotStore &st, int slot, ImU32 color) {
+    PlotContext::SeriesColumns &k = g_plots->columns[slot];
+    int width = std::max(1, (int)(c.pb.x - c.pa.x));
+    double per = (c.x1 - c.x0) / width;
+    long c0 = (long)std::floor(c.x0 / per);
+    update_columns(k, st, per, c0, c0 + width + 1);
+    std::vector<ImVec2> &pts = g_plots->line_points;
     pts.clear();
-    int columns = (int)(c.pb.x - c.pa.x);
-    double per = (c.x1 - c.x0) / columns;
-    size_t i = st.index_at(c.x0);
     float last = NAN;
-    for (int col = 0; col < columns && i < st.t.size(); col++) {
-        size_t j = st.index_from(i, c.x0 + (col + 1) * per);
-        if (j <= i)
+    for (size_t col = 0; col < k.lo.size(); col++) {
+        float a = k.lo[col], b = k.hi[col];
+        if (std::isnan(a))
             continue;
-        float a, b;
-        st.range(i, j, &a, &b);
-        float x = c.pa.x + col + 0.5f;
+        float x = c.X(((double)(k.first + (long)col) + 0.5) * per);
         bool rising = !(last > 0.5f * (a + b));
         pts.push_back(ImVec2(x, c.Y(rising ? a : b)));
         if (b > a)
             pts.push_back(ImVec2(x, c.Y(rising ? b : a)));
         last = rising ? b : a;
-        i = j;
     }
     stroke_series(c, pts, color);
 }
@@ -698,28 +728,48 @@ void load_cycle_line(const GuiState *s, GuiRequests *r) {
 }
 
 // gui_plot_bench's series: a decaying oscillation with one-sample spikes, the worst case for
-// drawing (every column's extremes differ), over the window ending at the display time.
+// drawing (every column's extremes differ), over the window ending at the display time; while
+// the clock runs they go on growing at the same step, so a running window slides over them
+// as over a recorded series.
+double bench_value(int k, size_t i) {
+    const PlotContext &c = *g_plots;
+    double t = c.bench_t0 + (double)i * c.bench_dt;
+    return std::sin(40.0 * t + k) * std::exp(-0.1 * std::fmod(t - c.bench_t0, 50.0)) +
+           (i % 9973 == 0);
+}
+
+void bench_extend(const GuiState *s) {
+    PlotContext &c = *g_plots;
+    if (c.bench_live == 0 || !(c.bench_dt > 0.0))
+        return; // no plot bench is live: nothing grows (and a zero step would never end)
+    for (int k = 0; k < c.bench_live; k++) {
+        PlotStore &st = c.stores[k];
+        if (std::strncmp(c.stored[k], "bench ", 6) != 0)
+            continue; // the user chose another series here
+        for (size_t i = c.bench_next; c.bench_t0 + (double)i * c.bench_dt <= s->display_time; i++)
+            st.add(c.bench_t0 + (double)i * c.bench_dt, bench_value(k, i), (size_t)1 << 40);
+    }
+    while (c.bench_t0 + (double)c.bench_next * c.bench_dt <= s->display_time)
+        c.bench_next++;
+}
+
 void bench_fill(const GuiState *s) {
     PlotContext &c = *g_plots;
     int n = std::min(c.bench_series, kSeriesMax);
     c.count = (n + GUI_PLOT_SERIES - 1) / GUI_PLOT_SERIES;
-    size_t samples = (size_t)(c.bench_seconds / c.bench_dt);
-    double t0 = fmax(0.0, s->display_time - c.bench_seconds);
+    c.bench_t0 = fmax(0.0, s->display_time - c.bench_seconds);
+    c.bench_next = 0;
     for (int k = 0; k < n; k++) {
         PlotMemory &p = c.plots[k / GUI_PLOT_SERIES];
         std::snprintf(p.series[k % GUI_PLOT_SERIES].name, sizeof p.series[0].name, "bench %d", k);
         std::snprintf(c.stored[k], sizeof c.stored[k], "bench %d", k);
-        PlotStore &st = c.stores[k];
-        st.clear();
-        for (size_t i = 0; i < samples; i++) {
-            double t = t0 + (double)i * c.bench_dt;
-            double v = std::sin(40.0 * t + k) * std::exp(-0.1 * (t - t0)) + (i % 9973 == 0);
-            st.add(t, v, (size_t)1 << 40);
-        }
+        c.stores[k].clear();
     }
+    c.bench_live = n;
+    bench_extend(s);
     c.window = (float)c.bench_seconds;
     c.bench_series = 0;
-    c.bench_sum = c.bench_max = 0.0;
+    c.bench_sum = c.bench_max = c.bench_feed = 0.0;
     c.bench_frames = 0;
 }
 
@@ -747,6 +797,9 @@ void gui_plots_panel(const GuiState *s, GuiRequests *r) {
     follow_resets(s);
     if (g_plots->bench_series > 0)
         bench_fill(s);
+    double fed = thread_seconds();
+    bench_extend(s);
+    g_plots->bench_feed += thread_seconds() - fed;
     feed(s);
     if (!ImGui::CollapsingHeader("Plots", ImGuiTreeNodeFlags_DefaultOpen))
         return;
@@ -892,9 +945,10 @@ extern "C" void gui_plot_bench(int series, double seconds, double dt) {
     g_plots->bench_dt = dt;
 }
 
-extern "C" int gui_plot_bench_report(double *mean_s, double *max_s) {
+extern "C" int gui_plot_bench_report(double *mean_s, double *max_s, double *feed_s) {
     int n = g_plots ? g_plots->bench_frames : 0;
     *mean_s = n ? g_plots->bench_sum / n : 0.0;
     *max_s = n ? g_plots->bench_max : 0.0;
+    *feed_s = n ? g_plots->bench_feed / n : 0.0;
     return n;
 }

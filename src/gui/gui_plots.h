@@ -32,6 +32,10 @@ struct PlotStore {
     // Bumped by every change of the samples: a drawing cached from this store is stale when
     // its version differs (the paused plots' column extremes, gui_plots.cpp).
     unsigned long version = 0;
+    // Bumped when samples already held change (cleared, cut by a rewind, merged to fit the
+    // budget), not by an append: a pixel column drawn from samples that all came before the
+    // newest stays right until this moves (the sliding window's kept columns, gui_plots.cpp).
+    unsigned long rewrites = 0;
 
     void clear();
     // Appends a sample later than every other; merges pairs while over budget (bytes).
