@@ -61,11 +61,11 @@ static int integrator_kind(PyObject *name) {
     const char *text = name && name != Py_None ? PyUnicode_AsUTF8(name) : NULL;
     if (!text)
         return PyErr_Occurred() ? -2 : -1;
-    IntegratorKind k;
-    if (integrator_parse(text, &k))
-        return (int)k;
+    int k = vocabulary_parse(integrator_names, INTEGRATOR_COUNT, text);
+    if (k >= 0)
+        return k;
     char names[64];
-    thing_vocabulary_list(integrator_names, INTEGRATOR_COUNT, names, sizeof names);
+    vocabulary_list(integrator_names, INTEGRATOR_COUNT, names, sizeof names);
     PyErr_Format(PyExc_ValueError, "integrator must be one of %s, not '%s'", names, text);
     return -2;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "issim/engine.h"
+#include "issim/engine_stats.h"
 #include "issim/sim.h"
 #include "testutil.h"
 

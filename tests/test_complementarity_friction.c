@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "issim/engine.h"
+#include "issim/engine_stats.h"
 #include "issim/engine_resolver.h"
 #include "issim/io.h"
 #include "testutil.h"

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "issim/engine.h"
+#include "issim/engine_stats.h"
 #include "support/testutil.h"
 
 #define STEP 1e-3

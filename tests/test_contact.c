@@ -1,6 +1,8 @@
 /* Contact models: the spring/damper force law, its clamp option, its potential, the restitution
- * relations of 004 eqs. 4.89-4.93, the model table and the contact-pair properties. */
+ * relations of 004 eqs. 4.89-4.93, the model table, the contact-pair properties, and
+ * docs/contact-models.md's parameter tables against the models' declarations. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "issim/contact.h"
@@ -131,11 +133,116 @@ static void test_live_model_switch(void **state) {
     thingdb_destroy(db);
 }
 
+/* docs/contact-models.md, whole (static storage). */
+static const char *contact_models_text(void) {
+    const char *path = test_source_path("docs/contact-models.md");
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        fail_msg("cannot open %s", path);
+    static char text[1 << 18];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    return text;
+}
+
+/* The "## " section whose heading names `model` in backquotes, up to the next one. */
+static const char *model_section(const char *text, const char *model, size_t *length) {
+    char quoted[64];
+    snprintf(quoted, sizeof quoted, "`%s`", model);
+    for (const char *at = strstr(text, "\n## "); at; at = strstr(at + 1, "\n## ")) {
+        const char *eol = strchr(at + 1, '\n');
+        const char *hit = strstr(at, quoted);
+        if (hit && eol && hit < eol) {
+            const char *next = strstr(eol, "\n## ");
+            *length = next ? (size_t)(next - at) : strlen(at);
+            return at;
+        }
+    }
+    fail_msg("docs/contact-models.md has no section headed with %s", quoted);
+    return NULL;
+}
+
+typedef struct DocParam {
+    char name[64];
+    char unit[32];
+} DocParam;
+
+/* The parameters of a section's "| parameter | unit |" table: every backquoted name of a row's
+ * first cell ("`radius_a`, `_b`" is radius_a and radius_b) with the row's unit ("—": none). */
+static int doc_params(const char *section, size_t length, DocParam *out, int max) {
+    const char *table = strstr(section, "| parameter | unit |");
+    if (!table || table >= section + length)
+        return 0;
+    int n = 0;
+    for (const char *row = strchr(table, '\n') + 1; *row == '|'; row = strchr(row, '\n') + 1) {
+        const char *cell_end = strchr(row + 1, '|');
+        const char *unit_end = strchr(cell_end + 1, '|');
+        char unit[32];
+        snprintf(unit, sizeof unit, "%.*s", (int)(unit_end - cell_end - 1), cell_end + 1);
+        char *u = unit;
+        while (*u == ' ')
+            u++;
+        u[strcspn(u, " ")] = '\0';
+        char previous[64] = "";
+        for (const char *q = strchr(row, '`'); q && q < cell_end; q = strchr(q + 1, '`')) {
+            const char *close = strchr(q + 1, '`');
+            char name[64];
+            snprintf(name, sizeof name, "%.*s", (int)(close - q - 1), q + 1);
+            if (name[0] == '_') { /* "_b" after "radius_a" */
+                char *tail = strrchr(previous, '_');
+                if (tail)
+                    snprintf(tail, sizeof previous - (size_t)(tail - previous), "%s", name);
+                snprintf(name, sizeof name, "%s", previous);
+            }
+            assert_true(n < max);
+            snprintf(out[n].name, sizeof out[n].name, "%s", name);
+            snprintf(out[n].unit, sizeof out[n].unit, "%s", strcmp(u, "—") == 0 ? "" : u);
+            snprintf(previous, sizeof previous, "%s", name);
+            n++;
+            q = close;
+        }
+    }
+    return n;
+}
+
+/* Each built-in model's section of docs/contact-models.md lists the parameters it declares, with
+ * their units, and names no parameter that is not declared (the model's own or the common ones). */
+static void test_docs_model_tables(void **state) {
+    (void)state;
+    const char *text = contact_models_text();
+    for (int m = 0; m < CONTACT_MODEL_COUNT; m++) {
+        const ContactModelClass *cls = contact_model_class((ContactModelKind)m);
+        size_t length = 0;
+        const char *section = model_section(text, cls->name, &length);
+        DocParam listed[32];
+        int n = doc_params(section, length, listed, 32);
+        for (int i = 0; i < n; i++) {
+            const ContactParamDecl *d = contact_param_decl(listed[i].name);
+            if (!d)
+                fail_msg("docs/contact-models.md, %s: `%s` is not a declared parameter", cls->name,
+                         listed[i].name);
+            for (int j = 0; j < cls->param_count; j++)
+                if (cls->params[j] == d && strcmp(d->prop.unit, listed[i].unit) != 0)
+                    fail_msg("docs/contact-models.md, %s: `%s` in '%s', declared in '%s'",
+                             cls->name, listed[i].name, listed[i].unit, d->prop.unit);
+        }
+        for (int j = 0; j < cls->param_count; j++) {
+            bool found = false;
+            for (int i = 0; i < n; i++)
+                found = found || strcmp(listed[i].name, cls->params[j]->prop.name) == 0;
+            if (!found)
+                fail_msg("docs/contact-models.md, %s: its parameter `%s` has no row", cls->name,
+                         cls->params[j]->prop.name);
+        }
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_spring_damper_force), cmocka_unit_test(test_restitution_relations),
         cmocka_unit_test(test_model_table),         cmocka_unit_test(test_pair_properties),
-        cmocka_unit_test(test_live_model_switch),
+        cmocka_unit_test(test_live_model_switch),   cmocka_unit_test(test_docs_model_tables),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

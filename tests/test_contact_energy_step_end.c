@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "issim/engine.h"
+#include "issim/engine_stats.h"
 #include "issim/io.h"
 #include "testutil.h"
 

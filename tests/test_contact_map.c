@@ -11,6 +11,7 @@
 #include "issim/contact.h"
 #include "issim/contactmap.h"
 #include "issim/engine.h"
+#include "issim/engine_stats.h"
 #include "issim/io.h"
 #include "issim/study.h"
 #include "testutil.h"

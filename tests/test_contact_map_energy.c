@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "issim/engine.h"
+#include "issim/engine_stats.h"
 #include "testutil.h"
 
 /* The largest rise of universe.energy.total in one step of T = 1e-4 s while a contact is active

@@ -9,6 +9,7 @@
 
 #include "issim/contactmap.h"
 #include "issim/engine.h"
+#include "issim/engine_stats.h"
 #include "testutil.h"
 
 static const char *write_text(const char *suffix, const char *text) {

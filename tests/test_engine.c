@@ -8,6 +8,7 @@
 
 #include "issim/contact.h"
 #include "issim/engine.h"
+#include "issim/engine_stats.h"
 #include "issim/engine_resolver.h"
 #include "issim/registry.h"
 #include "testutil.h"

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "issim/engine.h"
+#include "issim/engine_stats.h"
 #include "issim/engine_resolver.h"
 #include "issim/io.h"
 #include "testutil.h"
@@ -284,6 +285,38 @@ static void test_rewind_mid_impact_bit_identical_rk4(void **state) {
 static void test_rewind_between_keys_replays_bit_identical(void **state) {
     (void)state;
     rewind_case("rk4", true, 10); /* restored from the key before and replayed */
+}
+
+/* A rewind across an edit to a frame between keys (what undoing a branch's edit does): the
+ * frames after the key were stepped under the old gravity, so a replay under the edited one would
+ * give a state never published; the restore must give the frame as published (exactly, from the
+ * key's replay under its own model, or restarted from the frame's values). */
+static void test_rewind_across_an_edit_restores_the_published_frame(void **state) {
+    (void)state;
+    Engine *e = engine_from_source(point_drop_source("rk4"));
+    IssimError err = {0};
+    assert_int_equal(engine_enable_checkpoints(e, 4096, 64 << 20, &err), ISSIM_OK);
+    engine_set_checkpoint_keys(e, 4);
+    int n = engine_var_count(e), z = engine_var_find(e, "ball.pos.z");
+    assert_true(z >= 0);
+    enum { FRAMES = 12, TARGET = 6, EDIT_AT = 10 }; /* keys at 0, 4, 8: frame 6 replays */
+    double t[FRAMES], published[FRAMES][64];
+    assert_true(n <= 64);
+    for (int i = 0; i < FRAMES; i++) {
+        if (i == EDIT_AT)
+            assert_int_equal(engine_apply_edit(e, "universe.gravity", "0 0 -100", &err), ISSIM_OK);
+        assert_int_equal(engine_step(e, &err), ISSIM_OK);
+        engine_checkpoint(e);
+        t[i] = engine_time(e);
+        engine_write_vars(e, published[i]);
+    }
+    assert_int_equal(engine_restore_vars(e, t[TARGET], published[TARGET], &err), ISSIM_OK);
+    double now[64];
+    engine_write_vars(e, now);
+    assert_true(engine_time(e) == t[TARGET]);
+    /* one frame of -100 m/s^2 instead of -9.81 would move it by 0.5 * 90 * (1e-3)^2 = 45 um */
+    assert_near(now[z], published[TARGET][z], 1e-12);
+    engine_destroy(e);
 }
 
 static void test_rewind_mid_impact_bit_identical_bdf(void **state) {
@@ -770,6 +803,7 @@ int main(void) {
         cmocka_unit_test(test_rewind_mid_impact_bit_identical_rk4),
         cmocka_unit_test(test_rewind_mid_impact_bit_identical_bdf),
         cmocka_unit_test(test_rewind_between_keys_replays_bit_identical),
+        cmocka_unit_test(test_rewind_across_an_edit_restores_the_published_frame),
         cmocka_unit_test(test_rewind_without_checkpoint_restarts_history),
         cmocka_unit_test(test_rewind_shaped_contact_keeps_ids_and_memory),
         cmocka_unit_test(test_resolve_scratch_settles),

@@ -58,7 +58,9 @@ static void test_tab_commits_and_moves_on(void **state) {
 static void test_letters_after_a_panel_click_are_no_shortcuts(void **state) {
     (void)state;
     char out[GUI_OUTPUT_MAX];
-    /* A click on the panel beside the fields (a missed click), then "bar.vel" and space. */
+    /* A click on the panel beside the fields (a missed click), then "bar.vel" and space. The
+     * clock at the speed factor: point_drop's slow motion at impacts is off, or the 0.3 s
+     * waited over its impact at 0.319 s would show 2 ms of it. */
     const char *script = "wait_sim 0.2\nselect bar\nframes 3\n"
                          "mouse_move 170 240\nframes 2\nclick 170 240\nframes 2\nprint_state\n"
                          "key b\nframes 1\nkey a\nframes 1\nkey r\nframes 1\nkey .\nframes 1\n"
@@ -67,9 +69,9 @@ static void test_letters_after_a_panel_click_are_no_shortcuts(void **state) {
                          /* a click in the view gives the shortcuts back */
                          "mouse_move 640 200\nframes 2\nclick 640 200\nframes 2\nkey r\n"
                          "frames 3\nprint_state\n";
-    assert_int_equal(
-        run_issim_script(test_source_path("scenes/point_drop.lua"), "", script, out, sizeof out),
-        0);
+    assert_int_equal(run_issim_script(test_source_path("scenes/point_drop.lua"),
+                                      "--set universe.slow_motion=0", script, out, sizeof out),
+                     0);
     const char *before = require_line(out, "state ", 0), *after = require_line(out, "state ", 1);
     print_message("t %.3f -> %.3f\n", field(before, "state t="), field(after, "state t="));
     assert_true(field(after, "state t=") > field(before, "state t=") + 0.2);
@@ -161,13 +163,15 @@ static void test_clicks_within_one_slow_frame(void **state) {
     (void)state;
     char out[GUI_OUTPUT_MAX];
     /* Step (S) twice in one frame at 5 fps: two output steps; then a double-click on
-     * box_on_plane (the launcher's sixth name) within one frame opens it. */
+     * box_on_plane (the launcher's sixth name) within one frame opens it. Slow motion off:
+     * point_drop's first impact falls at 0.32 s, and a pause inside its window stops the
+     * display between output steps, so the first step only reaches the next one. */
     const char *script = "wait_sim 0.1\npause\nframes 2\nprint_state\nfps 5\n"
                          "mouse_move 1067 80\nframes 2\nclicks 2 1067 80\nframes 4\nprint_state\n"
                          "mouse_move 60 184\nframes 2\nclicks 2 60 184\nframes 4\n";
-    assert_int_equal(
-        run_issim_script(test_source_path("scenes/point_drop.lua"), "", script, out, sizeof out),
-        0);
+    assert_int_equal(run_issim_script(test_source_path("scenes/point_drop.lua"),
+                                      "--set universe.slow_motion=0", script, out, sizeof out),
+                     0);
     double t0 = field(require_line(out, "state ", 0), "state t=");
     double t1 = field(require_line(out, "state ", 1), "state t=");
     print_message("two steps: %.4f -> %.4f\n", t0, t1);

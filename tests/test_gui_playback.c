@@ -14,11 +14,15 @@
  *  - a video in simulated time at 100x slow motion: one frame per 1/3000 s of simulated time,
  *    each with the time written in its top left corner;
  *  - the panel's controls clicked with the mouse: the slow-motion box ticked, "Pause at next
- *    contact" pressed, the clock stops at the impact. */
+ *    contact" pressed, the clock stops at the impact;
+ *  - the branches preference is kept across sessions in the config folder (the tests' own: a
+ *    user's or another test's choice never reaches them), and a file naming no policy is
+ *    reported and leaves "ask". */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "test_display_util.h"
 
@@ -221,14 +225,18 @@ static void test_branch_asks(void **state) {
 }
 
 /* The same through the panel with the mouse: the "slow motion at impacts" box ticked and "Pause
- * at next contact" pressed by clicks (their places read in a first run; the layout is the same
- * in a second while paused at the start, before any impact is known). */
+ * at next contact" pressed by clicks (their places read in a first run, where point_drop opens
+ * with the box ticked at its scene's 1/2000; the second starts it unticked, and its layout is
+ * the same while paused at the start, before any impact is known). */
 static void test_controls_clicked(void **state) {
     (void)state;
     static char out[GUI_OUTPUT_MAX];
     assert_int_equal(run_issim_script("scenes/point_drop.lua", NULL,
                                       "pause\nframes 5\nprint_playback\nquit\n", out, sizeof out),
                      0);
+    Playback opened = parse_playback(out, 0);
+    assert_near(opened.slow_rate, 5e-4, 1e-12); /* universe.slow_motion of point_drop.lua */
+    assert_near(opened.window, 5e-4, 1e-12);
     double p[4], b[4];
     const char *rects = require_line(out, "playback_rects ", 0);
     char measured[256], clicked[256];
@@ -246,7 +254,9 @@ static void test_controls_clicked(void **state) {
              "mouse_move %d %d\nframes 2\nclick %d %d\nframes 2\nprint_playback\n"
              "run\nwait_paused\nframes 2\nprint_playback\nquit\n",
              bx, by, bx, by, px, py, px, py);
-    assert_int_equal(run_issim_script("scenes/point_drop.lua", NULL, script, out, sizeof out), 0);
+    assert_int_equal(run_issim_script("scenes/point_drop.lua", "--set universe.slow_motion=0",
+                                      script, out, sizeof out),
+                     0);
     /* the layout clicked is the one measured */
     const char *now = require_line(out, "playback_rects ", 0);
     snprintf(clicked, sizeof clicked, "%.*s", (int)strcspn(now, "\n"), now);
@@ -293,7 +303,7 @@ static void test_slow_motion_video_with_time(void **state) {
     const char *still = test_temp_path("_slow_frame.png");
     char script[1024];
     snprintf(script, sizeof script,
-             "wait_sim 0.3\nvideo_start %s sim 100\nframes 60\n"
+             "wait_sim 0.3\nvideo_start %s sim 100\nframes 61\n"
              "video_stop\nprint_playback\nquit\n",
              video);
     assert_int_equal(run_issim_script("scenes/point_drop.lua", NULL, script, out, sizeof out), 0);
@@ -331,7 +341,58 @@ static void test_slow_motion_video_with_time(void **state) {
     assert_true(black > 1000);
 }
 
+static const char *policy_of(const char *out, int nth) {
+    const char *line = find_line(out, "playback ", nth);
+    assert_non_null(line);
+    const char *at = strstr(line, " policy=");
+    assert_non_null(at);
+    return at + strlen(" policy=");
+}
+
+static void test_branch_preference_kept(void **state) {
+    (void)state;
+    static char out[GUI_OUTPUT_MAX];
+    char path[1024];
+    snprintf(path, sizeof path, "%s/issim/branches", getenv("XDG_CONFIG_HOME"));
+    remove(path);
+    /* never chosen: ask; chosen in one session... */
+    assert_int_equal(run_issim_script("scenes/point_drop.lua", NULL,
+                                      "print_playback\nbranch_policy original\nquit\n", out,
+                                      sizeof out),
+                     0);
+    assert_int_equal(strncmp(policy_of(out, 0), "ask ", 4), 0);
+    /* ...the next starts with it, and answers a branch without asking */
+    assert_int_equal(run_issim_script("scenes/point_drop.lua", NULL,
+                                      "print_playback\nwait_sim 0.16\npause\nseek 0.15\nframes 2\n"
+                                      "set universe.gravity 0 0 -5\nwait_edits\nseek 0.05\n"
+                                      "frames 2\nrun\nframes 3\nprint_playback\nquit\n",
+                                      out, sizeof out),
+                     0);
+    assert_int_equal(strncmp(policy_of(out, 0), "original ", 9), 0);
+    assert_non_null(require_line(out, "branch ask ", 0));
+    assert_non_null(require_line(out, "branch from=original", 0));
+    assert_int_equal(parse_playback(out, 1).asking, 0);
+    /* a file naming no policy: said, and asking */
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("sideways\n", f);
+    fclose(f);
+    assert_int_equal(run_issim_script("scenes/point_drop.lua", "2>&1", "print_playback\nquit\n",
+                                      out, sizeof out),
+                     0);
+    assert_int_equal(strncmp(policy_of(out, 0), "ask ", 4), 0);
+    assert_non_null(strstr(out, "'sideways' is not a branches preference (ask, scrub, original)"));
+    remove(path);
+}
+
 int main(void) {
+    /* the preference scripts set (branch_policy) is kept in this folder, not the user's */
+    const char *config = test_temp_path(".config");
+    if (mkdir(config, 0755) != 0) {
+        perror(config);
+        return 1;
+    }
+    setenv("XDG_CONFIG_HOME", config, 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slow_motion_around_the_impact),
         cmocka_unit_test(test_pause_at_next_contact),
@@ -340,6 +401,7 @@ int main(void) {
         cmocka_unit_test(test_branch_asks),
         cmocka_unit_test(test_slow_motion_video_with_time),
         cmocka_unit_test(test_controls_clicked),
+        cmocka_unit_test(test_branch_preference_kept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,8 @@
 /* The script commands come from one table (src/display/app_script.c, COMMANDS): `help` prints
  * every row with its help, docs/user-guide.md lists the same commands, an unknown command names
- * the table's nearest rows, and a command without its arguments fails. */
+ * the table's nearest rows, a command without its arguments fails, and the panels' requests
+ * run through the same rows (`trace` shows a click on a panel control as the table's command,
+ * asked by the GUI, with the effect the script's command has). */
 #include "test_display_util.h"
 
 #define MAX_COMMANDS 128
@@ -111,10 +113,69 @@ static void test_unknown_and_incomplete_commands_fail(void **state) {
     assert_non_null(strstr(out, ":2: script command failed: open"));
 }
 
+/* The slow-motion box and "Pause at next contact" clicked in the panel run the table's
+ * slow_motion and pause_at_contact (their places read in a first run, as test_gui_playback
+ * does), and the S key the table's step, traced as asked by the GUI; the script's own commands
+ * are traced as the script's. */
+static void test_panel_requests_run_the_table(void **state) {
+    (void)state;
+    static char out[GUI_OUTPUT_MAX];
+    const char *scene = test_source_path("scenes/point_drop.lua");
+    /* point_drop opens in slow motion: off, so the click turns it on at the panel's rate */
+    const char *unticked = "--set universe.slow_motion=0";
+    assert_int_equal(run_issim_script(scene, unticked, "pause\nframes 5\nprint_playback\nquit\n",
+                                      out, sizeof out),
+                     0);
+    double p[4], b[4];
+    const char *rects = require_line(out, "playback_rects ", 0);
+    assert_int_equal(sscanf(rects, "playback_rects pause %lf %lf %lf %lf slow %lf %lf %lf %lf",
+                            &p[0], &p[1], &p[2], &p[3], &b[0], &b[1], &b[2], &b[3]),
+                     8);
+    assert_true(p[2] > 0 && b[2] > 0);
+    int px = (int)(p[0] + p[2] / 2), py = (int)(p[1] + p[3] / 2);
+    int bx = (int)(b[0] + b[3] / 2), by = (int)(b[1] + b[3] / 2); /* the box, not its label */
+    char script[1024];
+    snprintf(script, sizeof script,
+             "trace\npause\nframes 5\nkey s\nframes 2\n"
+             "mouse_move %d %d\nframes 2\nclick %d %d\nframes 2\n"
+             "mouse_move %d %d\nframes 2\nclick %d %d\nframes 2\nprint_playback\n"
+             "trace off\nprint_playback\nquit\n",
+             bx, by, bx, by, px, py, px, py);
+    assert_int_equal(run_issim_script(scene, unticked, script, out, sizeof out), 0);
+    assert_non_null(strstr(out, "\nran pause (script)\n"));
+    /* the view's shortcut is the table's command too */
+    assert_non_null(strstr(out, "\nran key s (script)\nran step (gui)\n"));
+    const char *slow = require_line(out, "ran slow_motion ", 0);
+    double rate = 0.0, window = 0.0;
+    char who[16] = "";
+    assert_int_equal(sscanf(slow, "ran slow_motion %lf %lf (%15[a-z])", &rate, &window, who), 3);
+    assert_string_equal(who, "gui");
+    assert_near(rate, 1e-3, 1e-9); /* the panel's default rate (a float) */
+    assert_non_null(strstr(out, "\nran pause_at_contact (gui)\n"));
+    assert_non_null(strstr(out, "\nran print_playback (script)\n"));
+    assert_non_null(strstr(out, "\nran trace off (script)\n"));
+    assert_null(find_line(out, "ran quit", 0)); /* traced no more */
+    /* what the commands did: the rate set and the pause armed */
+    const char *armed = require_line(out, "playback ", 0);
+    double shown_rate = -1.0;
+    int is_armed = -1;
+    const char *at = strstr(armed, "slow_rate=");
+    assert_non_null(at);
+    assert_int_equal(sscanf(at, "slow_rate=%lf", &shown_rate), 1);
+    at = strstr(armed, "armed=");
+    assert_non_null(at);
+    assert_int_equal(sscanf(at, "armed=%d", &is_armed), 1);
+    print_message("clicked: ran slow_motion %g %g (gui), pause_at_contact (gui); armed=%d\n", rate,
+                  window, is_armed);
+    assert_near(shown_rate, rate, 1e-9); /* printed with 6 digits */
+    assert_int_equal(is_armed, 1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_help_and_guide_list_the_table),
         cmocka_unit_test(test_unknown_and_incomplete_commands_fail),
+        cmocka_unit_test(test_panel_requests_run_the_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

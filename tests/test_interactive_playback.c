@@ -12,7 +12,10 @@
  *  - "pause at next contact" stops the clock exactly at the impact and pauses it;
  *  - a rewind (a seek back and a reset) drops the impacts after the instant and finds them
  *    again at the same times;
- *  - universe.playback_speed and slow_motion set the clock when the session starts. */
+ *  - universe.playback_speed and slow_motion set the clock when the session starts;
+ *  - the scenes whose point is an impact open with slow motion on, slow enough that their first
+ *    impact's contact (measured by a headless run) lasts a quarter second or more on screen and
+ *    short enough to lie within the window. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,6 +227,32 @@ static void test_scene_playback_settings(void **state) {
     assert_non_null(strstr(err.message, "1"));
 }
 
+static void test_impact_scenes_open_in_slow_motion(void **state) {
+    (void)state;
+    static const struct {
+        const char *scene;
+        double until; /* s: past the first impact's end */
+    } scenes[] = {{"scenes/point_drop.lua", 0.4},       {"scenes/bar_drop_horizontal.lua", 0.4},
+                  {"scenes/bar_drop_angle.lua", 0.01},  {"scenes/bar_drop_map.lua", 0.01},
+                  {"scenes/spheres_flat_map.lua", 0.2}, {"scenes/spheres_transient_maps.lua", 0.2}};
+    for (size_t k = 0; k < sizeof scenes / sizeof scenes[0]; k++) {
+        TestRun *run = test_run_scene(scenes[k].scene, &(TestRunOptions){.until = scenes[k].until});
+        double rate, window;
+        sim_slow_motion(run->sim, &rate, &window);
+        const SimImpact *first = &run->summary.impacts[0];
+        double contact = first->t_end - first->t_begin;
+        print_message("%s: speed %g, slow motion %g within %g s; first impact at %.6f s, "
+                      "contact %.4g ms, %.2f s on screen\n",
+                      scenes[k].scene, sim_speed(run->sim), rate, window, first->t_begin,
+                      1e3 * contact, contact / rate);
+        assert_true(run->summary.impact_count >= 1);
+        assert_true(rate > 0.0 && rate < sim_speed(run->sim));
+        assert_true(contact <= window);
+        assert_true(contact / rate >= 0.25);
+        test_run_free(run);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_law_outside_and_inside_windows),
@@ -236,6 +265,7 @@ int main(void) {
                                         test_threads_teardown),
         cmocka_unit_test_setup_teardown(test_scene_playback_settings, test_threads_setup,
                                         test_threads_teardown),
+        cmocka_unit_test(test_impact_scenes_open_in_slow_motion),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "issim/engine.h"
+#include "issim/engine_stats.h"
 #include "issim/io.h"
 #include "issim/registry.h"
 #include "issim/sim.h"

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "issim/engine.h"
+#include "issim/engine_stats.h"
 #include "issim/engine_diagnostics.h"
 #include "issim/io.h"
 #include "support/testutil.h"

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "issim/engine_stats.h"
 #include "issim/haptics_servo.h"
 #include "issim/sim.h"
 #include "testutil.h"

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "issim/engine.h"
+#include "issim/engine_stats.h"
 #include "support/testutil.h"
 
 static const char witness[] =

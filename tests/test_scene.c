@@ -339,8 +339,9 @@ static void test_schema_error_lines(void **state) {
                                 "  },\n"                                             /* 10 */
                                 "}\n";
     assert_int_equal(load_fail("neg.lua", negative_mass, NULL, &err), ISSIM_ERR_RANGE);
-    assert_string_equal(err.message,
-                        "neg.lua:8: bar.mass: -1 kg is out of range: must be >= 1e-09");
+    assert_string_equal(
+        err.message,
+        "neg.lua:8: bar.mass: -1 kg is out of range: must be >= 1e-09 (range [1e-09, 1e+09] kg)");
 
     /* The key before the name, a comment and a string that look like keys, nested things. */
     const char *nested = "return {\n"                                        /* 1 */
@@ -355,8 +356,8 @@ static void test_schema_error_lines(void **state) {
                          "  },\n"                                            /* 10 */
                          "}\n";
     load_fail("nested.lua", nested, NULL, &err);
-    assert_string_equal(err.message,
-                        "nested.lua:7: arm.link.mass: 0 kg is out of range: must be >= 1e-09");
+    assert_string_equal(err.message, "nested.lua:7: arm.link.mass: 0 kg is out of range: must be "
+                                     ">= 1e-09 (range [1e-09, 1e+09] kg)");
 
     /* Unknown key: named, with the known ones, on its line. */
     load_fail("unknown.lua",

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "issim/engine.h"
+#include "issim/engine_stats.h"
 #include "issim/engine_diagnostics.h"
 #include "issim/io.h"
 #include "testutil.h"

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "issim/engine.h"
+#include "issim/engine_stats.h"
 #include "issim/io.h"
 #include "testutil.h"
 

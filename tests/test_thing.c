@@ -28,12 +28,12 @@ static ThingId add(ThingDb *db, const char *name, ThingKind kind, ThingId parent
 static void test_kind_names(void **state) {
     (void)state;
     for (int k = 0; k < THING_KIND_COUNT; k++) {
-        ThingKind parsed;
-        assert_true(thing_kind_parse(thing_kind_name((ThingKind)k), &parsed));
-        assert_int_equal(parsed, k);
+        assert_int_equal(
+            vocabulary_parse(thing_kind_names, THING_KIND_COUNT, thing_kind_name((ThingKind)k)), k);
     }
-    ThingKind parsed;
-    assert_false(thing_kind_parse("bdy", &parsed));
+    assert_int_equal(vocabulary_parse(thing_kind_names, THING_KIND_COUNT, "bdy"), -1);
+    assert_int_equal(vocabulary_parse(thing_kind_names, THING_KIND_COUNT, NULL), -1);
+    assert_string_equal(vocabulary_name(thing_kind_names, THING_KIND_COUNT, THING_KIND_COUNT), "?");
     assert_string_equal(thing_kind_name(THING_RIGID_BODY), "body");
 }
 
@@ -286,7 +286,8 @@ static void test_validation_messages(void **state) {
     const PropDef *mass = def_of(THING_RIGID_BODY, "mass");
     PropValue v = prop_real(-1);
     assert_int_equal(prop_validate(mass, &v, &err), ISSIM_ERR_RANGE);
-    assert_string_equal(err.message, "mass = -1 kg is out of range: must be >= 1e-09");
+    assert_string_equal(err.message,
+                        "mass = -1 kg is out of range: must be >= 1e-09 (range [1e-09, 1e+09] kg)");
     v = prop_real(0);
     assert_int_equal(prop_validate(mass, &v, &err), ISSIM_ERR_RANGE);
     assert_contains(err.message, "must be >= 1e-09");
@@ -355,7 +356,8 @@ static void test_validation_messages(void **state) {
     ThingId bar = add(db, "bar", THING_RIGID_BODY, thing_id_null());
     add(db, "floor", THING_FIXED_OBSTACLE, thing_id_null());
     assert_int_equal(thingdb_set_text(db, "bar.mass", "-1", false, &err), ISSIM_ERR_RANGE);
-    assert_string_equal(err.message, "bar.mass: -1 kg is out of range: must be >= 1e-09");
+    assert_string_equal(
+        err.message, "bar.mass: -1 kg is out of range: must be >= 1e-09 (range [1e-09, 1e+09] kg)");
     assert_near(thing_real(db, bar, "mass"), 1, 0); /* old value kept */
     assert_int_equal(thingdb_set_text(db, "bar.mass", "nan", false, &err), ISSIM_ERR_RANGE);
     assert_contains(err.message, "bar.mass: nan kg is not a finite number");
@@ -560,33 +562,65 @@ static void test_docs_match_schema(void **state) {
     }
 }
 
-/* The contact module's pair properties (contact_pair_add_props) have their rows too, in the same
- * format. With ISSIM_PRINT_DOC_ROWS=1 in the environment the expected rows are printed instead
- * (to regenerate the table). */
+/* The rows of docs/scene-format.md's contact table, up to its blank line: the text after the
+ * header that follows `intro` (static storage). */
+static const char *doc_table_rows(const char *text, const char *intro, size_t *length) {
+    static const char header_rule[] = "|---|---|---|---|---|---|---|\n";
+    const char *at = strstr(text, intro);
+    if (!at)
+        fail_msg("docs/scene-format.md lacks \"%s\"", intro);
+    const char *rows = strstr(at, header_rule);
+    if (!rows)
+        fail_msg("docs/scene-format.md: no table after \"%s\"", intro);
+    rows += strlen(header_rule);
+    const char *end = strstr(rows, "\n\n");
+    *length = end ? (size_t)(end + 1 - rows) : strlen(rows);
+    return rows;
+}
+
+/* The contact module's pair properties (contact_pair_add_props, from the models' declarations)
+ * are exactly the rows of their table, in the same format and order: a declaration without its
+ * row and a row without its declaration both fail. With ISSIM_PRINT_DOC_ROWS=1 in the
+ * environment the expected rows are printed instead (to regenerate the table). */
 static void test_docs_match_contact_pair_props(void **state) {
     (void)state;
     ThingDb *db = thingdb_create();
     IssimError err = {0};
     ThingId pair = thingdb_add(db, "pair", THING_CONTACT_PAIR, thing_id_null(), &err);
     assert_int_equal(contact_pair_add_props(db, pair, &err), ISSIM_OK);
-    const char *text = scene_format_text();
-    bool print = getenv("ISSIM_PRINT_DOC_ROWS") != NULL;
+    static char expected[1 << 16];
+    size_t used = 0;
     int checked = 0;
     for (int i = 0; i < thing_prop_count(db, pair); i++) {
         const PropDef *d = thing_prop_def(db, pair, i);
         if (strcmp(d->name, "material_a") == 0 || strcmp(d->name, "material_b") == 0)
             continue; /* the standard schema's rows, checked above */
+        assert_non_null(contact_param_decl(d->name));
         char row[1536];
         doc_row(d, row, sizeof row);
-        if (print)
-            printf("%s\n", row);
-        else if (!strstr(text, row))
-            fail_msg("docs/scene-format.md lacks the row of contact.%s; expected:\n%s", d->name,
-                     row);
+        used += (size_t)snprintf(expected + used, sizeof expected - used, "%s\n", row);
         checked++;
     }
-    assert_true(checked >= 20);
+    assert_true(used < sizeof expected);
     thingdb_destroy(db);
+    assert_true(checked >= 20);
+    if (getenv("ISSIM_PRINT_DOC_ROWS")) {
+        fputs(expected, stdout);
+        return;
+    }
+    size_t length;
+    const char *rows = doc_table_rows(
+        scene_format_text(), "The contact module's properties of a contact pair,", &length);
+    if (length != used || memcmp(rows, expected, used) != 0) {
+        size_t same = 0;
+        while (same < used && same < length && rows[same] == expected[same])
+            same++;
+        while (same > 0 && expected[same - 1] != '\n')
+            same--;
+        fail_msg("docs/scene-format.md's contact table differs from the declarations at:\n"
+                 "%.300s\nexpected:\n%.300s",
+                 rows + same, expected + same);
+    }
 }
 
 int main(void) {

@@ -12,9 +12,12 @@
  * A model declares whether it needs a fixed step (contact maps: the map's sampling period) and
  * a time scale, so the engine can warn when a fixed step is too coarse.
  *
- * Parameters live in the thing database as properties of the contact-pair thing (physical units:
- * N/m, N s/m, ...). contact_params_from_thing() reads them into a ContactParams struct once per
- * (re)build; the engine passes that struct to the model.
+ * Each model declares the parameters it reads (ContactModelClass.params: name, unit, range,
+ * default, description), besides the ones every pair has (contact_common_params). The
+ * declarations become properties of the contact-pair thing (contact_pair_add_props), so the scene
+ * schema, validation, the property editor and docs/scene-format.md's table follow them;
+ * contact_params_from_thing() reads them into a ContactParams struct once per (re)build; the
+ * engine passes that struct to the model.
  *
  * Threading: models are pure code plus caller-owned parameter and history structs; the engine
  * thread calls them. Nothing here is shared.
@@ -52,7 +55,6 @@ typedef enum ContactResolverKind {
 /* "force_law", "complementarity", "reduced" (thing.h, "Vocabularies"). */
 extern const char *const contact_resolver_names[];
 const char *contact_resolver_name(ContactResolverKind kind);
-bool contact_resolver_parse(const char *text, ContactResolverKind *out);
 
 /* Which solver resolves a complementarity island (the pair's "solver" property, live): auto
  * takes a direct solver for small islands and PGS above (engine_complementarity_for,
@@ -71,7 +73,6 @@ typedef enum ContactSolverKind {
 /* "auto", "pgs", "reference", "lemke", "fischer_newton". */
 extern const char *const contact_solver_names[];
 const char *contact_solver_name(ContactSolverKind kind);
-bool contact_solver_parse(const char *text, ContactSolverKind *out);
 
 /* A pair's "damping_from": where the normal damping b comes from. */
 typedef enum ContactDampingFrom {
@@ -81,7 +82,6 @@ typedef enum ContactDampingFrom {
 } ContactDampingFrom;
 extern const char *const contact_damping_from_names[];
 const char *contact_damping_from_name(ContactDampingFrom from);
-bool contact_damping_from_parse(const char *text, ContactDampingFrom *out);
 
 /* A pair's "smooth_friction": the smooth contact's friction law (002 4.4). */
 typedef enum ContactSmoothFriction {
@@ -91,7 +91,6 @@ typedef enum ContactSmoothFriction {
 } ContactSmoothFriction;
 extern const char *const contact_smooth_friction_names[];
 const char *contact_smooth_friction_name(ContactSmoothFriction friction);
-bool contact_smooth_friction_parse(const char *text, ContactSmoothFriction *out);
 
 /* A pair's "map_node": which map nodes give a contact's response (contact_map_choose). */
 typedef enum ContactMapNodeChoice {
@@ -101,10 +100,15 @@ typedef enum ContactMapNodeChoice {
 } ContactMapNodeChoice;
 extern const char *const contact_map_node_choice_names[];
 const char *contact_map_node_choice_name(ContactMapNodeChoice choice);
-bool contact_map_node_choice_parse(const char *text, ContactMapNodeChoice *out);
 
-/* Parameters of every model (the union of the contact-pair properties). Derived values (the
- * last group) are computed by contact_params_derive() from the others. */
+/* Room for the declared parameters of a registered model (ContactParams.model_values). */
+#define CONTACT_MODEL_VALUES_MAX 4
+
+/* Parameters of every built-in model: the members the declarations (ContactParamDecl.offset)
+ * name, filled by contact_params_from_thing; a registered model's own are in model_values.
+ * Derived values (the last group) are computed by contact_params_derive() from the others.
+ * Written by contact_params_from_thing (the engine, at a build or an edit) and, for damping and
+ * the maps, by the engine per contact; read by the models. */
 typedef struct ContactParams {
     ContactModelKind model;
     ContactResolverKind resolver; /* the pair's "resolver" property */
@@ -142,6 +146,10 @@ typedef struct ContactParams {
     ContactMapRule map_rule;
     ContactMapConvolution map_convolution;
     bool map_interpolate;
+    /* The declared real parameters of a model registered outside this module (a plug-in, a
+     * test), which has no member here: its declaration's model_value index (ContactParamDecl),
+     * filled for the pair's own model only. */
+    double model_values[CONTACT_MODEL_VALUES_MAX];
     /* Derived */
     double if_factor;   /* internal friction dissipation factor f (004 eq. 4.83 / D.170) */
     double hc_lambda;   /* Hunt-Crossley lambda = 3/2 alpha k (000 eq. 2.17) */
@@ -222,10 +230,35 @@ enum {
     CONTACT_EVENT_EQUILIBRIUM = 1 << 1, /* the body may sleep (004 4.8.5) */
 };
 
+/* Where a declared parameter's value goes when contact_params_from_thing reads a pair. */
+typedef enum ContactParamStore {
+    CONTACT_PARAM_MEMBER,      /* the real, bool or enum at `offset` in ContactParams */
+    CONTACT_PARAM_FLAG,        /* the bool at `offset`: the enum's value equals `index` */
+    CONTACT_PARAM_MODEL_VALUE, /* real: ContactParams.model_values[index], read only when the
+                                  pair's model is the declaring class (registered models) */
+    CONTACT_PARAM_UNSTORED,    /* read from the pair thing by its user (smooth start coords) */
+} ContactParamStore;
+
+/* One parameter a contact model declares (as mjpPlugin declares its attributes): the pair
+ * property it becomes (name, type, unit, range, default, description, mutability: the schema,
+ * validation, the property editor and docs/scene-format.md's table all read this) and where
+ * contact_params_from_thing stores its value. Declarations are static and shared: two models
+ * reading one parameter list the same declaration. */
+typedef struct ContactParamDecl {
+    PropDef prop;
+    ContactParamStore store;
+    size_t offset; /* MEMBER, FLAG: offsetof(ContactParams, member) */
+    int index;     /* FLAG: the enum value meaning true; MODEL_VALUE: the model_values slot */
+} ContactParamDecl;
+
 typedef struct ContactModelClass {
     const char *name; /* enum name in scenes: "spring_damper" */
     const char *description;
     const char *source; /* seed section and equations */
+    /* The parameters the model reads beyond the pair's common ones (contact_common_params),
+     * Borrowed, static; each becomes a property of every contact pair. */
+    const ContactParamDecl *const *params;
+    int param_count;
     ContactForce (*force)(const ContactParams *p, const ContactHistory *h,
                           const ContactKinematics *k);
     void (*begin)(const ContactParams *p, ContactHistory *h, const ContactKinematics *k);
@@ -266,13 +299,15 @@ typedef struct ContactModelClass {
 
 /* Borrowed table entry (built-in or registered), NULL for an unknown kind. */
 const ContactModelClass *contact_model_class(ContactModelKind kind);
-/* Registers a model class (the extension point for models outside this module: the contact
- * map, plug-ins, tests) and returns its kind in *kind. The class must stay valid for the
- * process's lifetime (Borrowed). Its name becomes a value of every contact pair's "model"
- * property created afterwards. ISSIM_ERR_INVALID for a missing hook (force, begin, commit,
- * fixed_step, time_scale, potential) or a name already taken, ISSIM_ERR_RANGE when the table
- * is full. Registering the same class again returns its kind. Thread: set-up only, before any
- * scene is loaded or thread started. */
+/* Registers a model class (the extension point for models outside this module: plug-ins,
+ * tests) and returns its kind in *kind. The class must stay valid for the process's lifetime
+ * (Borrowed). Its name becomes a value of every contact pair's "model" property, and its
+ * declared parameters properties of every pair, created afterwards. ISSIM_ERR_INVALID for a
+ * missing hook (force, begin, commit, fixed_step, time_scale, potential), a name already taken,
+ * or a parameter declaration that is unusable (no name, a default outside its range, a store
+ * other than MODEL_VALUE, a slot past CONTACT_MODEL_VALUES_MAX, a name another declaration
+ * has); ISSIM_ERR_RANGE when the table is full. Registering the same class again returns its kind.
+ * Thread: set-up only, before any scene is loaded or thread started. */
 IssimStatus contact_model_register(const ContactModelClass *cls, ContactModelKind *kind,
                                    IssimError *err);
 /* Number of kinds (built-in and registered). */
@@ -282,8 +317,16 @@ bool contact_model_parse(const char *name, ContactModelKind *out);
 /* Names of all models, for the "model" enum property (static storage). */
 const char *const *contact_model_names(int *count);
 
-/* Adds the contact-pair properties (model and every model's parameters, with units, ranges,
- * defaults) to a THING_CONTACT_PAIR thing. Scene loading calls it before setting values. */
+/* The parameters every pair has whatever its model (model, resolver, solver, stiffness,
+ * restitution, damping, friction, smooth-contact settings): the ones before the models' own
+ * (*head_count) and after them (*tail_count), in property order. Static storage. */
+const ContactParamDecl *const *contact_common_params(int *head_count, int *tail_count);
+/* The declaration behind a pair property named `name` (common or any model's), or NULL. */
+const ContactParamDecl *contact_param_decl(const char *name);
+
+/* Adds the contact-pair properties to a THING_CONTACT_PAIR thing, from the declarations: the
+ * common head, every model's own parameters (each once, in model order), the common tail.
+ * Scene loading calls it before setting values. */
 IssimStatus contact_pair_add_props(ThingDb *db, ThingId pair, IssimError *err);
 /* Reads a pair's properties. reduced_mass is the pair's reduced mass (kg), used to derive the
  * damping from the restitution when damping_from = "restitution". */

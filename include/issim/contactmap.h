@@ -134,7 +134,6 @@ typedef enum ContactMapRule {
 /* "trapezoid", "endpoint": a contact pair's map_quadrature (thing.h, "Vocabularies"). */
 extern const char *const contact_map_rule_names[];
 const char *contact_map_rule_name(ContactMapRule rule);
-bool contact_map_rule_parse(const char *text, ContactMapRule *out);
 /* w_0 ... w_{N-1} of node for rule (N values; Borrowed). */
 const double *contact_map_history_weights(const ContactMap *map, int node, ContactMapRule rule);
 
@@ -156,7 +155,6 @@ typedef enum ContactMapConvolution {
 /* "auto", "direct", "fft": a contact pair's map_convolution. */
 extern const char *const contact_map_convolution_names[];
 const char *contact_map_convolution_name(ContactMapConvolution kind);
-bool contact_map_convolution_parse(const char *text, ContactMapConvolution *out);
 #define CONTACT_MAP_FFT_FROM 256
 
 typedef struct ContactMapSource {

@@ -123,4 +123,17 @@ void issim_nearest_offer(IssimNearest *nearest, const char *name);
 /* Writes "a, b or c" (the kept names), "" when none; returns how many were kept. */
 int issim_nearest_format(const IssimNearest *nearest, char *out, size_t size);
 
+/* ===== Vocabularies =====
+ * Every enum-valued setting has a name table indexed by its enum (what scenes and the command
+ * line spell; thing.h, "Vocabularies"). These three serve every table, whatever module owns it.
+ * Thread: any (the tables are constant). */
+
+/* The index of name among table[0 .. count-1], or -1 (unknown or NULL name). */
+int vocabulary_parse(const char *const *table, int count, const char *name);
+/* table[value], or "?" for a value out of range. */
+const char *vocabulary_name(const char *const *table, int count, int value);
+/* The names comma-separated ("bdf, adams, rk4") into buf, truncated to size, for messages
+ * that list what is accepted. */
+void vocabulary_list(const char *const *table, int count, char *buf, size_t size);
+
 #endif

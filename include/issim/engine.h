@@ -264,6 +264,24 @@ IssimStatus engine_set_applied_wrench(Engine *engine, EngineBodyId body, Vec3 fo
 
 /* Active contacts now. Returns the count written (<= max). */
 int engine_contact_reports(const Engine *engine, ContactReport *out, int max);
+
+/* One active force-law contact of a body with its model's parameters and history
+ * (engine_contact_models.c): what a reader needs to evaluate the contact's force law itself
+ * between engine steps (the haptic local models, docs/haptics.md). */
+typedef struct EngineContactModelView {
+    uint32_t id;                   /* the contact's id (ContactReport.id) */
+    bool body_is_a;                /* the body asked for is the contact's body a (else b) */
+    const ContactParams *params;   /* Borrowed until the engine's next step or edit */
+    const ContactHistory *history; /* Borrowed as params; history->state: the model's state */
+    ContactKinematics kin;         /* at the engine's time; normal from b into a */
+    Vec3 point;                    /* world contact point */
+    Vec3 other_vel;                /* velocity of the other body's material point at `point` */
+} EngineContactModelView;
+
+/* The active force-law contacts of body (complementarity rows have no force law and are left
+ * out), up to max. Returns the count written; 0 for an invalid id. Thread: engine. */
+int engine_body_contact_models(const Engine *engine, EngineBodyId body, EngineContactModelView *out,
+                               int max);
 /* The world normal (from b to a, as in ContactReport) of the active contact issued `id`; false
  * when no active contact has it. Callable from an event callback: at CONTACT_BEGIN the contact is
  * already active. Thread: engine. */
@@ -313,46 +331,6 @@ typedef struct EngineEnergy {
 } EngineEnergy;
 
 EngineEnergy engine_energy(const Engine *engine);
-
-typedef struct EngineStats {
-    uint64_t steps; /* integrator steps (CVODE internal or RK4) */
-    uint64_t rhs_evals;
-    uint64_t root_events;
-    uint64_t reinits;
-    uint64_t warnings;
-    int awake_bodies;     /* bodies not asleep: integrated, time-stepped or in a pair */
-    uint64_t sleeps;      /* ENGINE_EVENT_SLEEP so far */
-    uint64_t wakes;       /* ENGINE_EVENT_WAKE so far */
-    double sleep_energy;  /* J: kinetic energy removed by putting bodies to sleep (each was slower
-                             than its tolerance), so far */
-    uint64_t fixed_steps; /* RK4 steps taken because an active contact asked for them */
-    uint64_t checkpoints; /* key checkpoints written (the whole state) */
-    uint64_t replayed_frames;  /* output steps replayed by restores between keys */
-    uint64_t restores;         /* restores from a checkpoint (exact) */
-    uint64_t restarts;         /* restores without one (contact histories restarted) */
-    uint64_t state_pool_grows; /* the contact-state pool grew (at an onset) */
-    uint64_t scratch_grows;    /* the per-step scratch took memory (a larger island than before) */
-    uint64_t complementarity_steps; /* time steps of complementarity islands */
-    /* J, so far: kinetic energy the contact energy ledger took out of the bodies' relative motion
-     * so that contacts found overlapping begin at their geometric depth, and elastic energy it let
-     * collision updates add while depth offsets healed (docs/contact-models.md). */
-    double onset_brake_energy, offset_heal_energy;
-    uint64_t complementarity_failures; /* solves the solver reported as failed */
-    /* Velocity passes solved by an iterative (sparse) solver, their iterations (PGS sweeps), and
-     * the largest residual one ended with during the last advance (the solver's own measure:
-     * m/s for PGS; 0 when none ran). */
-    uint64_t complementarity_iterative_solves, complementarity_sweeps;
-    double complementarity_residual;
-    uint64_t reduced_entries, reduced_exits; /* pairs that entered / left reduced form */
-    int islands;                             /* islands of awake bodies at the last advance */
-    int islands_by_resolver[CONTACT_RESOLVER_COUNT];
-    double stage_seconds[ENGINE_STAGE_COUNT]; /* wall time per stage (profile_stages) */
-    /* The collision manager thread's reports (interactive runs): merged, waited for (the
-     * newest merged one was too far behind), and stale (the wait gave up). */
-    uint64_t collision_reports_used, collision_report_waits, collision_reports_stale;
-} EngineStats;
-
-EngineStats engine_stats(const Engine *engine);
 
 /* ===== Equilibrium and sleeping (004 4.8.5, App. C, App. E) =====
  *

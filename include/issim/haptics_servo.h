@@ -21,6 +21,7 @@
 
 #include "issim/core.h"
 #include "issim/haptics_device.h"
+#include "issim/haptics_local.h"
 #include "issim/haptics_pantograph.h"
 #include "issim/haptics_render.h"
 #include "issim/math.h"
@@ -93,6 +94,17 @@ typedef struct HapticHandleState {
        the first): the view draws the proxy's end of the spring from the same frame */
     double frame_t;
     uint64_t proxy_body; /* the coupled proxy: packed EngineBodyId, 0 when none (an id word) */
+    /* local models (haptics_local.h): on, and the impulse the servo has rendered on the handle
+       since it started in world units (force_scale x the handle force after the safety chain,
+       without the texture), N s, over impulse_time s of its clock; the engine applies minus
+       it to the proxy, each step's share at most reaction_limit N (the servo's largest world
+       force) */
+    bool local_models;
+    double track_omega; /* rad/s: the engine's tracking of the proxy (HapticLocalDesc.track_hz),
+                           already multiplied by the fade and ramp-in; 0 with the motors off */
+    HapticVec2 impulse;
+    double impulse_time;
+    double reaction_limit;
 } HapticHandleState;
 
 void haptic_handle_pack(const HapticHandleState *handle, RegistrySlot *slot);
@@ -140,6 +152,9 @@ typedef struct HapticServoStats {
        (negative: the device put out energy the environment never received), and its lowest
        value over the run */
     double passivity_energy, passivity_energy_min;
+    /* local models: the newest block's engine-to-servo latency, publication to copy, us (NAN
+       before the first) */
+    double local_latency_us;
 } HapticServoStats;
 
 void haptic_servo_stats_pack(const HapticServoStats *stats, RegistrySlot *slot);
@@ -170,6 +185,7 @@ typedef struct HapticServoDesc {
     HapticVec2 constant_force; /* N on the handle (tests, bench) */
     HapticPlausibility plausibility;
     HapticPassivity passivity;
+    HapticLocalDesc local; /* the proxy's contacts as local models (off by default) */
 } HapticServoDesc;
 
 HapticServoDesc haptic_servo_desc_default(void);
@@ -213,6 +229,9 @@ HapticServoStats haptic_servo_stats(const HapticServo *servo);
  * constant + local surfaces, without the joint-space texture; HapticHandleState.force has the force
  * the motors are commanded with), N. Thread: servo, or after stop. */
 HapticVec2 haptic_servo_force(const HapticServo *servo);
+/* The servo's copy of the local models (arrivals, latencies), or NULL when they are off.
+ * Borrowed. Thread: servo, or after stop. */
+const HapticLocalSet *haptic_servo_local_models(const HapticServo *servo);
 /* HAPTIC_LIMIT_* of the last period (HapticHandleState.limits). Thread: servo, or after stop. */
 unsigned haptic_servo_limits(const HapticServo *servo);
 

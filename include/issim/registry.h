@@ -34,12 +34,14 @@
 #include "issim/math.h"
 
 typedef struct Registry Registry;
+typedef struct RegistryBoard RegistryBoard;
 
 typedef struct RegistryDesc {
     int history_frames; /* ring capacity in frames (>= 2); default 8192 */
     int max_vars;       /* capacity for registry_add_var; default 1024 */
     int max_contacts;   /* contact reports per publication; default 1024 */
     int edit_capacity;  /* edit queue capacity (rounded up to a power of 2); default 256 */
+    size_t board_bytes; /* room of the board (below), bytes; default 256 KiB */
 } RegistryDesc;
 
 RegistryDesc registry_desc_default(void);
@@ -185,6 +187,9 @@ typedef struct ContactReport {
     Vec3 force;          /* N, total contact force on a, world */
     int32_t patch;       /* smooth contact (engine_smooth_contact_reports): the patch of a's
                             surface holding it; -1 for every other contact */
+    int32_t stepped;     /* 1: resolved by a time-stepping solver (complementarity): the forces
+                            are the last time step's impulse over its length, constant over that
+                            step; 0: a force law's at the report's instant */
 } ContactReport;
 
 /* Publishes the contacts at time t (n <= max_contacts; extra are dropped and counted).
@@ -192,6 +197,25 @@ typedef struct ContactReport {
 void registry_publish_contacts(Registry *reg, double t, const ContactReport *contacts, int n);
 /* Copies up to max reports; returns their number and the time they belong to. Thread: any. */
 int registry_read_contacts(const Registry *reg, double *t, ContactReport *out, int max);
+
+/* ===== Board: one block of bytes published whole =====
+ * Writer: the engine thread (sim_thread.c: the haptic local models of the proxy's contacts,
+ * haptics_local.h, which owns the layout). Readers: any (the servo), lock-free; the block is
+ * plain data (no pointers a reader may follow unless its layout says they outlive the board). */
+
+/* Room for one block, bytes (RegistryDesc.board_bytes). Thread: any. */
+size_t registry_board_capacity(const Registry *reg);
+/* Publishes bytes of data at time t; false (nothing published) when it exceeds the room.
+ * Thread: the board's single writer. */
+bool registry_board_publish(Registry *reg, double t, const void *data, size_t bytes);
+/* Copies the newest block into out (at most max bytes) if it is not publication *seen, which it
+ * then becomes; returns the bytes copied, 0 when nothing new (or nothing published), and its
+ * time in *t (Nullable). Thread: any; never blocks. */
+size_t registry_board_read(const Registry *reg, uint64_t *seen, double *t, void *out, size_t max);
+/* The writer's heartbeat (a wall time it stores while alive, also between publications), NAN
+ * before the first. Thread: beat by the single writer, read by any. */
+void registry_board_beat(Registry *reg, double wall);
+double registry_board_heartbeat(const Registry *reg);
 
 /* ===== Edit queue ===== */
 

@@ -15,6 +15,7 @@
 
 #include "issim/core.h"
 #include "issim/engine.h"
+#include "issim/engine_stats.h"
 #include "issim/registry.h"
 #include "issim/thing.h"
 

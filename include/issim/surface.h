@@ -203,7 +203,6 @@ typedef enum SurfaceExtraordinary {
 /* "exact", "spatch": the property's names (thing.h, "Vocabularies"). */
 extern const char *const surface_extraordinary_names[];
 const char *surface_extraordinary_name(SurfaceExtraordinary kind);
-bool surface_extraordinary_parse(const char *text, SurfaceExtraordinary *out);
 
 /* One bicubic Bezier patch (copied) as a surface of one patch with open edges (no neighbours).
  * The patch's name names the surface. */

@@ -50,25 +50,21 @@ typedef enum ThingKind {
     THING_KIND_COUNT
 } ThingKind;
 
+/* "group", "universe", "body", "obstacle", "user", "contact" (parse with vocabulary_parse). */
+extern const char *const thing_kind_names[];
+/* "unknown" out of range. */
 const char *thing_kind_name(ThingKind kind);
-/* Parses "group", "universe", "body", "obstacle", "user", "contact". Returns false if unknown. */
-bool thing_kind_parse(const char *text, ThingKind *out);
 
 /* ===== Vocabularies =====
  * Every enum-valued property is defined once (STYLE.md 17): an enum, its name table indexed by
- * the enum (what scenes and the command line spell), a name and a parse function, in the
- * header of the module that owns the meaning. The schema's PropDef.enum_names point at these
- * tables, so a property's index is the enum value and nobody mirrors the order. The scene's
- * own vocabularies (shapes, the universe's integrator and sleep policy) live here because the
- * thing schema owns them; contact pairs' are in contact.h and contactmap.h, a smooth surface's
- * in surface.h. Names out of range give "?"; parse returns false for unknown or NULL text.
- * Thread: any (the tables are constant). */
-
-/* The index of text among names[0 .. count-1], or -1 (NULL text: -1). */
-int thing_vocabulary_find(const char *const *names, int count, const char *text);
-/* The names comma-separated ("bdf, adams, rk4") into buf, truncated to size, for messages
- * that list what is accepted. */
-void thing_vocabulary_list(const char *const *names, int count, char *buf, size_t size);
+ * the enum (what scenes and the command line spell) and a typed name function, in the header
+ * of the module that owns the meaning; core.h's vocabulary_parse / vocabulary_name /
+ * vocabulary_list serve every table (one lookup, not one per vocabulary). The schema's
+ * PropDef.enum_names point at these tables, so a property's index is the enum value and nobody
+ * mirrors the order. The scene's own vocabularies (shapes, the universe's integrator and sleep
+ * policy) live here because the thing schema owns them; contact pairs' are in contact.h and
+ * contactmap.h, a smooth surface's in surface.h. Names out of range give "?". Thread: any (the
+ * tables are constant). */
 
 /* A rigid body's "shape". */
 typedef enum BodyShape {
@@ -83,7 +79,6 @@ typedef enum BodyShape {
 } BodyShape;
 extern const char *const body_shape_names[];
 const char *body_shape_name(BodyShape shape);
-bool body_shape_parse(const char *text, BodyShape *out);
 
 /* A fixed obstacle's "shape". */
 typedef enum ObstacleShape {
@@ -95,7 +90,6 @@ typedef enum ObstacleShape {
 } ObstacleShape;
 extern const char *const obstacle_shape_names[];
 const char *obstacle_shape_name(ObstacleShape shape);
-bool obstacle_shape_parse(const char *text, ObstacleShape *out);
 
 /* The universe's "integrator" (and `issim run --integrator`). */
 typedef enum IntegratorKind {
@@ -106,7 +100,6 @@ typedef enum IntegratorKind {
 } IntegratorKind;
 extern const char *const integrator_names[];
 const char *integrator_name(IntegratorKind kind);
-bool integrator_parse(const char *text, IntegratorKind *out);
 
 /* The universe's "sleep" policy (004 4.8.5; docs/architecture.md, "Equilibrium and sleeping
  * bodies"). */
@@ -118,7 +111,6 @@ typedef enum SleepPolicy {
 } SleepPolicy;
 extern const char *const sleep_policy_names[];
 const char *sleep_policy_name(SleepPolicy policy);
-bool sleep_policy_parse(const char *text, SleepPolicy *out);
 
 /* ===== Properties ===== */
 

@@ -148,15 +148,15 @@ static int opt_every(CliArgs *a, const char *value) {
 }
 
 static int opt_integrator(CliArgs *a, const char *value) {
-    IntegratorKind k;
-    if (!integrator_parse(value, &k)) {
+    int k = vocabulary_parse(integrator_names, INTEGRATOR_COUNT, value);
+    if (k < 0) {
         char names[64];
-        thing_vocabulary_list(integrator_names, INTEGRATOR_COUNT, names, sizeof names);
+        vocabulary_list(integrator_names, INTEGRATOR_COUNT, names, sizeof names);
         char msg[256];
         snprintf(msg, sizeof msg, "--integrator must be one of %s, not '%.64s'", names, value);
         return bad_usage("%s", msg);
     }
-    a->options.integrator = k;
+    a->options.integrator = (IntegratorKind)k;
     return 0;
 }
 
@@ -423,7 +423,7 @@ static void print_option_help(FILE *out, const CliOption *o) {
         line += n + (end != NULL);
         if (!*line && o->choices) {
             char names[256];
-            thing_vocabulary_list(o->choices, o->choice_count, names, sizeof names);
+            vocabulary_list(o->choices, o->choice_count, names, sizeof names);
             fprintf(out, ": %s", names);
         }
         fputc('\n', out);

@@ -36,6 +36,7 @@
  * allocate. Sorting is a merge sort through an owned scratch buffer (glibc's qsort may malloc).
  *
  * Threading: one thread at a time per BroadPhase (the collision world's owner). */
+#include "issim/arena.h"
 #include "issim/collision.h"
 
 #include <stdlib.h>
@@ -519,16 +520,8 @@ int broadphase_height(const BroadPhase *bp) {
 /* Pair-time growth has no error path in the API, and a pair list with holes would lose
  * contacts silently, so running out of memory there is fatal. */
 static void grow_or_die(void **array, int *cap, int need, size_t item) {
-    if (need <= *cap)
-        return;
-    int next = *cap > 0 ? *cap : 64;
-    while (next < need)
-        next *= 2;
-    void *p = realloc(*array, (size_t)next * item);
-    if (!p)
+    if (!issim_array_reserve(array, cap, need, item))
         issim_fatal("broad phase: out of memory collecting pairs (%d items)", need);
-    *array = p;
-    *cap = next;
 }
 
 /* Leaves whose fat boxes overlap box, in bp->hits. Returns their count. */

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "issim/arena.h"
 #include "collision_internal.h"
 
 #define TRIMESH_LEAF 4
@@ -359,20 +360,6 @@ static bool parse_corner(const char **s, long *index) {
     return true;
 }
 
-static bool grow(void **buf, int *cap, int need, size_t elem) {
-    if (need <= *cap)
-        return true;
-    int nc = *cap ? *cap : 64;
-    while (nc < need)
-        nc *= 2;
-    void *nb = realloc(*buf, (size_t)nc * elem);
-    if (!nb)
-        return false;
-    *buf = nb;
-    *cap = nc;
-    return true;
-}
-
 TriMesh *trimesh_load_obj(const char *path, IssimError *err) {
     ObjFile file;
     if (!obj_file_open(path, &file, err))
@@ -421,7 +408,7 @@ TriMesh *trimesh_load_obj(const char *path, IssimError *err) {
                                 "%s:%d: malformed vertex (expected \"v x y z\")", path, line_no);
                 goto done;
             }
-            if (!grow((void **)&verts, &vcap, vcount + 1, sizeof *verts))
+            if (!issim_array_reserve((void **)&verts, &vcap, vcount + 1, sizeof *verts))
                 goto nomem;
             verts[vcount++] = vec3(xyz[0], xyz[1], xyz[2]);
         } else if (is_f) {
@@ -447,7 +434,7 @@ TriMesh *trimesh_load_obj(const char *path, IssimError *err) {
                                     path, line_no, idx);
                     goto done;
                 }
-                if (!grow((void **)&corner, &ccap, n + 1, sizeof *corner))
+                if (!issim_array_reserve((void **)&corner, &ccap, n + 1, sizeof *corner))
                     goto nomem;
                 corner[n++] = resolved;
             }
@@ -458,7 +445,7 @@ TriMesh *trimesh_load_obj(const char *path, IssimError *err) {
                 goto done;
             }
             for (int k = 1; k + 1 < n; k++) { /* fan */
-                if (!grow((void **)&faces, &fcap, fcount + 1, sizeof *faces))
+                if (!issim_array_reserve((void **)&faces, &fcap, fcount + 1, sizeof *faces))
                     goto nomem;
                 faces[fcount++] =
                     (ObjFace){{(int)corner[0], (int)corner[k], (int)corner[k + 1]}, line_no};

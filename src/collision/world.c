@@ -49,6 +49,7 @@
  * tests/test_coherence_rewind.c).
  *
  * Threading: one thread at a time (the collision manager, or the engine in lock-step mode). */
+#include "issim/arena.h"
 #include "issim/collision.h"
 #include "issim/task_pool.h"
 
@@ -84,9 +85,8 @@ typedef struct PairFrame {
     bool valid;
 } PairFrame;
 
-struct CollisionWorld {
-    CollisionDesc desc;
-    BroadPhase *bp;
+/* Per body (body_count, capacity body_cap). */
+typedef struct WorldBodies {
     int body_count, body_cap;
     Shape *shapes;    /* body_count */
     Pose *poses;      /* body_count */
@@ -97,6 +97,13 @@ struct CollisionWorld {
     Aabb *boxes;      /* body_count: shape bounds grown by the margin, at the current pose */
     double *ahead;    /* body_count: how far the body may move before the next update, m */
     double *radii;    /* body_count: bounding-sphere radius about the shape origin */
+    Pose *rest_poses; /* body_count: pose at the body's last narrow test (rest_tolerance) */
+    bool *rest_valid; /* body_count */
+    bool *restless;   /* body_count: moved beyond rest_tolerance since rest_poses */
+} WorldBodies;
+
+/* The broad phase's pairs this update and the narrow phase's of the last one. */
+typedef struct WorldPairs {
     WorldPair *pairs; /* pair_count: the pairs for the narrow phase */
     int pair_count, pair_cap;
     WorldPair *tested; /* tested_count: last update's narrow-phase pairs, same order */
@@ -105,13 +112,13 @@ struct CollisionWorld {
     int frame_cap;
     PairFrame *tested_frames; /* tested_count: the last update's frames */
     int tested_frame_cap;
-    Pose *rest_poses; /* body_count: pose at the body's last narrow test (rest_tolerance) */
-    bool *rest_valid; /* body_count */
-    bool *restless;   /* body_count: moved beyond rest_tolerance since rest_poses */
-    bool updated;     /* one full update done (its pairs and contacts can be carried) */
     int held[COLLISION_HELD_PAIRS_MAX][2]; /* pairs whose contacts are carried, not tested */
     int held_count;
-    int fat_pairs;              /* broad pairs this update, static-static dropped */
+    int fat_pairs; /* broad pairs this update, static-static dropped */
+} WorldPairs;
+
+/* This update's contacts, the last one's, and the ids that ended. */
+typedef struct WorldContacts {
     CollisionContact *contacts; /* contact_count, sorted by (body_a, body_b, id) */
     ContactAnchor *anchors;     /* contact_count (capacity contact_cap): contacts' anchors */
     int contact_count, contact_cap;
@@ -121,7 +128,14 @@ struct CollisionWorld {
     uint32_t *ended; /* ended_count */
     int ended_count, ended_cap;
     uint32_t next_id;
-    CollisionStats stats;
+} WorldContacts;
+
+/* The narrow phase on several threads (desc.threads > 1): pairs needing a full test are
+ * listed in `full` and tested in parallel, each into its own slot of `manifolds` (indexed by
+ * pair, with its collide_shapes result in `found`); the serial walk then consumes them in
+ * pair order, so the contacts and ids are the serial walk's bit for bit. Written by the pool's
+ * threads in parallel_narrow only, read by the updating thread after it returns. */
+typedef struct WorldParallel {
     /* The narrow phase on several threads (desc.threads > 1): pairs needing a full test are
      * listed in `full` and tested in parallel, each into its own slot of `manifolds` (indexed by
      * pair, with its collide_shapes result in `found`); the serial walk then consumes them in
@@ -132,6 +146,17 @@ struct CollisionWorld {
     int *found;          /* pair_count: collide_shapes' result, or NOT_PRECOMPUTED */
     int *full;           /* full_count: pairs tested in parallel */
     int manifold_cap, found_cap, full_cap, full_count;
+} WorldParallel;
+
+struct CollisionWorld {
+    CollisionDesc desc;
+    BroadPhase *bp;
+    bool updated; /* one full update done (its pairs and contacts can be carried) */
+    CollisionStats stats;
+    WorldBodies per_body;
+    WorldPairs pairing;
+    WorldContacts output;
+    WorldParallel parallel;
 };
 
 enum { NOT_PRECOMPUTED = INT_MIN };
@@ -139,35 +164,22 @@ enum { NOT_PRECOMPUTED = INT_MIN };
  * is tens of microseconds; a box pair a few). */
 enum { PARALLEL_MIN_PAIRS = 48, PARALLEL_GRAIN = 8 };
 
-/* Grows *array (of item bytes each) to hold at least need items, doubling. */
-static bool grow(void **array, int *cap, int need, size_t item) {
-    if (need <= *cap)
-        return true;
-    int next = *cap > 0 ? *cap : 16;
-    while (next < need)
-        next *= 2;
-    void *p = realloc(*array, (size_t)next * item);
-    if (!p)
-        return false;
-    *array = p;
-    *cap = next;
-    return true;
-}
-
 /* Grows the contact array and its anchors together to hold need contacts. */
 static bool reserve_contacts(CollisionWorld *w, int need) {
-    int cap = w->contact_cap, anchor_cap = w->contact_cap;
-    if (!grow((void **)&w->contacts, &cap, need, sizeof *w->contacts) ||
-        !grow((void **)&w->anchors, &anchor_cap, need, sizeof *w->anchors))
+    int cap = w->output.contact_cap, anchor_cap = w->output.contact_cap;
+    if (!issim_array_reserve((void **)&w->output.contacts, &cap, need,
+                             sizeof *w->output.contacts) ||
+        !issim_array_reserve((void **)&w->output.anchors, &anchor_cap, need,
+                             sizeof *w->output.anchors))
         return false;
-    w->contact_cap = cap; /* both doubled from the same capacity to the same size */
+    w->output.contact_cap = cap; /* both doubled from the same capacity to the same size */
     return true;
 }
 
 /* Update-time growth has no error path (the API's update cannot fail), and an incomplete
  * contact set would be silently wrong physics, so running out of memory there is fatal. */
 static void grow_or_die(void **array, int *cap, int need, size_t item) {
-    if (!grow(array, cap, need, item))
+    if (!issim_array_reserve(array, cap, need, item))
         issim_fatal("collision world: out of memory (%d items of %zu bytes)", need, item);
 }
 
@@ -210,11 +222,11 @@ CollisionWorld *collision_world_create(const CollisionDesc *desc, IssimError *er
         free(w);
         return NULL;
     }
-    if (d.threads > 1 && !(w->pool = task_pool_create(d.threads, err))) {
+    if (d.threads > 1 && !(w->parallel.pool = task_pool_create(d.threads, err))) {
         collision_world_destroy(w);
         return NULL;
     }
-    w->next_id = 1;
+    w->output.next_id = 1;
     return w;
 }
 
@@ -222,43 +234,43 @@ void collision_world_destroy(CollisionWorld *w) {
     if (!w)
         return;
     broadphase_destroy(w->bp);
-    free(w->shapes);
-    free(w->poses);
-    free(w->rotations);
-    free(w->proxies);
-    free(w->statics);
-    free(w->moved);
-    free(w->boxes);
-    free(w->radii);
-    free(w->ahead);
-    free(w->rest_poses);
-    free(w->rest_valid);
-    free(w->restless);
-    free(w->tested);
-    free(w->frames);
-    free(w->tested_frames);
-    free(w->pairs);
-    free(w->contacts);
-    free(w->anchors);
-    free(w->previous);
-    free(w->previous_anchors);
-    free(w->ended);
-    task_pool_destroy(w->pool);
-    free(w->manifolds);
-    free(w->found);
-    free(w->full);
+    free(w->per_body.shapes);
+    free(w->per_body.poses);
+    free(w->per_body.rotations);
+    free(w->per_body.proxies);
+    free(w->per_body.statics);
+    free(w->per_body.moved);
+    free(w->per_body.boxes);
+    free(w->per_body.radii);
+    free(w->per_body.ahead);
+    free(w->per_body.rest_poses);
+    free(w->per_body.rest_valid);
+    free(w->per_body.restless);
+    free(w->pairing.tested);
+    free(w->pairing.frames);
+    free(w->pairing.tested_frames);
+    free(w->pairing.pairs);
+    free(w->output.contacts);
+    free(w->output.anchors);
+    free(w->output.previous);
+    free(w->output.previous_anchors);
+    free(w->output.ended);
+    task_pool_destroy(w->parallel.pool);
+    free(w->parallel.manifolds);
+    free(w->parallel.found);
+    free(w->parallel.full);
     free(w);
 }
 
 /* The margin of a body's pair: the world's, plus how far each body may move before the next
  * update, so a fast body's contact is reported before it touches (a speculative contact). */
 static double pair_margin(const CollisionWorld *w, int a, int b) {
-    return w->desc.margin + w->ahead[a] + w->ahead[b];
+    return w->desc.margin + w->per_body.ahead[a] + w->per_body.ahead[b];
 }
 
 static Aabb proxy_box(const CollisionWorld *w, int body) {
-    Aabb box = shape_aabb(&w->shapes[body], w->poses[body]);
-    double m = w->desc.margin + w->ahead[body];
+    Aabb box = shape_aabb(&w->per_body.shapes[body], w->per_body.poses[body]);
+    double m = w->desc.margin + w->per_body.ahead[body];
     return (Aabb){{box.min.x - m, box.min.y - m, box.min.z - m},
                   {box.max.x + m, box.max.y + m, box.max.z + m}};
 }
@@ -288,89 +300,95 @@ static double bounding_radius(const Shape *s) {
 }
 
 int collision_world_add(CollisionWorld *w, const Shape *shape, Pose pose, bool is_static) {
-    int n = w->body_count;
-    int cap = w->body_cap;
+    int n = w->per_body.body_count;
+    int cap = w->per_body.body_cap;
     /* Every array grows to the same capacity; body_cap is committed only when all did. */
-    if (!grow((void **)&w->shapes, &cap, n + 1, sizeof *w->shapes))
+    if (!issim_array_reserve((void **)&w->per_body.shapes, &cap, n + 1, sizeof *w->per_body.shapes))
         return -1;
-    cap = w->body_cap;
-    if (!grow((void **)&w->poses, &cap, n + 1, sizeof *w->poses))
+    cap = w->per_body.body_cap;
+    if (!issim_array_reserve((void **)&w->per_body.poses, &cap, n + 1, sizeof *w->per_body.poses))
         return -1;
-    cap = w->body_cap;
-    if (!grow((void **)&w->rotations, &cap, n + 1, sizeof *w->rotations))
+    cap = w->per_body.body_cap;
+    if (!issim_array_reserve((void **)&w->per_body.rotations, &cap, n + 1,
+                             sizeof *w->per_body.rotations))
         return -1;
-    cap = w->body_cap;
-    if (!grow((void **)&w->proxies, &cap, n + 1, sizeof *w->proxies))
+    cap = w->per_body.body_cap;
+    if (!issim_array_reserve((void **)&w->per_body.proxies, &cap, n + 1,
+                             sizeof *w->per_body.proxies))
         return -1;
-    cap = w->body_cap;
-    if (!grow((void **)&w->statics, &cap, n + 1, sizeof *w->statics))
+    cap = w->per_body.body_cap;
+    if (!issim_array_reserve((void **)&w->per_body.statics, &cap, n + 1,
+                             sizeof *w->per_body.statics))
         return -1;
-    cap = w->body_cap;
-    if (!grow((void **)&w->moved, &cap, n + 1, sizeof *w->moved))
+    cap = w->per_body.body_cap;
+    if (!issim_array_reserve((void **)&w->per_body.moved, &cap, n + 1, sizeof *w->per_body.moved))
         return -1;
-    cap = w->body_cap;
-    if (!grow((void **)&w->boxes, &cap, n + 1, sizeof *w->boxes))
+    cap = w->per_body.body_cap;
+    if (!issim_array_reserve((void **)&w->per_body.boxes, &cap, n + 1, sizeof *w->per_body.boxes))
         return -1;
-    cap = w->body_cap;
-    if (!grow((void **)&w->radii, &cap, n + 1, sizeof *w->radii))
+    cap = w->per_body.body_cap;
+    if (!issim_array_reserve((void **)&w->per_body.radii, &cap, n + 1, sizeof *w->per_body.radii))
         return -1;
-    cap = w->body_cap;
-    if (!grow((void **)&w->rest_poses, &cap, n + 1, sizeof *w->rest_poses))
+    cap = w->per_body.body_cap;
+    if (!issim_array_reserve((void **)&w->per_body.rest_poses, &cap, n + 1,
+                             sizeof *w->per_body.rest_poses))
         return -1;
-    cap = w->body_cap;
-    if (!grow((void **)&w->rest_valid, &cap, n + 1, sizeof *w->rest_valid))
+    cap = w->per_body.body_cap;
+    if (!issim_array_reserve((void **)&w->per_body.rest_valid, &cap, n + 1,
+                             sizeof *w->per_body.rest_valid))
         return -1;
-    cap = w->body_cap;
-    if (!grow((void **)&w->restless, &cap, n + 1, sizeof *w->restless))
+    cap = w->per_body.body_cap;
+    if (!issim_array_reserve((void **)&w->per_body.restless, &cap, n + 1,
+                             sizeof *w->per_body.restless))
         return -1;
-    cap = w->body_cap;
-    if (!grow((void **)&w->ahead, &cap, n + 1, sizeof *w->ahead))
+    cap = w->per_body.body_cap;
+    if (!issim_array_reserve((void **)&w->per_body.ahead, &cap, n + 1, sizeof *w->per_body.ahead))
         return -1;
-    w->ahead[n] = 0.0;
-    w->shapes[n] = *shape;
-    w->poses[n] = pose;
-    w->rotations[n] = quat_to_mat3(pose.q);
-    w->statics[n] = is_static;
-    w->moved[n] = false;
-    w->boxes[n] = proxy_box(w, n);
-    w->radii[n] = bounding_radius(shape);
-    w->rest_valid[n] = false;
-    w->restless[n] = true;
-    int proxy = broadphase_add(w->bp, w->boxes[n], n);
+    w->per_body.ahead[n] = 0.0;
+    w->per_body.shapes[n] = *shape;
+    w->per_body.poses[n] = pose;
+    w->per_body.rotations[n] = quat_to_mat3(pose.q);
+    w->per_body.statics[n] = is_static;
+    w->per_body.moved[n] = false;
+    w->per_body.boxes[n] = proxy_box(w, n);
+    w->per_body.radii[n] = bounding_radius(shape);
+    w->per_body.rest_valid[n] = false;
+    w->per_body.restless[n] = true;
+    int proxy = broadphase_add(w->bp, w->per_body.boxes[n], n);
     if (proxy < 0)
         return -1;
-    w->proxies[n] = proxy;
-    w->body_cap = cap;
-    w->body_count = n + 1;
+    w->per_body.proxies[n] = proxy;
+    w->per_body.body_cap = cap;
+    w->per_body.body_count = n + 1;
     return n;
 }
 
 int collision_world_body_count(const CollisionWorld *w) {
-    return w->body_count;
+    return w->per_body.body_count;
 }
 
 const Shape *collision_world_shape(const CollisionWorld *w, int body) {
-    ISSIM_ASSERT(body >= 0 && body < w->body_count);
-    return &w->shapes[body];
+    ISSIM_ASSERT(body >= 0 && body < w->per_body.body_count);
+    return &w->per_body.shapes[body];
 }
 
 Pose collision_world_pose(const CollisionWorld *w, int body) {
-    ISSIM_ASSERT(body >= 0 && body < w->body_count);
-    return w->poses[body];
+    ISSIM_ASSERT(body >= 0 && body < w->per_body.body_count);
+    return w->per_body.poses[body];
 }
 
 void collision_world_set_pose(CollisionWorld *w, int body, Pose pose) {
-    ISSIM_ASSERT(body >= 0 && body < w->body_count);
-    w->poses[body] = pose;
-    w->moved[body] = true;
+    ISSIM_ASSERT(body >= 0 && body < w->per_body.body_count);
+    w->per_body.poses[body] = pose;
+    w->per_body.moved[body] = true;
 }
 
 void collision_world_set_reach_ahead(CollisionWorld *w, int body, double distance) {
-    ISSIM_ASSERT(body >= 0 && body < w->body_count);
+    ISSIM_ASSERT(body >= 0 && body < w->per_body.body_count);
     double d = isfinite(distance) && distance > 0.0 ? distance : 0.0;
-    if (d != w->ahead[body])
-        w->moved[body] = true; /* its box grows or shrinks */
-    w->ahead[body] = d;
+    if (d != w->per_body.ahead[body])
+        w->per_body.moved[body] = true; /* its box grows or shrinks */
+    w->per_body.ahead[body] = d;
 }
 
 static inline bool boxes_overlap(Aabb a, Aabb b) {
@@ -380,19 +398,20 @@ static inline bool boxes_overlap(Aabb a, Aabb b) {
 
 static void collect_pair(int a, int b, void *ctx) {
     CollisionWorld *w = ctx;
-    if (w->statics[a] && w->statics[b])
+    if (w->per_body.statics[a] && w->per_body.statics[b])
         return;
-    w->fat_pairs++;
-    if (!boxes_overlap(w->boxes[a], w->boxes[b]))
+    w->pairing.fat_pairs++;
+    if (!boxes_overlap(w->per_body.boxes[a], w->per_body.boxes[b]))
         return; /* fat boxes overlap, the bodies' own do not: no contact possible */
     /* Bounding spheres about the shapes' origins: diagonal neighbours in a pile have
      * overlapping boxes but cannot touch; this test is far cheaper than the narrow phase. */
-    double reach = w->radii[a] + w->radii[b] + pair_margin(w, a, b);
-    Vec3 d = vec3_sub(w->poses[a].p, w->poses[b].p);
+    double reach = w->per_body.radii[a] + w->per_body.radii[b] + pair_margin(w, a, b);
+    Vec3 d = vec3_sub(w->per_body.poses[a].p, w->per_body.poses[b].p);
     if (vec3_dot(d, d) > reach * reach)
         return;
-    grow_or_die((void **)&w->pairs, &w->pair_cap, w->pair_count + 1, sizeof *w->pairs);
-    w->pairs[w->pair_count++] = (WorldPair){a, b};
+    grow_or_die((void **)&w->pairing.pairs, &w->pairing.pair_cap, w->pairing.pair_count + 1,
+                sizeof *w->pairing.pairs);
+    w->pairing.pairs[w->pairing.pair_count++] = (WorldPair){a, b};
 }
 
 static inline uint64_t pair_key(int a, int b) {
@@ -400,8 +419,9 @@ static inline uint64_t pair_key(int a, int b) {
 }
 
 static void end_contact(CollisionWorld *w, uint32_t id) {
-    grow_or_die((void **)&w->ended, &w->ended_cap, w->ended_count + 1, sizeof *w->ended);
-    w->ended[w->ended_count++] = id;
+    grow_or_die((void **)&w->output.ended, &w->output.ended_cap, w->output.ended_count + 1,
+                sizeof *w->output.ended);
+    w->output.ended[w->output.ended_count++] = id;
 }
 
 /* The untaken previous contact of the same pair whose points both lie within reach of c's, the
@@ -448,8 +468,8 @@ static inline Vec3 rotate_inv(const Mat3 *r, Vec3 v) {
 /* The body-fixed anchors of a full test's contacts c[0..count) of pair (a, b). */
 static void store_anchors(const CollisionWorld *w, int a, int b, bool normal_on_a,
                           const CollisionContact *c, ContactAnchor *out, int count) {
-    Pose pa = w->poses[a], pb = w->poses[b];
-    double ra = core_radius(&w->shapes[a]), rb = core_radius(&w->shapes[b]);
+    Pose pa = w->per_body.poses[a], pb = w->per_body.poses[b];
+    double ra = core_radius(&w->per_body.shapes[a]), rb = core_radius(&w->per_body.shapes[b]);
     for (int k = 0; k < count; k++) {
         Vec3 n = c[k].normal;
         out[k] = (ContactAnchor){
@@ -465,10 +485,11 @@ static void store_anchors(const CollisionWorld *w, int a, int b, bool normal_on_
  * from the smaller body's origin: its bounding radius plus the margin holds every contact
  * point, and the other body's round core lies up to its radius beyond. */
 static PairFrame pair_frame(const CollisionWorld *w, int a, int b, double *reach) {
-    int small = w->radii[a] <= w->radii[b] ? a : b, other = small == a ? b : a;
-    Pose ps = w->poses[small], po = w->poses[other];
-    *reach = w->radii[small] + pair_margin(w, a, b) + core_radius(&w->shapes[other]);
-    return (PairFrame){.t = rotate_inv(&w->rotations[other], vec3_sub(ps.p, po.p)),
+    int small = w->per_body.radii[a] <= w->per_body.radii[b] ? a : b, other = small == a ? b : a;
+    Pose ps = w->per_body.poses[small], po = w->per_body.poses[other];
+    *reach =
+        w->per_body.radii[small] + pair_margin(w, a, b) + core_radius(&w->per_body.shapes[other]);
+    return (PairFrame){.t = rotate_inv(&w->per_body.rotations[other], vec3_sub(ps.p, po.p)),
                        .q = quat_mul(quat_conj(po.q), ps.q),
                        .valid = true};
 }
@@ -485,7 +506,7 @@ static double frame_motion(PairFrame then, PairFrame now, double reach) {
 /* Pairs whose full test costs more than a refresh: any involving a box, hull, polygon or mesh
  * (two round shapes, or a round shape and a plane, are a few dot products either way). */
 static bool refresh_pays(const CollisionWorld *w, int a, int b) {
-    ShapeKind ka = w->shapes[a].kind, kb = w->shapes[b].kind;
+    ShapeKind ka = w->per_body.shapes[a].kind, kb = w->per_body.shapes[b].kind;
     bool round_a = ka == SHAPE_SPHERE || ka == SHAPE_CAPSULE || ka == SHAPE_PLANE;
     bool round_b = kb == SHAPE_SPHERE || kb == SHAPE_CAPSULE || kb == SHAPE_PLANE;
     return !(round_a && round_b);
@@ -503,11 +524,11 @@ static bool refresh_pair(CollisionWorld *w, int a, int b, PairFrame then,
         return false;
     if (count == 0)
         return true;
-    reserve_contacts_or_die(w, w->contact_count + count);
-    Vec3 ca = w->poses[a].p, cb = w->poses[b].p;
-    const Mat3 *rot_a = &w->rotations[a], *rot_b = &w->rotations[b];
-    double ra = core_radius(&w->shapes[a]), rb = core_radius(&w->shapes[b]);
-    CollisionContact *out = &w->contacts[w->contact_count];
+    reserve_contacts_or_die(w, w->output.contact_count + count);
+    Vec3 ca = w->per_body.poses[a].p, cb = w->per_body.poses[b].p;
+    const Mat3 *rot_a = &w->per_body.rotations[a], *rot_b = &w->per_body.rotations[b];
+    double ra = core_radius(&w->per_body.shapes[a]), rb = core_radius(&w->per_body.shapes[b]);
+    CollisionContact *out = &w->output.contacts[w->output.contact_count];
     Vec3 n = {0, 0, 0}, t1 = {0, 0, 0}, t2 = {0, 0, 0};
     for (int k = 0; k < count; k++) {
         /* a mesh's manifold may hold several faces: each anchor keeps its own normal */
@@ -530,8 +551,8 @@ static bool refresh_pair(CollisionWorld *w, int a, int b, PairFrame then,
         out[k].point.distance = d;
         out[k].age++;
     }
-    memcpy(&w->anchors[w->contact_count], anchors, sizeof *anchors * (size_t)count);
-    w->contact_count += count;
+    memcpy(&w->output.anchors[w->output.contact_count], anchors, sizeof *anchors * (size_t)count);
+    w->output.contact_count += count;
     return true;
 }
 
@@ -541,7 +562,7 @@ static void match_pair(CollisionWorld *w, int a, int b, const Manifold *m,
                        const CollisionContact *prev, int prev_count, bool anchor) {
     ISSIM_ASSERT(prev_count <= MANIFOLD_MAX_POINTS && m->count <= MANIFOLD_MAX_POINTS);
     bool taken[MANIFOLD_MAX_POINTS] = {false};
-    CollisionContact *out = m->count > 0 ? &w->contacts[w->contact_count] : NULL;
+    CollisionContact *out = m->count > 0 ? &w->output.contacts[w->output.contact_count] : NULL;
     Vec3 t1 = {0, 0, 0}, t2 = {0, 0, 0};
     if (m->count > 0)
         vec3_tangent_basis(m->normal, &t1, &t2); /* one frame per manifold face */
@@ -582,9 +603,9 @@ static void match_pair(CollisionWorld *w, int a, int b, const Manifold *m,
             c->id = prev[j].id;
             c->age = prev[j].age + 1;
         } else {
-            c->id = w->next_id++;
-            if (w->next_id == 0) /* after 2^32 - 1 contacts; 0 is never an id */
-                w->next_id = 1;
+            c->id = w->output.next_id++;
+            if (w->output.next_id == 0) /* after 2^32 - 1 contacts; 0 is never an id */
+                w->output.next_id = 1;
             c->age = 0;
             w->stats.began++;
         }
@@ -600,8 +621,8 @@ static void match_pair(CollisionWorld *w, int a, int b, const Manifold *m,
     }
     if (anchor) /* only a pair that can be refreshed reads them */
         store_anchors(w, a, b, m->normal_owner == MANIFOLD_NORMAL_OF_A, out,
-                      &w->anchors[w->contact_count], m->count);
-    w->contact_count += m->count;
+                      &w->output.anchors[w->output.contact_count], m->count);
+    w->output.contact_count += m->count;
     for (int j = 0; j < prev_count; j++) {
         if (!taken[j])
             end_contact(w, prev[j].id);
@@ -618,14 +639,14 @@ static bool pose_unchanged(Pose a, Pose b) {
  * the same is at rest (a sleeping body): carrying its pairs' contacts is then exact. */
 static void mark_restless(CollisionWorld *w) {
     double tol = w->desc.rest_tolerance;
-    for (int i = 0; i < w->body_count; i++) {
-        Pose now = w->poses[i], rest = w->rest_poses[i];
-        if (!w->rest_valid[i]) {
-            w->restless[i] = true;
+    for (int i = 0; i < w->per_body.body_count; i++) {
+        Pose now = w->per_body.poses[i], rest = w->per_body.rest_poses[i];
+        if (!w->per_body.rest_valid[i]) {
+            w->per_body.restless[i] = true;
             continue;
         }
         if (!(tol > 0.0)) {
-            w->restless[i] = !pose_unchanged(now, rest);
+            w->per_body.restless[i] = !pose_unchanged(now, rest);
             continue;
         }
         double shift = vec3_norm(vec3_sub(now.p, rest.p));
@@ -633,8 +654,8 @@ static void mark_restless(CollisionWorld *w) {
             fabs(now.q.w * rest.q.w + now.q.x * rest.q.x + now.q.y * rest.q.y + now.q.z * rest.q.z);
         double angle = 2.0 * acos(fmin(1.0, dot));
         if (angle > 0.0)
-            shift += angle * w->radii[i]; /* infinite radius: any turn of a plane counts */
-        w->restless[i] = !(shift <= tol);
+            shift += angle * w->per_body.radii[i]; /* infinite radius: any turn of a plane counts */
+        w->per_body.restless[i] = !(shift <= tol);
     }
 }
 
@@ -643,13 +664,14 @@ static void carry_pair(CollisionWorld *w, const CollisionContact *prev,
                        const ContactAnchor *anchors, int count) {
     if (count == 0)
         return;
-    reserve_contacts_or_die(w, w->contact_count + count);
+    reserve_contacts_or_die(w, w->output.contact_count + count);
     if (w->desc.coherence_tolerance > 0.0)
-        memcpy(&w->anchors[w->contact_count], anchors, sizeof *anchors * (size_t)count);
+        memcpy(&w->output.anchors[w->output.contact_count], anchors,
+               sizeof *anchors * (size_t)count);
     for (int k = 0; k < count; k++) {
-        w->contacts[w->contact_count] = prev[k];
-        w->contacts[w->contact_count].age++;
-        w->contact_count++;
+        w->output.contacts[w->output.contact_count] = prev[k];
+        w->output.contacts[w->output.contact_count].age++;
+        w->output.contact_count++;
     }
 }
 
@@ -658,20 +680,21 @@ static void carry_pair(CollisionWorld *w, const CollisionContact *prev,
 static bool world_unchanged(const CollisionWorld *w) {
     if (w->desc.rest_tolerance > 0.0 || !w->updated || !broadphase_pairs_unchanged(w->bp))
         return false;
-    for (int i = 0; i < w->body_count; i++)
-        if (!w->rest_valid[i] || !pose_unchanged(w->poses[i], w->rest_poses[i]))
+    for (int i = 0; i < w->per_body.body_count; i++)
+        if (!w->per_body.rest_valid[i] ||
+            !pose_unchanged(w->per_body.poses[i], w->per_body.rest_poses[i]))
             return false;
     return true;
 }
 
 /* The last update's contacts stay, one update older; nothing began or ended. */
 static void carry_everything(CollisionWorld *w, double t0) {
-    for (int k = 0; k < w->contact_count; k++)
-        w->contacts[k].age++;
-    w->ended_count = 0;
+    for (int k = 0; k < w->output.contact_count; k++)
+        w->output.contacts[k].age++;
+    w->output.ended_count = 0;
     w->stats.began = 0;
     w->stats.ended = 0;
-    w->stats.carried_pairs = w->pair_count;
+    w->stats.carried_pairs = w->pairing.pair_count;
     w->stats.refreshed_pairs = 0;
     w->stats.parallel_pairs = 0;
     w->stats.broad_seconds = issim_wall_time() - t0;
@@ -679,25 +702,26 @@ static void carry_everything(CollisionWorld *w, double t0) {
 }
 
 static bool is_held(const CollisionWorld *w, int a, int b) {
-    for (int i = 0; i < w->held_count; i++)
-        if ((w->held[i][0] == a && w->held[i][1] == b) ||
-            (w->held[i][0] == b && w->held[i][1] == a))
+    for (int i = 0; i < w->pairing.held_count; i++)
+        if ((w->pairing.held[i][0] == a && w->pairing.held[i][1] == b) ||
+            (w->pairing.held[i][0] == b && w->pairing.held[i][1] == a))
             return true;
     return false;
 }
 
 void collision_world_hold_pairs(CollisionWorld *w, const int (*pairs)[2], int count) {
-    w->held_count = count < COLLISION_HELD_PAIRS_MAX ? count : COLLISION_HELD_PAIRS_MAX;
-    if (w->held_count > 0)
-        memcpy(w->held, pairs, sizeof(int[2]) * (size_t)w->held_count);
+    w->pairing.held_count = count < COLLISION_HELD_PAIRS_MAX ? count : COLLISION_HELD_PAIRS_MAX;
+    if (w->pairing.held_count > 0)
+        memcpy(w->pairing.held, pairs, sizeof(int[2]) * (size_t)w->pairing.held_count);
 }
 
 static void test_listed_pairs(void *ctx, int begin, int end) {
     CollisionWorld *w = ctx;
     for (int k = begin; k < end; k++) {
-        int i = w->full[k], a = w->pairs[i].a, b = w->pairs[i].b;
-        w->found[i] = collide_shapes(&w->shapes[a], w->poses[a], &w->shapes[b], w->poses[b],
-                                     pair_margin(w, a, b), &w->manifolds[i]);
+        int i = w->parallel.full[k], a = w->pairing.pairs[i].a, b = w->pairing.pairs[i].b;
+        w->parallel.found[i] =
+            collide_shapes(&w->per_body.shapes[a], w->per_body.poses[a], &w->per_body.shapes[b],
+                           w->per_body.poses[b], pair_margin(w, a, b), &w->parallel.manifolds[i]);
     }
 }
 
@@ -707,81 +731,88 @@ static void test_listed_pairs(void *ctx, int begin, int end) {
  * pairs with a box, hull, polygon or mesh are worth a slot: two round shapes cost a few dot
  * products, less than writing and reading back their manifold, so the walk tests them. */
 static void parallel_narrow(CollisionWorld *w, bool coherent) {
-    w->full_count = 0;
-    if (!w->pool || w->pair_count < PARALLEL_MIN_PAIRS)
+    w->parallel.full_count = 0;
+    if (!w->parallel.pool || w->pairing.pair_count < PARALLEL_MIN_PAIRS)
         return;
-    grow_or_die((void **)&w->found, &w->found_cap, w->pair_count, sizeof *w->found);
-    grow_or_die((void **)&w->full, &w->full_cap, w->pair_count, sizeof *w->full);
+    grow_or_die((void **)&w->parallel.found, &w->parallel.found_cap, w->pairing.pair_count,
+                sizeof *w->parallel.found);
+    grow_or_die((void **)&w->parallel.full, &w->parallel.full_cap, w->pairing.pair_count,
+                sizeof *w->parallel.full);
     int tested_cursor = 0;
-    for (int i = 0; i < w->pair_count; i++) {
-        int a = w->pairs[i].a, b = w->pairs[i].b;
+    for (int i = 0; i < w->pairing.pair_count; i++) {
+        int a = w->pairing.pairs[i].a, b = w->pairing.pairs[i].b;
         uint64_t key = pair_key(a, b);
-        w->found[i] = NOT_PRECOMPUTED;
-        while (tested_cursor < w->tested_count &&
-               pair_key(w->tested[tested_cursor].a, w->tested[tested_cursor].b) < key)
+        w->parallel.found[i] = NOT_PRECOMPUTED;
+        while (tested_cursor < w->pairing.tested_count &&
+               pair_key(w->pairing.tested[tested_cursor].a, w->pairing.tested[tested_cursor].b) <
+                   key)
             tested_cursor++;
-        bool was_tested = tested_cursor < w->tested_count &&
-                          pair_key(w->tested[tested_cursor].a, w->tested[tested_cursor].b) == key;
-        if (was_tested && ((!w->restless[a] && !w->restless[b]) || is_held(w, a, b)))
+        bool was_tested =
+            tested_cursor < w->pairing.tested_count &&
+            pair_key(w->pairing.tested[tested_cursor].a, w->pairing.tested[tested_cursor].b) == key;
+        if (was_tested &&
+            ((!w->per_body.restless[a] && !w->per_body.restless[b]) || is_held(w, a, b)))
             continue;
         if (!refresh_pays(w, a, b))
             continue; /* round shapes: cheaper tested in the walk */
-        if (coherent && was_tested && w->tested_frames[tested_cursor].valid)
+        if (coherent && was_tested && w->pairing.tested_frames[tested_cursor].valid)
             continue;
-        w->full[w->full_count++] = i;
+        w->parallel.full[w->parallel.full_count++] = i;
     }
-    if (w->full_count < PARALLEL_MIN_PAIRS)
+    if (w->parallel.full_count < PARALLEL_MIN_PAIRS)
         return; /* found[] stays NOT_PRECOMPUTED: the walk tests them */
-    grow_or_die((void **)&w->manifolds, &w->manifold_cap, w->pair_count, sizeof *w->manifolds);
-    task_pool_for(w->pool, w->full_count, PARALLEL_GRAIN, test_listed_pairs, w);
+    grow_or_die((void **)&w->parallel.manifolds, &w->parallel.manifold_cap, w->pairing.pair_count,
+                sizeof *w->parallel.manifolds);
+    task_pool_for(w->parallel.pool, w->parallel.full_count, PARALLEL_GRAIN, test_listed_pairs, w);
 }
 
 void collision_world_update(CollisionWorld *w) {
     double t0 = issim_wall_time();
-    for (int i = 0; i < w->body_count; i++) {
-        if (w->moved[i]) {
-            w->rotations[i] = quat_to_mat3(w->poses[i].q);
-            w->boxes[i] = proxy_box(w, i);
-            broadphase_move(w->bp, w->proxies[i], w->boxes[i]);
-            w->moved[i] = false;
+    for (int i = 0; i < w->per_body.body_count; i++) {
+        if (w->per_body.moved[i]) {
+            w->per_body.rotations[i] = quat_to_mat3(w->per_body.poses[i].q);
+            w->per_body.boxes[i] = proxy_box(w, i);
+            broadphase_move(w->bp, w->per_body.proxies[i], w->per_body.boxes[i]);
+            w->per_body.moved[i] = false;
         }
     }
     if (world_unchanged(w)) {
         carry_everything(w, t0);
         return;
     }
-    w->pair_count = 0;
-    w->fat_pairs = 0;
+    w->pairing.pair_count = 0;
+    w->pairing.fat_pairs = 0;
     broadphase_pairs(w->bp, collect_pair, w);
     double t1 = issim_wall_time();
 
     /* The last update's contacts become the previous ones; the other buffer is refilled. */
-    CollisionContact *tmp = w->previous;
-    ContactAnchor *tmp_anchors = w->previous_anchors;
-    int tmp_cap = w->previous_cap;
-    w->previous = w->contacts;
-    w->previous_anchors = w->anchors;
-    w->previous_cap = w->contact_cap;
-    w->previous_count = w->contact_count;
-    w->contacts = tmp;
-    w->anchors = tmp_anchors;
-    w->contact_cap = tmp_cap;
-    w->contact_count = 0;
-    w->ended_count = 0;
+    CollisionContact *tmp = w->output.previous;
+    ContactAnchor *tmp_anchors = w->output.previous_anchors;
+    int tmp_cap = w->output.previous_cap;
+    w->output.previous = w->output.contacts;
+    w->output.previous_anchors = w->output.anchors;
+    w->output.previous_cap = w->output.contact_cap;
+    w->output.previous_count = w->output.contact_count;
+    w->output.contacts = tmp;
+    w->output.anchors = tmp_anchors;
+    w->output.contact_cap = tmp_cap;
+    w->output.contact_count = 0;
+    w->output.ended_count = 0;
     w->stats.began = 0;
     int touching = 0;
-    const CollisionContact *prev = w->previous;
-    const ContactAnchor *prev_anchors = w->previous_anchors;
-    int np = w->previous_count, cursor = 0, tested_cursor = 0, carried = 0, refreshed = 0;
+    const CollisionContact *prev = w->output.previous;
+    const ContactAnchor *prev_anchors = w->output.previous_anchors;
+    int np = w->output.previous_count, cursor = 0, tested_cursor = 0, carried = 0, refreshed = 0;
     /* Anchors and frames are kept only with coherence on (nothing else reads them); they are
      * used from the second update on. */
     bool anchored = w->desc.coherence_tolerance > 0.0, coherent = anchored && w->updated;
-    grow_or_die((void **)&w->frames, &w->frame_cap, w->pair_count + 1, sizeof *w->frames);
+    grow_or_die((void **)&w->pairing.frames, &w->pairing.frame_cap, w->pairing.pair_count + 1,
+                sizeof *w->pairing.frames);
     mark_restless(w);
     parallel_narrow(w, coherent);
-    bool precomputed = w->full_count >= PARALLEL_MIN_PAIRS;
-    for (int i = 0; i < w->pair_count; i++) {
-        int a = w->pairs[i].a, b = w->pairs[i].b;
+    bool precomputed = w->parallel.full_count >= PARALLEL_MIN_PAIRS;
+    for (int i = 0; i < w->pairing.pair_count; i++) {
+        int a = w->pairing.pairs[i].a, b = w->pairing.pairs[i].b;
         uint64_t key = pair_key(a, b);
         /* Previous contacts of pairs before this one: their pair has left the broad phase. */
         while (cursor < np && pair_key(prev[cursor].body_a, prev[cursor].body_b) < key)
@@ -789,26 +820,30 @@ void collision_world_update(CollisionWorld *w) {
         int first = cursor;
         while (cursor < np && pair_key(prev[cursor].body_a, prev[cursor].body_b) == key)
             cursor++;
-        while (tested_cursor < w->tested_count &&
-               pair_key(w->tested[tested_cursor].a, w->tested[tested_cursor].b) < key)
+        while (tested_cursor < w->pairing.tested_count &&
+               pair_key(w->pairing.tested[tested_cursor].a, w->pairing.tested[tested_cursor].b) <
+                   key)
             tested_cursor++;
-        bool was_tested = tested_cursor < w->tested_count &&
-                          pair_key(w->tested[tested_cursor].a, w->tested[tested_cursor].b) == key;
-        if (was_tested && ((!w->restless[a] && !w->restless[b]) || is_held(w, a, b))) {
+        bool was_tested =
+            tested_cursor < w->pairing.tested_count &&
+            pair_key(w->pairing.tested[tested_cursor].a, w->pairing.tested[tested_cursor].b) == key;
+        if (was_tested &&
+            ((!w->per_body.restless[a] && !w->per_body.restless[b]) || is_held(w, a, b))) {
             /* Both bodies within rest_tolerance of the poses their contacts were computed at:
              * the contacts carry over unchanged (a resting pile costs no narrow phase). */
             carry_pair(w, &prev[first], &prev_anchors[first], cursor - first);
             if (anchored)
-                w->frames[i] = w->tested_frames[tested_cursor];
+                w->pairing.frames[i] = w->pairing.tested_frames[tested_cursor];
             touching += cursor > first;
             carried++;
             continue;
         }
-        if (coherent && was_tested && w->tested_frames[tested_cursor].valid &&
+        if (coherent && was_tested && w->pairing.tested_frames[tested_cursor].valid &&
             refresh_pays(w, a, b) &&
-            refresh_pair(w, a, b, w->tested_frames[tested_cursor], &prev[first],
+            refresh_pair(w, a, b, w->pairing.tested_frames[tested_cursor], &prev[first],
                          &prev_anchors[first], cursor - first)) {
-            w->frames[i] = w->tested_frames[tested_cursor]; /* still the full test's */
+            w->pairing.frames[i] =
+                w->pairing.tested_frames[tested_cursor]; /* still the full test's */
             touching += cursor > first;
             refreshed++;
             continue;
@@ -816,24 +851,24 @@ void collision_world_update(CollisionWorld *w) {
         /* Round-round and round-plane pairs are always tested in full: no frame, no anchors. */
         bool anchor = anchored && refresh_pays(w, a, b);
         double reach;
-        w->frames[i].valid = false;
+        w->pairing.frames[i].valid = false;
         if (anchor)
-            w->frames[i] = pair_frame(w, a, b, &reach);
+            w->pairing.frames[i] = pair_frame(w, a, b, &reach);
         Manifold local;
         Manifold *mp = &local;
         int n;
-        if (precomputed && w->found[i] != NOT_PRECOMPUTED) {
-            mp = &w->manifolds[i];
-            n = w->found[i];
+        if (precomputed && w->parallel.found[i] != NOT_PRECOMPUTED) {
+            mp = &w->parallel.manifolds[i];
+            n = w->parallel.found[i];
         } else {
-            n = collide_shapes(&w->shapes[a], w->poses[a], &w->shapes[b], w->poses[b],
-                               pair_margin(w, a, b), mp);
+            n = collide_shapes(&w->per_body.shapes[a], w->per_body.poses[a], &w->per_body.shapes[b],
+                               w->per_body.poses[b], pair_margin(w, a, b), mp);
         }
         if (n <= 0) {
             mp->count = 0;
         } else {
             touching++;
-            reserve_contacts_or_die(w, w->contact_count + n);
+            reserve_contacts_or_die(w, w->output.contact_count + n);
         }
         match_pair(w, a, b, mp, cursor > first ? &prev[first] : NULL, cursor - first, anchor);
     }
@@ -841,53 +876,55 @@ void collision_world_update(CollisionWorld *w) {
         end_contact(w, prev[cursor++].id);
     /* The pairs tested now (or carried) are the reference for the next update; bodies that
      * moved get new rest poses. */
-    grow_or_die((void **)&w->tested, &w->tested_cap, w->pair_count + 1, sizeof *w->tested);
-    if (w->pair_count > 0)
-        memcpy(w->tested, w->pairs, sizeof *w->pairs * (size_t)w->pair_count);
-    w->tested_count = w->pair_count;
-    PairFrame *frames = w->tested_frames; /* the frames are swapped, not copied */
-    int frame_cap = w->tested_frame_cap;
-    w->tested_frames = w->frames;
-    w->tested_frame_cap = w->frame_cap;
-    w->frames = frames;
-    w->frame_cap = frame_cap;
-    for (int i = 0; i < w->body_count; i++) {
-        if (w->restless[i]) {
-            w->rest_poses[i] = w->poses[i];
-            w->rest_valid[i] = true;
+    grow_or_die((void **)&w->pairing.tested, &w->pairing.tested_cap, w->pairing.pair_count + 1,
+                sizeof *w->pairing.tested);
+    if (w->pairing.pair_count > 0)
+        memcpy(w->pairing.tested, w->pairing.pairs,
+               sizeof *w->pairing.pairs * (size_t)w->pairing.pair_count);
+    w->pairing.tested_count = w->pairing.pair_count;
+    PairFrame *frames = w->pairing.tested_frames; /* the frames are swapped, not copied */
+    int frame_cap = w->pairing.tested_frame_cap;
+    w->pairing.tested_frames = w->pairing.frames;
+    w->pairing.tested_frame_cap = w->pairing.frame_cap;
+    w->pairing.frames = frames;
+    w->pairing.frame_cap = frame_cap;
+    for (int i = 0; i < w->per_body.body_count; i++) {
+        if (w->per_body.restless[i]) {
+            w->per_body.rest_poses[i] = w->per_body.poses[i];
+            w->per_body.rest_valid[i] = true;
         }
     }
     w->stats.carried_pairs = carried;
     w->stats.refreshed_pairs = refreshed;
-    w->stats.parallel_pairs = precomputed ? w->full_count : 0;
+    w->stats.parallel_pairs = precomputed ? w->parallel.full_count : 0;
     double t2 = issim_wall_time();
 
-    w->stats.bodies = w->body_count;
-    w->stats.broad_pairs = w->fat_pairs;
+    w->stats.bodies = w->per_body.body_count;
+    w->stats.broad_pairs = w->pairing.fat_pairs;
     w->stats.touching_pairs = touching;
-    w->stats.contacts = w->contact_count;
-    w->stats.ended = w->ended_count;
+    w->stats.contacts = w->output.contact_count;
+    w->stats.ended = w->output.ended_count;
     w->stats.broad_seconds = t1 - t0;
     w->stats.narrow_seconds = t2 - t1;
     w->updated = true;
 }
 
 int collision_world_threads(const CollisionWorld *w) {
-    return task_pool_threads(w->pool);
+    return task_pool_threads(w->parallel.pool);
 }
 
 const CollisionContact *collision_world_contacts(const CollisionWorld *w, int *count) {
-    *count = w->contact_count;
-    return w->contacts;
+    *count = w->output.contact_count;
+    return w->output.contacts;
 }
 
 const uint32_t *collision_world_ended(const CollisionWorld *w, int *count) {
-    *count = w->ended_count;
-    return w->ended;
+    *count = w->output.ended_count;
+    return w->output.ended;
 }
 
 uint32_t collision_world_next_id(const CollisionWorld *w) {
-    return w->next_id;
+    return w->output.next_id;
 }
 
 IssimStatus collision_world_restore_identity(CollisionWorld *w, const CollisionContact *contacts,
@@ -898,26 +935,26 @@ IssimStatus collision_world_restore_identity(CollisionWorld *w, const CollisionC
         return issim_error_set(err, ISSIM_ERR_NOMEM,
                                "collision world: out of memory restoring %d contacts", count);
     if (count > 0)
-        memcpy(w->contacts, contacts, sizeof *contacts * (size_t)count);
+        memcpy(w->output.contacts, contacts, sizeof *contacts * (size_t)count);
     /* No anchors or frames come with a report: a held pair carries its contacts without them,
      * and no pair is refreshed before its next full test. */
-    memset(w->anchors, 0, sizeof *w->anchors * (size_t)(count + 1));
-    for (int i = 0; i < w->tested_count; i++)
-        w->tested_frames[i].valid = false;
-    w->contact_count = count;
-    w->next_id = next_id != 0 ? next_id : 1;
-    w->ended_count = 0;
+    memset(w->output.anchors, 0, sizeof *w->output.anchors * (size_t)(count + 1));
+    for (int i = 0; i < w->pairing.tested_count; i++)
+        w->pairing.tested_frames[i].valid = false;
+    w->output.contact_count = count;
+    w->output.next_id = next_id != 0 ? next_id : 1;
+    w->output.ended_count = 0;
     /* The carried-over shortcuts compare with the poses of the last narrow phase, which belong
      * to the discarded future: the next update tests every pair. */
     w->updated = false;
-    for (int i = 0; i < w->body_count; i++)
-        w->rest_valid[i] = false;
+    for (int i = 0; i < w->per_body.body_count; i++)
+        w->per_body.rest_valid[i] = false;
     return ISSIM_OK;
 }
 
 CollisionStats collision_world_stats(const CollisionWorld *w) {
     CollisionStats s = w->stats;
-    s.bodies = w->body_count;
+    s.bodies = w->per_body.body_count;
     return s;
 }
 
@@ -946,7 +983,8 @@ static size_t coherence_bytes(int bodies, int contacts, int tested) {
 size_t collision_world_coherence_size(const CollisionWorld *w) {
     if (!(w->desc.coherence_tolerance > 0.0))
         return 0;
-    return coherence_bytes(w->body_count, w->contact_count, w->tested_count);
+    return coherence_bytes(w->per_body.body_count, w->output.contact_count,
+                           w->pairing.tested_count);
 }
 
 static unsigned char *put_bytes(unsigned char *at, const void *src, size_t bytes) {
@@ -971,16 +1009,16 @@ IssimStatus collision_world_save_coherence(const CollisionWorld *w, void *buf, s
     if (need == 0)
         return ISSIM_OK;
     CoherenceHeader h = {.magic = COHERENCE_MAGIC,
-                         .body_count = w->body_count,
-                         .contact_count = w->contact_count,
-                         .tested_count = w->tested_count,
+                         .body_count = w->per_body.body_count,
+                         .contact_count = w->output.contact_count,
+                         .tested_count = w->pairing.tested_count,
                          .updated = w->updated};
     unsigned char *p = put_bytes(buf, &h, sizeof h);
-    p = put_bytes(p, w->rest_poses, sizeof(Pose) * (size_t)w->body_count);
-    p = put_bytes(p, w->rest_valid, sizeof(bool) * (size_t)w->body_count);
-    p = put_bytes(p, w->tested, sizeof(WorldPair) * (size_t)w->tested_count);
-    p = put_bytes(p, w->tested_frames, sizeof(PairFrame) * (size_t)w->tested_count);
-    put_bytes(p, w->anchors, sizeof(ContactAnchor) * (size_t)w->contact_count);
+    p = put_bytes(p, w->per_body.rest_poses, sizeof(Pose) * (size_t)w->per_body.body_count);
+    p = put_bytes(p, w->per_body.rest_valid, sizeof(bool) * (size_t)w->per_body.body_count);
+    p = put_bytes(p, w->pairing.tested, sizeof(WorldPair) * (size_t)w->pairing.tested_count);
+    p = put_bytes(p, w->pairing.tested_frames, sizeof(PairFrame) * (size_t)w->pairing.tested_count);
+    put_bytes(p, w->output.anchors, sizeof(ContactAnchor) * (size_t)w->output.contact_count);
     return ISSIM_OK;
 }
 
@@ -1005,43 +1043,46 @@ IssimStatus collision_world_restore_coherence(CollisionWorld *w, const void *buf
                                "collision world: a coherence state of %zu bytes is truncated",
                                size);
     memcpy(&h, buf, sizeof h);
-    if (h.magic != COHERENCE_MAGIC || h.body_count != w->body_count ||
-        h.contact_count != w->contact_count || h.tested_count < 0 ||
+    if (h.magic != COHERENCE_MAGIC || h.body_count != w->per_body.body_count ||
+        h.contact_count != w->output.contact_count || h.tested_count < 0 ||
         size != coherence_bytes(h.body_count, h.contact_count, h.tested_count) ||
         !(w->desc.coherence_tolerance > 0.0))
         return issim_error_set(err, ISSIM_ERR_INVALID,
                                "collision world: the coherence state (%d bodies, %d contacts, %zu "
                                "bytes) does not fit this world (%d bodies, %d contacts, coherence "
                                "tolerance %g)",
-                               h.body_count, h.contact_count, size, w->body_count, w->contact_count,
-                               w->desc.coherence_tolerance);
+                               h.body_count, h.contact_count, size, w->per_body.body_count,
+                               w->output.contact_count, w->desc.coherence_tolerance);
     int need = h.tested_count + 1;
-    if (!grow((void **)&w->tested, &w->tested_cap, need, sizeof *w->tested) ||
-        !grow((void **)&w->tested_frames, &w->tested_frame_cap, need, sizeof *w->tested_frames) ||
-        !grow((void **)&w->pairs, &w->pair_cap, need, sizeof *w->pairs))
+    if (!issim_array_reserve((void **)&w->pairing.tested, &w->pairing.tested_cap, need,
+                             sizeof *w->pairing.tested) ||
+        !issim_array_reserve((void **)&w->pairing.tested_frames, &w->pairing.tested_frame_cap, need,
+                             sizeof *w->pairing.tested_frames) ||
+        !issim_array_reserve((void **)&w->pairing.pairs, &w->pairing.pair_cap, need,
+                             sizeof *w->pairing.pairs))
         return issim_error_set(err, ISSIM_ERR_NOMEM,
                                "collision world: out of memory restoring %d pairs", h.tested_count);
     const unsigned char *p = (const unsigned char *)buf + align16(sizeof h);
     const unsigned char *pairs = p + align16(sizeof(Pose) * (size_t)h.body_count) +
                                  align16(sizeof(bool) * (size_t)h.body_count);
-    get_bytes(w->tested, pairs,
+    get_bytes(w->pairing.tested, pairs,
               sizeof(WorldPair) * (size_t)h.tested_count); /* buf: any alignment */
-    if (!pairs_fit(w->tested, h.tested_count, w->body_count)) {
-        w->tested_count = 0; /* as restore_identity left it: every pair tested in full */
+    if (!pairs_fit(w->pairing.tested, h.tested_count, w->per_body.body_count)) {
+        w->pairing.tested_count = 0; /* as restore_identity left it: every pair tested in full */
         return issim_error_set(err, ISSIM_ERR_INVALID,
                                "collision world: the coherence state names pairs outside the %d "
                                "bodies or out of order",
-                               w->body_count);
+                               w->per_body.body_count);
     }
-    p = get_bytes(w->rest_poses, p, sizeof(Pose) * (size_t)h.body_count);
-    p = get_bytes(w->rest_valid, p, sizeof(bool) * (size_t)h.body_count);
+    p = get_bytes(w->per_body.rest_poses, p, sizeof(Pose) * (size_t)h.body_count);
+    p = get_bytes(w->per_body.rest_valid, p, sizeof(bool) * (size_t)h.body_count);
     p += align16(sizeof(WorldPair) * (size_t)h.tested_count);
-    p = get_bytes(w->tested_frames, p, sizeof(PairFrame) * (size_t)h.tested_count);
-    get_bytes(w->anchors, p, sizeof(ContactAnchor) * (size_t)h.contact_count);
-    w->tested_count = h.tested_count;
+    p = get_bytes(w->pairing.tested_frames, p, sizeof(PairFrame) * (size_t)h.tested_count);
+    get_bytes(w->output.anchors, p, sizeof(ContactAnchor) * (size_t)h.contact_count);
+    w->pairing.tested_count = h.tested_count;
     /* The pair list of the saved update (only carry_everything's statistics read it). */
-    memcpy(w->pairs, w->tested, sizeof *w->pairs * (size_t)h.tested_count);
-    w->pair_count = h.tested_count;
+    memcpy(w->pairing.pairs, w->pairing.tested, sizeof *w->pairing.pairs * (size_t)h.tested_count);
+    w->pairing.pair_count = h.tested_count;
     w->updated = h.updated;
     return ISSIM_OK;
 }

@@ -3,8 +3,42 @@
 #define ISSIM_CONTACT_INTERNAL_H
 
 #include <math.h>
+#include <stddef.h>
 
 #include "issim/contact.h"
+
+/* A declared parameter (ContactParamDecl) stored in ContactParams.MEMBER: a live real with its
+ * range ([MIN, MAX], or (MIN, MAX] when MIN_EXCL) and default; an enum with its names. */
+#define CONTACT_REAL_PARAM(NAME, UNIT, DESC, MIN, MAX, MIN_EXCL, DEFAULT, MEMBER)                  \
+    {                                                                                              \
+        .prop = {.name = NAME,                                                                     \
+                 .type = PROP_REAL,                                                                \
+                 .unit = UNIT,                                                                     \
+                 .description = DESC,                                                              \
+                 .min = MIN,                                                                       \
+                 .max = MAX,                                                                       \
+                 .min_exclusive = MIN_EXCL,                                                        \
+                 .mutability = PROP_LIVE,                                                          \
+                 .default_value = {.type = PROP_REAL, .real = DEFAULT}},                           \
+        .store = CONTACT_PARAM_MEMBER, .offset = offsetof(ContactParams, MEMBER)                   \
+    }
+#define CONTACT_ENUM_PARAM(NAME, DESC, NAMES, COUNT, DEFAULT, MEMBER)                              \
+    {                                                                                              \
+        .prop = {.name = NAME,                                                                     \
+                 .type = PROP_ENUM,                                                                \
+                 .unit = "",                                                                       \
+                 .description = DESC,                                                              \
+                 .mutability = PROP_LIVE,                                                          \
+                 .enum_names = NAMES,                                                              \
+                 .enum_count = COUNT,                                                              \
+                 .default_value = {.type = PROP_ENUM, .integer = DEFAULT}},                        \
+        .store = CONTACT_PARAM_MEMBER, .offset = offsetof(ContactParams, MEMBER)                   \
+    }
+
+/* Parameters more than one model reads, declared once (contact_params.c). */
+extern const ContactParamDecl contact_param_exponent;
+extern const ContactParamDecl contact_param_velocity_tolerance;
+extern const ContactParamDecl contact_param_phase_ramp_time;
 
 extern const ContactModelClass contact_spring_damper_class;
 extern const ContactModelClass contact_hunt_crossley_class;

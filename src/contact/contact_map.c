@@ -254,11 +254,40 @@ static void map_reset(const ContactParams *p, ContactHistory *h, const ContactKi
     map_begin(p, h, k);
 }
 
+static const ContactParamDecl param_map_quadrature = CONTACT_ENUM_PARAM(
+    "map_quadrature",
+    "contact_map: quadrature of the convolution, trapezoid (second order, a flat map is exactly "
+    "a spring) or endpoint (000 eq. 3.20 with the force held over each step, first order)",
+    contact_map_rule_names, CONTACT_MAP_RULE_COUNT, CONTACT_MAP_TRAPEZOID, map_rule);
+static const ContactParamDecl param_map_node = {
+    .prop = {.name = "map_node",
+             .type = PROP_ENUM,
+             .unit = "",
+             .description = "contact_map: the response of the node nearest the contact, or "
+                            "interpolated between the two nearest (000 4.4)",
+             .mutability = PROP_LIVE,
+             .enum_names = contact_map_node_choice_names,
+             .enum_count = CONTACT_MAP_NODE_COUNT,
+             .default_value = {.type = PROP_ENUM, .integer = CONTACT_MAP_NODE_NEAREST}},
+    .store = CONTACT_PARAM_FLAG,
+    .offset = offsetof(ContactParams, map_interpolate),
+    .index = CONTACT_MAP_NODE_INTERPOLATE};
+static const ContactParamDecl param_map_convolution = CONTACT_ENUM_PARAM(
+    "map_convolution",
+    "contact_map: how the convolution sum is computed: direct (O(N) per step), fft (partitioned "
+    "FFT: about 0.2-0.3 us per step from N = 64 to 65,536) or auto (fft for maps longer than 256 "
+    "samples); the same force to rounding",
+    contact_map_convolution_names, CONTACT_MAP_CONV_COUNT, CONTACT_MAP_CONV_AUTO, map_convolution);
+static const ContactParamDecl *const contact_map_params[] = {&param_map_quadrature, &param_map_node,
+                                                             &param_map_convolution};
+
 const ContactModelClass contact_map_class = {
     .name = "contact_map",
     .description = "convolution of the indentation history with the bodies' contact-response "
                    "maps, action and reaction balanced at every sample",
     .source = "000 3.5-3.7 eqs. 3.16-3.27, 4.4, 6.5",
+    .params = contact_map_params,
+    .param_count = 3,
     .force = map_force,
     .begin = map_begin,
     .commit = map_commit,

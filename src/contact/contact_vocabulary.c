@@ -13,14 +13,7 @@ _Static_assert(sizeof contact_resolver_names / sizeof contact_resolver_names[0] 
                "a name for every ContactResolverKind");
 
 const char *contact_resolver_name(ContactResolverKind kind) {
-    return (unsigned)kind < CONTACT_RESOLVER_COUNT ? contact_resolver_names[kind] : "?";
-}
-
-bool contact_resolver_parse(const char *text, ContactResolverKind *out) {
-    int i = thing_vocabulary_find(contact_resolver_names, CONTACT_RESOLVER_COUNT, text);
-    if (i >= 0)
-        *out = (ContactResolverKind)i;
-    return i >= 0;
+    return vocabulary_name(contact_resolver_names, CONTACT_RESOLVER_COUNT, (int)kind);
 }
 
 const char *const contact_solver_names[] = {
@@ -34,14 +27,7 @@ _Static_assert(sizeof contact_solver_names / sizeof contact_solver_names[0] == C
                "a name for every ContactSolverKind");
 
 const char *contact_solver_name(ContactSolverKind kind) {
-    return (unsigned)kind < CONTACT_SOLVER_COUNT ? contact_solver_names[kind] : "?";
-}
-
-bool contact_solver_parse(const char *text, ContactSolverKind *out) {
-    int i = thing_vocabulary_find(contact_solver_names, CONTACT_SOLVER_COUNT, text);
-    if (i >= 0)
-        *out = (ContactSolverKind)i;
-    return i >= 0;
+    return vocabulary_name(contact_solver_names, CONTACT_SOLVER_COUNT, (int)kind);
 }
 
 const char *const contact_damping_from_names[] = {
@@ -53,14 +39,7 @@ _Static_assert(sizeof contact_damping_from_names / sizeof contact_damping_from_n
                "a name for every ContactDampingFrom");
 
 const char *contact_damping_from_name(ContactDampingFrom from) {
-    return (unsigned)from < CONTACT_DAMPING_FROM_COUNT ? contact_damping_from_names[from] : "?";
-}
-
-bool contact_damping_from_parse(const char *text, ContactDampingFrom *out) {
-    int i = thing_vocabulary_find(contact_damping_from_names, CONTACT_DAMPING_FROM_COUNT, text);
-    if (i >= 0)
-        *out = (ContactDampingFrom)i;
-    return i >= 0;
+    return vocabulary_name(contact_damping_from_names, CONTACT_DAMPING_FROM_COUNT, (int)from);
 }
 
 const char *const contact_smooth_friction_names[] = {
@@ -72,17 +51,8 @@ _Static_assert(sizeof contact_smooth_friction_names / sizeof contact_smooth_fric
                "a name for every ContactSmoothFriction");
 
 const char *contact_smooth_friction_name(ContactSmoothFriction friction) {
-    return (unsigned)friction < CONTACT_SMOOTH_FRICTION_COUNT
-               ? contact_smooth_friction_names[friction]
-               : "?";
-}
-
-bool contact_smooth_friction_parse(const char *text, ContactSmoothFriction *out) {
-    int i =
-        thing_vocabulary_find(contact_smooth_friction_names, CONTACT_SMOOTH_FRICTION_COUNT, text);
-    if (i >= 0)
-        *out = (ContactSmoothFriction)i;
-    return i >= 0;
+    return vocabulary_name(contact_smooth_friction_names, CONTACT_SMOOTH_FRICTION_COUNT,
+                           (int)friction);
 }
 
 const char *const contact_map_node_choice_names[] = {
@@ -94,12 +64,5 @@ _Static_assert(sizeof contact_map_node_choice_names / sizeof contact_map_node_ch
                "a name for every ContactMapNodeChoice");
 
 const char *contact_map_node_choice_name(ContactMapNodeChoice node) {
-    return (unsigned)node < CONTACT_MAP_NODE_COUNT ? contact_map_node_choice_names[node] : "?";
-}
-
-bool contact_map_node_choice_parse(const char *text, ContactMapNodeChoice *out) {
-    int i = thing_vocabulary_find(contact_map_node_choice_names, CONTACT_MAP_NODE_COUNT, text);
-    if (i >= 0)
-        *out = (ContactMapNodeChoice)i;
-    return i >= 0;
+    return vocabulary_name(contact_map_node_choice_names, CONTACT_MAP_NODE_COUNT, (int)node);
 }

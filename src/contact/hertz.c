@@ -44,11 +44,32 @@ static double hertz_potential(const ContactParams *p, const ContactHistory *h,
     return g > 0.0 ? 0.4 * p->hertz_coeff * g * g * sqrt(g) : 0.0;
 }
 
+static const ContactParamDecl hertz_param_decls[] = {
+    CONTACT_REAL_PARAM("youngs_modulus_a", "Pa", "Hertz: Young's modulus of the first material",
+                       0.0, 1e13, true, 2e11, youngs_a),
+    CONTACT_REAL_PARAM("poisson_ratio_a", "", "Hertz: Poisson's ratio of the first material", 0.0,
+                       0.5, false, 0.3, poisson_a),
+    CONTACT_REAL_PARAM("radius_a", "m", "Hertz: radius of curvature of the first body (0: flat)",
+                       0.0, 1e3, false, 0.01, radius_a),
+    CONTACT_REAL_PARAM("youngs_modulus_b", "Pa", "Hertz: Young's modulus of the second material",
+                       0.0, 1e13, true, 2e11, youngs_b),
+    CONTACT_REAL_PARAM("poisson_ratio_b", "", "Hertz: Poisson's ratio of the second material", 0.0,
+                       0.5, false, 0.3, poisson_b),
+    CONTACT_REAL_PARAM("radius_b", "m", "Hertz: radius of curvature of the second body (0: flat)",
+                       0.0, 1e3, false, 0.0, radius_b),
+};
+static const ContactParamDecl *const hertz_params[] = {
+    &hertz_param_decls[0], &hertz_param_decls[1], &hertz_param_decls[2],
+    &hertz_param_decls[3], &hertz_param_decls[4], &hertz_param_decls[5],
+};
+
 const ContactModelClass contact_hertz_class = {
     .name = "hertz",
     .description = "Hertz P = 4/3 E* R^(1/2) delta^(3/2) from the materials' moduli, Poisson "
                    "ratios and radii (elastic)",
     .source = "000 2.1.1",
+    .params = hertz_params,
+    .param_count = 6,
     .force = hertz_force,
     .begin = hertz_begin,
     .commit = hertz_commit,

@@ -49,11 +49,19 @@ static double hunt_crossley_potential(const ContactParams *p, const ContactHisto
     return contact_power_energy(p->stiffness, p->exponent, k->depth);
 }
 
+static const ContactParamDecl param_alpha = CONTACT_REAL_PARAM(
+    "alpha", "s/m", "Hunt-Crossley alpha of e = 1 - alpha v (lambda = 3/2 alpha k)", 0.0, 100.0,
+    false, 0.2, hc_alpha);
+static const ContactParamDecl *const hunt_crossley_params[] = {&contact_param_exponent,
+                                                               &param_alpha};
+
 const ContactModelClass contact_hunt_crossley_class = {
     .name = "hunt_crossley",
     .description = "Hunt-Crossley f = lambda g^n dg/dt + k g^n, lambda = 3/2 alpha k "
                    "(e = 1 - alpha v)",
     .source = "000 2.4.4 eqs. 2.15-2.17",
+    .params = hunt_crossley_params,
+    .param_count = 2,
     .force = hunt_crossley_force,
     .begin = hunt_crossley_begin,
     .commit = hunt_crossley_commit,

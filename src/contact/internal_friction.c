@@ -119,11 +119,30 @@ static double internal_friction_potential(const ContactParams *p, const ContactH
     return contact_power_energy(p->stiffness, p->exponent, k->depth);
 }
 
+const ContactParamDecl contact_param_exponent = CONTACT_REAL_PARAM(
+    "exponent", "", "exponent n of F(g) = k g^n (internal friction, Hunt-Crossley)", 0.5, 3.0,
+    false, 1.0, exponent);
+/* Also the reduced resolver's and the sleep test's speed for every model (engine_sleep.c). */
+const ContactParamDecl contact_param_velocity_tolerance =
+    CONTACT_REAL_PARAM("velocity_tolerance", "m/s",
+                       "internal friction: speed dg/dt below which a held contact is in "
+                       "equilibrium (0: derived per contact from its equilibrium band, 004 4.8.5)",
+                       0.0, 1e3, false, 1e-5, velocity_tolerance);
+const ContactParamDecl contact_param_phase_ramp_time =
+    CONTACT_REAL_PARAM("phase_ramp_time", "s",
+                       "internal friction: time over which the phase switch at dg/dt = 0 is spread "
+                       "(0: the jump; with RK4 a few of its steps, docs/contact-models.md)",
+                       0.0, 1.0, false, 0.0, phase_ramp_time);
+static const ContactParamDecl *const internal_friction_params[] = {
+    &contact_param_exponent, &contact_param_velocity_tolerance, &contact_param_phase_ramp_time};
+
 const ContactModelClass contact_internal_friction_class = {
     .name = "internal_friction",
     .description = "Siira internal friction: (1+f) F(g) compressing, (1-f) F(g) restoring, "
                    "F = k g^n, f = (1-r^2)/(1+r^2)",
     .source = "004 4.6 eqs. 4.75-4.87, 4.8.1 eq. 4.91, 4.8.5",
+    .params = internal_friction_params,
+    .param_count = 3,
     .force = internal_friction_force,
     .begin = internal_friction_begin,
     .commit = internal_friction_commit,

@@ -86,11 +86,18 @@ static double c0_potential(const ContactParams *p, const ContactHistory *h,
     return e;
 }
 
+static const ContactParamDecl param_tilt = CONTACT_REAL_PARAM(
+    "tilt", "", "internal_friction_c0: width h of the tilted line, in g_max (< r^2)", 0.0, 1.0,
+    false, 0.1, tilt);
+static const ContactParamDecl *const c0_params[] = {&contact_param_exponent, &param_tilt};
+
 const ContactModelClass contact_internal_friction_c0_class = {
     .name = "internal_friction_c0",
     .description = "Siira internal friction with C0 continuity for haptics: tilted "
                    "compression-to-restitution line of width h g_max",
     .source = "004 App. D eqs. D.159-D.170",
+    .params = c0_params,
+    .param_count = 2,
     .force = c0_force,
     .begin = c0_begin,
     .commit = c0_commit,

@@ -54,10 +54,24 @@ static double spring_damper_potential(const ContactParams *p, const ContactHisto
     return k->depth > 0.0 ? 0.5 * p->stiffness * k->depth * k->depth : 0.0;
 }
 
+static const ContactParamDecl param_clamp_attraction = {
+    .prop = {.name = "clamp_attraction",
+             .type = PROP_BOOL,
+             .unit = "",
+             .description =
+                 "never let the contact pull the bodies together: f = max(0, k g + b dg/dt)",
+             .mutability = PROP_LIVE,
+             .default_value = {.type = PROP_BOOL, .boolean = false}},
+    .store = CONTACT_PARAM_MEMBER,
+    .offset = offsetof(ContactParams, clamp_attraction)};
+static const ContactParamDecl *const spring_damper_params[] = {&param_clamp_attraction};
+
 const ContactModelClass contact_spring_damper_class = {
     .name = "spring_damper",
     .description = "linear spring/damper f = k g + b dg/dt while penetrating",
     .source = "004 4.4.2, 4.8 eqs. 4.89-4.93",
+    .params = spring_damper_params,
+    .param_count = 1,
     .force = spring_damper_force,
     .begin = spring_damper_begin,
     .commit = spring_damper_commit,

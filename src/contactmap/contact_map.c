@@ -320,33 +320,12 @@ _Static_assert(sizeof contact_map_convolution_names / sizeof contact_map_convolu
                    CONTACT_MAP_CONV_COUNT,
                "a name for every ContactMapConvolution");
 
-static int name_index(const char *const *names, int count, const char *text) {
-    for (int i = 0; text && i < count; i++)
-        if (strcmp(text, names[i]) == 0)
-            return i;
-    return -1;
-}
-
 const char *contact_map_rule_name(ContactMapRule rule) {
-    return (unsigned)rule < CONTACT_MAP_RULE_COUNT ? contact_map_rule_names[rule] : "?";
-}
-
-bool contact_map_rule_parse(const char *text, ContactMapRule *out) {
-    int i = name_index(contact_map_rule_names, CONTACT_MAP_RULE_COUNT, text);
-    if (i >= 0)
-        *out = (ContactMapRule)i;
-    return i >= 0;
+    return vocabulary_name(contact_map_rule_names, CONTACT_MAP_RULE_COUNT, (int)rule);
 }
 
 const char *contact_map_convolution_name(ContactMapConvolution kind) {
-    return (unsigned)kind < CONTACT_MAP_CONV_COUNT ? contact_map_convolution_names[kind] : "?";
-}
-
-bool contact_map_convolution_parse(const char *text, ContactMapConvolution *out) {
-    int i = name_index(contact_map_convolution_names, CONTACT_MAP_CONV_COUNT, text);
-    if (i >= 0)
-        *out = (ContactMapConvolution)i;
-    return i >= 0;
+    return vocabulary_name(contact_map_convolution_names, CONTACT_MAP_CONV_COUNT, (int)kind);
 }
 
 /* ===== The body property's forms ===== */

@@ -253,3 +253,24 @@ IssimStatus issim_read_file(const char *path, long long max_bytes, const char *w
     *size = got;
     return ISSIM_OK;
 }
+
+/* ===== Vocabularies ===== */
+
+int vocabulary_parse(const char *const *table, int count, const char *name) {
+    for (int i = 0; name && i < count; i++)
+        if (strcmp(name, table[i]) == 0)
+            return i;
+    return -1;
+}
+
+const char *vocabulary_name(const char *const *table, int count, int value) {
+    return value >= 0 && value < count ? table[value] : "?";
+}
+
+void vocabulary_list(const char *const *table, int count, char *buf, size_t size) {
+    size_t used = 0;
+    if (size)
+        buf[0] = '\0';
+    for (int i = 0; i < count && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%s", i ? ", " : "", table[i]);
+}

@@ -445,17 +445,6 @@ const GuiDevice *app_device_gui(App *app) {
     return &d->gui;
 }
 
-void app_device_carry_out(App *app, const GuiRequests *r) {
-    if (r->device_estop) /* first: whatever else was asked in the same frame */
-        app_device_emergency_stop(app);
-    else if (r->device_enable)
-        app_device_enable(app, true);
-    if (r->device_disable)
-        app_device_enable(app, false);
-    if (r->device_reconnect)
-        app_device_reconnect(app);
-}
-
 static const char *status_name(GuiDeviceStatus s) {
     return s == GUI_DEVICE_RUNNING ? "running" : s == GUI_DEVICE_ERROR ? "error" : "idle";
 }

@@ -62,7 +62,7 @@ static void start_pick(App *app, int x, int y) {
     if (inst < 0)
         return;
     const ViewInstance *in = &s->view->instances[inst];
-    app_select(app, in->thing);
+    app_ask_select(app, in->thing);
     app->drag = (Drag){.active = true,
                        .body = in->body,
                        .anchor_local = pose_apply_inv(in->pose, hit),
@@ -104,34 +104,28 @@ void app_toggle_follow(App *app) {
     app_follow(app, app_view_body(app, thing_path(db, app->selected, path, sizeof path)));
 }
 
-static void toggle_pause(App *app) {
-    Sim *sim = app->session.sim;
-    if (sim && sim_paused(sim))
-        app_run(app);
-    else if (sim)
-        sim_set_paused(sim, true);
-}
-
 /* Letters, space and Tab: the 3D view's shortcuts, which typing meant for a panel must not
- * trigger. Returns false for other keys. */
+ * trigger; the actions are the script table's commands (app_ask). Returns false for other
+ * keys. */
 static bool view_key(App *app, const SDL_KeyboardEvent *k) {
     if (k->keysym.mod & (KMOD_CTRL | KMOD_ALT | KMOD_GUI))
         return false;
     switch (k->keysym.sym) {
     case SDLK_SPACE:
-        toggle_pause(app);
+        app_ask(app, app->session.sim && sim_paused(app->session.sim) ? "run" : "pause", NULL, NULL,
+                NULL);
         return true;
     case SDLK_s:
-        app_step(app);
+        app_ask(app, "step", NULL, NULL, NULL);
         return true;
     case SDLK_r:
-        app_reset(app);
+        app_ask(app, "reset", NULL, NULL, NULL);
         return true;
     case SDLK_f:
-        app_fit(app);
+        app_ask(app, "fit", NULL, NULL, NULL);
         return true;
     case SDLK_t:
-        app_toggle_follow(app);
+        app_ask(app, "follow_selected", NULL, NULL, NULL);
         return true;
     case SDLK_TAB:
         app->toggles.panels = !app->toggles.panels;
@@ -139,14 +133,6 @@ static bool view_key(App *app, const SDL_KeyboardEvent *k) {
     default:
         return false;
     }
-}
-
-static void reload(App *app) {
-    if (!app->session.path[0])
-        return;
-    char path[GUI_PATH_MAX];
-    issim_strlcpy(path, app->session.path, sizeof path);
-    app_open_scene(app, path, true);
 }
 
 /* Function keys, Esc and Ctrl chords work wherever the keyboard is (no text field has it). */
@@ -163,20 +149,21 @@ static void global_key(App *app, const SDL_KeyboardEvent *k) {
         app->open_dialog = app->open_dialog || ctrl;
         break;
     case SDLK_q:
-        app->quit = app->quit || ctrl;
+        if (ctrl)
+            app_ask(app, "quit", NULL, NULL, NULL);
         break;
     case SDLK_l:
         if (ctrl)
-            reload(app);
+            app_ask(app, "reload", NULL, NULL, NULL);
         break;
     case SDLK_F12:
-        issim_strlcpy(app->screenshot_path, "screenshot.png", sizeof app->screenshot_path);
+        app_ask(app, "screenshot", "screenshot.png", NULL, NULL);
         break;
     case SDLK_ESCAPE: /* closes the help first */
         if (app->show_help)
             app->show_help = false;
         else
-            app_select(app, thing_id_null());
+            app_ask_select(app, thing_id_null());
         break;
     default:
         break;
@@ -206,7 +193,7 @@ static void handle_mouse_button(App *app, const SDL_MouseButtonEvent *b) {
                 start_pick(app, b->x, b->y);
         } else {
             if (!app->drag.active && !app->mouse_moved)
-                app_select(app, thing_id_null()); /* a click on empty space */
+                app_ask_select(app, thing_id_null()); /* a click on empty space */
             end_drag(app);
         }
     } else if (b->button == SDL_BUTTON_RIGHT || b->button == SDL_BUTTON_MIDDLE) {

@@ -164,7 +164,10 @@ typedef enum AppBranchPolicy {
     APP_BRANCH_ASK,      /* Run after scrubbing back before an edit asks where it applies from */
     APP_BRANCH_SCRUB,    /* from the scrubbed instant (the edit is in effect there) */
     APP_BRANCH_ORIGINAL, /* from its original instant: undone, then made again there */
+    APP_BRANCH_POLICY_COUNT
 } AppBranchPolicy;
+/* "ask", "scrub", "original": the script's branch_policy and branch_answer (app_playback.c). */
+extern const char *const app_branch_policy_names[];
 typedef struct AppPlayback {
     const Sim *sim; /* the session these belong to: another one clears them */
     double impacts[APP_IMPACTS_SHOWN];
@@ -284,7 +287,6 @@ typedef struct App {
 
 /* app_playback.c */
 void app_playback_fill(App *app, GuiState *g);
-void app_playback_requests(App *app, const GuiRequests *r);
 /* Each frame after the clock is read: a branch's edits made again at their instants. */
 void app_playback_update(App *app);
 /* Run: false when it waits for the branch's question (or a branch took it over). */
@@ -300,6 +302,9 @@ bool app_playback_contacts(const App *app, int *n, double *t, const ContactRepor
 /* Script commands slow_motion, pause_at_contact, branch_policy, branch_answer, print_playback;
  * false: not one of these. */
 bool app_playback_command(App *app, char *const *words, int n, bool *failed);
+/* The branches preference of earlier sessions (the config folder's "branches"); a file that
+ * names no policy is reported and leaves "ask". */
+void app_playback_load_preference(App *app);
 
 /* app_video.c */
 bool app_video_start(App *app, const char *path, bool sim_time, double slow);
@@ -360,6 +365,8 @@ void app_record_pump(App *app);
 void app_scan_scenes(App *app);
 /* name in the user's config folder ($XDG_CONFIG_HOME/issim); false without a home. */
 bool app_config_path(const char *name, char *out, size_t size);
+/* The same with the folder created, for a file about to be written. */
+bool app_config_path_to_write(const char *name, char *out, size_t size);
 /* The recent scenes of earlier sessions (the config folder's "recent"). */
 void app_load_recent(App *app);
 /* Reads the next scene's description for the launcher; false when all are read. */
@@ -407,7 +414,6 @@ void app_device_reconnect(App *app);
 /* The emergency-stop keys (F9, Pause), taken before the GUI sees the key. */
 bool app_device_key(App *app, const SDL_KeyboardEvent *key);
 const GuiDevice *app_device_gui(App *app); /* NULL without --device */
-void app_device_carry_out(App *app, const GuiRequests *r);
 /* The mouse as the simulated hand: true when --device sim runs with the file hand. */
 bool app_device_mouse_hand(const App *app);
 /* Ctrl + left press / motion / release in the view at window pixel (x, y): the hand holds the
@@ -424,5 +430,19 @@ void script_destroy(Script *s);
 /* Runs commands until one waits; returns false at the end of the script or on failure
  * (app->exit_status set to 1 on failure). */
 bool script_tick(Script *s, App *app);
+/* Runs one command of the script's table for the panels (words[0] its name, then its
+ * arguments as the script writes them; the handlers only read them). False when the command is
+ * unknown, lacks arguments or what it needs (a simulation, a scene; the waits need a script),
+ * or failed. */
+bool app_command(App *app, char **words, int n);
+
+/* app_requests.c: the panels' requests of a frame (GuiRequests), carried out as the script
+ * table's commands, in a fixed order. */
+void app_carry_out_requests(App *app, const GuiRequests *r);
+/* Runs the table's command `name` with up to three arguments (NULL: none from there on), as
+ * the panels and the keyboard ask: app_command with the words copied. */
+bool app_ask(App *app, const char *name, const char *a, const char *b, const char *c);
+/* The table's `select` of thing by its path (a null or stale id: the selection cleared). */
+void app_ask_select(App *app, ThingId thing);
 
 #endif

@@ -14,15 +14,26 @@
  *  - its original instant: the edit is undone at t_s (paused until the engine took the undo),
  *    the clock holds at t_e (sim_set_hold), the edit is made again there (paused until taken),
  *    and the clock goes on: the past shown before is computed again and the edit acts from t_e.
+ * The preference (ask, or one of the two) is the user's: kept in the config folder's "branches"
+ * and read when the display starts.
  * Display thread only. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "app_internal.h"
 
-static const char *const policy_names[] = {"ask", "scrub", "original"};
+const char *const app_branch_policy_names[] = {
+    [APP_BRANCH_ASK] = "ask",
+    [APP_BRANCH_SCRUB] = "scrub",
+    [APP_BRANCH_ORIGINAL] = "original",
+};
+_Static_assert(sizeof app_branch_policy_names / sizeof app_branch_policy_names[0] ==
+                   APP_BRANCH_POLICY_COUNT,
+               "a name for every AppBranchPolicy");
+static const char preference_file[] = "branches";
 
 /* Another session (open, reload, reset) starts with no impacts, edits or branch. */
 static AppPlayback *playback_of(App *app) {
@@ -212,24 +223,51 @@ void app_playback_note_edit(App *app, uint64_t id, const char *path, const char 
     p->edit_count++;
 }
 
-/* ===== Controls ===== */
+/* ===== The branches preference: a user's, kept across sessions ===== */
 
-void app_playback_requests(App *app, const GuiRequests *r) {
-    Sim *sim = app->session.sim;
-    AppPlayback *p = playback_of(app);
-    if (r->set_branch_policy > 0 && r->set_branch_policy <= 3)
-        p->policy = (AppBranchPolicy)(r->set_branch_policy - 1);
-    if (!sim)
-        return;
-    if (r->set_slow_motion)
-        sim_set_slow_motion(sim, r->slow_rate, r->slow_window);
-    if (r->pause_at_contact_toggle)
-        sim_set_pause_at_contact(sim, !sim_pause_at_contact(sim));
-    if (r->branch_from_scrub)
-        answer(app, APP_BRANCH_SCRUB);
-    if (r->branch_from_original)
-        answer(app, APP_BRANCH_ORIGINAL);
+static int policy_parse(const char *word) {
+    return vocabulary_parse(app_branch_policy_names, APP_BRANCH_POLICY_COUNT, word);
 }
+
+void app_playback_load_preference(App *app) {
+    char path[GUI_PATH_MAX + 16], word[64] = "";
+    FILE *f = app_config_path(preference_file, path, sizeof path) ? fopen(path, "r") : NULL;
+    if (!f)
+        return; /* never chosen: ask */
+    bool read = fgets(word, sizeof word, f) != NULL;
+    fclose(f);
+    word[strcspn(word, " \t\r\n")] = '\0';
+    int k = read ? policy_parse(word) : -1;
+    if (k < 0) {
+        issim_log(ISSIM_LOG_WARN,
+                  "%s: '%s' is not a branches preference (ask, scrub, original); "
+                  "asking",
+                  path, word);
+        return;
+    }
+    playback_of(app)->policy = (AppBranchPolicy)k;
+}
+
+/* Written whole to a temporary file then renamed: two windows never leave half a word. */
+static void set_policy(App *app, AppBranchPolicy policy) {
+    playback_of(app)->policy = policy;
+    char path[GUI_PATH_MAX + 16], tmp[GUI_PATH_MAX + 40];
+    if (!app_config_path_to_write(preference_file, path, sizeof path))
+        return;
+    snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        issim_log(ISSIM_LOG_WARN, "cannot keep the branches preference in %s", path);
+        return;
+    }
+    fprintf(f, "%s\n", app_branch_policy_names[policy]);
+    if (fclose(f) != 0 || rename(tmp, path) != 0) {
+        remove(tmp);
+        issim_log(ISSIM_LOG_WARN, "cannot keep the branches preference in %s", path);
+    }
+}
+
+/* ===== Controls ===== */
 
 void app_playback_fine_frame(App *app, double t) {
     Session *s = &app->session;
@@ -271,7 +309,7 @@ static void print_playback(App *app) {
            app->session.frame_time, clock, wall, sim_speed(sim), rate, window,
            (int)sim_pause_at_contact(sim), (int)sim_paused(sim),
            (unsigned long long)sim_clock_stops(sim), n, p->branch_time, (int)p->asking,
-           policy_names[p->policy], p->edit_count);
+           app_branch_policy_names[p->policy], p->edit_count);
     double pause[4], slow[4];
     gui_playback_rects(pause, slow);
     printf("playback_rects pause %.1f %.1f %.1f %.1f slow %.1f %.1f %.1f %.1f\n", pause[0],
@@ -282,13 +320,6 @@ static void print_playback(App *app) {
         printf("edit_log t=%.9g %s=%s old=%s\n", p->edits[k].t, p->edits[k].path, p->edits[k].value,
                p->edits[k].old_value);
     fflush(stdout);
-}
-
-static int policy_parse(const char *word) {
-    for (int k = 0; k < 3; k++)
-        if (strcmp(word, policy_names[k]) == 0)
-            return k;
-    return -1;
 }
 
 bool app_playback_command(App *app, char *const *words, int n, bool *failed) {
@@ -311,7 +342,7 @@ bool app_playback_command(App *app, char *const *words, int n, bool *failed) {
         if (k < 0)
             *failed = true;
         else
-            playback_of(app)->policy = (AppBranchPolicy)k;
+            set_policy(app, (AppBranchPolicy)k);
     } else if (strcmp(cmd, "branch_answer") == 0 && n > 1) {
         int k = policy_parse(words[1]);
         if (k <= 0 || !playback_of(app)->asking)

@@ -1,9 +1,10 @@
 /* Scripts of UI actions (--script FILE): what a user does, one command per line, run between
  * frames while the simulation runs. Mouse and keyboard commands are pushed as SDL events and
- * go through the same handlers as real input; the panel commands call the same functions the
- * panels' buttons call. Results are printed on stdout ("open ... ok", "edit ... accepted",
- * "select ...", "screenshot ...") for the tests to read. The commands are the rows of COMMANDS
- * below (the script command `help` prints them); docs/user-guide.md describes each. */
+ * go through the same handlers as real input. The commands are the rows of COMMANDS below (the
+ * script command `help` prints them; docs/user-guide.md describes each), and the panels' own
+ * requests run through the same rows (app_command, from app_requests.c), so an action has one
+ * path whoever asks. Results are printed on stdout ("open ... ok", "edit ... accepted",
+ * "select ...", "screenshot ...") for the tests to read. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -296,8 +297,15 @@ typedef struct ScriptCall {
  * (input pushed as events, a wait, a screenshot taken at the frame's end). */
 typedef bool (*ScriptFn)(ScriptCall *call);
 
-/* What a command needs besides its arguments; without it the command fails. */
-typedef enum ScriptNeed { NEED_NOTHING, NEED_SIM, NEED_SCENE, NEED_SCENE_PATH } ScriptNeed;
+/* What a command needs besides its arguments; without it the command fails. NEED_SCRIPT: the
+ * waits and benches keep their state in the script, so the panels cannot ask for them. */
+typedef enum ScriptNeed {
+    NEED_NOTHING,
+    NEED_SIM,
+    NEED_SCENE,
+    NEED_SCENE_PATH,
+    NEED_SCRIPT
+} ScriptNeed;
 
 typedef struct ScriptCommand {
     const char *name;
@@ -692,21 +700,47 @@ static bool run_quit(ScriptCall *c) {
     return false;
 }
 
+static bool run_refresh_scenes(ScriptCall *c) {
+    app_scan_scenes(c->app);
+    return true;
+}
+
+static bool run_follow_selected(ScriptCall *c) {
+    app_toggle_follow(c->app);
+    return true;
+}
+
+static bool run_load_cycle_toggle(ScriptCall *c) {
+    app_load_toggle(c->app);
+    return true;
+}
+
+/* "trace": every command run afterwards is printed with who asked, "ran NAME ARGS (gui)" or
+ * "(script)": the panels' requests are the table's commands too. Display thread only. */
+static bool tracing;
+
+static bool run_trace(ScriptCall *c) {
+    tracing = !(c->n > 1 && strcmp(c->words[1], "off") == 0);
+    return true;
+}
+
 static bool run_help(ScriptCall *c);
 
 static const ScriptCommand COMMANDS[] = {
-    {"wait", "S", 0, NEED_NOTHING, run_wait, "let S wall seconds pass"},
-    {"frames", "N", 0, NEED_NOTHING, run_frames, "let N frames pass"},
-    {"wait_sim", "T", 0, NEED_NOTHING, run_wait_sim, "wait until the display time reaches T"},
-    {"wait_edits", "", 0, NEED_NOTHING, run_wait_edits,
+    {"wait", "S", 0, NEED_SCRIPT, run_wait, "let S wall seconds pass"},
+    {"frames", "N", 0, NEED_SCRIPT, run_frames, "let N frames pass"},
+    {"wait_sim", "T", 0, NEED_SCRIPT, run_wait_sim, "wait until the display time reaches T"},
+    {"wait_edits", "", 0, NEED_SCRIPT, run_wait_edits,
      "wait until every submitted edit is accepted or rejected"},
-    {"wait_paused", "", 0, NEED_NOTHING, run_wait_paused, "wait until the clock is paused"},
-    {"wait_device", "CONDITION [VALUE]", 0, NEED_NOTHING, run_wait_device,
+    {"wait_paused", "", 0, NEED_SCRIPT, run_wait_paused, "wait until the clock is paused"},
+    {"wait_device", "CONDITION [VALUE]", 0, NEED_SCRIPT, run_wait_device,
      "wait until the device's condition holds: periods N, motors_on, motors_off, error, "
      "y_below Y, y_above Y, still V, unlimited"},
     {"open", "PATH", 1, NEED_NOTHING, run_open, "open a scene through the launcher"},
     {"drop", "PATH", 1, NEED_NOTHING, run_drop, "drop a file on the window"},
     {"reload", "", 0, NEED_SCENE_PATH, run_reload, "reload the scene (Ctrl+L)"},
+    {"refresh_scenes", "", 0, NEED_NOTHING, run_refresh_scenes,
+     "scan scenes/ again for the launcher (File > Rescan scenes)"},
     {"set", "PATH VALUE...", 2, NEED_NOTHING, run_set,
      "a property edit (set universe.gravity 0 0 -1.62)"},
     {"select", "PATH", 1, NEED_SCENE, run_select, "select a thing"},
@@ -743,14 +777,15 @@ static const ScriptCommand COMMANDS[] = {
     {"mouse_up", "X Y", 2, NEED_NOTHING, run_mouse, "left mouse button up"},
     {"clicks", "N X Y", 3, NEED_NOTHING, run_clicks, "N clicks within one frame"},
     {"fps", "N", 0, NEED_NOTHING, run_fps, "the frame limiter's rate (a slow display)"},
-    {"bench", "S", 1, NEED_NOTHING, run_bench,
-     "print the frame rate and costs over S wall seconds"},
+    {"bench", "S", 1, NEED_SCRIPT, run_bench, "print the frame rate and costs over S wall seconds"},
     {"bench_idle", "S", 1, NEED_NOTHING, run_bench_idle,
      "draw nothing for S wall seconds and print the engine's rate meanwhile"},
     {"camera", "EX EY EZ TX TY TZ FOV", 7, NEED_NOTHING, run_camera, "place the camera"},
     {"preset", "NAME", 1, NEED_NOTHING, run_preset, "a camera preset"},
     {"fit", "", 0, NEED_NOTHING, run_fit, "fit the camera to the scene"},
     {"follow", "NAME|off", 1, NEED_NOTHING, run_follow, "the camera follows a body / stops"},
+    {"follow_selected", "", 0, NEED_NOTHING, run_follow_selected,
+     "follow the selected body, or stop following (the view bar's Follow)"},
     {"toggle", "WHAT [off]", 1, NEED_NOTHING, run_toggle,
      "a view toggle: grid, contacts, forces, trails, bodies, panels, selected_contacts, hand, "
      "grasp, gui"},
@@ -780,6 +815,10 @@ static const ScriptCommand COMMANDS[] = {
     {"print_plots", "", 0, NEED_NOTHING, run_print_plots, "print each plot as drawn last frame"},
     {"print_live", "NAME...", 1, NEED_NOTHING, run_print_live,
      "print the samples of a display quantity"},
+    {"load_cycle_toggle", "", 0, NEED_NOTHING, run_load_cycle_toggle,
+     "stop the load cycle, or start the scene's again (the plot panel's button)"},
+    {"trace", "[off]", 0, NEED_NOTHING, run_trace,
+     "print every command run afterwards, with who asked: (gui) or (script)"},
     {"help", "", 0, NEED_NOTHING, run_help, "print this table"},
     {"quit", "", 0, NEED_NOTHING, run_quit, "quit now"},
 };
@@ -802,7 +841,7 @@ static const ScriptCommand *find_command(const char *name) {
     return NULL;
 }
 
-static bool need_met(const App *app, ScriptNeed need) {
+static bool need_met(const App *app, const Script *script, ScriptNeed need) {
     const Session *ses = &app->session;
     switch (need) {
     case NEED_SIM:
@@ -811,6 +850,8 @@ static bool need_met(const App *app, ScriptNeed need) {
         return ses->db != NULL;
     case NEED_SCENE_PATH:
         return ses->path[0] != '\0';
+    case NEED_SCRIPT:
+        return script != NULL;
     case NEED_NOTHING:
         break;
     }
@@ -829,28 +870,54 @@ static void unknown_command(const char *name) {
         fprintf(stderr, "script: unknown command '%s' (help lists the commands)\n", name);
 }
 
-/* Runs one command. Returns true when the script may go on this frame; sets *failed. */
-static bool run_command(Script *s, App *app, char *line, bool *failed) {
-    char *words[32] = {0};
-    int n = 0;
-    for (char *save = NULL, *w = strtok_r(line, " \t", &save); w && n < 32;
-         w = strtok_r(NULL, " \t", &save))
-        words[n++] = w;
+static void trace(char **words, int n, bool from_gui) {
+    printf("ran");
+    for (int i = 0; i < n; i++)
+        printf(" %s", words[i]);
+    printf(" (%s)\n", from_gui ? "gui" : "script");
+    fflush(stdout);
+}
+
+/* Runs words (words[0] the command's name) through its row, for the script s or, with s NULL,
+ * for the panels. Returns true when a script may go on this frame; sets *failed. */
+static bool dispatch(Script *s, App *app, char **words, int n, bool *failed) {
     const ScriptCommand *command = find_command(words[0]);
     if (!command) {
         unknown_command(words[0]);
         *failed = true;
         return false;
     }
-    if (n - 1 < command->min_args || !need_met(app, command->need)) {
+    if (n - 1 < command->min_args || !need_met(app, s, command->need)) {
         *failed = true;
         return false;
     }
+    if (tracing)
+        trace(words, n, s == NULL);
     ScriptCall call = {
         .script = s, .app = app, .words = words, .n = n, .x = n > 1 ? atof(words[1]) : 0.0};
     bool go_on = command->run(&call);
     *failed = call.failed;
     return go_on && !call.failed;
+}
+
+/* Runs one line of the script. */
+static bool run_command(Script *s, App *app, char *line, bool *failed) {
+    char *words[32] = {0};
+    int n = 0;
+    for (char *save = NULL, *w = strtok_r(line, " \t", &save); w && n < 32;
+         w = strtok_r(NULL, " \t", &save))
+        words[n++] = w;
+    if (n == 0) {
+        *failed = true;
+        return false;
+    }
+    return dispatch(s, app, words, n, failed);
+}
+
+bool app_command(App *app, char **words, int n) {
+    bool failed = false;
+    dispatch(NULL, app, words, n, &failed);
+    return !failed;
 }
 
 bool script_tick(Script *s, App *app) {

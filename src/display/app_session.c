@@ -204,6 +204,10 @@ bool app_config_path(const char *name, char *out, size_t size) {
     return config_file(name, false, out, size);
 }
 
+bool app_config_path_to_write(const char *name, char *out, size_t size) {
+    return config_file(name, true, out, size);
+}
+
 /* The recent list outlives the session: written whole to a temporary file then renamed, so
  * two windows never leave half a list. */
 static void save_recent(const App *app) {

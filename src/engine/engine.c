@@ -1,6 +1,6 @@
-/* Engine construction from the thing database, state variables, edits and the public
- * accessors. The equations are in engine_dynamics.c, the integrators in engine_cvode.c and
- * engine_rk4.c, the system matrices in engine_system.c. */
+/* Engine creation and destruction (the model is read from the thing database in engine_build.c),
+ * state variables, edits and the public accessors. The equations are in engine_dynamics.c, the
+ * integrators in engine_cvode.c and engine_rk4.c, the system matrices in engine_system.c. */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -18,373 +18,6 @@ void engine_emit(Engine *e, const EngineEvent *event) {
         e->event_fn(event, e->event_user);
 }
 
-static int material_index(Engine *e, const char *name) {
-    for (int i = 0; i < e->material_count; i++)
-        if (strcmp(e->materials[i], name) == 0)
-            return i;
-    issim_strlcpy(e->materials[e->material_count], name, PROP_STRING_MAX);
-    return e->material_count++;
-}
-
-static int count_kind(const ThingDb *db, ThingKind kind) {
-    int n = 0;
-    for (int i = 0; i < thingdb_count(db); i++)
-        if (thing_kind(db, thingdb_at(db, i)) == kind)
-            n++;
-    return n;
-}
-
-/* Universe properties that may change while running. */
-static void read_universe_live(Engine *e, ThingId universe) {
-    e->gravity = thing_vec3(e->db, universe, "gravity");
-    e->sleep_policy = (SleepPolicy)thing_enum(e->db, universe, "sleep");
-    if (e->planar)
-        e->gravity.y = 0.0;
-}
-
-/* Universe properties fixed during a run (they shape the state layout and the integrator):
- * read once at build, so an edit can never swap the integrator under a running engine. */
-static void read_universe(Engine *e, ThingId universe) {
-    const ThingDb *db = e->db;
-    e->planar = thing_bool(db, universe, "planar");
-    e->integrator_kind = e->options.integrator >= 0
-                             ? (IntegratorKind)e->options.integrator
-                             : (IntegratorKind)thing_enum(db, universe, "integrator");
-    e->dt = e->options.dt > 0 ? e->options.dt : thing_real(db, universe, "dt");
-    e->rtol = e->options.rtol > 0 ? e->options.rtol : thing_real(db, universe, "rtol");
-    e->atol = e->options.atol > 0 ? e->options.atol : thing_real(db, universe, "atol");
-    double max_step = thing_real(db, universe, "max_step");
-    e->max_step = max_step > 0 ? max_step : e->dt;
-    read_universe_live(e, universe);
-}
-
-static void read_body(Engine *e, EngineBody *b) {
-    const ThingDb *db = e->db;
-    b->mass = thing_real(db, b->thing, "mass");
-    b->inertia = thing_vec3(db, b->thing, "inertia");
-    b->force = thing_vec3(db, b->thing, "force");
-    b->torque = thing_vec3(db, b->thing, "torque");
-    b->cycle_force = thing_vec3(db, b->thing, "force_cycle");
-    b->cycle_period = thing_real(db, b->thing, "force_cycle_period");
-    if (e->planar) {
-        b->cycle_force.y = 0.0;
-        b->force.y = 0.0;
-        b->torque = vec3(0.0, b->torque.y, 0.0);
-    }
-}
-
-static IssimStatus read_obstacle(Engine *e, EngineObstacle *o, IssimError *err) {
-    if (thing_enum(e->db, o->thing, "shape") != OBSTACLE_SHAPE_PLANE)
-        return ISSIM_OK; /* boxes and meshes: engine_build_shapes */
-    Vec3 n = thing_vec3(e->db, o->thing, "normal");
-    if (!(vec3_norm(n) > 1e-12))
-        return issim_error_set(err, ISSIM_ERR_INVALID, "%s.normal must not be zero",
-                               thing_name(e->db, o->thing));
-    o->normal = vec3_normalize(n);
-    o->offset = thing_real(e->db, o->thing, "offset");
-    return ISSIM_OK;
-}
-
-static IssimStatus build_things(Engine *e, IssimError *err) {
-    const ThingDb *db = e->db;
-    int things = thingdb_count(db);
-    e->body_count = count_kind(db, THING_RIGID_BODY);
-    e->obstacle_count = count_kind(db, THING_FIXED_OBSTACLE);
-    e->pair_count = count_kind(db, THING_CONTACT_PAIR);
-    e->bodies = calloc((size_t)e->body_count + 1, sizeof *e->bodies);
-    e->obstacles = calloc((size_t)e->obstacle_count + 1, sizeof *e->obstacles);
-    e->pairs = calloc((size_t)e->pair_count + 1, sizeof *e->pairs);
-    e->materials = calloc((size_t)(e->body_count + e->obstacle_count + 2 * e->pair_count + 1),
-                          sizeof *e->materials);
-    if (!e->bodies || !e->obstacles || !e->pairs || !e->materials)
-        return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory building the engine");
-    int nb = 0, no = 0, np = 0;
-    for (int i = 0; i < things; i++) {
-        ThingId id = thingdb_at(db, i);
-        switch (thing_kind(db, id)) {
-        case THING_RIGID_BODY: {
-            EngineBody *b = &e->bodies[nb++];
-            b->thing = id;
-            thing_path(db, id, b->name, sizeof b->name);
-            read_body(e, b);
-            b->material = material_index(e, thing_string(db, id, "material"));
-            const PropValue *v = thing_get(db, id, "vertices");
-            b->vertex_count = v->point_count;
-            memcpy(b->vertices, v->points, sizeof(Vec3) * (size_t)v->point_count);
-            b->radius = thing_real(db, id, "radius");
-            break;
-        }
-        case THING_FIXED_OBSTACLE: {
-            EngineObstacle *o = &e->obstacles[no++];
-            o->thing = id;
-            IssimStatus s = read_obstacle(e, o, err);
-            if (s != ISSIM_OK)
-                return s;
-            o->material = material_index(e, thing_string(db, id, "material"));
-            break;
-        }
-        case THING_CONTACT_PAIR: {
-            EnginePair *p = &e->pairs[np++];
-            p->thing = id;
-            p->material_a = material_index(e, thing_string(db, id, "material_a"));
-            p->material_b = material_index(e, thing_string(db, id, "material_b"));
-            break;
-        }
-        default:
-            break;
-        }
-    }
-    return ISSIM_OK;
-}
-
-int engine_find_pair(const Engine *e, int ma, int mb) {
-    for (int i = 0; i < e->pair_count; i++) {
-        const EnginePair *p = &e->pairs[i];
-        if ((p->material_a == ma && p->material_b == mb) ||
-            (p->material_a == mb && p->material_b == ma))
-            return i;
-    }
-    return -1;
-}
-
-/* The parameters of one contact: the damping derived from the restitution uses the pair's
- * reduced mass (a body against a fixed obstacle: the body's mass, as V1 states it for the bar),
- * shared among the points of a shaped pair's patch. */
-IssimStatus engine_contact_params(const Engine *e, EngineContact *c, IssimError *err) {
-    double m = e->bodies[c->body].mass;
-    if (c->kind == CONTACT_MANIFOLD && c->body_b >= 0) {
-        double mb = e->bodies[c->body_b].mass;
-        m = m * mb / (m + mb);
-    }
-    if (c->kind == CONTACT_MANIFOLD && c->patch_points > 1)
-        m /= c->patch_points; /* restitution per patch (engine_manifold_energy.c) */
-    /* From the pair's parameters (read from the database once per build or edit), not from the
-     * database: the collision manager creates contacts every step in a crowded scene. */
-    c->params = e->pairs[c->pair].params;
-    engine_contact_maps(e, c);
-    if (c->params.damping_from_restitution) {
-        if (!(m > 0.0) || !isfinite(m))
-            return issim_error_set(err, ISSIM_ERR_INVALID,
-                                   "cannot derive damping from restitution without a mass");
-        c->params.damping =
-            contact_damping_for_restitution(c->params.stiffness, m, c->params.restitution);
-    }
-    return ISSIM_OK;
-}
-
-static IssimStatus build_contact_params(Engine *e, IssimError *err) {
-    for (int i = 0; i < e->pair_count; i++) {
-        EnginePair *p = &e->pairs[i];
-        IssimStatus s = contact_params_from_thing(e->db, p->thing, 1.0, &p->params, err);
-        if (s != ISSIM_OK)
-            return s;
-        p->model = contact_model_class(p->params.model);
-    }
-    for (int ci = 0; ci < e->contact_count; ci++) {
-        IssimStatus s = engine_contact_params(e, &e->contacts[ci], err);
-        if (s != ISSIM_OK)
-            return s;
-    }
-    return ISSIM_OK;
-}
-
-static IssimStatus build_contacts(Engine *e, IssimError *err) {
-    int n = 0;
-    for (int b = 0; b < e->body_count; b++)
-        n += e->bodies[b].vertex_count * e->obstacle_count;
-    e->contact_capacity = n + 16;
-    e->contacts = calloc((size_t)e->contact_capacity, sizeof *e->contacts);
-    if (!e->contacts)
-        return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory building contacts");
-    for (int b = 0; b < e->body_count; b++) {
-        if (e->bodies[b].shaped)
-            continue;
-        for (int o = 0; o < e->obstacle_count; o++) {
-            if (e->obstacles[o].shape.kind != SHAPE_PLANE)
-                continue; /* contact vertices meet planes only */
-            int pair = engine_find_pair(e, e->bodies[b].material, e->obstacles[o].material);
-            if (pair < 0) {
-                issim_log(ISSIM_LOG_WARN,
-                          "no contact model between materials '%s' (%s) and '%s' (%s): they "
-                          "pass through each other",
-                          e->materials[e->bodies[b].material], e->bodies[b].name,
-                          e->materials[e->obstacles[o].material],
-                          thing_name(e->db, e->obstacles[o].thing));
-                e->stats.warnings++;
-                continue;
-            }
-            for (int v = 0; v < e->bodies[b].vertex_count; v++)
-                e->contacts[e->contact_count++] = (EngineContact){.kind = CONTACT_VERTEX_PLANE,
-                                                                  .body = b,
-                                                                  .vertex = v,
-                                                                  .obstacle = o,
-                                                                  .pair = pair,
-                                                                  .body_b = -1};
-        }
-    }
-    e->vertex_contact_count = e->contact_count;
-    return build_contact_params(e, err);
-}
-
-static IssimStatus build_layout(Engine *e, IssimError *err) {
-    e->reduced_slots = e->planar ? 0 : ENGINE_REDUCED_SLOTS;
-    e->blocks = calloc((size_t)(e->body_count + e->reduced_slots) + 1, sizeof *e->blocks);
-    if (!e->blocks)
-        return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
-    int offset = 0, voffset = 0;
-    for (int b = 0; b < e->body_count; b++) {
-        StateBlock *blk = &e->blocks[e->block_count];
-        blk->kind = e->planar ? BLOCK_PLANAR_BODY : BLOCK_FREE_BODY;
-        blk->size = e->planar ? PLANAR_BODY_SIZE : FREE_BODY_SIZE;
-        blk->offset = offset;
-        blk->body = b;
-        e->bodies[b].block = e->block_count++;
-        e->bodies[b].velocity_offset = voffset;
-        e->bodies[b].reduced_slot = -1;
-        offset += blk->size;
-        voffset += e->planar ? 3 : 6;
-    }
-    for (int s = 0; s < e->reduced_slots; s++) { /* reserved for reduced pairs */
-        StateBlock *blk = &e->blocks[e->block_count];
-        *blk = (StateBlock){.kind = BLOCK_CONTACT_PAIR,
-                            .offset = offset,
-                            .size = ENGINE_REDUCED_BLOCK_MAX,
-                            .body = -1};
-        e->reduced[s].block = e->block_count++;
-        offset += ENGINE_REDUCED_BLOCK_MAX;
-    }
-    e->state_size = offset;
-    e->velocity_dim = voffset;
-    size_t n = (size_t)offset + 1;
-    e->y = calloc(n, sizeof(double));
-    e->y_saved = calloc(n, sizeof(double));
-    /* RK4 stages and y_next (6n), the loads (6 per body), the right-hand side's body states */
-    e->scratch =
-        calloc(6 * n + (6 + ENGINE_BODY_STATE_DOUBLES) * (size_t)e->body_count + 6, sizeof(double));
-    if (!e->y || !e->y_saved || !e->scratch)
-        return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
-    return ISSIM_OK;
-}
-
-static EngineBodyState body_state_from_thing(const ThingDb *db, ThingId id) {
-    return (EngineBodyState){.pos = thing_vec3(db, id, "pos"),
-                             .orient = thing_quat(db, id, "orient"),
-                             .vel = thing_vec3(db, id, "vel"),
-                             .angvel = thing_vec3(db, id, "angvel")};
-}
-
-static IssimStatus build_vars(Engine *e, IssimError *err) {
-    static const char *const body_vars[] = {
-        "pos.x", "pos.y", "pos.z", "orient.w", "orient.x", "orient.y", "orient.z",
-        "vel.x", "vel.y", "vel.z", "angvel.x", "angvel.y", "angvel.z"};
-    static const char *const body_units[] = {"m",   "m",   "m",   "",      "",      "",     "",
-                                             "m/s", "m/s", "m/s", "rad/s", "rad/s", "rad/s"};
-    static const char *const energy_vars[] = {"kinetic", "potential", "elastic", "total"};
-    _Static_assert(sizeof body_vars / sizeof body_vars[0] == ENGINE_FRAME_BODY_VALUES,
-                   "a name for every value of a body's frame");
-    _Static_assert(sizeof energy_vars / sizeof energy_vars[0] == ENGINE_FRAME_ENERGY_VALUES,
-                   "a name for every energy of a frame");
-    e->var_count = ENGINE_FRAME_BODY_VALUES * e->body_count + ENGINE_FRAME_ENERGY_VALUES;
-    e->var_names = calloc((size_t)e->var_count, sizeof *e->var_names);
-    e->var_units = calloc((size_t)e->var_count, sizeof *e->var_units);
-    if (!e->var_names || !e->var_units)
-        return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
-    int v = 0;
-    for (int b = 0; b < e->body_count; b++) {
-        for (int i = 0; i < ENGINE_FRAME_BODY_VALUES; i++, v++) {
-            snprintf(e->var_names[v], sizeof e->var_names[v], "%s.%s", e->bodies[b].name,
-                     body_vars[i]);
-            e->var_units[v] = body_units[i];
-        }
-    }
-    for (int i = 0; i < ENGINE_FRAME_ENERGY_VALUES; i++, v++) {
-        snprintf(e->var_names[v], sizeof e->var_names[v], "universe.energy.%s", energy_vars[i]);
-        e->var_units[v] = "J";
-    }
-    return ISSIM_OK;
-}
-
-/* Warns when a fixed step is too coarse for a contact's time scale sqrt(m/k): RK4 needs about
- * ten steps per 1/omega to resolve a contact's half period (pi/omega) with a few percent
- * error in the restitution. A model that needs a fixed step no longer switches the whole run
- * to RK4: the force-law stage takes that step only while such a contact is active
- * (engine_step.c), and the base integrator the rest of the time. */
-/* Internal friction's phase ramp is a damper of rate 1 / (2 tau) per contact near rest
- * (internal_friction.c): under one RK4 step, a body pressed by a few contacts trembles in a
- * damped limit cycle instead of coming to rest (docs/performance.md, the internal-friction
- * pile: half a step kept 37 of 200 bodies awake). */
-static void check_phase_ramps(Engine *e) {
-    for (int i = 0; i < e->pair_count; i++) {
-        const ContactParams *cp = &e->pairs[i].params;
-        if (cp->model != CONTACT_MODEL_INTERNAL_FRICTION || !(cp->phase_ramp_time > 0.0) ||
-            cp->phase_ramp_time >= e->dt)
-            continue;
-        issim_log(ISSIM_LOG_WARN,
-                  "phase_ramp_time %g s of contact %s is under the RK4 step %g s: bodies on "
-                  "several contacts will tremble; use phase_ramp_time >= %g s",
-                  cp->phase_ramp_time, thing_name(e->db, e->pairs[i].thing), e->dt, e->dt);
-        e->stats.warnings++;
-    }
-}
-
-/* The published endpoint rule (000 eq. 3.20) holds each sample's force over the next step, so it
- * lags the indentation and the bounce gains energy: a flat map's restitution is about
- * 1 + 0.79 omega T (docs/contact-models.md, "Quadrature"). A user choosing it for the seed's
- * comparison must know, since the README's promise that maps never gain holds for the trapezoid
- * rule only. */
-static void check_map_quadrature(Engine *e) {
-    for (int i = 0; i < e->pair_count; i++) {
-        const ContactParams *cp = &e->pairs[i].params;
-        if (cp->model != CONTACT_MODEL_CONTACT_MAP || cp->map_rule != CONTACT_MAP_ENDPOINT)
-            continue;
-        issim_log(ISSIM_LOG_WARN,
-                  "contact %s uses map_quadrature = \"endpoint\": the published first-order rule "
-                  "gains energy (a flat map's restitution is about 1 + 0.79 sqrt(k / m) T, 1.005 "
-                  "for 000 4.2's spheres at T = 1e-4 s); use \"trapezoid\" for a passive contact",
-                  thing_name(e->db, e->pairs[i].thing));
-        e->stats.warnings++;
-    }
-}
-
-static void check_time_scales(Engine *e) {
-    if (e->integrator_kind != INTEGRATOR_RK4)
-        return;
-    check_phase_ramps(e);
-    for (int ci = 0; ci < e->contact_count; ci++) {
-        const EngineContact *c = &e->contacts[ci];
-        const EnginePair *p = &e->pairs[c->pair];
-        double fixed = p->model->fixed_step(&c->params);
-        double h = fixed > 0.0 ? fixed : e->dt;
-        double tau = p->model->time_scale(&c->params, e->bodies[c->body].mass);
-        if (h > 0.1 * tau) {
-            issim_log(ISSIM_LOG_WARN,
-                      "fixed step %g s is too coarse for contact %s on %s (time scale "
-                      "sqrt(m/k) = %.3g s): use dt <= %.2g s",
-                      h, thing_name(e->db, p->thing), e->bodies[c->body].name, tau, 0.1 * tau);
-            e->stats.warnings++;
-            return; /* once per build */
-        }
-    }
-}
-
-static IssimStatus create_integrator(Engine *e, IssimError *err) {
-    if (e->integ) {
-        integrator_cvode_destroy(e->integ);
-        e->integ = NULL;
-    }
-    if (e->body_count == 0)
-        return issim_error_set(err, ISSIM_ERR_INVALID,
-                               "the scene has no body: nothing to simulate (add a thing of kind "
-                               "\"body\", docs/scene-format.md)");
-    if (e->integrator_kind != INTEGRATOR_RK4) {
-        e->integ = integrator_cvode_create(e, err);
-        if (!e->integ)
-            return err ? err->status : ISSIM_ERR_NUMERIC;
-    }
-    e->integrator_dirty = true;
-    return ISSIM_OK;
-}
-
 Engine *engine_create(const ThingDb *db, const EngineOptions *options, IssimError *err) {
     ThingId universe = thingdb_find_kind(db, THING_UNIVERSE);
     if (thing_id_is_null(universe)) {
@@ -392,35 +25,26 @@ Engine *engine_create(const ThingDb *db, const EngineOptions *options, IssimErro
         return NULL;
     }
     Engine *e = calloc(1, sizeof *e);
-    if (!e || !(e->db = thingdb_clone(db))) {
+    if (!e || !(e->model.db = thingdb_clone(db))) {
         free(e);
         issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory creating the engine");
         return NULL;
     }
-    e->options = options ? *options : engine_options_default();
+    e->model.options = options ? *options : engine_options_default();
     e->serial = engine_next_serial();
-    read_universe(e, universe);
-    IssimStatus s = build_things(e, err);
-    s = s == ISSIM_OK ? engine_build_shapes(e, err) : s;
-    s = s == ISSIM_OK ? build_contacts(e, err) : s;
-    s = s == ISSIM_OK ? build_layout(e, err) : s;
-    s = s == ISSIM_OK ? build_vars(e, err) : s;
+    IssimStatus s = engine_build_model(e, universe, err);
     s = s == ISSIM_OK ? engine_sleep_init(e, err) : s;
     s = s == ISSIM_OK ? engine_islands_init(e, err) : s;
     if (s == ISSIM_OK) {
-        for (int b = 0; b < e->body_count; b++) {
-            EngineBodyState st = body_state_from_thing(e->db, e->bodies[b].thing);
-            engine_block_store(e, e->y, b, &st);
-        }
+        engine_store_scene_state(e);
         s = engine_smooth_start(e, err);
     }
     if (s == ISSIM_OK) {
-        check_time_scales(e);
-        check_map_quadrature(e);
+        engine_check_scales(e);
         engine_update_active_set(e, 0.0, NULL);
         engine_collide(e);
         engine_refresh_awake(e);
-        s = create_integrator(e, err);
+        s = engine_create_integrator(e, err);
     }
     if (s != ISSIM_OK) {
         engine_destroy(e);
@@ -432,25 +56,26 @@ Engine *engine_create(const ThingDb *db, const EngineOptions *options, IssimErro
 void engine_destroy(Engine *e) {
     if (!e)
         return;
-    integrator_cvode_destroy(e->integ);
+    integrator_cvode_destroy(e->integration.cvode);
     engine_destroy_shapes(e);
-    thingdb_destroy(e->db);
-    free(e->bodies);
-    free(e->obstacles);
-    free(e->pairs);
+    thingdb_destroy(e->model.db);
+    free(e->model.bodies);
+    free(e->body_data);
+    free(e->model.obstacles);
+    free(e->model.pairs);
     free(e->contacts);
-    free(e->previous);
-    free(e->previous_kept);
-    free(e->previous_index);
-    free(e->event_dirs);
-    free(e->event_states);
-    free(e->materials);
-    free(e->blocks);
+    free(e->collide.previous);
+    free(e->collide.previous_kept);
+    free(e->collide.previous_index);
+    free(e->integration.event_dirs);
+    free(e->integration.event_states);
+    free(e->model.materials);
+    free(e->model.layout.blocks);
     free(e->y);
     free(e->y_saved);
-    free(e->scratch);
-    free(e->var_names);
-    free(e->var_units);
+    free(e->integration.scratch);
+    free(e->model.vars.names);
+    free(e->model.vars.units);
     engine_sleep_free(e);
     engine_islands_free(e);
     engine_checkpoints_free(e);
@@ -459,23 +84,23 @@ void engine_destroy(Engine *e) {
 }
 
 const ThingDb *engine_thingdb(const Engine *e) {
-    return e->db;
+    return e->model.db;
 }
 IntegratorKind engine_integrator(const Engine *e) {
-    return e->integrator_kind;
+    return e->model.integrator_kind;
 }
 double engine_time(const Engine *e) {
-    return e->t;
+    return e->data.t;
 }
 double engine_dt(const Engine *e) {
-    return e->dt;
+    return e->model.dt;
 }
 EngineStats engine_stats(const Engine *e) {
     EngineStats s = e->stats;
-    s.collision_reports_used = e->reports_used;
-    s.collision_report_waits = e->report_waits;
-    s.collision_reports_stale = e->reports_stale;
-    s.scratch_grows = e->step_scratch.chunks;
+    s.collision_reports_used = e->collide.reports_used;
+    s.collision_report_waits = e->collide.report_waits;
+    s.collision_reports_stale = e->collide.reports_stale;
+    s.scratch_grows = e->islands.step_scratch.chunks;
     return s;
 }
 
@@ -485,37 +110,37 @@ void engine_set_event_callback(Engine *e, EngineEventFn fn, void *user) {
 }
 
 void engine_set_step_observer(Engine *e, void (*fn)(const Engine *, void *), void *user) {
-    e->options.on_step = fn;
-    e->options.on_step_user = user;
+    e->model.options.on_step = fn;
+    e->model.options.on_step_user = user;
 }
 
 void engine_set_stop_check(Engine *e, bool (*fn)(void *), void *user) {
-    e->options.should_stop = fn;
-    e->options.should_stop_user = user;
+    e->model.options.should_stop = fn;
+    e->model.options.should_stop_user = user;
 }
 
 /* ===== Variables ===== */
 
 int engine_var_count(const Engine *e) {
-    return e->var_count;
+    return e->model.vars.count;
 }
 const char *engine_var_name(const Engine *e, int var) {
-    return e->var_names[var];
+    return e->model.vars.names[var];
 }
 const char *engine_var_unit(const Engine *e, int var) {
-    return e->var_units[var];
+    return e->model.vars.units[var];
 }
 
 int engine_var_find(const Engine *e, const char *name) {
-    for (int i = 0; i < e->var_count; i++)
-        if (strcmp(e->var_names[i], name) == 0)
+    for (int i = 0; i < e->model.vars.count; i++)
+        if (strcmp(e->model.vars.names[i], name) == 0)
             return i;
     return -1;
 }
 
 IssimStatus engine_register_vars(const Engine *e, Registry *reg, IssimError *err) {
-    for (int i = 0; i < e->var_count; i++)
-        if (registry_add_var(reg, e->var_names[i], e->var_units[i], err) < 0)
+    for (int i = 0; i < e->model.vars.count; i++)
+        if (registry_add_var(reg, e->model.vars.names[i], e->model.vars.units[i], err) < 0)
             return err ? err->status : ISSIM_ERR_INVALID;
     return ISSIM_OK;
 }
@@ -541,12 +166,12 @@ void engine_frame_set_body(double *values, int body, const EngineBodyState *st) 
 }
 
 void engine_write_vars(const Engine *e, double *values) {
-    for (int b = 0; b < e->body_count; b++) {
+    for (int b = 0; b < e->model.body_count; b++) {
         EngineBodyState st = engine_block_state(e, e->y, b);
         engine_frame_set_body(values, b, &st);
     }
     EngineEnergy en = engine_energy(e);
-    double *energies = values + ENGINE_FRAME_BODY_VALUES * e->body_count;
+    double *energies = values + ENGINE_FRAME_BODY_VALUES * e->model.body_count;
     energies[0] = en.kinetic;
     energies[1] = en.potential;
     energies[2] = en.elastic;
@@ -586,7 +211,7 @@ static void reset_active_set(Engine *e, double t) {
             engine_contact_end(e, &e->contacts[ci]);
     }
     e->contact_count = kept;
-    e->fixed_step_dirty = true;
+    engine_invalidate(e, ENGINE_INVALID_FIXED_STEP);
     engine_collide_now(e);
     engine_refresh_awake(e);
     e->event_fn = fn;
@@ -595,17 +220,18 @@ static void reset_active_set(Engine *e, double t) {
 IssimStatus engine_restore_vars(Engine *e, double t, const double *values, IssimError *err) {
     if (engine_checkpoint_restore(e, t))
         return ISSIM_OK;
-    for (int i = 0; i < ENGINE_FRAME_BODY_VALUES * e->body_count; i++)
+    for (int i = 0; i < ENGINE_FRAME_BODY_VALUES * e->model.body_count; i++)
         if (!isfinite(values[i]))
             return issim_error_set(err, ISSIM_ERR_INVALID,
-                                   "cannot restore a frame with non-finite %s", e->var_names[i]);
-    for (int r = 0; r < e->reduced_slots; r++) /* the frame gives every body its own state */
+                                   "cannot restore a frame with non-finite %s",
+                                   e->model.vars.names[i]);
+    for (int r = 0; r < e->reduced.slot_count; r++) /* the frame gives every body its own state */
         engine_reduced_leave(e, r, t);
-    for (int b = 0; b < e->body_count; b++) {
+    for (int b = 0; b < e->model.body_count; b++) {
         EngineBodyState st = engine_frame_body(values, b);
         engine_block_store(e, e->y, b, &st);
     }
-    e->t = t;
+    e->data.t = t;
     /* Equilibrium belongs to a trajectory, not to a frame: every body is integrated again from
      * the restored state (silently, like the contacts: a reset is not a physical event). */
     EngineEventFn fn = e->event_fn;
@@ -613,8 +239,7 @@ IssimStatus engine_restore_vars(Engine *e, double t, const double *values, Issim
     engine_wake_all(e, t);
     e->event_fn = fn;
     reset_active_set(e, t);
-    e->replay_broken = true;
-    e->integrator_dirty = true;
+    engine_invalidate(e, ENGINE_INVALID_REPLAY | ENGINE_INVALID_INTEGRATOR);
     if (e->checkpoints.arena) {
         /* Checkpoints were on but this frame's is gone (past the ring's budget): say so once. */
         if (e->stats.restarts == 0)
@@ -635,23 +260,10 @@ static bool is_state_prop(const char *name) {
 }
 
 static int body_of_thing(const Engine *e, ThingId id) {
-    for (int b = 0; b < e->body_count; b++)
-        if (thing_id_equal(e->bodies[b].thing, id))
+    for (int b = 0; b < e->model.body_count; b++)
+        if (thing_id_equal(e->model.bodies[b].thing, id))
             return b;
     return -1;
-}
-
-/* Re-reads every parameter that may change while running. */
-static IssimStatus refresh_params(Engine *e, IssimError *err) {
-    read_universe_live(e, thingdb_find_kind(e->db, THING_UNIVERSE));
-    for (int b = 0; b < e->body_count; b++)
-        read_body(e, &e->bodies[b]);
-    for (int o = 0; o < e->obstacle_count; o++) {
-        IssimStatus s = read_obstacle(e, &e->obstacles[o], err);
-        if (s != ISSIM_OK)
-            return s;
-    }
-    return build_contact_params(e, err);
 }
 
 /* Properties that change how a scene is shown or recorded, never its dynamics: editing them
@@ -671,21 +283,22 @@ static bool is_presentation_prop(const char *name) {
 IssimStatus engine_apply_edit(Engine *e, const char *path, const char *value, IssimError *err) {
     ThingId id;
     int prop;
-    IssimStatus s = thingdb_resolve(e->db, path, &id, &prop, err);
+    IssimStatus s = thingdb_resolve(e->model.db, path, &id, &prop, err);
     if (s != ISSIM_OK)
         return s;
-    PropValue old = *thing_prop_value(e->db, id, prop);
-    s = thingdb_set_text(e->db, path, value, true, err);
+    PropValue old = *thing_prop_value(e->model.db, id, prop);
+    s = thingdb_set_text(e->model.db, path, value, true, err);
     if (s != ISSIM_OK)
         return s;
-    s = refresh_params(e, err);
+    e->model.generation++; /* even when refused below: refresh_params ran with the new value */
+    s = engine_refresh_params(e, err);
     if (s != ISSIM_OK) {
         /* Cross-property validation failed (a zero normal): put the old value back. */
-        thing_set(e->db, id, prop, &old, false, NULL);
-        refresh_params(e, NULL);
+        thing_set(e->model.db, id, prop, &old, false, NULL);
+        engine_refresh_params(e, NULL);
         return s;
     }
-    const char *name = thing_prop_def(e->db, id, prop)->name;
+    const char *name = thing_prop_def(e->model.db, id, prop)->name;
     int body = body_of_thing(e, id);
     /* An edit is an interaction (App. E.3.1): the edited body wakes with its equilibrium list;
      * an edit of the universe (gravity), an obstacle or a contact pair may change every
@@ -693,15 +306,15 @@ IssimStatus engine_apply_edit(Engine *e, const char *path, const char *value, Is
     if (is_presentation_prop(name))
         ; /* a colour, the camera, the description: nothing moves */
     else if (body >= 0)
-        engine_wake_body(e, body, -1, e->t);
+        engine_wake_body(e, body, -1, e->data.t);
     else
-        engine_wake_all(e, e->t);
+        engine_wake_all(e, e->data.t);
     engine_refresh_awake(e);
     if (body >= 0 && is_state_prop(name)) {
-        if (e->bodies[body].reduced_slot >= 0) /* a moved body leaves its reduced pair */
-            engine_reduced_leave(e, e->bodies[body].reduced_slot, e->t);
+        if (e->body_data[body].reduced_slot >= 0) /* a moved body leaves its reduced pair */
+            engine_reduced_leave(e, e->body_data[body].reduced_slot, e->data.t);
         EngineBodyState st = engine_block_state(e, e->y, body);
-        const PropValue *v = thing_prop_value(e->db, id, prop);
+        const PropValue *v = thing_prop_value(e->model.db, id, prop);
         if (strcmp(name, "pos") == 0)
             st.pos = vec3(v->vec[0], v->vec[1], v->vec[2]);
         else if (strcmp(name, "vel") == 0)
@@ -711,17 +324,16 @@ IssimStatus engine_apply_edit(Engine *e, const char *path, const char *value, Is
         else
             st.orient = (Quat){v->vec[0], v->vec[1], v->vec[2], v->vec[3]};
         engine_block_store(e, e->y, body, &st);
-        reset_active_set(e, e->t);
+        reset_active_set(e, e->data.t);
     }
-    e->integrator_dirty = true;
-    e->replay_broken = true; /* the next checkpoint is a key (engine_checkpoint.c) */
+    engine_invalidate(e, ENGINE_INVALID_INTEGRATOR | ENGINE_INVALID_REPLAY);
     return ISSIM_OK;
 }
 
 /* ===== Bodies and contacts ===== */
 
 int engine_body_count(const Engine *e) {
-    return e->body_count;
+    return e->model.body_count;
 }
 
 /* ===== Body ids ===== */
@@ -738,14 +350,14 @@ uint32_t engine_next_serial(void) {
 }
 
 EngineBodyId engine_body_id(const Engine *e, int index) {
-    if (index < 0 || index >= e->body_count)
+    if (index < 0 || index >= e->model.body_count)
         return engine_body_id_null();
     return (EngineBodyId){index, e->serial};
 }
 
 EngineBodyId engine_body_find(const Engine *e, const char *name) {
-    for (int b = 0; name && b < e->body_count; b++)
-        if (strcmp(e->bodies[b].name, name) == 0)
+    for (int b = 0; name && b < e->model.body_count; b++)
+        if (strcmp(e->model.bodies[b].name, name) == 0)
             return engine_body_id(e, b);
     return engine_body_id_null();
 }
@@ -758,10 +370,10 @@ IssimStatus engine_body_check(const Engine *e, EngineBodyId id, IssimError *err)
                                "body id {index %d, engine %u} is stale: it is from another engine "
                                "(this is engine %u; a previous scene's, or a destroyed one)",
                                (int)id.index, (unsigned)id.generation, (unsigned)e->serial);
-    if (id.index < 0 || id.index >= e->body_count)
+    if (id.index < 0 || id.index >= e->model.body_count)
         return issim_error_set(
             err, ISSIM_ERR_RANGE, "body id {index %d, engine %u}: engine %u has %d bodies",
-            (int)id.index, (unsigned)id.generation, (unsigned)e->serial, e->body_count);
+            (int)id.index, (unsigned)id.generation, (unsigned)e->serial, e->model.body_count);
     return ISSIM_OK;
 }
 
@@ -770,17 +382,17 @@ bool engine_body_valid(const Engine *e, EngineBodyId id) {
 }
 
 const char *engine_body_name(const Engine *e, EngineBodyId body) {
-    return engine_body_valid(e, body) ? e->bodies[body.index].name : NULL;
+    return engine_body_valid(e, body) ? e->model.bodies[body.index].name : NULL;
 }
 ThingId engine_body_thing(const Engine *e, EngineBodyId body) {
-    return engine_body_valid(e, body) ? e->bodies[body.index].thing : thing_id_null();
+    return engine_body_valid(e, body) ? e->model.bodies[body.index].thing : thing_id_null();
 }
 double engine_body_mass(const Engine *e, EngineBodyId body) {
-    return engine_body_valid(e, body) ? e->bodies[body.index].mass : NAN;
+    return engine_body_valid(e, body) ? e->model.bodies[body.index].mass : NAN;
 }
 
 Vec3 engine_body_inertia(const Engine *e, EngineBodyId body) {
-    return engine_body_valid(e, body) ? e->bodies[body.index].inertia : (Vec3){NAN, NAN, NAN};
+    return engine_body_valid(e, body) ? e->model.bodies[body.index].inertia : (Vec3){NAN, NAN, NAN};
 }
 
 EngineBodyState engine_body_state(const Engine *e, EngineBodyId body) {
@@ -804,21 +416,22 @@ IssimStatus engine_set_applied_wrench(Engine *e, EngineBodyId id, Vec3 force, Ve
     IssimStatus s = engine_body_check(e, id, err);
     if (s != ISSIM_OK)
         return s;
-    EngineBody *b = &e->bodies[id.index];
+    EngineBody *b = &e->model.bodies[id.index];
     if (!vec3_is_finite(force) || !vec3_is_finite(torque))
         return issim_error_set(err, ISSIM_ERR_RANGE, "applied wrench on %s is not finite", b->name);
-    if (e->planar) { /* the planar block moves in x-z and turns about y only */
+    if (e->model.planar) { /* the planar block moves in x-z and turns about y only */
         force.y = 0.0;
         torque = vec3(0.0, torque.y, 0.0);
     }
-    if (vec3_same(b->applied_force, force) && vec3_same(b->applied_torque, torque))
+    EngineBodyData *d = &e->body_data[id.index];
+    if (vec3_same(d->applied_force, force) && vec3_same(d->applied_torque, torque))
         return ISSIM_OK;
-    b->applied_force = force;
-    b->applied_torque = torque;
-    engine_wake_body(e, id.index, -1, e->t); /* a change in its force field (004 4.8.5) */
+    d->applied_force = force;
+    d->applied_torque = torque;
+    engine_wake_body(e, id.index, -1, e->data.t); /* a change in its force field (004 4.8.5) */
     engine_refresh_awake(e);
-    e->integrator_dirty = true; /* a jump in the right-hand side: restart the multistep history */
-    e->replay_broken = true;    /* a replay would not know this wrench */
+    /* a jump in the right-hand side, and a replay would not know this wrench */
+    engine_invalidate(e, ENGINE_INVALID_INTEGRATOR | ENGINE_INVALID_REPLAY);
     return ISSIM_OK;
 }
 
@@ -835,7 +448,7 @@ bool engine_contact_normal(const Engine *e, uint32_t id, Vec3 *normal) {
         if (!c->active || c->id != id)
             continue;
         ContactKinematics k;
-        engine_contact_kinematics(e, e->y, c, e->t, &k, NULL, NULL);
+        engine_contact_kinematics(e, e->y, c, e->data.t, &k, NULL, NULL);
         *normal = k.normal;
         return true;
     }
@@ -850,12 +463,14 @@ int engine_contact_reports(const Engine *e, ContactReport *out, int max) {
             continue;
         ContactKinematics k;
         Vec3 point;
-        engine_contact_kinematics(e, e->y, c, e->t, &k, &point, NULL);
+        engine_contact_kinematics(e, e->y, c, e->data.t, &k, &point, NULL);
         ContactForce f = engine_contact_force(e, c, &k);
-        if (engine_contact_time_stepped(e, c))
+        bool stepped = engine_contact_time_stepped(e, c);
+        if (stepped)
             f = (ContactForce){.normal = c->resolved_force, .tangent = c->resolved_friction};
         out[n++] = (ContactReport){.id = c->id,
                                    .patch = -1,
+                                   .stepped = stepped,
                                    .body_a = engine_body_id_pack(engine_body_id(e, c->body)),
                                    .body_b = engine_body_id_pack(engine_body_id(e, c->body_b)),
                                    .obstacle = c->obstacle,

@@ -2,10 +2,11 @@
  * with contact memory intact (engine.h, "Checkpoints"; docs/architecture.md, "contact state").
  *
  * Every frame gets a record. A *key* record holds, in order (each part aligned to 16 bytes): a
- * header, the raw state vector (the frames hold normalised quaternions, which would change the
- * last bits), the bodies' sleep state and applied wrenches, the reduced-pair slots, the contact
- * array (each contact up to its parameters), the contact-state pool's bytes below its end, and
- * the collision world's identity (the contacts of the last merged report and the world's id
+ * header with a copy of EngineData, the raw state vector (the frames hold normalised quaternions,
+ * which would change the last bits), every body's EngineBodyData, the active reduced-pair slots
+ * (an inactive one holds nothing a restore needs: entering a pair fills it), the
+ * contact array (each contact up to its parameters), the contact-state pool's bytes below its end,
+ * and the collision world's identity (the contacts of the last merged report and the world's id
  * counter), then, with the universe's collision_coherence on and the synchronous world, the
  * world's coherence state (collision_world_save_coherence: what its choice to refresh a pair
  * from anchors instead of testing it in full reads). The frames between two keys keep only their
@@ -33,26 +34,21 @@
 #include "engine_internal.h"
 
 typedef struct CheckpointHeader {
-    double t;
+    EngineData data; /* whole: a field added to EngineData is rewound without a line here */
     int state_size, body_count, contact_count, identity_count;
     size_t pool_end, coherence_bytes;
-    uint32_t next_contact_id, identity_next_id;
-    double report_t;
-    double fixed_step, fixed_anchor;
-    bool integrator_dirty, collision_stale;
+    uint32_t identity_next_id;
+    unsigned reduced_active; /* bit s: slot s was active, and saved */
+    bool integrator_dirty;
 } CheckpointHeader;
-
-typedef struct BodySleepState {
-    bool asleep;
-    int reduced_slot;
-    ContactResolverKind resolver;
-    double sleep_t, still_since;
-    Vec3 applied_force, applied_torque; /* a replay steps with the wrenches of its key */
-} BodySleepState;
 
 /* Keys average at most this many bytes per frame (the others replay from them). */
 #define CHECKPOINT_KEY_BYTES_PER_FRAME 8192
 #define CHECKPOINT_KEY_EVERY_MAX 32
+/* A key at most every other frame even when it is small: a key is a copy into memory the caches
+ * have not seen, and for a scene whose frame is a few microseconds (point_drop.lua) a key per
+ * frame cost 6-7% of the frame, while replaying the one frame between keys costs one step. */
+#define CHECKPOINT_KEY_EVERY_MIN 2
 
 static size_t align16(size_t n) {
     return (n + 15) & ~(size_t)15;
@@ -61,11 +57,32 @@ static size_t align16(size_t n) {
 /* A contact is saved up to its parameters: they belong to the pair (engine_contact_params), so
  * a restore takes the current ones and a rewind across an edit of the pair keeps the edit. */
 #define CONTACT_SAVED_BYTES offsetof(EngineContact, params)
+_Static_assert(offsetof(EngineContact, params) + sizeof(ContactParams) == sizeof(EngineContact),
+               "ContactParams must stay EngineContact's last field: a field after it would escape "
+               "rewinds");
+
+_Static_assert(ENGINE_REDUCED_SLOTS <= 32, "CheckpointHeader.reduced_active has 32 bits");
+
+static unsigned reduced_active(const Engine *e) {
+    unsigned mask = 0;
+    for (int s = 0; s < e->reduced.slot_count; s++)
+        if (e->reduced.slot[s].active)
+            mask |= 1u << s;
+    return mask;
+}
+
+static int bit_count(unsigned mask) {
+    int n = 0;
+    for (; mask; mask &= mask - 1)
+        n++;
+    return n;
+}
 
 static size_t record_bytes(const Engine *e, int contacts, int identity, size_t coherence) {
-    return align16(sizeof(CheckpointHeader)) + align16(sizeof(double) * (size_t)e->state_size) +
-           align16(sizeof(BodySleepState) * (size_t)e->body_count) +
-           align16(sizeof(EngineReducedSlot) * (size_t)e->reduced_slots) +
+    return align16(sizeof(CheckpointHeader)) +
+           align16(sizeof(double) * (size_t)e->model.layout.state_size) +
+           align16(sizeof(EngineBodyData) * (size_t)e->model.body_count) +
+           align16(sizeof(EngineReducedSlot) * (size_t)bit_count(reduced_active(e))) +
            align16(CONTACT_SAVED_BYTES * (size_t)contacts) + align16(e->pool.end) +
            align16(sizeof(CollisionContact) * (size_t)identity) + align16(coherence);
 }
@@ -75,13 +92,13 @@ static size_t record_bytes(const Engine *e, int contacts, int identity, size_t c
  * be updates ahead of the merged report and is not the engine's to read: its keys hold none, and
  * a restore from them tests every pair in full once. */
 static size_t coherence_size(const Engine *e) {
-    if (!e->collision || e->collision_registry)
+    if (!e->collide.world || e->collide.registry)
         return 0;
-    return collision_world_coherence_size(e->collision);
+    return collision_world_coherence_size(e->collide.world);
 }
 
 static size_t record_size(const Engine *e) {
-    return record_bytes(e, e->contact_count, e->identity_count, coherence_size(e));
+    return record_bytes(e, e->contact_count, e->checkpoints.identity_count, coherence_size(e));
 }
 
 /* The first CHECKPOINT_POPULATE_BYTES of the ring get their pages now, because a first write into
@@ -109,7 +126,8 @@ IssimStatus engine_enable_checkpoints(Engine *e, int max_frames, size_t max_byte
     engine_checkpoints_free(e);
     /* Sized for max_frames records of a scene with about eight contacts per body (a pile), at
      * most max_bytes. */
-    int guess = e->contact_count > 8 * e->body_count ? e->contact_count : 8 * e->body_count;
+    int guess =
+        e->contact_count > 8 * e->model.body_count ? e->contact_count : 8 * e->model.body_count;
     size_t want = (size_t)max_frames * record_bytes(e, guess, guess, 0);
     size_t bytes = want < max_bytes ? (want > 4096 ? want : 4096) : max_bytes;
     void *arena = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -138,9 +156,9 @@ void engine_checkpoints_free(Engine *e) {
     else
         free(e->checkpoints.arena);
     free(e->checkpoints.records);
-    free(e->identity);
-    e->identity = NULL;
-    e->identity_count = e->identity_capacity = 0;
+    free(e->checkpoints.identity);
+    e->checkpoints.identity = NULL;
+    e->checkpoints.identity_count = e->checkpoints.identity_capacity = 0;
     memset(&e->checkpoints, 0, sizeof e->checkpoints);
 }
 
@@ -148,14 +166,15 @@ void engine_keep_identity(Engine *e, const CollisionContact *contacts, int count
                           uint32_t next_id) {
     if (!e->checkpoints.arena)
         return;
-    if (!ISSIM_ARRAY_RESERVE(e->identity, e->identity_capacity, count)) {
-        e->identity_count = 0; /* a restore then restarts the histories of shaped contacts */
+    if (!ISSIM_ARRAY_RESERVE(e->checkpoints.identity, e->checkpoints.identity_capacity, count)) {
+        e->checkpoints.identity_count =
+            0; /* a restore then restarts the histories of shaped contacts */
         return;
     }
     if (count > 0)
-        memcpy(e->identity, contacts, sizeof *contacts * (size_t)count);
-    e->identity_count = count;
-    e->identity_next_id = next_id;
+        memcpy(e->checkpoints.identity, contacts, sizeof *contacts * (size_t)count);
+    e->checkpoints.identity_count = count;
+    e->checkpoints.identity_next_id = next_id;
 }
 
 static CheckpointRecord *record_at(CheckpointRing *ring, int i) {
@@ -233,64 +252,59 @@ static void copy_pool(const Engine *e, unsigned char *dst, const unsigned char *
 
 static void write_key(Engine *e, unsigned char *p, size_t bytes) {
     const unsigned char *start = p;
-    CheckpointHeader h = {.t = e->t,
-                          .state_size = e->state_size,
-                          .body_count = e->body_count,
+    CheckpointHeader h = {.data = e->data,
+                          .state_size = e->model.layout.state_size,
+                          .body_count = e->model.body_count,
                           .contact_count = e->contact_count,
-                          .identity_count = e->identity_count,
+                          .identity_count = e->checkpoints.identity_count,
                           .pool_end = e->pool.end,
                           .coherence_bytes = coherence_size(e),
-                          .next_contact_id = e->next_contact_id,
-                          .identity_next_id = e->identity_next_id,
-                          .report_t = e->report_t,
-                          .fixed_step = e->fixed_step,
-                          .fixed_anchor = e->fixed_anchor,
-                          .integrator_dirty = e->integrator_dirty,
-                          .collision_stale = e->collision_stale};
+                          .identity_next_id = e->checkpoints.identity_next_id,
+                          .reduced_active = reduced_active(e),
+                          .integrator_dirty = e->integration.dirty};
     p = put(p, &h, sizeof h);
-    p = put(p, e->y, sizeof(double) * (size_t)e->state_size);
-    BodySleepState *sleep = (BodySleepState *)p;
-    for (int b = 0; b < e->body_count; b++)
-        sleep[b] = (BodySleepState){.asleep = e->bodies[b].asleep,
-                                    .reduced_slot = e->bodies[b].reduced_slot,
-                                    .resolver = e->bodies[b].resolver,
-                                    .sleep_t = e->bodies[b].sleep_t,
-                                    .still_since = e->bodies[b].still_since,
-                                    .applied_force = e->bodies[b].applied_force,
-                                    .applied_torque = e->bodies[b].applied_torque};
-    p += align16(sizeof(BodySleepState) * (size_t)e->body_count);
-    p = put(p, e->reduced, sizeof(EngineReducedSlot) * (size_t)e->reduced_slots);
+    p = put(p, e->y, sizeof(double) * (size_t)e->model.layout.state_size);
+    p = put(p, e->body_data, sizeof(EngineBodyData) * (size_t)e->model.body_count);
+    EngineReducedSlot *slots = (EngineReducedSlot *)p;
+    for (int s = 0, n = 0; s < e->reduced.slot_count; s++)
+        if (h.reduced_active & 1u << s)
+            slots[n++] = e->reduced.slot[s];
+    p += align16(sizeof(EngineReducedSlot) * (size_t)bit_count(h.reduced_active));
     for (int ci = 0; ci < e->contact_count; ci++)
         memcpy(p + CONTACT_SAVED_BYTES * (size_t)ci, &e->contacts[ci], CONTACT_SAVED_BYTES);
     p += align16(CONTACT_SAVED_BYTES * (size_t)e->contact_count);
     copy_pool(e, p, e->pool.bytes);
     p += align16(e->pool.end);
-    p = put(p, e->identity, sizeof(CollisionContact) * (size_t)e->identity_count);
+    p = put(p, e->checkpoints.identity,
+            sizeof(CollisionContact) * (size_t)e->checkpoints.identity_count);
     IssimError err;
     if (h.coherence_bytes > 0 &&
-        collision_world_save_coherence(e->collision, p, bytes - (size_t)(p - start), &err) !=
+        collision_world_save_coherence(e->collide.world, p, bytes - (size_t)(p - start), &err) !=
             ISSIM_OK)
         issim_fatal("checkpoint: %s", err.message); /* record_size counted these bytes */
 }
 
-/* A key every k frames, so that keys average CHECKPOINT_KEY_BYTES_PER_FRAME bytes a frame. */
+/* A key every k frames, so that keys average CHECKPOINT_KEY_BYTES_PER_FRAME bytes a frame, and
+ * at most every CHECKPOINT_KEY_EVERY_MIN frames. */
 static int key_interval(const CheckpointRing *ring, size_t bytes) {
     if (ring->key_every > 0)
         return ring->key_every;
     size_t k = (bytes + CHECKPOINT_KEY_BYTES_PER_FRAME - 1) / CHECKPOINT_KEY_BYTES_PER_FRAME;
-    return k < 1 ? 1 : k > CHECKPOINT_KEY_EVERY_MAX ? CHECKPOINT_KEY_EVERY_MAX : (int)k;
+    return k < CHECKPOINT_KEY_EVERY_MIN   ? CHECKPOINT_KEY_EVERY_MIN
+           : k > CHECKPOINT_KEY_EVERY_MAX ? CHECKPOINT_KEY_EVERY_MAX
+                                          : (int)k;
 }
 
 void engine_checkpoint(Engine *e) {
     CheckpointRing *ring = &e->checkpoints;
     if (!ring->arena)
         return;
-    drop_from(ring, e->t);
+    drop_from(ring, e->data.t);
     size_t bytes = record_size(e);
-    bool key = ring->count == 0 || e->replay_broken || !newest_key(ring) ||
+    bool key = ring->count == 0 || e->checkpoints.replay_broken || !newest_key(ring) ||
                ring->since_key + 1 >= key_interval(ring, bytes);
-    e->replay_broken = false;
-    CheckpointRecord r = {.t = e->t, .key = key};
+    e->checkpoints.replay_broken = false;
+    CheckpointRecord r = {.t = e->data.t, .model_generation = e->model.generation, .key = key};
     if (key) {
         if (bytes > ring->capacity) {
             if (!ring->full_warned)
@@ -360,31 +374,27 @@ static bool restore_key(Engine *e, const CheckpointRecord *r) {
     const unsigned char *p = e->checkpoints.arena + r->offset;
     CheckpointHeader h;
     memcpy(&h, p, sizeof h);
-    if (h.state_size != e->state_size || h.body_count != e->body_count ||
+    if (h.state_size != e->model.layout.state_size || h.body_count != e->model.body_count ||
         !engine_reserve_contacts(e, h.contact_count + 1) || !reserve_pool(e, h.pool_end))
         return false;
     p += align16(sizeof h);
-    memcpy(e->y, p, sizeof(double) * (size_t)e->state_size);
-    p += align16(sizeof(double) * (size_t)e->state_size);
-    const BodySleepState *sleep = (const BodySleepState *)p;
-    for (int b = 0; b < e->body_count; b++) {
-        EngineBody *body = &e->bodies[b];
-        body->asleep = sleep[b].asleep;
-        body->sleep_t = sleep[b].sleep_t;
-        body->still_since = sleep[b].still_since;
-        body->reduced_slot = sleep[b].reduced_slot;
-        body->resolver = sleep[b].resolver;
-        body->applied_force = sleep[b].applied_force;
-        body->applied_torque = sleep[b].applied_torque;
+    memcpy(e->y, p, sizeof(double) * (size_t)e->model.layout.state_size);
+    p += align16(sizeof(double) * (size_t)e->model.layout.state_size);
+    memcpy(e->body_data, p, sizeof(EngineBodyData) * (size_t)e->model.body_count);
+    p += align16(sizeof(EngineBodyData) * (size_t)e->model.body_count);
+    const EngineReducedSlot *slots = (const EngineReducedSlot *)p;
+    for (int s = 0, n = 0; s < e->reduced.slot_count; s++) {
+        if (h.reduced_active & 1u << s)
+            e->reduced.slot[s] = slots[n++];
+        else
+            e->reduced.slot[s].active = false;
     }
-    p += align16(sizeof(BodySleepState) * (size_t)e->body_count);
-    memcpy(e->reduced, p, sizeof(EngineReducedSlot) * (size_t)e->reduced_slots);
-    p += align16(sizeof(EngineReducedSlot) * (size_t)e->reduced_slots);
+    p += align16(sizeof(EngineReducedSlot) * (size_t)bit_count(h.reduced_active));
     for (int ci = 0; ci < h.contact_count; ci++) {
         EngineContact *c = &e->contacts[ci];
         memcpy(c, p + CONTACT_SAVED_BYTES * (size_t)ci, CONTACT_SAVED_BYTES);
         if (engine_contact_params(e, c, NULL) != ISSIM_OK)
-            c->params = e->pairs[c->pair].params; /* checked when the pair was built */
+            c->params = e->model.pairs[c->pair].params; /* checked when the pair was built */
     }
     e->contact_count = h.contact_count;
     p += align16(CONTACT_SAVED_BYTES * (size_t)h.contact_count);
@@ -392,9 +402,9 @@ static bool restore_key(Engine *e, const CheckpointRecord *r) {
     copy_pool(e, e->pool.bytes, p);
     p += align16(h.pool_end);
     engine_pool_rebuild(e);
-    if (e->collision) {
+    if (e->collide.world) {
         IssimError err;
-        if (collision_world_restore_identity(e->collision, (const CollisionContact *)p,
+        if (collision_world_restore_identity(e->collide.world, (const CollisionContact *)p,
                                              h.identity_count, h.identity_next_id,
                                              &err) != ISSIM_OK)
             issim_log(ISSIM_LOG_WARN, "restore: %s", err.message);
@@ -402,18 +412,13 @@ static bool restore_key(Engine *e, const CheckpointRecord *r) {
         p += align16(sizeof(CollisionContact) * (size_t)h.identity_count);
         /* After the identity: the same update's coherence state, so the replay refreshes the
          * pairs the original refreshed (a key without it: every pair tested in full once). */
-        if (collision_world_restore_coherence(e->collision, p, h.coherence_bytes, &err) != ISSIM_OK)
+        if (collision_world_restore_coherence(e->collide.world, p, h.coherence_bytes, &err) !=
+            ISSIM_OK)
             issim_log(ISSIM_LOG_WARN, "restore: %s", err.message);
     }
-    e->t = h.t;
-    e->next_contact_id = h.next_contact_id;
-    e->report_t = h.report_t;
-    e->fixed_step = h.fixed_step; /* recomputed (fixed_step_dirty) on the same grid */
-    e->fixed_anchor = h.fixed_anchor;
-    e->collision_stale = h.collision_stale;
-    e->integrator_dirty = h.integrator_dirty || e->integrator_kind != INTEGRATOR_RK4;
-    e->sleep_dirty = true;
-    e->fixed_step_dirty = true;
+    e->data = h.data; /* its fixed step is recomputed (fixed_step_dirty) on the same grid */
+    e->integration.dirty = h.integrator_dirty || e->model.integrator_kind != INTEGRATOR_RK4;
+    engine_invalidate(e, ENGINE_INVALID_SLEEP | ENGINE_INVALID_FIXED_STEP);
     engine_refresh_awake(e);
     return true;
 }
@@ -447,9 +452,15 @@ bool engine_checkpoint_restore(Engine *e, double t) {
         key--;
     if (target < 0 || key < 0)
         return false;
+    /* The frames after the key were stepped under the model of the key's time; an edit since
+     * (a rewind across it: undoing a branch's edit) would replay them under another, giving a
+     * state that was never published. Then the frame's own values restart it instead
+     * (engine_restore_vars). */
+    if (target != key && record_at(ring, key)->model_generation != e->model.generation)
+        return false;
     /* The world is the engine's own while it restores and replays (the manager thread would
      * work on frames of the discarded future). */
-    Registry *reg = e->collision_registry;
+    Registry *reg = e->collide.registry;
     if (reg)
         engine_stop_collision_thread(e);
     bool ok = restore_key(e, record_at(ring, key)) && replay(e, key, target);

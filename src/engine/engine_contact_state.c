@@ -122,8 +122,9 @@ void engine_pool_rebuild(Engine *e) {
     ContactStatePool *pool = &e->pool;
     pool->free_count = 0;
     int used = 0;
-    size_t *pairs = (size_t *)e->scratch; /* scratch holds 6 * (state_size + 1) doubles */
-    size_t room = 3 * ((size_t)e->state_size + 1);
+    size_t *pairs =
+        (size_t *)e->integration.scratch; /* scratch holds 6 * (state_size + 1) doubles */
+    size_t room = 3 * ((size_t)e->model.layout.state_size + 1);
     for (int ci = 0; ci < e->contact_count; ci++) {
         const EngineContact *c = &e->contacts[ci];
         if (c->state_bytes == 0)
@@ -159,7 +160,7 @@ ContactHistory *engine_contact_history(const Engine *e, const EngineContact *c) 
 }
 
 const ContactModelClass *engine_contact_model(const Engine *e, const EngineContact *c) {
-    return e->pairs[c->pair].model;
+    return e->model.pairs[c->pair].model;
 }
 
 void engine_contact_begin(Engine *e, EngineContact *c, const ContactKinematics *k) {
@@ -230,8 +231,8 @@ double engine_contact_potential(const Engine *e, const EngineContact *c,
 }
 
 bool engine_models_have_copy_hooks(const Engine *e) {
-    for (int i = 0; i < e->pair_count; i++)
-        if (e->pairs[i].model->copy)
+    for (int i = 0; i < e->model.pair_count; i++)
+        if (e->model.pairs[i].model->copy)
             return true;
     return false;
 }

@@ -38,20 +38,20 @@ struct Integrator {
  * vector whose sleeping blocks hold their frozen state (scratch[0, n)), and the derivative is
  * gathered back from scratch[n, 2n). */
 static bool packed(const Engine *e) {
-    return e->awake_state_size != e->state_size;
+    return e->sleep.awake_state_size != e->model.layout.state_size;
 }
 
 static void unpack(const Engine *e, const double *p, double *full) {
-    for (int r = 0, k = 0; r < e->awake_range_count; r++) {
-        int off = e->awake_ranges[2 * r], len = e->awake_ranges[2 * r + 1];
+    for (int r = 0, k = 0; r < e->sleep.awake_range_count; r++) {
+        int off = e->sleep.awake_ranges[2 * r], len = e->sleep.awake_ranges[2 * r + 1];
         memcpy(full + off, p + k, sizeof(double) * (size_t)len);
         k += len;
     }
 }
 
 static void pack(const Engine *e, const double *full, double *p) {
-    for (int r = 0, k = 0; r < e->awake_range_count; r++) {
-        int off = e->awake_ranges[2 * r], len = e->awake_ranges[2 * r + 1];
+    for (int r = 0, k = 0; r < e->sleep.awake_range_count; r++) {
+        int off = e->sleep.awake_ranges[2 * r], len = e->sleep.awake_ranges[2 * r + 1];
         memcpy(p + k, full + off, sizeof(double) * (size_t)len);
         k += len;
     }
@@ -61,18 +61,19 @@ static void pack(const Engine *e, const double *full, double *p) {
 static const double *full_state(Engine *e, N_Vector y) {
     if (!packed(e))
         return N_VGetArrayPointer(y);
-    unpack(e, N_VGetArrayPointer(y), e->scratch);
-    return e->scratch;
+    unpack(e, N_VGetArrayPointer(y), e->integration.scratch);
+    return e->integration.scratch;
 }
 
 static int cvode_rhs(sunrealtype t, N_Vector y, N_Vector ydot, void *user) {
     Engine *e = user;
     const double *full = full_state(e, y);
-    double *d = packed(e) ? e->scratch + e->state_size : N_VGetArrayPointer(ydot);
+    double *d =
+        packed(e) ? e->integration.scratch + e->model.layout.state_size : N_VGetArrayPointer(ydot);
     engine_rhs(e, t, full, d);
     if (packed(e))
         pack(e, d, N_VGetArrayPointer(ydot));
-    for (int i = 0; i < e->awake_state_size; i++)
+    for (int i = 0; i < e->sleep.awake_state_size; i++)
         if (!isfinite(N_VGetArrayPointer(ydot)[i]))
             return 1; /* recoverable: CVODE retries with a smaller step */
     return 0;
@@ -88,8 +89,9 @@ static int cvode_roots(sunrealtype t, N_Vector y, sunrealtype *g, void *user) {
 static void cvode_error_handler(int code, const char *module, const char *function, char *msg,
                                 void *user) {
     Engine *e = user;
-    if (e->integ)
-        snprintf(e->integ->error, sizeof e->integ->error, "%s %s: %s", module, function, msg);
+    if (e->integration.cvode)
+        snprintf(e->integration.cvode->error, sizeof e->integration.cvode->error, "%s %s: %s",
+                 module, function, msg);
     (void)code;
 }
 
@@ -119,23 +121,24 @@ Integrator *integrator_cvode_create(Engine *e, IssimError *err) {
         issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory creating the integrator");
         return NULL;
     }
-    int n = e->awake_state_size;
+    int n = e->sleep.awake_state_size;
     integ->size = n;
     bool ok = SUNContext_Create(NULL, &integ->ctx) == 0;
     ok = ok && (integ->y = N_VNew_Serial(n, integ->ctx)) != NULL;
-    ok = ok && (integ->mem = CVodeCreate(e->integrator_kind == INTEGRATOR_BDF ? CV_BDF : CV_ADAMS,
-                                         integ->ctx)) != NULL;
+    ok = ok &&
+         (integ->mem = CVodeCreate(e->model.integrator_kind == INTEGRATOR_BDF ? CV_BDF : CV_ADAMS,
+                                   integ->ctx)) != NULL;
     if (ok) {
-        memcpy(e->scratch, e->y, sizeof(double) * (size_t)e->state_size);
+        memcpy(e->integration.scratch, e->y, sizeof(double) * (size_t)e->model.layout.state_size);
         pack(e, e->y, N_VGetArrayPointer(integ->y));
     }
-    ok = ok && CVodeInit(integ->mem, cvode_rhs, e->t, integ->y) == CV_SUCCESS;
+    ok = ok && CVodeInit(integ->mem, cvode_rhs, e->data.t, integ->y) == CV_SUCCESS;
     ok = ok && CVodeSetUserData(integ->mem, e) == CV_SUCCESS;
     ok = ok && CVodeSetErrHandlerFn(integ->mem, cvode_error_handler, e) == CV_SUCCESS;
-    ok = ok && CVodeSStolerances(integ->mem, e->rtol, e->atol) == CV_SUCCESS;
-    ok = ok && CVodeSetMaxStep(integ->mem, e->max_step) == CV_SUCCESS;
+    ok = ok && CVodeSStolerances(integ->mem, e->model.rtol, e->model.atol) == CV_SUCCESS;
+    ok = ok && CVodeSetMaxStep(integ->mem, e->model.max_step) == CV_SUCCESS;
     ok = ok && CVodeSetMaxNumSteps(integ->mem, 1000000) == CV_SUCCESS;
-    if (ok && e->integrator_kind == INTEGRATOR_BDF) {
+    if (ok && e->model.integrator_kind == INTEGRATOR_BDF) {
         ok = (integ->a = SUNDenseMatrix(n, n, integ->ctx)) != NULL;
         ok = ok && (integ->ls = SUNLinSol_Dense(integ->y, integ->a, integ->ctx)) != NULL;
         ok = ok && CVodeSetLinearSolver(integ->mem, integ->ls, integ->a) == CV_SUCCESS;
@@ -163,7 +166,7 @@ Integrator *integrator_cvode_create(Engine *e, IssimError *err) {
 /* The collision world adds and removes contacts, and every contact is a root function: the
  * root count follows the contact count at each re-initialisation. */
 static IssimStatus resize_roots(Engine *e, IssimError *err) {
-    Integrator *integ = e->integ;
+    Integrator *integ = e->integration.cvode;
     int n = e->contact_count;
     if (n == integ->root_count)
         return ISSIM_OK;
@@ -181,7 +184,7 @@ static IssimStatus resize_roots(Engine *e, IssimError *err) {
 }
 
 static void set_root_directions(Engine *e) {
-    Integrator *integ = e->integ;
+    Integrator *integ = e->integration.cvode;
     if (integ->root_count == 0)
         return;
     for (int i = 0; i < integ->root_count; i++)
@@ -190,32 +193,32 @@ static void set_root_directions(Engine *e) {
 }
 
 static IssimStatus reinit(Engine *e, IssimError *err) {
-    Integrator *integ = e->integ;
+    Integrator *integ = e->integration.cvode;
     /* CVODE counts its steps from each (re)initialisation; the engine's count goes on from where it
      * is now, RK4's fixed steps included (adding CVODE's old count instead made the total go
      * back after a stretch of fixed steps). */
-    e->cvode_steps_base = e->stats.steps;
+    e->integration.cvode_steps_base = e->stats.steps;
     engine_normalize_state(e, e->y);
-    if (integ->size != e->awake_state_size) {
+    if (integ->size != e->sleep.awake_state_size) {
         /* Bodies fell asleep or woke: a vector of another length, so a new CVODE (allocation on
          * a layout change only, as docs/architecture.md allows). */
         integrator_cvode_destroy(integ);
-        e->integ = integrator_cvode_create(e, err);
-        if (!e->integ)
+        e->integration.cvode = integrator_cvode_create(e, err);
+        if (!e->integration.cvode)
             return err ? err->status : ISSIM_ERR_NUMERIC;
-        integ = e->integ;
+        integ = e->integration.cvode;
     }
-    memcpy(e->scratch, e->y, sizeof(double) * (size_t)e->state_size);
+    memcpy(e->integration.scratch, e->y, sizeof(double) * (size_t)e->model.layout.state_size);
     pack(e, e->y, N_VGetArrayPointer(integ->y));
-    if (CVodeReInit(integ->mem, e->t, integ->y) != CV_SUCCESS)
+    if (CVodeReInit(integ->mem, e->data.t, integ->y) != CV_SUCCESS)
         return issim_error_set(err, ISSIM_ERR_NUMERIC, "CVODE re-initialisation failed at t = %g",
-                               e->t);
+                               e->data.t);
     IssimStatus rs = resize_roots(e, err);
     if (rs != ISSIM_OK)
         return rs;
     set_root_directions(e);
     e->stats.reinits++;
-    e->integrator_dirty = false;
+    e->integration.dirty = false;
     return ISSIM_OK;
 }
 
@@ -234,80 +237,81 @@ static IssimStatus progress_guard(Engine *e, double t_target, ProgressGuard *g, 
     uint64_t steps = e->stats.steps - g->steps_at_start;
     bool stalled = steps >= ENGINE_MAX_STEPS_PER_OUTPUT;
     if (steps - g->window_steps >= ENGINE_GUARD_WINDOW) {
-        double mean = (e->t - g->window_t) / (double)(steps - g->window_steps);
-        stalled = stalled || mean < ENGINE_TINY_STEP * e->dt;
+        double mean = (e->data.t - g->window_t) / (double)(steps - g->window_steps);
+        stalled = stalled || mean < ENGINE_TINY_STEP * e->model.dt;
         g->window_steps = steps;
-        g->window_t = e->t;
+        g->window_t = e->data.t;
     }
     if (!stalled)
         return ISSIM_OK;
     double h = 0.0;
-    CVodeGetLastStep(e->integ->mem, &h);
+    CVodeGetLastStep(e->integration.cvode->mem, &h);
     char what[640];
     engine_describe_active(e, what, sizeof what);
     return issim_error_set(err, ISSIM_ERR_NUMERIC,
                            "integration makes no progress at t = %.9g s: %llu steps toward t = "
                            "%.9g s, the last %.3g s long%s; try universe.integrator = \"rk4\" "
                            "(a fixed step) or looser tolerances",
-                           e->t, (unsigned long long)steps, t_target, h, what);
+                           e->data.t, (unsigned long long)steps, t_target, h, what);
 }
 
 IssimStatus integrator_cvode_advance(Engine *e, double t_target, IssimError *err) {
-    if (e->integrator_dirty) {
+    if (e->integration.dirty) {
         IssimStatus s = reinit(e, err);
         if (s != ISSIM_OK)
             return s;
     }
-    Integrator *integ = e->integ;
+    Integrator *integ = e->integration.cvode;
     /* One internal step per call, so models with per-contact history are committed after
      * every accepted step; the stop time keeps CVODE from stepping past the output time. */
     CVodeSetStopTime(integ->mem, t_target);
-    ProgressGuard guard_state = {.steps_at_start = e->stats.steps, .window_t = e->t};
-    while (e->t < t_target) {
-        if (e->options.should_stop && e->options.should_stop(e->options.should_stop_user))
+    ProgressGuard guard_state = {.steps_at_start = e->stats.steps, .window_t = e->data.t};
+    while (e->data.t < t_target) {
+        if (e->model.options.should_stop &&
+            e->model.options.should_stop(e->model.options.should_stop_user))
             return issim_error_set(err, ISSIM_ERR_CANCELLED, "stopped at t = %.9g s on request",
-                                   e->t);
+                                   e->data.t);
         IssimStatus guard = progress_guard(e, t_target, &guard_state, err);
         if (guard != ISSIM_OK)
             return guard;
-        sunrealtype t_reached = e->t;
+        sunrealtype t_reached = e->data.t;
         integ->error[0] = '\0';
         int flag = CVode(integ->mem, t_target, integ->y, &t_reached, CV_ONE_STEP);
         if (flag < 0)
             return issim_error_set(err, ISSIM_ERR_NUMERIC,
-                                   "integration failed at t = %.9g s (CVODE flag %d)%s%s", e->t,
-                                   flag, integ->error[0] ? ": " : "", integ->error);
+                                   "integration failed at t = %.9g s (CVODE flag %d)%s%s",
+                                   e->data.t, flag, integ->error[0] ? ": " : "", integ->error);
         unpack(e, N_VGetArrayPointer(integ->y), e->y);
-        e->t = flag == CV_TSTOP_RETURN ? t_target : t_reached;
+        e->data.t = flag == CV_TSTOP_RETURN ? t_target : t_reached;
         long steps = 0;
         CVodeGetNumSteps(integ->mem, &steps);
-        e->stats.steps = e->cvode_steps_base + (uint64_t)steps;
+        e->stats.steps = e->integration.cvode_steps_base + (uint64_t)steps;
         if (flag == CV_ROOT_RETURN) {
             e->stats.root_events++;
             CVodeGetRootInfo(integ->mem, integ->roots_found);
-            engine_update_active_set(e, e->t, integ->roots_found);
-            e->integrator_dirty = true;
+            engine_update_active_set(e, e->data.t, integ->roots_found);
+            engine_invalidate(e, ENGINE_INVALID_INTEGRATOR);
         } else {
-            engine_commit_contacts(e, e->t); /* may end a contact: dirty again */
+            engine_commit_contacts(e, e->data.t); /* may end a contact: dirty again */
         }
-        if (e->options.on_step)
-            e->options.on_step(e, e->options.on_step_user);
-        if (e->awake_state_size == 0) { /* everything fell asleep: nothing to integrate */
-            e->t = t_target;
+        if (e->model.options.on_step)
+            e->model.options.on_step(e, e->model.options.on_step_user);
+        if (e->sleep.awake_state_size == 0) { /* everything fell asleep: nothing to integrate */
+            e->data.t = t_target;
             break;
         }
-        if (e->fixed_step_dirty && e->t < t_target) {
+        if (e->integration.fixed_step_dirty && e->data.t < t_target) {
             engine_update_fixed_step(e);
-            if (e->fixed_step > 0.0) { /* a contact asks for fixed steps from here */
-                e->integrator_dirty = true;
+            if (e->data.fixed_step > 0.0) { /* a contact asks for fixed steps from here */
+                engine_invalidate(e, ENGINE_INVALID_INTEGRATOR);
                 break;
             }
         }
-        if (e->integrator_dirty && e->t < t_target) {
+        if (e->integration.dirty && e->data.t < t_target) {
             IssimStatus s = reinit(e, err);
             if (s != ISSIM_OK)
                 return s;
-            integ = e->integ;
+            integ = e->integration.cvode;
             CVodeSetStopTime(integ->mem, t_target);
         }
     }

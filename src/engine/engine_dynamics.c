@@ -24,10 +24,10 @@ static Quat planar_quat(double theta) {
 }
 
 EngineBodyState engine_block_state(const Engine *e, const double *y, int body) {
-    const StateBlock *b = &e->blocks[e->bodies[body].block];
+    const StateBlock *b = &e->model.layout.blocks[e->model.bodies[body].block];
     const double *s = y + b->offset;
     EngineBodyState st;
-    if (e->bodies[body].reduced_slot >= 0) { /* in a reduced pair: its block says where */
+    if (e->body_data[body].reduced_slot >= 0) { /* in a reduced pair: its block says where */
         engine_reduced_body_state(e, y, body, &st);
         return st;
     }
@@ -46,7 +46,7 @@ EngineBodyState engine_block_state(const Engine *e, const double *y, int body) {
 }
 
 void engine_block_store(const Engine *e, double *y, int body, const EngineBodyState *st) {
-    const StateBlock *b = &e->blocks[e->bodies[body].block];
+    const StateBlock *b = &e->model.layout.blocks[e->model.bodies[body].block];
     double *s = y + b->offset;
     if (b->kind == BLOCK_FREE_BODY) {
         Quat q = quat_normalize(st->orient);
@@ -171,16 +171,16 @@ static void manifold_kinematics_of(const Engine *e, const EngineContact *c, Engi
 static double contact_effective_mass(const Engine *e, const EngineContact *c,
                                      const EngineBodyState *a, const EngineBodyState *b, Vec3 ra,
                                      Vec3 rb, Vec3 n) {
-    double inv_mass = 1.0 / e->bodies[c->body].mass;
+    double inv_mass = 1.0 / e->model.bodies[c->body].mass;
     if (c->body_b >= 0)
-        inv_mass += 1.0 / e->bodies[c->body_b].mass;
+        inv_mass += 1.0 / e->model.bodies[c->body_b].mass;
     double angular = 0.0;
-    const EngineBody *ba = &e->bodies[c->body];
+    const EngineBody *ba = &e->model.bodies[c->body];
     Vec3 ua = quat_rotate_inv(a->orient, vec3_cross(ra, n));
     angular +=
         ua.x * ua.x / ba->inertia.x + ua.y * ua.y / ba->inertia.y + ua.z * ua.z / ba->inertia.z;
     if (c->body_b >= 0) {
-        const EngineBody *bb = &e->bodies[c->body_b];
+        const EngineBody *bb = &e->model.bodies[c->body_b];
         Vec3 ub = quat_rotate_inv(b->orient, vec3_cross(rb, n));
         angular +=
             ub.x * ub.x / bb->inertia.x + ub.y * ub.y / bb->inertia.y + ub.z * ub.z / bb->inertia.z;
@@ -199,7 +199,7 @@ void engine_manifold_kinematics(const Engine *e, const double *y, const EngineCo
 }
 
 void engine_fill_states(const Engine *e, const double *y, EngineBodyState *states) {
-    for (int b = 0; b < e->body_count; b++)
+    for (int b = 0; b < e->model.body_count; b++)
         states[b] = engine_block_state(e, y, b);
 }
 
@@ -213,7 +213,7 @@ double engine_contact_depth(const Engine *e, const EngineBodyState *states, cons
                             const EngineContact *c) {
     if (c->kind != CONTACT_MANIFOLD) {
         ContactKinematics k;
-        engine_contact_kinematics(e, y, c, e->t, &k, NULL, NULL);
+        engine_contact_kinematics(e, y, c, e->data.t, &k, NULL, NULL);
         return k.depth;
     }
     double depth;
@@ -226,8 +226,8 @@ double engine_contact_depth(const Engine *e, const EngineBodyState *states, cons
 void engine_merge_kinematics(const Engine *e, const EngineBodyState *states, const EngineContact *c,
                              ContactKinematics *k) {
     manifold_kinematics_of(e, c, states[c->body],
-                           c->body_b >= 0 ? states[c->body_b] : obstacle_state, e->t, k, NULL, NULL,
-                           NULL, true);
+                           c->body_b >= 0 ? states[c->body_b] : obstacle_state, e->data.t, k, NULL,
+                           NULL, NULL, true);
 }
 
 /* The share f_ext / n_v of the external load (gravity, the body's force, the applied force)
@@ -235,8 +235,8 @@ void engine_merge_kinematics(const Engine *e, const EngineBodyState *states, con
  * for the internal-friction equilibrium test. A body's vertex contacts with one plane are
  * consecutive in e->contacts (build_contacts), vertex v at v places after the first. */
 static double vertex_load_share(const Engine *e, const EngineContact *c, Vec3 n) {
-    const EngineBody *body = &e->bodies[c->body];
-    Vec3 f = engine_body_own_force(e, body, e->t);
+    const EngineBody *body = &e->model.bodies[c->body];
+    Vec3 f = engine_body_own_force(e, c->body, e->data.t);
     double press = -vec3_dot(f, n);
     if (!(press > 0.0))
         return 0.0;
@@ -256,9 +256,9 @@ void engine_contact_kinematics(const Engine *e, const double *y, const EngineCon
         engine_manifold_kinematics(e, y, c, t, k, point, arm, NULL);
         return;
     }
-    const EngineBody *body = &e->bodies[c->body];
-    const EngineObstacle *ob = &e->obstacles[c->obstacle];
-    const StateBlock *blk = &e->blocks[body->block];
+    const EngineBody *body = &e->model.bodies[c->body];
+    const EngineObstacle *ob = &e->model.obstacles[c->obstacle];
+    const StateBlock *blk = &e->model.layout.blocks[body->block];
     EngineBodyState st;
     Vec3 r, v = body->vertices[c->vertex];
     bool planar = blk->kind == BLOCK_PLANAR_BODY;
@@ -302,7 +302,7 @@ void engine_contact_kinematics(const Engine *e, const double *y, const EngineCon
      * diagonal: no world inertia matrix is formed on this hot path. */
     Vec3 rxn = vec3_cross(r_point, n);
     double angular;
-    if (e->planar) {
+    if (e->model.planar) {
         angular = rxn.y * rxn.y / body->inertia.y; /* only rotation about y exists */
     } else {
         Vec3 u = quat_rotate_inv(st.orient, rxn);
@@ -319,8 +319,8 @@ void engine_contact_kinematics(const Engine *e, const double *y, const EngineCon
 
 static void body_derivative(const Engine *e, int bi, const double *y, Vec3 force, Vec3 torque,
                             double *ydot) {
-    const EngineBody *body = &e->bodies[bi];
-    const StateBlock *b = &e->blocks[body->block];
+    const EngineBody *body = &e->model.bodies[bi];
+    const StateBlock *b = &e->model.layout.blocks[body->block];
     const double *s = y + b->offset;
     double *d = ydot + b->offset;
     if (b->kind == BLOCK_PLANAR_BODY) {
@@ -368,13 +368,13 @@ void engine_contact_arms(const Engine *e, const double *y, const EngineContact *
         engine_contact_kinematics(e, y, c, t, k, NULL, arm_a);
 }
 
-static bool takes_loads(const EngineBody *b) {
-    return b->integrated || b->reduced_slot >= 0;
+static bool takes_loads(const EngineBodyData *d) {
+    return d->integrated || d->reduced_slot >= 0;
 }
 
 static void own_loads(const Engine *e, int b, double t, Vec3 *force, Vec3 *torque) {
-    force[b] = engine_body_own_force(e, &e->bodies[b], t);
-    torque[b] = engine_body_own_torque(&e->bodies[b]);
+    force[b] = engine_body_own_force(e, b, t);
+    torque[b] = engine_body_own_torque(e, b);
 }
 
 /* The right-hand side reads each awake body's state once (engine_block_state renormalises the
@@ -385,18 +385,19 @@ static EngineBodyState body_state(const Engine *e, const EngineBodyState *states
                                   int body) {
     if (body < 0)
         return obstacle_state;
-    return e->bodies[body].integrated ? states[body] : engine_block_state(e, y, body);
+    return e->body_data[body].integrated ? states[body] : engine_block_state(e, y, body);
 }
 
 EngineBodyState *engine_rhs_body_states(const Engine *e) {
-    return (EngineBodyState *)(e->scratch + 6 * (size_t)e->state_size + 6 * (size_t)e->body_count);
+    return (EngineBodyState *)(e->integration.scratch + 6 * (size_t)e->model.layout.state_size +
+                               6 * (size_t)e->model.body_count);
 }
 
 /* Fills the state cache for y's awake bodies (engine_rhs_body_states). */
 static EngineBodyState *cache_awake_states(const Engine *e, const double *y) {
     EngineBodyState *states = engine_rhs_body_states(e);
-    for (int i = 0; i < e->awake_count; i++)
-        states[e->awake_bodies[i]] = engine_block_state(e, y, e->awake_bodies[i]);
+    for (int i = 0; i < e->sleep.awake_count; i++)
+        states[e->sleep.awake_bodies[i]] = engine_block_state(e, y, e->sleep.awake_bodies[i]);
     return states;
 }
 
@@ -414,18 +415,18 @@ static void cached_kinematics(const Engine *e, const EngineBodyState *states, co
 
 void engine_accumulate_loads(const Engine *e, double t, const double *y, Vec3 *force,
                              Vec3 *torque) {
-    for (int i = 0; i < e->awake_count; i++)
-        own_loads(e, e->awake_bodies[i], t, force, torque);
-    for (int s = 0; s < e->reduced_slots; s++) { /* the bodies of reduced pairs */
-        const EngineReducedSlot *slot = &e->reduced[s];
+    for (int i = 0; i < e->sleep.awake_count; i++)
+        own_loads(e, e->sleep.awake_bodies[i], t, force, torque);
+    for (int s = 0; s < e->reduced.slot_count; s++) { /* the bodies of reduced pairs */
+        const EngineReducedSlot *slot = &e->reduced.slot[s];
         if (slot->active)
             own_loads(e, slot->body_a, t, force, torque);
         if (slot->active && slot->body_b >= 0)
             own_loads(e, slot->body_b, t, force, torque);
     }
     EngineBodyState *states = cache_awake_states(e, y);
-    for (int li = 0; li < e->live_contact_count; li++) {
-        const EngineContact *c = &e->contacts[e->live_contacts[li]];
+    for (int li = 0; li < e->sleep.live_contact_count; li++) {
+        const EngineContact *c = &e->contacts[e->sleep.live_contacts[li]];
         if (!c->active || engine_contact_inside_pair(e, c))
             continue; /* inside a reduced pair the model is the contact */
         ContactKinematics k;
@@ -441,11 +442,11 @@ void engine_accumulate_loads(const Engine *e, double t, const double *y, Vec3 *f
         /* A sleeping side is woken at the next commit (engine_update_sleep); until then it is
          * held, like an obstacle. So is a body of another resolver's island: it moves in its
          * own stage, and the islands merge at the next advance. */
-        if (takes_loads(&e->bodies[c->body])) {
+        if (takes_loads(&e->body_data[c->body])) {
             force[c->body] = vec3_add(force[c->body], total);
             torque[c->body] = vec3_add(torque[c->body], vec3_cross(arm, total));
         }
-        if (c->body_b >= 0 && takes_loads(&e->bodies[c->body_b])) {
+        if (c->body_b >= 0 && takes_loads(&e->body_data[c->body_b])) {
             force[c->body_b] = vec3_sub(force[c->body_b], total);
             torque[c->body_b] = vec3_sub(torque[c->body_b], vec3_cross(arm_b, total));
         }
@@ -460,13 +461,13 @@ void engine_rhs(Engine *e, double t, const double *y, double *ydot) {
     enum { MAX_STACK_BODIES = 64 };
     Vec3 force_stack[MAX_STACK_BODIES], torque_stack[MAX_STACK_BODIES];
     Vec3 *force = force_stack, *torque = torque_stack;
-    if (e->body_count > MAX_STACK_BODIES) {
-        force = (Vec3 *)(e->scratch + 6 * (size_t)e->state_size);
-        torque = force + e->body_count;
+    if (e->model.body_count > MAX_STACK_BODIES) {
+        force = (Vec3 *)(e->integration.scratch + 6 * (size_t)e->model.layout.state_size);
+        torque = force + e->model.body_count;
     }
     engine_accumulate_loads(e, t, y, force, torque);
-    for (int i = 0; i < e->awake_count; i++) {
-        int b = e->awake_bodies[i];
+    for (int i = 0; i < e->sleep.awake_count; i++) {
+        int b = e->sleep.awake_bodies[i];
         body_derivative(e, b, y, force[b], torque[b], ydot);
     }
     engine_reduced_rhs(e, y, force, torque, ydot);
@@ -475,7 +476,7 @@ void engine_rhs(Engine *e, double t, const double *y, double *ydot) {
 void engine_roots(const Engine *e, const double *y, double *g) {
     for (int ci = 0; ci < e->contact_count; ci++) {
         ContactKinematics k;
-        engine_contact_kinematics(e, y, &e->contacts[ci], e->t, &k, NULL, NULL);
+        engine_contact_kinematics(e, y, &e->contacts[ci], e->data.t, &k, NULL, NULL);
         g[ci] = k.depth;
     }
 }
@@ -509,8 +510,8 @@ static bool touch_seen(const Engine *e, int ci) {
 }
 
 const char *engine_contact_partner(const Engine *e, const EngineContact *c) {
-    return c->body_b >= 0 ? e->bodies[c->body_b].name
-                          : thing_name(e->db, e->obstacles[c->obstacle].thing);
+    return c->body_b >= 0 ? e->model.bodies[c->body_b].name
+                          : thing_name(e->model.db, e->model.obstacles[c->obstacle].thing);
 }
 
 void engine_describe_active(const Engine *e, char *buf, size_t size) {
@@ -527,9 +528,10 @@ void engine_describe_active(const Engine *e, char *buf, size_t size) {
             continue;
         }
         at += (size_t)snprintf(buf + at, size - at, "%s%s on %s (%s, %d points)",
-                               shown ? ", " : "; active contacts: ", e->bodies[c->body].name,
+                               shown ? ", " : "; active contacts: ", e->model.bodies[c->body].name,
                                engine_contact_partner(e, c),
-                               thing_name(e->db, e->pairs[c->pair].thing), touch_points(e, ci));
+                               thing_name(e->model.db, e->model.pairs[c->pair].thing),
+                               touch_points(e, ci));
         shown++;
     }
     if (more > 0 && at < size)
@@ -592,18 +594,18 @@ int engine_update_active_set(Engine *e, double t, const int *directions) {
             double paid = engine_contact_brake(e, states, c, k.contact_point,
                                                vec3_scale(k.normal, -1.0), excess);
             e->stats.onset_brake_energy += paid;
-            if (paid > 0.0)
-                e->integrator_dirty = true; /* the bodies' rates changed */
+            if (paid > 0.0) /* the bodies' rates changed */
+                engine_invalidate(e, ENGINE_INVALID_INTEGRATOR);
             if (paid < excess)
                 c->depth_offset += k.depth * (1.0 - sqrt(paid / excess));
             engine_contact_kinematics(e, e->y, c, t, &k, NULL, NULL);
         }
         changes++;
         EngineEvent ev = engine_contact_event(c, t, -k.depth_rate);
-        e->fixed_step_dirty = true;
+        engine_invalidate(e, ENGINE_INVALID_FIXED_STEP);
         if (want) {
             c->active = true;
-            c->id = ++e->next_contact_id;
+            c->id = ++e->data.next_contact_id;
             c->t_begin = t;
             engine_contact_begin(e, c, &k);
             ev.kind = ENGINE_EVENT_CONTACT_BEGIN;
@@ -643,8 +645,8 @@ static void pin_at_commit(const Engine *e, const EngineBodyState *states, Engine
 void engine_commit_contacts(Engine *e, double t) {
     engine_equilibrium_loads(e);
     const EngineBodyState *states = cache_awake_states(e, e->y);
-    for (int li = 0; li < e->live_contact_count; li++) {
-        EngineContact *c = &e->contacts[e->live_contacts[li]];
+    for (int li = 0; li < e->sleep.live_contact_count; li++) {
+        EngineContact *c = &e->contacts[e->sleep.live_contacts[li]];
         if (!c->active)
             continue;
         ContactKinematics k;
@@ -672,8 +674,7 @@ void engine_commit_contacts(Engine *e, double t) {
             ev.kind = ENGINE_EVENT_CONTACT_END;
             ev.duration = t - c->t_begin;
             engine_emit(e, &ev);
-            e->integrator_dirty = true;
-            e->fixed_step_dirty = true;
+            engine_invalidate(e, ENGINE_INVALID_INTEGRATOR | ENGINE_INVALID_FIXED_STEP);
         }
     }
     engine_update_sleep(e, t);
@@ -681,8 +682,9 @@ void engine_commit_contacts(Engine *e, double t) {
 }
 
 void engine_normalize_state(Engine *e, double *y) {
-    for (int i = 0; i < e->awake_count; i++) { /* sleeping blocks do not change */
-        const StateBlock *b = &e->blocks[e->bodies[e->awake_bodies[i]].block];
+    for (int i = 0; i < e->sleep.awake_count; i++) { /* sleeping blocks do not change */
+        const StateBlock *b =
+            &e->model.layout.blocks[e->model.bodies[e->sleep.awake_bodies[i]].block];
         if (b->kind != BLOCK_FREE_BODY)
             continue;
         double *s = y + b->offset;
@@ -696,13 +698,13 @@ void engine_normalize_state(Engine *e, double *y) {
 
 EngineEnergy engine_energy(const Engine *e) {
     EngineEnergy en = {0};
-    for (int i = 0; i < e->body_count; i++) {
-        const EngineBody *body = &e->bodies[i];
+    for (int i = 0; i < e->model.body_count; i++) {
+        const EngineBody *body = &e->model.bodies[i];
         EngineBodyState st = engine_block_state(e, e->y, i);
         Mat3 inertia = mat3_world_inertia(st.orient, body->inertia);
         en.kinetic += 0.5 * body->mass * vec3_dot(st.vel, st.vel) +
                       0.5 * vec3_dot(st.angvel, mat3_mul_vec(inertia, st.angvel));
-        en.potential -= body->mass * vec3_dot(e->gravity, st.pos);
+        en.potential -= body->mass * vec3_dot(e->model.gravity, st.pos);
     }
     for (int ci = 0; ci < e->contact_count; ci++) {
         const EngineContact *c = &e->contacts[ci];
@@ -711,7 +713,7 @@ EngineEnergy engine_energy(const Engine *e) {
         if (!c->active || engine_contact_time_stepped(e, c))
             continue;
         ContactKinematics k;
-        engine_contact_kinematics(e, e->y, c, e->t, &k, NULL, NULL);
+        engine_contact_kinematics(e, e->y, c, e->data.t, &k, NULL, NULL);
         en.elastic += engine_contact_potential(e, c, &k);
     }
     en.total = en.kinetic + en.potential + en.elastic;
@@ -722,19 +724,19 @@ EngineEnergy engine_energy(const Engine *e) {
  * a reduced pair or a time-stepped island) and free (a planar body's block has no out-of-plane
  * rates to take the impulse's other components). */
 static bool brakeable(const Engine *e, int body) {
-    const EngineBody *b = &e->bodies[body];
-    return b->integrated && e->blocks[b->block].kind == BLOCK_FREE_BODY;
+    return e->body_data[body].integrated &&
+           e->model.layout.blocks[e->model.bodies[body].block].kind == BLOCK_FREE_BODY;
 }
 
 static void apply_point_impulse(Engine *e, EngineBodyState *states, int body, Vec3 arm,
                                 Vec3 impulse) {
-    const EngineBody *b = &e->bodies[body];
+    const EngineBody *b = &e->model.bodies[body];
     EngineBodyState *s = &states[body];
     s->vel = vec3_mad(s->vel, 1.0 / b->mass, impulse);
     Vec3 torque = quat_rotate_inv(s->orient, vec3_cross(arm, impulse));
     Vec3 dw = {torque.x / b->inertia.x, torque.y / b->inertia.y, torque.z / b->inertia.z};
     s->angvel = vec3_add(s->angvel, quat_rotate(s->orient, dw));
-    double *y = e->y + e->blocks[b->block].offset;
+    double *y = e->y + e->model.layout.blocks[b->block].offset;
     double rates[6] = {s->vel.x, s->vel.y, s->vel.z, s->angvel.x, s->angvel.y, s->angvel.z};
     memcpy(y + 7, rates, sizeof rates); /* only the rates: the pose keeps its every bit */
 }
@@ -765,5 +767,5 @@ double engine_contact_brake(Engine *e, EngineBodyState *states, const EngineCont
 
 double engine_speculative_reach(const Engine *e, const ContactKinematics *k, double margin) {
     double closing = k->depth_rate > 0.0 ? k->depth_rate : 0.0;
-    return fmax(margin, ENGINE_REACH_AHEAD_SAFETY * closing * e->dt);
+    return fmax(margin, ENGINE_REACH_AHEAD_SAFETY * closing * e->model.dt);
 }

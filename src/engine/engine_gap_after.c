@@ -16,7 +16,7 @@ static Vec3 point_motion(const Engine *e, int b, const int *local, double h, con
     if (b < 0 || local[b] < 0)
         return vec3(0.0, 0.0, 0.0);
     const double *v = u + local[b];
-    if (e->planar) {
+    if (e->model.planar) {
         double theta = h * v[2], c = cos(theta), s = sin(theta);
         Vec3 turned = vec3(c * r.x + s * r.z, r.y, -s * r.x + c * r.z);
         return vec3_add(vec3(h * v[0], 0.0, h * v[1]), vec3_sub(turned, r));
@@ -35,7 +35,7 @@ void engine_island_gaps_after(const Engine *e, const int *rows, int m, const int
         const EngineContact *c = &e->contacts[rows[i]];
         ContactKinematics k;
         Vec3 ra, rb;
-        engine_contact_arms(e, e->y, c, e->t, &k, &ra, &rb);
+        engine_contact_arms(e, e->y, c, e->data.t, &k, &ra, &rb);
         Vec3 da = point_motion(e, c->body, local, h, u_next, ra);
         Vec3 db = point_motion(e, c->body_b, local, h, u_next, rb);
         gap_out[i] = gap[i] + vec3_dot(k.normal, vec3_sub(da, db));

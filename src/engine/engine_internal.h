@@ -1,17 +1,29 @@
 /* Private engine structures shared by the engine's files (the .c files of src/engine; outside
- * the engine only tests/test_complementarity_sleep.c includes this). Where each part lives:
- * engine.c (build, variables, edits, getters), engine_step.c (engine_advance: the stages in order,
- * islands), engine_collide.c (shapes, the collision world, the merge) with engine_manifold_energy.c
- * (the merge's energy ledger), engine_dynamics.c (right-hand side, contact kinematics, the active
- * set), the integrators (engine_cvode.c, engine_rk4.c), the resolvers (engine_complementarity.c
- * with engine_gap_after.c and the solvers engine_pgs.c, engine_solver_*.c; engine_reduced.c with
- * engine_smooth.c), sleeping (engine_sleep.c), checkpoints (engine_checkpoint.c), model-owned
- * contact state (engine_contact_state.c), maps (engine_maps.c) and system matrices
- * (engine_system.c). bar_drop.c is the V1 reference solution, not part of a step.
+ * the engine only tests/test_complementarity_sleep.c includes this). struct Engine is three
+ * parts, as MuJoCo splits mjModel from mjData: the model (EngineModel, engine_model.h: the scene's
+ * bodies, obstacles, pairs, options and layout, built by engine_build.c and changed only by
+ * edits), the data (EngineData, EngineBodyData, the state vector, the contacts and their
+ * model-owned state: what a step changes and a checkpoint copies), and the stages' contexts, each
+ * declared with its stage's functions in its own private header: engine_contact.h (contacts and
+ * their model-owned state), engine_dynamics.h (equations of motion), engine_collide.h (collision
+ * world, merge, energy ledger), engine_sleep.h, engine_resolve.h (islands, complementarity),
+ * engine_reduced.h, engine_integrator.h and engine_checkpoint.h; engine_island.h is private to
+ * the RESOLVE stage's two files.
+ *
+ * Where each part lives: engine.c (create, variables, edits, getters), engine_build.c (the model
+ * from the scene), engine_step.c (engine_advance: the stages in order, islands), engine_shapes.c
+ * (shapes, the collision world), engine_collide.c (running it, the merge) with
+ * engine_manifold_energy.c (the merge's energy ledger), engine_dynamics.c (right-hand side,
+ * contact kinematics, the active set), the integrators (engine_cvode.c, engine_rk4.c), the
+ * resolvers (engine_complementarity.c, engine_island_assembly.c with engine_gap_after.c and the
+ * solvers engine_pgs.c, engine_solver_*.c; engine_reduced.c with engine_smooth.c), sleeping
+ * (engine_sleep.c), checkpoints (engine_checkpoint.c), model-owned contact state
+ * (engine_contact_state.c), maps (engine_maps.c) and system matrices (engine_system.c).
+ * bar_drop.c is the V1 reference solution, not part of a step.
  *
  * Threading: everything here is written and read by the thread that runs the engine (engine.h).
  * The one exception is the collision manager (CollisionManager, collision.h): while its thread
- * runs, it reads poses from collision_registry's frames and hands reports over through its own
+ * runs, it reads poses from collide.registry's frames and hands reports over through its own
  * locks; the engine's fields are never touched by it. */
 #ifndef ISSIM_ENGINE_INTERNAL_H
 #define ISSIM_ENGINE_INTERNAL_H
@@ -19,188 +31,42 @@
 #include "issim/arena.h"
 #include "issim/collision.h"
 #include "issim/engine.h"
+#include "issim/engine_stats.h"
 #include "issim/engine_diagnostics.h"
 #include "issim/engine_resolver.h"
 #include "issim/surface.h"
 
-typedef enum BlockKind {
-    BLOCK_FREE_BODY,    /* 13: p(3) q(4) v(3) w(3) */
-    BLOCK_PLANAR_BODY,  /* 6: x z theta vx vz omega; theta about +y */
-    BLOCK_CONTACT_PAIR, /* a pair of bodies in reduced coordinates (engine_reduced.c): the
-                           model's block_size values, ENGINE_REDUCED_BLOCK_MAX reserved */
-} BlockKind;
+#include "engine_model.h"
+#include "engine_contact.h"
+#include "engine_dynamics.h"
+#include "engine_collide.h"
+#include "engine_sleep.h"
+#include "engine_resolve.h"
+#include "engine_checkpoint.h"
+#include "engine_reduced.h"
+#include "engine_integrator.h"
 
-enum { FREE_BODY_SIZE = 13, PLANAR_BODY_SIZE = 6 };
-
-typedef struct StateBlock {
-    BlockKind kind;
-    int offset; /* into the state vector */
-    int size;
-    int body;
-} StateBlock;
-
-typedef struct EngineBody {
-    ThingId thing;
-    char name[64];
-    double mass;
-    Vec3 inertia;        /* principal moments, body frame */
-    Vec3 force, torque;  /* external, world (the body's properties) */
-    Vec3 cycle_force;    /* force_cycle: peak of the load cycle, world */
-    double cycle_period; /* force_cycle_period, s; 0: none */
-    /* Transient wrench from outside the thing database (GUI drag spring, haptic coupling):
-     * world frame, torque about the centre of mass; not saved with the scene. */
-    Vec3 applied_force, applied_torque;
-    int material;
-    int vertex_count;
-    Vec3 vertices[PROP_MAX_POINTS];
-    double radius;
-    int block;
-    int velocity_offset;
-    bool shaped;             /* has a collision shape (else: contact vertices against planes) */
-    Shape shape;             /* body frame, centre of mass at the origin */
-    Hull *hull;              /* owned, for shape = hull and smooth (its tessellation's hull) */
-    SmoothSurface *surface;  /* owned, for shape = smooth (smooth contact, 002) */
-    ContactMap *contact_map; /* owned reference, or NULL (engine_maps.c) */
-    int world_index;         /* in the collision world, or -1 */
-    double reach; /* farthest vertex or shape point from the centre of mass, m (sleep test) */
-    bool asleep;  /* in equilibrium: frozen, not integrated (engine_sleep.c) */
+/* A body's part of the engine's data (Engine.body_data[b], beside the model's bodies[b]): what
+ * changes while it runs and a rewind restores. Checkpoints copy the array whole
+ * (engine_checkpoint.c), so a field added here is rewound with the rest; EngineBody is the
+ * model (the scene's, rebuilt by edits, not changed by a step). */
+typedef struct EngineBodyData {
+    bool asleep; /* in equilibrium: frozen, not integrated (engine_sleep.c) */
     /* The resolver of the body's island this advance (engine_step.c): force-law bodies are
      * integrated by CVODE / RK4 (awake_bodies), the others by their resolver's stage. */
     ContactResolverKind resolver;
-    bool integrated;    /* in awake_bodies: awake and resolved by force laws */
     int reduced_slot;   /* the reduced pair it belongs to (its state derives from the pair's
                            block), or -1 */
     double sleep_t;     /* when it entered equilibrium */
     double still_since; /* since when it has been a sleep candidate, or -1 */
-} EngineBody;
-
-typedef struct EngineObstacle {
-    ThingId thing;
-    Vec3 normal; /* unit (planes) */
-    double offset;
-    int material;
-    Shape shape; /* plane, box or mesh, in the obstacle's frame */
-    Pose pose;
-    TriMesh *mesh;          /* owned, for shape = mesh and smooth (its tessellation) */
-    SmoothSurface *surface; /* owned, for shape = smooth */
-    Hull *hull;             /* owned, for a flat smooth surface: the slab under it */
-    int world_index;        /* in the collision world, or -1 */
-} EngineObstacle;
-
-typedef struct EnginePair {
-    ThingId thing;
-    int material_a, material_b;
-    ContactParams params;
-    const ContactModelClass *model;
-} EnginePair;
-
-typedef enum EngineContactKind {
-    CONTACT_VERTEX_PLANE, /* a body vertex (sphere centre) against an obstacle plane */
-    CONTACT_MANIFOLD,     /* a manifold point from the collision world */
-} EngineContactKind;
-
-/* One potential contact. Vertex-plane contacts exist for the whole run (every vertex of every
- * "points" body against every plane); manifold contacts come and go with the collision
- * world's updates. Either way the depth is a smooth function of the state between updates and
- * a root function, so onset and separation inside a step are located by the integrator.
- *
- * A manifold contact keeps its two surface points in the bodies' frames and the normal in B's
- * frame (world for a static B), as found by the last collision update; between updates the
- * depth follows the bodies' motion: depth = (p_b - p_a) . n. */
-typedef struct EngineContact {
-    EngineContactKind kind;
-    int body, vertex, obstacle, pair;
-    int body_b;                /* manifold: the second body, or -1 when B is static (obstacle) */
-    Vec3 local_a;              /* manifold: point on A, A's frame */
-    Vec3 local_b;              /* manifold: point on B, B's frame (world when static) */
-    Vec3 normal_b;             /* manifold: normal from B to A, B's frame (world when static) */
-    Vec3 source_point;         /* manifold: the world point_a the anchors were made from */
-    double radius_a, radius_b; /* manifold: round shapes (spheres, capsules) anchor their point
-                                  at the core (centre or axis) and reach out by the radius */
-    uint32_t collision_id;     /* manifold: the collision world's contact id */
-    bool active;
-    bool equilibrium; /* the model reported equilibrium and it still holds */
-    /* The model ended the contact with the depth still positive (CONTACT_EVENT_SEPARATION): a
-     * manifold contact stays inactive until its depth falls to zero, so it begins again only at
-     * the next onset, as vertex contacts do through their roots. */
-    bool released;
-    double load; /* manifold: App. C constraint force holding it still, N (engine_sleep.c) */
-    double load_lo, load_hi; /* manifold: the model's restitution and compression forces, N */
-    /* Under this speed the contact counts as still (m/s): contact_equilibrium_speed of its load
-     * and effective mass at the last commit (engine_commit_contacts); 0 before the first. */
-    double still_speed;
-    uint32_t id; /* issued at onset, persistent while active */
-    double t_begin;
-    /* history.state points at state_bytes bytes of the engine's contact-state pool at
-     * state_offset (ContactModelClass.state_size, allocated at onset, freed at the end);
-     * engine_contact_history() re-binds the pointer before every model call, so contacts may
-     * be copied and the pool may move between calls. */
-    ContactHistory history;
-    size_t state_offset, state_bytes;
-    /* manifold: subtracted from the geometric depth (m, >= 0), so that a collision update that
-     * re-makes the anchors never raises the pair's elastic energy (engine_manifold_energy.c) */
-    double depth_offset;
-    /* manifold: the points of its pair's patch, which share the pair's mass for the damping
-     * derived from the restitution (engine_contact_params; 0 or 1: one point) */
-    int patch_points;
-    /* Complementarity rows: the normal force of the last time step (lambda_n / h, N), which the
-     * contact reports show; the solver, not the geometry, decides their activity. */
-    double resolved_force;
-    Vec3 resolved_friction; /* and its friction force (world, N) */
-    /* Complementarity rows: the contact's total impulse of its last time step (world, N s,
-     * normal and friction), the warm start of the next solve (engine_complementarity.c). */
-    Vec3 warm_impulse;
-    /* The pair's parameters for this contact (damping derived with this body's mass). Last:
-     * checkpoints save a contact up to here and take the pair's current parameters back. */
-    ContactParams params;
-} EngineContact;
-
-typedef struct Integrator Integrator;
-
-/* Pair blocks reserved after the body blocks (3D scenes). */
-#define ENGINE_REDUCED_SLOTS 2
-
-typedef struct EngineReducedSlot {
-    bool active;
-    int block;                    /* its BLOCK_CONTACT_PAIR block */
-    int body_a, body_b, obstacle; /* body_b -1: against the obstacle */
-    EngineReducedPair pair;
-    const EngineReducedModel *model; /* chosen at entry (engine_reduced.c) */
-    _Alignas(16) unsigned char data[ENGINE_REDUCED_DATA_MAX]; /* the model's constants */
-} EngineReducedSlot;
-
-/* Model-owned contact state (engine_contact_state.c): one byte arena, blocks of 16-byte
- * multiples, a first-fit free list sorted by offset. It grows (doubling) only at a contact onset
- * that finds it full, never inside a right-hand side; growth is counted. */
-typedef struct ContactStatePool {
-    unsigned char *bytes;
-    size_t capacity;
-    size_t end; /* every allocated block lies below end */
-    size_t *free_offset, *free_size;
-    int free_count, free_capacity;
-} ContactStatePool;
-
-/* Checkpoints of the whole dynamic state at published frames (engine_checkpoint.c): records in
- * time order, one per frame. A key record holds the raw state vector, the bodies' sleep state
- * and applied wrenches, the contact array, the pool's bytes and the collision world's identity
- * in a byte ring; the frames between two keys hold only their time, and a restore to one of
- * them restores the key before it and replays the steps. */
-typedef struct CheckpointRecord {
-    double t;
-    size_t offset, bytes; /* the key's bytes in the arena; 0 bytes for a replayed frame */
-    bool key;
-} CheckpointRecord;
-
-typedef struct CheckpointRing {
-    unsigned char *arena;
-    size_t capacity;
-    bool mapped;               /* arena from mmap (else malloc) */
-    CheckpointRecord *records; /* circular, max_records */
-    int max_records, first, count;
-    int key_every; /* 0: chosen from the record size; else a key every key_every frames */
-    int since_key; /* frames written since the newest key */
-    bool full_warned;
-} CheckpointRing;
+    /* Transient wrench from outside the thing database (GUI drag spring, haptic coupling):
+     * world frame, torque about the centre of mass; not saved with the scene, but rewound (a
+     * replay steps with the wrench of its key). */
+    Vec3 applied_force, applied_torque;
+    /* In awake_bodies: awake and resolved by force laws. Derived from the fields above by
+     * engine_refresh_awake (after a restore too). */
+    bool integrated;
+} EngineBodyData;
 
 /* The time in which a depth offset's energy falls e-fold while its bodies are awake (s): at each
  * collision update every offset heals by the share dt / ENGINE_HEAL_TIME of what healing it whole
@@ -215,94 +81,14 @@ typedef struct CheckpointRing {
  * hides. */
 #define ENGINE_HEAL_MIN_OFFSET 5e-7
 
-/* The per-pair energy ledger of a collision update (engine_manifold_energy.c): pairs by an
- * open-addressing index of body-pair keys; the new contacts of a pair chained from its head. */
-typedef struct EngineManifoldEnergy {
-    uint64_t *keys;     /* pair key + 1 (0: empty slot) */
-    double *old_energy; /* per slot: the pair's elastic energy before the update, J */
-    double *allowed;    /* per slot: what the new contacts may hold (old + what the brake took) */
-    double *offset;     /* per slot: the offset that holds them to it, before healing, m */
-    int *head;          /* per slot: first new contact of the pair (index past the vertex ones) */
-    int slots;
-    int *next, *previous_of; /* per new contact: the pair's next one; its previous (-1: new) */
-    ContactKinematics *kinematics; /* per new contact: at its geometric depth */
-    int capacity;
-    double span; /* s: the simulated time the update's contacts serve (set by engine_advance;
-                    0: the scene's dt), over which its offsets heal */
-    bool fresh;  /* the next update starts the contacts (creation, a state jump): no ledger */
-    bool check_overlap; /* the next update is the scene's start: warn about overlaps */
-} EngineManifoldEnergy;
-
-struct Engine {
-    ThingDb *db;
-    EngineOptions options;
-    IntegratorKind integrator_kind;
-    double dt, rtol, atol, max_step;
-    bool planar;
-    Vec3 gravity;
-
-    int body_count;
-    EngineBody *bodies;
-    int obstacle_count;
-    EngineObstacle *obstacles;
-    int pair_count;
-    EnginePair *pairs;
-    int contact_count; /* vertex-plane contacts first, then manifold contacts */
-    int vertex_contact_count;
-    int contact_capacity;
-    EngineContact *contacts;
-    CollisionWorld *collision;    /* NULL when no body has a shape; owned by `manager` */
-    CollisionManager *manager;    /* runs the world: synchronously, or on its own thread */
-    Registry *collision_registry; /* non-NULL while the manager thread runs: its pose source */
-    double *collision_frame;      /* registry frame buffer of the manager thread */
-    uint64_t reports_used, reports_stale, report_waits;
-    double report_t; /* state time of the newest collision report merged (-inf before any) */
-    int *event_dirs; /* RK4: located crossing per contact, all zero between events */
-    int event_dirs_capacity;
-    EngineBodyState *event_states; /* RK4: every body's state at a step's start and end */
-    int *world_owner;              /* world index -> body index (>= 0) or -(obstacle + 1) */
-    EngineContact *previous;       /* scratch for matching manifold contacts across updates */
-    bool *previous_kept;
-    int *previous_index; /* open addressing by collision id, previous_slots entries */
-    int previous_capacity, previous_slots;
-    EngineManifoldEnergy manifold_energy; /* engine_manifold_energy.c */
-    /* engine_merge_contacts: every body's state at y during the merge; NULL outside it */
-    double collision_margin;       /* the collision world's margin (CollisionDesc.margin), m */
-    EngineBodyState *merge_states; /* the merge's states: the ledger's brake changes their rates */
-    char (*materials)[PROP_STRING_MAX];
-    int material_count;
-
-    int block_count;
-    StateBlock *blocks;
-    int state_size;
-    int velocity_dim;
-    /* Sleeping (engine_sleep.c). awake_bodies lists the integrated bodies; live_contacts the
-     * contacts that touch an awake body (the only ones whose depth or force can change);
-     * awake_ranges the state-vector spans of the awake blocks, merged, as (offset, size) pairs.
-     * Rebuilt by engine_refresh_awake whenever sleep_dirty is set. */
-    double sleep_speed;
-    bool sleep_disabled;      /* EngineOptions.sleep_disabled */
-    SleepPolicy sleep_policy; /* universe "sleep" (live) */
-    bool sleep_dirty;
-    int awake_count;
-    int *awake_bodies;
-    int live_contact_count; /* live_contacts has room for contact_capacity */
-    int *live_contacts;
-    int awake_range_count;
-    int *awake_ranges;
-    int awake_state_size; /* sum of the awake ranges */
-    bool collision_stale; /* bodies moved since the last collision update */
-    int *sleep_scratch;   /* 3 * (body_count + 1): union-find, verdicts / wakers, wake stack */
-    Vec3 *load_acc;       /* 2 * body_count: accelerations of the App. C load solve */
-    double *sleep_speeds; /* body_count: speed under which each body counts as still */
-
-    double t;
-    double *y;       /* state at t */
-    double *y_saved; /* state before the current advance (restored on failure) */
-    double *scratch; /* RK4 stages and event location */
-
-    Integrator *integ;
-    bool integrator_dirty; /* active set or state changed outside the integrator */
+/* The engine's data beside its bodies' (EngineBodyData) and its arrays: the scalars that change
+ * while it runs and a rewind restores, as MuJoCo's mjData holds them apart from mjModel. A
+ * checkpoint's key holds a copy of it whole (engine_checkpoint.c), so a field added here is
+ * rewound with the rest. The arrays a key copies beside it: the state vector y, every body's
+ * EngineBodyData, the reduced pairs' slots, the contacts (each up to its parameters), the
+ * contact-state pool and the collision world's identity. */
+typedef struct EngineData {
+    double t; /* the state's time */
     /* Fixed step (s) that the active contacts' models ask for, 0 when none: while > 0 the
      * force-law stage takes RK4 steps of this size instead of the base integrator
      * (engine_step.c). Recomputed whenever the active set changes. */
@@ -310,64 +96,76 @@ struct Engine {
     /* Fixed steps run on the grid fixed_anchor + k fixed_step (a contact map samples at its
      * period from the onset): set when the fixed step starts or changes. */
     double fixed_anchor;
-    bool fixed_step_dirty;
-
-    ContactStatePool pool;
-    CheckpointRing checkpoints;
-    /* Something changed the engine outside engine_advance since the last checkpoint (an edit, an
-     * applied wrench, a restore that restarted): the next checkpoint must be a key, since
-     * replaying steps from an older key would not see the change. */
-    bool replay_broken;
-    /* The collision world's identity as of the last merged report (contacts and id counter),
-     * kept while checkpoints are enabled: a restore hands it back to the world so contacts keep
-     * their ids across a rewind. */
-    CollisionContact *identity;
-    int identity_count, identity_capacity;
-    uint32_t identity_next_id;
-
-    /* Islands and resolvers (engine_step.c): per body its island's resolver, the bodies of
-     * time-stepped islands, and scratch for the island partition. */
-    int stepped_count;
-    int *stepped_bodies;
-    int *island_of_body;
-    int *island_scratch; /* 2 * (body_count + 1) */
-    const EngineComplementaritySolver *complementarity;
-    void *complementarity_user;
-    EngineReducedSlot reduced[ENGINE_REDUCED_SLOTS];
-    int reduced_slots; /* slots with a block (0 in planar scenes) */
-    bool reduced_planar_warned;
-    const EngineReducedModel *reduced_model;
-    /* Per-step scratch (issim/arena.h), written and read by the engine thread inside one
-     * advance and empty between advances: the RESOLVE stage's island index and each island
-     * step's rows, blocks and dense matrices (engine_complementarity.c). It grows with the
-     * largest island seen, never inside a step once islands stop growing. */
-    IssimArena step_scratch;
-
-    int var_count;
-    char (*var_names)[80];
-    const char **var_units;
-
+    double report_t; /* state time of the newest collision report merged (-inf before any) */
     uint32_t next_contact_id;
+    bool collision_stale; /* bodies moved since the last collision update */
+} EngineData;
+
+struct Engine {
+    /* The model: the scene's, changed only by edits (engine_model.h). */
+    EngineModel model;
+
+    /* The data: what a step changes and a rewind restores (a checkpoint key copies each). */
+    EngineData data;
+    EngineBodyData *body_data; /* model.body_count, beside model.bodies */
+    double *y;                 /* state at data.t, model.layout.state_size */
+    int contact_count;         /* vertex-plane contacts first, then manifold contacts */
+    int vertex_contact_count;
+    int contact_capacity;
+    EngineContact *contacts;
+    ContactStatePool pool; /* the contacts' model-owned state */
+
+    /* The stages' contexts: caches, scratch and plumbing, rebuilt from the model and the data. */
+    EngineCollide collide;         /* engine_collide.h */
+    EngineSleep sleep;             /* engine_sleep.h */
+    EngineIntegration integration; /* engine_integrator.h */
+    EngineIslands islands;         /* engine_resolve.h */
+    EngineReduced reduced;         /* engine_reduced.h */
+    CheckpointRing checkpoints;    /* engine_checkpoint.h */
+    double *y_saved;               /* state before the current advance (restored on failure) */
+
     EngineEventFn event_fn;
     void *event_user;
     EngineStats stats;
-    uint64_t cvode_steps_base; /* CVODE's step counter restarts at every re-initialisation */
     uint32_t serial; /* this instance's serial: the generation of its EngineBodyIds (never 0) */
 };
+
+/* What a change made outside the integrator's own step invalidates. Every such change goes
+ * through engine_invalidate, so the four flags are set in one place and a new kind of change
+ * names what it breaks. */
+typedef enum EngineInvalid {
+    ENGINE_INVALID_INTEGRATOR = 1 << 0, /* the state or right-hand side jumped: restart CVODE */
+    ENGINE_INVALID_SLEEP = 1 << 1,      /* the awake lists must be rebuilt (engine_refresh_awake) */
+    ENGINE_INVALID_FIXED_STEP = 1 << 2, /* the active contacts' fixed step must be recomputed */
+    ENGINE_INVALID_REPLAY = 1 << 3, /* the next checkpoint must be a key (engine_checkpoint.c) */
+} EngineInvalid;
+
+static inline void engine_invalidate(Engine *e, unsigned what) {
+    if (what & ENGINE_INVALID_INTEGRATOR)
+        e->integration.dirty = true;
+    if (what & ENGINE_INVALID_SLEEP)
+        e->sleep.dirty = true;
+    if (what & ENGINE_INVALID_FIXED_STEP)
+        e->integration.fixed_step_dirty = true;
+    if (what & ENGINE_INVALID_REPLAY)
+        e->checkpoints.replay_broken = true;
+}
 
 /* engine.c: the next instance serial, process-wide, never 0 (engine_create takes one). */
 uint32_t engine_next_serial(void);
 
 /* A body's own loads (world) at time t: gravity, its force and torque properties, its load
  * cycle, the applied wrench. */
-static inline Vec3 engine_body_own_force(const Engine *e, const EngineBody *b, double t) {
-    Vec3 f = vec3_add(vec3_mad(b->force, b->mass, e->gravity), b->applied_force);
+static inline Vec3 engine_body_own_force(const Engine *e, int body, double t) {
+    const EngineBody *b = &e->model.bodies[body];
+    Vec3 f =
+        vec3_add(vec3_mad(b->force, b->mass, e->model.gravity), e->body_data[body].applied_force);
     if (b->cycle_period > 0.0)
         f = vec3_mad(f, 0.5 * (1.0 - cos(2.0 * M_PI * t / b->cycle_period)), b->cycle_force);
     return f;
 }
-static inline Vec3 engine_body_own_torque(const EngineBody *b) {
-    return vec3_add(b->torque, b->applied_torque);
+static inline Vec3 engine_body_own_torque(const Engine *e, int body) {
+    return vec3_add(e->model.bodies[body].torque, e->body_data[body].applied_torque);
 }
 
 /* Union-find root with path halving (islands: engine_system.c, engine_step.c). */
@@ -379,264 +177,17 @@ static inline int engine_find_root(int *parent, int i) {
     return i;
 }
 
-/* engine_dynamics.c */
-EngineBodyState engine_block_state(const Engine *e, const double *y, int body);
-void engine_block_store(const Engine *e, double *y, int body, const EngineBodyState *s);
-/* Kinematics of contact c in state y; point (Nullable) receives the world contact point, arm
- * (Nullable) its offset from the centre of mass. */
-void engine_contact_kinematics(const Engine *e, const double *y, const EngineContact *c, double t,
-                               ContactKinematics *k, Vec3 *point, Vec3 *arm);
-/* Per-body states of one right-hand side evaluation (scratch past the load arrays). */
-#define ENGINE_BODY_STATE_DOUBLES (sizeof(EngineBodyState) / sizeof(double))
-_Static_assert(sizeof(EngineBodyState) % sizeof(double) == 0, "body states tile the scratch");
-EngineBodyState *engine_rhs_body_states(const Engine *e);
-void engine_manifold_kinematics(const Engine *e, const double *y, const EngineContact *c, double t,
-                                ContactKinematics *k, Vec3 *point, Vec3 *arm_a, Vec3 *arm_b);
-/* The collision update's passes over every contact (the merge, its energy ledger, the activity
- * of each contact) read every body's state at e->y once: engine_merge_states fills the cache
- * (the right-hand side's, free outside an evaluation) and engine_merge_kinematics reads it, the
- * same numbers as engine_manifold_kinematics at (e->y, e->t). */
-EngineBodyState *engine_merge_states(const Engine *e);
-/* Pins contact c's friction spring (ContactHistory.friction_pin_a/b) at the world point where
- * its force acts, on a and b (NULL: an obstacle) as they are now. For contacts with friction
- * (engine_contact_has_friction) only. */
-void engine_pin_friction(EngineContact *c, const EngineBodyState *a, const EngineBodyState *b,
-                         Vec3 point);
-bool engine_contact_has_friction(const EngineContact *c);
-/* Every body's state in y (engine_block_state), into states[body_count]. */
-void engine_fill_states(const Engine *e, const double *y, EngineBodyState *states);
-/* The depth of contact c in y, states being y's (engine_fill_states): k.depth of
- * engine_contact_kinematics, for the event tests that need no more. */
-double engine_contact_depth(const Engine *e, const EngineBodyState *states, const double *y,
-                            const EngineContact *c);
-/* How far apart a time-stepped contact's bodies may be and still take part in this step: margin,
- * or what they close at their present approach speed (k->depth_rate) over the step twice over
- * (ENGINE_REACH_AHEAD_SAFETY) if that is more: a body thrown at a thin plate joins its island,
- * and gets its speculative row, before a step can carry it through. */
-double engine_speculative_reach(const Engine *e, const ContactKinematics *k, double margin);
-/* Takes up to energy (J) of kinetic energy out of the motion of c's bodies relative to each other
- * at point along dir, by an impulse along dir at point (equal and opposite on B): the kinetic
- * energy falls by exactly the amount returned; 0 when the bodies are not moving along dir there
- * or a body cannot take an impulse (asleep, planar, in a reduced pair or a time-stepped island).
- * A zero dir means along the bodies' relative velocity at point.
- * The bodies' rates in e->y and states change together. */
-double engine_contact_brake(Engine *e, EngineBodyState *states, const EngineContact *c, Vec3 point,
-                            Vec3 dir, double energy);
-void engine_merge_kinematics(const Engine *e, const EngineBodyState *states, const EngineContact *c,
-                             ContactKinematics *k);
-/* The geometry of manifold contact c from its bodies' states (b NULL: a static B) only (what a
- * time-stepping solver needs): depth, world normal (from B into A), the points' offsets from
- * the two centres of mass. */
-void engine_manifold_geometry(const EngineContact *c, const EngineBodyState *a,
-                              const EngineBodyState *b, double *depth, Vec3 *normal, Vec3 *arm_a,
-                              Vec3 *arm_b);
-/* Kinematics of contact c in state y with the offsets of its points from the two centres of
- * mass (arm_b zero for a vertex contact or a fixed B). */
-void engine_contact_arms(const Engine *e, const double *y, const EngineContact *c, double t,
-                         ContactKinematics *k, Vec3 *arm_a, Vec3 *arm_b);
-/* Every body's load at (t, y) into force and torque (body_count each): its own loads plus the
- * forces of the active force-law contacts, for the integrated bodies and those of reduced pairs
- * (contacts inside a pair excluded); other entries are left alone. */
-void engine_accumulate_loads(const Engine *e, double t, const double *y, Vec3 *force, Vec3 *torque);
-/* Depth (m) within which a contact counts as touching at a restart. */
-#define ENGINE_TOUCH_TOLERANCE 1e-12
-/* Collision-world rest tolerance (m) used by the engine (CollisionDesc.rest_tolerance): 0. The
- * world carries the pairs of bodies whose pose did not change at all (sleeping bodies,
- * engine_sleep.c) without it; a coarser tolerance would also carry awake bodies at rest. */
-/* Threaded collision manager: the most output steps a merged report may lag behind the engine
- * before the engine waits for a newer one, and the longest wait (s, wall time). */
-#define ENGINE_REPORT_MAX_LAG 2.0
-/* The speculative margin (engine_collide.c reach_ahead) is this many times the distance a body's
- * farthest point covers at its present speed before an update's contacts are merged. */
-#define ENGINE_REACH_AHEAD_SAFETY 2.0
-#define ENGINE_REPORT_WAIT_LIMIT 0.5
-#define ENGINE_REST_TOLERANCE 0.0
-/* A scene whose bodies start with more elastic energy than this in their manifold contacts
- * (J) is warned about, naming the deepest pair: scenes/pile.lua once started with 39 J, an
- * explosion rather than a pour, while a 1 kg box resting on its four 1e5 N/m springs holds
- * 1.2e-4 J. */
-#define ENGINE_OVERLAP_WARN_ENERGY 1e-3
-/* The progress guard (engine_cvode.c): a mean step below ENGINE_TINY_STEP of the output step over
- * ENGINE_GUARD_WINDOW steps, or ENGINE_MAX_STEPS_PER_OUTPUT steps in one output step, stops a run
- * with the active contacts named. A stiff contact resolved properly takes steps of about 1e-3 of
- * the output step (the point drop at k = 1e8 N/m). */
-#define ENGINE_TINY_STEP 1e-6
-#define ENGINE_GUARD_WINDOW 2000
-#define ENGINE_MAX_STEPS_PER_OUTPUT 1000000
-/* ": active contacts A on floor (floor_contact), ..." for error messages (empty if none). */
-void engine_describe_active(const Engine *e, char *buf, size_t size);
-bool engine_contact_should_be_active(const ContactKinematics *k);
-/* An event about contact c at t (kind and duration left for the caller). */
-EngineEvent engine_contact_event(const EngineContact *c, double t, double normal_velocity);
-/* dy/dt at (t, y) with the current active set. */
-void engine_rhs(Engine *e, double t, const double *y, double *ydot);
-/* Root functions: depth of every contact candidate. */
-void engine_roots(const Engine *e, const double *y, double *g);
-/* Toggles contacts whose depth sign disagrees with their active flag; emits events. Returns the
- * number of changes. */
-int engine_update_active_set(Engine *e, double t, const int *directions);
-void engine_commit_contacts(Engine *e, double t);
-void engine_normalize_state(Engine *e, double *y);
-
-/* engine_sleep.c: equilibrium and sleeping (004 4.8.5, App. E) */
-IssimStatus engine_sleep_init(Engine *e, IssimError *err);
-void engine_sleep_free(Engine *e);
-/* Rebuilds the awake lists and ranges if sleep_dirty (and the live contacts always: the
- * contact array changes with every collision update). */
-void engine_refresh_awake(Engine *e);
-/* After the commit of an accepted step: puts to sleep every island of awake bodies that is in
- * equilibrium, and wakes sleeping bodies an awake one touches. */
-void engine_update_sleep(Engine *e, double t);
-/* After the RESOLVE stage's accepted steps: wakes sleeping bodies a moving body touches and puts
- * to sleep every time-stepped island whose bodies have all been still for ENGINE_SETTLE_TIME. */
-void engine_update_stepped_sleep(Engine *e, double t);
-/* Wakes a body; by: the moving body that woke it, or -1 for an edit or a reset, which also wakes
- * the bodies on its equilibrium list. */
-void engine_wake_body(Engine *e, int body, int by, double t);
-/* A contact that begins between a sleeping and an awake body wakes the sleeping one if they
- * approach faster than the contact's velocity tolerance (an interactive collision, App. E.3.1);
- * a resting touch does not. */
-void engine_wake_on_contact(Engine *e, const EngineContact *c, const ContactKinematics *k,
-                            double t);
-void engine_wake_all(Engine *e, double t);
-/* One projected Gauss-Seidel sweep (warm-started) of 004 App. C's lambda* = the normal forces
- * that hold every live active manifold contact still under the external loads; the result is
- * each contact's `load`, which internal friction's equilibrium test compares with its
- * compression and restitution forces. */
-void engine_equilibrium_loads(Engine *e);
-/* A contact whose bodies are all asleep (or asleep and fixed) cannot change. */
-bool engine_contact_frozen(const Engine *e, const EngineContact *c);
-/* Does the contact's model report equilibrium (ContactModelClass.tests_equilibrium)? */
-bool engine_contact_tests_equilibrium(const Engine *e, const EngineContact *c);
-
-/* The rate (m/s) at which a model's restitution and compression forces are read for the App. C
- * band, and the time (s) a shaped body must stay a sleep candidate before it sleeps. */
-#define ENGINE_BAND_RATE 1e-9
-/* The same for a law whose phase switch is a ramp (phase_ramp_time): a rate far above any
- * ramp's width, where the forces are the band's limits. */
-#define ENGINE_RAMP_BAND_RATE 1e6
-#define ENGINE_SETTLE_TIME 0.02
-/* The speed (m/s, linear plus angular times reach) under which a time-stepped body, or one on
- * force laws without an equilibrium test, counts as still unless EngineOptions.sleep_speed says: a
- * settled PGS pile trembles at under 1e-4 m/s (issue 15's pile with friction: 7e-5 at most), a body
- * sliding or rolling on moves at cm/s. */
-#define ENGINE_STEPPED_SLEEP_SPEED 1e-3
-
-/* engine_cvode.c / engine_rk4.c: integrator back-ends */
-Integrator *integrator_cvode_create(Engine *e, IssimError *err);
-void integrator_cvode_destroy(Integrator *integ);
-/* CVODE to t_target; returns early (e->t < t_target) at an event after which an active contact
- * asks for a fixed step. */
-IssimStatus integrator_cvode_advance(Engine *e, double t_target, IssimError *err);
-/* RK4 steps of size h to t_target. With until_no_fixed_step it returns early (e->t < t_target)
- * once no active contact asks for a fixed step any more (the base integrator takes over). */
-IssimStatus integrator_rk4_advance(Engine *e, double t_target, double h, bool until_no_fixed_step,
-                                   IssimError *err);
-
 /* engine.c */
 void engine_emit(Engine *e, const EngineEvent *event);
-int engine_find_pair(const Engine *e, int material_a, int material_b);
-IssimStatus engine_contact_params(const Engine *e, EngineContact *c, IssimError *err);
 
 /* engine_system.c: adds sign * (n, arm x n) to row `row` of a (rows x columns) column-major
  * matrix at velocity offset o (3 columns for a planar body, 6 for a free one). */
 void engine_add_jacobian_row(const Engine *e, double *j, int rows, int row, int o, Vec3 n, Vec3 arm,
                              double sign);
 
-/* engine_contact_state.c: model-owned contact state and the calls into the models */
-void engine_pool_free_all(ContactStatePool *pool);
-void engine_pool_rebuild(Engine *e);
-/* The contact's history with history.state bound to its pool block (NULL without one). */
-ContactHistory *engine_contact_history(const Engine *e, const EngineContact *c);
-const ContactModelClass *engine_contact_model(const Engine *e, const EngineContact *c);
-/* Onset: allocates the model's state (state_size), zeroes the history, calls begin(). */
-void engine_contact_begin(Engine *e, EngineContact *c, const ContactKinematics *k);
-/* End: the state block goes back to the pool. Idempotent. */
-void engine_contact_end(Engine *e, EngineContact *c);
-/* A restart without a checkpoint: the model's reset hook, or begin again. */
-void engine_contact_reset(Engine *e, EngineContact *c, const ContactKinematics *k);
-ContactForce engine_contact_force(const Engine *e, const EngineContact *c,
-                                  const ContactKinematics *k);
-int engine_contact_commit_model(Engine *e, EngineContact *c, const ContactKinematics *k);
-double engine_contact_potential(const Engine *e, const EngineContact *c,
-                                const ContactKinematics *k);
-bool engine_models_have_copy_hooks(const Engine *e);
-
-/* engine_checkpoint.c */
-void engine_checkpoints_free(Engine *e);
-/* Restores the checkpoint at t if there is one (dropping later ones). */
-bool engine_checkpoint_restore(Engine *e, double t);
-/* Keeps the collision world's identity of a merged report (while checkpoints are enabled). */
-void engine_keep_identity(Engine *e, const CollisionContact *contacts, int count, uint32_t next_id);
-
 /* engine_step.c: the staged step */
 /* Recomputes the fixed step the active contacts ask for (engine_step.c). */
 void engine_update_fixed_step(Engine *e);
-/* The bodies of time-stepped (complementarity) islands are neither integrated nor asleep. */
-void engine_islands_free(Engine *e);
-IssimStatus engine_islands_init(Engine *e, IssimError *err);
-
-/* engine_complementarity.c: the RESOLVE stage */
-/* A contact of a complementarity pair on a time-stepped body: its activity and force come from
- * the solver. */
-bool engine_contact_time_stepped(const Engine *e, const EngineContact *c);
-IssimStatus engine_resolve_complementarity(Engine *e, double t_start, double t_target,
-                                           IssimError *err);
-/* engine_gap_after.c: 001 2.2's delta(s^{t+dt}) for the island's contact rows (engine contact
- * indices) after a trial step of h with island velocities u_next (local: engine body -> island
- * velocity offset, or -1); gap: the rows' distances at the start. */
-void engine_island_gaps_after(const Engine *e, const int *rows, int m, const int *local,
-                              const double *gap, double h, const double *u_next, double *gap_out);
-
-/* engine_reduced.c: reduced-coordinate pairs */
-void engine_reduced_body_state(const Engine *e, const double *y, int body, EngineBodyState *out);
-/* A contact between the two bodies of a reduced pair (or its body and its obstacle). */
-bool engine_contact_inside_pair(const Engine *e, const EngineContact *c);
-/* Pair blocks' derivatives from the accumulated body loads (engine_rhs). */
-void engine_reduced_rhs(Engine *e, const double *y, const Vec3 *force, const Vec3 *torque,
-                        double *ydot);
-/* After an accepted step: pairs whose contact would pull separate. */
-void engine_reduced_commit(Engine *e, double t);
-/* REDUCE stage: pairs leave when a third body joins, islands of two enter when slow. */
-void engine_reduced_islands(Engine *e);
-/* Before a synchronous collision update: pairs whose model keeps the contact skip the narrow
- * phase (engine_collide). */
-void engine_reduced_hold_pairs(Engine *e);
-/* Appends the active pairs' blocks to the integrated ranges (engine_sleep's rebuild). */
-void engine_reduced_add_ranges(Engine *e);
-void engine_reduced_leave(Engine *e, int slot, double t);
-/* Puts body and obstacle into a free slot as a pair of `model` with the given data (copied) and
- * block (engine_smooth.c's start_coords). Errors: no free slot. */
-IssimStatus engine_reduced_start_pair(Engine *e, int body, int obstacle,
-                                      const EngineReducedPair *pair,
-                                      const EngineReducedModel *model, const void *data,
-                                      size_t size, const double *block, IssimError *err);
-/* engine_smooth.c: the pairs whose start_coords put them in contact at the start. */
-IssimStatus engine_smooth_start(Engine *e, IssimError *err);
-
-/* engine_collide.c: shapes and the collision world */
-/* Room for count contacts (and as many live-contact entries); false when memory ran out. */
-bool engine_reserve_contacts(Engine *e, int count);
-IssimStatus engine_build_shapes(Engine *e, IssimError *err);
-void engine_destroy_shapes(Engine *e);
-/* Runs the collision world on the current state and replaces the manifold contacts, keeping
- * the activity and history of contacts that persist. */
-void engine_collide(Engine *e);
-/* engine_collide on this thread even while the manager thread runs (resets). */
-void engine_collide_now(Engine *e);
-/* Replaces the manifold contacts by world contacts computed with poses (Nullable: the current
- * state's), keeping what persists. */
-/* The name of the body or obstacle contact c touches its body with. */
-const char *engine_contact_partner(const Engine *e, const EngineContact *c);
-void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, const Pose *poses);
-/* engine_manifold_energy.c: a collision update never raises a pair's elastic energy. begin
- * reads the pairs' energies from the previous contacts (before the merge replaces them); the
- * merge then records in manifold_energy.previous_of the previous index of each new contact
- * (-1 new, -2 carried over frozen) and calls settle, which sets the depth offsets. */
-bool engine_manifold_energy_begin(Engine *e, const EngineContact *previous, int old_count,
-                                  int new_count);
-void engine_manifold_energy_settle(Engine *e, int new_count);
-void engine_manifold_energy_free(Engine *e);
 
 /* ===== Contact-response maps (engine_maps.c) ===== */
 /* Loads every body's contact_map (a file, or "flat K ..." / "transient K PEAK DECAY ...") and
@@ -649,7 +200,7 @@ void engine_contact_maps(const Engine *e, EngineContact *c);
  * engine's current state, for the model's begin(). */
 void engine_contact_local_frames(const Engine *e, const EngineContact *c, ContactKinematics *k);
 /* A relative asset path tried against the working directory, the scene's folder and its
- * parent (engine_collide.c). */
+ * parent (engine_shapes.c). */
 const char *engine_asset_path(const Engine *e, const char *path, char *buf, size_t size);
 
 #endif

@@ -45,7 +45,8 @@
 enum { BISECTIONS = 48 };
 
 static uint64_t pair_key(const Engine *e, const EngineContact *c) {
-    uint32_t other = c->body_b >= 0 ? (uint32_t)c->body_b : (uint32_t)(e->body_count + c->obstacle);
+    uint32_t other =
+        c->body_b >= 0 ? (uint32_t)c->body_b : (uint32_t)(e->model.body_count + c->obstacle);
     return ((uint64_t)(uint32_t)c->body << 32 | other) + 1;
 }
 
@@ -92,7 +93,7 @@ static int slot_of(EngineManifoldEnergy *m, uint64_t key) {
 }
 
 void engine_manifold_energy_free(Engine *e) {
-    EngineManifoldEnergy *m = &e->manifold_energy;
+    EngineManifoldEnergy *m = &e->collide.manifold_energy;
     free(m->keys);
     free(m->old_energy);
     free(m->allowed);
@@ -114,7 +115,7 @@ static bool counts_energy(const Engine *e, const EngineContact *c) {
 
 bool engine_manifold_energy_begin(Engine *e, const EngineContact *previous, int old_count,
                                   int new_count) {
-    EngineManifoldEnergy *m = &e->manifold_energy;
+    EngineManifoldEnergy *m = &e->collide.manifold_energy;
     if (!reserve(m, old_count + new_count + 1))
         return false;
     for (int s = 0; s < m->slots; s++)
@@ -124,7 +125,7 @@ bool engine_manifold_energy_begin(Engine *e, const EngineContact *previous, int 
         if (!c->active || !counts_energy(e, c))
             continue;
         ContactKinematics k;
-        engine_merge_kinematics(e, e->merge_states, c, &k);
+        engine_merge_kinematics(e, e->collide.merge_states, c, &k);
         m->old_energy[slot_of(m, pair_key(e, c))] += engine_contact_potential(e, c, &k);
     }
     return true;
@@ -157,12 +158,12 @@ static double energy_at(const Engine *e, const EngineContact *c, const ContactKi
 }
 
 static double pair_energy(const Engine *e, int head, double delta) {
-    const EngineManifoldEnergy *m = &e->manifold_energy;
+    const EngineManifoldEnergy *m = &e->collide.manifold_energy;
     double sum = 0.0;
     for (int i = head; i >= 0; i = m->next[i]) {
         int j = m->previous_of[i];
         sum += energy_at(e, &e->contacts[e->vertex_contact_count + i], &m->kinematics[i],
-                         j >= 0 && e->previous[j].active, delta);
+                         j >= 0 && e->collide.previous[j].active, delta);
     }
     return sum;
 }
@@ -174,7 +175,7 @@ static double pair_energy(const Engine *e, int head, double delta) {
  * width in about ten sums on these smooth, monotone E_new; a bisection step every fourth
  * iteration bounds the count by the bisection's own if it ever stalls. */
 static double smallest_offset(const Engine *e, int head, double allowed_energy) {
-    const EngineManifoldEnergy *m = &e->manifold_energy;
+    const EngineManifoldEnergy *m = &e->collide.manifold_energy;
     /* a relative slack of round-off: a pair that kept its geometry must keep delta = 0 */
     double allowed = allowed_energy * (1.0 + 1e-12) + 1e-300;
     double f_lo = pair_energy(e, head, 0.0) - allowed;
@@ -220,7 +221,7 @@ static double smallest_offset(const Engine *e, int head, double allowed_energy) 
  * point or on a face. n counts the points the manifold reports for the pair within the collision
  * margin, not only the active ones, so a face landing flat has its damping from the start. */
 static void share_patch_damping(Engine *e, int head) {
-    const EngineManifoldEnergy *m = &e->manifold_energy;
+    const EngineManifoldEnergy *m = &e->collide.manifold_energy;
     /* The world's own margin, not the speculative one a fast body's pairs are tested with: the
      * count must not change with the step. */
     double margin = collision_desc_default().margin;
@@ -247,7 +248,7 @@ static void share_patch_damping(Engine *e, int head) {
  * The points are visited in a fixed order (depth, then position in the list), so a replay brakes
  * the same way. */
 static double brake_pair(Engine *e, int head, double excess) {
-    const EngineManifoldEnergy *m = &e->manifold_energy;
+    const EngineManifoldEnergy *m = &e->collide.manifold_energy;
     double taken = 0.0;
     for (int along_normal = 1; along_normal >= 0; along_normal--) {
         double below = INFINITY;
@@ -263,7 +264,7 @@ static double brake_pair(Engine *e, int head, double excess) {
             below = m->kinematics[next].depth;
             const ContactKinematics *k = &m->kinematics[next];
             Vec3 dir = along_normal ? vec3_scale(k->normal, -1.0) : (Vec3){0, 0, 0};
-            taken += engine_contact_brake(e, e->merge_states,
+            taken += engine_contact_brake(e, e->collide.merge_states,
                                           &e->contacts[e->vertex_contact_count + next],
                                           k->contact_point, dir, excess - taken);
         }
@@ -272,14 +273,14 @@ static double brake_pair(Engine *e, int head, double excess) {
 }
 
 void engine_manifold_energy_settle(Engine *e, int new_count) {
-    EngineManifoldEnergy *m = &e->manifold_energy;
+    EngineManifoldEnergy *m = &e->collide.manifold_energy;
     for (int i = 0; i < new_count; i++) {
         EngineContact *c = &e->contacts[e->vertex_contact_count + i];
         m->next[i] = -1;
         if (!counts_energy(e, c))
             continue; /* a time-stepped row */
         int s = slot_of(m, pair_key(e, c));
-        engine_merge_kinematics(e, e->merge_states, c, &m->kinematics[i]);
+        engine_merge_kinematics(e, e->collide.merge_states, c, &m->kinematics[i]);
         if (m->previous_of[i] < -1) { /* carried over frozen: the same energy on both sides */
             if (c->active)
                 m->old_energy[s] -= engine_contact_potential(e, c, &m->kinematics[i]);
@@ -320,7 +321,7 @@ void engine_manifold_energy_settle(Engine *e, int new_count) {
     }
     /* Every offset heals by the same share of its energy per update, whatever else happens: its
      * energy falls e-fold within ENGINE_HEAL_TIME of simulated time while its bodies are awake. */
-    double share = fmin(1.0, (m->span > 0.0 ? m->span : e->dt) / ENGINE_HEAL_TIME);
+    double share = fmin(1.0, (m->span > 0.0 ? m->span : e->model.dt) / ENGINE_HEAL_TIME);
     m->span = 0.0;
     for (int s = 0; s < m->slots; s++) {
         if (m->keys[s] == 0 || m->head[s] < 0 || isnan(m->allowed[s]))
@@ -342,13 +343,14 @@ void engine_manifold_energy_settle(Engine *e, int new_count) {
     }
     if (!braked)
         return;
-    e->integrator_dirty = true; /* the bodies' rates changed under the integrator */
+    /* the bodies' rates changed under the integrator */
+    engine_invalidate(e, ENGINE_INVALID_INTEGRATOR);
     /* the rates changed: the kinematics the activity and the models' onsets read follow */
     for (int i = 0; i < new_count; i++) {
         const EngineContact *c = &e->contacts[e->vertex_contact_count + i];
         if (!counts_energy(e, c) || m->previous_of[i] < -1)
             continue;
-        engine_merge_kinematics(e, e->merge_states, c, &m->kinematics[i]);
+        engine_merge_kinematics(e, e->collide.merge_states, c, &m->kinematics[i]);
         m->kinematics[i].depth += c->depth_offset; /* the ledger's depth is the geometric one */
     }
 }

@@ -9,7 +9,7 @@
 #include "engine_internal.h"
 
 static IssimStatus load_body_map(Engine *e, EngineBody *b, IssimError *err) {
-    const char *spec = thing_string(e->db, b->thing, "contact_map");
+    const char *spec = thing_string(e->model.db, b->thing, "contact_map");
     if (!spec || !spec[0])
         return ISSIM_OK;
     char resolved[1024];
@@ -31,11 +31,11 @@ static bool body_in_pair(const EngineBody *b, const EnginePair *p) {
  * the maps' T). Checked per pair over the bodies of its materials, whatever the pair's model now:
  * the model is live, a user may switch it to contact_map while running. */
 static IssimStatus check_periods(const Engine *e, IssimError *err) {
-    for (int i = 0; i < e->pair_count; i++) {
-        const EnginePair *p = &e->pairs[i];
+    for (int i = 0; i < e->model.pair_count; i++) {
+        const EnginePair *p = &e->model.pairs[i];
         const EngineBody *first = NULL;
-        for (int b = 0; b < e->body_count; b++) {
-            const EngineBody *body = &e->bodies[b];
+        for (int b = 0; b < e->model.body_count; b++) {
+            const EngineBody *body = &e->model.bodies[b];
             if (!body->contact_map || !body_in_pair(body, p))
                 continue;
             if (!first) {
@@ -49,7 +49,7 @@ static IssimStatus check_periods(const Engine *e, IssimError *err) {
                     err, ISSIM_ERR_INVALID,
                     "%s: contact maps with different periods meet in pair %s: %s has T = %g s "
                     "(%s), %s has T = %g s (%s); the convolution needs one sampling period",
-                    body->name, thing_name(e->db, p->thing), first->name, t1,
+                    body->name, thing_name(e->model.db, p->thing), first->name, t1,
                     contact_map_origin(first->contact_map), body->name, t2,
                     contact_map_origin(body->contact_map));
         }
@@ -58,8 +58,8 @@ static IssimStatus check_periods(const Engine *e, IssimError *err) {
 }
 
 IssimStatus engine_load_maps(Engine *e, IssimError *err) {
-    for (int b = 0; b < e->body_count; b++) {
-        IssimStatus s = load_body_map(e, &e->bodies[b], err);
+    for (int b = 0; b < e->model.body_count; b++) {
+        IssimStatus s = load_body_map(e, &e->model.bodies[b], err);
         if (s != ISSIM_OK)
             return s;
     }
@@ -67,16 +67,17 @@ IssimStatus engine_load_maps(Engine *e, IssimError *err) {
 }
 
 void engine_release_maps(Engine *e) {
-    for (int b = 0; b < e->body_count; b++) {
-        contact_map_release(e->bodies[b].contact_map);
-        e->bodies[b].contact_map = NULL;
+    for (int b = 0; b < e->model.body_count; b++) {
+        contact_map_release(e->model.bodies[b].contact_map);
+        e->model.bodies[b].contact_map = NULL;
     }
 }
 
 void engine_contact_maps(const Engine *e, EngineContact *c) {
-    c->params.map_a = c->body >= 0 ? e->bodies[c->body].contact_map : NULL;
-    c->params.map_b =
-        c->kind == CONTACT_MANIFOLD && c->body_b >= 0 ? e->bodies[c->body_b].contact_map : NULL;
+    c->params.map_a = c->body >= 0 ? e->model.bodies[c->body].contact_map : NULL;
+    c->params.map_b = c->kind == CONTACT_MANIFOLD && c->body_b >= 0
+                          ? e->model.bodies[c->body_b].contact_map
+                          : NULL;
 }
 
 void engine_contact_local_frames(const Engine *e, const EngineContact *c, ContactKinematics *k) {
@@ -85,7 +86,7 @@ void engine_contact_local_frames(const Engine *e, const EngineContact *c, Contac
     k->normal_in_a = quat_rotate_inv(a.orient, vec3_scale(n, -1.0));
     k->normal_in_b = n;
     if (c->kind != CONTACT_MANIFOLD) { /* a body vertex on an obstacle */
-        k->point_in_a = e->bodies[c->body].vertices[c->vertex];
+        k->point_in_a = e->model.bodies[c->body].vertices[c->vertex];
         Vec3 world = vec3_add(a.pos, quat_rotate(a.orient, k->point_in_a));
         k->point_in_b = world;
         return;

@@ -187,59 +187,61 @@ static const EngineReducedModel *model_of(const EngineReducedSlot *slot) {
 /* The model for a new pair: the engine's override, else Kry's contact coordinates for a smooth
  * body on a smooth obstacle, else the welded reference. */
 static const EngineReducedModel *model_for(const Engine *e, int body, int partner, int obstacle) {
-    if (e->reduced_model)
-        return e->reduced_model;
-    if (partner < 0 && obstacle >= 0 && e->bodies[body].surface && e->obstacles[obstacle].surface)
+    if (e->reduced.model)
+        return e->reduced.model;
+    if (partner < 0 && obstacle >= 0 && e->model.bodies[body].surface &&
+        e->model.obstacles[obstacle].surface)
         return engine_reduced_smooth();
     return &welded_model;
 }
 
 void engine_set_reduced_model(Engine *e, const EngineReducedModel *model) {
-    e->reduced_model = model;
-    e->replay_broken = true;
+    e->reduced.model = model;
+    engine_invalidate(e, ENGINE_INVALID_REPLAY);
 }
 
 int engine_reduced_pair_count(const Engine *e) {
     int n = 0;
     for (int s = 0; s < ENGINE_REDUCED_SLOTS; s++)
-        n += e->reduced[s].active;
+        n += e->reduced.slot[s].active;
     return n;
 }
 
 void engine_reduced_body_state(const Engine *e, const double *y, int body, EngineBodyState *out) {
-    const EngineReducedSlot *slot = &e->reduced[e->bodies[body].reduced_slot];
+    const EngineReducedSlot *slot = &e->reduced.slot[e->body_data[body].reduced_slot];
     EngineBodyState a, b = {0};
-    model_of(slot)->bodies(&slot->pair, slot->data, y + e->blocks[slot->block].offset, &a, &b);
+    model_of(slot)->bodies(&slot->pair, slot->data, y + e->model.layout.blocks[slot->block].offset,
+                           &a, &b);
     *out = body == slot->body_a ? a : b;
 }
 
 bool engine_contact_inside_pair(const Engine *e, const EngineContact *c) {
-    int s = e->bodies[c->body].reduced_slot;
+    int s = e->body_data[c->body].reduced_slot;
     if (s < 0)
         return false;
-    const EngineReducedSlot *slot = &e->reduced[s];
+    const EngineReducedSlot *slot = &e->reduced.slot[s];
     if (c->body_b >= 0)
-        return e->bodies[c->body_b].reduced_slot == s;
+        return e->body_data[c->body_b].reduced_slot == s;
     return slot->body_b < 0 && c->obstacle == slot->obstacle;
 }
 
 /* Hands the pair back to two free bodies with the states its block gives now. */
 void engine_reduced_leave(Engine *e, int s, double t) {
-    EngineReducedSlot *slot = &e->reduced[s];
+    EngineReducedSlot *slot = &e->reduced.slot[s];
     if (!slot->active)
         return;
     EngineBodyState a, b = {0};
-    model_of(slot)->bodies(&slot->pair, slot->data, e->y + e->blocks[slot->block].offset, &a, &b);
+    model_of(slot)->bodies(&slot->pair, slot->data,
+                           e->y + e->model.layout.blocks[slot->block].offset, &a, &b);
     slot->active = false;
-    e->bodies[slot->body_a].reduced_slot = -1;
+    e->body_data[slot->body_a].reduced_slot = -1;
     engine_block_store(e, e->y, slot->body_a, &a);
     if (slot->body_b >= 0) {
-        e->bodies[slot->body_b].reduced_slot = -1;
+        e->body_data[slot->body_b].reduced_slot = -1;
         engine_block_store(e, e->y, slot->body_b, &b);
     }
     e->stats.reduced_exits++;
-    e->sleep_dirty = true;
-    e->integrator_dirty = true;
+    engine_invalidate(e, ENGINE_INVALID_SLEEP | ENGINE_INVALID_INTEGRATOR);
     (void)t;
     /* A model that kept the contact itself moved the bodies relative to each other while the
      * collision world carried the pair's contacts unchanged (engine_collide.c holds the pair):
@@ -262,12 +264,12 @@ static EngineReducedLoads slot_loads(const EngineReducedSlot *slot, const Vec3 *
 
 void engine_reduced_rhs(Engine *e, const double *y, const Vec3 *force, const Vec3 *torque,
                         double *ydot) {
-    for (int s = 0; s < e->reduced_slots; s++) {
-        const EngineReducedSlot *slot = &e->reduced[s];
+    for (int s = 0; s < e->reduced.slot_count; s++) {
+        const EngineReducedSlot *slot = &e->reduced.slot[s];
         if (!slot->active)
             continue;
         EngineReducedLoads loads = slot_loads(slot, force, torque);
-        int off = e->blocks[slot->block].offset;
+        int off = e->model.layout.blocks[slot->block].offset;
         model_of(slot)->derivative(&slot->pair, slot->data, y + off, &loads, ydot + off);
     }
 }
@@ -276,24 +278,25 @@ void engine_reduced_commit(Engine *e, double t) {
     if (engine_reduced_pair_count(e) == 0)
         return;
     /* The right-hand side's load arrays (scratch past the RK4 stages): free between steps. */
-    Vec3 *force = (Vec3 *)(e->scratch + 6 * (size_t)e->state_size), *torque = force + e->body_count;
+    Vec3 *force = (Vec3 *)(e->integration.scratch + 6 * (size_t)e->model.layout.state_size),
+         *torque = force + e->model.body_count;
     engine_accumulate_loads(e, t, e->y, force, torque);
     for (int s = 0; s < ENGINE_REDUCED_SLOTS; s++) {
-        EngineReducedSlot *slot = &e->reduced[s];
+        EngineReducedSlot *slot = &e->reduced.slot[s];
         if (!slot->active)
             continue;
         EngineReducedLoads loads = slot_loads(slot, force, torque);
         const EngineReducedModel *model = model_of(slot);
-        double *block = e->y + e->blocks[slot->block].offset;
+        double *block = e->y + e->model.layout.blocks[slot->block].offset;
         int decision = ENGINE_REDUCED_KEEP;
         IssimError why = {0};
         if (model->commit)
             decision = model->commit(&slot->pair, slot->data, block, &loads, t, &why);
         if (decision == ENGINE_REDUCED_CHANGED)
-            e->integrator_dirty = true;
+            engine_invalidate(e, ENGINE_INVALID_INTEGRATOR);
         if (decision == ENGINE_REDUCED_LEAVE)
             issim_log(ISSIM_LOG_INFO, "reduced pair %s leaves at t = %.9g s: %s",
-                      e->bodies[slot->body_a].name, t, why.message);
+                      e->model.bodies[slot->body_a].name, t, why.message);
         /* a model with a commit hook decides separation there */
         if (decision == ENGINE_REDUCED_LEAVE ||
             (!model->commit && model->normal_force(&slot->pair, slot->data, block, &loads) < 0.0)) {
@@ -311,10 +314,10 @@ static bool pair_of_island(const Engine *e, int body, int *partner, int *obstacl
     *partner = -1;
     *obstacle = -1;
     *contact = -1;
-    int root = e->island_of_body[body], obstacle_contact = -1;
+    int root = e->islands.island_of_body[body], obstacle_contact = -1;
     for (int ci = 0; ci < e->contact_count; ci++) {
         const EngineContact *c = &e->contacts[ci];
-        if (!c->active || e->island_of_body[c->body] != root)
+        if (!c->active || e->islands.island_of_body[c->body] != root)
             continue;
         if (c->body_b >= 0) {
             int other = c->body == body ? c->body_b : c->body_b == body ? c->body : -2;
@@ -325,7 +328,7 @@ static bool pair_of_island(const Engine *e, int body, int *partner, int *obstacl
                 *contact = ci;
             continue;
         }
-        if (e->pairs[c->pair].params.resolver != CONTACT_RESOLVER_REDUCED)
+        if (e->model.pairs[c->pair].params.resolver != CONTACT_RESOLVER_REDUCED)
             continue; /* a force law against an obstacle: a load */
         if (c->body != body || (*obstacle >= 0 && c->obstacle != *obstacle))
             return false;
@@ -335,7 +338,8 @@ static bool pair_of_island(const Engine *e, int body, int *partner, int *obstacl
     }
     if (*partner >= 0) {
         *obstacle = -1; /* the body pair; obstacle contacts are loads */
-        return e->pairs[e->contacts[*contact].pair].params.resolver == CONTACT_RESOLVER_REDUCED;
+        return e->model.pairs[e->contacts[*contact].pair].params.resolver ==
+               CONTACT_RESOLVER_REDUCED;
     }
     *contact = obstacle_contact;
     return *contact >= 0;
@@ -345,7 +349,7 @@ static bool pair_of_island(const Engine *e, int body, int *partner, int *obstacl
  * (sliding and rolling included) once the normal approach has stopped. */
 static bool slow_enough(const Engine *e, const EngineContact *c, const EngineReducedModel *model) {
     ContactKinematics k;
-    engine_contact_kinematics(e, e->y, c, e->t, &k, NULL, NULL);
+    engine_contact_kinematics(e, e->y, c, e->data.t, &k, NULL, NULL);
     if (model->keeps_contact)
         return fabs(k.depth_rate) < c->params.slip_tolerance;
     double speed =
@@ -355,25 +359,24 @@ static bool slow_enough(const Engine *e, const EngineContact *c, const EngineRed
 
 static int free_slot(const Engine *e) {
     int s = 0;
-    while (s < ENGINE_REDUCED_SLOTS && e->reduced[s].active)
+    while (s < ENGINE_REDUCED_SLOTS && e->reduced.slot[s].active)
         s++;
-    return s < e->reduced_slots ? s : -1;
+    return s < e->reduced.slot_count ? s : -1;
 }
 
 static void occupy(Engine *e, int s, int body, int partner, int obstacle,
                    const EngineReducedModel *model) {
-    EngineReducedSlot *slot = &e->reduced[s];
+    EngineReducedSlot *slot = &e->reduced.slot[s];
     slot->active = true;
     slot->model = model;
     slot->body_a = body;
     slot->body_b = partner;
     slot->obstacle = obstacle;
-    e->bodies[body].reduced_slot = s;
+    e->body_data[body].reduced_slot = s;
     if (partner >= 0)
-        e->bodies[partner].reduced_slot = s;
+        e->body_data[partner].reduced_slot = s;
     e->stats.reduced_entries++;
-    e->sleep_dirty = true;
-    e->integrator_dirty = true;
+    engine_invalidate(e, ENGINE_INVALID_SLEEP | ENGINE_INVALID_INTEGRATOR);
 }
 
 IssimStatus engine_reduced_start_pair(Engine *e, int body, int obstacle,
@@ -384,13 +387,14 @@ IssimStatus engine_reduced_start_pair(Engine *e, int body, int obstacle,
     if (s < 0 || size > ENGINE_REDUCED_DATA_MAX)
         return issim_error_set(err, ISSIM_ERR_INVALID,
                                "%s: no free reduced-pair slot (at most %d pairs%s)",
-                               e->bodies[body].name, ENGINE_REDUCED_SLOTS,
-                               e->planar ? "; none in a planar scene" : "");
-    EngineReducedSlot *slot = &e->reduced[s];
+                               e->model.bodies[body].name, ENGINE_REDUCED_SLOTS,
+                               e->model.planar ? "; none in a planar scene" : "");
+    EngineReducedSlot *slot = &e->reduced.slot[s];
     slot->pair = *pair;
     memset(slot->data, 0, sizeof slot->data);
     memcpy(slot->data, data, size);
-    memcpy(e->y + e->blocks[slot->block].offset, block, sizeof(double) * model->block_size);
+    memcpy(e->y + e->model.layout.blocks[slot->block].offset, block,
+           sizeof(double) * model->block_size);
     occupy(e, s, body, -1, obstacle, model);
     return ISSIM_OK;
 }
@@ -406,11 +410,11 @@ static void try_enter(Engine *e, int body) {
     int s = free_slot(e);
     if (s < 0)
         return; /* every slot taken: the force law carries on */
-    EngineReducedSlot *slot = &e->reduced[s];
-    const EngineBody *a = &e->bodies[body];
+    EngineReducedSlot *slot = &e->reduced.slot[s];
+    const EngineBody *a = &e->model.bodies[body];
     ContactKinematics k;
     Vec3 point;
-    engine_contact_kinematics(e, e->y, c, e->t, &k, &point, NULL);
+    engine_contact_kinematics(e, e->y, c, e->data.t, &k, &point, NULL);
     /* The normal from b to a: a contact stores it for its own body order. */
     Vec3 normal = c->body == body ? k.normal : vec3_scale(k.normal, -1.0);
     slot->pair = (EngineReducedPair){.mass_a = a->mass,
@@ -418,24 +422,24 @@ static void try_enter(Engine *e, int body) {
                                      .point = point,
                                      .normal = normal,
                                      .fixed_b = partner < 0,
-                                     .t = e->t};
+                                     .t = e->data.t};
     slot->pair.surface_a = a->surface;
-    slot->pair.params = &e->pairs[c->pair].params;
+    slot->pair.params = &e->model.pairs[c->pair].params;
     if (partner >= 0) {
-        slot->pair.mass_b = e->bodies[partner].mass;
-        slot->pair.inertia_b = e->bodies[partner].inertia;
-        slot->pair.surface_b = e->bodies[partner].surface;
+        slot->pair.mass_b = e->model.bodies[partner].mass;
+        slot->pair.inertia_b = e->model.bodies[partner].inertia;
+        slot->pair.surface_b = e->model.bodies[partner].surface;
     } else if (obstacle >= 0) {
-        slot->pair.surface_b = e->obstacles[obstacle].surface;
+        slot->pair.surface_b = e->model.obstacles[obstacle].surface;
     }
     memset(slot->data, 0, sizeof slot->data);
     EngineBodyState sa = engine_block_state(e, e->y, body), sb = {.orient = quat_identity()};
     if (partner >= 0)
         sb = engine_block_state(e, e->y, partner);
     else if (obstacle >= 0)
-        sb = (EngineBodyState){.pos = e->obstacles[obstacle].pose.p,
-                               .orient = e->obstacles[obstacle].pose.q};
-    double *block = e->y + e->blocks[slot->block].offset;
+        sb = (EngineBodyState){.pos = e->model.obstacles[obstacle].pose.p,
+                               .orient = e->model.obstacles[obstacle].pose.q};
+    double *block = e->y + e->model.layout.blocks[slot->block].offset;
     if (!model->enter(&slot->pair, slot->data, &sa, &sb, block))
         return;
     occupy(e, s, body, partner, obstacle, model);
@@ -455,25 +459,25 @@ static bool third_body_touches(const Engine *e, const EngineReducedSlot *slot) {
 }
 
 void engine_reduced_islands(Engine *e) {
-    if (e->planar)
+    if (e->model.planar)
         return;
     for (int s = 0; s < ENGINE_REDUCED_SLOTS; s++) { /* a third body joined: leave */
-        EngineReducedSlot *slot = &e->reduced[s];
+        EngineReducedSlot *slot = &e->reduced.slot[s];
         int partner, obstacle, ci;
         if (!slot->active)
             continue;
         if (model_of(slot)->keeps_contact) {
             if (third_body_touches(e, slot))
-                engine_reduced_leave(e, s, e->t);
+                engine_reduced_leave(e, s, e->data.t);
             continue;
         }
         if (!pair_of_island(e, slot->body_a, &partner, &obstacle, &ci) || partner != slot->body_b ||
             obstacle != slot->obstacle)
-            engine_reduced_leave(e, s, e->t);
+            engine_reduced_leave(e, s, e->data.t);
     }
-    for (int b = 0; b < e->body_count; b++) {
-        const EngineBody *body = &e->bodies[b];
-        if (body->resolver == CONTACT_RESOLVER_REDUCED && body->reduced_slot < 0 && !body->asleep)
+    for (int b = 0; b < e->model.body_count; b++) {
+        const EngineBodyData *d = &e->body_data[b];
+        if (d->resolver == CONTACT_RESOLVER_REDUCED && d->reduced_slot < 0 && !d->asleep)
             try_enter(e, b);
     }
 }
@@ -481,30 +485,30 @@ void engine_reduced_islands(Engine *e) {
 /* Pairs in a reduced slot whose model keeps the contact itself need no narrow phase. */
 void engine_reduced_hold_pairs(Engine *e) {
     int pairs[ENGINE_REDUCED_SLOTS][2], count = 0;
-    for (int s = 0; s < e->reduced_slots; s++) {
-        const EngineReducedSlot *slot = &e->reduced[s];
+    for (int s = 0; s < e->reduced.slot_count; s++) {
+        const EngineReducedSlot *slot = &e->reduced.slot[s];
         if (!slot->active || !slot->model || !slot->model->keeps_contact || slot->body_b >= 0 ||
             slot->obstacle < 0)
             continue;
-        pairs[count][0] = e->bodies[slot->body_a].world_index;
-        pairs[count][1] = e->obstacles[slot->obstacle].world_index;
+        pairs[count][0] = e->model.bodies[slot->body_a].world_index;
+        pairs[count][1] = e->model.obstacles[slot->obstacle].world_index;
         count += pairs[count][0] >= 0 && pairs[count][1] >= 0;
     }
-    collision_world_hold_pairs(e->collision, (const int(*)[2])pairs, count);
+    collision_world_hold_pairs(e->collide.world, (const int(*)[2])pairs, count);
 }
 
 /* The integrated state's ranges get every active pair's block (after the free bodies'). */
 void engine_reduced_add_ranges(Engine *e) {
-    for (int s = 0; s < e->reduced_slots; s++) {
-        const EngineReducedSlot *slot = &e->reduced[s];
+    for (int s = 0; s < e->reduced.slot_count; s++) {
+        const EngineReducedSlot *slot = &e->reduced.slot[s];
         if (!slot->active)
             continue;
-        const StateBlock *blk = &e->blocks[slot->block];
+        const StateBlock *blk = &e->model.layout.blocks[slot->block];
         int size =
-            e->reduced_model ? e->reduced_model->block_size : engine_reduced_welded()->block_size;
-        e->awake_ranges[2 * e->awake_range_count] = blk->offset;
-        e->awake_ranges[2 * e->awake_range_count + 1] = size;
-        e->awake_range_count++;
-        e->awake_state_size += size;
+            e->reduced.model ? e->reduced.model->block_size : engine_reduced_welded()->block_size;
+        e->sleep.awake_ranges[2 * e->sleep.awake_range_count] = blk->offset;
+        e->sleep.awake_ranges[2 * e->sleep.awake_range_count + 1] = size;
+        e->sleep.awake_range_count++;
+        e->sleep.awake_state_size += size;
     }
 }

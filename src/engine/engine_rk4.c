@@ -19,13 +19,14 @@
  * neither evaluated nor written, so y_out keeps whatever it held there; the caller copies only
  * the awake ranges back). Uses scratch stages k1..k4 and a temporary. */
 #define FOR_AWAKE(e, i)                                                                            \
-    for (int r_ = 0; r_ < (e)->awake_range_count; r_++)                                            \
-        for (int i = (e)->awake_ranges[2 * r_], end_ = i + (e)->awake_ranges[2 * r_ + 1];          \
+    for (int r_ = 0; r_ < (e)->sleep.awake_range_count; r_++)                                      \
+        for (int i = (e)->sleep.awake_ranges[2 * r_],                                              \
+                 end_ = i + (e)->sleep.awake_ranges[2 * r_ + 1];                                   \
              i < end_; i++)
 
 static void rk4_step(Engine *e, double t, const double *y, double h, double *y_out) {
-    int n = e->state_size;
-    double *k1 = e->scratch, *k2 = k1 + n, *k3 = k2 + n, *k4 = k3 + n, *tmp = k4 + n;
+    int n = e->model.layout.state_size;
+    double *k1 = e->integration.scratch, *k2 = k1 + n, *k3 = k2 + n, *k4 = k3 + n, *tmp = k4 + n;
     engine_rhs(e, t, y, k1);
     FOR_AWAKE(e, i) tmp[i] = y[i] + 0.5 * h * k1[i];
     engine_rhs(e, t + 0.5 * h, tmp, k2);
@@ -39,15 +40,16 @@ static void rk4_step(Engine *e, double t, const double *y, double h, double *y_o
 /* Signed event function of contact c: > 0 once its event has happened. */
 static double event_value(const Engine *e, const EngineContact *c, const double *y) {
     ContactKinematics k;
-    engine_contact_kinematics(e, y, c, e->t, &k, NULL, NULL);
+    engine_contact_kinematics(e, y, c, e->data.t, &k, NULL, NULL);
     return c->active ? -k.depth : k.depth;
 }
 
 /* Room for every body's state at a step's start and end (NULL: out of memory). */
 static EngineBodyState *event_states(Engine *e) {
-    if (!e->event_states)
-        e->event_states = malloc(2 * sizeof *e->event_states * (size_t)(e->body_count + 1));
-    return e->event_states;
+    if (!e->integration.event_states)
+        e->integration.event_states =
+            malloc(2 * sizeof *e->integration.event_states * (size_t)(e->model.body_count + 1));
+    return e->integration.event_states;
 }
 
 /* The earliest contact whose event happens within (0, h], or -1. Each body's state at both
@@ -58,13 +60,13 @@ static int first_event(Engine *e, const double *y_end, double *value_end) {
     /* vertex contacts read the state vector themselves: the states serve manifold contacts */
     bool manifold = e->contact_count > e->vertex_contact_count;
     EngineBodyState *start = manifold ? event_states(e) : NULL;
-    EngineBodyState *end = start ? start + e->body_count + 1 : NULL;
+    EngineBodyState *end = start ? start + e->model.body_count + 1 : NULL;
     if (start) {
         engine_fill_states(e, e->y, start);
         engine_fill_states(e, y_end, end);
     }
-    for (int li = 0; li < e->live_contact_count; li++) {
-        int ci = e->live_contacts[li];
+    for (int li = 0; li < e->sleep.live_contact_count; li++) {
+        int ci = e->sleep.live_contacts[li];
         const EngineContact *c = &e->contacts[ci];
         double v, v0;
         if (start) {
@@ -91,7 +93,7 @@ static double locate_event(Engine *e, int ci, double h, double *y_trial) {
     const EngineContact *c = &e->contacts[ci];
     double a = 0.0, fa = event_value(e, c, e->y);
     double b = h, fb;
-    rk4_step(e, e->t, e->y, b, y_trial);
+    rk4_step(e, e->data.t, e->y, b, y_trial);
     fb = event_value(e, c, y_trial);
     double y_trial_at = b;
     int side = 0;
@@ -101,7 +103,7 @@ static double locate_event(Engine *e, int ci, double h, double *y_trial) {
         double m = (a * fb - b * fa) / (fb - fa);
         if (!(m > a && m < b))
             m = 0.5 * (a + b);
-        rk4_step(e, e->t, e->y, m, y_trial);
+        rk4_step(e, e->data.t, e->y, m, y_trial);
         y_trial_at = m;
         double fm = event_value(e, c, y_trial);
         if (fm == 0.0) { /* on the crossing: the step ends here, where y_trial is */
@@ -130,7 +132,7 @@ static double locate_event(Engine *e, int ci, double h, double *y_trial) {
      * springs stretch (tests/test_rk4_event_clock.c; docs/performance.md, "Friction in the
      * penalty pile"). */
     if (y_trial_at != b)
-        rk4_step(e, e->t, e->y, b, y_trial);
+        rk4_step(e, e->data.t, e->y, b, y_trial);
     return b;
 }
 
@@ -139,63 +141,64 @@ static double locate_event(Engine *e, int ci, double h, double *y_trial) {
 
 /* Zeroed per-contact direction buffer, grown with the contacts. */
 static int *event_directions(Engine *e) {
-    if (e->event_dirs_capacity < e->contact_count) {
-        int cap = issim_array_grown_capacity(e->event_dirs_capacity, e->contact_count);
-        if (!ISSIM_ARRAY_RESIZE(e->event_dirs, cap))
+    if (e->integration.event_dirs_capacity < e->contact_count) {
+        int cap = issim_array_grown_capacity(e->integration.event_dirs_capacity, e->contact_count);
+        if (!ISSIM_ARRAY_RESIZE(e->integration.event_dirs, cap))
             return NULL;
-        memset(e->event_dirs, 0, sizeof(int) * (size_t)cap);
-        e->event_dirs_capacity = cap;
+        memset(e->integration.event_dirs, 0, sizeof(int) * (size_t)cap);
+        e->integration.event_dirs_capacity = cap;
     }
-    return e->event_dirs;
+    return e->integration.event_dirs;
 }
 
 /* Did the fixed step the active contacts ask for change from `in_use` (events, commits)? */
 static bool fixed_step_changed(Engine *e, double in_use) {
-    if (e->fixed_step_dirty)
+    if (e->integration.fixed_step_dirty)
         engine_update_fixed_step(e);
-    return e->fixed_step != in_use;
+    return e->data.fixed_step != in_use;
 }
 
 /* The step to the next point of the fixed-step grid (an output instant may have cut the last
  * step short), or `step` when not on the models' fixed step. */
 static double grid_step(const Engine *e, double step) {
-    if (!(e->fixed_step > 0.0) || step != e->fixed_step)
+    if (!(e->data.fixed_step > 0.0) || step != e->data.fixed_step)
         return step;
-    double k = floor((e->t - e->fixed_anchor) / step + 1e-9);
-    double next = e->fixed_anchor + (k + 1.0) * step;
-    if (next - e->t < 1e-9 * step)
+    double k = floor((e->data.t - e->data.fixed_anchor) / step + 1e-9);
+    double next = e->data.fixed_anchor + (k + 1.0) * step;
+    if (next - e->data.t < 1e-9 * step)
         next += step;
-    return next - e->t;
+    return next - e->data.t;
 }
 
 IssimStatus integrator_rk4_advance(Engine *e, double t_target, double step,
                                    bool until_no_fixed_step, IssimError *err) {
-    double fixed_in_use = e->fixed_step;
+    double fixed_in_use = e->data.fixed_step;
     (void)until_no_fixed_step; /* a change either way hands back to the stage */
-    int n = e->state_size;
-    double *y_next = e->scratch + 5 * (size_t)n;
-    if (e->integrator_dirty) {
+    int n = e->model.layout.state_size;
+    double *y_next = e->integration.scratch + 5 * (size_t)n;
+    if (e->integration.dirty) {
         engine_normalize_state(e, e->y);
-        e->integrator_dirty = false;
+        e->integration.dirty = false;
     }
     /* The sleeping blocks of y_next must hold the frozen state: the event tests read all of it. */
     memcpy(y_next, e->y, sizeof(double) * (size_t)n);
-    while (e->t < t_target) {
-        if (e->options.should_stop && e->options.should_stop(e->options.should_stop_user))
+    while (e->data.t < t_target) {
+        if (e->model.options.should_stop &&
+            e->model.options.should_stop(e->model.options.should_stop_user))
             return issim_error_set(err, ISSIM_ERR_CANCELLED, "stopped at t = %.9g s on request",
-                                   e->t);
-        if (e->sleep_dirty)
+                                   e->data.t);
+        if (e->sleep.dirty)
             engine_refresh_awake(e);
-        if (e->awake_state_size == 0) { /* all asleep in this step: nothing to integrate */
-            e->t = t_target;
+        if (e->sleep.awake_state_size == 0) { /* all asleep in this step: nothing to integrate */
+            e->data.t = t_target;
             break;
         }
-        double h = fmin(grid_step(e, step), t_target - e->t);
+        double h = fmin(grid_step(e, step), t_target - e->data.t);
         /* A remainder within rounding of t is taken now: left for later it becomes a step of one
          * ulp of t after every output instant. */
-        if (t_target - (e->t + h) < 1e-12 * step + 16.0 * DBL_EPSILON * fabs(t_target))
-            h = t_target - e->t;
-        rk4_step(e, e->t, e->y, h, y_next);
+        if (t_target - (e->data.t + h) < 1e-12 * step + 16.0 * DBL_EPSILON * fabs(t_target))
+            h = t_target - e->data.t;
+        rk4_step(e, e->data.t, e->y, h, y_next);
         double value = 0.0;
         int ci = first_event(e, y_next, &value);
         if (ci >= 0 && e->contact_count <= RK4_LOCATE_MAX_CONTACTS) {
@@ -211,14 +214,14 @@ IssimStatus integrator_rk4_advance(Engine *e, double t_target, double step,
                 return issim_error_set(err, ISSIM_ERR_NUMERIC,
                                        "RK4 step of %g s diverged at t = %.9g s: the step is "
                                        "too coarse for the contact stiffness",
-                                       h, e->t);
+                                       h, e->data.t);
             e->y[i] = y_next[i];
         }
-        e->t = (h == t_target - e->t) ? t_target : e->t + h;
+        e->data.t = (h == t_target - e->data.t) ? t_target : e->data.t + h;
         e->stats.steps++;
         if (ci == -2) {
             e->stats.root_events++;
-            engine_update_active_set(e, e->t, NULL);
+            engine_update_active_set(e, e->data.t, NULL);
             engine_normalize_state(e, e->y);
         } else if (ci >= 0) {
             /* The located event, and any other contact whose crossing happened earlier in the
@@ -228,10 +231,10 @@ IssimStatus integrator_rk4_advance(Engine *e, double t_target, double step,
             int *dirs = event_directions(e);
             if (dirs) {
                 dirs[ci] = e->contacts[ci].active ? -1 : 1;
-                engine_update_active_set(e, e->t, dirs);
+                engine_update_active_set(e, e->data.t, dirs);
                 dirs[ci] = 0;
             } else {
-                engine_update_active_set(e, e->t, NULL);
+                engine_update_active_set(e, e->data.t, NULL);
             }
             engine_normalize_state(e, e->y);
         }
@@ -241,10 +244,10 @@ IssimStatus integrator_rk4_advance(Engine *e, double t_target, double step,
          * crowded pile's landing (an event at most step ends) carried the springs over several
          * steps and their energy appeared at the next plain step: +1.0e-4 J in one step of
          * pile_internal_friction.lua at 2e-4 s (docs/performance.md, issue 11). */
-        engine_commit_contacts(e, e->t);
-        if (e->options.on_step)
-            e->options.on_step(e, e->options.on_step_user);
-        if (e->t < t_target && fixed_step_changed(e, fixed_in_use))
+        engine_commit_contacts(e, e->data.t);
+        if (e->model.options.on_step)
+            e->model.options.on_step(e, e->model.options.on_step_user);
+        if (e->data.t < t_target && fixed_step_changed(e, fixed_in_use))
             break; /* the stage picks the integrator for the new active set */
     }
     return ISSIM_OK;

@@ -45,71 +45,71 @@ static double body_reach(const EngineBody *b) {
 }
 
 IssimStatus engine_sleep_init(Engine *e, IssimError *err) {
-    size_t n = (size_t)e->body_count + 1;
-    e->awake_bodies = calloc(n, sizeof(int));
-    e->awake_ranges = calloc(2 * (n + ENGINE_REDUCED_SLOTS), sizeof(int));
-    e->sleep_scratch = calloc(3 * n, sizeof(int));
-    e->load_acc = calloc(2 * n, sizeof(Vec3));
-    e->sleep_speeds = calloc(n, sizeof(double));
-    e->live_contacts = calloc((size_t)e->contact_capacity + 1, sizeof(int));
-    if (!e->awake_bodies || !e->awake_ranges || !e->sleep_scratch || !e->load_acc ||
-        !e->sleep_speeds || !e->live_contacts)
+    size_t n = (size_t)e->model.body_count + 1;
+    e->sleep.awake_bodies = calloc(n, sizeof(int));
+    e->sleep.awake_ranges = calloc(2 * (n + ENGINE_REDUCED_SLOTS), sizeof(int));
+    e->sleep.scratch = calloc(3 * n, sizeof(int));
+    e->sleep.load_acc = calloc(2 * n, sizeof(Vec3));
+    e->sleep.speeds = calloc(n, sizeof(double));
+    e->sleep.live_contacts = calloc((size_t)e->contact_capacity + 1, sizeof(int));
+    if (!e->sleep.awake_bodies || !e->sleep.awake_ranges || !e->sleep.scratch ||
+        !e->sleep.load_acc || !e->sleep.speeds || !e->sleep.live_contacts)
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for the sleeping lists");
-    for (int b = 0; b < e->body_count; b++) {
-        e->bodies[b].reach = body_reach(&e->bodies[b]);
-        e->bodies[b].sleep_t = -1.0;
-        e->bodies[b].still_since = -1.0;
+    for (int b = 0; b < e->model.body_count; b++) {
+        e->model.bodies[b].reach = body_reach(&e->model.bodies[b]);
+        e->body_data[b].sleep_t = -1.0;
+        e->body_data[b].still_since = -1.0;
     }
-    e->sleep_speed = e->options.sleep_speed > 0.0 ? e->options.sleep_speed : 0.0;
-    e->sleep_disabled = e->options.sleep_disabled;
-    e->sleep_dirty = true;
+    e->sleep.speed = e->model.options.sleep_speed > 0.0 ? e->model.options.sleep_speed : 0.0;
+    e->sleep.disabled = e->model.options.sleep_disabled;
+    engine_invalidate(e, ENGINE_INVALID_SLEEP);
     engine_refresh_awake(e);
     return ISSIM_OK;
 }
 
 void engine_sleep_free(Engine *e) {
-    free(e->awake_bodies);
-    free(e->awake_ranges);
-    free(e->sleep_scratch);
-    free(e->load_acc);
-    free(e->sleep_speeds);
-    free(e->live_contacts);
+    free(e->sleep.awake_bodies);
+    free(e->sleep.awake_ranges);
+    free(e->sleep.scratch);
+    free(e->sleep.load_acc);
+    free(e->sleep.speeds);
+    free(e->sleep.live_contacts);
 }
 
 bool engine_contact_frozen(const Engine *e, const EngineContact *c) {
-    return e->bodies[c->body].asleep && (c->body_b < 0 || e->bodies[c->body_b].asleep);
+    return e->body_data[c->body].asleep && (c->body_b < 0 || e->body_data[c->body_b].asleep);
 }
 
 static void rebuild_awake(Engine *e) {
-    e->awake_count = 0;
-    e->awake_range_count = 0;
-    e->awake_state_size = 0;
-    for (int b = 0; b < e->body_count; b++) {
-        EngineBody *body = &e->bodies[b];
-        body->integrated = !body->asleep && body->reduced_slot < 0 &&
-                           body->resolver != CONTACT_RESOLVER_COMPLEMENTARITY;
-        if (!body->integrated)
+    e->sleep.awake_count = 0;
+    e->sleep.awake_range_count = 0;
+    e->sleep.awake_state_size = 0;
+    for (int b = 0; b < e->model.body_count; b++) {
+        EngineBodyData *d = &e->body_data[b];
+        d->integrated =
+            !d->asleep && d->reduced_slot < 0 && d->resolver != CONTACT_RESOLVER_COMPLEMENTARITY;
+        if (!d->integrated)
             continue; /* asleep, or moved by its island's resolver (engine_step.c) */
-        e->awake_bodies[e->awake_count++] = b;
-        const StateBlock *blk = &e->blocks[e->bodies[b].block];
-        int *last = e->awake_ranges + 2 * (e->awake_range_count - 1);
-        if (e->awake_range_count > 0 && last[0] + last[1] == blk->offset) {
+        e->sleep.awake_bodies[e->sleep.awake_count++] = b;
+        const StateBlock *blk = &e->model.layout.blocks[e->model.bodies[b].block];
+        int *last = e->sleep.awake_ranges + 2 * (e->sleep.awake_range_count - 1);
+        if (e->sleep.awake_range_count > 0 && last[0] + last[1] == blk->offset) {
             last[1] += blk->size;
         } else {
-            e->awake_ranges[2 * e->awake_range_count] = blk->offset;
-            e->awake_ranges[2 * e->awake_range_count + 1] = blk->size;
-            e->awake_range_count++;
+            e->sleep.awake_ranges[2 * e->sleep.awake_range_count] = blk->offset;
+            e->sleep.awake_ranges[2 * e->sleep.awake_range_count + 1] = blk->size;
+            e->sleep.awake_range_count++;
         }
-        e->awake_state_size += blk->size;
+        e->sleep.awake_state_size += blk->size;
     }
     engine_reduced_add_ranges(e); /* pair blocks of reduced pairs (engine_reduced.c) */
     /* Awake: not asleep, whoever moves it (the integrator, a time-stepping resolver, a reduced
      * pair's block). */
     int awake = 0;
-    for (int b = 0; b < e->body_count; b++)
-        awake += !e->bodies[b].asleep;
+    for (int b = 0; b < e->model.body_count; b++)
+        awake += !e->body_data[b].asleep;
     e->stats.awake_bodies = awake;
-    e->sleep_dirty = false;
+    e->sleep.dirty = false;
 }
 
 /* live_contacts has room for contact_capacity entries: it grows with the contact array
@@ -118,12 +118,12 @@ static void rebuild_live_contacts(Engine *e) {
     int n = 0;
     for (int ci = 0; ci < e->contact_count; ci++)
         if (!engine_contact_frozen(e, &e->contacts[ci]))
-            e->live_contacts[n++] = ci;
-    e->live_contact_count = n;
+            e->sleep.live_contacts[n++] = ci;
+    e->sleep.live_contact_count = n;
 }
 
 void engine_refresh_awake(Engine *e) {
-    if (e->sleep_dirty)
+    if (e->sleep.dirty)
         rebuild_awake(e);
     rebuild_live_contacts(e);
 }
@@ -144,14 +144,14 @@ static void emit_body_event(Engine *e, EngineEventKind kind, int body, int by, d
  * velocity_tolerance, or with 0 the one its equilibrium band gives for the contact's load and
  * effective mass (contact_equilibrium_speed, kept from the last commit). */
 static double still_speed(const Engine *e, const EngineContact *c) {
-    if (e->sleep_speed > 0.0)
-        return e->sleep_speed;
+    if (e->sleep.speed > 0.0)
+        return e->sleep.speed;
     /* A time-stepped row has no force law, and a force law without an equilibrium test
      * (spring/damper, Hertz, Hunt-Crossley, maps; slept on only under the "still" policy) no
      * band: neither internal friction's velocity_tolerance (a rate dg/dt of its equilibrium
      * test, 1e-5 m/s by default) nor a band applies to them. */
     if (engine_contact_time_stepped(e, c) ||
-        (e->sleep_policy == SLEEP_POLICY_STILL && !engine_contact_tests_equilibrium(e, c)))
+        (e->sleep.policy == SLEEP_POLICY_STILL && !engine_contact_tests_equilibrium(e, c)))
         return ENGINE_STEPPED_SLEEP_SPEED;
     return c->params.velocity_tolerance > 0.0 ? c->params.velocity_tolerance : c->still_speed;
 }
@@ -170,11 +170,11 @@ static bool contact_settled(const Engine *e, const EngineContact *c) {
     if (c->depth_offset > ENGINE_SLEEP_MAX_OFFSET)
         return false;
     return c->equilibrium ||
-           (e->sleep_policy == SLEEP_POLICY_STILL && !engine_contact_tests_equilibrium(e, c));
+           (e->sleep.policy == SLEEP_POLICY_STILL && !engine_contact_tests_equilibrium(e, c));
 }
 
 static bool sleep_off(const Engine *e) {
-    return e->sleep_disabled || e->sleep_policy == SLEEP_POLICY_NEVER;
+    return e->sleep.disabled || e->sleep.policy == SLEEP_POLICY_NEVER;
 }
 
 /* A contact frozen while its bodies slept did not move: its friction spring resumes from the
@@ -191,21 +191,20 @@ static void resume_frozen_contacts(Engine *e, int b, double t) {
 
 static void wake_one(Engine *e, int b, int by, double t) {
     resume_frozen_contacts(e, b, t);
-    e->bodies[b].asleep = false;
-    e->bodies[b].sleep_t = -1.0;
-    e->bodies[b].still_since = -1.0;
+    e->body_data[b].asleep = false;
+    e->body_data[b].sleep_t = -1.0;
+    e->body_data[b].still_since = -1.0;
     e->stats.wakes++;
-    e->sleep_dirty = true;
-    e->integrator_dirty = true;
+    engine_invalidate(e, ENGINE_INVALID_SLEEP | ENGINE_INVALID_INTEGRATOR);
     emit_body_event(e, ENGINE_EVENT_WAKE, b, by, t);
 }
 
 /* A time-stepped island went to sleep as a whole and wakes as a whole: its contact impulses
  * are one coupled solution, and a body woken alone would be solved against neighbours held
  * fixed (the weight of the bodies above it lost). Flood fill over the active body-body contacts
- * between sleeping time-stepped bodies; the stack is the third part of sleep_scratch. */
+ * between sleeping time-stepped bodies; the stack is the third part of sleep.scratch. */
 static void wake_stepped_island(Engine *e, int body, double t) {
-    int *stack = e->sleep_scratch + 2 * ((size_t)e->body_count + 1), top = 0;
+    int *stack = e->sleep.scratch + 2 * ((size_t)e->model.body_count + 1), top = 0;
     stack[top++] = body;
     while (top > 0) {
         int b = stack[--top];
@@ -214,8 +213,8 @@ static void wake_stepped_island(Engine *e, int body, double t) {
             if (!c->active || c->body_b < 0 || (c->body != b && c->body_b != b))
                 continue;
             int other = c->body == b ? c->body_b : c->body;
-            if (!e->bodies[other].asleep ||
-                e->bodies[other].resolver != CONTACT_RESOLVER_COMPLEMENTARITY)
+            if (!e->body_data[other].asleep ||
+                e->body_data[other].resolver != CONTACT_RESOLVER_COMPLEMENTARITY)
                 continue;
             wake_one(e, other, b, t);
             stack[top++] = other; /* each body is pushed once: it is awake from here on */
@@ -229,10 +228,10 @@ static void wake_stepped_island(Engine *e, int body, double t) {
  * so a re-inserted body that stays still propagates nothing, and a fixed obstacle, never on a
  * list, never propagates (App. E.3.2). A time-stepped body wakes with its whole island. */
 void engine_wake_body(Engine *e, int body, int by, double t) {
-    if (body < 0 || !e->bodies[body].asleep)
+    if (body < 0 || !e->body_data[body].asleep)
         return;
     wake_one(e, body, by, t);
-    if (e->bodies[body].resolver == CONTACT_RESOLVER_COMPLEMENTARITY) {
+    if (e->body_data[body].resolver == CONTACT_RESOLVER_COMPLEMENTARITY) {
         wake_stepped_island(e, body, t);
         return;
     }
@@ -243,36 +242,36 @@ void engine_wake_body(Engine *e, int body, int by, double t) {
         if (!c->active || c->body_b < 0 || (c->body != body && c->body_b != body))
             continue;
         int other = c->body == body ? c->body_b : c->body;
-        if (e->bodies[other].asleep)
+        if (e->body_data[other].asleep)
             wake_one(e, other, body, t);
     }
 }
 
 void engine_wake_on_contact(Engine *e, const EngineContact *c, const ContactKinematics *k,
                             double t) {
-    if (c->body_b < 0 || e->bodies[c->body].asleep == e->bodies[c->body_b].asleep)
+    if (c->body_b < 0 || e->body_data[c->body].asleep == e->body_data[c->body_b].asleep)
         return;
     if (fabs(k->depth_rate) < still_speed(e, c))
         return; /* a resting touch, not an interactive collision */
-    if (e->bodies[c->body].asleep)
+    if (e->body_data[c->body].asleep)
         engine_wake_body(e, c->body, c->body_b, t);
     else
         engine_wake_body(e, c->body_b, c->body, t);
 }
 
 void engine_wake_all(Engine *e, double t) {
-    for (int b = 0; b < e->body_count; b++)
+    for (int b = 0; b < e->model.body_count; b++)
         engine_wake_body(e, b, -1, t);
 }
 
 static double body_speed(const Engine *e, int b) {
     EngineBodyState st = engine_block_state(e, e->y, b);
-    return vec3_norm(st.vel) + vec3_norm(st.angvel) * e->bodies[b].reach;
+    return vec3_norm(st.vel) + vec3_norm(st.angvel) * e->model.bodies[b].reach;
 }
 
 /* Kinetic energy (J) of body b in the state y. */
 static double kinetic_energy(const Engine *e, int b) {
-    const EngineBody *body = &e->bodies[b];
+    const EngineBody *body = &e->model.bodies[b];
     EngineBodyState st = engine_block_state(e, e->y, b);
     Mat3 inertia = mat3_world_inertia(st.orient, body->inertia);
     return 0.5 * body->mass * vec3_dot(st.vel, st.vel) +
@@ -283,17 +282,15 @@ static double kinetic_energy(const Engine *e, int b) {
  * remove is at most about m v_tol^2 / 2 (issue 11's rule, "a body put to sleep keeps the
  * energy it had", up to the tolerance); it is counted in stats.sleep_energy. */
 static void put_to_sleep(Engine *e, int b, double t) {
-    EngineBody *body = &e->bodies[b];
     e->stats.sleep_energy += kinetic_energy(e, b);
     EngineBodyState st = engine_block_state(e, e->y, b);
     st.vel = vec3(0.0, 0.0, 0.0);
     st.angvel = vec3(0.0, 0.0, 0.0);
     engine_block_store(e, e->y, b, &st);
-    body->asleep = true;
-    body->sleep_t = t;
+    e->body_data[b].asleep = true;
+    e->body_data[b].sleep_t = t;
     e->stats.sleeps++;
-    e->sleep_dirty = true;
-    e->integrator_dirty = true;
+    engine_invalidate(e, ENGINE_INVALID_SLEEP | ENGINE_INVALID_INTEGRATOR);
     emit_body_event(e, ENGINE_EVENT_SLEEP, b, -1, t);
 }
 
@@ -302,11 +299,11 @@ static void put_to_sleep(Engine *e, int b, double t) {
  * the tolerance: settling, or chattering in its equilibrium band) does not wake it; a new
  * contact always does (engine_update_active_set, engine_merge_contacts). */
 static void wake_touched(Engine *e, double t) {
-    for (int i = 0; i < e->live_contact_count; i++) {
-        const EngineContact *c = &e->contacts[e->live_contacts[i]];
+    for (int i = 0; i < e->sleep.live_contact_count; i++) {
+        const EngineContact *c = &e->contacts[e->sleep.live_contacts[i]];
         if (!c->active || c->body_b < 0)
             continue;
-        bool sa = e->bodies[c->body].asleep, sb = e->bodies[c->body_b].asleep;
+        bool sa = e->body_data[c->body].asleep, sb = e->body_data[c->body_b].asleep;
         if (sa == sb)
             continue;
         int sleeper = sa ? c->body : c->body_b, mover = sa ? c->body_b : c->body;
@@ -322,24 +319,24 @@ enum { SLEEP_NO_CONTACT = 0, SLEEP_CANDIDATE = 1, SLEEP_REFUSED = 2 };
  * is judged on its own: in a pile the bottom settles first, and a neighbour that is still
  * chattering within its tolerance does not keep it awake. */
 static void sleep_bodies(Engine *e, double t) {
-    int *verdict = e->sleep_scratch;
-    double *still = e->sleep_speeds;
+    int *verdict = e->sleep.scratch;
+    double *still = e->sleep.speeds;
     /* by body: judged by stillness over ENGINE_SETTLE_TIME, not at the instant */
-    int *by_stillness = e->sleep_scratch + 2 * ((size_t)e->body_count + 1);
-    for (int i = 0; i < e->awake_count; i++) {
-        int b = e->awake_bodies[i];
+    int *by_stillness = e->sleep.scratch + 2 * ((size_t)e->model.body_count + 1);
+    for (int i = 0; i < e->sleep.awake_count; i++) {
+        int b = e->sleep.awake_bodies[i];
         verdict[b] = SLEEP_NO_CONTACT;
         still[b] = INFINITY;
-        by_stillness[b] = e->bodies[b].shaped;
+        by_stillness[b] = e->model.bodies[b].shaped;
     }
-    for (int i = 0; i < e->live_contact_count; i++) {
-        const EngineContact *c = &e->contacts[e->live_contacts[i]];
+    for (int i = 0; i < e->sleep.live_contact_count; i++) {
+        const EngineContact *c = &e->contacts[e->sleep.live_contacts[i]];
         if (!c->active)
             continue;
         int sides[2] = {c->body, c->body_b};
         for (int s = 0; s < 2; s++) {
             int b = sides[s];
-            if (b < 0 || e->bodies[b].asleep)
+            if (b < 0 || e->body_data[b].asleep)
                 continue;
             still[b] = fmin(still[b], still_speed(e, c));
             if (!engine_contact_tests_equilibrium(e, c))
@@ -353,21 +350,21 @@ static void sleep_bodies(Engine *e, double t) {
     /* Decide first, then freeze: freezing one body must not change its neighbours' verdicts
      * within the same step. */
     int n = 0;
-    int *sleepers = e->sleep_scratch + ((size_t)e->body_count + 1);
-    for (int i = 0; i < e->awake_count; i++) {
-        int b = e->awake_bodies[i];
+    int *sleepers = e->sleep.scratch + ((size_t)e->model.body_count + 1);
+    for (int i = 0; i < e->sleep.awake_count; i++) {
+        int b = e->sleep.awake_bodies[i];
         /* a body under a load cycle is never in equilibrium for long: it stays awake */
         if (verdict[b] != SLEEP_CANDIDATE || body_speed(e, b) >= still[b] ||
-            e->bodies[b].cycle_period > 0.0) {
-            e->bodies[b].still_since = -1.0;
+            e->model.bodies[b].cycle_period > 0.0) {
+            e->body_data[b].still_since = -1.0;
             continue;
         }
-        if (e->bodies[b].still_since < 0.0)
-            e->bodies[b].still_since = t;
+        if (e->body_data[b].still_since < 0.0)
+            e->body_data[b].still_since = t;
         /* Shaped bodies, and bodies on contacts without an equilibrium test, must stay still
          * for a while (see the App. C section); vertex bodies on internal friction are judged
          * at the instant by eq. 4.91 (V5). */
-        if (by_stillness[b] && t - e->bodies[b].still_since < ENGINE_SETTLE_TIME)
+        if (by_stillness[b] && t - e->body_data[b].still_since < ENGINE_SETTLE_TIME)
             continue;
         sleepers[n++] = b;
     }
@@ -377,9 +374,9 @@ static void sleep_bodies(Engine *e, double t) {
 
 void engine_update_sleep(Engine *e, double t) {
     wake_touched(e, t);
-    if (!sleep_off(e) && !e->sleep_dirty)
+    if (!sleep_off(e) && !e->sleep.dirty)
         sleep_bodies(e, t);
-    if (e->sleep_dirty)
+    if (e->sleep.dirty)
         engine_refresh_awake(e);
 }
 
@@ -396,30 +393,30 @@ void engine_update_sleep(Engine *e, double t) {
 
 /* Is time-stepped body b still at t? Its timer (still_since) starts or restarts here. */
 static bool stepped_body_still(Engine *e, int b, double t, const double *tolerance) {
-    EngineBody *body = &e->bodies[b];
-    if (!(body_speed(e, b) < tolerance[b]) || body->cycle_period > 0.0) {
-        body->still_since = -1.0;
+    EngineBodyData *d = &e->body_data[b];
+    if (!(body_speed(e, b) < tolerance[b]) || e->model.bodies[b].cycle_period > 0.0) {
+        d->still_since = -1.0;
         return false;
     }
-    if (body->still_since < 0.0)
-        body->still_since = t;
-    return t - body->still_since >= ENGINE_SETTLE_TIME;
+    if (d->still_since < 0.0)
+        d->still_since = t;
+    return t - d->still_since >= ENGINE_SETTLE_TIME;
 }
 
 static void sleep_stepped_islands(Engine *e, double t) {
-    int n = e->body_count;
-    double *tolerance = e->sleep_speeds;
-    int *island_still = e->sleep_scratch; /* by island root */
-    for (int i = 0; i < e->stepped_count; i++) {
-        int b = e->stepped_bodies[i];
+    int n = e->model.body_count;
+    double *tolerance = e->sleep.speeds;
+    int *island_still = e->sleep.scratch; /* by island root */
+    for (int i = 0; i < e->islands.stepped_count; i++) {
+        int b = e->islands.stepped_bodies[i];
         tolerance[b] = INFINITY;
-        island_still[e->island_of_body[b]] = 1;
+        island_still[e->islands.island_of_body[b]] = 1;
     }
-    int *touching = e->sleep_scratch + (n + 1); /* by body: has an active contact */
-    for (int i = 0; i < e->stepped_count; i++)
-        touching[e->stepped_bodies[i]] = 0;
-    for (int i = 0; i < e->live_contact_count; i++) {
-        const EngineContact *c = &e->contacts[e->live_contacts[i]];
+    int *touching = e->sleep.scratch + (n + 1); /* by body: has an active contact */
+    for (int i = 0; i < e->islands.stepped_count; i++)
+        touching[e->islands.stepped_bodies[i]] = 0;
+    for (int i = 0; i < e->sleep.live_contact_count; i++) {
+        const EngineContact *c = &e->contacts[e->sleep.live_contacts[i]];
         if (!c->active)
             continue;
         /* a force-law contact inside the island must be in equilibrium by its model */
@@ -427,35 +424,35 @@ static void sleep_stepped_islands(Engine *e, double t) {
         int sides[2] = {c->body, c->body_b};
         for (int s = 0; s < 2; s++) {
             int b = sides[s];
-            if (b < 0 || e->bodies[b].asleep || e->bodies[b].integrated ||
-                e->bodies[b].resolver != CONTACT_RESOLVER_COMPLEMENTARITY)
+            if (b < 0 || e->body_data[b].asleep || e->body_data[b].integrated ||
+                e->body_data[b].resolver != CONTACT_RESOLVER_COMPLEMENTARITY)
                 continue;
             tolerance[b] = fmin(tolerance[b], still_speed(e, c));
             touching[b] = 1;
             if (!settled)
-                island_still[e->island_of_body[b]] = 0;
+                island_still[e->islands.island_of_body[b]] = 0;
         }
     }
-    for (int i = 0; i < e->stepped_count; i++) {
-        int b = e->stepped_bodies[i];
+    for (int i = 0; i < e->islands.stepped_count; i++) {
+        int b = e->islands.stepped_bodies[i];
         bool still = stepped_body_still(e, b, t, tolerance); /* every body's timer runs */
         if (!still || !touching[b])
-            island_still[e->island_of_body[b]] = 0;
+            island_still[e->islands.island_of_body[b]] = 0;
     }
-    for (int i = 0; i < e->stepped_count; i++) {
-        int b = e->stepped_bodies[i];
-        if (island_still[e->island_of_body[b]] && !e->bodies[b].asleep)
+    for (int i = 0; i < e->islands.stepped_count; i++) {
+        int b = e->islands.stepped_bodies[i];
+        if (island_still[e->islands.island_of_body[b]] && !e->body_data[b].asleep)
             put_to_sleep(e, b, t);
     }
 }
 
 void engine_update_stepped_sleep(Engine *e, double t) {
-    if (e->sleep_dirty)
+    if (e->sleep.dirty)
         engine_refresh_awake(e);
     wake_touched(e, t);
     if (!sleep_off(e))
         sleep_stepped_islands(e, t);
-    if (e->sleep_dirty)
+    if (e->sleep.dirty)
         engine_refresh_awake(e);
 }
 
@@ -477,8 +474,8 @@ void engine_update_stepped_sleep(Engine *e, double t) {
  * The velocity-product term h is left out: only nearly resting bodies are judged. */
 
 static Vec3 apply_inv_inertia(const Engine *e, int b, Vec3 torque) {
-    const EngineBody *body = &e->bodies[b];
-    if (e->planar)
+    const EngineBody *body = &e->model.bodies[b];
+    if (e->model.planar)
         return vec3(0.0, torque.y / body->inertia.y, 0.0);
     Quat q = engine_block_state(e, e->y, b).orient;
     Vec3 tb = quat_rotate_inv(q, torque);
@@ -488,17 +485,17 @@ static Vec3 apply_inv_inertia(const Engine *e, int b, Vec3 torque) {
 
 /* Adds the acceleration of a force at arm r to body b's accumulators. */
 static void push_force(const Engine *e, int b, Vec3 force, Vec3 r) {
-    if (b < 0 || e->bodies[b].asleep)
+    if (b < 0 || e->body_data[b].asleep)
         return;
-    Vec3 *acc = e->load_acc + 2 * b;
-    acc[0] = vec3_mad(acc[0], 1.0 / e->bodies[b].mass, force);
+    Vec3 *acc = e->sleep.load_acc + 2 * b;
+    acc[0] = vec3_mad(acc[0], 1.0 / e->model.bodies[b].mass, force);
     acc[1] = vec3_add(acc[1], apply_inv_inertia(e, b, vec3_cross(r, force)));
 }
 
 static double point_normal_acc(const Engine *e, int b, Vec3 n, Vec3 r) {
-    if (b < 0 || e->bodies[b].asleep)
+    if (b < 0 || e->body_data[b].asleep)
         return 0.0;
-    const Vec3 *acc = e->load_acc + 2 * b;
+    const Vec3 *acc = e->sleep.load_acc + 2 * b;
     return vec3_dot(n, vec3_add(acc[0], vec3_cross(acc[1], r)));
 }
 
@@ -517,8 +514,8 @@ static void contact_band(const Engine *e, const EngineContact *c, const ContactK
 
 /* Does any contact pair use a model with an equilibrium test? */
 static bool models_test_equilibrium(const Engine *e) {
-    for (int i = 0; i < e->pair_count; i++)
-        if (e->pairs[i].model->tests_equilibrium)
+    for (int i = 0; i < e->model.pair_count; i++)
+        if (e->model.pairs[i].model->tests_equilibrium)
             return true;
     return false;
 }
@@ -530,21 +527,21 @@ void engine_equilibrium_loads(Engine *e) {
      * penalty pile's time for nothing (issue 15). */
     if (!models_test_equilibrium(e))
         return;
-    for (int i = 0; i < e->awake_count; i++) {
-        int b = e->awake_bodies[i];
-        const EngineBody *body = &e->bodies[b];
-        Vec3 f = engine_body_own_force(e, body, e->t);
-        e->load_acc[2 * b] = vec3_scale(f, 1.0 / body->mass);
-        e->load_acc[2 * b + 1] = apply_inv_inertia(e, b, engine_body_own_torque(body));
+    for (int i = 0; i < e->sleep.awake_count; i++) {
+        int b = e->sleep.awake_bodies[i];
+        const EngineBody *body = &e->model.bodies[b];
+        Vec3 f = engine_body_own_force(e, b, e->data.t);
+        e->sleep.load_acc[2 * b] = vec3_scale(f, 1.0 / body->mass);
+        e->sleep.load_acc[2 * b + 1] = apply_inv_inertia(e, b, engine_body_own_torque(e, b));
     }
     /* The previous normal forces (the warm start)... */
-    for (int li = 0; li < e->live_contact_count; li++) {
-        EngineContact *c = &e->contacts[e->live_contacts[li]];
+    for (int li = 0; li < e->sleep.live_contact_count; li++) {
+        EngineContact *c = &e->contacts[e->sleep.live_contacts[li]];
         if (!c->active || c->kind != CONTACT_MANIFOLD)
             continue;
         ContactKinematics k;
         Vec3 ra, rb;
-        engine_manifold_kinematics(e, e->y, c, e->t, &k, NULL, &ra, &rb);
+        engine_manifold_kinematics(e, e->y, c, e->data.t, &k, NULL, &ra, &rb);
         contact_band(e, c, &k, &c->load_lo, &c->load_hi);
         c->load = fmin(c->load_hi, fmax(c->load_lo, c->load));
         push_force(e, c->body, vec3_scale(k.normal, c->load), ra);
@@ -552,13 +549,13 @@ void engine_equilibrium_loads(Engine *e) {
     }
     /* ...then one sweep: each contact's force set, inside its band, so that its relative normal
      * acceleration vanishes given the others. */
-    for (int li = 0; li < e->live_contact_count; li++) {
-        EngineContact *c = &e->contacts[e->live_contacts[li]];
+    for (int li = 0; li < e->sleep.live_contact_count; li++) {
+        EngineContact *c = &e->contacts[e->sleep.live_contacts[li]];
         if (!c->active || c->kind != CONTACT_MANIFOLD)
             continue;
         ContactKinematics k;
         Vec3 ra, rb;
-        engine_manifold_kinematics(e, e->y, c, e->t, &k, NULL, &ra, &rb);
+        engine_manifold_kinematics(e, e->y, c, e->data.t, &k, NULL, &ra, &rb);
         double acc = point_normal_acc(e, c->body, k.normal, ra) -
                      point_normal_acc(e, c->body_b, k.normal, rb);
         double lambda = fmin(c->load_hi, fmax(c->load_lo, c->load - acc * k.effective_mass));
@@ -572,18 +569,18 @@ void engine_equilibrium_loads(Engine *e) {
 /* ===== Public accessors ===== */
 
 bool engine_body_asleep(const Engine *e, int body) {
-    return body >= 0 && body < e->body_count && e->bodies[body].asleep;
+    return body >= 0 && body < e->model.body_count && e->body_data[body].asleep;
 }
 
 double engine_body_sleep_time(const Engine *e, int body) {
-    return engine_body_asleep(e, body) ? e->bodies[body].sleep_t : -1.0;
+    return engine_body_asleep(e, body) ? e->body_data[body].sleep_t : -1.0;
 }
 
 int engine_body_equilibrium_list(const Engine *e, int body, int *out, int max) {
     if (!engine_body_asleep(e, body))
         return 0;
     int n = 0;
-    for (int other = 0; other < e->body_count; other++) {
+    for (int other = 0; other < e->model.body_count; other++) {
         if (other == body)
             continue;
         bool shared = false;

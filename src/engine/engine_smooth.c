@@ -249,38 +249,39 @@ static IssimStatus start_bodies(const Engine *e, const EnginePair *pair, const c
                                 int *body, int *obstacle, IssimError *err) {
     *body = *obstacle = -1;
     int bodies = 0, obstacles = 0;
-    for (int b = 0; b < e->body_count; b++)
-        if (e->bodies[b].material == pair->material_a && bodies++ == 0)
+    for (int b = 0; b < e->model.body_count; b++)
+        if (e->model.bodies[b].material == pair->material_a && bodies++ == 0)
             *body = b;
-    for (int o = 0; o < e->obstacle_count; o++)
-        if (e->obstacles[o].material == pair->material_b && obstacles++ == 0)
+    for (int o = 0; o < e->model.obstacle_count; o++)
+        if (e->model.obstacles[o].material == pair->material_b && obstacles++ == 0)
             *obstacle = o;
     if (bodies != 1 || obstacles != 1)
         return issim_error_set(err, ISSIM_ERR_INVALID,
                                "%s.start_coords: needs exactly one body of its first material and "
                                "one obstacle of its second (found %d and %d)",
                                name, bodies, obstacles);
-    if (!e->bodies[*body].surface || !e->obstacles[*obstacle].surface)
-        return issim_error_set(
-            err, ISSIM_ERR_INVALID, "%s.start_coords: both sides need shape \"smooth\" (%s and %s)",
-            name, e->bodies[*body].name, thing_name(e->db, e->obstacles[*obstacle].thing));
+    if (!e->model.bodies[*body].surface || !e->model.obstacles[*obstacle].surface)
+        return issim_error_set(err, ISSIM_ERR_INVALID,
+                               "%s.start_coords: both sides need shape \"smooth\" (%s and %s)",
+                               name, e->model.bodies[*body].name,
+                               thing_name(e->model.db, e->model.obstacles[*obstacle].thing));
     return ISSIM_OK;
 }
 
 static IssimStatus start_pair(Engine *e, int pair_index, IssimError *err) {
-    const EnginePair *pair = &e->pairs[pair_index];
-    const char *name = thing_name(e->db, pair->thing);
-    const char *coords = thing_string(e->db, pair->thing, "start_coords");
-    const char *rates = thing_string(e->db, pair->thing, "start_rates");
+    const EnginePair *pair = &e->model.pairs[pair_index];
+    const char *name = thing_name(e->model.db, pair->thing);
+    const char *coords = thing_string(e->model.db, pair->thing, "start_coords");
+    const char *rates = thing_string(e->model.db, pair->thing, "start_rates");
     int body, obstacle;
     IssimStatus s = start_bodies(e, pair, name, &body, &obstacle, err);
     if (s != ISSIM_OK)
         return s;
-    const EngineObstacle *ob = &e->obstacles[obstacle];
-    EngineReducedPair rp = {.mass_a = e->bodies[body].mass,
-                            .inertia_a = e->bodies[body].inertia,
+    const EngineObstacle *ob = &e->model.obstacles[obstacle];
+    EngineReducedPair rp = {.mass_a = e->model.bodies[body].mass,
+                            .inertia_a = e->model.bodies[body].inertia,
                             .fixed_b = true,
-                            .surface_a = e->bodies[body].surface,
+                            .surface_a = e->model.bodies[body].surface,
                             .surface_b = ob->surface,
                             .params = &pair->params};
     SmoothContactState st = {0};
@@ -303,7 +304,7 @@ static IssimStatus start_pair(Engine *e, int pair_index, IssimError *err) {
     engine_block_store(e, e->y, body, &bs);
     if (pair->params.resolver != CONTACT_RESOLVER_REDUCED)
         return ISSIM_OK; /* the same start for a force law: the body placed, free */
-    SmoothData data = {.sys = sys, .state = st, .t = e->t};
+    SmoothData data = {.sys = sys, .state = st, .t = e->data.t};
     double block[2 * SMOOTH_COORDINATES];
     store(&st, block);
     return engine_reduced_start_pair(e, body, obstacle, &rp, &smooth_model, &data, sizeof data,
@@ -311,8 +312,8 @@ static IssimStatus start_pair(Engine *e, int pair_index, IssimError *err) {
 }
 
 IssimStatus engine_smooth_start(Engine *e, IssimError *err) {
-    for (int p = 0; p < e->pair_count; p++) {
-        if (!thing_string(e->db, e->pairs[p].thing, "start_coords")[0])
+    for (int p = 0; p < e->model.pair_count; p++) {
+        if (!thing_string(e->model.db, e->model.pairs[p].thing, "start_coords")[0])
             continue;
         IssimStatus s = start_pair(e, p, err);
         if (s != ISSIM_OK)
@@ -328,8 +329,8 @@ IssimStatus engine_smooth_start(Engine *e, IssimError *err) {
  * normal: smooth_contact.h) into the world. false: a degenerate point (nothing to report). */
 int engine_smooth_contact_reports(const Engine *e, ContactReport *out, int max) {
     int n = 0;
-    for (int s = 0; s < e->reduced_slots && n < max; s++) {
-        const EngineReducedSlot *slot = &e->reduced[s];
+    for (int s = 0; s < e->reduced.slot_count && n < max; s++) {
+        const EngineReducedSlot *slot = &e->reduced.slot[s];
         const SmoothData *d = (const SmoothData *)slot->data;
         if (!slot->active || slot->model != &smooth_model || slot->obstacle < 0 || !d->report_valid)
             continue;

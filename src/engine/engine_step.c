@@ -44,21 +44,21 @@ const char *engine_stage_name(EngineStage stage) {
 }
 
 IssimStatus engine_islands_init(Engine *e, IssimError *err) {
-    size_t n = (size_t)e->body_count + 1;
-    e->stepped_bodies = calloc(n, sizeof *e->stepped_bodies);
-    e->island_of_body = calloc(n, sizeof *e->island_of_body);
-    e->island_scratch = calloc(2 * n, sizeof *e->island_scratch);
-    issim_arena_init(&e->step_scratch);
-    if (!e->stepped_bodies || !e->island_of_body || !e->island_scratch)
+    size_t n = (size_t)e->model.body_count + 1;
+    e->islands.stepped_bodies = calloc(n, sizeof *e->islands.stepped_bodies);
+    e->islands.island_of_body = calloc(n, sizeof *e->islands.island_of_body);
+    e->islands.scratch = calloc(2 * n, sizeof *e->islands.scratch);
+    issim_arena_init(&e->islands.step_scratch);
+    if (!e->islands.stepped_bodies || !e->islands.island_of_body || !e->islands.scratch)
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for islands");
     return ISSIM_OK;
 }
 
 void engine_islands_free(Engine *e) {
-    issim_arena_free(&e->step_scratch);
-    free(e->stepped_bodies);
-    free(e->island_of_body);
-    free(e->island_scratch);
+    issim_arena_free(&e->islands.step_scratch);
+    free(e->islands.stepped_bodies);
+    free(e->islands.island_of_body);
+    free(e->islands.scratch);
 }
 
 static void join(int *parent, int a, int b) {
@@ -69,34 +69,34 @@ static void join(int *parent, int a, int b) {
 
 /* Does contact c tie its bodies into one island, and with which resolver? */
 static bool contact_joins(const Engine *e, const EngineContact *c, ContactResolverKind *resolver) {
-    *resolver = e->pairs[c->pair].params.resolver;
+    *resolver = e->model.pairs[c->pair].params.resolver;
     if (c->active)
         return true;
     if (*resolver == CONTACT_RESOLVER_FORCE_LAW)
         return false;
     ContactKinematics k;
-    engine_contact_kinematics(e, e->y, c, e->t, &k, NULL, NULL);
+    engine_contact_kinematics(e, e->y, c, e->data.t, &k, NULL, NULL);
     return k.depth > -engine_speculative_reach(e, &k, ENGINE_SPECULATIVE_MARGIN);
 }
 
 /* Reduced pairs need 3D bodies (the pair blocks hold free-body motion): a planar scene
  * resolves such islands by the force laws, once said. */
 static ContactResolverKind available(Engine *e, ContactResolverKind r) {
-    if (r != CONTACT_RESOLVER_REDUCED || e->reduced_slots > 0)
+    if (r != CONTACT_RESOLVER_REDUCED || e->reduced.slot_count > 0)
         return r;
-    if (!e->reduced_planar_warned) { /* once per engine, not per body and advance */
+    if (!e->reduced.planar_warned) { /* once per engine, not per body and advance */
         issim_log(ISSIM_LOG_WARN, "reduced pairs need a 3D scene: in a planar one the force "
                                   "laws resolve them");
         e->stats.warnings++;
-        e->reduced_planar_warned = true;
+        e->reduced.planar_warned = true;
     }
     return CONTACT_RESOLVER_FORCE_LAW;
 }
 
 /* ISLANDS: union-find over the awake bodies, then each island's resolver. */
 static void stage_islands(Engine *e) {
-    int n = e->body_count;
-    int *parent = e->island_scratch, *strongest = e->island_scratch + n + 1;
+    int n = e->model.body_count;
+    int *parent = e->islands.scratch, *strongest = e->islands.scratch + n + 1;
     for (int b = 0; b < n; b++) {
         parent[b] = b;
         strongest[b] = CONTACT_RESOLVER_FORCE_LAW;
@@ -108,8 +108,8 @@ static void stage_islands(Engine *e) {
             continue;
         /* Fixed obstacles never join islands (004 App. E), nor do sleeping bodies: an awake
          * body solves against them held, and their own island stays whole and asleep. */
-        bool awake_a = !e->bodies[c->body].asleep;
-        bool awake_b = c->body_b >= 0 && !e->bodies[c->body_b].asleep;
+        bool awake_a = !e->body_data[c->body].asleep;
+        bool awake_b = c->body_b >= 0 && !e->body_data[c->body_b].asleep;
         if (awake_a && awake_b)
             join(parent, c->body, c->body_b);
         if (awake_a && (int)r > strongest[c->body])
@@ -124,17 +124,16 @@ static void stage_islands(Engine *e) {
     }
     memset(e->stats.islands_by_resolver, 0, sizeof e->stats.islands_by_resolver);
     e->stats.islands = 0;
-    e->stepped_count = 0;
+    e->islands.stepped_count = 0;
     bool changed = false;
     for (int b = 0; b < n; b++) {
-        EngineBody *body = &e->bodies[b];
         int root = engine_find_root(parent, b);
         ContactResolverKind r = available(e, (ContactResolverKind)strongest[root]);
-        e->island_of_body[b] = root;
-        if (body->asleep)
+        e->islands.island_of_body[b] = root;
+        if (e->body_data[b].asleep)
             continue; /* keeps the resolver it fell asleep with: it wakes into it */
-        if (body->resolver != r) {
-            body->resolver = r;
+        if (e->body_data[b].resolver != r) {
+            e->body_data[b].resolver = r;
             changed = true;
         }
         if (root == b) {
@@ -142,13 +141,12 @@ static void stage_islands(Engine *e) {
             e->stats.islands_by_resolver[r]++;
         }
         if (r == CONTACT_RESOLVER_COMPLEMENTARITY)
-            e->stepped_bodies[e->stepped_count++] = b;
+            e->islands.stepped_bodies[e->islands.stepped_count++] = b;
     }
     if (changed) {
         /* Bodies move between the integrator and a time-stepping stage: the integrated vector
          * changes (the same path as bodies falling asleep). */
-        e->sleep_dirty = true;
-        e->integrator_dirty = true;
+        engine_invalidate(e, ENGINE_INVALID_SLEEP | ENGINE_INVALID_INTEGRATOR);
     }
 }
 
@@ -161,56 +159,57 @@ static void stage_reduce(Engine *e) {
 
 void engine_update_fixed_step(Engine *e) {
     double h = 0.0;
-    for (int li = 0; li < e->live_contact_count; li++) {
-        const EngineContact *c = &e->contacts[e->live_contacts[li]];
-        if (!c->active || !e->bodies[c->body].integrated)
+    for (int li = 0; li < e->sleep.live_contact_count; li++) {
+        const EngineContact *c = &e->contacts[e->sleep.live_contacts[li]];
+        if (!c->active || !e->body_data[c->body].integrated)
             continue;
         double fixed = engine_contact_model(e, c)->fixed_step(&c->params);
         if (fixed > 0.0 && (h == 0.0 || fixed < h))
             h = fixed;
     }
-    if (h > 0.0 && h != e->fixed_step)
-        e->fixed_anchor = e->t;
-    e->fixed_step = h;
-    e->fixed_step_dirty = false;
+    if (h > 0.0 && h != e->data.fixed_step)
+        e->data.fixed_anchor = e->data.t;
+    e->data.fixed_step = h;
+    e->integration.fixed_step_dirty = false;
 }
 
 /* INTEGRATE: the base integrator, and RK4 at the models' step while they ask for one. */
 static IssimStatus stage_integrate(Engine *e, double t_target, IssimError *err) {
-    while (e->t < t_target) {
-        if (e->fixed_step_dirty)
+    while (e->data.t < t_target) {
+        if (e->integration.fixed_step_dirty)
             engine_update_fixed_step(e);
         IssimStatus s;
-        if (e->fixed_step > 0.0) {
+        if (e->data.fixed_step > 0.0) {
             uint64_t before = e->stats.steps;
-            bool base_rk4 = e->integrator_kind == INTEGRATOR_RK4;
-            s = integrator_rk4_advance(e, t_target, e->fixed_step, !base_rk4, err);
+            bool base_rk4 = e->model.integrator_kind == INTEGRATOR_RK4;
+            s = integrator_rk4_advance(e, t_target, e->data.fixed_step, !base_rk4, err);
             e->stats.fixed_steps += e->stats.steps - before;
             if (!base_rk4)
-                e->integrator_dirty = true; /* CVODE restarts where the fixed steps stopped */
-        } else if (e->integrator_kind == INTEGRATOR_RK4) {
-            s = integrator_rk4_advance(e, t_target, e->dt, false, err);
+                /* CVODE restarts where the fixed steps stopped */
+                engine_invalidate(e, ENGINE_INVALID_INTEGRATOR);
+        } else if (e->model.integrator_kind == INTEGRATOR_RK4) {
+            s = integrator_rk4_advance(e, t_target, e->model.dt, false, err);
         } else {
             s = integrator_cvode_advance(e, t_target, err);
         }
         if (s != ISSIM_OK)
             return s;
-        if (e->awake_state_size == 0)
+        if (e->sleep.awake_state_size == 0)
             break; /* everything fell asleep */
     }
-    e->t = t_target;
+    e->data.t = t_target;
     return ISSIM_OK;
 }
 
 static bool state_finite(const Engine *e) {
-    for (int i = 0; i < e->state_size; i++)
+    for (int i = 0; i < e->model.layout.state_size; i++)
         if (!isfinite(e->y[i]))
             return false;
     return true;
 }
 
 static double stage_clock(const Engine *e) {
-    if (!e->options.profile_stages)
+    if (!e->model.options.profile_stages)
         return 0.0;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -218,7 +217,7 @@ static double stage_clock(const Engine *e) {
 }
 
 static void stage_done(Engine *e, EngineStage stage, double *since) {
-    if (!e->options.profile_stages)
+    if (!e->model.options.profile_stages)
         return;
     double now = stage_clock(e);
     e->stats.stage_seconds[stage] += now - *since;
@@ -226,68 +225,69 @@ static void stage_done(Engine *e, EngineStage stage, double *since) {
 }
 
 IssimStatus engine_advance(Engine *e, double t_target, IssimError *err) {
-    if (!(t_target > e->t))
-        return issim_error_set(err, ISSIM_ERR_STATE, "cannot advance from t = %g to t = %g", e->t,
-                               t_target);
+    if (!(t_target > e->data.t))
+        return issim_error_set(err, ISSIM_ERR_STATE, "cannot advance from t = %g to t = %g",
+                               e->data.t, t_target);
     double clock = stage_clock(e);
     /* COLLIDE. With every body asleep and the world updated since the last motion, nothing can
      * touch anything new: the update is skipped too. (Asked of the bodies, not of the last
      * advance's stepped list, which a checkpoint does not carry.) */
-    if (e->awake_state_size > 0 || e->stats.awake_bodies > 0 || e->collision_stale) {
-        e->manifold_energy.span = t_target - e->t;
+    if (e->sleep.awake_state_size > 0 || e->stats.awake_bodies > 0 || e->data.collision_stale) {
+        e->collide.manifold_energy.span = t_target - e->data.t;
         engine_collide(e);
-        e->collision_stale = false;
+        e->data.collision_stale = false;
     }
     stage_done(e, ENGINE_STAGE_COLLIDE, &clock);
     stage_islands(e);
     stage_done(e, ENGINE_STAGE_ISLANDS, &clock);
     stage_reduce(e);
     stage_done(e, ENGINE_STAGE_REDUCE, &clock);
-    if (e->awake_state_size == 0 && e->stepped_count == 0) {
+    if (e->sleep.awake_state_size == 0 && e->islands.stepped_count == 0) {
         /* Everything is in equilibrium: nothing moves until an edit wakes a body. */
-        e->t = t_target;
+        e->data.t = t_target;
         return ISSIM_OK;
     }
-    e->collision_stale = true; /* bodies move in this advance */
-    double t_start = e->t;
-    memcpy(e->y_saved, e->y, sizeof(double) * (size_t)e->state_size);
+    e->data.collision_stale = true; /* bodies move in this advance */
+    double t_start = e->data.t;
+    memcpy(e->y_saved, e->y, sizeof(double) * (size_t)e->model.layout.state_size);
     IssimStatus s = ISSIM_OK;
-    if (e->stepped_count > 0)
+    if (e->islands.stepped_count > 0)
         s = engine_resolve_complementarity(e, t_start, t_target, err);
     stage_done(e, ENGINE_STAGE_RESOLVE, &clock);
-    if (s == ISSIM_OK && e->awake_state_size > 0)
+    if (s == ISSIM_OK && e->sleep.awake_state_size > 0)
         s = stage_integrate(e, t_target, err);
     else if (s == ISSIM_OK)
-        e->t = t_target;
+        e->data.t = t_target;
     stage_done(e, ENGINE_STAGE_INTEGRATE, &clock);
-    if (s == ISSIM_OK && e->stepped_count > 0) {
+    if (s == ISSIM_OK && e->islands.stepped_count > 0) {
         /* The time-stepped islands' contacts begin and end where their solver left them. */
-        engine_update_active_set(e, e->t, NULL);
+        engine_update_active_set(e, e->data.t, NULL);
     }
     if (s == ISSIM_OK && !state_finite(e))
-        s = issim_error_set(err, ISSIM_ERR_NUMERIC, "state became non-finite at t = %.9g s", e->t);
+        s = issim_error_set(err, ISSIM_ERR_NUMERIC, "state became non-finite at t = %.9g s",
+                            e->data.t);
     if (s != ISSIM_OK) {
         /* Keep the last good state: the caller may edit and carry on. */
-        e->t = t_start;
-        memcpy(e->y, e->y_saved, sizeof(double) * (size_t)e->state_size);
-        e->integrator_dirty = true;
+        e->data.t = t_start;
+        memcpy(e->y, e->y_saved, sizeof(double) * (size_t)e->model.layout.state_size);
+        engine_invalidate(e, ENGINE_INVALID_INTEGRATOR);
         e->stats.warnings += s != ISSIM_ERR_CANCELLED; /* a stop asked for is no warning */
-    } else if (e->stepped_count > 0)
-        engine_update_stepped_sleep(e, e->t); /* time-stepped islands settle and sleep */
+    } else if (e->islands.stepped_count > 0)
+        engine_update_stepped_sleep(e, e->data.t); /* time-stepped islands settle and sleep */
     stage_done(e, ENGINE_STAGE_COMMIT, &clock);
     return s;
 }
 
 IssimStatus engine_step(Engine *e, IssimError *err) {
-    return engine_advance(e, e->t + e->dt, err);
+    return engine_advance(e, e->data.t + e->model.dt, err);
 }
 
 void engine_set_complementarity_solver(Engine *e, const EngineComplementaritySolver *solver,
                                        void *user) {
-    e->complementarity = solver;
-    e->complementarity_user = user;
-    e->replay_broken = true;
+    e->islands.complementarity = solver;
+    e->islands.complementarity_user = user;
+    engine_invalidate(e, ENGINE_INVALID_REPLAY);
     /* another solver, other impulses: as an edit of the pairs' solver, every body wakes */
-    engine_wake_all(e, e->t);
+    engine_wake_all(e, e->data.t);
     engine_refresh_awake(e);
 }

@@ -11,15 +11,15 @@
 #include "engine_internal.h"
 
 int engine_velocity_dim(const Engine *e) {
-    return e->velocity_dim;
+    return e->model.layout.velocity_dim;
 }
 
 int engine_body_velocity_offset(const Engine *e, int body) {
-    return e->bodies[body].velocity_offset;
+    return e->model.bodies[body].velocity_offset;
 }
 
 int engine_islands(const Engine *e, int *island_of_body) {
-    int n = e->body_count;
+    int n = e->model.body_count;
     int *parent = island_of_body; /* union-find in place, relabelled below */
     for (int i = 0; i < n; i++)
         parent[i] = i;
@@ -34,7 +34,8 @@ int engine_islands(const Engine *e, int *island_of_body) {
             parent[ra > rb ? ra : rb] = ra < rb ? ra : rb;
     }
     int label_count = 0;
-    int *labels = (int *)e->scratch; /* scratch is at least 6 * (state_size + 1) doubles */
+    int *labels =
+        (int *)e->integration.scratch; /* scratch is at least 6 * (state_size + 1) doubles */
     for (int i = 0; i < n; i++)
         labels[i] = -1;
     for (int i = 0; i < n; i++) {
@@ -48,12 +49,12 @@ int engine_islands(const Engine *e, int *island_of_body) {
 }
 
 void engine_mass_matrix(const Engine *e, double *m) {
-    int n = e->velocity_dim;
+    int n = e->model.layout.velocity_dim;
     memset(m, 0, sizeof(double) * (size_t)n * (size_t)n);
-    for (int b = 0; b < e->body_count; b++) {
-        const EngineBody *body = &e->bodies[b];
+    for (int b = 0; b < e->model.body_count; b++) {
+        const EngineBody *body = &e->model.bodies[b];
         int o = body->velocity_offset;
-        if (e->planar) {
+        if (e->model.planar) {
             m[o + n * o] = body->mass;
             m[(o + 1) + n * (o + 1)] = body->mass;
             m[(o + 2) + n * (o + 2)] = body->inertia.y;
@@ -72,7 +73,7 @@ void engine_mass_matrix(const Engine *e, double *m) {
 void engine_add_jacobian_row(const Engine *e, double *j, int rows, int row, int o, Vec3 n, Vec3 arm,
                              double sign) {
     Vec3 rxn = vec3_cross(arm, n);
-    if (e->planar) {
+    if (e->model.planar) {
         j[row + rows * o] += sign * n.x;
         j[row + rows * (o + 1)] += sign * n.z;
         j[row + rows * (o + 2)] += sign * rxn.y;
@@ -84,7 +85,7 @@ void engine_add_jacobian_row(const Engine *e, double *j, int rows, int row, int 
 }
 
 int engine_contact_jacobian(const Engine *e, double *j, int max_rows) {
-    int n = e->velocity_dim;
+    int n = e->model.layout.velocity_dim;
     int rows = 0;
     for (int ci = 0; ci < e->contact_count && rows < max_rows; ci++) {
         const EngineContact *c = &e->contacts[ci];
@@ -100,14 +101,14 @@ int engine_contact_jacobian(const Engine *e, double *j, int max_rows) {
             continue;
         ContactKinematics k;
         Vec3 arm_a, arm_b;
-        engine_contact_arms(e, e->y, c, e->t, &k, &arm_a, &arm_b);
+        engine_contact_arms(e, e->y, c, e->data.t, &k, &arm_a, &arm_b);
         /* separation rate = n . (v_a + w_a x r_a) - n . (v_b + w_b x r_b)
          *                 = n . v_a + (r_a x n) . w_a - n . v_b - (r_b x n) . w_b */
-        engine_add_jacobian_row(e, j, rows, row, e->bodies[c->body].velocity_offset, k.normal,
+        engine_add_jacobian_row(e, j, rows, row, e->model.bodies[c->body].velocity_offset, k.normal,
                                 arm_a, 1.0);
         if (c->body_b >= 0)
-            engine_add_jacobian_row(e, j, rows, row, e->bodies[c->body_b].velocity_offset, k.normal,
-                                    arm_b, -1.0);
+            engine_add_jacobian_row(e, j, rows, row, e->model.bodies[c->body_b].velocity_offset,
+                                    k.normal, arm_b, -1.0);
         row++;
     }
     return rows;

@@ -180,6 +180,27 @@ static void read_passivity(Reader *r, HapticPassivity *p) {
     lua_pop(r->L, 1);
 }
 
+/* haptics.local = {enabled = true, hold = 0.004, fade = 0.004} (docs/haptics.md "Local
+ * models"): the proxy's contacts rendered at the servo rate. */
+static void read_local(Reader *r, HapticLocalDesc *l) {
+    lua_getfield(r->L, -1, "local");
+    if (lua_istable(r->L, -1)) {
+        snprintf(r->where, sizeof r->where, "local.");
+        get_bool(r, "enabled", &l->enabled);
+        get_number(r, "hold", &l->hold_s);
+        get_number(r, "fade", &l->fade_s);
+        get_number(r, "track_hz", &l->track_hz);
+        if (!(l->track_hz > 0) || l->track_hz > 1000)
+            fail(r, "track_hz", "must be in (0, 1000] Hz");
+        if (!(l->hold_s >= 0) || !(l->fade_s >= 0) || !(l->hold_s + l->fade_s <= 0.01))
+            fail(r, "hold", "hold and fade must be >= 0 s and together at most 0.01 s");
+        r->where[0] = '\0';
+    } else if (!lua_isnil(r->L, -1)) {
+        fail(r, "local", "must be a table");
+    }
+    lua_pop(r->L, 1);
+}
+
 static void read_haptics(Reader *r, HapticServoDesc *desc, char *proxy, size_t proxy_size) {
     lua_getfield(r->L, -1, "proxy");
     if (lua_isstring(r->L, -1))
@@ -187,6 +208,7 @@ static void read_haptics(Reader *r, HapticServoDesc *desc, char *proxy, size_t p
     lua_pop(r->L, 1);
     read_coupling(r, &desc->coupling);
     read_passivity(r, &desc->passivity);
+    read_local(r, &desc->local);
     lua_getfield(r->L, -1, "surfaces");
     if (lua_istable(r->L, -1)) {
         int n = (int)lua_rawlen(r->L, -1);

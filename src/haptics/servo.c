@@ -113,6 +113,15 @@ struct HapticServo {
     HapticVec2 port_dx;                  /* its displacement over this period, m */
     double port_force[2];                /* motor_force of the last period, N */
     bool have_port_pos;
+    /* local models (servo thread only): the newest block, the gain of the engine-derived force
+       (heartbeat hold and fade), that force before the chain (handle N), and the impulse
+       rendered on the handle in world units over impulse_time of the servo's clock */
+    bool local_on;
+    bool local_dropped_said; /* the warning about contacts left out was logged */
+    HapticLocalSet local;
+    double local_gain;
+    double engine_force[2];
+    double impulse[2], impulse_time, last_now;
 };
 
 HapticServoDesc haptic_servo_desc_default(void) {
@@ -128,6 +137,7 @@ HapticServoDesc haptic_servo_desc_default(void) {
                          .hand_accel = 150.0,
                          .handle_mass_min = 0.12},
         .passivity = {.enabled = false, .max_damping = 0.0},
+        .local = haptic_local_desc_default(),
     };
 }
 
@@ -172,6 +182,24 @@ static void prepare_textures(HapticServoDesc *d, IssimError *err, IssimStatus *s
             *s = haptic_texture_prepare(&d->surfaces[i].texture, err);
 }
 
+/* Local models need the coupling (the proxy whose contacts they are) and the registry's board. */
+static IssimStatus local_models_init(HapticServo *servo, const HapticServoDesc *desc,
+                                     const Registry *reg, IssimError *err) {
+    const HapticLocalDesc *l = &desc->local;
+    if (!reg || !haptic_coupling_on(&desc->coupling))
+        return issim_error_set(err, ISSIM_ERR_INVALID,
+                               "haptic local models need a coupled proxy (haptics.coupling.proxy) "
+                               "and the scene's registry");
+    if (!(l->hold_s >= 0.0 && l->fade_s >= 0.0 && l->hold_s + l->fade_s <= 0.01))
+        return issim_error_set(err, ISSIM_ERR_RANGE,
+                               "local models: hold %g s and fade %g s must be >= 0 and together "
+                               "at most 0.01 s (an engine stall must end the force within 10 ms)",
+                               l->hold_s, l->fade_s);
+    IssimStatus s = haptic_local_set_init(&servo->local, reg, err);
+    servo->local_on = s == ISSIM_OK;
+    return s;
+}
+
 HapticServo *haptic_servo_create(HapticDevice *dev, const PantographConfig *config,
                                  const HapticServoDesc *desc, Registry *reg, IssimError *err) {
     if (!dev)
@@ -203,7 +231,11 @@ HapticServo *haptic_servo_create(HapticDevice *dev, const PantographConfig *conf
     }
     if (s == ISSIM_OK)
         s = haptic_coupling_bind(&desc->coupling, &servo->coupling, reg, err);
+    if (s == ISSIM_OK && desc->local.enabled)
+        s = local_models_init(servo, desc, reg, err);
     if (s != ISSIM_OK) {
+        if (servo)
+            haptic_coupling_unbind(&servo->coupling);
         free(servo);
         haptic_device_close(dev);
         return NULL;
@@ -235,6 +267,7 @@ void haptic_servo_destroy(HapticServo *servo) {
     haptic_servo_stop(servo);
     haptic_device_close(servo->dev);
     haptic_coupling_unbind(&servo->coupling);
+    haptic_local_set_free(&servo->local);
     free(servo);
 }
 
@@ -445,14 +478,68 @@ static void passivity_control(HapticServo *servo, double f[2]) {
     f[1] -= cut * u[1];
 }
 
+/* The engine-derived force on the handle with local models on: the proxy's contacts evaluated
+ * at the handle, faded when the engine's heartbeat is late. The coupling spring is not rendered:
+ * the engine moves the proxy to the handle itself (HapticLocalDesc.track_hz), as a god object
+ * follows the device in free space; f holds the coupling's force on entry, dropped here. */
+static void local_models_force(HapticServo *servo, double now, double f[2]) {
+    const HapticCoupling *c = &servo->desc.coupling;
+    haptic_local_set_refresh(&servo->local, servo->reg, now);
+    servo->local_gain =
+        haptic_local_gain(&servo->desc.local, now - registry_board_heartbeat(servo->reg));
+    Vec3 contact = {0, 0, 0};
+    if (servo->local.have) {
+        const HapticLocalHeader *h = (const HapticLocalHeader *)servo->local.block;
+        if (h->dropped > 0 && !servo->local_dropped_said) {
+            servo->local_dropped_said = true;
+            issim_log(ISSIM_LOG_WARN,
+                      "haptics: %u of the proxy's contacts are not rendered as local models (more "
+                      "than %d, or their state does not fit the registry's board of %zu bytes: a "
+                      "contact map's FFT convolution state; map_convolution = \"direct\" fits)",
+                      h->dropped, HAPTIC_LOCAL_MAX_MODELS, servo->local.room);
+        }
+        haptic_local_force(&servo->local, servo->coupling.handle_world,
+                           servo->coupling.handle_world_vel, now - h->wall, &contact);
+    }
+    /* the contacts act on the proxy; the handle stands in for it and feels them */
+    double gain = servo->local_gain * servo->coupling.engage;
+    f[0] = gain * contact.x / c->force_scale;
+    f[1] = gain * contact.y / c->force_scale;
+}
+
 static void compute_force(HapticServo *servo, double now, double f[2], double tau_texture[2]) {
-    f[0] = servo->desc.constant_force.x;
-    f[1] = servo->desc.constant_force.y;
+    double engine[2] = {0, 0};
+    haptic_coupling_servo_force(&servo->desc.coupling, &servo->coupling, servo->reg, &servo->kin,
+                                now, engine);
+    if (servo->local_on)
+        local_models_force(servo, now, engine);
+    servo->engine_force[0] = engine[0];
+    servo->engine_force[1] = engine[1];
+    f[0] = servo->desc.constant_force.x + engine[0];
+    f[1] = servo->desc.constant_force.y + engine[1];
     tau_texture[0] = tau_texture[1] = 0.0;
     for (int i = 0; i < servo->desc.surface_count; i++)
         haptic_surface_force(&servo->desc.surfaces[i], &servo->kin, &servo->rng, f, tau_texture);
-    haptic_coupling_servo_force(&servo->desc.coupling, &servo->coupling, servo->reg, &servo->kin,
-                                now, f);
+}
+
+/* The impulse the servo rendered on the handle through the engine's part of the force this
+ * period, world N s (the engine applies minus it to the proxy). The part after the safety chain
+ * is the force commanded less the other models' part (constant force, local surfaces), exact
+ * when the engine's part is all there is. */
+static void account_impulse(HapticServo *servo, double now, const double before[2],
+                            const double after[2]) {
+    double dt =
+        servo->impulse_time > 0.0 || servo->last_now != 0.0 ? now - servo->last_now : servo->period;
+    servo->last_now = now;
+    if (!(dt > 0.0) || dt > 0.1) /* a first period, or a clock jump: no time to account */
+        return;
+    double scale = servo->desc.coupling.force_scale;
+    for (int i = 0; i < 2; i++) {
+        double others = before[i] - servo->kin.force_scale * servo->engine_force[i];
+        double engine = after[i] == 0.0 && before[i] == 0.0 ? 0.0 : after[i] - others;
+        servo->impulse[i] += scale * engine * dt;
+    }
+    servo->impulse_time += dt;
 }
 
 /* The handle force equivalent to joint torques tau: J^T f = tau solved for f. Returns false
@@ -534,6 +621,14 @@ static void publish_handle(HapticServo *servo, const HapticSample *sample, doubl
         .texture_force = {servo->texture_force[0], servo->texture_force[1]},
         .frame_t = servo->coupling.have_frame ? servo->coupling.frame_t : NAN,
         .proxy_body = haptic_coupling_on(c) ? c->proxy_body : 0,
+        .local_models = servo->local_on,
+        .track_omega = servo->local_on && servo->motors_on
+                           ? 2.0 * M_PI * servo->desc.local.track_hz * servo->local_gain *
+                                 servo->coupling.engage
+                           : 0.0,
+        .impulse = {servo->impulse[0], servo->impulse[1]},
+        .impulse_time = servo->impulse_time,
+        .reaction_limit = c->force_scale * servo->config.max_force,
     };
     haptic_handle_write(servo->reg, now, &h);
 }
@@ -607,10 +702,13 @@ bool haptic_servo_period(HapticServo *servo, double now) {
     }
     bool enable = solved && want && !(sample.state.status & HAPTIC_STATUS_FAULT);
     if (!enable)
-        f[0] = f[1] = tex[0] = tex[1] = 0.0;
+        f[0] = f[1] = tex[0] = tex[1] = servo->engine_force[0] = servo->engine_force[1] = 0.0;
+    double before[2] = {f[0] * servo->kin.force_scale, f[1] * servo->kin.force_scale};
     limit_force(servo, f);
     if (!enable) /* off means off: no slew tail */
         f[0] = f[1] = 0.0;
+    if (servo->local_on)
+        account_impulse(servo, now, before, f);
     HapticCommand cmd = to_command(servo, f, tex, enable);
     servo->force[0] = f[0];
     servo->force[1] = f[1];
@@ -683,6 +781,7 @@ HapticServoStats haptic_servo_stats(const HapticServo *servo) {
         .motion_ratio = servo->motion_ratio,
         .passivity_energy = servo->port_energy,
         .passivity_energy_min = servo->port_energy_min,
+        .local_latency_us = servo->local.have ? 1e6 * servo->local.arrival_latency : NAN,
     };
 }
 
@@ -813,4 +912,8 @@ HapticVec2 haptic_servo_force(const HapticServo *servo) {
 
 unsigned haptic_servo_limits(const HapticServo *servo) {
     return servo->limits;
+}
+
+const HapticLocalSet *haptic_servo_local_models(const HapticServo *servo) {
+    return servo->local_on ? &servo->local : NULL;
 }

@@ -23,6 +23,11 @@ enum {
     HANDLE_TAU5,
     HANDLE_TEXTURE_FORCE_X,
     HANDLE_FRAME_T = HANDLE_TEXTURE_FORCE_X + 2,
+    HANDLE_LOCAL_MODELS,
+    HANDLE_TRACK_OMEGA,
+    HANDLE_IMPULSE_X,
+    HANDLE_IMPULSE_TIME = HANDLE_IMPULSE_X + 2,
+    HANDLE_REACTION_LIMIT,
     HANDLE_COUNT
 };
 enum { HANDLE_ID_PROXY_BODY, HANDLE_ID_COUNT };
@@ -62,6 +67,7 @@ enum {
     STAT_MOTION_RATIO,
     STAT_PASSIVITY_ENERGY,
     STAT_PASSIVITY_ENERGY_MIN,
+    STAT_LOCAL_LATENCY_US,
     STAT_COUNT
 };
 _Static_assert(STAT_COUNT <= REGISTRY_SLOT_VALUES, "the servo statistics fit their slot");
@@ -102,6 +108,11 @@ void haptic_handle_pack(const HapticHandleState *h, RegistrySlot *slot) {
     v[HANDLE_TAU5] = h->tau5;
     put_vec2(v, HANDLE_TEXTURE_FORCE_X, h->texture_force);
     v[HANDLE_FRAME_T] = h->frame_t;
+    v[HANDLE_LOCAL_MODELS] = h->local_models ? 1.0 : 0.0;
+    v[HANDLE_TRACK_OMEGA] = h->track_omega;
+    put_vec2(v, HANDLE_IMPULSE_X, h->impulse);
+    v[HANDLE_IMPULSE_TIME] = h->impulse_time;
+    v[HANDLE_REACTION_LIMIT] = h->reaction_limit;
     slot->ids[HANDLE_ID_PROXY_BODY] = h->proxy_body;
 }
 
@@ -124,6 +135,11 @@ HapticHandleState haptic_handle_unpack(const RegistrySlot *slot) {
         .tau5 = v[HANDLE_TAU5],
         .texture_force = get_vec2(v, HANDLE_TEXTURE_FORCE_X),
         .frame_t = v[HANDLE_FRAME_T],
+        .local_models = v[HANDLE_LOCAL_MODELS] != 0.0,
+        .track_omega = v[HANDLE_TRACK_OMEGA],
+        .impulse = get_vec2(v, HANDLE_IMPULSE_X),
+        .impulse_time = v[HANDLE_IMPULSE_TIME],
+        .reaction_limit = v[HANDLE_REACTION_LIMIT],
         .proxy_body = slot->ids[HANDLE_ID_PROXY_BODY],
     };
 }
@@ -169,6 +185,7 @@ void haptic_servo_stats_pack(const HapticServoStats *s, RegistrySlot *slot) {
     v[STAT_MOTION_RATIO] = s->motion_ratio;
     v[STAT_PASSIVITY_ENERGY] = s->passivity_energy;
     v[STAT_PASSIVITY_ENERGY_MIN] = s->passivity_energy_min;
+    v[STAT_LOCAL_LATENCY_US] = s->local_latency_us;
 }
 
 HapticServoStats haptic_servo_stats_unpack(const RegistrySlot *slot) {
@@ -205,6 +222,7 @@ HapticServoStats haptic_servo_stats_unpack(const RegistrySlot *slot) {
         .motion_ratio = v[STAT_MOTION_RATIO],
         .passivity_energy = v[STAT_PASSIVITY_ENERGY],
         .passivity_energy_min = v[STAT_PASSIVITY_ENERGY_MIN],
+        .local_latency_us = v[STAT_LOCAL_LATENCY_US],
     };
 }
 

@@ -912,8 +912,10 @@ static void load_thing(lua_State *L, SceneLoad *s, int t, ThingId parent, const 
                    "%s needs a kind: body, obstacle, user, group or contact", path);
     if (kind_type != LUA_TNIL) {
         const char *text = kind_type == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
-        if (kind_type != LUA_TSTRING || !thing_kind_parse(text, &kind) || kind == THING_UNIVERSE ||
-            (is_contact_list && kind != THING_CONTACT_PAIR))
+        int parsed = vocabulary_parse(thing_kind_names, THING_KIND_COUNT, text);
+        if (parsed >= 0)
+            kind = (ThingKind)parsed;
+        if (parsed < 0 || kind == THING_UNIVERSE || (is_contact_list && kind != THING_CONTACT_PAIR))
             scene_fail(L, s, ISSIM_ERR_INVALID, place_at(&spot, "kind"),
                        "%s: kind must be %s, got %s%s%s", path,
                        is_contact_list ? "contact (or absent) in contacts"

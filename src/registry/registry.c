@@ -47,6 +47,7 @@ RegistryDesc registry_desc_default(void) {
         .max_vars = 1024,
         .max_contacts = 1024,
         .edit_capacity = 256,
+        .board_bytes = 256 * 1024,
     };
 }
 
@@ -145,7 +146,7 @@ Registry *registry_create(const RegistryDesc *desc, IssimError *err) {
     reg->var_units = calloc((size_t)d.max_vars + 1, sizeof *reg->var_units);
     reg->frames = aligned_calloc((size_t)d.history_frames, sizeof *reg->frames);
     if (!reg->var_names || !reg->var_units || !reg->frames || !registry_contacts_init(reg) ||
-        !registry_edit_init(reg))
+        !registry_edit_init(reg) || !registry_board_init(reg))
         goto nomem;
     return reg;
 
@@ -170,6 +171,7 @@ void registry_destroy(Registry *reg) {
     ring_free(reg->values, values_bytes(reg, reg->value_stride));
     registry_contacts_free(reg);
     registry_edit_free(reg);
+    registry_board_free(reg);
     ring_free(reg, ring_bytes(1, sizeof *reg));
 }
 

@@ -164,6 +164,9 @@ struct Registry {
     alignas(REGISTRY_CACHE_LINE) _Atomic uint64_t results_count;
     _Atomic uint64_t evicted_max; /* greatest id whose result was overwritten */
     ResultEntry *results;
+
+    /* The board (registry_board.c): one writer, any readers. */
+    RegistryBoard *board;
 };
 
 /* registry_slots.c / registry_edit.c set-up helpers (called by registry_create/destroy). */
@@ -171,5 +174,7 @@ bool registry_contacts_init(Registry *reg);
 void registry_contacts_free(Registry *reg);
 bool registry_edit_init(Registry *reg);
 void registry_edit_free(Registry *reg);
+bool registry_board_init(Registry *reg);
+void registry_board_free(Registry *reg);
 
 #endif

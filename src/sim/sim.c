@@ -1,5 +1,6 @@
 /* Simulation sessions: scene -> engine + registry (+ recorder), headless runs and their summary.
  * The interactive engine thread is in sim_thread.c. */
+#include "issim/engine_stats.h"
 #include "issim/sim.h"
 
 #include <math.h>

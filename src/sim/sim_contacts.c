@@ -8,7 +8,15 @@
  *
  * A contact that begins at a step's end contributes nothing to that step: its force jumps from
  * zero there (a damper's b v at onset), and the trapezoid would spread the jump back over the
- * step. One that ended contributes its last force at the step's start. Engine thread only. */
+ * step. One that ended contributes its last force at the step's start.
+ *
+ * A time-stepped contact (a complementarity island's, ContactReport.stepped) reports the last
+ * time step's impulse over its length: a force constant over the step that ended, whatever
+ * sample sees it within that step (the island's time steps are no integrator steps; its
+ * contacts are seen at the output steps and at the force-law islands' steps). It adds force
+ * times the time since the last sample, from its first report, and never begins a step's
+ * peak (the trapezoid and the onset rule halved a landing's first step, -2.8 % of a box's
+ * landing momentum, and carried its peak into the next step). Engine thread only. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,11 +53,12 @@ IssimStatus sim_contacts_declare(Sim *sim, IssimError *err) {
     c->var0 = registry_var_count(sim->registry);
     c->quantities = sim_contacts_var_count(e) / 2;
     c->body = calloc((size_t)c->quantities, sizeof *c->body);
-    c->now = calloc((size_t)c->quantities * 5, sizeof(double));
+    c->now = calloc((size_t)c->quantities * 6, sizeof(double));
     if (!c->body || !c->now)
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
     c->old = c->now + c->quantities;
-    c->peak = c->old + c->quantities;
+    c->stepped = c->old + c->quantities;
+    c->peak = c->stepped + c->quantities;
     c->impulse = c->peak + c->quantities;
     c->prev = c->impulse + c->quantities;
     IssimStatus s = declare(sim->registry, "contacts.force_sum", err);
@@ -115,16 +124,26 @@ static void add(const SimContacts *c, double *q, const ContactReport *r) {
             q[k] += f;
 }
 
-/* The quantities of reports (all now, and those also there at the previous sample). */
+/* The quantities of reports: the force laws' (all now, and those also there at the previous
+ * sample) and the time-stepped ones. */
 static void measure(SimContacts *c, const ContactReport *reports, int n) {
-    memset(c->now, 0, sizeof(double) * 2 * (size_t)c->quantities);
+    memset(c->now, 0, sizeof(double) * 3 * (size_t)c->quantities);
     for (int i = 0; i < n; i++) {
-        add(c, c->now, &reports[i]);
-        if (c->have_prev && was_there(c, reports[i].id))
-            add(c, c->old, &reports[i]);
+        if (reports[i].stepped) {
+            add(c, c->stepped, &reports[i]);
+        } else {
+            add(c, c->now, &reports[i]);
+            if (c->have_prev && was_there(c, reports[i].id))
+                add(c, c->old, &reports[i]);
+        }
         c->ids[i] = reports[i].id;
     }
     qsort(c->ids, (size_t)n, sizeof *c->ids, compare_ids);
+}
+
+/* The force of both kinds together: summed, or the larger for the largest force. */
+static double both(int q, double force_law, double stepped) {
+    return q == QUANTITY_MAX ? fmax(force_law, stepped) : force_law + stepped;
 }
 
 void sim_contacts_sample(Sim *sim, double t, const ContactReport *reports, int n) {
@@ -138,8 +157,9 @@ void sim_contacts_sample(Sim *sim, double t, const ContactReport *reports, int n
             c->impulse[q] = 0.0;
             continue;
         }
-        c->impulse[q] += 0.5 * (c->prev[q] + c->old[q]) * (t - c->t_prev);
-        c->peak[q] = fmax(c->peak[q], c->now[q]);
+        double h = t - c->t_prev;
+        c->impulse[q] += 0.5 * (c->prev[q] + c->old[q]) * h + c->stepped[q] * h;
+        c->peak[q] = fmax(c->peak[q], both(q, c->now[q], c->stepped[q]));
     }
     memcpy(c->prev, c->now, sizeof(double) * (size_t)c->quantities);
     uint32_t *swap = c->ids_prev;

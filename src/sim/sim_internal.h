@@ -31,8 +31,10 @@ typedef struct SimContacts {
     int var0;       /* the first of the session's 2 * quantities variables (peak, impulse) */
     int quantities; /* summed force, largest force, then one per contact-map body */
     uint64_t *body; /* [quantities]: the packed body id of a body's quantity */
-    double *now, *old, *peak, *impulse, *prev; /* [quantities] each, one allocation */
-    uint32_t *ids, *ids_prev;                  /* contact ids now and at the last sample, sorted */
+    /* [quantities] each, one allocation: now, old and prev hold the force laws' forces,
+     * stepped the time-stepped ones (ContactReport.stepped) */
+    double *now, *old, *stepped, *peak, *impulse, *prev;
+    uint32_t *ids, *ids_prev; /* contact ids now and at the last sample, sorted */
     int ids_room, ids_prev_count;
     double t_prev;
     bool have_prev;

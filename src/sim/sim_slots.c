@@ -3,6 +3,7 @@
  * indexes them; writers pack, readers unpack (sim.h). */
 #include <string.h>
 
+#include "issim/engine_stats.h"
 #include "issim/sim.h"
 
 /* ENGINE_STATS: counts travel as doubles, exact up to 2^53. */

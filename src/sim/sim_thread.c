@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "issim/engine_stats.h"
 #include "issim/haptics_servo.h"
 #include "sim_internal.h"
 
@@ -165,16 +166,28 @@ static EngineBodyId slot_body(Sim *sim, const char *what, uint64_t packed, uint6
  * Returns the body that now carries a coupling force, or the null id. The force is piecewise
  * constant per step: the engine restarts its integrator when it changes
  * (engine_set_applied_wrench). */
-static EngineBodyId apply_haptic_coupling(Sim *sim, EngineBodyId coupled, uint64_t *refused) {
+static EngineBodyId apply_haptic_coupling(Sim *sim, EngineBodyId coupled, uint64_t *refused,
+                                          HapticReaction *reaction) {
     Engine *e = sim->engine;
     RegistrySlot h;
     registry_slot_read(sim->registry, REGISTRY_SLOT_HANDLE, &h);
     EngineBodyId body =
         slot_body(sim, "haptic coupling", haptic_handle_unpack(&h).proxy_body, refused);
     Vec3 force = {0, 0, 0}, zero = {0, 0, 0};
-    if (!engine_body_id_is_null(body)) {
+    double now = issim_wall_time();
+    if (!engine_body_id_is_null(body) && haptic_handle_unpack(&h).local_models) {
+        /* local models: minus the impulse the servo rendered, spread over this step, and the
+           tracking that moves the proxy to the handle (not felt by the hand) */
+        if (haptic_local_engine_reaction(&h, reaction, engine_dt(e), now, 0.1, &force)) {
+            EngineBodyState s = engine_body_state(e, body);
+            force = vec3_add(
+                force, haptic_local_engine_tracking(&h, s.pos, s.vel, engine_body_mass(e, body)));
+        } else {
+            body = engine_body_id_null();
+        }
+    } else if (!engine_body_id_is_null(body)) {
         EngineBodyState s = engine_body_state(e, body);
-        if (!haptic_coupling_engine_force(&h, s.pos, s.vel, issim_wall_time(), 0.1, &force))
+        if (!haptic_coupling_engine_force(&h, s.pos, s.vel, now, 0.1, &force))
             body = engine_body_id_null();
     }
     if (!engine_body_id_is_null(coupled) && !engine_body_id_equal(coupled, body))
@@ -183,6 +196,28 @@ static EngineBodyId apply_haptic_coupling(Sim *sim, EngineBodyId coupled, uint64
         engine_set_applied_wrench(e, body, force, zero, NULL) != ISSIM_OK)
         body = engine_body_id_null();
     return body;
+}
+
+/* Local models (docs/haptics.md "Local models"): after each step, the proxy's force-law contacts
+ * with their laws and histories, published whole on the registry's board for the servo. Only
+ * while the servo asks for them (HANDLE slot) and for the body it couples. */
+typedef struct LocalModelsOut {
+    void *block; /* registry_board_capacity bytes */
+    size_t room;
+    EngineContactModelView views[HAPTIC_LOCAL_MAX_MODELS * 2];
+} LocalModelsOut;
+
+static void publish_local_models(Sim *sim, LocalModelsOut *out, EngineBodyId proxy) {
+    if (engine_body_id_is_null(proxy) || !out->block)
+        return;
+    Engine *e = sim->engine;
+    int max = (int)(sizeof out->views / sizeof out->views[0]);
+    int n = engine_body_contact_models(e, proxy, out->views, max);
+    size_t bytes = haptic_local_pack(out->block, out->room, engine_body_id_pack(proxy),
+                                     engine_body_state(e, proxy).pos, engine_time(e),
+                                     issim_wall_time(), out->views, n);
+    if (bytes)
+        registry_board_publish(sim->registry, engine_time(e), out->block, bytes);
 }
 
 /* The display's drag spring (REGISTRY_SLOT_POINTER), as the engine thread last read it. */
@@ -281,6 +316,9 @@ typedef struct PublishPace {
 
 static void publish_values(Sim *sim) {
     Engine *e = sim->engine;
+    /* the output step's end is a sample too: a complementarity island's contacts are seen
+     * nowhere else (its time steps are no integrator steps) */
+    sim_contacts_sample(sim, engine_time(e), sim->reports, gather_reports(sim));
     engine_write_vars(e, sim->values);
     sim_contacts_write(sim, sim->values);
     engine_checkpoint(e);
@@ -309,10 +347,17 @@ static void *engine_thread(void *arg) {
     DragState drag = {.active = false};
     EngineBodyId coupled_body = engine_body_id_null(); /* the proxy carrying a coupling force */
     uint64_t refused_proxy = 0; /* the HANDLE slot's proxy id last refused (logged once) */
+    HapticReaction reaction = {.primed = false};
+    LocalModelsOut local = {.room = registry_board_capacity(sim->registry)};
+    local.block = malloc(local.room ? local.room : 1);
     PublishPace pace = {.last_wall = issim_wall_time()};
     sim_contacts_restart(sim);
     publish_frame(sim, 0.0, resets);
     while (frame_values && !atomic_load(&sim->stop_requested)) {
+        /* alive, also while waiting at the horizon: the servo holds its local models; a failed
+           step is not alive (the servo fades them) */
+        if (!failed)
+            registry_board_beat(sim->registry, issim_wall_time());
         EngineBodyId dragged_before = drag.active ? drag.body : engine_body_id_null();
         bool pointer_changed = read_pointer(sim, &drag);
         bool edited = handle_edits(sim, frame_values);
@@ -340,7 +385,7 @@ static void *engine_thread(void *arg) {
             IssimError err;
             /* Both set a body's applied wrench; a proxy dragged with the mouse follows the
              * mouse (the drag is applied last). */
-            coupled_body = apply_haptic_coupling(sim, coupled_body, &refused_proxy);
+            coupled_body = apply_haptic_coupling(sim, coupled_body, &refused_proxy, &reaction);
             if (drag.active)
                 apply_drag(sim, &drag, engine_body_id_null());
             if (engine_step(e, &err) != ISSIM_OK) {
@@ -352,11 +397,14 @@ static void *engine_thread(void *arg) {
                 continue;
             }
             publish_paced(sim, &pace, issim_wall_time() - w0, resets);
+            if (reaction.primed)
+                publish_local_models(sim, &local, coupled_body);
         } else {
             struct timespec nap = {0, 1000000};
             nanosleep(&nap, NULL);
         }
     }
+    free(local.block);
     free(frame_values);
     return NULL;
 }

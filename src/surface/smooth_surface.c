@@ -330,17 +330,7 @@ _Static_assert(sizeof surface_extraordinary_names / sizeof surface_extraordinary
                "a name for every SurfaceExtraordinary");
 
 const char *surface_extraordinary_name(SurfaceExtraordinary kind) {
-    return (unsigned)kind < SURFACE_EXTRAORDINARY_COUNT ? surface_extraordinary_names[kind] : "?";
-}
-
-bool surface_extraordinary_parse(const char *text, SurfaceExtraordinary *out) {
-    for (int i = 0; text && i < SURFACE_EXTRAORDINARY_COUNT; i++) {
-        if (strcmp(text, surface_extraordinary_names[i]) == 0) {
-            *out = (SurfaceExtraordinary)i;
-            return true;
-        }
-    }
-    return false;
+    return vocabulary_name(surface_extraordinary_names, SURFACE_EXTRAORDINARY_COUNT, (int)kind);
 }
 
 static Vec3 affine(Vec3 p, Vec3 scale, Vec3 offset) {

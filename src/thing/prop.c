@@ -83,7 +83,7 @@ const char *prop_type_phrase(PropType type) {
 }
 
 void prop_enum_list(const PropDef *def, char *buf, size_t size) {
-    thing_vocabulary_list(def->enum_names, def->enum_count, buf, size);
+    vocabulary_list(def->enum_names, def->enum_count, buf, size);
 }
 
 void prop_format_number(double x, bool lua_syntax, char *buf, size_t size) {
@@ -249,17 +249,20 @@ static bool has_range(const PropDef *def) {
     return def->min < def->max;
 }
 
-/* Checks one number against the range. On failure writes the violated bound ("must be > 0",
- * "must be <= 1e+09") to bound and returns false. */
+/* Checks one number against the range. On failure writes the violated bound and the whole
+ * range with its unit ("must be > 0 (range (0, 1e+09] kg)") to bound and returns false. */
 static bool in_range(const PropDef *def, double x, char *bound, size_t size) {
     if (!has_range(def))
         return true;
+    char range[96];
+    snprintf(range, sizeof range, "(range %s%g, %g]%s%s)", def->min_exclusive ? "(" : "[", def->min,
+             def->max, def->unit && def->unit[0] ? " " : "", def->unit ? def->unit : "");
     if (def->min_exclusive ? !(x > def->min) : !(x >= def->min)) {
-        snprintf(bound, size, "must be %s %g", def->min_exclusive ? ">" : ">=", def->min);
+        snprintf(bound, size, "must be %s %g %s", def->min_exclusive ? ">" : ">=", def->min, range);
         return false;
     }
     if (!(x <= def->max)) {
-        snprintf(bound, size, "must be <= %g", def->max);
+        snprintf(bound, size, "must be <= %g %s", def->max, range);
         return false;
     }
     return true;
@@ -276,7 +279,7 @@ static bool all_finite(const double *x, int n) {
 static IssimStatus check_components(const PropDef *def, const double *x, int n,
                                     const char *value_text, char *msg, size_t size) {
     static const char *const axis[] = {"x", "y", "z"};
-    char bound[96];
+    char bound[192];
     if (!all_finite(x, n)) {
         snprintf(msg, size, "%s is not finite", value_text);
         return ISSIM_ERR_RANGE;
@@ -292,7 +295,7 @@ static IssimStatus check_components(const PropDef *def, const double *x, int n,
 
 IssimStatus prop_check(const PropDef *def, const PropValue *v, char *msg, size_t size) {
     char value[192];
-    char bound[96];
+    char bound[192];
     if (v->type != def->type) {
         snprintf(msg, size, "the value has the wrong type: expected %s",
                  prop_type_phrase(def->type));
@@ -656,7 +659,7 @@ IssimStatus prop_parse_raw(const PropDef *def, const char *text, PropValue *out,
             memmove(t, t + 1, len - 2);
             t[len - 2] = '\0';
         }
-        int k = thing_vocabulary_find(def->enum_names, def->enum_count, t);
+        int k = vocabulary_parse(def->enum_names, def->enum_count, t);
         if (k >= 0) {
             out->integer = k;
             return ISSIM_OK;

@@ -4,27 +4,9 @@
  * name left out in the middle is a NULL the vocabulary test finds. */
 #include "thing_internal.h"
 
-#include <stdio.h>
-#include <string.h>
-
-int thing_vocabulary_find(const char *const *names, int count, const char *text) {
-    for (int i = 0; text && i < count; i++)
-        if (strcmp(text, names[i]) == 0)
-            return i;
-    return -1;
-}
-
-void thing_vocabulary_list(const char *const *names, int count, char *buf, size_t size) {
-    size_t used = 0;
-    if (size)
-        buf[0] = '\0';
-    for (int i = 0; i < count && used < size; i++)
-        used += (size_t)snprintf(buf + used, size - used, "%s%s", i ? ", " : "", names[i]);
-}
-
 /* ===== Thing kinds ===== */
 
-static const char *const thing_kind_names[] = {
+const char *const thing_kind_names[] = {
     [THING_GROUP] = "group",     [THING_UNIVERSE] = "universe",
     [THING_RIGID_BODY] = "body", [THING_FIXED_OBSTACLE] = "obstacle",
     [THING_USER] = "user",       [THING_CONTACT_PAIR] = "contact",
@@ -34,13 +16,6 @@ _Static_assert(sizeof thing_kind_names / sizeof thing_kind_names[0] == THING_KIN
 
 const char *thing_kind_name(ThingKind kind) {
     return (unsigned)kind < THING_KIND_COUNT ? thing_kind_names[kind] : "unknown";
-}
-
-bool thing_kind_parse(const char *text, ThingKind *out) {
-    int i = thing_vocabulary_find(thing_kind_names, THING_KIND_COUNT, text);
-    if (i >= 0)
-        *out = (ThingKind)i;
-    return i >= 0;
 }
 
 /* ===== Body shapes ===== */
@@ -55,14 +30,7 @@ _Static_assert(sizeof body_shape_names / sizeof body_shape_names[0] == BODY_SHAP
                "a name for every BodyShape");
 
 const char *body_shape_name(BodyShape shape) {
-    return (unsigned)shape < BODY_SHAPE_COUNT ? body_shape_names[shape] : "?";
-}
-
-bool body_shape_parse(const char *text, BodyShape *out) {
-    int i = thing_vocabulary_find(body_shape_names, BODY_SHAPE_COUNT, text);
-    if (i >= 0)
-        *out = (BodyShape)i;
-    return i >= 0;
+    return vocabulary_name(body_shape_names, BODY_SHAPE_COUNT, (int)shape);
 }
 
 /* ===== Obstacle shapes ===== */
@@ -77,14 +45,7 @@ _Static_assert(sizeof obstacle_shape_names / sizeof obstacle_shape_names[0] == O
                "a name for every ObstacleShape");
 
 const char *obstacle_shape_name(ObstacleShape shape) {
-    return (unsigned)shape < OBSTACLE_SHAPE_COUNT ? obstacle_shape_names[shape] : "?";
-}
-
-bool obstacle_shape_parse(const char *text, ObstacleShape *out) {
-    int i = thing_vocabulary_find(obstacle_shape_names, OBSTACLE_SHAPE_COUNT, text);
-    if (i >= 0)
-        *out = (ObstacleShape)i;
-    return i >= 0;
+    return vocabulary_name(obstacle_shape_names, OBSTACLE_SHAPE_COUNT, (int)shape);
 }
 
 /* ===== Integrators ===== */
@@ -98,14 +59,7 @@ _Static_assert(sizeof integrator_names / sizeof integrator_names[0] == INTEGRATO
                "a name for every IntegratorKind");
 
 const char *integrator_name(IntegratorKind kind) {
-    return (unsigned)kind < INTEGRATOR_COUNT ? integrator_names[kind] : "?";
-}
-
-bool integrator_parse(const char *text, IntegratorKind *out) {
-    int i = thing_vocabulary_find(integrator_names, INTEGRATOR_COUNT, text);
-    if (i >= 0)
-        *out = (IntegratorKind)i;
-    return i >= 0;
+    return vocabulary_name(integrator_names, INTEGRATOR_COUNT, (int)kind);
 }
 
 /* ===== Sleep policies ===== */
@@ -119,12 +73,5 @@ _Static_assert(sizeof sleep_policy_names / sizeof sleep_policy_names[0] == SLEEP
                "a name for every SleepPolicy");
 
 const char *sleep_policy_name(SleepPolicy policy) {
-    return (unsigned)policy < SLEEP_POLICY_COUNT ? sleep_policy_names[policy] : "?";
-}
-
-bool sleep_policy_parse(const char *text, SleepPolicy *out) {
-    int i = thing_vocabulary_find(sleep_policy_names, SLEEP_POLICY_COUNT, text);
-    if (i >= 0)
-        *out = (SleepPolicy)i;
-    return i >= 0;
+    return vocabulary_name(sleep_policy_names, SLEEP_POLICY_COUNT, (int)policy);
 }

@@ -20,6 +20,7 @@
 #include "bench.h"
 #include "issim/bar_drop.h"
 #include "issim/engine.h"
+#include "issim/engine_stats.h"
 #include "issim/io.h"
 
 static const double sweep_angles[] = {18, 30, 42, 54, 66, 78, 90}; /* 000 6.5's angles, deg */

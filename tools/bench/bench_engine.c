@@ -7,6 +7,7 @@
 
 #include "bench.h"
 #include "issim/engine.h"
+#include "issim/engine_stats.h"
 #include "issim/io.h"
 #include "issim/sim.h"
 

@@ -21,6 +21,7 @@
 
 #include "bench.h"
 #include "issim/engine.h"
+#include "issim/engine_stats.h"
 #include "issim/io.h"
 
 #ifdef ISSIM_BENCH_ODE

@@ -1,0 +1,100 @@
+/* The COLLIDE stage's context: the collision world and its manager (engine_shapes.c builds them,
+ * engine_collide.c runs them and merges their contacts into the engine's), and the merge's
+ * per-pair energy ledger (engine_manifold_energy.c). Written and read by the thread that runs the
+ * engine, except what the manager's thread reads through engine_pose_source while it runs
+ * (engine_internal.h, "Threading"). */
+#ifndef ISSIM_ENGINE_COLLIDE_H
+#define ISSIM_ENGINE_COLLIDE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "issim/collision.h"
+#include "issim/contact.h"
+#include "issim/engine.h"
+#include "issim/registry.h"
+
+typedef struct EngineContact EngineContact;
+
+/* Threaded collision manager: the most output steps a merged report may lag behind the engine
+ * before the engine waits for a newer one, and the longest wait (s, wall time). */
+#define ENGINE_REPORT_MAX_LAG 2.0
+#define ENGINE_REPORT_WAIT_LIMIT 0.5
+/* The speculative margin (engine_collide.c reach_ahead) is this many times the distance a body's
+ * farthest point covers at its present speed before an update's contacts are merged. */
+#define ENGINE_REACH_AHEAD_SAFETY 2.0
+/* Collision-world rest tolerance (m) used by the engine (CollisionDesc.rest_tolerance): 0. The
+ * world carries the pairs of bodies whose pose did not change at all (sleeping bodies,
+ * engine_sleep.c) without it; a coarser tolerance would also carry awake bodies at rest. */
+#define ENGINE_REST_TOLERANCE 0.0
+/* A scene whose bodies start with more elastic energy than this in their manifold contacts
+ * (J) is warned about, naming the deepest pair: scenes/pile.lua once started with 39 J, an
+ * explosion rather than a pour, while a 1 kg box resting on its four 1e5 N/m springs holds
+ * 1.2e-4 J. */
+#define ENGINE_OVERLAP_WARN_ENERGY 1e-3
+
+/* The per-pair energy ledger of a collision update (engine_manifold_energy.c): pairs by an
+ * open-addressing index of body-pair keys; the new contacts of a pair chained from its head. */
+typedef struct EngineManifoldEnergy {
+    uint64_t *keys;     /* pair key + 1 (0: empty slot) */
+    double *old_energy; /* per slot: the pair's elastic energy before the update, J */
+    double *allowed;    /* per slot: what the new contacts may hold (old + what the brake took) */
+    double *offset;     /* per slot: the offset that holds them to it, before healing, m */
+    int *head;          /* per slot: first new contact of the pair (index past the vertex ones) */
+    int slots;
+    int *next, *previous_of; /* per new contact: the pair's next one; its previous (-1: new) */
+    ContactKinematics *kinematics; /* per new contact: at its geometric depth */
+    int capacity;
+    double span; /* s: the simulated time the update's contacts serve (set by engine_advance;
+                    0: the scene's dt), over which its offsets heal */
+    bool fresh;  /* the next update starts the contacts (creation, a state jump): no ledger */
+    bool check_overlap; /* the next update is the scene's start: warn about overlaps */
+} EngineManifoldEnergy;
+
+typedef struct EngineCollide {
+    CollisionWorld *world;     /* NULL when no body has a shape; owned by `manager` */
+    CollisionManager *manager; /* runs the world: synchronously, or on its own thread */
+    Registry *registry;        /* non-NULL while the manager thread runs: its pose source */
+    double *frame;             /* registry frame buffer of the manager thread */
+    uint64_t reports_used, reports_stale, report_waits;
+    int *world_owner;        /* world index -> body index (>= 0) or -(obstacle + 1) */
+    EngineContact *previous; /* scratch for matching manifold contacts across updates */
+    bool *previous_kept;
+    int *previous_index; /* open addressing by collision id, previous_slots entries */
+    int previous_capacity, previous_slots;
+    double margin; /* the collision world's margin (CollisionDesc.margin), m */
+    /* engine_merge_contacts: every body's state at y during the merge (the ledger's brake
+     * changes their rates); NULL outside it */
+    EngineBodyState *merge_states;
+    EngineManifoldEnergy manifold_energy; /* engine_manifold_energy.c */
+} EngineCollide;
+
+/* engine_shapes.c: the shapes, the collision world and its manager */
+IssimStatus engine_build_shapes(Engine *e, IssimError *err);
+void engine_destroy_shapes(Engine *e);
+
+/* engine_collide.c: running the collision world, the merge */
+/* Room for count contacts (and as many live-contact entries); false when memory ran out. */
+bool engine_reserve_contacts(Engine *e, int count);
+/* CollisionPoseSource for the manager: the bodies' poses at the engine's time. */
+bool engine_pose_source(void *ctx, double *t, Pose *poses, double *ahead, int count);
+/* Runs the collision world on the current state and replaces the manifold contacts, keeping
+ * the activity and history of contacts that persist. */
+void engine_collide(Engine *e);
+/* engine_collide on this thread even while the manager thread runs (resets). */
+void engine_collide_now(Engine *e);
+/* The name of the body or obstacle contact c touches its body with. */
+const char *engine_contact_partner(const Engine *e, const EngineContact *c);
+/* Replaces the manifold contacts by world contacts computed with poses (Nullable: the current
+ * state's), keeping what persists. */
+void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, const Pose *poses);
+/* engine_manifold_energy.c: a collision update never raises a pair's elastic energy. begin
+ * reads the pairs' energies from the previous contacts (before the merge replaces them); the
+ * merge then records in manifold_energy.previous_of the previous index of each new contact
+ * (-1 new, -2 carried over frozen) and calls settle, which sets the depth offsets. */
+bool engine_manifold_energy_begin(Engine *e, const EngineContact *previous, int old_count,
+                                  int new_count);
+void engine_manifold_energy_settle(Engine *e, int new_count);
+void engine_manifold_energy_free(Engine *e);
+
+#endif

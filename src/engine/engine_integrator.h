@@ -1,0 +1,37 @@
+/* The integrator's context: the CVODE back-end (engine_cvode.c) or fixed RK4 steps
+ * (engine_rk4.c), the fixed step the active contacts ask for, and RK4's event location. Written
+ * and read by the thread that runs the engine; engine_invalidate marks it dirty. */
+#ifndef ISSIM_ENGINE_INTEGRATOR_H
+#define ISSIM_ENGINE_INTEGRATOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "issim/engine.h"
+
+typedef struct Integrator Integrator;
+
+typedef struct EngineIntegration {
+    Integrator *cvode; /* NULL for RK4 */
+    bool dirty;        /* active set or state changed outside the integrator */
+    /* the fixed step and its grid are engine data (EngineData: a rewind restores them) */
+    bool fixed_step_dirty;
+    double *scratch; /* RK4 stages and event location */
+    int *event_dirs; /* RK4: located crossing per contact, all zero between events */
+    int event_dirs_capacity;
+    EngineBodyState *event_states; /* RK4: every body's state at a step's start and end */
+    uint64_t cvode_steps_base;     /* CVODE's step counter restarts at every re-initialisation */
+} EngineIntegration;
+
+/* engine_cvode.c / engine_rk4.c: integrator back-ends */
+Integrator *integrator_cvode_create(Engine *e, IssimError *err);
+void integrator_cvode_destroy(Integrator *integ);
+/* CVODE to t_target; returns early (e->data.t < t_target) at an event after which an active contact
+ * asks for a fixed step. */
+IssimStatus integrator_cvode_advance(Engine *e, double t_target, IssimError *err);
+/* RK4 steps of size h to t_target. With until_no_fixed_step it returns early (e->data.t < t_target)
+ * once no active contact asks for a fixed step any more (the base integrator takes over). */
+IssimStatus integrator_rk4_advance(Engine *e, double t_target, double h, bool until_no_fixed_step,
+                                   IssimError *err);
+
+#endif
