@@ -423,6 +423,43 @@ static void update_engine_bound(App *app) {
         app->engine_bound = false;
 }
 
+static void gui_input_frames(App *app);
+
+/* A key press, typed text or a click: input the GUI may act on at once. */
+static bool is_gui_input(const SDL_Event *e) {
+    return e->type == SDL_KEYDOWN || e->type == SDL_TEXTINPUT || e->type == SDL_MOUSEBUTTONDOWN ||
+           e->type == SDL_MOUSEBUTTONUP;
+}
+
+/* The frame limiter's wait, spent waiting for input: a key or a click that arrives between two
+ * frames is handled when it comes, in a GUI frame that is built and not drawn (gui_input_frames),
+ * so an edit its Return commits goes to the engine now rather than at the next frame, up to a
+ * period later (33 ms at 30 fps). What is drawn still changes at the next frame only. */
+static void wait_for_input(App *app, double until) {
+    for (double left = until - issim_wall_time(); left > 0; left = until - issim_wall_time()) {
+        SDL_Event e;
+        if (left < 1e-3 || !SDL_WaitEventTimeout(&e, (int)(left * 1e3))) {
+            double rest = until - issim_wall_time();
+            if (rest > 0 && rest < 1e-3)
+                nanosleep(&(struct timespec){0, (long)(rest * 1e9)}, NULL);
+            continue;
+        }
+        bool input = false;
+        do {
+            input = input || is_gui_input(&e);
+            app_handle_event(app, &e);
+        } while (SDL_PollEvent(&e));
+        if (!input || !app->gui_ready || !app->options.show_gui || app->quit)
+            continue;
+        GuiState state;
+        GuiRequests req = {.camera_preset = -1};
+        fill_gui_state(app, &state);
+        gui_frame(&state, &req);
+        app_carry_out_requests(app, &req);
+        gui_input_frames(app);
+    }
+}
+
 /* With vsync asked for, at most 60 frames per second even where swapping does not wait (Xvfb,
  * offscreen): frames nobody can see would only take CPU from the engine. While the engine
  * cannot keep up with the clock (a heavy scene, or a speed factor beyond it) the display
@@ -436,9 +473,8 @@ static void limit_frame_rate(App *app) {
     if (app->max_fps > 0)
         fps = fmin(fps, app->max_fps);
     double period = 1.0 / fps;
-    double now = issim_wall_time(), next = app->last_swap + period;
-    if (now < next)
-        nanosleep(&(struct timespec){0, (long)((next - now) * 1e9)}, NULL);
+    double next = app->last_swap + period;
+    wait_for_input(app, next);
     app->last_swap = fmax(next, issim_wall_time() - period);
 }
 

@@ -9,8 +9,11 @@
  *    applying it, against the engine's step time;
  *  - plot drawing (issue 31's target): the Plots section's CPU time per frame for 8 series of
  *    1e6 samples (10 s at 1e-5 s output steps), the window still (paused) and sliding (running
- *    past the window's length, the series growing at 1e-5 s a sample with the clock).
- * Usage: issim-bench display [fps | throughput | latency | plots] [--seconds S]. */
+ *    past the window's length, the series growing at 1e-5 s a sample with the clock);
+ *  - input latency (issue 31's target): from a key (Return in a property field, tapped from a
+ *    timer at a varying point of the frame) to the engine applying the edit it commits and to
+ *    the frame that shows the accepted line, at 30 fps, point_drop and the 240-body pile.
+ * Usage: issim-bench display [fps | throughput | latency | plots | input] [--seconds S]. */
 #include "bench.h"
 
 #include <math.h>
@@ -320,6 +323,60 @@ static void bench_plots(double seconds) {
            "synthetic samples, the benchmark's own cost, not drawing)\n");
 }
 
+/* The values after `key` on every line of out, into v (at most max); returns how many. */
+static int collect(const char *out, const char *key, double *v, int max) {
+    int n = 0;
+    for (const char *at = strstr(out, key); at && n < max; at = strstr(at + 1, key))
+        v[n++] = atof(at + strlen(key));
+    return n;
+}
+
+/* Key to applied edit at 30 fps: the first body's mass typed into its field (the property
+ * table's first row, fixed by the layout), Return tapped by a timer 1-33 ms after the script's
+ * command (so at every point of a frame: drawing, or waiting for the next), 18 times. */
+#define INPUT_EDITS 18
+static void bench_input_latency(void) {
+    printf("\n## display: input latency at 30 fps (Return in a property field -> the engine "
+           "applies the edit; -> the frame showing 'accepted'), %d edits\n",
+           INPUT_EDITS);
+    printf("%-22s %6s %24s %24s %12s %8s\n", "scene", "edits", "key->apply ms p50/p90/max",
+           "key->shown ms p50/p90/max", "frames max", "fps");
+    const char *scenes[2][2] = {{"scenes/point_drop.lua", "bar"}, {"scenes/pile.lua", "b0"}};
+    for (int i = 0; i < 2; i++) {
+        char script[8192], out[16384];
+        int used = snprintf(script, sizeof script, "fps 30\nwait_sim 0.05\nselect %s\nframes 3\n",
+                            scenes[i][1]);
+        for (int k = 0; k < INPUT_EDITS && used < (int)sizeof script - 200; k++)
+            used += snprintf(script + used, sizeof script - used,
+                             "mouse_move 180 508\nframes 2\nclick 180 508\nframes 2\ntype %s\n"
+                             "frames 1\nkey_after %d return\nframes 3\nwait_edits\n",
+                             k % 2 ? "0.02" : "0.03", 1 + (k * 2) % 33);
+        snprintf(script + used, sizeof script - used, "bench 3\n");
+        double apply[INPUT_EDITS], shown[INPUT_EDITS], frames[INPUT_EDITS], fps = NAN;
+        int n = 0;
+        if (run_script_lines(script, scenes[i][0], "", out, sizeof out)) {
+            n = collect(out, "key_to_apply_ms=", apply, INPUT_EDITS);
+            collect(out, "key_to_shown_ms=", shown, INPUT_EDITS);
+            collect(out, "frames_after_key=", frames, INPUT_EDITS);
+            const char *f = strstr(out, "bench fps=");
+            fps = f ? atof(f + 10) : NAN;
+        }
+        if (n == 0) {
+            printf("%-22s failed\n", scenes[i][0]);
+            continue;
+        }
+        double most_frames = bench_quantile(frames, n, 1.0);
+        printf("%-22s %6d %10.1f %6.1f %6.1f %10.1f %6.1f %6.1f %12.0f %8.1f   (target < 33.3 "
+               "ms: %s)\n",
+               scenes[i][0], n, bench_quantile(apply, n, 0.5), bench_quantile(apply, n, 0.9),
+               bench_quantile(apply, n, 1.0), bench_quantile(shown, n, 0.5),
+               bench_quantile(shown, n, 0.9), bench_quantile(shown, n, 1.0), most_frames, fps,
+               bench_quantile(apply, n, 1.0) < 1e3 / 30 ? "met" : "NOT met");
+    }
+    printf("(key times from SDL's event timestamps, 1 ms steps; frames: the accepted line appears "
+           "that many frames after the one that handled the key)\n");
+}
+
 int bench_display(int argc, char **argv) {
     double seconds = 5.0;
     for (int i = 1; i + 1 < argc; i++)
@@ -330,7 +387,7 @@ int bench_display(int argc, char **argv) {
         return 1;
     }
     choose_wrapper();
-    /* One part only: issim-bench display fps | throughput | latency | plots */
+    /* One part only: issim-bench display fps | throughput | latency | plots | input */
     const char *only = argc > 1 && argv[1][0] != '-' ? argv[1] : "";
     if (!only[0] || strcmp(only, "fps") == 0)
         bench_fps(seconds);
@@ -340,5 +397,7 @@ int bench_display(int argc, char **argv) {
         bench_edit_latency();
     if (!only[0] || strcmp(only, "plots") == 0)
         bench_plots(seconds);
+    if (!only[0] || strcmp(only, "input") == 0)
+        bench_input_latency();
     return 0;
 }
