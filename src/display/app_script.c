@@ -439,7 +439,8 @@ static bool run_drop(ScriptCall *c) {
 static bool run_set(ScriptCall *c) {
     char value[REGISTRY_EDIT_VALUE_MAX]; /* the words after the path ("0 0 -1.62") */
     join_words(c->words, 2, c->n, value, sizeof value);
-    c->app->key_wall = 0.0; /* no key committed it: no key-to-edit latency */
+    if (c->script)
+        c->app->key_wall = 0.0; /* a script's line, not a key, sent it: no key-to-edit latency */
     app_submit_edit(c->app, c->words[1], value);
     return true;
 }
