@@ -14,7 +14,9 @@
  *    r = 0.8, eq. 4.91);
  *  - point_drop's bounces, 0.3 ms each between 1 ms frames, are the peaks of the default
  *    contact-force plot (contacts.force_sum.peak, drawn per pixel column as its largest value);
- *    a plot the user set survives Reset, and Save scene writes the plots into universe.plots. */
+ *    a plot the user set survives Reset, and Save scene writes the plots into universe.plots;
+ *  - the map scenes' nodes are seen from their own camera: a flat or transient map's one node
+ *    lies at the sphere's centre, and was hidden inside it (no cyan pixel at all). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -275,11 +277,44 @@ static void test_peaks_kept_through_reset_and_saved(void **state) {
     assert_non_null(strstr(text, "slow_motion_window = 0.003"));
 }
 
+/* The map nodes' cyan (0.2, 0.85, 1) in the 3D view of a screenshot. */
+static int cyan_pixels(const char *png, const ShownState *s) {
+    Image im = load_png(png);
+    int n = 0;
+    for (int y = s->view_y; y < s->view_y + s->view_h; y++)
+        for (int x = s->view_x; x < s->view_x + s->view_w; x++) {
+            const unsigned char *p = pixel(&im, x, y);
+            n += p[0] < 110 && p[1] > 170 && p[1] < 240 && p[2] > 200;
+        }
+    stbi_image_free(im.rgb);
+    return n;
+}
+
+static void test_map_nodes_seen(void **state) {
+    (void)state;
+    const char *scenes[2] = {"scenes/spheres_flat_map.lua", "scenes/spheres_transient_maps.lua"};
+    for (int i = 0; i < 2; i++) {
+        static char out[GUI_OUTPUT_MAX];
+        char script[512];
+        const char *shot = test_temp_path(".png");
+        snprintf(script, sizeof script, "wait_sim 0.5\nframes 2\nprint_state\nscreenshot %s\n",
+                 shot);
+        assert_int_equal(run_issim_script(test_source_path(scenes[i]), "", script, out, sizeof out),
+                         0);
+        ShownState s = parse_state(out, 0);
+        int cyan = cyan_pixels(shot, &s);
+        print_message("%s: %d node pixels\n", scenes[i], cyan);
+        assert_true(cyan >= 2 * 15); /* two crosses of three strokes, each several pixels */
+        remove(shot);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_series_axes_and_dead_band),
         cmocka_unit_test(test_load_cycle_force_depth_loop),
         cmocka_unit_test(test_peaks_kept_through_reset_and_saved),
+        cmocka_unit_test(test_map_nodes_seen),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

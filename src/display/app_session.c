@@ -566,8 +566,9 @@ static bool track_edit(App *app, uint64_t id, const char *path, const char *valu
     issim_strlcpy(p->path, path, sizeof p->path);
     issim_strlcpy(p->value, value, sizeof p->value);
     p->wall_submit = issim_wall_time();
-    /* A key handled in this frame committed it (the GUI sends on Return or Tab at once) */
-    p->wall_key = app->key_frame == app->frame_count ? app->key_wall : 0.0;
+    /* A key handled in this frame or the last committed it (the GUI sends on Return or Tab, or
+     * when the field reports its deactivation, a GUI frame later) */
+    p->wall_key = app->key_frame >= app->frame_count - 1 ? app->key_wall : 0.0;
     p->key_frame = app->key_frame;
     app->key_wall = 0.0;
     return true;

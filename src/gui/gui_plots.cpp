@@ -4,7 +4,6 @@
 // the smallest and largest per pixel column so a spike of one sample shows at any window,
 // ticks, a grid, a legend and the axis labels beside the curves. Display thread only.
 #include <algorithm>
-#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -787,6 +786,40 @@ void bench_count() {
     c.bench_frames++;
 }
 
+// A plot of the contact-map panel: n values evenly over [t0, t1] s, with the time plots' ticks,
+// grid and units beside the axes (the y unit above its labels, s under them), the title above.
+void map_plot(const char *title, const float *v, int n, double t0, double t1, const char *yunit) {
+    Canvas c;
+    c.dl = ImGui::GetWindowDrawList();
+    c.line = ImGui::GetTextLineHeight();
+    const float height = 60.0f;
+    ImVec2 a = ImGui::GetCursorScreenPos();
+    float width = ImGui::GetContentRegionAvail().x;
+    float margin = ImGui::CalcTextSize("-0.0000").x + 6;
+    ImGui::InvisibleButton(title, ImVec2(width, c.line + 2 + height + c.line + 4));
+    c.dl->AddText(ImVec2(a.x + margin, a.y), kLabel, title);
+    c.pa = ImVec2(a.x + margin, a.y + c.line + 2);
+    c.pb = ImVec2(a.x + width - 2, c.pa.y + height);
+    c.dl->AddRectFilled(c.pa, c.pb, IM_COL32(20, 22, 28, 255));
+    double lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < n; i++)
+        if (std::isfinite(v[i]))
+            lo = fmin(lo, v[i]), hi = fmax(hi, v[i]);
+    plot_range(0.0f, lo, hi, &c.y0, &c.y1);
+    c.x0 = t0, c.x1 = t1 > t0 ? t1 : t0 + 1.0;
+    y_ticks(c);
+    x_ticks(c);
+    std::vector<ImVec2> &pts = g_plots->points;
+    pts.clear();
+    for (int i = 0; i < n; i++)
+        pts.push_back(ImVec2(c.X(c.x0 + (c.x1 - c.x0) * i / std::max(n - 1, 1)), c.Y(v[i])));
+    c.dl->PushClipRect(c.pa, c.pb, true);
+    stroke_series(c, pts, kSeriesColors[1]);
+    c.dl->PopClipRect();
+    GuiPlotInfo unused;
+    finish_canvas(c, yunit, "s", &unused);
+}
+
 } // namespace
 
 void gui_plots_panel(const GuiState *s, GuiRequests *r) {
@@ -860,15 +893,16 @@ void gui_map_panel(const GuiState *s) {
         step[k] = (float)h[i];
         impulse[k] = (float)((h[i] - (i > 0 ? h[i - 1] : 0.0)) / T);
     }
-    char overlay[96];
-    std::snprintf(overlay, sizeof overlay, "h(kT), %.4g N/m at the end", h[n - 1]);
-    float w = ImGui::GetContentRegionAvail().x;
-    ImGui::PlotLines("##step", step, k, 0, overlay, FLT_MAX, FLT_MAX, ImVec2(w, 55));
-    std::snprintf(overlay, sizeof overlay, "g(kT) over %.3g s", n * T);
-    ImGui::PlotLines("##impulse", impulse, k, 0, overlay, FLT_MAX, FLT_MAX, ImVec2(w, 55));
+    // Each against time in seconds with its unit: the step response h(kT) (N/m), the impulse
+    // response g(kT) (N/(m s)) over the map's n T, the live force (N) over its last seconds.
+    char title[96];
+    double span = std::max((double)(k > 0 ? (k - 1) * stride : 0), 1.0) * T;
+    std::snprintf(title, sizeof title, "step response h(kT), last %.4g", h[n - 1]);
+    map_plot(title, step, k, 0.0, span, "N/m");
+    map_plot("impulse response g(kT)", impulse, k, 0.0, span, "N/(m s)");
     float last = m->force_count ? m->force[m->force_count - 1] : 0.0f;
-    std::snprintf(overlay, sizeof overlay, "force %.4g N (last %.3g s)", last, m->force_seconds);
-    ImGui::PlotLines("##force", m->force, m->force_count, 0, overlay, 0.0f, FLT_MAX, ImVec2(w, 55));
+    std::snprintf(title, sizeof title, "contact force %.4g N now", last);
+    map_plot(title, m->force, m->force_count, -m->force_seconds, 0.0, "N");
 }
 
 bool gui_plots_create() {
