@@ -16,7 +16,9 @@
  *    contact-force plot (contacts.force_sum.peak, drawn per pixel column as its largest value);
  *    a plot the user set survives Reset, and Save scene writes the plots into universe.plots;
  *  - the map scenes' nodes are seen from their own camera: a flat or transient map's one node
- *    lies at the sphere's centre, and was hidden inside it (no cyan pixel at all). */
+ *    lies at the sphere's centre, and was hidden inside it (no cyan pixel at all);
+ *  - the rattleback opens with its angular-velocity plot on screen at 1280 x 720 (it was
+ *    under the window's bottom edge, below the Universe and Recording sections). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -309,12 +311,31 @@ static void test_map_nodes_seen(void **state) {
     }
 }
 
+static void test_rattleback_plot_on_screen(void **state) {
+    (void)state;
+    static char out[GUI_OUTPUT_MAX];
+    assert_int_equal(run_issim_script(test_source_path("scenes/rattleback.lua"), "--size 1280x720",
+                                      "wait_sim 0.3\nframes 2\nprint_plots\n", out, sizeof out),
+                     0);
+    char unit[16], name[160];
+    parse_series(out, 0, 0, 0, unit, name);
+    assert_string_equal(name, "rattleback.angvel.z");
+    float left, top, right, bottom;
+    assert_int_equal(sscanf(require_line(out, "plot_area 0 ", 0), "plot_area 0 %f %f %f %f", &left,
+                            &top, &right, &bottom),
+                     4);
+    print_message("angular velocity plot at %.0f %.0f - %.0f %.0f\n", left, top, right, bottom);
+    assert_true(top > 0 && bottom <= 720 - 24); /* above the status bar */
+    assert_true(right - left > 150 && bottom - top > 80);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_series_axes_and_dead_band),
         cmocka_unit_test(test_load_cycle_force_depth_loop),
         cmocka_unit_test(test_peaks_kept_through_reset_and_saved),
         cmocka_unit_test(test_map_nodes_seen),
+        cmocka_unit_test(test_rattleback_plot_on_screen),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -355,6 +355,7 @@ typedef struct GuiPlotInfo {
     char x_label[2][48], y_label[2][48]; /* the axis labels drawn */
     int markers;                         /* impact markers drawn (time plots) */
     double first_marker;                 /* the first one's time, NaN: none */
+    float area[4]; /* the curves' rectangle in window pixels: left, top, right, bottom */
 } GuiPlotInfo;
 /* The number of plots shown; fills out for plot k (0-based) when k is one. */
 int gui_plot_info(int k, GuiPlotInfo *out);

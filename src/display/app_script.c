@@ -302,6 +302,7 @@ static void print_plots(void) {
         printf("plot_labels %d x=[%s|%s] y=[%s|%s]\n", k, p.x_label[0], p.x_label[1], p.y_label[0],
                p.y_label[1]);
         printf("plot_markers %d n=%d first=%.9g\n", k, p.markers, p.first_marker);
+        printf("plot_area %d %.0f %.0f %.0f %.0f\n", k, p.area[0], p.area[1], p.area[2], p.area[3]);
     }
     fflush(stdout);
 }

@@ -89,6 +89,7 @@ struct PlotContext {
     double bench_t0 = 0.0;   // their first sample's time
     size_t bench_next = 0;   // the index of their next sample
     double bench_feed = 0.0; // CPU time spent appending to them since the bench started
+    bool need_room = false;  // a scene with its own plots opened: gui_plots_need_room
     int map_node = 0;
     bool map_follow = true;
     float map_step[512], map_impulse[512];
@@ -195,6 +196,7 @@ void follow_registry(const GuiState *s) {
     // a scene opens with its own window (the rattleback's 20 s hold its spin's reversal)
     if (!thing_id_is_null(u))
         gui_plot_window(thing_real(s->db, u, "plot_window"));
+    c.need_room = saved && saved[0];
     if (saved && saved[0])
         parse_spec(saved);
     else
@@ -424,6 +426,7 @@ void finish_canvas(const Canvas &c, const char *yunit, const char *xunit, GuiPlo
     c.dl->AddText(ImVec2(left - ImGui::CalcTextSize(yunit).x, c.pa.y - c.line), kLabel, yunit);
     c.dl->AddText(ImVec2(left - ImGui::CalcTextSize(xunit).x - 16, c.pb.y + 2), kLabel, xunit);
     info->y0 = c.y0, info->y1 = c.y1;
+    info->area[0] = c.pa.x, info->area[1] = c.pa.y, info->area[2] = c.pb.x, info->area[3] = c.pb.y;
 }
 
 // ===== Time plots =====
@@ -825,6 +828,7 @@ void map_plot(const char *title, const float *v, int n, double t0, double t1, co
 void gui_plots_panel(const GuiState *s, GuiRequests *r) {
     if (!g_plots || !s->reg)
         return;
+    g_plots->need_room = false; // the sections above read it in the frame after it was set
     follow_registry(s);
     apply_requests();
     follow_resets(s);
@@ -914,6 +918,10 @@ bool gui_plots_create() {
 void gui_plots_destroy() {
     delete g_plots;
     g_plots = nullptr;
+}
+
+bool gui_plots_need_room(const GuiState *s) {
+    return g_plots && g_plots->need_room && s->height < 900;
 }
 
 double gui_plots_draw_seconds() {
