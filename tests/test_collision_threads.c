@@ -249,13 +249,15 @@ static bool contacts_past(void *arg) {
 
 static void test_interactive_box_rests_on_four_contacts(void **state) {
     Fixture *fx = *state;
-    const char *sets[] = {"universe.horizon=0.1"};
+    /* its own thread although the scene is small (auto would collide on the engine's) */
+    const char *sets[] = {"universe.horizon=0.1", "universe.collision_thread=on"};
     fx->run =
-        test_load_scene("scenes/box_on_plane.lua", &(TestRunOptions){.sets = sets, .set_count = 1});
+        test_load_scene("scenes/box_on_plane.lua", &(TestRunOptions){.sets = sets, .set_count = 2});
     Sim *sim = fx->run->sim;
     IssimError err = {0};
     sim_set_speed(sim, 4.0);
     assert_int_equal(sim_start(sim, &err), ISSIM_OK);
+    assert_true(engine_collision_threaded(sim_engine(sim)));
     /* Until the engine has computed past 1.5 s (the display clock alone says nothing about a
      * loaded engine: under ThreadSanitizer on two busy cores it lags far behind). */
     Registry *reg = sim_registry(sim);

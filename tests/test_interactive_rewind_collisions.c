@@ -19,7 +19,8 @@
 
 static const char *const box_on_floor =
     "return {\n"
-    "  universe = { gravity = {0, 0, -9.81}, integrator = 'rk4', dt = 1e-3, horizon = 0.25 },\n"
+    "  universe = { gravity = {0, 0, -9.81}, integrator = 'rk4', dt = 1e-3, horizon = 0.25,\n"
+    "               collision_thread = 'on' },\n"
     "  things = {\n"
     "    { name = 'box', kind = 'body', shape = 'box', half_extents = {0.05, 0.05, 0.05},\n"
     "      mass = 1, inertia = {0.0017, 0.0017, 0.0017}, pos = {0, 0, 0.05}, material = 'box' },\n"

@@ -36,6 +36,7 @@ static void test_round_trips(void **state) {
     ASSERT_ROUND_TRIP(ObstacleShape, obstacle_shape, OBSTACLE_SHAPE_COUNT);
     ASSERT_ROUND_TRIP(IntegratorKind, integrator, INTEGRATOR_COUNT);
     ASSERT_ROUND_TRIP(SleepPolicy, sleep_policy, SLEEP_POLICY_COUNT);
+    ASSERT_ROUND_TRIP(CollisionThreadPolicy, collision_thread, COLLISION_THREAD_COUNT);
     ASSERT_ROUND_TRIP(SurfaceExtraordinary, surface_extraordinary, SURFACE_EXTRAORDINARY_COUNT);
     ASSERT_ROUND_TRIP(ContactResolverKind, contact_resolver, CONTACT_RESOLVER_COUNT);
     ASSERT_ROUND_TRIP(ContactSolverKind, contact_solver, CONTACT_SOLVER_COUNT);
@@ -65,6 +66,7 @@ typedef struct Row {
 static const Row rows[] = {
     {THING_UNIVERSE, "integrator", integrator_names, INTEGRATOR_COUNT},
     {THING_UNIVERSE, "sleep", sleep_policy_names, SLEEP_POLICY_COUNT},
+    {THING_UNIVERSE, "collision_thread", collision_thread_names, COLLISION_THREAD_COUNT},
     {THING_RIGID_BODY, "shape", body_shape_names, BODY_SHAPE_COUNT},
     {THING_RIGID_BODY, "surface_extraordinary", surface_extraordinary_names,
      SURFACE_EXTRAORDINARY_COUNT},

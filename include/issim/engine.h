@@ -369,8 +369,14 @@ int engine_awake_body_count(const Engine *engine);
  * reads poses from reg's newest frame (the frames this engine publishes) and publishes
  * contacts; engine_advance then uses the newest report instead of updating the world itself.
  * Without it (headless, lock-step) the engine runs the world before every step, synchronously.
- * No-op without shaped bodies. Timing contract: docs/architecture.md. */
+ * No-op without shaped bodies, and when the universe's collision_thread says the engine's own
+ * thread (off; auto below ENGINE_COLLISION_THREAD_MIN_BODIES shaped bodies: there the hand-over
+ * of poses and reports costs more than the update it overlaps). Timing contract:
+ * docs/architecture.md. */
+#define ENGINE_COLLISION_THREAD_MIN_BODIES 64
 IssimStatus engine_start_collision_thread(Engine *engine, Registry *reg, IssimError *err);
+/* Whether the collision world runs on the manager's own thread now. */
+bool engine_collision_threaded(const Engine *engine);
 /* Stops the thread and returns to synchronous updates. Idempotent. */
 void engine_stop_collision_thread(Engine *engine);
 

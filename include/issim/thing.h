@@ -112,6 +112,18 @@ typedef enum SleepPolicy {
 extern const char *const sleep_policy_names[];
 const char *sleep_policy_name(SleepPolicy policy);
 
+/* The universe's "collision_thread": where an interactive run updates its collision world
+ * (docs/architecture.md, "Collision manager thread"). */
+typedef enum CollisionThreadPolicy {
+    COLLISION_THREAD_AUTO, /* its own thread from ENGINE_COLLISION_THREAD_MIN_BODIES shaped
+                              bodies on, else the engine's */
+    COLLISION_THREAD_ON,   /* always the collision manager's own thread */
+    COLLISION_THREAD_OFF,  /* always the engine's thread, as headless runs */
+    COLLISION_THREAD_COUNT
+} CollisionThreadPolicy;
+extern const char *const collision_thread_names[];
+const char *collision_thread_name(CollisionThreadPolicy policy);
+
 /* ===== Properties ===== */
 
 typedef enum PropType {

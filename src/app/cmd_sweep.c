@@ -1091,13 +1091,13 @@ int cmd_sweep(int argc, char **argv) {
     }
     /* Every run allocates and frees the same few hundred kilobytes (the registry's rings, the
      * engine): glibc gave them back to the kernel between runs whenever a free left the top of
-     * the heap above its trim threshold, and each run faulted them in again, 1.2 ms a run of
-     * 2.5 (13,000 page faults in a 100-run sweep; docs/performance.md). Kept for reuse. */
+     * the heap above its trim threshold, and each run faulted them in again, about half of a
+     * small run's time (docs/performance.md). Kept for reuse. */
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     /* Every run builds the same scene: its contact maps are read once per process, shared
-     * read-only by the threads (contactmap.h; 8.7 of a bar-drop run's 9 ms, docs/performance.md).
-     */
+     * read-only by the threads (contactmap.h): reading them was most of a bar-drop run
+     * (docs/performance.md). */
     contact_map_cache_enable();
     /* ... and the first run's read is shared with the threads that wait for it (its FFT plans,
      * node records and kernel spectra: docs/performance.md, "Sweep start-up"). */

@@ -58,7 +58,7 @@ static int plan_index(int size) {
 }
 
 /* ===== FFTW wisdom: the plans of earlier processes =====
- * Planning costs about 3.4 ms per process even with ESTIMATE (docs/performance.md, "Sweep
+ * Planning costs milliseconds per process even with ESTIMATE (docs/performance.md, "Sweep
  * start-up"), on the critical path of a sweep's first run and of every MPI rank's. FFTW's wisdom
  * (the planner's choices, which it re-creates a plan from without planning) is kept in a
  * per-user cache file, $XDG_CACHE_HOME/issim/fftw-wisdom-ISA (default ~/.cache/issim/), read

@@ -52,7 +52,7 @@ struct ContactMap {
 /* The FFT levels and kernel spectra of map, the spectra's work spread over `threads` threads. */
 IssimStatus contact_map_fft_prepare(ContactMap *map, int threads, IssimError *err);
 /* Makes the process-wide FFT plans a map of `samples` samples will need (the slow part of a
- * first read: 3.4 ms for 1000 samples), so that another thread can make them while the map is
+ * first read), so that another thread can make them while the map is
  * parsed. Failures are left for contact_map_fft_prepare to report. */
 void contact_map_fft_plan(int samples);
 /* contact_map_create with the FFT spectra computed on `threads` threads (the same result). */

@@ -597,11 +597,12 @@ static void run_bench(App *app) {
     double cpu = display_cpu_seconds() - cpu0;
     printf("bench paused=%d bodies=%d render=%d frames=%d wall=%.3f fps=%.1f engine_steps=%.0f "
            "engine_steps_per_s=%.1f sim_seconds_per_s=%.4f width=%d height=%d "
-           "display_cpu_ms_per_frame=%.2f display_cpu_share=%.3f\n",
+           "display_cpu_ms_per_frame=%.2f display_cpu_share=%.3f collision_thread=%d\n",
            app->options.bench_paused, s->view ? s->view->body_count : 0, app->window != NULL,
            frames, wall, frames / wall, engine_steps(app) - steps0,
            (engine_steps(app) - steps0) / wall, sim_seconds / wall, app->width, app->height,
-           frames > 0 ? 1e3 * cpu / frames : 0.0, cpu / wall);
+           frames > 0 ? 1e3 * cpu / frames : 0.0, cpu / wall,
+           engine_collision_threaded(sim_engine(s->sim)));
     fflush(stdout);
 }
 

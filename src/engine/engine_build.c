@@ -38,6 +38,7 @@ static void read_universe_live(Engine *e, ThingId universe) {
 static void read_universe(Engine *e, ThingId universe) {
     const ThingDb *db = e->model.db;
     e->model.planar = thing_bool(db, universe, "planar");
+    e->model.collision_thread = (CollisionThreadPolicy)thing_enum(db, universe, "collision_thread");
     e->model.integrator_kind = e->model.options.integrator >= 0
                                    ? (IntegratorKind)e->model.options.integrator
                                    : (IntegratorKind)thing_enum(db, universe, "integrator");

@@ -46,8 +46,9 @@ typedef struct CheckpointHeader {
 #define CHECKPOINT_KEY_BYTES_PER_FRAME 8192
 #define CHECKPOINT_KEY_EVERY_MAX 32
 /* A key at most every other frame even when it is small: a key is a copy into memory the caches
- * have not seen, and for a scene whose frame is a few microseconds (point_drop.lua) a key per
- * frame cost 6-7% of the frame, while replaying the one frame between keys costs one step. */
+ * have not seen, a visible share of a frame of a few microseconds (point_drop.lua), while
+ * replaying the one frame between keys costs one step (docs/performance.md, "Engine model and
+ * data"). */
 #define CHECKPOINT_KEY_EVERY_MIN 2
 
 static size_t align16(size_t n) {

@@ -238,8 +238,21 @@ void engine_collide(Engine *e) {
     engine_keep_identity(e, report.contacts, report.contact_count, report.next_id);
 }
 
+static bool wants_collision_thread(const Engine *e) {
+    if (e->model.collision_thread != COLLISION_THREAD_AUTO)
+        return e->model.collision_thread == COLLISION_THREAD_ON;
+    int shaped = 0;
+    for (int b = 0; b < e->model.body_count; b++)
+        shaped += e->model.bodies[b].shaped;
+    return shaped >= ENGINE_COLLISION_THREAD_MIN_BODIES;
+}
+
+bool engine_collision_threaded(const Engine *e) {
+    return e->collide.registry != NULL;
+}
+
 IssimStatus engine_start_collision_thread(Engine *e, Registry *reg, IssimError *err) {
-    if (!e->collide.manager || e->collide.registry)
+    if (!e->collide.manager || e->collide.registry || !wants_collision_thread(e))
         return ISSIM_OK;
     if (registry_var_count(reg) < engine_var_count(e) ||
         registry_var_find(reg, engine_var_name(e, 0)) != 0)

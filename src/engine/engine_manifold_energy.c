@@ -169,11 +169,11 @@ static double pair_energy(const Engine *e, int head, double delta) {
 }
 
 /* delta with E_new(delta) <= allowed, within hi * 2^-BISECTIONS of the smallest such delta.
- * Bisection took BISECTIONS energy sums per pair that gained energy: 16% of the penalty pile's
- * time (issue 15). The Illinois variant of regula falsi keeps the same bracket (f(hi) <= 0 at
- * every iterate, so the pair never ends with more energy than it had) and reaches the same
- * width in about ten sums on these smooth, monotone E_new; a bisection step every fourth
- * iteration bounds the count by the bisection's own if it ever stalls. */
+ * Bisection took BISECTIONS energy sums per pair that gained energy, a large share of the penalty
+ * pile's time (issue 15; docs/performance.md). The Illinois variant of regula falsi keeps the same
+ * bracket (f(hi) <= 0 at every iterate, so the pair never ends with more energy than it had) and
+ * reaches the same width in about ten sums on these smooth, monotone E_new; a bisection step every
+ * fourth iteration bounds the count by the bisection's own if it ever stalls. */
 static double smallest_offset(const Engine *e, int head, double allowed_energy) {
     const EngineManifoldEnergy *m = &e->collide.manifold_energy;
     /* a relative slack of round-off: a pair that kept its geometry must keep delta = 0 */

@@ -112,6 +112,7 @@ typedef struct EngineModel {
     /* Counts the edits applied (engine_apply_edit): a checkpoint's frames replay only under the
      * model they were stepped with (engine_checkpoint.c). */
     uint64_t generation;
+    CollisionThreadPolicy collision_thread; /* the universe's, fixed during a run */
 } EngineModel;
 
 /* engine_build.c: the model from the thing database (engine_create's order) */

@@ -44,9 +44,9 @@ static IssimStatus link_gone(HapticDevice *dev, const char *why, IssimError *err
  * Only what the line discipline already holds is read (FIONREAD): a read() that finds nothing
  * makes the kernel wait for the tty's buffer-flush work (n_tty_read -> tty_buffer_flush_work),
  * which runs in an ordinary kworker, so a SCHED_FIFO servo was blocked behind every busy thread
- * of the machine: 35-230 ms with the GUI drawing (docs/performance.md). A frame still in the
- * flip buffer is taken next period instead. A closed link (the other end gone, a hangup) makes
- * FIONREAD fail; the read() that follows then returns end of file or the error. */
+ * of the machine, for tens of milliseconds with the GUI drawing (docs/performance.md). A frame
+ * still in the flip buffer is taken next period instead. A closed link (the other end gone, a
+ * hangup) makes FIONREAD fail; the read() that follows then returns end of file or the error. */
 static IssimStatus drain(HapticDevice *dev, IssimError *err) {
     SerialLink *link = dev->impl;
     uint8_t bytes[512];

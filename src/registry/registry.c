@@ -64,7 +64,8 @@ static size_t ring_bytes(size_t count, size_t size) {
 
 /* Rings of a megabyte or more come from mmap: zeroed by the kernel page by page as they are first
  * written, where aligned_alloc + memset touched all of a 32 MiB history at every scene load
- * (24 ms of a sweep's run of a few frames). Freed with ring_free and the same byte count. */
+ * (most of a sweep's run of a few frames; docs/performance.md). Freed with ring_free and the same
+ * byte count. */
 #define REGISTRY_MMAP_BYTES ((size_t)1 << 20)
 
 static void *ring_alloc(size_t bytes) {

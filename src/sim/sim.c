@@ -70,8 +70,8 @@ static size_t memory_left(void) {
  * "out of memory" after minutes. */
 static IssimStatus check_scene_size(const ThingDb *db, const char *scene_path, double limit,
                                     IssimError *err) {
-    /* a sweep creates a session per run (10,000 runs of 1.3 ms): small scenes skip the count
-       and the two /proc reads */
+    /* a sweep creates a session per run (thousands of runs of a millisecond): small scenes skip
+       the count and the two /proc reads */
     if (limit <= 0.0 && thingdb_memory_bytes(db) < SIM_SMALL_SCENE_BYTES)
         return ISSIM_OK;
     int bodies = 0;

@@ -15,7 +15,7 @@
  * sample sees it within that step (the island's time steps are no integrator steps; its
  * contacts are seen at the output steps and at the force-law islands' steps). It adds force
  * times the time since the last sample, from its first report, and never begins a step's
- * peak (the trapezoid and the onset rule halved a landing's first step, -2.8 % of a box's
+ * peak (the trapezoid and the onset rule halved a landing's first step, losing part of a box's
  * landing momentum, and carried its peak into the next step). Engine thread only. */
 #include <math.h>
 #include <stdlib.h>

@@ -153,6 +153,17 @@ static const PropDef universe_props[] = {
      .max = 5e-4,
      .mutability = PROP_FIXED_DURING_RUN,
      .default_value = REAL(1e-4)},
+    {.name = "collision_thread",
+     .type = PROP_ENUM,
+     .unit = "",
+     .description = "where an interactive run updates its collision world: on (the collision "
+                    "manager's own thread, overlapping the engine's step), off (the engine's "
+                    "thread, as headless runs: deterministic, and faster where the hand-over "
+                    "costs more than the update), auto (on from 64 bodies with shapes)",
+     .mutability = PROP_FIXED_DURING_RUN,
+     .enum_names = collision_thread_names,
+     .enum_count = COLLISION_THREAD_COUNT,
+     .default_value = ENUMV(COLLISION_THREAD_AUTO)},
     {.name = "horizon",
      .type = PROP_REAL,
      .unit = "s",

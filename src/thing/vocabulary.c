@@ -75,3 +75,18 @@ _Static_assert(sizeof sleep_policy_names / sizeof sleep_policy_names[0] == SLEEP
 const char *sleep_policy_name(SleepPolicy policy) {
     return vocabulary_name(sleep_policy_names, SLEEP_POLICY_COUNT, (int)policy);
 }
+
+/* ===== Collision thread policies ===== */
+
+const char *const collision_thread_names[] = {
+    [COLLISION_THREAD_AUTO] = "auto",
+    [COLLISION_THREAD_ON] = "on",
+    [COLLISION_THREAD_OFF] = "off",
+};
+_Static_assert(sizeof collision_thread_names / sizeof collision_thread_names[0] ==
+                   COLLISION_THREAD_COUNT,
+               "a name for every CollisionThreadPolicy");
+
+const char *collision_thread_name(CollisionThreadPolicy policy) {
+    return vocabulary_name(collision_thread_names, COLLISION_THREAD_COUNT, (int)policy);
+}
