@@ -515,6 +515,9 @@ static void frame(App *app) {
         app_carry_out_requests(app, &req);
     }
     take_screenshot(app);
+    /* Input that came while this frame was drawn acts now, not after the swap (which waits for
+     * llvmpipe's rasterisers) and the next frame's start. */
+    gui_input_frames(app, handle_events(app));
     SDL_GL_SwapWindow(app->window);
     limit_frame_rate(app);
 }
