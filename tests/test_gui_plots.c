@@ -18,7 +18,9 @@
  *  - the map scenes' nodes are seen from their own camera: a flat or transient map's one node
  *    lies at the sphere's centre, and was hidden inside it (no cyan pixel at all);
  *  - the rattleback opens with its angular-velocity plot on screen at 1280 x 720 (it was
- *    under the window's bottom edge, below the Universe and Recording sections). */
+ *    under the window's bottom edge, below the Universe and Recording sections);
+ *  - the pixel columns a sliding window keeps between frames (reading only the new ones) equal
+ *    the same columns read again from the histories, while running and after a rewind. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -329,6 +331,26 @@ static void test_rattleback_plot_on_screen(void **state) {
     assert_true(right - left > 150 && bottom - top > 80);
 }
 
+static void test_kept_columns_match_the_history(void **state) {
+    (void)state;
+    static char out[GUI_OUTPUT_MAX];
+    /* a 0.3 s window slides for 1.2 s over point_drop's bounces; then back to 0.8 s and on */
+    const char *script = "plot_window 0.3\nwait_sim 1.5\nprint_plot_columns\nseek 0.8\nframes 2\n"
+                         "run\nwait_sim 1.6\nprint_plot_columns\n";
+    assert_int_equal(run_issim_script(test_source_path("scenes/point_drop.lua"),
+                                      "--set universe.slow_motion=0", script, out, sizeof out),
+                     0);
+    for (int k = 0; k < 2; k++) {
+        int checked = 0, differ = -1;
+        assert_int_equal(sscanf(require_line(out, "plot_columns ", k),
+                                "plot_columns checked=%d differ=%d", &checked, &differ),
+                         2);
+        print_message("kept columns: %d checked, %d differ\n", checked, differ);
+        assert_true(checked > 300); /* three plots' columns */
+        assert_int_equal(differ, 0);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_series_axes_and_dead_band),
@@ -336,6 +358,7 @@ int main(void) {
         cmocka_unit_test(test_peaks_kept_through_reset_and_saved),
         cmocka_unit_test(test_map_nodes_seen),
         cmocka_unit_test(test_rattleback_plot_on_screen),
+        cmocka_unit_test(test_kept_columns_match_the_history),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

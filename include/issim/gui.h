@@ -380,6 +380,10 @@ void gui_plots_spec(char *out, size_t size);
  * time a frame spent appending the new samples, s. */
 void gui_plot_bench(int series, double seconds, double dt);
 int gui_plot_bench_report(double *mean_s, double *max_s, double *feed_s);
+/* The pixel columns the time plots keep between frames, each read again from its history:
+ * returns the columns compared, *differ those whose extremes differ (0: the kept ones are
+ * right; the script's print_plot_columns). */
+int gui_plot_columns_check(int *differ);
 
 #ifdef __cplusplus
 }

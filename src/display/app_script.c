@@ -479,6 +479,15 @@ static bool run_bench_plots(ScriptCall *c) {
     return true;
 }
 
+static bool run_print_plot_columns(ScriptCall *c) {
+    (void)c;
+    int differ = 0;
+    int checked = gui_plot_columns_check(&differ);
+    printf("plot_columns checked=%d differ=%d\n", checked, differ);
+    fflush(stdout);
+    return true;
+}
+
 static bool run_print_bench_plots(ScriptCall *c) {
     (void)c;
     double mean = 0.0, most = 0.0, feed = 0.0;
@@ -847,6 +856,8 @@ static const ScriptCommand COMMANDS[] = {
     {"plot_budget", "MIB", 1, NEED_NOTHING, run_plot_budget, "the plots' history budget"},
     {"bench_plots", "SERIES SECONDS DT", 3, NEED_NOTHING, run_bench_plots,
      "the plot benchmark's synthetic series"},
+    {"print_plot_columns", "", 0, NEED_NOTHING, run_print_plot_columns,
+     "read the plots' kept pixel columns again from their histories and print how many differ"},
     {"print_bench_plots", "", 0, NEED_NOTHING, run_print_bench_plots,
      "print the plot benchmark's frames and CPU times"},
     {"print_plots", "", 0, NEED_NOTHING, run_print_plots, "print each plot as drawn last frame"},

@@ -987,6 +987,28 @@ extern "C" void gui_plot_bench(int series, double seconds, double dt) {
     g_plots->bench_dt = dt;
 }
 
+extern "C" int gui_plot_columns_check(int *differ) {
+    int checked = 0;
+    *differ = 0;
+    for (int slot = 0; g_plots && slot < kSeriesMax; slot++) {
+        const PlotContext::SeriesColumns &k = g_plots->columns[slot];
+        const PlotStore &st = g_plots->stores[slot];
+        if (k.rewrites != st.rewrites || !(k.per > 0))
+            continue; // not drawn since its samples changed: nothing kept to check
+        for (size_t col = 0; col < k.lo.size(); col++, checked++) {
+            long at = k.first + (long)col;
+            size_t i = st.index_at((double)at * k.per), j = st.index_at((double)(at + 1) * k.per);
+            float a = NAN, b = NAN;
+            if (j > i)
+                st.range(i, j, &a, &b);
+            bool same =
+                (std::isnan(a) && std::isnan(k.lo[col])) || (a == k.lo[col] && b == k.hi[col]);
+            *differ += !same;
+        }
+    }
+    return checked;
+}
+
 extern "C" int gui_plot_bench_report(double *mean_s, double *max_s, double *feed_s) {
     int n = g_plots ? g_plots->bench_frames : 0;
     *mean_s = n ? g_plots->bench_sum / n : 0.0;
