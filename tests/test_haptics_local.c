@@ -372,6 +372,15 @@ static void test_a_stalled_engine_fades_within_10_ms(void **state) {
     }
     print_message("stall to zero force: %.2f ms after the engine's last beat\n", 1e3 * zero_at);
     assert_true(zero_at <= 0.008 + period + 1e-9);
+    /* The engine beats again: the model comes back over the 4 ms fade, a sixteenth a period, not
+       at once (the handle may be deep in a surface it did not feel meanwhile). Without the ramp
+       the first period had the whole force. */
+    for (int i = 1; i <= 20; i++) {
+        now += period;
+        registry_board_beat(r.reg, now);
+        assert_true(haptic_servo_period(r.servo, now));
+        assert_near(haptic_servo_force(r.servo).x, held * fmin(i / 16.0, 1.0), 1e-9);
+    }
     rig_close(&r);
 }
 

@@ -59,8 +59,9 @@ typedef struct EngineOptions {
     bool (*should_stop)(void *user);
     void *should_stop_user;
     /* Threads the engine's stages may use: 1, the engine's (or the collision manager's) thread
-     * alone; n > 1, a pool of n for the narrow phase; 0 (the default), engine_threads_auto
-     * (engine_diagnostics.h). Results are the same bits for every count. */
+     * alone; n > 1, a pool of n for the narrow phase and one of n for the complementarity
+     * islands (RESOLVE); 0 (the default), engine_threads_auto (engine_diagnostics.h) for both.
+     * Results are the same bits for every count. */
     int threads;
 } EngineOptions;
 
@@ -73,7 +74,8 @@ typedef struct Engine Engine;
 Engine *engine_create(const ThingDb *db, const EngineOptions *options, IssimError *err);
 void engine_destroy(Engine *engine);
 
-/* The narrow phase's threads of this engine (1 without a collision world). */
+/* The narrow phase's threads of this engine (1 without a collision world); the RESOLVE stage
+ * uses EngineOptions.threads when set, else this count. */
 int engine_threads(const Engine *engine);
 
 /* Borrowed: the engine's own database (edits applied). Thread: engine. */

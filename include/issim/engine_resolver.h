@@ -104,7 +104,9 @@ typedef struct EngineComplementaritySolver {
     const char *name;
     /* Solves one step. Fill lambda_n, lambda_t (zeroed on entry). Return ISSIM_ERR_NUMERIC with
      * a message when no solution was found (the engine keeps the last good state and reports the
-     * island). Thread: engine. */
+     * island). Thread: engine for a solver set by engine_set_complementarity_solver; the
+     * built-in solvers also run on the RESOLVE stage's pool threads, one island per call, so they
+     * keep no state outside sys and out. */
     IssimStatus (*solve)(void *user, const EngineIslandSystem *sys, EngineIslandSolution *out,
                          IssimError *err);
     /* true: the solver reads only the block form (the engine does not assemble dense M, J). */

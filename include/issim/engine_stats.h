@@ -29,6 +29,8 @@ typedef struct EngineStats {
     uint64_t state_pool_grows; /* the contact-state pool grew (at an onset) */
     uint64_t scratch_grows;    /* the per-step scratch took memory (a larger island than before) */
     uint64_t complementarity_steps; /* time steps of complementarity islands */
+    /* of which solved on the RESOLVE stage's pool, beside other islands (issue 33) */
+    uint64_t complementarity_parallel_islands;
     /* J, so far: kinetic energy the contact energy ledger took out of the bodies' relative motion
      * so that contacts found overlapping begin at their geometric depth, and elastic energy it let
      * collision updates add while depth offsets healed (docs/contact-models.md). */

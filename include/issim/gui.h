@@ -137,15 +137,18 @@ typedef struct GuiDeviceReadout {
     double force_rms, force_peak;  /* |F| over the servo's last statistics interval, N */
     double port_energy;            /* passivity observer: J into the scene over the run */
     double port_energy_min;        /* its lowest value, J */
-    double texture_periods;        /* periods that commanded a texture pulse */
-    bool motors_on;                /* enabled and powered this period */
-    unsigned limits;               /* HAPTIC_LIMIT_* of the last period */
-    unsigned device_status;        /* HAPTIC_STATUS_* of the last frame */
-    double coupling_k;             /* rendered coupling stiffness, world N/m */
-    double watchdog_fade;          /* coupling_k / the scene's K_c (1: live) */
-    const char *watchdog;          /* host watchdog: "live", "fading", "released", "motors off",
-                                      "no coupling" */
-    double handle_age_s;           /* wall seconds since the servo last wrote the handle */
+    /* local models' engine-to-servo latency, us (NAN without local models): the newest block's,
+       the mean and largest over the run; blocks copied */
+    double local_latency_us, local_latency_mean_us, local_latency_max_us, local_blocks;
+    double texture_periods; /* periods that commanded a texture pulse */
+    bool motors_on;         /* enabled and powered this period */
+    unsigned limits;        /* HAPTIC_LIMIT_* of the last period */
+    unsigned device_status; /* HAPTIC_STATUS_* of the last frame */
+    double coupling_k;      /* rendered coupling stiffness, world N/m */
+    double watchdog_fade;   /* coupling_k / the scene's K_c (1: live) */
+    const char *watchdog;   /* host watchdog: "live", "fading", "released", "motors off",
+                               "no coupling" */
+    double handle_age_s;    /* wall seconds since the servo last wrote the handle */
 } GuiDeviceReadout;
 
 /* Fills out from reg (Nullable: nothing to show) for device. */

@@ -153,8 +153,11 @@ typedef struct HapticServoStats {
        value over the run */
     double passivity_energy, passivity_energy_min;
     /* local models: the newest block's engine-to-servo latency, publication to copy, us (NAN
-       before the first) */
-    double local_latency_us;
+       before the first), its mean and largest over the run, and the blocks copied */
+    double local_latency_us, local_latency_mean_us, local_latency_max_us;
+    uint64_t local_blocks;
+    /* periods the local models' force was faded (the engine's heartbeat older than `hold`) */
+    uint64_t local_faded_periods;
 } HapticServoStats;
 
 void haptic_servo_stats_pack(const HapticServoStats *stats, RegistrySlot *slot);

@@ -31,6 +31,14 @@ int task_pool_threads(const TaskPool *pool);
  * count <= grain runs fn(ctx, 0, count) on the caller. */
 void task_pool_for(TaskPool *pool, int count, int grain, TaskRangeFn fn, void *ctx);
 
+/* Iterations [begin, end) run by the pool's thread `worker`: 0 the caller, 1 .. threads - 1 the
+ * workers. One thread runs as one worker at a time, so per-worker scratch (an arena each) needs
+ * no lock. */
+typedef void (*TaskWorkerRangeFn)(void *ctx, int begin, int end, int worker);
+
+/* task_pool_for, telling each range which thread runs it (a NULL pool: worker 0). */
+void task_pool_for_workers(TaskPool *pool, int count, int grain, TaskWorkerRangeFn fn, void *ctx);
+
 /* The number of processors online (at least 1): what "as many threads as cores" means. */
 int task_pool_processors(void);
 

@@ -293,9 +293,9 @@ static const CliOption OPTIONS[] = {
     {.name = "--threads",
      .value = "N",
      .apply = opt_threads,
-     .help = "threads of the engine's narrow phase (default auto: 2 for scenes of\n"
-             "64 bodies or more while a core is free, else 1); results are the\n"
-             "same for every N"},
+     .help = "threads of the engine's narrow phase and complementarity islands\n"
+             "(default auto: 2 for scenes of 64 shaped bodies or more while a\n"
+             "core is free, else 1); results are the same for every N"},
     {.name = "--record",
      .value = "FILE",
      .apply = opt_record,

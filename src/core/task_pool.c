@@ -18,15 +18,22 @@
 #include "issim/task_pool.h"
 
 typedef struct TaskJob {
-    TaskRangeFn fn;
+    TaskRangeFn fn;              /* one of fn, */
+    TaskWorkerRangeFn worker_fn; /* worker_fn is set */
     void *ctx;
     int count, grain;
 } TaskJob;
 
+typedef struct TaskWorker {
+    TaskPool *pool;
+    int index; /* 1 .. threads - 1: the caller is 0 */
+} TaskWorker;
+
 struct TaskPool {
     int threads;
-    pthread_t *workers; /* threads - 1 */
-    int started;        /* workers created */
+    pthread_t *workers;     /* threads - 1 */
+    TaskWorker *worker_ids; /* threads - 1: each worker's pool and index */
+    int started;            /* workers created */
     pthread_mutex_t lock;
     pthread_cond_t start, done;
     uint64_t generation; /* under lock: bumped for each loop */
@@ -37,18 +44,22 @@ struct TaskPool {
     atomic_int next;     /* the next unclaimed iteration of the current loop */
 };
 
-static void run_ranges(TaskPool *p, const TaskJob *job) {
+static void run_ranges(TaskPool *p, const TaskJob *job, int worker) {
     for (;;) {
         int begin = atomic_fetch_add_explicit(&p->next, job->grain, memory_order_relaxed);
         if (begin >= job->count)
             return;
         int end = begin + job->grain < job->count ? begin + job->grain : job->count;
-        job->fn(job->ctx, begin, end);
+        if (job->worker_fn)
+            job->worker_fn(job->ctx, begin, end, worker);
+        else
+            job->fn(job->ctx, begin, end);
     }
 }
 
 static void *worker_main(void *arg) {
-    TaskPool *p = arg;
+    TaskWorker *self = arg;
+    TaskPool *p = self->pool;
     uint64_t seen = 0;
     pthread_mutex_lock(&p->lock);
     for (;;) {
@@ -62,7 +73,7 @@ static void *worker_main(void *arg) {
         TaskJob job = p->job;
         p->busy++;
         pthread_mutex_unlock(&p->lock);
-        run_ranges(p, &job);
+        run_ranges(p, &job, self->index);
         pthread_mutex_lock(&p->lock);
         if (--p->busy == 0)
             pthread_cond_signal(&p->done);
@@ -83,7 +94,13 @@ TaskPool *task_pool_create(int threads, IssimError *err) {
         return NULL;
     }
     TaskPool *p = calloc(1, sizeof *p);
-    if (!p || (threads > 1 && !(p->workers = calloc((size_t)threads - 1, sizeof *p->workers)))) {
+    if (!p ||
+        (threads > 1 && (!(p->workers = calloc((size_t)threads - 1, sizeof *p->workers)) ||
+                         !(p->worker_ids = calloc((size_t)threads - 1, sizeof *p->worker_ids))))) {
+        if (p) {
+            free(p->workers);
+            free(p->worker_ids);
+        }
         free(p);
         issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for a pool of %d threads", threads);
         return NULL;
@@ -93,7 +110,9 @@ TaskPool *task_pool_create(int threads, IssimError *err) {
     pthread_cond_init(&p->start, NULL);
     pthread_cond_init(&p->done, NULL);
     for (; p->started < threads - 1; p->started++) {
-        if (pthread_create(&p->workers[p->started], NULL, worker_main, p) != 0) {
+        p->worker_ids[p->started] = (TaskWorker){.pool = p, .index = p->started + 1};
+        if (pthread_create(&p->workers[p->started], NULL, worker_main,
+                           &p->worker_ids[p->started]) != 0) {
             task_pool_destroy(p);
             issim_error_set(err, ISSIM_ERR_STATE, "cannot start worker %d of %d threads",
                             p->started + 1, threads);
@@ -116,6 +135,7 @@ void task_pool_destroy(TaskPool *p) {
     pthread_cond_destroy(&p->start);
     pthread_mutex_destroy(&p->lock);
     free(p->workers);
+    free(p->worker_ids);
     free(p);
 }
 
@@ -123,16 +143,18 @@ int task_pool_threads(const TaskPool *p) {
     return p ? p->threads : 1;
 }
 
-void task_pool_for(TaskPool *p, int count, int grain, TaskRangeFn fn, void *ctx) {
-    if (grain < 1)
-        grain = 1;
-    if (count <= 0)
+static void run_job(TaskPool *p, TaskJob job) {
+    if (job.grain < 1)
+        job.grain = 1;
+    if (job.count <= 0)
         return;
-    if (!p || p->started == 0 || count <= grain) {
-        fn(ctx, 0, count);
+    if (!p || p->started == 0 || job.count <= job.grain) {
+        if (job.worker_fn)
+            job.worker_fn(job.ctx, 0, job.count, 0);
+        else
+            job.fn(job.ctx, 0, job.count);
         return;
     }
-    TaskJob job = {.fn = fn, .ctx = ctx, .count = count, .grain = grain};
     pthread_mutex_lock(&p->lock);
     p->job = job;
     atomic_store_explicit(&p->next, 0, memory_order_relaxed);
@@ -140,10 +162,18 @@ void task_pool_for(TaskPool *p, int count, int grain, TaskRangeFn fn, void *ctx)
     p->generation++;
     pthread_cond_broadcast(&p->start);
     pthread_mutex_unlock(&p->lock);
-    run_ranges(p, &job);
+    run_ranges(p, &job, 0);
     pthread_mutex_lock(&p->lock);
     p->open = false;
     while (p->busy > 0)
         pthread_cond_wait(&p->done, &p->lock);
     pthread_mutex_unlock(&p->lock);
+}
+
+void task_pool_for(TaskPool *p, int count, int grain, TaskRangeFn fn, void *ctx) {
+    run_job(p, (TaskJob){.fn = fn, .ctx = ctx, .count = count, .grain = grain});
+}
+
+void task_pool_for_workers(TaskPool *p, int count, int grain, TaskWorkerRangeFn fn, void *ctx) {
+    run_job(p, (TaskJob){.worker_fn = fn, .ctx = ctx, .count = count, .grain = grain});
 }

@@ -29,6 +29,7 @@
 
 #include "engine_internal.h"
 #include "engine_island.h"
+#include "issim/task_pool.h"
 
 /* The largest dense system (doubles of M, M^-1, Jn, Jt: 400 MB) the engine assembles for a
  * dense solver; a settled pile of a thousand spheres would need about 2 GB. */
@@ -90,10 +91,9 @@ static bool index_islands(Engine *e, IslandIndex *x) {
     x->forces = ISSIM_ARENA_ALLOC(a, int, nc);
     x->force_start = ISSIM_ARENA_ALLOC(a, int, nb + 1);
     x->rows = ISSIM_ARENA_ALLOC(a, int, nc);
-    x->order = ISSIM_ARENA_ALLOC(a, int, 2 * nc + 2);
     int *key = ISSIM_ARENA_ALLOC(a, int, nb + nc);
     if (!x->island_of || !x->local || !x->bodies || !x->body_start || !x->candidates ||
-        !x->candidate_start || !x->forces || !x->force_start || !x->rows || !x->order || !key)
+        !x->candidate_start || !x->forces || !x->force_start || !x->rows || !key)
         return false;
     x->count = 0;
     for (int b = 0; b < nb; b++)
@@ -226,16 +226,18 @@ static IssimStatus run_solver(IslandWork *w, const EngineComplementaritySolver *
     IssimError why = {0};
     if (solve_once(e, solver, sys, sol, &why))
         return ISSIM_OK;
-    e->stats.complementarity_failures++;
+    w->tally->failures++;
     const EngineComplementaritySolver *pgs = engine_complementarity_pgs();
     IssimError pgs_why = {0};
     if (!e->islands.complementarity && solver != pgs && solve_once(e, pgs, sys, sol, &pgs_why)) {
-        issim_log(ISSIM_LOG_WARN,
-                  "complementarity solver %s failed on the island of %s (%d bodies, %d contacts) "
-                  "at t = %.9g s (%s): PGS solved this step",
-                  solver->name, island_name(w), w->body_count, w->contact_count, e->data.t,
-                  why.message);
-        e->stats.warnings++;
+        /* logged by the engine thread after the step (islands may be solved on workers) */
+        w->tally->fell_back = true;
+        issim_error_set(w->tally->note, ISSIM_ERR_NUMERIC,
+                        "complementarity solver %s failed on the island of %s (%d bodies, %d "
+                        "contacts) at t = %.9g s (%s): PGS solved this step",
+                        solver->name, island_name(w), w->body_count, w->contact_count, e->data.t,
+                        why.message);
+        w->tally->warnings++;
         return ISSIM_OK;
     }
     return issim_error_set(err, ISSIM_ERR_NUMERIC,
@@ -251,7 +253,7 @@ static IssimStatus bad_row(IslandWork *w, int row, IssimError *err) {
     const char *other = c->body_b >= 0
                             ? e->model.bodies[c->body_b].name
                             : thing_name(e->model.db, e->model.obstacles[c->obstacle].thing);
-    e->stats.complementarity_failures++;
+    w->tally->failures++;
     return issim_error_set(err, ISSIM_ERR_NUMERIC,
                            "island of %s (%d bodies) at t = %.9g s: the contact of %s and %s has "
                            "a non-finite normal or depth; the step is refused",
@@ -308,10 +310,10 @@ static IssimStatus position_pass(IslandWork *w, const EngineComplementaritySolve
     return ISSIM_OK;
 }
 
-static void count_iterations(EngineStats *stats, const EngineIslandSolution *sol) {
-    stats->complementarity_iterative_solves++;
-    stats->complementarity_sweeps += (uint64_t)sol->iterations;
-    stats->complementarity_residual = fmax(stats->complementarity_residual, sol->residual);
+static void count_iterations(IslandTally *tally, const EngineIslandSolution *sol) {
+    tally->iterative_solves++;
+    tally->sweeps += (uint64_t)sol->iterations;
+    tally->residual = fmax(tally->residual, sol->residual);
 }
 
 static IssimStatus solve_step(IslandWork *w, IssimError *err) {
@@ -359,7 +361,7 @@ static IssimStatus solve_step(IslandWork *w, IssimError *err) {
     if (m > 0 && run_solver(w, solver, &sys, &sol, err) != ISSIM_OK)
         return ISSIM_ERR_NUMERIC;
     if (m > 0 && solver->sparse)
-        count_iterations(&w->e->stats, &sol);
+        count_iterations(w->tally, &sol);
     island_velocity_after(w, w->lambda_n, w->lambda_t, w->u_next);
     if (overlap && position_pass(w, solver, &sys, err) != ISSIM_OK)
         return ISSIM_ERR_NUMERIC;
@@ -367,42 +369,45 @@ static IssimStatus solve_step(IslandWork *w, IssimError *err) {
     return ISSIM_OK;
 }
 
-/* n doubles of the per-step arena; *ok turns false when memory ran out. */
-static double *scratch_doubles(Engine *e, size_t n, bool *ok) {
-    double *p = ISSIM_ARENA_ALLOC(&e->islands.step_scratch, double, n);
+/* n doubles of the island's arena; *ok turns false when memory ran out. */
+static double *scratch_doubles(IslandWork *w, size_t n, bool *ok) {
+    double *p = ISSIM_ARENA_ALLOC(w->scratch, double, n);
     *ok = *ok && p;
     return p;
 }
 
-/* Scratch of one island step, from the per-step arena (released when the step ends). */
-static bool carve_scratch(Engine *e, IslandWork *w, int max_rows) {
+/* Scratch of one island step, from its thread's arena (released when the step ends). */
+static bool carve_scratch(IslandWork *w, int max_rows) {
     size_t n = (size_t)w->dim, m = (size_t)max_rows, bd = (size_t)w->bd;
     bool ok = true;
-    w->mass_blocks = scratch_doubles(e, n * bd, &ok);
-    w->inv_blocks = scratch_doubles(e, n * bd, &ok);
-    w->force = scratch_doubles(e, n, &ok);
-    w->velocity = scratch_doubles(e, n, &ok);
-    w->u_next = scratch_doubles(e, n, &ok);
-    w->rhs = scratch_doubles(e, n, &ok);
-    w->split.u_position = scratch_doubles(e, n, &ok);
-    w->split.zero = scratch_doubles(e, n, &ok);
-    w->pose = ISSIM_ARENA_ALLOC(&e->islands.step_scratch, EngineBodyState, n / bd);
-    w->blocks = ISSIM_ARENA_ALLOC(&e->islands.step_scratch, EngineContactBlock, m);
-    w->ids = ISSIM_ARENA_ALLOC(&e->islands.step_scratch, uint64_t, m);
-    w->frames = ISSIM_ARENA_ALLOC(&e->islands.step_scratch, Vec3, 3 * m);
-    w->gap = scratch_doubles(e, m, &ok);
-    w->mu = scratch_doubles(e, m, &ok);
-    w->mu_static = scratch_doubles(e, m, &ok);
-    w->no_friction = scratch_doubles(e, m, &ok);
-    w->warm_n = scratch_doubles(e, m, &ok);
-    w->warm_t = scratch_doubles(e, 2 * m, &ok);
-    w->lambda_n = scratch_doubles(e, 3 * m, &ok); /* lambda_n, lambda_t contiguous (3m) */
+    w->mass_blocks = scratch_doubles(w, n * bd, &ok);
+    w->inv_blocks = scratch_doubles(w, n * bd, &ok);
+    w->force = scratch_doubles(w, n, &ok);
+    w->velocity = scratch_doubles(w, n, &ok);
+    w->u_next = scratch_doubles(w, n, &ok);
+    w->rhs = scratch_doubles(w, n, &ok);
+    w->split.u_position = scratch_doubles(w, n, &ok);
+    w->split.zero = scratch_doubles(w, n, &ok);
+    w->pose = ISSIM_ARENA_ALLOC(w->scratch, EngineBodyState, n / bd);
+    w->after = w->defer_store ? ISSIM_ARENA_ALLOC(w->scratch, EngineBodyState, n / bd) : NULL;
+    w->blocks = ISSIM_ARENA_ALLOC(w->scratch, EngineContactBlock, m);
+    w->ids = ISSIM_ARENA_ALLOC(w->scratch, uint64_t, m);
+    w->order = ISSIM_ARENA_ALLOC(w->scratch, int, 2 * m + 2);
+    w->frames = ISSIM_ARENA_ALLOC(w->scratch, Vec3, 3 * m);
+    w->gap = scratch_doubles(w, m, &ok);
+    w->mu = scratch_doubles(w, m, &ok);
+    w->mu_static = scratch_doubles(w, m, &ok);
+    w->no_friction = scratch_doubles(w, m, &ok);
+    w->warm_n = scratch_doubles(w, m, &ok);
+    w->warm_t = scratch_doubles(w, 2 * m, &ok);
+    w->lambda_n = scratch_doubles(w, 3 * m, &ok); /* lambda_n, lambda_t contiguous (3m) */
     w->lambda_t = w->lambda_n + m;
-    w->split.lambda_p = scratch_doubles(e, 3 * m, &ok); /* lambda_p, lambda_pt contiguous (3m) */
+    w->split.lambda_p = scratch_doubles(w, 3 * m, &ok); /* lambda_p, lambda_pt contiguous (3m) */
     w->split.lambda_pt = w->split.lambda_p + m;
-    w->split.gap_velocity = scratch_doubles(e, m, &ok);
-    w->split.gap_position = scratch_doubles(e, m, &ok);
-    if (!ok || !w->pose || !w->blocks || !w->ids || !w->frames)
+    w->split.gap_velocity = scratch_doubles(w, m, &ok);
+    w->split.gap_position = scratch_doubles(w, m, &ok);
+    if (!ok || !w->pose || !w->blocks || !w->ids || !w->order || !w->frames ||
+        (w->defer_store && !w->after))
         return false;
     memset(w->force, 0, sizeof(double) * n);
     return true;
@@ -463,36 +468,14 @@ static void update_row_activity(IslandWork *w, double t) {
     }
 }
 
-/* One time step of island k at time t, its scratch carved from the per-step arena (the caller
- * releases it). */
-static IssimStatus island_step_in(IslandWork *w, const IslandIndex *x, int k, double t, double h,
-                                  IssimError *err) {
-    Engine *e = w->e;
-    int c0 = x->candidate_start[k], nc = x->candidate_start[k + 1] - c0;
-    if (!carve_scratch(e, w, nc))
-        return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for the island of %s",
-                               e->model.bodies[w->bodies[0]].name);
-    e->data.t = t; /* contact kinematics are evaluated at the island's own time */
-    island_read_poses(w);
-    island_order_top_down(w, x->candidates + c0, nc, w->gap);
-    int bad = island_assemble_contacts(w, x->rows + c0, x->candidates + c0, nc);
-    if (bad >= 0)
-        return bad_row(w, bad, err);
-    island_assemble_bodies(w);
-    island_assemble_force_laws(w);
-    IssimStatus s = solve_step(w, err);
-    if (s != ISSIM_OK)
-        return s;
-    e->stats.complementarity_steps++;
-    update_row_activity(w, t + h);
-    return ISSIM_OK;
-}
-
-/* One time step of island k at time t; its scratch is released when the step ends. */
-static IssimStatus island_step(Engine *e, const IslandIndex *x, int k, double t, double h,
-                               IssimError *err) {
+/* Island k's work record for a step of h, its scratch from `scratch`. */
+static IslandWork island_work(Engine *e, const IslandIndex *x, int k, double h, IssimArena *scratch,
+                              IslandTally *tally) {
     IslandWork w = {.e = e,
                     .index = x,
+                    .island = k,
+                    .scratch = scratch,
+                    .tally = tally,
                     .body_count = x->body_start[k + 1] - x->body_start[k],
                     .bodies = x->bodies + x->body_start[k],
                     .force_count = x->force_start[k + 1] - x->force_start[k],
@@ -501,32 +484,263 @@ static IssimStatus island_step(Engine *e, const IslandIndex *x, int k, double t,
                     .bd = e->model.planar ? 3 : 6,
                     .h = h};
     w.dim = w.body_count * w.bd;
+    return w;
+}
+
+/* The solve of one time step of an island, at e->data.t, up to its new positions and
+ * velocities; its scratch (carved from w->scratch) holds the impulses update_row_activity reads.
+ * Writes only the island's bodies' state, its candidate and row lists and its tally, so islands
+ * that share no body (island_independent) may run on any threads. */
+static IssimStatus island_solve(IslandWork *w, IssimError *err) {
+    Engine *e = w->e;
+    const IslandIndex *x = w->index;
+    int c0 = x->candidate_start[w->island], nc = x->candidate_start[w->island + 1] - c0;
+    if (!carve_scratch(w, nc))
+        return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for the island of %s",
+                               e->model.bodies[w->bodies[0]].name);
+    island_read_poses(w);
+    island_order_top_down(w, x->candidates + c0, nc, w->gap);
+    int bad = island_assemble_contacts(w, x->rows + c0, x->candidates + c0, nc);
+    if (bad >= 0)
+        return bad_row(w, bad, err);
+    island_assemble_bodies(w);
+    island_assemble_force_laws(w);
+    IssimStatus s = solve_step(w, err);
+    if (s == ISSIM_OK)
+        w->tally->steps++;
+    return s;
+}
+
+/* An island step's counts into the engine's statistics (sums and a maximum: the same whatever
+ * the order), and its solver fallback's warning to the log. */
+static void add_tally(Engine *e, const IslandTally *t) {
+    e->stats.complementarity_steps += t->steps;
+    e->stats.complementarity_failures += t->failures;
+    e->stats.warnings += t->warnings;
+    e->stats.complementarity_iterative_solves += t->iterative_solves;
+    e->stats.complementarity_sweeps += t->sweeps;
+    e->stats.complementarity_residual = fmax(e->stats.complementarity_residual, t->residual);
+    if (t->fell_back)
+        issim_log(ISSIM_LOG_WARN, "%s", t->note->message);
+}
+
+/* One time step of island k at time t on the engine thread: solve, then the rows' activity
+ * (events, contact ids, the contact-state pool, waking: engine-wide, so always here, in island
+ * order). Its scratch is released when the step ends. */
+static IssimStatus island_step(Engine *e, const IslandIndex *x, int k, double t, double h,
+                               IssimError *err) {
+    IssimError note = {0};
+    IslandTally tally = {.note = &note};
+    IslandWork w = island_work(e, x, k, h, &e->islands.step_scratch, &tally);
     IssimArenaMark mark = issim_arena_mark(&e->islands.step_scratch);
-    IssimStatus s = island_step_in(&w, x, k, t, h, err);
+    e->data.t = t; /* contact kinematics are evaluated at the island's own time */
+    IssimStatus s = island_solve(&w, err);
+    add_tally(e, &tally);
+    if (s == ISSIM_OK)
+        update_row_activity(&w, t + h);
     issim_arena_reset(&e->islands.step_scratch, mark);
     return s;
 }
 
-/* Every complementarity island from t_start to t_target by time steps; the index lives in the
- * per-step arena. */
-static IssimStatus resolve_islands(Engine *e, double t_start, double t_target, IssimError *err) {
-    IslandIndex x;
-    if (!index_islands(e, &x))
-        return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for islands");
-    for (int k = 0; k < x.count; k++) {
-        open_island(e, &x, k, true);
+/* The length of the first step from t to t_target (the last one ends exactly there). */
+static double first_step(const Engine *e, double t, double t_target) {
+    double h = fmin(e->model.dt, t_target - t);
+    if (t_target - (t + h) < 1e-12 * e->model.dt)
+        h = t_target - t;
+    return h;
+}
+
+/* Every island from t_start to t_target, one island after the other (the serial path). */
+static IssimStatus resolve_serial(Engine *e, IslandIndex *x, double t_start, double t_target,
+                                  IssimError *err) {
+    for (int k = 0; k < x->count; k++) {
+        open_island(e, x, k, true);
         for (double t = t_start; t < t_target;) {
-            double h = fmin(e->model.dt, t_target - t);
-            if (t_target - (t + h) < 1e-12 * e->model.dt)
-                h = t_target - t;
-            IssimStatus s = island_step(e, &x, k, t, h, err);
+            double h = first_step(e, t, t_target);
+            IssimStatus s = island_step(e, x, k, t, h, err);
             if (s != ISSIM_OK)
                 return s;
             t = (h == t_target - t) ? t_target : t + h;
         }
-        open_island(e, &x, k, false);
+        open_island(e, x, k, false);
     }
     return ISSIM_OK;
+}
+
+/* ===== Islands on several threads (issue 33) =====
+ *
+ * An advance of one time step solves the independent islands on the pool first, each on one
+ * thread into its own scratch (new states included), then walks every island in island order on
+ * the engine thread: an independent island's new states go into the engine's state and its rows
+ * update their activity, any other island is solved and updated there as on the serial path. So
+ * the engine's state at each event is the serial path's too (a listener reads it: sim.c's
+ * impacts). An island is independent when its rows and force-law contacts
+ * touch only its own bodies, fixed obstacles and awake bodies that no island steps (whose state
+ * the RESOLVE stage does not change), and it has no force-law contact inside: then its solve reads
+ * nothing another island's step or activity writes, and writes nothing they read, so solving it
+ * early changes no bit. An island whose rows reach a body of another island (a candidate the
+ * islands' union did not join) or a sleeping body (one a landing may wake) stays in the serial
+ * order, and so does the island it reaches. The results are the serial path's to the bit, on any
+ * number of threads. */
+
+/* The engine body's island k may read from its rows without ordering: its own, none (an
+ * obstacle), or an awake body that no island steps. */
+static bool reads_freely(const Engine *e, const IslandIndex *x, int k, int b) {
+    if (b < 0 || x->island_of[b] == k)
+        return true;
+    return x->island_of[b] < 0 && !e->body_data[b].asleep;
+}
+
+/* Marks island k and any island its contacts list[0, count) reach as ordered (1). */
+static void mark_reach(const Engine *e, const IslandIndex *x, int k, const int *list, int count,
+                       unsigned char *ordered) {
+    for (int i = 0; i < count; i++) {
+        const EngineContact *c = &e->contacts[list[i]];
+        int body[2] = {c->body, c->body_b};
+        for (int side = 0; side < 2; side++) {
+            if (reads_freely(e, x, k, body[side]))
+                continue;
+            ordered[k] = 1;
+            if (x->island_of[body[side]] >= 0)
+                ordered[x->island_of[body[side]]] = 1;
+        }
+    }
+}
+
+typedef struct ParallelIslands {
+    Engine *e;
+    const IslandIndex *x;
+    const int *independent; /* island numbers, ascending */
+    IslandWork *work;       /* per island: slot k written by the thread that solves k */
+    IslandTally *tally;     /* per island, as work */
+    IssimError *error;      /* per island: read only where status is not ISSIM_OK */
+    IssimStatus *status;    /* per island */
+    double h;
+} ParallelIslands;
+
+static void solve_independent(void *ctx, int begin, int end, int thread) {
+    ParallelIslands *p = ctx;
+    for (int i = begin; i < end; i++) {
+        int k = p->independent[i];
+        p->work[k] =
+            island_work(p->e, p->x, k, p->h, &p->e->islands.thread_scratch[thread], &p->tally[k]);
+        p->work[k].defer_store = true; /* into the engine's state in island order */
+        p->status[k] = island_solve(&p->work[k], &p->error[k]);
+    }
+}
+
+/* The pool for `threads` threads and its arenas, made once (false: out of memory or threads). */
+static bool resolve_pool(Engine *e, int threads) {
+    if (e->islands.pool && e->islands.resolve_threads == threads)
+        return true;
+    engine_resolve_pool_free(e);
+    e->islands.thread_scratch = calloc((size_t)threads, sizeof *e->islands.thread_scratch);
+    if (!e->islands.thread_scratch)
+        return false;
+    for (int i = 0; i < threads; i++)
+        issim_arena_init(&e->islands.thread_scratch[i]);
+    e->islands.resolve_threads = threads;
+    e->islands.pool = task_pool_create(threads, NULL);
+    return e->islands.pool != NULL;
+}
+
+void engine_resolve_pool_free(Engine *e) {
+    task_pool_destroy(e->islands.pool);
+    for (int i = 0; e->islands.thread_scratch && i < e->islands.resolve_threads; i++)
+        issim_arena_free(&e->islands.thread_scratch[i]);
+    free(e->islands.thread_scratch);
+    e->islands.pool = NULL;
+    e->islands.thread_scratch = NULL;
+    e->islands.resolve_threads = 0;
+}
+
+/* The islands' one step of h from t, the independent ones on the pool. */
+static IssimStatus resolve_parallel(Engine *e, IslandIndex *x, double t, double h,
+                                    IssimError *err) {
+    IssimArena *a = &e->islands.step_scratch;
+    int n = x->count;
+    unsigned char *ordered = ISSIM_ARENA_ALLOC(a, unsigned char, n);
+    int *independent = ISSIM_ARENA_ALLOC(a, int, n);
+    ParallelIslands p = {.e = e,
+                         .x = x,
+                         .independent = independent,
+                         .work = ISSIM_ARENA_ALLOC(a, IslandWork, n),
+                         .tally = ISSIM_ARENA_ALLOC(a, IslandTally, n),
+                         .error = ISSIM_ARENA_ALLOC(a, IssimError, n),
+                         .status = ISSIM_ARENA_ALLOC(a, IssimStatus, n),
+                         .h = h};
+    if (!ordered || !independent || !p.work || !p.tally || !p.error || !p.status)
+        return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for islands");
+    memset(ordered, 0, (size_t)n);
+    for (int k = 0; k < n; k++) {
+        mark_reach(e, x, k, x->candidates + x->candidate_start[k],
+                   x->candidate_start[k + 1] - x->candidate_start[k], ordered);
+        mark_reach(e, x, k, x->forces + x->force_start[k],
+                   x->force_start[k + 1] - x->force_start[k], ordered);
+        /* A force law inside the island is a contact model's code (a plugin, a contact map
+         * with its caches) that was never asked to run on two threads at once. */
+        if (x->force_start[k + 1] > x->force_start[k])
+            ordered[k] = 1;
+    }
+    int count = 0;
+    for (int k = 0; k < n; k++) {
+        open_island(e, x, k, true); /* offsets of every island at once: offset_in asks whose */
+        p.tally[k] = (IslandTally){.note = &p.error[k]};
+        if (!ordered[k])
+            independent[count++] = k;
+    }
+    e->data.t = t; /* contact kinematics are evaluated at the islands' time */
+    IssimArenaMark marks[ENGINE_MAX_THREADS];
+    for (int i = 0; i < e->islands.resolve_threads; i++)
+        marks[i] = issim_arena_mark(&e->islands.thread_scratch[i]);
+    task_pool_for_workers(e->islands.pool, count, 1, solve_independent, &p);
+    e->stats.complementarity_parallel_islands += (uint64_t)count;
+    IssimStatus s = ISSIM_OK;
+    for (int k = 0, next = 0; k < n && s == ISSIM_OK; k++) {
+        if (next < count && independent[next] == k) {
+            next++;
+            add_tally(e, &p.tally[k]);
+            if ((s = p.status[k]) != ISSIM_OK) {
+                *err = p.error[k];
+            } else {
+                island_store_positions(&p.work[k]);
+                update_row_activity(&p.work[k], t + h);
+            }
+        } else {
+            s = island_step(e, x, k, t, h, err);
+        }
+    }
+    for (int i = 0; i < e->islands.resolve_threads; i++)
+        issim_arena_reset(&e->islands.thread_scratch[i], marks[i]);
+    for (int k = 0; k < n; k++)
+        open_island(e, x, k, false);
+    return s;
+}
+
+/* The RESOLVE stage's threads: the engine's option, else the narrow phase's choice. */
+static int resolve_threads(const Engine *e) {
+    int threads = e->model.options.threads > 0 ? e->model.options.threads : engine_threads(e);
+    return threads < ENGINE_MAX_THREADS ? threads : ENGINE_MAX_THREADS;
+}
+
+/* Every complementarity island from t_start to t_target by time steps; the index lives in the
+ * per-step arena. An advance of one step with two islands or more and more than one thread
+ * solves them in parallel; anything else (several steps, whose activity updates interleave
+ * with the next step's solves in the serial order; a solver set by the caller) one after the
+ * other. */
+static IssimStatus resolve_islands(Engine *e, double t_start, double t_target, IssimError *err) {
+    IslandIndex x;
+    if (!index_islands(e, &x))
+        return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for islands");
+    double h = first_step(e, t_start, t_target);
+    int threads = resolve_threads(e);
+    /* An engine-wide solver (engine_set_complementarity_solver) is the caller's code with the
+     * caller's user pointer: it is called from the engine thread only. */
+    bool own_solvers = !e->islands.complementarity;
+    if (h == t_target - t_start && x.count > 1 && threads > 1 && own_solvers &&
+        resolve_pool(e, threads))
+        return resolve_parallel(e, &x, t_start, h, err);
+    return resolve_serial(e, &x, t_start, t_target, err);
 }
 
 IssimStatus engine_resolve_complementarity(Engine *e, double t_start, double t_target,

@@ -11,9 +11,9 @@
 #include <math.h>
 
 /* Displacement of the point at arm r of body b in the trial step (zero for a held body). */
-static Vec3 point_motion(const Engine *e, int b, const int *local, double h, const double *u,
-                         Vec3 r) {
-    if (b < 0 || local[b] < 0)
+static Vec3 point_motion(const Engine *e, int b, const int *local, const int *island_of, int island,
+                         double h, const double *u, Vec3 r) {
+    if (b < 0 || island_of[b] != island || local[b] < 0)
         return vec3(0.0, 0.0, 0.0);
     const double *v = u + local[b];
     if (e->model.planar) {
@@ -30,14 +30,15 @@ static Vec3 point_motion(const Engine *e, int b, const int *local, double h, con
 }
 
 void engine_island_gaps_after(const Engine *e, const int *rows, int m, const int *local,
-                              const double *gap, double h, const double *u_next, double *gap_out) {
+                              const int *island_of, int island, const double *gap, double h,
+                              const double *u_next, double *gap_out) {
     for (int i = 0; i < m; i++) {
         const EngineContact *c = &e->contacts[rows[i]];
         ContactKinematics k;
         Vec3 ra, rb;
         engine_contact_arms(e, e->y, c, e->data.t, &k, &ra, &rb);
-        Vec3 da = point_motion(e, c->body, local, h, u_next, ra);
-        Vec3 db = point_motion(e, c->body_b, local, h, u_next, rb);
+        Vec3 da = point_motion(e, c->body, local, island_of, island, h, u_next, ra);
+        Vec3 db = point_motion(e, c->body_b, local, island_of, island, h, u_next, rb);
         gap_out[i] = gap[i] + vec3_dot(k.normal, vec3_sub(da, db));
     }
 }

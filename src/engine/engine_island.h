@@ -14,12 +14,11 @@
 typedef struct IslandIndex {
     int count;
     int *island_of; /* engine body -> island number, or -1 (not stepped) */
-    int *local;     /* engine body -> velocity offset in the island being solved, or -1 */
+    int *local;     /* engine body -> velocity offset in its island (while open), or -1 */
     int *bodies, *body_start;
     int *candidates, *candidate_start; /* complementarity contacts touching the island */
     int *forces, *force_start;         /* active force-law contacts touching it */
     int *rows;                         /* scratch: this step's rows (engine contact indices) */
-    int *order;                        /* scratch: the bucket sort of order_top_down */
 } IslandIndex;
 
 /* The split position correction: gaps for each pass, its impulses and pseudo-velocities. */
@@ -27,9 +26,21 @@ typedef struct IslandSplit {
     double *gap_velocity, *gap_position, *lambda_p, *lambda_pt, *u_position, *zero;
 } IslandSplit;
 
+/* What one island step adds to EngineStats, kept apart while islands are solved in parallel
+ * and added in island order after (engine_complementarity.c). */
+typedef struct IslandTally {
+    uint64_t steps, failures, warnings, iterative_solves, sweeps;
+    double residual;
+    bool fell_back;   /* a solver failed and PGS took the step: */
+    IssimError *note; /* the warning, logged by the engine thread after the step */
+} IslandTally;
+
 typedef struct IslandWork {
     Engine *e;
     const IslandIndex *index;
+    int island;          /* its number in index */
+    IssimArena *scratch; /* the arena of the thread that solves it */
+    IslandTally *tally;
     int body_count, contact_count, force_count;
     const int *bodies;   /* engine body indices */
     const int *contacts; /* complementarity rows: engine contact indices */
@@ -43,8 +54,13 @@ typedef struct IslandWork {
     double *mass_blocks, *inv_blocks; /* per body bd x bd */
     EngineContactBlock *blocks;
     uint64_t *ids;
+    int *order;            /* 2 * rows + 2: the bucket sort of island_order_top_down */
     Vec3 *frames;          /* per row: normal, t1, t2 */
     EngineBodyState *pose; /* per island body (by offset / bd): its state at the step's start */
+    /* Per island body, its state after the step, kept here (not yet in the engine's state) when
+     * the island is solved ahead of the serial order; NULL: written at once. */
+    EngineBodyState *after;
+    bool defer_store; /* carve `after` */
     double *force, *velocity, *gap, *mu, *mu_static, *no_friction, *warm_n, *warm_t;
     double *lambda_n, *lambda_t, *u_next, *rhs;
     IslandSplit split;
@@ -52,7 +68,7 @@ typedef struct IslandWork {
 
 /* Body b's velocity offset in the island being solved, or -1 (held: no unknown). */
 static inline int offset_in(const IslandWork *w, int b) {
-    return b < 0 ? -1 : w->index->local[b];
+    return b < 0 || w->index->island_of[b] != w->island ? -1 : w->index->local[b];
 }
 
 void island_order_top_down(IslandWork *w, int *candidates, int count, double *keys);
@@ -68,5 +84,7 @@ void island_velocity_after(const IslandWork *w, const double *ln, const double *
 double island_normal_rate(const IslandWork *w, int i, const double *u);
 void island_gap_after(void *ctx, const double *u_next, double *gap_out);
 void island_integrate_positions(IslandWork *w);
+/* The states island_integrate_positions kept in w->after into the engine's state. */
+void island_store_positions(const IslandWork *w);
 
 #endif

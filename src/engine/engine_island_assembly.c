@@ -45,7 +45,7 @@ void island_order_top_down(IslandWork *w, int *candidates, int count, double *ke
     }
     if (!(high > low))
         return;
-    int *start = w->index->order, *sorted = start + count + 2;
+    int *start = w->order, *sorted = start + count + 2;
     double scale = (count - 1) / (high - low);
     memset(start, 0, sizeof(int) * (size_t)(count + 2));
     for (int i = 0; i < count; i++) /* bucket 0 the highest */
@@ -235,7 +235,7 @@ int island_assemble_contacts(IslandWork *w, int *rows, const int *candidates, in
 /* The dense M, M^-1, Jn, Jt from the blocks, for solvers that factor them. */
 bool island_assemble_dense(IslandWork *w) {
     int n = w->dim, m = w->contact_count, bd = w->bd;
-    IssimArena *a = &w->e->islands.step_scratch;
+    IssimArena *a = w->scratch;
     w->mass = ISSIM_ARENA_ALLOC(a, double, (size_t)n *(size_t)n);
     w->inv_mass = ISSIM_ARENA_ALLOC(a, double, (size_t)n *(size_t)n);
     w->jn = ISSIM_ARENA_ALLOC(a, double, (size_t)m *(size_t)n);
@@ -272,7 +272,7 @@ bool island_assemble_dense(IslandWork *w) {
 /* A sparse solver's workspace. */
 bool island_reserve_work(IslandWork *w) {
     size_t need = ENGINE_SOLVER_WORK(w->contact_count, w->dim);
-    w->work = ISSIM_ARENA_ALLOC(&w->e->islands.step_scratch, double, need);
+    w->work = ISSIM_ARENA_ALLOC(w->scratch, double, need);
     w->work_doubles = need;
     return w->work != NULL;
 }
@@ -334,8 +334,8 @@ double island_normal_rate(const IslandWork *w, int i, const double *u) {
  * bodies, engine_gap_after.c). */
 void island_gap_after(void *ctx, const double *u_next, double *gap_out) {
     const IslandWork *w = ctx;
-    engine_island_gaps_after(w->e, w->contacts, w->contact_count, w->index->local, w->gap, w->h,
-                             u_next, gap_out);
+    engine_island_gaps_after(w->e, w->contacts, w->contact_count, w->index->local,
+                             w->index->island_of, w->island, w->gap, w->h, u_next, gap_out);
 }
 
 /* q+ = q + h G(q) (u+ + u_p) for every body of the island: the velocities become u+, the
@@ -362,6 +362,14 @@ void island_integrate_positions(IslandWork *w) {
             st.pos = vec3_add(
                 st.pos, vec3(w->h * (u[0] + p[0]), w->h * (u[1] + p[1]), w->h * (u[2] + p[2])));
         }
-        engine_block_store(e, e->y, b, &st);
+        if (w->after)
+            w->after[i] = st;
+        else
+            engine_block_store(e, e->y, b, &st);
     }
+}
+
+void island_store_positions(const IslandWork *w) {
+    for (int i = 0; i < w->body_count; i++)
+        engine_block_store(w->e, w->e->y, w->bodies[i], &w->after[i]);
 }

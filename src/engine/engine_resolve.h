@@ -27,7 +27,17 @@ typedef struct EngineIslands {
      * step's rows, blocks and dense matrices (engine_complementarity.c). It grows with the
      * largest island seen, never inside a step once islands stop growing. */
     IssimArena step_scratch;
+    /* Islands solved in parallel (engine_complementarity.c, issue 33): a pool of
+     * resolve_threads threads made at the first advance that can use it, and one arena per
+     * thread for the island steps that thread solves. The engine thread creates, resets and
+     * frees them between advances; inside one, pool thread i alone writes thread_scratch[i]. */
+    struct TaskPool *pool;
+    int resolve_threads;
+    IssimArena *thread_scratch;
 } EngineIslands;
+
+/* The most threads the RESOLVE stage uses (the --threads option's limit). */
+#define ENGINE_MAX_THREADS 64
 
 /* The bodies of time-stepped (complementarity) islands are neither integrated nor asleep. */
 void engine_islands_free(Engine *e);
@@ -39,9 +49,13 @@ bool engine_contact_time_stepped(const Engine *e, const EngineContact *c);
 IssimStatus engine_resolve_complementarity(Engine *e, double t_start, double t_target,
                                            IssimError *err);
 /* engine_gap_after.c: 001 2.2's delta(s^{t+dt}) for the island's contact rows (engine contact
- * indices) after a trial step of h with island velocities u_next (local: engine body -> island
- * velocity offset, or -1); gap: the rows' distances at the start. */
+ * indices) after a trial step of h with island velocities u_next (local: engine body -> velocity
+ * offset in its island; island_of: engine body -> island; bodies of other islands are held);
+ * gap: the rows' distances at the start. */
 void engine_island_gaps_after(const Engine *e, const int *rows, int m, const int *local,
-                              const double *gap, double h, const double *u_next, double *gap_out);
+                              const int *island_of, int island, const double *gap, double h,
+                              const double *u_next, double *gap_out);
+/* Frees the RESOLVE stage's pool and per-thread arenas (engine_islands_free). */
+void engine_resolve_pool_free(Engine *e);
 
 #endif

@@ -56,6 +56,7 @@ IssimStatus engine_islands_init(Engine *e, IssimError *err) {
 
 void engine_islands_free(Engine *e) {
     issim_arena_free(&e->islands.step_scratch);
+    engine_resolve_pool_free(e);
     free(e->islands.stepped_bodies);
     free(e->islands.island_of_body);
     free(e->islands.scratch);

@@ -69,6 +69,10 @@ void fill_stats(const RegistrySlot &slot, GuiDeviceReadout *out) {
     out->force_rms = st.force_rms;
     out->port_energy = st.passivity_energy;
     out->port_energy_min = st.passivity_energy_min;
+    out->local_latency_us = st.local_latency_us;
+    out->local_latency_mean_us = st.local_latency_mean_us;
+    out->local_latency_max_us = st.local_latency_max_us;
+    out->local_blocks = (double)st.local_blocks;
     out->force_peak = st.force_peak;
     out->texture_periods = (double)st.texture_periods;
     out->servo_state = (int)st.state;
@@ -214,6 +218,12 @@ void timing_table(const GuiDeviceReadout &ro) {
         ImGui::EndTable();
     }
     ImGui::Text("overruns %.0f, missed deadlines %.0f", ro.overruns, ro.missed_deadlines);
+    // The engine-to-servo latency of the local models (issue 30's target: one engine step +
+    // 100 us); absent without local models.
+    if (ro.local_blocks > 0)
+        ImGui::TextWrapped("local model latency %.0f us (mean %.0f, max %.0f over %.0f blocks)",
+                           ro.local_latency_us, ro.local_latency_mean_us, ro.local_latency_max_us,
+                           ro.local_blocks);
 }
 
 // A limit's name after the last, on the next line when the panel is too narrow for it.

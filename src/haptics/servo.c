@@ -120,6 +120,7 @@ struct HapticServo {
     bool local_dropped_said; /* the warning about contacts left out was logged */
     HapticLocalSet local;
     double local_gain;
+    uint64_t local_faded_periods; /* periods local models were faded: the engine's beat late */
     double engine_force[2];
     double impulse[2], impulse_time, last_now;
 };
@@ -258,6 +259,7 @@ HapticServo *haptic_servo_create(HapticDevice *dev, const PantographConfig *conf
                                        : desc->plausibility.handle_mass_min / servo->period;
     if (servo->judge)
         servo->bounds = haptic_motion_bounds(config, &desc->plausibility);
+    servo->local_gain = 1.0; /* the coupling's engage ramps the motors in at the start */
     return servo;
 }
 
@@ -485,8 +487,14 @@ static void passivity_control(HapticServo *servo, double f[2]) {
 static void local_models_force(HapticServo *servo, double now, double f[2]) {
     const HapticCoupling *c = &servo->desc.coupling;
     haptic_local_set_refresh(&servo->local, servo->reg, now);
-    servo->local_gain =
+    /* Faded at once when the engine's beat is late, but back only over `fade`: after a fade the
+       handle may be deep in a surface it did not feel, and a full model at once there pushed it
+       out with the force limit (8 mJ out of the port in one press under load) */
+    double beat_gain =
         haptic_local_gain(&servo->desc.local, now - registry_board_heartbeat(servo->reg));
+    double ramp = servo->desc.local.fade_s > 0.0 ? servo->period / servo->desc.local.fade_s : 1.0;
+    servo->local_gain = fmin(beat_gain, servo->local_gain + ramp);
+    servo->local_faded_periods += servo->local_gain < 1.0;
     Vec3 contact = {0, 0, 0};
     if (servo->local.have) {
         const HapticLocalHeader *h = (const HapticLocalHeader *)servo->local.block;
@@ -782,6 +790,12 @@ HapticServoStats haptic_servo_stats(const HapticServo *servo) {
         .passivity_energy = servo->port_energy,
         .passivity_energy_min = servo->port_energy_min,
         .local_latency_us = servo->local.have ? 1e6 * servo->local.arrival_latency : NAN,
+        .local_latency_mean_us = servo->local.arrivals > 0 ? 1e6 * servo->local.latency_sum /
+                                                                 (double)servo->local.arrivals
+                                                           : NAN,
+        .local_latency_max_us = servo->local.arrivals > 0 ? 1e6 * servo->local.latency_max : NAN,
+        .local_blocks = servo->local.arrivals,
+        .local_faded_periods = servo->local_faded_periods,
     };
 }
 

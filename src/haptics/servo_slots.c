@@ -68,6 +68,10 @@ enum {
     STAT_PASSIVITY_ENERGY,
     STAT_PASSIVITY_ENERGY_MIN,
     STAT_LOCAL_LATENCY_US,
+    STAT_LOCAL_LATENCY_MEAN_US,
+    STAT_LOCAL_LATENCY_MAX_US,
+    STAT_LOCAL_BLOCKS,
+    STAT_LOCAL_FADED_PERIODS,
     STAT_COUNT
 };
 _Static_assert(STAT_COUNT <= REGISTRY_SLOT_VALUES, "the servo statistics fit their slot");
@@ -186,6 +190,10 @@ void haptic_servo_stats_pack(const HapticServoStats *s, RegistrySlot *slot) {
     v[STAT_PASSIVITY_ENERGY] = s->passivity_energy;
     v[STAT_PASSIVITY_ENERGY_MIN] = s->passivity_energy_min;
     v[STAT_LOCAL_LATENCY_US] = s->local_latency_us;
+    v[STAT_LOCAL_LATENCY_MEAN_US] = s->local_latency_mean_us;
+    v[STAT_LOCAL_LATENCY_MAX_US] = s->local_latency_max_us;
+    v[STAT_LOCAL_BLOCKS] = (double)s->local_blocks;
+    v[STAT_LOCAL_FADED_PERIODS] = (double)s->local_faded_periods;
 }
 
 HapticServoStats haptic_servo_stats_unpack(const RegistrySlot *slot) {
@@ -223,6 +231,10 @@ HapticServoStats haptic_servo_stats_unpack(const RegistrySlot *slot) {
         .passivity_energy = v[STAT_PASSIVITY_ENERGY],
         .passivity_energy_min = v[STAT_PASSIVITY_ENERGY_MIN],
         .local_latency_us = v[STAT_LOCAL_LATENCY_US],
+        .local_latency_mean_us = v[STAT_LOCAL_LATENCY_MEAN_US],
+        .local_latency_max_us = v[STAT_LOCAL_LATENCY_MAX_US],
+        .local_blocks = (uint64_t)v[STAT_LOCAL_BLOCKS],
+        .local_faded_periods = (uint64_t)v[STAT_LOCAL_FADED_PERIODS],
     };
 }
 

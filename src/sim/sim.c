@@ -654,10 +654,14 @@ void sim_print_summary(const Sim *sim, const SimSummary *sum, FILE *out) {
     fprintf(out, "scene      %s\n", sim->scene_path);
     /* Time steps and onsets from the session's own count: a complementarity island is time-stepped
      * by its solver, so the integrator's steps and located roots leave it out. */
-    char island_steps[96] = "";
+    char island_steps[128] = "";
     if (sum->engine.complementarity_steps > 0)
         snprintf(island_steps, sizeof island_steps, " (%llu complementarity island steps)",
                  (unsigned long long)sum->engine.complementarity_steps);
+    if (sum->engine.complementarity_parallel_islands > 0) /* --threads: islands side by side */
+        snprintf(island_steps + strlen(island_steps), sizeof island_steps - strlen(island_steps),
+                 " (%llu solved in parallel)",
+                 (unsigned long long)sum->engine.complementarity_parallel_islands);
     fprintf(out,
             "simulated  %.6g s with %s, dt %.3g s: %llu time steps%s, %llu integrator steps, "
             "%llu contact onsets, %llu contact ends, %.3f s wall (%.3gx real time)\n",

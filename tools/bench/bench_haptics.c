@@ -40,6 +40,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -499,6 +500,80 @@ static int bench_lateness(double rate, bool fifo, double seconds) {
     return bench_lateness_on("scenes/pantograph_push.lua", rate, fifo, seconds, true);
 }
 
+/* The machine's own scheduling latency, without our code (cyclictest's measurement): a thread at
+ * the servo's SCHED_FIFO priority (80) sleeps to absolute deadlines every period with
+ * clock_nanosleep and records how late it woke; nothing else. What the servo's lateness shows
+ * beyond these figures is ours. */
+typedef struct BareLoop {
+    double period, seconds;
+    double p50_us, p99_us, p999_us, max_us;
+    uint64_t periods, overruns;
+    bool fifo;
+    double work_mean_us, work_max_us; /* a fixed 1,000-step arithmetic loop each period */
+} BareLoop;
+
+static int by_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void *bare_loop(void *arg) {
+    BareLoop *b = arg;
+    struct sched_param p = {.sched_priority = 80};
+    b->fifo = pthread_setschedparam(pthread_self(), SCHED_FIFO, &p) == 0;
+    size_t n = (size_t)(b->seconds / b->period);
+    double *late = malloc(n * sizeof(double));
+    if (!late)
+        return NULL;
+    struct timespec next;
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    long period_ns = (long)(b->period * 1e9);
+    for (size_t i = 0; i < n; i++) {
+        next.tv_nsec += period_ns;
+        while (next.tv_nsec >= 1000000000L) {
+            next.tv_nsec -= 1000000000L;
+            next.tv_sec++;
+        }
+        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        late[i] = (double)(now.tv_sec - next.tv_sec) * 1e6 + (now.tv_nsec - next.tv_nsec) * 1e-3;
+        b->overruns += late[i] > 1e6 * b->period;
+        /* the same work every period: its longest run is how long the thread lost the CPU
+           mid-period, as the servo's compute max */
+        volatile double x = 1.0;
+        for (int k = 0; k < 1000; k++)
+            x = x * 1.0000001 + 1e-9;
+        struct timespec done;
+        clock_gettime(CLOCK_MONOTONIC, &done);
+        double work =
+            (double)(done.tv_sec - now.tv_sec) * 1e6 + (done.tv_nsec - now.tv_nsec) * 1e-3;
+        b->work_mean_us += work / (double)n;
+        b->work_max_us = fmax(b->work_max_us, work);
+    }
+    qsort(late, n, sizeof(double), by_double);
+    b->periods = n;
+    b->p50_us = late[n / 2];
+    b->p99_us = late[(size_t)(0.99 * (double)(n - 1))];
+    b->p999_us = late[(size_t)(0.999 * (double)(n - 1))];
+    b->max_us = late[n - 1];
+    free(late);
+    return NULL;
+}
+
+static void bench_bare_loop(double rate, double seconds) {
+    BareLoop b = {.period = 1.0 / rate, .seconds = seconds};
+    pthread_t t;
+    if (pthread_create(&t, NULL, bare_loop, &b) != 0)
+        return;
+    pthread_join(t, NULL);
+    printf("haptics.bare_loop_%.0fhz_%s_us: p50 %.0f p99 %.0f p99.9 %.0f max %.0f; late by a "
+           "period %" PRIu64 " of %" PRIu64 "; fixed work mean %.1f max %.1f us (clock_nanosleep "
+           "and a fixed loop, no servo)\n",
+           rate, b.fifo ? "fifo" : "normal", b.p50_us, b.p99_us, b.p999_us, b.max_us, b.overruns,
+           b.periods, b.work_mean_us, b.work_max_us);
+}
+
 /* The servo on pantograph_push_local.lua (its proxy's contacts as local models), at `rate`,
  * SCHED_FIFO when permitted, with no load of its own: run it while the GUI draws a scene (the
  * issue's figures: docs/haptics.md "Local models"); the load is printed before and after. */
@@ -508,6 +583,7 @@ static int bench_rates(double seconds) {
     for (int r = 0; r < 2; r++) {
         print_load("before");
         rc |= bench_lateness_on("scenes/pantograph_push_local.lua", rates[r], true, seconds, false);
+        bench_bare_loop(rates[r], seconds);
         print_load("after");
     }
     return rc;
