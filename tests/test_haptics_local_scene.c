@@ -206,6 +206,9 @@ static void test_the_box_edge_is_stiff_in_the_hand(void **state) {
     RegistryFrame first = {.values = r.values};
     assert_true(registry_read_latest(r.reg, &first));
     double sim_t0 = first.t, wall_t0 = issim_wall_time();
+    RegistrySlot stats0_slot;
+    registry_slot_read(r.reg, REGISTRY_SLOT_SERVO_STATS, &stats0_slot);
+    HapticServoStats st0 = haptic_servo_stats_unpack(&stats0_slot);
     for (int i = 0; i < SAMPLES; i++) {
         nap_ms(10);
         HapticHandleState h = handle(&r);
@@ -250,8 +253,14 @@ static void test_the_box_edge_is_stiff_in_the_hand(void **state) {
        ThreadSanitizer it fell behind, the handle pressed through the proxy's stale model and
        never came to rest (in one run the medians missed the law by 90 %). As test_haptics_cli
        does, the physics is judged only when the engine kept up. */
-    print_message("engine pace over the samples: %.2f simulated s per wall s\n", pace);
-    if (pace < 0.9) {
+    /* a late engine fades the local models (the hand then feels nothing: a median of 0 N was
+       seen at load 5): the same tolerance as the tap's, 40 periods (one hold + fade) */
+    uint64_t faded =
+        st.engine_stalls + st.local_faded_periods - st0.engine_stalls - st0.local_faded_periods;
+    print_message("engine pace over the samples: %.2f simulated s per wall s, %" PRIu64
+                  " stalled or faded periods\n",
+                  pace, faded);
+    if (pace < 0.9 || faded > 40) {
         print_message("the engine did not keep real time: the forces are not judged\n");
         return;
     }
@@ -309,7 +318,8 @@ static HapticServoStats servo_stats(Run *r) {
    handle sinks into a surface unopposed and is pushed out when the model returns. */
 static uint64_t local_interruptions(HapticServoStats st) {
     /* tolerated by the judges below: 40 periods at 4 kHz (10 ms in all, one hold + fade) over
-       the tap's 0.6 s; 200 (50 ms) over the two presses' 8 s */
+       the tap's 0.6 s and over each press (a burst of 86 let the C0 loop's area miss the port's
+       energy by 3x at load 5) */
     return st.engine_stalls + st.local_faded_periods;
 }
 
@@ -442,7 +452,8 @@ static void test_the_hand_traces_internal_friction(void **state) {
     print_loop("internal_friction_c0", &c0_loop, slope_c0);
     /* An engine that stalls lets the local model fade: the handle sinks in unopposed and is
        pushed out when the model returns (seen under load: 7.4 mm deep, 9 mJ out of the port) */
-    if (plain_loop.pace < 0.9 || c0_loop.pace < 0.9 || plain_loop.stalls + c0_loop.stalls > 200) {
+    if (plain_loop.pace < 0.9 || c0_loop.pace < 0.9 || plain_loop.stalls > 40 ||
+        c0_loop.stalls > 40) {
         print_message("the engine did not keep real time (%" PRIu64 " stalled or faded periods): "
                       "the loops are not judged\n",
                       plain_loop.stalls + c0_loop.stalls);

@@ -120,35 +120,50 @@ typedef struct GuiDevice {
 
 /* What the device panel shows, from the registry's HANDLE and SERVO_STATS slots (seqlock
  * snapshots written by the servo; the GUI never takes a lock the servo uses). */
-typedef struct GuiDeviceReadout {
-    bool have_stats, have_handle;
+/* The servo's rate and wake-up lateness (SERVO_STATS). */
+typedef struct GuiServoTiming {
     double rate_hz, measured_hz, periods;
     double p50_us, p99_us, p999_us, max_us; /* wake-up lateness */
     double overruns, missed_deadlines;      /* late by a whole period; deadlines skipped */
     double compute_mean_us, compute_max_us; /* read to write, per period */
     bool fifo;                              /* SCHED_FIFO */
+} GuiServoTiming;
+
+/* The servo's counters (SERVO_STATS). */
+typedef struct GuiServoCounts {
     double stale_reads, device_errors, force_limited, engine_stalls;
     double crc_errors, frames_lost, frames_dropped; /* link integrity (protocol 2) */
-    int servo_state;                                /* HapticServoState */
-    double x, y, vx, vy;                            /* handle, device frame: m, m/s */
+    double texture_periods;                         /* periods that commanded a texture pulse */
+} GuiServoCounts;
+
+/* The handle and its motors in the last period (HANDLE slot and SERVO_STATS). */
+typedef struct GuiHandleReadout {
+    double x, y, vx, vy;           /* handle, device frame: m, m/s */
     double fx, fy;                 /* the force the motors are commanded with, on the handle, N */
     double texture_fx, texture_fy; /* the texture's part of it, N */
     double tau1, tau5;             /* joint torques sent to the D/A, N m */
     double force_rms, force_peak;  /* |F| over the servo's last statistics interval, N */
-    double port_energy;            /* passivity observer: J into the scene over the run */
-    double port_energy_min;        /* its lowest value, J */
+    bool motors_on;                /* enabled and powered this period */
+    unsigned limits;               /* HAPTIC_LIMIT_* of the last period */
+    unsigned device_status;        /* HAPTIC_STATUS_* of the last frame */
+} GuiHandleReadout;
+
+typedef struct GuiDeviceReadout {
+    bool have_stats, have_handle;
+    int servo_state;        /* HapticServoState */
+    double port_energy;     /* passivity observer: J into the scene over the run */
+    double port_energy_min; /* its lowest value, J */
     /* local models' engine-to-servo latency, us (NAN without local models): the newest block's,
        the mean and largest over the run; blocks copied */
     double local_latency_us, local_latency_mean_us, local_latency_max_us, local_blocks;
-    double texture_periods; /* periods that commanded a texture pulse */
-    bool motors_on;         /* enabled and powered this period */
-    unsigned limits;        /* HAPTIC_LIMIT_* of the last period */
-    unsigned device_status; /* HAPTIC_STATUS_* of the last frame */
-    double coupling_k;      /* rendered coupling stiffness, world N/m */
-    double watchdog_fade;   /* coupling_k / the scene's K_c (1: live) */
-    const char *watchdog;   /* host watchdog: "live", "fading", "released", "motors off",
-                               "no coupling" */
-    double handle_age_s;    /* wall seconds since the servo last wrote the handle */
+    double coupling_k;    /* rendered coupling stiffness, world N/m */
+    double watchdog_fade; /* coupling_k / the scene's K_c (1: live) */
+    const char *watchdog; /* host watchdog: "live", "fading", "released", "motors off",
+                             "no coupling" */
+    double handle_age_s;  /* wall seconds since the servo last wrote the handle */
+    GuiServoTiming timing;
+    GuiServoCounts counts;
+    GuiHandleReadout handle;
 } GuiDeviceReadout;
 
 /* Fills out from reg (Nullable: nothing to show) for device. */

@@ -477,12 +477,15 @@ void app_device_print(App *app) {
            "force_rms=%.6f force_peak=%.6f texture_periods=%.0f limits=%u device_status=%u "
            "watchdog=%s fade=%.3f stalls=%.0f age_s=%.3f "
            "servo_state=%d pid=%d\n",
-           status_name(g->status), g->enable_requested, g->emergency_stopped, ro.motors_on,
-           ro.periods, ro.rate_hz, ro.measured_hz, ro.p50_us, ro.p99_us, ro.p999_us, ro.max_us,
-           ro.overruns, ro.missed_deadlines, ro.compute_mean_us, ro.compute_max_us, ro.fifo, ro.x,
-           ro.y, ro.vx, ro.vy, ro.fx, ro.fy, ro.texture_fx, ro.texture_fy, ro.tau1, ro.tau5,
-           ro.force_rms, ro.force_peak, ro.texture_periods, ro.limits, ro.device_status, watchdog,
-           ro.watchdog_fade, ro.engine_stalls, ro.handle_age_s, ro.servo_state, g->simulator_pid);
+           status_name(g->status), g->enable_requested, g->emergency_stopped, ro.handle.motors_on,
+           ro.timing.periods, ro.timing.rate_hz, ro.timing.measured_hz, ro.timing.p50_us,
+           ro.timing.p99_us, ro.timing.p999_us, ro.timing.max_us, ro.timing.overruns,
+           ro.timing.missed_deadlines, ro.timing.compute_mean_us, ro.timing.compute_max_us,
+           ro.timing.fifo, ro.handle.x, ro.handle.y, ro.handle.vx, ro.handle.vy, ro.handle.fx,
+           ro.handle.fy, ro.handle.texture_fx, ro.handle.texture_fy, ro.handle.tau1, ro.handle.tau5,
+           ro.handle.force_rms, ro.handle.force_peak, ro.counts.texture_periods, ro.handle.limits,
+           ro.handle.device_status, watchdog, ro.watchdog_fade, ro.counts.engine_stalls,
+           ro.handle_age_s, ro.servo_state, g->simulator_pid);
     RenderArrow arrows[APP_DEVICE_ARROWS]; /* as drawn, with the forces they show */
     Vec3 forces[APP_DEVICE_ARROWS];
     int arrow_count = app_device_arrows(app, live ? &handle : NULL, arrows, forces);
@@ -509,25 +512,26 @@ int app_device_condition(App *app, const char *what, const char *value) {
     GuiDeviceReadout ro;
     gui_device_readout(app->session.sim ? app->session.reg : NULL, g, &ro);
     if (strcmp(what, "periods") == 0 && value)
-        return g->status == GUI_DEVICE_RUNNING && ro.periods >= atof(value);
+        return g->status == GUI_DEVICE_RUNNING && ro.timing.periods >= atof(value);
     if (strcmp(what, "error") == 0)
         return g->status == GUI_DEVICE_ERROR;
     if (strcmp(what, "motors_on") == 0)
-        return ro.motors_on && ro.handle_age_s < 0.1;
+        return ro.handle.motors_on && ro.handle_age_s < 0.1;
     if (strcmp(what, "motors_off") == 0)
-        return !ro.motors_on && ro.handle_age_s < 0.1;
+        return !ro.handle.motors_on && ro.handle_age_s < 0.1;
     /* A position condition, so tests wait for the handle rather than for wall-clock time. */
     if (strcmp(what, "y_below") == 0 && value)
-        return ro.have_handle && ro.handle_age_s < 0.1 && ro.y < atof(value);
+        return ro.have_handle && ro.handle_age_s < 0.1 && ro.handle.y < atof(value);
     if (strcmp(what, "y_above") == 0 && value)
-        return ro.have_handle && ro.handle_age_s < 0.1 && ro.y > atof(value);
+        return ro.have_handle && ro.handle_age_s < 0.1 && ro.handle.y > atof(value);
     /* At rest: the force the motors are commanded with has caught up with the surfaces' law
      * (max_force_step slews it) only once the handle stops. */
     if (strcmp(what, "still") == 0 && value)
-        return ro.have_handle && ro.handle_age_s < 0.1 && hypot(ro.vx, ro.vy) < atof(value);
+        return ro.have_handle && ro.handle_age_s < 0.1 &&
+               hypot(ro.handle.vx, ro.handle.vy) < atof(value);
     /* A period whose force no limit of the safety chain changed: a starved engine's proxy lags
        the hand until the coupling force is clipped, for as long as the engine is behind. */
     if (strcmp(what, "unlimited") == 0)
-        return ro.motors_on && ro.handle_age_s < 0.1 && ro.limits == 0;
+        return ro.handle.motors_on && ro.handle_age_s < 0.1 && ro.handle.limits == 0;
     return -1;
 }

@@ -184,7 +184,7 @@ static const EngineComplementaritySolver *island_solver(const IslandWork *w, int
         *kind = (int)w->e->model.pairs[w->e->contacts[w->contacts[i]].pair].params.solver;
     bool friction = false;
     for (int i = 0; i < w->contact_count && !friction; i++)
-        friction = w->mu[i] > 0.0 || w->mu_static[i] > 0.0;
+        friction = w->rows.mu[i] > 0.0 || w->rows.mu_static[i] > 0.0;
     return engine_complementarity_for(*kind, w->contact_count, friction);
 }
 
@@ -266,22 +266,22 @@ static EngineIslandSystem island_system(IslandWork *w) {
                                 .dim = w->dim,
                                 .contacts = w->contact_count,
                                 .body_dim = w->bd,
-                                .mass = w->dense ? w->mass : NULL,
-                                .inv_mass = w->dense ? w->inv_mass : NULL,
-                                .jn = w->dense ? w->jn : NULL,
-                                .jt = w->dense ? w->jt : NULL,
-                                .inv_mass_blocks = w->inv_blocks,
-                                .blocks = w->blocks,
-                                .force = w->force,
-                                .velocity = w->velocity,
+                                .mass = w->mat.dense ? w->mat.mass : NULL,
+                                .inv_mass = w->mat.dense ? w->mat.inv_mass : NULL,
+                                .jn = w->mat.dense ? w->mat.jn : NULL,
+                                .jt = w->mat.dense ? w->mat.jt : NULL,
+                                .inv_mass_blocks = w->mat.inv_blocks,
+                                .blocks = w->mat.blocks,
+                                .force = w->rows.force,
+                                .velocity = w->rows.velocity,
                                 .gap = w->split.gap_velocity,
-                                .mu = w->mu,
-                                .mu_static = w->mu_static,
-                                .contact_id = w->ids,
-                                .warm_n = w->warm_n,
-                                .warm_t = w->warm_t,
-                                .work = w->dense ? NULL : w->work,
-                                .work_doubles = w->dense ? 0 : w->work_doubles,
+                                .mu = w->rows.mu,
+                                .mu_static = w->rows.mu_static,
+                                .contact_id = w->rows.ids,
+                                .warm_n = w->rows.warm_n,
+                                .warm_t = w->rows.warm_t,
+                                .work = w->mat.dense ? NULL : w->mat.work,
+                                .work_doubles = w->mat.dense ? 0 : w->mat.work_doubles,
                                 .gap_after = island_gap_after,
                                 .ctx = w};
 }
@@ -295,8 +295,8 @@ static IssimStatus position_pass(IslandWork *w, const EngineComplementaritySolve
     push.force = w->split.zero;
     push.velocity = w->split.zero;
     push.gap = w->split.gap_position;
-    push.mu = w->no_friction;
-    push.mu_static = w->no_friction;
+    push.mu = w->rows.no_friction;
+    push.mu_static = w->rows.no_friction;
     push.warm_n = NULL;
     push.warm_t = NULL;
     push.max_sweeps = POSITION_PASS_SWEEPS;
@@ -304,7 +304,7 @@ static IssimStatus position_pass(IslandWork *w, const EngineComplementaritySolve
     EngineIslandSolution out = {.lambda_n = w->split.lambda_p, .lambda_t = w->split.lambda_pt};
     if (run_solver(w, solver, &push, &out, err) != ISSIM_OK)
         return ISSIM_ERR_NUMERIC;
-    memset(w->rhs, 0, sizeof(double) * (size_t)n);
+    memset(w->rows.rhs, 0, sizeof(double) * (size_t)n);
     island_add_jacobian_transpose(w, w->split.lambda_p, NULL);
     island_apply_inv_mass(w, NULL, w->split.u_position);
     return ISSIM_OK;
@@ -326,16 +326,16 @@ static IssimStatus solve_step(IslandWork *w, IssimError *err) {
             return issim_error_set(err, ISSIM_ERR_INVALID,
                                    "island of %s: solver \"%s\" is not built in", island_name(w),
                                    contact_solver_name((ContactSolverKind)kind));
-        w->dense = !solver->sparse;
+        w->mat.dense = !solver->sparse;
         double dense_doubles = 2.0 * n * n + 3.0 * m * n;
-        if (w->dense && dense_doubles > DENSE_LIMIT)
+        if (w->mat.dense && dense_doubles > DENSE_LIMIT)
             return issim_error_set(err, ISSIM_ERR_INVALID,
                                    "solver %s needs the dense system of the island of %s (%d "
                                    "bodies, %d contacts: %.3g GB); the island is too large for "
                                    "it: choose solver \"pgs\" for its pairs",
                                    solver->name, island_name(w), w->body_count, m,
                                    8e-9 * dense_doubles);
-        bool room = w->dense ? island_assemble_dense(w) : island_reserve_work(w);
+        bool room = w->mat.dense ? island_assemble_dense(w) : island_reserve_work(w);
         if (!room)
             return issim_error_set(err, ISSIM_ERR_NOMEM,
                                    "out of memory for the system of the island of %s",
@@ -351,18 +351,18 @@ static IssimStatus solve_step(IslandWork *w, IssimError *err) {
     memset(w->split.u_position, 0, sizeof(double) * (size_t)n);
     memset(w->split.zero, 0, sizeof(double) * (size_t)n);
     for (int i = 0; i < m; i++) {
-        w->split.gap_velocity[i] = fmax(w->gap[i], 0.0);
-        w->split.gap_position[i] = position_gap(w->gap[i], slop);
-        w->no_friction[i] = 0.0;
-        overlap = overlap || w->gap[i] < -slop;
+        w->split.gap_velocity[i] = fmax(w->rows.gap[i], 0.0);
+        w->split.gap_position[i] = position_gap(w->rows.gap[i], slop);
+        w->rows.no_friction[i] = 0.0;
+        overlap = overlap || w->rows.gap[i] < -slop;
     }
     EngineIslandSystem sys = island_system(w);
-    EngineIslandSolution sol = {.lambda_n = w->lambda_n, .lambda_t = w->lambda_t};
+    EngineIslandSolution sol = {.lambda_n = w->rows.lambda_n, .lambda_t = w->rows.lambda_t};
     if (m > 0 && run_solver(w, solver, &sys, &sol, err) != ISSIM_OK)
         return ISSIM_ERR_NUMERIC;
     if (m > 0 && solver->sparse)
         count_iterations(w->tally, &sol);
-    island_velocity_after(w, w->lambda_n, w->lambda_t, w->u_next);
+    island_velocity_after(w, w->rows.lambda_n, w->rows.lambda_t, w->rows.u_next);
     if (overlap && position_pass(w, solver, &sys, err) != ISSIM_OK)
         return ISSIM_ERR_NUMERIC;
     island_integrate_positions(w);
@@ -380,36 +380,36 @@ static double *scratch_doubles(IslandWork *w, size_t n, bool *ok) {
 static bool carve_scratch(IslandWork *w, int max_rows) {
     size_t n = (size_t)w->dim, m = (size_t)max_rows, bd = (size_t)w->bd;
     bool ok = true;
-    w->mass_blocks = scratch_doubles(w, n * bd, &ok);
-    w->inv_blocks = scratch_doubles(w, n * bd, &ok);
-    w->force = scratch_doubles(w, n, &ok);
-    w->velocity = scratch_doubles(w, n, &ok);
-    w->u_next = scratch_doubles(w, n, &ok);
-    w->rhs = scratch_doubles(w, n, &ok);
+    w->mat.mass_blocks = scratch_doubles(w, n * bd, &ok);
+    w->mat.inv_blocks = scratch_doubles(w, n * bd, &ok);
+    w->rows.force = scratch_doubles(w, n, &ok);
+    w->rows.velocity = scratch_doubles(w, n, &ok);
+    w->rows.u_next = scratch_doubles(w, n, &ok);
+    w->rows.rhs = scratch_doubles(w, n, &ok);
     w->split.u_position = scratch_doubles(w, n, &ok);
     w->split.zero = scratch_doubles(w, n, &ok);
     w->pose = ISSIM_ARENA_ALLOC(w->scratch, EngineBodyState, n / bd);
     w->after = w->defer_store ? ISSIM_ARENA_ALLOC(w->scratch, EngineBodyState, n / bd) : NULL;
-    w->blocks = ISSIM_ARENA_ALLOC(w->scratch, EngineContactBlock, m);
-    w->ids = ISSIM_ARENA_ALLOC(w->scratch, uint64_t, m);
-    w->order = ISSIM_ARENA_ALLOC(w->scratch, int, 2 * m + 2);
-    w->frames = ISSIM_ARENA_ALLOC(w->scratch, Vec3, 3 * m);
-    w->gap = scratch_doubles(w, m, &ok);
-    w->mu = scratch_doubles(w, m, &ok);
-    w->mu_static = scratch_doubles(w, m, &ok);
-    w->no_friction = scratch_doubles(w, m, &ok);
-    w->warm_n = scratch_doubles(w, m, &ok);
-    w->warm_t = scratch_doubles(w, 2 * m, &ok);
-    w->lambda_n = scratch_doubles(w, 3 * m, &ok); /* lambda_n, lambda_t contiguous (3m) */
-    w->lambda_t = w->lambda_n + m;
+    w->mat.blocks = ISSIM_ARENA_ALLOC(w->scratch, EngineContactBlock, m);
+    w->rows.ids = ISSIM_ARENA_ALLOC(w->scratch, uint64_t, m);
+    w->rows.order = ISSIM_ARENA_ALLOC(w->scratch, int, 2 * m + 2);
+    w->rows.frames = ISSIM_ARENA_ALLOC(w->scratch, Vec3, 3 * m);
+    w->rows.gap = scratch_doubles(w, m, &ok);
+    w->rows.mu = scratch_doubles(w, m, &ok);
+    w->rows.mu_static = scratch_doubles(w, m, &ok);
+    w->rows.no_friction = scratch_doubles(w, m, &ok);
+    w->rows.warm_n = scratch_doubles(w, m, &ok);
+    w->rows.warm_t = scratch_doubles(w, 2 * m, &ok);
+    w->rows.lambda_n = scratch_doubles(w, 3 * m, &ok); /* lambda_n, lambda_t contiguous (3m) */
+    w->rows.lambda_t = w->rows.lambda_n + m;
     w->split.lambda_p = scratch_doubles(w, 3 * m, &ok); /* lambda_p, lambda_pt contiguous (3m) */
     w->split.lambda_pt = w->split.lambda_p + m;
     w->split.gap_velocity = scratch_doubles(w, m, &ok);
     w->split.gap_position = scratch_doubles(w, m, &ok);
-    if (!ok || !w->pose || !w->blocks || !w->ids || !w->order || !w->frames ||
+    if (!ok || !w->pose || !w->mat.blocks || !w->rows.ids || !w->rows.order || !w->rows.frames ||
         (w->defer_store && !w->after))
         return false;
-    memset(w->force, 0, sizeof(double) * n);
+    memset(w->rows.force, 0, sizeof(double) * n);
     return true;
 }
 
@@ -428,17 +428,17 @@ static void update_row_activity(IslandWork *w, double t) {
     Engine *e = w->e;
     for (int i = 0; i < w->contact_count; i++) {
         EngineContact *c = &e->contacts[w->contacts[i]];
-        const Vec3 *f = w->frames + 3 * i;
-        Vec3 friction = vec3_add(vec3_scale(f[1], w->lambda_t[2 * i]),
-                                 vec3_scale(f[2], w->lambda_t[2 * i + 1]));
-        c->warm_impulse = vec3_mad(friction, w->lambda_n[i], f[0]);
-        c->resolved_force = w->lambda_n[i] / w->h;
+        const Vec3 *f = w->rows.frames + 3 * i;
+        Vec3 friction = vec3_add(vec3_scale(f[1], w->rows.lambda_t[2 * i]),
+                                 vec3_scale(f[2], w->rows.lambda_t[2 * i + 1]));
+        c->warm_impulse = vec3_mad(friction, w->rows.lambda_n[i], f[0]);
+        c->resolved_force = w->rows.lambda_n[i] / w->h;
         c->resolved_friction = vec3_scale(friction, 1.0 / w->h);
         /* The depth after the step, linearised (the solve's own model of it); the exact
          * kinematics only when the activity changes and an event needs them. */
-        double depth = -(w->gap[i] + w->h * (island_normal_rate(w, i, w->u_next) +
-                                             island_normal_rate(w, i, w->split.u_position)));
-        bool want = w->lambda_n[i] > 0.0 || depth > 0.0;
+        double depth = -(w->rows.gap[i] + w->h * (island_normal_rate(w, i, w->rows.u_next) +
+                                                  island_normal_rate(w, i, w->split.u_position)));
+        bool want = w->rows.lambda_n[i] > 0.0 || depth > 0.0;
         if (want == c->active)
             continue;
         ContactKinematics k;
@@ -453,7 +453,7 @@ static void update_row_activity(IslandWork *w, double t) {
             /* Against a sleeping body (held in this solve): a landing wakes its island (004
              * App. E.3.1), judged by the approach speed before this step's impulse stopped it. */
             ContactKinematics landing = k;
-            landing.depth_rate = -island_normal_rate(w, i, w->velocity);
+            landing.depth_rate = -island_normal_rate(w, i, w->rows.velocity);
             engine_wake_on_contact(e, c, &landing, t);
         } else {
             engine_contact_end(e, c);
@@ -499,7 +499,7 @@ static IssimStatus island_solve(IslandWork *w, IssimError *err) {
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for the island of %s",
                                e->model.bodies[w->bodies[0]].name);
     island_read_poses(w);
-    island_order_top_down(w, x->candidates + c0, nc, w->gap);
+    island_order_top_down(w, x->candidates + c0, nc, w->rows.gap);
     int bad = island_assemble_contacts(w, x->rows + c0, x->candidates + c0, nc);
     if (bad >= 0)
         return bad_row(w, bad, err);

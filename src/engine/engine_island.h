@@ -35,6 +35,26 @@ typedef struct IslandTally {
     IssimError *note; /* the warning, logged by the engine thread after the step */
 } IslandTally;
 
+/* The island's mass and contact Jacobians: dense when the solver asks for them, else per-body
+ * blocks and the sparse solver's workspace. */
+typedef struct IslandMatrices {
+    bool dense;
+    double *mass, *inv_mass, *jn, *jt; /* dense, when the solver asks for it */
+    double *work;                      /* else the sparse solver's workspace */
+    size_t work_doubles;
+    double *mass_blocks, *inv_blocks; /* per body bd x bd */
+    EngineContactBlock *blocks;
+} IslandMatrices;
+
+/* Per complementarity row: its order, frame, forces, velocities, gaps, friction and solution. */
+typedef struct IslandRows {
+    uint64_t *ids;
+    int *order;   /* 2 * rows + 2: the bucket sort of island_order_top_down */
+    Vec3 *frames; /* per row: normal, t1, t2 */
+    double *force, *velocity, *gap, *mu, *mu_static, *no_friction, *warm_n, *warm_t;
+    double *lambda_n, *lambda_t, *u_next, *rhs;
+} IslandRows;
+
 typedef struct IslandWork {
     Engine *e;
     const IslandIndex *index;
@@ -47,23 +67,14 @@ typedef struct IslandWork {
     const int *forces;   /* force-law contacts acting through f */
     int dim, bd;
     double h;
-    bool dense;
-    double *mass, *inv_mass, *jn, *jt; /* dense, when the solver asks for it */
-    double *work;                      /* else the sparse solver's workspace */
-    size_t work_doubles;
-    double *mass_blocks, *inv_blocks; /* per body bd x bd */
-    EngineContactBlock *blocks;
-    uint64_t *ids;
-    int *order;            /* 2 * rows + 2: the bucket sort of island_order_top_down */
-    Vec3 *frames;          /* per row: normal, t1, t2 */
     EngineBodyState *pose; /* per island body (by offset / bd): its state at the step's start */
     /* Per island body, its state after the step, kept here (not yet in the engine's state) when
      * the island is solved ahead of the serial order; NULL: written at once. */
     EngineBodyState *after;
     bool defer_store; /* carve `after` */
-    double *force, *velocity, *gap, *mu, *mu_static, *no_friction, *warm_n, *warm_t;
-    double *lambda_n, *lambda_t, *u_next, *rhs;
     IslandSplit split;
+    IslandMatrices mat;
+    IslandRows rows;
 } IslandWork;
 
 /* Body b's velocity offset in the island being solved, or -1 (held: no unknown). */

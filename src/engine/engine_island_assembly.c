@@ -45,7 +45,7 @@ void island_order_top_down(IslandWork *w, int *candidates, int count, double *ke
     }
     if (!(high > low))
         return;
-    int *start = w->order, *sorted = start + count + 2;
+    int *start = w->rows.order, *sorted = start + count + 2;
     double scale = (count - 1) / (high - low);
     memset(start, 0, sizeof(int) * (size_t)(count + 2));
     for (int i = 0; i < count; i++) /* bucket 0 the highest */
@@ -78,14 +78,14 @@ static void add_wrench(const IslandWork *w, int b, Vec3 f, Vec3 tau) {
     if (o < 0)
         return;
     if (w->e->model.planar) {
-        w->force[o] += f.x;
-        w->force[o + 1] += f.z;
-        w->force[o + 2] += tau.y;
+        w->rows.force[o] += f.x;
+        w->rows.force[o + 1] += f.z;
+        w->rows.force[o + 2] += tau.y;
         return;
     }
     double v[6] = {f.x, f.y, f.z, tau.x, tau.y, tau.z};
     for (int i = 0; i < 6; i++)
-        w->force[o + i] += v[i];
+        w->rows.force[o + i] += v[i];
 }
 
 /* M and M^-1 per body, u and the bodies' own forces. */
@@ -98,7 +98,7 @@ void island_assemble_bodies(IslandWork *w) {
         EngineBodyState st = w->pose[o / bd];
         Vec3 f = engine_body_own_force(e, b, e->data.t);
         Vec3 tau = engine_body_own_torque(e, b);
-        double *mb = w->mass_blocks + (size_t)o * bd, *ib = w->inv_blocks + (size_t)o * bd;
+        double *mb = w->mat.mass_blocks + (size_t)o * bd, *ib = w->mat.inv_blocks + (size_t)o * bd;
         memset(mb, 0, sizeof(double) * (size_t)(bd * bd));
         memset(ib, 0, sizeof(double) * (size_t)(bd * bd));
         if (e->model.planar) {
@@ -107,7 +107,7 @@ void island_assemble_bodies(IslandWork *w) {
             for (int k = 0; k < 3; k++) {
                 mb[k + 3 * k] = m3[k];
                 ib[k + 3 * k] = 1.0 / m3[k];
-                w->velocity[o + k] = u3[k];
+                w->rows.velocity[o + k] = u3[k];
             }
         } else {
             Mat3 inertia = mat3_world_inertia(st.orient, body->inertia), inv;
@@ -122,7 +122,7 @@ void island_assemble_bodies(IslandWork *w) {
                     ib[(3 + k) + 6 * (3 + j)] = inv.m[k][j];
                 }
             }
-            memcpy(w->velocity + o, u6, sizeof u6);
+            memcpy(w->rows.velocity + o, u6, sizeof u6);
         }
         add_wrench(w, b, f, tau);
     }
@@ -163,10 +163,10 @@ static void jacobian_block(const IslandWork *w, double j[3][6], const Vec3 *fram
 
 /* The previous step's impulse of contact c in this step's frame (zero for a new contact). */
 static void warm_start_row(IslandWork *w, int i, const EngineContact *c) {
-    const Vec3 *f = w->frames + 3 * i;
-    w->warm_n[i] = fmax(vec3_dot(c->warm_impulse, f[0]), 0.0);
-    w->warm_t[2 * i] = vec3_dot(c->warm_impulse, f[1]);
-    w->warm_t[2 * i + 1] = vec3_dot(c->warm_impulse, f[2]);
+    const Vec3 *f = w->rows.frames + 3 * i;
+    w->rows.warm_n[i] = fmax(vec3_dot(c->warm_impulse, f[0]), 0.0);
+    w->rows.warm_t[2 * i] = vec3_dot(c->warm_impulse, f[1]);
+    w->rows.warm_t[2 * i + 1] = vec3_dot(c->warm_impulse, f[2]);
 }
 
 /* How fast c's bodies approach along n at their points ra, rb (m/s, > 0 closing). */
@@ -208,10 +208,10 @@ int island_assemble_contacts(IslandWork *w, int *rows, const int *candidates, in
             w->contact_count = m + 1;
             return m;
         }
-        Vec3 *f = w->frames + 3 * m;
+        Vec3 *f = w->rows.frames + 3 * m;
         f[0] = k.normal;
         vec3_tangent_basis(k.normal, &f[1], &f[2]);
-        EngineContactBlock *blk = &w->blocks[m];
+        EngineContactBlock *blk = &w->mat.blocks[m];
         blk->offset_a = offset_in(w, c->body);
         blk->offset_b = offset_in(w, c->body_b);
         memset(blk->ja, 0, sizeof blk->ja);
@@ -220,11 +220,11 @@ int island_assemble_contacts(IslandWork *w, int *rows, const int *candidates, in
             jacobian_block(w, blk->ja, f, ra, 1.0);
         if (blk->offset_b >= 0)
             jacobian_block(w, blk->jb, f, rb, -1.0);
-        w->gap[m] = -k.depth;
-        w->mu[m] = c->params.friction_kinetic;
-        w->mu_static[m] = fmax(c->params.friction_static, c->params.friction_kinetic);
-        w->ids[m] = c->kind == CONTACT_MANIFOLD ? ((uint64_t)1 << 32) | c->collision_id
-                                                : (uint64_t)candidates[ci];
+        w->rows.gap[m] = -k.depth;
+        w->rows.mu[m] = c->params.friction_kinetic;
+        w->rows.mu_static[m] = fmax(c->params.friction_static, c->params.friction_kinetic);
+        w->rows.ids[m] = c->kind == CONTACT_MANIFOLD ? ((uint64_t)1 << 32) | c->collision_id
+                                                     : (uint64_t)candidates[ci];
         warm_start_row(w, m, c);
         m++;
     }
@@ -236,33 +236,35 @@ int island_assemble_contacts(IslandWork *w, int *rows, const int *candidates, in
 bool island_assemble_dense(IslandWork *w) {
     int n = w->dim, m = w->contact_count, bd = w->bd;
     IssimArena *a = w->scratch;
-    w->mass = ISSIM_ARENA_ALLOC(a, double, (size_t)n *(size_t)n);
-    w->inv_mass = ISSIM_ARENA_ALLOC(a, double, (size_t)n *(size_t)n);
-    w->jn = ISSIM_ARENA_ALLOC(a, double, (size_t)m *(size_t)n);
-    w->jt = ISSIM_ARENA_ALLOC(a, double, 2 * (size_t)m * (size_t)n);
-    if (!w->mass || !w->inv_mass || !w->jn || !w->jt)
+    w->mat.mass = ISSIM_ARENA_ALLOC(a, double, (size_t)n *(size_t)n);
+    w->mat.inv_mass = ISSIM_ARENA_ALLOC(a, double, (size_t)n *(size_t)n);
+    w->mat.jn = ISSIM_ARENA_ALLOC(a, double, (size_t)m *(size_t)n);
+    w->mat.jt = ISSIM_ARENA_ALLOC(a, double, 2 * (size_t)m * (size_t)n);
+    if (!w->mat.mass || !w->mat.inv_mass || !w->mat.jn || !w->mat.jt)
         return false;
-    memset(w->mass, 0, sizeof(double) * (size_t)n * (size_t)n);
-    memset(w->inv_mass, 0, sizeof(double) * (size_t)n * (size_t)n);
-    memset(w->jn, 0, sizeof(double) * (size_t)m * (size_t)n);
-    memset(w->jt, 0, sizeof(double) * 2 * (size_t)m * (size_t)n);
+    memset(w->mat.mass, 0, sizeof(double) * (size_t)n * (size_t)n);
+    memset(w->mat.inv_mass, 0, sizeof(double) * (size_t)n * (size_t)n);
+    memset(w->mat.jn, 0, sizeof(double) * (size_t)m * (size_t)n);
+    memset(w->mat.jt, 0, sizeof(double) * 2 * (size_t)m * (size_t)n);
     for (int o = 0; o < n; o += bd)
         for (int c = 0; c < bd; c++)
             for (int r = 0; r < bd; r++) {
-                w->mass[(o + r) + n * (o + c)] = w->mass_blocks[(size_t)o * bd + r + bd * c];
-                w->inv_mass[(o + r) + n * (o + c)] = w->inv_blocks[(size_t)o * bd + r + bd * c];
+                w->mat.mass[(o + r) + n * (o + c)] =
+                    w->mat.mass_blocks[(size_t)o * bd + r + bd * c];
+                w->mat.inv_mass[(o + r) + n * (o + c)] =
+                    w->mat.inv_blocks[(size_t)o * bd + r + bd * c];
             }
     for (int i = 0; i < m; i++) {
-        const EngineContactBlock *blk = &w->blocks[i];
+        const EngineContactBlock *blk = &w->mat.blocks[i];
         for (int side = 0; side < 2; side++) {
             int o = side ? blk->offset_b : blk->offset_a;
             const double(*j)[6] = side ? blk->jb : blk->ja;
             if (o < 0)
                 continue;
             for (int k = 0; k < bd; k++) {
-                w->jn[i + m * (o + k)] += j[0][k];
-                w->jt[2 * i + 2 * m * (o + k)] += j[1][k];
-                w->jt[2 * i + 1 + 2 * m * (o + k)] += j[2][k];
+                w->mat.jn[i + m * (o + k)] += j[0][k];
+                w->mat.jt[2 * i + 2 * m * (o + k)] += j[1][k];
+                w->mat.jt[2 * i + 1 + 2 * m * (o + k)] += j[2][k];
             }
         }
     }
@@ -272,9 +274,9 @@ bool island_assemble_dense(IslandWork *w) {
 /* A sparse solver's workspace. */
 bool island_reserve_work(IslandWork *w) {
     size_t need = ENGINE_SOLVER_WORK(w->contact_count, w->dim);
-    w->work = ISSIM_ARENA_ALLOC(w->scratch, double, need);
-    w->work_doubles = need;
-    return w->work != NULL;
+    w->mat.work = ISSIM_ARENA_ALLOC(w->scratch, double, need);
+    w->mat.work_doubles = need;
+    return w->mat.work != NULL;
 }
 
 /* ===== Products in block form ===== */
@@ -282,7 +284,7 @@ bool island_reserve_work(IslandWork *w) {
 /* rhs += J^T (lambda_n, lambda_t) (lt Nullable: normal rows only). */
 void island_add_jacobian_transpose(const IslandWork *w, const double *ln, const double *lt) {
     for (int i = 0; i < w->contact_count; i++) {
-        const EngineContactBlock *blk = &w->blocks[i];
+        const EngineContactBlock *blk = &w->mat.blocks[i];
         double l[3] = {ln[i], lt ? lt[2 * i] : 0.0, lt ? lt[2 * i + 1] : 0.0};
         for (int side = 0; side < 2; side++) {
             int o = side ? blk->offset_b : blk->offset_a;
@@ -290,20 +292,20 @@ void island_add_jacobian_transpose(const IslandWork *w, const double *ln, const 
             if (o < 0)
                 continue;
             for (int k = 0; k < w->bd; k++)
-                w->rhs[o + k] += j[0][k] * l[0] + j[1][k] * l[1] + j[2][k] * l[2];
+                w->rows.rhs[o + k] += j[0][k] * l[0] + j[1][k] * l[1] + j[2][k] * l[2];
         }
     }
 }
 
-/* out = base + M^-1 w->rhs, block by block (base Nullable: zero). */
+/* out = base + M^-1 w->rows.rhs, block by block (base Nullable: zero). */
 void island_apply_inv_mass(const IslandWork *w, const double *base, double *out) {
     int bd = w->bd;
     for (int o = 0; o < w->dim; o += bd) {
-        const double *ib = w->inv_blocks + (size_t)o * bd;
+        const double *ib = w->mat.inv_blocks + (size_t)o * bd;
         for (int r = 0; r < bd; r++) {
             double acc = 0.0;
             for (int c = 0; c < bd; c++)
-                acc += ib[r + bd * c] * w->rhs[o + c];
+                acc += ib[r + bd * c] * w->rows.rhs[o + c];
             out[o + r] = (base ? base[o + r] : 0.0) + acc;
         }
     }
@@ -312,14 +314,14 @@ void island_apply_inv_mass(const IslandWork *w, const double *base, double *out)
 /* u+ = u + M^-1 (h f + Jn^T lambda_n + Jt^T lambda_t) into out. */
 void island_velocity_after(const IslandWork *w, const double *ln, const double *lt, double *out) {
     for (int r = 0; r < w->dim; r++)
-        w->rhs[r] = w->h * w->force[r];
+        w->rows.rhs[r] = w->h * w->rows.force[r];
     island_add_jacobian_transpose(w, ln, lt);
-    island_apply_inv_mass(w, w->velocity, out);
+    island_apply_inv_mass(w, w->rows.velocity, out);
 }
 
 /* Jn_i u: contact i's separation rate at velocities u. */
 double island_normal_rate(const IslandWork *w, int i, const double *u) {
-    const EngineContactBlock *blk = &w->blocks[i];
+    const EngineContactBlock *blk = &w->mat.blocks[i];
     double rate = 0.0;
     for (int k = 0; k < w->bd; k++) {
         if (blk->offset_a >= 0)
@@ -335,7 +337,7 @@ double island_normal_rate(const IslandWork *w, int i, const double *u) {
 void island_gap_after(void *ctx, const double *u_next, double *gap_out) {
     const IslandWork *w = ctx;
     engine_island_gaps_after(w->e, w->contacts, w->contact_count, w->index->local,
-                             w->index->island_of, w->island, w->gap, w->h, u_next, gap_out);
+                             w->index->island_of, w->island, w->rows.gap, w->h, u_next, gap_out);
 }
 
 /* q+ = q + h G(q) (u+ + u_p) for every body of the island: the velocities become u+, the
@@ -344,7 +346,7 @@ void island_integrate_positions(IslandWork *w) {
     Engine *e = w->e;
     for (int i = 0; i < w->body_count; i++) {
         int b = w->bodies[i], o = offset_in(w, b);
-        const double *u = w->u_next + o, *p = w->split.u_position + o;
+        const double *u = w->rows.u_next + o, *p = w->split.u_position + o;
         EngineBodyState st = w->pose[o / w->bd];
         if (e->model.planar) {
             st.vel = vec3(u[0], 0.0, u[1]);

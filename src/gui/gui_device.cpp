@@ -47,53 +47,53 @@ const char *watchdog_state(const GuiDevice *device, const HapticHandleState &h, 
 void fill_stats(const RegistrySlot &slot, GuiDeviceReadout *out) {
     HapticServoStats st = haptic_servo_stats_unpack(&slot);
     out->have_stats = slot.count > 0;
-    out->rate_hz = st.rate_hz;
-    out->measured_hz = st.measured_hz;
-    out->periods = (double)st.periods;
-    out->p50_us = st.lateness_p50_us;
-    out->p99_us = st.lateness_p99_us;
-    out->p999_us = st.lateness_p999_us;
-    out->max_us = st.lateness_max_us;
-    out->overruns = (double)st.overruns;
-    out->missed_deadlines = (double)st.missed_deadlines;
-    out->compute_mean_us = st.compute_mean_us;
-    out->compute_max_us = st.compute_max_us;
-    out->fifo = st.fifo;
-    out->stale_reads = (double)st.stale_reads;
-    out->device_errors = (double)st.device_errors;
-    out->crc_errors = (double)st.crc_errors;
-    out->frames_lost = (double)st.frames_lost;
-    out->frames_dropped = (double)st.frames_dropped;
-    out->force_limited = (double)st.force_limited;
-    out->engine_stalls = (double)st.engine_stalls;
-    out->force_rms = st.force_rms;
+    out->timing.rate_hz = st.rate_hz;
+    out->timing.measured_hz = st.measured_hz;
+    out->timing.periods = (double)st.periods;
+    out->timing.p50_us = st.lateness_p50_us;
+    out->timing.p99_us = st.lateness_p99_us;
+    out->timing.p999_us = st.lateness_p999_us;
+    out->timing.max_us = st.lateness_max_us;
+    out->timing.overruns = (double)st.overruns;
+    out->timing.missed_deadlines = (double)st.missed_deadlines;
+    out->timing.compute_mean_us = st.compute_mean_us;
+    out->timing.compute_max_us = st.compute_max_us;
+    out->timing.fifo = st.fifo;
+    out->counts.stale_reads = (double)st.stale_reads;
+    out->counts.device_errors = (double)st.device_errors;
+    out->counts.crc_errors = (double)st.crc_errors;
+    out->counts.frames_lost = (double)st.frames_lost;
+    out->counts.frames_dropped = (double)st.frames_dropped;
+    out->counts.force_limited = (double)st.force_limited;
+    out->counts.engine_stalls = (double)st.engine_stalls;
+    out->handle.force_rms = st.force_rms;
     out->port_energy = st.passivity_energy;
     out->port_energy_min = st.passivity_energy_min;
     out->local_latency_us = st.local_latency_us;
     out->local_latency_mean_us = st.local_latency_mean_us;
     out->local_latency_max_us = st.local_latency_max_us;
     out->local_blocks = (double)st.local_blocks;
-    out->force_peak = st.force_peak;
-    out->texture_periods = (double)st.texture_periods;
+    out->handle.force_peak = st.force_peak;
+    out->counts.texture_periods = (double)st.texture_periods;
     out->servo_state = (int)st.state;
 }
 
 void fill_handle(const RegistrySlot &slot, const GuiDevice *device, GuiDeviceReadout *out) {
     HapticHandleState h = haptic_handle_unpack(&slot);
     out->have_handle = slot.count > 0;
-    out->x = h.pos.x;
-    out->y = h.pos.y;
-    out->vx = h.vel.x;
-    out->vy = h.vel.y;
-    out->fx = h.force.x;
-    out->fy = h.force.y;
-    out->texture_fx = h.texture_force.x;
-    out->texture_fy = h.texture_force.y;
-    out->tau1 = h.tau1;
-    out->tau5 = h.tau5;
-    out->motors_on = h.enabled;
-    out->limits = h.limits;
-    out->device_status = h.device_status;
+    out->handle.x = h.pos.x;
+    out->handle.y = h.pos.y;
+    out->handle.vx = h.vel.x;
+    out->handle.vy = h.vel.y;
+    out->handle.fx = h.force.x;
+    out->handle.fy = h.force.y;
+    out->handle.texture_fx = h.texture_force.x;
+    out->handle.texture_fy = h.texture_force.y;
+    out->handle.tau1 = h.tau1;
+    out->handle.tau5 = h.tau5;
+    out->handle.motors_on = h.enabled;
+    out->handle.limits = h.limits;
+    out->handle.device_status = h.device_status;
     out->coupling_k = h.coupling_k;
     out->watchdog = out->have_handle ? watchdog_state(device, h, &out->watchdog_fade) : "";
     out->handle_age_s = out->have_handle ? issim_wall_time() - slot.t : INFINITY;
@@ -119,7 +119,7 @@ void status_line(const GuiDevice *d, const GuiDeviceReadout &ro) {
     }
     if (d->emergency_stopped)
         ImGui::TextColored(kRed, "EMERGENCY STOP: motors off until enabled");
-    else if (ro.motors_on)
+    else if (ro.handle.motors_on)
         ImGui::TextColored(kGreen, "running, motors ON");
     else if (d->enable_requested)
         ImGui::TextColored(kAmber, "running, motors enabled but not powered");
@@ -131,7 +131,7 @@ void status_line(const GuiDevice *d, const GuiDeviceReadout &ro) {
 // pressed again; the status line above only says "enabled but not powered". The figures come
 // from SERVO_STATS, which the servo publishes in the period of the trip.
 void fault_line(const Registry *reg, const GuiDeviceReadout &ro) {
-    if (!(ro.limits & HAPTIC_LIMIT_FAULT))
+    if (!(ro.handle.limits & HAPTIC_LIMIT_FAULT))
         return;
     RegistrySlot slot = RegistrySlot();
     if (reg)
@@ -198,15 +198,17 @@ void control_buttons(const GuiDevice *d, GuiRequests *r) {
 }
 
 void timing_table(const GuiDeviceReadout &ro) {
-    ImGui::Text("servo %.0f Hz (%.1f measured), %s", ro.rate_hz, ro.measured_hz,
-                ro.fifo ? "FIFO" : "not FIFO");
-    ImGui::Text("periods %.0f, stale device reads %.0f", ro.periods, ro.stale_reads);
-    ImGui::Text("link: %.0f CRC errors, %.0f frames lost, %.0f repeated/old dropped", ro.crc_errors,
-                ro.frames_lost, ro.frames_dropped);
-    ImGui::Text("compute %.1f us mean, %.0f us max", ro.compute_mean_us, ro.compute_max_us);
+    ImGui::Text("servo %.0f Hz (%.1f measured), %s", ro.timing.rate_hz, ro.timing.measured_hz,
+                ro.timing.fifo ? "FIFO" : "not FIFO");
+    ImGui::Text("periods %.0f, stale device reads %.0f", ro.timing.periods, ro.counts.stale_reads);
+    ImGui::Text("link: %.0f CRC errors, %.0f frames lost, %.0f repeated/old dropped",
+                ro.counts.crc_errors, ro.counts.frames_lost, ro.counts.frames_dropped);
+    ImGui::Text("compute %.1f us mean, %.0f us max", ro.timing.compute_mean_us,
+                ro.timing.compute_max_us);
     if (ImGui::BeginTable("lateness", 4, ImGuiTableFlags_BordersInnerV)) {
         const char *heads[] = {"p50", "p99", "p99.9", "max"};
-        const double values[] = {ro.p50_us, ro.p99_us, ro.p999_us, ro.max_us};
+        const double values[] = {ro.timing.p50_us, ro.timing.p99_us, ro.timing.p999_us,
+                                 ro.timing.max_us};
         for (const char *h : heads) {
             ImGui::TableNextColumn();
             ImGui::TextDisabled("%s", h);
@@ -217,7 +219,8 @@ void timing_table(const GuiDeviceReadout &ro) {
         }
         ImGui::EndTable();
     }
-    ImGui::Text("overruns %.0f, missed deadlines %.0f", ro.overruns, ro.missed_deadlines);
+    ImGui::Text("overruns %.0f, missed deadlines %.0f", ro.timing.overruns,
+                ro.timing.missed_deadlines);
     // The engine-to-servo latency of the local models (issue 30's target: one engine step +
     // 100 us); absent without local models.
     if (ro.local_blocks > 0)
@@ -236,34 +239,37 @@ void flag(const char *name, bool on) {
 }
 
 void handle_lines(const GuiDeviceReadout &ro) {
-    ImGui::Text("handle  (%.4f, %.4f) m", ro.x, ro.y);
-    ImGui::Text("velocity (%.3f, %.3f) m/s", ro.vx, ro.vy);
+    ImGui::Text("handle  (%.4f, %.4f) m", ro.handle.x, ro.handle.y);
+    ImGui::Text("velocity (%.3f, %.3f) m/s", ro.handle.vx, ro.handle.vy);
     // What the motors are commanded with (coupling + surfaces + texture), seen on the handle; a
     // texture pulse lasts one servo period, so the 50 ms RMS and peak are what a reader can use.
     // |F| beside the force, or under it in a narrow panel: ImGui's wrapping breaks after a '.',
     // inside a number ("0." / "121 N").
-    ImGui::Text("force   (%.3f, %.3f) N,", ro.fx, ro.fy);
+    ImGui::Text("force   (%.3f, %.3f) N,", ro.handle.fx, ro.handle.fy);
     char magnitude[48];
-    std::snprintf(magnitude, sizeof magnitude, "|F| %.3f N", std::hypot(ro.fx, ro.fy));
+    std::snprintf(magnitude, sizeof magnitude, "|F| %.3f N",
+                  std::hypot(ro.handle.fx, ro.handle.fy));
     same_line_if_fits(ImGui::CalcTextSize(magnitude).x);
     ImGui::TextUnformatted(magnitude);
-    ImGui::Text("|F| over 50 ms: rms %.3f N, peak %.3f N", ro.force_rms, ro.force_peak);
+    ImGui::Text("|F| over 50 ms: rms %.3f N, peak %.3f N", ro.handle.force_rms,
+                ro.handle.force_peak);
     // The passivity observer (docs/haptics.md "Passivity"): below zero the device has put out
     // energy the scene never received.
     ImGui::Text("port energy %.2f mJ (lowest %.2f mJ)", 1e3 * ro.port_energy,
                 1e3 * ro.port_energy_min);
-    ImGui::Text("texture (%.3f, %.3f) N, %.0f pulses", ro.texture_fx, ro.texture_fy,
-                ro.texture_periods);
-    ImGui::Text("torques %.4f, %.4f N m", ro.tau1, ro.tau5);
+    ImGui::Text("texture (%.3f, %.3f) N, %.0f pulses", ro.handle.texture_fx, ro.handle.texture_fy,
+                ro.counts.texture_periods);
+    ImGui::Text("torques %.4f, %.4f N m", ro.handle.tau1, ro.handle.tau5);
     ImGui::TextUnformatted("limits");
-    flag("workspace", ro.limits & HAPTIC_LIMIT_WORKSPACE);
-    flag("singularity", ro.limits & HAPTIC_LIMIT_SINGULAR);
-    flag("force limit", ro.limits & (HAPTIC_LIMIT_FORCE | HAPTIC_LIMIT_TORQUE));
-    flag("slew limit", ro.limits & HAPTIC_LIMIT_SLEW);
-    if (ro.limits & (HAPTIC_LIMIT_NONFINITE | HAPTIC_LIMIT_NO_SOLUTION))
+    flag("workspace", ro.handle.limits & HAPTIC_LIMIT_WORKSPACE);
+    flag("singularity", ro.handle.limits & HAPTIC_LIMIT_SINGULAR);
+    flag("force limit", ro.handle.limits & (HAPTIC_LIMIT_FORCE | HAPTIC_LIMIT_TORQUE));
+    flag("slew limit", ro.handle.limits & HAPTIC_LIMIT_SLEW);
+    if (ro.handle.limits & (HAPTIC_LIMIT_NONFINITE | HAPTIC_LIMIT_NO_SOLUTION))
         ImGui::TextColored(kRed, "%s",
-                           ro.limits & HAPTIC_LIMIT_NO_SOLUTION ? "no kinematic solution: force 0"
-                                                                : "non-finite force replaced by 0");
+                           ro.handle.limits & HAPTIC_LIMIT_NO_SOLUTION
+                               ? "no kinematic solution: force 0"
+                               : "non-finite force replaced by 0");
     ImVec4 c =
         std::strcmp(ro.watchdog, "live") == 0 ? kGreen
         : std::strcmp(ro.watchdog, "fading") == 0 || std::strcmp(ro.watchdog, "released") == 0
@@ -278,10 +284,10 @@ void handle_lines(const GuiDeviceReadout &ro) {
     else
         ImGui::TextColored(c, "%s", ro.watchdog);
     ImGui::SameLine();
-    ImGui::TextDisabled("%.0f stalls", ro.engine_stalls);
-    if (ro.device_status & (HAPTIC_STATUS_WATCHDOG | HAPTIC_STATUS_FAULT))
+    ImGui::TextDisabled("%.0f stalls", ro.counts.engine_stalls);
+    if (ro.handle.device_status & (HAPTIC_STATUS_WATCHDOG | HAPTIC_STATUS_FAULT))
         ImGui::TextColored(kRed, "device: %s",
-                           ro.device_status & HAPTIC_STATUS_FAULT
+                           ro.handle.device_status & HAPTIC_STATUS_FAULT
                                ? "amplifier fault / e-stop"
                                : "its watchdog zeroed the motors");
 }

@@ -62,6 +62,72 @@ typedef struct MotionReading {
     bool free;      /* inside the force region, away from the mechanism's end stops */
 } MotionReading;
 
+/* What the servo sent last period (servo thread; read for the statistics). */
+typedef struct ServoOutput {
+    double force[2];         /* the models' handle force last period, after steps 1-4 */
+    double tau[2];           /* joint torques sent to the D/A last period, N m */
+    double motor_force[2];   /* J^-T tau: the force the motors are commanded with, N */
+    double texture_force[2]; /* the texture's part of it, N */
+    bool motors_on;
+    unsigned limits;
+} ServoOutput;
+
+/* Statistics (servo thread only). */
+typedef struct ServoCounters {
+    /* statistics (servo thread only) */
+    uint64_t periods, overruns, missed_deadlines, stale_reads, device_errors, force_limited;
+    uint64_t texture_periods;
+    /* |motor_force| over the current statistics interval, and the last interval's figures */
+    double window_sum_sq, window_peak, force_rms, force_peak;
+    uint64_t window_periods;
+    uint32_t lateness_hist[LATENESS_BINS];
+    uint64_t lateness_samples;
+    double lateness_max;
+    double compute_sum, compute_max;
+    double t_first, t_last, last_stats;
+} ServoCounters;
+
+/* Device plausibility (servo thread, except fault: any thread clears it by enabling). */
+typedef struct ServoPlausibility {
+    /* device plausibility (servo thread, except fault: any thread clears it by enabling) */
+    bool judge; /* the device can actuate and the check is on */
+    HapticMotionBounds bounds;
+    MotionReading motion[2]; /* the newest reading judged, then the one before */
+    int motion_readings;
+    atomic_int fault; /* HapticFault latched until haptic_servo_enable(true) */
+    bool device_fault_on;
+    uint64_t motion_faults, device_fault_reports;
+    double fault_measured, fault_allowed, motion_ratio;
+    char fault_message[384];
+} ServoPlausibility;
+
+/* Passivity observer and controller (servo thread only). */
+typedef struct ServoPassivity {
+    /* passivity observer and controller (servo thread only) */
+    double port_energy, port_energy_min; /* J into the environment over the run */
+    double passivity_max_damping;        /* N s/m, resolved at creation */
+    HapticVec2 port_pos;                 /* handle position of the last solved period */
+    HapticVec2 port_dx;                  /* its displacement over this period, m */
+    double port_force[2];                /* motor_force of the last period, N */
+    bool have_port_pos;
+} ServoPassivity;
+
+/* Local models (servo thread only): the newest block, the gain of the engine-derived force
+ * (heartbeat hold and fade), that force before the chain (handle N), and the impulse rendered on
+ * the handle in world units over impulse_time of the servo's clock. */
+typedef struct ServoLocal {
+    /* local models (servo thread only): the newest block, the gain of the engine-derived force
+       (heartbeat hold and fade), that force before the chain (handle N), and the impulse
+       rendered on the handle in world units over impulse_time of the servo's clock */
+    bool local_on;
+    bool local_dropped_said; /* the warning about contacts left out was logged */
+    HapticLocalSet local;
+    double local_gain;
+    uint64_t local_faded_periods; /* periods local models were faded: the engine's beat late */
+    double engine_force[2];
+    double impulse[2], impulse_time, last_now;
+} ServoLocal;
+
 struct HapticServo {
     HapticDevice *dev;
     PantographConfig config;
@@ -78,51 +144,12 @@ struct HapticServo {
     atomic_bool estop;
     atomic_int state;
     char error[512];
-    double force[2];         /* the models' handle force last period, after steps 1-4 */
-    double tau[2];           /* joint torques sent to the D/A last period, N m */
-    double motor_force[2];   /* J^-T tau: the force the motors are commanded with, N */
-    double texture_force[2]; /* the texture's part of it, N */
-    bool motors_on;
-    unsigned limits;
-    /* statistics (servo thread only) */
-    uint64_t periods, overruns, missed_deadlines, stale_reads, device_errors, force_limited;
-    uint64_t texture_periods;
-    /* |motor_force| over the current statistics interval, and the last interval's figures */
-    double window_sum_sq, window_peak, force_rms, force_peak;
-    uint64_t window_periods;
-    uint32_t lateness_hist[LATENESS_BINS];
-    uint64_t lateness_samples;
-    double lateness_max;
-    double compute_sum, compute_max;
-    double t_first, t_last, last_stats;
     bool fifo;
-    /* device plausibility (servo thread, except fault: any thread clears it by enabling) */
-    bool judge; /* the device can actuate and the check is on */
-    HapticMotionBounds bounds;
-    MotionReading motion[2]; /* the newest reading judged, then the one before */
-    int motion_readings;
-    atomic_int fault; /* HapticFault latched until haptic_servo_enable(true) */
-    bool device_fault_on;
-    uint64_t motion_faults, device_fault_reports;
-    double fault_measured, fault_allowed, motion_ratio;
-    char fault_message[384];
-    /* passivity observer and controller (servo thread only) */
-    double port_energy, port_energy_min; /* J into the environment over the run */
-    double passivity_max_damping;        /* N s/m, resolved at creation */
-    HapticVec2 port_pos;                 /* handle position of the last solved period */
-    HapticVec2 port_dx;                  /* its displacement over this period, m */
-    double port_force[2];                /* motor_force of the last period, N */
-    bool have_port_pos;
-    /* local models (servo thread only): the newest block, the gain of the engine-derived force
-       (heartbeat hold and fade), that force before the chain (handle N), and the impulse
-       rendered on the handle in world units over impulse_time of the servo's clock */
-    bool local_on;
-    bool local_dropped_said; /* the warning about contacts left out was logged */
-    HapticLocalSet local;
-    double local_gain;
-    uint64_t local_faded_periods; /* periods local models were faded: the engine's beat late */
-    double engine_force[2];
-    double impulse[2], impulse_time, last_now;
+    ServoOutput out;
+    ServoCounters counts;
+    ServoPlausibility plausibility;
+    ServoPassivity passivity;
+    ServoLocal local_models;
 };
 
 HapticServoDesc haptic_servo_desc_default(void) {
@@ -196,8 +223,8 @@ static IssimStatus local_models_init(HapticServo *servo, const HapticServoDesc *
                                "local models: hold %g s and fade %g s must be >= 0 and together "
                                "at most 0.01 s (an engine stall must end the force within 10 ms)",
                                l->hold_s, l->fade_s);
-    IssimStatus s = haptic_local_set_init(&servo->local, reg, err);
-    servo->local_on = s == ISSIM_OK;
+    IssimStatus s = haptic_local_set_init(&servo->local_models.local, reg, err);
+    servo->local_models.local_on = s == ISSIM_OK;
     return s;
 }
 
@@ -251,15 +278,16 @@ HapticServo *haptic_servo_create(HapticDevice *dev, const PantographConfig *conf
     atomic_init(&servo->stop_requested, false);
     atomic_init(&servo->enable_requested, false);
     atomic_init(&servo->estop, false);
-    atomic_init(&servo->fault, HAPTIC_FAULT_NONE);
+    atomic_init(&servo->plausibility.fault, HAPTIC_FAULT_NONE);
     /* playback replays positions, with no motors to turn off */
-    servo->judge = desc->plausibility.enabled && haptic_device_caps(dev).can_actuate;
-    servo->passivity_max_damping = desc->passivity.max_damping > 0.0
-                                       ? desc->passivity.max_damping
-                                       : desc->plausibility.handle_mass_min / servo->period;
-    if (servo->judge)
-        servo->bounds = haptic_motion_bounds(config, &desc->plausibility);
-    servo->local_gain = 1.0; /* the coupling's engage ramps the motors in at the start */
+    servo->plausibility.judge = desc->plausibility.enabled && haptic_device_caps(dev).can_actuate;
+    servo->passivity.passivity_max_damping =
+        desc->passivity.max_damping > 0.0 ? desc->passivity.max_damping
+                                          : desc->plausibility.handle_mass_min / servo->period;
+    if (servo->plausibility.judge)
+        servo->plausibility.bounds = haptic_motion_bounds(config, &desc->plausibility);
+    servo->local_models.local_gain =
+        1.0; /* the coupling's engage ramps the motors in at the start */
     return servo;
 }
 
@@ -269,7 +297,7 @@ void haptic_servo_destroy(HapticServo *servo) {
     haptic_servo_stop(servo);
     haptic_device_close(servo->dev);
     haptic_coupling_unbind(&servo->coupling);
-    haptic_local_set_free(&servo->local);
+    haptic_local_set_free(&servo->local_models.local);
     free(servo);
 }
 
@@ -278,12 +306,12 @@ static void go_safe(HapticServo *servo, const char *message) {
         return;
     issim_strlcpy(servo->error, message, sizeof servo->error);
     atomic_store(&servo->state, HAPTIC_SERVO_SAFE);
-    servo->device_errors++;
-    servo->force[0] = servo->force[1] = 0.0;
-    servo->tau[0] = servo->tau[1] = 0.0;
-    servo->motor_force[0] = servo->motor_force[1] = 0.0;
-    servo->texture_force[0] = servo->texture_force[1] = 0.0;
-    servo->motors_on = false;
+    servo->counts.device_errors++;
+    servo->out.force[0] = servo->out.force[1] = 0.0;
+    servo->out.tau[0] = servo->out.tau[1] = 0.0;
+    servo->out.motor_force[0] = servo->out.motor_force[1] = 0.0;
+    servo->out.texture_force[0] = servo->out.texture_force[1] = 0.0;
+    servo->out.motors_on = false;
     uint16_t mid = (uint16_t)(1u << (servo->config.dac_bits - 1));
     HapticCommand off = {.dac = {mid, mid}, .enable = false};
     haptic_device_write(servo->dev, &off, NULL);
@@ -307,18 +335,20 @@ static double reading_quantum(const HapticKinematics *k) {
 static bool trip(HapticServo *servo, HapticFault kind, double measured, double allowed,
                  const char *message, double now) {
     int none = HAPTIC_FAULT_NONE;
-    if (!atomic_compare_exchange_strong(&servo->fault, &none, (int)kind))
+    if (!atomic_compare_exchange_strong(&servo->plausibility.fault, &none, (int)kind))
         return false;
     if (kind != HAPTIC_FAULT_DEVICE)
-        servo->motion_faults++;
-    servo->fault_measured = measured;
-    servo->fault_allowed = allowed;
-    if (snprintf(servo->fault_message, sizeof servo->fault_message, "%s: %s",
-                 haptic_device_caps(servo->dev).name, message) >= (int)sizeof servo->fault_message)
-        servo->fault_message[sizeof servo->fault_message - 2] = '~'; /* cut: say so */
-    issim_log(ISSIM_LOG_ERROR, "haptics: device fault: %s", servo->fault_message);
+        servo->plausibility.motion_faults++;
+    servo->plausibility.fault_measured = measured;
+    servo->plausibility.fault_allowed = allowed;
+    if (snprintf(servo->plausibility.fault_message, sizeof servo->plausibility.fault_message,
+                 "%s: %s", haptic_device_caps(servo->dev).name,
+                 message) >= (int)sizeof servo->plausibility.fault_message)
+        servo->plausibility.fault_message[sizeof servo->plausibility.fault_message - 2] =
+            '~'; /* cut: say so */
+    issim_log(ISSIM_LOG_ERROR, "haptics: device fault: %s", servo->plausibility.fault_message);
     /* publish the count with this period (now - (now - STATS_INTERVAL_S) may round below it) */
-    servo->last_stats = -INFINITY;
+    servo->counts.last_stats = -INFINITY;
     return true;
 }
 
@@ -329,80 +359,83 @@ static bool trip(HapticServo *servo, HapticFault kind, double measured, double a
 static void judge_motion(HapticServo *servo, double now) {
     const HapticKinematics *k = &servo->kin;
     MotionReading r = {k->pos, k->t, reading_quantum(k), k->force_scale > 0.0};
-    const MotionReading *a = &servo->motion[0], *b = &servo->motion[1];
-    double dt = servo->motion_readings >= 1 ? r.t - a->t : 0.0;
-    if (servo->motion_readings >= 1 && !(dt > 0.0))
+    const MotionReading *a = &servo->plausibility.motion[0], *b = &servo->plausibility.motion[1];
+    double dt = servo->plausibility.motion_readings >= 1 ? r.t - a->t : 0.0;
+    if (servo->plausibility.motion_readings >= 1 && !(dt > 0.0))
         return; /* no new device time: nothing to judge, keep the older reading */
     char msg[320];
     bool tripped = false;
-    if (servo->motion_readings >= 1) {
+    if (servo->plausibility.motion_readings >= 1) {
         double q = fmax(r.quantum, a->quantum);
         double speed = hypot(r.pos.x - a->pos.x, r.pos.y - a->pos.y) / dt;
-        double allowed = servo->bounds.speed + q / dt;
-        servo->motion_ratio = fmax(servo->motion_ratio, speed / allowed);
+        double allowed = servo->plausibility.bounds.speed + q / dt;
+        servo->plausibility.motion_ratio = fmax(servo->plausibility.motion_ratio, speed / allowed);
         if (speed > allowed) {
             snprintf(msg, sizeof msg,
                      "implausible handle speed: %.3g m/s measured, %.3g m/s allowed (%.3g for the "
                      "mechanism + %.3g for one count of each encoder in %.3g ms): the encoder "
                      "counts jumped (loose connector, noise, miscount); motors off until enabled "
                      "again",
-                     speed, allowed, servo->bounds.speed, q / dt, 1e3 * dt);
+                     speed, allowed, servo->plausibility.bounds.speed, q / dt, 1e3 * dt);
             tripped = trip(servo, HAPTIC_FAULT_SPEED, speed, allowed, msg, now);
         }
     }
-    double dt1 = servo->motion_readings >= 2 ? a->t - b->t : 0.0;
+    double dt1 = servo->plausibility.motion_readings >= 2 ? a->t - b->t : 0.0;
     /* the end stops stop the handle harder than any bound: judge acceleration only away from
        them, where the two older readings lie in the force region */
-    if (!tripped && servo->motion_readings >= 2 && dt1 > 0.0 && a->free && b->free) {
+    if (!tripped && servo->plausibility.motion_readings >= 2 && dt1 > 0.0 && a->free && b->free) {
         double q = fmax(r.quantum, fmax(a->quantum, b->quantum));
         double mid = 0.5 * (dt + dt1); /* between the two intervals' middles */
         double dv = hypot((r.pos.x - a->pos.x) / dt - (a->pos.x - b->pos.x) / dt1,
                           (r.pos.y - a->pos.y) / dt - (a->pos.y - b->pos.y) / dt1);
         double accel = dv / mid, quantised = q * (1.0 / dt + 1.0 / dt1) / mid;
-        double allowed = servo->bounds.accel + quantised;
-        servo->motion_ratio = fmax(servo->motion_ratio, accel / allowed);
+        double allowed = servo->plausibility.bounds.accel + quantised;
+        servo->plausibility.motion_ratio = fmax(servo->plausibility.motion_ratio, accel / allowed);
         if (accel > allowed) {
             snprintf(msg, sizeof msg,
                      "implausible handle acceleration: %.4g m/s^2 measured, %.4g m/s^2 allowed "
                      "(%.4g for the hand and motors + %.4g for the encoder resolution over %.3g "
                      "and %.3g ms): the encoder counts jitter (loose connector, noise); motors "
                      "off until enabled again",
-                     accel, allowed, servo->bounds.accel, quantised, 1e3 * dt1, 1e3 * dt);
+                     accel, allowed, servo->plausibility.bounds.accel, quantised, 1e3 * dt1,
+                     1e3 * dt);
             tripped = trip(servo, HAPTIC_FAULT_ACCELERATION, accel, allowed, msg, now);
         }
     }
     /* A trip says the readings disagree; judging the next ones against those before it would
        report the same event again (a jump, then the "stop" after it) once re-enabled. */
     if (tripped)
-        servo->motion_readings = 0;
-    servo->motion[1] = servo->motion[0];
-    servo->motion[0] = r;
-    servo->motion_readings = servo->motion_readings < 2 ? servo->motion_readings + 1 : 2;
+        servo->plausibility.motion_readings = 0;
+    servo->plausibility.motion[1] = servo->plausibility.motion[0];
+    servo->plausibility.motion[0] = r;
+    servo->plausibility.motion_readings =
+        servo->plausibility.motion_readings < 2 ? servo->plausibility.motion_readings + 1 : 2;
 }
 
 /* The device's FAULT status, on its rising edge: until now it only kept the motors off while
    set, silently, and they came back by themselves when it cleared. */
 static void judge_status(HapticServo *servo, const HapticSample *sample, double now) {
     bool on = (sample->state.status & HAPTIC_STATUS_FAULT) != 0;
-    if (on && !servo->device_fault_on) {
-        servo->device_fault_reports++;
+    if (on && !servo->plausibility.device_fault_on) {
+        servo->plausibility.device_fault_reports++;
         char msg[200];
         snprintf(msg, sizeof msg,
                  "the device reports FAULT (amplifier fault or hardware emergency stop); motors "
                  "off until it clears and they are enabled again");
-        if (atomic_load(&servo->fault) != HAPTIC_FAULT_NONE) /* already latched: say it anyway */
+        if (atomic_load(&servo->plausibility.fault) !=
+            HAPTIC_FAULT_NONE) /* already latched: say it anyway */
             issim_log(ISSIM_LOG_ERROR, "haptics: device fault: %s: %s",
                       haptic_device_caps(servo->dev).name, msg);
         trip(servo, HAPTIC_FAULT_DEVICE, 0.0, 0.0, msg, now);
     }
-    servo->device_fault_on = on;
+    servo->plausibility.device_fault_on = on;
 }
 
 /* Steps 1-4 of the safety chain on the handle force. */
 static void limit_force(HapticServo *servo, double f[2]) {
     if (!isfinite(f[0]) || !isfinite(f[1])) {
         f[0] = f[1] = 0.0;
-        servo->limits |= HAPTIC_LIMIT_NONFINITE;
+        servo->out.limits |= HAPTIC_LIMIT_NONFINITE;
     }
     f[0] *= servo->kin.force_scale;
     f[1] *= servo->kin.force_scale;
@@ -410,15 +443,15 @@ static void limit_force(HapticServo *servo, double f[2]) {
     if (n > servo->config.max_force) {
         f[0] *= servo->config.max_force / n;
         f[1] *= servo->config.max_force / n;
-        servo->limits |= HAPTIC_LIMIT_FORCE;
+        servo->out.limits |= HAPTIC_LIMIT_FORCE;
     }
-    double d[2] = {f[0] - servo->force[0], f[1] - servo->force[1]};
+    double d[2] = {f[0] - servo->out.force[0], f[1] - servo->out.force[1]};
     double step = vec_norm(d);
     if (step > servo->desc.max_force_step) {
         double s = servo->desc.max_force_step / step;
-        f[0] = servo->force[0] + s * d[0];
-        f[1] = servo->force[1] + s * d[1];
-        servo->limits |= HAPTIC_LIMIT_SLEW;
+        f[0] = servo->out.force[0] + s * d[0];
+        f[1] = servo->out.force[1] + s * d[1];
+        servo->out.limits |= HAPTIC_LIMIT_SLEW;
     }
 }
 
@@ -434,26 +467,28 @@ static void limit_force(HapticServo *servo, double f[2]) {
  * a staircase force comes back to zero over a closed path, as it does in the mechanism. */
 static void observe_port(HapticServo *servo) {
     const HapticKinematics *k = &servo->kin;
-    servo->port_dx = (HapticVec2){0, 0};
-    if (servo->have_port_pos)
-        servo->port_dx = (HapticVec2){k->pos.x - servo->port_pos.x, k->pos.y - servo->port_pos.y};
-    servo->port_pos = k->pos;
-    servo->have_port_pos = true;
+    servo->passivity.port_dx = (HapticVec2){0, 0};
+    if (servo->passivity.have_port_pos)
+        servo->passivity.port_dx = (HapticVec2){k->pos.x - servo->passivity.port_pos.x,
+                                                k->pos.y - servo->passivity.port_pos.y};
+    servo->passivity.port_pos = k->pos;
+    servo->passivity.have_port_pos = true;
 }
 
 /* The energy after this period if the motors are commanded with f. */
 static double port_energy_with(const HapticServo *servo, const double f[2]) {
-    HapticVec2 d = servo->port_dx;
-    return servo->port_energy -
-           0.5 * ((servo->port_force[0] + f[0]) * d.x + (servo->port_force[1] + f[1]) * d.y);
+    HapticVec2 d = servo->passivity.port_dx;
+    return servo->passivity.port_energy - 0.5 * ((servo->passivity.port_force[0] + f[0]) * d.x +
+                                                 (servo->passivity.port_force[1] + f[1]) * d.y);
 }
 
 /* Closes the period's account with the force actually commanded. */
 static void commit_port_energy(HapticServo *servo) {
-    servo->port_energy = port_energy_with(servo, servo->motor_force);
-    servo->port_energy_min = fmin(servo->port_energy_min, servo->port_energy);
-    servo->port_force[0] = servo->motor_force[0];
-    servo->port_force[1] = servo->motor_force[1];
+    servo->passivity.port_energy = port_energy_with(servo, servo->out.motor_force);
+    servo->passivity.port_energy_min =
+        fmin(servo->passivity.port_energy_min, servo->passivity.port_energy);
+    servo->passivity.port_force[0] = servo->out.motor_force[0];
+    servo->passivity.port_force[1] = servo->out.motor_force[1];
 }
 
 /* The controller: while the energy the observer expects at the end of this period (with the
@@ -466,7 +501,8 @@ static void commit_port_energy(HapticServo *servo) {
  * reversed and never larger, and nothing changes while the environment absorbs energy
  * (F . v <= 0). It acts before the safety chain, so every limit still applies after it. */
 static void passivity_control(HapticServo *servo, double f[2]) {
-    HapticVec2 v = {servo->port_dx.x / servo->period, servo->port_dx.y / servo->period};
+    HapticVec2 v = {servo->passivity.port_dx.x / servo->period,
+                    servo->passivity.port_dx.y / servo->period};
     double speed = hypot(v.x, v.y), energy = port_energy_with(servo, f);
     if (!servo->desc.passivity.enabled || !(energy < 0.0) || !(speed > 0.0))
         return;
@@ -474,7 +510,8 @@ static void passivity_control(HapticServo *servo, double f[2]) {
     double along = f[0] * u[0] + f[1] * u[1]; /* > 0: the environment pushes along the motion */
     if (!(along > 0.0))
         return;
-    double alpha = fmin(-energy / (servo->period * speed * speed), servo->passivity_max_damping);
+    double alpha =
+        fmin(-energy / (servo->period * speed * speed), servo->passivity.passivity_max_damping);
     double cut = fmin(alpha * speed, along);
     f[0] -= cut * u[0];
     f[1] -= cut * u[1];
@@ -486,31 +523,31 @@ static void passivity_control(HapticServo *servo, double f[2]) {
  * follows the device in free space; f holds the coupling's force on entry, dropped here. */
 static void local_models_force(HapticServo *servo, double now, double f[2]) {
     const HapticCoupling *c = &servo->desc.coupling;
-    haptic_local_set_refresh(&servo->local, servo->reg, now);
+    haptic_local_set_refresh(&servo->local_models.local, servo->reg, now);
     /* Faded at once when the engine's beat is late, but back only over `fade`: after a fade the
        handle may be deep in a surface it did not feel, and a full model at once there pushed it
        out with the force limit (8 mJ out of the port in one press under load) */
     double beat_gain =
         haptic_local_gain(&servo->desc.local, now - registry_board_heartbeat(servo->reg));
     double ramp = servo->desc.local.fade_s > 0.0 ? servo->period / servo->desc.local.fade_s : 1.0;
-    servo->local_gain = fmin(beat_gain, servo->local_gain + ramp);
-    servo->local_faded_periods += servo->local_gain < 1.0;
+    servo->local_models.local_gain = fmin(beat_gain, servo->local_models.local_gain + ramp);
+    servo->local_models.local_faded_periods += servo->local_models.local_gain < 1.0;
     Vec3 contact = {0, 0, 0};
-    if (servo->local.have) {
-        const HapticLocalHeader *h = (const HapticLocalHeader *)servo->local.block;
-        if (h->dropped > 0 && !servo->local_dropped_said) {
-            servo->local_dropped_said = true;
+    if (servo->local_models.local.have) {
+        const HapticLocalHeader *h = (const HapticLocalHeader *)servo->local_models.local.block;
+        if (h->dropped > 0 && !servo->local_models.local_dropped_said) {
+            servo->local_models.local_dropped_said = true;
             issim_log(ISSIM_LOG_WARN,
                       "haptics: %u of the proxy's contacts are not rendered as local models (more "
                       "than %d, or their state does not fit the registry's board of %zu bytes: a "
                       "contact map's FFT convolution state; map_convolution = \"direct\" fits)",
-                      h->dropped, HAPTIC_LOCAL_MAX_MODELS, servo->local.room);
+                      h->dropped, HAPTIC_LOCAL_MAX_MODELS, servo->local_models.local.room);
         }
-        haptic_local_force(&servo->local, servo->coupling.handle_world,
+        haptic_local_force(&servo->local_models.local, servo->coupling.handle_world,
                            servo->coupling.handle_world_vel, now - h->wall, &contact);
     }
     /* the contacts act on the proxy; the handle stands in for it and feels them */
-    double gain = servo->local_gain * servo->coupling.engage;
+    double gain = servo->local_models.local_gain * servo->coupling.engage;
     f[0] = gain * contact.x / c->force_scale;
     f[1] = gain * contact.y / c->force_scale;
 }
@@ -519,10 +556,10 @@ static void compute_force(HapticServo *servo, double now, double f[2], double ta
     double engine[2] = {0, 0};
     haptic_coupling_servo_force(&servo->desc.coupling, &servo->coupling, servo->reg, &servo->kin,
                                 now, engine);
-    if (servo->local_on)
+    if (servo->local_models.local_on)
         local_models_force(servo, now, engine);
-    servo->engine_force[0] = engine[0];
-    servo->engine_force[1] = engine[1];
+    servo->local_models.engine_force[0] = engine[0];
+    servo->local_models.engine_force[1] = engine[1];
     f[0] = servo->desc.constant_force.x + engine[0];
     f[1] = servo->desc.constant_force.y + engine[1];
     tau_texture[0] = tau_texture[1] = 0.0;
@@ -536,18 +573,19 @@ static void compute_force(HapticServo *servo, double now, double f[2], double ta
  * when the engine's part is all there is. */
 static void account_impulse(HapticServo *servo, double now, const double before[2],
                             const double after[2]) {
-    double dt =
-        servo->impulse_time > 0.0 || servo->last_now != 0.0 ? now - servo->last_now : servo->period;
-    servo->last_now = now;
+    double dt = servo->local_models.impulse_time > 0.0 || servo->local_models.last_now != 0.0
+                    ? now - servo->local_models.last_now
+                    : servo->period;
+    servo->local_models.last_now = now;
     if (!(dt > 0.0) || dt > 0.1) /* a first period, or a clock jump: no time to account */
         return;
     double scale = servo->desc.coupling.force_scale;
     for (int i = 0; i < 2; i++) {
-        double others = before[i] - servo->kin.force_scale * servo->engine_force[i];
+        double others = before[i] - servo->kin.force_scale * servo->local_models.engine_force[i];
         double engine = after[i] == 0.0 && before[i] == 0.0 ? 0.0 : after[i] - others;
-        servo->impulse[i] += scale * engine * dt;
+        servo->local_models.impulse[i] += scale * engine * dt;
     }
-    servo->impulse_time += dt;
+    servo->local_models.impulse_time += dt;
 }
 
 /* The handle force equivalent to joint torques tau: J^T f = tau solved for f. Returns false
@@ -565,19 +603,19 @@ static bool joint_to_handle(const double j[4], const double tau[2], double out[2
 static void record_motor_force(HapticServo *servo, const double f[2], const double tex[2]) {
     const double *j = servo->kin.jacobian;
     double scaled_tex[2] = {servo->kin.force_scale * tex[0], servo->kin.force_scale * tex[1]};
-    servo->motor_force[0] = f[0];
-    servo->motor_force[1] = f[1];
-    servo->texture_force[0] = servo->texture_force[1] = 0.0;
-    joint_to_handle(j, servo->tau, servo->motor_force);
-    joint_to_handle(j, scaled_tex, servo->texture_force);
-    if (servo->tau[0] == 0.0 && servo->tau[1] == 0.0) /* off, or nothing to render */
-        servo->motor_force[0] = servo->motor_force[1] = 0.0;
+    servo->out.motor_force[0] = f[0];
+    servo->out.motor_force[1] = f[1];
+    servo->out.texture_force[0] = servo->out.texture_force[1] = 0.0;
+    joint_to_handle(j, servo->out.tau, servo->out.motor_force);
+    joint_to_handle(j, scaled_tex, servo->out.texture_force);
+    if (servo->out.tau[0] == 0.0 && servo->out.tau[1] == 0.0) /* off, or nothing to render */
+        servo->out.motor_force[0] = servo->out.motor_force[1] = 0.0;
     if (tex[0] != 0.0 || tex[1] != 0.0)
-        servo->texture_periods++;
-    double n = vec_norm(servo->motor_force);
-    servo->window_sum_sq += n * n;
-    servo->window_peak = fmax(servo->window_peak, n);
-    servo->window_periods++;
+        servo->counts.texture_periods++;
+    double n = vec_norm(servo->out.motor_force);
+    servo->counts.window_sum_sq += n * n;
+    servo->counts.window_peak = fmax(servo->counts.window_peak, n);
+    servo->counts.window_periods++;
 }
 
 /* Step 5 and the D/A. */
@@ -592,15 +630,15 @@ static HapticCommand to_command(HapticServo *servo, const double f[2], const dou
     for (int i = 0; i < 2; i++) {
         if (!isfinite(tau[i])) {
             tau[i] = 0.0;
-            servo->limits |= HAPTIC_LIMIT_NONFINITE;
+            servo->out.limits |= HAPTIC_LIMIT_NONFINITE;
         }
         if (fabs(tau[i]) > servo->config.max_joint_torque) {
             tau[i] = copysign(servo->config.max_joint_torque, tau[i]);
-            servo->limits |= HAPTIC_LIMIT_TORQUE;
+            servo->out.limits |= HAPTIC_LIMIT_TORQUE;
         }
         if (enable)
             cmd.dac[i] = pantograph_torque_to_dac(&servo->config, tau[i], NULL);
-        servo->tau[i] = enable ? tau[i] : 0.0;
+        servo->out.tau[i] = enable ? tau[i] : 0.0;
     }
     return cmd;
 }
@@ -612,30 +650,30 @@ static void publish_handle(HapticServo *servo, const HapticSample *sample, doubl
     HapticHandleState h = {
         .pos = k->pos,
         .vel = k->vel,
-        .force = {servo->motor_force[0], servo->motor_force[1]},
+        .force = {servo->out.motor_force[0], servo->out.motor_force[1]},
         .world = servo->coupling.handle_world,
         .world_vel = {servo->coupling.handle_world_vel.x, servo->coupling.handle_world_vel.y},
         /* the engine applies exactly the gains the servo renders (faded after a stall, ramped in
            after the motors come on, zero while they are off: the handle is not held then) */
-        .coupling_k = servo->motors_on ? fade * c->stiffness : 0.0,
-        .coupling_b = servo->motors_on ? fade * c->damping : 0.0,
-        .enabled = servo->motors_on,
-        .limits = servo->limits,
+        .coupling_k = servo->out.motors_on ? fade * c->stiffness : 0.0,
+        .coupling_b = servo->out.motors_on ? fade * c->damping : 0.0,
+        .enabled = servo->out.motors_on,
+        .limits = servo->out.limits,
         .device_status = sample ? sample->state.status : 0,
         .q1 = k->joints.q1,
         .q5 = k->joints.q5,
-        .tau1 = servo->tau[0],
-        .tau5 = servo->tau[1],
-        .texture_force = {servo->texture_force[0], servo->texture_force[1]},
+        .tau1 = servo->out.tau[0],
+        .tau5 = servo->out.tau[1],
+        .texture_force = {servo->out.texture_force[0], servo->out.texture_force[1]},
         .frame_t = servo->coupling.have_frame ? servo->coupling.frame_t : NAN,
         .proxy_body = haptic_coupling_on(c) ? c->proxy_body : 0,
-        .local_models = servo->local_on,
-        .track_omega = servo->local_on && servo->motors_on
-                           ? 2.0 * M_PI * servo->desc.local.track_hz * servo->local_gain *
-                                 servo->coupling.engage
+        .local_models = servo->local_models.local_on,
+        .track_omega = servo->local_models.local_on && servo->out.motors_on
+                           ? 2.0 * M_PI * servo->desc.local.track_hz *
+                                 servo->local_models.local_gain * servo->coupling.engage
                            : 0.0,
-        .impulse = {servo->impulse[0], servo->impulse[1]},
-        .impulse_time = servo->impulse_time,
+        .impulse = {servo->local_models.impulse[0], servo->local_models.impulse[1]},
+        .impulse_time = servo->local_models.impulse_time,
         .reaction_limit = c->force_scale * servo->config.max_force,
     };
     haptic_handle_write(servo->reg, now, &h);
@@ -644,18 +682,20 @@ static void publish_handle(HapticServo *servo, const HapticSample *sample, doubl
 /* Closes the statistics interval's force figures (a single period's random texture pulse says
  * little to someone reading a panel at 60 fps; the RMS and peak over 50 ms do). */
 static void close_force_window(HapticServo *servo) {
-    servo->force_rms =
-        servo->window_periods ? sqrt(servo->window_sum_sq / (double)servo->window_periods) : 0.0;
-    servo->force_peak = servo->window_peak;
-    servo->window_sum_sq = servo->window_peak = 0.0;
-    servo->window_periods = 0;
+    servo->counts.force_rms =
+        servo->counts.window_periods
+            ? sqrt(servo->counts.window_sum_sq / (double)servo->counts.window_periods)
+            : 0.0;
+    servo->counts.force_peak = servo->counts.window_peak;
+    servo->counts.window_sum_sq = servo->counts.window_peak = 0.0;
+    servo->counts.window_periods = 0;
 }
 
 static void publish_stats(HapticServo *servo, double now) {
     close_force_window(servo);
     HapticServoStats stats = haptic_servo_stats(servo);
     haptic_servo_stats_write(servo->reg, now, &stats);
-    servo->last_stats = now;
+    servo->counts.last_stats = now;
 }
 
 /* The GUI learns of the safe state at once, not at the next statistics interval. */
@@ -670,10 +710,10 @@ bool haptic_servo_period(HapticServo *servo, double now) {
     if (atomic_load(&servo->state) != HAPTIC_SERVO_RUNNING)
         return false;
     double t0 = issim_wall_time();
-    if (servo->periods == 0)
-        servo->t_first = now;
-    servo->t_last = now;
-    servo->periods++;
+    if (servo->counts.periods == 0)
+        servo->counts.t_first = now;
+    servo->counts.t_last = now;
+    servo->counts.periods++;
     HapticSample sample;
     IssimError err;
     if (haptic_device_read(servo->dev, 0.0, &sample, &err) != ISSIM_OK) {
@@ -682,21 +722,21 @@ bool haptic_servo_period(HapticServo *servo, double now) {
         return false;
     }
     if (!sample.fresh)
-        servo->stale_reads++;
-    servo->limits = 0;
+        servo->counts.stale_reads++;
+    servo->out.limits = 0;
     bool solved = haptic_kinematics_update(&servo->kin, sample.state.counts[0],
                                            sample.state.counts[1], sample.t);
-    servo->limits |= servo->kin.flags;
+    servo->out.limits |= servo->kin.flags;
     judge_status(servo, &sample, now);
-    if (servo->judge && sample.fresh) {
+    if (servo->plausibility.judge && sample.fresh) {
         if (solved)
             judge_motion(servo, now);
         else
-            servo->motion_readings = 0; /* no position to judge against */
+            servo->plausibility.motion_readings = 0; /* no position to judge against */
     }
-    bool fault = atomic_load(&servo->fault) != HAPTIC_FAULT_NONE;
+    bool fault = atomic_load(&servo->plausibility.fault) != HAPTIC_FAULT_NONE;
     if (fault)
-        servo->limits |= HAPTIC_LIMIT_FAULT;
+        servo->out.limits |= HAPTIC_LIMIT_FAULT;
     bool want = atomic_load(&servo->enable_requested) && !atomic_load(&servo->estop) && !fault;
     double f[2] = {0, 0}, tex[2] = {0, 0};
     haptic_coupling_engage(&servo->desc.coupling, &servo->coupling, want, now);
@@ -705,49 +745,50 @@ bool haptic_servo_period(HapticServo *servo, double now) {
         compute_force(servo, now, f, tex);
         passivity_control(servo, f);
     } else {
-        servo->have_port_pos = false; /* no displacement across a lost posture */
-        servo->port_dx = (HapticVec2){0, 0};
+        servo->passivity.have_port_pos = false; /* no displacement across a lost posture */
+        servo->passivity.port_dx = (HapticVec2){0, 0};
     }
     bool enable = solved && want && !(sample.state.status & HAPTIC_STATUS_FAULT);
     if (!enable)
-        f[0] = f[1] = tex[0] = tex[1] = servo->engine_force[0] = servo->engine_force[1] = 0.0;
+        f[0] = f[1] = tex[0] = tex[1] = servo->local_models.engine_force[0] =
+            servo->local_models.engine_force[1] = 0.0;
     double before[2] = {f[0] * servo->kin.force_scale, f[1] * servo->kin.force_scale};
     limit_force(servo, f);
     if (!enable) /* off means off: no slew tail */
         f[0] = f[1] = 0.0;
-    if (servo->local_on)
+    if (servo->local_models.local_on)
         account_impulse(servo, now, before, f);
     HapticCommand cmd = to_command(servo, f, tex, enable);
-    servo->force[0] = f[0];
-    servo->force[1] = f[1];
+    servo->out.force[0] = f[0];
+    servo->out.force[1] = f[1];
     record_motor_force(servo, f, tex); /* tex is zero with the motors off */
     commit_port_energy(servo);
-    servo->motors_on = enable;
-    if (servo->limits &
+    servo->out.motors_on = enable;
+    if (servo->out.limits &
         (HAPTIC_LIMIT_FORCE | HAPTIC_LIMIT_TORQUE | HAPTIC_LIMIT_WORKSPACE | HAPTIC_LIMIT_SINGULAR))
-        servo->force_limited++;
+        servo->counts.force_limited++;
     if (haptic_device_write(servo->dev, &cmd, &err) != ISSIM_OK) {
         go_safe(servo, err.message);
         publish_safe_state(servo, now);
         return false;
     }
     double compute = issim_wall_time() - t0;
-    servo->compute_sum += compute;
-    servo->compute_max = fmax(servo->compute_max, compute);
+    servo->counts.compute_sum += compute;
+    servo->counts.compute_max = fmax(servo->counts.compute_max, compute);
     if (servo->reg) {
         publish_handle(servo, &sample, now);
-        if (now - servo->last_stats >= STATS_INTERVAL_S)
+        if (now - servo->counts.last_stats >= STATS_INTERVAL_S)
             publish_stats(servo, now);
     }
     return true;
 }
 
 static double hist_quantile(const HapticServo *servo, double q) {
-    if (servo->lateness_samples == 0)
+    if (servo->counts.lateness_samples == 0)
         return 0.0;
-    uint64_t rank = (uint64_t)ceil(q * (double)servo->lateness_samples), seen = 0;
+    uint64_t rank = (uint64_t)ceil(q * (double)servo->counts.lateness_samples), seen = 0;
     for (int i = 0; i < LATENESS_BINS; i++) {
-        seen += servo->lateness_hist[i];
+        seen += servo->counts.lateness_hist[i];
         if (seen >= rank && seen > 0)
             return i + 0.5;
     }
@@ -755,56 +796,62 @@ static double hist_quantile(const HapticServo *servo, double q) {
 }
 
 HapticServoStats haptic_servo_stats(const HapticServo *servo) {
-    double span = servo->t_last - servo->t_first;
+    double span = servo->counts.t_last - servo->counts.t_first;
     HapticLinkStats link = haptic_device_link_stats(servo->dev);
     return (HapticServoStats){
         .rate_hz = servo->desc.rate_hz,
-        .measured_hz = span > 0 ? (double)(servo->periods - 1) / span : 0.0,
-        .periods = servo->periods,
+        .measured_hz = span > 0 ? (double)(servo->counts.periods - 1) / span : 0.0,
+        .periods = servo->counts.periods,
         .lateness_p50_us = hist_quantile(servo, 0.5),
         .lateness_p99_us = hist_quantile(servo, 0.99),
         .lateness_p999_us = hist_quantile(servo, 0.999),
-        .lateness_max_us = 1e6 * servo->lateness_max,
-        .overruns = servo->overruns,
-        .compute_mean_us = servo->periods ? 1e6 * servo->compute_sum / (double)servo->periods : 0.0,
-        .compute_max_us = 1e6 * servo->compute_max,
+        .lateness_max_us = 1e6 * servo->counts.lateness_max,
+        .overruns = servo->counts.overruns,
+        .compute_mean_us = servo->counts.periods
+                               ? 1e6 * servo->counts.compute_sum / (double)servo->counts.periods
+                               : 0.0,
+        .compute_max_us = 1e6 * servo->counts.compute_max,
         .fifo = servo->fifo,
-        .stale_reads = servo->stale_reads,
-        .device_errors = servo->device_errors,
+        .stale_reads = servo->counts.stale_reads,
+        .device_errors = servo->counts.device_errors,
         .state = atomic_load(&servo->state),
         .engine_stalls = servo->coupling.stalls,
-        .force_limited = servo->force_limited,
-        .missed_deadlines = servo->missed_deadlines,
+        .force_limited = servo->counts.force_limited,
+        .missed_deadlines = servo->counts.missed_deadlines,
         .crc_errors = link.crc_errors,
         .frames_lost = link.seq_lost,
         .frames_dropped = link.seq_dropped,
-        .force_rms = servo->force_rms,
-        .force_peak = servo->force_peak,
-        .texture_periods = servo->texture_periods,
-        .motion_faults = servo->motion_faults,
-        .device_fault_reports = servo->device_fault_reports,
-        .fault = atomic_load(&((HapticServo *)servo)->fault),
-        .fault_measured = servo->fault_measured,
-        .fault_allowed = servo->fault_allowed,
-        .motion_ratio = servo->motion_ratio,
-        .passivity_energy = servo->port_energy,
-        .passivity_energy_min = servo->port_energy_min,
-        .local_latency_us = servo->local.have ? 1e6 * servo->local.arrival_latency : NAN,
-        .local_latency_mean_us = servo->local.arrivals > 0 ? 1e6 * servo->local.latency_sum /
-                                                                 (double)servo->local.arrivals
-                                                           : NAN,
-        .local_latency_max_us = servo->local.arrivals > 0 ? 1e6 * servo->local.latency_max : NAN,
-        .local_blocks = servo->local.arrivals,
-        .local_faded_periods = servo->local_faded_periods,
+        .force_rms = servo->counts.force_rms,
+        .force_peak = servo->counts.force_peak,
+        .texture_periods = servo->counts.texture_periods,
+        .motion_faults = servo->plausibility.motion_faults,
+        .device_fault_reports = servo->plausibility.device_fault_reports,
+        .fault = atomic_load(&((HapticServo *)servo)->plausibility.fault),
+        .fault_measured = servo->plausibility.fault_measured,
+        .fault_allowed = servo->plausibility.fault_allowed,
+        .motion_ratio = servo->plausibility.motion_ratio,
+        .passivity_energy = servo->passivity.port_energy,
+        .passivity_energy_min = servo->passivity.port_energy_min,
+        .local_latency_us =
+            servo->local_models.local.have ? 1e6 * servo->local_models.local.arrival_latency : NAN,
+        .local_latency_mean_us = servo->local_models.local.arrivals > 0
+                                     ? 1e6 * servo->local_models.local.latency_sum /
+                                           (double)servo->local_models.local.arrivals
+                                     : NAN,
+        .local_latency_max_us = servo->local_models.local.arrivals > 0
+                                    ? 1e6 * servo->local_models.local.latency_max
+                                    : NAN,
+        .local_blocks = servo->local_models.local.arrivals,
+        .local_faded_periods = servo->local_models.local_faded_periods,
     };
 }
 
 static void record_lateness(HapticServo *servo, double lateness) {
     int bin = (int)(lateness * 1e6);
     bin = bin < 0 ? 0 : bin >= LATENESS_BINS ? LATENESS_BINS - 1 : bin;
-    servo->lateness_hist[bin]++;
-    servo->lateness_samples++;
-    servo->lateness_max = fmax(servo->lateness_max, lateness);
+    servo->counts.lateness_hist[bin]++;
+    servo->counts.lateness_samples++;
+    servo->counts.lateness_max = fmax(servo->counts.lateness_max, lateness);
 }
 
 static void timespec_add(struct timespec *t, long ns) {
@@ -851,8 +898,8 @@ static void *servo_thread(void *arg) {
         if (late >= servo->period) {
             /* skip the missed deadlines instead of running them back to back */
             long skipped = (long)floor(late / servo->period);
-            servo->overruns++;
-            servo->missed_deadlines += (uint64_t)skipped;
+            servo->counts.overruns++;
+            servo->counts.missed_deadlines += (uint64_t)skipped;
             timespec_add(&deadline, skipped * period_ns);
         }
         if (!haptic_servo_period(servo, issim_wall_time()))
@@ -890,7 +937,7 @@ void haptic_servo_stop(HapticServo *servo) {
 void haptic_servo_enable(HapticServo *servo, bool enable) {
     if (enable) {
         atomic_store(&servo->estop, false);
-        atomic_store(&servo->fault, HAPTIC_FAULT_NONE);
+        atomic_store(&servo->plausibility.fault, HAPTIC_FAULT_NONE);
     }
     atomic_store(&servo->enable_requested, enable);
 }
@@ -913,21 +960,21 @@ const char *haptic_servo_error(const HapticServo *servo) {
 }
 
 HapticFault haptic_servo_fault(const HapticServo *servo) {
-    return (HapticFault)atomic_load(&((HapticServo *)servo)->fault);
+    return (HapticFault)atomic_load(&((HapticServo *)servo)->plausibility.fault);
 }
 
 const char *haptic_servo_fault_message(const HapticServo *servo) {
-    return servo->fault_message;
+    return servo->plausibility.fault_message;
 }
 
 HapticVec2 haptic_servo_force(const HapticServo *servo) {
-    return (HapticVec2){servo->force[0], servo->force[1]};
+    return (HapticVec2){servo->out.force[0], servo->out.force[1]};
 }
 
 unsigned haptic_servo_limits(const HapticServo *servo) {
-    return servo->limits;
+    return servo->out.limits;
 }
 
 const HapticLocalSet *haptic_servo_local_models(const HapticServo *servo) {
-    return servo->local_on ? &servo->local : NULL;
+    return servo->local_models.local_on ? &servo->local_models.local : NULL;
 }
