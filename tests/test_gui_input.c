@@ -1,9 +1,9 @@
 /* Input that must not be lost or misread (issue 31 item 4), through the `issim` executable
  * under SDL's offscreen driver: Tab in a property field commits the typed value and moves to
  * the next field; letters typed after a click in a panel are no shortcuts; 'nan' says why it
- * is refused; the result line leaves the table where it was; the File menu's Recent list outlives
- * the session; two clicks within one slow frame both count, and a double-click in the launcher
- * opens its scene. */
+ * (and 'inf', 'abc') is refused; the result line leaves the table where it was; the File menu's
+ * Recent list outlives the session, its Save asks once, Save as and Open do what they say; two
+ * clicks within one slow frame both count, and a double-click in the launcher opens its scene. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,7 +89,8 @@ static void test_nan_says_why_and_the_table_stays(void **state) {
     snprintf(script, sizeof script,
              "%sprint_gui\nscreenshot %s\ntype nan\nframes 1\nkey return\nframes 3\n"
              "print_gui\nscreenshot %s\nmouse_move 180 508\nframes 2\nclick 180 508\nframes 2\n"
-             "type abc\nframes 1\nkey return\nframes 3\n",
+             "type abc\nframes 1\nkey return\nframes 3\nmouse_move 180 508\nframes 2\n"
+             "click 180 508\nframes 2\ntype inf\nframes 1\nkey return\nframes 3\n",
              select_bar_and_click_mass, before, after);
     assert_int_equal(
         run_issim_script(test_source_path("scenes/point_drop.lua"), "", script, out, sizeof out),
@@ -98,6 +99,8 @@ static void test_nan_says_why_and_the_table_stays(void **state) {
         strstr(require_line(out, "edit invalid: ", 0), "bar.mass: 'nan' is not a finite number"));
     assert_non_null(
         strstr(require_line(out, "edit invalid: ", 1), "bar.mass: 'abc' is not a number"));
+    assert_non_null(
+        strstr(require_line(out, "edit invalid: ", 2), "bar.mass: 'inf' is not a finite number"));
     assert_null(find_line(out, "edit 1 ", 0)); /* nothing was sent */
     double y0 = field(require_line(out, "gui ", 0), "property_table_y=");
     double y1 = field(require_line(out, "gui ", 1), "property_table_y=");
@@ -159,6 +162,56 @@ static void test_ctrl_o_replaces_the_path(void **state) {
     assert_null(find_line(out, "open ", 3));
 }
 
+/* Reads a whole (small) file into buf; false when it cannot be read. */
+static bool read_text(const char *path, char *buf, size_t size) {
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    size_t n = fread(buf, 1, size - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return true;
+}
+
+/* The File menu's rows (gui.cpp menu_bar), under "File" at (25, 10). */
+#define FILE_MENU "mouse_move 25 10\nframes 2\nclick 25 10\nframes 3\n"
+#define MENU_ROW(y) "mouse_move 40 " #y "\nframes 3\nclick 40 " #y "\nframes 3\n"
+
+/* File > Save asks where the first time, then writes there without asking; Save as writes
+ * elsewhere; Open opens what is typed into its field (the old path selected, so replaced). */
+static void test_file_menu_open_save_save_as(void **state) {
+    (void)state;
+    own_config_dir();
+    char out[GUI_OUTPUT_MAX], script[4096], first[256], second[256], text[8192];
+    snprintf(first, sizeof first, "%s", test_temp_path(".lua"));
+    snprintf(second, sizeof second, "%s", test_temp_path(".lua"));
+    snprintf(script, sizeof script,
+             "wait_sim 0.05\nset bar.mass 2\nwait_edits\n" FILE_MENU MENU_ROW(
+                 67) "type %s\nframes 1\nkey return\nframes 4\n"
+                     /* the second Save: no question, the same file, the new mass */
+                     "set bar.mass 3\nwait_edits\n" FILE_MENU MENU_ROW(
+                         67) "type %s\nframes 1\n"
+                             "frames 3\n" FILE_MENU MENU_ROW(
+                                 84) "type %s\nframes 1\nkey return\nframes 4\n" FILE_MENU
+                                 MENU_ROW(33) "type %s\nframes 1\nkey return\nframes 4\n",
+             first, second, second, test_source_path("scenes/chair.lua"));
+    assert_int_equal(
+        run_issim_script(test_source_path("scenes/point_drop.lua"), "", script, out, sizeof out),
+        0);
+    /* Save wrote the first file with the mass of the second Save (3 kg): it did not ask again
+     * (the path typed then went nowhere, so the second file is Save as's). */
+    assert_true(read_text(first, text, sizeof text));
+    assert_non_null(strstr(text, "mass = 3,"));
+    assert_true(read_text(second, text, sizeof text));
+    assert_non_null(strstr(text, "mass = 3,"));
+    assert_non_null(strstr(text, "edited in the GUI: bar.mass=2; bar.mass=3"));
+    assert_non_null(strstr(require_line(out, "open ", 1), "chair.lua ok"));
+    assert_null(find_line(out, "open ", 2));
+    remove(first);
+    remove(second);
+    unsetenv("XDG_CONFIG_HOME");
+}
+
 static void test_clicks_within_one_slow_frame(void **state) {
     (void)state;
     char out[GUI_OUTPUT_MAX];
@@ -186,6 +239,7 @@ int main(void) {
         cmocka_unit_test(test_nan_says_why_and_the_table_stays),
         cmocka_unit_test(test_recent_persists),
         cmocka_unit_test(test_ctrl_o_replaces_the_path),
+        cmocka_unit_test(test_file_menu_open_save_save_as),
         cmocka_unit_test(test_clicks_within_one_slow_frame),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

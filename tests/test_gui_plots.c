@@ -14,7 +14,13 @@
  *    r = 0.8, eq. 4.91);
  *  - point_drop's bounces, 0.3 ms each between 1 ms frames, are the peaks of the default
  *    contact-force plot (contacts.force_sum.peak, drawn per pixel column as its largest value);
- *    a plot the user set survives Reset, and Save scene writes the plots into universe.plots. */
+ *    a plot the user set survives Reset, and Save scene writes the plots into universe.plots;
+ *  - the map scenes' nodes are seen from their own camera: a flat or transient map's one node
+ *    lies at the sphere's centre, and was hidden inside it (no cyan pixel at all);
+ *  - the rattleback opens with its angular-velocity plot on screen at 1280 x 720 (it was
+ *    under the window's bottom edge, below the Universe and Recording sections);
+ *  - the pixel columns a sliding window keeps between frames (reading only the new ones) equal
+ *    the same columns read again from the histories, while running and after a rewind. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -275,11 +281,84 @@ static void test_peaks_kept_through_reset_and_saved(void **state) {
     assert_non_null(strstr(text, "slow_motion_window = 0.003"));
 }
 
+/* The map nodes' cyan (0.2, 0.85, 1) in the 3D view of a screenshot. */
+static int cyan_pixels(const char *png, const ShownState *s) {
+    Image im = load_png(png);
+    int n = 0;
+    for (int y = s->view_y; y < s->view_y + s->view_h; y++)
+        for (int x = s->view_x; x < s->view_x + s->view_w; x++) {
+            const unsigned char *p = pixel(&im, x, y);
+            n += p[0] < 110 && p[1] > 170 && p[1] < 240 && p[2] > 200;
+        }
+    stbi_image_free(im.rgb);
+    return n;
+}
+
+static void test_map_nodes_seen(void **state) {
+    (void)state;
+    const char *scenes[2] = {"scenes/spheres_flat_map.lua", "scenes/spheres_transient_maps.lua"};
+    for (int i = 0; i < 2; i++) {
+        static char out[GUI_OUTPUT_MAX];
+        char script[512];
+        const char *shot = test_temp_path(".png");
+        snprintf(script, sizeof script, "wait_sim 0.5\nframes 2\nprint_state\nscreenshot %s\n",
+                 shot);
+        assert_int_equal(run_issim_script(test_source_path(scenes[i]), "", script, out, sizeof out),
+                         0);
+        ShownState s = parse_state(out, 0);
+        int cyan = cyan_pixels(shot, &s);
+        print_message("%s: %d node pixels\n", scenes[i], cyan);
+        assert_true(cyan >= 2 * 15); /* two crosses of three strokes, each several pixels */
+        remove(shot);
+    }
+}
+
+static void test_rattleback_plot_on_screen(void **state) {
+    (void)state;
+    static char out[GUI_OUTPUT_MAX];
+    assert_int_equal(run_issim_script(test_source_path("scenes/rattleback.lua"), "--size 1280x720",
+                                      "wait_sim 0.3\nframes 2\nprint_plots\n", out, sizeof out),
+                     0);
+    char unit[16], name[160];
+    parse_series(out, 0, 0, 0, unit, name);
+    assert_string_equal(name, "rattleback.angvel.z");
+    float left, top, right, bottom;
+    assert_int_equal(sscanf(require_line(out, "plot_area 0 ", 0), "plot_area 0 %f %f %f %f", &left,
+                            &top, &right, &bottom),
+                     4);
+    print_message("angular velocity plot at %.0f %.0f - %.0f %.0f\n", left, top, right, bottom);
+    assert_true(top > 0 && bottom <= 720 - 24); /* above the status bar */
+    assert_true(right - left > 150 && bottom - top > 80);
+}
+
+static void test_kept_columns_match_the_history(void **state) {
+    (void)state;
+    static char out[GUI_OUTPUT_MAX];
+    /* a 0.3 s window slides for 1.2 s over point_drop's bounces; then back to 0.8 s and on */
+    const char *script = "plot_window 0.3\nwait_sim 1.5\nprint_plot_columns\nseek 0.8\nframes 2\n"
+                         "run\nwait_sim 1.6\nprint_plot_columns\n";
+    assert_int_equal(run_issim_script(test_source_path("scenes/point_drop.lua"),
+                                      "--set universe.slow_motion=0", script, out, sizeof out),
+                     0);
+    for (int k = 0; k < 2; k++) {
+        int checked = 0, differ = -1;
+        assert_int_equal(sscanf(require_line(out, "plot_columns ", k),
+                                "plot_columns checked=%d differ=%d", &checked, &differ),
+                         2);
+        print_message("kept columns: %d checked, %d differ\n", checked, differ);
+        assert_true(checked > 300); /* three plots' columns */
+        assert_int_equal(differ, 0);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_series_axes_and_dead_band),
         cmocka_unit_test(test_load_cycle_force_depth_loop),
         cmocka_unit_test(test_peaks_kept_through_reset_and_saved),
+        cmocka_unit_test(test_map_nodes_seen),
+        cmocka_unit_test(test_rattleback_plot_on_screen),
+        cmocka_unit_test(test_kept_columns_match_the_history),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -373,6 +373,7 @@ typedef struct GuiPlotInfo {
     char x_label[2][48], y_label[2][48]; /* the axis labels drawn */
     int markers;                         /* impact markers drawn (time plots) */
     double first_marker;                 /* the first one's time, NaN: none */
+    float area[4]; /* the curves' rectangle in window pixels: left, top, right, bottom */
 } GuiPlotInfo;
 /* The number of plots shown; fills out for plot k (0-based) when k is one. */
 int gui_plot_info(int k, GuiPlotInfo *out);
@@ -390,11 +391,17 @@ void gui_plot_budget(double mib);
  * series by ','; '@': the others against the first), whole plots up to size - 1 characters. */
 void gui_plots_spec(char *out, size_t size);
 /* The plot benchmark (the script's bench_plots): at the next frame the plots show `series`
- * synthetic series of seconds / dt samples each over a window of `seconds`; then each frame's
- * plot building time is counted: gui_plot_bench_report gives the frames, their mean and largest
- * time, s. */
+ * synthetic series of seconds / dt samples each over a window of `seconds`, which go on
+ * growing by one sample per dt of display time while the clock runs (the window slides over
+ * them once the display time passes `seconds`); then each frame's plot building time is
+ * counted: gui_plot_bench_report gives the frames, their mean and largest time and the mean
+ * time a frame spent appending the new samples, s. */
 void gui_plot_bench(int series, double seconds, double dt);
-int gui_plot_bench_report(double *mean_s, double *max_s);
+int gui_plot_bench_report(double *mean_s, double *max_s, double *feed_s);
+/* The pixel columns the time plots keep between frames, each read again from its history:
+ * returns the columns compared, *differ those whose extremes differ (0: the kept ones are
+ * right; the script's print_plot_columns). */
+int gui_plot_columns_check(int *differ);
 
 #ifdef __cplusplus
 }

@@ -235,6 +235,10 @@ void app_handle_event(App *app, const SDL_Event *e) {
     default:
         break;
     }
+    if (e->type == SDL_KEYDOWN) {
+        app->key_wall = issim_wall_time() - 1e-3 * (double)(SDL_GetTicks() - e->key.timestamp);
+        app->key_frame = app->frame_count;
+    }
     if (e->type == SDL_KEYDOWN && app_device_key(app, &e->key))
         return; /* the emergency stop, even while a text field has the keyboard */
     /* While a body is dragged the view keeps the mouse even over a panel. */

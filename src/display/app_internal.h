@@ -44,6 +44,10 @@ typedef struct PendingEdit {
     char path[REGISTRY_EDIT_PATH_MAX];
     char value[REGISTRY_EDIT_VALUE_MAX];
     double wall_submit;
+    /* The key that committed it (Return, Tab) when the GUI sent it: its wall time (0: none, a
+     * script's `set`) and the frame that handled it; the accepted line prints the latency. */
+    double wall_key;
+    long key_frame;
 } PendingEdit;
 
 typedef struct Trail {
@@ -281,6 +285,11 @@ typedef struct App {
     AppLive live;
     AppLoad load;
     long frame_count; /* frames drawn since start (the script's bench command) */
+    /* The newest key press: its wall time (from SDL's timestamp, 1 ms steps; 0 once an edit
+     * took it) and app->frame_count when handled. Written by app_handle_event, read by
+     * app_submit_edit: the input-latency figure (key to applied edit). Main thread only. */
+    double key_wall;
+    long key_frame;
     AppVideo video;
     AppPlayback playback;
 } App;

@@ -75,6 +75,9 @@ void script_destroy(Script *s) {
  * and release in the same frame, as a quick tap between two frames arrives (the GUI holds the
  * release back for a frame: gui.cpp). */
 static SDL_Event pending_key_up;
+/* "key_after": the press and release are kept for the timer instead of pushed (key_after) */
+static SDL_Event delayed_key[2];
+static bool delaying;
 
 static void push_key(SDL_Keycode key, SDL_Keymod mod, bool tap) {
     SDL_Event e = {0};
@@ -83,6 +86,13 @@ static void push_key(SDL_Keycode key, SDL_Keymod mod, bool tap) {
     e.key.keysym.sym = key;
     e.key.keysym.scancode = SDL_GetScancodeFromKey(key); /* what the GUI's key map reads */
     e.key.keysym.mod = (Uint16)mod;
+    if (delaying) {
+        delayed_key[0] = e;
+        delayed_key[1] = e;
+        delayed_key[1].type = SDL_KEYUP;
+        delayed_key[1].key.state = SDL_RELEASED;
+        return;
+    }
     SDL_PushEvent(&e);
     e.type = SDL_KEYUP;
     e.key.state = SDL_RELEASED;
@@ -116,6 +126,23 @@ static bool key_command(const char *name, bool tap) {
         return true;
     }
     return false;
+}
+
+/* "key_after MS NAME": the key tapped MS milliseconds later from SDL's timer thread, so it
+ * arrives wherever the display is in its frame (drawing, or waiting for the next), as a hand's
+ * key does. One at a time: the events wait in delayed_key for the timer. */
+static Uint32 push_delayed_key(Uint32 interval, void *unused) {
+    (void)interval, (void)unused;
+    SDL_PushEvent(&delayed_key[0]);
+    SDL_PushEvent(&delayed_key[1]);
+    return 0; /* once */
+}
+
+static bool key_after(int ms, const char *name) {
+    delaying = true;
+    bool known = key_command(name, true);
+    delaying = false;
+    return known && SDL_AddTimer((Uint32)(ms > 0 ? ms : 1), push_delayed_key, NULL) != 0;
 }
 
 static int last_mouse_x, last_mouse_y;
@@ -275,6 +302,7 @@ static void print_plots(void) {
         printf("plot_labels %d x=[%s|%s] y=[%s|%s]\n", k, p.x_label[0], p.x_label[1], p.y_label[0],
                p.y_label[1]);
         printf("plot_markers %d n=%d first=%.9g\n", k, p.markers, p.first_marker);
+        printf("plot_area %d %.0f %.0f %.0f %.0f\n", k, p.area[0], p.area[1], p.area[2], p.area[3]);
     }
     fflush(stdout);
 }
@@ -412,6 +440,8 @@ static bool run_drop(ScriptCall *c) {
 static bool run_set(ScriptCall *c) {
     char value[REGISTRY_EDIT_VALUE_MAX]; /* the words after the path ("0 0 -1.62") */
     join_words(c->words, 2, c->n, value, sizeof value);
+    if (c->script)
+        c->app->key_wall = 0.0; /* a script's line, not a key, sent it: no key-to-edit latency */
     app_submit_edit(c->app, c->words[1], value);
     return true;
 }
@@ -449,11 +479,21 @@ static bool run_bench_plots(ScriptCall *c) {
     return true;
 }
 
+static bool run_print_plot_columns(ScriptCall *c) {
+    (void)c;
+    int differ = 0;
+    int checked = gui_plot_columns_check(&differ);
+    printf("plot_columns checked=%d differ=%d\n", checked, differ);
+    fflush(stdout);
+    return true;
+}
+
 static bool run_print_bench_plots(ScriptCall *c) {
     (void)c;
-    double mean = 0.0, most = 0.0;
-    int frames = gui_plot_bench_report(&mean, &most);
-    printf("bench_plots frames=%d mean_ms=%.3f max_ms=%.3f\n", frames, 1e3 * mean, 1e3 * most);
+    double mean = 0.0, most = 0.0, feed = 0.0;
+    int frames = gui_plot_bench_report(&mean, &most, &feed);
+    printf("bench_plots frames=%d mean_ms=%.3f max_ms=%.3f feed_ms=%.3f\n", frames, 1e3 * mean,
+           1e3 * most, 1e3 * feed);
     fflush(stdout);
     return true;
 }
@@ -584,6 +624,11 @@ static bool run_type(ScriptCall *c) {
 static bool run_key(ScriptCall *c) {
     c->failed = !key_command(c->words[1], strcmp(c->words[0], "tap") == 0);
     return false; /* handled at the next frame's events */
+}
+
+static bool run_key_after(ScriptCall *c) {
+    c->failed = !key_after(atoi(c->words[1]), c->words[2]);
+    return false;
 }
 
 static bool run_mouse(ScriptCall *c) {
@@ -769,6 +814,8 @@ static const ScriptCommand COMMANDS[] = {
      "save the scene (camera and description as Save scene)"},
     {"key", "NAME", 1, NEED_NOTHING, run_key, "press a key (released one frame later)"},
     {"tap", "NAME", 1, NEED_NOTHING, run_key, "press and release a key in the same frame"},
+    {"key_after", "MS NAME", 2, NEED_NOTHING, run_key_after,
+     "tap a key MS milliseconds from now, from a timer (wherever the frame is)"},
     {"type", "TEXT", 1, NEED_NOTHING, run_type, "text typed into the focused field"},
     {"click", "X Y", 2, NEED_NOTHING, run_mouse, "left mouse button down and up (window pixels)"},
     {"mouse_down", "X Y", 2, NEED_NOTHING, run_mouse, "left mouse button down"},
@@ -809,6 +856,8 @@ static const ScriptCommand COMMANDS[] = {
     {"plot_budget", "MIB", 1, NEED_NOTHING, run_plot_budget, "the plots' history budget"},
     {"bench_plots", "SERIES SECONDS DT", 3, NEED_NOTHING, run_bench_plots,
      "the plot benchmark's synthetic series"},
+    {"print_plot_columns", "", 0, NEED_NOTHING, run_print_plot_columns,
+     "read the plots' kept pixel columns again from their histories and print how many differ"},
     {"print_bench_plots", "", 0, NEED_NOTHING, run_print_bench_plots,
      "print the plot benchmark's frames and CPU times"},
     {"print_plots", "", 0, NEED_NOTHING, run_print_plots, "print each plot as drawn last frame"},

@@ -566,6 +566,11 @@ static bool track_edit(App *app, uint64_t id, const char *path, const char *valu
     issim_strlcpy(p->path, path, sizeof p->path);
     issim_strlcpy(p->value, value, sizeof p->value);
     p->wall_submit = issim_wall_time();
+    /* A key handled in this frame or the last committed it (the GUI sends on Return or Tab, or
+     * when the field reports its deactivation, a GUI frame later) */
+    p->wall_key = app->key_frame >= app->frame_count - 1 ? app->key_wall : 0.0;
+    p->key_frame = app->key_frame;
+    app->key_wall = 0.0;
     return true;
 }
 
@@ -642,8 +647,15 @@ static void resolve_edit(App *app, const PendingEdit *p, const RegistryEditResul
                  "%.120s = %.300s: accepted at t = %.4f s", p->path, p->value, res->sim_time);
         app->edit_rejected = false;
         issim_log(ISSIM_LOG_INFO, "%s", app->edit_message);
-        printf("edit %llu %s=%s accepted t=%.9g latency_ms=%.3f\n", (unsigned long long)p->id,
+        printf("edit %llu %s=%s accepted t=%.9g latency_ms=%.3f", (unsigned long long)p->id,
                p->path, p->value, res->sim_time, 1e3 * (res->wall_apply - p->wall_submit));
+        /* From the key that committed it: to the engine applying it, to the frame that shows
+         * the accepted line (drawn now), and the frames between. */
+        if (p->wall_key > 0.0)
+            printf(" key_to_apply_ms=%.3f key_to_shown_ms=%.3f frames_after_key=%ld",
+                   1e3 * (res->wall_apply - p->wall_key), 1e3 * (issim_wall_time() - p->wall_key),
+                   app->frame_count - p->key_frame);
+        printf("\n");
     } else {
         snprintf(app->edit_message, sizeof app->edit_message, "%.120s = %.160s rejected: %.250s",
                  p->path, p->value, res->reason);

@@ -423,6 +423,54 @@ static void update_engine_bound(App *app) {
         app->engine_bound = false;
 }
 
+/* A key press, typed text or a click: input the GUI may act on at once. */
+static bool is_gui_input(const SDL_Event *e) {
+    return e->type == SDL_KEYDOWN || e->type == SDL_TEXTINPUT || e->type == SDL_MOUSEBUTTONDOWN ||
+           e->type == SDL_MOUSEBUTTONUP;
+}
+
+/* The events waiting, each to its handler; true when one was GUI input. */
+static bool handle_events(App *app) {
+    bool input = false;
+    SDL_Event e;
+    while (SDL_PollEvent(&e)) {
+        input = input || is_gui_input(&e);
+        app_handle_event(app, &e);
+    }
+    return input;
+}
+
+/* GUI frames built and not drawn, so that input acts before the next frame is drawn (a heavy
+ * scene's 3D view takes most of a frame on llvmpipe): one for the keys and text, then one per
+ * queued click change (gui_input_pending): a slow frame loses no click and no double-click. */
+static void gui_input_frames(App *app, bool input) {
+    for (int k = 0; k < 16 && app->gui_ready && app->options.show_gui && !app->quit &&
+                    (input || gui_input_pending());
+         k++, input = false) {
+        GuiState state;
+        GuiRequests req = {.camera_preset = -1};
+        fill_gui_state(app, &state);
+        gui_frame(&state, &req);
+        app_carry_out_requests(app, &req);
+    }
+}
+
+/* The frame limiter's wait, spent waiting for input: a key or a click that arrives between two
+ * frames is handled when it comes, in a GUI frame that is built and not drawn (gui_input_frames),
+ * so an edit its Return commits goes to the engine now rather than at the next frame, up to a
+ * period later (33 ms at 30 fps). What is drawn still changes at the next frame only. */
+static void wait_for_input(App *app, double until) {
+    for (double left = until - issim_wall_time(); left > 0; left = until - issim_wall_time()) {
+        if (left < 1e-3 || !SDL_WaitEventTimeout(NULL, (int)(left * 1e3))) {
+            double rest = until - issim_wall_time();
+            if (rest > 0 && rest < 1e-3)
+                nanosleep(&(struct timespec){0, (long)(rest * 1e9)}, NULL);
+            continue;
+        }
+        gui_input_frames(app, handle_events(app));
+    }
+}
+
 /* With vsync asked for, at most 60 frames per second even where swapping does not wait (Xvfb,
  * offscreen): frames nobody can see would only take CPU from the engine. While the engine
  * cannot keep up with the clock (a heavy scene, or a speed factor beyond it) the display
@@ -436,32 +484,16 @@ static void limit_frame_rate(App *app) {
     if (app->max_fps > 0)
         fps = fmin(fps, app->max_fps);
     double period = 1.0 / fps;
-    double now = issim_wall_time(), next = app->last_swap + period;
-    if (now < next)
-        nanosleep(&(struct timespec){0, (long)((next - now) * 1e9)}, NULL);
+    double next = app->last_swap + period;
+    wait_for_input(app, next);
     app->last_swap = fmax(next, issim_wall_time() - period);
-}
-
-/* The GUI's queued clicks, each in a frame of its own that is built and not drawn: a slow
- * frame (a heavy scene on llvmpipe) loses no click and no double-click. */
-static void gui_input_frames(App *app) {
-    for (int k = 0; k < 16 && app->gui_ready && app->options.show_gui && gui_input_pending(); k++) {
-        GuiState state;
-        GuiRequests req = {.camera_preset = -1};
-        fill_gui_state(app, &state);
-        gui_frame(&state, &req);
-        app_carry_out_requests(app, &req);
-    }
 }
 
 static void frame(App *app) {
     app->frame_count++;
     apply_window_toggles(app);
     layout_view(app);
-    SDL_Event e;
-    while (SDL_PollEvent(&e))
-        app_handle_event(app, &e);
-    gui_input_frames(app);
+    gui_input_frames(app, handle_events(app));
     app_poll_edits(app);
     app_playback_update(app);
     app_load_pump(app);
@@ -483,6 +515,9 @@ static void frame(App *app) {
         app_carry_out_requests(app, &req);
     }
     take_screenshot(app);
+    /* Input that came while this frame was drawn acts now, not after the swap (which waits for
+     * llvmpipe's rasterisers) and the next frame's start. */
+    gui_input_frames(app, handle_events(app));
     SDL_GL_SwapWindow(app->window);
     limit_frame_rate(app);
 }

@@ -365,10 +365,16 @@ static void smooth_contact_lines(Renderer *r, const SceneView *view, const Conta
     }
 }
 
+/* A map of at most this many nodes is drawn over the solids, each node as a cross: a flat or
+ * transient map's node lies at the body's centre, hidden inside it (spheres_flat_map showed
+ * no node at all). A denser map's nodes lie on its surface and stay depth-tested. */
+#define MAP_FEW_NODES 16
+
 /* Contact-map bodies (000 ch. 3): each node as a short stick along its outward normal, and the
  * node an active contact uses (the one the model chose: same rule) long and red. Cyan, not
- * the selection's yellow (a selected map body's nodes were lost in its highlight). */
-static void map_node_lines(Renderer *r, const RenderFrame *f, double size) {
+ * the selection's yellow (a selected map body's nodes were lost in its highlight). Called
+ * twice: for the dense maps (few false) before the overlay, for the small ones after it. */
+static void map_node_lines(Renderer *r, const RenderFrame *f, double size, bool few) {
     static const float node_col[4] = {0.2f, 0.85f, 1.0f, 1}, active_col[4] = {1.0f, 0.2f, 0.2f, 1};
     const SceneView *view = f->view;
     for (int b = 0; b < view->body_count; b++) {
@@ -377,11 +383,17 @@ static void map_node_lines(Renderer *r, const RenderFrame *f, double size) {
             continue;
         Pose pose = view->instances[vb->instance].pose;
         int count = contact_map_node_count(vb->map);
+        if ((count <= MAP_FEW_NODES) != few)
+            continue;
         int stride = count > 400 ? count / 400 : 1; /* a dense map: every k-th node */
         for (int j = 0; j < count; j += stride) {
             const ContactMapNode *n = contact_map_node(vb->map, j);
             Vec3 p = pose_apply(pose, n->position);
             line(r, p, vec3_add(p, quat_rotate(pose.q, vec3_scale(n->normal, size))), node_col);
+            for (int axis = 0; few && axis < 3; axis++) {
+                Vec3 d = {axis == 0 ? size : 0, axis == 1 ? size : 0, axis == 2 ? size : 0};
+                line(r, vec3_sub(p, d), vec3_add(p, d), node_col);
+            }
         }
         for (int i = 0; i < f->contact_count; i++) {
             int j = scene_view_map_node(view, b, &f->contacts[i]);
@@ -447,7 +459,7 @@ static void build_lines(Renderer *r, const RenderFrame *f) {
         if (view->instances[i].wire)
             plane_outline(r, &view->instances[i]);
     if (f->toggles.contacts)
-        map_node_lines(r, f, 0.04 * view->radius);
+        map_node_lines(r, f, 0.04 * view->radius, false);
     if (f->toggles.trails && f->trails)
         trail_lines(r, f);
     if (f->selected_instance >= 0 && f->selected_instance < view->instance_count)
@@ -464,6 +476,8 @@ static void build_lines(Renderer *r, const RenderFrame *f) {
         arrow(r, f->arrows[i].from, f->arrows[i].to, col);
     }
     r->overlay_first = r->line_count;
+    if (f->toggles.contacts)
+        map_node_lines(r, f, 0.15 * view->radius, true);
     /* The device's walls and texture regions lie in the table's plane: depth-tested they
      * z-fought with it (pantograph_textures' quadrants flickered in and out seen from the top). */
     if (view->handle.shown)

@@ -1031,6 +1031,8 @@ void transport(const GuiState *s, GuiRequests *r) {
 }
 
 void universe_panel(const GuiState *s, GuiRequests *r) {
+    if (gui_plots_need_room(s))
+        ImGui::SetNextItemOpen(false, ImGuiCond_Always);
     if (!ImGui::CollapsingHeader("Universe", ImGuiTreeNodeFlags_DefaultOpen) || !s->db)
         return;
     ThingId u = thingdb_find_kind(s->db, THING_UNIVERSE);
@@ -1057,6 +1059,8 @@ void universe_panel(const GuiState *s, GuiRequests *r) {
 }
 
 void recording_panel(const GuiState *s, GuiRequests *r) {
+    if (gui_plots_need_room(s))
+        ImGui::SetNextItemOpen(false, ImGuiCond_Always);
     if (!ImGui::CollapsingHeader("Recording", ImGuiTreeNodeFlags_DefaultOpen))
         return;
     ImGui::BeginDisabled(s->recording || !s->running);

@@ -18,6 +18,7 @@ const size_t kSampleBytes = sizeof(double) + 2 * sizeof(float);
 
 void PlotStore::clear() {
     version++;
+    rewrites++;
     t.clear();
     lo.clear();
     hi.clear();
@@ -57,6 +58,7 @@ void PlotStore::push(double time, float low, float high) {
 
 void PlotStore::truncate(double from) {
     version++;
+    rewrites++;
     size_t n = (size_t)(std::lower_bound(t.begin(), t.end(), from) - t.begin());
     t.resize(n);
     lo.resize(n);

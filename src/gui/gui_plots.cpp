@@ -4,7 +4,6 @@
 // the smallest and largest per pixel column so a spike of one sample shows at any window,
 // ticks, a grid, a legend and the axis labels beside the curves. Display thread only.
 #include <algorithm>
-#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -65,15 +64,19 @@ struct PlotContext {
     float budget_mib = 64.0f;        // all the stores together
     std::vector<double> chunk_t, chunk_v;
     std::vector<ImVec2> points;
-    // Per series the polyline draw_series built last, and what it was built from: a paused
-    // display (or a window that has not moved) redraws it without reading the history again.
-    // Written and read by the GUI thread only.
-    struct SeriesLine {
-        unsigned long version = ~0ul;
-        double x0 = NAN, x1 = NAN, y0 = NAN, y1 = NAN;
-        ImVec2 pa, pb;
-        std::vector<ImVec2> points;
-    } lines[kSeriesMax];
+    // Per series the extremes of its pixel columns, kept between frames. The columns are laid
+    // on the time axis itself (column k holds [k per, (k + 1) per), per = window / width), not
+    // on the window's left edge, so a sliding window moves over columns already read: a frame
+    // reads the history only for the columns new since the last one and for those not yet
+    // complete (their end past the newest sample). Written and read by the GUI thread only.
+    struct SeriesColumns {
+        unsigned long rewrites = ~0ul; // the store's rewrites when these were read
+        double per = 0.0;              // seconds per column
+        long first = 0;                // the absolute index of extremes[0]
+        long complete_end = 0;         // columns before this one hold every sample they will
+        std::vector<float> lo, hi;     // per column from `first`; NAN: no sample in it
+    } columns[kSeriesMax];
+    std::vector<ImVec2> line_points;
     double draw_seconds = 0.0; // CPU time of the last frame's plot drawing
     // gui_plot_set's requests, applied at the next frame: after a new scene's plots are chosen
     PlotSetRequest requests[16];
@@ -82,6 +85,11 @@ struct PlotContext {
     int bench_series = 0;
     double bench_seconds = 0, bench_dt = 0, bench_sum = 0, bench_max = 0;
     int bench_frames = 0;
+    int bench_live = 0;      // series that grow with the clock (the first bench_live stores)
+    double bench_t0 = 0.0;   // their first sample's time
+    size_t bench_next = 0;   // the index of their next sample
+    double bench_feed = 0.0; // CPU time spent appending to them since the bench started
+    bool need_room = false;  // a scene with its own plots opened: gui_plots_need_room
     int map_node = 0;
     bool map_follow = true;
     float map_step[512], map_impulse[512];
@@ -188,6 +196,7 @@ void follow_registry(const GuiState *s) {
     // a scene opens with its own window (the rattleback's 20 s hold its spin's reversal)
     if (!thing_id_is_null(u))
         gui_plot_window(thing_real(s->db, u, "plot_window"));
+    c.need_room = saved && saved[0];
     if (saved && saved[0])
         parse_spec(saved);
     else
@@ -417,6 +426,7 @@ void finish_canvas(const Canvas &c, const char *yunit, const char *xunit, GuiPlo
     c.dl->AddText(ImVec2(left - ImGui::CalcTextSize(yunit).x, c.pa.y - c.line), kLabel, yunit);
     c.dl->AddText(ImVec2(left - ImGui::CalcTextSize(xunit).x - 16, c.pb.y + 2), kLabel, xunit);
     info->y0 = c.y0, info->y1 = c.y1;
+    info->area[0] = c.pa.x, info->area[1] = c.pa.y, info->area[2] = c.pb.x, info->area[3] = c.pb.y;
 }
 
 // ===== Time plots =====
@@ -445,38 +455,60 @@ void stroke_series(const Canvas &c, const std::vector<ImVec2> &pts, ImU32 color)
         c.dl->AddPolyline(pts.data(), (int)pts.size(), color, 0, 1.0f);
 }
 
-// Per pixel column the smallest and largest sample, joined column to column. The columns are
-// the cost (a few cache misses each in a 1e6-sample history); built again only when the store,
-// the window, the axes or the canvas changed since the last frame.
-void draw_series(const Canvas &c, const PlotStore &st, int slot, ImU32 color) {
-    PlotContext::SeriesLine &line = g_plots->lines[slot];
-    std::vector<ImVec2> &pts = line.points;
-    if (line.version == st.version && line.x0 == c.x0 && line.x1 == c.x1 && line.y0 == c.y0 &&
-        line.y1 == c.y1 && line.pa.x == c.pa.x && line.pa.y == c.pa.y && line.pb.x == c.pb.x &&
-        line.pb.y == c.pb.y) {
-        stroke_series(c, pts, color);
-        return;
+// Brings the kept columns to [c0, c1): drops those left of the window, reads the history for
+// the new ones and for the incomplete ones. Everything again when the store's samples were
+// rewritten, the column width changed or the window moved back.
+void update_columns(PlotContext::SeriesColumns &k, const PlotStore &st, double per, long c0,
+                    long c1) {
+    if (k.rewrites != st.rewrites || k.per != per || c0 < k.first) {
+        k.rewrites = st.rewrites, k.per = per;
+        k.first = k.complete_end = c0;
+        k.lo.clear(), k.hi.clear();
     }
-    line.version = st.version, line.x0 = c.x0, line.x1 = c.x1, line.y0 = c.y0, line.y1 = c.y1;
-    line.pa = c.pa, line.pb = c.pb;
+    long drop = std::min<long>(c0 - k.first, (long)k.lo.size());
+    k.lo.erase(k.lo.begin(), k.lo.begin() + drop);
+    k.hi.erase(k.hi.begin(), k.hi.begin() + drop);
+    k.first = c0;
+    long from = std::clamp(k.complete_end, c0, k.first + (long)k.lo.size());
+    k.lo.resize((size_t)(from - c0)), k.hi.resize((size_t)(from - c0));
+    double newest = st.t.empty() ? -INFINITY : st.t.back();
+    size_t i = st.index_at((double)from * per);
+    k.complete_end = from;
+    for (long col = from; col < c1; col++) {
+        double end = (double)(col + 1) * per;
+        size_t j = st.index_from(i, end);
+        float a = NAN, b = NAN;
+        if (j > i)
+            st.range(i, j, &a, &b);
+        k.lo.push_back(a), k.hi.push_back(b);
+        if (newest >= end && k.complete_end == col) // later samples all come after `newest`
+            k.complete_end = col + 1;
+        i = j;
+    }
+}
+
+// Per pixel column the smallest and largest sample, joined column to column. Reading a column
+// is the cost (a few cache misses each in a 1e6-sample history); the columns are kept between
+// frames (update_columns), the polyline through them is made again each frame.
+void draw_series(const Canvas &c, const PlotStore &st, int slot, ImU32 color) {
+    PlotContext::SeriesColumns &k = g_plots->columns[slot];
+    int width = std::max(1, (int)(c.pb.x - c.pa.x));
+    double per = (c.x1 - c.x0) / width;
+    long c0 = (long)std::floor(c.x0 / per);
+    update_columns(k, st, per, c0, c0 + width + 1);
+    std::vector<ImVec2> &pts = g_plots->line_points;
     pts.clear();
-    int columns = (int)(c.pb.x - c.pa.x);
-    double per = (c.x1 - c.x0) / columns;
-    size_t i = st.index_at(c.x0);
     float last = NAN;
-    for (int col = 0; col < columns && i < st.t.size(); col++) {
-        size_t j = st.index_from(i, c.x0 + (col + 1) * per);
-        if (j <= i)
+    for (size_t col = 0; col < k.lo.size(); col++) {
+        float a = k.lo[col], b = k.hi[col];
+        if (std::isnan(a))
             continue;
-        float a, b;
-        st.range(i, j, &a, &b);
-        float x = c.pa.x + col + 0.5f;
+        float x = c.X(((double)(k.first + (long)col) + 0.5) * per);
         bool rising = !(last > 0.5f * (a + b));
         pts.push_back(ImVec2(x, c.Y(rising ? a : b)));
         if (b > a)
             pts.push_back(ImVec2(x, c.Y(rising ? b : a)));
         last = rising ? b : a;
-        i = j;
     }
     stroke_series(c, pts, color);
 }
@@ -698,28 +730,48 @@ void load_cycle_line(const GuiState *s, GuiRequests *r) {
 }
 
 // gui_plot_bench's series: a decaying oscillation with one-sample spikes, the worst case for
-// drawing (every column's extremes differ), over the window ending at the display time.
+// drawing (every column's extremes differ), over the window ending at the display time; while
+// the clock runs they go on growing at the same step, so a running window slides over them
+// as over a recorded series.
+double bench_value(int k, size_t i) {
+    const PlotContext &c = *g_plots;
+    double t = c.bench_t0 + (double)i * c.bench_dt;
+    return std::sin(40.0 * t + k) * std::exp(-0.1 * std::fmod(t - c.bench_t0, 50.0)) +
+           (i % 9973 == 0);
+}
+
+void bench_extend(const GuiState *s) {
+    PlotContext &c = *g_plots;
+    if (c.bench_live == 0 || !(c.bench_dt > 0.0))
+        return; // no plot bench is live: nothing grows (and a zero step would never end)
+    for (int k = 0; k < c.bench_live; k++) {
+        PlotStore &st = c.stores[k];
+        if (std::strncmp(c.stored[k], "bench ", 6) != 0)
+            continue; // the user chose another series here
+        for (size_t i = c.bench_next; c.bench_t0 + (double)i * c.bench_dt <= s->display_time; i++)
+            st.add(c.bench_t0 + (double)i * c.bench_dt, bench_value(k, i), (size_t)1 << 40);
+    }
+    while (c.bench_t0 + (double)c.bench_next * c.bench_dt <= s->display_time)
+        c.bench_next++;
+}
+
 void bench_fill(const GuiState *s) {
     PlotContext &c = *g_plots;
     int n = std::min(c.bench_series, kSeriesMax);
     c.count = (n + GUI_PLOT_SERIES - 1) / GUI_PLOT_SERIES;
-    size_t samples = (size_t)(c.bench_seconds / c.bench_dt);
-    double t0 = fmax(0.0, s->display_time - c.bench_seconds);
+    c.bench_t0 = fmax(0.0, s->display_time - c.bench_seconds);
+    c.bench_next = 0;
     for (int k = 0; k < n; k++) {
         PlotMemory &p = c.plots[k / GUI_PLOT_SERIES];
         std::snprintf(p.series[k % GUI_PLOT_SERIES].name, sizeof p.series[0].name, "bench %d", k);
         std::snprintf(c.stored[k], sizeof c.stored[k], "bench %d", k);
-        PlotStore &st = c.stores[k];
-        st.clear();
-        for (size_t i = 0; i < samples; i++) {
-            double t = t0 + (double)i * c.bench_dt;
-            double v = std::sin(40.0 * t + k) * std::exp(-0.1 * (t - t0)) + (i % 9973 == 0);
-            st.add(t, v, (size_t)1 << 40);
-        }
+        c.stores[k].clear();
     }
+    c.bench_live = n;
+    bench_extend(s);
     c.window = (float)c.bench_seconds;
     c.bench_series = 0;
-    c.bench_sum = c.bench_max = 0.0;
+    c.bench_sum = c.bench_max = c.bench_feed = 0.0;
     c.bench_frames = 0;
 }
 
@@ -737,16 +789,54 @@ void bench_count() {
     c.bench_frames++;
 }
 
+// A plot of the contact-map panel: n values evenly over [t0, t1] s, with the time plots' ticks,
+// grid and units beside the axes (the y unit above its labels, s under them), the title above.
+void map_plot(const char *title, const float *v, int n, double t0, double t1, const char *yunit) {
+    Canvas c;
+    c.dl = ImGui::GetWindowDrawList();
+    c.line = ImGui::GetTextLineHeight();
+    const float height = 60.0f;
+    ImVec2 a = ImGui::GetCursorScreenPos();
+    float width = ImGui::GetContentRegionAvail().x;
+    float margin = ImGui::CalcTextSize("-0.0000").x + 6;
+    ImGui::InvisibleButton(title, ImVec2(width, c.line + 2 + height + c.line + 4));
+    c.dl->AddText(ImVec2(a.x + margin, a.y), kLabel, title);
+    c.pa = ImVec2(a.x + margin, a.y + c.line + 2);
+    c.pb = ImVec2(a.x + width - 2, c.pa.y + height);
+    c.dl->AddRectFilled(c.pa, c.pb, IM_COL32(20, 22, 28, 255));
+    double lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < n; i++)
+        if (std::isfinite(v[i]))
+            lo = fmin(lo, v[i]), hi = fmax(hi, v[i]);
+    plot_range(0.0f, lo, hi, &c.y0, &c.y1);
+    c.x0 = t0, c.x1 = t1 > t0 ? t1 : t0 + 1.0;
+    y_ticks(c);
+    x_ticks(c);
+    std::vector<ImVec2> &pts = g_plots->points;
+    pts.clear();
+    for (int i = 0; i < n; i++)
+        pts.push_back(ImVec2(c.X(c.x0 + (c.x1 - c.x0) * i / std::max(n - 1, 1)), c.Y(v[i])));
+    c.dl->PushClipRect(c.pa, c.pb, true);
+    stroke_series(c, pts, kSeriesColors[1]);
+    c.dl->PopClipRect();
+    GuiPlotInfo unused;
+    finish_canvas(c, yunit, "s", &unused);
+}
+
 } // namespace
 
 void gui_plots_panel(const GuiState *s, GuiRequests *r) {
     if (!g_plots || !s->reg)
         return;
+    g_plots->need_room = false; // the sections above read it in the frame after it was set
     follow_registry(s);
     apply_requests();
     follow_resets(s);
     if (g_plots->bench_series > 0)
         bench_fill(s);
+    double fed = thread_seconds();
+    bench_extend(s);
+    g_plots->bench_feed += thread_seconds() - fed;
     feed(s);
     if (!ImGui::CollapsingHeader("Plots", ImGuiTreeNodeFlags_DefaultOpen))
         return;
@@ -807,15 +897,16 @@ void gui_map_panel(const GuiState *s) {
         step[k] = (float)h[i];
         impulse[k] = (float)((h[i] - (i > 0 ? h[i - 1] : 0.0)) / T);
     }
-    char overlay[96];
-    std::snprintf(overlay, sizeof overlay, "h(kT), %.4g N/m at the end", h[n - 1]);
-    float w = ImGui::GetContentRegionAvail().x;
-    ImGui::PlotLines("##step", step, k, 0, overlay, FLT_MAX, FLT_MAX, ImVec2(w, 55));
-    std::snprintf(overlay, sizeof overlay, "g(kT) over %.3g s", n * T);
-    ImGui::PlotLines("##impulse", impulse, k, 0, overlay, FLT_MAX, FLT_MAX, ImVec2(w, 55));
+    // Each against time in seconds with its unit: the step response h(kT) (N/m), the impulse
+    // response g(kT) (N/(m s)) over the map's n T, the live force (N) over its last seconds.
+    char title[96];
+    double span = std::max((double)(k > 0 ? (k - 1) * stride : 0), 1.0) * T;
+    std::snprintf(title, sizeof title, "step response h(kT), last %.4g", h[n - 1]);
+    map_plot(title, step, k, 0.0, span, "N/m");
+    map_plot("impulse response g(kT)", impulse, k, 0.0, span, "N/(m s)");
     float last = m->force_count ? m->force[m->force_count - 1] : 0.0f;
-    std::snprintf(overlay, sizeof overlay, "force %.4g N (last %.3g s)", last, m->force_seconds);
-    ImGui::PlotLines("##force", m->force, m->force_count, 0, overlay, 0.0f, FLT_MAX, ImVec2(w, 55));
+    std::snprintf(title, sizeof title, "contact force %.4g N now", last);
+    map_plot(title, m->force, m->force_count, -m->force_seconds, 0.0, "N");
 }
 
 bool gui_plots_create() {
@@ -827,6 +918,10 @@ bool gui_plots_create() {
 void gui_plots_destroy() {
     delete g_plots;
     g_plots = nullptr;
+}
+
+bool gui_plots_need_room(const GuiState *s) {
+    return g_plots && g_plots->need_room && s->height < 900;
 }
 
 double gui_plots_draw_seconds() {
@@ -892,9 +987,32 @@ extern "C" void gui_plot_bench(int series, double seconds, double dt) {
     g_plots->bench_dt = dt;
 }
 
-extern "C" int gui_plot_bench_report(double *mean_s, double *max_s) {
+extern "C" int gui_plot_columns_check(int *differ) {
+    int checked = 0;
+    *differ = 0;
+    for (int slot = 0; g_plots && slot < kSeriesMax; slot++) {
+        const PlotContext::SeriesColumns &k = g_plots->columns[slot];
+        const PlotStore &st = g_plots->stores[slot];
+        if (k.rewrites != st.rewrites || !(k.per > 0))
+            continue; // not drawn since its samples changed: nothing kept to check
+        for (size_t col = 0; col < k.lo.size(); col++, checked++) {
+            long at = k.first + (long)col;
+            size_t i = st.index_at((double)at * k.per), j = st.index_at((double)(at + 1) * k.per);
+            float a = NAN, b = NAN;
+            if (j > i)
+                st.range(i, j, &a, &b);
+            bool same =
+                (std::isnan(a) && std::isnan(k.lo[col])) || (a == k.lo[col] && b == k.hi[col]);
+            *differ += !same;
+        }
+    }
+    return checked;
+}
+
+extern "C" int gui_plot_bench_report(double *mean_s, double *max_s, double *feed_s) {
     int n = g_plots ? g_plots->bench_frames : 0;
     *mean_s = n ? g_plots->bench_sum / n : 0.0;
     *max_s = n ? g_plots->bench_max : 0.0;
+    *feed_s = n ? g_plots->bench_feed / n : 0.0;
     return n;
 }

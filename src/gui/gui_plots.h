@@ -32,6 +32,10 @@ struct PlotStore {
     // Bumped by every change of the samples: a drawing cached from this store is stale when
     // its version differs (the paused plots' column extremes, gui_plots.cpp).
     unsigned long version = 0;
+    // Bumped when samples already held change (cleared, cut by a rewind, merged to fit the
+    // budget), not by an append: a pixel column drawn from samples that all came before the
+    // newest stays right until this moves (the sliding window's kept columns, gui_plots.cpp).
+    unsigned long rewrites = 0;
 
     void clear();
     // Appends a sample later than every other; merges pairs while over budget (bytes).
@@ -57,6 +61,10 @@ bool gui_plots_create();
 void gui_plots_destroy();
 // The "Plots" section: the series chosen, the window, the plots drawn.
 void gui_plots_panel(const GuiState *s, GuiRequests *r);
+// True for one frame after a scene that brings its own plots (universe.plots: the rattleback's
+// spin) opened in a window under 900 pixels high: the sections above the plots (Universe,
+// Recording) open folded, so its plots are on screen without scrolling.
+bool gui_plots_need_room(const GuiState *s);
 // CPU time the last frame's Plots section took to build, s (the plot benchmark).
 double gui_plots_draw_seconds();
 // The "Contact map" section: the selected body's map responses and its live contact force.

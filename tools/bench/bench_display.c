@@ -6,8 +6,14 @@
  *  - engine throughput (simulated seconds per wall second with the display clock at 1000x, so
  *    the engine never waits) with the window drawing and without a window;
  *  - edit latency: wall time from the GUI's submission of a property edit to the engine
- *    applying it, against the engine's step time.
- * Usage: issim-bench display [fps | throughput | latency] [--seconds S]. */
+ *    applying it, against the engine's step time;
+ *  - plot drawing (issue 31's target): the Plots section's CPU time per frame for 8 series of
+ *    1e6 samples (10 s at 1e-5 s output steps), the window still (paused) and sliding (running
+ *    past the window's length, the series growing at 1e-5 s a sample with the clock);
+ *  - input latency (issue 31's target): from a key (Return in a property field, tapped from a
+ *    timer at a varying point of the frame) to the engine applying the edit it commits and to
+ *    the frame that shows the accepted line, at 30 fps, point_drop and the 240-body pile.
+ * Usage: issim-bench display [fps | throughput | latency | plots | input] [--seconds S]. */
 #include "bench.h"
 
 #include <math.h>
@@ -43,7 +49,7 @@ static void choose_wrapper(void) {
     if (display && display[0])
         wrapper[0] = '\0';
     else if (access("/usr/bin/xvfb-run", X_OK) == 0)
-        snprintf(wrapper, sizeof wrapper, "xvfb-run -a -s '-screen 0 1280x720x24' ");
+        snprintf(wrapper, sizeof wrapper, "xvfb-run -a -s '-screen 0 1280x800x24' ");
     else
         snprintf(wrapper, sizeof wrapper, "SDL_VIDEODRIVER=offscreen ");
 }
@@ -241,6 +247,136 @@ static void bench_edit_latency(void) {
            bench_quantile(lat, n, 1.0));
 }
 
+/* Runs issim on point_drop with a script (the text of a temporary file) and returns its output
+ * lines that start with `prefix`, joined, in out. */
+static bool run_script_lines(const char *script, const char *args, const char *prefix, char *out,
+                             size_t size) {
+    char path[256], cmd[2048], line[BD_LINE];
+    snprintf(path, sizeof path, "/tmp/issim-bench-display-script-%d.txt", (int)getpid());
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return false;
+    fputs(script, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "cd '%s' && %s'%s' run %s --script %s 2>/dev/null",
+             getenv("ISSIM_SOURCE_DIR") ? getenv("ISSIM_SOURCE_DIR") : ".", wrapper, issim_path,
+             args, path);
+    FILE *p = popen(cmd, "r");
+    size_t used = 0;
+    out[0] = '\0';
+    while (p && fgets(line, sizeof line, p))
+        if (strncmp(line, prefix, strlen(prefix)) == 0 && used + strlen(line) < size) {
+            memcpy(out + used, line, strlen(line) + 1);
+            used += strlen(line);
+        }
+    if (p)
+        pclose(p);
+    unlink(path);
+    return used > 0;
+}
+
+/* The plots on screen at 1280x800: Transport, Universe and Recording collapsed (their headers'
+ * rows, each moving up as the one above closes). */
+static const char *const collapse_panels = "mouse_move 1000 57\nframes 2\nclick 1000 57\nframes 2\n"
+                                           "mouse_move 1000 80\nframes 2\nclick 1000 80\nframes 2\n"
+                                           "mouse_move 1000 103\nframes 2\nclick 1000 103\n"
+                                           "frames 2\n";
+
+/* The plot target: 8 series over 10 s at 1e-5 s output steps, the Plots section's CPU time per
+ * frame (the display thread's; llvmpipe rasterises on threads of its own), still and sliding.
+ * The sliding run first takes point_drop past 10.5 s at 10x, so the window has filled and the
+ * axis moves every frame. */
+static void bench_plots(double seconds) {
+    printf("\n## display: plot drawing, 8 series x 1e6 samples (10 s at 1e-5 s), 1280x800 (%s)\n",
+           wrapper[0] == 'x' ? "Xvfb, Mesa llvmpipe"
+           : wrapper[0]      ? "offscreen EGL"
+                             : "$DISPLAY");
+    printf("%-10s %8s %14s %14s %14s %12s %8s\n", "window", "frames", "plots ms mean",
+           "plots ms max", "feed ms mean", "frame cpu ms", "fps");
+    const char *modes[2] = {"still", "sliding"};
+    for (int m = 0; m < 2; m++) {
+        char script[2048], out[BD_LINE];
+        snprintf(script, sizeof script,
+                 "speed 10\nwait_sim 10.5\nspeed 1\n%s%sbench_plots 8 10 1e-5\nframes 3\n"
+                 "bench %g\nprint_bench_plots\n",
+                 collapse_panels, m == 0 ? "pause\n" : "", seconds);
+        int frames = 0;
+        double mean = NAN, most = NAN, feed = NAN, fps = NAN, cpu = NAN;
+        if (run_script_lines(script, "scenes/point_drop.lua --size 1280x800", "bench", out,
+                             sizeof out)) {
+            const char *b = strstr(out, "bench_plots frames=");
+            if (b)
+                sscanf(b, "bench_plots frames=%d mean_ms=%lf max_ms=%lf feed_ms=%lf", &frames,
+                       &mean, &most, &feed);
+            const char *f = strstr(out, "bench fps=");
+            const char *c = strstr(out, "display_cpu_ms_per_frame=");
+            fps = f ? atof(f + 10) : NAN;
+            cpu = c ? atof(c + 25) : NAN;
+        }
+        if (frames > 0)
+            printf("%-10s %8d %14.3f %14.3f %14.3f %12.2f %8.1f   (target < 2 ms: %s)\n", modes[m],
+                   frames, mean, most, feed, cpu, fps, mean < 2.0 ? "met" : "NOT met");
+        else
+            printf("%-10s failed\n", modes[m]);
+    }
+    printf("(plots: building the Plots section, display thread CPU; feed: appending the "
+           "synthetic samples, the benchmark's own cost, not drawing)\n");
+}
+
+/* The values after `key` on every line of out, into v (at most max); returns how many. */
+static int collect(const char *out, const char *key, double *v, int max) {
+    int n = 0;
+    for (const char *at = strstr(out, key); at && n < max; at = strstr(at + 1, key))
+        v[n++] = atof(at + strlen(key));
+    return n;
+}
+
+/* Key to applied edit at 30 fps: the first body's mass typed into its field (the property
+ * table's first row, fixed by the layout), Return tapped by a timer 1-33 ms after the script's
+ * command (so at every point of a frame: drawing, or waiting for the next), 18 times. */
+#define INPUT_EDITS 18
+static void bench_input_latency(void) {
+    printf("\n## display: input latency at 30 fps (Return in a property field -> the engine "
+           "applies the edit; -> the frame showing 'accepted'), %d edits\n",
+           INPUT_EDITS);
+    printf("%-22s %6s %24s %24s %12s %8s\n", "scene", "edits", "key->apply ms p50/p90/max",
+           "key->shown ms p50/p90/max", "frames max", "fps");
+    const char *scenes[2][2] = {{"scenes/point_drop.lua", "bar"}, {"scenes/pile.lua", "b0"}};
+    for (int i = 0; i < 2; i++) {
+        char script[8192], out[16384];
+        int used = snprintf(script, sizeof script, "fps 30\nwait_sim 0.05\nselect %s\nframes 3\n",
+                            scenes[i][1]);
+        for (int k = 0; k < INPUT_EDITS && used < (int)sizeof script - 200; k++)
+            used += snprintf(script + used, sizeof script - used,
+                             "mouse_move 180 508\nframes 2\nclick 180 508\nframes 2\ntype %s\n"
+                             "frames 1\nkey_after %d return\nframes 3\nwait_edits\n",
+                             k % 2 ? "0.02" : "0.03", 1 + (k * 2) % 33);
+        snprintf(script + used, sizeof script - used, "bench 3\n");
+        double apply[INPUT_EDITS], shown[INPUT_EDITS], frames[INPUT_EDITS], fps = NAN;
+        int n = 0;
+        if (run_script_lines(script, scenes[i][0], "", out, sizeof out)) {
+            n = collect(out, "key_to_apply_ms=", apply, INPUT_EDITS);
+            collect(out, "key_to_shown_ms=", shown, INPUT_EDITS);
+            collect(out, "frames_after_key=", frames, INPUT_EDITS);
+            const char *f = strstr(out, "bench fps=");
+            fps = f ? atof(f + 10) : NAN;
+        }
+        if (n == 0) {
+            printf("%-22s failed\n", scenes[i][0]);
+            continue;
+        }
+        double most_frames = bench_quantile(frames, n, 1.0);
+        printf("%-22s %6d %10.1f %6.1f %6.1f %10.1f %6.1f %6.1f %12.0f %8.1f   (target < 33.3 "
+               "ms: %s)\n",
+               scenes[i][0], n, bench_quantile(apply, n, 0.5), bench_quantile(apply, n, 0.9),
+               bench_quantile(apply, n, 1.0), bench_quantile(shown, n, 0.5),
+               bench_quantile(shown, n, 0.9), bench_quantile(shown, n, 1.0), most_frames, fps,
+               bench_quantile(apply, n, 1.0) < 1e3 / 30 ? "met" : "NOT met");
+    }
+    printf("(key times from SDL's event timestamps, 1 ms steps; frames: the accepted line appears "
+           "that many frames after the one that handled the key)\n");
+}
+
 int bench_display(int argc, char **argv) {
     double seconds = 5.0;
     for (int i = 1; i + 1 < argc; i++)
@@ -251,7 +387,7 @@ int bench_display(int argc, char **argv) {
         return 1;
     }
     choose_wrapper();
-    /* One part only: issim-bench display fps | throughput | latency */
+    /* One part only: issim-bench display fps | throughput | latency | plots | input */
     const char *only = argc > 1 && argv[1][0] != '-' ? argv[1] : "";
     if (!only[0] || strcmp(only, "fps") == 0)
         bench_fps(seconds);
@@ -259,5 +395,9 @@ int bench_display(int argc, char **argv) {
         bench_throughput(seconds);
     if (!only[0] || strcmp(only, "latency") == 0)
         bench_edit_latency();
+    if (!only[0] || strcmp(only, "plots") == 0)
+        bench_plots(seconds);
+    if (!only[0] || strcmp(only, "input") == 0)
+        bench_input_latency();
     return 0;
 }
