@@ -200,14 +200,10 @@ typedef struct GuiLabel {
     char text[GUI_DESCRIPTION_MAX];
 } GuiLabel;
 
-typedef struct GuiState {
-    int width, height;
-    int side_width;      /* the side panels' width, 0: hidden */
-    const ThingDb *db;   /* Nullable: the display's copy (edits accepted so far applied) */
-    const Registry *reg; /* Nullable when no scene is loaded */
-    const double *frame; /* values at display time (registry_var_count), Nullable */
-    const char *scene_path;
-    bool running; /* a session exists (fixed-during-run properties are read-only) */
+/* The display clock and time around impacts (sim.h): slow motion's rate (0: off) and window,
+ * "pause at next contact" armed, whether the clock is in a window now, and the impacts found
+ * between the history's start and the newest frame (the timeline and the time plots mark them). */
+typedef struct GuiClockView {
     bool paused;
     double speed, display_time, state_time, history_start, dt;
     /* Time around impacts (sim.h): slow motion's rate (0: off) and window, "pause at next
@@ -217,6 +213,11 @@ typedef struct GuiState {
     bool pause_at_contact, slow_now;
     const double *impacts;
     int impact_count;
+} GuiClockView;
+
+/* A branch (issue 31 item 6): an edit accepted at branch_edit_time while the display was
+ * scrubbed back to branch_time (NaN: none); the GUI asks where it applies from. */
+typedef struct GuiBranchView {
     /* A branch (issue 31 item 6): an edit accepted at branch_edit_time while the display was
      * scrubbed back to branch_time (NaN: none); the GUI asks where it applies from. */
     double branch_time, branch_edit_time;
@@ -224,6 +225,10 @@ typedef struct GuiState {
     const double *edit_times; /* the accepted edits' instants (the timeline marks them) */
     int edit_count;
     int branch_policy; /* 0 ask, 1 from the scrubbed instant, 2 from the original instant */
+} GuiBranchView;
+
+/* The engine's rates and counts for the status bar. */
+typedef struct GuiEngineView {
     double fps, engine_step_us, engine_rate; /* engine_rate: output steps/s */
     double sim_rate;        /* simulated seconds shown per wall second (0 while paused) */
     double engine_headroom; /* dt over the wall time of the last step: spare capacity, not the
@@ -235,6 +240,10 @@ typedef struct GuiState {
     double contacts_dropped;
     double engine_resets;     /* rewinds so far (edits, drags, Run after a seek): plots reread */
     int awake_bodies, bodies; /* integrated / all (sleeping bodies are not integrated) */
+} GuiEngineView;
+
+/* Recording (rows) and video in progress. */
+typedef struct GuiCaptureView {
     bool recording;
     const char *record_path;
     double record_elapsed;
@@ -244,9 +253,10 @@ typedef struct GuiState {
     const char *video_path;
     long video_frames;
     long long video_bytes;
-    const char *load_error; /* "file:line: message" of the last failed load, or "" */
-    const char *edit_message;
-    bool edit_rejected;
+} GuiCaptureView;
+
+/* The launcher's scenes, descriptions and thumbnails, and the recent files. */
+typedef struct GuiLauncherView {
     int scene_count;
     const char (*scenes)[GUI_PATH_MAX];
     const char (*scene_descriptions)[GUI_DESCRIPTION_MAX];
@@ -256,6 +266,19 @@ typedef struct GuiState {
     const unsigned *scene_thumbnails;
     int recent_count;
     const char (*recent)[GUI_PATH_MAX];
+} GuiLauncherView;
+
+typedef struct GuiState {
+    int width, height;
+    int side_width;      /* the side panels' width, 0: hidden */
+    const ThingDb *db;   /* Nullable: the display's copy (edits accepted so far applied) */
+    const Registry *reg; /* Nullable when no scene is loaded */
+    const double *frame; /* values at display time (registry_var_count), Nullable */
+    const char *scene_path;
+    bool running;           /* a session exists (fixed-during-run properties are read-only) */
+    const char *load_error; /* "file:line: message" of the last failed load, or "" */
+    const char *edit_message;
+    bool edit_rejected;
     int log_count; /* oldest first */
     const GuiLogLine *log;
     ThingId selected;
@@ -280,13 +303,28 @@ typedef struct GuiState {
     /* The labels of the bodies in front of the camera (written by the display each frame) */
     const GuiLabel *labels;
     int label_count;
+    GuiClockView clock;
+    GuiBranchView branch;
+    GuiEngineView engine;
+    GuiCaptureView capture;
+    GuiLauncherView launcher;
 } GuiState;
 
 /* What the user asked for this frame. Cleared by the display before each frame. */
-typedef struct GuiRequests {
+/* Scenes: open, reload, save, the launcher's list and thumbnails, quit. */
+typedef struct GuiFileRequests {
     bool open;
     char open_path[GUI_PATH_MAX];
-    bool reload, reset, step, pause, run, quit, fit, refresh_scenes;
+    bool reload, quit, refresh_scenes;
+    bool save;
+    char save_path[GUI_PATH_MAX];
+    char save_description[GUI_DESCRIPTION_MAX]; /* "": the scene's, with the edits noted */
+    int thumbnail_for; /* 1 + the scene whose thumbnail the launcher shows (drawn if missing) */
+} GuiFileRequests;
+
+/* The clock: run, pause, step, reset, speed, slow motion, seeking and branches. */
+typedef struct GuiTimeRequests {
+    bool reset, step, pause, run;
     bool set_speed;
     double speed;
     bool set_slow_motion; /* slow_rate 0: off */
@@ -296,11 +334,19 @@ typedef struct GuiRequests {
     int set_branch_policy; /* 0: unchanged, else 1 + the branch_policy chosen */
     bool seek;
     double seek_time;
+} GuiTimeRequests;
+
+/* A property edit typed in the editor (or refused there, with the reason). */
+typedef struct GuiEditRequest {
     bool edit;
     char edit_path[REGISTRY_EDIT_PATH_MAX];
     char edit_value[REGISTRY_EDIT_VALUE_MAX];
     bool edit_invalid; /* typed text that is no value of the property: edit_reason says why */
     char edit_reason[GUI_DESCRIPTION_MAX];
+} GuiEditRequest;
+
+/* Recording (CSV/HDF5 rows), video and screenshots. */
+typedef struct GuiCaptureRequests {
     bool record_start, record_stop;
     char record_path[GUI_PATH_MAX];
     char record_vars[1024];
@@ -310,16 +356,25 @@ typedef struct GuiRequests {
     double video_slow;   /* simulated time: video seconds per simulated second (> 1: slow) */
     bool screenshot;
     char screenshot_path[GUI_PATH_MAX];
-    bool save;
-    char save_path[GUI_PATH_MAX];
-    char save_description[GUI_DESCRIPTION_MAX]; /* "": the scene's, with the edits noted */
+} GuiCaptureRequests;
+
+/* The haptic device panel's buttons. */
+typedef struct GuiDeviceRequests {
+    bool device_enable, device_disable, device_estop, device_reconnect;
+} GuiDeviceRequests;
+
+typedef struct GuiRequests {
+    bool fit;
     bool select;
     ThingId select_thing;
-    int camera_preset;  /* -1: none, else the display's CameraPreset */
-    bool follow_toggle; /* follow the selected body, or stop following */
-    bool device_enable, device_disable, device_estop, device_reconnect;
+    int camera_preset;      /* -1: none, else the display's CameraPreset */
+    bool follow_toggle;     /* follow the selected body, or stop following */
     bool load_cycle_toggle; /* stop the prescribed load cycle, or start the scene's again */
-    int thumbnail_for; /* 1 + the scene whose thumbnail the launcher shows (drawn if missing) */
+    GuiFileRequests file;
+    GuiTimeRequests time;
+    GuiEditRequest editing;
+    GuiCaptureRequests capture;
+    GuiDeviceRequests device;
 } GuiRequests;
 
 /* Creates the ImGui context and its SDL2 + OpenGL3 back-ends for window (SDL_Window *) and

@@ -365,7 +365,8 @@ void app_device_hand(App *app, bool hold, int x, int y) {
      * device to world as world = origin + scale (device - centre) (coupling.c), so the device
      * point is the handle's own plus the world offset over the scale. */
     Vec3 o, dir;
-    camera_ray(&app->camera, app->view_w, app->view_h, x - app->view_x, y - app->view_y, &o, &dir);
+    camera_ray(&app->camera, app->win.view_w, app->win.view_h, x - app->win.view_x,
+               y - app->win.view_y, &o, &dir);
     HapticHandleState reading = haptic_handle_unpack(&h);
     double z = reading.world.z;
     if (fabs(dir.z) < 1e-9 || (z - o.z) / dir.z <= 0)
@@ -441,7 +442,8 @@ const GuiDevice *app_device_gui(App *app) {
                          .proxy = d->proxy,
                          .simulator_pid = d->simulator_pid,
                          .estop_key = ESTOP_KEYS,
-                         .mouse_hand = app_device_mouse_hand(app) ? &app->mouse_hand_mode : NULL};
+                         .mouse_hand =
+                             app_device_mouse_hand(app) ? &app->pointer.mouse_hand_mode : NULL};
     return &d->gui;
 }
 

@@ -24,7 +24,7 @@
 
 void app_select(App *app, ThingId thing) {
     app->selected = thing;
-    app->edit_message[0] = '\0';
+    app->edits.edit_message[0] = '\0';
     if (app->session.db && !thing_id_is_null(thing) && thingdb_valid(app->session.db, thing)) {
         char path[256];
         printf("select %s\n", thing_path(app->session.db, thing, path, sizeof path));
@@ -36,7 +36,7 @@ static void write_pointer(App *app) {
     Session *s = &app->session;
     if (!s->sim)
         return;
-    const Drag *d = &app->drag;
+    const Drag *d = &app->pointer.drag;
     double mass =
         d->body >= 0 && d->body < s->view->body_count ? s->view->bodies[d->body].mass : 1.0;
     SimPointer pointer = {
@@ -57,40 +57,45 @@ static void start_pick(App *app, int x, int y) {
     if (!s->view)
         return;
     Vec3 o, d, hit;
-    camera_ray(&app->camera, app->view_w, app->view_h, x - app->view_x, y - app->view_y, &o, &d);
+    camera_ray(&app->camera, app->win.view_w, app->win.view_h, x - app->win.view_x,
+               y - app->win.view_y, &o, &d);
     int inst = scene_view_pick(s->view, o, d, &hit);
     if (inst < 0)
         return;
     const ViewInstance *in = &s->view->instances[inst];
     app_ask_select(app, in->thing);
-    app->drag = (Drag){.active = true,
-                       .body = in->body,
-                       .anchor_local = pose_apply_inv(in->pose, hit),
-                       .plane_point = hit,
-                       .plane_normal = vec3_normalize(vec3_sub(camera_eye(&app->camera), hit)),
-                       .target = hit,
-                       .grasp = app->grasp_mode || (SDL_GetModState() & KMOD_ALT) != 0};
+    app->pointer.drag =
+        (Drag){.active = true,
+               .body = in->body,
+               .anchor_local = pose_apply_inv(in->pose, hit),
+               .plane_point = hit,
+               .plane_normal = vec3_normalize(vec3_sub(camera_eye(&app->camera), hit)),
+               .target = hit,
+               .grasp = app->pointer.grasp_mode || (SDL_GetModState() & KMOD_ALT) != 0};
     write_pointer(app);
 }
 
 /* The drag target: the mouse ray meets the plane through the grabbed point facing the camera. */
 static void move_drag(App *app, int x, int y) {
     Vec3 o, d;
-    camera_ray(&app->camera, app->view_w, app->view_h, x - app->view_x, y - app->view_y, &o, &d);
-    double denom = vec3_dot(d, app->drag.plane_normal);
+    camera_ray(&app->camera, app->win.view_w, app->win.view_h, x - app->win.view_x,
+               y - app->win.view_y, &o, &d);
+    double denom = vec3_dot(d, app->pointer.drag.plane_normal);
     if (fabs(denom) < 1e-9)
         return;
-    double t = vec3_dot(vec3_sub(app->drag.plane_point, o), app->drag.plane_normal) / denom;
+    double t =
+        vec3_dot(vec3_sub(app->pointer.drag.plane_point, o), app->pointer.drag.plane_normal) /
+        denom;
     if (t <= 0)
         return;
-    app->drag.target = vec3_add(o, vec3_scale(d, t));
+    app->pointer.drag.target = vec3_add(o, vec3_scale(d, t));
     write_pointer(app);
 }
 
 static void end_drag(App *app) {
-    if (!app->drag.active)
+    if (!app->pointer.drag.active)
         return;
-    app->drag.active = false;
+    app->pointer.drag.active = false;
     write_pointer(app);
 }
 
@@ -177,42 +182,43 @@ static void handle_key(App *app, const SDL_KeyboardEvent *k) {
 
 static void handle_mouse_button(App *app, const SDL_MouseButtonEvent *b) {
     bool down = b->type == SDL_MOUSEBUTTONDOWN;
-    app->mouse_x = b->x;
-    app->mouse_y = b->y;
-    bool hand = app->mouse_hand_mode || (SDL_GetModState() & KMOD_CTRL);
+    app->pointer.mouse_x = b->x;
+    app->pointer.mouse_y = b->y;
+    bool hand = app->pointer.mouse_hand_mode || (SDL_GetModState() & KMOD_CTRL);
     if (b->button == SDL_BUTTON_LEFT &&
         (app->device.hand_dragging || (down && hand && app_device_mouse_hand(app)))) {
         app_device_hand(app, down, b->x, b->y); /* the mouse is the pantograph's hand */
         return;
     }
     if (b->button == SDL_BUTTON_LEFT) {
-        app->mouse_left = down;
+        app->pointer.mouse_left = down;
         if (down) {
-            app->mouse_moved = false;
+            app->pointer.mouse_moved = false;
             if (!(SDL_GetModState() & KMOD_SHIFT))
                 start_pick(app, b->x, b->y);
         } else {
-            if (!app->drag.active && !app->mouse_moved)
+            if (!app->pointer.drag.active && !app->pointer.mouse_moved)
                 app_ask_select(app, thing_id_null()); /* a click on empty space */
             end_drag(app);
         }
     } else if (b->button == SDL_BUTTON_RIGHT || b->button == SDL_BUTTON_MIDDLE) {
-        app->mouse_right = down;
+        app->pointer.mouse_right = down;
     }
 }
 
 static void handle_mouse_motion(App *app, const SDL_MouseMotionEvent *m) {
-    app->mouse_x = m->x;
-    app->mouse_y = m->y;
+    app->pointer.mouse_x = m->x;
+    app->pointer.mouse_y = m->y;
     if (m->xrel || m->yrel)
-        app->mouse_moved = true;
+        app->pointer.mouse_moved = true;
     if (app->device.hand_dragging) {
         app_device_hand(app, true, m->x, m->y);
-    } else if (app->drag.active) {
+    } else if (app->pointer.drag.active) {
         move_drag(app, m->x, m->y);
-    } else if (app->mouse_right || (app->mouse_left && (SDL_GetModState() & KMOD_SHIFT))) {
-        camera_pan(&app->camera, m->xrel, m->yrel, app->view_h);
-    } else if (app->mouse_left) {
+    } else if (app->pointer.mouse_right ||
+               (app->pointer.mouse_left && (SDL_GetModState() & KMOD_SHIFT))) {
+        camera_pan(&app->camera, m->xrel, m->yrel, app->win.view_h);
+    } else if (app->pointer.mouse_left) {
         camera_orbit(&app->camera, m->xrel, m->yrel);
     }
 }
@@ -228,8 +234,8 @@ void app_handle_event(App *app, const SDL_Event *e) {
         return;
     case SDL_WINDOWEVENT:
         if (e->window.event == SDL_WINDOWEVENT_SIZE_CHANGED) {
-            app->width = e->window.data1;
-            app->height = e->window.data2;
+            app->win.width = e->window.data1;
+            app->win.height = e->window.data2;
         }
         break;
     default:
@@ -237,12 +243,12 @@ void app_handle_event(App *app, const SDL_Event *e) {
     }
     if (e->type == SDL_KEYDOWN) {
         app->key_wall = issim_wall_time() - 1e-3 * (double)(SDL_GetTicks() - e->key.timestamp);
-        app->key_frame = app->frame_count;
+        app->key_frame = app->rates.frame_count;
     }
     if (e->type == SDL_KEYDOWN && app_device_key(app, &e->key))
         return; /* the emergency stop, even while a text field has the keyboard */
     /* While a body is dragged the view keeps the mouse even over a panel. */
-    bool gui_took = app->gui_ready && gui_process_event(e) && !app->drag.active;
+    bool gui_took = app->win.gui_ready && gui_process_event(e) && !app->pointer.drag.active;
     if (e->type == SDL_MOUSEBUTTONDOWN)
         app->keys_in_panels = gui_took && app->options.show_gui;
     if (gui_took)

@@ -36,7 +36,7 @@ typedef struct Session {
     ContactReport *contacts, *drawn;
     int contact_capacity, contact_count;
     double contact_time;
-    long contacts_frame; /* app->frame_count when read */
+    long contacts_frame; /* app->rates.frame_count when read */
 } Session;
 
 typedef struct PendingEdit {
@@ -196,42 +196,19 @@ typedef struct AppPlayback {
     bool resume_after_edits; /* paused until the edits sent are taken, then runs */
 } AppPlayback;
 
-typedef struct App {
-    DisplayOptions options;
-    SimOptions sim_options; /* for the first scene (its --set overrides) */
-    bool first_scene_done;
+/* The window, its GL context and renderer, and the 3D view between the panels. */
+typedef struct AppWindow {
     SDL_Window *window;
     SDL_GLContext gl;
     bool gui_ready;
     Renderer *renderer;
     int width, height;                  /* window */
     int view_x, view_y, view_w, view_h; /* the 3D view: between the panels when they show */
-    bool quit;
-    int exit_status;
+} AppWindow;
 
-    Session session; /* session.sim == NULL: nothing loaded */
-    Camera camera;
-    int follow_body; /* view body the camera's target stays on, or -1 */
-    GuiToggles toggles;
-    ThingId selected;
-    bool open_dialog;
-    bool seeked; /* the clock was moved by the scrubber: Run rewinds the engine to it */
-    char load_error[600];
-    char edit_message[600];
-    bool edit_rejected;
-    long resets;         /* Resets since start (the script's print_state) */
-    bool keys_in_panels; /* the last click was in a panel: no letter shortcuts (gui.h) */
-    /* The force arrows the last frame drew (bit 1 << GuiArrowKind): written by draw_scene,
-     * read by fill_gui_state for the legend (display thread only). */
-    unsigned arrow_kinds;
-    /* The bodies' labels at their pixels this frame: written by fill_gui_state, read by the
-     * GUI in the same frame (display thread only). */
-    GuiLabel labels[GUI_MAX_LABELS];
-    /* Edits sent and not yet answered: grows as needed (a fixed 32 left later edits untracked,
-     * so an accepted one never reached the display's database and a save lost it). */
-    PendingEdit *pending;
-    int pending_count, pending_capacity;
-
+/* The launcher: scenes found, their descriptions and thumbnails, recent files. Display thread only.
+ */
+typedef struct AppLauncher {
     char scenes[GUI_MAX_SCENES][GUI_PATH_MAX];
     int scene_count;
     /* The launcher's descriptions, read from the scene files one per frame (a scene file is a
@@ -244,29 +221,33 @@ typedef struct App {
     GLuint scene_thumbs[GUI_MAX_SCENES];
     bool thumb_tried[GUI_MAX_SCENES];
     GLuint thumb_fbo, thumb_depth;
-    bool show_help; /* F1: the keys and mouse actions */
     char recent[GUI_MAX_RECENT][GUI_PATH_MAX];
     int recent_count;
     char scanned_folder[GUI_PATH_MAX]; /* the opened scene's folder the launcher lists */
+} AppLauncher;
 
+/* Recording from the GUI (CSV/HDF5 rows of the chosen variables). Display thread only. */
+typedef struct AppRecording {
     Recorder *recorder;
     char record_path[GUI_PATH_MAX];
     int *record_vars;
     int record_count;
     double record_last_t, record_wall_start;
     double *record_row, *record_frame;
+} AppRecording;
 
-    Trail *trails;
-    RenderTrail *render_trails;
-    double trail_last_t;
-
+/* Mouse and keyboard state, and the drag in progress. Display thread only. */
+typedef struct AppPointer {
     Drag drag;
     bool mouse_left, mouse_right, mouse_moved;
     bool mouse_hand_mode; /* --device sim: every left drag in the view moves the hand */
     bool grasp_mode;      /* every body drag is a grasp (script: toggle grasp) */
     int mouse_x, mouse_y;
     SDL_Keymod mods;
+} AppPointer;
 
+/* Frame and engine rates for the status bar, and the frame limiter. Display thread only. */
+typedef struct AppRates {
     double fps, fps_wall, engine_rate, rate_wall;
     /* Simulated seconds shown per wall second over the last half second (0 while paused):
      * what the status bar calls the rate, the clock's real progress. */
@@ -276,6 +257,53 @@ typedef struct App {
     bool engine_bound; /* the engine lags the clock: the limiter halves the frame rate */
     int fps_frames;
     double rate_steps;
+    long frame_count; /* frames drawn since start (the script's bench command) */
+} AppRates;
+
+/* Body trails: sampled positions and their GPU buffers. Display thread only. */
+typedef struct AppTrails {
+    Trail *trails;
+    RenderTrail *render_trails;
+    double trail_last_t;
+} AppTrails;
+
+/* Edits sent and their answers: the result line, and the edits not yet answered (grows as
+ * needed: a fixed 32 left later edits untracked, so an accepted one never reached the display's
+ * database and a save lost it). Display thread only. */
+typedef struct AppEdits {
+    char load_error[600];
+    char edit_message[600];
+    bool edit_rejected;
+    /* Edits sent and not yet answered: grows as needed (a fixed 32 left later edits untracked,
+     * so an accepted one never reached the display's database and a save lost it). */
+    PendingEdit *pending;
+    int pending_count, pending_capacity;
+} AppEdits;
+
+typedef struct App {
+    DisplayOptions options;
+    SimOptions sim_options; /* for the first scene (its --set overrides) */
+    bool first_scene_done;
+    bool quit;
+    int exit_status;
+
+    Session session; /* session.sim == NULL: nothing loaded */
+    Camera camera;
+    int follow_body; /* view body the camera's target stays on, or -1 */
+    GuiToggles toggles;
+    ThingId selected;
+    bool open_dialog;
+    bool seeked;         /* the clock was moved by the scrubber: Run rewinds the engine to it */
+    long resets;         /* Resets since start (the script's print_state) */
+    bool keys_in_panels; /* the last click was in a panel: no letter shortcuts (gui.h) */
+    /* The force arrows the last frame drew (bit 1 << GuiArrowKind): written by draw_scene,
+     * read by fill_gui_state for the legend (display thread only). */
+    unsigned arrow_kinds;
+    /* The bodies' labels at their pixels this frame: written by fill_gui_state, read by the
+     * GUI in the same frame (display thread only). */
+    GuiLabel labels[GUI_MAX_LABELS];
+
+    bool show_help; /* F1: the keys and mouse actions */
 
     char screenshot_path[GUI_PATH_MAX]; /* pending: written after this frame's GUI */
     Script *script;
@@ -284,14 +312,20 @@ typedef struct App {
     AppMapView map_view;
     AppLive live;
     AppLoad load;
-    long frame_count; /* frames drawn since start (the script's bench command) */
     /* The newest key press: its wall time (from SDL's timestamp, 1 ms steps; 0 once an edit
-     * took it) and app->frame_count when handled. Written by app_handle_event, read by
+     * took it) and app->rates.frame_count when handled. Written by app_handle_event, read by
      * app_submit_edit: the input-latency figure (key to applied edit). Main thread only. */
     double key_wall;
     long key_frame;
     AppVideo video;
     AppPlayback playback;
+    AppWindow win;
+    AppLauncher launcher;
+    AppRecording rec;
+    AppPointer pointer;
+    AppRates rates;
+    AppTrails trails_state;
+    AppEdits edits;
 } App;
 
 /* app_playback.c */

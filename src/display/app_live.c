@@ -92,8 +92,8 @@ void app_live_sample(App *app) {
     RegistrySlot slot;
     registry_slot_read(s->reg, REGISTRY_SLOT_ENGINE_STATS, &slot);
     v[APP_LIVE_STEP_US] = sim_engine_stats_unpack(&slot).step_time_us;
-    v[APP_LIVE_STEPS_PER_S] = app->engine_rate;
-    v[APP_LIVE_FPS] = app->fps;
+    v[APP_LIVE_STEPS_PER_S] = app->rates.engine_rate;
+    v[APP_LIVE_FPS] = app->rates.fps;
     v[APP_LIVE_LOAD] = app_load_magnitude(app);
     push(l, tc, v);
 }

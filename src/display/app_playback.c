@@ -53,35 +53,35 @@ void app_playback_fill(App *app, GuiState *g) {
     AppPlayback *p = playback_of(app);
     Session *s = &app->session;
     static double edit_times[APP_EDIT_LOG];
-    g->branch_time = g->branch_edit_time = NAN;
-    g->branch_edit = "";
-    g->branch_policy = (int)p->policy;
+    g->branch.branch_time = g->branch.branch_edit_time = NAN;
+    g->branch.branch_edit = "";
+    g->branch.branch_policy = (int)p->policy;
     if (!s->sim)
         return;
-    sim_slow_motion(s->sim, &g->slow_rate, &g->slow_window);
-    g->pause_at_contact = sim_pause_at_contact(s->sim);
+    sim_slow_motion(s->sim, &g->clock.slow_rate, &g->clock.slow_window);
+    g->clock.pause_at_contact = sim_pause_at_contact(s->sim);
     double lo = registry_history_start(s->reg), hi = registry_state_time(s->reg);
     int n = isfinite(lo) && isfinite(hi)
                 ? sim_impacts_between(s->sim, lo, hi, p->impacts, APP_IMPACTS_SHOWN)
                 : 0;
     p->impact_count = n < APP_IMPACTS_SHOWN ? n : APP_IMPACTS_SHOWN;
-    g->impacts = p->impacts;
-    g->impact_count = p->impact_count;
+    g->clock.impacts = p->impacts;
+    g->clock.impact_count = p->impact_count;
     double near[1];
-    g->slow_now = g->slow_rate > 0.0 && g->slow_rate < g->speed &&
-                  sim_impacts_between(s->sim, s->frame_time - g->slow_window,
-                                      s->frame_time + g->slow_window, near, 1) > 0;
+    g->clock.slow_now = g->clock.slow_rate > 0.0 && g->clock.slow_rate < g->clock.speed &&
+                        sim_impacts_between(s->sim, s->frame_time - g->clock.slow_window,
+                                            s->frame_time + g->clock.slow_window, near, 1) > 0;
     for (int k = 0; k < p->edit_count; k++)
         edit_times[k] = p->edits[k].t;
-    g->edit_times = edit_times;
-    g->edit_count = p->edit_count;
-    g->branch_time = p->branch_time;
+    g->branch.edit_times = edit_times;
+    g->branch.edit_count = p->edit_count;
+    g->branch.branch_time = p->branch_time;
     if (p->asking) {
         static char text[REGISTRY_EDIT_PATH_MAX + REGISTRY_EDIT_VALUE_MAX + 2];
         const AppEditRecord *e = &p->edits[p->first_later];
         snprintf(text, sizeof text, "%s=%s", e->path, e->value);
-        g->branch_edit = text;
-        g->branch_edit_time = e->t;
+        g->branch.branch_edit = text;
+        g->branch.branch_edit_time = e->t;
     }
 }
 
@@ -172,7 +172,7 @@ void app_playback_update(App *app) {
     Sim *sim = app->session.sim;
     if (!sim)
         return;
-    if (p->resume_after_edits && app->pending_count == 0) {
+    if (p->resume_after_edits && app->edits.pending_count == 0) {
         p->resume_after_edits = false;
         p->undo_count = 0;
         sim_set_paused(sim, false);
@@ -276,13 +276,13 @@ void app_playback_fine_frame(App *app, double t) {
     if (sim_fine_state(s->sim, s->frame_time, t, s->frame, &p->fine_time, p->fine_contacts,
                        SIM_FINE_CONTACTS, &p->fine_contact_count)) {
         s->frame_time = p->fine_time;
-        p->fine_frame = app->frame_count;
+        p->fine_frame = app->rates.frame_count;
     }
 }
 
 bool app_playback_contacts(const App *app, int *n, double *t, const ContactReport **out) {
     const AppPlayback *p = &app->playback;
-    if (p->sim != app->session.sim || p->fine_frame != app->frame_count)
+    if (p->sim != app->session.sim || p->fine_frame != app->rates.frame_count)
         return false;
     *n = p->fine_contact_count;
     *t = p->fine_time;

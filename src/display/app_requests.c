@@ -52,46 +52,47 @@ static const char *number(double x, char *buf, size_t size) {
 /* Scenes, edits, the clock. */
 static void session_requests(App *app, const GuiRequests *r) {
     char x[32];
-    if (r->open)
-        app_ask(app, "open", r->open_path, NULL, NULL);
-    if (r->reload)
+    if (r->file.open)
+        app_ask(app, "open", r->file.open_path, NULL, NULL);
+    if (r->file.reload)
         app_ask(app, "reload", NULL, NULL, NULL);
-    if (r->refresh_scenes)
+    if (r->file.refresh_scenes)
         app_ask(app, "refresh_scenes", NULL, NULL, NULL);
-    if (r->edit)
-        app_ask(app, "set", r->edit_path, r->edit_value, NULL);
-    if (r->edit_invalid)
-        app_edit_invalid(app, r->edit_reason);
-    if (r->seek)
-        app_ask(app, "seek", number(r->seek_time, x, sizeof x), NULL, NULL);
-    if (r->pause)
+    if (r->editing.edit)
+        app_ask(app, "set", r->editing.edit_path, r->editing.edit_value, NULL);
+    if (r->editing.edit_invalid)
+        app_edit_invalid(app, r->editing.edit_reason);
+    if (r->time.seek)
+        app_ask(app, "seek", number(r->time.seek_time, x, sizeof x), NULL, NULL);
+    if (r->time.pause)
         app_ask(app, "pause", NULL, NULL, NULL);
-    if (r->run)
+    if (r->time.run)
         app_ask(app, "run", NULL, NULL, NULL);
-    if (r->set_speed)
-        app_ask(app, "speed", number(r->speed, x, sizeof x), NULL, NULL);
-    if (r->step)
+    if (r->time.set_speed)
+        app_ask(app, "speed", number(r->time.speed, x, sizeof x), NULL, NULL);
+    if (r->time.step)
         app_ask(app, "step", NULL, NULL, NULL);
-    if (r->reset)
+    if (r->time.reset)
         app_ask(app, "reset", NULL, NULL, NULL);
 }
 
 /* Files written: recordings, videos, the scene, screenshots. */
 static void output_requests(App *app, const GuiRequests *r) {
     char slow[32];
-    if (r->record_start)
-        app_ask(app, "record_start", r->record_path, r->record_vars, NULL);
-    if (r->record_stop)
+    if (r->capture.record_start)
+        app_ask(app, "record_start", r->capture.record_path, r->capture.record_vars, NULL);
+    if (r->capture.record_stop)
         app_ask(app, "record_stop", NULL, NULL, NULL);
-    if (r->video_start)
-        app_ask(app, "video_start", r->video_path, r->video_sim_time ? "sim" : "wall",
-                number(r->video_slow, slow, sizeof slow));
-    if (r->video_stop)
+    if (r->capture.video_start)
+        app_ask(app, "video_start", r->capture.video_path,
+                r->capture.video_sim_time ? "sim" : "wall",
+                number(r->capture.video_slow, slow, sizeof slow));
+    if (r->capture.video_stop)
         app_ask(app, "video_stop", NULL, NULL, NULL);
-    if (r->save)
-        app_ask(app, "save", r->save_path, r->save_description, NULL);
-    if (r->screenshot)
-        app_ask(app, "screenshot", r->screenshot_path, NULL, NULL);
+    if (r->file.save)
+        app_ask(app, "save", r->file.save_path, r->file.save_description, NULL);
+    if (r->capture.screenshot)
+        app_ask(app, "screenshot", r->capture.screenshot_path, NULL, NULL);
 }
 
 /* The selection and the camera. */
@@ -108,31 +109,31 @@ static void view_requests(App *app, const GuiRequests *r) {
 
 /* The haptic device panel: the emergency stop first, whatever else was asked in the frame. */
 static void device_requests(App *app, const GuiRequests *r) {
-    if (r->device_estop)
+    if (r->device.device_estop)
         app_ask(app, "estop", NULL, NULL, NULL);
-    else if (r->device_enable)
+    else if (r->device.device_enable)
         app_ask(app, "device_enable", NULL, NULL, NULL);
-    if (r->device_disable)
+    if (r->device.device_disable)
         app_ask(app, "device_disable", NULL, NULL, NULL);
-    if (r->device_reconnect)
+    if (r->device.device_reconnect)
         app_ask(app, "device_reconnect", NULL, NULL, NULL);
 }
 
 /* Playback: the branch question, slow motion, pause at the next contact, the load cycle. */
 static void playback_requests(App *app, const GuiRequests *r) {
     char rate[32], window[32];
-    if (r->set_branch_policy > 0 && r->set_branch_policy <= APP_BRANCH_POLICY_COUNT)
-        app_ask(app, "branch_policy", app_branch_policy_names[r->set_branch_policy - 1], NULL,
+    if (r->time.set_branch_policy > 0 && r->time.set_branch_policy <= APP_BRANCH_POLICY_COUNT)
+        app_ask(app, "branch_policy", app_branch_policy_names[r->time.set_branch_policy - 1], NULL,
                 NULL);
-    if (r->set_slow_motion)
-        app_ask(app, "slow_motion", number(r->slow_rate, rate, sizeof rate),
-                number(r->slow_window, window, sizeof window), NULL);
-    if (r->pause_at_contact_toggle && app->session.sim)
+    if (r->time.set_slow_motion)
+        app_ask(app, "slow_motion", number(r->time.slow_rate, rate, sizeof rate),
+                number(r->time.slow_window, window, sizeof window), NULL);
+    if (r->time.pause_at_contact_toggle && app->session.sim)
         app_ask(app, "pause_at_contact", sim_pause_at_contact(app->session.sim) ? "off" : NULL,
                 NULL, NULL);
-    if (r->branch_from_scrub)
+    if (r->time.branch_from_scrub)
         app_ask(app, "branch_answer", app_branch_policy_names[APP_BRANCH_SCRUB], NULL, NULL);
-    if (r->branch_from_original)
+    if (r->time.branch_from_original)
         app_ask(app, "branch_answer", app_branch_policy_names[APP_BRANCH_ORIGINAL], NULL, NULL);
     if (r->load_cycle_toggle)
         app_ask(app, "load_cycle_toggle", NULL, NULL, NULL);
@@ -142,10 +143,10 @@ void app_carry_out_requests(App *app, const GuiRequests *r) {
     session_requests(app, r);
     output_requests(app, r);
     view_requests(app, r);
-    if (r->quit)
+    if (r->file.quit)
         app_ask(app, "quit", NULL, NULL, NULL);
     device_requests(app, r);
     playback_requests(app, r);
-    if (r->thumbnail_for > 0)
-        app_thumbnail_request(app, r->thumbnail_for - 1);
+    if (r->file.thumbnail_for > 0)
+        app_thumbnail_request(app, r->file.thumbnail_for - 1);
 }

@@ -191,11 +191,11 @@ static void push_clicks(int n, int x, int y) {
 
 /* The recent scenes as the File menu lists them, and the property table's place. */
 static void print_gui(const App *app) {
-    for (int i = 0; i < app->recent_count; i++)
-        printf("recent %d %s\n", i, app->recent[i]);
+    for (int i = 0; i < app->launcher.recent_count; i++)
+        printf("recent %d %s\n", i, app->launcher.recent[i]);
     printf("gui property_table_y=%.1f keys_in_panels=%d device_hint=%d edit_message=%s\n",
            gui_property_table_y(), app->keys_in_panels, (int)gui_device_hint_shown(),
-           app->edit_message);
+           app->edits.edit_message);
     /* What the layout cut and the arrows drawn (issue 31 item 8). */
     printf("layout overflow_left=%.1f overflow_right=%.1f overflow_status=%.1f "
            "overflow_navigation=%.1f arrow_kinds=%u arrow_px_per_distance=%.3f\n",
@@ -218,11 +218,11 @@ static void print_state(App *app) {
     printf("state t=%.9g view %d %d %d %d camera %.9g %.9g %.9g %.9g %.9g %.9g %.9g "
            "state_time=%.9g clock=%.9g rate=%.6g paused=%d resets=%ld panels=%d "
            "up=%.9g,%.9g,%.9g selected=%s\n",
-           s->frame_time, app->view_x, app->view_y, app->view_w, app->view_h, eye.x, eye.y, eye.z,
-           app->camera.target.x, app->camera.target.y, app->camera.target.z, app->camera.fov_deg,
-           state_time, clock, app->sim_rate, s->sim ? (int)sim_paused(s->sim) : 1, app->resets,
-           (int)app->toggles.panels, app->camera.up.x, app->camera.up.y, app->camera.up.z,
-           selected);
+           s->frame_time, app->win.view_x, app->win.view_y, app->win.view_w, app->win.view_h, eye.x,
+           eye.y, eye.z, app->camera.target.x, app->camera.target.y, app->camera.target.z,
+           app->camera.fov_deg, state_time, clock, app->rates.sim_rate,
+           s->sim ? (int)sim_paused(s->sim) : 1, app->resets, (int)app->toggles.panels,
+           app->camera.up.x, app->camera.up.y, app->camera.up.z, selected);
     for (int b = 0; s->view && b < s->view->body_count; b++) {
         const ViewBody *vb = &s->view->bodies[b];
         const double *p = s->frame + vb->var_pos;
@@ -233,13 +233,13 @@ static void print_state(App *app) {
 
 static void print_bench(Script *s, App *app) {
     double wall = issim_wall_time() - s->bench_wall;
-    long frames = app->frame_count - s->bench_frames;
+    long frames = app->rates.frame_count - s->bench_frames;
     double cpu = display_cpu_seconds() - s->bench_cpu;
     double st = app->session.sim ? registry_state_time(app->session.reg) : 0.0;
     printf("bench fps=%.1f frames=%ld wall=%.3f display_cpu_ms_per_frame=%.2f "
            "display_cpu_share=%.3f sim_seconds_per_s=%.4f width=%d height=%d\n",
            frames / wall, frames, wall, frames > 0 ? 1e3 * cpu / frames : 0.0, cpu / wall,
-           (st - s->bench_state_time) / wall, app->width, app->height);
+           (st - s->bench_state_time) / wall, app->win.width, app->win.height);
     fflush(stdout);
     s->bench_wall = -1.0;
 }
@@ -267,8 +267,8 @@ static bool toggle(App *app, const char *what, const char *onoff) {
                  : strcmp(what, "bodies") == 0            ? &app->toggles.bodies
                  : strcmp(what, "panels") == 0            ? &app->toggles.panels
                  : strcmp(what, "selected_contacts") == 0 ? &app->toggles.selected_contacts
-                 : strcmp(what, "hand") == 0              ? &app->mouse_hand_mode
-                 : strcmp(what, "grasp") == 0             ? &app->grasp_mode
+                 : strcmp(what, "hand") == 0              ? &app->pointer.mouse_hand_mode
+                 : strcmp(what, "grasp") == 0             ? &app->pointer.grasp_mode
                  : strcmp(what, "gui") == 0               ? &app->options.show_gui
                                                           : NULL;
     if (flag)
@@ -357,7 +357,7 @@ static bool run_frames(ScriptCall *c) {
 }
 
 static bool run_fps(ScriptCall *c) { /* the frame limiter's rate: a slow display */
-    c->app->max_fps = (int)c->x;
+    c->app->rates.max_fps = (int)c->x;
     return true;
 }
 
@@ -366,7 +366,7 @@ static bool run_bench(ScriptCall *c) { /* frames per second over S wall seconds 
     Session *ses = &c->app->session;
     s->bench_wall = issim_wall_time();
     s->bench_cpu = display_cpu_seconds();
-    s->bench_frames = c->app->frame_count;
+    s->bench_frames = c->app->rates.frame_count;
     s->bench_state_time = ses->sim ? registry_state_time(ses->reg) : 0.0;
     s->wait = WAIT_WALL;
     s->wait_until = s->bench_wall + c->x;
@@ -407,7 +407,7 @@ static bool run_wait_sim(ScriptCall *c) {
 }
 
 static bool run_wait_edits(ScriptCall *c) {
-    return wait_condition(c, c->app->pending_count == 0);
+    return wait_condition(c, c->app->edits.pending_count == 0);
 }
 
 static bool run_wait_paused(ScriptCall *c) {
@@ -702,11 +702,11 @@ static bool run_print_scenes(ScriptCall *c) { /* the launcher's list, once descr
     App *app = c->app;
     while (app_describe_next_scene(app))
         ;
-    for (int i = 0; i < app->scene_count; i++)
-        printf("scene %s | %s\n", app->scenes[i], app->scene_descriptions[i]);
-    for (int i = 0; i < app->scene_count; i++) { /* each drawn, as a hover would */
+    for (int i = 0; i < app->launcher.scene_count; i++)
+        printf("scene %s | %s\n", app->launcher.scenes[i], app->launcher.scene_descriptions[i]);
+    for (int i = 0; i < app->launcher.scene_count; i++) { /* each drawn, as a hover would */
         app_thumbnail_request(app, i);
-        printf("thumbnail %s drawn=%d\n", app->scenes[i], app_thumbnail_coverage(app, i));
+        printf("thumbnail %s drawn=%d\n", app->launcher.scenes[i], app_thumbnail_coverage(app, i));
     }
     fflush(stdout);
     return true;

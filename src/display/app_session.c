@@ -64,9 +64,9 @@ static int compare_paths(const void *a, const void *b) {
 /* A scene whose file name is listed already is left out: the earlier folder takes its place,
  * as scene_find prefers the working directory's (the same file reached twice is one entry). */
 static bool scene_listed(const App *app, const char *file) {
-    for (int i = 0; i < app->scene_count; i++) {
-        const char *slash = strrchr(app->scenes[i], '/');
-        if (strcmp(slash ? slash + 1 : app->scenes[i], file) == 0)
+    for (int i = 0; i < app->launcher.scene_count; i++) {
+        const char *slash = strrchr(app->launcher.scenes[i], '/');
+        if (strcmp(slash ? slash + 1 : app->launcher.scenes[i], file) == 0)
             return true;
     }
     return false;
@@ -79,9 +79,9 @@ static bool is_lua(const char *name) {
 
 static void add_scene(App *app, const char *path) {
     const char *slash = strrchr(path, '/');
-    if (app->scene_count < GUI_MAX_SCENES && strlen(path) < GUI_PATH_MAX &&
+    if (app->launcher.scene_count < GUI_MAX_SCENES && strlen(path) < GUI_PATH_MAX &&
         !scene_listed(app, slash ? slash + 1 : path))
-        issim_strlcpy(app->scenes[app->scene_count++], path, GUI_PATH_MAX);
+        issim_strlcpy(app->launcher.scenes[app->launcher.scene_count++], path, GUI_PATH_MAX);
 }
 
 static void scan_folder(App *app, const char *folder) {
@@ -135,7 +135,7 @@ static void scene_folder(const char *path, char *out, size_t size) {
 static void rescan_for_folder(App *app) {
     char folder[GUI_PATH_MAX];
     scene_folder(app->session.path, folder, sizeof folder);
-    if (strcmp(folder, app->scanned_folder) != 0)
+    if (strcmp(folder, app->launcher.scanned_folder) != 0)
         app_scan_scenes(app);
 }
 
@@ -143,12 +143,13 @@ static void rescan_for_folder(App *app) {
  * data directory, then the source tree the program was built from. */
 void app_scan_scenes(App *app) {
     app_thumbnails_free(app);
-    app->scene_count = 0;
+    app->launcher.scene_count = 0;
     scan_folder(app, "scenes");
     char folder[GUI_PATH_MAX + 16];
-    scene_folder(app->session.path, app->scanned_folder, sizeof app->scanned_folder);
-    if (app->scanned_folder[0])
-        scan_folder(app, app->scanned_folder);
+    scene_folder(app->session.path, app->launcher.scanned_folder,
+                 sizeof app->launcher.scanned_folder);
+    if (app->launcher.scanned_folder[0])
+        scan_folder(app, app->launcher.scanned_folder);
     scan_user_list(app);
     char data[GUI_PATH_MAX];
     if (scene_data_dir(data, sizeof data)) {
@@ -159,17 +160,17 @@ void app_scan_scenes(App *app) {
         snprintf(folder, sizeof folder, "%s/scenes", data);
         scan_folder(app, folder);
     }
-    app->described = 0;
+    app->launcher.described = 0;
 }
 
 bool app_describe_next_scene(App *app) {
-    if (app->described >= app->scene_count)
+    if (app->launcher.described >= app->launcher.scene_count)
         return false;
-    int i = app->described++;
+    int i = app->launcher.described++;
     ThingDb *db = NULL;
     IssimError err = {0};
-    char *out = app->scene_descriptions[i];
-    if (scene_load_file(app->scenes[i], NULL, &db, &err) == ISSIM_OK) {
+    char *out = app->launcher.scene_descriptions[i];
+    if (scene_load_file(app->launcher.scenes[i], NULL, &db, &err) == ISSIM_OK) {
         const char *d = thing_string(db, thingdb_find_kind(db, THING_UNIVERSE), "description");
         issim_strlcpy(out, d[0] ? d : "(no description)", GUI_DESCRIPTION_MAX);
     } else {
@@ -218,22 +219,22 @@ static void save_recent(const App *app) {
     FILE *f = fopen(tmp, "w");
     if (!f)
         return;
-    for (int i = 0; i < app->recent_count; i++)
-        fprintf(f, "%s\n", app->recent[i]);
+    for (int i = 0; i < app->launcher.recent_count; i++)
+        fprintf(f, "%s\n", app->launcher.recent[i]);
     if (fclose(f) != 0 || rename(tmp, path) != 0)
         remove(tmp);
 }
 
 void app_load_recent(App *app) {
     char path[GUI_PATH_MAX + 16], line[GUI_PATH_MAX];
-    app->recent_count = 0;
+    app->launcher.recent_count = 0;
     FILE *f = config_file("recent", false, path, sizeof path) ? fopen(path, "r") : NULL;
     if (!f)
         return;
-    while (app->recent_count < GUI_MAX_RECENT && fgets(line, sizeof line, f)) {
+    while (app->launcher.recent_count < GUI_MAX_RECENT && fgets(line, sizeof line, f)) {
         line[strcspn(line, "\r\n")] = '\0';
         if (line[0])
-            issim_strlcpy(app->recent[app->recent_count++], line, GUI_PATH_MAX);
+            issim_strlcpy(app->launcher.recent[app->launcher.recent_count++], line, GUI_PATH_MAX);
     }
     fclose(f);
 }
@@ -244,15 +245,16 @@ static void remember_recent(App *app, const char *opened) {
     if (!realpath(opened, path))
         issim_strlcpy(path, opened, sizeof path);
     int found = -1;
-    for (int i = 0; i < app->recent_count; i++)
-        if (strcmp(app->recent[i], path) == 0)
+    for (int i = 0; i < app->launcher.recent_count; i++)
+        if (strcmp(app->launcher.recent[i], path) == 0)
             found = i;
-    int last = found >= 0 ? found
-                          : (app->recent_count < GUI_MAX_RECENT ? app->recent_count++
-                                                                : GUI_MAX_RECENT - 1);
+    int last = found >= 0
+                   ? found
+                   : (app->launcher.recent_count < GUI_MAX_RECENT ? app->launcher.recent_count++
+                                                                  : GUI_MAX_RECENT - 1);
     for (int i = last; i > 0; i--)
-        memcpy(app->recent[i], app->recent[i - 1], GUI_PATH_MAX);
-    issim_strlcpy(app->recent[0], path, GUI_PATH_MAX);
+        memcpy(app->launcher.recent[i], app->launcher.recent[i - 1], GUI_PATH_MAX);
+    issim_strlcpy(app->launcher.recent[0], path, GUI_PATH_MAX);
     save_recent(app);
 }
 
@@ -270,12 +272,14 @@ static void free_session(Session *s) {
 }
 
 static bool allocate_trails(App *app, int bodies) {
-    free(app->trails);
-    free(app->render_trails);
-    app->trails = calloc((size_t)(bodies > 0 ? bodies : 1), sizeof *app->trails);
-    app->render_trails = calloc((size_t)(bodies > 0 ? bodies : 1), sizeof *app->render_trails);
-    app->trail_last_t = NAN;
-    return app->trails && app->render_trails;
+    free(app->trails_state.trails);
+    free(app->trails_state.render_trails);
+    app->trails_state.trails =
+        calloc((size_t)(bodies > 0 ? bodies : 1), sizeof *app->trails_state.trails);
+    app->trails_state.render_trails =
+        calloc((size_t)(bodies > 0 ? bodies : 1), sizeof *app->trails_state.render_trails);
+    app->trails_state.trail_last_t = NAN;
+    return app->trails_state.trails && app->trails_state.render_trails;
 }
 
 /* Builds a session from a loaded database; the engine thread is started last. */
@@ -315,8 +319,8 @@ static bool build_session(App *app, Session *s, const ThingDb *db, const char *p
         return false;
     for (int b = 0; b < bodies; b++) /* view body b is engine body b (engine order) */
         s->view->bodies[b].id = engine_body_id(e, b);
-    if (app->renderer) /* none in the engine-throughput baseline (--bench-no-render) */
-        renderer_prepare_view(app->renderer, s->view);
+    if (app->win.renderer) /* none in the engine-throughput baseline (--bench-no-render) */
+        renderer_prepare_view(app->win.renderer, s->view);
     issim_strlcpy(s->path, path, sizeof s->path);
     return sim_start(s->sim, err) == ISSIM_OK;
 }
@@ -331,11 +335,11 @@ int app_contacts(App *app, double *t, const ContactReport **out) {
     int fine_n;
     if (app_playback_contacts(app, &fine_n, t, out)) /* between output frames (slow motion) */
         return fine_n;
-    if (s->contacts_frame != app->frame_count) {
+    if (s->contacts_frame != app->rates.frame_count) {
         s->contact_time = NAN;
         s->contact_count =
             registry_read_contacts(s->reg, &s->contact_time, s->contacts, s->contact_capacity);
-        s->contacts_frame = app->frame_count;
+        s->contacts_frame = app->rates.frame_count;
     }
     *t = s->contact_time;
     return s->contact_count;
@@ -400,9 +404,9 @@ static bool replace_session(App *app, const ThingDb *db, const char *path,
     free_session(&app->session);
     app->session = fresh;
     app->selected = selected[0] ? thingdb_find(fresh.db, selected) : thing_id_null();
-    app->drag.active = false;
-    app->pending_count = 0;
-    app->edit_message[0] = '\0';
+    app->pointer.drag.active = false;
+    app->edits.pending_count = 0;
+    app->edits.edit_message[0] = '\0';
     allocate_trails(app, fresh.view->body_count);
     if (!keep_camera)
         initial_camera(app);
@@ -430,13 +434,13 @@ bool app_open_scene(App *app, const char *path, bool keep_camera) {
     thingdb_destroy(db);
     app->first_scene_done = true;
     if (!ok) {
-        issim_strlcpy(app->load_error, err.message, sizeof app->load_error);
+        issim_strlcpy(app->edits.load_error, err.message, sizeof app->edits.load_error);
         issim_log(ISSIM_LOG_ERROR, "%s", err.message);
         printf("open %s failed: %s\n", path, err.message);
         fflush(stdout);
         return false;
     }
-    app->load_error[0] = '\0';
+    app->edits.load_error[0] = '\0';
     remember_recent(app, path);
     rescan_for_folder(app);
     issim_log(ISSIM_LOG_INFO, "opened %s", path);
@@ -505,29 +509,29 @@ void app_run(App *app) {
 static void push_trails(App *app) {
     Session *s = &app->session;
     if (!app->toggles.trails) {
-        app->trail_last_t = NAN; /* trails start when they are switched on */
+        app->trails_state.trail_last_t = NAN; /* trails start when they are switched on */
         for (int b = 0; b < s->view->body_count; b++)
-            app->trails[b].count = app->render_trails[b].count = 0;
+            app->trails_state.trails[b].count = app->trails_state.render_trails[b].count = 0;
         return;
     }
     double t = s->frame_time;
-    if (isfinite(app->trail_last_t) && t < app->trail_last_t) {
+    if (isfinite(app->trails_state.trail_last_t) && t < app->trails_state.trail_last_t) {
         for (int b = 0; b < s->view->body_count; b++) /* back in time: another past */
-            app->trails[b].count = app->render_trails[b].count = 0;
+            app->trails_state.trails[b].count = app->trails_state.render_trails[b].count = 0;
     }
-    if (isfinite(app->trail_last_t) && t <= app->trail_last_t)
+    if (isfinite(app->trails_state.trail_last_t) && t <= app->trails_state.trail_last_t)
         return;
-    app->trail_last_t = t;
+    app->trails_state.trail_last_t = t;
     for (int b = 0; b < s->view->body_count; b++) {
         const ViewBody *vb = &s->view->bodies[b];
-        Trail *tr = &app->trails[b];
+        Trail *tr = &app->trails_state.trails[b];
         Vec3 p = {s->frame[vb->var_pos], s->frame[vb->var_pos + 1], s->frame[vb->var_pos + 2]};
         if (tr->count == APP_TRAIL_POINTS) {
             memmove(tr->points, tr->points + 1, (APP_TRAIL_POINTS - 1) * sizeof(Vec3));
             tr->count--;
         }
         tr->points[tr->count++] = p;
-        app->render_trails[b] = (RenderTrail){tr->count, tr->points};
+        app->trails_state.render_trails[b] = (RenderTrail){tr->count, tr->points};
     }
 }
 
@@ -553,22 +557,22 @@ void app_read_frame(App *app) {
 /* ===== Edits ===== */
 
 static bool track_edit(App *app, uint64_t id, const char *path, const char *value) {
-    if (app->pending_count == app->pending_capacity) {
-        int cap = app->pending_capacity > 0 ? 2 * app->pending_capacity : 32;
-        PendingEdit *grown = realloc(app->pending, sizeof *grown * (size_t)cap);
+    if (app->edits.pending_count == app->edits.pending_capacity) {
+        int cap = app->edits.pending_capacity > 0 ? 2 * app->edits.pending_capacity : 32;
+        PendingEdit *grown = realloc(app->edits.pending, sizeof *grown * (size_t)cap);
         if (!grown)
             return false;
-        app->pending = grown;
-        app->pending_capacity = cap;
+        app->edits.pending = grown;
+        app->edits.pending_capacity = cap;
     }
-    PendingEdit *p = &app->pending[app->pending_count++];
+    PendingEdit *p = &app->edits.pending[app->edits.pending_count++];
     p->id = id;
     issim_strlcpy(p->path, path, sizeof p->path);
     issim_strlcpy(p->value, value, sizeof p->value);
     p->wall_submit = issim_wall_time();
     /* A key handled in this frame or the last committed it (the GUI sends on Return or Tab, or
      * when the field reports its deactivation, a GUI frame later) */
-    p->wall_key = app->key_frame >= app->frame_count - 1 ? app->key_wall : 0.0;
+    p->wall_key = app->key_frame >= app->rates.frame_count - 1 ? app->key_wall : 0.0;
     p->key_frame = app->key_frame;
     app->key_wall = 0.0;
     return true;
@@ -581,29 +585,31 @@ uint64_t app_submit_edit(App *app, const char *path, const char *value) {
     IssimError err = {0};
     uint64_t id = registry_edit_submit(s->reg, path, value, &err);
     if (id == 0) {
-        snprintf(app->edit_message, sizeof app->edit_message, "%s not sent: %s", path, err.message);
-        app->edit_rejected = true;
-        issim_log(ISSIM_LOG_WARN, "%s", app->edit_message);
+        snprintf(app->edits.edit_message, sizeof app->edits.edit_message, "%s not sent: %s", path,
+                 err.message);
+        app->edits.edit_rejected = true;
+        issim_log(ISSIM_LOG_WARN, "%s", app->edits.edit_message);
         return 0;
     }
     if (!track_edit(app, id, path, value)) {
         /* Sent but not tracked: say so, so nobody takes the sheet for the engine's state. */
-        snprintf(app->edit_message, sizeof app->edit_message,
+        snprintf(app->edits.edit_message, sizeof app->edits.edit_message,
                  "%s = %s sent, but out of memory to follow it: the property sheet may not show "
                  "it",
                  path, value);
-        app->edit_rejected = true;
-        issim_log(ISSIM_LOG_WARN, "%s", app->edit_message);
+        app->edits.edit_rejected = true;
+        issim_log(ISSIM_LOG_WARN, "%s", app->edits.edit_message);
         return id;
     }
-    snprintf(app->edit_message, sizeof app->edit_message, "%s = %s: pending", path, value);
-    app->edit_rejected = false;
+    snprintf(app->edits.edit_message, sizeof app->edits.edit_message, "%s = %s: pending", path,
+             value);
+    app->edits.edit_rejected = false;
     return id;
 }
 
 void app_edit_invalid(App *app, const char *reason) {
-    issim_strlcpy(app->edit_message, reason, sizeof app->edit_message);
-    app->edit_rejected = true;
+    issim_strlcpy(app->edits.edit_message, reason, sizeof app->edits.edit_message);
+    app->edits.edit_rejected = true;
     issim_log(ISSIM_LOG_WARN, "%s", reason);
     printf("edit invalid: %s\n", reason);
     fflush(stdout);
@@ -640,13 +646,13 @@ static void resolve_edit(App *app, const PendingEdit *p, const RegistryEditResul
         else
             note_edit(s, p->path, p->value);
         /* An HDF5 recording keeps the edit with its instant (a CSV ignores it). */
-        if (app->recorder)
-            recorder_note_edit(app->recorder, res->sim_time, p->path, p->value);
+        if (app->rec.recorder)
+            recorder_note_edit(app->rec.recorder, res->sim_time, p->path, p->value);
         /* The message line is bounded; a long value (a list of points) is cut there. */
-        snprintf(app->edit_message, sizeof app->edit_message,
+        snprintf(app->edits.edit_message, sizeof app->edits.edit_message,
                  "%.120s = %.300s: accepted at t = %.4f s", p->path, p->value, res->sim_time);
-        app->edit_rejected = false;
-        issim_log(ISSIM_LOG_INFO, "%s", app->edit_message);
+        app->edits.edit_rejected = false;
+        issim_log(ISSIM_LOG_INFO, "%s", app->edits.edit_message);
         printf("edit %llu %s=%s accepted t=%.9g latency_ms=%.3f", (unsigned long long)p->id,
                p->path, p->value, res->sim_time, 1e3 * (res->wall_apply - p->wall_submit));
         /* From the key that committed it: to the engine applying it, to the frame that shows
@@ -654,13 +660,13 @@ static void resolve_edit(App *app, const PendingEdit *p, const RegistryEditResul
         if (p->wall_key > 0.0)
             printf(" key_to_apply_ms=%.3f key_to_shown_ms=%.3f frames_after_key=%ld",
                    1e3 * (res->wall_apply - p->wall_key), 1e3 * (issim_wall_time() - p->wall_key),
-                   app->frame_count - p->key_frame);
+                   app->rates.frame_count - p->key_frame);
         printf("\n");
     } else {
-        snprintf(app->edit_message, sizeof app->edit_message, "%.120s = %.160s rejected: %.250s",
-                 p->path, p->value, res->reason);
-        app->edit_rejected = true;
-        issim_log(ISSIM_LOG_WARN, "%s", app->edit_message);
+        snprintf(app->edits.edit_message, sizeof app->edits.edit_message,
+                 "%.120s = %.160s rejected: %.250s", p->path, p->value, res->reason);
+        app->edits.edit_rejected = true;
+        issim_log(ISSIM_LOG_WARN, "%s", app->edits.edit_message);
         printf("edit %llu %s=%s rejected: %s\n", (unsigned long long)p->id, p->path, p->value,
                res->reason);
     }
@@ -670,16 +676,16 @@ static void resolve_edit(App *app, const PendingEdit *p, const RegistryEditResul
 void app_poll_edits(App *app) {
     Session *s = &app->session;
     int kept = 0;
-    for (int i = 0; i < app->pending_count; i++) {
+    for (int i = 0; i < app->edits.pending_count; i++) {
         RegistryEditResult res;
-        RegistryEditState st =
-            s->sim ? registry_edit_result(s->reg, app->pending[i].id, &res) : REGISTRY_EDIT_UNKNOWN;
+        RegistryEditState st = s->sim ? registry_edit_result(s->reg, app->edits.pending[i].id, &res)
+                                      : REGISTRY_EDIT_UNKNOWN;
         if (st == REGISTRY_EDIT_PENDING)
-            app->pending[kept++] = app->pending[i];
+            app->edits.pending[kept++] = app->edits.pending[i];
         else if (st == REGISTRY_EDIT_ACCEPTED || st == REGISTRY_EDIT_REJECTED)
-            resolve_edit(app, &app->pending[i], &res);
+            resolve_edit(app, &app->edits.pending[i], &res);
     }
-    app->pending_count = kept;
+    app->edits.pending_count = kept;
 }
 
 /* ===== Recording: the committed trajectory (frames at or before display time) ===== */
@@ -703,7 +709,7 @@ static int parse_vars(const Registry *reg, const char *list, int *out, int max, 
 
 bool app_record_start(App *app, const char *path, const char *vars) {
     Session *s = &app->session;
-    if (!s->sim || app->recorder)
+    if (!s->sim || app->rec.recorder)
         return false;
     IssimError err = {0};
     int max = s->var_count;
@@ -754,66 +760,66 @@ bool app_record_start(App *app, const char *path, const char *vars) {
         issim_log(ISSIM_LOG_ERROR, "recording: %s", err.message);
         return false;
     }
-    app->recorder = rec;
-    app->record_vars = idx;
-    app->record_count = n;
-    app->record_row = row;
-    app->record_frame = frame;
+    app->rec.recorder = rec;
+    app->rec.record_vars = idx;
+    app->rec.record_count = n;
+    app->rec.record_row = row;
+    app->rec.record_frame = frame;
     /* From the instant on screen: nothing of the past before the user pressed the button. */
-    app->record_last_t = nextafter(s->frame_time, -INFINITY);
-    app->record_wall_start = issim_wall_time();
+    app->rec.record_last_t = nextafter(s->frame_time, -INFINITY);
+    app->rec.record_wall_start = issim_wall_time();
     /* Every output step from the frame shown on (the engine publishes fewer for the display
      * alone: it computes them again from here). */
     sim_record_from(s->sim, s->frame_time, 1);
-    issim_strlcpy(app->record_path, path, sizeof app->record_path);
+    issim_strlcpy(app->rec.record_path, path, sizeof app->rec.record_path);
     issim_log(ISSIM_LOG_INFO, "recording %d variables to %s", n, path);
     return true;
 }
 
 void app_record_pump(App *app) {
     Session *s = &app->session;
-    if (!app->recorder || !s->sim)
+    if (!app->rec.recorder || !s->sim)
         return;
     double shown = s->frame_time;
-    RegistryFrame f = {.values = app->record_frame};
+    RegistryFrame f = {.values = app->rec.record_frame};
     /* Frames at or before the display time are the committed past: an edit rewinds only
      * what lies after the display time, so a recorded row is never contradicted. */
-    for (int k = 0; k < 100000 && registry_read_after(s->reg, app->record_last_t, &f); k++) {
+    for (int k = 0; k < 100000 && registry_read_after(s->reg, app->rec.record_last_t, &f); k++) {
         if (f.t > shown)
             break;
-        app->record_last_t = f.t;
+        app->rec.record_last_t = f.t;
         if (!sim_frame_is_recorded(s->sim, f.t))
             continue; /* a frame published before the recording's steps, or for the display */
-        for (int i = 0; i < app->record_count; i++)
-            app->record_row[i] = f.values[app->record_vars[i]];
-        recorder_push(app->recorder, f.t, app->record_row, false);
+        for (int i = 0; i < app->rec.record_count; i++)
+            app->rec.record_row[i] = f.values[app->rec.record_vars[i]];
+        recorder_push(app->rec.recorder, f.t, app->rec.record_row, false);
     }
 }
 
 void app_record_stop(App *app) {
-    if (!app->recorder)
+    if (!app->rec.recorder)
         return;
     app_record_pump(app);
     IssimError err = {0};
     RecorderStats st;
-    if (recorder_close_with_stats(app->recorder, &st, &err) != ISSIM_OK)
+    if (recorder_close_with_stats(app->rec.recorder, &st, &err) != ISSIM_OK)
         issim_log(ISSIM_LOG_ERROR, "recording: %s (the file holds %llu whole rows)", err.message,
                   (unsigned long long)st.rows_written);
     else
         issim_log(ISSIM_LOG_INFO, "recorded %llu rows to %s", (unsigned long long)st.rows_written,
-                  app->record_path);
+                  app->rec.record_path);
     /* rows: whole rows in the file (after a failed write, fewer than were queued) */
-    printf("record stop %s rows=%llu dropped=%llu\n", app->record_path,
+    printf("record stop %s rows=%llu dropped=%llu\n", app->rec.record_path,
            (unsigned long long)st.rows_written, (unsigned long long)st.rows_dropped);
     fflush(stdout);
-    app->recorder = NULL;
+    app->rec.recorder = NULL;
     if (app->session.sim)
         sim_record_from(app->session.sim, NAN, 0);
-    free(app->record_vars);
-    free(app->record_row);
-    free(app->record_frame);
-    app->record_vars = NULL;
-    app->record_row = app->record_frame = NULL;
+    free(app->rec.record_vars);
+    free(app->rec.record_row);
+    free(app->rec.record_frame);
+    app->rec.record_vars = NULL;
+    app->rec.record_row = app->rec.record_frame = NULL;
 }
 
 /* ===== Camera and saving ===== */
@@ -878,11 +884,11 @@ static IssimStatus set_saved_view(App *app, ThingDb *db, const char *description
     if (app->session.sim && set_saved_playback(app->session.sim, db, err) != ISSIM_OK)
         return err->status;
     snprintf(text, sizeof text, "%.9g", gui_plot_window_seconds());
-    if (app->gui_ready &&
+    if (app->win.gui_ready &&
         thingdb_set_text(db, "universe.plot_window", text, false, err) != ISSIM_OK)
         return err->status;
     gui_plots_spec(text, sizeof text);
-    if (app->gui_ready && thingdb_set_text(db, "universe.plots", text, false, err) != ISSIM_OK)
+    if (app->win.gui_ready && thingdb_set_text(db, "universe.plots", text, false, err) != ISSIM_OK)
         return err->status;
     if (description && description[0])
         issim_strlcpy(text, description, sizeof text);

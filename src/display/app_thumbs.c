@@ -13,14 +13,14 @@
 /* The framebuffer every thumbnail is drawn through: the scene's texture is attached as its
  * colour, the depth buffer is shared. Created at the first thumbnail. */
 static bool thumbnail_target(App *app) {
-    if (app->thumb_fbo)
+    if (app->launcher.thumb_fbo)
         return true;
-    glGenFramebuffers(1, &app->thumb_fbo);
-    glGenRenderbuffers(1, &app->thumb_depth);
-    glBindRenderbuffer(GL_RENDERBUFFER, app->thumb_depth);
+    glGenFramebuffers(1, &app->launcher.thumb_fbo);
+    glGenRenderbuffers(1, &app->launcher.thumb_depth);
+    glBindRenderbuffer(GL_RENDERBUFFER, app->launcher.thumb_depth);
     glRenderbufferStorage(GL_RENDERBUFFER, GL_DEPTH_COMPONENT24, GUI_THUMB_WIDTH, GUI_THUMB_HEIGHT);
     glBindRenderbuffer(GL_RENDERBUFFER, 0);
-    return app->thumb_fbo != 0 && app->thumb_depth != 0;
+    return app->launcher.thumb_fbo != 0 && app->launcher.thumb_depth != 0;
 }
 
 static GLuint new_texture(void) {
@@ -67,23 +67,23 @@ static SceneView *initial_view(const ThingDb *db, const char *scene_path, IssimE
 
 static void render_thumbnail(App *app, int scene, const ThingDb *db) {
     IssimError err = {0};
-    SceneView *view = initial_view(db, app->scenes[scene], &err);
+    SceneView *view = initial_view(db, app->launcher.scenes[scene], &err);
     if (!view) {
-        issim_log(ISSIM_LOG_DEBUG, "thumbnail of %s: %s", app->scenes[scene], err.message);
+        issim_log(ISSIM_LOG_DEBUG, "thumbnail of %s: %s", app->launcher.scenes[scene], err.message);
         return;
     }
-    renderer_prepare_view(app->renderer, view);
+    renderer_prepare_view(app->win.renderer, view);
     ThingId u = thingdb_find_kind(db, THING_UNIVERSE);
     Camera camera =
         camera_from_eye(thing_vec3(db, u, "camera_eye"), thing_vec3(db, u, "camera_target"),
                         thing_real(db, u, "camera_fov"), thing_vec3(db, u, "camera_up"));
-    if (!app->scene_thumbs[scene])
-        app->scene_thumbs[scene] = new_texture();
-    glBindFramebuffer(GL_FRAMEBUFFER, app->thumb_fbo);
+    if (!app->launcher.scene_thumbs[scene])
+        app->launcher.scene_thumbs[scene] = new_texture();
+    glBindFramebuffer(GL_FRAMEBUFFER, app->launcher.thumb_fbo);
     glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D,
-                           app->scene_thumbs[scene], 0);
+                           app->launcher.scene_thumbs[scene], 0);
     glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_DEPTH_ATTACHMENT, GL_RENDERBUFFER,
-                              app->thumb_depth);
+                              app->launcher.thumb_depth);
     if (glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE) {
         glViewport(0, 0, GUI_THUMB_WIDTH, GUI_THUMB_HEIGHT);
         glClear(GL_DEPTH_BUFFER_BIT);
@@ -95,32 +95,34 @@ static void render_thumbnail(App *app, int scene, const ThingDb *db) {
                          .width = GUI_THUMB_WIDTH,
                          .height = GUI_THUMB_HEIGHT,
                          .window_height = GUI_THUMB_HEIGHT};
-        renderer_draw(app->renderer, &f);
+        renderer_draw(app->win.renderer, &f);
     }
     glBindFramebuffer(GL_FRAMEBUFFER, 0);
-    glViewport(0, 0, app->width, app->height);
+    glViewport(0, 0, app->win.width, app->win.height);
     scene_view_release_gl(view);
     scene_view_destroy(view);
 }
 
 void app_thumbnail_request(App *app, int scene) {
-    if (!app->renderer || scene < 0 || scene >= app->scene_count || app->thumb_tried[scene])
+    if (!app->win.renderer || scene < 0 || scene >= app->launcher.scene_count ||
+        app->launcher.thumb_tried[scene])
         return;
-    app->thumb_tried[scene] = true;
+    app->launcher.thumb_tried[scene] = true;
     ThingDb *db = NULL;
     IssimError err = {0};
-    if (thumbnail_target(app) && scene_load_file(app->scenes[scene], NULL, &db, &err) == ISSIM_OK)
+    if (thumbnail_target(app) &&
+        scene_load_file(app->launcher.scenes[scene], NULL, &db, &err) == ISSIM_OK)
         render_thumbnail(app, scene, db);
     thingdb_destroy(db);
 }
 
 int app_thumbnail_coverage(const App *app, int scene) {
-    if (scene < 0 || scene >= GUI_MAX_SCENES || !app->scene_thumbs[scene])
+    if (scene < 0 || scene >= GUI_MAX_SCENES || !app->launcher.scene_thumbs[scene])
         return -1;
     unsigned char *rgba = malloc((size_t)GUI_THUMB_WIDTH * GUI_THUMB_HEIGHT * 4);
     if (!rgba)
         return -1;
-    glBindTexture(GL_TEXTURE_2D, app->scene_thumbs[scene]);
+    glBindTexture(GL_TEXTURE_2D, app->launcher.scene_thumbs[scene]);
     glGetTexImage(GL_TEXTURE_2D, 0, GL_RGBA, GL_UNSIGNED_BYTE, rgba);
     glBindTexture(GL_TEXTURE_2D, 0);
     /* the renderer's clear colour (0.16, 0.18, 0.22): what is not background is the scene */
@@ -134,15 +136,15 @@ int app_thumbnail_coverage(const App *app, int scene) {
 }
 
 void app_thumbnails_free(App *app) {
-    memset(app->thumb_tried, 0, sizeof app->thumb_tried);
+    memset(app->launcher.thumb_tried, 0, sizeof app->launcher.thumb_tried);
     for (int i = 0; i < GUI_MAX_SCENES; i++)
-        if (app->scene_thumbs[i]) {
-            glDeleteTextures(1, &app->scene_thumbs[i]);
-            app->scene_thumbs[i] = 0;
+        if (app->launcher.scene_thumbs[i]) {
+            glDeleteTextures(1, &app->launcher.scene_thumbs[i]);
+            app->launcher.scene_thumbs[i] = 0;
         }
-    if (app->thumb_fbo)
-        glDeleteFramebuffers(1, &app->thumb_fbo);
-    if (app->thumb_depth)
-        glDeleteRenderbuffers(1, &app->thumb_depth);
-    app->thumb_fbo = app->thumb_depth = 0;
+    if (app->launcher.thumb_fbo)
+        glDeleteFramebuffers(1, &app->launcher.thumb_fbo);
+    if (app->launcher.thumb_depth)
+        glDeleteRenderbuffers(1, &app->launcher.thumb_depth);
+    app->launcher.thumb_fbo = app->launcher.thumb_depth = 0;
 }

@@ -22,13 +22,13 @@
 
 bool app_video_start(App *app, const char *path, bool sim_time, double slow) {
     AppVideo *v = &app->video;
-    if (v->pipe || !app->window)
+    if (v->pipe || !app->win.window)
         return false;
     /* H.264 wants even sizes; the view's rectangle as it is now (a resize later is cropped). */
-    v->width = app->view_w & ~1;
-    v->height = app->view_h & ~1;
-    v->x = app->view_x;
-    v->y = app->height - app->view_y - app->view_h + (app->view_h & 1);
+    v->width = app->win.view_w & ~1;
+    v->height = app->win.view_h & ~1;
+    v->x = app->win.view_x;
+    v->y = app->win.height - app->win.view_y - app->win.view_h + (app->win.view_h & 1);
     v->pixels = malloc((size_t)v->width * v->height * 3);
     if (!v->pixels || v->width < 2 || v->height < 2) {
         free(v->pixels);

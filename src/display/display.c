@@ -83,19 +83,19 @@ static bool open_window(App *app, IssimError *err) {
     SDL_GL_SetAttribute(SDL_GL_CONTEXT_PROFILE_MASK, SDL_GL_CONTEXT_PROFILE_CORE);
     SDL_GL_SetAttribute(SDL_GL_DOUBLEBUFFER, 1);
     SDL_GL_SetAttribute(SDL_GL_DEPTH_SIZE, 24);
-    app->window = SDL_CreateWindow("issim", SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED,
-                                   app->options.width, app->options.height,
-                                   SDL_WINDOW_OPENGL | SDL_WINDOW_RESIZABLE);
-    if (!app->window) {
+    app->win.window = SDL_CreateWindow("issim", SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED,
+                                       app->options.width, app->options.height,
+                                       SDL_WINDOW_OPENGL | SDL_WINDOW_RESIZABLE);
+    if (!app->win.window) {
         issim_error_set(err, ISSIM_ERR_STATE, "cannot open a window: %s", SDL_GetError());
         return false;
     }
-    app->gl = SDL_GL_CreateContext(app->window);
-    if (!app->gl) {
+    app->win.gl = SDL_GL_CreateContext(app->win.window);
+    if (!app->win.gl) {
         issim_error_set(err, ISSIM_ERR_STATE, "no OpenGL 3.3 core context: %s", SDL_GetError());
         return false;
     }
-    SDL_GL_MakeCurrent(app->window, app->gl);
+    SDL_GL_MakeCurrent(app->win.window, app->win.gl);
     SDL_GL_SetSwapInterval(app->options.vsync ? 1 : 0);
     GLenum g = glewInit();
     /* Under EGL (SDL's offscreen driver) GLEW reports GLEW_ERROR_NO_GLX_DISPLAY although every
@@ -104,13 +104,13 @@ static bool open_window(App *app, IssimError *err) {
         issim_error_set(err, ISSIM_ERR_STATE, "glewInit: %s", glewGetErrorString(g));
         return false;
     }
-    SDL_GL_GetDrawableSize(app->window, &app->width, &app->height);
+    SDL_GL_GetDrawableSize(app->win.window, &app->win.width, &app->win.height);
     lower_rasteriser_priority();
-    app->renderer = renderer_create(err);
-    if (!app->renderer)
+    app->win.renderer = renderer_create(err);
+    if (!app->win.renderer)
         return false;
-    app->gui_ready = gui_create(app->window, app->gl);
-    if (!app->gui_ready)
+    app->win.gui_ready = gui_create(app->win.window, app->win.gl);
+    if (!app->win.gui_ready)
         issim_log(ISSIM_LOG_WARN, "the GUI back-ends failed to start; 3D view only");
     issim_log(ISSIM_LOG_INFO, "OpenGL %s on %s (%s video driver)",
               (const char *)glGetString(GL_VERSION), (const char *)glGetString(GL_RENDERER),
@@ -119,14 +119,14 @@ static bool open_window(App *app, IssimError *err) {
 }
 
 static void close_window(App *app) {
-    if (app->gui_ready)
+    if (app->win.gui_ready)
         gui_destroy();
     app_thumbnails_free(app);
-    renderer_destroy(app->renderer);
-    if (app->gl)
-        SDL_GL_DeleteContext(app->gl);
-    if (app->window)
-        SDL_DestroyWindow(app->window);
+    renderer_destroy(app->win.renderer);
+    if (app->win.gl)
+        SDL_GL_DeleteContext(app->win.gl);
+    if (app->win.window)
+        SDL_DestroyWindow(app->win.window);
     SDL_Quit();
 }
 
@@ -134,26 +134,28 @@ static void close_window(App *app) {
 
 static void update_rates(App *app) {
     double now = issim_wall_time();
-    app->fps_frames++;
-    if (now - app->fps_wall >= 0.5) {
-        app->fps = app->fps_frames / (now - app->fps_wall);
-        app->fps_frames = 0;
-        app->fps_wall = now;
+    app->rates.fps_frames++;
+    if (now - app->rates.fps_wall >= 0.5) {
+        app->rates.fps = app->rates.fps_frames / (now - app->rates.fps_wall);
+        app->rates.fps_frames = 0;
+        app->rates.fps_wall = now;
         if (app->session.sim) {
             /* Output steps per second: how fast the state time advances, in engine steps. */
             double state = registry_state_time(app->session.reg) / sim_dt(app->session.sim);
-            if (app->rate_wall > 0 && state >= app->rate_steps)
-                app->engine_rate = (state - app->rate_steps) / (now - app->rate_wall);
-            app->rate_steps = state;
+            if (app->rates.rate_wall > 0 && state >= app->rates.rate_steps)
+                app->rates.engine_rate =
+                    (state - app->rates.rate_steps) / (now - app->rates.rate_wall);
+            app->rates.rate_steps = state;
             double shown = app->session.frame_time;
-            bool moving =
-                !sim_paused(app->session.sim) && app->rate_wall > 0 && shown >= app->rate_shown_t;
+            bool moving = !sim_paused(app->session.sim) && app->rates.rate_wall > 0 &&
+                          shown >= app->rates.rate_shown_t;
             bool paused = sim_paused(app->session.sim);
-            app->sim_rate = moving   ? (shown - app->rate_shown_t) / (now - app->rate_wall)
-                            : paused ? 0.0
-                                     : NAN; /* not measured yet: a new scene, a first window */
-            app->rate_shown_t = shown;
-            app->rate_wall = now;
+            app->rates.sim_rate =
+                moving   ? (shown - app->rates.rate_shown_t) / (now - app->rates.rate_wall)
+                : paused ? 0.0
+                         : NAN; /* not measured yet: a new scene, a first window */
+            app->rates.rate_shown_t = shown;
+            app->rates.rate_wall = now;
         }
     }
 }
@@ -161,7 +163,7 @@ static void update_rates(App *app) {
 /* ===== GUI ===== */
 
 double app_arrow_px_per_distance(const App *app) {
-    return app->view_h / (2.0 * tan(0.5 * app->camera.fov_deg * M_PI / 180.0));
+    return app->win.view_h / (2.0 * tan(0.5 * app->camera.fov_deg * M_PI / 180.0));
 }
 
 /* The `label` of every body that has one, at its centre's pixel (a body behind the camera or
@@ -175,12 +177,12 @@ static int place_labels(App *app) {
         const double *p = s->frame + vb->var_pos;
         double x, y;
         if (!text || !text[0] || n == GUI_MAX_LABELS ||
-            !camera_project(&app->camera, app->view_w, app->view_h, (Vec3){p[0], p[1], p[2]}, &x,
-                            &y) ||
-            x < 0 || y < 0 || x >= app->view_w || y >= app->view_h)
+            !camera_project(&app->camera, app->win.view_w, app->win.view_h,
+                            (Vec3){p[0], p[1], p[2]}, &x, &y) ||
+            x < 0 || y < 0 || x >= app->win.view_w || y >= app->win.view_h)
             continue;
-        app->labels[n].x = (float)(app->view_x + x);
-        app->labels[n].y = (float)(app->view_y + y);
+        app->labels[n].x = (float)(app->win.view_x + x);
+        app->labels[n].y = (float)(app->win.view_y + y);
         issim_strlcpy(app->labels[n].text, text, sizeof app->labels[n].text);
         n++;
     }
@@ -190,9 +192,9 @@ static int place_labels(App *app) {
 static void fill_gui_state(App *app, GuiState *g) {
     Session *s = &app->session;
     memset(g, 0, sizeof *g);
-    g->width = app->width;
-    g->height = app->height;
-    g->side_width = app->view_x;
+    g->width = app->win.width;
+    g->height = app->win.height;
+    g->side_width = app->win.view_x;
     g->db = s->db;
     g->reg = s->sim ? s->reg : NULL;
     g->frame = s->has_frame ? s->frame : NULL;
@@ -201,21 +203,22 @@ static void fill_gui_state(App *app, GuiState *g) {
     g->toggles = &app->toggles;
     g->open_dialog = &app->open_dialog;
     g->selected = app->selected;
-    g->load_error = app->load_error;
-    g->edit_message = app->edit_message;
-    g->edit_rejected = app->edit_rejected;
-    g->scene_count = app->scene_count;
-    g->scenes = (const char(*)[GUI_PATH_MAX])app->scenes;
-    g->scene_descriptions = (const char(*)[GUI_DESCRIPTION_MAX])app->scene_descriptions;
-    g->described = app->described;
-    g->scene_thumbnails = app->scene_thumbs;
+    g->load_error = app->edits.load_error;
+    g->edit_message = app->edits.edit_message;
+    g->edit_rejected = app->edits.edit_rejected;
+    g->launcher.scene_count = app->launcher.scene_count;
+    g->launcher.scenes = (const char(*)[GUI_PATH_MAX])app->launcher.scenes;
+    g->launcher.scene_descriptions =
+        (const char(*)[GUI_DESCRIPTION_MAX])app->launcher.scene_descriptions;
+    g->launcher.described = app->launcher.described;
+    g->launcher.scene_thumbnails = app->launcher.scene_thumbs;
     g->show_help = &app->show_help;
-    g->recent_count = app->recent_count;
-    g->recent = (const char(*)[GUI_PATH_MAX])app->recent;
+    g->launcher.recent_count = app->launcher.recent_count;
+    g->launcher.recent = (const char(*)[GUI_PATH_MAX])app->launcher.recent;
     app_log_snapshot(app, &g->log_count);
     g->log = app->log.snapshot;
-    g->fps = app->fps;
-    g->engine_rate = app->engine_rate;
+    g->engine.fps = app->rates.fps;
+    g->engine.engine_rate = app->rates.engine_rate;
     g->device = app_device_gui(app);
     g->map_view = app_map_view(app);
     g->live = app_live_series(app, &g->live_count);
@@ -228,42 +231,42 @@ static void fill_gui_state(App *app, GuiState *g) {
     g->labels = app->labels;
     g->following = app->follow_body >= 0 && s->view ? s->view->bodies[app->follow_body].name : "";
     if (s->sim) {
-        g->paused = sim_paused(s->sim);
-        g->speed = sim_speed(s->sim);
-        g->display_time = s->frame_time;
-        g->state_time = registry_state_time(s->reg);
-        g->history_start = registry_history_start(s->reg);
-        g->dt = sim_dt(s->sim);
+        g->clock.paused = sim_paused(s->sim);
+        g->clock.speed = sim_speed(s->sim);
+        g->clock.display_time = s->frame_time;
+        g->clock.state_time = registry_state_time(s->reg);
+        g->clock.history_start = registry_history_start(s->reg);
+        g->clock.dt = sim_dt(s->sim);
         RegistrySlot slot;
         registry_slot_read(s->reg, REGISTRY_SLOT_ENGINE_STATS, &slot);
         SimEngineStats st = sim_engine_stats_unpack(&slot);
-        g->engine_step_us = st.step_time_us;
-        g->engine_headroom = st.realtime_factor;
-        g->sim_rate = app->sim_rate;
-        g->active_contacts = st.active_contacts;
-        g->contacts_total = st.contact_reports;
-        g->contacts_shown = st.contacts_published;
-        g->contacts_dropped = (double)st.contacts_dropped;
-        g->engine_resets = (double)st.resets;
-        g->awake_bodies = st.awake_bodies;
-        g->bodies = st.bodies;
+        g->engine.engine_step_us = st.step_time_us;
+        g->engine.engine_headroom = st.realtime_factor;
+        g->engine.sim_rate = app->rates.sim_rate;
+        g->engine.active_contacts = st.active_contacts;
+        g->engine.contacts_total = st.contact_reports;
+        g->engine.contacts_shown = st.contacts_published;
+        g->engine.contacts_dropped = (double)st.contacts_dropped;
+        g->engine.engine_resets = (double)st.resets;
+        g->engine.awake_bodies = st.awake_bodies;
+        g->engine.bodies = st.bodies;
     }
     if (app->video.pipe) {
-        g->video_recording = true;
-        g->video_path = app->video.path;
-        g->video_frames = app->video.frames;
-        g->video_bytes = app_video_bytes(app);
-        g->video_failed = app->video.failed;
+        g->capture.video_recording = true;
+        g->capture.video_path = app->video.path;
+        g->capture.video_frames = app->video.frames;
+        g->capture.video_bytes = app_video_bytes(app);
+        g->capture.video_failed = app->video.failed;
     }
-    if (app->recorder) {
-        RecorderStats rs = recorder_stats(app->recorder);
-        g->recording = true;
-        g->record_path = app->record_path;
-        g->record_elapsed = issim_wall_time() - app->record_wall_start;
-        g->record_bytes = rs.bytes_written;
-        g->record_rows = rs.rows_written; /* in the file, not merely queued */
-        g->record_dropped = rs.rows_dropped;
-        g->record_failed = rs.failed;
+    if (app->rec.recorder) {
+        RecorderStats rs = recorder_stats(app->rec.recorder);
+        g->capture.recording = true;
+        g->capture.record_path = app->rec.record_path;
+        g->capture.record_elapsed = issim_wall_time() - app->rec.record_wall_start;
+        g->capture.record_bytes = rs.bytes_written;
+        g->capture.record_rows = rs.rows_written; /* in the file, not merely queued */
+        g->capture.record_dropped = rs.rows_dropped;
+        g->capture.record_failed = rs.failed;
     }
     app_playback_fill(app, g);
 }
@@ -291,10 +294,10 @@ static void apply_window_toggles(App *app) {
         app->options.vsync = app->toggles.vsync;
         SDL_GL_SetSwapInterval(app->options.vsync ? 1 : 0);
     }
-    bool full = (SDL_GetWindowFlags(app->window) & SDL_WINDOW_FULLSCREEN_DESKTOP) ==
+    bool full = (SDL_GetWindowFlags(app->win.window) & SDL_WINDOW_FULLSCREEN_DESKTOP) ==
                 SDL_WINDOW_FULLSCREEN_DESKTOP;
     if (app->toggles.fullscreen != full &&
-        SDL_SetWindowFullscreen(app->window,
+        SDL_SetWindowFullscreen(app->win.window,
                                 app->toggles.fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0) != 0) {
         issim_log(ISSIM_LOG_WARN, "fullscreen: %s", SDL_GetError());
         app->toggles.fullscreen = full;
@@ -311,10 +314,10 @@ static bool view_has_patches(const SceneView *view) {
 
 static void draw_scene(App *app) {
     Session *s = &app->session;
-    glViewport(0, 0, app->width, app->height);
+    glViewport(0, 0, app->win.width, app->win.height);
     /* The side panels draw no background (gui.h): the clear paints it. */
     float panel[3] = {0.16f, 0.18f, 0.22f};
-    if (app->gui_ready && app->options.show_gui)
+    if (app->win.gui_ready && app->options.show_gui)
         gui_panel_color(panel);
     glClearColor(panel[0], panel[1], panel[2], 1.0f);
     glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
@@ -336,10 +339,10 @@ static void draw_scene(App *app) {
         if (thing_id_equal(s->view->instances[i].thing, app->selected))
             selected = i;
     Vec3 from = {0, 0, 0};
-    if (app->drag.active && app->drag.body >= 0)
+    if (app->pointer.drag.active && app->pointer.drag.body >= 0)
         for (int i = 0; i < s->view->instance_count; i++)
-            if (s->view->instances[i].body == app->drag.body) {
-                from = pose_apply(s->view->instances[i].pose, app->drag.anchor_local);
+            if (s->view->instances[i].body == app->pointer.drag.body) {
+                from = pose_apply(s->view->instances[i].pose, app->pointer.drag.anchor_local);
                 break;
             }
     RenderArrow arrows[1 + APP_DEVICE_ARROWS];
@@ -359,25 +362,26 @@ static void draw_scene(App *app) {
                      .selected_thing = app->selected,
                      .contacts = contacts,
                      .contact_count = n,
-                     .trails = app->render_trails,
-                     .drag_active = app->drag.active,
+                     .trails = app->trails_state.render_trails,
+                     .drag_active = app->pointer.drag.active,
                      .drag_from = from,
-                     .drag_to = app->drag.target,
+                     .drag_to = app->pointer.drag.target,
                      .arrows = arrows,
                      .arrow_count = arrow_count,
-                     .x = app->view_x,
-                     .y = app->view_y,
-                     .width = app->view_w,
-                     .height = app->view_h,
-                     .window_height = app->height};
-    renderer_draw(app->renderer, &f);
+                     .x = app->win.view_x,
+                     .y = app->win.view_y,
+                     .width = app->win.view_w,
+                     .height = app->win.view_h,
+                     .window_height = app->win.height};
+    renderer_draw(app->win.renderer, &f);
 }
 
 static void take_screenshot(App *app) {
     if (!app->screenshot_path[0])
         return;
     IssimError err = {0};
-    if (display_write_png(app->screenshot_path, app->width, app->height, &err) == ISSIM_OK) {
+    if (display_write_png(app->screenshot_path, app->win.width, app->win.height, &err) ==
+        ISSIM_OK) {
         issim_log(ISSIM_LOG_INFO, "screenshot %s", app->screenshot_path);
         printf("screenshot %s t=%.9g\n", app->screenshot_path, app->session.frame_time);
     } else {
@@ -391,13 +395,13 @@ static void take_screenshot(App *app) {
 /* The 3D view's rectangle: the window between the GUI's side panels, menu and status bar
  * (gui.cpp's layout), or the whole window without the GUI. */
 static void layout_view(App *app) {
-    int side = gui_side_width(app->width);
-    bool panels = app->gui_ready && app->options.show_gui && app->toggles.panels &&
-                  app->width >= 2 * side + GUI_MIN_VIEW_WIDTH;
-    app->view_x = panels ? side : 0;
-    app->view_y = panels ? GUI_MENU_HEIGHT : 0;
-    app->view_w = app->width - 2 * app->view_x;
-    app->view_h = app->height - (panels ? GUI_MENU_HEIGHT + GUI_STATUS_HEIGHT : 0);
+    int side = gui_side_width(app->win.width);
+    bool panels = app->win.gui_ready && app->options.show_gui && app->toggles.panels &&
+                  app->win.width >= 2 * side + GUI_MIN_VIEW_WIDTH;
+    app->win.view_x = panels ? side : 0;
+    app->win.view_y = panels ? GUI_MENU_HEIGHT : 0;
+    app->win.view_w = app->win.width - 2 * app->win.view_x;
+    app->win.view_h = app->win.height - (panels ? GUI_MENU_HEIGHT + GUI_STATUS_HEIGHT : 0);
 }
 
 /* Wall seconds the engine may trail the clock before the display counts it as lagging, and
@@ -413,14 +417,14 @@ static void layout_view(App *app) {
 static void update_engine_bound(App *app) {
     Sim *sim = app->session.sim;
     if (!sim || sim_paused(sim)) {
-        app->engine_bound = false;
+        app->rates.engine_bound = false;
         return;
     }
     double lag = (sim_display_time(sim) - registry_state_time(app->session.reg)) / sim_speed(sim);
     if (lag > ENGINE_LAG_ON)
-        app->engine_bound = true;
+        app->rates.engine_bound = true;
     else if (lag < ENGINE_LAG_OFF)
-        app->engine_bound = false;
+        app->rates.engine_bound = false;
 }
 
 /* A key press, typed text or a click: input the GUI may act on at once. */
@@ -444,7 +448,7 @@ static bool handle_events(App *app) {
  * scene's 3D view takes most of a frame on llvmpipe): one for the keys and text, then one per
  * queued click change (gui_input_pending): a slow frame loses no click and no double-click. */
 static void gui_input_frames(App *app, bool input) {
-    for (int k = 0; k < 16 && app->gui_ready && app->options.show_gui && !app->quit &&
+    for (int k = 0; k < 16 && app->win.gui_ready && app->options.show_gui && !app->quit &&
                     (input || gui_input_pending());
          k++, input = false) {
         GuiState state;
@@ -480,17 +484,17 @@ static void limit_frame_rate(App *app) {
     if (!app->options.vsync)
         return;
     update_engine_bound(app);
-    double fps = app->engine_bound ? DISPLAY_FPS_ENGINE_BOUND : DISPLAY_FPS;
-    if (app->max_fps > 0)
-        fps = fmin(fps, app->max_fps);
+    double fps = app->rates.engine_bound ? DISPLAY_FPS_ENGINE_BOUND : DISPLAY_FPS;
+    if (app->rates.max_fps > 0)
+        fps = fmin(fps, app->rates.max_fps);
     double period = 1.0 / fps;
-    double next = app->last_swap + period;
+    double next = app->rates.last_swap + period;
     wait_for_input(app, next);
-    app->last_swap = fmax(next, issim_wall_time() - period);
+    app->rates.last_swap = fmax(next, issim_wall_time() - period);
 }
 
 static void frame(App *app) {
-    app->frame_count++;
+    app->rates.frame_count++;
     apply_window_toggles(app);
     layout_view(app);
     gui_input_frames(app, handle_events(app));
@@ -506,7 +510,7 @@ static void frame(App *app) {
     update_rates(app);
     draw_scene(app);
     app_video_frame(app); /* the 3D view, before the panels are drawn over the window */
-    if (app->gui_ready && app->options.show_gui) {
+    if (app->win.gui_ready && app->options.show_gui) {
         GuiState state;
         GuiRequests req = {.camera_preset = -1};
         fill_gui_state(app, &state);
@@ -518,7 +522,7 @@ static void frame(App *app) {
     /* Input that came while this frame was drawn acts now, not after the swap (which waits for
      * llvmpipe's rasterisers) and the next frame's start. */
     gui_input_frames(app, handle_events(app));
-    SDL_GL_SwapWindow(app->window);
+    SDL_GL_SwapWindow(app->win.window);
     limit_frame_rate(app);
 }
 
@@ -577,7 +581,7 @@ static void run_bench(App *app) {
     sim_set_slow_motion(s->sim, 0.0, window);
     double warm = issim_wall_time() + 0.5;
     while (issim_wall_time() < warm && !app->quit) {
-        if (app->window)
+        if (app->win.window)
             frame(app);
         else
             nanosleep(&(struct timespec){0, 5000000}, NULL);
@@ -588,7 +592,7 @@ static void run_bench(App *app) {
     double cpu0 = display_cpu_seconds();
     int frames = 0;
     while (issim_wall_time() - w0 < app->options.bench_seconds && !app->quit) {
-        if (app->window) {
+        if (app->win.window) {
             frame(app);
             frames++;
         } else {
@@ -602,9 +606,9 @@ static void run_bench(App *app) {
            "engine_steps_per_s=%.1f sim_seconds_per_s=%.4f width=%d height=%d "
            "display_cpu_ms_per_frame=%.2f display_cpu_share=%.3f collision_thread=%d "
            "sim_from=%.6f sim_to=%.6f\n",
-           app->options.bench_paused, s->view ? s->view->body_count : 0, app->window != NULL,
+           app->options.bench_paused, s->view ? s->view->body_count : 0, app->win.window != NULL,
            frames, wall, frames / wall, engine_steps(app) - steps0,
-           (engine_steps(app) - steps0) / wall, sim_seconds / wall, app->width, app->height,
+           (engine_steps(app) - steps0) / wall, sim_seconds / wall, app->win.width, app->win.height,
            frames > 0 ? 1e3 * cpu / frames : 0.0, cpu / wall,
            engine_collision_threaded(sim_engine(s->sim)), st0, st0 + sim_seconds);
     fflush(stdout);
@@ -650,8 +654,8 @@ int display_run(const char *scene_path, const SimOptions *sim_options,
         (GuiToggles){.grid = true, .bodies = true, .panels = true, .vsync = app->options.vsync};
     app->selected = thing_id_null();
     app->follow_body = -1;
-    app->sim_rate = NAN;
-    app->fps_wall = issim_wall_time();
+    app->rates.sim_rate = NAN;
+    app->rates.fps_wall = issim_wall_time();
     app_log_init(&app->log);
     app_log_install(app);
     app_load_recent(app);
@@ -677,9 +681,9 @@ int display_run(const char *scene_path, const SimOptions *sim_options,
     }
     app_video_stop(app);
     app_close_session(app);
-    free(app->trails);
-    free(app->pending);
-    free(app->render_trails);
+    free(app->trails_state.trails);
+    free(app->edits.pending);
+    free(app->trails_state.render_trails);
     if (windowed)
         close_window(app);
     script_destroy(app->script);

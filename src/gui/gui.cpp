@@ -153,9 +153,9 @@ void apply_mouse_queue() {
 // ===== Menu bar and navigation bar =====
 
 void request_save(GuiRequests *r) {
-    r->save = true;
-    copy_text(r->save_path, g_mem.save_path, sizeof r->save_path);
-    copy_text(r->save_description, g_mem.save_description, sizeof r->save_description);
+    r->file.save = true;
+    copy_text(r->file.save_path, g_mem.save_path, sizeof r->file.save_path);
+    copy_text(r->file.save_description, g_mem.save_description, sizeof r->file.save_description);
     g_mem.saved_once = true;
 }
 
@@ -168,12 +168,12 @@ void save_or_ask(GuiRequests *r) {
 }
 
 void recent_menu(const GuiState *s, GuiRequests *r) {
-    if (!ImGui::BeginMenu("Recent", s->recent_count > 0))
+    if (!ImGui::BeginMenu("Recent", s->launcher.recent_count > 0))
         return;
-    for (int i = 0; i < s->recent_count; i++)
-        if (ImGui::MenuItem(s->recent[i])) {
-            r->open = true;
-            copy_text(r->open_path, s->recent[i], sizeof r->open_path);
+    for (int i = 0; i < s->launcher.recent_count; i++)
+        if (ImGui::MenuItem(s->launcher.recent[i])) {
+            r->file.open = true;
+            copy_text(r->file.open_path, s->launcher.recent[i], sizeof r->file.open_path);
         }
     ImGui::EndMenu();
 }
@@ -191,15 +191,16 @@ void menu_bar(const GuiState *s, GuiRequests *r) {
             g_mem.save_dialog = true;
         ImGui::Separator();
         if (ImGui::MenuItem("Reload scene", "Ctrl+L", false, s->scene_path[0] != '\0'))
-            r->reload = true;
+            r->file.reload = true;
         if (ImGui::MenuItem("Rescan scenes"))
-            r->refresh_scenes = true;
+            r->file.refresh_scenes = true;
         if (ImGui::MenuItem("Screenshot", "F12")) {
-            r->screenshot = true;
-            copy_text(r->screenshot_path, g_mem.screenshot_path, sizeof r->screenshot_path);
+            r->capture.screenshot = true;
+            copy_text(r->capture.screenshot_path, g_mem.screenshot_path,
+                      sizeof r->capture.screenshot_path);
         }
         if (ImGui::MenuItem("Quit", "Ctrl+Q"))
-            r->quit = true;
+            r->file.quit = true;
         ImGui::EndMenu();
     }
     if (ImGui::BeginMenu("Help")) {
@@ -420,8 +421,8 @@ void open_dialog(const GuiState *s, GuiRequests *r) {
                                           ImGuiInputTextFlags_AutoSelectAll);
         ImGui::SameLine();
         if ((ImGui::Button("Open") || enter) && g_mem.open_path[0]) {
-            r->open = true;
-            copy_text(r->open_path, g_mem.open_path, sizeof r->open_path);
+            r->file.open = true;
+            copy_text(r->file.open_path, g_mem.open_path, sizeof r->file.open_path);
             *s->open_dialog = false;
         }
         ImGui::TextDisabled("a scene file path, e.g. scenes/pile.lua");
@@ -529,7 +530,8 @@ void current_scene_line(const char *path) {
 }
 
 const char *scene_description(const GuiState *s, int i) {
-    return i < s->described ? s->scene_descriptions[i] : "(reading the scene file)";
+    return i < s->launcher.described ? s->launcher.scene_descriptions[i]
+                                     : "(reading the scene file)";
 }
 
 // A scene's name in the list: the file name without the folder and .lua, so two columns hold
@@ -544,10 +546,10 @@ void scene_label(const char *path, char *out, size_t size) {
 
 // The scene at its start from its own camera (app_thumbs.c), once drawn.
 void scene_thumbnail(const GuiState *s, int i) {
-    if (!s->scene_thumbnails || !s->scene_thumbnails[i])
+    if (!s->launcher.scene_thumbnails || !s->launcher.scene_thumbnails[i])
         return;
     // The texture's rows are bottom up (OpenGL): v runs from 1 at the top to 0.
-    ImGui::Image((ImTextureID)(intptr_t)s->scene_thumbnails[i],
+    ImGui::Image((ImTextureID)(intptr_t)s->launcher.scene_thumbnails[i],
                  ImVec2(GUI_THUMB_WIDTH, GUI_THUMB_HEIGHT), ImVec2(0, 1), ImVec2(1, 0));
 }
 
@@ -575,38 +577,38 @@ void one_line(const char *text) {
 // Every scene of scenes/ at once (two columns), its description on hover and below the list.
 void scene_list(const GuiState *s, GuiRequests *r) {
     float widest = 0.0f;
-    for (int i = 0; i < s->scene_count; i++) {
+    for (int i = 0; i < s->launcher.scene_count; i++) {
         char label[GUI_PATH_MAX + 16];
-        scene_label(s->scenes[i], label, sizeof label);
+        scene_label(s->launcher.scenes[i], label, sizeof label);
         widest = fmaxf(widest, ImGui::CalcTextSize(label).x);
     }
     // Two columns where two fit (a 340-pixel panel), else one (the list scrolls).
     int columns = 2 * widest + 40 <= ImGui::GetContentRegionAvail().x ? 2 : 1;
-    int rows = (s->scene_count + columns - 1) / columns;
+    int rows = (s->launcher.scene_count + columns - 1) / columns;
     float height = (float)(rows < 8 ? rows : 8) * ImGui::GetTextLineHeightWithSpacing() + 6;
     int hovered = -1;
     if (ImGui::BeginListBox("##scenes", ImVec2(-1, height))) {
         // Columns as wide as their longest name: two halves cut "pile_internal_friction".
         if (ImGui::BeginTable("##scenecols", columns, ImGuiTableFlags_SizingFixedFit)) {
-            for (int i = 0; i < s->scene_count; i++) {
+            for (int i = 0; i < s->launcher.scene_count; i++) {
                 ImGui::TableNextColumn();
                 char label[GUI_PATH_MAX + 16];
-                scene_label(s->scenes[i], label, sizeof label);
-                bool current = std::strcmp(s->scenes[i], s->scene_path) == 0;
+                scene_label(s->launcher.scenes[i], label, sizeof label);
+                bool current = std::strcmp(s->launcher.scenes[i], s->scene_path) == 0;
                 ImGui::PushID(i);
                 if (ImGui::Selectable(label, current, ImGuiSelectableFlags_AllowDoubleClick) &&
                     ImGui::IsMouseDoubleClicked(0)) {
-                    r->open = true;
-                    copy_text(r->open_path, s->scenes[i], sizeof r->open_path);
+                    r->file.open = true;
+                    copy_text(r->file.open_path, s->launcher.scenes[i], sizeof r->file.open_path);
                 }
                 if (ImGui::IsItemHovered()) {
                     hovered = i;
                     ImGui::BeginTooltip();
                     ImGui::PushTextWrapPos(420);
-                    ImGui::Text("%s", s->scenes[i]);
+                    ImGui::Text("%s", s->launcher.scenes[i]);
                     ImGui::TextDisabled("%s", scene_description(s, i));
                     scene_thumbnail(s, i);
-                    r->thumbnail_for = i + 1;
+                    r->file.thumbnail_for = i + 1;
                     ImGui::TextDisabled("double-click to open");
                     ImGui::PopTextWrapPos();
                     ImGui::EndTooltip();
@@ -617,8 +619,8 @@ void scene_list(const GuiState *s, GuiRequests *r) {
         }
         ImGui::EndListBox();
     }
-    for (int i = 0; hovered < 0 && i < s->scene_count; i++)
-        if (std::strcmp(s->scenes[i], s->scene_path) == 0)
+    for (int i = 0; hovered < 0 && i < s->launcher.scene_count; i++)
+        if (std::strcmp(s->launcher.scenes[i], s->scene_path) == 0)
             hovered = i;
     one_line(hovered >= 0 ? scene_description(s, hovered)
                           : "double-click a scene to open it, or drop a .lua file here");
@@ -629,11 +631,11 @@ void launcher(const GuiState *s, GuiRequests *r) {
         return;
     current_scene_line(s->scene_path[0] ? s->scene_path : "(none)");
     scene_list(s, r);
-    if (s->recent_count > 0 && ImGui::TreeNode("Recent")) {
-        for (int i = 0; i < s->recent_count; i++) {
-            if (ImGui::Selectable(s->recent[i])) {
-                r->open = true;
-                copy_text(r->open_path, s->recent[i], sizeof r->open_path);
+    if (s->launcher.recent_count > 0 && ImGui::TreeNode("Recent")) {
+        for (int i = 0; i < s->launcher.recent_count; i++) {
+            if (ImGui::Selectable(s->launcher.recent[i])) {
+                r->file.open = true;
+                copy_text(r->file.open_path, s->launcher.recent[i], sizeof r->file.open_path);
             }
         }
         ImGui::TreePop();
@@ -643,8 +645,8 @@ void launcher(const GuiState *s, GuiRequests *r) {
                                   ImGuiInputTextFlags_EnterReturnsTrue);
     ImGui::SameLine();
     if ((ImGui::Button("Open") || enter) && g_mem.open_path[0]) {
-        r->open = true;
-        copy_text(r->open_path, g_mem.open_path, sizeof r->open_path);
+        r->file.open = true;
+        copy_text(r->file.open_path, g_mem.open_path, sizeof r->file.open_path);
     }
     if (s->load_error && s->load_error[0]) {
         ImGui::PushStyleColor(ImGuiCol_Text, kRed);
@@ -747,14 +749,14 @@ void commit_field(GuiRequests *r) {
     char why[128];
     int want = numbers_in(f.def);
     if (want > 0 && invalid_number(f.text, want, why, sizeof why)) {
-        r->edit_invalid = true;
-        std::snprintf(r->edit_reason, sizeof r->edit_reason,
+        r->editing.edit_invalid = true;
+        std::snprintf(r->editing.edit_reason, sizeof r->editing.edit_reason,
                       "%.60s: %.100s; the value is unchanged", f.path, why);
         return;
     }
-    r->edit = true;
-    copy_text(r->edit_path, f.path, sizeof r->edit_path);
-    copy_text(r->edit_value, f.text, sizeof r->edit_value);
+    r->editing.edit = true;
+    copy_text(r->editing.edit_path, f.path, sizeof r->editing.edit_path);
+    copy_text(r->editing.edit_value, f.text, sizeof r->editing.edit_value);
 }
 
 // A typed property as one text field (vectors as "x y z"). The text is sent when the field
@@ -798,9 +800,9 @@ void prop_tooltip(const PropDef *def, bool readonly) {
 }
 
 void submit_edit(GuiRequests *r, const char *path, const PropDef *def, const PropValue *v) {
-    r->edit = true;
-    copy_text(r->edit_path, path, sizeof r->edit_path);
-    prop_format(def, v, false, r->edit_value, sizeof r->edit_value);
+    r->editing.edit = true;
+    copy_text(r->editing.edit_path, path, sizeof r->editing.edit_path);
+    prop_format(def, v, false, r->editing.edit_value, sizeof r->editing.edit_value);
 }
 
 // One typed widget: text fields commit themselves; a checkbox or a combo sends at once.
@@ -953,7 +955,7 @@ void body_state(const GuiState *s) {
     thing_path(s->db, s->selected, path, sizeof path);
     const char *suffix[] = {".pos.x", ".pos.y", ".pos.z", ".vel.x", ".vel.y", ".vel.z"};
     ImGui::Separator();
-    ImGui::Text("state at t = %.4f s", s->display_time);
+    ImGui::Text("state at t = %.4f s", s->clock.display_time);
     for (int k = 0; k < 6; k += 3) {
         double v[3] = {NAN, NAN, NAN};
         for (int c = 0; c < 3; c++) {
@@ -991,36 +993,36 @@ void transport(const GuiState *s, GuiRequests *r) {
     if (!ImGui::CollapsingHeader("Transport", ImGuiTreeNodeFlags_DefaultOpen))
         return;
     ImGui::BeginDisabled(!s->running);
-    if (ImGui::Button(s->paused ? "Run (space)" : "Pause (space)")) {
-        r->run = s->paused;
-        r->pause = !s->paused;
+    if (ImGui::Button(s->clock.paused ? "Run (space)" : "Pause (space)")) {
+        r->time.run = s->clock.paused;
+        r->time.pause = !s->clock.paused;
     }
     // On as many rows as the panel's width takes: at 1024 x 600 Reload ran past the edge.
     if (button_same_line_if_fits("Step (S)"))
-        r->step = true;
+        r->time.step = true;
     if (button_same_line_if_fits("Reset (R)"))
-        r->reset = true;
+        r->time.reset = true;
     if (button_same_line_if_fits("Reload"))
-        r->reload = true;
-    g_mem.speed = (float)s->speed;
+        r->file.reload = true;
+    g_mem.speed = (float)s->clock.speed;
     ImGui::SetNextItemWidth(-80);
     if (ImGui::SliderFloat("speed", &g_mem.speed, 0.001f, 10.0f, "%.3gx",
                            ImGuiSliderFlags_Logarithmic)) {
-        r->set_speed = true;
-        r->speed = g_mem.speed;
+        r->time.set_speed = true;
+        r->time.speed = g_mem.speed;
     }
     // History scrubber: any instant still held in the registry's history; resuming from it
     // is a rewind (the next edit or drag re-integrates from there).
-    double lo = std::isfinite(s->history_start) ? s->history_start : 0.0;
-    double hi = std::isfinite(s->state_time) ? s->state_time : 0.0;
-    g_mem.scrub = (float)s->display_time;
+    double lo = std::isfinite(s->clock.history_start) ? s->clock.history_start : 0.0;
+    double hi = std::isfinite(s->clock.state_time) ? s->clock.state_time : 0.0;
+    g_mem.scrub = (float)s->clock.display_time;
     ImGui::SetNextItemWidth(-80);
     // In slow motion the instant shown changes in its sixth decimal.
     if (ImGui::SliderFloat("history", &g_mem.scrub, (float)lo, (float)fmax(hi, lo + 1e-6),
-                           s->slow_rate > 0.0 ? "%.6f s" : "%.3f s")) {
-        r->seek = true;
-        r->seek_time = g_mem.scrub;
-        r->pause = true;
+                           s->clock.slow_rate > 0.0 ? "%.6f s" : "%.3f s")) {
+        r->time.seek = true;
+        r->time.seek_time = g_mem.scrub;
+        r->time.pause = true;
     }
     gui_timeline_marks(s, lo, fmax(hi, lo + 1e-6));
     ImGui::PushTextWrapPos(0.0f);
@@ -1044,18 +1046,19 @@ void universe_panel(const GuiState *s, GuiRequests *r) {
     }
     Vec3 g = thing_vec3(s->db, u, "gravity");
     ImGui::Text("gravity   %.3g %.3g %.3g m/s^2", g.x, g.y, g.z);
-    ImGui::Text("integrator %s, dt %g s", thing_enum_name(s->db, u, "integrator"), s->dt);
+    ImGui::Text("integrator %s, dt %g s", thing_enum_name(s->db, u, "integrator"), s->clock.dt);
     ImGui::Text("horizon   %g s, planar %s", thing_real(s->db, u, "horizon"),
                 thing_bool(s->db, u, "planar") ? "yes" : "no");
-    ImGui::Text("engine ahead by %.3f s", s->state_time - s->display_time);
-    ImGui::Text("engine headroom %.3gx (dt / step wall time)", s->engine_headroom);
-    ImGui::Text("active contacts %d", s->active_contacts);
-    if (s->contacts_shown < s->contacts_total)
+    ImGui::Text("engine ahead by %.3f s", s->clock.state_time - s->clock.display_time);
+    ImGui::Text("engine headroom %.3gx (dt / step wall time)", s->engine.engine_headroom);
+    ImGui::Text("active contacts %d", s->engine.active_contacts);
+    if (s->engine.contacts_shown < s->engine.contacts_total)
         ImGui::TextColored(kRed, "contacts shown %d of %d (the registry's limit)",
-                           s->contacts_shown, s->contacts_total);
-    else if (s->contacts_dropped > 0)
-        ImGui::TextDisabled("%.0f contact reports left out of earlier frames", s->contacts_dropped);
-    ImGui::Text("bodies awake %d of %d", s->awake_bodies, s->bodies);
+                           s->engine.contacts_shown, s->engine.contacts_total);
+    else if (s->engine.contacts_dropped > 0)
+        ImGui::TextDisabled("%.0f contact reports left out of earlier frames",
+                            s->engine.contacts_dropped);
+    ImGui::Text("bodies awake %d of %d", s->engine.awake_bodies, s->engine.bodies);
 }
 
 void recording_panel(const GuiState *s, GuiRequests *r) {
@@ -1063,30 +1066,32 @@ void recording_panel(const GuiState *s, GuiRequests *r) {
         ImGui::SetNextItemOpen(false, ImGuiCond_Always);
     if (!ImGui::CollapsingHeader("Recording", ImGuiTreeNodeFlags_DefaultOpen))
         return;
-    ImGui::BeginDisabled(s->recording || !s->running);
+    ImGui::BeginDisabled(s->capture.recording || !s->running);
     ImGui::InputText("file", g_mem.record_path, sizeof g_mem.record_path);
     ImGui::InputTextWithHint("vars", "universe.record, or all", g_mem.record_vars,
                              sizeof g_mem.record_vars);
     ImGui::EndDisabled();
-    if (!s->recording) {
+    if (!s->capture.recording) {
         ImGui::BeginDisabled(!s->running);
         if (ImGui::Button("Start recording")) {
-            r->record_start = true;
-            copy_text(r->record_path, g_mem.record_path, sizeof r->record_path);
-            copy_text(r->record_vars, g_mem.record_vars, sizeof r->record_vars);
+            r->capture.record_start = true;
+            copy_text(r->capture.record_path, g_mem.record_path, sizeof r->capture.record_path);
+            copy_text(r->capture.record_vars, g_mem.record_vars, sizeof r->capture.record_vars);
         }
         ImGui::EndDisabled();
     } else {
         if (ImGui::Button("Stop recording"))
-            r->record_stop = true;
+            r->capture.record_stop = true;
         ImGui::SameLine();
         ImGui::TextColored(kRed, "REC");
-        ImGui::Text("%s", s->record_path);
-        ImGui::Text("%.1f s, %llu rows, %llu bytes", s->record_elapsed,
-                    (unsigned long long)s->record_rows, (unsigned long long)s->record_bytes);
-        if (s->record_dropped)
-            ImGui::TextColored(kRed, "%llu rows dropped", (unsigned long long)s->record_dropped);
-        if (s->record_failed)
+        ImGui::Text("%s", s->capture.record_path);
+        ImGui::Text("%.1f s, %llu rows, %llu bytes", s->capture.record_elapsed,
+                    (unsigned long long)s->capture.record_rows,
+                    (unsigned long long)s->capture.record_bytes);
+        if (s->capture.record_dropped)
+            ImGui::TextColored(kRed, "%llu rows dropped",
+                               (unsigned long long)s->capture.record_dropped);
+        if (s->capture.record_failed)
             ImGui::TextColored(kRed, "write failed: the file holds these rows (see the log)");
     }
 }
@@ -1095,29 +1100,29 @@ void recording_panel(const GuiState *s, GuiRequests *r) {
 void video_panel(const GuiState *s, GuiRequests *r) {
     if (!ImGui::CollapsingHeader("Video"))
         return;
-    ImGui::BeginDisabled(s->video_recording || !s->running);
+    ImGui::BeginDisabled(s->capture.video_recording || !s->running);
     ImGui::InputText("mp4 file", g_mem.video_path, sizeof g_mem.video_path);
     ImGui::Checkbox("simulated time (1 video s = 1 simulated s)", &g_mem.video_sim_time);
     double video_slow = g_mem.video_sim_time ? gui_video_slow_factor() : 1.0;
     ImGui::EndDisabled();
-    if (!s->video_recording) {
+    if (!s->capture.video_recording) {
         ImGui::BeginDisabled(!s->running);
         if (ImGui::Button("Start video")) {
-            r->video_start = true;
-            r->video_sim_time = g_mem.video_sim_time;
-            r->video_slow = video_slow;
-            copy_text(r->video_path, g_mem.video_path, sizeof r->video_path);
+            r->capture.video_start = true;
+            r->capture.video_sim_time = g_mem.video_sim_time;
+            r->capture.video_slow = video_slow;
+            copy_text(r->capture.video_path, g_mem.video_path, sizeof r->capture.video_path);
         }
         ImGui::EndDisabled();
         return;
     }
     if (ImGui::Button("Stop video"))
-        r->video_stop = true;
+        r->capture.video_stop = true;
     ImGui::SameLine();
     ImGui::TextColored(kRed, "REC");
-    ImGui::Text("%ld frames (%.1f s of video), %.1f MB", s->video_frames, s->video_frames / 30.0,
-                s->video_bytes / 1e6);
-    if (s->video_failed)
+    ImGui::Text("%ld frames (%.1f s of video), %.1f MB", s->capture.video_frames,
+                s->capture.video_frames / 30.0, s->capture.video_bytes / 1e6);
+    if (s->capture.video_failed)
         ImGui::TextColored(kRed, "ffmpeg stopped taking frames (see the log)");
 }
 
@@ -1135,8 +1140,9 @@ void save_panel(const GuiState *s, GuiRequests *r) {
     ImGui::EndDisabled();
     ImGui::InputText("png file", g_mem.screenshot_path, sizeof g_mem.screenshot_path);
     if (ImGui::Button("Screenshot")) {
-        r->screenshot = true;
-        copy_text(r->screenshot_path, g_mem.screenshot_path, sizeof r->screenshot_path);
+        r->capture.screenshot = true;
+        copy_text(r->capture.screenshot_path, g_mem.screenshot_path,
+                  sizeof r->capture.screenshot_path);
     }
 }
 
@@ -1217,22 +1223,23 @@ void status_bar(const GuiState *s) {
         // The rate is what the clock achieves (simulated s per wall s), not the engine's spare
         // capacity; paused, there is no rate to show.
         char rate[64];
-        if (s->paused)
+        if (s->clock.paused)
             std::snprintf(rate, sizeof rate, "paused");
-        else if (!std::isfinite(s->sim_rate))
+        else if (!std::isfinite(s->engine.sim_rate))
             std::snprintf(rate, sizeof rate, "rate -- (measuring)");
         else
-            std::snprintf(rate, sizeof rate, "rate %.3g sim s / wall s (speed %.2fx)", s->sim_rate,
-                          s->speed);
+            std::snprintf(rate, sizeof rate, "rate %.3g sim s / wall s (speed %.2fx)",
+                          s->engine.sim_rate, s->clock.speed);
         char parts[5][96];
         // in slow motion the instant shown moves in its sixth decimal
-        std::snprintf(parts[0], sizeof parts[0], s->slow_rate > 0.0 ? "t = %.6f s" : "t = %.3f s",
-                      s->display_time);
+        std::snprintf(parts[0], sizeof parts[0],
+                      s->clock.slow_rate > 0.0 ? "t = %.6f s" : "t = %.3f s",
+                      s->clock.display_time);
         copy_text(parts[1], rate, sizeof parts[1]);
-        std::snprintf(parts[2], sizeof parts[2], "display %.0f fps", s->fps);
+        std::snprintf(parts[2], sizeof parts[2], "display %.0f fps", s->engine.fps);
         std::snprintf(parts[3], sizeof parts[3], "engine step %.1f us, %.0f output steps/s",
-                      s->engine_step_us, s->engine_rate);
-        std::snprintf(parts[4], sizeof parts[4], "state time %.3f s", s->state_time);
+                      s->engine.engine_step_us, s->engine.engine_rate);
+        std::snprintf(parts[4], sizeof parts[4], "state time %.3f s", s->clock.state_time);
         const char *keys = s->keys_in_panels ? "keys: panels (click the view)" : nullptr;
         status_line(parts, 5, keys);
         layout_measure_overflow(GUI_PANEL_STATUS);

@@ -178,22 +178,22 @@ void control_buttons(const GuiDevice *d, GuiRequests *r) {
     char label[64];
     std::snprintf(label, sizeof label, "EMERGENCY STOP (%s)", d->estop_key);
     if (ImGui::Button(label, ImVec2(-FLT_MIN, 32)))
-        r->device_estop = true;
+        r->device.device_estop = true;
     ImGui::PopStyleColor(3);
     ImGui::Dummy(ImVec2(0.0f, kSafetyGap));
     bool running = d->status == GUI_DEVICE_RUNNING;
     ImGui::BeginDisabled(!running);
     if (!d->enable_requested) {
         if (ImGui::Button("Enable motors", ImVec2(kEnableWidth, 0)))
-            r->device_enable = true;
+            r->device.device_enable = true;
     } else if (ImGui::Button("Disable motors", ImVec2(kEnableWidth, 0))) {
-        r->device_disable = true;
+        r->device.device_disable = true;
     }
     ImGui::EndDisabled();
     ImGui::SameLine();
     ImGui::BeginDisabled(running);
     if (ImGui::Button("Reconnect"))
-        r->device_reconnect = true;
+        r->device.device_reconnect = true;
     ImGui::EndDisabled();
 }
 

@@ -27,10 +27,10 @@ ImVec4 item_rect() {
 }
 
 void slow_motion_controls(const GuiState *s, GuiRequests *r) {
-    g_pb.slow_on = s->slow_rate > 0.0;
+    g_pb.slow_on = s->clock.slow_rate > 0.0;
     if (g_pb.slow_on)
-        g_pb.slow_rate = (float)s->slow_rate;
-    g_pb.window_ms = (float)(1e3 * s->slow_window);
+        g_pb.slow_rate = (float)s->clock.slow_rate;
+    g_pb.window_ms = (float)(1e3 * s->clock.slow_window);
     bool changed = ImGui::Checkbox("slow motion at impacts", &g_pb.slow_on);
     g_slow_rect = item_rect();
     if (ImGui::IsItemHovered())
@@ -45,51 +45,52 @@ void slow_motion_controls(const GuiState *s, GuiRequests *r) {
                                   ImGuiSliderFlags_Logarithmic);
     ImGui::EndDisabled();
     if (changed) {
-        r->set_slow_motion = true;
-        r->slow_rate = g_pb.slow_on ? g_pb.slow_rate : 0.0;
-        r->slow_window = 1e-3 * g_pb.window_ms;
+        r->time.set_slow_motion = true;
+        r->time.slow_rate = g_pb.slow_on ? g_pb.slow_rate : 0.0;
+        r->time.slow_window = 1e-3 * g_pb.window_ms;
     }
-    if (s->slow_now)
-        ImGui::TextColored(kSlowText, "SLOW MOTION %.4gx: an impact within %.3g ms", s->slow_rate,
-                           1e3 * s->slow_window);
+    if (s->clock.slow_now)
+        ImGui::TextColored(kSlowText, "SLOW MOTION %.4gx: an impact within %.3g ms",
+                           s->clock.slow_rate, 1e3 * s->clock.slow_window);
 }
 
 void pause_at_contact_button(const GuiState *s, GuiRequests *r) {
-    if (s->pause_at_contact) {
+    if (s->clock.pause_at_contact) {
         ImGui::PushStyleColor(ImGuiCol_Button, ImVec4(0.6f, 0.4f, 0.1f, 1.0f));
         if (ImGui::Button("Waiting for a contact (cancel)"))
-            r->pause_at_contact_toggle = true;
+            r->time.pause_at_contact_toggle = true;
         ImGui::PopStyleColor();
     } else if (ImGui::Button("Pause at next contact")) {
-        r->pause_at_contact_toggle = true;
+        r->time.pause_at_contact_toggle = true;
     }
     g_pause_rect = item_rect();
     ImGui::SameLine();
-    ImGui::TextDisabled("%d impacts", s->impact_count);
+    ImGui::TextDisabled("%d impacts", s->clock.impact_count);
 }
 
 void branch_question(const GuiState *s, GuiRequests *r) {
     static const char *const policies[] = {"ask", "from the scrubbed instant",
                                            "from the edit's own instant"};
-    if (s->branch_edit && s->branch_edit[0]) {
+    if (s->branch.branch_edit && s->branch.branch_edit[0]) {
         ImGui::PushTextWrapPos(0.0f);
         ImGui::TextColored(ImVec4(1.0f, 0.45f, 1.0f, 1.0f),
                            "Resuming from %.4f s, before the edit %s made at %.4f s. Apply it:",
-                           s->branch_time, s->branch_edit, s->branch_edit_time);
+                           s->branch.branch_time, s->branch.branch_edit,
+                           s->branch.branch_edit_time);
         ImGui::PopTextWrapPos();
         // One button a line: side by side they ran past a 340-pixel panel.
         char label[96];
-        std::snprintf(label, sizeof label, "from %.4f s (now)", s->branch_time);
+        std::snprintf(label, sizeof label, "from %.4f s (now)", s->branch.branch_time);
         if (ImGui::Button(label))
-            r->branch_from_scrub = true;
-        std::snprintf(label, sizeof label, "from %.4f s (its instant)", s->branch_edit_time);
+            r->time.branch_from_scrub = true;
+        std::snprintf(label, sizeof label, "from %.4f s (its instant)", s->branch.branch_edit_time);
         if (ImGui::Button(label))
-            r->branch_from_original = true;
+            r->time.branch_from_original = true;
     }
-    int policy = s->branch_policy;
+    int policy = s->branch.branch_policy;
     ImGui::SetNextItemWidth(-80);
     if (ImGui::Combo("branches", &policy, policies, 3))
-        r->set_branch_policy = 1 + policy;
+        r->time.set_branch_policy = 1 + policy;
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Run from a scrubbed instant before an edit: ask, or apply the edit from "
                           "the scrubbed instant, or from the instant it was made");
@@ -114,21 +115,22 @@ void gui_timeline_marks(const GuiState *s, double lo, double hi) {
     ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
     // The slider's frame is the item's width less the label.
     float x0 = a.x + 4, x1 = a.x + ImGui::CalcItemWidth() - 4;
-    for (int k = 0; k < s->impact_count; k++) {
-        if (s->impacts[k] < lo || s->impacts[k] > hi)
+    for (int k = 0; k < s->clock.impact_count; k++) {
+        if (s->clock.impacts[k] < lo || s->clock.impacts[k] > hi)
             continue;
-        float x = x_of(s->impacts[k], lo, hi, x0, x1);
+        float x = x_of(s->clock.impacts[k], lo, hi, x0, x1);
         dl->AddLine(ImVec2(x, a.y), ImVec2(x, b.y), kImpact, 2.0f);
     }
-    for (int k = 0; k < s->edit_count; k++) {
-        if (s->edit_times[k] < lo || s->edit_times[k] > hi)
+    for (int k = 0; k < s->branch.edit_count; k++) {
+        if (s->branch.edit_times[k] < lo || s->branch.edit_times[k] > hi)
             continue;
-        float x = x_of(s->edit_times[k], lo, hi, x0, x1);
+        float x = x_of(s->branch.edit_times[k], lo, hi, x0, x1);
         dl->AddTriangleFilled(ImVec2(x - 4, a.y), ImVec2(x + 4, a.y), ImVec2(x, a.y + 7), kEdit);
         dl->AddLine(ImVec2(x, a.y), ImVec2(x, b.y), kEdit, 1.0f);
     }
-    if (std::isfinite(s->branch_time) && s->branch_time >= lo && s->branch_time <= hi) {
-        float x = x_of(s->branch_time, lo, hi, x0, x1);
+    if (std::isfinite(s->branch.branch_time) && s->branch.branch_time >= lo &&
+        s->branch.branch_time <= hi) {
+        float x = x_of(s->branch.branch_time, lo, hi, x0, x1);
         dl->AddTriangleFilled(ImVec2(x - 5, b.y), ImVec2(x + 5, b.y), ImVec2(x, b.y - 9), kBranch);
         // the stretch computed again from the branch on
         dl->AddLine(ImVec2(x, b.y - 1), ImVec2(x1, b.y - 1), kBranch, 2.0f);
@@ -148,8 +150,8 @@ int gui_plot_impact_marks(const GuiState *s, ImDrawList *dl, ImVec2 pa, ImVec2 p
     int n = 0;
     if (!(t1 > t0))
         return 0;
-    for (int k = 0; k < s->impact_count; k++) {
-        double t = s->impacts[k];
+    for (int k = 0; k < s->clock.impact_count; k++) {
+        double t = s->clock.impacts[k];
         if (t < t0 || t > t1)
             continue;
         if (n++ == 0)

@@ -233,15 +233,15 @@ size_t store_budget() {
 // read again from the registry.
 void follow_resets(const GuiState *s) {
     PlotContext &c = *g_plots;
-    c.low_display = std::min(c.low_display, s->display_time);
-    if (s->engine_resets == c.resets)
+    c.low_display = std::min(c.low_display, s->clock.display_time);
+    if (s->engine.engine_resets == c.resets)
         return;
-    c.resets = s->engine_resets;
-    double cut = c.low_display - 1.5 * s->dt;
+    c.resets = s->engine.engine_resets;
+    double cut = c.low_display - 1.5 * s->clock.dt;
     for (PlotStore &store : c.stores)
         if (store.fed >= cut)
             store.truncate(cut);
-    c.low_display = s->display_time;
+    c.low_display = s->clock.display_time;
 }
 
 void feed_registry(const GuiState *s, PlotStore &store, RegistryVarId var, size_t budget) {
@@ -251,9 +251,9 @@ void feed_registry(const GuiState *s, PlotStore &store, RegistryVarId var, size_
     c.chunk_v.resize(chunk);
     for (int n = chunk; n == chunk;) {
         double from = std::nextafter(store.fed, INFINITY);
-        if (!(from <= s->display_time))
+        if (!(from <= s->clock.display_time))
             return;
-        n = registry_history(s->reg, var.index, from, s->display_time, c.chunk_t.data(),
+        n = registry_history(s->reg, var.index, from, s->clock.display_time, c.chunk_t.data(),
                              c.chunk_v.data(), chunk);
         for (int i = 0; i < n; i++)
             store.add(c.chunk_t[i], c.chunk_v[i], budget);
@@ -263,7 +263,7 @@ void feed_registry(const GuiState *s, PlotStore &store, RegistryVarId var, size_
 void feed_live(const GuiState *s, PlotStore &store, int live, size_t budget) {
     const GuiSeries &g = s->live[live];
     for (int i = 0; i < g.count; i++)
-        if (g.t[i] > store.fed && g.t[i] <= s->display_time)
+        if (g.t[i] > store.fed && g.t[i] <= s->clock.display_time)
             store.add(g.t[i], g.v[i], budget);
 }
 
@@ -671,7 +671,7 @@ void plot_one(const GuiState *s, int slot) {
             series_combo(s, &p.series[k], k);
     // Before a window's worth of time the window is [0, window]: the axis stays put and the
     // curves grow from the left.
-    double t0 = fmax(0.0, s->display_time - g_plots->window), t1 = t0 + g_plots->window;
+    double t0 = fmax(0.0, s->clock.display_time - g_plots->window), t1 = t0 + g_plots->window;
     GuiPlotInfo *info = &g_plots->info[slot];
     *info = GuiPlotInfo();
     record_plot(p, t0, t1, info);
@@ -748,10 +748,11 @@ void bench_extend(const GuiState *s) {
         PlotStore &st = c.stores[k];
         if (std::strncmp(c.stored[k], "bench ", 6) != 0)
             continue; // the user chose another series here
-        for (size_t i = c.bench_next; c.bench_t0 + (double)i * c.bench_dt <= s->display_time; i++)
+        for (size_t i = c.bench_next; c.bench_t0 + (double)i * c.bench_dt <= s->clock.display_time;
+             i++)
             st.add(c.bench_t0 + (double)i * c.bench_dt, bench_value(k, i), (size_t)1 << 40);
     }
-    while (c.bench_t0 + (double)c.bench_next * c.bench_dt <= s->display_time)
+    while (c.bench_t0 + (double)c.bench_next * c.bench_dt <= s->clock.display_time)
         c.bench_next++;
 }
 
@@ -759,7 +760,7 @@ void bench_fill(const GuiState *s) {
     PlotContext &c = *g_plots;
     int n = std::min(c.bench_series, kSeriesMax);
     c.count = (n + GUI_PLOT_SERIES - 1) / GUI_PLOT_SERIES;
-    c.bench_t0 = fmax(0.0, s->display_time - c.bench_seconds);
+    c.bench_t0 = fmax(0.0, s->clock.display_time - c.bench_seconds);
     c.bench_next = 0;
     for (int k = 0; k < n; k++) {
         PlotMemory &p = c.plots[k / GUI_PLOT_SERIES];

@@ -109,11 +109,11 @@ static Sim *create_owning(ThingDb *db, const char *scene_path, const SimOptions 
     if (sim->options.every < 1)
         sim->options.every = 1;
     issim_strlcpy(sim->scene_path, scene_path ? scene_path : "", sizeof sim->scene_path);
-    pthread_mutex_init(&sim->clock_mutex, NULL);
-    pthread_mutex_init(&sim->impacts_mutex, NULL);
-    sim->speed = 1.0;
-    sim->slow_window = 0.002;
-    sim->hold_at = NAN;
+    pthread_mutex_init(&sim->clock.clock_mutex, NULL);
+    pthread_mutex_init(&sim->events.impacts_mutex, NULL);
+    sim->clock.speed = 1.0;
+    sim->clock.slow_window = 0.002;
+    sim->clock.hold_at = NAN;
     if (!db) {
         issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
         sim_destroy(sim);
@@ -153,7 +153,7 @@ static Sim *create_owning(ThingDb *db, const char *scene_path, const SimOptions 
         frames = fmax(frames, 2.0);
         rd.history_frames = (int)frames;
         rd.max_vars = engine_var_count(sim->engine) + sim_contacts_var_count(sim->engine);
-        sim->report_capacity = rd.max_contacts;
+        sim->published.report_capacity = rd.max_contacts;
         sim->history_frames = rd.history_frames;
         sim->registry = registry_create(&rd, err);
         if (!sim->registry && err) { /* the figures are the scene's: say which */
@@ -207,18 +207,18 @@ void sim_destroy(Sim *sim) {
     registry_destroy(sim->feed);
     free(sim->feed_values);
     free(sim->values);
-    free(sim->reports);
+    free(sim->published.reports);
     sim_contacts_free(&sim->contacts);
-    free(sim->record_vars);
-    free(sim->record_row);
-    if (sim->recorder)
-        recorder_close(sim->recorder, NULL);
-    pthread_mutex_destroy(&sim->clock_mutex);
-    pthread_mutex_destroy(&sim->impacts_mutex);
-    free(sim->impacts);
-    free(sim->fine);
-    free(sim->fine_contacts);
-    free(sim->fine_contact_count);
+    free(sim->headless.record_vars);
+    free(sim->headless.record_row);
+    if (sim->headless.recorder)
+        recorder_close(sim->headless.recorder, NULL);
+    pthread_mutex_destroy(&sim->clock.clock_mutex);
+    pthread_mutex_destroy(&sim->events.impacts_mutex);
+    free(sim->events.impacts);
+    free(sim->events.fine);
+    free(sim->events.fine_contacts);
+    free(sim->events.fine_contact_count);
     free(sim);
 }
 
@@ -295,7 +295,7 @@ static Vec3 impact_normal(const Sim *sim, const EngineEvent *ev) {
 
 static void on_engine_event(const EngineEvent *ev, void *user) {
     Sim *sim = user;
-    SimSummary *sum = sim->summary;
+    SimSummary *sum = sim->headless.summary;
     if (!sum) { /* an interactive run: its impacts for the display clock */
         sim_impacts_note(sim, ev);
         return;
@@ -304,7 +304,7 @@ static void on_engine_event(const EngineEvent *ev, void *user) {
     sum->contact_ends += ev->kind == ENGINE_EVENT_CONTACT_END;
     if (ev->body >= SIM_MAX_BODIES)
         return;
-    SimBodyTrack *track = &sim->tracks[ev->body];
+    SimBodyTrack *track = &sim->headless.tracks[ev->body];
     if (ev->kind == ENGINE_EVENT_CONTACT_BEGIN) {
         if (track->active_contacts++ == 0 && sum->impact_count < SIM_MAX_IMPACTS) {
             track->impact = sum->impact_count++;
@@ -343,9 +343,9 @@ static IssimStatus choose_record_vars(Sim *sim, IssimError *err) {
     /* The whole list, however long (a fixed buffer cut --vars at 1,023 characters silently). */
     char *list = strdup(sim->options.vars ? sim->options.vars
                                           : thing_string(engine_thingdb(e), universe, "record"));
-    sim->record_vars = calloc((size_t)engine_var_count(e), sizeof(int));
-    sim->record_row = calloc((size_t)engine_var_count(e) + 1, sizeof(double));
-    if (!list || !sim->record_vars || !sim->record_row) {
+    sim->headless.record_vars = calloc((size_t)engine_var_count(e), sizeof(int));
+    sim->headless.record_row = calloc((size_t)engine_var_count(e) + 1, sizeof(double));
+    if (!list || !sim->headless.record_vars || !sim->headless.record_row) {
         free(list);
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
     }
@@ -357,10 +357,10 @@ static IssimStatus choose_record_vars(Sim *sim, IssimError *err) {
 /* The variables of a comma or space separated list (empty: every variable). */
 static IssimStatus parse_record_vars(Sim *sim, char *list, IssimError *err) {
     const Engine *e = sim->engine;
-    sim->record_count = 0;
+    sim->headless.record_count = 0;
     if (list[0] == '\0') {
         for (int i = 0; i < engine_var_count(e); i++)
-            sim->record_vars[sim->record_count++] = i;
+            sim->headless.record_vars[sim->headless.record_count++] = i;
         return ISSIM_OK;
     }
     for (char *save = NULL, *tok = strtok_r(list, ", ", &save); tok;
@@ -370,16 +370,16 @@ static IssimStatus parse_record_vars(Sim *sim, char *list, IssimError *err) {
             return issim_error_set(err, ISSIM_ERR_NOT_FOUND,
                                    "unknown variable '%s' to record (variables look like %s)", tok,
                                    engine_var_count(e) > 2 ? engine_var_name(e, 2) : "?");
-        if (sim->record_count < engine_var_count(e))
-            sim->record_vars[sim->record_count++] = v;
+        if (sim->headless.record_count < engine_var_count(e))
+            sim->headless.record_vars[sim->headless.record_count++] = v;
     }
     return ISSIM_OK;
 }
 
 static Recorder *open_recorder(Sim *sim, IssimError *err) {
     const Engine *e = sim->engine;
-    const char **names = calloc((size_t)sim->record_count + 1, sizeof *names);
-    const char **units = calloc((size_t)sim->record_count + 1, sizeof *units);
+    const char **names = calloc((size_t)sim->headless.record_count + 1, sizeof *names);
+    const char **units = calloc((size_t)sim->headless.record_count + 1, sizeof *units);
     char meta[4][600];
     const char *metadata[4] = {meta[0], meta[1], meta[2], meta[3]};
     if (!names || !units) {
@@ -388,9 +388,9 @@ static Recorder *open_recorder(Sim *sim, IssimError *err) {
         issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
         return NULL;
     }
-    for (int i = 0; i < sim->record_count; i++) {
-        names[i] = engine_var_name(e, sim->record_vars[i]);
-        units[i] = engine_var_unit(e, sim->record_vars[i]);
+    for (int i = 0; i < sim->headless.record_count; i++) {
+        names[i] = engine_var_name(e, sim->headless.record_vars[i]);
+        units[i] = engine_var_unit(e, sim->headless.record_vars[i]);
     }
     snprintf(meta[0], sizeof meta[0], "issim %s", ISSIM_VERSION);
     snprintf(meta[1], sizeof meta[1], "scene: %s", sim->scene_path);
@@ -401,7 +401,7 @@ static Recorder *open_recorder(Sim *sim, IssimError *err) {
              sim->options.command_line ? sim->options.command_line : "(library)");
     RecorderDesc rd = recorder_desc_default();
     rd.path = sim->options.record_path;
-    rd.column_count = sim->record_count;
+    rd.column_count = sim->headless.record_count;
     rd.columns = names;
     rd.units = units;
     rd.metadata = metadata;
@@ -421,9 +421,9 @@ static Recorder *open_recorder(Sim *sim, IssimError *err) {
 /* The row has room for every variable (record_row: var_count): a fixed stack buffer of 1,024
  * was over-read by scenes of about 80 bodies recording everything. */
 static void record_row(Sim *sim, Recorder *rec) {
-    for (int i = 0; i < sim->record_count; i++)
-        sim->record_row[i] = sim->values[sim->record_vars[i]];
-    recorder_push(rec, engine_time(sim->engine), sim->record_row, true);
+    for (int i = 0; i < sim->headless.record_count; i++)
+        sim->headless.record_row[i] = sim->values[sim->headless.record_vars[i]];
+    recorder_push(rec, engine_time(sim->engine), sim->headless.record_row, true);
 }
 
 /* ===== Headless runs ===== */
@@ -449,21 +449,21 @@ static void progress(const Sim *sim, double t, double until, double wall_start) 
 
 /* The recording of the session's options (path, vars, every); its first row is the caller's. */
 static IssimStatus record_open(Sim *sim, IssimError *err) {
-    IssimStatus s = sim->record_vars ? ISSIM_OK : choose_record_vars(sim, err);
+    IssimStatus s = sim->headless.record_vars ? ISSIM_OK : choose_record_vars(sim, err);
     if (s != ISSIM_OK)
         return s;
-    sim->recorder = open_recorder(sim, err);
-    return sim->recorder ? ISSIM_OK : err ? err->status : ISSIM_ERR_IO;
+    sim->headless.recorder = open_recorder(sim, err);
+    return sim->headless.recorder ? ISSIM_OK : err ? err->status : ISSIM_ERR_IO;
 }
 
 static IssimStatus record_close(Sim *sim, IssimError *err) {
-    if (!sim->recorder)
+    if (!sim->headless.recorder)
         return ISSIM_OK;
-    SimSummary *sum = sim->summary;
+    SimSummary *sum = sim->headless.summary;
     IssimError rerr = {0};
     RecorderStats rs;
-    IssimStatus s = recorder_close_with_stats(sim->recorder, &rs, &rerr);
-    sim->recorder = NULL;
+    IssimStatus s = recorder_close_with_stats(sim->headless.recorder, &rs, &rerr);
+    sim->headless.recorder = NULL;
     if (s != ISSIM_OK && sum) {
         sum->recording_failed = true;
         issim_strlcpy(sum->recording_error, rerr.message, sizeof sum->recording_error);
@@ -480,26 +480,26 @@ IssimStatus sim_headless_begin(Sim *sim, SimSummary *sum, IssimError *err) {
     Engine *e = sim->engine;
     memset(sum, 0, sizeof *sum);
     sum->state_hash = ISSIM_HASH_INIT;
-    sim->summary = sum;
+    sim->headless.summary = sum;
     for (int b = 0; b < SIM_MAX_BODIES; b++)
-        sim->tracks[b] = (SimBodyTrack){.impact = -1};
+        sim->headless.tracks[b] = (SimBodyTrack){.impact = -1};
     if (engine_body_count(e) > 0) {
         sum->drop_height = vec3_dot(body_state(sim, 0).pos, obstacle_normal(sim, 0));
     }
-    sim->wall_start = issim_wall_time();
-    sim->last_progress = sim->wall_start;
-    sim->grid_t0 = engine_time(e);
-    sim->grid_k = 0;
+    sim->headless.wall_start = issim_wall_time();
+    sim->headless.last_progress = sim->headless.wall_start;
+    sim->headless.grid_t0 = engine_time(e);
+    sim->headless.grid_k = 0;
     if (sim->options.record_path) {
         IssimStatus s = record_open(sim, err);
         if (s != ISSIM_OK) {
-            sim->summary = NULL;
+            sim->headless.summary = NULL;
             return s;
         }
     }
     publish(sim, sum);
-    if (sim->recorder)
-        record_row(sim, sim->recorder);
+    if (sim->headless.recorder)
+        record_row(sim, sim->headless.recorder);
     return ISSIM_OK;
 }
 
@@ -508,13 +508,13 @@ IssimStatus sim_headless_begin(Sim *sim, SimSummary *sum, IssimError *err) {
  * and resumes on the same instants. */
 static IssimStatus advance_to(Sim *sim, uint64_t last_k, double until, IssimError *err) {
     Engine *e = sim->engine;
-    SimSummary *sum = sim->summary;
+    SimSummary *sum = sim->headless.summary;
     if (!sum)
         return issim_error_set(err, ISSIM_ERR_STATE, "no headless run under way");
-    const double dt = engine_dt(e), t0 = sim->grid_t0;
+    const double dt = engine_dt(e), t0 = sim->headless.grid_t0;
     IssimStatus status = ISSIM_OK;
-    while (sim->grid_k < last_k || engine_time(e) < until) {
-        uint64_t k = sim->grid_k + 1;
+    while (sim->headless.grid_k < last_k || engine_time(e) < until) {
+        uint64_t k = sim->headless.grid_k + 1;
         double grid = t0 + (double)k * dt;
         double target = k >= last_k ? until : grid;
         if (!(target > engine_time(e)))
@@ -523,35 +523,36 @@ static IssimStatus advance_to(Sim *sim, uint64_t last_k, double until, IssimErro
         if (status != ISSIM_OK)
             break;
         if (target == grid || k < last_k)
-            sim->grid_k = k;
+            sim->headless.grid_k = k;
         sum->output_steps++;
         publish(sim, sum);
-        if (sim->recorder && sum->output_steps % (uint64_t)sim->options.every == 0)
-            record_row(sim, sim->recorder);
+        if (sim->headless.recorder && sum->output_steps % (uint64_t)sim->options.every == 0)
+            record_row(sim, sim->headless.recorder);
         if ((sum->output_steps & 255) != 0)
             continue; /* the clock is read every 256 steps only: it is not free */
         double now = issim_wall_time();
-        if (now - sim->last_progress > 0.5) {
-            progress(sim, engine_time(e), until, sim->wall_start);
-            sim->last_progress = now;
+        if (now - sim->headless.last_progress > 0.5) {
+            progress(sim, engine_time(e), until, sim->headless.wall_start);
+            sim->headless.last_progress = now;
         }
     }
     sum->t_end = engine_time(e);
     sum->engine = engine_stats(e);
-    sum->wall_seconds = issim_wall_time() - sim->wall_start;
+    sum->wall_seconds = issim_wall_time() - sim->headless.wall_start;
     return status;
 }
 
 IssimStatus sim_headless_advance(Sim *sim, double until, IssimError *err) {
-    double steps = ceil((until - sim->grid_t0) / engine_dt(sim->engine) - 1e-9);
+    double steps = ceil((until - sim->headless.grid_t0) / engine_dt(sim->engine) - 1e-9);
     return advance_to(sim, steps > 0 ? (uint64_t)steps : 0, until, err);
 }
 
 /* On the instants themselves: t0 + k dt for a time computed by the caller could fall an ulp
  * beside one and leave a step of 1e-16 s for the next call. */
 IssimStatus sim_headless_step(Sim *sim, uint64_t n, IssimError *err) {
-    uint64_t last_k = sim->grid_k + n;
-    return advance_to(sim, last_k, sim->grid_t0 + (double)last_k * engine_dt(sim->engine), err);
+    uint64_t last_k = sim->headless.grid_k + n;
+    return advance_to(sim, last_k, sim->headless.grid_t0 + (double)last_k * engine_dt(sim->engine),
+                      err);
 }
 
 IssimStatus sim_headless_edit(Sim *sim, const char *path, const char *value, IssimError *err) {
@@ -567,8 +568,8 @@ IssimStatus sim_headless_edit(Sim *sim, const char *path, const char *value, Iss
     if (s != ISSIM_OK)
         return s;
     double t = engine_time(e);
-    if (sim->recorder)
-        recorder_note_edit(sim->recorder, t, path, value);
+    if (sim->headless.recorder)
+        recorder_note_edit(sim->headless.recorder, t, path, value);
     /* The edited state replaces the frame published at t. */
     registry_rewind(sim->registry, nextafter(t, -INFINITY));
     engine_write_vars(e, sim->values);
@@ -578,21 +579,21 @@ IssimStatus sim_headless_edit(Sim *sim, const char *path, const char *value, Iss
 
 IssimStatus sim_headless_record(Sim *sim, const char *path, const char *vars, int every,
                                 IssimError *err) {
-    if (!sim->summary)
+    if (!sim->headless.summary)
         return issim_error_set(err, ISSIM_ERR_INVALID, "record: no run under way");
     IssimStatus s = record_close(sim, err);
     if (s != ISSIM_OK)
         return s;
-    free(sim->record_vars);
-    free(sim->record_row);
-    sim->record_vars = NULL;
-    sim->record_row = NULL;
+    free(sim->headless.record_vars);
+    free(sim->headless.record_row);
+    sim->headless.record_vars = NULL;
+    sim->headless.record_row = NULL;
     sim->options.record_path = path;
     sim->options.vars = vars;
     sim->options.every = every < 1 ? 1 : every;
     s = record_open(sim, err);
     if (s == ISSIM_OK)
-        record_row(sim, sim->recorder);
+        record_row(sim, sim->headless.recorder);
     else
         sim->options.record_path = NULL;
     return s;
@@ -605,17 +606,17 @@ IssimStatus sim_headless_record_end(Sim *sim, IssimError *err) {
 }
 
 IssimStatus sim_headless_end(Sim *sim, IssimError *err) {
-    if (!sim->summary)
+    if (!sim->headless.summary)
         return ISSIM_OK;
-    if (!sim->options.quiet && sim->last_progress != sim->wall_start)
+    if (!sim->options.quiet && sim->headless.last_progress != sim->headless.wall_start)
         fputc('\n', stderr);
-    SimSummary *sum = sim->summary;
+    SimSummary *sum = sim->headless.summary;
     sum->t_end = engine_time(sim->engine);
     sum->engine = engine_stats(sim->engine);
-    sum->wall_seconds = issim_wall_time() - sim->wall_start;
+    sum->wall_seconds = issim_wall_time() - sim->headless.wall_start;
     IssimError rerr = {0};
     record_close(sim, &rerr);
-    sim->summary = NULL;
+    sim->headless.summary = NULL;
     return ISSIM_OK;
 }
 

@@ -63,14 +63,9 @@ void sim_contacts_sample(Sim *sim, double t, const ContactReport *reports, int n
 /* The step's peaks and impulses into a frame's values; the next step begins. */
 void sim_contacts_write(Sim *sim, double *values);
 
-struct Sim {
-    SimOptions options;
-    char scene_path[512];
-    Engine *engine;
-    int history_frames; /* the registry's ring: checkpoints cover the same frames (budget
-                           permitting) */
-    Registry *registry;
-    double *values; /* engine_var_count: the frame being published */
+/* A headless run (sim_headless_*): its recording, output instants grid_t0 + k dt (grid_k: the
+ * last one reached), progress clock, summary and body tracks. Only the caller's thread. */
+typedef struct SimHeadless {
     int *record_vars;
     double *record_row; /* var_count + 1: one recorded row */
     int record_count;
@@ -82,41 +77,62 @@ struct Sim {
     uint64_t grid_k;
     double wall_start, last_progress;
     SimBodyTrack tracks[SIM_MAX_BODIES];
+} SimHeadless;
+
+/* The interactive thread's contact reports (sim_thread.c): as many as the registry takes, the
+ * rest counted so the GUI can say how many it does not show. Engine thread only. */
+typedef struct SimReports {
     /* The interactive thread's contact reports (sim_thread.c): as many as the registry takes,
      * the rest counted so the GUI can say how many it does not show. */
     ContactReport *reports; /* report_room places, grown by the engine thread */
     int report_room, report_capacity;
     uint64_t reports_dropped;
-    SimContacts contacts;
+} SimReports;
 
-    /* Display clock, shared by the display/controller and the engine thread: guarded by
-     * clock_mutex (never taken by the servo, which reads only the registry). Every read
-     * advances the origin to the wall time of the read (sim_playback.c): the rate depends on
-     * impacts found meanwhile, so the clock is integrated, never recomputed from its start. */
+/* Display clock, shared by the display/controller and the engine thread: guarded by mutex
+ * (never taken by the servo, which reads only the registry). Every read advances the origin to
+ * the wall time of the read (sim_playback.c): the rate depends on impacts found meanwhile, so the
+ * clock is integrated, never recomputed from its start. */
+typedef struct SimClock {
     pthread_mutex_t clock_mutex;
     double clock_wall_origin, clock_sim_origin, speed;
     double slow_rate, slow_window; /* sim_set_slow_motion */
     double hold_at;                /* sim_set_hold; NaN: none */
     bool pause_at_contact;         /* sim_set_pause_at_contact */
     uint64_t clock_stops;          /* sim_clock_stops */
-    double dt;                     /* engine_dt, cached at creation: readable from any thread */
     bool paused;
-    /* Impact instants of the interactive run, sorted: the engine thread appends (its event
-     * callback) and drops those after a rewind; the clock and the GUI read. Guarded by
-     * impacts_mutex, taken after clock_mutex when both are held. */
+    bool keep_steps; /* sim_set_keep_steps (clock_mutex) */
+} SimClock;
+
+/* Impact instants of the interactive run, sorted: the engine thread appends (its event
+ * callback) and drops those after a rewind; the clock and the GUI read. And the states at the
+ * integrator's steps between output steps while slow motion is on (sim_fine_state): a ring of
+ * `fine_room` rows, each t then engine_var_count values, oldest at fine_head; the engine thread
+ * writes (sim_fine_note, rewinds), the display reads. Both guarded by impacts_mutex, taken after
+ * the clock's mutex when both are held. fine_on: slow motion is on (set by the clock's
+ * controller). */
+typedef struct SimImpacts {
     pthread_mutex_t impacts_mutex;
     double *impacts;
     int impact_count, impact_room;
-    /* The states at the integrator's steps between output steps while slow motion is on
-     * (sim_fine_state): a ring of `fine_room` rows, each t then engine_var_count values, oldest
-     * at fine_head. The engine thread writes (sim_fine_note, rewinds), the display reads; guarded
-     * by impacts_mutex. fine_on: slow motion is on (set by the clock's controller). */
     double *fine;
     ContactReport *fine_contacts; /* SIM_FINE_CONTACTS a row */
     int *fine_contact_count;      /* a row's */
     int fine_stride, fine_room, fine_head, fine_count;
     atomic_bool fine_on;
-    bool keep_steps; /* sim_set_keep_steps (clock_mutex) */
+} SimImpacts;
+
+struct Sim {
+    SimOptions options;
+    char scene_path[512];
+    Engine *engine;
+    int history_frames; /* the registry's ring: checkpoints cover the same frames (budget
+                           permitting) */
+    Registry *registry;
+    double *values; /* engine_var_count: the frame being published */
+    SimContacts contacts;
+
+    double dt; /* engine_dt, cached at creation: readable from any thread */
 
     /* Publication paced to its readers (sim_thread.c, issue 33 item 3). step_t0: the instant
      * output steps are counted from (the engine's time at the first sim_start; set before the
@@ -137,6 +153,10 @@ struct Sim {
     bool thread_running;
     atomic_bool stop_requested;
     atomic_bool reset_requested; /* sim_request_reset: any thread sets, the engine clears */
+    SimHeadless headless;
+    SimReports published;
+    SimClock clock;
+    SimImpacts events;
 };
 
 #endif

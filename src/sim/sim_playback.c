@@ -91,10 +91,10 @@ double sim_clock_advance(const SimClockRates *rates, const double *impacts, int 
 
 /* The first impact at or after t (after it when strictly). */
 static int first_impact_from(const Sim *sim, double t, bool strictly) {
-    int lo = 0, hi = sim->impact_count;
+    int lo = 0, hi = sim->events.impact_count;
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
-        if (sim->impacts[mid] > t || (!strictly && sim->impacts[mid] == t))
+        if (sim->events.impacts[mid] > t || (!strictly && sim->events.impacts[mid] == t))
             hi = mid;
         else
             lo = mid + 1;
@@ -104,18 +104,18 @@ static int first_impact_from(const Sim *sim, double t, bool strictly) {
 
 static double next_impact_after_locked(const Sim *sim, double t) {
     int i = first_impact_from(sim, t, true);
-    return i < sim->impact_count ? sim->impacts[i] : NAN;
+    return i < sim->events.impact_count ? sim->events.impacts[i] : NAN;
 }
 
 /* Where the clock may go without passing an impact not yet found: the newest frame, less the
  * window for slow motion. No limit when neither slow motion nor the impact stop is on. */
 static double known_limit_locked(const Sim *sim, double newest) {
-    bool slow = sim->slow_rate > 0.0 && sim->slow_rate < sim->speed;
-    if (!slow && !sim->pause_at_contact)
+    bool slow = sim->clock.slow_rate > 0.0 && sim->clock.slow_rate < sim->clock.speed;
+    if (!slow && !sim->clock.pause_at_contact)
         return INFINITY;
     if (!isfinite(newest))
-        return sim->clock_sim_origin;
-    return newest - (slow ? sim->slow_window : 0.0);
+        return sim->clock.clock_sim_origin;
+    return newest - (slow ? sim->clock.slow_window : 0.0);
 }
 
 static double earliest(double a, double b) {
@@ -128,37 +128,37 @@ static double earliest(double a, double b) {
 
 /* Moves the clock's origin to `wall` and returns the time there. */
 static double advance_locked(Sim *sim, double wall, double newest) {
-    double t = sim->clock_sim_origin;
-    if (!sim->paused && wall > sim->clock_wall_origin) {
-        SimClockRates rates = {sim->speed, sim->slow_rate, sim->slow_window};
+    double t = sim->clock.clock_sim_origin;
+    if (!sim->clock.paused && wall > sim->clock.clock_wall_origin) {
+        SimClockRates rates = {sim->clock.speed, sim->clock.slow_rate, sim->clock.slow_window};
         bool stopped;
-        pthread_mutex_lock(&sim->impacts_mutex);
-        double stop = sim->hold_at;
-        if (sim->pause_at_contact)
+        pthread_mutex_lock(&sim->events.impacts_mutex);
+        double stop = sim->clock.hold_at;
+        if (sim->clock.pause_at_contact)
             stop = earliest(stop, next_impact_after_locked(sim, t));
-        t = sim_clock_advance(&rates, sim->impacts, sim->impact_count, t,
-                              wall - sim->clock_wall_origin, stop, known_limit_locked(sim, newest),
-                              &stopped);
-        pthread_mutex_unlock(&sim->impacts_mutex);
+        t = sim_clock_advance(&rates, sim->events.impacts, sim->events.impact_count, t,
+                              wall - sim->clock.clock_wall_origin, stop,
+                              known_limit_locked(sim, newest), &stopped);
+        pthread_mutex_unlock(&sim->events.impacts_mutex);
         if (stopped) {
-            sim->paused = true;
-            sim->pause_at_contact = false;
-            sim->hold_at = NAN;
-            sim->clock_stops++;
+            sim->clock.paused = true;
+            sim->clock.pause_at_contact = false;
+            sim->clock.hold_at = NAN;
+            sim->clock.clock_stops++;
         }
     }
-    sim->clock_sim_origin = t;
-    sim->clock_wall_origin = wall;
+    sim->clock.clock_sim_origin = t;
+    sim->clock.clock_wall_origin = wall;
     return t;
 }
 
 double sim_display_clock(const Sim *sim, double *wall) {
     Sim *s = (Sim *)sim; /* reading advances the origin (see Sim) */
     double newest = registry_state_time(s->registry);
-    pthread_mutex_lock(&s->clock_mutex);
+    pthread_mutex_lock(&s->clock.clock_mutex);
     double now = issim_wall_time();
     double t = advance_locked(s, now, newest);
-    pthread_mutex_unlock(&s->clock_mutex);
+    pthread_mutex_unlock(&s->clock.clock_mutex);
     if (wall)
         *wall = now;
     return t;
@@ -171,7 +171,8 @@ double sim_display_time(const Sim *sim) {
 /* The steps' states are kept while slow motion, a stop at an impact or a video needs them;
  * once kept they stay shown after the stop (the display reads them while keeping is on). */
 static void update_fine_on_locked(Sim *sim) {
-    atomic_store(&sim->fine_on, sim->slow_rate > 0.0 || sim->keep_steps || sim->pause_at_contact);
+    atomic_store(&sim->events.fine_on, sim->clock.slow_rate > 0.0 || sim->clock.keep_steps ||
+                                           sim->clock.pause_at_contact);
 }
 
 static void rebase_locked(Sim *sim) {
@@ -183,36 +184,36 @@ static void rebase_locked(Sim *sim) {
  * while "paused" until the engine caught up with the instant Pause was pressed. */
 void sim_set_paused(Sim *sim, bool paused) {
     double newest = registry_state_time(sim->registry);
-    pthread_mutex_lock(&sim->clock_mutex);
+    pthread_mutex_lock(&sim->clock.clock_mutex);
     rebase_locked(sim);
-    if (paused && isfinite(newest) && sim->clock_sim_origin > newest)
-        sim->clock_sim_origin = newest;
-    sim->paused = paused;
-    pthread_mutex_unlock(&sim->clock_mutex);
+    if (paused && isfinite(newest) && sim->clock.clock_sim_origin > newest)
+        sim->clock.clock_sim_origin = newest;
+    sim->clock.paused = paused;
+    pthread_mutex_unlock(&sim->clock.clock_mutex);
 }
 
 void sim_set_speed(Sim *sim, double speed) {
     if (!(speed > 0.0) || !isfinite(speed))
         return;
-    pthread_mutex_lock(&sim->clock_mutex);
+    pthread_mutex_lock(&sim->clock.clock_mutex);
     rebase_locked(sim);
-    sim->speed = speed;
-    pthread_mutex_unlock(&sim->clock_mutex);
+    sim->clock.speed = speed;
+    pthread_mutex_unlock(&sim->clock.clock_mutex);
 }
 
 bool sim_paused(const Sim *sim) {
     Sim *s = (Sim *)sim;
-    pthread_mutex_lock(&s->clock_mutex);
-    bool paused = s->paused;
-    pthread_mutex_unlock(&s->clock_mutex);
+    pthread_mutex_lock(&s->clock.clock_mutex);
+    bool paused = s->clock.paused;
+    pthread_mutex_unlock(&s->clock.clock_mutex);
     return paused;
 }
 
 double sim_speed(const Sim *sim) {
     Sim *s = (Sim *)sim;
-    pthread_mutex_lock(&s->clock_mutex);
-    double speed = s->speed;
-    pthread_mutex_unlock(&s->clock_mutex);
+    pthread_mutex_lock(&s->clock.clock_mutex);
+    double speed = s->clock.speed;
+    pthread_mutex_unlock(&s->clock.clock_mutex);
     return speed;
 }
 
@@ -222,86 +223,86 @@ void sim_seek(Sim *sim, double t) {
         return;
     if (isfinite(start) && t < start)
         t = start;
-    pthread_mutex_lock(&sim->clock_mutex);
-    sim->clock_wall_origin = issim_wall_time();
-    sim->clock_sim_origin = t;
-    pthread_mutex_unlock(&sim->clock_mutex);
+    pthread_mutex_lock(&sim->clock.clock_mutex);
+    sim->clock.clock_wall_origin = issim_wall_time();
+    sim->clock.clock_sim_origin = t;
+    pthread_mutex_unlock(&sim->clock.clock_mutex);
 }
 
 void sim_set_slow_motion(Sim *sim, double slow_rate, double window) {
     if (!(slow_rate >= 0.0 && slow_rate <= 1.0) || !(window >= 0.0 && window <= 1.0))
         return;
-    pthread_mutex_lock(&sim->clock_mutex);
+    pthread_mutex_lock(&sim->clock.clock_mutex);
     rebase_locked(sim);
-    sim->slow_rate = slow_rate;
-    sim->slow_window = window;
+    sim->clock.slow_rate = slow_rate;
+    sim->clock.slow_window = window;
     update_fine_on_locked(sim);
-    pthread_mutex_unlock(&sim->clock_mutex);
+    pthread_mutex_unlock(&sim->clock.clock_mutex);
 }
 
 void sim_set_keep_steps(Sim *sim, bool keep) {
-    pthread_mutex_lock(&sim->clock_mutex);
-    sim->keep_steps = keep;
+    pthread_mutex_lock(&sim->clock.clock_mutex);
+    sim->clock.keep_steps = keep;
     update_fine_on_locked(sim);
-    pthread_mutex_unlock(&sim->clock_mutex);
+    pthread_mutex_unlock(&sim->clock.clock_mutex);
 }
 
 bool sim_keeps_steps(const Sim *sim) {
-    return atomic_load(&sim->fine_on);
+    return atomic_load(&sim->events.fine_on);
 }
 
 void sim_slow_motion(const Sim *sim, double *slow_rate, double *window) {
     Sim *s = (Sim *)sim;
-    pthread_mutex_lock(&s->clock_mutex);
-    *slow_rate = s->slow_rate;
-    *window = s->slow_window;
-    pthread_mutex_unlock(&s->clock_mutex);
+    pthread_mutex_lock(&s->clock.clock_mutex);
+    *slow_rate = s->clock.slow_rate;
+    *window = s->clock.slow_window;
+    pthread_mutex_unlock(&s->clock.clock_mutex);
 }
 
 void sim_set_pause_at_contact(Sim *sim, bool armed) {
-    pthread_mutex_lock(&sim->clock_mutex);
+    pthread_mutex_lock(&sim->clock.clock_mutex);
     rebase_locked(sim);
-    sim->pause_at_contact = armed;
+    sim->clock.pause_at_contact = armed;
     update_fine_on_locked(sim);
-    pthread_mutex_unlock(&sim->clock_mutex);
+    pthread_mutex_unlock(&sim->clock.clock_mutex);
 }
 
 bool sim_pause_at_contact(const Sim *sim) {
     Sim *s = (Sim *)sim;
-    pthread_mutex_lock(&s->clock_mutex);
-    bool armed = s->pause_at_contact;
-    pthread_mutex_unlock(&s->clock_mutex);
+    pthread_mutex_lock(&s->clock.clock_mutex);
+    bool armed = s->clock.pause_at_contact;
+    pthread_mutex_unlock(&s->clock.clock_mutex);
     return armed;
 }
 
 void sim_set_hold(Sim *sim, double t) {
-    pthread_mutex_lock(&sim->clock_mutex);
+    pthread_mutex_lock(&sim->clock.clock_mutex);
     rebase_locked(sim);
-    sim->hold_at = isfinite(t) ? t : NAN;
-    pthread_mutex_unlock(&sim->clock_mutex);
+    sim->clock.hold_at = isfinite(t) ? t : NAN;
+    pthread_mutex_unlock(&sim->clock.clock_mutex);
 }
 
 double sim_hold(const Sim *sim) {
     Sim *s = (Sim *)sim;
-    pthread_mutex_lock(&s->clock_mutex);
-    double t = s->hold_at;
-    pthread_mutex_unlock(&s->clock_mutex);
+    pthread_mutex_lock(&s->clock.clock_mutex);
+    double t = s->clock.hold_at;
+    pthread_mutex_unlock(&s->clock.clock_mutex);
     return t;
 }
 
 uint64_t sim_clock_stops(const Sim *sim) {
     Sim *s = (Sim *)sim;
-    pthread_mutex_lock(&s->clock_mutex);
-    uint64_t n = s->clock_stops;
-    pthread_mutex_unlock(&s->clock_mutex);
+    pthread_mutex_lock(&s->clock.clock_mutex);
+    uint64_t n = s->clock.clock_stops;
+    pthread_mutex_unlock(&s->clock.clock_mutex);
     return n;
 }
 
 double sim_clock_lead(const Sim *sim) {
     Sim *s = (Sim *)sim;
-    pthread_mutex_lock(&s->clock_mutex);
-    double lead = s->slow_rate > 0.0 ? s->slow_window : 0.0;
-    pthread_mutex_unlock(&s->clock_mutex);
+    pthread_mutex_lock(&s->clock.clock_mutex);
+    double lead = s->clock.slow_rate > 0.0 ? s->clock.slow_window : 0.0;
+    pthread_mutex_unlock(&s->clock.clock_mutex);
     return lead;
 }
 
@@ -316,109 +317,110 @@ void sim_playback_from_scene(Sim *sim) {
 /* ===== Impacts (engine thread writes) ===== */
 
 static bool grow_impacts_locked(Sim *sim) {
-    if (sim->impact_count < sim->impact_room)
+    if (sim->events.impact_count < sim->events.impact_room)
         return true;
-    if (sim->impact_room >= SIM_IMPACTS_MAX) {
-        int keep = sim->impact_count / 2;
-        memmove(sim->impacts, sim->impacts + sim->impact_count - keep, sizeof(double) * keep);
-        sim->impact_count = keep;
+    if (sim->events.impact_room >= SIM_IMPACTS_MAX) {
+        int keep = sim->events.impact_count / 2;
+        memmove(sim->events.impacts, sim->events.impacts + sim->events.impact_count - keep,
+                sizeof(double) * keep);
+        sim->events.impact_count = keep;
         return true;
     }
-    int room = sim->impact_room ? 2 * sim->impact_room : 256;
-    double *grown = realloc(sim->impacts, sizeof *grown * (size_t)room);
+    int room = sim->events.impact_room ? 2 * sim->events.impact_room : 256;
+    double *grown = realloc(sim->events.impacts, sizeof *grown * (size_t)room);
     if (!grown)
         return false;
-    sim->impacts = grown;
-    sim->impact_room = room;
+    sim->events.impacts = grown;
+    sim->events.impact_room = room;
     return true;
 }
 
 void sim_impacts_note(Sim *sim, const EngineEvent *ev) {
     if (ev->kind != ENGINE_EVENT_CONTACT_BEGIN || !(ev->normal_velocity < -SIM_IMPACT_MIN_SPEED))
         return;
-    pthread_mutex_lock(&sim->impacts_mutex);
-    int n = sim->impact_count;
+    pthread_mutex_lock(&sim->events.impacts_mutex);
+    int n = sim->events.impact_count;
     /* Events come in time order between rewinds (which drop what follows them). */
-    bool same_impact = n > 0 && ev->t - sim->impacts[n - 1] < SIM_IMPACT_MERGE;
+    bool same_impact = n > 0 && ev->t - sim->events.impacts[n - 1] < SIM_IMPACT_MERGE;
     if (!same_impact && grow_impacts_locked(sim))
-        sim->impacts[sim->impact_count++] = ev->t;
-    pthread_mutex_unlock(&sim->impacts_mutex);
+        sim->events.impacts[sim->events.impact_count++] = ev->t;
+    pthread_mutex_unlock(&sim->events.impacts_mutex);
 }
 
 /* Row k (0: the oldest) of the ring: its place, its values. */
 static size_t fine_place(const Sim *sim, int k) {
-    return (size_t)((sim->fine_head + k) % sim->fine_room);
+    return (size_t)((sim->events.fine_head + k) % sim->events.fine_room);
 }
 
 static double *fine_row(const Sim *sim, int k) {
-    return sim->fine + fine_place(sim, k) * (size_t)sim->fine_stride;
+    return sim->events.fine + fine_place(sim, k) * (size_t)sim->events.fine_stride;
 }
 
 void sim_impacts_rewind(Sim *sim, double t) {
-    pthread_mutex_lock(&sim->impacts_mutex);
-    while (sim->impact_count > 0 && sim->impacts[sim->impact_count - 1] > t)
-        sim->impact_count--;
-    while (sim->fine_count > 0 && fine_row(sim, sim->fine_count - 1)[0] > t)
-        sim->fine_count--;
-    pthread_mutex_unlock(&sim->impacts_mutex);
+    pthread_mutex_lock(&sim->events.impacts_mutex);
+    while (sim->events.impact_count > 0 && sim->events.impacts[sim->events.impact_count - 1] > t)
+        sim->events.impact_count--;
+    while (sim->events.fine_count > 0 && fine_row(sim, sim->events.fine_count - 1)[0] > t)
+        sim->events.fine_count--;
+    pthread_mutex_unlock(&sim->events.impacts_mutex);
 }
 
 static bool fine_allocate_locked(Sim *sim) {
-    if (sim->fine)
+    if (sim->events.fine)
         return true;
     int stride = 1 + engine_var_count(sim->engine);
     size_t row_bytes =
         sizeof(double) * (size_t)stride + sizeof(ContactReport) * SIM_FINE_CONTACTS + sizeof(int);
     size_t rows = SIM_FINE_BUDGET_BYTES / row_bytes;
     int room = rows < 16 ? 16 : rows > 1 << 20 ? 1 << 20 : (int)rows;
-    sim->fine = malloc(sizeof(double) * (size_t)stride * (size_t)room);
-    sim->fine_contacts = malloc(sizeof(ContactReport) * SIM_FINE_CONTACTS * (size_t)room);
-    sim->fine_contact_count = malloc(sizeof(int) * (size_t)room);
-    if (!sim->fine || !sim->fine_contacts || !sim->fine_contact_count) {
-        free(sim->fine);
-        free(sim->fine_contacts);
-        free(sim->fine_contact_count);
-        sim->fine = NULL;
-        sim->fine_contacts = NULL;
-        sim->fine_contact_count = NULL;
+    sim->events.fine = malloc(sizeof(double) * (size_t)stride * (size_t)room);
+    sim->events.fine_contacts = malloc(sizeof(ContactReport) * SIM_FINE_CONTACTS * (size_t)room);
+    sim->events.fine_contact_count = malloc(sizeof(int) * (size_t)room);
+    if (!sim->events.fine || !sim->events.fine_contacts || !sim->events.fine_contact_count) {
+        free(sim->events.fine);
+        free(sim->events.fine_contacts);
+        free(sim->events.fine_contact_count);
+        sim->events.fine = NULL;
+        sim->events.fine_contacts = NULL;
+        sim->events.fine_contact_count = NULL;
         return false;
     }
-    sim->fine_room = room;
-    sim->fine_stride = stride;
-    sim->fine_head = sim->fine_count = 0;
+    sim->events.fine_room = room;
+    sim->events.fine_stride = stride;
+    sim->events.fine_head = sim->events.fine_count = 0;
     return true;
 }
 
 void sim_fine_note(Sim *sim, const ContactReport *reports, int n) {
-    if (!atomic_load_explicit(&sim->fine_on, memory_order_relaxed))
+    if (!atomic_load_explicit(&sim->events.fine_on, memory_order_relaxed))
         return;
-    pthread_mutex_lock(&sim->impacts_mutex);
+    pthread_mutex_lock(&sim->events.impacts_mutex);
     if (fine_allocate_locked(sim)) {
         double t = engine_time(sim->engine);
-        if (sim->fine_count > 0 && !(t > fine_row(sim, sim->fine_count - 1)[0]))
-            sim->fine_count = 0; /* a state earlier than the kept ones: a reset went back */
-        if (sim->fine_count == sim->fine_room) {
-            sim->fine_head = (sim->fine_head + 1) % sim->fine_room;
-            sim->fine_count--;
+        if (sim->events.fine_count > 0 && !(t > fine_row(sim, sim->events.fine_count - 1)[0]))
+            sim->events.fine_count = 0; /* a state earlier than the kept ones: a reset went back */
+        if (sim->events.fine_count == sim->events.fine_room) {
+            sim->events.fine_head = (sim->events.fine_head + 1) % sim->events.fine_room;
+            sim->events.fine_count--;
         }
-        size_t place = fine_place(sim, sim->fine_count++);
-        double *row = sim->fine + place * (size_t)sim->fine_stride;
+        size_t place = fine_place(sim, sim->events.fine_count++);
+        double *row = sim->events.fine + place * (size_t)sim->events.fine_stride;
         row[0] = t;
         engine_write_vars(sim->engine, row + 1);
         int kept = n < SIM_FINE_CONTACTS ? n : SIM_FINE_CONTACTS;
         if (kept > 0)
-            memcpy(sim->fine_contacts + place * SIM_FINE_CONTACTS, reports,
+            memcpy(sim->events.fine_contacts + place * SIM_FINE_CONTACTS, reports,
                    sizeof *reports * (size_t)kept);
-        sim->fine_contact_count[place] = kept;
+        sim->events.fine_contact_count[place] = kept;
     }
-    pthread_mutex_unlock(&sim->impacts_mutex);
+    pthread_mutex_unlock(&sim->events.impacts_mutex);
 }
 
 bool sim_fine_state(const Sim *sim, double after, double t, double *values, double *t_out,
                     ContactReport *contacts, int max, int *contact_count) {
     Sim *s = (Sim *)sim;
-    pthread_mutex_lock(&s->impacts_mutex);
-    int lo = 0, hi = s->fine_count; /* the first row later than t */
+    pthread_mutex_lock(&s->events.impacts_mutex);
+    int lo = 0, hi = s->events.fine_count; /* the first row later than t */
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
         if (fine_row(s, mid)[0] > t)
@@ -430,26 +432,27 @@ bool sim_fine_state(const Sim *sim, double after, double t, double *values, doub
     bool found = row && row[0] > after;
     if (found) {
         *t_out = row[0];
-        memcpy(values, row + 1, sizeof(double) * (size_t)(s->fine_stride - 1));
+        memcpy(values, row + 1, sizeof(double) * (size_t)(s->events.fine_stride - 1));
         size_t place = fine_place(s, lo - 1);
-        int n = s->fine_contact_count[place] < max ? s->fine_contact_count[place] : max;
+        int n =
+            s->events.fine_contact_count[place] < max ? s->events.fine_contact_count[place] : max;
         if (n > 0)
-            memcpy(contacts, s->fine_contacts + place * SIM_FINE_CONTACTS,
+            memcpy(contacts, s->events.fine_contacts + place * SIM_FINE_CONTACTS,
                    sizeof *contacts * (size_t)n);
         *contact_count = n;
     }
-    pthread_mutex_unlock(&s->impacts_mutex);
+    pthread_mutex_unlock(&s->events.impacts_mutex);
     return found;
 }
 
 int sim_impacts_between(const Sim *sim, double t0, double t1, double *out, int max) {
     Sim *s = (Sim *)sim;
-    pthread_mutex_lock(&s->impacts_mutex);
+    pthread_mutex_lock(&s->events.impacts_mutex);
     int first = first_impact_from(s, t0, false);
     int count = 0;
-    for (int i = first; i < s->impact_count && s->impacts[i] <= t1; i++, count++)
+    for (int i = first; i < s->events.impact_count && s->events.impacts[i] <= t1; i++, count++)
         if (count < max)
-            out[count] = s->impacts[i];
-    pthread_mutex_unlock(&s->impacts_mutex);
+            out[count] = s->events.impacts[i];
+    pthread_mutex_unlock(&s->events.impacts_mutex);
     return count;
 }

@@ -28,7 +28,7 @@ double sim_dt(const Sim *sim) {
 }
 
 int sim_contact_capacity(const Sim *sim) {
-    return sim->report_capacity;
+    return sim->published.report_capacity;
 }
 
 static double horizon(const Sim *sim) {
@@ -36,28 +36,31 @@ static double horizon(const Sim *sim) {
     return thing_real(db, thingdb_find_kind(db, THING_UNIVERSE), "horizon");
 }
 
-/* All the engine's contact reports in sim->reports (grown to hold them); returns their count. */
+/* All the engine's contact reports in sim->published.reports (grown to hold them); returns their
+ * count. */
 static int gather_reports(Sim *sim) {
     Engine *e = sim->engine;
     /* smooth pairs report besides the manifold's contacts; a few spare places hold them */
     int need = engine_active_contact_count(e) + 32;
-    if (need > sim->report_room) {
-        ContactReport *grown = realloc(sim->reports, sizeof *grown * (size_t)need);
+    if (need > sim->published.report_room) {
+        ContactReport *grown = realloc(sim->published.reports, sizeof *grown * (size_t)need);
         if (!grown)
             return 0;
-        sim->reports = grown;
-        sim->report_room = need;
+        sim->published.reports = grown;
+        sim->published.report_room = need;
     }
-    int n = engine_contact_reports(e, sim->reports, sim->report_room);
-    return n + engine_smooth_contact_reports(e, sim->reports + n, sim->report_room - n);
+    int n = engine_contact_reports(e, sim->published.reports, sim->published.report_room);
+    return n + engine_smooth_contact_reports(e, sim->published.reports + n,
+                                             sim->published.report_room - n);
 }
 
 /* Every contact is published up to the registry's limit and the rest counted, so the GUI can
  * say it shows 1,024 of 1,502 (a fixed 64 hid 438 of a pile's 502 with nothing said). */
 static int publish_contacts(Sim *sim, int total) {
-    int shown = total < sim->report_capacity ? total : sim->report_capacity;
-    registry_publish_contacts(sim->registry, engine_time(sim->engine), sim->reports, shown);
-    sim->reports_dropped += (uint64_t)(total - shown);
+    int shown = total < sim->published.report_capacity ? total : sim->published.report_capacity;
+    registry_publish_contacts(sim->registry, engine_time(sim->engine), sim->published.reports,
+                              shown);
+    sim->published.reports_dropped += (uint64_t)(total - shown);
     return shown;
 }
 
@@ -71,8 +74,8 @@ static bool stop_asked(void *user) {
 static void sample_contacts(const Engine *e, void *user) {
     Sim *sim = user;
     int n = gather_reports(sim);
-    sim_contacts_sample(sim, engine_time(e), sim->reports, n);
-    sim_fine_note(sim, sim->reports, n);
+    sim_contacts_sample(sim, engine_time(e), sim->published.reports, n);
+    sim_fine_note(sim, sim->published.reports, n);
 }
 
 /* The collision manager's poses (Sim.feed): every output step, published or not, so its reports
@@ -130,7 +133,7 @@ static void publish_frame(Sim *sim, int total, int steps_since, double step_wall
         .bodies = engine_body_count(e),
         .contact_reports = total,
         .contacts_published = shown,
-        .contacts_dropped = sim->reports_dropped,
+        .contacts_dropped = sim->published.reports_dropped,
     };
     sim_engine_stats_write(sim->registry, issim_wall_time(), &stats);
 }
@@ -138,7 +141,7 @@ static void publish_frame(Sim *sim, int total, int steps_since, double step_wall
 /* The frame of a reset (or of the start): the state now, a step of its own. */
 static void publish_reset_frame(Sim *sim, uint64_t resets) {
     int total = gather_reports(sim);
-    sim_contacts_sample(sim, engine_time(sim->engine), sim->reports, total);
+    sim_contacts_sample(sim, engine_time(sim->engine), sim->published.reports, total);
     publish_frame(sim, total, 1, 0.0, resets);
     feed_poses(sim);
 }
@@ -392,7 +395,7 @@ static int64_t display_steps(const Sim *sim) {
 /* Whether the output step just taken is a frame a reader needs. every_step: a reader wants
  * them all (a coupled haptic proxy: the servo renders the coupling from the newest frame). */
 static bool frame_due(const Sim *sim, bool every_step) {
-    if (every_step || atomic_load_explicit(&sim->fine_on, memory_order_relaxed))
+    if (every_step || atomic_load_explicit(&sim->events.fine_on, memory_order_relaxed))
         return true;
     int64_t n = sim_output_step(sim, engine_time(sim->engine));
     return n % display_steps(sim) == 0 || sim_frame_is_recorded(sim, engine_time(sim->engine));
@@ -406,7 +409,7 @@ static void publish_paced(Sim *sim, PublishPace *pace, double step_wall, uint64_
     pace->steps++;
     pace->unpublished++;
     int total = gather_reports(sim);
-    sim_contacts_sample(sim, engine_time(sim->engine), sim->reports, total);
+    sim_contacts_sample(sim, engine_time(sim->engine), sim->published.reports, total);
     feed_poses(sim);
     if (!frame_due(sim, every_step))
         return;
@@ -566,10 +569,10 @@ IssimStatus sim_start(Sim *sim, IssimError *err) {
                                               SIM_CHECKPOINT_BUDGET_BYTES, err);
     if (s != ISSIM_OK)
         return s;
-    pthread_mutex_lock(&sim->clock_mutex);
-    sim->clock_wall_origin = issim_wall_time();
-    sim->clock_sim_origin = engine_time(sim->engine);
-    pthread_mutex_unlock(&sim->clock_mutex);
+    pthread_mutex_lock(&sim->clock.clock_mutex);
+    sim->clock.clock_wall_origin = issim_wall_time();
+    sim->clock.clock_sim_origin = engine_time(sim->engine);
+    pthread_mutex_unlock(&sim->clock.clock_mutex);
     s = open_feed(sim, err);
     if (s != ISSIM_OK)
         return s;
