@@ -221,6 +221,13 @@ static void test_device_panel_estop_and_device_loss(void **state) {
     DeviceLine again = parse_device(out, 8), lost = parse_device(out, 9);
     DeviceLine idle = parse_device(out, 10), reopened = parse_device(out, 11);
 
+    /* The readout carries the local models' latency, nan in a scene coupled by the spring alone
+       (no local models), and the passivity observer's energy. */
+    const char *first = find_line(out, "device status=", 0);
+    assert_non_null(strstr(first, " local_latency_us="));
+    assert_true(isnan(value_of(first, "local_latency_us")));
+    assert_true(isfinite(value_of(first, "port_energy")));
+
     /* Motors off until enabled: no force on the handle. */
     assert_string_equal(off.status, "running");
     assert_int_equal(off.motors_on, 0);

@@ -477,8 +477,9 @@ void app_device_print(App *app) {
            "missed=%.0f compute_mean_us=%.2f compute_max_us=%.1f fifo=%d x=%.6f y=%.6f vx=%.6f "
            "vy=%.6f fx=%.6f fy=%.6f texture_fx=%.6f texture_fy=%.6f tau1=%.6f tau5=%.6f "
            "force_rms=%.6f force_peak=%.6f texture_periods=%.0f limits=%u device_status=%u "
-           "watchdog=%s fade=%.3f stalls=%.0f age_s=%.3f "
-           "servo_state=%d pid=%d\n",
+           "watchdog=%s fade=%.3f stalls=%.0f age_s=%.3f port_energy=%.6g "
+           "local_latency_us=%.1f local_latency_mean_us=%.1f local_latency_max_us=%.1f "
+           "local_blocks=%.0f servo_state=%d pid=%d\n",
            status_name(g->status), g->enable_requested, g->emergency_stopped, ro.handle.motors_on,
            ro.timing.periods, ro.timing.rate_hz, ro.timing.measured_hz, ro.timing.p50_us,
            ro.timing.p99_us, ro.timing.p999_us, ro.timing.max_us, ro.timing.overruns,
@@ -487,7 +488,8 @@ void app_device_print(App *app) {
            ro.handle.fy, ro.handle.texture_fx, ro.handle.texture_fy, ro.handle.tau1, ro.handle.tau5,
            ro.handle.force_rms, ro.handle.force_peak, ro.counts.texture_periods, ro.handle.limits,
            ro.handle.device_status, watchdog, ro.watchdog_fade, ro.counts.engine_stalls,
-           ro.handle_age_s, ro.servo_state, g->simulator_pid);
+           ro.handle_age_s, ro.port_energy, ro.local_latency_us, ro.local_latency_mean_us,
+           ro.local_latency_max_us, ro.local_blocks, ro.servo_state, g->simulator_pid);
     RenderArrow arrows[APP_DEVICE_ARROWS]; /* as drawn, with the forces they show */
     Vec3 forces[APP_DEVICE_ARROWS];
     int arrow_count = app_device_arrows(app, live ? &handle : NULL, arrows, forces);
