@@ -290,7 +290,6 @@ IssimStatus engine_apply_edit(Engine *e, const char *path, const char *value, Is
     s = thingdb_set_text(e->model.db, path, value, true, err);
     if (s != ISSIM_OK)
         return s;
-    e->model.generation++; /* even when refused below: refresh_params ran with the new value */
     s = engine_refresh_params(e, err);
     if (s != ISSIM_OK) {
         /* Cross-property validation failed (a zero normal): put the old value back. */
@@ -300,6 +299,8 @@ IssimStatus engine_apply_edit(Engine *e, const char *path, const char *value, Is
     }
     const char *name = thing_prop_def(e->model.db, id, prop)->name;
     int body = body_of_thing(e, id);
+    if (!is_presentation_prop(name))
+        e->model.generation++; /* a colour changes no step: replays across it stay exact */
     /* An edit is an interaction (App. E.3.1): the edited body wakes with its equilibrium list;
      * an edit of the universe (gravity), an obstacle or a contact pair may change every
      * equilibrium, so every body wakes; a presentation property wakes nobody. */
