@@ -179,10 +179,12 @@ static PileResult run_issim(int n, Centre *c) {
     }
     res.settled_top = top_of(c, n);
     EngineStats st = engine_stats(e);
-    printf("  issim: %llu complementarity island steps (%llu on the pool), %llu failures; stages "
-           "(s): collide %.3f, islands %.3f, resolve %.3f, commit %.3f\n",
+    printf("  issim: %llu complementarity island steps (%llu on the pool, %llu swept on the pool's "
+           "threads), %llu failures; stages (s): collide %.3f, islands %.3f, resolve %.3f, commit "
+           "%.3f\n",
            (unsigned long long)st.complementarity_steps,
            (unsigned long long)st.complementarity_parallel_islands,
+           (unsigned long long)st.complementarity_team_solves,
            (unsigned long long)st.complementarity_failures, st.stage_seconds[ENGINE_STAGE_COLLIDE],
            st.stage_seconds[ENGINE_STAGE_ISLANDS], st.stage_seconds[ENGINE_STAGE_RESOLVE],
            st.stage_seconds[ENGINE_STAGE_COMMIT]);
