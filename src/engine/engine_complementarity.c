@@ -504,6 +504,10 @@ static IssimStatus island_solve(IslandWork *w, IssimError *err) {
     island_read_poses(w);
     island_order_top_down(w, x->candidates + c0, nc, w->rows.gap);
     int bad = island_assemble_contacts(w, x->rows + c0, x->candidates + c0, nc);
+    if (bad == ISLAND_ROWS_NO_MEMORY)
+        return issim_error_set(err, ISSIM_ERR_NOMEM,
+                               "out of memory for the rows of the island of %s",
+                               e->model.bodies[w->bodies[0]].name);
     if (bad >= 0)
         return bad_row(w, bad, err);
     island_assemble_bodies(w);

@@ -90,6 +90,8 @@ void island_order_top_down(IslandWork *w, int *candidates, int count, double *ke
 void island_read_poses(IslandWork *w);
 void island_assemble_bodies(IslandWork *w);
 void island_assemble_force_laws(IslandWork *w);
+/* island_assemble_contacts: the scratch of its candidates did not fit in memory. */
+#define ISLAND_ROWS_NO_MEMORY (-2)
 int island_assemble_contacts(IslandWork *w, int *rows, const int *candidates, int count);
 bool island_assemble_dense(IslandWork *w);
 bool island_reserve_work(IslandWork *w);

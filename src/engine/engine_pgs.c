@@ -350,7 +350,8 @@ static double sweep_rows(const EngineIslandSystem *sys, const PgsRow *rows, doub
 #define PGS_MAX_PARTS 16
 #define PGS_SPINS_BEFORE_YIELD 2000 /* a waiting thread's busy polls before it yields the core */
 #define PGS_TEAM_DONE UINT64_MAX    /* claim: the solve is over, helpers leave */
-#define PGS_STAGE_PREPARE 1u        /* claim's stage of the rows' preparation (0: none yet) */
+#define PGS_STAGE_PREPARE 1u        /* claim's stage of the rows' preparation */
+#define PGS_TEAM_IDLE 0xffffffffu   /* claim before the first stage: stage 0, no part left */
 
 typedef struct PgsPlan {
     int parts;
@@ -609,7 +610,7 @@ static bool team_solve(const EngineIslandSystem *sys, int threads, PgsRow *rows,
     PgsTeam t = {
         .sys = sys, .rows = rows, .reuse = reuse, .v = v, .out = out, .max_sweeps = max_sweeps};
     plan_parts(sys, threads, (int *)spare, &t.plan);
-    atomic_init(&t.claim, 0); /* sweep 0: none; the first is 1 */
+    atomic_init(&t.claim, PGS_TEAM_IDLE); /* a helper that comes first waits */
     atomic_init(&t.finished, 0);
     task_pool_for_workers(sys->pool, threads, 1, team_member, &t);
     *sweeps = t.sweeps;
