@@ -106,8 +106,8 @@ static void friction_slip(const EngineContact *c, const EngineBodyState *a,
                            pinned_point(b, c->history.friction_pin_b));
 }
 
-bool engine_contact_has_friction(const EngineContact *c) {
-    return c->params.friction_static > 0.0;
+bool engine_contact_has_friction(const Engine *e, const EngineContact *c) {
+    return engine_contact_params(e, c)->friction_static > 0.0;
 }
 
 void engine_pin_friction(EngineContact *c, const EngineBodyState *a, const EngineBodyState *b,
@@ -379,7 +379,7 @@ static void own_loads(const Engine *e, int b, double t, Vec3 *force, Vec3 *torqu
 
 /* The right-hand side reads each awake body's state once (engine_block_state renormalises the
  * attitude: a square root and a division) instead of once per contact end: in a pile every body
- * has about eight, and those reads were a fifth of the penalty pile's time (issue 15). The
+ * has about eight contact ends, so reading per end would repeat that work eight times. The
  * states live in the scratch area past the load arrays (engine_rhs_body_states). */
 static EngineBodyState body_state(const Engine *e, const EngineBodyState *states, const double *y,
                                   int body) {
@@ -402,8 +402,8 @@ static EngineBodyState *cache_awake_states(const Engine *e, const double *y) {
 }
 
 /* engine_contact_kinematics through the state cache: the step-end passes (the active set, the
- * commit) visit every contact too, and since every RK4 step commits, their state reads cost as
- * much as the right-hand side's did (issue 15). */
+ * commit) visit every contact too, and every RK4 step commits, so they would repeat the
+ * right-hand side's per-end reads. */
 static void cached_kinematics(const Engine *e, const EngineBodyState *states, const double *y,
                               const EngineContact *c, double t, ContactKinematics *k) {
     if (c->kind == CONTACT_MANIFOLD)
@@ -631,7 +631,7 @@ int engine_update_active_set(Engine *e, double t, const int *directions) {
  * read only for a contact with friction: the commit visits every contact at every step). */
 static void pin_at_commit(const Engine *e, const EngineBodyState *states, EngineContact *c,
                           Vec3 point) {
-    if (!engine_contact_has_friction(c)) {
+    if (!engine_contact_has_friction(e, c)) {
         c->history.friction_pinned = false;
         return;
     }
@@ -653,7 +653,8 @@ void engine_commit_contacts(Engine *e, double t) {
         cached_kinematics(e, states, e->y, c, t, &k);
         int events = engine_contact_commit_model(e, c, &k);
         pin_at_commit(e, states, c, k.contact_point);
-        c->still_speed = contact_equilibrium_speed(&c->params, k.load, k.effective_mass);
+        c->still_speed =
+            contact_equilibrium_speed(engine_contact_params(e, c), k.load, k.effective_mass);
         /* A model reports the instant equilibrium begins (internal friction: once, then keeps
          * history.in_equilibrium while it holds); the flag lasts while either says so. */
         c->equilibrium = (events & CONTACT_EVENT_EQUILIBRIUM) != 0 ||

@@ -245,8 +245,9 @@ static void fill_row(IslandWork *w, int m, const EngineContact *c, int candidate
     if (blk->offset_b >= 0)
         jacobian_block(w, blk->jb, f, g->rb, -1.0);
     w->rows.gap[m] = -g->depth;
-    w->rows.mu[m] = c->params.friction_kinetic;
-    w->rows.mu_static[m] = fmax(c->params.friction_static, c->params.friction_kinetic);
+    const ContactParams *params = engine_contact_params(w->e, c);
+    w->rows.mu[m] = params->friction_kinetic;
+    w->rows.mu_static[m] = fmax(params->friction_static, params->friction_kinetic);
     w->rows.ids[m] =
         c->kind == CONTACT_MANIFOLD ? ((uint64_t)1 << 32) | c->collision_id : (uint64_t)candidate;
     warm_start_row(w, m, c);

@@ -153,7 +153,9 @@ static double still_speed(const Engine *e, const EngineContact *c) {
     if (engine_contact_time_stepped(e, c) ||
         (e->sleep.policy == SLEEP_POLICY_STILL && !engine_contact_tests_equilibrium(e, c)))
         return ENGINE_STEPPED_SLEEP_SPEED;
-    return c->params.velocity_tolerance > 0.0 ? c->params.velocity_tolerance : c->still_speed;
+    return engine_contact_params(e, c)->velocity_tolerance > 0.0
+               ? engine_contact_params(e, c)->velocity_tolerance
+               : c->still_speed;
 }
 
 bool engine_contact_tests_equilibrium(const Engine *e, const EngineContact *c) {
@@ -163,8 +165,8 @@ bool engine_contact_tests_equilibrium(const Engine *e, const EngineContact *c) {
 /* Does this contact let its bodies sleep? A model with an equilibrium test must report it. One
  * without (a spring/damper pile) never does (004 4.8.5: the spring/damper has no equilibrium,
  * V5), unless the universe's sleep policy is "still": then the verdict is the bodies'
- * stillness over ENGINE_SETTLE_TIME, the rule time-stepped islands follow. Without it a settled
- * 240-body penalty pile cost as much per second as its pour (issue 15). */
+ * stillness over ENGINE_SETTLE_TIME, the rule time-stepped islands follow: without it a settled
+ * penalty pile keeps integrating every body as if it were still pouring. */
 static bool contact_settled(const Engine *e, const EngineContact *c) {
     /* one hiding depth must heal first: asleep, its contacts (and the offset) are frozen */
     if (c->depth_offset > ENGINE_SLEEP_MAX_OFFSET)
@@ -503,7 +505,8 @@ static double point_normal_acc(const Engine *e, int b, Vec3 n, Vec3 r) {
 static void contact_band(const Engine *e, const EngineContact *c, const ContactKinematics *k,
                          double *lo, double *hi) {
     ContactKinematics side = *k;
-    side.depth_rate = c->params.phase_ramp_time > 0.0 ? ENGINE_RAMP_BAND_RATE : ENGINE_BAND_RATE;
+    side.depth_rate = engine_contact_params(e, c)->phase_ramp_time > 0.0 ? ENGINE_RAMP_BAND_RATE
+                                                                         : ENGINE_BAND_RATE;
     double rate = side.depth_rate;
     ContactForce up = engine_contact_force(e, c, &side);
     side.depth_rate = -rate;
@@ -523,8 +526,8 @@ static bool models_test_equilibrium(const Engine *e) {
 void engine_equilibrium_loads(Engine *e) {
     if (e->contact_count == e->vertex_contact_count)
         return; /* vertex bodies only: their loads come with the kinematics */
-    /* Only equilibrium tests read the loads: without one the sweep below was a tenth of a
-     * penalty pile's time for nothing (issue 15). */
+    /* Only equilibrium tests read the loads: without one the sweep below would be work for
+     * nothing. */
     if (!models_test_equilibrium(e))
         return;
     for (int i = 0; i < e->sleep.awake_count; i++) {
