@@ -15,9 +15,9 @@
  * - a packed pile of 320 spheres (one island of about 1,000 rows once they land): on 2 and
  *   on 3 threads the PGS sweeps run split over the pool's threads (engine_pgs.c), the same to
  *   the bit run after run for a thread count, and close to the serial sweep's (every centre
- *   within PACKED_CENTRE_TOLERANCE after PACKED_STEPS); on 1 thread none is split and the run
- *   is the serial solver's to the bit (the same PGS set as the engine's solver, which never
- *   gets the pool). */
+ *   within PACKED_CENTRE_TOLERANCE after PACKED_STEPS); on 1 thread and on `auto` none is split
+ *   and the run is the serial solver's to the bit (the same PGS set as the engine's solver,
+ *   which never gets the pool). */
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -369,6 +369,12 @@ static void test_large_island_split_and_deterministic(void **state) {
                   (unsigned long long)serial->iterative_solves);
     assert_true(serial->team_solves == 0);
     assert_true(serial->iterative_solves >= PACKED_STEPS); /* the island was solved each step */
+    /* auto (0) picks its count from the machine's load: it never splits, so the load never
+     * changes a result */
+    *run = packed_run(0, false);
+    check_same("packed pile, auto threads", &serial->trace, &run->trace, 0, PACKED_STEPS);
+    assert_true(run->team_solves == 0);
+    free(run->trace.after_step);
     *run = packed_run(2, true); /* one thread's sweep is the serial solver's, to the bit */
     check_same("packed pile, the engine's solver set to PGS", &serial->trace, &run->trace, 2,
                PACKED_STEPS);

@@ -61,7 +61,10 @@ typedef struct EngineOptions {
     /* Threads the engine's stages may use: 1, the engine's (or the collision manager's) thread
      * alone; n > 1, a pool of n for the narrow phase and one of n for the complementarity
      * islands (RESOLVE); 0 (the default), engine_threads_auto (engine_diagnostics.h) for both.
-     * Results are the same bits for every count. */
+     * Results are the same bits for every count, but for one thing: a count n > 1 given here
+     * also splits the PGS sweeps of an island of ENGINE_PARALLEL_SOLVE_ROWS rows or more over
+     * the n threads, whose results then depend on n (the same bits for a given n;
+     * docs/complementarity-pgs.md). */
     int threads;
 } EngineOptions;
 

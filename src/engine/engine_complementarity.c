@@ -664,6 +664,14 @@ void engine_resolve_pool_free(Engine *e) {
     e->islands.resolve_threads = 0;
 }
 
+/* The pool lent to a large island's solver (EngineIslandSystem.pool), or NULL: only when the
+ * caller chose the thread count (EngineOptions.threads, --threads). Split sweeps depend on the
+ * thread count, and `auto` picks it from the machine's load when the engine is made: lending
+ * the pool then would make a scene's results depend on what else ran at the time. */
+static TaskPool *solver_pool(const Engine *e) {
+    return e->model.options.threads > 1 ? e->islands.pool : NULL;
+}
+
 /* The islands' one step of h from t, the independent ones on the pool. */
 static IssimStatus resolve_parallel(Engine *e, IslandIndex *x, double t, double h,
                                     IssimError *err) {
@@ -693,7 +701,8 @@ static IssimStatus resolve_parallel(Engine *e, IslandIndex *x, double t, double 
             ordered[k] = 1;
         /* A large island is solved on the engine thread with the whole pool (its sweeps split
          * over the threads: engine_pgs.c), after the others. */
-        if (x->candidate_start[k + 1] - x->candidate_start[k] >= ENGINE_PARALLEL_SOLVE_ROWS)
+        if (solver_pool(e) &&
+            x->candidate_start[k + 1] - x->candidate_start[k] >= ENGINE_PARALLEL_SOLVE_ROWS)
             ordered[k] = 1;
     }
     int count = 0;
@@ -721,7 +730,7 @@ static IssimStatus resolve_parallel(Engine *e, IslandIndex *x, double t, double 
                 update_row_activity(&p.work[k], t + h);
             }
         } else {
-            s = island_step(e, x, k, t, h, e->islands.pool, err);
+            s = island_step(e, x, k, t, h, solver_pool(e), err);
         }
     }
     for (int i = 0; i < e->islands.resolve_threads; i++)
@@ -754,7 +763,7 @@ static IssimStatus resolve_islands(Engine *e, double t_start, double t_target, I
     bool pool = threads > 1 && own_solvers && resolve_pool(e, threads);
     if (h == t_target - t_start && x.count > 1 && pool)
         return resolve_parallel(e, &x, t_start, h, err);
-    return resolve_serial(e, &x, t_start, t_target, pool ? e->islands.pool : NULL, err);
+    return resolve_serial(e, &x, t_start, t_target, pool ? solver_pool(e) : NULL, err);
 }
 
 IssimStatus engine_resolve_complementarity(Engine *e, double t_start, double t_target,
