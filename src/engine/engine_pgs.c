@@ -339,8 +339,9 @@ static double sweep_rows(const EngineIslandSystem *sys, const PgsRow *rows, doub
  *
  * The solve runs as one task_pool_for_workers loop of T iterations: iteration 0 drives (the
  * warm start, the sweeps, the crossing rows, the convergence test), the others help. Each stage
- * (the rows' preparation in T ranges, then each sweep's parts) is published in `claim`; every
- * thread of the team claims parts from it, and the driver waits for the
+ * (the rows' preparation in T ranges, then each sweep's parts) is published in `stage`; member
+ * i claims part i first and then any part left (a helper that took every part while the driver
+ * published left the driver waiting idle), and the driver waits for the
  * parts the helpers took (`finished`), spinning as Box2D's b2ExecuteMainStage does: a sweep lasts
  * tens of microseconds, a condition variable's wake-up about as long. A helper the scheduler
  * starts late joins the sweep the driver has reached or finds the solve over; the driver never
@@ -349,9 +350,8 @@ static double sweep_rows(const EngineIslandSystem *sys, const PgsRow *rows, doub
 
 #define PGS_MAX_PARTS 16
 #define PGS_SPINS_BEFORE_YIELD 2000 /* a waiting thread's busy polls before it yields the core */
-#define PGS_TEAM_DONE UINT64_MAX    /* claim: the solve is over, helpers leave */
-#define PGS_STAGE_PREPARE 1u        /* claim's stage of the rows' preparation */
-#define PGS_TEAM_IDLE 0xffffffffu   /* claim before the first stage: stage 0, no part left */
+#define PGS_TEAM_DONE UINT32_MAX    /* stage: the solve is over, helpers leave */
+#define PGS_STAGE_PREPARE 1u        /* the stage of the rows' preparation (0: none yet) */
 
 typedef struct PgsPlan {
     int parts;
@@ -450,11 +450,11 @@ static void plan_parts(const EngineIslandSystem *sys, int parts, int *ints, PgsP
         plan->order[fill[row_part[i]]++] = i;
 }
 
-/* The team of one split solve. The driver writes everything but claim, finished and
+/* The team of one split solve. The driver writes everything but stage, taken, finished and
  * part_worst before the loop starts (the pool's lock orders it before the helpers read it)
  * and reads the impulses and velocities after it ends. During a sweep a part's impulses and
  * velocities are written by the thread that claimed it, and read after `finished` (acquire, by
- * the driver) and the next sweep's `claim` (release by the driver, acquire by the helpers).
+ * the driver) and the next sweep's `stage` (release by the driver, acquire by the helpers).
  * part_worst[p] is written by the thread that runs part p and read by the driver after it. */
 typedef struct PgsTeam {
     const EngineIslandSystem *sys;
@@ -466,10 +466,13 @@ typedef struct PgsTeam {
     int max_sweeps;
     int sweeps;      /* driver: sweeps done */
     double residual; /* driver: the last sweep's, m/s */
-    /* (stage << 32) | the stage's next unclaimed part; PGS_TEAM_DONE at the end. Stage
-     * PGS_STAGE_PREPARE prepares the rows, sweep s is stage PGS_STAGE_PREPARE + s. The driver
-     * stores each stage's (release); every thread claims parts by compare-and-swap. */
-    _Atomic uint64_t claim;
+    /* The running stage: PGS_STAGE_PREPARE prepares the rows, sweep s is PGS_STAGE_PREPARE + s,
+     * PGS_TEAM_DONE ends. Stored by the driver (release), read by everyone (acquire). */
+    atomic_uint stage;
+    /* Per part, the last stage it was claimed for: a thread claims part p of stage s by
+     * compare-and-swap from a smaller number, so a part runs once per stage and a thread that
+     * read an older stage claims nothing. */
+    atomic_uint taken[PGS_MAX_PARTS];
     atomic_int finished; /* parts of the running sweep the helpers finished (release) */
     double part_worst[PGS_MAX_PARTS];
 } PgsTeam;
@@ -514,18 +517,18 @@ static void run_part(PgsTeam *t, uint32_t stage, int p) {
     t->part_worst[p] = relax_rows(t, t->plan.start[p], t->plan.start[p + 1]);
 }
 
-/* Claims and runs parts of `stage` until none is left; returns how many this thread ran (0
- * when claim holds another stage or the end). */
-static int claim_parts(PgsTeam *t, uint32_t stage) {
-    int ran = 0;
-    uint64_t c = atomic_load_explicit(&t->claim, memory_order_acquire);
-    while (c != PGS_TEAM_DONE && (uint32_t)(c >> 32) == stage &&
-           (uint32_t)c < (uint32_t)t->plan.parts) {
-        if (atomic_compare_exchange_weak_explicit(&t->claim, &c, c + 1, memory_order_acquire,
-                                                  memory_order_acquire)) {
-            run_part(t, stage, (int)(uint32_t)c);
+/* Claims and runs the parts of `stage` still free, member's own first; returns how many this
+ * thread ran. */
+static int claim_parts(PgsTeam *t, unsigned stage, int member) {
+    int ran = 0, parts = t->plan.parts;
+    for (int k = 0; k < parts; k++) {
+        int p = (member + k) % parts;
+        unsigned old = atomic_load_explicit(&t->taken[p], memory_order_relaxed);
+        if (old < stage &&
+            atomic_compare_exchange_strong_explicit(&t->taken[p], &old, stage, memory_order_relaxed,
+                                                    memory_order_relaxed)) {
+            run_part(t, stage, p);
             ran++;
-            c = atomic_load_explicit(&t->claim, memory_order_acquire);
         }
     }
     return ran;
@@ -535,8 +538,8 @@ static int claim_parts(PgsTeam *t, uint32_t stage) {
 static void drive_stage(PgsTeam *t, uint32_t stage) {
     int polls = 0;
     atomic_store_explicit(&t->finished, 0, memory_order_relaxed);
-    atomic_store_explicit(&t->claim, (uint64_t)stage << 32, memory_order_release);
-    int mine = claim_parts(t, stage);
+    atomic_store_explicit(&t->stage, stage, memory_order_release);
+    int mine = claim_parts(t, stage, 0);
     while (atomic_load_explicit(&t->finished, memory_order_acquire) != t->plan.parts - mine)
         spin_wait(&polls);
 }
@@ -563,16 +566,16 @@ static void drive_solve(PgsTeam *t) {
         if (!(t->residual > PGS_TOLERANCE))
             break;
     }
-    atomic_store_explicit(&t->claim, PGS_TEAM_DONE, memory_order_release);
+    atomic_store_explicit(&t->stage, PGS_TEAM_DONE, memory_order_release);
 }
 
-static void help_solve(PgsTeam *t) {
+static void help_solve(PgsTeam *t, int member) {
     int polls = 0;
     for (;;) {
-        uint64_t c = atomic_load_explicit(&t->claim, memory_order_acquire);
-        if (c == PGS_TEAM_DONE)
+        unsigned stage = atomic_load_explicit(&t->stage, memory_order_acquire);
+        if (stage == PGS_TEAM_DONE)
             return;
-        int ran = claim_parts(t, (uint32_t)(c >> 32));
+        int ran = stage == 0 ? 0 : claim_parts(t, stage, member);
         if (ran > 0) {
             atomic_fetch_add_explicit(&t->finished, ran, memory_order_release);
             polls = 0;
@@ -588,7 +591,7 @@ static void team_member(void *ctx, int begin, int end, int worker) {
         if (r == 0)
             drive_solve(ctx);
         else
-            help_solve(ctx);
+            help_solve(ctx, r);
     }
 }
 
@@ -610,7 +613,9 @@ static bool team_solve(const EngineIslandSystem *sys, int threads, PgsRow *rows,
     PgsTeam t = {
         .sys = sys, .rows = rows, .reuse = reuse, .v = v, .out = out, .max_sweeps = max_sweeps};
     plan_parts(sys, threads, (int *)spare, &t.plan);
-    atomic_init(&t.claim, PGS_TEAM_IDLE); /* a helper that comes first waits */
+    atomic_init(&t.stage, 0); /* a helper that comes first waits */
+    for (int p = 0; p < PGS_MAX_PARTS; p++)
+        atomic_init(&t.taken[p], 0);
     atomic_init(&t.finished, 0);
     task_pool_for_workers(sys->pool, threads, 1, team_member, &t);
     *sweeps = t.sweeps;
