@@ -12,10 +12,12 @@
  *   as on 1;
  * - a solver set by engine_set_complementarity_solver (the caller's code) is called on the
  *   engine's thread only, whatever the thread count;
- * - a packed pile of 320 spheres (one island of about 1,000 rows once they land): on 2 and
+ * - a packed pile of 320 spheres (one island of about 1,000 rows once they land), with
+ *   EngineOptions.split_large_islands: on 2 and
  *   on 3 threads the PGS sweeps run split over the pool's threads (engine_pgs.c), the same to
  *   the bit run after run for a thread count, and close to the serial sweep's (every centre
- *   within PACKED_CENTRE_TOLERANCE after PACKED_STEPS); on 1 thread and on `auto` none is split
+ *   within PACKED_CENTRE_TOLERANCE after PACKED_STEPS); on 1 thread, on `auto` and on 2 threads
+ *   without the option none is split
  *   and the run is the serial solver's to the bit (the same PGS set as the engine's solver,
  *   which never gets the pool). */
 #include <math.h>
@@ -334,9 +336,10 @@ typedef struct PackedRun {
 /* The packed pile on `threads` threads; serial_solver: the built-in PGS set as the engine's
  * solver (engine_set_complementarity_solver), which is always solved on the engine thread
  * alone. */
-static PackedRun packed_run(int threads, bool serial_solver) {
+static PackedRun packed_run(int threads, bool serial_solver, bool split) {
     EngineOptions o = engine_options_default();
     o.threads = threads;
+    o.split_large_islands = split;
     Engine *e = test_engine_from_source_with("packed_pile.lua", packed_pile, &o);
     assert_int_equal(engine_body_count(e), PACKED_SPHERES);
     if (serial_solver)
@@ -363,7 +366,7 @@ static void test_large_island_split_and_deterministic(void **state) {
     PackedRun *serial = malloc(sizeof *serial), *run = malloc(sizeof *run);
     assert_non_null(serial);
     assert_non_null(run);
-    *serial = packed_run(1, false);
+    *serial = packed_run(1, false, true);
     print_message("packed pile, 1 thread: %llu of %llu iterative solves split\n",
                   (unsigned long long)serial->team_solves,
                   (unsigned long long)serial->iterative_solves);
@@ -371,11 +374,16 @@ static void test_large_island_split_and_deterministic(void **state) {
     assert_true(serial->iterative_solves >= PACKED_STEPS); /* the island was solved each step */
     /* auto (0) picks its count from the machine's load: it never splits, so the load never
      * changes a result */
-    *run = packed_run(0, false);
+    *run = packed_run(0, false, true);
     check_same("packed pile, auto threads", &serial->trace, &run->trace, 0, PACKED_STEPS);
     assert_true(run->team_solves == 0);
     free(run->trace.after_step);
-    *run = packed_run(2, true); /* one thread's sweep is the serial solver's, to the bit */
+    *run = packed_run(2, false, false); /* not asked: the serial sweep on any thread count */
+    check_same("packed pile, 2 threads, split_large_islands off", &serial->trace, &run->trace, 2,
+               PACKED_STEPS);
+    assert_true(run->team_solves == 0);
+    free(run->trace.after_step);
+    *run = packed_run(2, true, true); /* one thread's sweep is the serial solver's, to the bit */
     check_same("packed pile, the engine's solver set to PGS", &serial->trace, &run->trace, 2,
                PACKED_STEPS);
     assert_true(run->team_solves == 0);
@@ -383,7 +391,7 @@ static void test_large_island_split_and_deterministic(void **state) {
     for (int threads = 2; threads <= 3; threads++) {
         PackedRun *first = malloc(sizeof *first);
         assert_non_null(first);
-        *first = packed_run(threads, false);
+        *first = packed_run(threads, false, true);
         double apart = largest_centre_distance(first, serial);
         print_message("packed pile, %d threads: %llu of %llu iterative solves split; centres "
                       "%.3g m from the serial sweep's at most\n",
@@ -394,7 +402,7 @@ static void test_large_island_split_and_deterministic(void **state) {
         assert_true(first->team_solves >= PACKED_STEPS - 25);
         assert_true(apart < PACKED_CENTRE_TOLERANCE);
         assert_true(apart > 0.0); /* split sweeps ran: another order than the serial one */
-        *run = packed_run(threads, false);
+        *run = packed_run(threads, false, true);
         check_same("packed pile, split sweeps run twice", &first->trace, &run->trace, threads,
                    PACKED_STEPS);
         assert_memory_equal(first->centre, run->centre, sizeof first->centre);

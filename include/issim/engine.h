@@ -61,11 +61,14 @@ typedef struct EngineOptions {
     /* Threads the engine's stages may use: 1, the engine's (or the collision manager's) thread
      * alone; n > 1, a pool of n for the narrow phase and one of n for the complementarity
      * islands (RESOLVE); 0 (the default), engine_threads_auto (engine_diagnostics.h) for both.
-     * Results are the same bits for every count, but for one thing: a count n > 1 given here
-     * also splits the PGS sweeps of an island of ENGINE_PARALLEL_SOLVE_ROWS rows or more over
-     * the n threads, whose results then depend on n (the same bits for a given n;
-     * docs/complementarity-pgs.md). */
+     * Results are the same bits for every count. */
     int threads;
+    /* With threads > 1 given above: a complementarity island of ENGINE_PARALLEL_SOLVE_ROWS
+     * rows or more is assembled on the RESOLVE pool and its PGS sweeps split over the threads
+     * (docs/complementarity-pgs.md); its results then depend on `threads` (the same bits for a
+     * given count). Off by default: on the project's 2-core VM it made the 1,000-sphere pile
+     * slower, not faster (docs/performance.md). */
+    bool split_large_islands;
 } EngineOptions;
 
 EngineOptions engine_options_default(void);

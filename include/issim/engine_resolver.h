@@ -50,7 +50,7 @@ typedef struct EngineContactBlock {
 #define ENGINE_SOLVER_WORK(m, n) (64 * (size_t)(m) + 2 * (size_t)(n) + 8)
 
 /* Islands with at least this many contact rows get the RESOLVE stage's pool (sys->pool) when
- * the engine runs on several threads: the built-in PGS splits their sweeps over its threads. */
+ * EngineOptions.split_large_islands and threads > 1: the built-in PGS splits their sweeps. */
 #define ENGINE_PARALLEL_SOLVE_ROWS 256
 
 struct TaskPool;

@@ -295,9 +295,7 @@ static const CliOption OPTIONS[] = {
      .apply = opt_threads,
      .help = "threads of the engine's narrow phase and complementarity islands\n"
              "(default auto: 2 for scenes of 64 shaped bodies or more while a\n"
-             "core is free, else 1); results are the same for every N, except\n"
-             "that N > 1 given here also splits the PGS sweeps of a complementarity\n"
-             "island of 256 rows or more, whose results then depend on N"},
+             "core is free, else 1); results are the same for every N"},
     {.name = "--record",
      .value = "FILE",
      .apply = opt_record,

@@ -665,11 +665,13 @@ void engine_resolve_pool_free(Engine *e) {
 }
 
 /* The pool lent to a large island's solver (EngineIslandSystem.pool), or NULL: only when the
- * caller chose the thread count (EngineOptions.threads, --threads). Split sweeps depend on the
- * thread count, and `auto` picks it from the machine's load when the engine is made: lending
- * the pool then would make a scene's results depend on what else ran at the time. */
+ * caller asked for it (EngineOptions.split_large_islands) and chose the thread count. Split
+ * sweeps depend on the thread count, and `auto` picks it from the machine's load when the
+ * engine is made: lending the pool then would make a scene's results depend on what else ran
+ * at the time. */
 static TaskPool *solver_pool(const Engine *e) {
-    return e->model.options.threads > 1 ? e->islands.pool : NULL;
+    const EngineOptions *o = &e->model.options;
+    return o->split_large_islands && o->threads > 1 ? e->islands.pool : NULL;
 }
 
 /* The islands' one step of h from t, the independent ones on the pool. */
