@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "issim/registry.h"
 #include "pantosim_zwidth.h"
 #include "testutil.h"
 
@@ -138,9 +139,58 @@ static void test_the_hand_feels_what_it_felt_before(void **state) {
     assert_true(worst <= 1e-12);
 }
 
+/* The hand holds the handle 5 mm past the wall: at rest, the wall is the traced model (its depth
+ * and PD force k g in the HANDLE slot), counted among the models evaluated and in contact, its
+ * loop timed, like an engine-published contact. */
+static void test_surfaces_are_counted_and_traced_as_local_models(void **state) {
+    PantographConfig c = pantograph_config_default();
+    HapticVec2 centre = pantograph_workspace_centre(&c);
+    SimPantograph sim;
+    assert_true(simpanto_init(&sim, &c, 0.12, 0.26, centre));
+    sim.hand = (SimHand){.kind = HAND_HOLD, .point = {0.0, 0.145}, .stiffness = 200, .damping = 2};
+    HapticServoDesc d = edge_and_region();
+    d.surfaces[0].has_texture = false; /* a steady force to compare with k g */
+    RegistryDesc rd = registry_desc_default();
+    rd.history_frames = 16;
+    Registry *reg = registry_create(&rd, NULL);
+    assert_non_null(reg);
+    IssimError err;
+    HapticServo *servo =
+        haptic_servo_create(simpanto_lockstep_open(&sim, 1.0 / RATE_HZ, &err), &c, &d, reg, &err);
+    assert_non_null(servo);
+    haptic_servo_enable(servo, true);
+    for (int i = 0; i < 1500; i++)
+        assert_true(haptic_servo_period(servo, i / RATE_HZ));
+    RegistrySlot slot;
+    registry_slot_read(reg, REGISTRY_SLOT_HANDLE, &slot);
+    HapticHandleState h = haptic_handle_unpack(&slot);
+    HapticServoStats st = haptic_servo_stats(servo);
+    double depth = 0.15 - h.pos.y;
+    print_message("handle %.3f mm into the wall: traced depth %.4f mm, force %.4f N (k g %.4f N); "
+                  "models %d, touching %d, loop %.3f us mean, %.3f us max\n",
+                  1e3 * depth, 1e3 * h.traced_depth, h.traced_force, 1500 * depth, st.models,
+                  st.models_touching, st.models_compute_mean_us, st.models_compute_max_us);
+    assert_true(depth > 1e-4); /* pressed in: 200 N/m x 5 mm against 1500 N/m, about 0.6 mm */
+    assert_near(h.traced_depth, depth, 1e-12);
+    /* at rest the damper adds nothing beyond the filtered velocity's last count's decay */
+    assert_near(h.traced_force, 1500 * depth, 0.05);
+    assert_int_equal(st.models, 2);
+    assert_int_equal(st.models_touching, 1);
+    assert_true(st.models_compute_max_us >= st.models_compute_mean_us);
+    assert_true(st.models_compute_mean_us > 0.0);
+    /* motors off: nothing is rendered, nothing traced as force */
+    haptic_servo_enable(servo, false);
+    assert_true(haptic_servo_period(servo, 1500 / RATE_HZ));
+    registry_slot_read(reg, REGISTRY_SLOT_HANDLE, &slot);
+    assert_true(haptic_handle_unpack(&slot).traced_force == 0.0);
+    haptic_servo_destroy(servo);
+    registry_destroy(reg);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_the_hand_feels_what_it_felt_before),
+        cmocka_unit_test(test_surfaces_are_counted_and_traced_as_local_models),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

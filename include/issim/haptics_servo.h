@@ -105,6 +105,11 @@ typedef struct HapticHandleState {
     HapticVec2 impulse;
     double impulse_time;
     double reaction_limit;
+    /* the deepest local model in contact this period whose normal lies in the device's plane
+       (a scene wall or a proxy contact, haptic_models_evaluate): its depth in handle m and its
+       normal force on the handle in N (0 and 0 when none is, or the motors are off): the device
+       panel's force-depth plot */
+    double traced_depth, traced_force;
 } HapticHandleState;
 
 void haptic_handle_pack(const HapticHandleState *handle, RegistrySlot *slot);
@@ -158,6 +163,11 @@ typedef struct HapticServoStats {
     uint64_t local_blocks;
     /* periods the local models' force was faded (the engine's heartbeat older than `hold`) */
     uint64_t local_faded_periods;
+    /* the local models (scene surfaces and proxy contacts, evaluated by one loop): how many the
+       last period evaluated and how many of them were in contact, and the loop's time per
+       period over the run, us (mean and largest) */
+    int models, models_touching;
+    double models_compute_mean_us, models_compute_max_us;
 } HapticServoStats;
 
 void haptic_servo_stats_pack(const HapticServoStats *stats, RegistrySlot *slot);
