@@ -11,6 +11,7 @@
  * device it does not (docs/haptics.md "Passivity"), so the controller is off by default. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "pantosim_zwidth.h"
@@ -34,7 +35,7 @@ static void test_limit_without_controller(void **state) {
         assert_true(k > 3000.0 && k < 4000.0); /* 3553 N/m on the grid */
         assert_true(emin > -ENERGY_BOUND_J);
         /* two grid steps above: the handle never comes to rest within one count */
-        ZwidthTrial t = {1000.0, k * GRID_FACTOR * GRID_FACTOR, dampings[b], false};
+        ZwidthTrial t = {1000.0, k * GRID_FACTOR * GRID_FACTOR, dampings[b], false, false, 0.0};
         ZwidthResult r;
         IssimError err;
         assert_int_equal(zwidth_trial(&t, &r, &err), ISSIM_OK);
@@ -65,7 +66,7 @@ static void test_controller_never_lowers_the_limit_here(void **state) {
  * energy is positive: the scene has taken in energy (its spring holds some, its damper spent
  * the rest), the device has put none out. */
 static void test_at_rest_against_the_wall(void **state) {
-    ZwidthTrial t = {1000.0, 2000.0, 2.0, true};
+    ZwidthTrial t = {1000.0, 2000.0, 2.0, true, false, 0.0};
     ZwidthResult r;
     IssimError err;
     assert_int_equal(zwidth_trial(&t, &r, &err), ISSIM_OK);
@@ -118,8 +119,45 @@ static void test_scene_table(void **state) {
                 d.passivity.max_damping == before.passivity.max_damping);
 }
 
+/* Issue 30 item 2: a wall at least 3x stiffer than today's 1 kHz limit (3 x 3,553 = 10,659 N/m),
+ * at rest within one encoder count, with the position and velocity from the observer below the
+ * count (HapticServoDesc.subcount; docs/haptics.md "Below one count"). With the counts' middles
+ * and the 30 Hz filter the limit stays 3,553 N/m at this damping: the wall's damper needs the
+ * observer's velocity to act. The observer's energy over the stable trials stays above a stated
+ * bound, looser than the counts' (the impact from 10 mm is rendered stiffer). */
+#define OBSERVER_ENERGY_BOUND_J 5e-3
+
+static void test_observer_triples_the_1khz_limit(void **state) {
+    (void)state;
+    const double today = 3553.0, damping = 20.0;
+    ZwidthTrial counts = {1000.0, 0.0, damping, false, false, 0.0};
+    ZwidthTrial observed = {1000.0, 0.0, damping, false, true, 0.0};
+    double e_counts, e_observed;
+    double k_counts =
+        zwidth_largest_stable_for(&counts, GRID_MIN, GRID_MAX, GRID_FACTOR, &e_counts);
+    double k_observed =
+        zwidth_largest_stable_for(&observed, GRID_MIN, GRID_MAX, GRID_FACTOR, &e_observed);
+    print_message("1 kHz, b = %g N s/m: %.0f N/m from the counts, %.0f N/m with the observer "
+                  "(%.2fx today's %.0f; observer min %.3g J)\n",
+                  damping, k_counts, k_observed, k_observed / today, today, e_observed);
+    assert_true(k_counts < 4000.0);
+    assert_true(k_observed >= 3.0 * today);
+    assert_true(e_observed > -OBSERVER_ENERGY_BOUND_J);
+    /* at rest on the wall: within one count, pressed in by about the hand's 0.5 N */
+    observed.stiffness = k_observed;
+    ZwidthResult r;
+    IssimError err;
+    assert_int_equal(zwidth_trial(&observed, &r, &err), ISSIM_OK);
+    print_message("  at %.0f N/m: counts span %d, %d; depth %.4f mm (0.5 N / k = %.4f mm)\n",
+                  observed.stiffness, r.count_span[0], r.count_span[1], 1e3 * r.penetration,
+                  1e3 * 0.5 / observed.stiffness);
+    assert_true(r.stable && r.count_span[0] <= 1 && r.count_span[1] <= 1);
+    assert_true(r.penetration > -0.2e-3 && r.penetration < 0.2e-3); /* within a count */
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_observer_triples_the_1khz_limit),
         cmocka_unit_test(test_limit_without_controller),
         cmocka_unit_test(test_controller_never_lowers_the_limit_here),
         cmocka_unit_test(test_at_rest_against_the_wall),

@@ -199,6 +199,12 @@ typedef struct HapticServoDesc {
     HapticPlausibility plausibility;
     HapticPassivity passivity;
     HapticLocalDesc local; /* the proxy's contacts as local models (off by default) */
+    /* the handle's position and velocity below one encoder count (HapticObserver,
+       docs/haptics.md "Below one count") instead of the count's middle and the 30 Hz filter;
+       off by default. The observer's model: the device's rotor inertia (kg m^2) and handle
+       mass (kg); its memory (s: the fading memory per period is exp(-period / memory)) */
+    bool subcount;
+    double observer_rotor_inertia, observer_handle_mass, observer_memory_s;
 } HapticServoDesc;
 
 HapticServoDesc haptic_servo_desc_default(void);

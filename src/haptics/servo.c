@@ -278,6 +278,10 @@ HapticServo *haptic_servo_create(HapticDevice *dev, const PantographConfig *conf
     servo->reg = reg;
     servo->period = 1.0 / desc->rate_hz;
     haptic_kinematics_init(&servo->kin, config);
+    servo->kin.subcount = desc->subcount;
+    servo->kin.observer = (HapticObserver){.rotor_inertia = desc->observer_rotor_inertia,
+                                           .handle_mass = desc->observer_handle_mass,
+                                           .theta = exp(-servo->period / desc->observer_memory_s)};
     haptic_rng_seed(&servo->rng, desc->seed);
     atomic_init(&servo->state, HAPTIC_SERVO_RUNNING);
     atomic_init(&servo->stop_requested, false);
@@ -363,7 +367,7 @@ static bool trip(HapticServo *servo, HapticFault kind, double measured, double a
  * on the handle, a change of two consecutive mean velocities by less than q (1/dt + 1/dt1). */
 static void judge_motion(HapticServo *servo, double now) {
     const HapticKinematics *k = &servo->kin;
-    MotionReading r = {k->pos, k->t, reading_quantum(k), k->force_scale > 0.0};
+    MotionReading r = {k->measured, k->t, reading_quantum(k), k->force_scale > 0.0};
     const MotionReading *a = &servo->plausibility.motion[0], *b = &servo->plausibility.motion[1];
     double dt = servo->plausibility.motion_readings >= 1 ? r.t - a->t : 0.0;
     if (servo->plausibility.motion_readings >= 1 && !(dt > 0.0))
@@ -473,6 +477,9 @@ static void limit_force(HapticServo *servo, double f[2]) {
 static void observe_port(HapticServo *servo) {
     const HapticKinematics *k = &servo->kin;
     servo->passivity.port_dx = (HapticVec2){0, 0};
+    /* pos: with the observer (HapticServoDesc.subcount) its estimate below the count, closer to
+       the handle's true path than the counts' middles, whose whole-count steps charged a smooth
+       force's changes at the wrong places (-4.5 mJ at rest on a 10.8 kN/m wall) */
     if (servo->passivity.have_port_pos)
         servo->passivity.port_dx = (HapticVec2){k->pos.x - servo->passivity.port_pos.x,
                                                 k->pos.y - servo->passivity.port_pos.y};
@@ -759,6 +766,9 @@ bool haptic_servo_period(HapticServo *servo, double now) {
     if (!sample.fresh)
         servo->counts.stale_reads++;
     servo->out.limits = 0;
+    /* the observer's model is driven by the torques applied over the period now ending */
+    servo->kin.observer.tau[0] = servo->out.tau[0];
+    servo->kin.observer.tau[1] = servo->out.tau[1];
     bool solved = haptic_kinematics_update(&servo->kin, sample.state.counts[0],
                                            sample.state.counts[1], sample.t);
     servo->out.limits |= servo->kin.flags;

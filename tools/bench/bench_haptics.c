@@ -28,7 +28,8 @@
  * transient as the local-model path renders them, tables and plots PREFIX-if / PREFIX-map
  * (default haptics-local).
  *
- * issim-bench haptics zwidth [--png FILE]: Colgate and Brown's Z-width on the simulated device
+ * issim-bench haptics zwidth [--png FILE] [--subcount [--memory S]]: Colgate and Brown's Z-width
+ * on the simulated device
  * (tools/pantosim/pantosim_zwidth.h, lockstep in simulated time, so the figures do not depend
  * on the machine's load): for each wall damping, the largest PD-wall stiffness that stays
  * stable at 1, 4 and 10 kHz, with and without the passivity controller. Stable (defined
@@ -36,7 +37,8 @@
  * fault, and over the last 0.5 s of a 1.5 s trial neither encoder moves by more than one count.
  * The stiffness grid is 100 N/m * 1.25^i up to 1 MN/m; a figure is the last grid point before
  * the first unstable one. The table goes to stdout, the plot to FILE (default zwidth.png, by
- * gnuplot) with the table beside it (FILE with .dat). */
+ * gnuplot) with the table beside it (FILE with .dat). --subcount: the servo's position and
+ * velocity from the observer below one count (HapticServoDesc.subcount, memory S seconds). */
 #include "bench.h"
 
 #include <inttypes.h>
@@ -838,17 +840,18 @@ static int bench_stall(void) {
 }
 
 #define ZW_RATES 3
-#define ZW_DAMPINGS 6
+#define ZW_DAMPINGS 8
 
-static int plot_zwidth(const char *png, const char *table) {
+static int plot_zwidth(const char *png, const char *table, bool subcount) {
     char cmd[2048];
     snprintf(cmd, sizeof cmd,
              "gnuplot -e \"set terminal pngcairo size 900,600 noenhanced; set output '%s'; "
              "set logscale y; set xlabel 'wall damping, N s/m'; set ylabel 'largest stable "
              "stiffness, N/m'; set key top left; set title 'Z-width, simulated P2 pantograph, "
-             "PD wall'; plot for [c=2:7] '%s' using 1:c with linespoints title "
+             "PD wall%s'; plot for [c=2:7] '%s' using 1:c with linespoints title "
              "columnhead(c)\"",
-             png, table);
+             png, subcount ? ", position and velocity from the observer below one count" : "",
+             table);
     if (system(cmd) != 0) {
         fprintf(stderr, "issim-bench haptics zwidth: gnuplot failed writing %s\n", png);
         return 1;
@@ -859,13 +862,21 @@ static int plot_zwidth(const char *png, const char *table) {
 
 static int bench_zwidth(int argc, char **argv) {
     const char *png = "zwidth.png";
-    for (int i = 1; i + 1 < argc; i++)
-        if (strcmp(argv[i], "--png") == 0)
+    bool subcount = false;
+    double memory = 0.0; /* the observer's memory, s (0: pantosim_zwidth's default) */
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--png") == 0 && i + 1 < argc)
             png = argv[++i];
+        else if (strcmp(argv[i], "--subcount") == 0)
+            subcount = true;
+        else if (strcmp(argv[i], "--memory") == 0 && i + 1 < argc)
+            memory = atof(argv[++i]);
     const double rates[ZW_RATES] = {1000.0, 4000.0, 10000.0};
-    const double dampings[ZW_DAMPINGS] = {0.0, 0.5, 1.0, 2.0, 5.0, 10.0};
+    const double dampings[ZW_DAMPINGS] = {0.0, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0};
     double k[ZW_DAMPINGS][ZW_RATES][2], worst_energy = 0.0;
-    printf("haptics.zwidth: largest stable PD-wall stiffness, N/m (grid 100 * 1.25^i)\n");
+    printf("haptics.zwidth%s: largest stable PD-wall stiffness, N/m (grid 100 * 1.25^i)%s\n",
+           subcount ? ".subcount" : "",
+           subcount ? ", position and velocity below one count (HapticServoDesc.subcount)" : "");
     printf("%8s", "b N s/m");
     for (int r = 0; r < ZW_RATES; r++)
         printf("  %5.0f Hz off  %5.0f Hz PC ", rates[r], rates[r]);
@@ -875,8 +886,8 @@ static int bench_zwidth(int argc, char **argv) {
         for (int r = 0; r < ZW_RATES; r++)
             for (int pc = 0; pc < 2; pc++) {
                 double e;
-                k[b][r][pc] =
-                    zwidth_largest_stable(rates[r], dampings[b], pc, 100.0, 1e6, 1.25, &e);
+                ZwidthTrial base = {rates[r], 0.0, dampings[b], pc, subcount, memory};
+                k[b][r][pc] = zwidth_largest_stable_for(&base, 100.0, 1e6, 1.25, &e);
                 worst_energy = fmin(worst_energy, e);
                 printf("  %12.0f", k[b][r][pc]);
                 fflush(stdout);
@@ -902,7 +913,7 @@ static int bench_zwidth(int argc, char **argv) {
     }
     if (fclose(f) != 0)
         return fprintf(stderr, "issim-bench haptics zwidth: cannot write %s\n", table), 1;
-    return plot_zwidth(png, table);
+    return plot_zwidth(png, table, subcount);
 }
 
 int bench_haptics(int argc, char **argv) {

@@ -70,6 +70,12 @@ IssimStatus zwidth_trial(const ZwidthTrial *trial, ZwidthResult *out, IssimError
     d.rate_hz = trial->rate_hz;
     d.realtime = false;
     d.passivity.enabled = trial->passivity;
+    d.subcount = trial->subcount;
+    /* the observer knows the simulated device's model (a real P2's must be identified) */
+    d.observer_rotor_inertia = sim.rotor_inertia;
+    d.observer_handle_mass = sim.handle_mass;
+    d.observer_memory_s =
+        trial->observer_memory_s > 0.0 ? trial->observer_memory_s : ZWIDTH_OBSERVER_MEMORY_S;
     d.surface_count = 1;
     d.surfaces[0] = (HapticSurface){.kind = HAPTIC_SURFACE_WALL,
                                     .point = wall,
@@ -113,9 +119,16 @@ IssimStatus zwidth_trial(const ZwidthTrial *trial, ZwidthResult *out, IssimError
 
 double zwidth_largest_stable(double rate_hz, double damping, bool passivity, double k_min,
                              double k_max, double factor, double *energy_min) {
+    ZwidthTrial base = {rate_hz, 0.0, damping, passivity, false, 0.0};
+    return zwidth_largest_stable_for(&base, k_min, k_max, factor, energy_min);
+}
+
+double zwidth_largest_stable_for(const ZwidthTrial *base, double k_min, double k_max, double factor,
+                                 double *energy_min) {
     double best = 0.0, emin = 0.0;
     for (double k = k_min; k <= k_max * (1 + 1e-9); k *= factor) {
-        ZwidthTrial t = {rate_hz, k, damping, passivity};
+        ZwidthTrial t = *base;
+        t.stiffness = k;
         ZwidthResult r;
         IssimError err;
         if (zwidth_trial(&t, &r, &err) != ISSIM_OK || !r.stable)
