@@ -155,9 +155,29 @@ static void test_observer_triples_the_1khz_limit(void **state) {
     assert_true(r.penetration > -0.2e-3 && r.penetration < 0.2e-3); /* within a count */
 }
 
+/* The observer without its model is refused with a message naming what is missing. */
+static void test_observer_needs_its_model(void **state) {
+    (void)state;
+    PantographConfig c = pantograph_config_default();
+    SimPantograph sim;
+    assert_true(simpanto_init(&sim, &c, 0.12, 0.26, pantograph_workspace_centre(&c)));
+    HapticServoDesc d = haptic_servo_desc_default();
+    d.realtime = false;
+    d.subcount = true;
+    d.observer_rotor_inertia = sim.rotor_inertia;
+    d.observer_memory_s = 0.0095; /* no handle mass */
+    IssimError err = {0};
+    HapticServo *servo =
+        haptic_servo_create(simpanto_lockstep_open(&sim, 1e-3, &err), &c, &d, NULL, &err);
+    assert_null(servo);
+    print_message("%s\n", err.message);
+    assert_non_null(strstr(err.message, "handle mass (0 kg)"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_observer_triples_the_1khz_limit),
+        cmocka_unit_test(test_observer_needs_its_model),
         cmocka_unit_test(test_limit_without_controller),
         cmocka_unit_test(test_controller_never_lowers_the_limit_here),
         cmocka_unit_test(test_at_rest_against_the_wall),

@@ -252,6 +252,14 @@ HapticServo *haptic_servo_create(HapticDevice *dev, const PantographConfig *conf
         s = issim_error_set(err, ISSIM_ERR_RANGE,
                             "passivity max_damping %g N s/m must be >= 0 (0: automatic)",
                             desc->passivity.max_damping);
+    if (s == ISSIM_OK && desc->subcount &&
+        !(desc->observer_rotor_inertia > 0.0 && desc->observer_handle_mass > 0.0 &&
+          desc->observer_memory_s > 0.0))
+        s = issim_error_set(err, ISSIM_ERR_RANGE,
+                            "the observer below one count needs the device's rotor inertia (%g kg "
+                            "m^2), handle mass (%g kg) and a memory (%g s), all > 0",
+                            desc->observer_rotor_inertia, desc->observer_handle_mass,
+                            desc->observer_memory_s);
     if (s == ISSIM_OK && (desc->surface_count < 0 || desc->surface_count > HAPTIC_MAX_SURFACES))
         s = issim_error_set(err, ISSIM_ERR_RANGE, "%d surfaces (at most %d)", desc->surface_count,
                             HAPTIC_MAX_SURFACES);
