@@ -117,6 +117,19 @@ static void test_scene_table(void **state) {
     assert_non_null(strstr(err.message, "haptics.passivity: must be a table"));
     assert_true(d.passivity.enabled == before.passivity.enabled &&
                 d.passivity.max_damping == before.passivity.max_damping);
+    /* the observer below one count: on with the device's model, refused without it */
+    assert_false(d.subcount);
+    assert_int_equal(read_scene_text("haptics = {observer = {enabled = true, rotor_inertia = "
+                                     "7.4e-4, handle_mass = 0.0765, memory = 0.01}}\n",
+                                     &d, &err),
+                     ISSIM_OK);
+    assert_true(d.subcount && d.observer_rotor_inertia == 7.4e-4 &&
+                d.observer_handle_mass == 0.0765 && d.observer_memory_s == 0.01);
+    HapticServoDesc fresh = haptic_servo_desc_default();
+    assert_int_not_equal(read_scene_text("haptics = {observer = {enabled = true}}\n", &fresh, &err),
+                         ISSIM_OK);
+    print_message("%s\n", err.message);
+    assert_non_null(strstr(err.message, "haptics.observer.rotor_inertia: the observer needs"));
 }
 
 /* Issue 30 item 2: a wall at least 3x stiffer than today's 1 kHz limit (3 x 3,553 = 10,659 N/m),

@@ -171,6 +171,8 @@ HapticServoDesc haptic_servo_desc_default(void) {
                          .handle_mass_min = 0.12},
         .passivity = {.enabled = false, .max_damping = 0.0},
         .local = haptic_local_desc_default(),
+        .subcount = false,
+        .observer_memory_s = 0.0095, /* 0.9 per period at 1 kHz (docs/haptics.md) */
     };
 }
 
