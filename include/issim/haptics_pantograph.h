@@ -109,6 +109,9 @@ typedef struct HapticObserver {
     double rotor_inertia; /* kg m^2 per base joint */
     double handle_mass;   /* kg at the handle */
     double theta;         /* fading memory per period, 0..1: larger is smoother and slower */
+    double lead_s;        /* the angles rendered are predicted this far ahead at the rates, s:
+                             a device that applies a command at its next frame acts on the
+                             handle one period after the reading */
     double tau[2];        /* torques applied over the period now ending, N m (the servo's) */
     double angle[2], rate[2], disturbance[2]; /* rad, rad/s, rad/s^2 */
     bool have;

@@ -205,6 +205,7 @@ typedef struct HapticServoDesc {
        mass (kg); its memory (s: the fading memory per period is exp(-period / memory)) */
     bool subcount;
     double observer_rotor_inertia, observer_handle_mass, observer_memory_s;
+    double observer_lead_s; /* render the position predicted this far ahead, s (0: none) */
 } HapticServoDesc;
 
 HapticServoDesc haptic_servo_desc_default(void);

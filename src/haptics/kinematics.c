@@ -335,8 +335,8 @@ bool haptic_kinematics_update(HapticKinematics *k, int32_t count1, int32_t count
     double q5 = pantograph_counts_to_angle(c, count5, true);
     if (k->subcount) {
         observe_joints(&k->observer, c, &k->joints, q1, q5, k->have_previous ? t - k->t : 0.0);
-        q1 = k->observer.angle[0];
-        q5 = k->observer.angle[1];
+        q1 = k->observer.angle[0] + k->observer.lead_s * k->observer.rate[0];
+        q5 = k->observer.angle[1] + k->observer.lead_s * k->observer.rate[1];
     }
     double q1_prev = k->joints.q1, q5_prev = k->joints.q5;
     if (!solve_position(k, q1, q5)) {

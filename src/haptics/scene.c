@@ -213,6 +213,9 @@ static void read_observer(Reader *r, HapticServoDesc *d) {
         get_number(r, "rotor_inertia", &d->observer_rotor_inertia);
         get_number(r, "handle_mass", &d->observer_handle_mass);
         get_number(r, "memory", &d->observer_memory_s);
+        get_number(r, "lead", &d->observer_lead_s);
+        if (!(d->observer_lead_s >= 0) || d->observer_lead_s > 0.01)
+            fail(r, "lead", "must be in [0, 0.01] s");
         if (d->subcount && !(d->observer_rotor_inertia > 0 && d->observer_handle_mass > 0))
             fail(r, "rotor_inertia",
                  "the observer needs the device's rotor_inertia (kg m^2) and handle_mass (kg), "

@@ -291,7 +291,8 @@ HapticServo *haptic_servo_create(HapticDevice *dev, const PantographConfig *conf
     servo->kin.subcount = desc->subcount;
     servo->kin.observer = (HapticObserver){.rotor_inertia = desc->observer_rotor_inertia,
                                            .handle_mass = desc->observer_handle_mass,
-                                           .theta = exp(-servo->period / desc->observer_memory_s)};
+                                           .theta = exp(-servo->period / desc->observer_memory_s),
+                                           .lead_s = desc->observer_lead_s};
     haptic_rng_seed(&servo->rng, desc->seed);
     atomic_init(&servo->state, HAPTIC_SERVO_RUNNING);
     atomic_init(&servo->stop_requested, false);
@@ -487,13 +488,16 @@ static void limit_force(HapticServo *servo, double f[2]) {
 static void observe_port(HapticServo *servo) {
     const HapticKinematics *k = &servo->kin;
     servo->passivity.port_dx = (HapticVec2){0, 0};
-    /* pos: with the observer (HapticServoDesc.subcount) its estimate below the count, closer to
-       the handle's true path than the counts' middles, whose whole-count steps charged a smooth
-       force's changes at the wrong places (-4.5 mJ at rest on a 10.8 kN/m wall) */
+    /* with the observer (HapticServoDesc.subcount) its estimate below the count now (pos less
+       its lead), closer to the handle's true path than the counts' middles, whose whole-count
+       steps charged a smooth force's changes at the wrong places (-4.5 mJ at rest on a 10.8 kN/m
+       wall) */
+    double lead = k->subcount ? k->observer.lead_s : 0.0; /* the estimate now, not ahead */
+    HapticVec2 at = {k->pos.x - lead * k->vel.x, k->pos.y - lead * k->vel.y};
     if (servo->passivity.have_port_pos)
-        servo->passivity.port_dx = (HapticVec2){k->pos.x - servo->passivity.port_pos.x,
-                                                k->pos.y - servo->passivity.port_pos.y};
-    servo->passivity.port_pos = k->pos;
+        servo->passivity.port_dx =
+            (HapticVec2){at.x - servo->passivity.port_pos.x, at.y - servo->passivity.port_pos.y};
+    servo->passivity.port_pos = at;
     servo->passivity.have_port_pos = true;
 }
 

@@ -28,7 +28,8 @@
  * transient as the local-model path renders them, tables and plots PREFIX-if / PREFIX-map
  * (default haptics-local).
  *
- * issim-bench haptics zwidth [--png FILE] [--subcount [--memory S]]: Colgate and Brown's Z-width
+ * issim-bench haptics zwidth [--png FILE] [--subcount [--memory S] [--lead]] [--delayed]: Colgate
+ * and Brown's Z-width
  * on the simulated device
  * (tools/pantosim/pantosim_zwidth.h, lockstep in simulated time, so the figures do not depend
  * on the machine's load): for each wall damping, the largest PD-wall stiffness that stays
@@ -38,7 +39,9 @@
  * The stiffness grid is 100 N/m * 1.25^i up to 1 MN/m; a figure is the last grid point before
  * the first unstable one. The table goes to stdout, the plot to FILE (default zwidth.png, by
  * gnuplot) with the table beside it (FILE with .dat). --subcount: the servo's position and
- * velocity from the observer below one count (HapticServoDesc.subcount, memory S seconds). */
+ * velocity from the observer below one count (HapticServoDesc.subcount, memory S seconds);
+ * --delayed: each command reaches the motors a period late, as over the simulator's link;
+ * --lead: the observer renders where the handle will be then. */
 #include "bench.h"
 
 #include <inttypes.h>
@@ -864,6 +867,7 @@ static int bench_zwidth(int argc, char **argv) {
     const char *png = "zwidth.png";
     bool subcount = false;
     double memory = 0.0; /* the observer's memory, s (0: pantosim_zwidth's default) */
+    bool delayed = false, lead = false;
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--png") == 0 && i + 1 < argc)
             png = argv[++i];
@@ -871,12 +875,19 @@ static int bench_zwidth(int argc, char **argv) {
             subcount = true;
         else if (strcmp(argv[i], "--memory") == 0 && i + 1 < argc)
             memory = atof(argv[++i]);
+        else if (strcmp(argv[i], "--delayed") == 0)
+            delayed = true;
+        else if (strcmp(argv[i], "--lead") == 0)
+            lead = true;
     const double rates[ZW_RATES] = {1000.0, 4000.0, 10000.0};
     const double dampings[ZW_DAMPINGS] = {0.0, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0};
     double k[ZW_DAMPINGS][ZW_RATES][2], worst_energy = 0.0;
-    printf("haptics.zwidth%s: largest stable PD-wall stiffness, N/m (grid 100 * 1.25^i)%s\n",
-           subcount ? ".subcount" : "",
-           subcount ? ", position and velocity below one count (HapticServoDesc.subcount)" : "");
+    printf("haptics.zwidth%s%s: largest stable PD-wall stiffness, N/m (grid 100 * 1.25^i)%s%s\n",
+           subcount ? ".subcount" : "", delayed ? ".delayed" : "",
+           subcount ? ", position and velocity below one count (HapticServoDesc.subcount)" : "",
+           delayed ? (lead && subcount ? ", commands a period late, the observer a period ahead"
+                                       : ", commands a period late")
+                   : "");
     printf("%8s", "b N s/m");
     for (int r = 0; r < ZW_RATES; r++)
         printf("  %5.0f Hz off  %5.0f Hz PC ", rates[r], rates[r]);
@@ -886,7 +897,13 @@ static int bench_zwidth(int argc, char **argv) {
         for (int r = 0; r < ZW_RATES; r++)
             for (int pc = 0; pc < 2; pc++) {
                 double e;
-                ZwidthTrial base = {rates[r], 0.0, dampings[b], pc, subcount, memory};
+                ZwidthTrial base = {.rate_hz = rates[r],
+                                    .damping = dampings[b],
+                                    .passivity = pc,
+                                    .subcount = subcount,
+                                    .observer_memory_s = memory,
+                                    .delayed = delayed,
+                                    .observer_lead = lead};
                 k[b][r][pc] = zwidth_largest_stable_for(&base, 100.0, 1e6, 1.25, &e);
                 worst_energy = fmin(worst_energy, e);
                 printf("  %12.0f", k[b][r][pc]);

@@ -15,6 +15,10 @@
 /* A HapticDevice over sim (Borrowed: it must outlive the device), stepping period seconds per
  * read. NULL on out of memory (err says so). */
 HapticDevice *simpanto_lockstep_open(SimPantograph *sim, double period, IssimError *err);
+/* The same, with each command applied at the next read when delayed (a device that applies a
+ * command at its next frame tick, as the simulator over its link does), at once otherwise. */
+HapticDevice *simpanto_lockstep_open_delayed(SimPantograph *sim, double period, bool delayed,
+                                             IssimError *err);
 
 typedef struct ZwidthTrial {
     double rate_hz;   /* servo rate */
@@ -23,6 +27,8 @@ typedef struct ZwidthTrial {
     bool passivity;   /* the passivity controller on (the observer runs either way) */
     bool subcount;    /* the servo's position and velocity below one count (HapticServoDesc) */
     double observer_memory_s; /* its memory, s (0: ZWIDTH_OBSERVER_MEMORY_S) */
+    bool delayed;             /* each command applied one period late (the real link) */
+    bool observer_lead;       /* with delayed: the observer renders one period ahead */
 } ZwidthTrial;
 
 /* The push: the handle starts at rest 10 mm in front of a wall rendered by the servo; the
