@@ -490,8 +490,7 @@ static void observe_port(HapticServo *servo) {
     servo->passivity.port_dx = (HapticVec2){0, 0};
     /* with the observer (HapticServoDesc.subcount) its estimate below the count now (pos less
        its lead), closer to the handle's true path than the counts' middles, whose whole-count
-       steps charged a smooth force's changes at the wrong places (-4.5 mJ at rest on a 10.8 kN/m
-       wall) */
+       steps would charge a smooth force's changes at the wrong places */
     double lead = k->subcount ? k->observer.lead_s : 0.0; /* the estimate now, not ahead */
     HapticVec2 at = {k->pos.x - lead * k->vel.x, k->pos.y - lead * k->vel.y};
     if (servo->passivity.have_port_pos)

@@ -42,8 +42,8 @@ typedef struct ZwidthTrial {
 #define ZWIDTH_HAND_DAMPING 2.0
 #define ZWIDTH_TRIAL_S 1.5
 #define ZWIDTH_WATCH_S 0.5
-/* The observer's memory (HapticServoDesc.observer_memory_s): 0.9 per period at 1 kHz, the best
-   of 0.85, 0.9 and 0.93 tried there (docs/haptics.md "Below one count") */
+/* The observer's memory (HapticServoDesc.observer_memory_s): 0.9 per period at 1 kHz, chosen on
+   this bench (docs/haptics.md "Below one count") */
 #define ZWIDTH_OBSERVER_MEMORY_S 0.0095
 
 typedef struct ZwidthResult {
