@@ -95,6 +95,18 @@ static void cvode_error_handler(int code, const char *module, const char *functi
     (void)code;
 }
 
+void engine_integration_free(Engine *e) {
+    integrator_cvode_destroy(e->integration.cvode);
+    e->integration.cvode = NULL;
+    free(e->integration.scratch);
+    free(e->integration.event_dirs);
+    free(e->integration.event_states);
+    e->integration.scratch = NULL;
+    e->integration.event_dirs = NULL;
+    e->integration.event_states = NULL;
+    e->integration.event_dirs_capacity = 0;
+}
+
 void integrator_cvode_destroy(Integrator *integ) {
     if (!integ)
         return;

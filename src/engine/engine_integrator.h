@@ -26,6 +26,8 @@ typedef struct EngineIntegration {
 /* engine_cvode.c / engine_rk4.c: integrator back-ends */
 Integrator *integrator_cvode_create(Engine *e, IssimError *err);
 void integrator_cvode_destroy(Integrator *integ);
+/* The whole context: CVODE, the RK4 stages and the event arrays (engine_destroy). */
+void engine_integration_free(Engine *e);
 /* CVODE to t_target; returns early (e->data.t < t_target) at an event after which an active contact
  * asks for a fixed step. */
 IssimStatus integrator_cvode_advance(Engine *e, double t_target, IssimError *err);

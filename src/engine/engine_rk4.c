@@ -53,8 +53,8 @@ static EngineBodyState *event_states(Engine *e) {
 }
 
 /* The earliest contact whose event happens within (0, h], or -1. Each body's state at both
- * ends of the step is read once: reading it per contact end, twice per contact, was a fifth of
- * a settled pile's time (issue 15). */
+ * ends of the step is read once, not per contact end (twice per contact, each a square root
+ * and a division). */
 static int first_event(Engine *e, const double *y_end, double *value_end) {
     int found = -1;
     /* vertex contacts read the state vector themselves: the states serve manifold contacts */
@@ -242,8 +242,8 @@ IssimStatus integrator_rk4_advance(Engine *e, double t_target, double step,
          * (000 eq. 5.22) advances over the step it was integrated across, so the elastic
          * energy it stores is counted where the work into it was done. Skipped at events, a
          * crowded pile's landing (an event at most step ends) carried the springs over several
-         * steps and their energy appeared at the next plain step: +1.0e-4 J in one step of
-         * pile_internal_friction.lua at 2e-4 s (docs/performance.md, issue 11). */
+         * steps and their energy appeared at once at the next plain step, a jump in the energy
+         * balance (docs/performance.md, issue 11). */
         engine_commit_contacts(e, e->data.t);
         if (e->model.options.on_step)
             e->model.options.on_step(e, e->model.options.on_step_user);

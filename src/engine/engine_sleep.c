@@ -165,8 +165,8 @@ bool engine_contact_tests_equilibrium(const Engine *e, const EngineContact *c) {
 /* Does this contact let its bodies sleep? A model with an equilibrium test must report it. One
  * without (a spring/damper pile) never does (004 4.8.5: the spring/damper has no equilibrium,
  * V5), unless the universe's sleep policy is "still": then the verdict is the bodies'
- * stillness over ENGINE_SETTLE_TIME, the rule time-stepped islands follow. Without it a settled
- * 240-body penalty pile cost as much per second as its pour (issue 15). */
+ * stillness over ENGINE_SETTLE_TIME, the rule time-stepped islands follow: without it a settled
+ * penalty pile keeps integrating every body as if it were still pouring. */
 static bool contact_settled(const Engine *e, const EngineContact *c) {
     /* one hiding depth must heal first: asleep, its contacts (and the offset) are frozen */
     if (c->depth_offset > ENGINE_SLEEP_MAX_OFFSET)
@@ -526,8 +526,8 @@ static bool models_test_equilibrium(const Engine *e) {
 void engine_equilibrium_loads(Engine *e) {
     if (e->contact_count == e->vertex_contact_count)
         return; /* vertex bodies only: their loads come with the kinematics */
-    /* Only equilibrium tests read the loads: without one the sweep below was a tenth of a
-     * penalty pile's time for nothing (issue 15). */
+    /* Only equilibrium tests read the loads: without one the sweep below would be work for
+     * nothing. */
     if (!models_test_equilibrium(e))
         return;
     for (int i = 0; i < e->sleep.awake_count; i++) {
