@@ -26,6 +26,7 @@ static const struct {
     {"pantograph_internal_friction.lua",
      "drives a haptic device: its handle moves only with a device"},
     {"pantograph_ringing_bar.lua", "drives a haptic device: its handle moves only with a device"},
+    {"pantograph_stiff_wall.lua", "drives a haptic device: its handle moves only with a device"},
     {"pantograph_textures.lua", "drives a haptic device: its handle moves only with a device"},
     /* CI's ASan run beside a busy loop took over the script's 60 s wait to reach 5 s */
     {"pile.lua", "240 bodies: 5 s simulated take over a minute under sanitizers"},

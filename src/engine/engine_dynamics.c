@@ -389,8 +389,7 @@ static EngineBodyState body_state(const Engine *e, const EngineBodyState *states
 }
 
 EngineBodyState *engine_rhs_body_states(const Engine *e) {
-    return (EngineBodyState *)(e->integration.scratch + 6 * (size_t)e->model.layout.state_size +
-                               6 * (size_t)e->model.body_count);
+    return e->integration.body_states;
 }
 
 /* Fills the state cache for y's awake bodies (engine_rhs_body_states). */
@@ -462,8 +461,8 @@ void engine_rhs(Engine *e, double t, const double *y, double *ydot) {
     Vec3 force_stack[MAX_STACK_BODIES], torque_stack[MAX_STACK_BODIES];
     Vec3 *force = force_stack, *torque = torque_stack;
     if (e->model.body_count > MAX_STACK_BODIES) {
-        force = (Vec3 *)(e->integration.scratch + 6 * (size_t)e->model.layout.state_size);
-        torque = force + e->model.body_count;
+        force = e->integration.forces;
+        torque = e->integration.torques;
     }
     engine_accumulate_loads(e, t, y, force, torque);
     for (int i = 0; i < e->sleep.awake_count; i++) {
