@@ -99,8 +99,9 @@ typedef struct EngineIslandSystem {
     void *ctx;
     /* Nullable: the RESOLVE stage's task pool, lent to the solve of an island of at least
      * ENGINE_PARALLEL_SOLVE_ROWS rows on the engine thread while nothing else uses it
-     * (issue 33); NULL on one thread. A solver may run one loop at a time on it
-     * (task_pool_for) and must give the same results on any number of threads. */
+     * (issue 33: EngineOptions.split_large_islands with threads > 1); NULL otherwise. A solver
+     * may run one loop at a time on it (task_pool_for); its results may depend on the pool's
+     * thread count (the built-in PGS's split sweep does), never on the schedule. */
     struct TaskPool *pool;
 } EngineIslandSystem;
 
