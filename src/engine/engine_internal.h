@@ -16,10 +16,11 @@
  * engine_manifold_energy.c (the merge's energy ledger), engine_dynamics.c (right-hand side,
  * contact kinematics, the active set), the integrators (engine_cvode.c, engine_rk4.c), the
  * resolvers (engine_complementarity.c, engine_island_assembly.c with engine_gap_after.c and the
- * solvers engine_pgs.c, engine_solver_*.c; engine_reduced.c with engine_smooth.c), sleeping
- * (engine_sleep.c), checkpoints (engine_checkpoint.c), model-owned contact state
- * (engine_contact_state.c), maps (engine_maps.c) and system matrices (engine_system.c).
- * bar_drop.c is the V1 reference solution, not part of a step.
+ * solvers engine_pgs.c, engine_solver_*.c with the reference engine_solver_reference.c;
+ * engine_reduced.c with engine_smooth.c), sleeping (engine_sleep.c), checkpoints
+ * (engine_checkpoint.c), model-owned contact state (engine_contact_state.c), maps (engine_maps.c)
+ * and system matrices (engine_system.c). bar_drop.c is the V1 reference solution, not part of a
+ * step.
  *
  * Threading: everything here is written and read by the thread that runs the engine (engine.h).
  * The one exception is the collision manager (CollisionManager, collision.h): while its thread
