@@ -45,11 +45,11 @@ typedef struct CheckpointHeader {
 /* Keys average at most this many bytes per frame (the others replay from them). */
 #define CHECKPOINT_KEY_BYTES_PER_FRAME 8192
 #define CHECKPOINT_KEY_EVERY_MAX 32
-/* A key at most every other frame even when it is small: a key is a copy into memory the caches
+/* A key at most every fourth frame even when it is small: a key is a copy into memory the caches
  * have not seen, a visible share of a frame of a few microseconds (point_drop.lua), while
- * replaying the one frame between keys costs one step (docs/performance.md, "Engine model and
- * data"). */
-#define CHECKPOINT_KEY_EVERY_MIN 2
+ * replaying the frames between keys costs a step each, microseconds in such a scene
+ * (docs/performance.md, "Engine model and data"). */
+#define CHECKPOINT_KEY_EVERY_MIN 4
 
 static size_t align16(size_t n) {
     return (n + 15) & ~(size_t)15;
@@ -299,12 +299,15 @@ void engine_checkpoint(Engine *e) {
     if (!ring->arena)
         return;
     drop_from(ring, e->data.t);
-    size_t bytes = record_size(e);
+    /* The spacing comes from the newest key's size, so a frame between keys costs no more than
+     * its record: measuring the record here would cost a frame of a small scene as much again. */
     bool key = ring->count == 0 || e->checkpoints.replay_broken || !newest_key(ring) ||
-               ring->since_key + 1 >= key_interval(ring, bytes);
+               ring->since_key + 1 >= ring->interval;
     e->checkpoints.replay_broken = false;
     CheckpointRecord r = {.t = e->data.t, .model_generation = e->model.generation, .key = key};
     if (key) {
+        size_t bytes = record_size(e);
+        ring->interval = key_interval(ring, bytes);
         if (bytes > ring->capacity) {
             if (!ring->full_warned)
                 issim_log(ISSIM_LOG_WARN,
@@ -330,6 +333,7 @@ void engine_checkpoint(Engine *e) {
 
 void engine_set_checkpoint_keys(Engine *e, int every) {
     e->checkpoints.key_every = every > 0 ? every : 0;
+    e->checkpoints.interval = e->checkpoints.key_every; /* 0: the next frame is a key */
 }
 
 /* Index of the record at time t, or -1. */

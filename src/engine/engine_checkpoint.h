@@ -30,6 +30,7 @@ typedef struct CheckpointRing {
     int max_records, first, count;
     int key_every; /* 0: chosen from the record size; else a key every key_every frames */
     int since_key; /* frames written since the newest key */
+    int interval;  /* the key spacing chosen from the newest key's size (0: none yet) */
     bool full_warned;
     /* Something changed the engine outside engine_advance since the last checkpoint (an edit, an
      * applied wrench, a restore that restarted): the next checkpoint must be a key, since
