@@ -428,7 +428,8 @@ typedef struct GuiPlotInfo {
     char x_label[2][48], y_label[2][48]; /* the axis labels drawn */
     int markers;                         /* impact markers drawn (time plots) */
     double first_marker;                 /* the first one's time, NaN: none */
-    float area[4]; /* the curves' rectangle in window pixels: left, top, right, bottom */
+    float area[4];       /* the curves' rectangle in window pixels: left, top, right, bottom */
+    double history_from; /* the "history from T s only" note's T; NaN: no note drawn */
 } GuiPlotInfo;
 /* The number of plots shown; fills out for plot k (0-based) when k is one. */
 int gui_plot_info(int k, GuiPlotInfo *out);
@@ -442,6 +443,10 @@ void gui_plot_window(double seconds);
 double gui_plot_window_seconds(void);
 /* The memory the plotted series' histories may take together, MiB (1 .. 4096; default 64). */
 void gui_plot_budget(double mib);
+/* What the plotted series' histories hold together: bytes, the budget (MiB), the most times
+ * one merged its samples pairwise to fit it (0: every sample as published) and the oldest
+ * sample's time (NaN: none); returns the samples held. */
+long gui_plot_held(size_t *bytes, double *budget_mib, int *halvings, double *oldest);
 /* The plots shown, as universe.plots spells them ("a, b; @x, y": plots separated by ';',
  * series by ','; '@': the others against the first), whole plots up to size - 1 characters. */
 void gui_plots_spec(char *out, size_t size);

@@ -303,7 +303,15 @@ static void print_plots(void) {
                p.y_label[1]);
         printf("plot_markers %d n=%d first=%.9g\n", k, p.markers, p.first_marker);
         printf("plot_area %d %.0f %.0f %.0f %.0f\n", k, p.area[0], p.area[1], p.area[2], p.area[3]);
+        printf("plot_history %d from=%.9g\n", k, p.history_from);
     }
+    size_t bytes;
+    double budget_mib;
+    int halvings;
+    double oldest;
+    long samples = gui_plot_held(&bytes, &budget_mib, &halvings, &oldest);
+    printf("plots_held samples=%ld bytes=%zu budget_mib=%g halvings=%d oldest=%.9g\n", samples,
+           bytes, budget_mib, halvings, oldest);
     fflush(stdout);
 }
 
