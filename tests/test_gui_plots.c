@@ -461,6 +461,31 @@ static void test_history_note_and_default_budget(void **state) {
     assert_true(10.0 * per_second < pile.budget_mib * 1048576.0);
 }
 
+/* bar_drop_map's strike (0.15 ms, at 3e-7 s: before the first frame) in the contact-map panel's
+ * live force: its columns are the output steps' peaks, so the panel shows the strike's 6.9 kN
+ * though no frame was drawn during it, the same largest force as the peak variable plotted. */
+static void test_map_panel_force_keeps_the_strike(void **state) {
+    (void)state;
+    static char out[GUI_OUTPUT_MAX];
+    const char *script = "frames 2\nselect bar\nplot 3 0 bar.contact_force.peak\nspeed 0.1\n"
+                         "wait_sim 0.03\npause\nframes 2\nprint_map\nprint_plots\n";
+    assert_int_equal(run_issim_script(test_source_path("scenes/bar_drop_map.lua"),
+                                      "--set universe.slow_motion=0", script, out, sizeof out),
+                     0);
+    double force_max = 0, seconds = 0;
+    int active = 0, columns = 0;
+    assert_int_equal(sscanf(require_line(out, "map ", 0),
+                            "map body=bar active=%d columns=%d force_max=%lf seconds=%lf", &active,
+                            &columns, &force_max, &seconds),
+                     4);
+    PlotLine peak = parse_plot(out, 3, 0);
+    print_message("map panel: %d columns over %.4f s, largest %.1f N; the peak plot's %.1f N\n",
+                  columns, seconds, force_max, peak.hi);
+    assert_true(columns > 10);
+    assert_true(force_max > 1e3);
+    assert_near(force_max, peak.hi, 1e-6 * peak.hi);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_series_axes_and_dead_band),
@@ -471,6 +496,7 @@ int main(void) {
         cmocka_unit_test(test_kept_columns_match_the_history),
         cmocka_unit_test(test_history_budget_merges_and_keeps_peaks),
         cmocka_unit_test(test_history_note_and_default_budget),
+        cmocka_unit_test(test_map_panel_force_keeps_the_strike),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

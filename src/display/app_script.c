@@ -665,6 +665,23 @@ static bool run_print_gui(ScriptCall *c) {
     return true;
 }
 
+/* The contact-map panel as drawn last frame: its body, the node in contact and the live force
+ * plot's columns (each the largest output-step peak it covers). */
+static bool run_print_map(ScriptCall *c) {
+    const AppMapView *m = &c->app->map_view;
+    if (m->body < 0 || !m->gui.map) {
+        printf("map none\n");
+    } else {
+        float most = -INFINITY;
+        for (int i = 0; i < m->count; i++)
+            most = fmaxf(most, m->force[i]);
+        printf("map body=%s active=%d columns=%d force_max=%.9g seconds=%.9g\n", m->gui.body,
+               m->gui.active_node, m->count, most, m->seconds);
+    }
+    fflush(stdout);
+    return true;
+}
+
 static bool run_select(ScriptCall *c) {
     app_select(c->app, thingdb_find(c->app->session.db, c->words[1]));
     return true;
@@ -846,6 +863,8 @@ static const ScriptCommand COMMANDS[] = {
     {"print_state", "", 0, NEED_NOTHING, run_print_state,
      "print the time, view, camera, clock and bodies"},
     {"print_scenes", "", 0, NEED_NOTHING, run_print_scenes, "print the launcher's list"},
+    {"print_map", "", 0, NEED_NOTHING, run_print_map,
+     "print the contact-map panel as drawn last frame"},
     {"print_gui", "", 0, NEED_NOTHING, run_print_gui,
      "print the recent scenes, the property table's place and the layout"},
     {"device_enable", "", 0, NEED_NOTHING, run_device_enable, "the device panel's Enable"},
