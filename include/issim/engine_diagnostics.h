@@ -6,6 +6,8 @@
 #ifndef ISSIM_ENGINE_DIAGNOSTICS_H
 #define ISSIM_ENGINE_DIAGNOSTICS_H
 
+#include <stdint.h>
+
 #include "issim/engine.h"
 
 /* What threads = 0 means for a scene of `shaped_bodies` bodies with collision shapes:
@@ -34,6 +36,11 @@ typedef struct EnginePenetration {
     int offset_contacts;
 } EnginePenetration;
 EnginePenetration engine_penetration(const Engine *engine);
+
+/* A hash of the engine's model (EngineModel and the arrays it owns: bodies, obstacles, pairs,
+ * materials, layout, variable names). The model changes only by edits, never by a step, so the
+ * digest is the same before and after engine_advance (tests/test_engine_model_const.c). */
+uint64_t engine_model_digest(const Engine *engine);
 
 /* The bodies on a sleeping body's equilibrium list (empty while awake), ascending. Writes at most
  * max and returns the full count. */

@@ -80,6 +80,7 @@ void engine_destroy(Engine *e) {
     engine_islands_free(e);
     engine_checkpoints_free(e);
     engine_pool_free_all(&e->pool);
+    engine_param_sets_free(&e->param_sets);
     free(e);
 }
 

@@ -147,7 +147,7 @@ int engine_find_pair(const Engine *e, int ma, int mb) {
 /* The parameters of one contact: the damping derived from the restitution uses the pair's
  * reduced mass (a body against a fixed obstacle: the body's mass, as V1 states it for the bar),
  * shared among the points of a shaped pair's patch. */
-IssimStatus engine_contact_params(const Engine *e, EngineContact *c, IssimError *err) {
+IssimStatus engine_contact_bind_params(Engine *e, EngineContact *c, IssimError *err) {
     double m = e->model.bodies[c->body].mass;
     if (c->kind == CONTACT_MANIFOLD && c->body_b >= 0) {
         double mb = e->model.bodies[c->body_b].mass;
@@ -157,15 +157,18 @@ IssimStatus engine_contact_params(const Engine *e, EngineContact *c, IssimError 
         m /= c->patch_points; /* restitution per patch (engine_manifold_energy.c) */
     /* From the pair's parameters (read from the database once per build or edit), not from the
      * database: the collision manager creates contacts every step in a crowded scene. */
-    c->params = e->model.pairs[c->pair].params;
-    engine_contact_maps(e, c);
-    if (c->params.damping_from_restitution) {
+    ContactParams p = e->model.pairs[c->pair].params;
+    engine_contact_maps(e, c, &p);
+    if (p.damping_from_restitution) {
         if (!(m > 0.0) || !isfinite(m))
             return issim_error_set(err, ISSIM_ERR_INVALID,
                                    "cannot derive damping from restitution without a mass");
-        c->params.damping =
-            contact_damping_for_restitution(c->params.stiffness, m, c->params.restitution);
+        p.damping = contact_damping_for_restitution(p.stiffness, m, p.restitution);
     }
+    int set = engine_param_set_find_or_add(&e->param_sets, c->pair, &p);
+    if (set < 0)
+        return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory for contact parameters");
+    c->param_set = set;
     return ISSIM_OK;
 }
 
@@ -177,8 +180,9 @@ static IssimStatus build_contact_params(Engine *e, IssimError *err) {
             return s;
         p->model = contact_model_class(p->params.model);
     }
+    engine_param_sets_clear(&e->param_sets);
     for (int ci = 0; ci < e->contact_count; ci++) {
-        IssimStatus s = engine_contact_params(e, &e->contacts[ci], err);
+        IssimStatus s = engine_contact_bind_params(e, &e->contacts[ci], err);
         if (s != ISSIM_OK)
             return s;
     }
@@ -355,9 +359,10 @@ static void check_time_scales(Engine *e) {
     for (int ci = 0; ci < e->contact_count; ci++) {
         const EngineContact *c = &e->contacts[ci];
         const EnginePair *p = &e->model.pairs[c->pair];
-        double fixed = p->model->fixed_step(&c->params);
+        double fixed = p->model->fixed_step(engine_contact_params(e, c));
         double h = fixed > 0.0 ? fixed : e->model.dt;
-        double tau = p->model->time_scale(&c->params, e->model.bodies[c->body].mass);
+        double tau =
+            p->model->time_scale(engine_contact_params(e, c), e->model.bodies[c->body].mass);
         if (h > 0.1 * tau) {
             issim_log(ISSIM_LOG_WARN,
                       "fixed step %g s is too coarse for contact %s on %s (time scale "
@@ -423,4 +428,22 @@ IssimStatus engine_refresh_params(Engine *e, IssimError *err) {
             return s;
     }
     return build_contact_params(e, err);
+}
+
+static uint64_t digest_bytes(uint64_t h, const void *bytes, size_t n) {
+    const unsigned char *p = bytes;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3u; /* FNV-1a */
+    return h;
+}
+
+uint64_t engine_model_digest(const Engine *e) {
+    const EngineModel *m = &e->model;
+    uint64_t h = digest_bytes(0xcbf29ce484222325u, m, sizeof *m);
+    h = digest_bytes(h, m->bodies, sizeof *m->bodies * (size_t)m->body_count);
+    h = digest_bytes(h, m->obstacles, sizeof *m->obstacles * (size_t)m->obstacle_count);
+    h = digest_bytes(h, m->pairs, sizeof *m->pairs * (size_t)m->pair_count);
+    h = digest_bytes(h, m->materials, sizeof *m->materials * (size_t)m->material_count);
+    h = digest_bytes(h, m->layout.blocks, sizeof *m->layout.blocks * (size_t)m->layout.block_count);
+    return digest_bytes(h, m->vars.names, sizeof *m->vars.names * (size_t)m->vars.count);
 }

@@ -55,12 +55,9 @@ static size_t align16(size_t n) {
     return (n + 15) & ~(size_t)15;
 }
 
-/* A contact is saved up to its parameters: they belong to the pair (engine_contact_params), so
- * a restore takes the current ones and a rewind across an edit of the pair keeps the edit. */
-#define CONTACT_SAVED_BYTES offsetof(EngineContact, params)
-_Static_assert(offsetof(EngineContact, params) + sizeof(ContactParams) == sizeof(EngineContact),
-               "ContactParams must stay EngineContact's last field: a field after it would escape "
-               "rewinds");
+/* A contact is saved whole. Its parameters belong to the pair (EngineContact.param_set), so a
+ * restore binds them again: a rewind across an edit of the pair keeps the edit. */
+#define CONTACT_SAVED_BYTES sizeof(EngineContact)
 
 _Static_assert(ENGINE_REDUCED_SLOTS <= 32, "CheckpointHeader.reduced_active has 32 bits");
 
@@ -247,7 +244,8 @@ static void copy_pool(const Engine *e, unsigned char *dst, const unsigned char *
         const EngineContact *c = &e->contacts[ci];
         const ContactModelClass *model = engine_contact_model(e, c);
         if (c->state_bytes > 0 && model->copy)
-            model->copy(&c->params, dst + c->state_offset, src + c->state_offset, c->state_bytes);
+            model->copy(engine_contact_params(e, c), dst + c->state_offset, src + c->state_offset,
+                        c->state_bytes);
     }
 }
 
@@ -394,8 +392,8 @@ static bool restore_key(Engine *e, const CheckpointRecord *r) {
     for (int ci = 0; ci < h.contact_count; ci++) {
         EngineContact *c = &e->contacts[ci];
         memcpy(c, p + CONTACT_SAVED_BYTES * (size_t)ci, CONTACT_SAVED_BYTES);
-        if (engine_contact_params(e, c, NULL) != ISSIM_OK)
-            c->params = e->model.pairs[c->pair].params; /* checked when the pair was built */
+        if (engine_contact_bind_params(e, c, NULL) != ISSIM_OK)
+            return false; /* out of memory: the masses were checked when the pair was built */
     }
     e->contact_count = h.contact_count;
     p += align16(CONTACT_SAVED_BYTES * (size_t)h.contact_count);

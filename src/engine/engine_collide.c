@@ -443,7 +443,7 @@ void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, 
          * damping among a pair's points): the damping is derived once unless it changed. */
         if (j >= 0)
             c->patch_points = e->collide.previous[j].patch_points;
-        if (engine_contact_params(e, c, &err) != ISSIM_OK)
+        if (engine_contact_bind_params(e, c, &err) != ISSIM_OK)
             continue;
         if (j >= 0) {
             e->collide.previous_kept[j] = true;

@@ -58,7 +58,7 @@ typedef struct EngineContact {
      * re-makes the anchors never raises the pair's elastic energy (engine_manifold_energy.c) */
     double depth_offset;
     /* manifold: the points of its pair's patch, which share the pair's mass for the damping
-     * derived from the restitution (engine_contact_params; 0 or 1: one point) */
+     * derived from the restitution (engine_contact_bind_params; 0 or 1: one point) */
     int patch_points;
     /* Complementarity rows: the normal force of the last time step (lambda_n / h, N), which the
      * contact reports show; the solver, not the geometry, decides their activity. */
@@ -67,10 +67,29 @@ typedef struct EngineContact {
     /* Complementarity rows: the contact's total impulse of its last time step (world, N s,
      * normal and friction), the warm start of the next solve (engine_complementarity.c). */
     Vec3 warm_impulse;
-    /* The pair's parameters for this contact (damping derived with this body's mass). Last:
-     * checkpoints save a contact up to here and take the pair's current parameters back. */
-    ContactParams params;
+    /* Its parameters: the index of its pair's parameter set for its bodies (Engine.param_sets,
+     * engine_param_sets.c; read through engine_contact_params). Bound by
+     * engine_contact_bind_params; a restore binds it again, so a rewind across an edit of the
+     * pair keeps the edit. */
+    int param_set;
 } EngineContact;
+
+/* One pair's parameters as some of its contacts use them: the pair's ContactParams with the
+ * damping derived for those contacts' mass share and their bodies' contact maps. */
+typedef struct ContactParamSet {
+    ContactParams params;
+    int pair;
+} ContactParamSet;
+
+/* The parameter sets of the engine's contacts (engine_param_sets.c), indexed by a hash of
+ * (pair, damping, maps). Written and read by the engine's thread; sets are added only in the
+ * collision stage and by edits and restores, never while islands are solved in parallel. */
+typedef struct ContactParamSets {
+    ContactParamSet *sets;
+    int count, capacity;
+    int *index; /* slot_count (a power of two) slots: a set, or -1 */
+    int slot_count;
+} ContactParamSets;
 
 /* Model-owned contact state (engine_contact_state.c): one byte arena, blocks of 16-byte
  * multiples, a first-fit free list sorted by offset. It grows (doubling) only at a contact onset
@@ -82,6 +101,12 @@ typedef struct ContactStatePool {
     size_t *free_offset, *free_size;
     int free_count, free_capacity;
 } ContactStatePool;
+
+/* engine_param_sets.c: the set with this pair and p's damping and maps, added when there is none
+ * yet; -1 when out of memory. */
+int engine_param_set_find_or_add(ContactParamSets *s, int pair, const ContactParams *p);
+void engine_param_sets_clear(ContactParamSets *s);
+void engine_param_sets_free(ContactParamSets *s);
 
 /* engine_contact_state.c: model-owned contact state and the calls into the models */
 void engine_pool_free_all(ContactStatePool *pool);

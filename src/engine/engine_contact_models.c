@@ -27,7 +27,7 @@ int engine_body_contact_models(const Engine *e, EngineBodyId body, EngineContact
         engine_contact_kinematics(e, e->y, c, e->data.t, &v->kin, &point, NULL);
         v->id = c->id;
         v->body_is_a = is_a;
-        v->params = &c->params;
+        v->params = engine_contact_params(e, c);
         v->history = engine_contact_history(e, c);
         v->point = point;
         v->other_vel = material_velocity(e, is_a ? c->body_b : c->body, point);

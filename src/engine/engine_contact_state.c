@@ -167,7 +167,7 @@ void engine_contact_begin(Engine *e, EngineContact *c, const ContactKinematics *
     const ContactModelClass *model = engine_contact_model(e, c);
     engine_contact_end(e, c); /* a contact that restarts gives its old block back first */
     memset(&c->history, 0, sizeof c->history);
-    size_t bytes = model->state_size ? model->state_size(&c->params, k) : 0;
+    size_t bytes = model->state_size ? model->state_size(engine_contact_params(e, c), k) : 0;
     if (bytes > 0) {
         bool grown = false;
         size_t off = pool_alloc(&e->pool, bytes, &grown);
@@ -184,8 +184,8 @@ void engine_contact_begin(Engine *e, EngineContact *c, const ContactKinematics *
     c->state_bytes = bytes;
     ContactKinematics at = *k;
     engine_contact_local_frames(e, c, &at);
-    model->begin(&c->params, engine_contact_history(e, c), &at);
-    if (!engine_contact_has_friction(c))
+    model->begin(engine_contact_params(e, c), engine_contact_history(e, c), &at);
+    if (!engine_contact_has_friction(e, c))
         return; /* the history was zeroed: unpinned */
     EngineBodyState a = engine_block_state(e, e->y, c->body), b = a;
     bool with_b = c->kind == CONTACT_MANIFOLD && c->body_b >= 0;
@@ -211,23 +211,25 @@ void engine_contact_reset(Engine *e, EngineContact *c, const ContactKinematics *
         return;
     }
     ContactHistory *h = engine_contact_history(e, c);
-    model->reset(&c->params, h, k);
+    model->reset(engine_contact_params(e, c), h, k);
 }
 
 ContactForce engine_contact_force(const Engine *e, const EngineContact *c,
                                   const ContactKinematics *k) {
-    return engine_contact_model(e, c)->force(&c->params, engine_contact_history(e, c), k);
+    return engine_contact_model(e, c)->force(engine_contact_params(e, c),
+                                             engine_contact_history(e, c), k);
 }
 
 int engine_contact_commit_model(Engine *e, EngineContact *c, const ContactKinematics *k) {
-    return engine_contact_model(e, c)->commit(&c->params, engine_contact_history(e, c), k);
+    return engine_contact_model(e, c)->commit(engine_contact_params(e, c),
+                                              engine_contact_history(e, c), k);
 }
 
 double engine_contact_potential(const Engine *e, const EngineContact *c,
                                 const ContactKinematics *k) {
     const ContactHistory *h = engine_contact_history(e, c);
-    return engine_contact_model(e, c)->potential(&c->params, h, k) +
-           contact_friction_potential(&c->params, h);
+    return engine_contact_model(e, c)->potential(engine_contact_params(e, c), h, k) +
+           contact_friction_potential(engine_contact_params(e, c), h);
 }
 
 bool engine_models_have_copy_hooks(const Engine *e) {

@@ -106,8 +106,8 @@ static void friction_slip(const EngineContact *c, const EngineBodyState *a,
                            pinned_point(b, c->history.friction_pin_b));
 }
 
-bool engine_contact_has_friction(const EngineContact *c) {
-    return c->params.friction_static > 0.0;
+bool engine_contact_has_friction(const Engine *e, const EngineContact *c) {
+    return engine_contact_params(e, c)->friction_static > 0.0;
 }
 
 void engine_pin_friction(EngineContact *c, const EngineBodyState *a, const EngineBodyState *b,
@@ -631,7 +631,7 @@ int engine_update_active_set(Engine *e, double t, const int *directions) {
  * read only for a contact with friction: the commit visits every contact at every step). */
 static void pin_at_commit(const Engine *e, const EngineBodyState *states, EngineContact *c,
                           Vec3 point) {
-    if (!engine_contact_has_friction(c)) {
+    if (!engine_contact_has_friction(e, c)) {
         c->history.friction_pinned = false;
         return;
     }
@@ -653,7 +653,8 @@ void engine_commit_contacts(Engine *e, double t) {
         cached_kinematics(e, states, e->y, c, t, &k);
         int events = engine_contact_commit_model(e, c, &k);
         pin_at_commit(e, states, c, k.contact_point);
-        c->still_speed = contact_equilibrium_speed(&c->params, k.load, k.effective_mass);
+        c->still_speed =
+            contact_equilibrium_speed(engine_contact_params(e, c), k.load, k.effective_mass);
         /* A model reports the instant equilibrium begins (internal friction: once, then keeps
          * history.in_equilibrium while it holds); the flag lasts while either says so. */
         c->equilibrium = (events & CONTACT_EVENT_EQUILIBRIUM) != 0 ||

@@ -122,6 +122,7 @@ struct Engine {
     EngineIslands islands;         /* engine_resolve.h */
     EngineReduced reduced;         /* engine_reduced.h */
     CheckpointRing checkpoints;    /* engine_checkpoint.h */
+    ContactParamSets param_sets;   /* engine_contact.h: the contacts' parameters */
     double *y_saved;               /* state before the current advance (restored on failure) */
 
     EngineEventFn event_fn;
@@ -149,6 +150,12 @@ static inline void engine_invalidate(Engine *e, unsigned what) {
         e->integration.fixed_step_dirty = true;
     if (what & ENGINE_INVALID_REPLAY)
         e->checkpoints.replay_broken = true;
+}
+
+/* The parameters a contact's model is called with (its set, engine_param_sets.c). The pointer
+ * lasts until the next contact is bound (a new set may move the table). */
+static inline const ContactParams *engine_contact_params(const Engine *e, const EngineContact *c) {
+    return &e->param_sets.sets[c->param_set].params;
 }
 
 /* engine.c: the next instance serial, process-wide, never 0 (engine_create takes one). */
@@ -195,7 +202,7 @@ void engine_update_fixed_step(Engine *e);
 IssimStatus engine_load_maps(Engine *e, IssimError *err);
 void engine_release_maps(Engine *e);
 /* The contact's maps into its parameters (a: the contact's body, b: its second body). */
-void engine_contact_maps(const Engine *e, EngineContact *c);
+void engine_contact_maps(const Engine *e, const EngineContact *c, ContactParams *p);
 /* Fills the body-frame points and normals of k (ContactKinematics.point_in_a ...) from the
  * engine's current state, for the model's begin(). */
 void engine_contact_local_frames(const Engine *e, const EngineContact *c, ContactKinematics *k);

@@ -221,8 +221,9 @@ int island_assemble_contacts(IslandWork *w, int *rows, const int *candidates, in
         if (blk->offset_b >= 0)
             jacobian_block(w, blk->jb, f, rb, -1.0);
         w->rows.gap[m] = -k.depth;
-        w->rows.mu[m] = c->params.friction_kinetic;
-        w->rows.mu_static[m] = fmax(c->params.friction_static, c->params.friction_kinetic);
+        w->rows.mu[m] = engine_contact_params(e, c)->friction_kinetic;
+        w->rows.mu_static[m] = fmax(engine_contact_params(e, c)->friction_static,
+                                    engine_contact_params(e, c)->friction_kinetic);
         w->rows.ids[m] = c->kind == CONTACT_MANIFOLD ? ((uint64_t)1 << 32) | c->collision_id
                                                      : (uint64_t)candidates[ci];
         warm_start_row(w, m, c);

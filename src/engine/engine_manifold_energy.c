@@ -146,13 +146,13 @@ static double energy_at(const Engine *e, const EngineContact *c, const ContactKi
         return 0.0;
     /* A model with its own state (a contact map's convolution) begins on a scratch copy: its
      * energy at onset counts like any other's. */
-    size_t bytes = model->state_size ? model->state_size(&c->params, &k) : 0;
+    size_t bytes = model->state_size ? model->state_size(engine_contact_params(e, c), &k) : 0;
     ContactHistory h = {.state = bytes ? calloc(1, bytes) : NULL, .state_bytes = bytes};
     if (bytes && !h.state)
         return 0.0;
     engine_contact_local_frames(e, c, &k);
-    model->begin(&c->params, &h, &k);
-    double energy = model->potential(&c->params, &h, &k);
+    model->begin(engine_contact_params(e, c), &h, &k);
+    double energy = model->potential(engine_contact_params(e, c), &h, &k);
     free(h.state);
     return energy;
 }
@@ -235,7 +235,7 @@ static void share_patch_damping(Engine *e, int head) {
         if (c->patch_points == n)
             continue;
         c->patch_points = n;
-        engine_contact_params(e, c, NULL); /* it was derived once already: it cannot fail */
+        engine_contact_bind_params(e, c, NULL); /* derived once already: only memory can fail */
     }
 }
 

@@ -73,11 +73,11 @@ void engine_release_maps(Engine *e) {
     }
 }
 
-void engine_contact_maps(const Engine *e, EngineContact *c) {
-    c->params.map_a = c->body >= 0 ? e->model.bodies[c->body].contact_map : NULL;
-    c->params.map_b = c->kind == CONTACT_MANIFOLD && c->body_b >= 0
-                          ? e->model.bodies[c->body_b].contact_map
-                          : NULL;
+void engine_contact_maps(const Engine *e, const EngineContact *c, ContactParams *p) {
+    p->map_a = c->body >= 0 ? e->model.bodies[c->body].contact_map : NULL;
+    p->map_b = c->kind == CONTACT_MANIFOLD && c->body_b >= 0
+                   ? e->model.bodies[c->body_b].contact_map
+                   : NULL;
 }
 
 void engine_contact_local_frames(const Engine *e, const EngineContact *c, ContactKinematics *k) {

@@ -123,6 +123,8 @@ IssimStatus engine_create_integrator(Engine *e, IssimError *err);
 /* Re-reads every parameter that may change while running (after an edit). */
 IssimStatus engine_refresh_params(Engine *e, IssimError *err);
 int engine_find_pair(const Engine *e, int material_a, int material_b);
-IssimStatus engine_contact_params(const Engine *e, EngineContact *c, IssimError *err);
+/* Binds the contact to its parameter set (EngineContact.param_set): its pair's parameters with
+ * the damping derived for its mass share and its bodies' maps. */
+IssimStatus engine_contact_bind_params(Engine *e, EngineContact *c, IssimError *err);
 
 #endif

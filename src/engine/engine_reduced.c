@@ -351,10 +351,10 @@ static bool slow_enough(const Engine *e, const EngineContact *c, const EngineRed
     ContactKinematics k;
     engine_contact_kinematics(e, e->y, c, e->data.t, &k, NULL, NULL);
     if (model->keeps_contact)
-        return fabs(k.depth_rate) < c->params.slip_tolerance;
+        return fabs(k.depth_rate) < engine_contact_params(e, c)->slip_tolerance;
     double speed =
         sqrt(k.depth_rate * k.depth_rate + vec3_dot(k.tangent_velocity, k.tangent_velocity));
-    return speed < contact_equilibrium_speed(&c->params, k.load, k.effective_mass);
+    return speed < contact_equilibrium_speed(engine_contact_params(e, c), k.load, k.effective_mass);
 }
 
 static int free_slot(const Engine *e) {

@@ -153,7 +153,9 @@ static double still_speed(const Engine *e, const EngineContact *c) {
     if (engine_contact_time_stepped(e, c) ||
         (e->sleep.policy == SLEEP_POLICY_STILL && !engine_contact_tests_equilibrium(e, c)))
         return ENGINE_STEPPED_SLEEP_SPEED;
-    return c->params.velocity_tolerance > 0.0 ? c->params.velocity_tolerance : c->still_speed;
+    return engine_contact_params(e, c)->velocity_tolerance > 0.0
+               ? engine_contact_params(e, c)->velocity_tolerance
+               : c->still_speed;
 }
 
 bool engine_contact_tests_equilibrium(const Engine *e, const EngineContact *c) {
@@ -503,7 +505,8 @@ static double point_normal_acc(const Engine *e, int b, Vec3 n, Vec3 r) {
 static void contact_band(const Engine *e, const EngineContact *c, const ContactKinematics *k,
                          double *lo, double *hi) {
     ContactKinematics side = *k;
-    side.depth_rate = c->params.phase_ramp_time > 0.0 ? ENGINE_RAMP_BAND_RATE : ENGINE_BAND_RATE;
+    side.depth_rate = engine_contact_params(e, c)->phase_ramp_time > 0.0 ? ENGINE_RAMP_BAND_RATE
+                                                                         : ENGINE_BAND_RATE;
     double rate = side.depth_rate;
     ContactForce up = engine_contact_force(e, c, &side);
     side.depth_rate = -rate;

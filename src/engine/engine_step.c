@@ -164,7 +164,7 @@ void engine_update_fixed_step(Engine *e) {
         const EngineContact *c = &e->contacts[e->sleep.live_contacts[li]];
         if (!c->active || !e->body_data[c->body].integrated)
             continue;
-        double fixed = engine_contact_model(e, c)->fixed_step(&c->params);
+        double fixed = engine_contact_model(e, c)->fixed_step(engine_contact_params(e, c));
         if (fixed > 0.0 && (h == 0.0 || fixed < h))
             h = fixed;
     }

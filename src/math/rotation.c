@@ -1,19 +1,9 @@
 /* Rotations: quaternions (w, x, y, z) mapping body to world, and the contact tangent basis.
  *
  * Quaternion products follow Hamilton's convention (quat_mul in math.h), so for a unit q the
- * rotation is v_w = q (0, v) q*. The vector rotation below uses the expanded form
- * v' = v + w t + u x t with u = (x, y, z), t = 2 u x v (Rodrigues), which costs 15 multiplies
- * instead of the 32 of two quaternion products and agrees with quat_to_mat3 to rounding.
+ * rotation is v_w = q (0, v) q* (quat_rotate, inline in math.h).
  */
 #include "issim/math.h"
-
-Quat quat_normalize(Quat q) {
-    double n = quat_norm(q);
-    if (!(n > 0.0) || !isfinite(n))
-        return quat_identity();
-    double s = 1.0 / n;
-    return (Quat){q.w * s, q.x * s, q.y * s, q.z * s};
-}
 
 Quat quat_from_axis_angle(Vec3 axis, double angle) {
     Vec3 u = vec3_normalize(axis);
@@ -21,16 +11,6 @@ Quat quat_from_axis_angle(Vec3 axis, double angle) {
         return quat_identity();
     double s = sin(0.5 * angle);
     return (Quat){cos(0.5 * angle), u.x * s, u.y * s, u.z * s};
-}
-
-Vec3 quat_rotate(Quat q, Vec3 v) {
-    Vec3 u = {q.x, q.y, q.z};
-    Vec3 t = vec3_scale(vec3_cross(u, v), 2.0);
-    return vec3_add(vec3_mad(v, q.w, t), vec3_cross(u, t));
-}
-
-Vec3 quat_rotate_inv(Quat q, Vec3 v) {
-    return quat_rotate(quat_conj(q), v);
 }
 
 Mat3 quat_to_mat3(Quat q) {
