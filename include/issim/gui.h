@@ -394,6 +394,9 @@ double gui_property_table_y(void);
 /* Whether the last frame told the user to start a haptic device (a scene with a handle opened
  * without --device), for the tests. */
 bool gui_device_hint_shown(void);
+/* The reach (s) the scrubber's note gave last frame, when the registry's history held less than
+ * universe.history asked; NaN: no note. For the tests. */
+double gui_scrubber_note(void);
 /* Window rectangles (x, y, w, h) of the "Pause at next contact" button and the "slow motion at
  * impacts" box as last drawn (w 0: not drawn), for the tests' clicks. */
 void gui_playback_rects(double pause[4], double slow[4]);

@@ -202,6 +202,7 @@ static void print_gui(const App *app) {
            gui_layout_overflow(GUI_PANEL_LEFT), gui_layout_overflow(GUI_PANEL_RIGHT),
            gui_layout_overflow(GUI_PANEL_STATUS), gui_layout_overflow(GUI_PANEL_NAVIGATION),
            app->arrow_kinds, app_arrow_px_per_distance(app));
+    printf("scrubber note=%.9g\n", gui_scrubber_note());
     fflush(stdout);
 }
 
