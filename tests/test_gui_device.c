@@ -509,8 +509,85 @@ static void test_wall_reaction_drawn(void **state) {
     assert_near(hand.vector.y, wall.vector.y, 0.1 * wall.vector.y);
 }
 
+/* The force-depth plot's colour (gui_device.cpp, kLoopColour: 255, 140, 26) in the right panel,
+ * within a few levels (the line's anti-aliased edges are left out). */
+static bool loop_pixel(const Image *im, int x, int y) {
+    const unsigned char *p = pixel(im, x, y);
+    return abs(p[0] - 255) <= 6 && abs(p[1] - 140) <= 6 && abs(p[2] - 26) <= 6;
+}
+
+typedef struct LoopPixels {
+    int count, x0, x1, y0, y1;
+    int two_branch_columns; /* columns where the line crosses twice, apart by 4+ pixels */
+} LoopPixels;
+
+static LoopPixels loop_pixels(const Image *im) {
+    LoopPixels l = {0, im->w, -1, im->h, -1, 0};
+    for (int x = im->w - 338; x < im->w; x++) {
+        int runs = 0, last = -100;
+        for (int y = 0; y < im->h; y++) {
+            if (!loop_pixel(im, x, y))
+                continue;
+            l.count++;
+            l.x0 = x < l.x0 ? x : l.x0;
+            l.x1 = x > l.x1 ? x : l.x1;
+            l.y0 = y < l.y0 ? y : l.y0;
+            l.y1 = y > l.y1 ? y : l.y1;
+            runs += y - last > 4;
+            last = y;
+        }
+        l.two_branch_columns += runs >= 2;
+    }
+    return l;
+}
+
+/* Issue 30 item 6: pantograph_internal_friction.lua's hysteresis drawn live in the device panel.
+ * The scripted hand circles 3 cm round (0, 0.155), 1 cm past the C0 wall (device y 0.135) and
+ * clear of the other: pressing in meets (1 + f) k, easing off (1 - f) k with the tilted line
+ * between, so the plot of the deepest model's normal force over its depth is a loop with two
+ * branches over the same depths. Before the motors are on nothing is traced; after a few turns
+ * the loop's colour covers a region several millimetres wide and over a newton high, and many
+ * pixel columns cross it twice (the pressing and the easing branch). print_device shows the
+ * models the plot reads: the two walls' contacts among the proxy's local models. */
+static void test_force_depth_loop_drawn(void **state) {
+    (void)state;
+    static char out[GUI_OUTPUT_MAX];
+    char before[256], after[256], script[1024];
+    issim_strlcpy(before, test_temp_path("-before.png"), sizeof before);
+    issim_strlcpy(after, test_temp_path("-loop.png"), sizeof after);
+    snprintf(script, sizeof script,
+             "wait_device periods 100\nframes 2\nscreenshot %s\ndevice_enable\n"
+             "wait_device motors_on\nwait 9\nprint_device\nframes 2\nscreenshot %s\n",
+             before, after);
+    int rc = run_issim_script(test_source_path("scenes/pantograph_internal_friction.lua"),
+                              "--device sim --device-rate 1000 "
+                              "--device-hand circle:0.03,4,0.5,0.0,0.155",
+                              script, out, sizeof out);
+    assert_int_equal(rc, 0);
+    const char *line = find_line(out, "device status=", 0);
+    assert_non_null(line);
+    print_message("models %.0f (%.0f in contact), traced %.3f mm %.3f N\n",
+                  value_of(line, "models"), value_of(line, "models_touching"),
+                  1e3 * value_of(line, "traced_depth"), value_of(line, "traced_force"));
+    assert_true(value_of(line, "models") >= 1);
+    Image im0 = load_png(before), im1 = load_png(after);
+    LoopPixels l0 = loop_pixels(&im0), l1 = loop_pixels(&im1);
+    print_message("loop pixels: %d before the motors, %d after (x %d-%d, y %d-%d, %d columns "
+                  "crossing twice); screenshot %s\n",
+                  l0.count, l1.count, l1.x0, l1.x1, l1.y0, l1.y1, l1.two_branch_columns, after);
+    assert_int_equal(l0.count, 0);
+    assert_true(l1.count > 300);
+    assert_true(l1.x1 - l1.x0 > 100 && l1.y1 - l1.y0 > 60);
+    assert_true(l1.two_branch_columns > 30);
+    stbi_image_free(im0.rgb);
+    stbi_image_free(im1.rgb);
+    if (!getenv("ISSIM_KEEP_SCREENSHOTS"))
+        remove(before), remove(after);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_force_depth_loop_drawn),
         cmocka_unit_test(test_device_panel_estop_and_device_loss),
         cmocka_unit_test(test_device_that_cannot_open),
         cmocka_unit_test(test_device_options),

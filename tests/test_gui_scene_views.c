@@ -26,6 +26,7 @@ static const struct {
     {"pantograph_internal_friction.lua",
      "drives a haptic device: its handle moves only with a device"},
     {"pantograph_ringing_bar.lua", "drives a haptic device: its handle moves only with a device"},
+    {"pantograph_stiff_wall.lua", "drives a haptic device: its handle moves only with a device"},
     {"pantograph_textures.lua", "drives a haptic device: its handle moves only with a device"},
 };
 enum { SKIPPED_COUNT = sizeof SKIPPED / sizeof SKIPPED[0] };

@@ -232,7 +232,16 @@ static HapticDevice *moving_handle(const PantographConfig *c, double travel, dou
     return dev;
 }
 
+static void rig_open_with(Rig *r, double travel, double seconds, double rate_hz,
+                          const HapticSurface *surface);
+
 static void rig_open(Rig *r, double travel, double seconds, double rate_hz) {
+    rig_open_with(r, travel, seconds, rate_hz, NULL);
+}
+
+/* The rig, with a scene surface beside the proxy's contacts when surface is not NULL. */
+static void rig_open_with(Rig *r, double travel, double seconds, double rate_hz,
+                          const HapticSurface *surface) {
     r->reg = small_registry();
     const char *names[] = {"proxy.pos.x", "proxy.pos.y", "proxy.vel.x", "proxy.vel.y"};
     for (int i = 0; i < 4; i++)
@@ -246,6 +255,10 @@ static void rig_open(Rig *r, double travel, double seconds, double rate_hz) {
     r->desc.coupling.engage_s = 0.0;
     r->desc.local.enabled = true;
     r->desc.max_force_step = 100; /* the slew limit is tested elsewhere */
+    if (surface) {
+        r->desc.surface_count = 1;
+        r->desc.surfaces[0] = *surface;
+    }
     PantographConfig c = pantograph_config_default();
     IssimError err = {0};
     r->servo = haptic_servo_create(moving_handle(&c, travel, seconds, r->path, sizeof r->path), &c,
@@ -384,6 +397,53 @@ static void test_a_stalled_engine_fades_within_10_ms(void **state) {
     rig_close(&r);
 }
 
+/* Issue 30 item 1: a scene surface and a proxy contact in one servo go through the one model
+ * loop: both counted and in contact, the force their sum (each law exactly), the deeper one
+ * traced; when the engine stalls the contact fades and the surface, which does not come from the
+ * engine, stays. */
+static void test_surfaces_and_contacts_in_one_loop(void **state) {
+    PantographConfig c = pantograph_config_default();
+    HapticVec2 centre = pantograph_workspace_centre(&c);
+    /* a PD wall the held handle is 1 mm into, pushing it along -x */
+    HapticSurface wall = {.kind = HAPTIC_SURFACE_WALL,
+                          .point = {centre.x - 0.001, centre.y},
+                          .normal = {-1, 0},
+                          .stiffness = 1000};
+    Rig r;
+    rig_open_with(&r, 0.0, 1.0, 4000.0, &wall);
+    const double period = 2.5e-4, t0 = 30.0;
+    double now = t0;
+    for (int s = 0; s < 20; s++) {
+        rig_engine_publish(&r, s * 1e-3, now);
+        for (int i = 0; i < 4; i++)
+            assert_true(haptic_servo_period(r.servo, now += period));
+    }
+    HapticHandleState h = rig_handle(&r);
+    HapticServoStats st = haptic_servo_stats(r.servo);
+    double wall_depth = h.pos.x - wall.point.x;
+    double contact_world = 5e-4 + h.world.x; /* the proxy at the origin, normal -x */
+    double expected = -1000.0 * wall_depth - 2000.0 * contact_world / r.desc.coupling.force_scale;
+    print_message("models %d (%d touching); force %.9f N, wall %.9f + contact %.9f; traced "
+                  "%.6f mm %.6f N\n",
+                  st.models, st.models_touching, haptic_servo_force(r.servo).x,
+                  -1000.0 * wall_depth, -2000.0 * contact_world / r.desc.coupling.force_scale,
+                  1e3 * h.traced_depth, h.traced_force);
+    assert_int_equal(st.models, 2);
+    assert_int_equal(st.models_touching, 2);
+    assert_near(haptic_servo_force(r.servo).x, expected, 1e-9);
+    /* the wall is 1 mm in, the contact 0.1 mm at the handle's scale: the wall is traced */
+    assert_near(h.traced_depth, wall_depth, 1e-12);
+    assert_near(h.traced_force, 1000.0 * wall_depth, 1e-9);
+    /* the engine stalls: 10 ms without a beat, past hold + fade */
+    for (int i = 0; i < 40; i++)
+        assert_true(haptic_servo_period(r.servo, now += period));
+    h = rig_handle(&r);
+    print_message("stalled: force %.9f N, the wall's %.9f N\n", haptic_servo_force(r.servo).x,
+                  -1000.0 * (h.pos.x - wall.point.x));
+    assert_near(haptic_servo_force(r.servo).x, -1000.0 * (h.pos.x - wall.point.x), 1e-9);
+    rig_close(&r);
+}
+
 static void test_local_models_need_a_coupled_proxy(void **state) {
     Registry *reg = small_registry();
     HapticServoDesc d = haptic_servo_desc_default();
@@ -407,6 +467,7 @@ int main(void) {
         cmocka_unit_test(test_the_maps_transient_at_the_servo_rate),
         cmocka_unit_test(test_impulse_balance_over_each_engine_step),
         cmocka_unit_test(test_a_stalled_engine_fades_within_10_ms),
+        cmocka_unit_test(test_surfaces_and_contacts_in_one_loop),
         cmocka_unit_test(test_local_models_need_a_coupled_proxy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

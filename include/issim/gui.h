@@ -164,6 +164,11 @@ typedef struct GuiDeviceReadout {
     GuiServoTiming timing;
     GuiServoCounts counts;
     GuiHandleReadout handle;
+    /* the local models (scene surfaces and proxy contacts): evaluated and in contact last
+       period (SERVO_STATS), and the deepest in contact: its depth (handle m) and normal force on
+       the handle (N), which the panel's force-depth plot traces (HANDLE slot) */
+    double models, models_touching;
+    double traced_depth, traced_force;
 } GuiDeviceReadout;
 
 /* Fills out from reg (Nullable: nothing to show) for device. */

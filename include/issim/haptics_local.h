@@ -32,6 +32,7 @@
 
 #include "issim/contact.h"
 #include "issim/engine.h"
+#include "issim/haptics_render.h"
 #include "issim/math.h"
 #include "issim/registry.h"
 
@@ -104,6 +105,54 @@ double haptic_local_gain(const HapticLocalDesc *d, double age);
  * evaluated. Thread: servo. */
 int haptic_local_force(HapticLocalSet *s, Vec3 handle_world, Vec3 handle_vel, double elapsed,
                        Vec3 *force);
+
+/* ===== The servo's model loop (servo thread) =====
+ * Every model the servo renders is a local model evaluated by haptic_models_evaluate each
+ * period, in one loop and by the same steps: its kinematics at the handle's newest position
+ * (depth, depth rate, sliding), its force law while in contact, the finite guard, the sum, its
+ * commit, and one record for the statistics (models evaluated, in contact, the traced model's
+ * depth and normal force). Two kinds:
+ * - HAPTIC_MODEL_SURFACE: the scene's hand-written surfaces (haptics.surfaces: PD walls with
+ *   Coulomb friction and texture, texture regions), in the device frame, law
+ *   haptic_surface_force. They do not come from the engine, so the engine's heartbeat does not
+ *   fade them (as before they became local models);
+ * - HAPTIC_MODEL_CONTACT: the proxy's contacts the engine publishes (above), in the world frame,
+ *   laws from src/contact, faded with the engine's heartbeat (contact_gain).
+ * Every limit of the servo's safety chain acts after the sum. */
+typedef enum HapticModelKind { HAPTIC_MODEL_SURFACE, HAPTIC_MODEL_CONTACT } HapticModelKind;
+
+typedef struct HapticModelInput {
+    const HapticKinematics *kin; /* the handle in the device frame: position, velocity, J */
+    HapticRng *rng;              /* the textures' random source */
+    Vec3 world, world_vel;       /* the handle's world point and velocity (contacts) */
+    double elapsed;              /* s since the engine state of the contacts' block */
+    double contact_gain;         /* the contacts' force gain: heartbeat fade x ramp-in */
+    double position_scale;       /* world m per device m */
+    double force_scale;          /* world N per handle N */
+} HapticModelInput;
+
+/* What the loop gives the servo, handle N in the device frame. */
+typedef struct HapticModelOutput {
+    double surface_force[2]; /* the surfaces' part of the force */
+    double contact_force[2]; /* the contacts' part, after contact_gain */
+    double tau_texture[2];   /* the surfaces' joint-space texture torques, N m */
+    int evaluated;           /* models evaluated (surfaces + contacts) */
+    int touching;            /* of them, in contact (walls and contacts with depth > 0, regions
+                                with the handle inside) */
+    /* the traced model: the deepest in contact whose normal lies in the device's plane (a wall
+       or a proxy contact the handle presses; not a texture region nor the table under the
+       proxy): its depth in handle m and its normal force on the handle in N, after the gain;
+       traced false, 0 and 0 when none is */
+    bool traced;
+    HapticModelKind traced_kind;
+    double traced_depth, traced_force;
+} HapticModelOutput;
+
+/* Evaluates the scene's surfaces[0 .. surface_count) and the contacts of `contacts` (nullable:
+ * no local models) for one servo period; advances the contacts' histories. Thread: servo. */
+void haptic_models_evaluate(const HapticSurface *surfaces, int surface_count,
+                            HapticLocalSet *contacts, const HapticModelInput *in,
+                            HapticModelOutput *out);
 
 /* ===== The engine's reaction (engine thread) =====
  * With local models on, the servo publishes in the HANDLE slot the impulse it has rendered on the

@@ -100,6 +100,23 @@ enum {
     HAPTIC_LIMIT_FAULT = 1u << 7,
 };
 
+/* The joints' angles and rates below one encoder count (docs/haptics.md "Below one count"): an
+ * observer on the mechanism's model, M(q) q'' = tau + d, M = I Id + m J^T J (rotor inertia I,
+ * handle mass m), driven by the torques the motors were commanded with, its disturbance d (the
+ * hand, friction, model error) estimated as a per-joint acceleration; corrected each period by
+ * the count's middle with the gains of a fading-memory alpha-beta-gamma filter (memory theta). */
+typedef struct HapticObserver {
+    double rotor_inertia; /* kg m^2 per base joint */
+    double handle_mass;   /* kg at the handle */
+    double theta;         /* fading memory per period, 0..1: larger is smoother and slower */
+    double lead_s;        /* the angles rendered are predicted this far ahead at the rates, s:
+                             a device that applies a command at its next frame acts on the
+                             handle one period after the reading */
+    double tau[2];        /* torques applied over the period now ending, N m (the servo's) */
+    double angle[2], rate[2], disturbance[2]; /* rad, rad/s, rad/s^2 */
+    bool have;
+} HapticObserver;
+
 /* Kinematic state tracked by the servo: warm start and velocity filter. */
 typedef struct HapticKinematics {
     PantographConfig config;
@@ -116,6 +133,15 @@ typedef struct HapticKinematics {
     uint64_t newton_failures; /* fell back to the closed form */
     double closed_form_error; /* |Newton - closed form| of the last update, m */
     bool have_previous;
+    /* below one count: the angles (and so pos) and rates (and so vel) from the observer
+       instead of the count's middle and the 30 Hz filtered difference; off unless the servo
+       asks (HapticServoDesc.subcount) */
+    bool subcount;
+    HapticObserver observer;
+    /* the handle where the counts' middles put it, m: pos itself without the observer; with it,
+       pos + J (middles - observed angles). The device's reading, for the checks that reason
+       about the encoders' quantum (plausibility) */
+    HapticVec2 measured;
 } HapticKinematics;
 
 /* Starts at the workspace centre's joint angles. */

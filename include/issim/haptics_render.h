@@ -83,10 +83,13 @@ typedef struct HapticSurface {
     HapticTexture texture;
 } HapticSurface;
 
-/* Forces of one surface on the handle (world/device frame, N); joint-space texture torques are
- * added to tau. */
-void haptic_surface_force(const HapticSurface *s, const HapticKinematics *k, HapticRng *rng,
-                          double force[2], double tau[2]);
+/* Forces of one surface on the handle (world/device frame, N) are added to force, its
+ * joint-space texture torques to tau; returns a wall's normal force (N, >= 0; 0 for a region).
+ * The servo evaluates surfaces as local models (haptic_models_evaluate, haptics_local.h). */
+double haptic_surface_force(const HapticSurface *s, const HapticKinematics *k, HapticRng *rng,
+                            double force[2], double tau[2]);
+/* A wall's penetration at pos, m (> 0 inside); NAN for a region, which has no normal. */
+double haptic_surface_depth(const HapticSurface *s, HapticVec2 pos);
 
 /* ===== Virtual coupling to an engine proxy body ===== */
 

@@ -105,6 +105,11 @@ typedef struct HapticHandleState {
     HapticVec2 impulse;
     double impulse_time;
     double reaction_limit;
+    /* the deepest local model in contact this period whose normal lies in the device's plane
+       (a scene wall or a proxy contact, haptic_models_evaluate): its depth in handle m and its
+       normal force on the handle in N (0 and 0 when none is, or the motors are off): the device
+       panel's force-depth plot */
+    double traced_depth, traced_force;
 } HapticHandleState;
 
 void haptic_handle_pack(const HapticHandleState *handle, RegistrySlot *slot);
@@ -158,6 +163,11 @@ typedef struct HapticServoStats {
     uint64_t local_blocks;
     /* periods the local models' force was faded (the engine's heartbeat older than `hold`) */
     uint64_t local_faded_periods;
+    /* the local models (scene surfaces and proxy contacts, evaluated by one loop): how many the
+       last period evaluated and how many of them were in contact, and the loop's time per
+       period over the run, us (mean and largest) */
+    int models, models_touching;
+    double models_compute_mean_us, models_compute_max_us;
 } HapticServoStats;
 
 void haptic_servo_stats_pack(const HapticServoStats *stats, RegistrySlot *slot);
@@ -189,6 +199,13 @@ typedef struct HapticServoDesc {
     HapticPlausibility plausibility;
     HapticPassivity passivity;
     HapticLocalDesc local; /* the proxy's contacts as local models (off by default) */
+    /* the handle's position and velocity below one encoder count (HapticObserver,
+       docs/haptics.md "Below one count") instead of the count's middle and the 30 Hz filter;
+       off by default. The observer's model: the device's rotor inertia (kg m^2) and handle
+       mass (kg); its memory (s: the fading memory per period is exp(-period / memory)) */
+    bool subcount;
+    double observer_rotor_inertia, observer_handle_mass, observer_memory_s;
+    double observer_lead_s; /* render the position predicted this far ahead, s (0: none) */
 } HapticServoDesc;
 
 HapticServoDesc haptic_servo_desc_default(void);

@@ -140,7 +140,7 @@ typedef enum RegistrySlotId {
     REGISTRY_SLOT_COUNT
 } RegistrySlotId;
 
-#define REGISTRY_SLOT_VALUES 40 /* the servo statistics: 36 */
+#define REGISTRY_SLOT_VALUES 40 /* the servo statistics: 40 */
 #define REGISTRY_SLOT_IDS 4
 
 /* A slot's contents. Values are doubles; ids are whole 64-bit words for what must not go

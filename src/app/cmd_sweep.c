@@ -626,8 +626,8 @@ static void write_row(Table *t, Progress *progress, const char *text) {
 
 /* The main thread collects the rows every poll_ns (it waits only when the queue is empty; the
  * last worker to finish wakes it), not at every row: waking it for each row (a futex wake, then the
- * main thread preempting the worker that woke it) was 2 context switches per run on cores the
- * workers need (perf sched). */
+ * main thread preempting the worker that woke it) costs context switches on cores the workers
+ * need. */
 static bool take_row(Queue *q, char **text, bool *workers_done, long poll_ns) {
     pthread_mutex_lock(&q->lock);
     if (poll_ns > 0 && q->count == 0 && q->running > 0) {

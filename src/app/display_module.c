@@ -1,9 +1,9 @@
 /* The display and GUI live in a module, libissim-display.so, loaded with dlopen only when
  * `issim run` opens a window. SDL2, OpenGL, GLEW and Dear ImGui pull about 50 libraries (audio,
- * systemd, X11...) whose loading cost every headless process about 6.7 ms of start-up
- * (docs/performance.md, "Lazy display module"), and which cluster nodes often lack: headless
- * commands and MPI ranks must start without them. The module calls libissim through the
- * executable, which exports the whole of it (CMakeLists.txt: WHOLE_ARCHIVE, ENABLE_EXPORTS), so
+ * systemd, X11...) whose loading would add to every headless process's start-up
+ * (docs/performance.md, "Lazy display module", has the figure), and which cluster nodes often
+ * lack: headless commands and MPI ranks must start without them. The module calls libissim through
+ * the executable, which exports the whole of it (CMakeLists.txt: WHOLE_ARCHIVE, ENABLE_EXPORTS), so
  * one copy of its code and globals lives in the process. */
 #include "display_module.h"
 

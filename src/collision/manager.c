@@ -24,9 +24,9 @@
  * manager publishes. Both waits are bounded (MANAGER_WAIT_SLICE_S). A waker sets or reads its
  * flag under the waiter's mutex after making the work visible, and the waiter tests for work
  * under the same mutex before it waits, so a wake-up is never lost (an uncontended lock per
- * step and per report: tens of nanoseconds). Before, both sides napped (250 us and 50 us): at
- * a 20 us output step (bolt_and_hole.lua) the engine made 2-3 steps per nap, 7,500 steps/s
- * whatever the step cost, 0.15x real time in the GUI.
+ * step and per report). Waits, not naps: a nap of fixed length caps the engine at a few steps
+ * per nap whatever a step costs, which at a 20 us output step (bolt_and_hole.lua) is far below
+ * real time (docs/performance.md has the figures).
  */
 #include <pthread.h>
 #include <stdatomic.h>

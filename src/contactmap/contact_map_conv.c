@@ -488,8 +488,9 @@ static void partitions_mac(const ContactMapSource *src, const ContactMapLevel *l
 
 /* The share of the next block's sum over p >= 1 due at sample `pushed`, into pending: the
  * (P - 1)(S + 1) products in partition-major order, 1/S of them per sample of the block period,
- * done every SPREAD_EVERY samples (long contiguous runs stream from memory well; a few bins of
- * every partition at every sample cost 15% more on average, bench_contact_map). */
+ * done every SPREAD_EVERY samples: long contiguous runs stream from memory well, where a few
+ * bins of every partition at every sample jump between partitions (bench_contact_map compares
+ * the two). */
 #define SPREAD_EVERY 32
 
 static void spread_share(const ContactMapSource *src, const ContactMapLevel *l, const double *delay,

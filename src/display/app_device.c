@@ -479,7 +479,8 @@ void app_device_print(App *app) {
            "force_rms=%.6f force_peak=%.6f texture_periods=%.0f limits=%u device_status=%u "
            "watchdog=%s fade=%.3f stalls=%.0f age_s=%.3f port_energy=%.6g "
            "local_latency_us=%.1f local_latency_mean_us=%.1f local_latency_max_us=%.1f "
-           "local_blocks=%.0f servo_state=%d pid=%d\n",
+           "local_blocks=%.0f models=%.0f models_touching=%.0f traced_depth=%.6g "
+           "traced_force=%.6g servo_state=%d pid=%d\n",
            status_name(g->status), g->enable_requested, g->emergency_stopped, ro.handle.motors_on,
            ro.timing.periods, ro.timing.rate_hz, ro.timing.measured_hz, ro.timing.p50_us,
            ro.timing.p99_us, ro.timing.p999_us, ro.timing.max_us, ro.timing.overruns,
@@ -489,7 +490,8 @@ void app_device_print(App *app) {
            ro.handle.force_rms, ro.handle.force_peak, ro.counts.texture_periods, ro.handle.limits,
            ro.handle.device_status, watchdog, ro.watchdog_fade, ro.counts.engine_stalls,
            ro.handle_age_s, ro.port_energy, ro.local_latency_us, ro.local_latency_mean_us,
-           ro.local_latency_max_us, ro.local_blocks, ro.servo_state, g->simulator_pid);
+           ro.local_latency_max_us, ro.local_blocks, ro.models, ro.models_touching, ro.traced_depth,
+           ro.traced_force, ro.servo_state, g->simulator_pid);
     RenderArrow arrows[APP_DEVICE_ARROWS]; /* as drawn, with the forces they show */
     Vec3 forces[APP_DEVICE_ARROWS];
     int arrow_count = app_device_arrows(app, live ? &handle : NULL, arrows, forces);

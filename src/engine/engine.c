@@ -56,24 +56,18 @@ Engine *engine_create(const ThingDb *db, const EngineOptions *options, IssimErro
 void engine_destroy(Engine *e) {
     if (!e)
         return;
-    integrator_cvode_destroy(e->integration.cvode);
-    engine_destroy_shapes(e);
+    engine_integration_free(e);
+    engine_collide_free(e);
     thingdb_destroy(e->model.db);
     free(e->model.bodies);
     free(e->body_data);
     free(e->model.obstacles);
     free(e->model.pairs);
     free(e->contacts);
-    free(e->collide.previous);
-    free(e->collide.previous_kept);
-    free(e->collide.previous_index);
-    free(e->integration.event_dirs);
-    free(e->integration.event_states);
     free(e->model.materials);
     free(e->model.layout.blocks);
     free(e->y);
     free(e->y_saved);
-    free(e->integration.scratch);
     free(e->model.vars.names);
     free(e->model.vars.units);
     engine_sleep_free(e);

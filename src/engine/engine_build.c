@@ -228,6 +228,18 @@ static IssimStatus build_contacts(Engine *e, IssimError *err) {
     return build_contact_params(e, err);
 }
 
+/* The integration scratch's named parts (EngineIntegration), in allocation order. */
+static void carve_integration_scratch(EngineIntegration *in, int state_size, int body_count) {
+    double *at = in->scratch;
+    for (int k = 0; k < 4; k++, at += state_size)
+        in->stage[k] = at;
+    in->stage_y = at;
+    in->y_next = at + state_size;
+    in->forces = (Vec3 *)(at + 2 * (size_t)state_size);
+    in->torques = in->forces + body_count;
+    in->body_states = (EngineBodyState *)(in->torques + body_count);
+}
+
 static IssimStatus build_layout(Engine *e, IssimError *err) {
     e->reduced.slot_count = e->model.planar ? 0 : ENGINE_REDUCED_SLOTS;
     e->model.layout.blocks = calloc((size_t)(e->model.body_count + e->reduced.slot_count) + 1,
@@ -266,6 +278,7 @@ static IssimStatus build_layout(Engine *e, IssimError *err) {
         6 * n + (6 + ENGINE_BODY_STATE_DOUBLES) * (size_t)e->model.body_count + 6, sizeof(double));
     if (!e->y || !e->y_saved || !e->integration.scratch)
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
+    carve_integration_scratch(&e->integration, offset, e->model.body_count);
     return ISSIM_OK;
 }
 

@@ -72,6 +72,8 @@ typedef struct EngineCollide {
 /* engine_shapes.c: the shapes, the collision world and its manager */
 IssimStatus engine_build_shapes(Engine *e, IssimError *err);
 void engine_destroy_shapes(Engine *e);
+/* The whole context: shapes, world, manager and the merge's scratch (engine_destroy). */
+void engine_collide_free(Engine *e);
 
 /* engine_collide.c: running the collision world, the merge */
 /* Room for count contacts (and as many live-contact entries); false when memory ran out. */

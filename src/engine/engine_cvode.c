@@ -35,8 +35,8 @@ struct Integrator {
 
 /* CVODE's vector holds the awake blocks only, packed in block order. With every body awake it
  * is the state vector itself; otherwise the awake ranges are copied into a full-size work
- * vector whose sleeping blocks hold their frozen state (scratch[0, n)), and the derivative is
- * gathered back from scratch[n, 2n). */
+ * vector whose sleeping blocks hold their frozen state (integration.stage[0]), and the derivative
+ * is gathered back from integration.stage[1]. */
 static bool packed(const Engine *e) {
     return e->sleep.awake_state_size != e->model.layout.state_size;
 }
@@ -61,15 +61,14 @@ static void pack(const Engine *e, const double *full, double *p) {
 static const double *full_state(Engine *e, N_Vector y) {
     if (!packed(e))
         return N_VGetArrayPointer(y);
-    unpack(e, N_VGetArrayPointer(y), e->integration.scratch);
-    return e->integration.scratch;
+    unpack(e, N_VGetArrayPointer(y), e->integration.stage[0]);
+    return e->integration.stage[0];
 }
 
 static int cvode_rhs(sunrealtype t, N_Vector y, N_Vector ydot, void *user) {
     Engine *e = user;
     const double *full = full_state(e, y);
-    double *d =
-        packed(e) ? e->integration.scratch + e->model.layout.state_size : N_VGetArrayPointer(ydot);
+    double *d = packed(e) ? e->integration.stage[1] : N_VGetArrayPointer(ydot);
     engine_rhs(e, t, full, d);
     if (packed(e))
         pack(e, d, N_VGetArrayPointer(ydot));
@@ -93,6 +92,18 @@ static void cvode_error_handler(int code, const char *module, const char *functi
         snprintf(e->integration.cvode->error, sizeof e->integration.cvode->error, "%s %s: %s",
                  module, function, msg);
     (void)code;
+}
+
+void engine_integration_free(Engine *e) {
+    integrator_cvode_destroy(e->integration.cvode);
+    e->integration.cvode = NULL;
+    free(e->integration.scratch);
+    free(e->integration.event_dirs);
+    free(e->integration.event_states);
+    e->integration.scratch = NULL;
+    e->integration.event_dirs = NULL;
+    e->integration.event_states = NULL;
+    e->integration.event_dirs_capacity = 0;
 }
 
 void integrator_cvode_destroy(Integrator *integ) {
@@ -129,7 +140,7 @@ Integrator *integrator_cvode_create(Engine *e, IssimError *err) {
          (integ->mem = CVodeCreate(e->model.integrator_kind == INTEGRATOR_BDF ? CV_BDF : CV_ADAMS,
                                    integ->ctx)) != NULL;
     if (ok) {
-        memcpy(e->integration.scratch, e->y, sizeof(double) * (size_t)e->model.layout.state_size);
+        memcpy(e->integration.stage[0], e->y, sizeof(double) * (size_t)e->model.layout.state_size);
         pack(e, e->y, N_VGetArrayPointer(integ->y));
     }
     ok = ok && CVodeInit(integ->mem, cvode_rhs, e->data.t, integ->y) == CV_SUCCESS;
@@ -208,7 +219,7 @@ static IssimStatus reinit(Engine *e, IssimError *err) {
             return err ? err->status : ISSIM_ERR_NUMERIC;
         integ = e->integration.cvode;
     }
-    memcpy(e->integration.scratch, e->y, sizeof(double) * (size_t)e->model.layout.state_size);
+    memcpy(e->integration.stage[0], e->y, sizeof(double) * (size_t)e->model.layout.state_size);
     pack(e, e->y, N_VGetArrayPointer(integ->y));
     if (CVodeReInit(integ->mem, e->data.t, integ->y) != CV_SUCCESS)
         return issim_error_set(err, ISSIM_ERR_NUMERIC, "CVODE re-initialisation failed at t = %g",

@@ -379,7 +379,7 @@ static void own_loads(const Engine *e, int b, double t, Vec3 *force, Vec3 *torqu
 
 /* The right-hand side reads each awake body's state once (engine_block_state renormalises the
  * attitude: a square root and a division) instead of once per contact end: in a pile every body
- * has about eight, and those reads were a fifth of the penalty pile's time (issue 15). The
+ * has about eight contact ends, so reading per end would repeat that work eight times. The
  * states live in the scratch area past the load arrays (engine_rhs_body_states). */
 static EngineBodyState body_state(const Engine *e, const EngineBodyState *states, const double *y,
                                   int body) {
@@ -389,8 +389,7 @@ static EngineBodyState body_state(const Engine *e, const EngineBodyState *states
 }
 
 EngineBodyState *engine_rhs_body_states(const Engine *e) {
-    return (EngineBodyState *)(e->integration.scratch + 6 * (size_t)e->model.layout.state_size +
-                               6 * (size_t)e->model.body_count);
+    return e->integration.body_states;
 }
 
 /* Fills the state cache for y's awake bodies (engine_rhs_body_states). */
@@ -402,8 +401,8 @@ static EngineBodyState *cache_awake_states(const Engine *e, const double *y) {
 }
 
 /* engine_contact_kinematics through the state cache: the step-end passes (the active set, the
- * commit) visit every contact too, and since every RK4 step commits, their state reads cost as
- * much as the right-hand side's did (issue 15). */
+ * commit) visit every contact too, and every RK4 step commits, so they would repeat the
+ * right-hand side's per-end reads. */
 static void cached_kinematics(const Engine *e, const EngineBodyState *states, const double *y,
                               const EngineContact *c, double t, ContactKinematics *k) {
     if (c->kind == CONTACT_MANIFOLD)
@@ -462,8 +461,8 @@ void engine_rhs(Engine *e, double t, const double *y, double *ydot) {
     Vec3 force_stack[MAX_STACK_BODIES], torque_stack[MAX_STACK_BODIES];
     Vec3 *force = force_stack, *torque = torque_stack;
     if (e->model.body_count > MAX_STACK_BODIES) {
-        force = (Vec3 *)(e->integration.scratch + 6 * (size_t)e->model.layout.state_size);
-        torque = force + e->model.body_count;
+        force = e->integration.forces;
+        torque = e->integration.torques;
     }
     engine_accumulate_loads(e, t, y, force, torque);
     for (int i = 0; i < e->sleep.awake_count; i++) {

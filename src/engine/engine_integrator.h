@@ -16,8 +16,16 @@ typedef struct EngineIntegration {
     bool dirty;        /* active set or state changed outside the integrator */
     /* the fixed step and its grid are engine data (EngineData: a rewind restores them) */
     bool fixed_step_dirty;
-    double *scratch; /* RK4 stages and event location */
-    int *event_dirs; /* RK4: located crossing per contact, all zero between events */
+    /* One allocation (engine_build.c, `scratch`) carved once into named parts; each is free
+     * between the calls that use it. */
+    double *scratch;
+    double *stage[4];       /* RK4's k1..k4, state_size each; CVODE's packed state (stage[0]) and
+                               derivative (stage[1]) */
+    double *stage_y;        /* RK4's state between stages */
+    double *y_next;         /* RK4: the state at the step's end */
+    Vec3 *forces, *torques; /* the right-hand side's loads, body_count each */
+    EngineBodyState *body_states; /* the right-hand side's per-body states, body_count */
+    int *event_dirs;              /* RK4: located crossing per contact, all zero between events */
     int event_dirs_capacity;
     EngineBodyState *event_states; /* RK4: every body's state at a step's start and end */
     uint64_t cvode_steps_base;     /* CVODE's step counter restarts at every re-initialisation */
@@ -26,6 +34,8 @@ typedef struct EngineIntegration {
 /* engine_cvode.c / engine_rk4.c: integrator back-ends */
 Integrator *integrator_cvode_create(Engine *e, IssimError *err);
 void integrator_cvode_destroy(Integrator *integ);
+/* The whole context: CVODE, the RK4 stages and the event arrays (engine_destroy). */
+void engine_integration_free(Engine *e);
 /* CVODE to t_target; returns early (e->data.t < t_target) at an event after which an active contact
  * asks for a fixed step. */
 IssimStatus integrator_cvode_advance(Engine *e, double t_target, IssimError *err);

@@ -277,9 +277,8 @@ void engine_reduced_rhs(Engine *e, const double *y, const Vec3 *force, const Vec
 void engine_reduced_commit(Engine *e, double t) {
     if (engine_reduced_pair_count(e) == 0)
         return;
-    /* The right-hand side's load arrays (scratch past the RK4 stages): free between steps. */
-    Vec3 *force = (Vec3 *)(e->integration.scratch + 6 * (size_t)e->model.layout.state_size),
-         *torque = force + e->model.body_count;
+    /* The right-hand side's load arrays: free between steps. */
+    Vec3 *force = e->integration.forces, *torque = e->integration.torques;
     engine_accumulate_loads(e, t, e->y, force, torque);
     for (int s = 0; s < ENGINE_REDUCED_SLOTS; s++) {
         EngineReducedSlot *slot = &e->reduced.slot[s];

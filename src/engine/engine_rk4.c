@@ -25,8 +25,9 @@
              i < end_; i++)
 
 static void rk4_step(Engine *e, double t, const double *y, double h, double *y_out) {
-    int n = e->model.layout.state_size;
-    double *k1 = e->integration.scratch, *k2 = k1 + n, *k3 = k2 + n, *k4 = k3 + n, *tmp = k4 + n;
+    double *k1 = e->integration.stage[0], *k2 = e->integration.stage[1];
+    double *k3 = e->integration.stage[2], *k4 = e->integration.stage[3];
+    double *tmp = e->integration.stage_y;
     engine_rhs(e, t, y, k1);
     FOR_AWAKE(e, i) tmp[i] = y[i] + 0.5 * h * k1[i];
     engine_rhs(e, t + 0.5 * h, tmp, k2);
@@ -53,8 +54,8 @@ static EngineBodyState *event_states(Engine *e) {
 }
 
 /* The earliest contact whose event happens within (0, h], or -1. Each body's state at both
- * ends of the step is read once: reading it per contact end, twice per contact, was a fifth of
- * a settled pile's time (issue 15). */
+ * ends of the step is read once, not per contact end (twice per contact, each a square root
+ * and a division). */
 static int first_event(Engine *e, const double *y_end, double *value_end) {
     int found = -1;
     /* vertex contacts read the state vector themselves: the states serve manifold contacts */
@@ -174,14 +175,13 @@ IssimStatus integrator_rk4_advance(Engine *e, double t_target, double step,
                                    bool until_no_fixed_step, IssimError *err) {
     double fixed_in_use = e->data.fixed_step;
     (void)until_no_fixed_step; /* a change either way hands back to the stage */
-    int n = e->model.layout.state_size;
-    double *y_next = e->integration.scratch + 5 * (size_t)n;
+    double *y_next = e->integration.y_next;
     if (e->integration.dirty) {
         engine_normalize_state(e, e->y);
         e->integration.dirty = false;
     }
     /* The sleeping blocks of y_next must hold the frozen state: the event tests read all of it. */
-    memcpy(y_next, e->y, sizeof(double) * (size_t)n);
+    memcpy(y_next, e->y, sizeof(double) * (size_t)e->model.layout.state_size);
     while (e->data.t < t_target) {
         if (e->model.options.should_stop &&
             e->model.options.should_stop(e->model.options.should_stop_user))
@@ -242,8 +242,8 @@ IssimStatus integrator_rk4_advance(Engine *e, double t_target, double step,
          * (000 eq. 5.22) advances over the step it was integrated across, so the elastic
          * energy it stores is counted where the work into it was done. Skipped at events, a
          * crowded pile's landing (an event at most step ends) carried the springs over several
-         * steps and their energy appeared at the next plain step: +1.0e-4 J in one step of
-         * pile_internal_friction.lua at 2e-4 s (docs/performance.md, issue 11). */
+         * steps and their energy appeared at once at the next plain step, a jump in the energy
+         * balance (docs/performance.md, issue 11). */
         engine_commit_contacts(e, e->data.t);
         if (e->model.options.on_step)
             e->model.options.on_step(e, e->model.options.on_step_user);

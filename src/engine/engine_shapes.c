@@ -304,6 +304,17 @@ IssimStatus engine_build_shapes(Engine *e, IssimError *err) {
     return ISSIM_OK;
 }
 
+void engine_collide_free(Engine *e) {
+    engine_destroy_shapes(e);
+    free(e->collide.previous);
+    free(e->collide.previous_kept);
+    free(e->collide.previous_index);
+    e->collide.previous = NULL;
+    e->collide.previous_kept = NULL;
+    e->collide.previous_index = NULL;
+    e->collide.previous_capacity = e->collide.previous_slots = 0;
+}
+
 void engine_destroy_shapes(Engine *e) {
     collision_manager_destroy(e->collide.manager); /* stops its thread, destroys the world */
     e->collide.manager = NULL;

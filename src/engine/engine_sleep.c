@@ -76,6 +76,11 @@ void engine_sleep_free(Engine *e) {
     free(e->sleep.live_contacts);
 }
 
+/* Part k (0-2) of sleep.scratch: body_count + 1 ints, free between the calls that use it. */
+static int *scratch_part(const Engine *e, int k) {
+    return e->sleep.scratch + (size_t)k * ((size_t)e->model.body_count + 1);
+}
+
 bool engine_contact_frozen(const Engine *e, const EngineContact *c) {
     return e->body_data[c->body].asleep && (c->body_b < 0 || e->body_data[c->body_b].asleep);
 }
@@ -165,8 +170,8 @@ bool engine_contact_tests_equilibrium(const Engine *e, const EngineContact *c) {
 /* Does this contact let its bodies sleep? A model with an equilibrium test must report it. One
  * without (a spring/damper pile) never does (004 4.8.5: the spring/damper has no equilibrium,
  * V5), unless the universe's sleep policy is "still": then the verdict is the bodies'
- * stillness over ENGINE_SETTLE_TIME, the rule time-stepped islands follow. Without it a settled
- * 240-body penalty pile cost as much per second as its pour (issue 15). */
+ * stillness over ENGINE_SETTLE_TIME, the rule time-stepped islands follow: without it a settled
+ * penalty pile keeps integrating every body as if it were still pouring. */
 static bool contact_settled(const Engine *e, const EngineContact *c) {
     /* one hiding depth must heal first: asleep, its contacts (and the offset) are frozen */
     if (c->depth_offset > ENGINE_SLEEP_MAX_OFFSET)
@@ -206,7 +211,7 @@ static void wake_one(Engine *e, int b, int by, double t) {
  * fixed (the weight of the bodies above it lost). Flood fill over the active body-body contacts
  * between sleeping time-stepped bodies; the stack is the third part of sleep.scratch. */
 static void wake_stepped_island(Engine *e, int body, double t) {
-    int *stack = e->sleep.scratch + 2 * ((size_t)e->model.body_count + 1), top = 0;
+    int *stack = scratch_part(e, 2), top = 0;
     stack[top++] = body;
     while (top > 0) {
         int b = stack[--top];
@@ -321,10 +326,10 @@ enum { SLEEP_NO_CONTACT = 0, SLEEP_CANDIDATE = 1, SLEEP_REFUSED = 2 };
  * is judged on its own: in a pile the bottom settles first, and a neighbour that is still
  * chattering within its tolerance does not keep it awake. */
 static void sleep_bodies(Engine *e, double t) {
-    int *verdict = e->sleep.scratch;
+    int *verdict = scratch_part(e, 0);
     double *still = e->sleep.speeds;
     /* by body: judged by stillness over ENGINE_SETTLE_TIME, not at the instant */
-    int *by_stillness = e->sleep.scratch + 2 * ((size_t)e->model.body_count + 1);
+    int *by_stillness = scratch_part(e, 2);
     for (int i = 0; i < e->sleep.awake_count; i++) {
         int b = e->sleep.awake_bodies[i];
         verdict[b] = SLEEP_NO_CONTACT;
@@ -352,7 +357,7 @@ static void sleep_bodies(Engine *e, double t) {
     /* Decide first, then freeze: freezing one body must not change its neighbours' verdicts
      * within the same step. */
     int n = 0;
-    int *sleepers = e->sleep.scratch + ((size_t)e->model.body_count + 1);
+    int *sleepers = scratch_part(e, 1);
     for (int i = 0; i < e->sleep.awake_count; i++) {
         int b = e->sleep.awake_bodies[i];
         /* a body under a load cycle is never in equilibrium for long: it stays awake */
@@ -406,15 +411,14 @@ static bool stepped_body_still(Engine *e, int b, double t, const double *toleran
 }
 
 static void sleep_stepped_islands(Engine *e, double t) {
-    int n = e->model.body_count;
     double *tolerance = e->sleep.speeds;
-    int *island_still = e->sleep.scratch; /* by island root */
+    int *island_still = scratch_part(e, 0); /* by island root */
     for (int i = 0; i < e->islands.stepped_count; i++) {
         int b = e->islands.stepped_bodies[i];
         tolerance[b] = INFINITY;
         island_still[e->islands.island_of_body[b]] = 1;
     }
-    int *touching = e->sleep.scratch + (n + 1); /* by body: has an active contact */
+    int *touching = scratch_part(e, 1); /* by body: has an active contact */
     for (int i = 0; i < e->islands.stepped_count; i++)
         touching[e->islands.stepped_bodies[i]] = 0;
     for (int i = 0; i < e->sleep.live_contact_count; i++) {
@@ -526,8 +530,8 @@ static bool models_test_equilibrium(const Engine *e) {
 void engine_equilibrium_loads(Engine *e) {
     if (e->contact_count == e->vertex_contact_count)
         return; /* vertex bodies only: their loads come with the kinematics */
-    /* Only equilibrium tests read the loads: without one the sweep below was a tenth of a
-     * penalty pile's time for nothing (issue 15). */
+    /* Only equilibrium tests read the loads: without one the sweep below would be work for
+     * nothing. */
     if (!models_test_equilibrium(e))
         return;
     for (int i = 0; i < e->sleep.awake_count; i++) {

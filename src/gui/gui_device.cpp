@@ -7,6 +7,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
 
 #include <imgui.h>
@@ -75,6 +76,8 @@ void fill_stats(const RegistrySlot &slot, GuiDeviceReadout *out) {
     out->local_blocks = (double)st.local_blocks;
     out->handle.force_peak = st.force_peak;
     out->counts.texture_periods = (double)st.texture_periods;
+    out->models = st.models;
+    out->models_touching = st.models_touching;
     out->servo_state = (int)st.state;
 }
 
@@ -95,6 +98,8 @@ void fill_handle(const RegistrySlot &slot, const GuiDevice *device, GuiDeviceRea
     out->handle.limits = h.limits;
     out->handle.device_status = h.device_status;
     out->coupling_k = h.coupling_k;
+    out->traced_depth = h.traced_depth;
+    out->traced_force = h.traced_force;
     out->watchdog = out->have_handle ? watchdog_state(device, h, &out->watchdog_fade) : "";
     out->handle_age_s = out->have_handle ? issim_wall_time() - slot.t : INFINITY;
 }
@@ -229,6 +234,76 @@ void timing_table(const GuiDeviceReadout &ro) {
                            ro.local_blocks);
 }
 
+// ===== The force-depth plot (issue 30 item 6) =====
+// The deepest local model's depth and normal force (HANDLE slot), one point per frame the servo
+// has written since the last: the hysteresis loop of an internal-friction wall traced live, the
+// spring's line of a PD wall. Written and read by the GUI thread only (the panel's frames).
+const int kLoopPoints = 1024; // about 17 s at 60 fps
+const float kLoopHeight = 150.0f;
+// The loop's colour, found by the GUI test in the screenshot (tests/test_gui_device.c).
+const ImU32 kLoopColour = IM_COL32(255, 140, 26, 255);
+
+struct LoopTrace {
+    float depth_mm[kLoopPoints], force_n[kLoopPoints];
+    int head = 0, count = 0;
+    uint64_t slot_count = 0; // the HANDLE write of the newest point
+    const GuiDevice *device = nullptr;
+};
+LoopTrace loop_trace;
+
+void loop_trace_add(const GuiDevice *d, const RegistrySlot &h, const GuiDeviceReadout &ro) {
+    LoopTrace &t = loop_trace;
+    // a new device or servo (its HANDLE count starts again): a new trace
+    if (t.device != d || h.count < t.slot_count) {
+        t.head = t.count = 0;
+        t.device = d;
+    }
+    if (h.count == t.slot_count || !ro.handle.motors_on)
+        return;
+    t.slot_count = h.count;
+    t.depth_mm[t.head] = (float)(1e3 * ro.traced_depth);
+    t.force_n[t.head] = (float)ro.traced_force;
+    t.head = (t.head + 1) % kLoopPoints;
+    t.count = t.count < kLoopPoints ? t.count + 1 : kLoopPoints;
+}
+
+// Axes from zero to the largest depth and force of the trace (at least 1 mm and 0.5 N), the
+// points joined in time order.
+void loop_plot(const GuiDeviceReadout &ro) {
+    const LoopTrace &t = loop_trace;
+    float dmax = 1.0f, fmax = 0.5f;
+    for (int i = 0; i < t.count; i++) {
+        dmax = std::fmax(dmax, t.depth_mm[i]);
+        fmax = std::fmax(fmax, t.force_n[i]);
+    }
+    ImGui::Text("force-depth, deepest of %.0f models (%.0f in contact)", ro.models,
+                ro.models_touching);
+    ImGui::Text("now %.3f mm, %.3f N", 1e3 * ro.traced_depth, ro.traced_force);
+    ImVec2 at = ImGui::GetCursorScreenPos();
+    float w = std::fmax(ImGui::GetContentRegionAvail().x, 120.0f), h = kLoopHeight;
+    ImDrawList *dl = ImGui::GetWindowDrawList();
+    const float pad = 6.0f;
+    ImVec2 lo(at.x + pad, at.y + h - pad), hi(at.x + w - pad, at.y + pad);
+    dl->AddRectFilled(at, ImVec2(at.x + w, at.y + h), IM_COL32(20, 20, 24, 255));
+    dl->AddLine(lo, ImVec2(hi.x, lo.y), IM_COL32(110, 110, 110, 255)); // depth axis
+    dl->AddLine(lo, ImVec2(lo.x, hi.y), IM_COL32(110, 110, 110, 255)); // force axis
+    auto point = [&](int i) {
+        return ImVec2(lo.x + (hi.x - lo.x) * t.depth_mm[i] / dmax,
+                      lo.y + (hi.y - lo.y) * t.force_n[i] / fmax);
+    };
+    int first = (t.head - t.count + kLoopPoints) % kLoopPoints;
+    for (int k = 1; k < t.count; k++)
+        dl->AddLine(point((first + k - 1) % kLoopPoints), point((first + k) % kLoopPoints),
+                    kLoopColour, 2.0f);
+    char label[64];
+    std::snprintf(label, sizeof label, "%.2f mm", dmax);
+    dl->AddText(ImVec2(hi.x - ImGui::CalcTextSize(label).x, lo.y - ImGui::GetFontSize()),
+                IM_COL32(160, 160, 160, 255), label);
+    std::snprintf(label, sizeof label, "%.2f N", fmax);
+    dl->AddText(ImVec2(lo.x + 4.0f, hi.y), IM_COL32(160, 160, 160, 255), label);
+    ImGui::Dummy(ImVec2(w, h));
+}
+
 // A limit's name after the last, on the next line when the panel is too narrow for it.
 void flag(const char *name, bool on) {
     same_line_if_fits(ImGui::CalcTextSize(name).x + (on ? ImGui::CalcTextSize("[]").x : 0.0f));
@@ -336,6 +411,13 @@ extern "C" void gui_device_panel(const GuiState *s, GuiRequests *r) {
     }
     if (d->status != GUI_DEVICE_RUNNING)
         ImGui::TextDisabled("last values the servo published:");
+    // the plot first, under the buttons: it is what a user presses the walls to see
+    if (ro.models > 0) {
+        RegistrySlot h;
+        registry_slot_read(s->reg, REGISTRY_SLOT_HANDLE, &h);
+        loop_trace_add(d, h, ro);
+        loop_plot(ro);
+    }
     timing_table(ro);
     handle_lines(ro);
 }

@@ -293,10 +293,51 @@ static bool solve_position(HapticKinematics *k, double q1, double q5) {
     return true;
 }
 
+/* One period of the observer (HapticObserver) over dt s to the counts' middles q1, q5. */
+static void observe_joints(HapticObserver *o, const PantographConfig *c, const PantographJoints *at,
+                           double q1, double q5, double dt) {
+    double meas[2] = {q1, q5};
+    if (!o->have || !(dt > 0.0) || dt > 0.05) { /* a start, or a gap: the counts' middles */
+        for (int i = 0; i < 2; i++)
+            o->angle[i] = meas[i], o->rate[i] = o->disturbance[i] = 0.0;
+        o->have = true;
+        return;
+    }
+    /* the commanded torques' acceleration: M^-1 tau, M = I Id + m J^T J at the last posture */
+    double j[4], acc[2] = {0, 0};
+    if (pantograph_jacobian(c, at, j)) {
+        double m00 = o->rotor_inertia + o->handle_mass * (j[0] * j[0] + j[2] * j[2]);
+        double m01 = o->handle_mass * (j[0] * j[1] + j[2] * j[3]);
+        double m11 = o->rotor_inertia + o->handle_mass * (j[1] * j[1] + j[3] * j[3]);
+        double det = m00 * m11 - m01 * m01;
+        if (fabs(det) > 0.0) {
+            acc[0] = (m11 * o->tau[0] - m01 * o->tau[1]) / det;
+            acc[1] = (m00 * o->tau[1] - m01 * o->tau[0]) / det;
+        }
+    }
+    double th = o->theta;
+    double alpha = 1.0 - th * th * th, beta = 1.5 * (1.0 - th) * (1.0 - th) * (1.0 + th),
+           gamma = 0.5 * (1.0 - th) * (1.0 - th) * (1.0 - th);
+    for (int i = 0; i < 2; i++) {
+        double a = acc[i] + o->disturbance[i];
+        double predicted = o->angle[i] + dt * o->rate[i] + 0.5 * dt * dt * a;
+        double rate = o->rate[i] + dt * a;
+        double e = meas[i] - predicted;
+        o->angle[i] = predicted + alpha * e;
+        o->rate[i] = rate + beta * e / dt;
+        o->disturbance[i] += 2.0 * gamma * e / (dt * dt);
+    }
+}
+
 bool haptic_kinematics_update(HapticKinematics *k, int32_t count1, int32_t count5, double t) {
     const PantographConfig *c = &k->config;
     double q1 = pantograph_counts_to_angle(c, count1, false);
     double q5 = pantograph_counts_to_angle(c, count5, true);
+    if (k->subcount) {
+        observe_joints(&k->observer, c, &k->joints, q1, q5, k->have_previous ? t - k->t : 0.0);
+        q1 = k->observer.angle[0] + k->observer.lead_s * k->observer.rate[0];
+        q5 = k->observer.angle[1] + k->observer.lead_s * k->observer.rate[1];
+    }
     double q1_prev = k->joints.q1, q5_prev = k->joints.q5;
     if (!solve_position(k, q1, q5)) {
         k->flags |= HAPTIC_LIMIT_NO_SOLUTION;
@@ -305,7 +346,10 @@ bool haptic_kinematics_update(HapticKinematics *k, int32_t count1, int32_t count
     }
     k->flags &= ~(unsigned)HAPTIC_LIMIT_NO_SOLUTION;
     double dt = t - k->t;
-    if (k->have_previous && dt > 0.0) {
+    if (k->subcount) {
+        k->q1_dot = k->observer.rate[0];
+        k->q5_dot = k->observer.rate[1];
+    } else if (k->have_previous && dt > 0.0) {
         double alpha = 1.0 - exp(-2.0 * M_PI * c->velocity_cutoff_hz * dt);
         k->q1_dot += alpha * ((q1 - q1_prev) / dt - k->q1_dot);
         k->q5_dot += alpha * ((q5 - q5_prev) / dt - k->q5_dot);
@@ -319,10 +363,18 @@ bool haptic_kinematics_update(HapticKinematics *k, int32_t count1, int32_t count
         k->flags |= HAPTIC_LIMIT_SINGULAR;
         k->force_scale = 0.0;
         k->vel = (HapticVec2){0, 0};
+        k->measured = k->pos;
         return true;
     }
     k->vel.x = k->jacobian[0] * k->q1_dot + k->jacobian[1] * k->q5_dot;
     k->vel.y = k->jacobian[2] * k->q1_dot + k->jacobian[3] * k->q5_dot;
+    k->measured = k->pos;
+    if (k->subcount) { /* within a count of pos: the linearisation's error is below 1 % of it */
+        double d1 = pantograph_counts_to_angle(c, count1, false) - q1,
+               d5 = pantograph_counts_to_angle(c, count5, true) - q5;
+        k->measured.x += k->jacobian[0] * d1 + k->jacobian[1] * d5;
+        k->measured.y += k->jacobian[2] * d1 + k->jacobian[3] * d5;
+    }
     update_limits(k);
     return true;
 }

@@ -151,33 +151,133 @@ static ContactKinematics at_handle(const HapticLocalModel *m, Vec3 moved, Vec3 h
     return k;
 }
 
+/* One contact at the handle, one period: its force on the proxy (world N, zero out of contact),
+ * its depth and the law's normal force; advances its history. The law holds while the bodies
+ * overlap: the handle drawn back out of the surface has left the contact (the engine evaluates
+ * a contact only while it is active; a spring and damper taken past the surface pulled the
+ * handle back in). */
+static bool contact_step(HapticLocalModel *m, Vec3 moved, Vec3 vel, double elapsed, Vec3 *force,
+                         double *depth, double *normal_force) {
+    const ContactModelClass *cls = contact_model_class(m->params.model);
+    ContactKinematics k = at_handle(m, moved, vel, elapsed);
+    *force = (Vec3){0, 0, 0};
+    *depth = k.depth;
+    *normal_force = 0.0;
+    bool touching = k.depth > 0.0;
+    if (touching) {
+        ContactForce f = cls->force(&m->params, &m->history, &k);
+        Vec3 on_a = vec3_mad(f.tangent, f.normal, k.normal);
+        if (isfinite(on_a.x) && isfinite(on_a.y) && isfinite(on_a.z)) { /* the finite guard */
+            *force = vec3_scale(on_a, m->sign);
+            *normal_force = f.normal;
+        }
+    } else {
+        k.depth = 0.0;
+    }
+    /* the servo's period is the copy's step: phase, friction spring, map samples */
+    cls->commit(&m->params, &m->history, &k);
+    return touching;
+}
+
+/* Where the block's contacts see the handle: the proxy moved to its world point, in the plane. */
+static Vec3 proxy_moved(HapticLocalSet *s, Vec3 handle_world) {
+    HapticLocalHeader *h = header(s);
+    return (Vec3){handle_world.x - h->proxy_pos.x, handle_world.y - h->proxy_pos.y, 0.0};
+}
+
 int haptic_local_force(HapticLocalSet *s, Vec3 handle_world, Vec3 handle_vel, double elapsed,
                        Vec3 *force) {
     *force = (Vec3){0, 0, 0};
     if (!s->have)
         return 0;
-    HapticLocalHeader *h = header(s);
-    Vec3 moved = {handle_world.x - h->proxy_pos.x, handle_world.y - h->proxy_pos.y, 0.0};
-    Vec3 vel = {handle_vel.x, handle_vel.y, 0.0};
-    for (int i = 0; i < h->count; i++) {
-        HapticLocalModel *m = model(s, i);
-        const ContactModelClass *cls = contact_model_class(m->params.model);
-        ContactKinematics k = at_handle(m, moved, vel, elapsed);
-        /* the law holds while the bodies overlap: the handle drawn back out of the surface has
-           left the contact (the engine evaluates a contact only while it is active; a spring
-           and damper taken past the surface pulled the handle back in) */
-        if (k.depth > 0.0) {
-            ContactForce f = cls->force(&m->params, &m->history, &k);
-            Vec3 on_a = vec3_mad(f.tangent, f.normal, k.normal);
-            if (isfinite(on_a.x) && isfinite(on_a.y) && isfinite(on_a.z))
-                *force = vec3_add(*force, vec3_scale(on_a, m->sign));
-        } else {
-            k.depth = 0.0;
-        }
-        /* the servo's period is the copy's step: phase, friction spring, map samples */
-        cls->commit(&m->params, &m->history, &k);
+    Vec3 moved = proxy_moved(s, handle_world), vel = {handle_vel.x, handle_vel.y, 0.0};
+    int n = header(s)->count;
+    for (int i = 0; i < n; i++) {
+        Vec3 f;
+        double depth, fn;
+        contact_step(model(s, i), moved, vel, elapsed, &f, &depth, &fn);
+        *force = vec3_add(*force, f);
     }
-    return h->count;
+    return n;
+}
+
+/* One surface at the handle, one period: adds its force and texture torques; returns whether
+ * the handle touches it (a wall: inside; a region: over it). The law has its own finite guard
+ * below, as the contacts' has. */
+static bool surface_step(const HapticSurface *sf, const HapticModelInput *in, double force[2],
+                         double tau[2], double *depth, double *normal_force) {
+    const HapticKinematics *k = in->kin;
+    double f[2] = {0, 0}, t[2] = {0, 0};
+    double fn = haptic_surface_force(sf, k, in->rng, f, t);
+    *depth = haptic_surface_depth(sf, k->pos);
+    *normal_force = fn;
+    bool finite = isfinite(f[0]) && isfinite(f[1]) && isfinite(t[0]) && isfinite(t[1]);
+    if (finite) {
+        force[0] += f[0];
+        force[1] += f[1];
+        tau[0] += t[0];
+        tau[1] += t[1];
+    } else {
+        *normal_force = 0.0;
+    }
+    if (sf->kind == HAPTIC_SURFACE_WALL)
+        return *depth > 0.0;
+    *depth = 0.0;
+    return k->pos.x >= sf->min.x && k->pos.x <= sf->max.x && k->pos.y >= sf->min.y &&
+           k->pos.y <= sf->max.y;
+}
+
+/* The statistics' record of one model: counted, and traced when the hand can press it (its
+ * normal in the device's plane: a wall, not a texture region nor the table under the proxy, whose
+ * force the plane does not transmit) and it is the deepest such so far. */
+static void note_model(HapticModelOutput *out, HapticModelKind kind, bool touching, bool in_plane,
+                       double depth, double normal_force) {
+    out->evaluated++;
+    if (!touching)
+        return;
+    out->touching++;
+    if (in_plane && (!out->traced || depth > out->traced_depth)) {
+        out->traced = true;
+        out->traced_kind = kind;
+        out->traced_depth = depth;
+        out->traced_force = normal_force;
+    }
+}
+
+/* A contact normal the handle can press along: at least half of it in the plane. */
+static bool normal_in_plane(Vec3 n) {
+    return hypot(n.x, n.y) >= 0.5 * vec3_norm(n);
+}
+
+void haptic_models_evaluate(const HapticSurface *surfaces, int surface_count,
+                            HapticLocalSet *contacts, const HapticModelInput *in,
+                            HapticModelOutput *out) {
+    *out = (HapticModelOutput){.traced_kind = HAPTIC_MODEL_SURFACE};
+    for (int i = 0; i < surface_count; i++) {
+        double depth, fn;
+        bool touching =
+            surface_step(&surfaces[i], in, out->surface_force, out->tau_texture, &depth, &fn);
+        note_model(out, HAPTIC_MODEL_SURFACE, touching, surfaces[i].kind == HAPTIC_SURFACE_WALL,
+                   depth, fn);
+    }
+    if (!contacts || !contacts->have)
+        return;
+    Vec3 moved = proxy_moved(contacts, in->world), vel = {in->world_vel.x, in->world_vel.y, 0.0};
+    Vec3 sum = {0, 0, 0};
+    /* contacts act on the proxy; the handle stands in for it and feels them, in handle units */
+    double to_handle = in->contact_gain / in->force_scale;
+    int n = header(contacts)->count;
+    for (int i = 0; i < n; i++) {
+        Vec3 f;
+        double depth, fn;
+        HapticLocalModel *m = model(contacts, i);
+        bool touching = contact_step(m, moved, vel, in->elapsed, &f, &depth, &fn);
+        sum = vec3_add(sum, f);
+        note_model(out, HAPTIC_MODEL_CONTACT, touching, normal_in_plane(m->kin.normal),
+                   depth / in->position_scale, to_handle * fn);
+    }
+    out->contact_force[0] = in->contact_gain * sum.x / in->force_scale;
+    out->contact_force[1] = in->contact_gain * sum.y / in->force_scale;
 }
 
 bool haptic_local_engine_reaction(const RegistrySlot *slot, HapticReaction *r, double dt,

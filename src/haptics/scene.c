@@ -14,6 +14,7 @@
  *   }
  *   T = { mean = {t, n}, cov = {a, b, c, d} or sigma = {st, sn}, epsilon =, diagonal =,
  *         rate_speed_ref = }
+ * and passivity, local and observer (their readers below).
  */
 #include <lauxlib.h>
 #include <lua.h>
@@ -201,6 +202,33 @@ static void read_local(Reader *r, HapticLocalDesc *l) {
     lua_pop(r->L, 1);
 }
 
+/* haptics.observer = {enabled = true, rotor_inertia =, handle_mass =, memory = 0.0095}
+ * (docs/haptics.md "Below one count"): the position and velocity below one count, on the
+ * device's model, which the scene must give (the simulated P2's: issim-pantosim --describe). */
+static void read_observer(Reader *r, HapticServoDesc *d) {
+    lua_getfield(r->L, -1, "observer");
+    if (lua_istable(r->L, -1)) {
+        snprintf(r->where, sizeof r->where, "observer.");
+        get_bool(r, "enabled", &d->subcount);
+        get_number(r, "rotor_inertia", &d->observer_rotor_inertia);
+        get_number(r, "handle_mass", &d->observer_handle_mass);
+        get_number(r, "memory", &d->observer_memory_s);
+        get_number(r, "lead", &d->observer_lead_s);
+        if (!(d->observer_lead_s >= 0) || d->observer_lead_s > 0.01)
+            fail(r, "lead", "must be in [0, 0.01] s");
+        if (d->subcount && !(d->observer_rotor_inertia > 0 && d->observer_handle_mass > 0))
+            fail(r, "rotor_inertia",
+                 "the observer needs the device's rotor_inertia (kg m^2) and handle_mass (kg), "
+                 "both > 0");
+        if (!(d->observer_memory_s > 0) || d->observer_memory_s > 1.0)
+            fail(r, "memory", "must be in (0, 1] s");
+        r->where[0] = '\0';
+    } else if (!lua_isnil(r->L, -1)) {
+        fail(r, "observer", "must be a table");
+    }
+    lua_pop(r->L, 1);
+}
+
 static void read_haptics(Reader *r, HapticServoDesc *desc, char *proxy, size_t proxy_size) {
     lua_getfield(r->L, -1, "proxy");
     if (lua_isstring(r->L, -1))
@@ -209,6 +237,7 @@ static void read_haptics(Reader *r, HapticServoDesc *desc, char *proxy, size_t p
     read_coupling(r, &desc->coupling);
     read_passivity(r, &desc->passivity);
     read_local(r, &desc->local);
+    read_observer(r, desc);
     lua_getfield(r->L, -1, "surfaces");
     if (lua_istable(r->L, -1)) {
         int n = (int)lua_rawlen(r->L, -1);

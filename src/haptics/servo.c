@@ -68,6 +68,8 @@ typedef struct ServoOutput {
     double tau[2];           /* joint torques sent to the D/A last period, N m */
     double motor_force[2];   /* J^-T tau: the force the motors are commanded with, N */
     double texture_force[2]; /* the texture's part of it, N */
+    /* the deepest local model in contact: its depth (handle m) and normal force (N), 0 if none */
+    double traced_depth, traced_force;
     bool motors_on;
     unsigned limits;
 } ServoOutput;
@@ -84,6 +86,9 @@ typedef struct ServoCounters {
     uint64_t lateness_samples;
     double lateness_max;
     double compute_sum, compute_max;
+    /* the local models' loop: its time over the run, and the last period's models */
+    double models_compute_sum, models_compute_max;
+    int models, models_touching;
     double t_first, t_last, last_stats;
 } ServoCounters;
 
@@ -166,6 +171,8 @@ HapticServoDesc haptic_servo_desc_default(void) {
                          .handle_mass_min = 0.12},
         .passivity = {.enabled = false, .max_damping = 0.0},
         .local = haptic_local_desc_default(),
+        .subcount = false,
+        .observer_memory_s = 0.0095, /* 0.9 per period at 1 kHz (docs/haptics.md) */
     };
 }
 
@@ -247,6 +254,14 @@ HapticServo *haptic_servo_create(HapticDevice *dev, const PantographConfig *conf
         s = issim_error_set(err, ISSIM_ERR_RANGE,
                             "passivity max_damping %g N s/m must be >= 0 (0: automatic)",
                             desc->passivity.max_damping);
+    if (s == ISSIM_OK && desc->subcount &&
+        !(desc->observer_rotor_inertia > 0.0 && desc->observer_handle_mass > 0.0 &&
+          desc->observer_memory_s > 0.0))
+        s = issim_error_set(err, ISSIM_ERR_RANGE,
+                            "the observer below one count needs the device's rotor inertia (%g kg "
+                            "m^2), handle mass (%g kg) and a memory (%g s), all > 0",
+                            desc->observer_rotor_inertia, desc->observer_handle_mass,
+                            desc->observer_memory_s);
     if (s == ISSIM_OK && (desc->surface_count < 0 || desc->surface_count > HAPTIC_MAX_SURFACES))
         s = issim_error_set(err, ISSIM_ERR_RANGE, "%d surfaces (at most %d)", desc->surface_count,
                             HAPTIC_MAX_SURFACES);
@@ -273,6 +288,11 @@ HapticServo *haptic_servo_create(HapticDevice *dev, const PantographConfig *conf
     servo->reg = reg;
     servo->period = 1.0 / desc->rate_hz;
     haptic_kinematics_init(&servo->kin, config);
+    servo->kin.subcount = desc->subcount;
+    servo->kin.observer = (HapticObserver){.rotor_inertia = desc->observer_rotor_inertia,
+                                           .handle_mass = desc->observer_handle_mass,
+                                           .theta = exp(-servo->period / desc->observer_memory_s),
+                                           .lead_s = desc->observer_lead_s};
     haptic_rng_seed(&servo->rng, desc->seed);
     atomic_init(&servo->state, HAPTIC_SERVO_RUNNING);
     atomic_init(&servo->stop_requested, false);
@@ -358,7 +378,7 @@ static bool trip(HapticServo *servo, HapticFault kind, double measured, double a
  * on the handle, a change of two consecutive mean velocities by less than q (1/dt + 1/dt1). */
 static void judge_motion(HapticServo *servo, double now) {
     const HapticKinematics *k = &servo->kin;
-    MotionReading r = {k->pos, k->t, reading_quantum(k), k->force_scale > 0.0};
+    MotionReading r = {k->measured, k->t, reading_quantum(k), k->force_scale > 0.0};
     const MotionReading *a = &servo->plausibility.motion[0], *b = &servo->plausibility.motion[1];
     double dt = servo->plausibility.motion_readings >= 1 ? r.t - a->t : 0.0;
     if (servo->plausibility.motion_readings >= 1 && !(dt > 0.0))
@@ -468,10 +488,15 @@ static void limit_force(HapticServo *servo, double f[2]) {
 static void observe_port(HapticServo *servo) {
     const HapticKinematics *k = &servo->kin;
     servo->passivity.port_dx = (HapticVec2){0, 0};
+    /* with the observer (HapticServoDesc.subcount) its estimate below the count now (pos less
+       its lead), closer to the handle's true path than the counts' middles, whose whole-count
+       steps would charge a smooth force's changes at the wrong places */
+    double lead = k->subcount ? k->observer.lead_s : 0.0; /* the estimate now, not ahead */
+    HapticVec2 at = {k->pos.x - lead * k->vel.x, k->pos.y - lead * k->vel.y};
     if (servo->passivity.have_port_pos)
-        servo->passivity.port_dx = (HapticVec2){k->pos.x - servo->passivity.port_pos.x,
-                                                k->pos.y - servo->passivity.port_pos.y};
-    servo->passivity.port_pos = k->pos;
+        servo->passivity.port_dx =
+            (HapticVec2){at.x - servo->passivity.port_pos.x, at.y - servo->passivity.port_pos.y};
+    servo->passivity.port_pos = at;
     servo->passivity.have_port_pos = true;
 }
 
@@ -517,54 +542,82 @@ static void passivity_control(HapticServo *servo, double f[2]) {
     f[1] -= cut * u[1];
 }
 
-/* The engine-derived force on the handle with local models on: the proxy's contacts evaluated
- * at the handle, faded when the engine's heartbeat is late. The coupling spring is not rendered:
- * the engine moves the proxy to the handle itself (HapticLocalDesc.track_hz), as a god object
- * follows the device in free space; f holds the coupling's force on entry, dropped here. */
-static void local_models_force(HapticServo *servo, double now, double f[2]) {
-    const HapticCoupling *c = &servo->desc.coupling;
-    haptic_local_set_refresh(&servo->local_models.local, servo->reg, now);
-    /* Faded at once when the engine's beat is late, but back only over `fade`: after a fade the
-       handle may be deep in a surface it did not feel, and a full model at once there pushed it
-       out with the force limit (8 mJ out of the port in one press under load) */
+/* The gain of the local models' force: faded at once when the engine's beat is late, but back
+ * only over `fade`: after a fade the handle may be deep in a surface it did not feel, and a full
+ * model at once there pushed it out with the force limit (8 mJ out of the port in one press
+ * under load). Refreshes the servo's copy of the newest block first. */
+static double local_models_gain(HapticServo *servo, double now) {
+    ServoLocal *l = &servo->local_models;
+    haptic_local_set_refresh(&l->local, servo->reg, now);
     double beat_gain =
         haptic_local_gain(&servo->desc.local, now - registry_board_heartbeat(servo->reg));
     double ramp = servo->desc.local.fade_s > 0.0 ? servo->period / servo->desc.local.fade_s : 1.0;
-    servo->local_models.local_gain = fmin(beat_gain, servo->local_models.local_gain + ramp);
-    servo->local_models.local_faded_periods += servo->local_models.local_gain < 1.0;
-    Vec3 contact = {0, 0, 0};
-    if (servo->local_models.local.have) {
-        const HapticLocalHeader *h = (const HapticLocalHeader *)servo->local_models.local.block;
-        if (h->dropped > 0 && !servo->local_models.local_dropped_said) {
-            servo->local_models.local_dropped_said = true;
+    l->local_gain = fmin(beat_gain, l->local_gain + ramp);
+    l->local_faded_periods += l->local_gain < 1.0;
+    if (l->local.have) {
+        const HapticLocalHeader *h = (const HapticLocalHeader *)l->local.block;
+        if (h->dropped > 0 && !l->local_dropped_said) {
+            l->local_dropped_said = true;
             issim_log(ISSIM_LOG_WARN,
                       "haptics: %u of the proxy's contacts are not rendered as local models (more "
                       "than %d, or their state does not fit the registry's board of %zu bytes: a "
                       "contact map's FFT convolution state; map_convolution = \"direct\" fits)",
-                      h->dropped, HAPTIC_LOCAL_MAX_MODELS, servo->local_models.local.room);
+                      h->dropped, HAPTIC_LOCAL_MAX_MODELS, l->local.room);
         }
-        haptic_local_force(&servo->local_models.local, servo->coupling.handle_world,
-                           servo->coupling.handle_world_vel, now - h->wall, &contact);
     }
-    /* the contacts act on the proxy; the handle stands in for it and feels them */
-    double gain = servo->local_models.local_gain * servo->coupling.engage;
-    f[0] = gain * contact.x / c->force_scale;
-    f[1] = gain * contact.y / c->force_scale;
+    return l->local_gain * servo->coupling.engage;
 }
 
+/* Every local model of the period, in one loop (haptic_models_evaluate): the scene's surfaces
+ * and, with local models on, the proxy's contacts. */
+static void evaluate_models(HapticServo *servo, double now, HapticModelOutput *out) {
+    ServoLocal *l = &servo->local_models;
+    const HapticCoupling *c = &servo->desc.coupling;
+    HapticModelInput in = {
+        .kin = &servo->kin,
+        .rng = &servo->rng,
+        .world = servo->coupling.handle_world,
+        .world_vel = servo->coupling.handle_world_vel,
+        .position_scale = c->position_scale > 0.0 ? c->position_scale : 1.0,
+        .force_scale = c->force_scale > 0.0 ? c->force_scale : 1.0,
+    };
+    if (l->local_on) {
+        in.contact_gain = local_models_gain(servo, now);
+        if (l->local.have)
+            in.elapsed = now - ((const HapticLocalHeader *)l->local.block)->wall;
+    }
+    double t0 = issim_wall_time();
+    haptic_models_evaluate(servo->desc.surfaces, servo->desc.surface_count,
+                           l->local_on ? &l->local : NULL, &in, out);
+    double spent = issim_wall_time() - t0;
+    servo->counts.models_compute_sum += spent;
+    servo->counts.models_compute_max = fmax(servo->counts.models_compute_max, spent);
+    servo->counts.models = out->evaluated;
+    servo->counts.models_touching = out->touching;
+}
+
+/* The force before the chain: constant + engine-derived (the coupling's spring, or with local
+ * models on the proxy's contacts: the engine moves the proxy to the handle itself,
+ * HapticLocalDesc.track_hz, as a god object follows the device in free space, so the spring is
+ * not rendered) + the scene's surfaces. */
 static void compute_force(HapticServo *servo, double now, double f[2], double tau_texture[2]) {
     double engine[2] = {0, 0};
     haptic_coupling_servo_force(&servo->desc.coupling, &servo->coupling, servo->reg, &servo->kin,
                                 now, engine);
-    if (servo->local_models.local_on)
-        local_models_force(servo, now, engine);
+    HapticModelOutput models;
+    evaluate_models(servo, now, &models);
+    if (servo->local_models.local_on) {
+        engine[0] = models.contact_force[0];
+        engine[1] = models.contact_force[1];
+    }
     servo->local_models.engine_force[0] = engine[0];
     servo->local_models.engine_force[1] = engine[1];
-    f[0] = servo->desc.constant_force.x + engine[0];
-    f[1] = servo->desc.constant_force.y + engine[1];
-    tau_texture[0] = tau_texture[1] = 0.0;
-    for (int i = 0; i < servo->desc.surface_count; i++)
-        haptic_surface_force(&servo->desc.surfaces[i], &servo->kin, &servo->rng, f, tau_texture);
+    f[0] = servo->desc.constant_force.x + engine[0] + models.surface_force[0];
+    f[1] = servo->desc.constant_force.y + engine[1] + models.surface_force[1];
+    tau_texture[0] = models.tau_texture[0];
+    tau_texture[1] = models.tau_texture[1];
+    servo->out.traced_depth = models.traced_depth;
+    servo->out.traced_force = models.traced_force;
 }
 
 /* The impulse the servo rendered on the handle through the engine's part of the force this
@@ -675,6 +728,8 @@ static void publish_handle(HapticServo *servo, const HapticSample *sample, doubl
         .impulse = {servo->local_models.impulse[0], servo->local_models.impulse[1]},
         .impulse_time = servo->local_models.impulse_time,
         .reaction_limit = c->force_scale * servo->config.max_force,
+        .traced_depth = servo->out.traced_depth,
+        .traced_force = servo->out.traced_force,
     };
     haptic_handle_write(servo->reg, now, &h);
 }
@@ -724,6 +779,9 @@ bool haptic_servo_period(HapticServo *servo, double now) {
     if (!sample.fresh)
         servo->counts.stale_reads++;
     servo->out.limits = 0;
+    /* the observer's model is driven by the torques applied over the period now ending */
+    servo->kin.observer.tau[0] = servo->out.tau[0];
+    servo->kin.observer.tau[1] = servo->out.tau[1];
     bool solved = haptic_kinematics_update(&servo->kin, sample.state.counts[0],
                                            sample.state.counts[1], sample.t);
     servo->out.limits |= servo->kin.flags;
@@ -751,7 +809,9 @@ bool haptic_servo_period(HapticServo *servo, double now) {
     bool enable = solved && want && !(sample.state.status & HAPTIC_STATUS_FAULT);
     if (!enable)
         f[0] = f[1] = tex[0] = tex[1] = servo->local_models.engine_force[0] =
-            servo->local_models.engine_force[1] = 0.0;
+            servo->local_models.engine_force[1] = servo->out.traced_force = 0.0;
+    if (!solved)
+        servo->out.traced_depth = servo->out.traced_force = 0.0;
     double before[2] = {f[0] * servo->kin.force_scale, f[1] * servo->kin.force_scale};
     limit_force(servo, f);
     if (!enable) /* off means off: no slew tail */
@@ -843,6 +903,12 @@ HapticServoStats haptic_servo_stats(const HapticServo *servo) {
                                     : NAN,
         .local_blocks = servo->local_models.local.arrivals,
         .local_faded_periods = servo->local_models.local_faded_periods,
+        .models = servo->counts.models,
+        .models_touching = servo->counts.models_touching,
+        .models_compute_mean_us = servo->counts.periods ? 1e6 * servo->counts.models_compute_sum /
+                                                              (double)servo->counts.periods
+                                                        : 0.0,
+        .models_compute_max_us = 1e6 * servo->counts.models_compute_max,
     };
 }
 

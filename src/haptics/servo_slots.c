@@ -28,6 +28,8 @@ enum {
     HANDLE_IMPULSE_X,
     HANDLE_IMPULSE_TIME = HANDLE_IMPULSE_X + 2,
     HANDLE_REACTION_LIMIT,
+    HANDLE_TRACED_DEPTH,
+    HANDLE_TRACED_FORCE,
     HANDLE_COUNT
 };
 enum { HANDLE_ID_PROXY_BODY, HANDLE_ID_COUNT };
@@ -72,6 +74,10 @@ enum {
     STAT_LOCAL_LATENCY_MAX_US,
     STAT_LOCAL_BLOCKS,
     STAT_LOCAL_FADED_PERIODS,
+    STAT_MODELS,
+    STAT_MODELS_TOUCHING,
+    STAT_MODELS_COMPUTE_MEAN_US,
+    STAT_MODELS_COMPUTE_MAX_US,
     STAT_COUNT
 };
 _Static_assert(STAT_COUNT <= REGISTRY_SLOT_VALUES, "the servo statistics fit their slot");
@@ -117,6 +123,8 @@ void haptic_handle_pack(const HapticHandleState *h, RegistrySlot *slot) {
     put_vec2(v, HANDLE_IMPULSE_X, h->impulse);
     v[HANDLE_IMPULSE_TIME] = h->impulse_time;
     v[HANDLE_REACTION_LIMIT] = h->reaction_limit;
+    v[HANDLE_TRACED_DEPTH] = h->traced_depth;
+    v[HANDLE_TRACED_FORCE] = h->traced_force;
     slot->ids[HANDLE_ID_PROXY_BODY] = h->proxy_body;
 }
 
@@ -144,6 +152,8 @@ HapticHandleState haptic_handle_unpack(const RegistrySlot *slot) {
         .impulse = get_vec2(v, HANDLE_IMPULSE_X),
         .impulse_time = v[HANDLE_IMPULSE_TIME],
         .reaction_limit = v[HANDLE_REACTION_LIMIT],
+        .traced_depth = v[HANDLE_TRACED_DEPTH],
+        .traced_force = v[HANDLE_TRACED_FORCE],
         .proxy_body = slot->ids[HANDLE_ID_PROXY_BODY],
     };
 }
@@ -194,6 +204,10 @@ void haptic_servo_stats_pack(const HapticServoStats *s, RegistrySlot *slot) {
     v[STAT_LOCAL_LATENCY_MAX_US] = s->local_latency_max_us;
     v[STAT_LOCAL_BLOCKS] = (double)s->local_blocks;
     v[STAT_LOCAL_FADED_PERIODS] = (double)s->local_faded_periods;
+    v[STAT_MODELS] = s->models;
+    v[STAT_MODELS_TOUCHING] = s->models_touching;
+    v[STAT_MODELS_COMPUTE_MEAN_US] = s->models_compute_mean_us;
+    v[STAT_MODELS_COMPUTE_MAX_US] = s->models_compute_max_us;
 }
 
 HapticServoStats haptic_servo_stats_unpack(const RegistrySlot *slot) {
@@ -235,6 +249,10 @@ HapticServoStats haptic_servo_stats_unpack(const RegistrySlot *slot) {
         .local_latency_max_us = v[STAT_LOCAL_LATENCY_MAX_US],
         .local_blocks = (uint64_t)v[STAT_LOCAL_BLOCKS],
         .local_faded_periods = (uint64_t)v[STAT_LOCAL_FADED_PERIODS],
+        .models = (int)v[STAT_MODELS],
+        .models_touching = (int)v[STAT_MODELS_TOUCHING],
+        .models_compute_mean_us = v[STAT_MODELS_COMPUTE_MEAN_US],
+        .models_compute_max_us = v[STAT_MODELS_COMPUTE_MAX_US],
     };
 }
 

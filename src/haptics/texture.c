@@ -195,11 +195,17 @@ void haptic_texture_sample_joint(const HapticTexture *tex, HapticRng *rng, Hapti
     tau[1] = j[1] * f[0] + j[3] * f[1];
 }
 
-static void wall_force(const HapticSurface *s, const HapticKinematics *k, HapticRng *rng,
-                       double force[2], double tau[2]) {
-    double depth = (s->point.x - k->pos.x) * s->normal.x + (s->point.y - k->pos.y) * s->normal.y;
+double haptic_surface_depth(const HapticSurface *s, HapticVec2 pos) {
+    if (s->kind != HAPTIC_SURFACE_WALL)
+        return NAN;
+    return (s->point.x - pos.x) * s->normal.x + (s->point.y - pos.y) * s->normal.y;
+}
+
+static double wall_force(const HapticSurface *s, const HapticKinematics *k, HapticRng *rng,
+                         double force[2], double tau[2]) {
+    double depth = haptic_surface_depth(s, k->pos);
     if (depth <= 0.0)
-        return;
+        return 0.0;
     double depth_rate = -(k->vel.x * s->normal.x + k->vel.y * s->normal.y);
     double fn = fmax(s->stiffness * depth + s->damping * depth_rate, 0.0);
     HapticVec2 t = {s->normal.y, -s->normal.x};
@@ -215,6 +221,7 @@ static void wall_force(const HapticSurface *s, const HapticKinematics *k, Haptic
         tau[0] += tt[0];
         tau[1] += tt[1];
     }
+    return fn;
 }
 
 static void region_force(const HapticSurface *s, const HapticKinematics *k, HapticRng *rng,
@@ -232,10 +239,10 @@ static void region_force(const HapticSurface *s, const HapticKinematics *k, Hapt
     tau[1] += tt[1];
 }
 
-void haptic_surface_force(const HapticSurface *s, const HapticKinematics *k, HapticRng *rng,
-                          double force[2], double tau[2]) {
+double haptic_surface_force(const HapticSurface *s, const HapticKinematics *k, HapticRng *rng,
+                            double force[2], double tau[2]) {
     if (s->kind == HAPTIC_SURFACE_WALL)
-        wall_force(s, k, rng, force, tau);
-    else
-        region_force(s, k, rng, tau);
+        return wall_force(s, k, rng, force, tau);
+    region_force(s, k, rng, tau);
+    return 0.0;
 }

@@ -14,8 +14,10 @@
  * Usage: issim-bench haptics [--seconds S] (per lateness configuration, default 5).
  *
  * issim-bench haptics local [--seconds S]: the local models' targets (issue 30): a servo period
- * with 4 contacts' local models, one a 4096-sample contact map (mean < 20 us, max < 50 us), and
- * the latency from a model's publication to the servo's copy (< one engine step + 100 us).
+ * with 4 contacts' local models, one a 4096-sample contact map (mean < 20 us, max < 50 us; timed
+ * under SCHED_FIFO when permitted, with the load, the servo's model loop alone and each law
+ * alone), and the latency from a model's publication to the servo's copy (< one engine step +
+ * 100 us).
  *
  * issim-bench haptics rates [--seconds S]: the servo at 4 and 10 kHz (SCHED_FIFO when permitted)
  * on pantograph_push_local.lua with its engine thread and the simulated pantograph, and no load
@@ -26,7 +28,9 @@
  * transient as the local-model path renders them, tables and plots PREFIX-if / PREFIX-map
  * (default haptics-local).
  *
- * issim-bench haptics zwidth [--png FILE]: Colgate and Brown's Z-width on the simulated device
+ * issim-bench haptics zwidth [--png FILE] [--subcount [--memory S] [--lead]] [--delayed]: Colgate
+ * and Brown's Z-width
+ * on the simulated device
  * (tools/pantosim/pantosim_zwidth.h, lockstep in simulated time, so the figures do not depend
  * on the machine's load): for each wall damping, the largest PD-wall stiffness that stays
  * stable at 1, 4 and 10 kHz, with and without the passivity controller. Stable (defined
@@ -34,7 +38,10 @@
  * fault, and over the last 0.5 s of a 1.5 s trial neither encoder moves by more than one count.
  * The stiffness grid is 100 N/m * 1.25^i up to 1 MN/m; a figure is the last grid point before
  * the first unstable one. The table goes to stdout, the plot to FILE (default zwidth.png, by
- * gnuplot) with the table beside it (FILE with .dat). */
+ * gnuplot) with the table beside it (FILE with .dat). --subcount: the servo's position and
+ * velocity from the observer below one count (HapticServoDesc.subcount, memory S seconds);
+ * --delayed: each command reaches the motors a period late, as over the simulator's link;
+ * --lead: the observer renders where the handle will be then. */
 #include "bench.h"
 
 #include <inttypes.h>
@@ -242,9 +249,49 @@ static HapticServo *local_servo(Registry *reg, double rate, const char *csv) {
     return servo;
 }
 
+static void print_load(const char *when);
+
+/* The calling thread under SCHED_FIFO at the servo's priority, as the servo runs; false when the
+ * system refuses (the figures then include preemption by every other thread). */
+static bool bench_fifo(bool on) {
+    struct sched_param p = {.sched_priority = on ? haptic_servo_desc_default().fifo_priority : 0};
+    return pthread_setschedparam(pthread_self(), on ? SCHED_FIFO : SCHED_OTHER, &p) == 0;
+}
+
+/* Each law's force and commit alone, once per 4 kHz period, on the bench's contact 1 mm deep:
+ * where the local models' time goes. */
+static void bench_local_laws(LocalBench *b) {
+    static const char *names[4] = {"spring_damper", "hunt_crossley", "internal_friction",
+                                   "map_4096_direct"};
+    enum { N = 20000 };
+    static double us[N];
+    for (int i = 0; i < 4; i++) {
+        const ContactModelClass *cls = contact_model_class(b->params[i].model);
+        double sum = 0.0;
+        volatile double sink = 0.0;
+        for (int n = 0; n < N; n++) {
+            ContactKinematics k = {.depth = 1e-3 + 1e-5 * sin(n * 0.01),
+                                   .normal = {-1, 0, 0},
+                                   .effective_mass = 0.2,
+                                   .t = 0.5 + n * 2.5e-4};
+            double t0 = issim_wall_time();
+            ContactForce f = cls->force(&b->params[i], &b->history[i], &k);
+            cls->commit(&b->params[i], &b->history[i], &k);
+            us[n] = 1e6 * (issim_wall_time() - t0);
+            sum += us[n];
+            sink += f.normal; /* the force is used: the call is not elided */
+        }
+        printf("haptics.local_law_us.%s: mean %.3f p99 %.3f max %.2f (force + commit per 4 kHz "
+               "period)\n",
+               names[i], sum / N, bench_quantile(us, N, 0.99), bench_quantile(us, N, 1.0));
+    }
+}
+
 /* Target: a servo period with local models of 4 contacts (one a 4096-sample map) under 20 us
  * mean, 50 us max. The bench publishes new models every 4 periods (a 1 ms engine step at 4 kHz),
- * outside the timed period; the period copies them when they are new. */
+ * outside the timed period; the period copies them when they are new. The timed loop runs under
+ * SCHED_FIFO when permitted, as the servo does; the servo's own figures for its model loop
+ * (SERVO_STATS models_compute_*) are printed beside the whole period's. */
 static int bench_local_compute(void) {
     Registry *reg = proxy_registry();
     const char *csv = "/tmp/issim-bench-haptics-local.csv";
@@ -256,6 +303,8 @@ static int bench_local_compute(void) {
     enum { N = 20000 };
     static double us[N];
     double sum = 0.0, proxy[10] = {0, 0, 0, 1, 0, 0, 0, 0, 0, 0};
+    print_load("before");
+    bool fifo = bench_fifo(true);
     for (int i = 0; i < N; i++) {
         double now = 100.0 + i * 2.5e-4;
         if (i % 4 == 0) {
@@ -267,14 +316,27 @@ static int bench_local_compute(void) {
         us[i] = 1e6 * (issim_wall_time() - t0);
         sum += us[i];
     }
+    bench_fifo(false);
+    int over = 0;
+    for (int i = 0; i < N; i++)
+        over += us[i] > 50.0;
     const HapticLocalSet *set = haptic_servo_local_models(servo);
+    HapticServoStats st = haptic_servo_stats(servo);
     printf("haptics.local_compute_us: mean %.2f p50 %.2f p99 %.2f max %.2f (target mean < 20, max "
            "< 50; %d periods at 4 kHz with %d local models: spring/damper, Hunt-Crossley, internal "
-           "friction, a 4096-sample contact map; %" PRIu64 " blocks of %zu bytes copied)\n",
+           "friction, a 4096-sample contact map; %" PRIu64 " blocks of %zu bytes copied; %s)\n",
            sum / N, bench_quantile(us, N, 0.5), bench_quantile(us, N, 0.99),
            bench_quantile(us, N, 1.0), N, set ? ((const HapticLocalHeader *)set->block)->count : 0,
            set ? set->arrivals : 0,
-           set ? (size_t)((const HapticLocalHeader *)set->block)->bytes : (size_t)0);
+           set ? (size_t)((const HapticLocalHeader *)set->block)->bytes : (size_t)0,
+           fifo ? "SCHED_FIFO" : "normal scheduling: SCHED_FIFO refused");
+    printf("haptics.local_compute_over_50us: %d of %d periods (p99.9 %.2f us)\n", over, N,
+           bench_quantile(us, N, 0.999));
+    printf("haptics.local_models_loop_us: mean %.2f max %.2f (the servo's model loop alone: the "
+           "four laws at the handle, SERVO_STATS models_compute_*)\n",
+           st.models_compute_mean_us, st.models_compute_max_us);
+    print_load("after");
+    bench_local_laws(&b);
     haptic_servo_destroy(servo);
     local_bench_free(&b);
     registry_destroy(reg);
@@ -783,17 +845,18 @@ static int bench_stall(void) {
 }
 
 #define ZW_RATES 3
-#define ZW_DAMPINGS 6
+#define ZW_DAMPINGS 8
 
-static int plot_zwidth(const char *png, const char *table) {
+static int plot_zwidth(const char *png, const char *table, bool subcount) {
     char cmd[2048];
     snprintf(cmd, sizeof cmd,
              "gnuplot -e \"set terminal pngcairo size 900,600 noenhanced; set output '%s'; "
              "set logscale y; set xlabel 'wall damping, N s/m'; set ylabel 'largest stable "
              "stiffness, N/m'; set key top left; set title 'Z-width, simulated P2 pantograph, "
-             "PD wall'; plot for [c=2:7] '%s' using 1:c with linespoints title "
+             "PD wall%s'; plot for [c=2:7] '%s' using 1:c with linespoints title "
              "columnhead(c)\"",
-             png, table);
+             png, subcount ? ", position and velocity from the observer below one count" : "",
+             table);
     if (system(cmd) != 0) {
         fprintf(stderr, "issim-bench haptics zwidth: gnuplot failed writing %s\n", png);
         return 1;
@@ -804,13 +867,29 @@ static int plot_zwidth(const char *png, const char *table) {
 
 static int bench_zwidth(int argc, char **argv) {
     const char *png = "zwidth.png";
-    for (int i = 1; i + 1 < argc; i++)
-        if (strcmp(argv[i], "--png") == 0)
+    bool subcount = false;
+    double memory = 0.0; /* the observer's memory, s (0: pantosim_zwidth's default) */
+    bool delayed = false, lead = false;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--png") == 0 && i + 1 < argc)
             png = argv[++i];
+        else if (strcmp(argv[i], "--subcount") == 0)
+            subcount = true;
+        else if (strcmp(argv[i], "--memory") == 0 && i + 1 < argc)
+            memory = atof(argv[++i]);
+        else if (strcmp(argv[i], "--delayed") == 0)
+            delayed = true;
+        else if (strcmp(argv[i], "--lead") == 0)
+            lead = true;
     const double rates[ZW_RATES] = {1000.0, 4000.0, 10000.0};
-    const double dampings[ZW_DAMPINGS] = {0.0, 0.5, 1.0, 2.0, 5.0, 10.0};
+    const double dampings[ZW_DAMPINGS] = {0.0, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0};
     double k[ZW_DAMPINGS][ZW_RATES][2], worst_energy = 0.0;
-    printf("haptics.zwidth: largest stable PD-wall stiffness, N/m (grid 100 * 1.25^i)\n");
+    printf("haptics.zwidth%s%s: largest stable PD-wall stiffness, N/m (grid 100 * 1.25^i)%s%s\n",
+           subcount ? ".subcount" : "", delayed ? ".delayed" : "",
+           subcount ? ", position and velocity below one count (HapticServoDesc.subcount)" : "",
+           delayed ? (lead && subcount ? ", commands a period late, the observer a period ahead"
+                                       : ", commands a period late")
+                   : "");
     printf("%8s", "b N s/m");
     for (int r = 0; r < ZW_RATES; r++)
         printf("  %5.0f Hz off  %5.0f Hz PC ", rates[r], rates[r]);
@@ -820,8 +899,14 @@ static int bench_zwidth(int argc, char **argv) {
         for (int r = 0; r < ZW_RATES; r++)
             for (int pc = 0; pc < 2; pc++) {
                 double e;
-                k[b][r][pc] =
-                    zwidth_largest_stable(rates[r], dampings[b], pc, 100.0, 1e6, 1.25, &e);
+                ZwidthTrial base = {.rate_hz = rates[r],
+                                    .damping = dampings[b],
+                                    .passivity = pc,
+                                    .subcount = subcount,
+                                    .observer_memory_s = memory,
+                                    .delayed = delayed,
+                                    .observer_lead = lead};
+                k[b][r][pc] = zwidth_largest_stable_for(&base, 100.0, 1e6, 1.25, &e);
                 worst_energy = fmin(worst_energy, e);
                 printf("  %12.0f", k[b][r][pc]);
                 fflush(stdout);
@@ -847,7 +932,7 @@ static int bench_zwidth(int argc, char **argv) {
     }
     if (fclose(f) != 0)
         return fprintf(stderr, "issim-bench haptics zwidth: cannot write %s\n", table), 1;
-    return plot_zwidth(png, table);
+    return plot_zwidth(png, table, subcount);
 }
 
 int bench_haptics(int argc, char **argv) {

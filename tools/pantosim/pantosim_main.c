@@ -23,7 +23,7 @@
  * amplifier fault or a hardware emergency stop).
  *
  * usage: issim-pantosim [--rate HZ] [--watchdog S] [--mass-min KG] [--mass-max KG]
- *                       [--start X,Y] [--hand free|hold:X,Y|circle:R,T[,RAMP]|file:PATH]
+ *                       [--start X,Y] [--hand free|hold:X,Y|circle:R,T[,RAMP[,X,Y]]|file:PATH]
  *                       [--hand-stiffness K]
  *                       [--hand-damping B] [--duration S] [--protocol 1|2] [--describe]
  *                       [--encoder jitter:A@T|jump:N@T|freeze:T0[:T1]] [--amp-fault T0[:T1]]
@@ -75,7 +75,7 @@ typedef struct Options {
 
 static int usage(void) {
     fputs("usage: issim-pantosim [--rate HZ] [--watchdog S] [--mass-min KG] [--mass-max KG]\n"
-          "         [--start X,Y] [--hand free|hold:X,Y|circle:R,T[,RAMP]|file:PATH]\n"
+          "         [--start X,Y] [--hand free|hold:X,Y|circle:R,T[,RAMP[,X,Y]]|file:PATH]\n"
           "         [--hand-stiffness K] [--hand-damping B] [--duration S] [--protocol 1|2]\n"
           "         [--encoder jitter:A@T|jump:N@T|freeze:T0[:T1]] [--amp-fault T0[:T1]]\n"
           "         [--describe] [--link-fd FD]\n",
@@ -118,11 +118,13 @@ static bool parse_hand(const char *s, SimHand *h, HapticVec2 centre) {
         return true;
     }
     h->ramp = 0.0;
-    if (strncmp(s, "circle:", 7) == 0 &&
-        sscanf(s + 7, "%lf,%lf,%lf", &h->radius, &h->period, &h->ramp) >= 2 && h->period > 0 &&
-        h->ramp >= 0) {
+    h->point = centre;
+    /* circle:R,T[,RAMP[,X,Y]]: round the workspace centre, or round (X, Y) */
+    int n = strncmp(s, "circle:", 7) == 0 ? sscanf(s + 7, "%lf,%lf,%lf,%lf,%lf", &h->radius,
+                                                   &h->period, &h->ramp, &h->point.x, &h->point.y)
+                                          : 0;
+    if ((n == 2 || n == 3 || n == 5) && h->period > 0 && h->ramp >= 0) {
         h->kind = HAND_CIRCLE;
-        h->point = centre;
         return true;
     }
     return false;

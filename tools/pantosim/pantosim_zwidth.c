@@ -12,6 +12,9 @@ typedef struct Lockstep {
     double period;
     double t; /* simulated time, s */
     uint16_t seq;
+    bool delayed; /* commands wait for the next read, as at a device's frame tick */
+    bool have_pending;
+    HapticCommand pending;
 } Lockstep;
 
 static IssimStatus lockstep_read(HapticDevice *dev, double timeout_s, IssimError *err) {
@@ -20,6 +23,10 @@ static IssimStatus lockstep_read(HapticDevice *dev, double timeout_s, IssimError
     Lockstep *l = dev->impl;
     simpanto_advance(l->sim, l->t, l->period);
     l->t += l->period;
+    if (l->have_pending) { /* the last command reaches the motors at this frame, a period late */
+        simpanto_command(l->sim, &l->pending, l->t);
+        l->have_pending = false;
+    }
     HapticState s = simpanto_state(l->sim, ++l->seq, l->t);
     s.protocol = HAPTIC_PROTOCOL_VERSION;
     haptic_device_accept_state(dev, &s);
@@ -30,7 +37,12 @@ static IssimStatus lockstep_read(HapticDevice *dev, double timeout_s, IssimError
 static IssimStatus lockstep_write(HapticDevice *dev, const HapticCommand *cmd, IssimError *err) {
     (void)err;
     Lockstep *l = dev->impl;
-    simpanto_command(l->sim, cmd, l->t);
+    if (l->delayed) {
+        l->pending = *cmd;
+        l->have_pending = true;
+    } else {
+        simpanto_command(l->sim, cmd, l->t);
+    }
     return ISSIM_OK;
 }
 
@@ -41,6 +53,11 @@ static void lockstep_close(HapticDevice *dev) {
 static const HapticDeviceOps lockstep_ops = {lockstep_read, lockstep_write, lockstep_close};
 
 HapticDevice *simpanto_lockstep_open(SimPantograph *sim, double period, IssimError *err) {
+    return simpanto_lockstep_open_delayed(sim, period, false, err);
+}
+
+HapticDevice *simpanto_lockstep_open_delayed(SimPantograph *sim, double period, bool delayed,
+                                             IssimError *err) {
     Lockstep *l = calloc(1, sizeof *l);
     HapticDevice *dev = l ? haptic_device_new(&lockstep_ops, &sim->config, l) : NULL;
     if (!dev) {
@@ -48,7 +65,7 @@ HapticDevice *simpanto_lockstep_open(SimPantograph *sim, double period, IssimErr
         issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory");
         return NULL;
     }
-    *l = (Lockstep){.sim = sim, .period = period};
+    *l = (Lockstep){.sim = sim, .period = period, .delayed = delayed};
     issim_strlcpy(dev->caps.name, "simulated P2 (lockstep)", sizeof dev->caps.name);
     dev->caps.can_actuate = true;
     dev->caps.rate_hz = 1.0 / period;
@@ -70,6 +87,14 @@ IssimStatus zwidth_trial(const ZwidthTrial *trial, ZwidthResult *out, IssimError
     d.rate_hz = trial->rate_hz;
     d.realtime = false;
     d.passivity.enabled = trial->passivity;
+    d.subcount = trial->subcount;
+    /* the observer knows the simulated device's model (a real P2's must be identified) */
+    d.observer_rotor_inertia = sim.rotor_inertia;
+    d.observer_handle_mass = sim.handle_mass;
+    d.observer_memory_s =
+        trial->observer_memory_s > 0.0 ? trial->observer_memory_s : ZWIDTH_OBSERVER_MEMORY_S;
+    /* with the command a period late, the observer renders where the handle will be then */
+    d.observer_lead_s = trial->delayed && trial->observer_lead ? 1.0 / trial->rate_hz : 0.0;
     d.surface_count = 1;
     d.surfaces[0] = (HapticSurface){.kind = HAPTIC_SURFACE_WALL,
                                     .point = wall,
@@ -77,8 +102,8 @@ IssimStatus zwidth_trial(const ZwidthTrial *trial, ZwidthResult *out, IssimError
                                     .stiffness = trial->stiffness,
                                     .damping = trial->damping};
     double period = 1.0 / trial->rate_hz;
-    HapticServo *servo =
-        haptic_servo_create(simpanto_lockstep_open(&sim, period, err), &c, &d, NULL, err);
+    HapticServo *servo = haptic_servo_create(
+        simpanto_lockstep_open_delayed(&sim, period, trial->delayed, err), &c, &d, NULL, err);
     if (!servo)
         return ISSIM_ERR_INVALID;
     haptic_servo_enable(servo, true);
@@ -113,9 +138,16 @@ IssimStatus zwidth_trial(const ZwidthTrial *trial, ZwidthResult *out, IssimError
 
 double zwidth_largest_stable(double rate_hz, double damping, bool passivity, double k_min,
                              double k_max, double factor, double *energy_min) {
+    ZwidthTrial base = {.rate_hz = rate_hz, .damping = damping, .passivity = passivity};
+    return zwidth_largest_stable_for(&base, k_min, k_max, factor, energy_min);
+}
+
+double zwidth_largest_stable_for(const ZwidthTrial *base, double k_min, double k_max, double factor,
+                                 double *energy_min) {
     double best = 0.0, emin = 0.0;
     for (double k = k_min; k <= k_max * (1 + 1e-9); k *= factor) {
-        ZwidthTrial t = {rate_hz, k, damping, passivity};
+        ZwidthTrial t = *base;
+        t.stiffness = k;
         ZwidthResult r;
         IssimError err;
         if (zwidth_trial(&t, &r, &err) != ISSIM_OK || !r.stable)

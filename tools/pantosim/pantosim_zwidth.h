@@ -15,12 +15,20 @@
 /* A HapticDevice over sim (Borrowed: it must outlive the device), stepping period seconds per
  * read. NULL on out of memory (err says so). */
 HapticDevice *simpanto_lockstep_open(SimPantograph *sim, double period, IssimError *err);
+/* The same, with each command applied at the next read when delayed (a device that applies a
+ * command at its next frame tick, as the simulator over its link does), at once otherwise. */
+HapticDevice *simpanto_lockstep_open_delayed(SimPantograph *sim, double period, bool delayed,
+                                             IssimError *err);
 
 typedef struct ZwidthTrial {
     double rate_hz;   /* servo rate */
     double stiffness; /* N/m of the PD wall */
     double damping;   /* N s/m of the PD wall */
     bool passivity;   /* the passivity controller on (the observer runs either way) */
+    bool subcount;    /* the servo's position and velocity below one count (HapticServoDesc) */
+    double observer_memory_s; /* its memory, s (0: ZWIDTH_OBSERVER_MEMORY_S) */
+    bool delayed;             /* each command applied one period late (the real link) */
+    bool observer_lead;       /* with delayed: the observer renders one period ahead */
 } ZwidthTrial;
 
 /* The push: the handle starts at rest 10 mm in front of a wall rendered by the servo; the
@@ -34,6 +42,9 @@ typedef struct ZwidthTrial {
 #define ZWIDTH_HAND_DAMPING 2.0
 #define ZWIDTH_TRIAL_S 1.5
 #define ZWIDTH_WATCH_S 0.5
+/* The observer's memory (HapticServoDesc.observer_memory_s): 0.9 per period at 1 kHz, chosen on
+   this bench (docs/haptics.md "Below one count") */
+#define ZWIDTH_OBSERVER_MEMORY_S 0.0095
 
 typedef struct ZwidthResult {
     bool stable;
@@ -51,5 +62,8 @@ IssimStatus zwidth_trial(const ZwidthTrial *trial, ZwidthResult *out, IssimError
  * energy_min (nullable) receives the lowest observer energy over the stable trials. */
 double zwidth_largest_stable(double rate_hz, double damping, bool passivity, double k_min,
                              double k_max, double factor, double *energy_min);
+/* The same for the trial's rate, damping, controller and estimate (its stiffness is ignored). */
+double zwidth_largest_stable_for(const ZwidthTrial *base, double k_min, double k_max, double factor,
+                                 double *energy_min);
 
 #endif
