@@ -11,7 +11,16 @@
  * - the mixed 240-body pile (scenes/pile.lua) in complementarity the same on 2 threads, twice,
  *   as on 1;
  * - a solver set by engine_set_complementarity_solver (the caller's code) is called on the
- *   engine's thread only, whatever the thread count. */
+ *   engine's thread only, whatever the thread count;
+ * - a packed pile of 320 spheres (one island of about 1,000 rows once they land), with
+ *   EngineOptions.split_large_islands: on 2 and
+ *   on 3 threads the PGS sweeps run split over the pool's threads (engine_pgs.c), the same to
+ *   the bit run after run for a thread count, and close to the serial sweep's (every centre
+ *   within PACKED_CENTRE_TOLERANCE after PACKED_STEPS); on 1 thread, on `auto` and on 2 threads
+ *   without the option none is split
+ *   and the run is the serial solver's to the bit (the same PGS set as the engine's solver,
+ *   which never gets the pool). */
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -271,12 +280,148 @@ static void test_caller_solver_on_engine_thread(void **state) {
     engine_destroy(e);
 }
 
+/* ===== One large island: PGS sweeps split over the threads ===== */
+
+enum { PACKED_STEPS = 60, PACKED_SPHERES = 320 };
+/* m: after 60 steps the split sweep's centres stay this close to the serial sweep's (the
+ * spheres fall 1 mm and settle; 0.026 mm apart at most on 2 and 3 threads) */
+#define PACKED_CENTRE_TOLERANCE 5e-4
+
+/* 5 layers of 8 x 8 steel spheres (r 20 mm) 1 mm apart in a box they fill, jittered by at most
+ * 0.5 mm: every sphere within the solve's margin of its neighbours from the start, one island
+ * once they have fallen the millimetre. */
+static const char packed_pile[] =
+    "local r, density = 0.02, 7850\n"
+    "local m = density * 4 / 3 * math.pi * r ^ 3\n"
+    "local inertia = 0.4 * m * r ^ 2\n"
+    "local half = 8 * (r + 0.0005) + 0.0005\n"
+    "local things = {\n"
+    "  { name = 'floor', kind = 'obstacle', shape = 'plane', normal = {0, 0, 1}, offset = 0,\n"
+    "    material = 'wall' },\n"
+    "  { name = 'xp', kind = 'obstacle', shape = 'plane', normal = {-1, 0, 0}, offset = -half,\n"
+    "    material = 'wall' },\n"
+    "  { name = 'xn', kind = 'obstacle', shape = 'plane', normal = {1, 0, 0}, offset = -half,\n"
+    "    material = 'wall' },\n"
+    "  { name = 'yp', kind = 'obstacle', shape = 'plane', normal = {0, -1, 0}, offset = -half,\n"
+    "    material = 'wall' },\n"
+    "  { name = 'yn', kind = 'obstacle', shape = 'plane', normal = {0, 1, 0}, offset = -half,\n"
+    "    material = 'wall' },\n"
+    "}\n"
+    "for n = 0, 319 do\n"
+    "  local i, j, k = n % 8, (n // 8) % 8, n // 64\n"
+    "  local pitch = 2 * r + 0.001\n"
+    "  things[#things + 1] = { name = 's' .. n, kind = 'body', shape = 'sphere', radius = r,\n"
+    "    mass = m, inertia = {inertia, inertia, inertia}, material = 'steel',\n"
+    "    pos = {-half + 0.001 + r + i * pitch + 0.0005 * math.sin(7 * n),\n"
+    "           -half + 0.001 + r + j * pitch + 0.0005 * math.cos(5 * n),\n"
+    "           r + 0.001 + k * pitch} }\n"
+    "end\n"
+    "return { name = 'packed_pile',\n"
+    "  universe = { gravity = {0, 0, -9.81}, integrator = 'rk4', dt = 1e-3 },\n"
+    "  things = things,\n"
+    "  contacts = {\n"
+    "    { name = 'sphere_sphere', materials = {'steel', 'steel'}, resolver = 'complementarity',\n"
+    "      solver = 'pgs', friction_static = 1, friction_kinetic = 1 },\n"
+    "    { name = 'sphere_wall', materials = {'steel', 'wall'}, resolver = 'complementarity',\n"
+    "      solver = 'pgs', friction_static = 1, friction_kinetic = 1 },\n"
+    "  },\n"
+    "}\n";
+
+typedef struct PackedRun {
+    Trace trace;
+    uint64_t team_solves, iterative_solves;
+    Vec3 centre[PACKED_SPHERES];
+} PackedRun;
+
+/* The packed pile on `threads` threads; serial_solver: the built-in PGS set as the engine's
+ * solver (engine_set_complementarity_solver), which is always solved on the engine thread
+ * alone. */
+static PackedRun packed_run(int threads, bool serial_solver, bool split) {
+    EngineOptions o = engine_options_default();
+    o.threads = threads;
+    o.split_large_islands = split;
+    Engine *e = test_engine_from_source_with("packed_pile.lua", packed_pile, &o);
+    assert_int_equal(engine_body_count(e), PACKED_SPHERES);
+    if (serial_solver)
+        engine_set_complementarity_solver(e, engine_complementarity_pgs(), NULL);
+    PackedRun run = {.trace = run_steps(e, PACKED_STEPS, 1e-3)};
+    EngineStats st = engine_stats(e);
+    run.team_solves = st.complementarity_team_solves;
+    run.iterative_solves = st.complementarity_iterative_solves;
+    for (int i = 0; i < PACKED_SPHERES; i++)
+        run.centre[i] = engine_body_state(e, engine_body_id(e, i)).pos;
+    engine_destroy(e);
+    return run;
+}
+
+static double largest_centre_distance(const PackedRun *a, const PackedRun *b) {
+    double largest = 0.0;
+    for (int i = 0; i < PACKED_SPHERES; i++)
+        largest = fmax(largest, vec3_norm(vec3_sub(a->centre[i], b->centre[i])));
+    return largest;
+}
+
+static void test_large_island_split_and_deterministic(void **state) {
+    (void)state;
+    PackedRun *serial = malloc(sizeof *serial), *run = malloc(sizeof *run);
+    assert_non_null(serial);
+    assert_non_null(run);
+    *serial = packed_run(1, false, true);
+    print_message("packed pile, 1 thread: %llu of %llu iterative solves split\n",
+                  (unsigned long long)serial->team_solves,
+                  (unsigned long long)serial->iterative_solves);
+    assert_true(serial->team_solves == 0);
+    assert_true(serial->iterative_solves >= PACKED_STEPS); /* the island was solved each step */
+    /* auto (0) picks its count from the machine's load: it never splits, so the load never
+     * changes a result */
+    *run = packed_run(0, false, true);
+    check_same("packed pile, auto threads", &serial->trace, &run->trace, 0, PACKED_STEPS);
+    assert_true(run->team_solves == 0);
+    free(run->trace.after_step);
+    *run = packed_run(2, false, false); /* not asked: the serial sweep on any thread count */
+    check_same("packed pile, 2 threads, split_large_islands off", &serial->trace, &run->trace, 2,
+               PACKED_STEPS);
+    assert_true(run->team_solves == 0);
+    free(run->trace.after_step);
+    *run = packed_run(2, true, true); /* one thread's sweep is the serial solver's, to the bit */
+    check_same("packed pile, the engine's solver set to PGS", &serial->trace, &run->trace, 2,
+               PACKED_STEPS);
+    assert_true(run->team_solves == 0);
+    free(run->trace.after_step);
+    for (int threads = 2; threads <= 3; threads++) {
+        PackedRun *first = malloc(sizeof *first);
+        assert_non_null(first);
+        *first = packed_run(threads, false, true);
+        double apart = largest_centre_distance(first, serial);
+        print_message("packed pile, %d threads: %llu of %llu iterative solves split; centres "
+                      "%.3g m from the serial sweep's at most\n",
+                      threads, (unsigned long long)first->team_solves,
+                      (unsigned long long)first->iterative_solves, apart);
+        /* the landing joins the columns into one island within 25 steps; from then on every
+         * step's velocity pass is split */
+        assert_true(first->team_solves >= PACKED_STEPS - 25);
+        assert_true(apart < PACKED_CENTRE_TOLERANCE);
+        assert_true(apart > 0.0); /* split sweeps ran: another order than the serial one */
+        *run = packed_run(threads, false, true);
+        check_same("packed pile, split sweeps run twice", &first->trace, &run->trace, threads,
+                   PACKED_STEPS);
+        assert_memory_equal(first->centre, run->centre, sizeof first->centre);
+        free(run->trace.after_step);
+        free(first->trace.after_step);
+        free(first);
+    }
+    free(serial->trace.after_step);
+    free(serial);
+    free(run);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_workers_named_and_each_iteration_once),
         cmocka_unit_test(test_sphere_pile_same_on_any_thread_count),
         cmocka_unit_test(test_mixed_pile_same_on_two_threads),
         cmocka_unit_test(test_caller_solver_on_engine_thread),
+        cmocka_unit_test(test_large_island_split_and_deterministic),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

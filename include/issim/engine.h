@@ -63,6 +63,12 @@ typedef struct EngineOptions {
      * islands (RESOLVE); 0 (the default), engine_threads_auto (engine_diagnostics.h) for both.
      * Results are the same bits for every count. */
     int threads;
+    /* With threads > 1 given above: a complementarity island of ENGINE_PARALLEL_SOLVE_ROWS
+     * rows or more is assembled on the RESOLVE pool and its PGS sweeps split over the threads
+     * (docs/complementarity-pgs.md); its results then depend on `threads` (the same bits for a
+     * given count). Off by default: on the project's 2-core VM it made the 1,000-sphere pile
+     * slower, not faster (docs/performance.md). */
+    bool split_large_islands;
 } EngineOptions;
 
 EngineOptions engine_options_default(void);

@@ -49,6 +49,12 @@ typedef struct EngineContactBlock {
 
 #define ENGINE_SOLVER_WORK(m, n) (64 * (size_t)(m) + 2 * (size_t)(n) + 8)
 
+/* Islands with at least this many contact rows get the RESOLVE stage's pool (sys->pool) when
+ * EngineOptions.split_large_islands and threads > 1: the built-in PGS splits their sweeps. */
+#define ENGINE_PARALLEL_SOLVE_ROWS 256
+
+struct TaskPool;
+
 typedef struct EngineIslandSystem {
     double h;     /* time step, s */
     int dim;      /* n: generalized velocity of the island (6 per free body, 3 planar) */
@@ -91,6 +97,12 @@ typedef struct EngineIslandSystem {
      * fixpoint iteration of 001 2.2 re-evaluates s^{t+dt} with it. */
     void (*gap_after)(void *ctx, const double *u_next, double *gap_out);
     void *ctx;
+    /* Nullable: the RESOLVE stage's task pool, lent to the solve of an island of at least
+     * ENGINE_PARALLEL_SOLVE_ROWS rows on the engine thread while nothing else uses it
+     * (issue 33: EngineOptions.split_large_islands with threads > 1); NULL otherwise. A solver
+     * may run one loop at a time on it (task_pool_for); its results may depend on the pool's
+     * thread count (the built-in PGS's split sweep does), never on the schedule. */
+    struct TaskPool *pool;
 } EngineIslandSystem;
 
 typedef struct EngineIslandSolution {
@@ -98,6 +110,7 @@ typedef struct EngineIslandSolution {
     double *lambda_t; /* 2m: tangential impulses, N s (zero without friction) */
     int iterations;
     double residual; /* the solver's own measure of its complementarity error */
+    int threads;     /* threads the solve ran on (set by solvers that use sys->pool; else 0) */
 } EngineIslandSolution;
 
 typedef struct EngineComplementaritySolver {

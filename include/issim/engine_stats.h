@@ -41,6 +41,9 @@ typedef struct EngineStats {
      * m/s for PGS; 0 when none ran). */
     uint64_t complementarity_iterative_solves, complementarity_sweeps;
     double complementarity_residual;
+    /* of the iterative solves, those whose sweeps ran on the RESOLVE pool's threads (a large
+     * island on several threads: engine_pgs.c) */
+    uint64_t complementarity_team_solves;
     uint64_t reduced_entries, reduced_exits; /* pairs that entered / left reduced form */
     int islands;                             /* islands of awake bodies at the last advance */
     int islands_by_resolver[CONTACT_RESOLVER_COUNT];

@@ -283,7 +283,9 @@ static EngineIslandSystem island_system(IslandWork *w) {
                                 .work = w->mat.dense ? NULL : w->mat.work,
                                 .work_doubles = w->mat.dense ? 0 : w->mat.work_doubles,
                                 .gap_after = island_gap_after,
-                                .ctx = w};
+                                .ctx = w,
+                                .pool = w->contact_count >= ENGINE_PARALLEL_SOLVE_ROWS ? w->pool
+                                                                                       : NULL};
 }
 
 /* Split impulse: pseudo-velocities u_p = M^-1 Jn^T lambda_p that close the overlaps in one step
@@ -312,6 +314,7 @@ static IssimStatus position_pass(IslandWork *w, const EngineComplementaritySolve
 
 static void count_iterations(IslandTally *tally, const EngineIslandSolution *sol) {
     tally->iterative_solves++;
+    tally->team_solves += sol->threads > 1;
     tally->sweeps += (uint64_t)sol->iterations;
     tally->residual = fmax(tally->residual, sol->residual);
 }
@@ -501,6 +504,10 @@ static IssimStatus island_solve(IslandWork *w, IssimError *err) {
     island_read_poses(w);
     island_order_top_down(w, x->candidates + c0, nc, w->rows.gap);
     int bad = island_assemble_contacts(w, x->rows + c0, x->candidates + c0, nc);
+    if (bad == ISLAND_ROWS_NO_MEMORY)
+        return issim_error_set(err, ISSIM_ERR_NOMEM,
+                               "out of memory for the rows of the island of %s",
+                               e->model.bodies[w->bodies[0]].name);
     if (bad >= 0)
         return bad_row(w, bad, err);
     island_assemble_bodies(w);
@@ -519,6 +526,7 @@ static void add_tally(Engine *e, const IslandTally *t) {
     e->stats.warnings += t->warnings;
     e->stats.complementarity_iterative_solves += t->iterative_solves;
     e->stats.complementarity_sweeps += t->sweeps;
+    e->stats.complementarity_team_solves += t->team_solves;
     e->stats.complementarity_residual = fmax(e->stats.complementarity_residual, t->residual);
     if (t->fell_back)
         issim_log(ISSIM_LOG_WARN, "%s", t->note->message);
@@ -526,12 +534,14 @@ static void add_tally(Engine *e, const IslandTally *t) {
 
 /* One time step of island k at time t on the engine thread: solve, then the rows' activity
  * (events, contact ids, the contact-state pool, waking: engine-wide, so always here, in island
- * order). Its scratch is released when the step ends. */
+ * order). Its scratch is released when the step ends. pool (Nullable): lent to the solver of a
+ * large island. */
 static IssimStatus island_step(Engine *e, const IslandIndex *x, int k, double t, double h,
-                               IssimError *err) {
+                               TaskPool *pool, IssimError *err) {
     IssimError note = {0};
     IslandTally tally = {.note = &note};
     IslandWork w = island_work(e, x, k, h, &e->islands.step_scratch, &tally);
+    w.pool = pool;
     IssimArenaMark mark = issim_arena_mark(&e->islands.step_scratch);
     e->data.t = t; /* contact kinematics are evaluated at the island's own time */
     IssimStatus s = island_solve(&w, err);
@@ -552,12 +562,12 @@ static double first_step(const Engine *e, double t, double t_target) {
 
 /* Every island from t_start to t_target, one island after the other (the serial path). */
 static IssimStatus resolve_serial(Engine *e, IslandIndex *x, double t_start, double t_target,
-                                  IssimError *err) {
+                                  TaskPool *pool, IssimError *err) {
     for (int k = 0; k < x->count; k++) {
         open_island(e, x, k, true);
         for (double t = t_start; t < t_target;) {
             double h = first_step(e, t, t_target);
-            IssimStatus s = island_step(e, x, k, t, h, err);
+            IssimStatus s = island_step(e, x, k, t, h, pool, err);
             if (s != ISSIM_OK)
                 return s;
             t = (h == t_target - t) ? t_target : t + h;
@@ -654,6 +664,16 @@ void engine_resolve_pool_free(Engine *e) {
     e->islands.resolve_threads = 0;
 }
 
+/* The pool lent to a large island's solver (EngineIslandSystem.pool), or NULL: only when the
+ * caller asked for it (EngineOptions.split_large_islands) and chose the thread count. Split
+ * sweeps depend on the thread count, and `auto` picks it from the machine's load when the
+ * engine is made: lending the pool then would make a scene's results depend on what else ran
+ * at the time. */
+static TaskPool *solver_pool(const Engine *e) {
+    const EngineOptions *o = &e->model.options;
+    return o->split_large_islands && o->threads > 1 ? e->islands.pool : NULL;
+}
+
 /* The islands' one step of h from t, the independent ones on the pool. */
 static IssimStatus resolve_parallel(Engine *e, IslandIndex *x, double t, double h,
                                     IssimError *err) {
@@ -681,6 +701,11 @@ static IssimStatus resolve_parallel(Engine *e, IslandIndex *x, double t, double 
          * with its caches) that was never asked to run on two threads at once. */
         if (x->force_start[k + 1] > x->force_start[k])
             ordered[k] = 1;
+        /* A large island is solved on the engine thread with the whole pool (its sweeps split
+         * over the threads: engine_pgs.c), after the others. */
+        if (solver_pool(e) &&
+            x->candidate_start[k + 1] - x->candidate_start[k] >= ENGINE_PARALLEL_SOLVE_ROWS)
+            ordered[k] = 1;
     }
     int count = 0;
     for (int k = 0; k < n; k++) {
@@ -707,7 +732,7 @@ static IssimStatus resolve_parallel(Engine *e, IslandIndex *x, double t, double 
                 update_row_activity(&p.work[k], t + h);
             }
         } else {
-            s = island_step(e, x, k, t, h, err);
+            s = island_step(e, x, k, t, h, solver_pool(e), err);
         }
     }
     for (int i = 0; i < e->islands.resolve_threads; i++)
@@ -737,10 +762,10 @@ static IssimStatus resolve_islands(Engine *e, double t_start, double t_target, I
     /* An engine-wide solver (engine_set_complementarity_solver) is the caller's code with the
      * caller's user pointer: it is called from the engine thread only. */
     bool own_solvers = !e->islands.complementarity;
-    if (h == t_target - t_start && x.count > 1 && threads > 1 && own_solvers &&
-        resolve_pool(e, threads))
+    bool pool = threads > 1 && own_solvers && resolve_pool(e, threads);
+    if (h == t_target - t_start && x.count > 1 && pool)
         return resolve_parallel(e, &x, t_start, h, err);
-    return resolve_serial(e, &x, t_start, t_target, err);
+    return resolve_serial(e, &x, t_start, t_target, pool ? solver_pool(e) : NULL, err);
 }
 
 IssimStatus engine_resolve_complementarity(Engine *e, double t_start, double t_target,

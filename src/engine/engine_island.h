@@ -30,6 +30,7 @@ typedef struct IslandSplit {
  * and added in island order after (engine_complementarity.c). */
 typedef struct IslandTally {
     uint64_t steps, failures, warnings, iterative_solves, sweeps;
+    uint64_t team_solves; /* solves whose sweeps ran on the pool's threads */
     double residual;
     bool fell_back;   /* a solver failed and PGS took the step: */
     IssimError *note; /* the warning, logged by the engine thread after the step */
@@ -60,6 +61,9 @@ typedef struct IslandWork {
     const IslandIndex *index;
     int island;          /* its number in index */
     IssimArena *scratch; /* the arena of the thread that solves it */
+    /* The RESOLVE pool lent to a large island's solver (engine thread, nothing else on the
+     * pool: EngineIslandSystem.pool), or NULL. */
+    struct TaskPool *pool;
     IslandTally *tally;
     int body_count, contact_count, force_count;
     const int *bodies;   /* engine body indices */
@@ -86,6 +90,8 @@ void island_order_top_down(IslandWork *w, int *candidates, int count, double *ke
 void island_read_poses(IslandWork *w);
 void island_assemble_bodies(IslandWork *w);
 void island_assemble_force_laws(IslandWork *w);
+/* island_assemble_contacts: the scratch of its candidates did not fit in memory. */
+#define ISLAND_ROWS_NO_MEMORY (-2)
 int island_assemble_contacts(IslandWork *w, int *rows, const int *candidates, int count);
 bool island_assemble_dense(IslandWork *w);
 bool island_reserve_work(IslandWork *w);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "engine_island.h"
+#include "issim/task_pool.h"
 
 /* ===== Assembly ===== */
 
@@ -64,13 +65,22 @@ static EngineBodyState body_state(const IslandWork *w, int b) {
     return o >= 0 ? w->pose[o / w->bd] : engine_block_state(w->e, w->e->y, b);
 }
 
-/* Reads every island body's state once (engine_block_state renormalises the attitude: a tenth
- * of a small pile's step went there when each contact read its two bodies). */
-void island_read_poses(IslandWork *w) {
-    for (int i = 0; i < w->body_count; i++) {
+/* Bodies an island needs before its body loops go to the pool (w->pool). */
+#define POOL_BODIES 64
+
+static void read_poses_range(void *ctx, int begin, int end) {
+    IslandWork *w = ctx;
+    for (int i = begin; i < end; i++) {
         int b = w->bodies[i];
         w->pose[offset_in(w, b) / w->bd] = engine_block_state(w->e, w->e->y, b);
     }
+}
+
+/* Reads every island body's state once (engine_block_state renormalises the attitude: a tenth
+ * of a small pile's step went there when each contact read its two bodies). */
+void island_read_poses(IslandWork *w) {
+    task_pool_for(w->body_count >= POOL_BODIES ? w->pool : NULL, w->body_count, POOL_BODIES,
+                  read_poses_range, w);
 }
 
 static void add_wrench(const IslandWork *w, int b, Vec3 f, Vec3 tau) {
@@ -88,11 +98,13 @@ static void add_wrench(const IslandWork *w, int b, Vec3 f, Vec3 tau) {
         w->rows.force[o + i] += v[i];
 }
 
-/* M and M^-1 per body, u and the bodies' own forces. */
-void island_assemble_bodies(IslandWork *w) {
+/* M and M^-1 per body, u and the bodies' own forces: each iteration writes its body's slots
+ * only. */
+static void assemble_bodies_range(void *ctx, int begin, int end) {
+    IslandWork *w = ctx;
     const Engine *e = w->e;
     int bd = w->bd;
-    for (int i = 0; i < w->body_count; i++) {
+    for (int i = begin; i < end; i++) {
         int b = w->bodies[i], o = offset_in(w, b);
         const EngineBody *body = &e->model.bodies[b];
         EngineBodyState st = w->pose[o / bd];
@@ -126,6 +138,11 @@ void island_assemble_bodies(IslandWork *w) {
         }
         add_wrench(w, b, f, tau);
     }
+}
+
+void island_assemble_bodies(IslandWork *w) {
+    task_pool_for(w->body_count >= POOL_BODIES ? w->pool : NULL, w->body_count, POOL_BODIES,
+                  assemble_bodies_range, w);
 }
 
 /* Force-law contacts inside the island act through f, at the start of the step. */
@@ -180,57 +197,123 @@ static double closing_speed(const IslandWork *w, const EngineContact *c, Vec3 n,
     return -vec3_dot(vec3_sub(va, vb), n);
 }
 
+/* A candidate's geometry at the step's start and whether it becomes a row. */
+typedef enum { CANDIDATE_DROPPED, CANDIDATE_KEPT, CANDIDATE_NOT_FINITE } CandidateFate;
+
+typedef struct CandidateGeometry {
+    double depth;
+    Vec3 normal, ra, rb;
+    CandidateFate fate;
+} CandidateGeometry;
+
+static void candidate_geometry(const IslandWork *w, const EngineContact *c, CandidateGeometry *g) {
+    const Engine *e = w->e;
+    ContactKinematics k;
+    Vec3 ra, rb;
+    if (c->kind == CONTACT_MANIFOLD) { /* the geometry only: a pile has thousands */
+        EngineBodyState a = body_state(w, c->body), b;
+        if (c->body_b >= 0)
+            b = body_state(w, c->body_b);
+        engine_manifold_geometry(c, &a, c->body_b >= 0 ? &b : NULL, &k.depth, &k.normal, &ra, &rb);
+    } else
+        engine_contact_arms(e, e->y, c, e->data.t, &k, &ra, &rb);
+    bool finite =
+        isfinite(k.depth) && isfinite(k.normal.x) && isfinite(k.normal.y) && isfinite(k.normal.z);
+    k.depth_rate = finite ? closing_speed(w, c, k.normal, ra, rb) : 0.0;
+    g->fate = !finite                                                      ? CANDIDATE_NOT_FINITE
+              : k.depth > -engine_speculative_reach(e, &k, RESOLVE_MARGIN) ? CANDIDATE_KEPT
+                                                                           : CANDIDATE_DROPPED;
+    g->depth = k.depth;
+    g->normal = k.normal;
+    g->ra = ra;
+    g->rb = rb;
+}
+
+/* Row m from its candidate's geometry: frame, Jacobian blocks, gap, friction, id, warm start. */
+static void fill_row(IslandWork *w, int m, const EngineContact *c, int candidate,
+                     const CandidateGeometry *g) {
+    Vec3 *f = w->rows.frames + 3 * m;
+    f[0] = g->normal;
+    vec3_tangent_basis(g->normal, &f[1], &f[2]);
+    EngineContactBlock *blk = &w->mat.blocks[m];
+    blk->offset_a = offset_in(w, c->body);
+    blk->offset_b = offset_in(w, c->body_b);
+    memset(blk->ja, 0, sizeof blk->ja);
+    memset(blk->jb, 0, sizeof blk->jb);
+    if (blk->offset_a >= 0)
+        jacobian_block(w, blk->ja, f, g->ra, 1.0);
+    if (blk->offset_b >= 0)
+        jacobian_block(w, blk->jb, f, g->rb, -1.0);
+    w->rows.gap[m] = -g->depth;
+    const ContactParams *params = engine_contact_params(w->e, c);
+    w->rows.mu[m] = params->friction_kinetic;
+    w->rows.mu_static[m] = fmax(params->friction_static, params->friction_kinetic);
+    w->rows.ids[m] =
+        c->kind == CONTACT_MANIFOLD ? ((uint64_t)1 << 32) | c->collision_id : (uint64_t)candidate;
+    warm_start_row(w, m, c);
+}
+
+/* The two loops of island_assemble_contacts, over candidates then rows: each iteration writes
+ * its own slot only and reads the step's start, so they may run on the pool (w->pool). */
+typedef struct RowAssembly {
+    IslandWork *w;
+    const int *candidates, *rows, *row_candidate;
+    CandidateGeometry *geometry; /* per candidate */
+} RowAssembly;
+
+static void geometry_range(void *ctx, int begin, int end) {
+    RowAssembly *ra = ctx;
+    for (int ci = begin; ci < end; ci++) {
+        const EngineContact *c = &ra->w->e->contacts[ra->candidates[ci]];
+        /* Other kinds evaluate contact models' code, which was never asked to run on two
+         * threads: on the engine thread, after this loop. */
+        if (c->kind == CONTACT_MANIFOLD)
+            candidate_geometry(ra->w, c, &ra->geometry[ci]);
+    }
+}
+
+static void row_range(void *ctx, int begin, int end) {
+    RowAssembly *ra = ctx;
+    for (int m = begin; m < end; m++) {
+        int ci = ra->row_candidate[m];
+        fill_row(ra->w, m, &ra->w->e->contacts[ra->rows[m]], ra->candidates[ci], &ra->geometry[ci]);
+    }
+}
+
+/* Iterations of an assembly loop a thread takes at a time. */
+#define ASSEMBLY_GRAIN 128
+
 /* This step's rows: the island's candidates within the margin (grown by what they close in the
- * step: engine_speculative_reach), their blocks and gaps. Returns
- * the index of a non-finite row, or -1. */
+ * step: engine_speculative_reach), their blocks and gaps. Returns the index of a non-finite
+ * row, -1, or ISLAND_ROWS_NO_MEMORY. Every row's numbers are computed alike on any thread, so
+ * the pool changes no bit. */
 int island_assemble_contacts(IslandWork *w, int *rows, const int *candidates, int count) {
-    Engine *e = w->e;
-    int m = 0;
-    for (int ci = 0; ci < count; ci++) {
-        const EngineContact *c = &e->contacts[candidates[ci]];
-        ContactKinematics k;
-        Vec3 ra, rb;
-        if (c->kind == CONTACT_MANIFOLD) { /* the geometry only: a pile has thousands */
-            EngineBodyState a = body_state(w, c->body), b;
-            if (c->body_b >= 0)
-                b = body_state(w, c->body_b);
-            engine_manifold_geometry(c, &a, c->body_b >= 0 ? &b : NULL, &k.depth, &k.normal, &ra,
-                                     &rb);
-        } else
-            engine_contact_arms(e, e->y, c, e->data.t, &k, &ra, &rb);
-        bool finite = isfinite(k.depth) && isfinite(k.normal.x) && isfinite(k.normal.y) &&
-                      isfinite(k.normal.z);
-        k.depth_rate = finite ? closing_speed(w, c, k.normal, ra, rb) : 0.0;
-        if (finite && !(k.depth > -engine_speculative_reach(e, &k, RESOLVE_MARGIN)))
+    RowAssembly ra = {.w = w,
+                      .candidates = candidates,
+                      .rows = rows,
+                      .geometry = ISSIM_ARENA_ALLOC(w->scratch, CandidateGeometry, count),
+                      .row_candidate = NULL};
+    int *row_candidate = ISSIM_ARENA_ALLOC(w->scratch, int, count);
+    if (count > 0 && (!ra.geometry || !row_candidate))
+        return ISLAND_ROWS_NO_MEMORY;
+    ra.row_candidate = row_candidate;
+    TaskPool *pool = count >= ENGINE_PARALLEL_SOLVE_ROWS ? w->pool : NULL;
+    task_pool_for(pool, count, ASSEMBLY_GRAIN, geometry_range, &ra);
+    for (int ci = 0; ci < count; ci++)
+        if (w->e->contacts[candidates[ci]].kind != CONTACT_MANIFOLD)
+            candidate_geometry(w, &w->e->contacts[candidates[ci]], &ra.geometry[ci]);
+    int m = 0, bad = -1;
+    for (int ci = 0; ci < count && bad < 0; ci++) {
+        if (ra.geometry[ci].fate == CANDIDATE_DROPPED)
             continue;
+        if (ra.geometry[ci].fate == CANDIDATE_NOT_FINITE)
+            bad = m;
         rows[m] = candidates[ci];
-        if (!finite) {
-            w->contact_count = m + 1;
-            return m;
-        }
-        Vec3 *f = w->rows.frames + 3 * m;
-        f[0] = k.normal;
-        vec3_tangent_basis(k.normal, &f[1], &f[2]);
-        EngineContactBlock *blk = &w->mat.blocks[m];
-        blk->offset_a = offset_in(w, c->body);
-        blk->offset_b = offset_in(w, c->body_b);
-        memset(blk->ja, 0, sizeof blk->ja);
-        memset(blk->jb, 0, sizeof blk->jb);
-        if (blk->offset_a >= 0)
-            jacobian_block(w, blk->ja, f, ra, 1.0);
-        if (blk->offset_b >= 0)
-            jacobian_block(w, blk->jb, f, rb, -1.0);
-        w->rows.gap[m] = -k.depth;
-        w->rows.mu[m] = engine_contact_params(e, c)->friction_kinetic;
-        w->rows.mu_static[m] = fmax(engine_contact_params(e, c)->friction_static,
-                                    engine_contact_params(e, c)->friction_kinetic);
-        w->rows.ids[m] = c->kind == CONTACT_MANIFOLD ? ((uint64_t)1 << 32) | c->collision_id
-                                                     : (uint64_t)candidates[ci];
-        warm_start_row(w, m, c);
-        m++;
+        row_candidate[m++] = ci;
     }
     w->contact_count = m;
-    return -1;
+    task_pool_for(pool, bad < 0 ? m : bad, ASSEMBLY_GRAIN, row_range, &ra);
+    return bad;
 }
 
 /* The dense M, M^-1, Jn, Jt from the blocks, for solvers that factor them. */

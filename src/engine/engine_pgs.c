@@ -28,10 +28,14 @@
  * residual (the box on the incline sticks to 1e-6 m over a second); large ones stop after
  * PGS_LARGE_SWEEPS, as ODE's QuickStep does after its iteration count. */
 #include <math.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "issim/engine_resolver.h"
+#include "issim/task_pool.h"
 
 #define PGS_TOLERANCE 1e-7  /* m/s: the largest velocity change of a sweep that counts as done */
 #define PGS_SMALL_ROWS 16   /* islands up to this many contacts iterate to the tolerance */
@@ -291,6 +295,334 @@ static void start_velocity(const EngineIslandSystem *sys, const PgsRow *rows, do
     }
 }
 
+/* Rows [first, last) for this call: prepared, or (reuse: the previous call's, same blocks) with
+ * this call's gaps; and their friction limits. */
+static void prepare_rows(const EngineIslandSystem *sys, PgsRow *rows, int first, int last,
+                         bool reuse) {
+    for (int i = first; i < last; i++) {
+        if (reuse)
+            rows[i].bias = sys->gap[i] / sys->h;
+        else
+            prepare_row(sys, i, &rows[i]);
+        friction_limit(sys, i, &rows[i]);
+    }
+}
+
+/* One sweep over rows[0, m) in order. Returns the square of its largest velocity change. */
+static double sweep_rows(const EngineIslandSystem *sys, const PgsRow *rows, double *v,
+                         EngineIslandSolution *out) {
+    double worst = 0.0; /* squared */
+    for (int i = 0; i < sys->contacts; i++) {
+        double change = relax_contact(sys, i, &rows[i], v, out->lambda_n, out->lambda_t);
+        worst = change > worst ? change : worst;
+    }
+    return worst;
+}
+
+/* ===== Sweeps split over threads by parts of the island (issue 33) =====
+ *
+ * Gauss-Seidel is sequential only through the bodies: a row reads and writes the velocities of
+ * its two bodies and nothing else. With a pool of T threads the island's moving bodies are cut
+ * into T parts of neighbouring bodies (breadth-first over the contact graph from a body at its
+ * edge, so each part is a slab of the pile and few rows cross a cut); each sweep relaxes every
+ * part's inner rows on its own thread, in the sweep's order, then the rows that cross a cut on
+ * the driver. This is Box2D v3's graph colouring (constraint_graph.c) with whole parts for
+ * colours: a part's rows share no moving body with another part's, so the parts may run in any
+ * order on any thread, and the sweep depends on T, not on the schedule. Colouring single rows
+ * (about 15 colours of 200 rows here) loses the top-down order of a pile
+ * (island_order_top_down) that carries its weight to the floor in one sweep; each part keeps it,
+ * and one synchronisation per sweep is cheap next to a part's hundreds of rows. The parallel
+ * sweep is not the serial one (the crossing rows come last), so one thread keeps the serial path.
+ * (Levels instead, each row one above the earlier rows of its bodies, would keep the serial sweep
+ * to the bit; the 1,000-sphere pile has about 100 levels of 26 rows, a synchronisation every 13
+ * rows, which costs more than the rows: docs/performance.md.)
+ *
+ * The solve runs as one task_pool_for_workers loop of T iterations: iteration 0 drives (the
+ * warm start, the sweeps, the crossing rows, the convergence test), the others help. Each stage
+ * (the rows' preparation in T ranges, then each sweep's parts) is published in `stage`; member
+ * i claims part i first and then any part left (a helper that took every part while the driver
+ * published left the driver waiting idle), and the driver waits for the
+ * parts the helpers took (`finished`), spinning as Box2D's b2ExecuteMainStage does: a sweep lasts
+ * tens of microseconds, a condition variable's wake-up about as long. A helper the scheduler
+ * starts late joins the sweep the driver has reached or finds the solve over; the driver never
+ * waits for a helper to arrive, only for parts a helper claimed, so a busy machine costs the
+ * parallelism, never a deadlock. */
+
+#define PGS_MAX_PARTS 16
+#define PGS_SPINS_BEFORE_YIELD 2000 /* a waiting thread's busy polls before it yields the core */
+#define PGS_TEAM_DONE UINT32_MAX    /* stage: the solve is over, helpers leave */
+#define PGS_STAGE_PREPARE 1u        /* the stage of the rows' preparation (0: none yet) */
+
+typedef struct PgsPlan {
+    int parts;
+    /* m: part 0's inner rows, ..., part parts-1's, then the rows crossing a cut, each group in
+     * the sweep's order; part p is order[start[p], start[p + 1]), the crossing rows
+     * order[start[parts], m) */
+    int *order;
+    int start[PGS_MAX_PARTS + 1];
+} PgsPlan;
+
+/* The moving body (index by velocity offset) on one side of a row, or -1. */
+static int body_of(int offset, int bd) {
+    return offset >= 0 ? offset / bd : -1;
+}
+
+/* The bodies' contact graph (rows between two moving bodies) as adjacency lists:
+ * adj[adj_start[b], adj_start[b + 1]). */
+static void contact_graph(const EngineIslandSystem *sys, int bodies, int *adj_start, int *adj) {
+    int bd = sys->body_dim;
+    memset(adj_start, 0, sizeof(int) * (size_t)(bodies + 1));
+    for (int i = 0; i < sys->contacts; i++) {
+        int a = body_of(sys->blocks[i].offset_a, bd), b = body_of(sys->blocks[i].offset_b, bd);
+        if (a >= 0 && b >= 0)
+            adj_start[a + 1]++, adj_start[b + 1]++;
+    }
+    for (int k = 0; k < bodies; k++)
+        adj_start[k + 1] += adj_start[k];
+    int *fill = adj_start + bodies + 1; /* scratch: bodies ints past the starts */
+    memcpy(fill, adj_start, sizeof(int) * (size_t)bodies);
+    for (int i = 0; i < sys->contacts; i++) {
+        int a = body_of(sys->blocks[i].offset_a, bd), b = body_of(sys->blocks[i].offset_b, bd);
+        if (a >= 0 && b >= 0)
+            adj[fill[a]++] = b, adj[fill[b]++] = a;
+    }
+}
+
+/* Breadth-first order of every body from `first` (disconnected bodies after, from the lowest
+ * unvisited); seen: bodies ints, overwritten. Returns the last body visited. */
+static int breadth_first(int bodies, const int *adj_start, const int *adj, int first, int *queue,
+                         int *seen) {
+    memset(seen, 0, sizeof(int) * (size_t)bodies);
+    int head = 0, tail = 0, unvisited = 0;
+    seen[first] = 1;
+    queue[tail++] = first;
+    while (head < bodies) {
+        if (head == tail) { /* the next component, from its lowest body */
+            while (seen[unvisited])
+                unvisited++;
+            seen[unvisited] = 1;
+            queue[tail++] = unvisited;
+        }
+        int b = queue[head++];
+        for (int k = adj_start[b]; k < adj_start[b + 1]; k++)
+            if (!seen[adj[k]]) {
+                seen[adj[k]] = 1;
+                queue[tail++] = adj[k];
+            }
+    }
+    return queue[bodies - 1];
+}
+
+/* Doubles of work past the rows and v that planning a split solve uses (ints, rounded up). */
+static size_t plan_doubles(const EngineIslandSystem *sys) {
+    size_t m = (size_t)sys->contacts, bodies = (size_t)(sys->dim / sys->body_dim);
+    /* order m, adj_start 2 bodies + 1, adj 2m, queue bodies, part_of bodies, row part m */
+    return (5 * m + 4 * bodies + 2) / 2 + 1;
+}
+
+/* The parts and the rows' order for `parts` threads, in ints (plan_doubles). */
+static void plan_parts(const EngineIslandSystem *sys, int parts, int *ints, PgsPlan *plan) {
+    int m = sys->contacts, bodies = sys->dim / sys->body_dim, bd = sys->body_dim;
+    plan->parts = parts;
+    plan->order = ints;
+    int *adj_start = ints + m, *adj = adj_start + 2 * bodies + 1, *queue = adj + 2 * m;
+    int *part_of = queue + bodies, *row_part = part_of + bodies;
+    contact_graph(sys, bodies, adj_start, adj);
+    /* from a body at the graph's edge (the last one reached from body 0), the parts are slabs */
+    int edge = breadth_first(bodies, adj_start, adj, 0, queue, part_of);
+    breadth_first(bodies, adj_start, adj, edge, queue, part_of);
+    for (int k = 0; k < bodies; k++)
+        part_of[queue[k]] = (int)((long long)k * parts / bodies);
+    int count[PGS_MAX_PARTS + 1] = {0};
+    for (int i = 0; i < m; i++) {
+        int a = body_of(sys->blocks[i].offset_a, bd), b = body_of(sys->blocks[i].offset_b, bd);
+        int pa = a >= 0 ? part_of[a] : -1, pb = b >= 0 ? part_of[b] : -1;
+        int p = pa < 0 ? pb : pb < 0 || pb == pa ? pa : parts; /* parts: crossing */
+        row_part[i] = p < 0 ? 0 : p;                           /* no moving body: any part */
+        count[row_part[i]]++;
+    }
+    plan->start[0] = 0;
+    for (int p = 0; p < parts; p++)
+        plan->start[p + 1] = plan->start[p] + count[p];
+    int fill[PGS_MAX_PARTS + 1];
+    memcpy(fill, plan->start, sizeof(int) * (size_t)(parts + 1));
+    for (int i = 0; i < m; i++) /* stable: the sweep's order within each group */
+        plan->order[fill[row_part[i]]++] = i;
+}
+
+/* The team of one split solve. The driver writes everything but stage, taken, finished and
+ * part_worst before the loop starts (the pool's lock orders it before the helpers read it)
+ * and reads the impulses and velocities after it ends. During a sweep a part's impulses and
+ * velocities are written by the thread that claimed it, and read after `finished` (acquire, by
+ * the driver) and the next sweep's `stage` (release by the driver, acquire by the helpers).
+ * part_worst[p] is written by the thread that runs part p and read by the driver after it. */
+typedef struct PgsTeam {
+    const EngineIslandSystem *sys;
+    PgsRow *rows; /* prepared by the first stage, read by the sweeps */
+    bool reuse;   /* prepare_rows' */
+    double *v;
+    EngineIslandSolution *out;
+    PgsPlan plan;
+    int max_sweeps;
+    int sweeps;      /* driver: sweeps done */
+    double residual; /* driver: the last sweep's, m/s */
+    /* The running stage: PGS_STAGE_PREPARE prepares the rows, sweep s is PGS_STAGE_PREPARE + s,
+     * PGS_TEAM_DONE ends. Stored by the driver (release), read by everyone (acquire). */
+    atomic_uint stage;
+    /* Per part, the last stage it was claimed for: a thread claims part p of stage s by
+     * compare-and-swap from a smaller number, so a part runs once per stage and a thread that
+     * read an older stage claims nothing. */
+    atomic_uint taken[PGS_MAX_PARTS];
+    atomic_int finished; /* parts of the running sweep the helpers finished (release) */
+    double part_worst[PGS_MAX_PARTS];
+} PgsTeam;
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* A wait's poll: busy for a while, then giving the core away (the machine is shared). */
+static void spin_wait(int *polls) {
+    if (++*polls < PGS_SPINS_BEFORE_YIELD) {
+        cpu_relax();
+        return;
+    }
+    *polls = 0;
+    sched_yield();
+}
+
+/* Relaxes order[first, last); returns the square of its largest velocity change. */
+static double relax_rows(PgsTeam *t, int first, int last) {
+    double worst = 0.0;
+    for (int r = first; r < last; r++) {
+        int i = t->plan.order[r];
+        double change =
+            relax_contact(t->sys, i, &t->rows[i], t->v, t->out->lambda_n, t->out->lambda_t);
+        worst = change > worst ? change : worst;
+    }
+    return worst;
+}
+
+/* Part p of a stage: a range of rows prepared, or a part's rows relaxed. */
+static void run_part(PgsTeam *t, uint32_t stage, int p) {
+    if (stage == PGS_STAGE_PREPARE) {
+        long long m = t->sys->contacts, parts = t->plan.parts;
+        prepare_rows(t->sys, t->rows, (int)(m * p / parts), (int)(m * (p + 1) / parts), t->reuse);
+        return;
+    }
+    t->part_worst[p] = relax_rows(t, t->plan.start[p], t->plan.start[p + 1]);
+}
+
+/* Claims and runs the parts of `stage` still free, member's own first; returns how many this
+ * thread ran. */
+static int claim_parts(PgsTeam *t, unsigned stage, int member) {
+    int ran = 0, parts = t->plan.parts;
+    for (int k = 0; k < parts; k++) {
+        int p = (member + k) % parts;
+        unsigned old = atomic_load_explicit(&t->taken[p], memory_order_relaxed);
+        if (old < stage &&
+            atomic_compare_exchange_strong_explicit(&t->taken[p], &old, stage, memory_order_relaxed,
+                                                    memory_order_relaxed)) {
+            run_part(t, stage, p);
+            ran++;
+        }
+    }
+    return ran;
+}
+
+/* A stage's parts by the driver with the helpers; returns once every part is done. */
+static void drive_stage(PgsTeam *t, uint32_t stage) {
+    int polls = 0;
+    atomic_store_explicit(&t->finished, 0, memory_order_relaxed);
+    atomic_store_explicit(&t->stage, stage, memory_order_release);
+    int mine = claim_parts(t, stage, 0);
+    while (atomic_load_explicit(&t->finished, memory_order_acquire) != t->plan.parts - mine)
+        spin_wait(&polls);
+}
+
+/* One sweep by the driver: the parts with the helpers, then the crossing rows. Returns its
+ * squared largest change. */
+static double drive_sweep(PgsTeam *t, uint32_t sweep) {
+    int parts = t->plan.parts;
+    drive_stage(t, PGS_STAGE_PREPARE + sweep);
+    double worst = relax_rows(t, t->plan.start[parts], t->sys->contacts);
+    for (int p = 0; p < parts; p++) /* a maximum: the same in any order */
+        worst = t->part_worst[p] > worst ? t->part_worst[p] : worst;
+    return worst;
+}
+
+static void drive_solve(PgsTeam *t) {
+    drive_stage(t, PGS_STAGE_PREPARE);
+    start_velocity(t->sys, t->rows, t->v, t->out);
+    t->sweeps = 0;
+    t->residual = 0.0;
+    while (t->sweeps < t->max_sweeps) {
+        t->residual = sqrt(drive_sweep(t, (uint32_t)t->sweeps + 1));
+        t->sweeps++;
+        if (!(t->residual > PGS_TOLERANCE))
+            break;
+    }
+    atomic_store_explicit(&t->stage, PGS_TEAM_DONE, memory_order_release);
+}
+
+static void help_solve(PgsTeam *t, int member) {
+    int polls = 0;
+    for (;;) {
+        unsigned stage = atomic_load_explicit(&t->stage, memory_order_acquire);
+        if (stage == PGS_TEAM_DONE)
+            return;
+        int ran = stage == 0 ? 0 : claim_parts(t, stage, member);
+        if (ran > 0) {
+            atomic_fetch_add_explicit(&t->finished, ran, memory_order_release);
+            polls = 0;
+        } else {
+            spin_wait(&polls);
+        }
+    }
+}
+
+static void team_member(void *ctx, int begin, int end, int worker) {
+    (void)worker;
+    for (int r = begin; r < end; r++) {
+        if (r == 0)
+            drive_solve(ctx);
+        else
+            help_solve(ctx, r);
+    }
+}
+
+/* The pool's threads (at most PGS_MAX_PARTS) when the solve is large enough to share, else 1. */
+static int team_threads(const EngineIslandSystem *sys) {
+    int threads = task_pool_threads(sys->pool);
+    if (!sys->pool || threads < 2 || sys->contacts < ENGINE_PARALLEL_SOLVE_ROWS)
+        return 1;
+    return threads < PGS_MAX_PARTS ? threads : PGS_MAX_PARTS;
+}
+
+/* The solve from the rows' preparation on `threads` threads of the pool; false when spare has
+ * no room (the serial solve then). */
+static bool team_solve(const EngineIslandSystem *sys, int threads, PgsRow *rows, bool reuse,
+                       double *v, EngineIslandSolution *out, double *spare, size_t spare_doubles,
+                       int max_sweeps, int *sweeps, double *residual) {
+    if (spare_doubles < plan_doubles(sys))
+        return false;
+    PgsTeam t = {
+        .sys = sys, .rows = rows, .reuse = reuse, .v = v, .out = out, .max_sweeps = max_sweeps};
+    plan_parts(sys, threads, (int *)spare, &t.plan);
+    atomic_init(&t.stage, 0); /* a helper that comes first waits */
+    for (int p = 0; p < PGS_MAX_PARTS; p++)
+        atomic_init(&t.taken[p], 0);
+    atomic_init(&t.finished, 0);
+    task_pool_for_workers(sys->pool, threads, 1, team_member, &t);
+    *sweeps = t.sweeps;
+    *residual = t.residual;
+    return true;
+}
+
 static IssimStatus pgs_friction_solve(void *user, const EngineIslandSystem *sys,
                                       EngineIslandSolution *out, IssimError *err) {
     (void)user;
@@ -305,29 +637,25 @@ static IssimStatus pgs_friction_solve(void *user, const EngineIslandSystem *sys,
     PgsRow *rows = (PgsRow *)work;
     double *v = work + (size_t)m * PGS_ROW_DOUBLES;
     bool reuse = sys->same_rows && !heap; /* the rows of the previous call are in work */
-    for (int i = 0; i < m; i++) {
-        if (reuse)
-            rows[i].bias = sys->gap[i] / sys->h;
-        else
-            prepare_row(sys, i, &rows[i]);
-        friction_limit(sys, i, &rows[i]);
-    }
-    start_velocity(sys, rows, v, out);
     int max_sweeps = m <= PGS_SMALL_ROWS ? PGS_SMALL_SWEEPS : PGS_LARGE_SWEEPS;
     if (sys->max_sweeps > 0)
         max_sweeps = sys->max_sweeps;
     double residual = 0.0;
     int sweep = 0;
-    while (sweep < max_sweeps) {
-        double worst = 0.0; /* squared */
-        for (int i = 0; i < m; i++) {
-            double change = relax_contact(sys, i, &rows[i], v, out->lambda_n, out->lambda_t);
-            worst = change > worst ? change : worst;
+    int threads = heap ? 1 : team_threads(sys);
+    out->threads = 1;
+    if (threads > 1 && team_solve(sys, threads, rows, reuse, v, out, v + sys->dim,
+                                  sys->work_doubles - need, max_sweeps, &sweep, &residual)) {
+        out->threads = threads;
+    } else {
+        prepare_rows(sys, rows, 0, m, reuse);
+        start_velocity(sys, rows, v, out);
+        while (sweep < max_sweeps) {
+            residual = sqrt(sweep_rows(sys, rows, v, out));
+            sweep++;
+            if (!(residual > PGS_TOLERANCE))
+                break;
         }
-        residual = sqrt(worst);
-        sweep++;
-        if (!(residual > PGS_TOLERANCE))
-            break;
     }
     free(heap);
     out->iterations = sweep;

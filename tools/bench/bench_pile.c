@@ -4,7 +4,8 @@
  * mu = 1 by ODE's friction pyramid, dContactApprox1), and the real-time factor of the mixed
  * 240-body scenes/pile.lua with its pairs switched to complementarity.
  *
- *   issim-bench sphere_pile [N ...]    (default 100 1000)
+ *   issim-bench sphere_pile [N ...] [--threads=N] [--split]    (default 100 1000; --split:
+ *       EngineOptions.split_large_islands, a large island's PGS on the threads)
  *   issim-bench pile [COHERENCE ...] [--seconds=S] [--friction=MU]  (default 0 and 1e-4 m:
  *       coherence off and on; S simulated seconds, default 2; MU the pairs' Coulomb coefficient,
  *       static and kinetic, default 0: the scene's frictionless pairs)
@@ -78,6 +79,7 @@ static char *pile_source(int n) {
 
 /* EngineOptions.threads of the piles' engines: --threads=N (default 0: the engine's choice). */
 static int bench_threads;
+static bool bench_split; /* --split: EngineOptions.split_large_islands */
 
 static Engine *engine_from_text(const char *name, const char *text) {
     ThingDb *db = NULL;
@@ -89,6 +91,7 @@ static Engine *engine_from_text(const char *name, const char *text) {
     EngineOptions o = engine_options_default();
     o.profile_stages = true; /* two clock reads per stage: negligible against a pile step */
     o.threads = bench_threads;
+    o.split_large_islands = bench_split;
     char assets[1024];
     snprintf(assets, sizeof assets, "%s", source_dir());
     o.asset_dir = assets;
@@ -179,10 +182,15 @@ static PileResult run_issim(int n, Centre *c) {
     }
     res.settled_top = top_of(c, n);
     EngineStats st = engine_stats(e);
-    printf("  issim: %llu complementarity island steps (%llu on the pool), %llu failures; stages "
-           "(s): collide %.3f, islands %.3f, resolve %.3f, commit %.3f\n",
+    printf("  issim: %llu complementarity island steps (%llu on the pool, %llu swept on the pool's "
+           "threads), %.2f PGS sweeps a velocity pass, %llu failures; stages (s): collide %.3f, "
+           "islands %.3f, resolve %.3f, commit %.3f\n",
            (unsigned long long)st.complementarity_steps,
            (unsigned long long)st.complementarity_parallel_islands,
+           (unsigned long long)st.complementarity_team_solves,
+           st.complementarity_iterative_solves
+               ? (double)st.complementarity_sweeps / (double)st.complementarity_iterative_solves
+               : 0.0,
            (unsigned long long)st.complementarity_failures, st.stage_seconds[ENGINE_STAGE_COLLIDE],
            st.stage_seconds[ENGINE_STAGE_ISLANDS], st.stage_seconds[ENGINE_STAGE_RESOLVE],
            st.stage_seconds[ENGINE_STAGE_COMMIT]);
@@ -446,6 +454,8 @@ int bench_piles(int argc, char **argv) {
     for (int i = 1; i < argc; i++)
         if (strncmp(argv[i], "--threads=", 10) == 0)
             bench_threads = atoi(argv[i] + 10);
+        else if (strcmp(argv[i], "--split") == 0)
+            bench_split = true;
     if (strcmp(argv[0], "pile") == 0) { /* pile [COHERENCE...] [--seconds=S] [--threads=N] */
         double seconds = 2.0, friction = 0.0;
         int runs = 0;
