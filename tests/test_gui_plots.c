@@ -351,6 +351,141 @@ static void test_kept_columns_match_the_history(void **state) {
     }
 }
 
+/* The plots_held line: samples, bytes, budget (MiB), halvings. */
+typedef struct Held {
+    long samples;
+    double bytes, budget_mib, oldest;
+    int halvings;
+} Held;
+
+static Held parse_held(const char *out, int nth) {
+    Held h;
+    size_t bytes;
+    assert_int_equal(sscanf(require_line(out, "plots_held ", nth),
+                            "plots_held samples=%ld bytes=%zu budget_mib=%lf halvings=%d "
+                            "oldest=%lf",
+                            &h.samples, &bytes, &h.budget_mib, &h.halvings, &h.oldest),
+                     5);
+    h.bytes = (double)bytes;
+    return h;
+}
+
+static double history_from(const char *out, int k, int nth) {
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "plot_history %d ", k);
+    double from = 0;
+    assert_int_equal(sscanf(require_line(out, prefix, nth) + strlen(prefix), "from=%lf", &from), 1);
+    return from;
+}
+
+/* The plots' history budget (issue 31 item 3): twelve series of point_drop (one sample per
+ * 1 ms output step each) in the smallest budget, 1 MiB, hold 4.8 s each before merging; at
+ * 7.5 s they have merged, stay within the budget, still reach back to 0 s, and the first
+ * bounce's 28 kN peak (one 1 ms step) survives the merging. */
+static void test_history_budget_merges_and_keeps_peaks(void **state) {
+    (void)state;
+    static char out[GUI_OUTPUT_MAX];
+    static char script[2048];
+    const char *names[3] = {"contacts.force_sum.peak", "bar.pos.z", "bar.vel.z"};
+    size_t used =
+        (size_t)snprintf(script, sizeof script, "frames 2\nplot_budget 1\nplot_window 20\n");
+    for (int k = 0; k < 4; k++)
+        for (int i = 0; i < 3; i++)
+            used += (size_t)snprintf(script + used, sizeof script - used, "plot %d %d %s\n", k, i,
+                                     names[(k + i) % 3]);
+    snprintf(script + used, sizeof script - used,
+             "speed 10\nframes 2\nprint_plots\nwait_sim 7.5\npause\nframes 2\nprint_plots\n");
+    assert_int_equal(run_issim_script(test_source_path("scenes/point_drop.lua"),
+                                      "--set universe.slow_motion=0", script, out, sizeof out),
+                     0);
+    Held early = parse_held(out, 0), late = parse_held(out, 1);
+    print_message("held at the start: %ld samples, %.0f bytes, %d halvings; at 7.5 s: %ld "
+                  "samples, %.0f bytes of %.0f MiB, %d halvings\n",
+                  early.samples, early.bytes, early.halvings, late.samples, late.bytes,
+                  late.budget_mib, late.halvings);
+    assert_near(late.budget_mib, 1.0, 1e-9);
+    assert_int_equal(early.halvings, 0);
+    assert_true(late.halvings >= 1);
+    assert_true(late.bytes <= late.budget_mib * 1048576.0);
+    /* merged, not cut: the histories still start at the first output step */
+    assert_true(late.oldest < 0.0011);
+    for (int k = 0; k < 4; k++) {
+        PlotLine p = parse_plot(out, k, 1);
+        char unit[16], name[160];
+        parse_series(out, k, 0, 1, unit, name);
+        if (strcmp(name, "contacts.force_sum.peak") == 0) {
+            print_message("plot %d: force peak %.0f N over [%.3f, %.3f] s\n", k, p.hi, p.t0, p.t1);
+            assert_true(p.t0 < 0.3);
+            assert_true(p.hi > 1e4);
+        }
+    }
+}
+
+/* A series chosen after the registry's history no longer reaches the window's start (here a
+ * one-second history, as the 240-body pile's 32 MiB hold about half a second, under a 2 s
+ * window) says so in the plot: "history from T s only", T within the second before the instant
+ * shown. The series chosen at the start needs no note. The default budget (64 MiB) keeps
+ * the pile's three default series for at least 10 s: the bytes held per second of simulated time
+ * over the pile's first 0.6 s, times 10 s, are under it. */
+static void test_history_note_and_default_budget(void **state) {
+    (void)state;
+    static char out[GUI_OUTPUT_MAX];
+    const char *script =
+        "frames 2\nplot_window 2\nwait_sim 3\nplot 3 0 bar.pos.x\nframes 3\npause\n"
+        "frames 2\nprint_plots\nprint_state\n";
+    assert_int_equal(run_issim_script(test_source_path("scenes/point_drop.lua"),
+                                      "--set universe.slow_motion=0 --set universe.history=1",
+                                      script, out, sizeof out),
+                     0);
+    ShownState s = parse_state(out, 0);
+    double from = history_from(out, 3, 0);
+    print_message("bar.pos.x chosen at %.3f s: history from %.3f s\n", s.t, from);
+    assert_true(isnan(history_from(out, 0, 0)));
+    /* the registry keeps the second before the engine's newest frame, up to the horizon and
+     * the slow-motion window ahead of the instant shown */
+    assert_true(from > s.t - 1.0 - 0.01 && from < s.t);
+
+    assert_int_equal(run_issim_script(test_source_path("scenes/pile.lua"), "",
+                                      "wait_sim 0.6\npause\nframes 2\nprint_plots\nprint_state\n",
+                                      out, sizeof out),
+                     0);
+    Held pile = parse_held(out, 0);
+    s = parse_state(out, 0);
+    double per_second = pile.bytes / s.t;
+    print_message("pile at %.3f s: %ld samples, %.0f bytes (%.0f bytes per simulated s): the "
+                  "%.0f MiB budget holds %.0f s\n",
+                  s.t, pile.samples, pile.bytes, per_second, pile.budget_mib,
+                  pile.budget_mib * 1048576.0 / per_second);
+    assert_int_equal(pile.halvings, 0);
+    assert_true(pile.samples > 0);
+    assert_true(10.0 * per_second < pile.budget_mib * 1048576.0);
+}
+
+/* bar_drop_map's strike (0.15 ms, at 3e-7 s: before the first frame) in the contact-map panel's
+ * live force: its columns are the output steps' peaks, so the panel shows the strike's 6.9 kN
+ * though no frame was drawn during it, the same largest force as the peak variable plotted. */
+static void test_map_panel_force_keeps_the_strike(void **state) {
+    (void)state;
+    static char out[GUI_OUTPUT_MAX];
+    const char *script = "frames 2\nselect bar\nplot 3 0 bar.contact_force.peak\nspeed 0.1\n"
+                         "wait_sim 0.03\npause\nframes 2\nprint_map\nprint_plots\n";
+    assert_int_equal(run_issim_script(test_source_path("scenes/bar_drop_map.lua"),
+                                      "--set universe.slow_motion=0", script, out, sizeof out),
+                     0);
+    double force_max = 0, seconds = 0;
+    int active = 0, columns = 0;
+    assert_int_equal(sscanf(require_line(out, "map ", 0),
+                            "map body=bar active=%d columns=%d force_max=%lf seconds=%lf", &active,
+                            &columns, &force_max, &seconds),
+                     4);
+    PlotLine peak = parse_plot(out, 3, 0);
+    print_message("map panel: %d columns over %.4f s, largest %.1f N; the peak plot's %.1f N\n",
+                  columns, seconds, force_max, peak.hi);
+    assert_true(columns > 10);
+    assert_true(force_max > 1e3);
+    assert_near(force_max, peak.hi, 1e-6 * peak.hi);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_series_axes_and_dead_band),
@@ -359,6 +494,9 @@ int main(void) {
         cmocka_unit_test(test_map_nodes_seen),
         cmocka_unit_test(test_rattleback_plot_on_screen),
         cmocka_unit_test(test_kept_columns_match_the_history),
+        cmocka_unit_test(test_history_budget_merges_and_keeps_peaks),
+        cmocka_unit_test(test_history_note_and_default_budget),
+        cmocka_unit_test(test_map_panel_force_keeps_the_strike),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -399,6 +399,9 @@ double gui_property_table_y(void);
 /* Whether the last frame told the user to start a haptic device (a scene with a handle opened
  * without --device), for the tests. */
 bool gui_device_hint_shown(void);
+/* The reach (s) the scrubber's note gave last frame, when the registry's history held less than
+ * universe.history asked; NaN: no note. For the tests. */
+double gui_scrubber_note(void);
 /* Window rectangles (x, y, w, h) of the "Pause at next contact" button and the "slow motion at
  * impacts" box as last drawn (w 0: not drawn), for the tests' clicks. */
 void gui_playback_rects(double pause[4], double slow[4]);
@@ -433,7 +436,8 @@ typedef struct GuiPlotInfo {
     char x_label[2][48], y_label[2][48]; /* the axis labels drawn */
     int markers;                         /* impact markers drawn (time plots) */
     double first_marker;                 /* the first one's time, NaN: none */
-    float area[4]; /* the curves' rectangle in window pixels: left, top, right, bottom */
+    float area[4];       /* the curves' rectangle in window pixels: left, top, right, bottom */
+    double history_from; /* the "history from T s only" note's T; NaN: no note drawn */
 } GuiPlotInfo;
 /* The number of plots shown; fills out for plot k (0-based) when k is one. */
 int gui_plot_info(int k, GuiPlotInfo *out);
@@ -447,6 +451,10 @@ void gui_plot_window(double seconds);
 double gui_plot_window_seconds(void);
 /* The memory the plotted series' histories may take together, MiB (1 .. 4096; default 64). */
 void gui_plot_budget(double mib);
+/* What the plotted series' histories hold together: bytes, the budget (MiB), the most times
+ * one merged its samples pairwise to fit it (0: every sample as published) and the oldest
+ * sample's time (NaN: none); returns the samples held. */
+long gui_plot_held(size_t *bytes, double *budget_mib, int *halvings, double *oldest);
 /* The plots shown, as universe.plots spells them ("a, b; @x, y": plots separated by ';',
  * series by ','; '@': the others against the first), whole plots up to size - 1 characters. */
 void gui_plots_spec(char *out, size_t size);

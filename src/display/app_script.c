@@ -202,6 +202,7 @@ static void print_gui(const App *app) {
            gui_layout_overflow(GUI_PANEL_LEFT), gui_layout_overflow(GUI_PANEL_RIGHT),
            gui_layout_overflow(GUI_PANEL_STATUS), gui_layout_overflow(GUI_PANEL_NAVIGATION),
            app->arrow_kinds, app_arrow_px_per_distance(app));
+    printf("scrubber note=%.9g\n", gui_scrubber_note());
     fflush(stdout);
 }
 
@@ -303,7 +304,15 @@ static void print_plots(void) {
                p.y_label[1]);
         printf("plot_markers %d n=%d first=%.9g\n", k, p.markers, p.first_marker);
         printf("plot_area %d %.0f %.0f %.0f %.0f\n", k, p.area[0], p.area[1], p.area[2], p.area[3]);
+        printf("plot_history %d from=%.9g\n", k, p.history_from);
     }
+    size_t bytes;
+    double budget_mib;
+    int halvings;
+    double oldest;
+    long samples = gui_plot_held(&bytes, &budget_mib, &halvings, &oldest);
+    printf("plots_held samples=%ld bytes=%zu budget_mib=%g halvings=%d oldest=%.9g\n", samples,
+           bytes, budget_mib, halvings, oldest);
     fflush(stdout);
 }
 
@@ -657,6 +666,23 @@ static bool run_print_gui(ScriptCall *c) {
     return true;
 }
 
+/* The contact-map panel as drawn last frame: its body, the node in contact and the live force
+ * plot's columns (each the largest output-step peak it covers). */
+static bool run_print_map(ScriptCall *c) {
+    const AppMapView *m = &c->app->map_view;
+    if (m->body < 0 || !m->gui.map) {
+        printf("map none\n");
+    } else {
+        float most = -INFINITY;
+        for (int i = 0; i < m->count; i++)
+            most = fmaxf(most, m->force[i]);
+        printf("map body=%s active=%d columns=%d force_max=%.9g seconds=%.9g\n", m->gui.body,
+               m->gui.active_node, m->count, most, m->seconds);
+    }
+    fflush(stdout);
+    return true;
+}
+
 static bool run_select(ScriptCall *c) {
     app_select(c->app, thingdb_find(c->app->session.db, c->words[1]));
     return true;
@@ -838,6 +864,8 @@ static const ScriptCommand COMMANDS[] = {
     {"print_state", "", 0, NEED_NOTHING, run_print_state,
      "print the time, view, camera, clock and bodies"},
     {"print_scenes", "", 0, NEED_NOTHING, run_print_scenes, "print the launcher's list"},
+    {"print_map", "", 0, NEED_NOTHING, run_print_map,
+     "print the contact-map panel as drawn last frame"},
     {"print_gui", "", 0, NEED_NOTHING, run_print_gui,
      "print the recent scenes, the property table's place and the layout"},
     {"device_enable", "", 0, NEED_NOTHING, run_device_enable, "the device panel's Enable"},

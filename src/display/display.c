@@ -509,6 +509,9 @@ static void frame(App *app) {
     app_record_pump(app);
     update_rates(app);
     draw_scene(app);
+    /* Input that came while the 3D view was drawn acts before the panels are built and drawn:
+     * on a loaded machine each part can take tens of milliseconds. */
+    gui_input_frames(app, handle_events(app));
     app_video_frame(app); /* the 3D view, before the panels are drawn over the window */
     if (app->win.gui_ready && app->options.show_gui) {
         GuiState state;

@@ -51,6 +51,7 @@ struct GuiMemory {
     bool saved_once = false; // File > Save writes save_path again without asking
     float property_table_y = -1.0f;
     bool device_hint_shown = false;
+    double scrubber_note = NAN; // the reach the scrubber's note gave last frame; NaN: no note
 };
 
 // The text field being typed in. ImGui 1.86 reports a field left by Tab as deactivated only
@@ -989,6 +990,26 @@ void left_panel(const GuiState *s, GuiRequests *r) {
 
 // ===== Right panel: universe, transport, recording, plots, log =====
 
+// The registry holds at most 32 MiB of frames (registry.c), so a large scene's scrubber reaches
+// back less than universe.history asks (the 240-body pile: 0.67 s of its 2 s): said under
+// the slider once frames were dropped, rather than left to the slider's range.
+void scrubber_reach_note(const GuiState *s, double lo, double hi) {
+    g_mem.scrubber_note = NAN;
+    ThingId u = s->db ? thingdb_find_kind(s->db, THING_UNIVERSE) : ThingId{};
+    if (!s->db || thing_id_is_null(u))
+        return;
+    double asked = thing_real(s->db, u, "history"), reach = hi - lo;
+    if (!(lo > 0.0) || !(reach < asked - 2.0 * s->clock.dt))
+        return; // nothing dropped yet, or all that was asked is held
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.2f, 1.0f),
+                       "scrubber reaches back %.2f s of the %g s asked: the history's memory "
+                       "holds no more of this scene",
+                       reach, asked);
+    ImGui::PopTextWrapPos();
+    g_mem.scrubber_note = reach;
+}
+
 void transport(const GuiState *s, GuiRequests *r) {
     if (!ImGui::CollapsingHeader("Transport", ImGuiTreeNodeFlags_DefaultOpen))
         return;
@@ -1025,6 +1046,7 @@ void transport(const GuiState *s, GuiRequests *r) {
         r->time.pause = true;
     }
     gui_timeline_marks(s, lo, fmax(hi, lo + 1e-6));
+    scrubber_reach_note(s, lo, hi);
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextDisabled("drag back while paused, Run resumes from there");
     ImGui::PopTextWrapPos();
@@ -1337,6 +1359,10 @@ extern "C" double gui_property_table_y(void) {
 
 extern "C" bool gui_device_hint_shown(void) {
     return g_mem.device_hint_shown;
+}
+
+extern "C" double gui_scrubber_note(void) {
+    return g_mem.scrubber_note;
 }
 
 extern "C" void gui_frame(const GuiState *s, GuiRequests *r) {

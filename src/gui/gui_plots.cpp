@@ -652,15 +652,18 @@ void record_plot(const PlotMemory &p, double t0, double t1, GuiPlotInfo *info) {
 
 // Says so when the plot holds less than its window: a series chosen late starts with what the
 // registry still held (a pile's half second).
-void history_note(const PlotMemory &p, int slot, double t0) {
+void history_note(const PlotMemory &p, int slot, double t0, GuiPlotInfo *info) {
     double first = INFINITY;
     for (int k = 0; k < GUI_PLOT_SERIES; k++) {
         const PlotStore &st = g_plots->stores[slot * GUI_PLOT_SERIES + k];
         if (p.series[k].name[0] && !st.t.empty())
             first = fmin(first, st.t.front());
     }
-    if (std::isfinite(first) && first > t0 + 1e-9 && t0 > 0.0)
+    info->history_from = NAN;
+    if (std::isfinite(first) && first > t0 + 1e-9 && t0 > 0.0) {
         ImGui::TextColored(kAmber, "history from %.3f s only: shorter than the window", first);
+        info->history_from = first;
+    }
 }
 
 void plot_one(const GuiState *s, int slot) {
@@ -682,7 +685,7 @@ void plot_one(const GuiState *s, int slot) {
         plot_versus(s, p, slot, t0, t1, info);
     else
         plot_time(s, p, slot, t0, t1, info);
-    history_note(p, slot, t0);
+    history_note(p, slot, t0, info);
     // Labels beside their widgets where they fit, else under them: ImGui cuts a widget's own
     // label at the panel's edge (a 250-pixel panel at 1024 x 600).
     ImGui::SetNextItemWidth(120);
@@ -960,6 +963,21 @@ extern "C" void gui_plot_set(int k, int i, const char *name, int versus, double 
 extern "C" void gui_plot_budget(double mib) {
     if (g_plots)
         g_plots->budget_mib = (float)std::clamp(mib, 1.0, 4096.0);
+}
+
+extern "C" long gui_plot_held(size_t *bytes, double *budget_mib, int *halvings, double *oldest) {
+    long samples = 0;
+    *bytes = 0, *halvings = 0, *oldest = NAN;
+    *budget_mib = g_plots ? g_plots->budget_mib : 0.0;
+    for (int k = 0; g_plots && k < kSeriesMax; k++) {
+        const PlotStore &st = g_plots->stores[k];
+        samples += (long)st.t.size();
+        *bytes += st.bytes();
+        *halvings = std::max(*halvings, st.halvings);
+        if (!st.t.empty() && !(st.t.front() >= *oldest))
+            *oldest = st.t.front();
+    }
+    return samples;
 }
 
 extern "C" void gui_plots_spec(char *out, size_t size) {
