@@ -33,6 +33,8 @@ typedef struct Run {
     uint64_t proxy, box;
     RegistryVarId box_x;
     double *values;
+    char hand_file[256]; /* the scripted hand's target file (hand_to) */
+    char hand[300];      /* the simulator's --hand argument naming it */
 } Run;
 
 /* The scripted hand's target, as the display writes it from the mouse ("X Y", device m). */
@@ -86,6 +88,14 @@ static void open_run(Run *r, const char *scene, const char *hand) {
         fail_msg("%s", err.message);
     test_simulator_realtime(haptic_session_simulator(r->session)->pid);
     haptic_servo_enable(haptic_session_servo(r->session), true);
+}
+
+/* open_run with the scripted hand in a file of its own, its target first at (x, y). */
+static void open_run_with_hand(Run *r, const char *scene, double x, double y) {
+    issim_strlcpy(r->hand_file, test_temp_path(".hand"), sizeof r->hand_file);
+    hand_to(r->hand_file, x, y);
+    snprintf(r->hand, sizeof r->hand, "file:%s", r->hand_file);
+    open_run(r, scene, r->hand);
 }
 
 static void close_run(Run *r) {
@@ -148,11 +158,8 @@ static void test_the_box_edge_is_stiff_in_the_hand(void **state) {
     /* the hand's target moves from the workspace centre (0.02, 0.155) to 6 mm (device) beyond
        the face of the box at the rail, at 1 cm/s of simulated time: a slow push */
     const double start = 0.02, target = 0.050, y = 0.155;
-    char hand_file[256], hand[300];
-    issim_strlcpy(hand_file, test_temp_path(".hand"), sizeof hand_file);
-    hand_to(hand_file, start, y);
-    snprintf(hand, sizeof hand, "file:%s", hand_file);
-    open_run(&r, "scenes/pantograph_push_local.lua", hand);
+    open_run_with_hand(&r, "scenes/pantograph_push_local.lua", start, y);
+    const char *hand_file = r.hand_file;
     double run_wall0 = issim_wall_time();
     HapticServo *servo = haptic_session_servo(r.session);
     /* wait for the box at the rail and the handle still (within two counts) over 0.3 s */
@@ -427,11 +434,9 @@ static void print_loop(const char *name, const Loop *l, double slope) {
  * energy out of the port where the samples' loop shows energy in (not asserted: printed). */
 static void test_the_hand_traces_internal_friction(void **state) {
     Run r = {0};
-    char hand_file[256], hand[300];
-    issim_strlcpy(hand_file, test_temp_path(".hand"), sizeof hand_file);
-    hand_to(hand_file, PRESS_CENTRE[0], PRESS_CENTRE[1]);
-    snprintf(hand, sizeof hand, "file:%s", hand_file);
-    open_run(&r, "scenes/pantograph_internal_friction.lua", hand);
+    open_run_with_hand(&r, "scenes/pantograph_internal_friction.lua", PRESS_CENTRE[0],
+                       PRESS_CENTRE[1]);
+    const char *hand_file = r.hand_file;
     const double radius = 0.03, scale = 5.0, k = 2000.0 * scale / 20.0;
     /* the proxy's sphere touches the wall at x = 0.10 m and the C0 wall at y = -0.10 m */
     const Wall plain = {0, 1.0, PRESS_CENTRE[0] + (0.10 - radius) / scale};
@@ -577,11 +582,8 @@ static double map_residual(const Tap *tap, double hz, double decay, double ampli
  * faded) during the tap, and this thread read the handle at least every 2 ms. */
 static void test_the_bar_rings_in_the_hand(void **state) {
     Run r = {0};
-    char hand_file[256], hand[300];
-    issim_strlcpy(hand_file, test_temp_path(".hand"), sizeof hand_file);
-    hand_to(hand_file, PRESS_CENTRE[0], PRESS_CENTRE[1]);
-    snprintf(hand, sizeof hand, "file:%s", hand_file);
-    open_run(&r, "scenes/pantograph_ringing_bar.lua", hand);
+    open_run_with_hand(&r, "scenes/pantograph_ringing_bar.lua", PRESS_CENTRE[0], PRESS_CENTRE[1]);
+    const char *hand_file = r.hand_file;
     static Tap tap;
     bool ran = tap_bar(&r, hand_file, &tap);
     uint64_t stalls = tap.stalls;
