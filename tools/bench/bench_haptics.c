@@ -847,16 +847,15 @@ static int bench_stall(void) {
 #define ZW_RATES 3
 #define ZW_DAMPINGS 8
 
-static int plot_zwidth(const char *png, const char *table, bool subcount) {
+/* Columns 2 .. last of table against its first (the damping), titled from its header. */
+static int plot_zwidth_columns(const char *png, const char *table, const char *what, int last) {
     char cmd[2048];
     snprintf(cmd, sizeof cmd,
              "gnuplot -e \"set terminal pngcairo size 900,600 noenhanced; set output '%s'; "
              "set logscale y; set xlabel 'wall damping, N s/m'; set ylabel 'largest stable "
-             "stiffness, N/m'; set key top left; set title 'Z-width, simulated P2 pantograph, "
-             "PD wall%s'; plot for [c=2:7] '%s' using 1:c with linespoints title "
-             "columnhead(c)\"",
-             png, subcount ? ", position and velocity from the observer below one count" : "",
-             table);
+             "stiffness, N/m'; set key top left; set title 'Z-width, simulated P2 pantograph%s'; "
+             "plot for [c=2:%d] '%s' using 1:c with linespoints title columnhead(c)\"",
+             png, what, last, table);
     if (system(cmd) != 0) {
         fprintf(stderr, "issim-bench haptics zwidth: gnuplot failed writing %s\n", png);
         return 1;
@@ -865,11 +864,22 @@ static int plot_zwidth(const char *png, const char *table, bool subcount) {
     return 0;
 }
 
+static int plot_zwidth(const char *png, const char *table, bool subcount) {
+    return plot_zwidth_columns(
+        png, table,
+        subcount ? ", PD wall, position and velocity from the observer below one count"
+                 : ", PD wall",
+        7);
+}
+
+static int bench_zwidth_contact(const char *scene, const char *law, const char *png);
+
 static int bench_zwidth(int argc, char **argv) {
     const char *png = "zwidth.png";
     bool subcount = false;
     double memory = 0.0; /* the observer's memory, s (0: pantosim_zwidth's default) */
-    bool delayed = false, lead = false;
+    bool delayed = false, lead = false, contact = false;
+    const char *law = NULL, *scene = "scenes/pantograph_contact_wall.lua";
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--png") == 0 && i + 1 < argc)
             png = argv[++i];
@@ -881,6 +891,14 @@ static int bench_zwidth(int argc, char **argv) {
             delayed = true;
         else if (strcmp(argv[i], "--lead") == 0)
             lead = true;
+        else if (strcmp(argv[i], "--contact-model") == 0)
+            contact = true;
+        else if (strcmp(argv[i], "--law") == 0 && i + 1 < argc)
+            law = argv[++i];
+        else if (strcmp(argv[i], "--scene") == 0 && i + 1 < argc)
+            scene = argv[++i];
+    if (contact)
+        return bench_zwidth_contact(scene, law, png);
     const double rates[ZW_RATES] = {1000.0, 4000.0, 10000.0};
     const double dampings[ZW_DAMPINGS] = {0.0, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0};
     double k[ZW_DAMPINGS][ZW_RATES][2], worst_energy = 0.0;
@@ -933,6 +951,78 @@ static int bench_zwidth(int argc, char **argv) {
     if (fclose(f) != 0)
         return fprintf(stderr, "issim-bench haptics zwidth: cannot write %s\n", table), 1;
     return plot_zwidth(png, table, subcount);
+}
+
+/* The contact-model wall's columns at 1 kHz: the servo's estimate, the controller, and the
+ * command a period late (with the observer rendering a period ahead). */
+#define ZWC_COLUMNS 6
+#define ZWC_DAMPINGS 6
+
+static const struct {
+    const char *title;
+    bool passivity, subcount, delayed, lead;
+} zwc_columns[ZWC_COLUMNS] = {
+    {"counts", false, false, false, false},     {"counts+PC", true, false, false, false},
+    {"observer", false, true, false, false},    {"observer+PC", true, true, false, false},
+    {"late:counts", false, false, true, false}, {"late:observer+lead", false, true, true, true},
+};
+
+/* --contact-model: the wall is the scene's contact pair (ZWIDTH_CONTACT_PAIR of scene, law
+ * `law` or the scene's own), its stiffness swept as --set would, reaching the servo as the
+ * engine's published local model (pantosim_zwidth.h). */
+static int bench_zwidth_contact(const char *scene, const char *law, const char *png) {
+    const double dampings[ZWC_DAMPINGS] = {0.0, 2.0, 5.0, 10.0, 20.0, 30.0};
+    double k[ZWC_DAMPINGS][ZWC_COLUMNS], worst_energy = 0.0;
+    printf("haptics.zwidth.contact: largest stable stiffness of %s's pair %s (law %s), N/m, at "
+           "1 kHz (grid 100 * 1.25^i); the servo renders the engine's published contact\n",
+           scene, ZWIDTH_CONTACT_PAIR, law ? law : "the scene's");
+    printf("%8s", "b N s/m");
+    for (int c = 0; c < ZWC_COLUMNS; c++)
+        printf(" %19s", zwc_columns[c].title);
+    printf("\n");
+    for (int b = 0; b < ZWC_DAMPINGS; b++) {
+        printf("%8.1f", dampings[b]);
+        for (int c = 0; c < ZWC_COLUMNS; c++) {
+            ZwidthTrial base = {.rate_hz = 1000.0,
+                                .damping = dampings[b],
+                                .passivity = zwc_columns[c].passivity,
+                                .subcount = zwc_columns[c].subcount,
+                                .delayed = zwc_columns[c].delayed,
+                                .observer_lead = zwc_columns[c].lead,
+                                .contact_scene = scene,
+                                .contact_law = law};
+            double e;
+            k[b][c] = zwidth_largest_stable_for(&base, 100.0, 1e6, 1.25, &e);
+            worst_energy = fmin(worst_energy, e);
+            printf(" %19.0f", k[b][c]);
+            fflush(stdout);
+        }
+        printf("\n");
+    }
+    printf("haptics.zwidth.contact.energy_min_J: %.3g (lowest observer energy over every stable "
+           "trial)\n",
+           worst_energy);
+    char table[1024];
+    snprintf(table, sizeof table, "%s.dat", png);
+    FILE *f = fopen(table, "w");
+    if (!f)
+        return fprintf(stderr, "issim-bench haptics zwidth: cannot write %s\n", table), 1;
+    fprintf(f, "b");
+    for (int c = 0; c < ZWC_COLUMNS; c++)
+        fprintf(f, " %s", zwc_columns[c].title);
+    fprintf(f, "\n");
+    for (int b = 0; b < ZWC_DAMPINGS; b++) {
+        fprintf(f, "%g", dampings[b]);
+        for (int c = 0; c < ZWC_COLUMNS; c++)
+            fprintf(f, " %g", k[b][c]);
+        fprintf(f, "\n");
+    }
+    if (fclose(f) != 0)
+        return fprintf(stderr, "issim-bench haptics zwidth: cannot write %s\n", table), 1;
+    char what[256];
+    snprintf(what, sizeof what, ", contact pair %s (%s) at 1 kHz", ZWIDTH_CONTACT_PAIR,
+             law ? law : "spring_damper");
+    return plot_zwidth_columns(png, table, what, ZWC_COLUMNS + 1);
 }
 
 int bench_haptics(int argc, char **argv) {

@@ -29,7 +29,20 @@ typedef struct ZwidthTrial {
     double observer_memory_s; /* its memory, s (0: ZWIDTH_OBSERVER_MEMORY_S) */
     bool delayed;             /* each command applied one period late (the real link) */
     bool observer_lead;       /* with delayed: the observer renders one period ahead */
+    /* NULL: the wall is a PD surface of the servo (HapticSurface). Else the path of a scene
+       whose contact pair ZWIDTH_CONTACT_PAIR between the coupled proxy and a fixed wall is the
+       wall (scenes/pantograph_contact_wall.lua): the pair's stiffness and damping are set to
+       the trial's (as `--set PAIR.stiffness=` would), a real Engine of the scene steps in
+       lockstep with the servo at the scene's dt, and the servo renders the contact the engine
+       publishes after each step (the local model, docs/haptics.md "Local models"). The scene
+       must put the wall's surface 10 mm from the workspace centre along +x, as the PD wall. */
+    const char *contact_scene;
+    const char *contact_law; /* with contact_scene: the pair's model set to this (NULL: the
+                                scene's own, e.g. "spring_damper") */
 } ZwidthTrial;
+
+/* The contact pair a contact_scene's wall is made of. */
+#define ZWIDTH_CONTACT_PAIR "proxy_wall"
 
 /* The push: the handle starts at rest 10 mm in front of a wall rendered by the servo; the
  * scripted hand (ZWIDTH_HAND_STIFFNESS N/m, ZWIDTH_HAND_DAMPING N s/m, a light grip) holds a
@@ -53,6 +66,13 @@ typedef struct ZwidthResult {
     double energy_min;   /* lowest passivity-observer energy over the trial, J */
     double energy_final; /* observer energy at the end, J */
     double penetration;  /* mean depth into the wall over the watch window, m */
+    double motion_span;  /* max - min of the handle's true x over the watch window, m */
+    /* contact_scene only: engine blocks the servo copied, periods of the watch window the
+       servo's models touched the handle, and the stiffness and damping of the law the servo
+       last evaluated, as the engine published them (the pair's, N/m and N s/m; 0 if none) */
+    unsigned long local_blocks;
+    long touching_periods;
+    double published_stiffness, published_damping;
 } ZwidthResult;
 
 IssimStatus zwidth_trial(const ZwidthTrial *trial, ZwidthResult *out, IssimError *err);
