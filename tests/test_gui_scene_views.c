@@ -23,6 +23,7 @@ static const struct {
     {"pantograph_edge.lua", "drives a haptic device: its handle moves only with a device"},
     {"pantograph_push.lua", "drives a haptic device: its handle moves only with a device"},
     {"pantograph_push_local.lua", "drives a haptic device: its handle moves only with a device"},
+    {"pantograph_contact_wall.lua", "drives a haptic device: its handle moves only with a device"},
     {"pantograph_internal_friction.lua",
      "drives a haptic device: its handle moves only with a device"},
     {"pantograph_ringing_bar.lua", "drives a haptic device: its handle moves only with a device"},

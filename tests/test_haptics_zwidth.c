@@ -8,7 +8,12 @@
  * figure docs/haptics.md states as today's stable limit at 1 kHz); the controller does not
  * lower it at these two dampings; and the passivity observer's energy stays above a stated
  * bound in every stable trial. It does NOT assert that the controller raises the limit: on this
- * device it does not (docs/haptics.md "Passivity"), so the controller is off by default. */
+ * device it does not (docs/haptics.md "Passivity"), so the controller is off by default.
+ *
+ * The same measurement on a wall of the scene's own contact model (issue 30 item 2): the
+ * contact pair of scenes/pantograph_contact_wall.lua reaching the servo as the local model a
+ * real Engine of the scene publishes (spring_damper, and Hunt-Crossley), with the counts and
+ * with the observer below one count. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,10 +233,16 @@ static ZwidthResult contact_wall_at(ZwidthTrial t, double k) {
     if (zwidth_trial(&t, &r, &err) != ISSIM_OK)
         fail_msg("%s", err.message);
     print_message("  at %.0f N/m: counts span %d, %d; depth %.4f mm; motion %.4f mm; observer "
-                  "min %.3g J; %lu engine blocks; the law rendered k %.1f N/m, b %.2f N s/m\n",
+                  "min %.3g J; %lu engine blocks; the law rendered %s, k %.1f N/m, b %.2f N s/m, "
+                  "alpha %.2f s/m\n",
                   k, r.count_span[0], r.count_span[1], 1e3 * r.penetration, 1e3 * r.motion_span,
-                  r.energy_min, r.local_blocks, r.published_stiffness, r.published_damping);
+                  r.energy_min, r.local_blocks, r.published_law, r.published_stiffness,
+                  r.published_damping, r.published_alpha);
     assert_true(r.published_stiffness == k && r.published_damping == t.damping);
+    assert_non_null(r.published_law);
+    assert_string_equal(r.published_law, t.contact_law ? t.contact_law : "spring_damper");
+    if (t.contact_alpha > 0.0)
+        assert_true(r.published_alpha == t.contact_alpha);
     assert_true(r.local_blocks > 1000); /* one block per engine step of the 1.5 s trial */
     return r;
 }
@@ -278,6 +289,33 @@ static void test_contact_model_wall_triples_the_1khz_limit(void **state) {
     assert_true(r.penetration > 0.0 && r.penetration < count);
     assert_true(r.motion_span < 1.5 * count);
     assert_true(r.energy_min > -OBSERVER_ENERGY_BOUND_J);
+}
+
+/* The same pair as Hunt-Crossley (exponent 1: f = k g (1 + 3/2 alpha dg/dt), k in N/m), its
+ * damping growing with the depth: at alpha = 10 s/m the counts hold 2,842 N/m, the observer
+ * 16,941 N/m (4.8x today's 3,553), within one count. */
+static void test_hunt_crossley_wall_with_the_observer(void **state) {
+    (void)state;
+    ZwidthTrial counts = contact_wall_trial(0.0, false);
+    counts.contact_law = "hunt_crossley";
+    counts.contact_exponent = 1.0;
+    counts.contact_alpha = 10.0;
+    ZwidthTrial observed = counts;
+    observed.subcount = true;
+    double e_counts, e_observed;
+    double k_counts =
+        zwidth_largest_stable_for(&counts, GRID_MIN, GRID_MAX, GRID_FACTOR, &e_counts);
+    double k_observed =
+        zwidth_largest_stable_for(&observed, GRID_MIN, GRID_MAX, GRID_FACTOR, &e_observed);
+    print_message("Hunt-Crossley pair, alpha 10 s/m, 1 kHz: counts %.0f N/m (min %.3g J), "
+                  "observer %.0f N/m (%.2fx 3553; min %.3g J)\n",
+                  k_counts, e_counts, k_observed, k_observed / 3553.0, e_observed);
+    assert_true(k_counts < 4000.0);
+    assert_true(e_counts > -ENERGY_BOUND_J);
+    assert_true(k_observed >= 3.0 * 3553.0);
+    assert_true(e_observed > -OBSERVER_ENERGY_BOUND_J);
+    ZwidthResult r = contact_wall_at(observed, k_observed);
+    assert_true(r.stable && r.energy_min > -OBSERVER_ENERGY_BOUND_J);
 }
 
 /* The same wall with the command a period late (the simulator's link): the counts hold 2,274
@@ -327,6 +365,7 @@ int main(void) {
         cmocka_unit_test(test_observer_needs_its_model),
         cmocka_unit_test(test_contact_model_wall_triples_the_1khz_limit),
         cmocka_unit_test(test_contact_model_wall_with_a_delayed_command),
+        cmocka_unit_test(test_hunt_crossley_wall_with_the_observer),
         cmocka_unit_test(test_limit_without_controller),
         cmocka_unit_test(test_controller_never_lowers_the_limit_here),
         cmocka_unit_test(test_at_rest_against_the_wall),

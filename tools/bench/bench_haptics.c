@@ -41,7 +41,13 @@
  * gnuplot) with the table beside it (FILE with .dat). --subcount: the servo's position and
  * velocity from the observer below one count (HapticServoDesc.subcount, memory S seconds);
  * --delayed: each command reaches the motors a period late, as over the simulator's link;
- * --lead: the observer renders where the handle will be then. */
+ * --lead: the observer renders where the handle will be then.
+ * --contact-model [--law LAW] [--scene FILE]: the wall is the contact pair proxy_wall of FILE
+ * (default scenes/pantograph_contact_wall.lua), a real Engine of the scene stepped in lockstep
+ * with the servo and the contact rendered as the local model the engine publishes; one table at
+ * 1 kHz, columns counts, counts + controller, observer, observer + controller, commands a period
+ * late with the counts and with the observer a period ahead; rows the pair's damping (LAW
+ * hunt_crossley: exponent 1 and rows of its alpha, s/m). */
 #include "bench.h"
 
 #include <inttypes.h>
@@ -848,14 +854,15 @@ static int bench_stall(void) {
 #define ZW_DAMPINGS 8
 
 /* Columns 2 .. last of table against its first (the damping), titled from its header. */
-static int plot_zwidth_columns(const char *png, const char *table, const char *what, int last) {
+static int plot_zwidth_columns(const char *png, const char *table, const char *what,
+                               const char *xlabel, int last) {
     char cmd[2048];
     snprintf(cmd, sizeof cmd,
              "gnuplot -e \"set terminal pngcairo size 900,600 noenhanced; set output '%s'; "
-             "set logscale y; set xlabel 'wall damping, N s/m'; set ylabel 'largest stable "
+             "set logscale y; set xlabel '%s'; set ylabel 'largest stable "
              "stiffness, N/m'; set key top left; set title 'Z-width, simulated P2 pantograph%s'; "
              "plot for [c=2:%d] '%s' using 1:c with linespoints title columnhead(c)\"",
-             png, what, last, table);
+             png, xlabel ? xlabel : "wall damping, N s/m", what, last, table);
     if (system(cmd) != 0) {
         fprintf(stderr, "issim-bench haptics zwidth: gnuplot failed writing %s\n", png);
         return 1;
@@ -869,7 +876,7 @@ static int plot_zwidth(const char *png, const char *table, bool subcount) {
         png, table,
         subcount ? ", PD wall, position and velocity from the observer below one count"
                  : ", PD wall",
-        7);
+        NULL, 7);
 }
 
 static int bench_zwidth_contact(const char *scene, const char *law, const char *png);
@@ -971,20 +978,27 @@ static const struct {
  * `law` or the scene's own), its stiffness swept as --set would, reaching the servo as the
  * engine's published local model (pantosim_zwidth.h). */
 static int bench_zwidth_contact(const char *scene, const char *law, const char *png) {
+    /* the rows: the pair's damping, N s/m; for hunt_crossley (exponent 1, so k is in N/m) its
+       alpha, s/m, whose damping 3/2 alpha k g grows with the depth g */
+    bool hc = law && strcmp(law, "hunt_crossley") == 0;
     const double dampings[ZWC_DAMPINGS] = {0.0, 2.0, 5.0, 10.0, 20.0, 30.0};
+    const double alphas[ZWC_DAMPINGS] = {0.2, 2.0, 5.0, 10.0, 20.0, 50.0};
+    const double *rows = hc ? alphas : dampings;
     double k[ZWC_DAMPINGS][ZWC_COLUMNS], worst_energy = 0.0;
     printf("haptics.zwidth.contact: largest stable stiffness of %s's pair %s (law %s), N/m, at "
            "1 kHz (grid 100 * 1.25^i); the servo renders the engine's published contact\n",
            scene, ZWIDTH_CONTACT_PAIR, law ? law : "the scene's");
-    printf("%8s", "b N s/m");
+    printf("%8s", hc ? "alpha" : "b N s/m");
     for (int c = 0; c < ZWC_COLUMNS; c++)
         printf(" %19s", zwc_columns[c].title);
     printf("\n");
     for (int b = 0; b < ZWC_DAMPINGS; b++) {
-        printf("%8.1f", dampings[b]);
+        printf("%8.1f", rows[b]);
         for (int c = 0; c < ZWC_COLUMNS; c++) {
             ZwidthTrial base = {.rate_hz = 1000.0,
-                                .damping = dampings[b],
+                                .damping = hc ? 0.0 : dampings[b],
+                                .contact_exponent = hc ? 1.0 : 0.0,
+                                .contact_alpha = hc ? alphas[b] : 0.0,
                                 .passivity = zwc_columns[c].passivity,
                                 .subcount = zwc_columns[c].subcount,
                                 .delayed = zwc_columns[c].delayed,
@@ -1012,7 +1026,7 @@ static int bench_zwidth_contact(const char *scene, const char *law, const char *
         fprintf(f, " %s", zwc_columns[c].title);
     fprintf(f, "\n");
     for (int b = 0; b < ZWC_DAMPINGS; b++) {
-        fprintf(f, "%g", dampings[b]);
+        fprintf(f, "%g", rows[b]);
         for (int c = 0; c < ZWC_COLUMNS; c++)
             fprintf(f, " %g", k[b][c]);
         fprintf(f, "\n");
@@ -1022,7 +1036,8 @@ static int bench_zwidth_contact(const char *scene, const char *law, const char *
     char what[256];
     snprintf(what, sizeof what, ", contact pair %s (%s) at 1 kHz", ZWIDTH_CONTACT_PAIR,
              law ? law : "spring_damper");
-    return plot_zwidth_columns(png, table, what, ZWC_COLUMNS + 1);
+    return plot_zwidth_columns(png, table, what, hc ? "Hunt-Crossley alpha, s/m" : NULL,
+                               ZWC_COLUMNS + 1);
 }
 
 int bench_haptics(int argc, char **argv) {

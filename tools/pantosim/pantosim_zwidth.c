@@ -103,12 +103,18 @@ static void contact_wall_close(ContactWall *w) {
     *w = (ContactWall){.engine = NULL};
 }
 
-/* The scene's thing database with the pair's law, stiffness and damping set as --set does. */
+/* The scene's thing database with the pair's law and its parameters set as --set does. */
 static IssimStatus contact_wall_scene(const ZwidthTrial *t, ThingDb **db, IssimError *err) {
     IssimStatus s = scene_load_file(t->contact_scene, NULL, db, err);
     char value[64];
     if (s == ISSIM_OK && t->contact_law)
         s = thingdb_set_text(*db, ZWIDTH_CONTACT_PAIR ".model", t->contact_law, false, err);
+    snprintf(value, sizeof value, "%.17g", t->contact_exponent);
+    if (s == ISSIM_OK && t->contact_exponent > 0.0)
+        s = thingdb_set_text(*db, ZWIDTH_CONTACT_PAIR ".exponent", value, false, err);
+    snprintf(value, sizeof value, "%.17g", t->contact_alpha);
+    if (s == ISSIM_OK && t->contact_alpha > 0.0)
+        s = thingdb_set_text(*db, ZWIDTH_CONTACT_PAIR ".alpha", value, false, err);
     snprintf(value, sizeof value, "%.17g", t->stiffness);
     if (s == ISSIM_OK)
         s = thingdb_set_text(*db, ZWIDTH_CONTACT_PAIR ".stiffness", value, false, err);
@@ -198,19 +204,28 @@ static IssimStatus contact_wall_step(ContactWall *w, double now, IssimError *err
     return ISSIM_OK;
 }
 
-/* The law of the first contact in the servo's copy of the engine's newest block, when it has
- * one (a block without contacts keeps the last law seen). */
+/* The law of the first contact whose normal lies in the device's plane (the wall, not a table
+ * under the proxy) in the servo's copy of the engine's newest block, when it has one (a block
+ * without it keeps the last law seen). */
 static void note_published_law(const HapticServo *servo, ZwidthResult *out) {
     const HapticLocalSet *set = haptic_servo_local_models(servo);
     if (!set || !set->have)
         return;
     const HapticLocalHeader *h = (const HapticLocalHeader *)set->block;
-    if (h->count < 1)
-        return;
     size_t head = (sizeof(HapticLocalHeader) + 7u) & ~(size_t)7u;
-    const HapticLocalModel *m = (const HapticLocalModel *)(set->block + head);
+    const HapticLocalModel *models = (const HapticLocalModel *)(set->block + head), *m = NULL;
+    for (int i = 0; i < h->count && !m; i++) {
+        Vec3 n = models[i].kin.normal;
+        if (hypot(n.x, n.y) >= 0.5 * vec3_norm(n))
+            m = &models[i];
+    }
+    if (!m)
+        return;
     out->published_stiffness = m->params.stiffness;
     out->published_damping = m->params.damping;
+    out->published_alpha = m->params.hc_alpha;
+    const ContactModelClass *cls = contact_model_class(m->params.model);
+    out->published_law = cls ? cls->name : NULL;
 }
 
 /* The servo's description for a trial: its rate, controller and estimate, and the wall (a PD

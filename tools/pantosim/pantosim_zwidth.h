@@ -39,6 +39,9 @@ typedef struct ZwidthTrial {
     const char *contact_scene;
     const char *contact_law; /* with contact_scene: the pair's model set to this (NULL: the
                                 scene's own, e.g. "spring_damper") */
+    /* with contact_scene, when > 0: the pair's exponent n and Hunt-Crossley alpha (s/m) set
+       too (hunt_crossley with n = 1: f = k g (1 + 3/2 alpha dg/dt), k in N/m) */
+    double contact_exponent, contact_alpha;
 } ZwidthTrial;
 
 /* The contact pair a contact_scene's wall is made of. */
@@ -73,6 +76,8 @@ typedef struct ZwidthResult {
     unsigned long local_blocks;
     long touching_periods;
     double published_stiffness, published_damping;
+    const char *published_law; /* its model's name (static), NULL if none */
+    double published_alpha;    /* its Hunt-Crossley alpha, s/m */
 } ZwidthResult;
 
 IssimStatus zwidth_trial(const ZwidthTrial *trial, ZwidthResult *out, IssimError *err);
