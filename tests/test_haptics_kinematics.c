@@ -242,6 +242,32 @@ static void test_velocity_filter(void **state) {
     assert_true(after_gap < bound);
 }
 
+/* With the observer, the update takes the mass matrix's J at the last posture from the last
+ * update instead of computing it again: that J must be exactly J at the joints (bit for bit),
+ * and none before the first update. */
+static void test_the_kept_jacobian_is_the_joints(void **state) {
+    PantographConfig c = cfg();
+    HapticKinematics k;
+    haptic_kinematics_init(&k, &c);
+    k.subcount = true;
+    k.observer = (HapticObserver){.rotor_inertia = 7.4e-4, .handle_mass = 0.0765, .theta = 0.9};
+    assert_false(k.jacobian_current);
+    HapticVec2 centre = pantograph_workspace_centre(&c);
+    int checked = 0;
+    for (int n = 0; n <= 300; n++) {
+        PantographJoints q;
+        assert_true(pantograph_inverse(&c, (HapticVec2){centre.x + 1e-4 * n, centre.y}, &q));
+        assert_true(haptic_kinematics_update(&k, pantograph_angle_to_counts(&c, q.q1, false),
+                                             pantograph_angle_to_counts(&c, q.q5, true), 1e-3 * n));
+        double j[4];
+        assert_true(pantograph_jacobian(&c, &k.joints, j));
+        assert_true(k.jacobian_current);
+        assert_memory_equal(j, k.jacobian, sizeof j);
+        checked++;
+    }
+    assert_int_equal(checked, 301);
+}
+
 static void test_dac_mapping(void **state) {
     PantographConfig c = cfg();
     bool sat;
@@ -267,6 +293,7 @@ int main(void) {
         cmocka_unit_test(test_encoder_resolution),
         cmocka_unit_test(test_limits_fade_the_force),
         cmocka_unit_test(test_velocity_filter),
+        cmocka_unit_test(test_the_kept_jacobian_is_the_joints),
         cmocka_unit_test(test_dac_mapping),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

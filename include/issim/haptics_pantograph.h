@@ -125,6 +125,7 @@ typedef struct HapticKinematics {
     HapticVec2 vel; /* filtered handle velocity, m/s */
     double q1_dot, q5_dot;
     double jacobian[4];
+    bool jacobian_current; /* jacobian is J at joints (the last update computed it there) */
     double singularity;
     double force_scale; /* 0..1 from the workspace and singularity limits */
     unsigned flags;

@@ -293,9 +293,11 @@ static bool solve_position(HapticKinematics *k, double q1, double q5) {
     return true;
 }
 
-/* One period of the observer (HapticObserver) over dt s to the counts' middles q1, q5. */
+/* One period of the observer (HapticObserver) over dt s to the counts' middles q1, q5, its
+ * model's mass matrix at the last posture `at` (j_at: J there when the caller has it, else
+ * NULL: computed here). */
 static void observe_joints(HapticObserver *o, const PantographConfig *c, const PantographJoints *at,
-                           double q1, double q5, double dt) {
+                           const double *j_at, double q1, double q5, double dt) {
     double meas[2] = {q1, q5};
     if (!o->have || !(dt > 0.0) || dt > 0.05) { /* a start, or a gap: the counts' middles */
         for (int i = 0; i < 2; i++)
@@ -304,8 +306,9 @@ static void observe_joints(HapticObserver *o, const PantographConfig *c, const P
         return;
     }
     /* the commanded torques' acceleration: M^-1 tau, M = I Id + m J^T J at the last posture */
-    double j[4], acc[2] = {0, 0};
-    if (pantograph_jacobian(c, at, j)) {
+    double own[4], acc[2] = {0, 0};
+    const double *j = j_at ? j_at : pantograph_jacobian(c, at, own) ? own : NULL;
+    if (j) {
         double m00 = o->rotor_inertia + o->handle_mass * (j[0] * j[0] + j[2] * j[2]);
         double m01 = o->handle_mass * (j[0] * j[1] + j[2] * j[3]);
         double m11 = o->rotor_inertia + o->handle_mass * (j[1] * j[1] + j[3] * j[3]);
@@ -334,7 +337,9 @@ bool haptic_kinematics_update(HapticKinematics *k, int32_t count1, int32_t count
     double q1 = pantograph_counts_to_angle(c, count1, false);
     double q5 = pantograph_counts_to_angle(c, count5, true);
     if (k->subcount) {
-        observe_joints(&k->observer, c, &k->joints, q1, q5, k->have_previous ? t - k->t : 0.0);
+        /* the last update's J is at these joints: not computed twice */
+        observe_joints(&k->observer, c, &k->joints, k->jacobian_current ? k->jacobian : NULL, q1,
+                       q5, k->have_previous ? t - k->t : 0.0);
         q1 = k->observer.angle[0] + k->observer.lead_s * k->observer.rate[0];
         q5 = k->observer.angle[1] + k->observer.lead_s * k->observer.rate[1];
     }
@@ -345,6 +350,7 @@ bool haptic_kinematics_update(HapticKinematics *k, int32_t count1, int32_t count
         return false;
     }
     k->flags &= ~(unsigned)HAPTIC_LIMIT_NO_SOLUTION;
+    k->jacobian_current = false; /* new joints, until J is computed at them below */
     double dt = t - k->t;
     if (k->subcount) {
         k->q1_dot = k->observer.rate[0];
@@ -366,6 +372,7 @@ bool haptic_kinematics_update(HapticKinematics *k, int32_t count1, int32_t count
         k->measured = k->pos;
         return true;
     }
+    k->jacobian_current = true;
     k->vel.x = k->jacobian[0] * k->q1_dot + k->jacobian[1] * k->q5_dot;
     k->vel.y = k->jacobian[2] * k->q1_dot + k->jacobian[3] * k->q5_dot;
     k->measured = k->pos;
