@@ -339,6 +339,41 @@ static void test_contact_model_wall_with_a_delayed_command(void **state) {
     assert_true(r.stable && r.energy_min > -OBSERVER_ENERGY_BOUND_J);
 }
 
+/* A contact-wall trial on a scene that cannot give one is refused with a message naming the
+ * scene and what it lacks, not measured as a wall that is not there. */
+static void test_contact_wall_needs_its_pair(void **state) {
+    (void)state;
+    ZwidthTrial t = contact_wall_trial(20.0, true);
+    t.stiffness = 1000.0;
+    t.contact_scene = test_source_path("scenes/pantograph_stiff_wall.lua"); /* no proxy_wall */
+    ZwidthResult r;
+    IssimError err = {0};
+    assert_int_not_equal(zwidth_trial(&t, &r, &err), ISSIM_OK);
+    print_message("%s\n", err.message);
+    assert_non_null(strstr(err.message, "proxy_wall"));
+    assert_non_null(strstr(err.message, "pantograph_stiff_wall.lua"));
+    /* the wall's scene with its coupling scaled: the pair's k would not be the handle's */
+    FILE *in = fopen(test_source_path("scenes/pantograph_contact_wall.lua"), "r");
+    assert_non_null(in);
+    static char text[16384];
+    size_t n = fread(text, 1, sizeof text - 1, in);
+    fclose(in);
+    text[n] = '\0';
+    char *scale = strstr(text, "position_scale = 1,");
+    assert_non_null(scale);
+    scale[strlen("position_scale = ")] = '5';
+    const char *path = test_temp_path(".lua");
+    FILE *out = fopen(path, "w");
+    assert_non_null(out);
+    fputs(text, out);
+    assert_int_equal(fclose(out), 0);
+    t.contact_scene = path;
+    assert_int_not_equal(zwidth_trial(&t, &r, &err), ISSIM_OK);
+    print_message("%s\n", err.message);
+    assert_non_null(strstr(err.message, "position_scale and force_scale 1 (local on, 5, 1)"));
+    remove(path);
+}
+
 /* The observer without its model is refused with a message naming what is missing. */
 static void test_observer_needs_its_model(void **state) {
     (void)state;
@@ -366,6 +401,7 @@ int main(void) {
         cmocka_unit_test(test_contact_model_wall_triples_the_1khz_limit),
         cmocka_unit_test(test_contact_model_wall_with_a_delayed_command),
         cmocka_unit_test(test_hunt_crossley_wall_with_the_observer),
+        cmocka_unit_test(test_contact_wall_needs_its_pair),
         cmocka_unit_test(test_limit_without_controller),
         cmocka_unit_test(test_controller_never_lowers_the_limit_here),
         cmocka_unit_test(test_at_rest_against_the_wall),

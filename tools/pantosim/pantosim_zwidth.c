@@ -123,6 +123,10 @@ static IssimStatus contact_wall_scene(const ZwidthTrial *t, ThingDb **db, IssimE
         s = thingdb_set_text(*db, ZWIDTH_CONTACT_PAIR ".damping_from", "value", false, err);
     if (s == ISSIM_OK)
         s = thingdb_set_text(*db, ZWIDTH_CONTACT_PAIR ".damping", value, false, err);
+    if (s != ISSIM_OK && *db && err) { /* the loader names the file itself; the edits do not */
+        IssimError why = *err;
+        issim_error_set(err, s, "%s: %s", t->contact_scene, why.message);
+    }
     return s;
 }
 
@@ -152,7 +156,17 @@ static IssimStatus contact_wall_open(const ZwidthTrial *t, double period, Haptic
         contact_wall_close(w);
         return s != ISSIM_OK ? s : ISSIM_ERR_NOMEM;
     }
+    /* the tables report the pair's stiffness as the handle's: no scaling between them */
+    if (!d->local.enabled || d->coupling.position_scale != 1.0 || d->coupling.force_scale != 1.0) {
+        contact_wall_close(w);
+        return issim_error_set(err, ISSIM_ERR_INVALID,
+                               "%s: the contact wall needs haptics.local enabled and the "
+                               "coupling's position_scale and force_scale 1 (local %s, %g, %g)",
+                               t->contact_scene, d->local.enabled ? "on" : "off",
+                               d->coupling.position_scale, d->coupling.force_scale);
+    }
     w->proxy = engine_body_find(w->engine, proxy);
+    /* added first, in this order: the frame's values in contact_wall_step */
     const char *suffix[] = {"pos.x", "pos.y", "vel.x", "vel.y"};
     for (int i = 0; i < 4; i++) {
         char name[96];
