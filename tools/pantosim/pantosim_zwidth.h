@@ -5,7 +5,10 @@
  * encoder counts; each write applies the command at once. The servo's own code (kinematics,
  * PD wall, passivity controller, the whole safety chain, D/A) runs unchanged against the same
  * physics as issim-pantosim, in simulated time: no pty, no wall clock, so a measurement is
- * reproducible to the bit. */
+ * reproducible to the bit. The wall is a PD surface of the servo, or a contact pair of a scene
+ * (ZwidthTrial.contact_scene): a real Engine of the scene then steps in the same simulated time
+ * and publishes the contact the servo renders, as the engine thread does (docs/haptics.md "A
+ * wall of the scene's contact model"). */
 #ifndef PANTOSIM_ZWIDTH_H
 #define PANTOSIM_ZWIDTH_H
 
