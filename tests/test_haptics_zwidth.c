@@ -289,6 +289,17 @@ static void test_contact_model_wall_triples_the_1khz_limit(void **state) {
     assert_true(r.penetration > 0.0 && r.penetration < count);
     assert_true(r.motion_span < 1.5 * count);
     assert_true(r.energy_min > -OBSERVER_ENERGY_BOUND_J);
+    /* the engine's contact is in the block before the handle crosses the plane (the collision
+       margin): the first touch is the PD wall's at the same k and b */
+    ZwidthTrial pd = {
+        .rate_hz = 1000.0, .stiffness = k_observed, .damping = damping, .subcount = true};
+    ZwidthResult p;
+    IssimError err = {0};
+    assert_int_equal(zwidth_trial(&pd, &p, &err), ISSIM_OK);
+    print_message("  first touch %.4f mm deep, the PD wall's %.4f mm\n", 1e3 * r.deepest,
+                  1e3 * p.deepest);
+    assert_true(r.deepest > 0.5e-3);
+    assert_near(r.deepest, p.deepest, 1e-6);
 }
 
 /* The same pair as Hunt-Crossley (exponent 1: f = k g (1 + 3/2 alpha dg/dt), k in N/m), its

@@ -259,7 +259,9 @@ static void trial_servo_desc(const ZwidthTrial *trial, const SimPantograph *sim,
     d->observer_lead_s = trial->delayed && trial->observer_lead ? 1.0 / trial->rate_hz : 0.0;
     if (trial->contact_scene) {
         d->surface_count = 0;
-        d->coupling.engage_s = 0.0; /* the handle starts 10 mm off the wall, its proxy on it */
+        /* the whole force from the first period, as the PD wall's (the proxy starts at the
+           handle, so nothing is snapped) */
+        d->coupling.engage_s = 0.0;
         return;
     }
     d->surface_count = 1;
@@ -318,6 +320,7 @@ IssimStatus zwidth_trial(const ZwidthTrial *trial, ZwidthResult *out, IssimError
         out->energy_min = fmin(out->energy_min, st.passivity_energy);
         out->energy_final = st.passivity_energy;
         out->local_blocks = (unsigned long)st.local_blocks;
+        out->deepest = fmax(out->deepest, sim.handle.x - wall.x);
         if (i >= n - watch) {
             HapticState s = simpanto_state(&sim, 0, 0.0);
             for (int k = 0; k < 2; k++) {

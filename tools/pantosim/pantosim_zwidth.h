@@ -73,6 +73,7 @@ typedef struct ZwidthResult {
     double energy_final; /* observer energy at the end, J */
     double penetration;  /* mean depth into the wall over the watch window, m */
     double motion_span;  /* max - min of the handle's true x over the watch window, m */
+    double deepest;      /* the handle's largest depth into the wall over the trial, m */
     /* contact_scene only: engine blocks the servo copied, periods of the watch window the
        servo's models touched the handle, and the stiffness and damping of the law the servo
        last evaluated, as the engine published them (the pair's, N/m and N s/m; 0 if none) */
