@@ -29,7 +29,7 @@ bool engine_reserve_contacts(Engine *e, int count) {
     if (count <= e->contact_capacity)
         return true;
     int cap = issim_array_grown_capacity(e->contact_capacity, count);
-    if (!ISSIM_ARRAY_RESIZE(e->contacts, cap) ||
+    if (!ISSIM_ARRAY_RESIZE(e->contacts, cap) || !ISSIM_ARRAY_RESIZE(e->collide.spare, cap) ||
         !ISSIM_ARRAY_RESIZE(e->sleep.live_contacts, cap)) /* engine_sleep.c */
         return false;
     e->contact_capacity = cap;
@@ -44,8 +44,7 @@ static bool reserve_previous(Engine *e, int count) {
     int slots = 16;
     while (slots < 2 * count)
         slots *= 2;
-    if (!ISSIM_ARRAY_RESIZE(e->collide.previous, count) ||
-        !ISSIM_ARRAY_RESIZE(e->collide.previous_kept, count) ||
+    if (!ISSIM_ARRAY_RESIZE(e->collide.previous_kept, count) ||
         !ISSIM_ARRAY_RESIZE(e->collide.previous_index, slots))
         return false;
     e->collide.previous_capacity = count;
@@ -402,6 +401,18 @@ static void warn_initial_overlap(Engine *e) {
     e->stats.warnings++;
 }
 
+/* The merge's new contacts go to the spare buffer, which becomes Engine.contacts: the vertex
+ * contacts are copied over and the previous manifold ones stay where they are, read through
+ * collide.previous, until the next merge (a copy of every contact, hundreds of bytes each, was
+ * most of the merge's memory traffic in a pile). */
+static void swap_contact_buffers(Engine *e) {
+    EngineContact *old = e->contacts;
+    memcpy(e->collide.spare, old, sizeof *old * (size_t)e->vertex_contact_count);
+    e->contacts = e->collide.spare;
+    e->collide.spare = old;
+    e->collide.previous = old + e->vertex_contact_count;
+}
+
 void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, const Pose *poses) {
     /* Previous manifold contacts, sorted by collision id (the world issues increasing ids). */
     int old_count = e->contact_count - e->vertex_contact_count;
@@ -414,8 +425,7 @@ void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, 
         e->collide.merge_states = NULL;
         return;
     }
-    memcpy(e->collide.previous, e->contacts + e->vertex_contact_count,
-           sizeof *e->collide.previous * (size_t)old_count);
+    swap_contact_buffers(e);
     bool changed = old_count != count;
     bool any_active = false;
     build_previous_index(e, old_count);

@@ -57,8 +57,13 @@ typedef struct EngineCollide {
     Registry *registry;        /* non-NULL while the manager thread runs: its pose source */
     double *frame;             /* registry frame buffer of the manager thread */
     uint64_t reports_used, reports_stale, report_waits;
-    int *world_owner;        /* world index -> body index (>= 0) or -(obstacle + 1) */
-    EngineContact *previous; /* scratch for matching manifold contacts across updates */
+    int *world_owner; /* world index -> body index (>= 0) or -(obstacle + 1) */
+    /* The previous update's manifold contacts while a merge runs: they stay where they were
+     * (in `spare` after the merge swaps the buffers) instead of being copied out. Not owned. */
+    EngineContact *previous;
+    /* The contact buffer the next merge builds into (contact_capacity entries): the merge
+     * writes the new contacts there and swaps it with Engine.contacts. */
+    EngineContact *spare;
     bool *previous_kept;
     int *previous_index; /* open addressing by collision id, previous_slots entries */
     int previous_capacity, previous_slots;

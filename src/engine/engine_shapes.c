@@ -306,10 +306,10 @@ IssimStatus engine_build_shapes(Engine *e, IssimError *err) {
 
 void engine_collide_free(Engine *e) {
     engine_destroy_shapes(e);
-    free(e->collide.previous);
+    free(e->collide.spare);
     free(e->collide.previous_kept);
     free(e->collide.previous_index);
-    e->collide.previous = NULL;
+    e->collide.previous = e->collide.spare = NULL;
     e->collide.previous_kept = NULL;
     e->collide.previous_index = NULL;
     e->collide.previous_capacity = e->collide.previous_slots = 0;
