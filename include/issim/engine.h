@@ -69,6 +69,14 @@ typedef struct EngineOptions {
      * given count). Off by default: on the project's 2-core VM it made the 1,000-sphere pile
      * slower, not faster (docs/performance.md). */
     bool split_large_islands;
+    /* Runs the collision world one step ahead on its manager's thread while the engine resolves
+     * and integrates (a pipeline): step n then merges the contacts found on the state at the
+     * start of step n - 1 (the margin and the reach ahead cover the one step's motion, as for the
+     * GUI's threaded manager), and the update of step n's state overlaps step n's solve. Results
+     * are deterministic (every step waits for exactly the update it merges) but not those of the
+     * serial path. Off by default; unused while the GUI's threaded manager runs (it already
+     * overlaps) and during a checkpoint's replay. */
+    bool pipeline_collision;
 } EngineOptions;
 
 EngineOptions engine_options_default(void);

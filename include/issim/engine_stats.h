@@ -51,6 +51,8 @@ typedef struct EngineStats {
     /* The collision manager thread's reports (interactive runs): merged, waited for (the
      * newest merged one was too far behind), and stale (the wait gave up). */
     uint64_t collision_reports_used, collision_report_waits, collision_reports_stale;
+    /* Reports merged through the collision pipeline (EngineOptions.pipeline_collision). */
+    uint64_t collision_pipeline_reports;
 } EngineStats;
 
 EngineStats engine_stats(const Engine *engine);

@@ -41,6 +41,9 @@ typedef struct SimOptions {
      * (engine_diagnostics.h; both cores for scenes of ENGINE_PARALLEL_MIN_BODIES bodies or more
      * while a core is free); 1, the serial path. */
     int threads;
+    /* EngineOptions.pipeline_collision: the collision world a step ahead on its own thread
+     * (headless and lock-step runs; the GUI's threaded manager overlaps already). */
+    bool pipeline_collision;
 } SimOptions;
 
 SimOptions sim_options_default(void);

@@ -95,6 +95,7 @@ EngineStats engine_stats(const Engine *e) {
     s.collision_reports_used = e->collide.reports_used;
     s.collision_report_waits = e->collide.report_waits;
     s.collision_reports_stale = e->collide.reports_stale;
+    s.collision_pipeline_reports = e->collide.pipeline.steps;
     s.scratch_grows = e->islands.step_scratch.chunks;
     return s;
 }

@@ -195,7 +195,8 @@ static IssimStatus build_contacts(Engine *e, IssimError *err) {
         n += e->model.bodies[b].vertex_count * e->model.obstacle_count;
     e->contact_capacity = n + 16;
     e->contacts = calloc((size_t)e->contact_capacity, sizeof *e->contacts);
-    if (!e->contacts)
+    e->collide.spare = calloc((size_t)e->contact_capacity, sizeof *e->contacts); /* the merge's */
+    if (!e->contacts || !e->collide.spare)
         return issim_error_set(err, ISSIM_ERR_NOMEM, "out of memory building contacts");
     for (int b = 0; b < e->model.body_count; b++) {
         if (e->model.bodies[b].shaped)

@@ -90,7 +90,7 @@ static size_t record_bytes(const Engine *e, int contacts, int identity, size_t c
  * be updates ahead of the merged report and is not the engine's to read: its keys hold none, and
  * a restore from them tests every pair in full once. */
 static size_t coherence_size(const Engine *e) {
-    if (!e->collide.world || e->collide.registry)
+    if (!e->collide.world || e->collide.registry || engine_pipeline_running(e))
         return 0;
     return collision_world_coherence_size(e->collide.world);
 }
@@ -466,7 +466,12 @@ bool engine_checkpoint_restore(Engine *e, double t) {
     Registry *reg = e->collide.registry;
     if (reg)
         engine_stop_collision_thread(e);
+    engine_pipeline_stop(e);
+    /* The replay collides on this thread: its frames may differ from pipelined originals by
+     * the contacts' one-step lag, as they do after the GUI's threaded manager. */
+    e->collide.pipeline.paused = true;
     bool ok = restore_key(e, record_at(ring, key)) && replay(e, key, target);
+    e->collide.pipeline.paused = false;
     if (reg) {
         IssimError err;
         if (engine_start_collision_thread(e, reg, &err) != ISSIM_OK)

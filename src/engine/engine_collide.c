@@ -11,6 +11,7 @@
  * changed there.
  */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -29,7 +30,7 @@ bool engine_reserve_contacts(Engine *e, int count) {
     if (count <= e->contact_capacity)
         return true;
     int cap = issim_array_grown_capacity(e->contact_capacity, count);
-    if (!ISSIM_ARRAY_RESIZE(e->contacts, cap) ||
+    if (!ISSIM_ARRAY_RESIZE(e->contacts, cap) || !ISSIM_ARRAY_RESIZE(e->collide.spare, cap) ||
         !ISSIM_ARRAY_RESIZE(e->sleep.live_contacts, cap)) /* engine_sleep.c */
         return false;
     e->contact_capacity = cap;
@@ -44,8 +45,7 @@ static bool reserve_previous(Engine *e, int count) {
     int slots = 16;
     while (slots < 2 * count)
         slots *= 2;
-    if (!ISSIM_ARRAY_RESIZE(e->collide.previous, count) ||
-        !ISSIM_ARRAY_RESIZE(e->collide.previous_kept, count) ||
+    if (!ISSIM_ARRAY_RESIZE(e->collide.previous_kept, count) ||
         !ISSIM_ARRAY_RESIZE(e->collide.previous_index, slots))
         return false;
     e->collide.previous_capacity = count;
@@ -145,13 +145,30 @@ static void emit_manifold(Engine *e, const EngineContact *c, EngineEventKind kin
  * contacts of an ordinary scene are those it always had. */
 static double reach_ahead(const Engine *e, int b, Vec3 vel, Vec3 angvel) {
     double speed = vec3_norm(vel) + vec3_norm(angvel) * e->model.bodies[b].reach;
-    double updates = e->collide.registry ? 1.0 + ENGINE_REPORT_MAX_LAG : 1.0;
+    double updates = e->collide.registry             ? 1.0 + ENGINE_REPORT_MAX_LAG
+                     : e->collide.pipeline.in_flight ? 2.0 /* fed: merged a step later */
+                                                     : 1.0;
     double travel = ENGINE_REACH_AHEAD_SAFETY * speed * e->model.dt * updates;
     return fmax(0.0, travel - e->collide.margin);
 }
 
+/* The manager thread's source while the pipeline runs: the state the engine fed last, once. */
+static bool pipeline_source(Engine *e, double *t, Pose *poses, double *ahead, int count) {
+    EngineCollisionPipeline *pl = &e->collide.pipeline;
+    uint64_t fed = atomic_load_explicit(&pl->fed, memory_order_acquire);
+    if (fed == pl->read)
+        return false;
+    pl->read = fed;
+    memcpy(poses, pl->poses, sizeof *poses * (size_t)count);
+    memcpy(ahead, pl->ahead, sizeof *ahead * (size_t)count);
+    *t = pl->t;
+    return true;
+}
+
 bool engine_pose_source(void *ctx, double *t, Pose *poses, double *ahead, int count) {
     Engine *e = ctx;
+    if (e->collide.pipeline.running)
+        return pipeline_source(e, t, poses, ahead, count);
     if (!e->collide.registry) {
         for (int b = 0; b < e->model.body_count; b++) {
             if (!e->model.bodies[b].shaped)
@@ -219,6 +236,139 @@ static bool take_report(Engine *e, CollisionReport *report) {
     return got;
 }
 
+/* The world updated on this thread, on the current state. */
+static bool collide_here(Engine *e, CollisionReport *report) {
+    engine_reduced_hold_pairs(e); /* engine_reduced.c */
+    collision_manager_step(e->collide.manager);
+    if (!collision_manager_take(e->collide.manager, report))
+        return false;
+    e->data.report_t = report->t;
+    return true;
+}
+
+/* ===== The collision pipeline (EngineOptions.pipeline_collision) =====
+ *
+ * Step n takes the report of the state fed at step n - 1, feeds its own state and merges the
+ * report while the manager thread updates the world on the new state: the update overlaps the
+ * solve and the integration. Every take waits for exactly the update of the state fed before
+ * it (the manager updates only on a fed state, one report each), so the contacts a step merges
+ * do not depend on timing. The first step after a start feeds and waits for its own state (the
+ * serial path's contacts), the next one feeds without merging (its contacts are then one step
+ * old), and from there each step merges the previous one's. */
+
+static void pipeline_free_mailbox(EngineCollisionPipeline *pl) {
+    free(pl->poses);
+    free(pl->ahead);
+    pl->poses = NULL;
+    pl->ahead = NULL;
+}
+
+static bool pipeline_start(Engine *e) {
+    EngineCollisionPipeline *pl = &e->collide.pipeline;
+    int count = collision_world_body_count(e->collide.world);
+    if (!pl->poses) {
+        pl->poses = calloc((size_t)count + 1, sizeof *pl->poses);
+        pl->ahead = calloc((size_t)count + 1, sizeof *pl->ahead);
+        if (!pl->poses || !pl->ahead) {
+            pipeline_free_mailbox(pl);
+            return false;
+        }
+    }
+    for (int w = 0; w < count; w++) /* obstacles keep theirs; bodies are fed */
+        pl->poses[w] = collision_world_pose(e->collide.world, w);
+    pl->read = atomic_load_explicit(&pl->fed, memory_order_relaxed);
+    /* Before the thread starts: its first look at the source must see the mailbox. */
+    pl->running = true;
+    pl->in_flight = false;
+    pl->primed = false;
+    IssimError err;
+    if (collision_manager_start(e->collide.manager, &err) != ISSIM_OK) {
+        pl->running = false;
+        issim_log(ISSIM_LOG_WARN, "collision pipeline: %s; colliding on the engine's thread",
+                  err.message);
+        return false;
+    }
+    return true;
+}
+
+void engine_pipeline_stop(Engine *e) {
+    EngineCollisionPipeline *pl = &e->collide.pipeline;
+    if (!pl->running)
+        return;
+    collision_manager_stop(e->collide.manager);
+    CollisionReport dropped; /* an update of a state no step will merge */
+    (void)collision_manager_take(e->collide.manager, &dropped);
+    pl->running = false;
+    pl->in_flight = false;
+    pl->primed = false;
+}
+
+bool engine_pipeline_running(const Engine *e) {
+    return e->collide.pipeline.running;
+}
+
+static void pipeline_feed(Engine *e) {
+    EngineCollisionPipeline *pl = &e->collide.pipeline;
+    pl->in_flight = true; /* reach_ahead: merged a step later */
+    for (int b = 0; b < e->model.body_count; b++) {
+        if (!e->model.bodies[b].shaped)
+            continue;
+        EngineBodyState st = engine_block_state(e, e->y, b);
+        int w = e->model.bodies[b].world_index;
+        pl->poses[w] = (Pose){st.pos, st.orient};
+        pl->ahead[w] = e->body_data[b].asleep ? 0.0 : reach_ahead(e, b, st.vel, st.angvel);
+    }
+    pl->t = e->data.t;
+    pl->published_expected = collision_manager_published(e->collide.manager) + 1;
+    atomic_fetch_add_explicit(&pl->fed, 1, memory_order_release);
+    collision_manager_notify(e->collide.manager);
+}
+
+/* The report of the state in flight; false when the manager gave none in
+ * ENGINE_PIPELINE_WAIT_LIMIT s of wall time (out of memory: it logged why). */
+static bool pipeline_take(Engine *e, CollisionReport *report) {
+    EngineCollisionPipeline *pl = &e->collide.pipeline;
+    CollisionManager *m = e->collide.manager;
+    double t0 = issim_wall_time();
+    uint64_t seen;
+    while ((seen = collision_manager_published(m)) < pl->published_expected) {
+        if (issim_wall_time() - t0 > ENGINE_PIPELINE_WAIT_LIMIT)
+            return false;
+        collision_manager_wait_published(m, seen, 1e-3);
+    }
+    pl->in_flight = false;
+    if (!collision_manager_take(m, report))
+        return false;
+    e->data.report_t = report->t;
+    return true;
+}
+
+/* Returns whether *report is to be merged now. */
+static bool pipeline_collide(Engine *e, CollisionReport *report) {
+    EngineCollisionPipeline *pl = &e->collide.pipeline;
+    if (!pl->running && !pipeline_start(e))
+        return collide_here(e, report);
+    bool taken = false;
+    if (pl->in_flight && !(taken = pipeline_take(e, report))) {
+        issim_log(ISSIM_LOG_ERROR,
+                  "collision pipeline: no report in %.0f s; colliding on the "
+                  "engine's thread from now",
+                  ENGINE_PIPELINE_WAIT_LIMIT);
+        e->stats.warnings++;
+        engine_pipeline_stop(e);
+        e->model.options.pipeline_collision = false;
+        return collide_here(e, report);
+    }
+    engine_reduced_hold_pairs(e); /* the world is idle: nothing in flight */
+    pipeline_feed(e);
+    if (taken)
+        return true;
+    if (pl->primed)
+        return false; /* the contacts of the state before: merged last step */
+    pl->primed = true;
+    return pipeline_take(e, report);
+}
+
 void engine_collide(Engine *e) {
     if (!e->collide.manager)
         return;
@@ -227,13 +377,12 @@ void engine_collide(Engine *e) {
         if (!take_report(e, &report))
             return;
         e->collide.reports_used++;
-    } else {
-        engine_reduced_hold_pairs(e); /* engine_reduced.c */
-        collision_manager_step(e->collide.manager);
-        if (!collision_manager_take(e->collide.manager, &report))
+    } else if (e->model.options.pipeline_collision && !e->collide.pipeline.paused) {
+        if (!pipeline_collide(e, &report))
             return;
-        e->data.report_t = report.t;
-    }
+        e->collide.pipeline.steps++;
+    } else if (!collide_here(e, &report))
+        return;
     engine_merge_contacts(e, report.contacts, report.contact_count, report.poses);
     engine_keep_identity(e, report.contacts, report.contact_count, report.next_id);
 }
@@ -254,6 +403,7 @@ bool engine_collision_threaded(const Engine *e) {
 IssimStatus engine_start_collision_thread(Engine *e, Registry *reg, IssimError *err) {
     if (!e->collide.manager || e->collide.registry || !wants_collision_thread(e))
         return ISSIM_OK;
+    engine_pipeline_stop(e); /* the thread now reads the registry instead */
     if (registry_var_count(reg) < engine_var_count(e) ||
         registry_var_find(reg, engine_var_name(e, 0)) != 0)
         return issim_error_set(err, ISSIM_ERR_INVALID,
@@ -281,6 +431,7 @@ void engine_stop_collision_thread(Engine *e) {
 void engine_collide_now(Engine *e) {
     if (!e->collide.manager)
         return;
+    engine_pipeline_stop(e); /* an update in flight is of the state before the reset */
     Registry *reg = e->collide.registry;
     if (reg)
         engine_stop_collision_thread(e);
@@ -402,6 +553,18 @@ static void warn_initial_overlap(Engine *e) {
     e->stats.warnings++;
 }
 
+/* The merge's new contacts go to the spare buffer, which becomes Engine.contacts: the vertex
+ * contacts are copied over and the previous manifold ones stay where they are, read through
+ * collide.previous, until the next merge (a copy of every contact, hundreds of bytes each, was
+ * most of the merge's memory traffic in a pile). */
+static void swap_contact_buffers(Engine *e) {
+    EngineContact *old = e->contacts;
+    memcpy(e->collide.spare, old, sizeof *old * (size_t)e->vertex_contact_count);
+    e->contacts = e->collide.spare;
+    e->collide.spare = old;
+    e->collide.previous = old + e->vertex_contact_count;
+}
+
 void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, const Pose *poses) {
     /* Previous manifold contacts, sorted by collision id (the world issues increasing ids). */
     int old_count = e->contact_count - e->vertex_contact_count;
@@ -414,8 +577,7 @@ void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, 
         e->collide.merge_states = NULL;
         return;
     }
-    memcpy(e->collide.previous, e->contacts + e->vertex_contact_count,
-           sizeof *e->collide.previous * (size_t)old_count);
+    swap_contact_buffers(e);
     bool changed = old_count != count;
     bool any_active = false;
     build_previous_index(e, old_count);

@@ -6,6 +6,7 @@
 #ifndef ISSIM_ENGINE_COLLIDE_H
 #define ISSIM_ENGINE_COLLIDE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -20,6 +21,9 @@ typedef struct EngineContact EngineContact;
  * before the engine waits for a newer one, and the longest wait (s, wall time). */
 #define ENGINE_REPORT_MAX_LAG 2.0
 #define ENGINE_REPORT_WAIT_LIMIT 0.5
+/* The collision pipeline: the longest wait for the report of a fed state (s, wall time) before
+ * the engine stops the pipeline and collides on its own thread (the manager ran out of memory). */
+#define ENGINE_PIPELINE_WAIT_LIMIT 30.0
 /* The speculative margin (engine_collide.c reach_ahead) is this many times the distance a body's
  * farthest point covers at its present speed before an update's contacts are merged. */
 #define ENGINE_REACH_AHEAD_SAFETY 2.0
@@ -51,14 +55,38 @@ typedef struct EngineManifoldEnergy {
     bool check_overlap; /* the next update is the scene's start: warn about overlaps */
 } EngineManifoldEnergy;
 
+/* The collision pipeline (EngineOptions.pipeline_collision): the engine thread feeds the
+ * manager thread a state through this mailbox and takes its report a step later. The engine
+ * thread writes the mailbox only while no update is in flight (fed and not taken) and publishes
+ * it by incrementing `fed` (release); the manager thread reads it in engine_pose_source after
+ * seeing `fed` change (acquire) and alone writes `read`. */
+typedef struct EngineCollisionPipeline {
+    bool running;   /* the manager thread runs for the pipeline (engine thread) */
+    bool in_flight; /* a state was fed whose report is not taken yet (engine thread) */
+    bool primed;    /* the contacts merged are the fed state's: the next step feeds only */
+    bool paused;    /* a checkpoint's replay: the synchronous path (engine thread) */
+    Pose *poses;    /* the mailbox: world index -> pose, per-body reach ahead, time */
+    double *ahead;
+    double t;
+    _Atomic uint64_t fed;        /* states fed so far */
+    uint64_t read;               /* manager thread: the last `fed` it took a state for */
+    uint64_t published_expected; /* the manager's report count once the fed state is done */
+    uint64_t steps;              /* reports merged through the pipeline (statistics) */
+} EngineCollisionPipeline;
+
 typedef struct EngineCollide {
     CollisionWorld *world;     /* NULL when no body has a shape; owned by `manager` */
     CollisionManager *manager; /* runs the world: synchronously, or on its own thread */
     Registry *registry;        /* non-NULL while the manager thread runs: its pose source */
     double *frame;             /* registry frame buffer of the manager thread */
     uint64_t reports_used, reports_stale, report_waits;
-    int *world_owner;        /* world index -> body index (>= 0) or -(obstacle + 1) */
-    EngineContact *previous; /* scratch for matching manifold contacts across updates */
+    int *world_owner; /* world index -> body index (>= 0) or -(obstacle + 1) */
+    /* The previous update's manifold contacts while a merge runs: they stay where they were
+     * (in `spare` after the merge swaps the buffers) instead of being copied out. Not owned. */
+    EngineContact *previous;
+    /* The contact buffer the next merge builds into (contact_capacity entries): the merge
+     * writes the new contacts there and swaps it with Engine.contacts. */
+    EngineContact *spare;
     bool *previous_kept;
     int *previous_index; /* open addressing by collision id, previous_slots entries */
     int previous_capacity, previous_slots;
@@ -67,6 +95,7 @@ typedef struct EngineCollide {
      * changes their rates); NULL outside it */
     EngineBodyState *merge_states;
     EngineManifoldEnergy manifold_energy; /* engine_manifold_energy.c */
+    EngineCollisionPipeline pipeline;     /* engine_collide.c */
 } EngineCollide;
 
 /* engine_shapes.c: the shapes, the collision world and its manager */
@@ -85,6 +114,12 @@ bool engine_pose_source(void *ctx, double *t, Pose *poses, double *ahead, int co
 void engine_collide(Engine *e);
 /* engine_collide on this thread even while the manager thread runs (resets). */
 void engine_collide_now(Engine *e);
+/* Stops the collision pipeline's thread, dropping an update in flight: the world is then the
+ * engine thread's alone (a restore, a shape rebuild, the GUI's threaded manager). The next
+ * engine_collide starts it again when the options ask for it. */
+void engine_pipeline_stop(Engine *e);
+/* Whether the collision pipeline's thread runs (the world is not the engine thread's). */
+bool engine_pipeline_running(const Engine *e);
 /* The name of the body or obstacle contact c touches its body with. */
 const char *engine_contact_partner(const Engine *e, const EngineContact *c);
 /* Replaces the manifold contacts by world contacts computed with poses (Nullable: the current

@@ -306,16 +306,22 @@ IssimStatus engine_build_shapes(Engine *e, IssimError *err) {
 
 void engine_collide_free(Engine *e) {
     engine_destroy_shapes(e);
-    free(e->collide.previous);
+    free(e->collide.spare);
     free(e->collide.previous_kept);
     free(e->collide.previous_index);
-    e->collide.previous = NULL;
+    e->collide.previous = e->collide.spare = NULL;
     e->collide.previous_kept = NULL;
     e->collide.previous_index = NULL;
     e->collide.previous_capacity = e->collide.previous_slots = 0;
 }
 
 void engine_destroy_shapes(Engine *e) {
+    if (e->collide.manager)
+        engine_pipeline_stop(e);
+    free(e->collide.pipeline.poses); /* sized for this world */
+    free(e->collide.pipeline.ahead);
+    e->collide.pipeline.poses = NULL;
+    e->collide.pipeline.ahead = NULL;
     collision_manager_destroy(e->collide.manager); /* stops its thread, destroys the world */
     e->collide.manager = NULL;
     e->collide.world = NULL;

@@ -68,15 +68,24 @@ static void join(int *parent, int a, int b) {
         parent[ra > rb ? ra : rb] = ra < rb ? ra : rb;
 }
 
-/* Does contact c tie its bodies into one island, and with which resolver? */
-static bool contact_joins(const Engine *e, const EngineContact *c, ContactResolverKind *resolver) {
+/* Does contact c tie its bodies into one island, and with which resolver? states: every body's
+ * state at e->y (engine_fill_states), filled by the first manifold contact that needs it
+ * (*filled): a pile asks for thousands of contacts' depths, two body states each. */
+static bool contact_joins(const Engine *e, const EngineContact *c, ContactResolverKind *resolver,
+                          EngineBodyState *states, bool *filled) {
     *resolver = e->model.pairs[c->pair].params.resolver;
     if (c->active)
         return true;
     if (*resolver == CONTACT_RESOLVER_FORCE_LAW)
         return false;
     ContactKinematics k;
-    engine_contact_kinematics(e, e->y, c, e->data.t, &k, NULL, NULL);
+    if (c->kind == CONTACT_MANIFOLD) {
+        if (!*filled)
+            engine_fill_states(e, e->y, states);
+        *filled = true;
+        engine_merge_kinematics(e, states, c, &k);
+    } else
+        engine_contact_kinematics(e, e->y, c, e->data.t, &k, NULL, NULL);
     return k.depth > -engine_speculative_reach(e, &k, ENGINE_SPECULATIVE_MARGIN);
 }
 
@@ -102,10 +111,12 @@ static void stage_islands(Engine *e) {
         parent[b] = b;
         strongest[b] = CONTACT_RESOLVER_FORCE_LAW;
     }
+    EngineBodyState *states = engine_rhs_body_states(e);
+    bool states_filled = false;
     for (int ci = 0; ci < e->contact_count; ci++) {
         const EngineContact *c = &e->contacts[ci];
         ContactResolverKind r;
-        if (engine_contact_frozen(e, c) || !contact_joins(e, c, &r))
+        if (engine_contact_frozen(e, c) || !contact_joins(e, c, &r, states, &states_filled))
             continue;
         /* Fixed obstacles never join islands (004 App. E), nor do sleeping bodies: an awake
          * body solves against them held, and their own island stays whole and asleep. */

@@ -127,6 +127,7 @@ static Sim *create_owning(ThingDb *db, const char *scene_path, const SimOptions 
         eo.dt = sim->options.dt;
         eo.integrator = sim->options.integrator;
         eo.threads = sim->options.threads;
+        eo.pipeline_collision = sim->options.pipeline_collision;
         char scene_dir[512];
         issim_strlcpy(scene_dir, sim->scene_path[0] ? sim->scene_path : ".", sizeof scene_dir);
         char *slash = strrchr(scene_dir, '/');

@@ -4,8 +4,9 @@
  * mu = 1 by ODE's friction pyramid, dContactApprox1), and the real-time factor of the mixed
  * 240-body scenes/pile.lua with its pairs switched to complementarity.
  *
- *   issim-bench sphere_pile [N ...] [--threads=N] [--split]    (default 100 1000; --split:
- *       EngineOptions.split_large_islands, a large island's PGS on the threads)
+ *   issim-bench sphere_pile [N ...] [--threads=N] [--split] [--pipeline]   (default 100 1000;
+ *       --split: EngineOptions.split_large_islands, a large island's PGS on the threads;
+ *       --pipeline: EngineOptions.pipeline_collision in the runs of more than one thread)
  *   issim-bench pile [COHERENCE ...] [--seconds=S] [--friction=MU]  (default 0 and 1e-4 m:
  *       coherence off and on; S simulated seconds, default 2; MU the pairs' Coulomb coefficient,
  *       static and kinetic, default 0: the scene's frictionless pairs)
@@ -79,7 +80,8 @@ static char *pile_source(int n) {
 
 /* EngineOptions.threads of the piles' engines: --threads=N (default 0: the engine's choice). */
 static int bench_threads;
-static bool bench_split; /* --split: EngineOptions.split_large_islands */
+static bool bench_split;    /* --split: EngineOptions.split_large_islands */
+static bool bench_pipeline; /* --pipeline: EngineOptions.pipeline_collision */
 
 static Engine *engine_from_text(const char *name, const char *text) {
     ThingDb *db = NULL;
@@ -92,6 +94,7 @@ static Engine *engine_from_text(const char *name, const char *text) {
     o.profile_stages = true; /* two clock reads per stage: negligible against a pile step */
     o.threads = bench_threads;
     o.split_large_islands = bench_split;
+    o.pipeline_collision = bench_pipeline && bench_threads != 1; /* the 1-thread run: serial */
     char assets[1024];
     snprintf(assets, sizeof assets, "%s", source_dir());
     o.asset_dir = assets;
@@ -300,7 +303,8 @@ static int bench_sphere_pile(int n) {
                "2 s (%.2fx real time), largest penetration %.3g m, top centre %.4f m, %d "
                "thread(s)%s\n",
                n, r.wall, r.cpu, 2.0 / r.wall, r.penetration, r.settled_top, r.threads,
-               k == 0                                         ? ""
+               k == 0           ? ""
+               : bench_pipeline ? ", collision pipelined (centres not the serial path's)"
                : memcmp(first, c, sizeof *c * (size_t)n) == 0 ? ", final centres identical to 1 "
                                                                 "thread's"
                                                               : ", final centres DIFFER");
@@ -456,6 +460,8 @@ int bench_piles(int argc, char **argv) {
             bench_threads = atoi(argv[i] + 10);
         else if (strcmp(argv[i], "--split") == 0)
             bench_split = true;
+        else if (strcmp(argv[i], "--pipeline") == 0)
+            bench_pipeline = true;
     if (strcmp(argv[0], "pile") == 0) { /* pile [COHERENCE...] [--seconds=S] [--threads=N] */
         double seconds = 2.0, friction = 0.0;
         int runs = 0;
