@@ -9,7 +9,7 @@
  *   the models given that depth;
  * - what it costs in complementarity, measured from the poses (contacts found a step later):
  *   the mixed pile's overlaps stay within the documented bounds (mean at most 2.5 times the
- *   serial path's, deepest under 5 mm), the 100-sphere pile's under 0.2 mm;
+ *   serial path's, deepest under 5 mm), the 100-sphere pile's within the PGS's position slop;
  * - a state restored, a shape edited and a resolver switched while an update is in flight: the
  *   engine carries on (finite state, the pipeline running again) and a restored run repeats the
  *   original to the bit from the restored instant. */
@@ -207,9 +207,10 @@ static double sphere_pile_overlap(bool pipeline) {
     return deepest;
 }
 
-/* A sphere an impact sets moving between two updates is fed at rest and reaches its next
- * neighbour a step before the pair's contact is merged: the lag costs depth here too, bounded as
- * documented (a hundredth of the 20 mm radius; ODE's QuickStep reaches 1.45 mm on this pile). */
+/* The 100-sphere pile's resting contacts sink, a step's contacts late, until the PGS's position
+ * slop (PGS_POSITION_SLOP, 0.1 mm: overlaps under it are left to the velocity pass, which only
+ * keeps them from deepening) and stay there, where the serial path's stay at about 0.02 mm (ODE's
+ * QuickStep reaches 1.45 mm on this pile). */
 static void test_pipeline_sphere_pile_overlap(void **state) {
     (void)state;
     double serial = sphere_pile_overlap(false), piped = sphere_pile_overlap(true);
@@ -217,7 +218,7 @@ static void test_pipeline_sphere_pile_overlap(void **state) {
            "pipelined\n",
            1e3 * serial, 1e3 * piped);
     assert_true(serial > 0.0);
-    assert_true(piped < 0.2e-3);
+    assert_true(piped < 1.1e-4);
 }
 
 /* Restored, edited and switched while an update is in flight. */
