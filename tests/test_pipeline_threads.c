@@ -9,10 +9,11 @@
  *   the models given that depth;
  * - what it costs in complementarity, measured from the poses (contacts found a step later):
  *   the mixed pile's overlaps stay within the documented bounds (mean at most 2.5 times the
- *   serial path's, deepest under 5 mm), the 100-sphere pile's within the PGS's position slop;
- * - a state restored, a shape edited and a resolver switched while an update is in flight: the
- *   engine carries on (finite state, the pipeline running again) and a restored run repeats the
- *   original to the bit from the restored instant. */
+ *   serial path's, deepest under 5 mm), the 100-sphere pile's deepest within 1.5 times the
+ *   serial path's (two spheres' normal refreshed from the poses at the merge);
+ * - a state restored, a mass edited and a resolver switched while an update is in flight: the
+ *   engine carries on (finite state, reports merged through the pipeline again), and two runs
+ *   from the same restored state end in the same bits. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -207,10 +208,9 @@ static double sphere_pile_overlap(bool pipeline) {
     return deepest;
 }
 
-/* The 100-sphere pile's resting contacts sink, a step's contacts late, until the PGS's position
- * slop (PGS_POSITION_SLOP, 0.1 mm: overlaps under it are left to the velocity pass, which only
- * keeps them from deepening) and stay there, where the serial path's stay at about 0.02 mm (ODE's
- * QuickStep reaches 1.45 mm on this pile). */
+/* Two spheres' normal is the line between their centres now, not the report's (one step old,
+ * turned with B): without that the 100-sphere pile's resting contacts sank to the PGS's position
+ * slop (0.102 mm against the serial path's 0.018; ODE's QuickStep reaches 1.45 mm here). */
 static void test_pipeline_sphere_pile_overlap(void **state) {
     (void)state;
     double serial = sphere_pile_overlap(false), piped = sphere_pile_overlap(true);
@@ -218,7 +218,7 @@ static void test_pipeline_sphere_pile_overlap(void **state) {
            "pipelined\n",
            1e3 * serial, 1e3 * piped);
     assert_true(serial > 0.0);
-    assert_true(piped < 1.1e-4);
+    assert_true(piped <= 1.5 * serial);
 }
 
 /* Restored, edited and switched while an update is in flight. */
@@ -245,7 +245,7 @@ static void test_pipeline_survives_resets(void **state) {
     assert_true(state_hash(e) == first_replay);
     printf("  restored at 0.05 s: %016llx twice (the original %016llx)\n",
            (unsigned long long)first_replay, (unsigned long long)original);
-    /* a shape rebuilt (the world with it) and a resolver switched mid-run */
+    /* a property edited and a resolver switched mid-run */
     IssimStatus edited = engine_apply_edit(e, "b0.mass", "0.1", &err);
     if (edited != ISSIM_OK)
         fail_msg("edit: %s", err.message);

@@ -61,11 +61,12 @@ typedef struct EngineManifoldEnergy {
  * it by incrementing `fed` (release); the manager thread reads it in engine_pose_source after
  * seeing `fed` change (acquire) and alone writes `read`. */
 typedef struct EngineCollisionPipeline {
-    bool running;   /* the manager thread runs for the pipeline (engine thread) */
-    bool in_flight; /* a state was fed whose report is not taken yet (engine thread) */
-    bool primed;    /* the contacts merged are the fed state's: the next step feeds only */
-    bool paused;    /* a checkpoint's replay: the synchronous path (engine thread) */
-    Pose *poses;    /* the mailbox: world index -> pose, per-body reach ahead, time */
+    bool running;      /* the manager thread runs for the pipeline (engine thread) */
+    bool in_flight;    /* a state was fed whose report is not taken yet (engine thread) */
+    bool primed;       /* the contacts merged are the fed state's: the next step feeds only */
+    bool paused;       /* a checkpoint's replay: the synchronous path (engine thread) */
+    bool merging_late; /* the merge under way is of a state before the engine's (engine thread) */
+    Pose *poses;       /* the mailbox: world index -> pose, per-body reach ahead, time */
     double *ahead;
     double t;
     _Atomic uint64_t fed;        /* states fed so far */
