@@ -127,12 +127,12 @@ static bool contact_from_world(Engine *e, const CollisionContact *wc, const Pose
 }
 
 /* A contact between two round shapes from a report older than the state (the pipeline's: one
- * step): its normal becomes the line between its two core points now. The report's normal, fixed
- * in B's frame, turns with B and drifts from that line as the bodies move for the step the report
- * is late; the rows then held resting spheres along a tilted normal and they sank to the PGS's
- * position slop (0.102 mm on the 100-sphere pile against the serial path's 0.018). For two
- * spheres the line is the exact normal; for a capsule's core point, which slides along its axis
- * a little in a step, the nearest one. */
+ * step; the GUI's threaded manager's: up to two): its normal becomes the line between its two core
+ * points now. The report's normal, fixed in B's frame, turns with B and drifts from that line as
+ * the bodies move for the step the report is late; the rows then held resting spheres along a
+ * tilted normal and they sank to the PGS's position slop (0.102 mm on the 100-sphere pile against
+ * the serial path's 0.018). For two spheres the line is the exact normal; for a capsule's core
+ * point, which slides along its axis a little in a step, the nearest one. */
 static void refresh_round_normal(const Engine *e, EngineContact *c) {
     if (c->body_b < 0 || !(c->radius_a > 0.0) || !(c->radius_b > 0.0))
         return;
@@ -400,7 +400,9 @@ void engine_collide(Engine *e) {
         e->collide.pipeline.steps++;
     } else if (!collide_here(e, &report))
         return;
-    e->collide.pipeline.merging_late = e->collide.pipeline.running && report.t < e->data.t;
+    /* the pipeline's report, a step old, or the GUI's threaded manager's, up to two */
+    e->collide.pipeline.merging_late =
+        (e->collide.pipeline.running || e->collide.registry) && report.t < e->data.t;
     engine_merge_contacts(e, report.contacts, report.contact_count, report.poses);
     e->collide.pipeline.merging_late = false;
     engine_keep_identity(e, report.contacts, report.contact_count, report.next_id);
