@@ -136,7 +136,9 @@ static bool contact_from_world(Engine *e, const CollisionContact *wc, const Pose
 static void refresh_round_normal(const Engine *e, EngineContact *c) {
     if (c->body_b < 0 || !(c->radius_a > 0.0) || !(c->radius_b > 0.0))
         return;
-    Pose pa = body_pose(e, c->body), pb = body_pose(e, c->body_b);
+    const EngineBodyState *states = e->collide.merge_states; /* the merge's, at e->y */
+    Pose pa = {states[c->body].pos, states[c->body].orient};
+    Pose pb = {states[c->body_b].pos, states[c->body_b].orient};
     Vec3 line = vec3_sub(pose_apply(pa, c->local_a), pose_apply(pb, c->local_b));
     double length = vec3_norm(line);
     if (length > 1e-12 * (c->radius_a + c->radius_b))
