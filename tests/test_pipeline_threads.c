@@ -13,7 +13,8 @@
  *   serial path's (two spheres' normal refreshed from the poses at the merge);
  * - a state restored, a mass edited and a resolver switched while an update is in flight: the
  *   engine carries on (finite state, reports merged through the pipeline again), and two runs
- *   from the same restored state end in the same bits. */
+ *   from the same restored state end in the same bits;
+ * - rewound through the checkpoint ring twice to the same frame: the same bits after both. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -262,6 +263,46 @@ static void test_pipeline_survives_resets(void **state) {
     engine_destroy(e);
 }
 
+/* Rewound through the checkpoint ring (the GUI's edits and scrubber): the update in flight is
+ * dropped, the key restored and the frames after it replayed on the engine thread, and the
+ * pipeline starts again; two rewinds to the same frame continue to the same bits. */
+static void test_pipeline_checkpoint_rewind(void **state) {
+    (void)state;
+    Engine *e = pile(240, 5e-4, true, 2);
+    IssimError err = {0};
+    assert_int_equal(engine_enable_checkpoints(e, 400, 64u << 20, &err), ISSIM_OK);
+    int n = engine_var_count(e);
+    double *at = calloc((size_t)n, sizeof *at);
+    assert_non_null(at);
+    double t_at = 0.0;
+    for (int frame = 1; frame <= 120; frame++) {
+        advance_to(e, frame * 5e-4);
+        engine_checkpoint(e);
+        if (frame == 77) {
+            engine_write_vars(e, at);
+            t_at = engine_time(e);
+        }
+    }
+    uint64_t hashes[2];
+    for (int k = 0; k < 2; k++) {
+        assert_true(engine_has_checkpoint(e, t_at));
+        assert_int_equal(engine_restore_vars(e, t_at, at, &err), ISSIM_OK);
+        uint64_t before = engine_stats(e).collision_pipeline_reports;
+        for (int frame = 78; frame <= 100; frame++) {
+            advance_to(e, frame * 5e-4);
+            engine_checkpoint(e);
+        }
+        assert_true(engine_stats(e).collision_pipeline_reports > before);
+        hashes[k] = state_hash(e);
+    }
+    printf("  rewound to %.4f s twice: %016llx, %016llx (%llu frames replayed)\n", t_at,
+           (unsigned long long)hashes[0], (unsigned long long)hashes[1],
+           (unsigned long long)engine_stats(e).replayed_frames);
+    assert_true(hashes[0] == hashes[1]);
+    free(at);
+    engine_destroy(e);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pipeline_deterministic_penalty),
@@ -270,6 +311,7 @@ int main(void) {
         cmocka_unit_test(test_pipeline_complementarity_overlap),
         cmocka_unit_test(test_pipeline_sphere_pile_overlap),
         cmocka_unit_test(test_pipeline_survives_resets),
+        cmocka_unit_test(test_pipeline_checkpoint_rewind),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
