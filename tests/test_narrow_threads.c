@@ -158,20 +158,6 @@ static void test_world_same_contacts_on_any_thread_count(void **state) {
 
 /* ===== The engine ===== */
 
-/* FNV-1a of the bytes of every state variable. */
-static uint64_t state_hash(const Engine *e) {
-    int n = engine_var_count(e);
-    double *v = calloc((size_t)n, sizeof *v);
-    assert_non_null(v);
-    engine_write_vars(e, v);
-    uint64_t h = 1469598103934665603ULL;
-    const unsigned char *b = (const unsigned char *)v;
-    for (size_t i = 0; i < sizeof *v * (size_t)n; i++)
-        h = (h ^ b[i]) * 1099511628211ULL;
-    free(v);
-    return h;
-}
-
 static uint64_t pile_hash(int threads, bool complementarity, double until, int *used) {
     char *text = test_pile_source(240, complementarity ? 1e-3 : 5e-4, "");
     EngineOptions o = engine_options_default();
@@ -190,7 +176,7 @@ static uint64_t pile_hash(int threads, bool complementarity, double until, int *
     if (s != ISSIM_OK)
         fail_msg("pile: %s", err.message);
     *used = engine_threads(e);
-    uint64_t h = state_hash(e);
+    uint64_t h = test_engine_state_hash(e);
     engine_destroy(e);
     return h;
 }

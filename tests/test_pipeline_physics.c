@@ -19,14 +19,10 @@
 #include "testutil.h"
 
 static Engine *pile(int count, double dt, bool pipeline, int threads) {
-    char *text = test_pile_source(count, dt, "");
     EngineOptions o = engine_options_default();
-    o.asset_dir = test_source_path("scenes/");
     o.pipeline_collision = pipeline;
     o.threads = threads;
-    Engine *e = test_engine_from_source_with("pile.lua", text, &o);
-    free(text);
-    return e;
+    return test_pile_engine_with(count, dt, "", &o);
 }
 
 static void to_complementarity(Engine *e) {

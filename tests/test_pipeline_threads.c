@@ -20,33 +20,16 @@
 #include "testutil.h"
 
 static Engine *pile(int count, double dt, bool pipeline, int threads) {
-    char *text = test_pile_source(count, dt, "");
     EngineOptions o = engine_options_default();
-    o.asset_dir = test_source_path("scenes/");
     o.pipeline_collision = pipeline;
     o.threads = threads;
-    Engine *e = test_engine_from_source_with("pile.lua", text, &o);
-    free(text);
-    return e;
+    return test_pile_engine_with(count, dt, "", &o);
 }
 
 static void to_complementarity(Engine *e) {
     IssimError err = {0};
     assert_int_equal(engine_apply_edit(e, "pile_pile.resolver", "complementarity", &err), ISSIM_OK);
     assert_int_equal(engine_apply_edit(e, "pile_wall.resolver", "complementarity", &err), ISSIM_OK);
-}
-
-static uint64_t state_hash(const Engine *e) {
-    int n = engine_var_count(e);
-    double *v = calloc((size_t)n, sizeof *v);
-    assert_non_null(v);
-    engine_write_vars(e, v);
-    uint64_t h = 1469598103934665603ULL;
-    const unsigned char *b = (const unsigned char *)v;
-    for (size_t i = 0; i < sizeof *v * (size_t)n; i++)
-        h = (h ^ b[i]) * 1099511628211ULL;
-    free(v);
-    return h;
 }
 
 static void advance_to(Engine *e, double t) {
@@ -68,7 +51,7 @@ static uint64_t pile_hash(bool complementarity, double dt, double until, bool pi
         (*steps)++;
     }
     *pipeline_reports = engine_stats(e).collision_pipeline_reports;
-    uint64_t h = state_hash(e);
+    uint64_t h = test_engine_state_hash(e);
     engine_destroy(e);
     return h;
 }
@@ -113,17 +96,17 @@ static void test_pipeline_survives_resets(void **state) {
     advance_to(e, 0.05);
     engine_write_vars(e, at);
     advance_to(e, 0.1);
-    uint64_t original = state_hash(e);
+    uint64_t original = test_engine_state_hash(e);
     IssimError err = {0};
     /* From the state at 0.05 s again, with the pipeline started afresh as at 0.05 s... */
     assert_int_equal(engine_restore_vars(e, 0.05, at, &err), ISSIM_OK);
     advance_to(e, 0.1);
-    uint64_t first_replay = state_hash(e);
+    uint64_t first_replay = test_engine_state_hash(e);
     assert_int_equal(engine_restore_vars(e, 0.05, at, &err), ISSIM_OK);
     advance_to(e, 0.1);
     /* ...the run from a restore repeats itself to the bit (the original ran on through 0.05 s
      * with its contacts a step late, so it need not be the same) */
-    assert_true(state_hash(e) == first_replay);
+    assert_true(test_engine_state_hash(e) == first_replay);
     printf("  restored at 0.05 s: %016llx twice (the original %016llx)\n",
            (unsigned long long)first_replay, (unsigned long long)original);
     /* a property edited and a resolver switched mid-run */
@@ -173,7 +156,7 @@ static void test_pipeline_checkpoint_rewind(void **state) {
             engine_checkpoint(e);
         }
         assert_true(engine_stats(e).collision_pipeline_reports > before);
-        hashes[k] = state_hash(e);
+        hashes[k] = test_engine_state_hash(e);
     }
     printf("  rewound to %.4f s twice: %016llx, %016llx (%llu frames replayed)\n", t_at,
            (unsigned long long)hashes[0], (unsigned long long)hashes[1],

@@ -140,13 +140,33 @@ char *test_pile_source(int count, double dt, const char *extra) {
     return text;
 }
 
-Engine *test_pile_engine(int count, double dt, const char *extra) {
+Engine *test_pile_engine_with(int count, double dt, const char *extra,
+                              const EngineOptions *options) {
     char *text = test_pile_source(count, dt, extra);
-    EngineOptions o = engine_options_default();
+    EngineOptions o = *options;
     o.asset_dir = test_source_path("scenes/");
     Engine *e = test_engine_from_source_with("pile.lua", text, &o);
     free(text);
     return e;
+}
+
+Engine *test_pile_engine(int count, double dt, const char *extra) {
+    EngineOptions o = engine_options_default();
+    return test_pile_engine_with(count, dt, extra, &o);
+}
+
+uint64_t test_engine_state_hash(const Engine *e) {
+    int n = engine_var_count(e);
+    double *v = calloc((size_t)n, sizeof *v);
+    if (!v)
+        fail_msg("out of memory");
+    engine_write_vars(e, v);
+    uint64_t h = 1469598103934665603ULL;
+    const unsigned char *b = (const unsigned char *)v;
+    for (size_t i = 0; i < sizeof *v * (size_t)n; i++)
+        h = (h ^ b[i]) * 1099511628211ULL;
+    free(v);
+    return h;
 }
 
 const char test_v12_box_source[] =

@@ -75,6 +75,11 @@ void test_sim_start_paused(Sim *sim);
 char *test_pile_source(int count, double dt, const char *extra);
 /* The engine of that text, its hulls loaded from scenes/. engine_destroy it. */
 Engine *test_pile_engine(int count, double dt, const char *extra);
+/* The same with these options (their asset_dir replaced by scenes/). */
+Engine *test_pile_engine_with(int count, double dt, const char *extra,
+                              const EngineOptions *options);
+/* FNV-1a of the bytes of every state variable (engine_write_vars): equal means the same bits. */
+uint64_t test_engine_state_hash(const Engine *engine);
 /* V12's box (VALIDATION.md): 2 kg, 10 cm, dropped flat from 2 cm on a plane, tilted slightly so
  * its corners land one after another; resolver complementarity. */
 extern const char test_v12_box_source[];
