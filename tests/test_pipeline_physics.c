@@ -18,26 +18,6 @@
 #include "issim/engine_stats.h"
 #include "testutil.h"
 
-static Engine *pile(int count, double dt, bool pipeline, int threads) {
-    EngineOptions o = engine_options_default();
-    o.pipeline_collision = pipeline;
-    o.threads = threads;
-    return test_pile_engine_with(count, dt, "", &o);
-}
-
-static void to_complementarity(Engine *e) {
-    IssimError err = {0};
-    assert_int_equal(engine_apply_edit(e, "pile_pile.resolver", "complementarity", &err), ISSIM_OK);
-    assert_int_equal(engine_apply_edit(e, "pile_wall.resolver", "complementarity", &err), ISSIM_OK);
-}
-
-static void advance_to(Engine *e, double t) {
-    IssimError err = {0};
-    IssimStatus s = engine_advance(e, t, &err);
-    if (s != ISSIM_OK)
-        fail_msg("advance to %g s: %s", t, err.message);
-}
-
 typedef struct PileRun {
     double worst_rise;  /* largest one-step rise of the total energy, J */
     double penetration; /* largest contact depth, m */
@@ -45,7 +25,7 @@ typedef struct PileRun {
 } PileRun;
 
 static PileRun run_cut(bool pipeline, double until) {
-    Engine *e = pile(32, 5e-4, pipeline, 1);
+    Engine *e = test_pile_engine_piped(32, 5e-4, pipeline, 1);
     PileRun r = {0};
     EngineEnergy before = engine_energy(e);
     ContactReport reports[1024];
@@ -87,12 +67,12 @@ typedef struct Overlap {
 
 /* The overlaps of a complementarity pour at the scene's step, measured from the poses. */
 static Overlap complementarity_overlap(bool pipeline) {
-    Engine *e = pile(240, 5e-4, pipeline, 1);
-    to_complementarity(e);
+    Engine *e = test_pile_engine_piped(240, 5e-4, pipeline, 1);
+    test_pile_to_complementarity(e);
     Overlap o = {0};
     int steps = 0;
     while (engine_time(e) < 0.6 - 2.5e-4) {
-        advance_to(e, engine_time(e) + 5e-4);
+        test_advance(e, engine_time(e) + 5e-4);
         double d = engine_penetration(e).pose_depth;
         o.deepest = fmax(o.deepest, d);
         o.mean += d;
@@ -132,7 +112,7 @@ static double sphere_pile_overlap(bool pipeline) {
     Engine *e = test_engine_from_source_with("sphere_pile.lua", text, &o);
     double deepest = 0.0;
     while (engine_time(e) < 1.0 - 5e-4) {
-        advance_to(e, engine_time(e) + 1e-3);
+        test_advance(e, engine_time(e) + 1e-3);
         deepest = fmax(deepest, engine_penetration(e).pose_depth);
     }
     engine_destroy(e);

@@ -19,35 +19,15 @@
 #include "issim/engine_stats.h"
 #include "testutil.h"
 
-static Engine *pile(int count, double dt, bool pipeline, int threads) {
-    EngineOptions o = engine_options_default();
-    o.pipeline_collision = pipeline;
-    o.threads = threads;
-    return test_pile_engine_with(count, dt, "", &o);
-}
-
-static void to_complementarity(Engine *e) {
-    IssimError err = {0};
-    assert_int_equal(engine_apply_edit(e, "pile_pile.resolver", "complementarity", &err), ISSIM_OK);
-    assert_int_equal(engine_apply_edit(e, "pile_wall.resolver", "complementarity", &err), ISSIM_OK);
-}
-
-static void advance_to(Engine *e, double t) {
-    IssimError err = {0};
-    IssimStatus s = engine_advance(e, t, &err);
-    if (s != ISSIM_OK)
-        fail_msg("advance to %g s: %s", t, err.message);
-}
-
 /* The pile stepped to `until`, one output step at a time; its state's hash. */
 static uint64_t pile_hash(bool complementarity, double dt, double until, bool pipeline, int threads,
                           uint64_t *pipeline_reports, int *steps) {
-    Engine *e = pile(240, dt, pipeline, threads);
+    Engine *e = test_pile_engine_piped(240, dt, pipeline, threads);
     if (complementarity)
-        to_complementarity(e);
+        test_pile_to_complementarity(e);
     *steps = 0;
     while (engine_time(e) < until - 0.5 * dt) {
-        advance_to(e, engine_time(e) + dt);
+        test_advance(e, engine_time(e) + dt);
         (*steps)++;
     }
     *pipeline_reports = engine_stats(e).collision_pipeline_reports;
@@ -88,22 +68,22 @@ static void test_pipeline_deterministic_complementarity(void **state) {
 /* Restored, edited and switched while an update is in flight. */
 static void test_pipeline_survives_resets(void **state) {
     (void)state;
-    Engine *e = pile(240, 5e-4, true, 2);
+    Engine *e = test_pile_engine_piped(240, 5e-4, true, 2);
     int n = engine_var_count(e);
     double *at = calloc((size_t)n, sizeof *at), *end = calloc((size_t)n, sizeof *end);
     assert_non_null(at);
     assert_non_null(end);
-    advance_to(e, 0.05);
+    test_advance(e, 0.05);
     engine_write_vars(e, at);
-    advance_to(e, 0.1);
+    test_advance(e, 0.1);
     uint64_t original = test_engine_state_hash(e);
     IssimError err = {0};
     /* From the state at 0.05 s again, with the pipeline started afresh as at 0.05 s... */
     assert_int_equal(engine_restore_vars(e, 0.05, at, &err), ISSIM_OK);
-    advance_to(e, 0.1);
+    test_advance(e, 0.1);
     uint64_t first_replay = test_engine_state_hash(e);
     assert_int_equal(engine_restore_vars(e, 0.05, at, &err), ISSIM_OK);
-    advance_to(e, 0.1);
+    test_advance(e, 0.1);
     /* ...the run from a restore repeats itself to the bit (the original ran on through 0.05 s
      * with its contacts a step late, so it need not be the same) */
     assert_true(test_engine_state_hash(e) == first_replay);
@@ -113,10 +93,10 @@ static void test_pipeline_survives_resets(void **state) {
     IssimStatus edited = engine_apply_edit(e, "b0.mass", "0.1", &err);
     if (edited != ISSIM_OK)
         fail_msg("edit: %s", err.message);
-    advance_to(e, 0.12);
-    to_complementarity(e);
+    test_advance(e, 0.12);
+    test_pile_to_complementarity(e);
     uint64_t before = engine_stats(e).collision_pipeline_reports;
-    advance_to(e, 0.2);
+    test_advance(e, 0.2);
     assert_true(engine_stats(e).collision_pipeline_reports > before);
     engine_write_vars(e, end);
     for (int i = 0; i < n; i++)
@@ -131,7 +111,7 @@ static void test_pipeline_survives_resets(void **state) {
  * pipeline starts again; two rewinds to the same frame continue to the same bits. */
 static void test_pipeline_checkpoint_rewind(void **state) {
     (void)state;
-    Engine *e = pile(240, 5e-4, true, 2);
+    Engine *e = test_pile_engine_piped(240, 5e-4, true, 2);
     IssimError err = {0};
     assert_int_equal(engine_enable_checkpoints(e, 400, 64u << 20, &err), ISSIM_OK);
     int n = engine_var_count(e);
@@ -139,7 +119,7 @@ static void test_pipeline_checkpoint_rewind(void **state) {
     assert_non_null(at);
     double t_at = 0.0;
     for (int frame = 1; frame <= 120; frame++) {
-        advance_to(e, frame * 5e-4);
+        test_advance(e, frame * 5e-4);
         engine_checkpoint(e);
         if (frame == 77) {
             engine_write_vars(e, at);
@@ -152,7 +132,7 @@ static void test_pipeline_checkpoint_rewind(void **state) {
         assert_int_equal(engine_restore_vars(e, t_at, at, &err), ISSIM_OK);
         uint64_t before = engine_stats(e).collision_pipeline_reports;
         for (int frame = 78; frame <= 100; frame++) {
-            advance_to(e, frame * 5e-4);
+            test_advance(e, frame * 5e-4);
             engine_checkpoint(e);
         }
         assert_true(engine_stats(e).collision_pipeline_reports > before);

@@ -155,6 +155,26 @@ Engine *test_pile_engine(int count, double dt, const char *extra) {
     return test_pile_engine_with(count, dt, extra, &o);
 }
 
+Engine *test_pile_engine_piped(int count, double dt, bool pipeline, int threads) {
+    EngineOptions o = engine_options_default();
+    o.pipeline_collision = pipeline;
+    o.threads = threads;
+    return test_pile_engine_with(count, dt, "", &o);
+}
+
+void test_pile_to_complementarity(Engine *e) {
+    IssimError err = {0};
+    if (engine_apply_edit(e, "pile_pile.resolver", "complementarity", &err) != ISSIM_OK ||
+        engine_apply_edit(e, "pile_wall.resolver", "complementarity", &err) != ISSIM_OK)
+        fail_msg("pile to complementarity: %s", err.message);
+}
+
+void test_advance(Engine *e, double t) {
+    IssimError err = {0};
+    if (engine_advance(e, t, &err) != ISSIM_OK)
+        fail_msg("advance to %g s: %s", t, err.message);
+}
+
 uint64_t test_engine_state_hash(const Engine *e) {
     int n = engine_var_count(e);
     double *v = calloc((size_t)n, sizeof *v);

@@ -78,6 +78,14 @@ Engine *test_pile_engine(int count, double dt, const char *extra);
 /* The same with these options (their asset_dir replaced by scenes/). */
 Engine *test_pile_engine_with(int count, double dt, const char *extra,
                               const EngineOptions *options);
+/* The pile of test_pile_engine_with, `pipeline` (EngineOptions.pipeline_collision) and
+ * `threads` set, the others the defaults. */
+Engine *test_pile_engine_piped(int count, double dt, bool pipeline, int threads);
+/* Both of the pile's pairs resolved as complementarity (an edit while running); fails the test
+ * if refused. */
+void test_pile_to_complementarity(Engine *engine);
+/* engine_advance to t; fails the test with the engine's message otherwise. */
+void test_advance(Engine *engine, double t);
 /* FNV-1a of the bytes of every state variable (engine_write_vars): equal means the same bits. */
 uint64_t test_engine_state_hash(const Engine *engine);
 /* V12's box (VALIDATION.md): 2 kg, 10 cm, dropped flat from 2 cm on a plane, tilted slightly so
