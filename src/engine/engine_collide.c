@@ -184,19 +184,25 @@ static bool pipeline_source(Engine *e, double *t, Pose *poses, double *ahead, in
     return true;
 }
 
+/* The shaped bodies' poses and reach ahead at the engine's state, by world index (the
+ * synchronous source's, and what the pipeline feeds). */
+static void current_poses(const Engine *e, Pose *poses, double *ahead) {
+    for (int b = 0; b < e->model.body_count; b++) {
+        if (!e->model.bodies[b].shaped)
+            continue;
+        EngineBodyState st = engine_block_state(e, e->y, b);
+        int w = e->model.bodies[b].world_index;
+        poses[w] = (Pose){st.pos, st.orient};
+        ahead[w] = e->body_data[b].asleep ? 0.0 : reach_ahead(e, b, st.vel, st.angvel);
+    }
+}
+
 bool engine_pose_source(void *ctx, double *t, Pose *poses, double *ahead, int count) {
     Engine *e = ctx;
     if (e->collide.pipeline.running)
         return pipeline_source(e, t, poses, ahead, count);
     if (!e->collide.registry) {
-        for (int b = 0; b < e->model.body_count; b++) {
-            if (!e->model.bodies[b].shaped)
-                continue;
-            EngineBodyState st = engine_block_state(e, e->y, b);
-            int w = e->model.bodies[b].world_index;
-            poses[w] = (Pose){st.pos, st.orient};
-            ahead[w] = e->body_data[b].asleep ? 0.0 : reach_ahead(e, b, st.vel, st.angvel);
-        }
+        current_poses(e, poses, ahead);
         *t = e->data.t;
         return true;
     }
@@ -282,6 +288,12 @@ static void pipeline_free_mailbox(EngineCollisionPipeline *pl) {
     pl->ahead = NULL;
 }
 
+void engine_pipeline_free(Engine *e) {
+    if (e->collide.manager)
+        engine_pipeline_stop(e);
+    pipeline_free_mailbox(&e->collide.pipeline);
+}
+
 static bool pipeline_start(Engine *e) {
     EngineCollisionPipeline *pl = &e->collide.pipeline;
     int count = collision_world_body_count(e->collide.world);
@@ -329,14 +341,7 @@ bool engine_pipeline_running(const Engine *e) {
 static void pipeline_feed(Engine *e) {
     EngineCollisionPipeline *pl = &e->collide.pipeline;
     pl->in_flight = true; /* reach_ahead: merged a step later */
-    for (int b = 0; b < e->model.body_count; b++) {
-        if (!e->model.bodies[b].shaped)
-            continue;
-        EngineBodyState st = engine_block_state(e, e->y, b);
-        int w = e->model.bodies[b].world_index;
-        pl->poses[w] = (Pose){st.pos, st.orient};
-        pl->ahead[w] = e->body_data[b].asleep ? 0.0 : reach_ahead(e, b, st.vel, st.angvel);
-    }
+    current_poses(e, pl->poses, pl->ahead);
     pl->t = e->data.t;
     pl->published_expected = collision_manager_published(e->collide.manager) + 1;
     atomic_fetch_add_explicit(&pl->fed, 1, memory_order_release);

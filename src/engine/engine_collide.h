@@ -119,6 +119,8 @@ void engine_collide_now(Engine *e);
  * engine thread's alone (a restore, a shape rebuild, the GUI's threaded manager). The next
  * engine_collide starts it again when the options ask for it. */
 void engine_pipeline_stop(Engine *e);
+/* engine_pipeline_stop, and its mailbox freed (a world rebuilt or destroyed). */
+void engine_pipeline_free(Engine *e);
 /* Whether the collision pipeline's thread runs (the world is not the engine thread's). */
 bool engine_pipeline_running(const Engine *e);
 /* The name of the body or obstacle contact c touches its body with. */

@@ -316,12 +316,7 @@ void engine_collide_free(Engine *e) {
 }
 
 void engine_destroy_shapes(Engine *e) {
-    if (e->collide.manager)
-        engine_pipeline_stop(e);
-    free(e->collide.pipeline.poses); /* sized for this world */
-    free(e->collide.pipeline.ahead);
-    e->collide.pipeline.poses = NULL;
-    e->collide.pipeline.ahead = NULL;
+    engine_pipeline_free(e); /* its thread stopped, its mailbox sized for this world */
     collision_manager_destroy(e->collide.manager); /* stops its thread, destroys the world */
     e->collide.manager = NULL;
     e->collide.world = NULL;

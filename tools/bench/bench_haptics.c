@@ -881,6 +881,16 @@ static int plot_zwidth(const char *png, const char *table, bool subcount) {
 
 static int bench_zwidth_contact(const char *scene, const char *law, const char *png);
 
+/* The plot's data file, PNG.dat (its name in table); NULL, said on stderr, if it cannot be
+ * written. */
+static FILE *open_table(const char *png, char *table, size_t size) {
+    snprintf(table, size, "%s.dat", png);
+    FILE *f = fopen(table, "w");
+    if (!f)
+        fprintf(stderr, "issim-bench haptics zwidth: cannot write %s\n", table);
+    return f;
+}
+
 static int bench_zwidth(int argc, char **argv) {
     const char *png = "zwidth.png";
     bool subcount = false;
@@ -941,10 +951,9 @@ static int bench_zwidth(int argc, char **argv) {
     printf("haptics.zwidth.energy_min_J: %.3g (lowest observer energy over every stable trial)\n",
            worst_energy);
     char table[1024];
-    snprintf(table, sizeof table, "%s.dat", png);
-    FILE *f = fopen(table, "w");
+    FILE *f = open_table(png, table, sizeof table);
     if (!f)
-        return fprintf(stderr, "issim-bench haptics zwidth: cannot write %s\n", table), 1;
+        return 1;
     fprintf(f, "b");
     for (int r = 0; r < ZW_RATES; r++)
         fprintf(f, " %gkHz-off %gkHz-PC", rates[r] / 1000, rates[r] / 1000);
@@ -1017,10 +1026,9 @@ static int bench_zwidth_contact(const char *scene, const char *law, const char *
            "trial)\n",
            worst_energy);
     char table[1024];
-    snprintf(table, sizeof table, "%s.dat", png);
-    FILE *f = fopen(table, "w");
+    FILE *f = open_table(png, table, sizeof table);
     if (!f)
-        return fprintf(stderr, "issim-bench haptics zwidth: cannot write %s\n", table), 1;
+        return 1;
     fprintf(f, "b");
     for (int c = 0; c < ZWC_COLUMNS; c++)
         fprintf(f, " %s", zwc_columns[c].title);
