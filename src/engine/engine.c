@@ -161,12 +161,13 @@ void engine_frame_set_body(double *values, int body, const EngineBodyState *st) 
     w[0] = st->angvel.x, w[1] = st->angvel.y, w[2] = st->angvel.z;
 }
 
+/* Each body's state is read once (engine_merge_states: the right-hand side's cache, free between
+ * steps) for its frame values and for the energies, whose contacts read both their bodies. */
 void engine_write_vars(const Engine *e, double *values) {
-    for (int b = 0; b < e->model.body_count; b++) {
-        EngineBodyState st = engine_block_state(e, e->y, b);
-        engine_frame_set_body(values, b, &st);
-    }
-    EngineEnergy en = engine_energy(e);
+    const EngineBodyState *states = engine_merge_states(e);
+    for (int b = 0; b < e->model.body_count; b++)
+        engine_frame_set_body(values, b, &states[b]);
+    EngineEnergy en = engine_energy_of_states(e, states);
     double *energies = values + ENGINE_FRAME_BODY_VALUES * e->model.body_count;
     energies[0] = en.kinetic;
     energies[1] = en.potential;

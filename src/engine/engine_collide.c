@@ -619,7 +619,7 @@ void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, 
             /* Carried over by the world between sleeping bodies (or a sleeping body and an
              * obstacle): nothing of it can have changed (engine_sleep.c). */
             e->collide.previous_kept[j] = true;
-            previous_of[n - first] = -2;
+            previous_of[n - first] = ENGINE_CARRIED_FROZEN(j);
             e->contacts[n++] = e->collide.previous[j];
             continue;
         }

@@ -39,6 +39,10 @@ typedef struct EngineContact EngineContact;
 
 /* The per-pair energy ledger of a collision update (engine_manifold_energy.c): pairs by an
  * open-addressing index of body-pair keys; the new contacts of a pair chained from its head. */
+/* EngineManifoldEnergy.previous_of of a new contact that is previous contact j carried over
+ * frozen (< -1), and back. */
+#define ENGINE_CARRIED_FROZEN(j) (-2 - (j))
+#define ENGINE_FROZEN_SOURCE(previous_of) (-2 - (previous_of))
 typedef struct EngineManifoldEnergy {
     uint64_t *keys;     /* pair key + 1 (0: empty slot) */
     double *old_energy; /* per slot: the pair's elastic energy before the update, J */
@@ -46,7 +50,12 @@ typedef struct EngineManifoldEnergy {
     double *offset;     /* per slot: the offset that holds them to it, before healing, m */
     int *head;          /* per slot: first new contact of the pair (index past the vertex ones) */
     int slots;
-    int *next, *previous_of; /* per new contact: the pair's next one; its previous (-1: new) */
+    /* per new contact: the pair's next one; its previous (-1: new; ENGINE_CARRIED_FROZEN(j):
+     * previous j carried over frozen) */
+    int *next, *previous_of;
+    /* per previous contact: the elastic energy begin counted for it (NAN: none counted), which
+     * settle takes back out for one carried over frozen (the same bits: nothing of it moved) */
+    double *old_potential;
     ContactKinematics *kinematics; /* per new contact: at its geometric depth */
     int capacity;
     double span; /* s: the simulated time the update's contacts serve (set by engine_advance;

@@ -35,6 +35,8 @@ EngineBodyState *engine_merge_states(const Engine *e);
 void engine_pin_friction(EngineContact *c, const EngineBodyState *a, const EngineBodyState *b,
                          Vec3 point);
 bool engine_contact_has_friction(const Engine *e, const EngineContact *c);
+/* engine_energy with states every body's at e->y (engine_fill_states; the publication's). */
+EngineEnergy engine_energy_of_states(const Engine *e, const EngineBodyState *states);
 /* Every body's state in y (engine_block_state), into states[body_count]. */
 void engine_fill_states(const Engine *e, const double *y, EngineBodyState *states);
 /* The depth of contact c in y, states being y's (engine_fill_states): k.depth of

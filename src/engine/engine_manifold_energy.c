@@ -73,6 +73,7 @@ static bool reserve(EngineManifoldEnergy *m, int count) {
     ok = resize((void **)&m->next, sizeof *m->next * n) && ok;
     ok = resize((void **)&m->previous_of, sizeof *m->previous_of * n) && ok;
     ok = resize((void **)&m->kinematics, sizeof *m->kinematics * n) && ok;
+    ok = resize((void **)&m->old_potential, sizeof *m->old_potential * n) && ok;
     if (!ok)
         return false;
     m->capacity = count;
@@ -102,6 +103,7 @@ void engine_manifold_energy_free(Engine *e) {
     free(m->next);
     free(m->previous_of);
     free(m->kinematics);
+    free(m->old_potential);
     *m = (EngineManifoldEnergy){.fresh = m->fresh};
 }
 
@@ -120,13 +122,15 @@ bool engine_manifold_energy_begin(Engine *e, const EngineContact *previous, int 
         return false;
     for (int s = 0; s < m->slots; s++)
         m->keys[s] = 0;
-    for (int j = 0; j < old_count && !m->fresh; j++) {
+    for (int j = 0; j < old_count; j++) {
         const EngineContact *c = &previous[j];
-        if (!c->active || !counts_energy(e, c))
+        m->old_potential[j] = NAN;
+        if (m->fresh || !c->active || !counts_energy(e, c))
             continue;
         ContactKinematics k;
         engine_merge_kinematics(e, e->collide.merge_states, c, &k);
-        m->old_energy[slot_of(m, pair_key(e, c))] += engine_contact_potential(e, c, &k);
+        m->old_potential[j] = engine_contact_potential(e, c, &k);
+        m->old_energy[slot_of(m, pair_key(e, c))] += m->old_potential[j];
     }
     return true;
 }
@@ -272,6 +276,18 @@ static double brake_pair(Engine *e, int head, double excess) {
     return taken;
 }
 
+/* The elastic energy of c, carried over frozen from the previous contact previous_of names:
+ * what begin counted for it, the same bits (its bodies and history did not move), else computed
+ * (a fresh update counts none). */
+static double frozen_potential(const Engine *e, const EngineContact *c, int previous_of) {
+    double counted = e->collide.manifold_energy.old_potential[ENGINE_FROZEN_SOURCE(previous_of)];
+    if (!isnan(counted))
+        return counted;
+    ContactKinematics k;
+    engine_merge_kinematics(e, e->collide.merge_states, c, &k);
+    return engine_contact_potential(e, c, &k);
+}
+
 void engine_manifold_energy_settle(Engine *e, int new_count) {
     EngineManifoldEnergy *m = &e->collide.manifold_energy;
     for (int i = 0; i < new_count; i++) {
@@ -280,12 +296,12 @@ void engine_manifold_energy_settle(Engine *e, int new_count) {
         if (!counts_energy(e, c))
             continue; /* a time-stepped row */
         int s = slot_of(m, pair_key(e, c));
-        engine_merge_kinematics(e, e->collide.merge_states, c, &m->kinematics[i]);
         if (m->previous_of[i] < -1) { /* carried over frozen: the same energy on both sides */
             if (c->active)
-                m->old_energy[s] -= engine_contact_potential(e, c, &m->kinematics[i]);
+                m->old_energy[s] -= frozen_potential(e, c, m->previous_of[i]);
             continue;
         }
+        engine_merge_kinematics(e, e->collide.merge_states, c, &m->kinematics[i]);
         m->next[i] = m->head[s];
         m->head[s] = i;
     }
