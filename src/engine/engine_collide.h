@@ -57,6 +57,10 @@ typedef struct EngineManifoldEnergy {
      * settle takes back out for one carried over frozen (the same bits: nothing of it moved) */
     double *old_potential;
     ContactKinematics *kinematics; /* per new contact: at its geometric depth */
+    /* per body (braked_capacity): a brake of this update reached it (its rates may have
+     * changed), so its contacts' kinematics are computed again; cleared after each update */
+    unsigned char *braked;
+    int braked_capacity;
     int capacity;
     double span; /* s: the simulated time the update's contacts serve (set by engine_advance;
                     0: the scene's dt), over which its offsets heal */

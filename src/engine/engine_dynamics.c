@@ -139,14 +139,15 @@ static double contact_effective_mass(const Engine *e, const EngineContact *c,
 
 /* with_mass false: k->effective_mass is left NaN (the right-hand side of a model whose force
  * does not read it: ContactModelClass.force_ignores_effective_mass). */
-static void manifold_kinematics_of(const Engine *e, const EngineContact *c, EngineBodyState a,
-                                   EngineBodyState b, double t, ContactKinematics *k, Vec3 *point,
-                                   Vec3 *arm_a, Vec3 *arm_b, bool with_mass) {
+static void manifold_kinematics_of(const Engine *e, const EngineContact *c,
+                                   const EngineBodyState *a, const EngineBodyState *b, double t,
+                                   ContactKinematics *k, Vec3 *point, Vec3 *arm_a, Vec3 *arm_b,
+                                   bool with_mass) {
     Vec3 n, pa, pb, ra, rb_own;
-    manifold_points(c, &a, c->body_b >= 0 ? &b : NULL, &n, &pa, &pb, &ra, &rb_own);
-    Vec3 rb = vec3_sub(pa, b.pos); /* B's material point at p_a */
-    Vec3 va = spatial_point_velocity(a.vel, a.angvel, ra);
-    Vec3 vb = spatial_point_velocity(b.vel, b.angvel, rb);
+    manifold_points(c, a, c->body_b >= 0 ? b : NULL, &n, &pa, &pb, &ra, &rb_own);
+    Vec3 rb = vec3_sub(pa, b->pos); /* B's material point at p_a */
+    Vec3 va = spatial_point_velocity(a->vel, a->angvel, ra);
+    Vec3 vb = spatial_point_velocity(b->vel, b->angvel, rb);
     Vec3 rel = vec3_sub(va, vb); /* velocity of A's point relative to B's */
     double vn = vec3_dot(rel, n);
     k->depth = vec3_dot(vec3_sub(pb, pa), n) - c->depth_offset;
@@ -155,7 +156,7 @@ static void manifold_kinematics_of(const Engine *e, const EngineContact *c, Engi
     k->tangent_velocity = vec3_mad(rel, -vn, n);
     k->t = t;
     k->contact_point = pa;
-    friction_slip(c, &a, c->body_b >= 0 ? &b : NULL, k);
+    friction_slip(c, a, c->body_b >= 0 ? b : NULL, k);
     k->load = c->load; /* App. C's lambda*: engine_equilibrium_loads, 0 until then */
     if (point)
         *point = vec3_scale(vec3_add(pa, pb), 0.5);
@@ -163,7 +164,7 @@ static void manifold_kinematics_of(const Engine *e, const EngineContact *c, Engi
         *arm_a = ra;
     if (arm_b) /* an obstacle takes no load */
         *arm_b = c->body_b >= 0 ? rb : (Vec3){0, 0, 0};
-    k->effective_mass = with_mass ? contact_effective_mass(e, c, &a, &b, ra, rb, n) : NAN;
+    k->effective_mass = with_mass ? contact_effective_mass(e, c, a, b, ra, rb, n) : NAN;
 }
 
 /* 1 / m_eff = 1/m_a + 1/m_b + (r x n)^T I^-1 (r x n) for each body, in the body frames where I
@@ -195,7 +196,7 @@ void engine_manifold_kinematics(const Engine *e, const double *y, const EngineCo
                                 ContactKinematics *k, Vec3 *point, Vec3 *arm_a, Vec3 *arm_b) {
     EngineBodyState a = engine_block_state(e, y, c->body);
     EngineBodyState b = c->body_b >= 0 ? engine_block_state(e, y, c->body_b) : obstacle_state;
-    manifold_kinematics_of(e, c, a, b, t, k, point, arm_a, arm_b, true);
+    manifold_kinematics_of(e, c, &a, &b, t, k, point, arm_a, arm_b, true);
 }
 
 void engine_fill_states(const Engine *e, const double *y, EngineBodyState *states) {
@@ -225,9 +226,9 @@ double engine_contact_depth(const Engine *e, const EngineBodyState *states, cons
 
 void engine_merge_kinematics(const Engine *e, const EngineBodyState *states, const EngineContact *c,
                              ContactKinematics *k) {
-    manifold_kinematics_of(e, c, states[c->body],
-                           c->body_b >= 0 ? states[c->body_b] : obstacle_state, e->data.t, k, NULL,
-                           NULL, NULL, true);
+    manifold_kinematics_of(e, c, &states[c->body],
+                           c->body_b >= 0 ? &states[c->body_b] : &obstacle_state, e->data.t, k,
+                           NULL, NULL, NULL, true);
 }
 
 /* The share f_ext / n_v of the external load (gravity, the body's force, the applied force)
@@ -388,6 +389,17 @@ static EngineBodyState body_state(const Engine *e, const EngineBodyState *states
     return e->body_data[body].integrated ? states[body] : engine_block_state(e, y, body);
 }
 
+/* body_state without a copy: the cache's entry, or the state read into *held. */
+static const EngineBodyState *cached_state(const Engine *e, const EngineBodyState *states,
+                                           const double *y, int body, EngineBodyState *held) {
+    if (body < 0)
+        return &obstacle_state;
+    if (e->body_data[body].integrated)
+        return &states[body];
+    *held = engine_block_state(e, y, body);
+    return held;
+}
+
 EngineBodyState *engine_rhs_body_states(const Engine *e) {
     return e->integration.body_states;
 }
@@ -405,9 +417,11 @@ static EngineBodyState *cache_awake_states(const Engine *e, const double *y) {
  * right-hand side's per-end reads. */
 static void cached_kinematics(const Engine *e, const EngineBodyState *states, const double *y,
                               const EngineContact *c, double t, ContactKinematics *k) {
+    EngineBodyState held_a, held_b; /* a body the cache does not hold */
     if (c->kind == CONTACT_MANIFOLD)
-        manifold_kinematics_of(e, c, body_state(e, states, y, c->body),
-                               body_state(e, states, y, c->body_b), t, k, NULL, NULL, NULL, true);
+        manifold_kinematics_of(e, c, cached_state(e, states, y, c->body, &held_a),
+                               cached_state(e, states, y, c->body_b, &held_b), t, k, NULL, NULL,
+                               NULL, true);
     else
         engine_contact_kinematics(e, y, c, t, k, NULL, NULL);
 }
@@ -430,9 +444,11 @@ void engine_accumulate_loads(const Engine *e, double t, const double *y, Vec3 *f
             continue; /* inside a reduced pair the model is the contact */
         ContactKinematics k;
         Vec3 arm, arm_b;
+        EngineBodyState held_a, held_b; /* a body the cache does not hold */
         if (c->kind == CONTACT_MANIFOLD)
-            manifold_kinematics_of(e, c, body_state(e, states, y, c->body),
-                                   body_state(e, states, y, c->body_b), t, &k, NULL, &arm, &arm_b,
+            manifold_kinematics_of(e, c, cached_state(e, states, y, c->body, &held_a),
+                                   cached_state(e, states, y, c->body_b, &held_b), t, &k, NULL,
+                                   &arm, &arm_b,
                                    !engine_contact_model(e, c)->force_ignores_effective_mass);
         else
             engine_contact_arms(e, y, c, t, &k, &arm, &arm_b);

@@ -58,8 +58,8 @@ static bool resize(void **array, size_t bytes) {
     return p != NULL;
 }
 
-static bool reserve(EngineManifoldEnergy *m, int count) {
-    if (count <= m->capacity)
+static bool reserve(const Engine *e, EngineManifoldEnergy *m, int count) {
+    if (count <= m->capacity && e->model.body_count <= m->braked_capacity)
         return true;
     int slots = 16;
     while (slots < 2 * count)
@@ -74,6 +74,15 @@ static bool reserve(EngineManifoldEnergy *m, int count) {
     ok = resize((void **)&m->previous_of, sizeof *m->previous_of * n) && ok;
     ok = resize((void **)&m->kinematics, sizeof *m->kinematics * n) && ok;
     ok = resize((void **)&m->old_potential, sizeof *m->old_potential * n) && ok;
+    if (e->model.body_count > m->braked_capacity) {
+        unsigned char *braked = calloc((size_t)e->model.body_count, 1);
+        ok = braked != NULL && ok;
+        if (braked) {
+            free(m->braked);
+            m->braked = braked;
+            m->braked_capacity = e->model.body_count;
+        }
+    }
     if (!ok)
         return false;
     m->capacity = count;
@@ -104,6 +113,7 @@ void engine_manifold_energy_free(Engine *e) {
     free(m->previous_of);
     free(m->kinematics);
     free(m->old_potential);
+    free(m->braked);
     *m = (EngineManifoldEnergy){.fresh = m->fresh};
 }
 
@@ -118,7 +128,7 @@ static bool counts_energy(const Engine *e, const EngineContact *c) {
 bool engine_manifold_energy_begin(Engine *e, const EngineContact *previous, int old_count,
                                   int new_count) {
     EngineManifoldEnergy *m = &e->collide.manifold_energy;
-    if (!reserve(m, old_count + new_count + 1))
+    if (!reserve(e, m, old_count + new_count + 1))
         return false;
     for (int s = 0; s < m->slots; s++)
         m->keys[s] = 0;
@@ -267,10 +277,14 @@ static double brake_pair(Engine *e, int head, double excess) {
                 break;
             below = m->kinematics[next].depth;
             const ContactKinematics *k = &m->kinematics[next];
+            const EngineContact *c = &e->contacts[e->vertex_contact_count + next];
             Vec3 dir = along_normal ? vec3_scale(k->normal, -1.0) : (Vec3){0, 0, 0};
-            taken += engine_contact_brake(e, e->collide.merge_states,
-                                          &e->contacts[e->vertex_contact_count + next],
-                                          k->contact_point, dir, excess - taken);
+            /* every brake tried, paid or not: a superset of the bodies whose rates changed */
+            m->braked[c->body] = 1;
+            if (c->body_b >= 0)
+                m->braked[c->body_b] = 1;
+            taken += engine_contact_brake(e, e->collide.merge_states, c, k->contact_point, dir,
+                                          excess - taken);
         }
     }
     return taken;
@@ -286,6 +300,25 @@ static double frozen_potential(const Engine *e, const EngineContact *c, int prev
     ContactKinematics k;
     engine_merge_kinematics(e, e->collide.merge_states, c, &k);
     return engine_contact_potential(e, c, &k);
+}
+
+/* The rates changed: the kinematics the activity and the models' onsets read follow, computed
+ * again for the contacts of a braked body. The others' inputs did not change: their depth is
+ * rounded as a computed one's is (the geometric depth less the offset, then plus it), the same
+ * bits as computing them again (their first depth was taken at offset 0). */
+static void follow_brakes(Engine *e, int new_count) {
+    EngineManifoldEnergy *m = &e->collide.manifold_energy;
+    for (int i = 0; i < new_count; i++) {
+        const EngineContact *c = &e->contacts[e->vertex_contact_count + i];
+        if (!counts_energy(e, c) || m->previous_of[i] < -1)
+            continue;
+        bool moved = m->braked[c->body] || (c->body_b >= 0 && m->braked[c->body_b]);
+        if (moved)
+            engine_merge_kinematics(e, e->collide.merge_states, c, &m->kinematics[i]);
+        else
+            m->kinematics[i].depth -= c->depth_offset;
+        m->kinematics[i].depth += c->depth_offset; /* the ledger's depth is the geometric one */
+    }
 }
 
 void engine_manifold_energy_settle(Engine *e, int new_count) {
@@ -357,16 +390,15 @@ void engine_manifold_energy_settle(Engine *e, int new_count) {
             e->contacts[e->vertex_contact_count + i].depth_offset =
                 fmin(delta, fmax(m->kinematics[i].depth, 0.0));
     }
-    if (!braked)
-        return;
-    /* the bodies' rates changed under the integrator */
-    engine_invalidate(e, ENGINE_INVALID_INTEGRATOR);
-    /* the rates changed: the kinematics the activity and the models' onsets read follow */
+    if (braked) {
+        /* the bodies' rates changed under the integrator */
+        engine_invalidate(e, ENGINE_INVALID_INTEGRATOR);
+        follow_brakes(e, new_count);
+    }
     for (int i = 0; i < new_count; i++) {
         const EngineContact *c = &e->contacts[e->vertex_contact_count + i];
-        if (!counts_energy(e, c) || m->previous_of[i] < -1)
-            continue;
-        engine_merge_kinematics(e, e->collide.merge_states, c, &m->kinematics[i]);
-        m->kinematics[i].depth += c->depth_offset; /* the ledger's depth is the geometric one */
+        m->braked[c->body] = 0;
+        if (c->body_b >= 0)
+            m->braked[c->body_b] = 0;
     }
 }
