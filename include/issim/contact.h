@@ -275,6 +275,11 @@ typedef struct ContactModelClass {
     /* true: force() never reads k->effective_mass, so the engine's right-hand side leaves it
      * unset (NaN) instead of computing it for every contact at every evaluation. */
     bool force_ignores_effective_mass;
+    /* true: no hook of the model (force, begin, commit, potential, state_size, ...) reads
+     * k->effective_mass, so the engine's step-end passes, energy and collision-update ledger
+     * leave it NaN too (a model that sets this sets force_ignores_effective_mass as well).
+     * false (the default, safe for any model): it is computed wherever kinematics are. */
+    bool ignores_effective_mass;
     /* Energy stored in the contact's conservative part at this depth (J): the engine's
      * elastic energy, and the reference the no-energy-gain tests compare against. */
     double (*potential)(const ContactParams *p, const ContactHistory *h,

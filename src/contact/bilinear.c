@@ -116,6 +116,7 @@ const ContactModelClass contact_bilinear_class = {
     .fixed_step = contact_no_fixed_step,
     .time_scale = bilinear_time_scale,
     .force_ignores_effective_mass = true,
+    .ignores_effective_mass = true,
     .potential = stronge_potential,
 };
 
@@ -130,5 +131,6 @@ const ContactModelClass contact_bilinear_origin_class = {
     .fixed_step = contact_no_fixed_step,
     .time_scale = bilinear_time_scale,
     .force_ignores_effective_mass = true,
+    .ignores_effective_mass = true,
     .potential = origin_potential,
 };

@@ -294,6 +294,7 @@ const ContactModelClass contact_map_class = {
     .fixed_step = map_fixed_step,
     .time_scale = map_time_scale,
     .force_ignores_effective_mass = true,
+    .ignores_effective_mass = true,
     .potential = map_potential,
     .state_size = map_state_size,
     .reset = map_reset,

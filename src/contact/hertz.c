@@ -76,5 +76,6 @@ const ContactModelClass contact_hertz_class = {
     .fixed_step = contact_no_fixed_step,
     .time_scale = hertz_time_scale,
     .force_ignores_effective_mass = true,
+    .ignores_effective_mass = true,
     .potential = hertz_potential,
 };

@@ -68,5 +68,6 @@ const ContactModelClass contact_hunt_crossley_class = {
     .fixed_step = contact_no_fixed_step,
     .time_scale = hunt_crossley_time_scale,
     .force_ignores_effective_mass = true,
+    .ignores_effective_mass = true,
     .potential = hunt_crossley_potential,
 };

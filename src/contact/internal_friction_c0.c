@@ -104,5 +104,6 @@ const ContactModelClass contact_internal_friction_c0_class = {
     .fixed_step = contact_no_fixed_step,
     .time_scale = c0_time_scale,
     .force_ignores_effective_mass = true,
+    .ignores_effective_mass = true,
     .potential = c0_potential,
 };

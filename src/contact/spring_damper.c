@@ -78,6 +78,7 @@ const ContactModelClass contact_spring_damper_class = {
     .fixed_step = contact_no_fixed_step,
     .time_scale = spring_damper_time_scale,
     .force_ignores_effective_mass = true,
+    .ignores_effective_mass = true,
     .potential = spring_damper_potential,
 };
 

@@ -224,11 +224,17 @@ double engine_contact_depth(const Engine *e, const EngineBodyState *states, cons
     return depth - c->depth_offset; /* as manifold_kinematics_of */
 }
 
+/* Whether kinematics handed to c's model must carry the effective mass
+ * (ContactModelClass.ignores_effective_mass: the right-hand side asks the force alone). */
+static bool model_reads_mass(const Engine *e, const EngineContact *c) {
+    return !engine_contact_model(e, c)->ignores_effective_mass;
+}
+
 void engine_merge_kinematics(const Engine *e, const EngineBodyState *states, const EngineContact *c,
                              ContactKinematics *k) {
     manifold_kinematics_of(e, c, &states[c->body],
                            c->body_b >= 0 ? &states[c->body_b] : &obstacle_state, e->data.t, k,
-                           NULL, NULL, NULL, true);
+                           NULL, NULL, NULL, model_reads_mass(e, c));
 }
 
 /* The share f_ext / n_v of the external load (gravity, the body's force, the applied force)
@@ -421,7 +427,7 @@ static void cached_kinematics(const Engine *e, const EngineBodyState *states, co
     if (c->kind == CONTACT_MANIFOLD)
         manifold_kinematics_of(e, c, cached_state(e, states, y, c->body, &held_a),
                                cached_state(e, states, y, c->body_b, &held_b), t, k, NULL, NULL,
-                               NULL, true);
+                               NULL, model_reads_mass(e, c));
     else
         engine_contact_kinematics(e, y, c, t, k, NULL, NULL);
 }
@@ -657,6 +663,24 @@ static void pin_at_commit(const Engine *e, const EngineBodyState *states, Engine
     engine_pin_friction(c, &a, with_b ? &b : NULL, point);
 }
 
+/* contact_equilibrium_speed of c's load and effective mass; the kinematics of a model that
+ * ignores the mass (cached_kinematics) leave it NaN, and it is computed here only where the
+ * speed reads it (a load carried; else the speed is the tolerance or 0 whatever the mass). */
+static double still_speed_at_commit(const Engine *e, const EngineBodyState *states,
+                                    const EngineContact *c, const ContactKinematics *k) {
+    const ContactParams *p = engine_contact_params(e, c);
+    double mass = k->effective_mass;
+    if (isnan(mass) && k->load > 0.0 && c->kind == CONTACT_MANIFOLD) {
+        EngineBodyState held_a, held_b;
+        ContactKinematics with_mass;
+        manifold_kinematics_of(e, c, cached_state(e, states, e->y, c->body, &held_a),
+                               cached_state(e, states, e->y, c->body_b, &held_b), k->t, &with_mass,
+                               NULL, NULL, NULL, true);
+        mass = with_mass.effective_mass;
+    }
+    return contact_equilibrium_speed(p, k->load, mass);
+}
+
 void engine_commit_contacts(Engine *e, double t) {
     engine_equilibrium_loads(e);
     const EngineBodyState *states = cache_awake_states(e, e->y);
@@ -668,8 +692,7 @@ void engine_commit_contacts(Engine *e, double t) {
         cached_kinematics(e, states, e->y, c, t, &k);
         int events = engine_contact_commit_model(e, c, &k);
         pin_at_commit(e, states, c, k.contact_point);
-        c->still_speed =
-            contact_equilibrium_speed(engine_contact_params(e, c), k.load, k.effective_mass);
+        c->still_speed = still_speed_at_commit(e, states, c, &k);
         /* A model reports the instant equilibrium begins (internal friction: once, then keeps
          * history.in_equilibrium while it holds); the flag lasts while either says so. */
         c->equilibrium = (events & CONTACT_EVENT_EQUILIBRIUM) != 0 ||
