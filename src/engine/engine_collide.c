@@ -635,7 +635,12 @@ void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, 
          * damping among a pair's points): the damping is derived once unless it changed. */
         if (j >= 0)
             c->patch_points = e->collide.previous[j].patch_points;
-        if (engine_contact_bind_params(e, c, &err) != ISSIM_OK)
+        /* A contact that persists has the same bodies, pair and point count as its previous
+         * one, which was bound to the parameters as they are now (an edit or a restore binds
+         * every contact again): the same set, without deriving the damping again. */
+        if (j >= 0 && c->pair == e->collide.previous[j].pair)
+            c->param_set = e->collide.previous[j].param_set;
+        else if (engine_contact_bind_params(e, c, &err) != ISSIM_OK)
             continue;
         if (j >= 0) {
             e->collide.previous_kept[j] = true;

@@ -23,25 +23,33 @@ static Quat planar_quat(double theta) {
     return (Quat){cos(0.5 * theta), 0.0, sin(0.5 * theta), 0.0};
 }
 
-EngineBodyState engine_block_state(const Engine *e, const double *y, int body) {
+/* engine_block_state written in place: built in a local and returned, the state went through
+ * the stack as scalars and was copied out in pairs, a store-forwarding stall on every read of
+ * the state caches. */
+static inline __attribute__((always_inline)) void block_state_into(const Engine *e, const double *y,
+                                                                   int body, EngineBodyState *st) {
     const StateBlock *b = &e->model.layout.blocks[e->model.bodies[body].block];
     const double *s = y + b->offset;
-    EngineBodyState st;
     if (e->body_data[body].reduced_slot >= 0) { /* in a reduced pair: its block says where */
-        engine_reduced_body_state(e, y, body, &st);
-        return st;
+        engine_reduced_body_state(e, y, body, st);
+        return;
     }
     if (b->kind == BLOCK_FREE_BODY) {
-        st.pos = vec3(s[0], s[1], s[2]);
-        st.orient = quat_normalize((Quat){s[3], s[4], s[5], s[6]});
-        st.vel = vec3(s[7], s[8], s[9]);
-        st.angvel = vec3(s[10], s[11], s[12]);
+        st->pos = vec3(s[0], s[1], s[2]);
+        st->orient = quat_normalize((Quat){s[3], s[4], s[5], s[6]});
+        st->vel = vec3(s[7], s[8], s[9]);
+        st->angvel = vec3(s[10], s[11], s[12]);
     } else {
-        st.pos = vec3(s[0], 0.0, s[1]);
-        st.orient = planar_quat(s[2]);
-        st.vel = vec3(s[3], 0.0, s[4]);
-        st.angvel = vec3(0.0, s[5], 0.0);
+        st->pos = vec3(s[0], 0.0, s[1]);
+        st->orient = planar_quat(s[2]);
+        st->vel = vec3(s[3], 0.0, s[4]);
+        st->angvel = vec3(0.0, s[5], 0.0);
     }
+}
+
+EngineBodyState engine_block_state(const Engine *e, const double *y, int body) {
+    EngineBodyState st;
+    block_state_into(e, y, body, &st);
     return st;
 }
 
@@ -67,10 +75,12 @@ void engine_block_store(const Engine *e, double *y, int body, const EngineBodySt
 
 /* The manifold contact's geometry from the two bodies' states (b Nullable: a static B): the
  * world normal, the two points and their arms from the centres of mass. Round shapes anchor at
- * the core point, the surface point the radius away from it along the normal (EngineContact). */
-static void manifold_points(const EngineContact *c, const EngineBodyState *a,
-                            const EngineBodyState *b, Vec3 *n, Vec3 *pa, Vec3 *pb, Vec3 *ra,
-                            Vec3 *rb) {
+ * the core point, the surface point the radius away from it along the normal (EngineContact).
+ * Always inlined: called, its results went back through memory as scalars and were read as
+ * pairs, a store-forwarding stall that was a third of the kinematics' time. */
+static inline __attribute__((always_inline)) void
+manifold_points(const EngineContact *c, const EngineBodyState *a, const EngineBodyState *b, Vec3 *n,
+                Vec3 *pa, Vec3 *pb, Vec3 *ra, Vec3 *rb) {
     *n = c->normal_b;
     *pb = c->local_b;
     *rb = vec3(0, 0, 0);
@@ -201,7 +211,7 @@ void engine_manifold_kinematics(const Engine *e, const double *y, const EngineCo
 
 void engine_fill_states(const Engine *e, const double *y, EngineBodyState *states) {
     for (int b = 0; b < e->model.body_count; b++)
-        states[b] = engine_block_state(e, y, b);
+        block_state_into(e, y, b, &states[b]);
 }
 
 EngineBodyState *engine_merge_states(const Engine *e) {
@@ -414,7 +424,7 @@ EngineBodyState *engine_rhs_body_states(const Engine *e) {
 static EngineBodyState *cache_awake_states(const Engine *e, const double *y) {
     EngineBodyState *states = engine_rhs_body_states(e);
     for (int i = 0; i < e->sleep.awake_count; i++)
-        states[e->sleep.awake_bodies[i]] = engine_block_state(e, y, e->sleep.awake_bodies[i]);
+        block_state_into(e, y, e->sleep.awake_bodies[i], &states[e->sleep.awake_bodies[i]]);
     return states;
 }
 
