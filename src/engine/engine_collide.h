@@ -53,7 +53,7 @@ typedef struct EngineManifoldEnergy {
     /* per new contact: the pair's next one; its previous (-1: new; ENGINE_CARRIED_FROZEN(j):
      * previous j carried over frozen) */
     int *next, *previous_of;
-    /* per previous contact: the elastic energy begin counted for it (NAN: none counted), which
+    /* per previous contact: the elastic energy E_old counted for it (NAN: none counted), which
      * settle takes back out for one carried over frozen (the same bits: nothing of it moved) */
     double *old_potential;
     ContactKinematics *kinematics; /* per new contact: at its geometric depth */
@@ -62,9 +62,10 @@ typedef struct EngineManifoldEnergy {
     unsigned char *braked;
     int braked_capacity;
     int capacity;
-    double span; /* s: the simulated time the update's contacts serve (set by engine_advance;
-                    0: the scene's dt), over which its offsets heal */
-    bool fresh;  /* the next update starts the contacts (creation, a state jump): no ledger */
+    int old_count; /* previous manifold contacts of the update under way (begin) */
+    double span;   /* s: the simulated time the update's contacts serve (set by engine_advance;
+                      0: the scene's dt), over which its offsets heal */
+    bool fresh;    /* the next update starts the contacts (creation, a state jump): no ledger */
     bool check_overlap; /* the next update is the scene's start: warn about overlaps */
 } EngineManifoldEnergy;
 
@@ -142,9 +143,10 @@ const char *engine_contact_partner(const Engine *e, const EngineContact *c);
  * state's), keeping what persists. */
 void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, const Pose *poses);
 /* engine_manifold_energy.c: a collision update never raises a pair's elastic energy. begin
- * reads the pairs' energies from the previous contacts (before the merge replaces them); the
- * merge then records in manifold_energy.previous_of the previous index of each new contact
- * (-1 new, -2 carried over frozen) and calls settle, which sets the depth offsets. */
+ * makes room for the update; the merge then records in manifold_energy.previous_of the previous
+ * index of each new contact (-1 new, ENGINE_CARRIED_FROZEN(j) carried over frozen) and calls
+ * settle, which reads the pairs' energies from the previous contacts (Engine.collide.previous,
+ * where the merge leaves them, at the merge's states) and sets the depth offsets. */
 bool engine_manifold_energy_begin(Engine *e, const EngineContact *previous, int old_count,
                                   int new_count);
 void engine_manifold_energy_settle(Engine *e, int new_count);

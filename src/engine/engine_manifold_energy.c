@@ -98,6 +98,8 @@ static int slot_of(EngineManifoldEnergy *m, uint64_t key) {
         m->keys[s] = key;
         m->old_energy[s] = 0.0;
         m->head[s] = -1;
+        m->allowed[s] = NAN; /* not visited yet (engine_manifold_energy_settle) */
+        m->offset[s] = 0.0;
     }
     return (int)s;
 }
@@ -128,21 +130,44 @@ static bool counts_energy(const Engine *e, const EngineContact *c) {
 bool engine_manifold_energy_begin(Engine *e, const EngineContact *previous, int old_count,
                                   int new_count) {
     EngineManifoldEnergy *m = &e->collide.manifold_energy;
+    (void)previous; /* read in settle, where the merge leaves them (Engine.collide.previous) */
     if (!reserve(e, m, old_count + new_count + 1))
         return false;
     for (int s = 0; s < m->slots; s++)
         m->keys[s] = 0;
-    for (int j = 0; j < old_count; j++) {
+    m->old_count = old_count;
+    return true;
+}
+
+/* The slot of a pair key, or -1 when no new contact of the update put it in the table. */
+static int find_slot(const EngineManifoldEnergy *m, uint64_t key) {
+    uint32_t s = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & (uint32_t)(m->slots - 1);
+    while (m->keys[s] != 0 && m->keys[s] != key)
+        s = (s + 1) & (uint32_t)(m->slots - 1);
+    return m->keys[s] == key ? (int)s : -1;
+}
+
+/* E_old per pair: the elastic energy each previous contact holds now, summed per pair in the
+ * previous contacts' order, only for the pairs a new contact of the update re-made (a pair whose
+ * contacts were all carried over frozen, or that ended, is never settled: its sum is read by
+ * nobody). Each counted one's energy is kept for a frozen carried-over contact to take back out
+ * (frozen_potential). */
+static void count_old_energy(Engine *e) {
+    EngineManifoldEnergy *m = &e->collide.manifold_energy;
+    const EngineContact *previous = e->collide.previous;
+    for (int j = 0; j < m->old_count; j++) {
         const EngineContact *c = &previous[j];
         m->old_potential[j] = NAN;
         if (m->fresh || !c->active || !counts_energy(e, c))
             continue;
+        int s = find_slot(m, pair_key(e, c));
+        if (s < 0 || m->head[s] < 0)
+            continue; /* no re-made contact in its pair */
         ContactKinematics k;
         engine_merge_kinematics(e, e->collide.merge_states, c, &k);
         m->old_potential[j] = engine_contact_potential(e, c, &k);
-        m->old_energy[slot_of(m, pair_key(e, c))] += m->old_potential[j];
+        m->old_energy[s] += m->old_potential[j];
     }
-    return true;
 }
 
 /* The elastic energy contact c would hold with its depth lowered by delta. A contact that was
@@ -291,7 +316,8 @@ static double brake_pair(Engine *e, int head, double excess) {
 }
 
 /* The elastic energy of c, carried over frozen from the previous contact previous_of names:
- * what begin counted for it, the same bits (its bodies and history did not move), else computed
+ * what count_old_energy counted for it, the same bits (its bodies and history did not move),
+ * else computed
  * (a fresh update counts none). */
 static double frozen_potential(const Engine *e, const EngineContact *c, int previous_of) {
     double counted = e->collide.manifold_energy.old_potential[ENGINE_FROZEN_SOURCE(previous_of)];
@@ -323,28 +349,30 @@ static void follow_brakes(Engine *e, int new_count) {
 
 void engine_manifold_energy_settle(Engine *e, int new_count) {
     EngineManifoldEnergy *m = &e->collide.manifold_energy;
+    /* The pairs the update re-made, each with its chain of new contacts, then their old
+     * energies, less what a frozen contact carried over holds on both sides. */
     for (int i = 0; i < new_count; i++) {
         EngineContact *c = &e->contacts[e->vertex_contact_count + i];
         m->next[i] = -1;
-        if (!counts_energy(e, c))
-            continue; /* a time-stepped row */
+        if (!counts_energy(e, c) || m->previous_of[i] < -1)
+            continue; /* a time-stepped row, or carried over frozen */
         int s = slot_of(m, pair_key(e, c));
-        if (m->previous_of[i] < -1) { /* carried over frozen: the same energy on both sides */
-            if (c->active)
-                m->old_energy[s] -= frozen_potential(e, c, m->previous_of[i]);
-            continue;
-        }
         engine_merge_kinematics(e, e->collide.merge_states, c, &m->kinematics[i]);
         m->next[i] = m->head[s];
         m->head[s] = i;
     }
+    count_old_energy(e);
+    for (int i = 0; i < new_count; i++) {
+        EngineContact *c = &e->contacts[e->vertex_contact_count + i];
+        if (m->previous_of[i] >= -1 || !c->active || !counts_energy(e, c))
+            continue;
+        int s = find_slot(m, pair_key(e, c));
+        if (s >= 0 && m->head[s] >= 0) /* a pair re-made in part: it is settled */
+            m->old_energy[s] -= frozen_potential(e, c, m->previous_of[i]);
+    }
     bool fresh = m->fresh;
     m->fresh = false;
     bool braked = false;
-    for (int s = 0; s < m->slots; s++) {
-        m->allowed[s] = NAN; /* not visited yet */
-        m->offset[s] = 0.0;
-    }
     /* The pairs in the order of their contacts, not of their hash slots: a brake changes the
      * rates the next pair's brake reads, and the slots' order depends on the table's size, which
      * a rewound engine need not share with the run it replays. */
@@ -386,9 +414,11 @@ void engine_manifold_energy_settle(Engine *e, int new_count) {
          * same (a contact no deeper than delta holds nothing either way), and one that is not
          * overlapping keeps its true distance, so it begins when the bodies touch, not delta
          * later. */
-        for (int i = m->head[s]; i >= 0; i = m->next[i])
-            e->contacts[e->vertex_contact_count + i].depth_offset =
-                fmin(delta, fmax(m->kinematics[i].depth, 0.0));
+        for (int i = m->head[s]; i >= 0; i = m->next[i]) {
+            /* fmin(delta, fmax(depth, 0)) without the two library calls per contact */
+            double depth = m->kinematics[i].depth > 0.0 ? m->kinematics[i].depth : 0.0;
+            e->contacts[e->vertex_contact_count + i].depth_offset = delta < depth ? delta : depth;
+        }
     }
     if (braked) {
         /* the bodies' rates changed under the integrator */
