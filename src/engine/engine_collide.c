@@ -599,7 +599,7 @@ void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, 
     e->collide.merge_states = engine_merge_states(e);
     if (!reserve_previous(e, old_count + 1) ||
         !engine_reserve_contacts(e, e->vertex_contact_count + count + 1) ||
-        !engine_manifold_energy_begin(e, e->contacts + e->vertex_contact_count, old_count, count)) {
+        !engine_manifold_energy_begin(e, old_count, count)) {
         issim_log(ISSIM_LOG_ERROR, "out of memory for %d contacts: contacts dropped", count);
         e->stats.warnings++;
         e->collide.merge_states = NULL;

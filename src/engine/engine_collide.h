@@ -147,8 +147,7 @@ void engine_merge_contacts(Engine *e, const CollisionContact *world, int count, 
  * index of each new contact (-1 new, ENGINE_CARRIED_FROZEN(j) carried over frozen) and calls
  * settle, which reads the pairs' energies from the previous contacts (Engine.collide.previous,
  * where the merge leaves them, at the merge's states) and sets the depth offsets. */
-bool engine_manifold_energy_begin(Engine *e, const EngineContact *previous, int old_count,
-                                  int new_count);
+bool engine_manifold_energy_begin(Engine *e, int old_count, int new_count);
 void engine_manifold_energy_settle(Engine *e, int new_count);
 void engine_manifold_energy_free(Engine *e);
 

@@ -127,10 +127,8 @@ static bool counts_energy(const Engine *e, const EngineContact *c) {
     return !engine_contact_time_stepped(e, c);
 }
 
-bool engine_manifold_energy_begin(Engine *e, const EngineContact *previous, int old_count,
-                                  int new_count) {
+bool engine_manifold_energy_begin(Engine *e, int old_count, int new_count) {
     EngineManifoldEnergy *m = &e->collide.manifold_energy;
-    (void)previous; /* read in settle, where the merge leaves them (Engine.collide.previous) */
     if (!reserve(e, m, old_count + new_count + 1))
         return false;
     for (int s = 0; s < m->slots; s++)
@@ -317,8 +315,7 @@ static double brake_pair(Engine *e, int head, double excess) {
 
 /* The elastic energy of c, carried over frozen from the previous contact previous_of names:
  * what count_old_energy counted for it, the same bits (its bodies and history did not move),
- * else computed
- * (a fresh update counts none). */
+ * else computed (a fresh update counts none). */
 static double frozen_potential(const Engine *e, const EngineContact *c, int previous_of) {
     double counted = e->collide.manifold_energy.old_potential[ENGINE_FROZEN_SOURCE(previous_of)];
     if (!isnan(counted))
