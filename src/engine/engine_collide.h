@@ -57,6 +57,8 @@ typedef struct EngineManifoldEnergy {
      * settle takes back out for one carried over frozen (the same bits: nothing of it moved) */
     double *old_potential;
     ContactKinematics *kinematics; /* per new contact: at its geometric depth */
+    int *pair_slot;                /* per new contact: its pair's slot (-1: not in the ledger) */
+    int *settled; /* the slots of the pairs settled, in the order of their first contact */
     /* per body (braked_capacity): a brake of this update reached it (its rates may have
      * changed), so its contacts' kinematics are computed again; cleared after each update */
     unsigned char *braked;

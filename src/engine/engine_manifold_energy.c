@@ -74,6 +74,8 @@ static bool reserve(const Engine *e, EngineManifoldEnergy *m, int count) {
     ok = resize((void **)&m->previous_of, sizeof *m->previous_of * n) && ok;
     ok = resize((void **)&m->kinematics, sizeof *m->kinematics * n) && ok;
     ok = resize((void **)&m->old_potential, sizeof *m->old_potential * n) && ok;
+    ok = resize((void **)&m->pair_slot, sizeof *m->pair_slot * n) && ok;
+    ok = resize((void **)&m->settled, sizeof *m->settled * n) && ok;
     if (e->model.body_count > m->braked_capacity) {
         unsigned char *braked = calloc((size_t)e->model.body_count, 1);
         ok = braked != NULL && ok;
@@ -115,6 +117,8 @@ void engine_manifold_energy_free(Engine *e) {
     free(m->previous_of);
     free(m->kinematics);
     free(m->old_potential);
+    free(m->pair_slot);
+    free(m->settled);
     free(m->braked);
     *m = (EngineManifoldEnergy){.fresh = m->fresh};
 }
@@ -351,9 +355,11 @@ void engine_manifold_energy_settle(Engine *e, int new_count) {
     for (int i = 0; i < new_count; i++) {
         EngineContact *c = &e->contacts[e->vertex_contact_count + i];
         m->next[i] = -1;
+        m->pair_slot[i] = -1;
         if (!counts_energy(e, c) || m->previous_of[i] < -1)
             continue; /* a time-stepped row, or carried over frozen */
         int s = slot_of(m, pair_key(e, c));
+        m->pair_slot[i] = s;
         engine_merge_kinematics(e, e->collide.merge_states, c, &m->kinematics[i]);
         m->next[i] = m->head[s];
         m->head[s] = i;
@@ -373,13 +379,12 @@ void engine_manifold_energy_settle(Engine *e, int new_count) {
     /* The pairs in the order of their contacts, not of their hash slots: a brake changes the
      * rates the next pair's brake reads, and the slots' order depends on the table's size, which
      * a rewound engine need not share with the run it replays. */
+    int settled = 0;
     for (int i = 0; i < new_count; i++) {
-        int s =
-            m->previous_of[i] < -1 || !counts_energy(e, &e->contacts[e->vertex_contact_count + i])
-                ? -1
-                : slot_of(m, pair_key(e, &e->contacts[e->vertex_contact_count + i]));
+        int s = m->pair_slot[i];
         if (s < 0 || !isnan(m->allowed[s]))
             continue;
+        m->settled[settled++] = s;
         m->allowed[s] = m->old_energy[s] * (1.0 + 1e-12);
         share_patch_damping(e, m->head[s]);
         double excess = fresh ? 0.0 : pair_energy(e, m->head[s], 0.0) - m->allowed[s];
@@ -397,9 +402,8 @@ void engine_manifold_energy_settle(Engine *e, int new_count) {
      * energy falls e-fold within ENGINE_HEAL_TIME of simulated time while its bodies are awake. */
     double share = fmin(1.0, (m->span > 0.0 ? m->span : e->model.dt) / ENGINE_HEAL_TIME);
     m->span = 0.0;
-    for (int s = 0; s < m->slots; s++) {
-        if (m->keys[s] == 0 || m->head[s] < 0 || isnan(m->allowed[s]))
-            continue;
+    for (int p = 0; p < settled; p++) { /* each pair settled above, none twice */
+        int s = m->settled[p];
         double delta = m->offset[s];
         if (delta > ENGINE_HEAL_MIN_OFFSET) {
             double whole = pair_energy(e, m->head[s], 0.0) - m->allowed[s];
