@@ -50,7 +50,8 @@
 
 /* The sweep's helpers, inlined into the relaxation: at -O2 GCC kept rates and apply_impulse out
  * of line (each called from several places), a call and the spilling of the row's pointers for
- * every row of every sweep (docs/performance.md, "The PGS alone"). */
+ * every row of every sweep (docs/performance.md, "The PGS alone, -O3, and no allocation in a
+ * step"). */
 #define PGS_HOT static inline __attribute__((always_inline))
 
 typedef struct PgsRow {
