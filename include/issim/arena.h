@@ -30,6 +30,9 @@ typedef struct IssimArena {
     size_t used;          /* bytes from the start of the stack to the next free byte */
     size_t peak;          /* the most `used` has been since creation */
     uint64_t chunks;      /* chunks taken from the system so far (warm-up, then none) */
+    /* Owned, nullable: the largest chunk a reset released, given to the next overflow, so a
+     * stack reset to a mark above zero every step does not malloc and free a chunk every step. */
+    IssimArenaChunk *spare;
     /* The top chunk's bytes and the stack offsets it covers, [top_start, top_end), kept here so
      * that an allocation that fits is inline (NULL, 0, 0 without a chunk). */
     unsigned char *top_bytes;

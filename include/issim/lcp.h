@@ -51,6 +51,8 @@ LcpBasis *lcp_basis_create(int max_n, IssimError *err);
 void lcp_basis_destroy(LcpBasis *basis); /* NULL: no-op */
 /* Forgets the basis (the next solve starts cold). */
 void lcp_basis_reset(LcpBasis *basis);
+/* The largest problem the basis was made for. */
+int lcp_basis_max_n(const LcpBasis *basis);
 /* Size of the stored basis, 0 when empty. */
 int lcp_basis_size(const LcpBasis *basis);
 /* Whether z_i is basic (i < lcp_basis_size). */

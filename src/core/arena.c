@@ -37,6 +37,7 @@ static void free_chunks(IssimArena *arena) {
 
 void issim_arena_free(IssimArena *arena) {
     free_chunks(arena);
+    free(arena->spare);
     memset(arena, 0, sizeof *arena);
 }
 
@@ -45,16 +46,32 @@ IssimArenaMark issim_arena_mark(const IssimArena *arena) {
 }
 
 static IssimArenaChunk *new_chunk(IssimArena *arena, size_t start, size_t size) {
-    IssimArenaChunk *chunk = malloc(sizeof *chunk + size);
-    if (!chunk)
-        return NULL;
+    IssimArenaChunk *chunk = arena->spare;
+    if (chunk && chunk->size >= size) {
+        arena->spare = NULL;
+        size = chunk->size;
+    } else {
+        chunk = malloc(sizeof *chunk + size);
+        if (!chunk)
+            return NULL;
+        arena->chunks++;
+    }
     chunk->prev = arena->top;
     chunk->start = start;
     chunk->size = size;
     arena->top = chunk;
-    arena->chunks++;
     cache_top(arena);
     return chunk;
+}
+
+/* The largest released chunk stays for the next overflow; smaller ones go back. */
+static void keep_spare(IssimArena *arena, IssimArenaChunk *chunk) {
+    if (arena->spare && arena->spare->size >= chunk->size) {
+        free(chunk);
+        return;
+    }
+    free(arena->spare);
+    arena->spare = chunk;
 }
 
 void issim_arena_reset(IssimArena *arena, IssimArenaMark mark) {
@@ -62,7 +79,7 @@ void issim_arena_reset(IssimArena *arena, IssimArenaMark mark) {
         return; /* a mark from after a reset: nothing of it is held */
     while (arena->top && arena->top->prev && arena->top->start > mark) {
         IssimArenaChunk *prev = arena->top->prev;
-        free(arena->top);
+        keep_spare(arena, arena->top);
         arena->top = prev;
     }
     arena->used = mark;

@@ -42,6 +42,8 @@ bool engine_reserve_contacts(Engine *e, int count) {
 static bool reserve_previous(Engine *e, int count) {
     if (count <= e->collide.previous_capacity)
         return true;
+    /* grown geometrically: a pile gaining a contact a step would reallocate every step */
+    count = issim_array_grown_capacity(e->collide.previous_capacity, count);
     int slots = 16;
     while (slots < 2 * count)
         slots *= 2;

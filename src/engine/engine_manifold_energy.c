@@ -61,6 +61,8 @@ static bool resize(void **array, size_t bytes) {
 static bool reserve(const Engine *e, EngineManifoldEnergy *m, int count) {
     if (count <= m->capacity && e->model.body_count <= m->braked_capacity)
         return true;
+    /* grown geometrically: a pile gaining a contact a step would reallocate every step */
+    count = issim_array_grown_capacity(m->capacity, count);
     int slots = 16;
     while (slots < 2 * count)
         slots *= 2;

@@ -48,6 +48,12 @@
  * speed (ENGINE_STEPPED_SLEEP_SPEED). */
 #define PGS_STICK_SPEED 1e-3
 
+/* The sweep's helpers, inlined into the relaxation: at -O2 GCC kept rates and apply_impulse out
+ * of line (each called from several places), a call and the spilling of the row's pointers for
+ * every row of every sweep (docs/performance.md, "The PGS alone, -O3, and no allocation in a
+ * step"). */
+#define PGS_HOT static inline __attribute__((always_inline))
+
 typedef struct PgsRow {
     double wa[3][6], wb[3][6]; /* M^-1 J^T per body: the velocity change of a unit impulse */
     double dnn, inv_dnn;       /* D_nn and its inverse */
@@ -91,7 +97,7 @@ static double dot(const double *a, const double *b, int bd) {
     return acc;
 }
 
-static void rates(const EngineIslandSystem *sys, int i, const double *v, double r[3]);
+PGS_HOT void rates(const EngineIslandSystem *sys, int i, const double *v, double r[3]);
 
 /* The row's M^-1 J^T and the diagonal of its Delassus block. */
 static void prepare_row(const EngineIslandSystem *sys, int i, PgsRow *row) {
@@ -138,8 +144,8 @@ static inline void add_body_impulse(const double (*w)[6], const double dl[3], do
         v[k] += w[0][k] * dl[0] + w[1][k] * dl[1] + w[2][k] * dl[2];
 }
 
-static void apply_impulse(const EngineIslandSystem *sys, int i, const PgsRow *row,
-                          const double dl[3], double *v) {
+PGS_HOT void apply_impulse(const EngineIslandSystem *sys, int i, const PgsRow *row,
+                           const double dl[3], double *v) {
     const EngineContactBlock *blk = &sys->blocks[i];
     bool full = sys->body_dim == 6;
     if (blk->offset_a >= 0) {
@@ -166,7 +172,7 @@ static inline void add_body_rates(const double (*j)[6], const double *v, double 
 }
 
 /* The contact's normal and tangent rates at velocities v. */
-static void rates(const EngineIslandSystem *sys, int i, const double *v, double r[3]) {
+PGS_HOT void rates(const EngineIslandSystem *sys, int i, const double *v, double r[3]) {
     const EngineContactBlock *blk = &sys->blocks[i];
     bool full = sys->body_dim == 6;
     r[0] = r[1] = r[2] = 0.0;
@@ -197,7 +203,7 @@ static inline void project_friction(double mu, double ln, double lt[2]) {
 }
 
 /* Jn_i v: the contact's separation rate. */
-static double normal_rate(const EngineIslandSystem *sys, int i, const double *v) {
+PGS_HOT double normal_rate(const EngineIslandSystem *sys, int i, const double *v) {
     const EngineContactBlock *blk = &sys->blocks[i];
     int bd = sys->body_dim;
     double rate = 0.0;

@@ -4,24 +4,108 @@
 #include "engine_solver_direct.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "issim/arena.h"
+
+/* ===== Per-thread memory ===== */
+
+static pthread_key_t memory_key;
+static pthread_once_t memory_once = PTHREAD_ONCE_INIT;
+static bool memory_key_made;
+
+static void memory_free(void *p) {
+    DirectMemory *mem = p;
+    free(mem->island);
+    free(mem->step);
+    lcp_workspace_destroy(mem->island_ws);
+    lcp_workspace_destroy(mem->step_ws);
+    lcp_basis_destroy(mem->basis);
+    free(mem);
+}
+
+static void make_memory_key(void) {
+    memory_key_made = pthread_key_create(&memory_key, memory_free) == 0;
+}
+
+DirectMemory *direct_memory(void) {
+    pthread_once(&memory_once, make_memory_key);
+    if (!memory_key_made)
+        return NULL;
+    DirectMemory *mem = pthread_getspecific(memory_key);
+    if (!mem) {
+        mem = calloc(1, sizeof *mem);
+        if (mem && pthread_setspecific(memory_key, mem) != 0) {
+            free(mem);
+            mem = NULL;
+        }
+    }
+    return mem;
+}
+
+void *direct_memory_block(void **block, size_t *have, size_t bytes) {
+    if (*have >= bytes)
+        return *block;
+    size_t grown = *have * 2 > bytes ? *have * 2 : bytes;
+    void *p = malloc(grown);
+    if (!p)
+        return NULL;
+    free(*block);
+    *block = p;
+    *have = grown;
+    return p;
+}
+
+/* At least n, doubled from the last size: an island one contact larger than any before does not
+ * cost a new workspace each time. */
+static int grown_size(int have, int n) {
+    int size = issim_array_grown_capacity(have, n);
+    return size < 4096 ? size : n > 4096 ? n : 4096; /* the LCP module's largest problem */
+}
+
+LcpWorkspace *direct_memory_workspace(LcpWorkspace **ws, int n, IssimError *err) {
+    int have = *ws ? lcp_workspace_max_n(*ws) : 0;
+    if (have >= n)
+        return *ws;
+    LcpWorkspace *grown = lcp_workspace_create(grown_size(have, n), err);
+    if (!grown)
+        return NULL;
+    lcp_workspace_destroy(*ws);
+    *ws = grown;
+    return grown;
+}
+
+LcpBasis *direct_memory_basis(LcpBasis **basis, int n, IssimError *err) {
+    int have = *basis ? lcp_basis_max_n(*basis) : 0;
+    if (have >= n) {
+        lcp_basis_reset(*basis);
+        return *basis;
+    }
+    LcpBasis *grown = lcp_basis_create(grown_size(have, n), err);
+    if (!grown)
+        return NULL;
+    lcp_basis_destroy(*basis);
+    *basis = grown;
+    return grown;
+}
+
+/* ===== The island's LCP data ===== */
 
 IssimStatus direct_island_init(DirectIsland *d, const EngineIslandSystem *sys, const char *solver,
                                IssimError *err) {
     size_t n = (size_t)sys->dim, m = (size_t)sys->contacts;
     *d = (DirectIsland){.sys = sys, .n = sys->dim, .m = sys->contacts};
     size_t doubles = m * m + n * m + 3 * n + 5 * m; /* the arrays below */
-    double *p = malloc(sizeof(double) * doubles + m * sizeof(bool));
-    d->ws = lcp_workspace_create(sys->contacts, err);
-    if (!p || !d->ws) {
-        free(p);
-        lcp_workspace_destroy(d->ws);
-        d->ws = NULL;
+    DirectMemory *mem = direct_memory();
+    double *p = mem ? direct_memory_block(&mem->island, &mem->island_bytes,
+                                          sizeof(double) * doubles + m * sizeof(bool))
+                    : NULL;
+    d->ws = mem ? direct_memory_workspace(&mem->island_ws, sys->contacts, err) : NULL;
+    if (!p || !d->ws)
         return issim_error_set(err, ISSIM_ERR_NOMEM, "%s: out of memory for %zu contacts", solver,
                                m);
-    }
-    d->block = p;
     double *arrays[] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     size_t sizes[] = {m * m, n * m, n, n, m, m, m, m, m, n};
     for (size_t i = 0, at = 0; i < sizeof sizes / sizeof *sizes; at += sizes[i], i++)
@@ -97,8 +181,6 @@ void direct_rhs(DirectIsland *d) {
 }
 
 void direct_island_free(DirectIsland *d) {
-    free(d->block);
-    lcp_workspace_destroy(d->ws);
     *d = (DirectIsland){0};
 }
 

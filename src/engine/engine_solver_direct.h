@@ -20,13 +20,38 @@ typedef struct DirectIsland {
     double *scratch;   /* m */
     double *scratch_n; /* n */
     bool *held;        /* m: rows no impulse moves (A_ii = 0: both sides held); lambda 0 there */
-    LcpWorkspace *ws;  /* for m rows */
-    void *block;       /* the single allocation behind the arrays */
+    LcpWorkspace *ws;  /* for m rows or more (the thread's DirectMemory) */
 } DirectIsland;
 
-/* Forms A, W, u_free and b_free (one allocation, freed by direct_island_free). */
+/* A thread's memory for direct solves (issue 33: no allocation in a step). A solve borrows its
+ * arrays and LCP workspaces from the DirectMemory of the thread it runs on, which grows to the
+ * largest island that thread has solved and lives until the thread ends (a pthread key's
+ * destructor frees it). The islands of a pile are solved every step: a malloc and free of each
+ * island's arrays were most of a complementarity step's allocations. Writer and reader: the one
+ * thread it belongs to; a thread runs one solve at a time. */
+typedef struct DirectMemory {
+    void *island; /* DirectIsland's arrays */
+    size_t island_bytes;
+    LcpWorkspace *island_ws;
+    void *step; /* a solver's own arrays (Lemke's StepLcp) */
+    size_t step_bytes;
+    LcpWorkspace *step_ws;
+    LcpBasis *basis;
+} DirectMemory;
+
+/* This thread's memory; NULL when out of memory. */
+DirectMemory *direct_memory(void);
+/* *block with at least `bytes` (grown, contents not kept); NULL when out of memory. */
+void *direct_memory_block(void **block, size_t *have, size_t bytes);
+/* *ws for problems of at least n unknowns (grown); NULL with err set when out of memory. */
+LcpWorkspace *direct_memory_workspace(LcpWorkspace **ws, int n, IssimError *err);
+/* *basis for n unknowns, empty (a cold start, as a new one); NULL with err set. */
+LcpBasis *direct_memory_basis(LcpBasis **basis, int n, IssimError *err);
+
+/* Forms A, W, u_free and b_free in the thread's DirectMemory. */
 IssimStatus direct_island_init(DirectIsland *d, const EngineIslandSystem *sys, const char *solver,
                                IssimError *err);
+/* Ends the island's use of the thread's memory (which stays for the next solve). */
 void direct_island_free(DirectIsland *d);
 
 /* The LCP right-hand side of 001 2.2 for the current u_trial / d_trial into b:

@@ -48,26 +48,18 @@ enum { FIXPOINT_MAX_ITERATIONS = 25, FRICTION_DIRECTIONS = 8 };
 
 /* The LCP of one step: the normal rows only, or the friction cone's rows too. */
 typedef struct StepLcp {
-    int rows;       /* impulse unknowns: m, or m (1 + d) with friction */
-    int size;       /* rows, or rows + m (the gammas) */
-    double *g;      /* rows x n, column-major: Jn, then the direction rows D_k^T Jt */
-    double *mob;    /* n x rows: M^-1 G^T (the normal part is DirectIsland.mobility) */
-    double *matrix; /* size x size */
-    double *q;      /* size */
-    double *z;      /* size */
-    double *dir;    /* 2 m d: cos, sin of each contact's directions in its (t1, t2) frame */
-    LcpWorkspace *ws;
+    int rows;         /* impulse unknowns: m, or m (1 + d) with friction */
+    int size;         /* rows, or rows + m (the gammas) */
+    double *g;        /* rows x n, column-major: Jn, then the direction rows D_k^T Jt */
+    double *mob;      /* n x rows: M^-1 G^T (the normal part is DirectIsland.mobility) */
+    double *matrix;   /* size x size */
+    double *q;        /* size */
+    double *z;        /* size */
+    double *dir;      /* 2 m d: cos, sin of each contact's directions in its (t1, t2) frame */
+    LcpWorkspace *ws; /* the thread's DirectMemory's, as the arrays */
     LcpBasis *basis;
     bool *warm; /* size: the basis handed to Lemke, for the failure dump */
-    void *block;
 } StepLcp;
-
-static void step_lcp_free(StepLcp *s) {
-    free(s->block);
-    free(s->warm);
-    lcp_workspace_destroy(s->ws);
-    lcp_basis_destroy(s->basis);
-}
 
 static bool has_friction(const EngineIslandSystem *sys) {
     for (int i = 0; i < sys->contacts; i++)
@@ -81,17 +73,18 @@ static IssimStatus step_lcp_alloc(StepLcp *s, const DirectIsland *d, bool fricti
     size_t n = (size_t)d->n, m = (size_t)d->m, dd = friction ? FRICTION_DIRECTIONS : 0;
     *s = (StepLcp){.rows = (int)(m * (1 + dd)), .size = (int)(m * (1 + dd) + (friction ? m : 0))};
     size_t rows = (size_t)s->rows, size = (size_t)s->size;
-    double *p = calloc(2 * rows * n + size * size + 2 * size + 2 * m * dd + 1, sizeof(double));
-    s->ws = lcp_workspace_create(s->size, err);
-    s->basis = lcp_basis_create(s->size, err);
-    s->warm = calloc(size, sizeof(bool));
-    if (!p || !s->ws || !s->basis || !s->warm) {
-        s->block = p;
-        step_lcp_free(s);
+    size_t doubles = 2 * rows * n + size * size + 2 * size + 2 * m * dd + 1;
+    DirectMemory *mem = direct_memory();
+    double *p = mem ? direct_memory_block(&mem->step, &mem->step_bytes,
+                                          sizeof(double) * doubles + size * sizeof(bool))
+                    : NULL;
+    s->ws = mem ? direct_memory_workspace(&mem->step_ws, s->size, err) : NULL;
+    s->basis = mem ? direct_memory_basis(&mem->basis, s->size, err) : NULL;
+    if (!p || !s->ws || !s->basis)
         return issim_error_set(err, ISSIM_ERR_NOMEM, SOLVER ": out of memory for %d unknowns",
                                s->size);
-    }
-    s->block = p;
+    memset(p, 0, sizeof(double) * doubles + size * sizeof(bool)); /* as a fresh calloc */
+    s->warm = (bool *)(p + doubles);
     s->g = p;
     s->mob = s->g + rows * n;
     s->matrix = s->mob + rows * n;
@@ -315,7 +308,6 @@ static IssimStatus lemke_solve(void *user, const EngineIslandSystem *sys, Engine
             else if (st != ISSIM_OK)
                 issim_error_set(err, ISSIM_ERR_NUMERIC, "%s", why.message);
         }
-        step_lcp_free(&s);
     }
     direct_island_free(&d);
     return st;

@@ -83,6 +83,10 @@ void lcp_basis_reset(LcpBasis *basis) {
     basis->n = 0;
 }
 
+int lcp_basis_max_n(const LcpBasis *basis) {
+    return basis->max_n;
+}
+
 int lcp_basis_size(const LcpBasis *basis) {
     return basis->n;
 }

@@ -63,7 +63,8 @@ int main(int argc, char **argv) {
         return bench_mapgen(argc - 1, argv + 1);
     if (strcmp(which, "python") == 0)
         return bench_python(argc - 1, argv + 1); /* a minute of Python: not part of "all" */
-    if (strcmp(which, "sphere_pile") == 0 || strcmp(which, "pile") == 0)
+    if (strcmp(which, "sphere_pile") == 0 || strcmp(which, "pile") == 0 ||
+        strcmp(which, "pgs") == 0)
         return bench_piles(argc - 1, argv + 1); /* long: not part of "all" */
     if (strcmp(which, "all") == 0) {
         int rc = bench_engine(argc - 1, argv + 1);
@@ -81,7 +82,7 @@ int main(int argc, char **argv) {
         stderr,
         "usage: issim-bench "
         "[all|engine|registry|collision|contact|contact_map|dynamics|lcp|surface|smooth|display|"
-        "haptics|mapgen|python [STEPS [RUNS]]|sphere_pile [N ...]|pile [COHERENCE ...] "
+        "haptics|mapgen|python [STEPS [RUNS]]|sphere_pile [N ...]|pgs [N]|pile [COHERENCE ...] "
         "[--seconds=S] [--friction=MU]]\n");
     return 2;
 }

@@ -7,6 +7,9 @@
  *   issim-bench sphere_pile [N ...] [--threads=N] [--split] [--pipeline]   (default 100 1000;
  *       --split: EngineOptions.split_large_islands, a large island's PGS on the threads;
  *       --pipeline: EngineOptions.pipeline_collision in the runs of more than one thread)
+ *   issim-bench pgs [N]   (default 1000: the PGS solve of the settled pile's large island alone,
+ *       the same solve repeated: ns per row and sweep of the velocity and the position pass,
+ *       and a hash of the impulses, so a faster solver can be shown to give the same bits)
  *   issim-bench pile [COHERENCE ...] [--seconds=S] [--friction=MU]  (default 0 and 1e-4 m:
  *       coherence off and on; S simulated seconds, default 2; MU the pairs' Coulomb coefficient,
  *       static and kinetic, default 0: the scene's frictionless pairs)
@@ -23,6 +26,7 @@
 
 #include "bench.h"
 #include "issim/engine.h"
+#include "issim/engine_resolver.h"
 #include "issim/engine_stats.h"
 #include "issim/io.h"
 
@@ -453,6 +457,104 @@ static int bench_mixed_pile(double coherence, double seconds, double friction) {
     return 0;
 }
 
+/* ===== The PGS solve alone (issue 33 item 2) =====
+ *
+ * The sphere pile is settled for PGS_SETTLE_STEPS; for the next PGS_TIMED_STEPS steps every
+ * solve of an island of PGS_TIMED_ROWS rows or more is repeated PGS_REPEATS times on the same
+ * system (the solver keeps nothing between calls but its workspace, which each repeat refills)
+ * and timed; the engine gets the first solve's impulses as it would have. */
+#define PGS_SETTLE_STEPS 500
+#define PGS_TIMED_STEPS 50
+#define PGS_TIMED_ROWS 256
+#define PGS_REPEATS 10
+
+typedef struct PgsPassTally {
+    double seconds;    /* of the timed repeats */
+    double row_sweeps; /* rows x sweeps of the timed repeats */
+    long long solves, rows;
+    int sweeps; /* of the last solve */
+} PgsPassTally;
+
+typedef struct PgsTiming {
+    PgsPassTally pass[2]; /* 0: velocity (warm started), 1: position */
+    uint64_t hash;        /* of every solve's impulses, in order */
+    double *scratch;      /* 3 m doubles for the repeats' impulses */
+    int scratch_rows;
+} PgsTiming;
+
+static IssimStatus timed_pgs(void *user, const EngineIslandSystem *sys, EngineIslandSolution *out,
+                             IssimError *err) {
+    PgsTiming *t = user;
+    const EngineComplementaritySolver *pgs = engine_complementarity_pgs();
+    IssimStatus s = pgs->solve(NULL, sys, out, err);
+    int m = sys->contacts;
+    if (s != ISSIM_OK || m < PGS_TIMED_ROWS)
+        return s;
+    t->hash = issim_hash_doubles(t->hash, out->lambda_n, (size_t)m);
+    t->hash = issim_hash_doubles(t->hash, out->lambda_t, 2 * (size_t)m);
+    if (t->scratch_rows < m) {
+        free(t->scratch);
+        t->scratch = malloc(sizeof(double) * 3 * (size_t)m);
+        t->scratch_rows = t->scratch ? m : 0;
+        if (!t->scratch)
+            return s;
+    }
+    PgsPassTally *pass = &t->pass[sys->warm_n ? 0 : 1];
+    EngineIslandSolution again = {.lambda_n = t->scratch, .lambda_t = t->scratch + m};
+    double c0 = cpu_time();
+    for (int r = 0; r < PGS_REPEATS; r++) {
+        memset(t->scratch, 0, sizeof(double) * 3 * (size_t)m);
+        pgs->solve(NULL, sys, &again, err);
+    }
+    pass->seconds += cpu_time() - c0;
+    pass->row_sweeps += (double)PGS_REPEATS * m * again.iterations;
+    pass->solves++;
+    pass->rows += m;
+    pass->sweeps = again.iterations;
+    return s;
+}
+
+static int bench_pgs(int n) {
+    char *text = pile_source(n);
+    Engine *e = text ? engine_from_text("sphere_pile.lua", text) : NULL;
+    free(text);
+    if (!e)
+        return 1;
+    IssimError err = {0};
+    int s = 1;
+    for (; s <= PGS_SETTLE_STEPS; s++)
+        if (engine_advance(e, s * PILE_DT, &err) != ISSIM_OK)
+            break;
+    PgsTiming t = {.hash = 1469598103934665603ull};
+    static const EngineComplementaritySolver timed = {
+        .name = "pgs", .solve = timed_pgs, .sparse = true};
+    engine_set_complementarity_solver(e, &timed, &t);
+    for (; !err.message[0] && s <= PGS_SETTLE_STEPS + PGS_TIMED_STEPS; s++)
+        engine_advance(e, s * PILE_DT, &err);
+    engine_destroy(e);
+    free(t.scratch);
+    if (err.message[0]) {
+        fprintf(stderr, "bench: pgs step %d: %s\n", s, err.message);
+        return 1;
+    }
+    static const char *names[2] = {"velocity", "position"};
+    for (int p = 0; p < 2; p++) {
+        const PgsPassTally *x = &t.pass[p];
+        if (x->solves == 0) {
+            printf("pgs N %4d %s pass: no island of %d rows or more\n", n, names[p],
+                   PGS_TIMED_ROWS);
+            continue;
+        }
+        printf("pgs N %4d %s pass: %lld solves of %.0f rows on average, %.2f ns a row and sweep, "
+               "%.1f us a solve (%.2f sweeps)\n",
+               n, names[p], x->solves, (double)x->rows / (double)x->solves,
+               1e9 * x->seconds / x->row_sweeps, 1e6 * x->seconds / (PGS_REPEATS * x->solves),
+               x->row_sweeps / (PGS_REPEATS * (double)x->rows));
+    }
+    printf("pgs N %4d impulses' hash %016llx\n", n, (unsigned long long)t.hash);
+    return 0;
+}
+
 int bench_piles(int argc, char **argv) {
     int rc = 0;
     for (int i = 1; i < argc; i++)
@@ -484,6 +586,12 @@ int bench_piles(int argc, char **argv) {
         return runs > 0 ? rc
                         : bench_mixed_pile(0.0, seconds, friction) |
                               bench_mixed_pile(1e-4, seconds, friction);
+    }
+    if (strcmp(argv[0], "pgs") == 0) {
+        for (int i = 1; i < argc; i++)
+            if (strncmp(argv[i], "--", 2) != 0)
+                return bench_pgs(atoi(argv[i]));
+        return bench_pgs(1000);
     }
     if (argc > 1) {
         for (int i = 1; i < argc; i++)
