@@ -174,7 +174,8 @@ const char *engine_var_unit(const Engine *engine, int var);
 int engine_var_find(const Engine *engine, const char *name);
 /* Declares every variable in the registry, in engine order (set-up only). */
 IssimStatus engine_register_vars(const Engine *engine, Registry *reg, IssimError *err);
-/* Writes the current values (engine_var_count doubles). */
+/* Writes the current values (engine_var_count doubles). Thread: engine (it fills the engine's
+ * per-body state cache, as engine_energy does). */
 void engine_write_vars(const Engine *engine, double *values);
 /* Restores the state of a frame written by engine_write_vars at time t (reset to an earlier
  * instant). With a checkpoint at t (engine_checkpoint) everything comes back exactly: contact
@@ -346,6 +347,8 @@ typedef struct EngineEnergy {
     double kinetic, potential, elastic, total; /* J; elastic: stored in contact springs */
 } EngineEnergy;
 
+/* The energies at the current state. Thread: engine (it fills the engine's per-body state
+ * cache, the right-hand side's, which is free between steps). */
 EngineEnergy engine_energy(const Engine *engine);
 
 /* ===== Equilibrium and sleeping (004 4.8.5, App. C, App. E) =====
