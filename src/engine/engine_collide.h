@@ -37,12 +37,15 @@ typedef struct EngineContact EngineContact;
  * 1.2e-4 J. */
 #define ENGINE_OVERLAP_WARN_ENERGY 1e-3
 
-/* The per-pair energy ledger of a collision update (engine_manifold_energy.c): pairs by an
- * open-addressing index of body-pair keys; the new contacts of a pair chained from its head. */
 /* EngineManifoldEnergy.previous_of of a new contact that is previous contact j carried over
  * frozen (< -1), and back. */
 #define ENGINE_CARRIED_FROZEN(j) (-2 - (j))
 #define ENGINE_FROZEN_SOURCE(previous_of) (-2 - (previous_of))
+
+/* The per-pair energy ledger of a collision update (engine_manifold_energy.c): pairs by an
+ * open-addressing index of body-pair keys; the new contacts of a pair chained from its head.
+ * Written and read by the engine thread, in the merge (previous_of by engine_collide.c, the rest
+ * by engine_manifold_energy.c; span and fresh also by engine_advance and resets). */
 typedef struct EngineManifoldEnergy {
     uint64_t *keys;     /* pair key + 1 (0: empty slot) */
     double *old_energy; /* per slot: the pair's elastic energy before the update, J */
