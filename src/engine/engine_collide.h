@@ -45,7 +45,8 @@ typedef struct EngineContact EngineContact;
 /* The per-pair energy ledger of a collision update (engine_manifold_energy.c): pairs by an
  * open-addressing index of body-pair keys; the new contacts of a pair chained from its head.
  * Written and read by the engine thread, in the merge (previous_of by engine_collide.c, the rest
- * by engine_manifold_energy.c; span and fresh also by engine_advance and resets). */
+ * by engine_manifold_energy.c; span by engine_advance, fresh and check_overlap by the build and
+ * resets). */
 typedef struct EngineManifoldEnergy {
     uint64_t *keys;     /* pair key + 1 (0: empty slot) */
     double *old_energy; /* per slot: the pair's elastic energy before the update, J */
