@@ -397,15 +397,9 @@ static void own_loads(const Engine *e, int b, double t, Vec3 *force, Vec3 *torqu
 /* The right-hand side reads each awake body's state once (engine_block_state renormalises the
  * attitude: a square root and a division) instead of once per contact end: in a pile every body
  * has about eight contact ends, so reading per end would repeat that work eight times. The
- * states live in the scratch area past the load arrays (engine_rhs_body_states). */
-static EngineBodyState body_state(const Engine *e, const EngineBodyState *states, const double *y,
-                                  int body) {
-    if (body < 0)
-        return obstacle_state;
-    return e->body_data[body].integrated ? states[body] : engine_block_state(e, y, body);
-}
-
-/* body_state without a copy: the cache's entry, or the state read into *held. */
+ * states live in the scratch area past the load arrays (engine_rhs_body_states). A body's state:
+ * the cache's entry when it is integrated (awake), else read into *held; by pointer, as a copy
+ * per contact end cost more than reading it. */
 static const EngineBodyState *cached_state(const Engine *e, const EngineBodyState *states,
                                            const double *y, int body, EngineBodyState *held) {
     if (body < 0)
@@ -666,11 +660,10 @@ static void pin_at_commit(const Engine *e, const EngineBodyState *states, Engine
         c->history.friction_pinned = false;
         return;
     }
-    EngineBodyState a = body_state(e, states, e->y, c->body), b = a;
+    EngineBodyState held_a, held_b; /* a body the cache does not hold */
     bool with_b = c->kind == CONTACT_MANIFOLD && c->body_b >= 0;
-    if (with_b)
-        b = body_state(e, states, e->y, c->body_b);
-    engine_pin_friction(c, &a, with_b ? &b : NULL, point);
+    engine_pin_friction(c, cached_state(e, states, e->y, c->body, &held_a),
+                        with_b ? cached_state(e, states, e->y, c->body_b, &held_b) : NULL, point);
 }
 
 /* contact_equilibrium_speed of c's load and effective mass; the kinematics of a model that
