@@ -73,7 +73,7 @@ _Static_assert(PGS_ROW_DOUBLES + 2 <= 64, "ENGINE_SOLVER_WORK reserves 64 double
 
 /* w = M_b^-1 j^T for one body block. A free body's block is diag(1/m, 1/m, 1/m, I^-1) about
  * its centre of mass (engine.h): 12 products instead of 36. */
-static void inv_mass_times(const double *inv_block, int bd, const double *j, double *w) {
+PGS_HOT void inv_mass_times(const double *inv_block, int bd, const double *j, double *w) {
     if (bd == 6) {
         for (int r = 0; r < 3; r++) {
             w[r] = inv_block[r + 6 * r] * j[r];
@@ -90,7 +90,7 @@ static void inv_mass_times(const double *inv_block, int bd, const double *j, dou
     }
 }
 
-static double dot(const double *a, const double *b, int bd) {
+PGS_HOT double dot(const double *a, const double *b, int bd) {
     double acc = 0.0;
     for (int k = 0; k < bd; k++)
         acc += a[k] * b[k];
