@@ -392,6 +392,11 @@ uint64_t collision_manager_published(const CollisionManager *manager);
 /* Tells a running manager that its source has a newer state: wakes it if it waits idle.
  * Thread: the producer of the source's states (the engine), after publishing one. */
 void collision_manager_notify(CollisionManager *manager);
+/* How long the manager's thread polls for the producer's next state before it sleeps on a
+ * condition variable (0, the default: it sleeps at once). Polling spends the thread's core while
+ * it waits; the collision pipeline (EngineOptions.pipeline_collision), which pokes it every step,
+ * saves the wake-up's system calls with it. Thread: the owner, while the thread is stopped. */
+void collision_manager_set_spin(CollisionManager *manager, double seconds);
 /* Waits until more than `seen` reports are published (seen: collision_manager_published read
  * before the last take), at most max_seconds; returns whether one was. Thread: the consumer. */
 bool collision_manager_wait_published(CollisionManager *manager, uint64_t seen, double max_seconds);

@@ -66,7 +66,16 @@ struct CollisionManager {
     /* the manager's idle wait: poked by the engine (collision_manager_notify) */
     pthread_mutex_t wake_lock;
     pthread_cond_t wake;
-    bool poked; /* a state was published since the manager last looked; under wake_lock */
+    /* A state was published since the manager last looked: set by the producer, cleared by the
+     * manager. `sleeping`: the manager is in (or about to enter) its timed wait on `wake`, set
+     * and cleared by the manager under wake_lock; the producer signals only then. Both are
+     * sequentially consistent: the producer stores poke then loads sleeping, the manager stores
+     * sleeping then loads poke, so one of them sees the other's store and no poke is lost. */
+    atomic_bool poke;
+    atomic_bool sleeping;
+    /* How long the manager polls `poke` before it sleeps (collision_manager_set_spin); written
+     * only while the thread is stopped. */
+    double spin_seconds;
     /* the engine's wait for a report: signalled by the manager after each publish */
     pthread_mutex_t published_lock;
     pthread_cond_t published_cond;
@@ -209,16 +218,51 @@ static struct timespec deadline_in(double seconds) {
     return ts;
 }
 
-/* No new state: wait for the engine's poke, unless one came since the last look (the engine
- * published while the manager stepped). */
-static void wait_for_work(CollisionManager *m) {
-    pthread_mutex_lock(&m->wake_lock);
-    if (!m->poked && !atomic_load(&m->stop)) {
-        struct timespec until = deadline_in(MANAGER_WAIT_SLICE_S);
-        pthread_cond_timedwait(&m->wake, &m->wake_lock, &until);
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static double monotonic_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Polls for a poke for up to spin_seconds; returns whether one came. */
+static bool spin_for_poke(CollisionManager *m) {
+    if (!(m->spin_seconds > 0.0))
+        return false;
+    double until = monotonic_seconds() + m->spin_seconds;
+    for (;;) {
+        for (int i = 0; i < 64; i++) {
+            if (atomic_load(&m->poke) || atomic_load_explicit(&m->stop, memory_order_relaxed))
+                return true;
+            cpu_relax();
+        }
+        if (monotonic_seconds() > until)
+            return false;
     }
-    m->poked = false;
-    pthread_mutex_unlock(&m->wake_lock);
+}
+
+/* No new state: wait for the engine's poke, unless one came since the last look (the engine
+ * published while the manager stepped). A poke that comes while the manager polls costs the
+ * engine no system call (collision_manager_notify signals a sleeping manager only). */
+static void wait_for_work(CollisionManager *m) {
+    if (!spin_for_poke(m)) {
+        pthread_mutex_lock(&m->wake_lock);
+        atomic_store(&m->sleeping, true);
+        if (!atomic_load(&m->poke) && !atomic_load(&m->stop)) {
+            struct timespec until = deadline_in(MANAGER_WAIT_SLICE_S);
+            pthread_cond_timedwait(&m->wake, &m->wake_lock, &until);
+        }
+        atomic_store(&m->sleeping, false);
+        pthread_mutex_unlock(&m->wake_lock);
+    }
+    atomic_store(&m->poke, false);
 }
 
 static void *manager_thread(void *arg) {
@@ -230,10 +274,16 @@ static void *manager_thread(void *arg) {
 }
 
 void collision_manager_notify(CollisionManager *m) {
+    atomic_store(&m->poke, true);
+    if (!atomic_load(&m->sleeping))
+        return; /* polling, or stepping: it looks at the source before it waits again */
     pthread_mutex_lock(&m->wake_lock);
-    m->poked = true;
     pthread_cond_signal(&m->wake);
     pthread_mutex_unlock(&m->wake_lock);
+}
+
+void collision_manager_set_spin(CollisionManager *m, double seconds) {
+    m->spin_seconds = seconds > 0.0 ? seconds : 0.0;
 }
 
 bool collision_manager_wait_published(CollisionManager *m, uint64_t seen, double max_seconds) {
@@ -262,8 +312,8 @@ void collision_manager_stop(CollisionManager *m) {
     if (!m->running)
         return;
     atomic_store(&m->stop, true);
+    atomic_store(&m->poke, true);
     pthread_mutex_lock(&m->wake_lock);
-    m->poked = true;
     pthread_cond_signal(&m->wake);
     pthread_mutex_unlock(&m->wake_lock);
     pthread_join(m->thread, NULL);

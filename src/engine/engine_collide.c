@@ -315,7 +315,9 @@ static bool pipeline_start(Engine *e) {
     pl->in_flight = false;
     pl->primed = false;
     IssimError err;
+    collision_manager_set_spin(e->collide.manager, ENGINE_PIPELINE_SPIN);
     if (collision_manager_start(e->collide.manager, &err) != ISSIM_OK) {
+        collision_manager_set_spin(e->collide.manager, 0.0);
         pl->running = false;
         issim_log(ISSIM_LOG_WARN, "collision pipeline: %s; colliding on the engine's thread",
                   err.message);
@@ -329,6 +331,7 @@ void engine_pipeline_stop(Engine *e) {
     if (!pl->running)
         return;
     collision_manager_stop(e->collide.manager);
+    collision_manager_set_spin(e->collide.manager, 0.0); /* the GUI's manager sleeps when idle */
     CollisionReport dropped; /* an update of a state no step will merge */
     (void)collision_manager_take(e->collide.manager, &dropped);
     pl->running = false;
@@ -358,8 +361,11 @@ static bool pipeline_take(Engine *e, CollisionReport *report) {
     double t0 = issim_wall_time();
     uint64_t seen;
     while ((seen = collision_manager_published(m)) < pl->published_expected) {
-        if (issim_wall_time() - t0 > ENGINE_PIPELINE_WAIT_LIMIT)
+        double waited = issim_wall_time() - t0;
+        if (waited > ENGINE_PIPELINE_WAIT_LIMIT)
             return false;
+        if (waited < ENGINE_PIPELINE_SPIN)
+            continue; /* polling: the report of a pile's step comes within a millisecond */
         collision_manager_wait_published(m, seen, 1e-3);
     }
     pl->in_flight = false;

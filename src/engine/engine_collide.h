@@ -24,6 +24,11 @@ typedef struct EngineContact EngineContact;
 /* The collision pipeline: the longest wait for the report of a fed state (s, wall time) before
  * the engine stops the pipeline and collides on its own thread (the manager ran out of memory). */
 #define ENGINE_PIPELINE_WAIT_LIMIT 30.0
+/* How long each side of the pipeline polls before it sleeps on a condition variable: the
+ * manager's thread for the next state (collision_manager_set_spin), the engine for the report
+ * it waits for. A step of the piles it is for lasts 0.1-2 ms, and a wake-up through a condition
+ * variable costs both threads system calls every step (docs/performance.md). */
+#define ENGINE_PIPELINE_SPIN 5e-3
 /* The speculative margin (engine_collide.c reach_ahead) is this many times the distance a body's
  * farthest point covers at its present speed before an update's contacts are merged. */
 #define ENGINE_REACH_AHEAD_SAFETY 2.0
