@@ -29,6 +29,7 @@
  * real time (docs/performance.md has the figures).
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,6 +246,7 @@ static bool spin_for_poke(CollisionManager *m) {
         }
         if (monotonic_seconds() > until)
             return false;
+        sched_yield(); /* a runnable thread of the engine's pool on this core goes first */
     }
 }
 
