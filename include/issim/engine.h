@@ -105,7 +105,10 @@ double engine_dt(const Engine *engine);
  * CVODE / RK4 (stopping at every contact onset and separation, located by root finding),
  * complementarity islands by time steps of their solver, and the commit. Every island reaches
  * t_target. On numerical failure the state is put back to what it was before the call and
- * ISSIM_ERR_NUMERIC is returned with a message. */
+ * ISSIM_ERR_NUMERIC is returned with a message. The collision update runs once per call, at its
+ * start: advance by one output step (engine_dt, or engine_step) per call, as the headless run,
+ * the GUI and the tests do; over a longer interval the contacts that begin inside it are found
+ * only at the next call (time-stepped islands step through it with the contacts of its start). */
 IssimStatus engine_advance(Engine *engine, double t_target, IssimError *err);
 /* engine_advance(engine, engine_time + engine_dt). */
 IssimStatus engine_step(Engine *engine, IssimError *err);
